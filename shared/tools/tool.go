@@ -1,0 +1,37 @@
+// Package tools defines the contract between the worker and the task kinds
+// (noop, http, python, postgres). Each kind lives in its own sub-package and
+// implements Tool. A tool never retries and never sleeps: it runs one attempt
+// and reports an Outcome; retry is task policy, decided by the worker
+// (seed 003 §5).
+package tools
+
+import (
+	"context"
+
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Request is one attempt of one task, with every template already rendered.
+type Request struct {
+	ExecutionID string
+	Step        string
+	Task        string
+	Attempt     int
+	// Args are the rendered, merged args (step args under task args).
+	Args map[string]any
+	// Config is the rendered kind-specific configuration (url, method,
+	// params, headers, body, code, libs, command, params, auth, connection...).
+	Config map[string]any
+	// TimeoutS is the attempt's timeout in seconds (0 = the tool's default).
+	TimeoutS float64
+}
+
+// Tool runs one attempt. It returns an Outcome whose Status is "ok" or
+// "error"; a Go error return is reserved for the worker's own failures (it
+// is never used for a failing task). Meta is filled by the caller.
+type Tool interface {
+	Run(ctx context.Context, req Request) types.Outcome
+}
+
+// Registry maps a task kind to its tool.
+type Registry map[string]Tool

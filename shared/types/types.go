@@ -1,0 +1,284 @@
+// Package types is the leaf package of the engine: the wire shapes that every
+// other package imports (events, units of work, task outcomes). It holds data
+// and tiny helpers only, never I/O, so that it can be imported from anywhere
+// without cycles (the role riverqueue/river's rivertype plays).
+package types
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+)
+
+// Event types. Names are normative (../shared/DSL.md "Events").
+const (
+	EvExecutionRequested   = "playbook.execution.requested"
+	EvPlaybookStarted      = "playbook.started"
+	EvWorkflowStarted      = "workflow.started"
+	EvAdmitEvaluated       = "policy.admit.evaluated"
+	EvStepScheduled        = "step.scheduled"
+	EvNextEvaluated        = "next.evaluated"
+	EvWorkflowFinished     = "workflow.finished"
+	EvPlaybookFinished     = "playbook.finished"
+	EvStepStarted          = "step.started"
+	EvTaskStarted          = "task.started"
+	EvTaskAttemptStarted   = "task.attempt.started"
+	EvTaskAttemptDone      = "task.attempt.done"
+	EvTaskAttemptFailed    = "task.attempt.failed"
+	EvPolicyTaskEvaluated  = "policy.task.evaluated"
+	EvTaskDone             = "task.done"
+	EvTaskFailed           = "task.failed"
+	EvStepDone             = "step.done"
+	EvStepFailed           = "step.failed"
+	EvLoopStarted          = "loop.started"
+	EvLoopIterationStarted = "loop.iteration.started"
+	EvLoopIterationDone    = "loop.iteration.done"
+	EvLoopIterationFailed  = "loop.iteration.failed"
+	EvLoopDone             = "loop.done"
+	EvResultStored         = "result.stored"
+)
+
+// Execution and step statuses.
+const (
+	StatusPending   = "pending"
+	StatusRunning   = "running"
+	StatusOK        = "ok"
+	StatusFailed    = "failed"
+	StatusError     = "error"
+	StatusSkipped   = "skipped"
+	StatusScheduled = "scheduled"
+)
+
+// Event is the envelope of every entry of the event log (../shared/DSL.md
+// "Events"). It travels as the JSON body of a Pub/Sub message on the "events"
+// topic with ordering key = ExecutionID. Persistence is idempotent by
+// (ExecutionID, EventID); EventID is derived deterministically from the
+// event's identity (see EventID) so a redelivered or re-emitted event has the
+// same id.
+type Event struct {
+	EventID     string `json:"event_id" firestore:"event_id"`
+	EventType   string `json:"event_type" firestore:"event_type"`
+	Timestamp   string `json:"timestamp" firestore:"timestamp"` // RFC 3339 UTC, millisecond precision
+	ExecutionID string `json:"execution_id" firestore:"execution_id"`
+	Source      string `json:"source" firestore:"source"`           // "api", "route", "execute", ...
+	EntityType  string `json:"entity_type" firestore:"entity_type"` // "playbook", "workflow", "step", "task", "loop", "iteration"
+	EntityID    string `json:"entity_id" firestore:"entity_id"`     // step name, "step/task", ...
+	ParentID    string `json:"parent_id,omitempty" firestore:"parent_id,omitempty"`
+	PrevEventID string `json:"prev_event_id,omitempty" firestore:"prev_event_id,omitempty"`
+	Seq         int64  `json:"seq" firestore:"seq"`
+	Step        string `json:"step,omitempty" firestore:"step,omitempty"`
+	// StepRun is the 1-based number of this run of Step within the execution
+	// (a step re-entered through an arc runs again with the next number).
+	StepRun    int    `json:"step_run,omitempty" firestore:"step_run,omitempty"`
+	Task       string `json:"task,omitempty" firestore:"task,omitempty"`
+	Attempt    int    `json:"attempt,omitempty" firestore:"attempt,omitempty"`
+	Iteration  *int   `json:"iteration,omitempty" firestore:"iteration,omitempty"`
+	Status     string `json:"status,omitempty" firestore:"status,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty" firestore:"duration_ms,omitempty"`
+	// Payload is event-specific; results over the inline budget appear as a
+	// result reference (see ResultRef) instead of the value.
+	Payload map[string]any `json:"payload,omitempty" firestore:"payload,omitempty"`
+}
+
+// NewEvent returns an event with Timestamp set to now (UTC, RFC 3339 with
+// milliseconds) and EventID derived from idParts (see DeriveID).
+func NewEvent(eventType, executionID, source string, now time.Time, idParts ...string) Event {
+	parts := append([]string{executionID, eventType}, idParts...)
+	return Event{
+		EventID:     DeriveID(parts...),
+		EventType:   eventType,
+		Timestamp:   now.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		ExecutionID: executionID,
+		Source:      source,
+	}
+}
+
+// DeriveID returns a stable 32-hex-character id for the given identity parts
+// (SHA-256 of the parts joined by "\x1f"). It is used for event ids, command
+// ids and Cloud Task names so that re-deliveries dedup.
+func DeriveID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x1f")))
+	return hex.EncodeToString(h[:16])
+}
+
+// IntPtr returns a pointer to i (for Event.Iteration and Command.Iteration).
+func IntPtr(i int) *int { return &i }
+
+// Command kinds.
+const (
+	// CmdRunStep asks execute to run one step's task pipeline for one unit
+	// (the whole step, or one loop iteration), starting at TaskIndex.
+	CmdRunStep = "run_step"
+)
+
+// Command is one unit of work: published by route on the "commands" topic,
+// turned by dispatch into exactly one Cloud Task (task name = ID) whose HTTP
+// body is this JSON, and run by execute. A unit carries everything a
+// stateless worker needs to resume it (ARCHITECTURE.md "Invariants").
+type Command struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	ExecutionID string `json:"execution_id"`
+	Step        string `json:"step"`
+	StepRun     int    `json:"step_run"`
+	// Iteration is the 0-based loop index for a loop step's iteration unit,
+	// nil for a step without loop.
+	Iteration *int `json:"iteration,omitempty"`
+	// LoopTotal is the number of iterations of the loop (0 when no loop).
+	LoopTotal int `json:"loop_total,omitempty"`
+	// Item is the loop element bound to the iterator name for this iteration.
+	Item any `json:"item,omitempty"`
+	// Args is the token the step was entered with (an arc's rendered args).
+	Args map[string]any `json:"args,omitempty"`
+	// TaskIndex is the pipeline position to start at (0 = first task).
+	TaskIndex int `json:"task_index"`
+	// Attempt is the 1-based attempt number of the task at TaskIndex.
+	Attempt int `json:"attempt"`
+	// Iter is the iteration-scoped state patched by set_iter (seed 003).
+	Iter map[string]any `json:"iter,omitempty"`
+	// Prev is `_prev`: the result of the previous task of the pipeline.
+	Prev any `json:"prev,omitempty"`
+	// HasPrev tells a nil Prev from an absent one.
+	HasPrev bool `json:"has_prev,omitempty"`
+	// Jumps counts pipeline jumps taken so far in this unit (bounded by the
+	// engine's jump limit to stop runaway pagination).
+	Jumps int `json:"jumps,omitempty"`
+	// NotBefore is the earliest time the unit may run (Cloud Task
+	// schedule_time); zero means now.
+	NotBefore time.Time `json:"not_before,omitempty"`
+	// StateVersion is the execution-state version the unit was derived from;
+	// execute refuses (retries later) to run against an older state.
+	StateVersion int64 `json:"state_version"`
+	// TraceParent carries the W3C trace context of the producer.
+	TraceParent string `json:"traceparent,omitempty"`
+}
+
+// UnitKey names the unit independent of attempt/pointer: one step run, or
+// one iteration of it. Used for leases and per-iteration documents.
+func (c Command) UnitKey() string {
+	if c.Iteration != nil {
+		return c.Step + "." + itoa(c.StepRun) + ".i" + itoa(*c.Iteration)
+	}
+	return c.Step + "." + itoa(c.StepRun)
+}
+
+// TaskName returns the Cloud Task name id for this command: unique per
+// (execution, unit, task pointer, attempt, jumps) so duplicate dispatches
+// dedup to AlreadyExists.
+func (c Command) TaskName() string {
+	return DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
+}
+
+func itoa(i int) string {
+	neg := i < 0
+	if neg {
+		i = -i
+	}
+	var b [20]byte
+	p := len(b)
+	for {
+		p--
+		b[p] = byte('0' + i%10)
+		i /= 10
+		if i == 0 {
+			break
+		}
+	}
+	if neg {
+		p--
+		b[p] = '-'
+	}
+	return string(b[p:])
+}
+
+// Outcome is the envelope every task attempt yields (../shared/DSL.md
+// "Outcome envelope"). It is the `outcome` name in policy templates.
+type Outcome struct {
+	Status string         `json:"status"` // "ok" | "error"
+	Result any            `json:"result"`
+	Error  *TaskError     `json:"error"`
+	Meta   OutcomeMeta    `json:"meta"`
+	HTTP   *HTTPOutcome   `json:"http,omitempty"`
+	PG     *PGOutcome     `json:"pg,omitempty"`
+	Py     *PyOutcome     `json:"py,omitempty"`
+	Logs   string         `json:"logs,omitempty"` // captured stdout/stderr (python print)
+	Extra  map[string]any `json:"-"`
+}
+
+// OutcomeMeta is outcome.meta.
+type OutcomeMeta struct {
+	Attempt    int    `json:"attempt"`
+	DurationMS int64  `json:"duration_ms"`
+	StartedAt  string `json:"started_at"` // RFC 3339 UTC
+}
+
+// HTTPOutcome is outcome.http.
+type HTTPOutcome struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+}
+
+// PGOutcome is outcome.pg; Code and SQLState are the same SQLSTATE.
+type PGOutcome struct {
+	Code     string `json:"code"`
+	SQLState string `json:"sqlstate"`
+}
+
+// PyOutcome is outcome.py.
+type PyOutcome struct {
+	ExceptionType string `json:"exception_type"`
+}
+
+// TaskError is outcome.error. It survives JSON unchanged (go-workflows style);
+// Retryable is the tool's classification (HTTP 408/429/5xx and network
+// errors are retryable, ../shared/DSL.md).
+type TaskError struct {
+	Kind      string `json:"kind"` // "http", "network", "python", "postgres", "timeout", "template", "config", ...
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+	Status    int    `json:"status,omitempty"` // HTTP status, for kind "http"
+}
+
+// Error implements error.
+func (e *TaskError) Error() string { return e.Kind + ": " + e.Message }
+
+// ToMap returns the outcome as the generic map that templates see
+// (`outcome.status`, `outcome.http.status`, `outcome.error.retryable`, ...).
+// Absent helpers (http/pg/py) are nil.
+func (o Outcome) ToMap() map[string]any {
+	m := map[string]any{
+		"status": o.Status,
+		"result": o.Result,
+		"meta": map[string]any{
+			"attempt":     o.Meta.Attempt,
+			"duration_ms": o.Meta.DurationMS,
+			"started_at":  o.Meta.StartedAt,
+		},
+		"error": nil,
+		"http":  nil,
+		"pg":    nil,
+		"py":    nil,
+	}
+	if o.Error != nil {
+		em := map[string]any{"kind": o.Error.Kind, "message": o.Error.Message, "retryable": o.Error.Retryable}
+		if o.Error.Status != 0 {
+			em["status"] = o.Error.Status
+		}
+		m["error"] = em
+	}
+	if o.HTTP != nil {
+		h := map[string]any{}
+		for k, v := range o.HTTP.Headers {
+			h[k] = v
+		}
+		m["http"] = map[string]any{"status": o.HTTP.Status, "headers": h}
+	}
+	if o.PG != nil {
+		m["pg"] = map[string]any{"code": o.PG.Code, "sqlstate": o.PG.SQLState}
+	}
+	if o.Py != nil {
+		m["py"] = map[string]any{"exception_type": o.Py.ExceptionType}
+	}
+	return m
+}
