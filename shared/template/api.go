@@ -1,9 +1,265 @@
 // Package template renders the playbook's Jinja2 templates through gonja v2
 // (../shared/DSL.md "Templates").
+//
+// Entry points: NewScope builds the names a template sees, Render renders
+// one string, RenderValue every string inside a YAML/JSON value, and Truthy
+// evaluates a `when:` condition.
+//
+// Value shapes. Scope values and native results are plain data: nil, bool,
+// int (Go int, 64-bit on every supported platform; all integer inputs
+// become int), float64, string, []any and map[string]any. See Normalize
+// for how other Go types are converted on the way in.
+//
+// Jinja2 semantics and where they come from:
+//
+//   - Parsing, filters, tests, `if`/`for`/`set`/`with`/`filter` statements,
+//     comparisons and `and`/`or`/`not` are gonja's.
+//   - Attribute/item access, method calls, the binary operators (`+`, `-`,
+//     `*`, `/`, `//`, `%`, `**`, `~`, `in`), `set` and the global functions
+//     are re-implemented by this package (the parse tree is rewritten once
+//     per template) to follow Jinja2/Python where gonja differs: an attribute of
+//     None/undefined is undefined (as with Jinja2's ChainableUndefined,
+//     which the DSL requires), `//` and `%` floor, `/` always gives a
+//     float, division by zero and undefined operands are errors, `str %
+//     args` formats printf-style, `{% set x.y %}` only works on
+//     namespace(), `x in y | f` filters y.
+//   - tojson is re-implemented to print exactly what Jinja2 prints
+//     (json.dumps with sort_keys, ", "/": " separators, HTML-safe escapes),
+//     and format to use Python's printf-style rules; fromjson/from_json,
+//     to_json, b64encode and b64decode are added.
+//
+// Known differences from Jinja2 (gonja limits):
+//
+//   - gonja has one value for None and undefined: both render as "" in
+//     text (Jinja2 prints "None" for None), both take default(...) (Jinja2's
+//     default replaces only undefined), `none is defined` is false.
+//   - `~` binds tighter than `+`/`-` (Jinja2: looser) and unary minus
+//     looser than filters (`-x | abs` is `(-x) | abs`); use parentheses.
+//   - The right side of `in` must be a name, literal, or a name with
+//     attributes/items/calls and filters (`a in b + c` is a syntax error);
+//     `(a in b) | f` is read as `a in (b | f)`.
+//   - Slicing undefined (`x[1:]`) is an error, as in Jinja2 with the default
+//     Undefined; iterating a number in {% for %} renders nothing instead of
+//     failing.
+//   - An empty dict literal `{}` is true in `{% if %}` (Truth and Truthy of
+//     a native result are exact). Dict literals keep their order when
+//     iterated but filters see them with sorted keys.
+//   - Some of gonja's Python string methods differ (`'a b'.split()` needs
+//     an explicit separator).
+//
+// Sandbox: there is no loader (include/import/extends/from are not even
+// statements, and the loader refuses every name but the template itself),
+// macro/call are not available (unbounded recursion), no filter or function
+// touches files, the environment or the network, and templates can neither
+// reach Go methods or struct fields nor modify the Scope. Work is bounded by
+// Limits (see SetLimits).
+//
+// Performance: parsed templates are cached by their text (sync.Map, reset
+// after 4096 entries); a string with neither "{{" nor "{%" is returned
+// without parsing. Renders are safe for concurrent use.
 package template
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
 
 // Scope is the set of names visible to a template: workload, ctx, iter,
 // args, execution_id, keychain, event, outcome, _prev, _task, _attempt, plus
 // the dialect's bare names (workload keys, step results by step name, the
 // loop iterator and loop_index). Build one with NewScope.
+//
+// Values must be in the shapes Normalize produces (NewScope does this); a
+// Scope is never modified by rendering and may be shared by concurrent
+// renders.
 type Scope map[string]any
+
+// Error is a template syntax or evaluation error (DSL.md "Templates": any
+// template error is reported with the template text; callers add the step
+// and task). Template is the full template text; Path, set by RenderValue,
+// locates the string inside the rendered value ("args.input_data.table",
+// "items[2]"); Err is the cause (errors.Is(err, ErrLimit) tells a limit
+// from a template bug).
+type Error struct {
+	Template string
+	Path     string
+	Err      error
+}
+
+// maxTemplateInMessage bounds how much of the template Error.Error quotes.
+const maxTemplateInMessage = 400
+
+// Error formats as `template "<text>" at <path>: <cause>` (the text is
+// quoted with strconv.Quote and cut at 400 bytes; " at <path>" only when
+// Path is set), per DSL.md "Templates".
+func (e *Error) Error() string {
+	t := e.Template
+	if len(t) > maxTemplateInMessage {
+		t = t[:maxTemplateInMessage] + "…"
+	}
+	var b strings.Builder
+	b.WriteString("template ")
+	b.WriteString(strconv.Quote(t))
+	if e.Path != "" {
+		b.WriteString(" at ")
+		b.WriteString(e.Path)
+	}
+	b.WriteString(": ")
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString("unknown error")
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause, so errors.Is(err, ErrLimit) and
+// errors.Is(err, ErrSandbox) see through an *Error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// hasMarkup reports whether s contains a Jinja2 expression or statement.
+func hasMarkup(s string) bool {
+	return strings.Contains(s, "{{") || strings.Contains(s, "{%")
+}
+
+// Render renders one template string (DSL.md "Templates"):
+//
+//   - a string without "{{" and "{%" is returned unchanged (same string,
+//     no parsing; "{#" alone does not make a template);
+//   - a string that is exactly one {{ expr }} (whitespace around it
+//     allowed) renders to the expression's native value: nil (undefined or
+//     None), bool, int, float64, string, []any or map[string]any — e.g.
+//     "{{ initial_value }}" with workload initial_value: 100 gives int 100,
+//     "{{ users }}" the list, "{{ 7 / 2 }}" float64 3.5. Containers are
+//     fresh copies, never aliases of the Scope;
+//   - any other string renders as text (string) with Jinja2 semantics.
+//
+// Errors are *Error carrying the template text.
+func Render(tmpl string, s Scope) (any, error) {
+	v, _, err := render(tmpl, s)
+	return v, err
+}
+
+// render is Render that also reports whether the result is text.
+func render(tmpl string, s Scope) (v any, text bool, err error) {
+	if !hasMarkup(tmpl) {
+		return tmpl, true, nil
+	}
+	cp := compile(tmpl)
+	if cp.err != nil {
+		return nil, false, &Error{Template: tmpl, Err: cp.err}
+	}
+	if cp.native != nil {
+		v, err = cp.evalNative(s)
+	} else {
+		v, err = cp.renderText(s)
+		text = true
+	}
+	if err != nil {
+		return nil, false, &Error{Template: tmpl, Err: err}
+	}
+	return v, text, nil
+}
+
+// RenderValue renders every string inside v with Render and returns the
+// result: maps become fresh map[string]any (keys are not rendered), slices
+// fresh []any, other scalars are normalised (Normalize). The first error is
+// an *Error whose Path names the string ("" for v itself, then ".key" /
+// "[i]" steps without a leading dot: "input_data.temp_table", "[0].url").
+// When several entries of a map fail, the one with the smallest key is
+// reported, so the error is deterministic.
+func RenderValue(v any, s Scope) (any, error) {
+	return renderValue(v, s, "")
+}
+
+func renderValue(v any, s Scope, path string) (any, error) {
+	switch x := v.(type) {
+	case string:
+		out, err := Render(x, s)
+		if err != nil {
+			var te *Error
+			if errors.As(err, &te) && te.Path == "" {
+				te.Path = path
+			}
+			return nil, err
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		var firstErr error
+		firstKey := ""
+		for k, e := range x {
+			r, err := renderValue(e, s, joinPath(path, k))
+			if err != nil {
+				if firstErr == nil || k < firstKey {
+					firstErr, firstKey = err, k
+				}
+				continue
+			}
+			out[k] = r
+		}
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			r, err := renderValue(e, s, path+"["+strconv.Itoa(i)+"]")
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	case nil, bool, int, float64:
+		n, _ := normalize(x, 0)
+		return n, nil
+	}
+	n, changed := normalize(v, 0)
+	if !changed {
+		return n, nil
+	}
+	return renderValue(n, s, path)
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// Truthy evaluates a condition (DSL.md "Step": `when:` of arcs and policy
+// rules). tmpl may be a template ("{{ ctx.has_more == true }}") or a bare
+// expression without braces ("ctx.has_more == true", "true"); blank is
+// false. A native result is judged by Python truthiness (Truth: undefined,
+// None, false, 0, "", [] and {} are false). A text result (a template with
+// more than one expression or with statements) is false when it is empty
+// or, ignoring case and surrounding space, "false", "none", "null" or "0" —
+// the words Jinja2 prints for false values — and true otherwise. Errors
+// are *Error carrying the caller's template text.
+func Truthy(tmpl string, s Scope) (bool, error) {
+	t := strings.TrimSpace(tmpl)
+	if t == "" {
+		return false, nil
+	}
+	src := tmpl
+	if !hasMarkup(t) {
+		src = "{{ " + t + " }}"
+	}
+	v, text, err := render(src, s)
+	if err != nil {
+		var te *Error
+		if errors.As(err, &te) {
+			te.Template = tmpl
+		}
+		return false, err
+	}
+	if text {
+		str, _ := v.(string)
+		return !textFalse(str), nil
+	}
+	return Truth(v), nil
+}
