@@ -1,0 +1,1259 @@
+package dsl
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// This file turns the YAML tree into the model (DSL.md "Document", "Step",
+// "Tasks"; seed 003 for task policy; seed 001 for legacy retry). It reports
+// shape problems (wrong types, unknown keys, legacy forms) with the line of
+// the offending key; cross-reference rules (unknown arc targets, jump
+// labels, kinds, required fields ...) are checked on the model by
+// Playbook.validate so that Validate gives the same answers for a playbook
+// built in Go.
+
+var rootKeys = []string{"apiVersion", "kind", "metadata", "workload", "workflow", "keychain", "executor", "workbook"}
+
+func (l *loader) playbook(root *yaml.Node) *Playbook {
+	fs, ok := l.fields(root, "", "the playbook document")
+	if !ok {
+		return nil
+	}
+	p := &Playbook{}
+	for _, e := range fs {
+		path := e.key
+		switch e.key {
+		case "apiVersion":
+			if s, ok := l.str(e.v, path, "apiVersion"); ok {
+				switch s {
+				case APIVersion:
+				case LegacyAPIVersion:
+					l.warnf(e.k, path, "apiVersion %s is deprecated: loaded as %s (write apiVersion: %s)", s, APIVersion, APIVersion)
+					s = APIVersion
+				default:
+					l.errf(e.k, path, "unsupported apiVersion %q: use %s", s, APIVersion)
+				}
+				p.APIVersion = s
+			}
+		case "kind":
+			if s, ok := l.str(e.v, path, "kind"); ok {
+				if s != "Playbook" {
+					l.errf(e.k, path, "kind must be Playbook, got %q", s)
+				}
+				p.Kind = s
+			}
+		case "metadata":
+			l.metadata(p, e.v, path)
+		case "workload":
+			p.Workload = l.dict(e.v, path, "workload")
+		case "workflow":
+			p.Workflow = l.steps(e.v, path)
+		case "keychain":
+			p.Keychain = l.keychain(e.v, path)
+		case "executor":
+			p.Executor = l.dict(e.v, path, "executor")
+		case "workbook":
+			p.Workbook = l.workbook(e.v, path)
+		case "vars":
+			l.errf(e.k, path, "root vars is not canonical (v10 has no root vars): move static inputs to workload (read them as workload.<name>) and values computed at run time to set_ctx (step set_ctx or a task policy's then.set_ctx; read them as ctx.<name>)")
+		default:
+			l.errf(e.k, path, "unknown root key %q (allowed: %s)", e.key, strings.Join(rootKeys, ", "))
+		}
+	}
+	return p
+}
+
+func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
+	fs, ok := l.fields(n, path, "metadata")
+	if !ok {
+		return
+	}
+	for _, e := range fs {
+		fp := join(path, e.key)
+		switch e.key {
+		case "name":
+			p.Metadata.Name, _ = l.str(e.v, fp, "metadata.name")
+		case "path":
+			p.Metadata.Path, _ = l.str(e.v, fp, "metadata.path")
+		case "version":
+			p.Metadata.Version, _ = l.str(e.v, fp, "metadata.version")
+		case "description":
+			p.Metadata.Description, _ = l.str(e.v, fp, "metadata.description")
+		default:
+			l.warnf(e.k, fp, "unknown metadata key %q ignored (known: name, path, version, description)", e.key)
+		}
+	}
+}
+
+func (l *loader) keychain(n *yaml.Node, path string) []any {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.SequenceNode {
+		l.errf(n, path, "keychain must be a list of credential declarations like {name: pg, kind: postgres_credential}, got %s", describe(d))
+		return nil
+	}
+	seen := map[string]int{}
+	out := make([]any, 0, len(d.Content))
+	for i, item := range d.Content {
+		ip := idx(path, i)
+		fs, ok := l.fields(item, ip, "a keychain entry")
+		if !ok {
+			continue
+		}
+		m := index(fs)
+		if e, ok := m["name"]; !ok {
+			l.errf(item, join(ip, "name"), "keychain entry needs a name (templates read it as keychain.<name>)")
+		} else if s, ok := l.str(e.v, join(ip, "name"), "keychain name"); ok {
+			if first, dup := seen[s]; dup {
+				l.errf(e.k, join(ip, "name"), "duplicate keychain name %q (first at line %d)", s, first)
+			}
+			seen[s] = e.k.Line
+		}
+		out = append(out, l.value(item, ip))
+	}
+	return out
+}
+
+// workbook accepts a mapping name → task or a list of {name, kind, ...}.
+func (l *loader) workbook(n *yaml.Node, path string) map[string]*Task {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	out := map[string]*Task{}
+	add := func(t *Task, k *yaml.Node) {
+		if t == nil || t.Name == "" {
+			return
+		}
+		if first, dup := out[t.Name]; dup {
+			l.errf(k, t.Path, "duplicate workbook entry %q (first at line %d)", t.Name, first.Line)
+			return
+		}
+		out[t.Name] = t
+	}
+	switch d.Kind {
+	case yaml.MappingNode:
+		fs, _ := l.fields(d, path, "workbook")
+		for _, e := range fs {
+			ep := join(path, e.key)
+			if !isIdent(e.key) {
+				l.errf(e.k, ep, "workbook entry name %q must be an identifier (letters, digits, _)", e.key)
+			}
+			add(l.task(e.v, ep, e.key, false, false), e.k)
+		}
+	case yaml.SequenceNode:
+		for i, item := range d.Content {
+			ip := idx(path, i)
+			t := l.task(item, ip, "", true, false)
+			if t != nil && t.Name == "" {
+				l.errf(item, join(ip, "name"), "workbook entry needs a name")
+			}
+			add(t, item)
+		}
+	default:
+		l.errf(n, path, "workbook must be a mapping name → task or a list of {name, kind, ...}, got %s", describe(d))
+	}
+	return out
+}
+
+// ---- steps ----------------------------------------------------------------
+
+var stepKeys = []string{"step", "desc", "spec", "loop", "args", "tool", "set_ctx", "next"}
+
+// legacyStepKeys are step keys of older dialects, rejected with the
+// canonical rewrite (DSL.md "Step", canonical step spec §13).
+var legacyStepKeys = map[string]string{
+	"when":  "step.when is not canonical: put the condition on the incoming arc (next.arcs[].when of the step that routes here), or gate the step with spec.policy.admit.rules",
+	"eval":  "step.eval is not canonical (legacy eval is rejected): handle task outcomes with tool[].spec.policy.rules (when → then.do: continue|retry|jump|break|fail)",
+	"expr":  "step.expr is not canonical: when is the only conditional keyword; route with next.arcs[].when or gate the step with spec.policy.admit.rules",
+	"case":  "step.case is not canonical: route with next.arcs[].when (event.name is in scope, e.g. \"{{ event.name == 'step.failed' }}\") and handle task outcomes with tool[].spec.policy.rules",
+	"sink":  "step.sink is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
+	"save":  "step.save is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
+	"type":  "step.type is not canonical: declare the action as a task, tool: {kind: <type>, ...}, and move its fields (code, url, command, ...) under tool",
+	"vars":  "step.vars is not canonical: use set_ctx (step set_ctx, or then.set_ctx in a task policy rule) and read the values as ctx.<name>",
+	"name":  "step.name is not canonical: a step is named with step: <name>",
+	"with":  "step.with is not canonical: use args (step args, or next.arcs[].args on the incoming arc)",
+	"data":  "step.data is not canonical: use args (step args, or next.arcs[].args on the incoming arc)",
+	"input": "step.input is not canonical: use args (step args, or next.arcs[].args on the incoming arc)",
+}
+
+// actionKeys are task fields that old dialects put directly on the step.
+var actionKeys = map[string]bool{
+	"code": true, "code_b64": true, "url": true, "endpoint": true, "method": true, "params": true,
+	"headers": true, "body": true, "json": true, "payload": true, "command": true, "commands": true,
+	"sql": true, "query": true, "path": true, "auth": true, "credentials": true, "connection": true,
+	"libs": true, "timeout": true, "version": true, "workload": true, "kind": true, "return_step": true,
+}
+
+func (l *loader) steps(n *yaml.Node, path string) []*Step {
+	d := deref(n)
+	if isNull(d) {
+		l.errf(n, path, "workflow must be a non-empty list of steps")
+		return nil
+	}
+	if d.Kind != yaml.SequenceNode {
+		l.errf(n, path, "workflow must be a list of steps, got %s", describe(d))
+		return nil
+	}
+	if len(d.Content) == 0 {
+		l.errf(n, path, "workflow must be a non-empty list of steps")
+		return nil
+	}
+	out := make([]*Step, 0, len(d.Content))
+	for i, item := range d.Content {
+		if s := l.step(item, idx(path, i)); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (l *loader) step(n *yaml.Node, path string) *Step {
+	if d := deref(n); d != nil && d.Kind == yaml.ScalarNode && !isNull(d) {
+		l.errf(n, path, "a step must be a mapping like {step: %s, tool: {...}, next: {...}}, got %s", clip(d.Value), describe(d))
+		return nil
+	}
+	fs, ok := l.fields(n, path, "a step")
+	if !ok {
+		return nil
+	}
+	s := &Step{Line: nodeLine(deref(n)), Path: path}
+	m := index(fs)
+	if e, ok := m["step"]; ok {
+		s.Name, _ = l.str(e.v, join(path, "step"), "step name")
+	}
+	legacyAction := false
+	if _, ok := m["type"]; ok {
+		legacyAction = true
+	}
+	if e, ok := m["tool"]; ok {
+		if d := deref(e.v); d != nil && d.Kind == yaml.ScalarNode && !isNull(d) {
+			legacyAction = true
+		}
+	}
+	var retry *entry
+	for _, e := range fs {
+		e := e
+		ep := join(path, e.key)
+		switch e.key {
+		case "step":
+		case "desc":
+			s.Desc, _ = l.str(e.v, ep, "desc")
+		case "spec":
+			l.stepSpec(s, e.v, ep)
+		case "loop":
+			s.Loop = l.loop(e.v, ep)
+		case "args":
+			s.Args = l.dict(e.v, ep, "step args")
+		case "tool":
+			s.Tasks = l.tools(s.Name, e.v, ep)
+		case "set_ctx":
+			s.SetCtx = l.dict(e.v, ep, "set_ctx")
+		case "next":
+			s.Next = l.next(e.v, ep)
+		case "retry":
+			retry = &e
+		default:
+			if msg, ok := legacyStepKeys[e.key]; ok {
+				l.errf(e.k, ep, "%s", msg)
+			} else if actionKeys[e.key] {
+				if !legacyAction {
+					l.errf(e.k, ep, "unknown step key %q: task fields go under tool, e.g. tool: {kind: ..., %s: ...}", e.key, e.key)
+				}
+			} else {
+				l.errf(e.k, ep, "unknown step key %q (allowed: %s)", e.key, strings.Join(stepKeys, ", "))
+			}
+		}
+	}
+	if retry != nil {
+		l.stepRetry(s, retry, join(path, "retry"))
+	}
+	return s
+}
+
+func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
+	fs, ok := l.fields(n, path, "step spec")
+	if !ok {
+		return
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		if e.key != "policy" {
+			if s.Spec == nil {
+				s.Spec = map[string]any{}
+			}
+			s.Spec[e.key] = l.value(e.v, ep)
+			continue
+		}
+		pfs, ok := l.fields(e.v, ep, "step spec.policy")
+		if !ok {
+			continue
+		}
+		for _, pe := range pfs {
+			pp := join(ep, pe.key)
+			switch pe.key {
+			case "admit":
+				afs, ok := l.fields(pe.v, pp, "spec.policy.admit")
+				if !ok {
+					continue
+				}
+				am := index(afs)
+				for _, ae := range afs {
+					ap := join(pp, ae.key)
+					switch ae.key {
+					case "rules":
+						s.Admit = &Policy{Rules: l.rules(ae.v, ap, true)}
+					case "mode":
+						if m, ok := l.str(ae.v, ap, "admit.mode"); ok && m != "exclusive" && m != "inclusive" {
+							l.errf(ae.k, ap, "admit.mode must be exclusive or inclusive, got %q", m)
+						}
+					default:
+						l.errf(ae.k, ap, "unknown admit key %q (allowed: rules, mode)", ae.key)
+					}
+				}
+				if _, ok := am["rules"]; !ok {
+					l.errf(pe.k, join(pp, "rules"), "spec.policy.admit needs rules: [{when: ..., then: {allow: true}}, {else: {then: {allow: false}}}]")
+				}
+			case "lifecycle":
+				lfs, ok := l.fields(pe.v, pp, "spec.policy.lifecycle")
+				if !ok {
+					continue
+				}
+				for _, le := range lfs {
+					lp := join(pp, le.key)
+					switch le.key {
+					case "timeout_s":
+						if f, ok := l.num(le.v, lp, "lifecycle.timeout_s"); ok {
+							s.TimeoutS = f
+						}
+					case "deadline_s":
+						l.warnf(le.k, lp, "lifecycle.deadline_s is not supported yet: ignored")
+					default:
+						l.errf(le.k, lp, "unknown lifecycle key %q (allowed: timeout_s)", le.key)
+					}
+				}
+			case "failure":
+				ffs, ok := l.fields(pe.v, pp, "spec.policy.failure")
+				if !ok {
+					continue
+				}
+				for _, fe := range ffs {
+					fp := join(pp, fe.key)
+					if fe.key == "mode" {
+						s.FailureMode, _ = l.str(fe.v, fp, "failure.mode")
+					} else {
+						l.errf(fe.k, fp, "unknown failure key %q (allowed: mode)", fe.key)
+					}
+				}
+			case "emit", "tracing", "quotas", "compensation":
+				l.warnf(pe.k, pp, "spec.policy.%s is a reserved placeholder: ignored", pe.key)
+			case "rules", "retry":
+				l.errf(pe.k, pp, "task control actions are not allowed in step.spec.policy: put them on the task, tool[].spec.policy.rules")
+			default:
+				l.errf(pe.k, pp, "unknown step policy key %q (allowed: admit, lifecycle, failure)", pe.key)
+			}
+		}
+	}
+}
+
+func (l *loader) loop(n *yaml.Node, path string) *Loop {
+	fs, ok := l.fields(n, path, "loop")
+	if !ok {
+		return nil
+	}
+	lp := &Loop{Line: nodeLine(deref(n)), Path: path}
+	if isNull(n) {
+		lp.Line = l.lineFor(n, path)
+	}
+	m := index(fs)
+	if _, ok := m["in"]; ok {
+		if e, ok := m["collection"]; ok {
+			l.errf(e.k, join(path, "collection"), "loop has both in and collection: keep in")
+		}
+	}
+	if _, ok := m["iterator"]; ok {
+		if e, ok := m["element"]; ok {
+			l.errf(e.k, join(path, "element"), "loop has both iterator and element: keep iterator")
+		}
+	}
+	setMode := func(e entry, p string) {
+		mode, ok := l.str(e.v, p, "loop mode")
+		if !ok {
+			return
+		}
+		switch mode {
+		case "async":
+			l.warnf(e.k, p, "loop mode async is deprecated: normalised to parallel")
+			mode = "parallel"
+		case "sync":
+			l.warnf(e.k, p, "loop mode sync is deprecated: normalised to sequential")
+			mode = "sequential"
+		}
+		lp.Mode = mode
+	}
+	setMax := func(e entry, p string) {
+		if i, ok := l.integer(e.v, p, "max_in_flight"); ok {
+			if i < 1 {
+				l.errf(e.k, p, "max_in_flight must be at least 1, got %d", i)
+			}
+			lp.MaxInFlight = i
+		}
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "in", "collection":
+			if e.key == "collection" {
+				if _, both := m["in"]; both {
+					continue
+				}
+				l.warnf(e.k, ep, "loop.collection is deprecated: normalised to loop.in")
+			}
+			d := deref(e.v)
+			if d != nil && (d.Kind == yaml.MappingNode || isNull(d)) {
+				hint := ""
+				if looksLikeUnquotedTemplate(d) {
+					hint = quoteHint
+				}
+				l.errf(e.v, ep, "loop.in must be a template string or a list, got %s%s", describe(d), hint)
+				continue
+			}
+			if d != nil && d.Kind == yaml.ScalarNode && !strings.Contains(d.Value, "{{") {
+				l.errf(e.v, ep, "loop.in must be a list or a template rendering to a list, e.g. in: \"{{ workload.%s }}\"; got the plain string %q", clip(d.Value), clip(d.Value))
+				continue
+			}
+			lp.In = l.value(e.v, ep)
+		case "iterator", "element":
+			if e.key == "element" {
+				if _, both := m["iterator"]; both {
+					continue
+				}
+				l.warnf(e.k, ep, "loop.element is deprecated: normalised to loop.iterator")
+			}
+			lp.Iterator, _ = l.str(e.v, ep, "loop.iterator")
+		case "mode":
+			if sm, ok := m["spec"]; ok && hasKey(sm.v, "mode") {
+				l.errf(e.k, ep, "loop has both mode and spec.mode: keep spec.mode")
+				continue
+			}
+			l.warnf(e.k, ep, "loop.mode is deprecated: write loop.spec.mode")
+			setMode(e, ep)
+		case "concurrency", "max_in_flight":
+			l.warnf(e.k, ep, "loop.%s is deprecated: write loop.spec.max_in_flight", e.key)
+			setMax(e, ep)
+		case "spec":
+			sfs, ok := l.fields(e.v, ep, "loop.spec")
+			if !ok {
+				continue
+			}
+			for _, se := range sfs {
+				sp := join(ep, se.key)
+				switch se.key {
+				case "mode":
+					setMode(se, sp)
+				case "max_in_flight":
+					setMax(se, sp)
+				case "allow_set_ctx":
+					lp.AllowSetCtx, _ = l.boolean(se.v, sp, "allow_set_ctx")
+				default:
+					if lp.Spec == nil {
+						lp.Spec = map[string]any{}
+					}
+					lp.Spec[se.key] = l.value(se.v, sp)
+				}
+			}
+		default:
+			l.errf(e.k, ep, "unknown loop key %q (allowed: in, iterator, spec)", e.key)
+		}
+	}
+	if lp.Mode == "" {
+		lp.Mode = "sequential"
+	}
+	return lp
+}
+
+// ---- tasks ----------------------------------------------------------------
+
+var taskKeys = map[string]bool{"name": true, "kind": true, "type": true, "args": true, "spec": true, "timeout": true, "retry": true}
+
+// tools normalises the three NoETL task shapes plus seed 003's label maps:
+//
+//	tool: {kind: python, ...}            → one task "<step>_task"
+//	tool: [{name: a, kind: ...}, ...]    → labels from name
+//	tool: [{kind: ...}, ...]             → labels task_0, task_1, ...
+//	tool: [{a: {kind: ...}}, ...]        → labels from the single key
+func (l *loader) tools(stepName string, n *yaml.Node, path string) []*Task {
+	d := deref(n)
+	if isNull(d) {
+		l.errf(n, path, "tool is empty: give a task {kind: ..., ...} or a list of tasks (or drop tool for a routing-only step)")
+		return nil
+	}
+	switch d.Kind {
+	case yaml.ScalarNode:
+		l.errf(n, path, "tool: %s is not canonical: write the task as a mapping, tool: {kind: %s, ...}, with its fields (code, url, command, ...) under tool", clip(d.Value), clip(d.Value))
+		return nil
+	case yaml.MappingNode:
+		fs, _ := l.fields(d, path, "tool")
+		m := index(fs)
+		_, hasKind := m["kind"]
+		_, hasType := m["type"]
+		if !hasKind && !hasType && len(fs) > 0 && allLabelled(fs) {
+			// Mapping of label → task (ordered as written).
+			var out []*Task
+			for _, e := range fs {
+				if t := l.task(e.v, join(path, e.key), e.key, false, false); t != nil {
+					out = append(out, t)
+				}
+			}
+			return out
+		}
+		if t := l.task(d, path, stepName+"_task", true, true); t != nil {
+			return []*Task{t}
+		}
+		return nil
+	case yaml.SequenceNode:
+		if len(d.Content) == 0 {
+			l.errf(n, path, "tool must list at least one task (or drop tool for a routing-only step)")
+			return nil
+		}
+		var out []*Task
+		for i, item := range d.Content {
+			ip := idx(path, i)
+			di := deref(item)
+			if di == nil || di.Kind != yaml.MappingNode {
+				l.errf(item, ip, "a task must be a mapping like {name: x, kind: python, ...}, got %s", describe(di))
+				continue
+			}
+			if len(di.Content) == 2 {
+				k, v := deref(di.Content[0]), deref(di.Content[1])
+				if k != nil && k.Kind == yaml.ScalarNode && !taskKeys[k.Value] && v != nil && v.Kind == yaml.MappingNode && !looksLikeUnquotedTemplate(v) {
+					if t := l.task(v, join(ip, k.Value), k.Value, false, false); t != nil {
+						out = append(out, t)
+					}
+					continue
+				}
+			}
+			if t := l.task(item, ip, fmt.Sprintf("task_%d", i), true, false); t != nil {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	l.errf(n, path, "tool must be a task mapping or a list of tasks, got %s", describe(d))
+	return nil
+}
+
+// hasKey reports whether n is a mapping with the given literal key.
+func hasKey(n *yaml.Node, key string) bool {
+	d := deref(n)
+	if d == nil || d.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(d.Content); i += 2 {
+		if k := deref(d.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func allLabelled(fs []entry) bool {
+	for _, e := range fs {
+		if taskKeys[e.key] || actionKeys[e.key] {
+			return false
+		}
+		v := deref(e.v)
+		if v == nil || v.Kind != yaml.MappingNode {
+			return false
+		}
+		if !hasKey(v, "kind") {
+			return false
+		}
+	}
+	return true
+}
+
+// task converts one task mapping. label is the default label; when
+// nameIsLabel the task's own `name` overrides it (list items). In the single
+// mapping form (single) `name` is the label too, except for kind workbook
+// where `name` always names the workbook entry to call.
+func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool) *Task {
+	fs, ok := l.fields(n, path, "a task")
+	if !ok {
+		return nil
+	}
+	d := deref(n)
+	t := &Task{Name: label, Line: nodeLine(d), Path: path}
+	m := index(fs)
+	if e, ok := m["kind"]; ok {
+		t.Kind, _ = l.str(e.v, join(path, "kind"), "kind")
+	} else if e, ok := m["type"]; ok {
+		l.errf(e.k, join(path, "type"), "task.type is the legacy spelling: rename it to kind (one of %s)", strings.Join(Kinds, ", "))
+		if s, ok := l.str(e.v, join(path, "type"), "type"); ok {
+			t.Kind = s
+		}
+	} else {
+		l.errf(d, join(path, "kind"), "task needs a kind (one of %s)", strings.Join(Kinds, ", "))
+	}
+	if single && t.Kind == "workbook" {
+		nameIsLabel = false
+	}
+	config := map[string]any{}
+	var retry *entry
+	for _, e := range fs {
+		e := e
+		ep := join(path, e.key)
+		switch e.key {
+		case "kind":
+		case "type":
+			if _, ok := m["kind"]; ok {
+				config["type"] = l.value(e.v, ep)
+			}
+		case "name":
+			s, ok := l.str(e.v, ep, "task name")
+			if !ok {
+				continue
+			}
+			if nameIsLabel {
+				t.Name = s
+			} else {
+				config["name"] = s
+			}
+			if t.Kind == "workbook" {
+				t.Workbook = s
+			}
+		case "args":
+			t.Args = l.dict(e.v, ep, "task args")
+		case "spec":
+			l.taskSpec(t, e.v, ep)
+		case "timeout":
+			if dv := deref(e.v); dv != nil && dv.Kind == yaml.MappingNode {
+				config["timeout"] = l.value(e.v, ep)
+			} else if f, ok := l.num(e.v, ep, "timeout (seconds)"); ok {
+				t.TimeoutS = f
+			}
+		case "retry":
+			retry = &e
+		default:
+			if e.key == "endpoint" && t.Kind == "http" {
+				if _, ok := m["url"]; !ok {
+					l.errf(e.k, ep, "http endpoint is the legacy spelling: rename it to url")
+				}
+			}
+			config[e.key] = l.value(e.v, ep)
+		}
+	}
+	if t.Kind == "workbook" && t.Workbook != "" {
+		config["name"] = t.Workbook
+	}
+	if len(config) > 0 {
+		t.Config = config
+	}
+	if retry != nil {
+		rules, ok := l.legacyRetry(retry.v, join(path, "retry"))
+		if ok && rules != nil {
+			if t.Policy != nil {
+				l.errf(retry.k, join(path, "retry"), "task has both a legacy retry block and spec.policy: move the retry into spec.policy.rules and drop retry")
+			} else {
+				t.Policy = &Policy{Rules: rules}
+			}
+		}
+	}
+	return t
+}
+
+func (l *loader) taskSpec(t *Task, n *yaml.Node, path string) {
+	fs, ok := l.fields(n, path, "task spec")
+	if !ok {
+		return
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "policy":
+			t.Policy = l.taskPolicy(e.v, ep)
+		case "timeout":
+			if dv := deref(e.v); dv != nil && dv.Kind == yaml.MappingNode {
+				if t.Spec == nil {
+					t.Spec = map[string]any{}
+				}
+				t.Spec["timeout"] = l.value(e.v, ep)
+			} else if f, ok := l.num(e.v, ep, "spec.timeout (seconds)"); ok {
+				t.TimeoutS = f
+			}
+		default:
+			if t.Spec == nil {
+				t.Spec = map[string]any{}
+			}
+			t.Spec[e.key] = l.value(e.v, ep)
+		}
+	}
+}
+
+func (l *loader) taskPolicy(n *yaml.Node, path string) *Policy {
+	if d := deref(n); d != nil && d.Kind == yaml.SequenceNode {
+		l.errf(n, path, "spec.policy must be an object with a rules list: spec: {policy: {rules: [...]}}")
+		return nil
+	}
+	fs, ok := l.fields(n, path, "spec.policy")
+	if !ok {
+		return nil
+	}
+	p := &Policy{}
+	m := index(fs)
+	if _, ok := m["rules"]; !ok {
+		l.errf(deref(n), join(path, "rules"), "spec.policy needs rules: a list of {when: ..., then: {do: ...}} and an optional {else: {then: {...}}}")
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "rules":
+			p.Rules = l.rules(e.v, ep, false)
+		case "mode", "on_unmatched", "before", "after", "finally":
+			l.warnf(e.k, ep, "spec.policy.%s is a reserved placeholder: ignored", e.key)
+		default:
+			l.errf(e.k, ep, "unknown policy key %q (allowed: rules)", e.key)
+		}
+	}
+	return p
+}
+
+// rules converts a rule list (seed 003 §2). admit selects step admission
+// rules (then.allow) instead of task rules (then.do).
+func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.SequenceNode {
+		l.errf(n, path, "rules must be a list of {when: ..., then: {...}} / {else: {then: {...}}}, got %s", describe(d))
+		return nil
+	}
+	var out []*Rule
+	sawElse := false
+	for i, item := range d.Content {
+		ip := idx(path, i)
+		fs, ok := l.fields(item, ip, "a rule")
+		if !ok {
+			continue
+		}
+		r := &Rule{Line: nodeLine(deref(item)), Path: ip}
+		m := index(fs)
+		_, hasWhen := m["when"]
+		_, hasThen := m["then"]
+		elseE, hasElse := m["else"]
+		for _, e := range fs {
+			if e.key != "when" && e.key != "then" && e.key != "else" {
+				hint := ""
+				if e.key == "do" || e.key == "allow" {
+					hint = ": put it under then"
+				}
+				l.errf(e.k, join(ip, e.key), "unknown rule key %q (a rule is {when: ..., then: {...}} or {else: {then: {...}}})%s", e.key, hint)
+			}
+		}
+		switch {
+		case hasElse:
+			r.Else = true
+			if hasWhen {
+				l.errf(elseE.k, join(ip, "else"), "a rule has either when or else, not both")
+			}
+			if hasThen {
+				l.errf(m["then"].k, join(ip, "then"), "in an else rule, then goes under else: {else: {then: {...}}}")
+			}
+			efs, ok := l.fields(elseE.v, join(ip, "else"), "else")
+			if !ok {
+				break
+			}
+			em := index(efs)
+			for _, e := range efs {
+				if e.key != "then" {
+					l.errf(e.k, join(ip, "else."+e.key), "unknown else key %q: write {else: {then: {...}}}", e.key)
+				}
+			}
+			if te, ok := em["then"]; ok {
+				r.Then = l.then(te.v, join(ip, "else.then"), admit)
+			} else {
+				l.errf(elseE.k, join(ip, "else.then"), "else needs then: {else: {then: {...}}}")
+			}
+		default:
+			if !hasWhen {
+				l.errf(deref(item), join(ip, "when"), "rule needs when (or use {else: {then: {...}}})")
+			} else {
+				r.When, _ = l.template(m["when"].v, join(ip, "when"), "when")
+			}
+			if !hasThen {
+				l.errf(deref(item), join(ip, "then"), "rule needs then")
+			} else {
+				r.Then = l.then(m["then"].v, join(ip, "then"), admit)
+			}
+		}
+		if sawElse {
+			l.warnf(item, ip, "rule is unreachable: it follows an else rule")
+		}
+		if r.Else {
+			sawElse = true
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (l *loader) then(n *yaml.Node, path string, admit bool) Then {
+	var th Then
+	fs, ok := l.fields(n, path, "then")
+	if !ok {
+		return th
+	}
+	m := index(fs)
+	for _, e := range fs {
+		ep := join(path, e.key)
+		if admit {
+			switch e.key {
+			case "allow":
+				if b, ok := l.boolean(e.v, ep, "then.allow"); ok {
+					th.Allow = &b
+				}
+			case "do", "attempts", "backoff", "delay", "max_delay", "to", "set_iter", "set_ctx":
+				l.errf(e.k, ep, "admit rules only decide allow: true|false; %s belongs to task policy (tool[].spec.policy.rules)", e.key)
+			default:
+				l.errf(e.k, ep, "unknown admit then key %q (allowed: allow)", e.key)
+			}
+			continue
+		}
+		switch e.key {
+		case "do":
+			th.Do, _ = l.str(e.v, ep, "then.do")
+		case "attempts":
+			th.Attempts, _ = l.integer(e.v, ep, "then.attempts")
+		case "backoff":
+			th.Backoff, _ = l.str(e.v, ep, "then.backoff")
+		case "delay":
+			th.Delay, _ = l.num(e.v, ep, "then.delay (seconds)")
+		case "max_delay":
+			th.MaxDelay, _ = l.num(e.v, ep, "then.max_delay (seconds)")
+		case "to":
+			th.To, _ = l.str(e.v, ep, "then.to")
+		case "set_iter":
+			th.SetIter = l.dict(e.v, ep, "then.set_iter")
+		case "set_ctx":
+			th.SetCtx = l.dict(e.v, ep, "then.set_ctx")
+		case "allow":
+			l.errf(e.k, ep, "then.allow is only valid in step admission rules (spec.policy.admit.rules)")
+		default:
+			l.errf(e.k, ep, "unknown then key %q (allowed: do, attempts, backoff, delay, max_delay, to, set_iter, set_ctx)", e.key)
+		}
+	}
+	if admit {
+		return th
+	}
+	if _, ok := m["do"]; !ok {
+		th.Do = "continue"
+	}
+	if th.Do == "retry" {
+		if _, ok := m["attempts"]; !ok {
+			th.Attempts = 3
+			l.warnf(deref(n), join(path, "attempts"), "retry without attempts: defaulting to attempts: 3")
+		}
+		if _, ok := m["backoff"]; !ok {
+			th.Backoff = "none"
+		}
+	} else {
+		for _, k := range []string{"attempts", "backoff"} {
+			if e, ok := m[k]; ok {
+				l.warnf(e.k, join(path, k), "then.%s only applies to do: retry: ignored for do: %s", k, th.Do)
+			}
+		}
+	}
+	return th
+}
+
+// ---- next -----------------------------------------------------------------
+
+const nextRewrite = "next: {spec: {mode: exclusive}, arcs: [{step: <name>, when: \"{{ ... }}\"}]}"
+
+func (l *loader) next(n *yaml.Node, path string) *Next {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	switch d.Kind {
+	case yaml.ScalarNode:
+		l.warnf(n, path, "next: <step> is deprecated: normalised to %s", nextRewrite)
+		return &Next{Mode: "exclusive", Arcs: []*Arc{{Step: d.Value, Line: d.Line, Path: path}}}
+	case yaml.SequenceNode:
+		return l.legacyNext(d, path)
+	case yaml.MappingNode:
+	default:
+		l.errf(n, path, "next must be a mapping {spec: {mode: ...}, arcs: [...]}, got %s", describe(d))
+		return nil
+	}
+	fs, _ := l.fields(d, path, "next")
+	m := index(fs)
+	if _, ok := m["step"]; ok {
+		if _, ok := m["arcs"]; !ok {
+			l.warnf(d, path, "next: {step: ...} is deprecated: normalised to %s", nextRewrite)
+			if a := l.arc(d, path); a != nil {
+				return &Next{Mode: "exclusive", Arcs: []*Arc{a}}
+			}
+			return nil
+		}
+	}
+	nx := &Next{Mode: "exclusive"}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "spec":
+			sfs, ok := l.fields(e.v, ep, "next.spec")
+			if !ok {
+				continue
+			}
+			for _, se := range sfs {
+				sp := join(ep, se.key)
+				switch se.key {
+				case "mode":
+					nx.Mode, _ = l.str(se.v, sp, "next.spec.mode")
+				case "policy":
+					// Routing hints placeholder (canonical step spec §5.5).
+				default:
+					l.errf(se.k, sp, "unknown next.spec key %q (allowed: mode, policy)", se.key)
+				}
+			}
+		case "arcs":
+			ad := deref(e.v)
+			if isNull(ad) {
+				continue
+			}
+			if ad.Kind != yaml.SequenceNode {
+				l.errf(e.v, ep, "next.arcs must be a list of {step: ..., when: ..., args: ...}, got %s", describe(ad))
+				continue
+			}
+			for i, item := range ad.Content {
+				if a := l.arc(item, idx(ep, i)); a != nil {
+					nx.Arcs = append(nx.Arcs, a)
+				}
+			}
+		default:
+			l.errf(e.k, ep, "unknown next key %q (allowed: spec, arcs)", e.key)
+		}
+	}
+	return nx
+}
+
+// legacyNext normalises a list-shaped next: [x], [{step: x, when: ...}] and
+// the older [{when: ..., then: [...]}, {else: [...]}].
+func (l *loader) legacyNext(d *yaml.Node, path string) *Next {
+	nx := &Next{Mode: "exclusive"}
+	conditional := false
+	for i, item := range d.Content {
+		ip := idx(path, i)
+		di := deref(item)
+		if di != nil && di.Kind == yaml.MappingNode {
+			fs, _ := l.fields(di, ip, "a next entry")
+			m := index(fs)
+			_, hasThen := m["then"]
+			elseE, hasElse := m["else"]
+			if hasThen || hasElse {
+				conditional = true
+				when := ""
+				targets := elseE
+				tp := join(ip, "else")
+				if hasThen {
+					targets, tp = m["then"], join(ip, "then")
+					if w, ok := m["when"]; ok {
+						when, _ = l.template(w.v, join(ip, "when"), "when")
+					} else {
+						l.errf(di, join(ip, "when"), "a legacy next entry with then needs when")
+					}
+				}
+				for _, e := range fs {
+					if e.key != "when" && e.key != "then" && e.key != "else" {
+						l.errf(e.k, join(ip, e.key), "unknown key %q in a legacy next entry (allowed: when, then, else)", e.key)
+					}
+				}
+				arcs := l.arcList(targets.v, tp)
+				if len(arcs) > 1 {
+					l.errf(targets.k, tp, "cannot normalise a legacy next branch with %d targets under exclusive routing: rewrite as %s with one arc per target", len(arcs), nextRewrite)
+				}
+				for _, a := range arcs {
+					if when != "" {
+						if a.When != "" {
+							l.errf(targets.k, tp, "cannot combine the branch's when with the arc's own when: rewrite as %s", nextRewrite)
+						}
+						a.When = when
+					}
+					nx.Arcs = append(nx.Arcs, a)
+				}
+				continue
+			}
+		}
+		if a := l.arc(item, ip); a != nil {
+			nx.Arcs = append(nx.Arcs, a)
+		}
+	}
+	if !conditional && len(nx.Arcs) > 1 {
+		guarded := false
+		for _, a := range nx.Arcs {
+			if a.When != "" {
+				guarded = true
+			}
+		}
+		if !guarded {
+			nx.Mode = "inclusive"
+		}
+	}
+	l.warnf(d, path, "next as a list is deprecated: normalised to next: {spec: {mode: %s}, arcs: [...]} (%s routing)", nx.Mode, nx.Mode)
+	return nx
+}
+
+func (l *loader) arcList(n *yaml.Node, path string) []*Arc {
+	d := deref(n)
+	if d != nil && d.Kind == yaml.SequenceNode {
+		var out []*Arc
+		for i, item := range d.Content {
+			if a := l.arc(item, idx(path, i)); a != nil {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	if a := l.arc(n, path); a != nil {
+		return []*Arc{a}
+	}
+	return nil
+}
+
+// arcOn lists the accepted Arc.On values.
+var arcOn = []string{"step.done", "step.failed", "loop.done", "any"}
+
+func (l *loader) arc(n *yaml.Node, path string) *Arc {
+	d := deref(n)
+	if d != nil && d.Kind == yaml.ScalarNode && !isNull(d) {
+		return &Arc{Step: d.Value, Line: d.Line, Path: path}
+	}
+	fs, ok := l.fields(n, path, "an arc")
+	if !ok {
+		return nil
+	}
+	a := &Arc{Line: nodeLine(d), Path: path}
+	m := index(fs)
+	if _, ok := m["step"]; !ok {
+		l.errf(d, join(path, "step"), "arc needs step: <target step name>")
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "step":
+			a.Step, _ = l.str(e.v, ep, "arc step")
+		case "when":
+			a.When, _ = l.template(e.v, ep, "arc when")
+		case "args":
+			a.Args = l.dict(e.v, ep, "arc args")
+		case "on":
+			a.On, _ = l.str(e.v, ep, "arc on")
+		case "data", "with", "input":
+			if _, ok := m["args"]; ok {
+				l.errf(e.k, ep, "arc has both args and %s: keep args", e.key)
+				continue
+			}
+			l.warnf(e.k, ep, "arc %s is deprecated: normalised to args", e.key)
+			a.Args = l.dict(e.v, ep, "arc "+e.key)
+		case "spec":
+			l.warnf(e.k, ep, "arc spec is a reserved placeholder: ignored")
+		default:
+			l.errf(e.k, ep, "unknown arc key %q (allowed: step, when, args, on)", e.key)
+		}
+	}
+	return a
+}
+
+// ---- legacy retry (seed 001) ----------------------------------------------
+
+var legacyRetryKeys = []string{"max_attempts", "initial_delay", "backoff_multiplier", "max_delay", "jitter", "retry_when", "stop_when", "on_error", "on_success"}
+
+// stepRetry applies a step-level legacy retry block to the step's tasks
+// that have no policy of their own.
+func (l *loader) stepRetry(s *Step, e *entry, path string) {
+	rules, ok := l.legacyRetry(e.v, path)
+	if !ok || rules == nil {
+		return
+	}
+	if len(s.Tasks) == 0 {
+		l.warnf(e.k, path, "legacy retry on a step without tasks has no effect: ignored")
+		return
+	}
+	for _, t := range s.Tasks {
+		if t.Policy != nil {
+			l.warnf(e.k, path, "task %q has its own spec.policy: the legacy step retry is not applied to it", t.Name)
+			continue
+		}
+		cp := make([]*Rule, len(rules))
+		for i, r := range rules {
+			rr := *r
+			cp[i] = &rr
+		}
+		t.Policy = &Policy{Rules: cp}
+	}
+}
+
+// legacyRetry normalises seed 001's retry forms (true, N, or a mapping with
+// max_attempts, initial_delay, backoff_multiplier, max_delay, jitter,
+// retry_when, stop_when; also seed 002's on_error) into task policy rules:
+//
+//	ok              → continue            (legacy retries only failures)
+//	stop_when       → fail                (Legacy: user's expression)
+//	retry_when      → retry attempts/backoff/delay/max_delay
+//	                  (Legacy; default "{{ outcome.status == 'error' }}")
+//	else            → fail
+//
+// Without retry_when/stop_when it is the single rule error → retry. rules is
+// nil when the block disables retry; ok is false on a problem.
+func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
+	d := deref(n)
+	line := l.lineFor(d, path)
+	cfg := struct {
+		attempts  int
+		delay     float64
+		mult      float64
+		maxDelay  float64
+		retryWhen string
+		stopWhen  string
+	}{attempts: 3, delay: 1.0, mult: 2.0, maxDelay: 60}
+	if d == nil || d.Kind != yaml.MappingNode {
+		switch {
+		case d != nil && d.Kind == yaml.ScalarNode && d.ShortTag() == "!!bool":
+			b, _ := l.boolean(d, path, "retry")
+			if !b {
+				l.warnf(d, path, "retry: false has no effect: remove it")
+				return nil, true
+			}
+		case d != nil && d.Kind == yaml.ScalarNode && d.ShortTag() == "!!int":
+			i, ok := l.integer(d, path, "retry")
+			if !ok {
+				return nil, false
+			}
+			if i < 0 {
+				l.errf(d, path, "retry attempts must be at least 0, got %d", i)
+				return nil, false
+			}
+			if i == 0 {
+				l.warnf(d, path, "retry: 0 has no effect: remove it")
+				return nil, true
+			}
+			cfg.attempts = i
+		default:
+			l.errf(n, path, "retry must be true, a number of attempts or a mapping {max_attempts, initial_delay, backoff_multiplier, max_delay, retry_when}, got %s", describe(d))
+			return nil, false
+		}
+	} else {
+		ok := true
+		var apply func(n *yaml.Node, path string)
+		apply = func(n *yaml.Node, path string) {
+			fs, good := l.fields(n, path, "retry")
+			if !good {
+				ok = false
+				return
+			}
+			for _, e := range fs {
+				ep := join(path, e.key)
+				switch e.key {
+				case "max_attempts":
+					if i, good := l.integer(e.v, ep, "max_attempts"); good {
+						if i < 1 {
+							l.errf(e.k, ep, "max_attempts must be at least 1, got %d", i)
+							ok = false
+						}
+						cfg.attempts = i
+					} else {
+						ok = false
+					}
+				case "initial_delay":
+					if f, good := l.num(e.v, ep, "initial_delay"); good && f >= 0 {
+						cfg.delay = f
+					} else {
+						if good {
+							l.errf(e.k, ep, "initial_delay must be ≥ 0")
+						}
+						ok = false
+					}
+				case "backoff_multiplier":
+					if f, good := l.num(e.v, ep, "backoff_multiplier"); good && f > 0 {
+						cfg.mult = f
+					} else {
+						if good {
+							l.errf(e.k, ep, "backoff_multiplier must be > 0")
+						}
+						ok = false
+					}
+				case "max_delay":
+					if f, good := l.num(e.v, ep, "max_delay"); good && f >= 0 {
+						cfg.maxDelay = f
+					} else {
+						if good {
+							l.errf(e.k, ep, "max_delay must be ≥ 0")
+						}
+						ok = false
+					}
+				case "jitter":
+					if b, good := l.boolean(e.v, ep, "jitter"); good && b {
+						l.warnf(e.k, ep, "retry jitter is not part of task policy (it must stay deterministic): ignored")
+					}
+				case "retry_when":
+					cfg.retryWhen, _ = l.template(e.v, ep, "retry_when")
+				case "stop_when":
+					cfg.stopWhen, _ = l.template(e.v, ep, "stop_when")
+				case "on_error":
+					if !strings.HasSuffix(path, ".on_error") { // one level only
+						apply(e.v, ep)
+					} else {
+						l.errf(e.k, ep, "unexpected nested on_error")
+						ok = false
+					}
+				case "on_success":
+					l.errf(e.k, ep, "retry.on_success (pagination/polling by re-calling the task) cannot be normalised: rewrite it as task policy in the same step, e.g. tool: [{name: fetch_page, kind: http, ..., spec: {policy: {rules: [{when: \"{{ outcome.result.data.paging.hasMore }}\", then: {do: jump, to: fetch_page, set_iter: {page: \"{{ (iter.page | int) + 1 }}\"}}}, {else: {then: {do: break}}}]}}}] (params read iter.page)")
+					ok = false
+				default:
+					l.errf(e.k, ep, "unknown retry key %q (legacy retry knows %s; prefer task policy: tool[].spec.policy.rules)", e.key, strings.Join(legacyRetryKeys, ", "))
+					ok = false
+				}
+			}
+		}
+		apply(d, path)
+		if !ok {
+			return nil, false
+		}
+	}
+	backoff := "exponential"
+	switch {
+	case cfg.mult == 1:
+		backoff = "none"
+	case cfg.mult != 2:
+		l.warnf(d, path, "legacy backoff_multiplier %g is approximated by backoff: exponential (delay * 2^(attempt-1))", cfg.mult)
+	}
+	retry := Then{Do: "retry", Attempts: cfg.attempts, Backoff: backoff, Delay: cfg.delay, MaxDelay: cfg.maxDelay}
+	mk := func(when string, legacy bool, th Then) *Rule {
+		return &Rule{When: when, Then: th, Legacy: legacy, Line: line, Path: path}
+	}
+	const isError = "{{ outcome.status == 'error' }}"
+	msg := fmt.Sprintf("legacy retry is deprecated: normalised to task policy spec.policy.rules [error → {do: retry, attempts: %d, backoff: %s, delay: %g, max_delay: %g}]", cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
+	if cfg.retryWhen == "" && cfg.stopWhen == "" {
+		l.warnf(d, path, "%s", msg)
+		return []*Rule{mk(isError, false, retry)}, true
+	}
+	rules := []*Rule{mk("{{ outcome.status == 'ok' }}", false, Then{Do: "continue"})}
+	if cfg.stopWhen != "" {
+		rules = append(rules, mk(cfg.stopWhen, true, Then{Do: "fail"}))
+	}
+	if cfg.retryWhen != "" {
+		rules = append(rules, mk(cfg.retryWhen, true, retry))
+	} else {
+		rules = append(rules, mk(isError, false, retry))
+	}
+	rules = append(rules, &Rule{Else: true, Then: Then{Do: "fail"}, Line: line, Path: path})
+	l.warnf(d, path, "legacy retry is deprecated: normalised to task policy spec.policy.rules [ok → continue, stop_when → fail, retry_when → retry (attempts %d, backoff %s, delay %g, max_delay %g), else → fail]; retry_when/stop_when are kept verbatim and the worker provides their legacy names (status_code, error, success, result, data, attempt); canonical form: when: \"{{ outcome.status == 'error' and outcome.http.status >= 500 }}\"", cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
+	return rules, true
+}
