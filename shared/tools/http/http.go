@@ -1,0 +1,484 @@
+// Package http implements the `http` task kind (DSL.md "Tasks" and "Outcome
+// envelope"): one HTTP request per attempt, with the decoded body under
+// result.data and the status under result.status_code and outcome.http.
+//
+// The tool never retries: a 408/429/5xx answer or a network failure is
+// reported as a retryable error and the task policy decides (seed 003 §3.1).
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	nethttp "net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/jsonnum"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Defaults used when Options leaves a field zero.
+const (
+	// DefaultTimeout bounds one request (connect + headers + body) when
+	// neither config["timeout"] nor the attempt timeout is set.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxBodyBytes is the largest response body read (32 MiB); a
+	// larger body fails the attempt with a non-retryable "http" error.
+	DefaultMaxBodyBytes int64 = 32 << 20
+	// DefaultUserAgent is sent when the task sets no User-Agent header.
+	DefaultUserAgent = "noetl-gcpengine"
+)
+
+// Options configures the tool. The zero value is usable.
+type Options struct {
+	// Client sends the requests; nil means SharedClient(). Per-request
+	// connect timeouts (Config timeout.connect) only apply with the shared
+	// client; with a custom client only the overall deadline applies.
+	Client *nethttp.Client
+	// MaxBodyBytes caps the response body read; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// DefaultTimeout replaces DefaultTimeout when non-zero.
+	DefaultTimeout time.Duration
+	// UserAgent replaces DefaultUserAgent when non-empty.
+	UserAgent string
+}
+
+// Tool is the http task kind. It is safe for concurrent use.
+type Tool struct {
+	client     *nethttp.Client
+	maxBody    int64
+	defTimeout time.Duration
+	userAgent  string
+}
+
+// New returns an http tool configured by opts.
+func New(opts Options) *Tool {
+	t := &Tool{client: opts.Client, maxBody: opts.MaxBodyBytes, defTimeout: opts.DefaultTimeout, userAgent: opts.UserAgent}
+	if t.client == nil {
+		t.client = SharedClient()
+	}
+	if t.maxBody <= 0 {
+		t.maxBody = DefaultMaxBodyBytes
+	}
+	if t.defTimeout <= 0 {
+		t.defTimeout = DefaultTimeout
+	}
+	if t.userAgent == "" {
+		t.userAgent = DefaultUserAgent
+	}
+	return t
+}
+
+type connectTimeoutKey struct{}
+
+var sharedClient = sync.OnceValue(func() *nethttp.Client {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &nethttp.Transport{
+		Proxy: nethttp.ProxyFromEnvironment,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if d, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok && d > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, d)
+				defer cancel()
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &nethttp.Client{Transport: tr}
+})
+
+// SharedClient returns the process-wide client used by tools built without
+// Options.Client: keep-alive on, up to 64 idle connections per host, 90 s
+// idle timeout, HTTP/2 when offered, proxy from the environment, and no
+// client-wide timeout (every request carries its own deadline).
+func SharedClient() *nethttp.Client { return sharedClient() }
+
+// Exec sends one request (tools.Adapt turns Exec into a tools.Tool; args
+// are not used, config is the rendered task configuration, timeoutS the
+// attempt timeout in seconds, 0 = none):
+//
+//	url      string, required (absolute http/https URL)
+//	method   string, default GET
+//	params   map of query parameters merged into the URL's query; values are
+//	         stringified (ints as "2", bools as "true", lists repeat the key,
+//	         maps as JSON, nil skipped)
+//	headers  map of request headers (values stringified)
+//	json | body | data
+//	         request body, first present wins: a map/list/number/bool is sent
+//	         as JSON with Content-Type application/json; a string is sent raw
+//	         (for `json` with Content-Type application/json)
+//	timeout  seconds (number) or {connect, read} seconds; also read from
+//	         spec.timeout. Bounded by timeoutS; default 30 s.
+//
+// Any response yields result {"data": decoded JSON body (or the text, or
+// base64 with "encoding": "base64" for binary bodies; nil when empty),
+// "status_code": int, "headers": {lower-case name: value}, "url": final URL,
+// "elapsed_ms": int64} and outcome.http {status, headers}. Status < 400 is
+// "ok"; 4xx/5xx are "error" with error {kind "http", status, retryable for
+// 408, 429 and 5xx} and the result still filled. Transport failures are
+// error kind "network" or "timeout" (retryable, no result, outcome.http
+// nil); a cancelled ctx is kind "canceled". Invalid configuration is kind
+// "config". A W3C traceparent header is injected from ctx's span unless the
+// task sets one.
+func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+	rawURL, ok := conf.String(cfg, "url", "endpoint")
+	if !ok {
+		return conf.ConfigError("http task: `url` is required")
+	}
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return conf.ConfigError("http task: invalid url: %v", redactErr(err))
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return conf.ConfigError("http task: url %q must be an absolute http:// or https:// URL", redactURL(u, true))
+	}
+	method := "GET"
+	if m, ok := conf.String(cfg, "method"); ok {
+		method = strings.ToUpper(strings.TrimSpace(m))
+	}
+	if p, ok := conf.Lookup(cfg, "params", "query"); ok {
+		if err := mergeParams(u, p); err != nil {
+			return conf.ConfigError("http task: %v", err)
+		}
+	}
+	body, contentType, err := buildBody(cfg)
+	if err != nil {
+		return conf.ConfigError("http task: %v", err)
+	}
+	total, connect, err := t.timeouts(cfg, timeoutS)
+	if err != nil {
+		return conf.ConfigError("http task: %v", err)
+	}
+
+	rctx, cancel := context.WithTimeout(ctx, total)
+	defer cancel()
+	if connect > 0 {
+		rctx = context.WithValue(rctx, connectTimeoutKey{}, connect)
+	}
+	var bodyReader io.Reader
+	if body != nil {
+		bodyReader = bytes.NewReader(body)
+	}
+	hreq, err := nethttp.NewRequestWithContext(rctx, method, u.String(), bodyReader)
+	if err != nil {
+		return conf.ConfigError("http task: %v", redactErr(err))
+	}
+	if contentType != "" {
+		hreq.Header.Set("Content-Type", contentType)
+	}
+	if h, ok := conf.Lookup(cfg, "headers"); ok {
+		hm, ok := conf.Map(h)
+		if !ok {
+			return conf.ConfigError("http task: `headers` must be a mapping, got %T", h)
+		}
+		for k, v := range hm {
+			if v == nil {
+				continue
+			}
+			if strings.EqualFold(k, "host") {
+				hreq.Host = conf.Stringify(v)
+				continue
+			}
+			hreq.Header.Set(k, conf.Stringify(v))
+		}
+	}
+	if hreq.Header.Get("User-Agent") == "" {
+		hreq.Header.Set("User-Agent", t.userAgent)
+	}
+	if hreq.Header.Get("Traceparent") == "" {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hreq.Header))
+	}
+
+	start := time.Now()
+	resp, err := t.client.Do(hreq)
+	if err != nil {
+		return transportError(ctx, err, method, u)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, t.maxBody+1))
+	elapsed := time.Since(start).Milliseconds()
+	if err != nil {
+		return transportError(ctx, err, method, u)
+	}
+
+	headers := make(map[string]string, len(resp.Header))
+	resultHeaders := make(map[string]any, len(resp.Header))
+	for k, vs := range resp.Header {
+		v := strings.Join(vs, ", ")
+		headers[strings.ToLower(k)] = v
+		resultHeaders[strings.ToLower(k)] = v
+	}
+	finalURL := u
+	if resp.Request != nil && resp.Request.URL != nil {
+		finalURL = resp.Request.URL
+	}
+	result := map[string]any{
+		"data":        nil,
+		"status_code": resp.StatusCode,
+		"headers":     resultHeaders,
+		"url":         redactURL(finalURL, false),
+		"elapsed_ms":  elapsed,
+	}
+	out := types.Outcome{
+		Status: types.StatusOK,
+		Result: result,
+		HTTP:   &types.HTTPOutcome{Status: resp.StatusCode, Headers: headers},
+	}
+	if int64(len(raw)) > t.maxBody {
+		out.Status = types.StatusError
+		out.Error = &types.TaskError{
+			Kind:    "http",
+			Message: fmt.Sprintf("response body of %s %s exceeds the %s limit (status %d)", method, redactURL(finalURL, true), humanBytes(t.maxBody), resp.StatusCode),
+			Status:  resp.StatusCode,
+		}
+		return out
+	}
+	data, b64 := decodeBody(resp.Header.Get("Content-Type"), raw)
+	result["data"] = data
+	if b64 {
+		result["encoding"] = "base64"
+	}
+	if resp.StatusCode >= 400 {
+		code := resp.StatusCode
+		msg := fmt.Sprintf("HTTP %d %s from %s %s", code, nethttp.StatusText(code), method, redactURL(finalURL, true))
+		if s := snippet(raw); s != "" {
+			msg += ": " + s
+		}
+		out.Status = types.StatusError
+		out.Error = &types.TaskError{
+			Kind:      "http",
+			Message:   msg,
+			Retryable: code == nethttp.StatusRequestTimeout || code == nethttp.StatusTooManyRequests || code >= 500,
+			Status:    code,
+		}
+	}
+	return out
+}
+
+// timeouts returns the overall request deadline and the connect timeout (0 =
+// dialer default).
+func (t *Tool) timeouts(cfg map[string]any, attemptS float64) (total, connect time.Duration, err error) {
+	v, ok := conf.Lookup(cfg, "timeout")
+	if !ok {
+		if spec, isMap := conf.Map(cfg["spec"]); isMap {
+			v, ok = conf.Lookup(spec, "timeout")
+		}
+	}
+	if ok {
+		if m, isMap := conf.Map(v); isMap {
+			var c, r, tot time.Duration
+			if x, has := conf.Lookup(m, "connect"); has {
+				if c, ok = conf.Seconds(x); !ok {
+					return 0, 0, fmt.Errorf("timeout.connect must be a number of seconds, got %v", x)
+				}
+			}
+			if x, has := conf.Lookup(m, "read"); has {
+				if r, ok = conf.Seconds(x); !ok {
+					return 0, 0, fmt.Errorf("timeout.read must be a number of seconds, got %v", x)
+				}
+			}
+			if x, has := conf.Lookup(m, "total"); has {
+				if tot, ok = conf.Seconds(x); !ok {
+					return 0, 0, fmt.Errorf("timeout.total must be a number of seconds, got %v", x)
+				}
+			}
+			connect = max(c, 0)
+			switch {
+			case tot > 0:
+				total = tot
+			case r > 0:
+				total = connect + r
+			}
+		} else if d, isNum := conf.Seconds(v); isNum {
+			total = d
+		} else {
+			return 0, 0, fmt.Errorf("timeout must be seconds or {connect, read}, got %v", v)
+		}
+	}
+	if attemptS > 0 {
+		a := time.Duration(attemptS * float64(time.Second))
+		if total <= 0 || a < total {
+			total = a
+		}
+	}
+	if total <= 0 {
+		total = t.defTimeout
+	}
+	return total, connect, nil
+}
+
+// mergeParams adds the params mapping (or query string) to u's query.
+func mergeParams(u *url.URL, p any) error {
+	q := u.Query()
+	switch x := p.(type) {
+	case string:
+		extra, err := url.ParseQuery(strings.TrimPrefix(x, "?"))
+		if err != nil {
+			return fmt.Errorf("invalid `params` query string: %v", err)
+		}
+		for k, vs := range extra {
+			for _, v := range vs {
+				q.Add(k, v)
+			}
+		}
+	default:
+		m, ok := conf.Map(p)
+		if !ok {
+			return fmt.Errorf("`params` must be a mapping, got %T", p)
+		}
+		for k, v := range m {
+			switch vv := v.(type) {
+			case nil:
+			case []any:
+				for _, e := range vv {
+					if e != nil {
+						q.Add(k, conf.Stringify(e))
+					}
+				}
+			case []string:
+				for _, e := range vv {
+					q.Add(k, e)
+				}
+			default:
+				q.Add(k, conf.Stringify(v))
+			}
+		}
+	}
+	u.RawQuery = q.Encode()
+	return nil
+}
+
+// buildBody returns the request body and its content type from json / body /
+// data (first present wins).
+func buildBody(cfg map[string]any) ([]byte, string, error) {
+	for _, key := range []string{"json", "body", "data"} {
+		v, ok := conf.Lookup(cfg, key)
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			if key == "json" {
+				return []byte(x), "application/json", nil
+			}
+			return []byte(x), "", nil
+		case []byte:
+			if key == "json" {
+				return x, "application/json", nil
+			}
+			return x, "", nil
+		default:
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(x); err != nil {
+				return nil, "", fmt.Errorf("`%s` cannot be encoded as JSON: %v", key, err)
+			}
+			return bytes.TrimRight(buf.Bytes(), "\n"), "application/json", nil
+		}
+	}
+	return nil, "", nil
+}
+
+// decodeBody returns the JSON value of a JSON body, else the text, else (not
+// UTF-8) the base64 encoding with b64 = true. An empty body is nil.
+func decodeBody(contentType string, raw []byte) (v any, b64 bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	mt = strings.ToLower(mt)
+	trimmed := bytes.TrimSpace(raw)
+	if strings.Contains(mt, "json") || mt == "" || (len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')) {
+		if d, err := jsonnum.Decode(raw); err == nil {
+			return d, false
+		}
+	}
+	if utf8.Valid(raw) {
+		return string(raw), false
+	}
+	return base64.StdEncoding.EncodeToString(raw), true
+}
+
+// transportError classifies a failure that produced no (complete) response.
+func transportError(parent context.Context, err error, method string, u *url.URL) types.Outcome {
+	cause := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		cause = ue.Err
+	}
+	kind := "network"
+	var ne net.Error
+	switch {
+	case errors.Is(parent.Err(), context.Canceled):
+		kind = "canceled"
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(parent.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		kind = "timeout"
+	}
+	return conf.Fail(kind, true, "%s %s: %v", method, redactURL(u, true), cause)
+}
+
+// redactURL drops the userinfo password (and, when noQuery, the query and
+// fragment, which often carry API keys) for messages.
+func redactURL(u *url.URL, noQuery bool) string {
+	c := *u
+	if c.User != nil {
+		c.User = url.User(c.User.Username())
+	}
+	if noQuery {
+		c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
+	}
+	return c.String()
+}
+
+// redactErr strips URLs with credentials from url parse errors.
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if pu, perr := url.Parse(ue.URL); perr == nil {
+			return fmt.Errorf("%s %q: %v", ue.Op, redactURL(pu, true), ue.Err)
+		}
+		return fmt.Errorf("%s: %v", ue.Op, ue.Err)
+	}
+	return err
+}
+
+// snippet returns the first 200 characters of a body as one line.
+func snippet(raw []byte) string {
+	const n = 200
+	s := strings.ToValidUTF8(string(raw[:min(len(raw), 4*n)]), "?")
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "..."
+	}
+	return s
+}
+
+func humanBytes(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,777 @@
+// Package postgres implements the `postgres` task kind (DSL.md "Tasks" and
+// "Outcome envelope"; seed 003 §3.2): SQL against PostgreSQL through pgx v5,
+// with one bounded connection pool per distinct DSN, reused across attempts
+// and tasks.
+//
+// A SQL error is an error outcome with outcome.pg {code, sqlstate} set to the
+// SQLSTATE so that task policies can retry on serialization failures and
+// deadlocks (40001, 40P01). The tool never retries itself.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Defaults used when Options leaves a field zero.
+const (
+	// DefaultMaxPools bounds the pool cache; the least recently used idle
+	// pool is closed when a new DSN would exceed it.
+	DefaultMaxPools = 16
+	// DefaultMaxConnsPerPool is each pool's pgxpool MaxConns.
+	DefaultMaxConnsPerPool int32 = 4
+	// DefaultTimeout bounds one attempt (connect + statements) when the
+	// attempt timeout is 0.
+	DefaultTimeout = 300 * time.Second
+	// DefaultConnectTimeout bounds establishing one connection when the
+	// DSN sets no connect_timeout.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultMaxRows caps the rows returned by one statement; the result
+	// then carries "truncated": true.
+	DefaultMaxRows = 100_000
+	// DefaultApplicationName is set as application_name unless the DSN
+	// sets one.
+	DefaultApplicationName = "noetl-gcpengine"
+)
+
+// Options configures the tool. The zero value is usable.
+type Options struct {
+	// MaxPools replaces DefaultMaxPools when > 0.
+	MaxPools int
+	// MaxConnsPerPool replaces DefaultMaxConnsPerPool when > 0.
+	MaxConnsPerPool int32
+	// DefaultTimeout replaces DefaultTimeout when > 0.
+	DefaultTimeout time.Duration
+	// MaxRows replaces DefaultMaxRows when > 0.
+	MaxRows int
+	// ApplicationName replaces DefaultApplicationName when non-empty.
+	ApplicationName string
+}
+
+// Tool is the postgres task kind. It is safe for concurrent use. Close
+// releases its pools.
+type Tool struct {
+	opts Options
+
+	mu     sync.Mutex
+	pools  map[string]*poolEntry
+	closed bool
+}
+
+type poolEntry struct {
+	pool     *pgxpool.Pool
+	users    int
+	lastUsed time.Time
+}
+
+// New returns a postgres tool configured by opts. Pools are created lazily,
+// on the first task that names a DSN.
+func New(opts Options) *Tool {
+	if opts.MaxPools <= 0 {
+		opts.MaxPools = DefaultMaxPools
+	}
+	if opts.MaxConnsPerPool <= 0 {
+		opts.MaxConnsPerPool = DefaultMaxConnsPerPool
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = DefaultMaxRows
+	}
+	if opts.ApplicationName == "" {
+		opts.ApplicationName = DefaultApplicationName
+	}
+	return &Tool{opts: opts, pools: map[string]*poolEntry{}}
+}
+
+// Close closes every pool (waiting for connections in use to be returned).
+// Attempts after Close fail with error kind "internal".
+func (t *Tool) Close() {
+	t.mu.Lock()
+	pools := t.pools
+	t.pools = map[string]*poolEntry{}
+	t.closed = true
+	t.mu.Unlock()
+	for _, e := range pools {
+		e.pool.Close()
+	}
+}
+
+// Exec executes the task's SQL once (tools.Adapt turns Exec into a
+// tools.Tool; timeoutS is the attempt timeout in seconds, 0 = default 300 s).
+// Configuration (config; pg_dsn may also come from args):
+//
+//	connection | dsn   postgres URL or keyword/value DSN (or a mapping as auth)
+//	auth               mapping {host, port, user|username, password,
+//	                   database|dbname, sslmode, ...}; db_host, db_port,
+//	                   db_user, db_password, db_name (also at the top level of
+//	                   Config) are accepted too; a string auth is used as a DSN
+//	                   when it looks like one, else it is an unresolved
+//	                   credential name (config error)
+//	pg_dsn             fallback DSN, from Config or Args
+//	command | sql | query
+//	                   the SQL (required)
+//	params             list bound as $1..$n (maps and lists are sent as JSON
+//	                   text, so `$1::jsonb` works) or a mapping bound as
+//	                   pgx named args (@name)
+//
+// Several statements separated by ';' (and no params) run as one simple-
+// protocol query, which PostgreSQL executes in one implicit transaction.
+//
+// Results: a statement returning rows gives {"rows": [{column: value}],
+// "row_count": N, "columns": [names], "command": tag} (values: integers
+// int64, float/numeric float64 (integral numerics int64), timestamps RFC 3339,
+// dates YYYY-MM-DD, bytea base64, json/jsonb decoded, uuid text, others
+// text); a command gives {"row_count": rows affected, "command": tag such as
+// "INSERT 0 5"}; a script gives its last statement's result plus
+// "statements": N. Errors: SQL errors are kind "postgres" with outcome.pg
+// {code, sqlstate} and retryable for 40001, 40P01, class 08, class 53,
+// 57P01-57P03; failing to connect is kind "postgres", code 08001, retryable;
+// a connection lost mid-query is code 08006, retryable; deadline expiry is
+// kind "timeout"; missing/invalid connection settings or SQL are kind
+// "config". Messages never contain the password.
+func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
+	dsn, password, err := connString(config, args)
+	if err != nil {
+		return conf.ConfigError("postgres task: %s", scrub(err.Error(), password))
+	}
+	sqlText, ok := conf.String(config, "command", "sql", "query")
+	if !ok || strings.TrimSpace(sqlText) == "" {
+		return conf.ConfigError("postgres task: `command` (the SQL) is required")
+	}
+	stmts := splitSQL(sqlText)
+	if len(stmts) == 0 {
+		return conf.ConfigError("postgres task: `command` contains no SQL statement")
+	}
+	params, named, err := bindParams(config["params"])
+	if err != nil {
+		return conf.ConfigError("postgres task: %v", err)
+	}
+	if (len(params) > 0 || named != nil) && len(stmts) > 1 {
+		return conf.ConfigError("postgres task: `params` can only be used with a single statement (got %d statements)", len(stmts))
+	}
+
+	timeout := t.opts.DefaultTimeout
+	if timeoutS > 0 {
+		timeout = time.Duration(timeoutS * float64(time.Second))
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	pool, release, err := t.pool(rctx, dsn)
+	if err != nil {
+		return t.failure(ctx, rctx, err, password)
+	}
+	defer release()
+
+	var result map[string]any
+	if len(stmts) == 1 {
+		qargs := params
+		if named != nil {
+			qargs = []any{named}
+		}
+		result, err = t.query(rctx, pool, stmts[0], qargs)
+	} else {
+		result, err = t.script(rctx, pool, sqlText)
+	}
+	if err != nil {
+		return t.failure(ctx, rctx, err, password)
+	}
+	return types.Outcome{Status: types.StatusOK, Result: result}
+}
+
+// pool returns the cached pool for dsn (creating it), marked in use until
+// release is called.
+func (t *Tool) pool(ctx context.Context, dsn string) (*pgxpool.Pool, func(), error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, nil, errClosed
+	}
+	e, ok := t.pools[dsn]
+	if !ok {
+		cfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil {
+			return nil, nil, &configError{err}
+		}
+		// One round trip per statement, parameters sent untyped (text) so
+		// the server infers their types from the SQL (a rendered string fits
+		// a date or jsonb column), no server-side prepared statements (no
+		// "cached plan must not change result type" after DDL, and safe
+		// behind transaction-pooling proxies).
+		if !strings.Contains(dsn, "default_query_exec_mode") {
+			cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+		}
+		cfg.MaxConns = t.opts.MaxConnsPerPool
+		cfg.MinConns = 0
+		cfg.MaxConnIdleTime = 5 * time.Minute
+		cfg.HealthCheckPeriod = time.Minute
+		if cfg.ConnConfig.ConnectTimeout == 0 {
+			cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+		}
+		if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
+			cfg.ConnConfig.RuntimeParams["application_name"] = t.opts.ApplicationName
+		}
+		p, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return nil, nil, &configError{err}
+		}
+		e = &poolEntry{pool: p}
+		t.pools[dsn] = e
+	}
+	e.users++
+	e.lastUsed = time.Now()
+	if !ok {
+		t.evictLocked()
+	}
+	return e.pool, func() {
+		t.mu.Lock()
+		e.users--
+		e.lastUsed = time.Now()
+		t.mu.Unlock()
+	}, nil
+}
+
+// evictLocked closes least recently used idle pools while over the bound.
+func (t *Tool) evictLocked() {
+	for len(t.pools) > t.opts.MaxPools {
+		var victim string
+		var oldest time.Time
+		for k, e := range t.pools {
+			if e.users == 0 && (victim == "" || e.lastUsed.Before(oldest)) {
+				victim, oldest = k, e.lastUsed
+			}
+		}
+		if victim == "" {
+			return // every pool is in use; shrink later
+		}
+		p := t.pools[victim].pool
+		delete(t.pools, victim)
+		go p.Close()
+	}
+}
+
+// PoolCount returns the number of cached pools (for tests and metrics).
+func (t *Tool) PoolCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pools)
+}
+
+var errClosed = errors.New("postgres tool is closed")
+
+// configError marks a failure caused by the connection settings.
+type configError struct{ err error }
+
+// Error implements error.
+func (e *configError) Error() string { return e.err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *configError) Unwrap() error { return e.err }
+
+// query runs one statement with the extended protocol.
+func (t *Tool) query(ctx context.Context, pool *pgxpool.Pool, sql string, args []any) (map[string]any, error) {
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fds := rows.FieldDescriptions()
+	tm := rows.Conn().TypeMap()
+	var out []any
+	truncated := false
+	for rows.Next() {
+		if len(out) >= t.opts.MaxRows {
+			truncated = true
+			break
+		}
+		raw := rows.RawValues()
+		row := make(map[string]any, len(fds))
+		for i, fd := range fds {
+			v, err := decodeValue(tm, fd, raw[i])
+			if err != nil {
+				return nil, fmt.Errorf("column %q: %w", fd.Name, err)
+			}
+			row[fd.Name] = v
+		}
+		out = append(out, row)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return shape(fds, out, rows.CommandTag(), truncated), nil
+}
+
+// script runs several statements as one simple-protocol query (one implicit
+// transaction) and returns the last statement's result.
+func (t *Tool) script(ctx context.Context, pool *pgxpool.Pool, sql string) (map[string]any, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	tm := conn.Conn().TypeMap()
+	mrr := conn.Conn().PgConn().Exec(ctx, sql)
+	var last map[string]any
+	n := 0
+	for mrr.NextResult() {
+		rr := mrr.ResultReader()
+		fds := rr.FieldDescriptions()
+		var out []any
+		truncated := false
+		var decErr error
+		for rr.NextRow() {
+			if len(out) >= t.opts.MaxRows {
+				truncated = true
+				continue // drain
+			}
+			if decErr != nil {
+				continue
+			}
+			raw := rr.Values()
+			row := make(map[string]any, len(fds))
+			for i, fd := range fds {
+				v, err := decodeValue(tm, fd, raw[i])
+				if err != nil {
+					decErr = fmt.Errorf("statement %d, column %q: %w", n+1, fd.Name, err)
+					break
+				}
+				row[fd.Name] = v
+			}
+			out = append(out, row)
+		}
+		tag, err := rr.Close()
+		if err != nil {
+			mrr.Close()
+			return nil, err
+		}
+		if decErr != nil {
+			mrr.Close()
+			return nil, decErr
+		}
+		n++
+		last = shape(fds, out, tag, truncated)
+	}
+	if err := mrr.Close(); err != nil {
+		return nil, err
+	}
+	if last == nil {
+		last = map[string]any{"row_count": int64(0), "command": ""}
+	}
+	last["statements"] = int64(n)
+	return last, nil
+}
+
+// shape builds the result of one statement.
+func shape(fds []pgconn.FieldDescription, rows []any, tag pgconn.CommandTag, truncated bool) map[string]any {
+	if len(fds) == 0 {
+		return map[string]any{"row_count": tag.RowsAffected(), "command": tag.String()}
+	}
+	cols := make([]any, len(fds))
+	for i, fd := range fds {
+		cols[i] = fd.Name
+	}
+	if rows == nil {
+		rows = []any{}
+	}
+	r := map[string]any{
+		"rows":      rows,
+		"row_count": int64(len(rows)),
+		"columns":   cols,
+		"command":   tag.String(),
+	}
+	if truncated {
+		r["truncated"] = true
+	}
+	return r
+}
+
+// bindParams converts Config["params"]: a list to positional args (maps and
+// lists as JSON text, json.Number to int64/float64), a mapping to
+// pgx.NamedArgs.
+func bindParams(p any) ([]any, pgx.NamedArgs, error) {
+	switch x := p.(type) {
+	case nil:
+		return nil, nil, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, v := range x {
+			a, err := bindValue(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("params[%d]: %v", i, err)
+			}
+			out[i] = a
+		}
+		return out, nil, nil
+	case map[string]any:
+		named := make(pgx.NamedArgs, len(x))
+		for k, v := range x {
+			a, err := bindValue(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("params.%s: %v", k, err)
+			}
+			named[k] = a
+		}
+		return nil, named, nil
+	default:
+		a, err := bindValue(x)
+		if err != nil {
+			return nil, nil, fmt.Errorf("params: %v", err)
+		}
+		return []any{a}, nil, nil
+	}
+}
+
+func bindValue(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any, []any, map[string]string, []map[string]any:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		return string(b), nil
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, nil
+		}
+		return x.Float64()
+	case int:
+		return int64(x), nil
+	default:
+		return v, nil
+	}
+}
+
+// failure classifies an error from connecting or executing.
+func (t *Tool) failure(parent, rctx context.Context, err error, password string) types.Outcome {
+	msg := scrub(err.Error(), password)
+	var cfgErr *configError
+	if errors.As(err, &cfgErr) {
+		return conf.ConfigError("postgres task: invalid connection settings: %s", msg)
+	}
+	if errors.Is(err, errClosed) {
+		return conf.Fail("internal", true, "postgres task: %s", msg)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		m := pgErr.Error()
+		if pgErr.Detail != "" {
+			m += "; detail: " + pgErr.Detail
+		}
+		if pgErr.Hint != "" {
+			m += "; hint: " + pgErr.Hint
+		}
+		o := conf.Fail("postgres", retryableSQLState(pgErr.Code), "%s", scrub(m, password))
+		o.PG = &types.PGOutcome{Code: pgErr.Code, SQLState: pgErr.Code}
+		return o
+	}
+	if errors.Is(parent.Err(), context.Canceled) {
+		return conf.Fail("canceled", true, "postgres task canceled: %s", msg)
+	}
+	if rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+		return conf.Fail("timeout", true, "postgres task timeout: %s", msg)
+	}
+	code := "08006" // connection_failure
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		code = "08001" // sqlclient_unable_to_establish_sqlconnection
+	}
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || isConnLost(err) {
+		o := conf.Fail("postgres", true, "postgres task: connection error: %s", msg)
+		o.PG = &types.PGOutcome{Code: code, SQLState: code}
+		return o
+	}
+	// Client-side failures (encoding a parameter, decoding a value, ...).
+	return conf.Fail("postgres", false, "postgres task: %s", msg)
+}
+
+func isConnLost(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "unexpected EOF") || strings.Contains(s, "conn closed") ||
+		strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe")
+}
+
+// retryableSQLState reports whether an SQLSTATE denotes a transient failure:
+// serialization failure, deadlock, connection exceptions, insufficient
+// resources, and server shutdown/startup.
+func retryableSQLState(code string) bool {
+	switch code {
+	case "40001", "40P01", "57P01", "57P02", "57P03":
+		return true
+	}
+	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53")
+}
+
+// scrub replaces the password in s.
+func scrub(s, password string) string {
+	if password == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, password, "********")
+	if esc := url.QueryEscape(password); esc != password {
+		s = strings.ReplaceAll(s, esc, "********")
+	}
+	if esc := url.PathEscape(password); esc != password {
+		s = strings.ReplaceAll(s, esc, "********")
+	}
+	return s
+}
+
+// connString resolves the DSN and its password (for scrubbing) from the
+// task configuration, in order: connection/dsn, auth, db_* keys, pg_dsn.
+func connString(cfg, args map[string]any) (dsn, password string, err error) {
+	if v, ok := conf.Lookup(cfg, "connection", "dsn", "connection_string"); ok {
+		if m, isMap := conf.Map(v); isMap {
+			return dsnFromMap(m)
+		}
+		if s, isStr := v.(string); isStr && strings.TrimSpace(s) != "" {
+			return s, passwordOf(s), nil
+		}
+		return "", "", fmt.Errorf("`connection` must be a DSN string or a mapping, got %T", v)
+	}
+	if v, ok := conf.Lookup(cfg, "auth"); ok {
+		switch a := v.(type) {
+		case string:
+			if looksLikeDSN(a) {
+				return a, passwordOf(a), nil
+			}
+			return "", "", fmt.Errorf("`auth: %s` is a credential name that was not resolved; the worker must resolve it (keychain) into a mapping {host, port, user, password, database}", a)
+		default:
+			m, isMap := conf.Map(v)
+			if !isMap {
+				return "", "", fmt.Errorf("`auth` must be a mapping {host, port, user, password, database}, got %T", v)
+			}
+			if inner, ok := conf.Lookup(m, "dsn", "connection", "connection_string"); ok {
+				if s, isStr := inner.(string); isStr && s != "" {
+					return s, passwordOf(s), nil
+				}
+			}
+			return dsnFromMap(m)
+		}
+	}
+	if _, ok := conf.Lookup(cfg, "db_host", "db_name", "db_user"); ok {
+		return dsnFromMap(cfg)
+	}
+	for _, m := range []map[string]any{cfg, args} {
+		if s, ok := conf.String(m, "pg_dsn"); ok {
+			return s, passwordOf(s), nil
+		}
+	}
+	return "", "", errors.New("no connection: set `connection` (a postgres URL or DSN), `auth` {host, port, user, password, database}, or pg_dsn")
+}
+
+func looksLikeDSN(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") || strings.Contains(s, "=")
+}
+
+// passwordOf extracts the password of a DSN (URL or keyword form) so that
+// it can be scrubbed from messages.
+func passwordOf(dsn string) string {
+	if cfg, err := pgconn.ParseConfig(dsn); err == nil {
+		return cfg.Password
+	}
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		p, _ := u.User.Password()
+		return p
+	}
+	return ""
+}
+
+// dsnKeys maps accepted auth keys to libpq keywords; the first key present
+// for a keyword wins.
+var dsnKeys = []struct {
+	keyword string
+	keys    []string
+}{
+	{"host", []string{"host", "db_host", "hostname", "hostaddr"}},
+	{"port", []string{"port", "db_port"}},
+	{"user", []string{"user", "username", "db_user", "db_username"}},
+	{"password", []string{"password", "db_password"}},
+	{"dbname", []string{"database", "dbname", "db_name", "db", "db_database"}},
+	{"sslmode", []string{"sslmode", "ssl_mode", "db_sslmode"}},
+	{"sslrootcert", []string{"sslrootcert"}},
+	{"sslcert", []string{"sslcert"}},
+	{"sslkey", []string{"sslkey"}},
+	{"connect_timeout", []string{"connect_timeout"}},
+	{"application_name", []string{"application_name"}},
+	{"options", []string{"options"}},
+	{"search_path", []string{"search_path", "schema"}},
+}
+
+// dsnFromMap builds a keyword/value DSN from an auth mapping.
+func dsnFromMap(m map[string]any) (dsn, password string, err error) {
+	var parts []string
+	for _, k := range dsnKeys {
+		v, ok := conf.String(m, k.keys...)
+		if !ok {
+			continue
+		}
+		if k.keyword == "password" {
+			password = v
+		}
+		parts = append(parts, k.keyword+"="+quoteDSN(v))
+	}
+	if len(parts) == 0 {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return "", "", fmt.Errorf("connection mapping has none of host, port, user, password, database (keys: %s)", strings.Join(keys, ", "))
+	}
+	return strings.Join(parts, " "), password, nil
+}
+
+func quoteDSN(v string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+	return "'" + r.Replace(v) + "'"
+}
+
+// splitSQL splits a script on top-level semicolons, honouring quotes,
+// dollar quoting and comments, and drops statements that are empty or only
+// comments. It decides between the single-statement path (extended protocol,
+// params allowed) and the script path; the server parses the script itself.
+func splitSQL(s string) []string {
+	var out []string
+	start, content := 0, false
+	flush := func(end int) {
+		if content {
+			out = append(out, strings.TrimSpace(s[start:end]))
+		}
+		start, content = end+1, false
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			depth := 0
+			for i < len(s) {
+				if s[i] == '/' && i+1 < len(s) && s[i+1] == '*' {
+					depth++
+					i += 2
+					continue
+				}
+				if s[i] == '*' && i+1 < len(s) && s[i+1] == '/' {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+					continue
+				}
+				i++
+			}
+			continue
+		case c == '\'':
+			backslash := i > 0 && (s[i-1] == 'E' || s[i-1] == 'e') && (i < 2 || !identByte(s[i-2]))
+			content = true
+			i++
+			for i < len(s) {
+				if backslash && s[i] == '\\' {
+					i += 2
+					continue
+				}
+				if s[i] == '\'' {
+					if i+1 < len(s) && s[i+1] == '\'' {
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				i++
+			}
+			continue
+		case c == '"':
+			content = true
+			i++
+			for i < len(s) {
+				if s[i] == '"' {
+					if i+1 < len(s) && s[i+1] == '"' {
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				i++
+			}
+			continue
+		case c == '$' && (i == 0 || !identByte(s[i-1])):
+			if tag, ok := dollarTag(s[i:]); ok {
+				content = true
+				end := strings.Index(s[i+len(tag):], tag)
+				if end < 0 {
+					i = len(s)
+				} else {
+					i += len(tag) + end + len(tag)
+				}
+				continue
+			}
+			content = true
+		case c == ';':
+			flush(i)
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		default:
+			content = true
+		}
+		i++
+	}
+	flush(len(s))
+	return out
+}
+
+func identByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// dollarTag returns the opening tag ($$ or $name$) at the start of s.
+func dollarTag(s string) (string, bool) {
+	for j := 1; j < len(s); j++ {
+		c := s[j]
+		if c == '$' {
+			return s[:j+1], true
+		}
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 || (j > 1 && c >= '0' && c <= '9')) {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// friendlyFloat turns NaN/Inf (not representable in JSON) into strings.
+func friendlyFloat(f float64) any {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return f
+}

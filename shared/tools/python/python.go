@@ -1,0 +1,402 @@
+// Package python implements the `python` task kind (DSL.md "Python tasks"):
+// the task's code runs in a fresh CPython 3 subprocess per attempt, in an
+// empty temporary working directory, without the engine's environment and
+// under a timeout.
+//
+// NoETL conventions supported (every conformance playbook relies on one):
+//
+//   - config["code"] is the source. Args are bound as variables (keys that
+//     are valid identifiers) and as the dict `input_data`; when args has a
+//     key "input_data" that value is `input_data` instead.
+//   - The code sets `result = ...`; or uses a top-level `return` (the body is
+//     then compiled as a function whose parameters are the args); or defines
+//     `main(...)`, which is called when no result was set, with the args its
+//     signature names (`main(**kwargs)` gets all args, a parameter named
+//     input_data gets input_data).
+//   - config["libs"] maps alias to module (`{np: numpy}` is
+//     `import numpy as np`); a list of module names is accepted too.
+//   - print output (stdout and stderr) becomes Outcome.Logs (tail, 64 KiB),
+//     never the result. The result travels back as JSON on fd 3; values JSON
+//     cannot hold are converted (sets/tuples to lists, datetimes to
+//     isoformat, Decimal to int/float, NaN to null, anything else str()).
+//   - An exception is status "error" with error {kind "python", message
+//     "<Type>: <msg>", retryable false}, outcome.py.exception_type = the
+//     class name, and the traceback in the logs.
+package python
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/jsonnum"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+//go:embed runner.py
+var runnerSource string
+
+// Defaults used when Options leaves a field zero.
+const (
+	// DefaultInterpreter is looked up on PATH.
+	DefaultInterpreter = "python3"
+	// DefaultTimeout bounds one attempt when the attempt timeout is 0.
+	DefaultTimeout = 300 * time.Second
+	// DefaultMaxLogBytes is the size of the captured output tail.
+	DefaultMaxLogBytes = 64 << 10
+	// DefaultMaxResultBytes caps the JSON result read back (64 MiB).
+	DefaultMaxResultBytes int64 = 64 << 20
+)
+
+// Options configures the tool. The zero value is usable.
+type Options struct {
+	// Interpreter is the python executable: a name looked up on PATH or a
+	// path; default DefaultInterpreter. It is resolved once, to
+	// sys.executable, so that shims (pyenv) are not paid for on every attempt.
+	Interpreter string
+	// DefaultTimeout replaces DefaultTimeout when non-zero.
+	DefaultTimeout time.Duration
+	// MaxLogBytes replaces DefaultMaxLogBytes when non-zero.
+	MaxLogBytes int
+	// MaxResultBytes replaces DefaultMaxResultBytes when non-zero.
+	MaxResultBytes int64
+	// Path is the PATH given to the subprocess; default the engine's PATH.
+	Path string
+	// TempDir is where per-attempt working directories are created; default
+	// os.TempDir().
+	TempDir string
+}
+
+// Tool is the python task kind. It is safe for concurrent use; every Exec
+// starts its own process.
+type Tool struct {
+	opts Options
+
+	once      sync.Once
+	interp    string
+	interpErr error
+}
+
+// New returns a python tool configured by opts.
+func New(opts Options) *Tool {
+	if opts.Interpreter == "" {
+		opts.Interpreter = DefaultInterpreter
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	if opts.MaxLogBytes <= 0 {
+		opts.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.Path == "" {
+		opts.Path = os.Getenv("PATH")
+		if opts.Path == "" {
+			opts.Path = "/usr/local/bin:/usr/bin:/bin"
+		}
+	}
+	return &Tool{opts: opts}
+}
+
+// Interpreter returns the absolute path of the python executable the tool
+// runs (resolved on first use), or an error when none is found.
+func (t *Tool) Interpreter() (string, error) {
+	t.once.Do(func() { t.interp, t.interpErr = t.resolve() })
+	return t.interp, t.interpErr
+}
+
+func (t *Tool) resolve() (string, error) {
+	p, err := exec.LookPath(t.opts.Interpreter)
+	if err != nil {
+		return "", fmt.Errorf("python interpreter %q not found (PATH=%s): %w", t.opts.Interpreter, t.opts.Path, err)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	dir, err := os.MkdirTemp(t.opts.TempDir, "noetl-py-resolve-")
+	if err != nil {
+		return p, nil
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p, "-c", "import sys; sys.stdout.write(sys.executable + '\\n' + '.'.join(map(str, sys.version_info[:2])))")
+	cmd.Dir = dir
+	cmd.Env = t.env(dir)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("python interpreter %s does not run: %v", p, err)
+	}
+	exe, ver, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if !strings.HasPrefix(ver, "3.") {
+		return "", fmt.Errorf("python interpreter %s is version %q; CPython 3 is required", p, ver)
+	}
+	if exe != "" {
+		if st, err := os.Stat(exe); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return exe, nil
+		}
+	}
+	return p, nil
+}
+
+// env is the complete environment of the subprocess: nothing of the
+// engine's environment except PATH.
+func (t *Tool) env(dir string) []string {
+	return []string{
+		"PATH=" + t.opts.Path,
+		"LANG=C.UTF-8",
+		"PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONIOENCODING=utf-8",
+		"HOME=" + dir,
+		"TMPDIR=" + dir,
+	}
+}
+
+// Exec executes config["code"] once with the rendered args (see the package
+// documentation for the conventions; tools.Adapt turns Exec into a
+// tools.Tool). The attempt timeout is timeoutS seconds (0: default 300 s); on expiry the whole process group is killed and the outcome is
+// error {kind "timeout", retryable true}. Result and logs as documented on
+// the package; a missing `code` or args that cannot be encoded as JSON are
+// kind "config"; a runner that dies without reporting (killed, os._exit) is
+// kind "python" with the exit status in the message.
+func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
+	code, ok := config["code"].(string)
+	if !ok || strings.TrimSpace(code) == "" {
+		return conf.ConfigError("python task: `code` (a string) is required")
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	payload, err := json.Marshal(map[string]any{"code": code, "args": args, "libs": config["libs"]})
+	if err != nil {
+		return conf.ConfigError("python task: args/libs cannot be encoded as JSON: %v", err)
+	}
+	interp, err := t.Interpreter()
+	if err != nil {
+		return conf.ConfigError("python task: %v", err)
+	}
+	timeout := t.opts.DefaultTimeout
+	if timeoutS > 0 {
+		timeout = time.Duration(timeoutS * float64(time.Second))
+	}
+
+	dir, err := os.MkdirTemp(t.opts.TempDir, "noetl-py-")
+	if err != nil {
+		return conf.Fail("internal", true, "python task: cannot create working directory: %v", err)
+	}
+	defer os.RemoveAll(dir)
+
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, interp, "-s", "-c", runnerSource)
+	cmd.Dir = dir
+	cmd.Env = t.env(dir)
+	cmd.Stdin = bytes.NewReader(payload)
+	// Output and result pipes are plain files handed to the child, so that
+	// Wait returns as soon as the process exits (not when every inheritor of
+	// the pipes has closed them); the group is killed right after.
+	logs := &tailBuffer{max: t.opts.MaxLogBytes}
+	lr, lw, err := os.Pipe()
+	if err != nil {
+		return conf.Fail("internal", true, "python task: cannot create output pipe: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		lr.Close()
+		lw.Close()
+		return conf.Fail("internal", true, "python task: cannot create result pipe: %v", err)
+	}
+	cmd.Stdout = lw
+	cmd.Stderr = lw
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second // bounds the stdin copier
+	err = cmd.Start()
+	lw.Close()
+	w.Close()
+	if err != nil {
+		lr.Close()
+		r.Close()
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			return conf.Fail("canceled", true, "python task canceled before start: %v", context.Cause(ctx))
+		case rctx.Err() != nil:
+			return conf.Fail("timeout", true, "python task timeout: deadline passed before start")
+		}
+		return conf.Fail("internal", true, "python task: cannot start %s: %v", interp, err)
+	}
+	logsDone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(logs, lr)
+		close(logsDone)
+	}()
+	type read struct {
+		data []byte
+		over bool
+	}
+	resCh := make(chan read, 1)
+	go func() {
+		data, _ := io.ReadAll(io.LimitReader(r, t.opts.MaxResultBytes+1))
+		over := int64(len(data)) > t.opts.MaxResultBytes
+		if over {
+			data = nil
+			_, _ = io.Copy(io.Discard, r)
+		}
+		resCh <- read{data, over}
+	}()
+
+	waitErr := cmd.Wait()
+	// Stragglers (background children of the user code) die with the group.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// A grandchild that left the group could keep the pipes open: stop
+	// reading after a grace period.
+	grace := time.NewTimer(2 * time.Second)
+	defer grace.Stop()
+	var res read
+	select {
+	case res = <-resCh:
+	case <-grace.C:
+		r.Close()
+		lr.Close()
+		res = <-resCh
+	}
+	select {
+	case <-logsDone:
+	case <-grace.C:
+		lr.Close()
+		<-logsDone
+	}
+	r.Close()
+	lr.Close()
+
+	out := types.Outcome{Logs: logs.String()}
+	if res.over {
+		return withLogs(conf.Fail("python", false, "python task: result exceeds the %d MiB limit", t.opts.MaxResultBytes>>20), out.Logs)
+	}
+	if msg, ok := decodeMessage(res.data); ok {
+		if okv, _ := msg["ok"].(bool); okv {
+			out.Status = types.StatusOK
+			out.Result = msg["result"]
+			return out
+		}
+		typ, _ := msg["type"].(string)
+		message, _ := msg["message"].(string)
+		if message == "" {
+			message = typ
+		}
+		out.Status = types.StatusError
+		out.Error = &types.TaskError{Kind: "python", Message: message}
+		out.Py = &types.PyOutcome{ExceptionType: typ}
+		return out
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return withLogs(conf.Fail("canceled", true, "python task canceled: %v", context.Cause(ctx)), out.Logs)
+	case rctx.Err() != nil:
+		return withLogs(conf.Fail("timeout", true, "python task timeout: killed after %s", timeout), out.Logs)
+	}
+	status := "exited without reporting a result"
+	if waitErr != nil {
+		status = fmt.Sprintf("exited without reporting a result (%v)", waitErr)
+	}
+	msg := "python task: runner " + status
+	if last := lastLine(out.Logs); last != "" {
+		msg += ": " + last
+	}
+	return withLogs(conf.Fail("python", false, "%s", msg), out.Logs)
+}
+
+func withLogs(o types.Outcome, logs string) types.Outcome {
+	o.Logs = logs
+	return o
+}
+
+// decodeMessage decodes the runner's fd-3 message.
+func decodeMessage(b []byte) (map[string]any, bool) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, false
+	}
+	v, err := jsonnum.Decode(b)
+	if err != nil {
+		return nil, false
+	}
+	m, ok := v.(map[string]any)
+	return m, ok
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// tailBuffer keeps the last max bytes written to it (amortised O(1) per
+// byte: the buffer grows to 2*max before it is compacted).
+type tailBuffer struct {
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped int64
+}
+
+// Write implements io.Writer; it never fails.
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if len(p) >= b.max {
+		b.dropped += int64(len(b.buf) + len(p) - b.max)
+		b.buf = append(b.buf[:0], p[len(p)-b.max:]...)
+		return n, nil
+	}
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*b.max {
+		drop := len(b.buf) - b.max
+		b.dropped += int64(drop)
+		copy(b.buf, b.buf[drop:])
+		b.buf = b.buf[:b.max]
+	}
+	return n, nil
+}
+
+// String returns the kept tail (at most max bytes), prefixed by a note when
+// earlier output was dropped; invalid UTF-8 is replaced.
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.buf
+	dropped := b.dropped
+	if len(s) > b.max {
+		dropped += int64(len(s) - b.max)
+		s = s[len(s)-b.max:]
+	}
+	if dropped == 0 {
+		return strings.ToValidUTF8(string(s), "\uFFFD")
+	}
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+		dropped++
+	}
+	return fmt.Sprintf("[... %d bytes of earlier output dropped ...]\n", dropped) + strings.ToValidUTF8(string(s), "\uFFFD")
+}
