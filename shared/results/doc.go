@@ -1,0 +1,24 @@
+// Package results is the engine's result tier (seed 004 "Event WAL +
+// derivable storage", ARCHITECTURE.md "Storage"): task results whose JSON
+// encoding is over the inline budget are written to object storage (GCS)
+// and replaced, in execution state and events, by a small reference map
+//
+//	{"$ref": {"uri": "noetl://…", "key": "noetl/env=…/….feather", "format": "feather", "bytes": 123456, "rows": 10000},
+//	 "extracted": {"rows": 10000, "columns": ["a", "b"], "first": {…}}}
+//
+// that carries the stable logical URI (seed 004 §4, layer 1), the physical
+// object key derived from it (§4, layer 2: an FNV-1a shard, no central
+// lookup), and a bounded `extracted` predicate block (≤ 4 KB, §5) so that
+// routing (`when:`/`set:`) never needs a fetch. Tabular results are stored
+// as Arrow Feather v2 (the Arrow IPC file format, readable by pyarrow's
+// feather.read_table); everything else as JSON (§5, OQ3).
+//
+// The package has three parts, one job each:
+//   - Locator: pure naming (LogicalURI, PhysicalKey, ParseLogicalURI).
+//   - Backend: a dumb byte store (Put/Get/Exists) with a GCS driver and an
+//     in-memory one; drivers never retry and callers branch on the sentinel
+//     ErrNotFound, never on messages. resultstest.BackendSuite is the
+//     conformance suite every driver runs.
+//   - Store: the policy (Offload over budget, Resolve references back into
+//     values, IsRef). It caches nothing.
+package results

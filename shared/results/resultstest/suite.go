@@ -1,0 +1,174 @@
+// Package resultstest holds the conformance suite every results.Backend
+// driver runs (the go-cloud "drivertest" pattern), so a new driver (another
+// object store, a cache) proves the same contract as the GCS one.
+package resultstest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/results"
+)
+
+// BackendSuite runs the results.Backend contract against b as subtests:
+// Put/Get round trip (binary and empty data), overwrite, Exists true/false,
+// Get of a missing key wrapping results.ErrNotFound, keys shaped like
+// physical keys ("=", "/", dots), a large object (1 MiB + 1), concurrent
+// Puts and Gets, and failure on a cancelled context. Keys are created under
+// a prefix unique to the call, so b may be shared with other tests; nothing
+// is deleted afterwards.
+func BackendSuite(t *testing.T, b results.Backend) {
+	t.Helper()
+	prefix := fmt.Sprintf("resultstest/%d", time.Now().UnixNano())
+	key := func(name string) string { return prefix + "/" + name }
+	ctx := context.Background()
+
+	t.Run("PutGet", func(t *testing.T) {
+		data := []byte{0, 1, 2, 0xff, 'A', '\n', 0}
+		if err := b.Put(ctx, key("putget.bin"), data, "application/octet-stream"); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		got, err := b.Get(ctx, key("putget.bin"))
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("Get = %v, want %v", got, data)
+		}
+	})
+
+	t.Run("Empty", func(t *testing.T) {
+		if err := b.Put(ctx, key("empty.json"), []byte{}, "application/json"); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		got, err := b.Get(ctx, key("empty.json"))
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if len(got) != 0 {
+			t.Fatalf("Get = %d bytes, want 0", len(got))
+		}
+		if ok, err := b.Exists(ctx, key("empty.json")); err != nil || !ok {
+			t.Fatalf("Exists = %v, %v; want true, nil", ok, err)
+		}
+	})
+
+	t.Run("Overwrite", func(t *testing.T) {
+		k := key("overwrite.json")
+		if err := b.Put(ctx, k, []byte(`{"v":1}`), "application/json"); err != nil {
+			t.Fatalf("Put 1: %v", err)
+		}
+		if err := b.Put(ctx, k, []byte(`{"v":2,"longer":true}`), "application/json"); err != nil {
+			t.Fatalf("Put 2: %v", err)
+		}
+		got, err := b.Get(ctx, k)
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if string(got) != `{"v":2,"longer":true}` {
+			t.Fatalf("Get = %q, want the second Put", got)
+		}
+	})
+
+	t.Run("Exists", func(t *testing.T) {
+		k := key("exists.json")
+		if ok, err := b.Exists(ctx, k); err != nil || ok {
+			t.Fatalf("Exists before Put = %v, %v; want false, nil", ok, err)
+		}
+		if err := b.Put(ctx, k, []byte(`1`), "application/json"); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		if ok, err := b.Exists(ctx, k); err != nil || !ok {
+			t.Fatalf("Exists after Put = %v, %v; want true, nil", ok, err)
+		}
+	})
+
+	t.Run("NotFound", func(t *testing.T) {
+		_, err := b.Get(ctx, key("missing/never-written.feather"))
+		if !errors.Is(err, results.ErrNotFound) {
+			t.Fatalf("Get missing: err = %v, want errors.Is ErrNotFound", err)
+		}
+	})
+
+	t.Run("PhysicalKeyShape", func(t *testing.T) {
+		k := key("noetl/env=dev/region=us-central1/cell=c1/shard=0007/tenant=t/project=p/date=2026-01-02/execution=e%2F1/results/step.a/0/3/1.feather")
+		if err := b.Put(ctx, k, []byte("ARROW1"), results.ContentTypeFeather); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		got, err := b.Get(ctx, k)
+		if err != nil || string(got) != "ARROW1" {
+			t.Fatalf("Get = %q, %v", got, err)
+		}
+		// A sibling prefix must not be confused with the object.
+		if ok, err := b.Exists(ctx, k[:len(k)-len(".feather")]); err != nil || ok {
+			t.Fatalf("Exists(prefix) = %v, %v; want false, nil", ok, err)
+		}
+	})
+
+	t.Run("Large", func(t *testing.T) {
+		data := make([]byte, 1<<20+1)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		if err := b.Put(ctx, key("large.bin"), data, "application/octet-stream"); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		got, err := b.Get(ctx, key("large.bin"))
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("Get returned %d bytes, differing from the %d put", len(got), len(data))
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				k := key(fmt.Sprintf("concurrent/%d.json", i))
+				want := fmt.Sprintf(`{"i":%d}`, i)
+				if err := b.Put(ctx, k, []byte(want), "application/json"); err != nil {
+					errs <- err
+					return
+				}
+				got, err := b.Get(ctx, k)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if string(got) != want {
+					errs <- fmt.Errorf("key %s: got %q, want %q", k, got, want)
+				}
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+
+	t.Run("CancelledContext", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := b.Put(cctx, key("cancelled.json"), []byte(`1`), "application/json"); err == nil {
+			t.Error("Put with cancelled ctx: err = nil")
+		}
+		if _, err := b.Get(cctx, key("putget.bin")); err == nil {
+			t.Error("Get with cancelled ctx: err = nil")
+		}
+		if _, err := b.Exists(cctx, key("putget.bin")); err == nil {
+			t.Error("Exists with cancelled ctx: err = nil")
+		}
+	})
+}

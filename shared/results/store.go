@@ -1,0 +1,274 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Reference map keys (seed 004 §5 "carried inline: the bounded extracted
+// block").
+const (
+	// RefKey marks a result reference: a map with this key stands for the
+	// stored value (see Store.Offload for the full shape).
+	RefKey = "$ref"
+	// ExtractedKey holds the reference's extracted block (see Extract).
+	ExtractedKey = "extracted"
+)
+
+// DefaultInlineMax is the inline budget, in bytes of JSON, used when
+// Store.InlineMax ≤ 0 (64 KiB).
+const DefaultInlineMax = 65536
+
+// ErrBadRef is returned (wrapped) by Store.Resolve for a "$ref" map that is
+// malformed (missing key, unknown format) or names another bucket.
+var ErrBadRef = errors.New("results: bad result reference")
+
+// Store is the result tier's policy (seed 004 §5): it moves over-budget
+// results to its Backend under names from its Locator, and turns references
+// back into values. It holds no cache and is safe for concurrent use if its
+// Backend is. Backend is required; the other fields have defaults.
+type Store struct {
+	Backend
+	Locator
+	// InlineMax is the largest JSON encoding, in bytes, kept inline;
+	// ≤ 0 means DefaultInlineMax (65536).
+	InlineMax int
+	// Now gives the date segment of new physical keys; nil means time.Now.
+	Now func() time.Time
+}
+
+// Offload stores v in the result tier when it is over the inline budget
+// (seed 004 §5 "the size threshold that gates inline-vs-reference").
+//
+//   - If v's JSON encoding is at most InlineMax bytes it returns (nil, nil):
+//     the caller keeps v inline.
+//   - If v is tabular (AsTable) it is stored as Arrow Feather v2
+//     (EncodeFeather; format "feather", content type ContentTypeFeather);
+//     otherwise as its JSON encoding (format "json", ContentTypeJSON).
+//   - The object goes to PhysicalKey(c, format, Now()), overwriting what is
+//     there (idempotent redelivery).
+//
+// It then returns the reference map that the engine keeps in state and
+// events instead of v ("bucket" only when the Backend is a BucketNamer,
+// "rows" only for feather; numbers are int64):
+//
+//	{"$ref": {"uri": LogicalURI(c), "key": <physical key>, "bucket": <bucket>,
+//	          "format": "feather"|"json", "bytes": <object size>, "rows": <row count>},
+//	 "extracted": Extract(v)}
+//
+// Errors: c lacks ExecutionID or Step (wrapping ErrBadURI); v cannot be
+// JSON-encoded (e.g. NaN); encoding failed; Backend.Put failed (wrapped).
+func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
+	limit := s.InlineMax
+	if limit <= 0 {
+		limit = DefaultInlineMax
+	}
+	over, err := jsonOver(v, limit)
+	if err != nil {
+		return nil, fmt.Errorf("results: offload: %w", err)
+	}
+	var js []byte
+	if !over {
+		if js, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("results: offload: %w", err)
+		}
+		if len(js) <= limit {
+			return nil, nil
+		}
+	}
+	if s.Backend == nil {
+		return nil, errors.New("results: offload: Store has no Backend")
+	}
+	if c.ExecutionID == "" || c.Step == "" {
+		return nil, fmt.Errorf("%w: offload needs ExecutionID and Step (got %q, %q)", ErrBadURI, c.ExecutionID, c.Step)
+	}
+
+	ref := map[string]any{"uri": s.LogicalURI(c)}
+	var data []byte
+	var contentType string
+	t, tabular := scanTable(v)
+	if tabular {
+		if data, err = encodeFeather(t); err != nil {
+			return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
+		}
+		ref["format"], ref["rows"], contentType = FormatFeather, int64(len(t.rows)), ContentTypeFeather
+	} else {
+		if js == nil {
+			if js, err = json.Marshal(v); err != nil {
+				return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
+			}
+		}
+		data = js
+		ref["format"], contentType = FormatJSON, ContentTypeJSON
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	key := s.PhysicalKey(c, ref["format"].(string), now())
+	if err := s.Backend.Put(ctx, key, data, contentType); err != nil {
+		return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
+	}
+	ref["key"] = key
+	ref["bytes"] = int64(len(data))
+	if bn, ok := s.Backend.(BucketNamer); ok {
+		ref["bucket"] = bn.Bucket()
+	}
+	var extracted map[string]any
+	if tabular {
+		extracted = extractTable(t)
+	} else {
+		extracted = Extract(v)
+	}
+	return map[string]any{RefKey: ref, ExtractedKey: extracted}, nil
+}
+
+// IsRef reports whether v is a result reference: a map[string]any with a
+// "$ref" key (the shape Offload returns).
+func IsRef(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = m[RefKey]
+	return ok
+}
+
+// Resolve returns v with every result reference in it replaced by the
+// stored value (seed 004 §4.2 "the read path resolves the logical URI →
+// physical key → object fetch"). It walks map[string]any, []any and
+// []map[string]any; a map with a "$ref" key is replaced as a whole (its
+// "extracted" block is dropped) and the loaded value is not walked again.
+//
+//   - Feather objects decode to []any of map[string]any (DecodeFeather:
+//     int64, float64, bool, string, nil cells).
+//   - JSON objects decode with whole numbers as int64, others float64
+//     (jsonx).
+//
+// Copy on write: v itself is never modified; containers on the path to a
+// reference are shallow-copied, everything else is shared, and a v without
+// references is returned as is. The object is read from "$ref.key" (the
+// date segment is not derivable from the URI, so the key is never
+// recomputed); the bucket, when present, must be the Backend's. Nothing is
+// cached across calls.
+//
+// Errors (wrapped, naming the reference's URI): ErrBadRef for a malformed
+// reference or another bucket, ErrNotFound when the object is missing,
+// ErrFormat when it cannot be decoded, or the Backend's error.
+func (s *Store) Resolve(ctx context.Context, v any) (any, error) {
+	out, _, err := s.resolve(ctx, v)
+	return out, err
+}
+
+func (s *Store) resolve(ctx context.Context, v any) (any, bool, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		if r, ok := x[RefKey]; ok {
+			val, err := s.load(ctx, r)
+			return val, true, err
+		}
+		var out map[string]any
+		for k, e := range x {
+			ne, changed, err := s.resolve(ctx, e)
+			if err != nil {
+				return nil, false, err
+			}
+			if changed {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = ne
+			}
+		}
+		if out != nil {
+			return out, true, nil
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			ne, changed, err := s.resolve(ctx, e)
+			if err != nil {
+				return nil, false, err
+			}
+			if changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = ne
+			}
+		}
+		if out != nil {
+			return out, true, nil
+		}
+	case []map[string]any:
+		var out []any // a resolved element need not be a map
+		for i, e := range x {
+			ne, changed, err := s.resolve(ctx, e)
+			if err != nil {
+				return nil, false, err
+			}
+			if changed {
+				if out == nil {
+					out = make([]any, len(x))
+					for j, m := range x {
+						out[j] = m
+					}
+				}
+				out[i] = ne
+			}
+		}
+		if out != nil {
+			return out, true, nil
+		}
+	}
+	return v, false, nil
+}
+
+// load fetches and decodes the object a "$ref" value describes.
+func (s *Store) load(ctx context.Context, r any) (any, error) {
+	ref, ok := r.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is %T, want an object", ErrBadRef, RefKey, r)
+	}
+	uri, _ := ref["uri"].(string)
+	key, _ := ref["key"].(string)
+	format, _ := ref["format"].(string)
+	if key == "" {
+		return nil, fmt.Errorf("%w: %s: no key", ErrBadRef, uri)
+	}
+	if format != FormatFeather && format != FormatJSON {
+		return nil, fmt.Errorf("%w: %s: format %q", ErrBadRef, uri, format)
+	}
+	if b, ok := ref["bucket"].(string); ok && b != "" {
+		if bn, ok := s.Backend.(BucketNamer); ok && bn.Bucket() != b {
+			return nil, fmt.Errorf("%w: %s: bucket %q, store reads %q", ErrBadRef, uri, b, bn.Bucket())
+		}
+	}
+	if s.Backend == nil {
+		return nil, errors.New("results: resolve: Store has no Backend")
+	}
+	data, err := s.Backend.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("results: resolve %s: %w", uri, err)
+	}
+	if format == FormatFeather {
+		rows, err := DecodeFeather(data)
+		if err != nil {
+			return nil, fmt.Errorf("results: resolve %s: %w", uri, err)
+		}
+		return rows, nil
+	}
+	var out any
+	if err := jsonx.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("results: resolve %s: %w: json: %v", uri, ErrFormat, err)
+	}
+	return out, nil
+}
