@@ -141,6 +141,9 @@ type Command struct {
 	Prev any `json:"prev,omitempty"`
 	// HasPrev tells a nil Prev from an absent one.
 	HasPrev bool `json:"has_prev,omitempty"`
+	// CtxPatch accumulates policy then.set_ctx patches of this unit; they
+	// reach the execution ctx with the unit's boundary event.
+	CtxPatch map[string]any `json:"ctx_patch,omitempty"`
 	// Jumps counts pipeline jumps taken so far in this unit (bounded by the
 	// engine's jump limit to stop runaway pagination).
 	Jumps int `json:"jumps,omitempty"`
@@ -281,4 +284,20 @@ func (o Outcome) ToMap() map[string]any {
 		m["py"] = map[string]any{"exception_type": o.Py.ExceptionType}
 	}
 	return m
+}
+
+// DeriveIDPart formats an int for use in ids and keys.
+func DeriveIDPart(i int) string { return itoa(i) }
+
+// ResultCoords locate one result in the results tier (seed 004 §4: the
+// logical URI noetl://<tenant>/<project>/results/<execution_id>/<step>/
+// <frame>/<row>/<attempt>).
+type ResultCoords struct {
+	Tenant      string // default "default"
+	Project     string // default "default"
+	ExecutionID string
+	Step        string
+	Frame       int // the step run
+	Row         int // the loop iteration (0 when none)
+	Attempt     int
 }

@@ -1,0 +1,152 @@
+// Package e2e holds the end-to-end tests of the engine on the local
+// emulator stack: the NoETL conformance playbooks run unchanged through
+// scripts/run, the control loop's idempotency under duplicate delivery, and
+// invalid input. The tests need the stack (scripts/up) and its environment
+// (.stack/env); scripts/test provides both and sets NOETL_STACK=1, which
+// turns a missing stack into a failure instead of a skip.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/jsonx"
+)
+
+// RepoRoot returns the repository root (two levels above this file).
+func RepoRoot() string {
+	_, f, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(f), "..", ".."))
+}
+
+// SharedDir returns the project's ../shared folder (conformance playbooks).
+func SharedDir() string {
+	if d := os.Getenv("NOETL_SHARED_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(RepoRoot(), "..", "shared")
+}
+
+// RequireStack skips the test when the stack is not up, or fails it when
+// NOETL_STACK=1 (set by scripts/test) says the stack must be there.
+func RequireStack(t testing.TB) {
+	t.Helper()
+	url := os.Getenv("NOETL_FUNCTIONS_URL")
+	if url == "" {
+		if os.Getenv("NOETL_STACK") == "1" {
+			t.Fatal("NOETL_STACK=1 but NOETL_FUNCTIONS_URL is unset: source .stack/env")
+		}
+		t.Skip("local stack not configured (run scripts/test, or scripts/up and source .stack/env)")
+	}
+	resp, err := http.Get(url + "/api/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("stack not healthy at %s: %v", url, err)
+	}
+	resp.Body.Close()
+}
+
+// RunResult is the outcome of scripts/run.
+type RunResult struct {
+	Code        int
+	Stdout      string
+	Stderr      string
+	ExecutionID string         `json:"execution_id"`
+	Status      string         `json:"status"`
+	DurationMS  float64        `json:"duration_ms"`
+	Steps       map[string]any `json:"steps"`
+}
+
+// Run runs scripts/run on a playbook with an optional workload JSON.
+func Run(t testing.TB, playbook string, workload string) RunResult {
+	t.Helper()
+	args := []string{filepath.Join(RepoRoot(), "scripts", "run"), playbook, "--quiet", "--timeout", "10m"}
+	if workload != "" {
+		args = append(args, "--workload", workload)
+	}
+	cmd := exec.Command("bash", args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	r := RunResult{Stdout: so.String(), Stderr: se.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.Code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("scripts/run: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if last := lines[len(lines)-1]; strings.HasPrefix(last, "{") {
+		var m map[string]any
+		if err := jsonx.Unmarshal([]byte(last), &m); err == nil {
+			r.ExecutionID, _ = m["execution_id"].(string)
+			r.Status, _ = m["status"].(string)
+			r.Steps, _ = m["steps"].(map[string]any)
+			switch d := m["duration_ms"].(type) {
+			case int64:
+				r.DurationMS = float64(d)
+			case float64:
+				r.DurationMS = d
+			}
+		}
+	}
+	return r
+}
+
+// Events fetches an execution's projected events, waiting until the
+// playbook.finished event is projected (materialize runs beside route).
+func Events(t testing.TB, id string) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(os.Getenv("NOETL_FUNCTIONS_URL") + "/api/executions/" + id + "/events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var body struct {
+			Events []map[string]any `json:"events"`
+		}
+		if err := jsonx.Unmarshal(b, &body); err != nil {
+			t.Fatalf("events: %v: %s", err, b)
+		}
+		for _, e := range body.Events {
+			if e["event_type"] == "playbook.finished" {
+				return body.Events
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("playbook.finished of %s never projected (%d events)", id, len(body.Events))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Count counts events matching type and step ("" = any).
+func Count(evs []map[string]any, typ, step string) int {
+	n := 0
+	for _, e := range evs {
+		if e["event_type"] == typ && (step == "" || e["step"] == step) {
+			n++
+		}
+	}
+	return n
+}
+
+// MustJSON encodes v.
+func MustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprint(err))
+	}
+	return string(b)
+}

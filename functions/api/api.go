@@ -1,0 +1,280 @@
+// Package api is the api Cloud Function (HTTP trigger): it starts
+// executions and serves their status and events.
+//
+//	POST /executions             {"path": "examples/x.yaml" | "playbook": "<yaml>", "workload": {...}}
+//	                             → 202 {"execution_id", "status"}; 400 {"error", "problems": [{line, path, message}]}
+//	GET  /executions/{id}        → 200 status view; 404
+//	GET  /executions/{id}/events → 200 {"events": [...]} in timestamp order
+//	GET  /healthz                → 200
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+func init() { functions.HTTP("api", API) }
+
+// API routes the HTTP API. Paths are matched after an optional "/api"
+// prefix so the same handler serves at "/" (Cloud Functions) and "/api/"
+// (the local server).
+func API(w http.ResponseWriter, r *http.Request) {
+	p := strings.TrimPrefix(r.URL.Path, "/api")
+	p = strings.TrimSuffix(p, "/")
+	switch {
+	case p == "/healthz" || p == "":
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	case p == "/executions" && r.Method == http.MethodPost:
+		start(w, r)
+	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:
+		rest := strings.TrimPrefix(p, "/executions/")
+		if id, ok := strings.CutSuffix(rest, "/events"); ok {
+			events(w, r, id)
+			return
+		}
+		get(w, r, rest)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// StartRequest is the body of POST /executions.
+type StartRequest struct {
+	// Path is a playbook file, relative to NOETL_REPO_ROOT or absolute.
+	Path string `json:"path"`
+	// Playbook is inline playbook YAML (instead of Path).
+	Playbook string `json:"playbook"`
+	// Workload is deep-merged over the playbook's workload.
+	Workload map[string]any `json:"workload"`
+	// ParentID links a child execution to its parent.
+	ParentID string `json:"parent_id"`
+}
+
+func start(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	d, err := runtime.Get(ctx)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	var req StartRequest
+	if err := jsonx.Unmarshal(body, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid JSON body: " + err.Error()})
+		return
+	}
+	req.Workload = normMap(req.Workload)
+	src, name, err := source(d.Cfg.RepoRoot, req)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	pb, err := dsl.Load(src, name)
+	if err != nil {
+		var ve *dsl.ValidationError
+		if errors.As(err, &ve) {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid playbook " + name, "problems": ve.Problems, "message": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	id, err := Start(ctx, d, pb, src, req.Workload, req.ParentID)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	warnings := []string{}
+	for _, p := range pb.Warnings {
+		warnings = append(warnings, p.Message)
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"execution_id": id, "status": engine.ExecRequested, "warnings": warnings})
+}
+
+// Start creates the execution document and publishes
+// playbook.execution.requested; route takes it from there.
+func Start(ctx context.Context, d *runtime.Deps, pb *dsl.Playbook, src []byte, workload map[string]any, parentID string) (string, error) {
+	id := NewID()
+	now := time.Now()
+	merged := DeepMerge(jsonx.Clone(pb.Workload), workload)
+	wl, _ := merged.(map[string]any)
+	if wl == nil {
+		wl = map[string]any{}
+	}
+	st := engine.NewState(id, parentID, pb, wl, now)
+	if err := d.Store.ExecutionCreate(ctx, &store.Execution{State: st, Source: string(src)}); err != nil {
+		return "", err
+	}
+	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
+	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", st.Playbook, parentID
+	ev.Payload = map[string]any{"playbook": st.Playbook, "workload_keys": keys(wl)}
+	if err := d.Bus.PublishEvents(ctx, ev); err != nil {
+		return "", err
+	}
+	d.Log.InfoContext(ctx, "execution requested", "execution_id", id, "playbook", st.Playbook)
+	return id, nil
+}
+
+func keys(m map[string]any) []any {
+	out := []any{}
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// NewID returns a new execution id (time-ordered prefix + random suffix).
+func NewID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func source(root string, req StartRequest) ([]byte, string, error) {
+	if req.Playbook != "" {
+		return []byte(req.Playbook), "playbook", nil
+	}
+	if req.Path == "" {
+		return nil, "", errors.New("either path or playbook is required")
+	}
+	p := req.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, "", errors.New("cannot read playbook: " + err.Error())
+	}
+	return b, req.Path, nil
+}
+
+// DeepMerge merges over into base (maps recursively; other values of over
+// replace) and returns base (DSL.md "Document": workload defaults
+// deep-merged with the request payload).
+func DeepMerge(base any, over any) any {
+	bm, ok1 := base.(map[string]any)
+	om, ok2 := over.(map[string]any)
+	if !ok1 || !ok2 {
+		if over == nil {
+			return base
+		}
+		return over
+	}
+	for k, v := range om {
+		if cur, ok := bm[k]; ok {
+			bm[k] = DeepMerge(cur, v)
+		} else {
+			bm[k] = v
+		}
+	}
+	return bm
+}
+
+func normMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return jsonx.Normalize(m).(map[string]any)
+}
+
+// StepView is one step in GET /executions/{id}.
+type StepView struct {
+	Status     string         `json:"status"`
+	Run        int            `json:"run"`
+	Runs       int            `json:"runs"`
+	DurationMS int64          `json:"duration_ms,omitempty"`
+	Loop       map[string]any `json:"loop,omitempty"`
+	Error      any            `json:"error,omitempty"`
+}
+
+func get(w http.ResponseWriter, r *http.Request, id string) {
+	ctx := r.Context()
+	d, err := runtime.Get(ctx)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+		return
+	}
+	rec, err := d.Store.ExecutionGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
+		return
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	st := rec.State
+	steps := map[string]StepView{}
+	for name, ss := range st.Steps {
+		v := StepView{Status: ss.Status, Run: ss.Run, Runs: ss.Runs, DurationMS: ss.DurationMS, Error: ss.Error}
+		if ss.Loop != nil {
+			done := ss.Loop.Total
+			if ss.Status == types.StatusRunning {
+				if n, err := d.Store.IterationCount(ctx, id, engine.LoopKey(name, ss.Run)); err == nil {
+					done = n
+				}
+			}
+			v.Loop = map[string]any{"total": ss.Loop.Total, "done": done, "mode": ss.Loop.Mode, "max_in_flight": ss.Loop.MaxInFlight}
+		}
+		steps[name] = v
+	}
+	var dur int64
+	if t0, err := time.Parse(time.RFC3339Nano, st.CreatedAt); err == nil {
+		end := time.Now()
+		if t1, err := time.Parse(time.RFC3339Nano, st.FinishedAt); err == nil {
+			end = t1
+		}
+		dur = end.Sub(t0).Milliseconds()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"execution_id": st.ExecutionID, "parent_id": st.ParentID, "playbook": st.Playbook, "status": st.Status,
+		"created_at": st.CreatedAt, "started_at": st.StartedAt, "finished_at": st.FinishedAt, "duration_ms": dur,
+		"steps": steps, "results": st.Results, "ctx": st.Ctx, "failures": st.Failures, "result": st.Result,
+	})
+}
+
+func events(w http.ResponseWriter, r *http.Request, id string) {
+	ctx := r.Context()
+	d, err := runtime.Get(ctx)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+		return
+	}
+	evs, err := d.Store.EventList(ctx, id)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	if evs == nil {
+		evs = []types.Event{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"execution_id": id, "count": len(evs), "events": evs})
+}

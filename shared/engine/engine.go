@@ -1,0 +1,551 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/template"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Source is the event source name of events the engine produces.
+const Source = "route"
+
+// MaxStepRuns bounds how often one step may run in an execution (a guard
+// against arcs that loop forever, e.g. pagination whose stop condition is
+// never met).
+const MaxStepRuns = 10000
+
+// Options tunes the engine; the zero value is usable.
+type Options struct {
+	// DefaultMaxInFlight applies to parallel loops without max_in_flight
+	// (default 10).
+	DefaultMaxInFlight int
+}
+
+// Engine is the pure transition function over one playbook. It is safe for
+// concurrent use (it holds no mutable state).
+type Engine struct {
+	PB   *dsl.Playbook
+	Opts Options
+}
+
+// New returns an engine for pb.
+func New(pb *dsl.Playbook, opts Options) *Engine {
+	if opts.DefaultMaxInFlight <= 0 {
+		opts.DefaultMaxInFlight = 10
+	}
+	return &Engine{PB: pb, Opts: opts}
+}
+
+// NewState returns the initial state of a requested execution.
+func NewState(executionID, parentID string, pb *dsl.Playbook, workload map[string]any, now time.Time) *State {
+	name := pb.Metadata.Path
+	if name == "" {
+		name = pb.Metadata.Name
+	}
+	return &State{
+		ExecutionID: executionID,
+		ParentID:    parentID,
+		Playbook:    name,
+		Status:      ExecRequested,
+		Workload:    workload,
+		Ctx:         map[string]any{},
+		Results:     map[string]any{},
+		Steps:       map[string]*StepState{},
+		CreatedAt:   ts(now),
+	}
+}
+
+func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// transition accumulates the output of one Apply.
+type transition struct {
+	e   *Engine
+	st  *State
+	now time.Time
+	out Output
+}
+
+func (t *transition) event(typ string, step string, run int, payload map[string]any, idParts ...string) *types.Event {
+	parts := append([]string{step, itoa(run)}, idParts...)
+	ev := types.NewEvent(typ, t.st.ExecutionID, Source, t.now, parts...)
+	ev.Step = step
+	ev.StepRun = run
+	ev.Payload = payload
+	ev.ParentID = t.st.ParentID
+	switch {
+	case step == "":
+		ev.EntityType = "playbook"
+		ev.EntityID = t.st.Playbook
+	default:
+		ev.EntityType = "step"
+		ev.EntityID = step
+	}
+	t.out.Events = append(t.out.Events, ev)
+	return &t.out.Events[len(t.out.Events)-1]
+}
+
+// Start moves a requested execution to running and schedules the `start`
+// step. It fails if the state is not requested.
+func (e *Engine) Start(st *State, now time.Time) (Output, error) {
+	if st.Status != ExecRequested {
+		return Output{}, fmt.Errorf("engine: execution %s is %s, not %s", st.ExecutionID, st.Status, ExecRequested)
+	}
+	st.Version++
+	t := &transition{e: e, st: st, now: now}
+	st.Status = ExecRunning
+	st.StartedAt = ts(now)
+	t.event(types.EvPlaybookStarted, "", 0, map[string]any{"playbook": st.Playbook, "parent_id": st.ParentID})
+	t.event(types.EvWorkflowStarted, "", 0, nil)
+	if err := t.schedule("start", nil, "", 0); err != nil {
+		return Output{}, err
+	}
+	t.maybeFinish()
+	return t.out, nil
+}
+
+// Apply folds one boundary event (step.done, step.failed, loop.done) into
+// st and returns what to do next. changed is false when the event does not
+// apply (a duplicate, a stale run, an execution already finished); st is
+// then untouched. Other event types are ignored.
+func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, changed bool, err error) {
+	if st.Terminal() || st.Status != ExecRunning {
+		return Output{}, false, nil
+	}
+	switch ev.EventType {
+	case types.EvStepDone, types.EvStepFailed, types.EvLoopDone:
+	default:
+		return Output{}, false, nil
+	}
+	ss := st.Steps[ev.Step]
+	if ss == nil || ss.Run != ev.StepRun || (ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled) {
+		return Output{}, false, nil
+	}
+	step := e.PB.Step(ev.Step)
+	if step == nil {
+		return Output{}, false, fmt.Errorf("engine: event for unknown step %q", ev.Step)
+	}
+	st.Version++
+	t := &transition{e: e, st: st, now: now}
+	ok := ev.EventType != types.EvStepFailed
+	var result any
+	if ev.Payload != nil {
+		result = ev.Payload["result"]
+	}
+	if err := t.finishStep(step, ss, ok, result, ev); err != nil {
+		return Output{}, false, err
+	}
+	t.maybeFinish()
+	return t.out, true, nil
+}
+
+// finishStep records a step run's end, applies its ctx patches and
+// evaluates its arcs.
+func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result any, ev types.Event) error {
+	st := t.st
+	st.Active--
+	ss.FinishedAt = ts(t.now)
+	ss.Runs++
+	if started, err := time.Parse(time.RFC3339Nano, ss.StartedAt); err == nil {
+		ss.DurationMS = t.now.Sub(started).Milliseconds()
+	}
+	st.LastStep = step.Name
+	var evPayload map[string]any
+	if ev.Payload != nil {
+		evPayload = ev.Payload
+	}
+	if ok {
+		ss.Status = types.StatusOK
+		ss.Error = nil
+		st.Results[step.Name] = result
+		st.Result = result
+		// Worker-side ctx patches (policy then.set_ctx), then the step's own.
+		if patch, _ := evPayload["ctx"].(map[string]any); patch != nil {
+			for k, v := range patch {
+				st.Ctx[k] = v
+			}
+		}
+		if len(step.SetCtx) > 0 {
+			v, err := template.RenderValue(step.SetCtx, t.scope(ss, nil))
+			if err != nil {
+				return t.stepError(step, ss, fmt.Errorf("step %s set_ctx: %w", step.Name, err))
+			}
+			if m, _ := v.(map[string]any); m != nil {
+				for k, x := range m {
+					st.Ctx[k] = x
+				}
+			}
+		}
+	} else {
+		ss.Status = types.StatusFailed
+		if evPayload != nil {
+			ss.Error = evPayload["error"]
+		}
+	}
+	fired, err := t.route(step, ss, ev.EventType, ok, result, evPayload)
+	if err != nil {
+		return t.stepError(step, ss, err)
+	}
+	if !ok && fired == 0 {
+		st.Failures = append(st.Failures, fmt.Sprintf("step %s failed: %v", step.Name, describeError(ss.Error)))
+	}
+	return nil
+}
+
+// stepError records an engine-side failure of a step (a template error in
+// set_ctx or an arc) as an unhandled failure.
+func (t *transition) stepError(step *dsl.Step, ss *StepState, err error) error {
+	ss.Status = types.StatusFailed
+	ss.Error = map[string]any{"kind": "template", "message": err.Error()}
+	t.st.Failures = append(t.st.Failures, err.Error())
+	t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{"error": err.Error(), "matched": []any{}, "fired": []any{}})
+	return nil
+}
+
+func describeError(e any) string {
+	if m, ok := e.(map[string]any); ok {
+		if msg, ok := m["message"]; ok {
+			return fmt.Sprint(msg)
+		}
+	}
+	if e == nil {
+		return "unknown error"
+	}
+	return fmt.Sprint(e)
+}
+
+// scope builds the template scope of the control plane for a step.
+func (t *transition) scope(ss *StepState, extra map[string]any) template.Scope {
+	var args map[string]any
+	if ss != nil {
+		args = ss.Args
+	}
+	return template.NewScope(template.ScopeParams{
+		Workload:    t.st.Workload,
+		Ctx:         t.st.Ctx,
+		Args:        args,
+		ExecutionID: t.st.ExecutionID,
+		Results:     t.st.Results,
+		Extra:       extra,
+	})
+}
+
+// arcListens reports whether an arc fires on the given boundary event.
+func arcListens(a *dsl.Arc, evName string, ok bool) bool {
+	on := arcOn(a)
+	switch on {
+	case "", "step.done", "done", "success":
+		return ok
+	case "any", "*":
+		return true
+	case "step.failed", "failed", "failure", "error":
+		return !ok
+	case "loop.done":
+		return ok && evName == types.EvLoopDone
+	}
+	return false
+}
+
+// route evaluates the step's arcs on a boundary event and schedules the
+// targets. It returns the number of fired arcs.
+func (t *transition) route(step *dsl.Step, ss *StepState, evName string, ok bool, result any, payload map[string]any) (int, error) {
+	if step.Next == nil || len(step.Next.Arcs) == 0 {
+		return 0, nil
+	}
+	eventView := map[string]any{"name": evName, "step": step.Name, "status": map[bool]string{true: "ok", false: "failed"}[ok], "result": result}
+	if payload != nil {
+		eventView["error"] = payload["error"]
+	}
+	sc := t.scope(ss, map[string]any{"event": eventView})
+	matched := []any{}
+	var fire []*dsl.Arc
+	for _, a := range step.Next.Arcs {
+		if !arcListens(a, evName, ok) {
+			continue
+		}
+		hit := true
+		if a.When != "" {
+			v, err := template.Truthy(a.When, sc)
+			if err != nil {
+				return 0, fmt.Errorf("step %s arc to %s: when: %w", step.Name, a.Step, err)
+			}
+			hit = v
+		}
+		if !hit {
+			continue
+		}
+		matched = append(matched, a.Step)
+		if step.Next.Mode == "inclusive" || len(fire) == 0 {
+			fire = append(fire, a)
+		}
+	}
+	fired := []any{}
+	for _, a := range fire {
+		fired = append(fired, a.Step)
+	}
+	t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{
+		"event": evName, "mode": modeOf(step.Next), "matched": matched, "fired": fired,
+	})
+	for _, a := range fire {
+		var args map[string]any
+		if len(a.Args) > 0 {
+			v, err := template.RenderValue(a.Args, sc)
+			if err != nil {
+				return 0, fmt.Errorf("step %s arc to %s: args: %w", step.Name, a.Step, err)
+			}
+			args, _ = v.(map[string]any)
+		}
+		if err := t.schedule(a.Step, args, step.Name, ss.Run); err != nil {
+			return 0, err
+		}
+	}
+	return len(fire), nil
+}
+
+func modeOf(n *dsl.Next) string {
+	if n.Mode == "" {
+		return "exclusive"
+	}
+	return n.Mode
+}
+
+// schedule starts a new run of a step: admission, then loop fan-out or a
+// single unit of work.
+func (t *transition) schedule(name string, args map[string]any, from string, fromRun int) error {
+	st := t.st
+	step := t.e.PB.Step(name)
+	if step == nil {
+		st.Failures = append(st.Failures, fmt.Sprintf("arc to unknown step %q", name))
+		return nil
+	}
+	ss := st.Steps[name]
+	if ss == nil {
+		ss = &StepState{}
+		st.Steps[name] = ss
+	}
+	run := ss.Run + 1
+	idPart := from + "." + itoa(fromRun)
+	if run > MaxStepRuns {
+		st.Failures = append(st.Failures, fmt.Sprintf("step %s exceeded %d runs", name, MaxStepRuns))
+		return nil
+	}
+	if step.Admit != nil && len(step.Admit.Rules) > 0 {
+		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results})
+		allowed, rule, err := evalAdmit(step.Admit, sc)
+		if err != nil {
+			st.Failures = append(st.Failures, fmt.Sprintf("step %s admit: %v", name, err))
+			return nil
+		}
+		t.event(types.EvAdmitEvaluated, name, run, map[string]any{"allowed": allowed, "rule": rule}, idPart)
+		if !allowed {
+			ss.Status = types.StatusSkipped
+			return nil
+		}
+	}
+	ss.Run = run
+	ss.Status = types.StatusScheduled
+	ss.Args = args
+	ss.StartedAt = ts(t.now)
+	ss.FinishedAt = ""
+	ss.Error = nil
+	ss.Loop = nil
+	st.Active++
+	t.event(types.EvStepScheduled, name, run, map[string]any{"from": from, "args": args})
+
+	if step.Loop != nil {
+		return t.startLoop(step, ss, args)
+	}
+	if len(step.Tasks) == 0 {
+		// A routing-only step completes at once.
+		ss.Status = types.StatusRunning
+		done := types.NewEvent(types.EvStepDone, st.ExecutionID, Source, t.now, name, itoa(run))
+		done.Step, done.StepRun = name, run
+		return t.finishStep(step, ss, true, nil, done)
+	}
+	ss.Status = types.StatusRunning
+	cmd := types.Command{
+		Kind: types.CmdRunStep, ExecutionID: st.ExecutionID, Step: name, StepRun: run,
+		Args: args, TaskIndex: 0, Attempt: 1, StateVersion: st.Version,
+	}
+	cmd.ID = cmd.TaskName()
+	t.out.Commands = append(t.out.Commands, cmd)
+	return nil
+}
+
+func evalAdmit(p *dsl.Policy, sc template.Scope) (bool, int, error) {
+	for i, r := range p.Rules {
+		hit := r.Else
+		if !r.Else {
+			v, err := template.Truthy(r.When, sc)
+			if err != nil {
+				return false, i, err
+			}
+			hit = v
+		}
+		if hit {
+			if r.Then.Allow == nil {
+				return true, i, nil
+			}
+			return *r.Then.Allow, i, nil
+		}
+	}
+	return true, -1, nil
+}
+
+// startLoop renders loop.in and plans the fan-out: the first MaxInFlight
+// iterations are dispatched now, each later one when an earlier completes
+// (see NextIteration), so no document counts in-flight iterations.
+func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]any) error {
+	st := t.st
+	l := step.Loop
+	sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results})
+	v, err := template.RenderValue(l.In, sc)
+	if err != nil {
+		return t.failNow(step, ss, fmt.Sprintf("loop.in: %v", err))
+	}
+	items, ok := asList(v)
+	if !ok {
+		return t.failNow(step, ss, fmt.Sprintf("loop.in must render to a list, got %T", v))
+	}
+	mode := l.Mode
+	if mode == "" {
+		mode = "sequential"
+	}
+	mif := 1
+	if mode == "parallel" {
+		mif = l.MaxInFlight
+		if mif <= 0 {
+			mif = t.e.Opts.DefaultMaxInFlight
+		}
+	}
+	ss.Status = types.StatusRunning
+	ss.Loop = &LoopStatus{Total: len(items), Mode: mode, MaxInFlight: mif}
+	t.event(types.EvLoopStarted, step.Name, ss.Run, map[string]any{"total": len(items), "mode": mode, "max_in_flight": mif})
+	if len(items) == 0 {
+		done := types.NewEvent(types.EvLoopDone, st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
+		done.Step, done.StepRun = step.Name, ss.Run
+		res := map[string]any{"results": []any{}}
+		t.event(types.EvLoopDone, step.Name, ss.Run, map[string]any{"result": res, "total": 0})
+		return t.finishStep(step, ss, true, res, done)
+	}
+	fm := step.FailureMode
+	if fm == "" {
+		fm = "fail_fast"
+	}
+	plan := LoopPlan{Step: step.Name, Run: ss.Run, Items: items, Iterator: l.Iterator, Mode: mode,
+		MaxInFlight: mif, FailureMode: fm, Args: args, StateVersion: st.Version}
+	t.out.Loops = append(t.out.Loops, plan)
+	for i := 0; i < len(items) && i < mif; i++ {
+		t.out.Commands = append(t.out.Commands, IterationCommand(st.ExecutionID, plan, i))
+	}
+	return nil
+}
+
+// failNow fails a step before any unit ran (e.g. loop.in did not render).
+func (t *transition) failNow(step *dsl.Step, ss *StepState, msg string) error {
+	ss.Status = types.StatusRunning
+	ev := types.NewEvent(types.EvStepFailed, t.st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
+	ev.Step, ev.StepRun = step.Name, ss.Run
+	ev.Payload = map[string]any{"error": map[string]any{"kind": "template", "message": msg}}
+	t.out.Events = append(t.out.Events, withEntity(ev))
+	return t.finishStep(step, ss, false, nil, ev)
+}
+
+func withEntity(ev types.Event) types.Event {
+	ev.EntityType = "step"
+	ev.EntityID = ev.Step
+	ev.Status = types.StatusFailed
+	return ev
+}
+
+func asList(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, true
+	case nil:
+		return []any{}, true
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = x[i]
+		}
+		return out, true
+	case []string:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = x[i]
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// IterationCommand returns the unit of work for iteration idx of a loop run.
+func IterationCommand(executionID string, p LoopPlan, idx int) types.Command {
+	cmd := types.Command{
+		Kind: types.CmdRunStep, ExecutionID: executionID, Step: p.Step, StepRun: p.Run,
+		Iteration: types.IntPtr(idx), LoopTotal: len(p.Items), Item: p.Items[idx],
+		Args: p.Args, TaskIndex: 0, Attempt: 1, StateVersion: p.StateVersion,
+	}
+	cmd.ID = cmd.TaskName()
+	return cmd
+}
+
+// NextIteration returns the iteration to dispatch when iteration done
+// completes: done+MaxInFlight, which keeps at most MaxInFlight iterations
+// in flight without a shared counter (sequential loops: done+1).
+func NextIteration(p LoopPlan, done int) (int, bool) {
+	n := done + p.MaxInFlight
+	return n, n < len(p.Items)
+}
+
+// LoopDoneEvent returns the deterministic loop.done event of a loop run
+// with its result {results: [...]} in iteration order (DSL.md "Loops").
+func LoopDoneEvent(executionID string, p LoopPlan, results []any, now time.Time) types.Event {
+	ev := types.NewEvent(types.EvLoopDone, executionID, Source, now, p.Step, itoa(p.Run))
+	ev.Step, ev.StepRun = p.Step, p.Run
+	ev.EntityType, ev.EntityID = "loop", p.Step
+	ev.Status = types.StatusOK
+	ev.Payload = map[string]any{"result": map[string]any{"results": results}, "total": len(p.Items)}
+	return ev
+}
+
+// LoopFailedEvent returns the deterministic step.failed event of a loop run
+// whose iteration idx failed under fail_fast.
+func LoopFailedEvent(executionID string, p LoopPlan, idx int, errv any, now time.Time) types.Event {
+	ev := types.NewEvent(types.EvStepFailed, executionID, Source, now, p.Step, itoa(p.Run))
+	ev.Step, ev.StepRun = p.Step, p.Run
+	ev.EntityType, ev.EntityID = "step", p.Step
+	ev.Status = types.StatusFailed
+	ev.Iteration = types.IntPtr(idx)
+	ev.Payload = map[string]any{"error": errv, "iteration": idx}
+	return ev
+}
+
+// maybeFinish ends the execution when no step run is active.
+func (t *transition) maybeFinish() {
+	st := t.st
+	if st.Active > 0 || st.Terminal() {
+		return
+	}
+	status := ExecOK
+	if len(st.Failures) > 0 {
+		status = ExecFailed
+	}
+	st.Status = status
+	st.FinishedAt = ts(t.now)
+	var dur int64
+	if started, err := time.Parse(time.RFC3339Nano, st.StartedAt); err == nil {
+		dur = t.now.Sub(started).Milliseconds()
+	}
+	p := map[string]any{"status": status, "duration_ms": dur}
+	if len(st.Failures) > 0 {
+		p["failures"] = st.Failures
+	}
+	wf := t.event(types.EvWorkflowFinished, "", 0, p)
+	wf.Status, wf.DurationMS = status, dur
+	pf := t.event(types.EvPlaybookFinished, "", 0, map[string]any{"status": status, "result": st.Result, "duration_ms": dur})
+	pf.Status, pf.DurationMS = status, dur
+}

@@ -1,0 +1,122 @@
+// Package engine is the pure core of the control plane: a state machine
+// (state, event) → (state, commands, events) with no I/O (ARCHITECTURE.md
+// "The engine core"). The route function feeds it boundary events read from
+// the event log and persists what it returns; every decision it makes is a
+// deterministic function of its inputs, so a redelivered event yields the
+// same commands with the same ids (which Cloud Tasks dedups by name).
+package engine
+
+import (
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Execution statuses held in State.Status.
+const (
+	ExecRequested = "requested"
+	ExecRunning   = "running"
+	ExecOK        = "ok"
+	ExecFailed    = "failed"
+	ExecCancelled = "cancelled"
+)
+
+// State is the fold of an execution's boundary events: the execution
+// document's body (Firestore executions/{id}, field "state" as JSON).
+// It is written once per step boundary, never once per loop iteration.
+type State struct {
+	ExecutionID string `json:"execution_id"`
+	ParentID    string `json:"parent_id,omitempty"`
+	// Playbook is the playbook's metadata.path (or name) for display.
+	Playbook string `json:"playbook"`
+	Status   string `json:"status"`
+	// Workload is the merged workload (playbook defaults deep-merged with
+	// the request payload); immutable after start (DSL.md "Document").
+	Workload map[string]any `json:"workload"`
+	// Ctx is the execution context patched by set_ctx.
+	Ctx map[string]any `json:"ctx"`
+	// Results holds each finished step's latest result by step name (a
+	// result reference map for over-budget results, seed 004).
+	Results map[string]any        `json:"results"`
+	Steps   map[string]*StepState `json:"steps"`
+	// Active counts step runs that are scheduled or running.
+	Active int `json:"active"`
+	// Version increases by one on every applied boundary event; commands
+	// carry the version they were derived from.
+	Version    int64    `json:"version"`
+	CreatedAt  string   `json:"created_at"`
+	StartedAt  string   `json:"started_at,omitempty"`
+	FinishedAt string   `json:"finished_at,omitempty"`
+	Failures   []string `json:"failures,omitempty"`
+	// Result is the execution's final result (the last finished step's).
+	Result any `json:"result,omitempty"`
+	// LastStep is the step whose boundary event was applied last.
+	LastStep string `json:"last_step,omitempty"`
+	// LastEventID and Outbox make route idempotent: a redelivery of the
+	// last applied event republishes Outbox instead of applying it again.
+	LastEventID string  `json:"last_event_id,omitempty"`
+	Outbox      *Output `json:"outbox,omitempty"`
+}
+
+// StepState is the control-plane view of one step.
+type StepState struct {
+	Status string `json:"status"` // scheduled|running|ok|failed|skipped
+	// Run is the number of the step's latest run (1-based).
+	Run int `json:"run"`
+	// Runs counts completed runs.
+	Runs int `json:"runs"`
+	// Args is the token (rendered arc args) of the latest run.
+	Args       map[string]any `json:"args,omitempty"`
+	Loop       *LoopStatus    `json:"loop,omitempty"`
+	StartedAt  string         `json:"started_at,omitempty"`
+	FinishedAt string         `json:"finished_at,omitempty"`
+	DurationMS int64          `json:"duration_ms,omitempty"`
+	Error      any            `json:"error,omitempty"`
+}
+
+// LoopStatus is the static shape of a running loop (its per-iteration
+// progress lives in per-iteration documents, never here).
+type LoopStatus struct {
+	Total       int    `json:"total"`
+	Mode        string `json:"mode"`
+	MaxInFlight int    `json:"max_in_flight"`
+}
+
+// LoopPlan is everything needed to dispatch any iteration of one loop run;
+// route stores it once (executions/{id}/loops/{step}.{run}) when the loop
+// starts, and reads it on each iteration completion.
+type LoopPlan struct {
+	Step         string         `json:"step"`
+	Run          int            `json:"run"`
+	Items        []any          `json:"items"`
+	Iterator     string         `json:"iterator"`
+	Mode         string         `json:"mode"`
+	MaxInFlight  int            `json:"max_in_flight"`
+	FailureMode  string         `json:"failure_mode"`
+	Args         map[string]any `json:"args,omitempty"`
+	StateVersion int64          `json:"state_version"`
+}
+
+// Key returns the loop run's document id "<step>.<run>".
+func (p LoopPlan) Key() string { return LoopKey(p.Step, p.Run) }
+
+// LoopKey returns "<step>.<run>".
+func LoopKey(step string, run int) string {
+	return step + "." + itoa(run)
+}
+
+// Output is what one engine transition asks the caller to do: publish
+// Events on the events topic, Commands on the commands topic, and store
+// Loops (new loop plans) before publishing.
+type Output struct {
+	Events   []types.Event   `json:"events,omitempty"`
+	Commands []types.Command `json:"commands,omitempty"`
+	Loops    []LoopPlan      `json:"loops,omitempty"`
+}
+
+// Terminal reports whether the execution has finished.
+func (s *State) Terminal() bool {
+	return s.Status == ExecOK || s.Status == ExecFailed || s.Status == ExecCancelled
+}
+
+func itoa(i int) string {
+	return types.DeriveIDPart(i)
+}

@@ -1,0 +1,148 @@
+// Package runtime wires the shared packages into the process-wide
+// dependencies of a function instance (lazily, once per instance, the way
+// Cloud Functions reuse globals across invocations), and holds the small
+// adapters every function needs: decoding Pub/Sub push CloudEvents and
+// classifying errors into ack (permanent) or retry (transient).
+package runtime
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"cloud.google.com/go/storage"
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/noetl/gcpengine/shared/bus"
+	"github.com/noetl/gcpengine/shared/config"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/router"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/worker"
+)
+
+// Deps are the process-wide dependencies.
+type Deps struct {
+	Cfg        config.Config
+	Log        *slog.Logger
+	Store      *store.Firestore
+	Bus        *bus.Publisher
+	Dispatcher *tasks.Dispatcher
+	Router     *router.Router
+	Worker     *worker.Worker
+	Results    *results.Store
+	closeTools func()
+}
+
+var (
+	once    sync.Once
+	deps    *Deps
+	depsErr error
+)
+
+// Get returns the instance's dependencies, creating them on first use.
+func Get(ctx context.Context) (*Deps, error) {
+	once.Do(func() { deps, depsErr = open(context.Background()) })
+	return deps, depsErr
+}
+
+func open(ctx context.Context) (*Deps, error) {
+	cfg := config.Load()
+	log := telemetry.Setup("noetl-functions")
+	st, err := store.OpenFirestore(ctx, cfg.Project)
+	if err != nil {
+		return nil, err
+	}
+	b, err := bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic)
+	if err != nil {
+		return nil, err
+	}
+	d, err := tasks.Open(ctx, cfg.QueuePath(cfg.WorkQueue), cfg.QueuePath(cfg.TimersQueue), cfg.ExecuteURL)
+	if err != nil {
+		return nil, err
+	}
+	gcs, err := storage.NewClient(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: storage client: %w", err)
+	}
+	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
+	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin})
+	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
+	return &Deps{
+		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
+		Router: &router.Router{Store: st, Bus: b, Log: log, Opts: opts},
+		Worker: &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Log: log, LeaseTTL: cfg.LeaseTTL},
+	}, nil
+}
+
+// PushMessage is the Pub/Sub message inside an Eventarc
+// google.cloud.pubsub.topic.v1.messagePublished CloudEvent.
+type PushMessage struct {
+	Data        []byte            `json:"data"`
+	Attributes  map[string]string `json:"attributes"`
+	MessageID   string            `json:"messageId"`
+	PublishTime string            `json:"publishTime"`
+	OrderingKey string            `json:"orderingKey"`
+}
+
+// DecodePush extracts the Pub/Sub message of a push CloudEvent. Its
+// error is permanent (the event will never decode).
+func DecodePush(e event.Event) (PushMessage, error) {
+	var body struct {
+		Message      PushMessage `json:"message"`
+		Subscription string      `json:"subscription"`
+	}
+	if err := json.Unmarshal(e.Data(), &body); err != nil {
+		return PushMessage{}, Permanent(fmt.Errorf("decode push body: %w", err))
+	}
+	return body.Message, nil
+}
+
+// permanentError marks an error that redelivery cannot fix.
+type permanentError struct{ err error }
+
+func (p permanentError) Error() string { return p.err.Error() }
+func (p permanentError) Unwrap() error { return p.err }
+
+// Permanent wraps err as permanent: the function acks the message and
+// records it in the DLQ instead of asking for redelivery.
+func Permanent(err error) error { return permanentError{err} }
+
+// IsPermanent reports whether err was marked Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// B64 is a helper for tests: base64 of s.
+func B64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
+
+// AckPermanent records a message whose handling failed permanently in the
+// DLQ and returns nil so the message is acked (not redelivered); any other
+// error is returned unchanged for redelivery (functions-framework samples:
+// permanent → ack-and-record, transient → retry).
+func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
+	if err == nil || !IsPermanent(err) {
+		return err
+	}
+	now := nowRFC3339()
+	payload := string(msg.Data)
+	if len(payload) > 2048 {
+		payload = payload[:2048]
+	}
+	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
+		LastError: err.Error(), FirstSeen: now, LastSeen: now, Payload: payload, ContextExcerpt: fn}
+	if perr := d.Store.DLQPut(ctx, e); perr != nil {
+		return perr
+	}
+	d.Log.Error("message dead-lettered", "function", fn, "message_id", msg.MessageID, "execution_id", execID, "error", err.Error())
+	return nil
+}

@@ -1,0 +1,96 @@
+package store_test
+
+import (
+	"context"
+	"crypto/rand"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/storetest"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// openEmulator returns a Firestore store on the emulator named by
+// FIRESTORE_EMULATOR_HOST, closed when t ends. Without the emulator the
+// test is skipped, or fails when NOETL_STACK=1 (set by scripts/test) says
+// the stack must be there.
+func openEmulator(t *testing.T) *store.Firestore {
+	t.Helper()
+	host := os.Getenv("FIRESTORE_EMULATOR_HOST")
+	if host == "" {
+		if os.Getenv("NOETL_STACK") == "1" {
+			t.Fatal("NOETL_STACK=1 but FIRESTORE_EMULATOR_HOST is unset: source .stack/env")
+		}
+		t.Skip("Firestore emulator not configured (set FIRESTORE_EMULATOR_HOST, or run scripts/up and source .stack/env)")
+	}
+	project := os.Getenv("GOOGLE_CLOUD_PROJECT")
+	if project == "" {
+		project = "noetl-test"
+	}
+	f, err := store.OpenFirestore(t.Context(), project)
+	if err != nil {
+		t.Fatalf("OpenFirestore(%s) on %s: %v", project, host, err)
+	}
+	t.Cleanup(func() {
+		if err := f.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return f
+}
+
+// requireReachable fails fast when the emulator does not accept
+// connections (the client would otherwise retry until the deadline).
+func requireReachable(t *testing.T) {
+	t.Helper()
+	host := os.Getenv("FIRESTORE_EMULATOR_HOST")
+	if host == "" {
+		return // openEmulator skips or fails
+	}
+	c, err := net.DialTimeout("tcp", host, 3*time.Second)
+	if err != nil {
+		t.Fatalf("Firestore emulator at %s unreachable: %v", host, err)
+	}
+	c.Close()
+}
+
+func TestFirestoreConformance(t *testing.T) {
+	openEmulator(t) // skip or fail before running the suite
+	requireReachable(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return openEmulator(t) })
+}
+
+// TestFirestoreDLQDocument checks what the suite cannot see through the
+// interface: DLQPut writes one dlq/{message_id} document with the entry's
+// fields, defaulting the status to pending.
+func TestFirestoreDLQDocument(t *testing.T) {
+	f := openEmulator(t)
+	requireReachable(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	id := "dlq-" + strings.ToLower(rand.Text()[:12])
+	e := store.DLQEntry{MessageID: id, ExecutionID: "exec-" + id, StepID: "fetch", LoopIndex: types.IntPtr(0), Attempts: 3, LastError: "boom", Payload: `{"a":1}`}
+	for range 2 {
+		if err := f.DLQPut(ctx, e); err != nil {
+			t.Fatalf("DLQPut: %v", err)
+		}
+	}
+	s, err := f.Client().Collection("dlq").Doc(id).Get(ctx)
+	if err != nil {
+		t.Fatalf("get dlq/%s: %v", id, err)
+	}
+	var got store.DLQEntry
+	if err := s.DataTo(&got); err != nil {
+		t.Fatalf("decode dlq/%s: %v", id, err)
+	}
+	e.Status = "pending"
+	if got.MessageID != e.MessageID || got.ExecutionID != e.ExecutionID || got.Attempts != e.Attempts ||
+		got.LastError != e.LastError || got.Payload != e.Payload || got.Status != e.Status ||
+		got.LoopIndex == nil || *got.LoopIndex != 0 {
+		t.Fatalf("dlq/%s = %+v, want %+v", id, got, e)
+	}
+}

@@ -1,0 +1,95 @@
+// Package tasks turns units of work into Cloud Tasks (ARCHITECTURE.md
+// "dispatch"): one HTTP task per command, named by the command's
+// idempotency key so a duplicate dispatch is refused by Cloud Tasks with
+// AlreadyExists (treated as success), scheduled at the command's NotBefore
+// (a durable timer: retry delays and backoff are never sleeps), and
+// carrying the W3C trace context as a header.
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	cloudtasks "cloud.google.com/go/cloudtasks/apiv2"
+	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Dispatcher creates Cloud Tasks for commands.
+type Dispatcher struct {
+	c *cloudtasks.Client
+	// WorkQueue and TimersQueue are full queue paths; TimersQueue takes
+	// commands with a NotBefore in the future.
+	WorkQueue, TimersQueue string
+	// TargetURL is the execute function's URL.
+	TargetURL string
+	// Deadline is the dispatch deadline of each task (default 10 min).
+	Deadline time.Duration
+}
+
+// Open connects to Cloud Tasks, or to the emulator when
+// CLOUDTASKS_EMULATOR_HOST (host:port) is set.
+func Open(ctx context.Context, workQueue, timersQueue, targetURL string) (*Dispatcher, error) {
+	var opts []option.ClientOption
+	if host := os.Getenv("CLOUDTASKS_EMULATOR_HOST"); host != "" {
+		opts = append(opts, option.WithEndpoint(host), option.WithoutAuthentication(),
+			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	}
+	c, err := cloudtasks.NewClient(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: client: %w", err)
+	}
+	return &Dispatcher{c: c, WorkQueue: workQueue, TimersQueue: timersQueue, TargetURL: targetURL, Deadline: 10 * time.Minute}, nil
+}
+
+// Close closes the client.
+func (d *Dispatcher) Close() error { return d.c.Close() }
+
+// Client exposes the Cloud Tasks client (tests, tooling).
+func (d *Dispatcher) Client() *cloudtasks.Client { return d.c }
+
+// Dispatch creates the Cloud Task of cmd. It returns nil when the task was
+// created or already existed (a duplicate), an error otherwise.
+func (d *Dispatcher) Dispatch(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error) {
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return false, fmt.Errorf("tasks: encode command: %w", err)
+	}
+	queue := d.WorkQueue
+	if cmd.NotBefore.After(now.Add(500 * time.Millisecond)) {
+		queue = d.TimersQueue
+	}
+	headers := map[string]string{"Content-Type": "application/json"}
+	if cmd.TraceParent != "" {
+		headers["traceparent"] = cmd.TraceParent
+	}
+	t := &cloudtaskspb.Task{
+		Name: queue + "/tasks/" + cmd.TaskName(),
+		MessageType: &cloudtaskspb.Task_HttpRequest{HttpRequest: &cloudtaskspb.HttpRequest{
+			Url: d.TargetURL, HttpMethod: cloudtaskspb.HttpMethod_POST, Headers: headers, Body: body,
+		}},
+		DispatchDeadline: durationpb.New(d.Deadline),
+	}
+	if !cmd.NotBefore.IsZero() {
+		t.ScheduleTime = timestamppb.New(cmd.NotBefore)
+	}
+	_, err = d.c.CreateTask(ctx, &cloudtaskspb.CreateTaskRequest{Parent: queue, Task: t})
+	if err != nil {
+		if status.Code(err) == codes.AlreadyExists {
+			return false, nil
+		}
+		return false, fmt.Errorf("tasks: create task: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,223 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/template"
+	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// unrendered config keys: source code is passed verbatim (a python f-string
+// like f"{{x}}" must not be taken for a template).
+var unrendered = map[string]bool{"code": true, "code_b64": true}
+
+// logsInEvent bounds the task logs copied into attempt events.
+const logsInEvent = 4096
+
+// attempt runs one attempt of task and evaluates its policy. It returns
+// the outcome, the decision, and the index of the matched rule (-1 for the
+// default decision).
+func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, dsl.Then, int, error) {
+	c := u.cmd
+	if c.Attempt == 1 {
+		u.event(types.EvTaskStarted, task.Name, "1").Attempt = 1
+	}
+	st := u.event(types.EvTaskAttemptStarted, task.Name, itoa(c.Attempt))
+	st.Attempt = c.Attempt
+	st.Payload = map[string]any{"kind": task.Kind}
+	started := u.w.now()
+	out := u.runTool(ctx, task)
+	out.Meta = types.OutcomeMeta{Attempt: c.Attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
+	typ := types.EvTaskAttemptDone
+	if out.Status != types.StatusOK {
+		typ = types.EvTaskAttemptFailed
+	}
+	ae := u.event(typ, task.Name, itoa(c.Attempt))
+	ae.Attempt, ae.Status, ae.DurationMS = c.Attempt, out.Status, out.Meta.DurationMS
+	ae.Payload = map[string]any{"kind": task.Kind}
+	if out.Error != nil {
+		ae.Payload["error"] = map[string]any{"kind": out.Error.Kind, "message": out.Error.Message, "retryable": out.Error.Retryable, "status": out.Error.Status}
+	}
+	if out.HTTP != nil {
+		ae.Payload["http_status"] = out.HTTP.Status
+	}
+	if out.Logs != "" {
+		l := out.Logs
+		if len(l) > logsInEvent {
+			l = l[len(l)-logsInEvent:]
+		}
+		ae.Payload["logs"] = l
+		u.log.Info("task output", "task", task.Name, "logs", l)
+	}
+	if out.Status != types.StatusOK {
+		u.log.Warn("task attempt failed", "task", task.Name, "error", out.Error)
+	}
+	then, rule, err := u.decide(task, out)
+	if err != nil {
+		// A policy that cannot be evaluated fails the task (never guesses).
+		msg := fmt.Sprintf("task %s policy: %v", task.Name, err)
+		out.Status = types.StatusError
+		out.Error = &types.TaskError{Kind: "template", Message: msg}
+		return out, dsl.Then{Do: "fail"}, -1, nil
+	}
+	return out, then, rule, nil
+}
+
+// decide applies task policy (DSL.md "Task policy"): the first matching
+// rule wins; no policy: ok→continue, error→fail; policy without a match and
+// without else: continue.
+func (u *unit) decide(task *dsl.Task, out types.Outcome) (dsl.Then, int, error) {
+	if task.Policy == nil || len(task.Policy.Rules) == 0 {
+		if out.Status == types.StatusOK {
+			return dsl.Then{Do: "continue"}, -1, nil
+		}
+		return dsl.Then{Do: "fail"}, -1, nil
+	}
+	extra := u.policyExtra(out)
+	for _, r := range task.Policy.Rules {
+		if r.Legacy {
+			addLegacyNames(extra, out, u.cmd.Attempt)
+			break
+		}
+	}
+	sc := u.scope(extra)
+	for i, r := range task.Policy.Rules {
+		if r.Else {
+			return r.Then, i, nil
+		}
+		hit, err := template.Truthy(r.When, sc)
+		if err != nil {
+			return dsl.Then{}, i, err
+		}
+		if hit {
+			return r.Then, i, nil
+		}
+	}
+	return dsl.Then{Do: "continue"}, -1, nil
+}
+
+// runTool renders the task and runs its tool. Rendering errors become an
+// error outcome of kind "template" naming the step and task.
+func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
+	extra := map[string]any{"_task": u.taskRes, "_attempt": u.cmd.Attempt}
+	if u.cmd.HasPrev {
+		extra["_prev"] = u.cmd.Prev
+	}
+	sc := u.scope(extra)
+	fail := func(kind, msg string) types.Outcome {
+		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: kind, Message: fmt.Sprintf("step %s task %s: %s", u.step.Name, task.Name, msg)}}
+	}
+	args := map[string]any{}
+	if len(u.step.Args) > 0 {
+		v, err := template.RenderValue(u.step.Args, sc)
+		if err != nil {
+			return fail("template", "step args: "+err.Error())
+		}
+		for k, x := range v.(map[string]any) {
+			args[k] = x
+		}
+	}
+	if len(task.Args) > 0 {
+		v, err := template.RenderValue(task.Args, sc)
+		if err != nil {
+			return fail("template", "args: "+err.Error())
+		}
+		for k, x := range v.(map[string]any) {
+			args[k] = x
+		}
+	}
+	cfg := map[string]any{}
+	for k, v := range task.Config {
+		if unrendered[k] {
+			cfg[k] = v
+			continue
+		}
+		r, err := template.RenderValue(v, sc)
+		if err != nil {
+			return fail("template", k+": "+err.Error())
+		}
+		cfg[k] = r
+	}
+	kind := task.Kind
+	if kind == "workbook" {
+		name, _ := cfg["name"].(string)
+		wt := u.pb.Workbook[name]
+		if wt == nil {
+			return fail("config", fmt.Sprintf("workbook task %q not found", name))
+		}
+		kind = wt.Kind
+		for k, v := range wt.Config {
+			if _, set := cfg[k]; set && k != "name" {
+				continue
+			}
+			if unrendered[k] {
+				cfg[k] = v
+				continue
+			}
+			r, err := template.RenderValue(v, sc)
+			if err != nil {
+				return fail("template", "workbook "+k+": "+err.Error())
+			}
+			cfg[k] = r
+		}
+		if len(wt.Args) > 0 {
+			v, err := template.RenderValue(wt.Args, sc)
+			if err != nil {
+				return fail("template", "workbook args: "+err.Error())
+			}
+			for k, x := range v.(map[string]any) {
+				if _, set := args[k]; !set {
+					args[k] = x
+				}
+			}
+		}
+	}
+	tool := u.w.Tools[kind]
+	if tool == nil {
+		return fail("config", fmt.Sprintf("task kind %q is not available in this engine", kind))
+	}
+	if kind == "postgres" {
+		u.defaultConnection(cfg, args)
+	}
+	return tool.Run(ctx, tools.Request{
+		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cmd.Attempt,
+		Args: args, Config: cfg, TimeoutS: task.TimeoutS,
+	})
+}
+
+// defaultConnection gives a postgres task without connection settings the
+// workload's pg_dsn (DSL dialect), if any.
+func (u *unit) defaultConnection(cfg, args map[string]any) {
+	for _, k := range []string{"connection", "dsn", "auth"} {
+		if cfg[k] != nil {
+			return
+		}
+	}
+	if dsn, ok := u.st.Workload["pg_dsn"].(string); ok && dsn != "" {
+		cfg["connection"] = dsn
+	}
+}
+
+// addLegacyNames exposes the names seed 001's retry_when / stop_when
+// expressions use (status_code, error, success, result, data, attempt) for
+// rules normalised from a legacy step-level retry block.
+func addLegacyNames(m map[string]any, out types.Outcome, attempt int) {
+	m["success"] = out.Status == types.StatusOK
+	m["result"] = out.Result
+	m["attempt"] = attempt
+	m["error"] = nil
+	if out.Error != nil {
+		m["error"] = out.Error.Message
+	}
+	m["status_code"] = nil
+	if out.HTTP != nil {
+		m["status_code"] = out.HTTP.Status
+	}
+	if r, ok := out.Result.(map[string]any); ok {
+		m["data"] = r["data"]
+	}
+}
