@@ -95,6 +95,14 @@ func normState(st *engine.State) {
 			c.Item = jsonx.Normalize(c.Item)
 			c.Prev = jsonx.Normalize(c.Prev)
 			c.Iter = normMap(c.Iter)
+			c.CtxPatch = normMap(c.CtxPatch)
+		}
+		for i := range st.Outbox.Loops {
+			l := &st.Outbox.Loops[i]
+			for j := range l.Items {
+				l.Items[j] = jsonx.Normalize(l.Items[j])
+			}
+			l.Args = normMap(l.Args)
 		}
 		for i := range st.Outbox.Events {
 			st.Outbox.Events[i].Payload = normMap(st.Outbox.Events[i].Payload)
@@ -336,10 +344,31 @@ func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Lea
 	return state, nil
 }
 
-// LeaseRelease implements Store.
+// LeaseRelease implements Store. A release by a holder whose lease was
+// taken over is a no-op, and completion is final.
 func (f *Firestore) LeaseRelease(ctx context.Context, executionID, unit, holder string, completed bool) error {
 	ref := f.exec(executionID).Collection("leases").Doc(unit)
-	_, err := ref.Set(ctx, leaseDoc{Holder: "", Expires: time.Time{}, Completed: completed})
+	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		s, err := tx.Get(ref)
+		if err != nil && !isCode(err, codes.NotFound) {
+			return err
+		}
+		var d leaseDoc
+		if err == nil {
+			if err := s.DataTo(&d); err != nil {
+				return err
+			}
+		}
+		switch {
+		case d.Completed:
+			return nil
+		case completed:
+			return tx.Set(ref, leaseDoc{Completed: true})
+		case d.Holder != holder:
+			return nil
+		}
+		return tx.Set(ref, leaseDoc{})
+	})
 	if err != nil {
 		return fmt.Errorf("store: release lease: %w", err)
 	}
@@ -400,12 +429,30 @@ func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.
 	return out, nil
 }
 
-// DLQPut implements Store.
+// DLQPut implements Store. A repeated entry for the same message keeps
+// its first_seen and status and the larger attempt count.
 func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 	if e.Status == "" {
 		e.Status = "pending"
 	}
-	if _, err := f.c.Collection("dlq").Doc(e.MessageID).Set(ctx, e); err != nil {
+	ref := f.c.Collection("dlq").Doc(e.MessageID)
+	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		s, err := tx.Get(ref)
+		if err != nil && !isCode(err, codes.NotFound) {
+			return err
+		}
+		if err == nil {
+			var old DLQEntry
+			if err := s.DataTo(&old); err == nil {
+				e.FirstSeen, e.Status = old.FirstSeen, old.Status
+				if old.Attempts > e.Attempts {
+					e.Attempts = old.Attempts
+				}
+			}
+		}
+		return tx.Set(ref, e)
+	})
+	if err != nil {
 		return fmt.Errorf("store: put dlq entry: %w", err)
 	}
 	return nil

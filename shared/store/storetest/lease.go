@@ -168,7 +168,6 @@ func testLeaseConcurrentExclusive(ctx context.Context, t *testing.T, s store.Sto
 // taken over must not drop the new holder's lease when it releases
 // ("LeaseRelease drops the holder's lease").
 func testLeaseReleaseByStaleHolder(ctx context.Context, t *testing.T, s store.Store) {
-	strictSkip(t, "Firestore LeaseRelease ignores holder and overwrites the lease unconditionally")
 	id := uniqueID(t)
 	create(ctx, t, s, sampleState(id))
 	l := newLeaser(t, s, id)
@@ -181,7 +180,6 @@ func testLeaseReleaseByStaleHolder(ctx context.Context, t *testing.T, s store.St
 // testLeaseCompletedIsFinal: once a unit is completed no later release
 // (a stale attempt handing off) reopens it.
 func testLeaseCompletedIsFinal(ctx context.Context, t *testing.T, s store.Store) {
-	strictSkip(t, "Firestore LeaseRelease(completed=false) resets a completed lease")
 	id := uniqueID(t)
 	create(ctx, t, s, sampleState(id))
 	l := newLeaser(t, s, id)

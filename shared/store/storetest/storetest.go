@@ -22,7 +22,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -77,18 +76,6 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 type testCase struct {
 	name string
 	fn   func(ctx context.Context, t *testing.T, s store.Store)
-}
-
-// strictEnv turns on the subtests that the Firestore backend fails today.
-const strictEnv = "NOETL_STORETEST_STRICT"
-
-// strictSkip skips a subtest that checks a contract point a known backend
-// does not meet yet, unless NOETL_STORETEST_STRICT=1.
-func strictSkip(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv(strictEnv) != "1" {
-		t.Skipf("known backend gap (%s); set %s=1 to run", why, strictEnv)
-	}
 }
 
 // uniqueID returns a document-id-safe id unique to this test run: the test
