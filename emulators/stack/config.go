@@ -1,0 +1,321 @@
+// Package stack is the local GCP stack launcher: one supervisor that starts
+// the Pub/Sub and Firestore emulators (gcloud), fake GCS, the Cloud Tasks
+// emulator, the fixture services, PostgreSQL and the functions server;
+// provisions topics, subscriptions, queues and the results bucket; pushes
+// Pub/Sub messages to the functions as CloudEvents the way Eventarc does; and
+// takes it all down again on SIGTERM. scripts/up and scripts/down drive it.
+package stack
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/noetl/gcpengine/emulators/fixtures"
+)
+
+// Names of the resources the stack provisions.
+const (
+	EventsTopic        = "events"
+	CommandsTopic      = "commands"
+	EventsDeadTopic    = "events-dead"
+	CommandsDeadTopic  = "commands-dead"
+	RouteSub           = "route"
+	MaterializeSub     = "materialize"
+	DispatchSub        = "dispatch"
+	WorkQueue          = "work"
+	TimersQueue        = "timers"
+	DefaultBucket      = "noetl-results"
+	PGDatabase         = "noetl"
+	PGUser             = "postgres"
+	modulePath         = "github.com/noetl/gcpengine"
+	ownerEnv           = "NOETL_STACK_OWNER"
+	defaultProject     = "noetl-local"
+	defaultLocation    = "us-central1"
+	defaultPushWorkers = 32
+	defaultWorkers     = 16
+)
+
+// Port describes one TCP port of the stack and the variable that sets it.
+type Port struct {
+	Name   string // component, e.g. "Pub/Sub emulator"
+	EnvVar string // e.g. "NOETL_PUBSUB_PORT"
+	Port   int
+}
+
+// Config is everything the supervisor needs, read from the environment by
+// LoadConfig. Each field names its variable and default.
+type Config struct {
+	RepoRoot string // NOETL_REPO_ROOT, default: the module root above the working directory
+	StackDir string // NOETL_STACK_DIR, default <repo>/.stack
+
+	Project  string // GOOGLE_CLOUD_PROJECT, default noetl-local
+	Location string // NOETL_LOCATION, default us-central1
+
+	PubSubPort    int // NOETL_PUBSUB_PORT, default 8681
+	FirestorePort int // NOETL_FIRESTORE_PORT, default 8682
+	GCSPort       int // NOETL_GCS_PORT, default 8683
+	TasksPort     int // NOETL_TASKS_PORT, default 8684
+	FixturesPort  int // NOETL_FIXTURES_PORT, default 8685
+	FunctionsPort int // NOETL_FUNCTIONS_PORT, default 8680
+	PGPort        int // NOETL_PG_PORT, default 55432
+
+	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
+	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 16 (max_concurrent_dispatches of both queues)
+	PushConcurrency int    // NOETL_PUSH_CONCURRENCY, default 32 (concurrent pushes per subscription)
+
+	PushMaxAttempts int           // NOETL_PUSH_MAX_ATTEMPTS, default 10 (then the message is dead-lettered)
+	PushMinBackoff  time.Duration // NOETL_PUSH_MIN_BACKOFF, default 200ms
+	PushMaxBackoff  time.Duration // NOETL_PUSH_MAX_BACKOFF, default 10s
+
+	FunctionsBin string // NOETL_FUNCTIONS_BIN, default <stack>/bin/functions (built if missing)
+	Gcloud       string // NOETL_GCLOUD, default gcloud
+	PGBinDir     string // NOETL_PG_BIN, default: directory of initdb on PATH, else /usr/lib/postgresql/<newest>/bin
+
+	Fixtures fixtures.Options // NOETL_FIXTURE_FAIL_RATE (0.2), NOETL_FIXTURE_SEED, NOETL_ISO_CODES_DIR
+	LogLevel slog.Level       // NOETL_LOG_LEVEL: debug, info (default), warn, error
+}
+
+// LoadConfig reads the configuration from getenv (os.Getenv in production).
+// An empty NOETL_REPO_ROOT is resolved by walking up from the working
+// directory to this module's go.mod.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	var errs []error
+	str := func(k, def string) string {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v
+		}
+		return def
+	}
+	num := func(k string, def, lo, hi int) int {
+		v := strings.TrimSpace(getenv(k))
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer between %d and %d", k, v, lo, hi))
+			return def
+		}
+		return n
+	}
+	dur := func(k string, def time.Duration) time.Duration {
+		v := strings.TrimSpace(getenv(k))
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive duration such as 500ms", k, v))
+			return def
+		}
+		return d
+	}
+
+	c := Config{
+		RepoRoot:        str("NOETL_REPO_ROOT", ""),
+		StackDir:        str("NOETL_STACK_DIR", ""),
+		Project:         str("GOOGLE_CLOUD_PROJECT", defaultProject),
+		Location:        str("NOETL_LOCATION", defaultLocation),
+		PubSubPort:      num("NOETL_PUBSUB_PORT", 8681, 1, 65535),
+		FirestorePort:   num("NOETL_FIRESTORE_PORT", 8682, 1, 65535),
+		GCSPort:         num("NOETL_GCS_PORT", 8683, 1, 65535),
+		TasksPort:       num("NOETL_TASKS_PORT", 8684, 1, 65535),
+		FixturesPort:    num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
+		FunctionsPort:   num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
+		PGPort:          num("NOETL_PG_PORT", 55432, 1, 65535),
+		ResultsBucket:   str("NOETL_RESULTS_BUCKET", DefaultBucket),
+		WorkConcurrency: num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
+		PushConcurrency: num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
+		PushMaxAttempts: num("NOETL_PUSH_MAX_ATTEMPTS", 10, 1, 1000),
+		PushMinBackoff:  dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
+		PushMaxBackoff:  dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
+		FunctionsBin:    str("NOETL_FUNCTIONS_BIN", ""),
+		Gcloud:          str("NOETL_GCLOUD", "gcloud"),
+		PGBinDir:        str("NOETL_PG_BIN", ""),
+	}
+	switch strings.ToLower(str("NOETL_LOG_LEVEL", "info")) {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "info":
+		c.LogLevel = slog.LevelInfo
+	case "warn", "warning":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		errs = append(errs, fmt.Errorf("NOETL_LOG_LEVEL=%q: want debug, info, warn or error", getenv("NOETL_LOG_LEVEL")))
+	}
+
+	fx := fixtures.Options{FailRate: fixtures.DefaultFailRate, Seed: str("NOETL_FIXTURE_SEED", fixtures.DefaultSeed), ISODir: str("NOETL_ISO_CODES_DIR", fixtures.DefaultISODir)}
+	if v := strings.TrimSpace(getenv("NOETL_FIXTURE_FAIL_RATE")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			errs = append(errs, fmt.Errorf("NOETL_FIXTURE_FAIL_RATE=%q: want a number between 0 and 1", v))
+		} else {
+			fx.FailRate = f
+		}
+	}
+	c.Fixtures = fx
+
+	if c.RepoRoot == "" {
+		wd, err := os.Getwd()
+		if err == nil {
+			c.RepoRoot, err = FindRepoRoot(wd)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cannot find the repository root (set NOETL_REPO_ROOT): %w", err))
+		}
+	}
+	if c.RepoRoot != "" {
+		if abs, err := filepath.Abs(c.RepoRoot); err == nil {
+			c.RepoRoot = abs
+		}
+	}
+	if c.StackDir == "" {
+		c.StackDir = filepath.Join(c.RepoRoot, ".stack")
+	}
+	if abs, err := filepath.Abs(c.StackDir); err == nil {
+		c.StackDir = abs
+	}
+	if c.FunctionsBin == "" {
+		c.FunctionsBin = filepath.Join(c.StackDir, "bin", "functions")
+	}
+	if c.PushMaxBackoff < c.PushMinBackoff {
+		errs = append(errs, fmt.Errorf("NOETL_PUSH_MAX_BACKOFF (%v) is below NOETL_PUSH_MIN_BACKOFF (%v)", c.PushMaxBackoff, c.PushMinBackoff))
+	}
+	seen := map[int]string{}
+	for _, p := range c.Ports() {
+		if other, dup := seen[p.Port]; dup {
+			errs = append(errs, fmt.Errorf("%s and %s are both %d: every port of the stack must differ", other, p.EnvVar, p.Port))
+		}
+		seen[p.Port] = p.EnvVar
+	}
+	return c, errors.Join(errs...)
+}
+
+// FindRepoRoot walks up from dir to the directory whose go.mod declares this
+// module.
+func FindRepoRoot(dir string) (string, error) {
+	for d := dir; ; {
+		if isModuleRoot(filepath.Join(d, "go.mod")) {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no go.mod of module %s above %s", modulePath, dir)
+		}
+		d = parent
+	}
+}
+
+func isModuleRoot(gomod string) bool {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
+			return fields[1] == modulePath
+		}
+	}
+	return false
+}
+
+// Ports lists the stack's TCP ports in start order.
+func (c Config) Ports() []Port {
+	return []Port{
+		{"Pub/Sub emulator", "NOETL_PUBSUB_PORT", c.PubSubPort},
+		{"Firestore emulator", "NOETL_FIRESTORE_PORT", c.FirestorePort},
+		{"GCS (fake-gcs-server)", "NOETL_GCS_PORT", c.GCSPort},
+		{"Cloud Tasks emulator", "NOETL_TASKS_PORT", c.TasksPort},
+		{"fixtures", "NOETL_FIXTURES_PORT", c.FixturesPort},
+		{"PostgreSQL", "NOETL_PG_PORT", c.PGPort},
+		{"functions", "NOETL_FUNCTIONS_PORT", c.FunctionsPort},
+	}
+}
+
+func hostPort(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// FunctionsURL is the base URL of the local functions server.
+func (c Config) FunctionsURL() string { return "http://" + hostPort(c.FunctionsPort) }
+
+// FixturesURL is the base URL of the fixture services.
+func (c Config) FixturesURL() string { return "http://" + hostPort(c.FixturesPort) }
+
+// PGDSN is the connection string of the stack's noetl database.
+func (c Config) PGDSN() string {
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", PGUser, hostPort(c.PGPort), PGDatabase)
+}
+
+// LogDir is where every component's log lives.
+func (c Config) LogDir() string { return filepath.Join(c.StackDir, "logs") }
+
+// LogPath is the log file of component.
+func (c Config) LogPath(component string) string {
+	return filepath.Join(c.LogDir(), component+".log")
+}
+
+// EnvFile is the shell file (export K='V' lines) the supervisor writes.
+func (c Config) EnvFile() string { return filepath.Join(c.StackDir, "env") }
+
+// ReadyFile exists while the whole stack is up.
+func (c Config) ReadyFile() string { return filepath.Join(c.StackDir, "ready") }
+
+// PIDFile holds the supervisor's pid.
+func (c Config) PIDFile() string { return filepath.Join(c.StackDir, "stack.pid") }
+
+// EnvVar is one exported variable of the stack's environment contract.
+type EnvVar struct{ Key, Value string }
+
+// Env is the environment contract every client of the stack uses: it is
+// written to .stack/env and passed to the functions server.
+func (c Config) Env() []EnvVar {
+	itoa := strconv.Itoa
+	return []EnvVar{
+		{"GOOGLE_CLOUD_PROJECT", c.Project},
+		{"NOETL_LOCATION", c.Location},
+		{"NOETL_REPO_ROOT", c.RepoRoot},
+		{"NOETL_STACK_DIR", c.StackDir},
+		{"NOETL_PUBSUB_PORT", itoa(c.PubSubPort)},
+		{"NOETL_FIRESTORE_PORT", itoa(c.FirestorePort)},
+		{"NOETL_GCS_PORT", itoa(c.GCSPort)},
+		{"NOETL_TASKS_PORT", itoa(c.TasksPort)},
+		{"NOETL_FIXTURES_PORT", itoa(c.FixturesPort)},
+		{"NOETL_FUNCTIONS_PORT", itoa(c.FunctionsPort)},
+		{"NOETL_PG_PORT", itoa(c.PGPort)},
+		{"PUBSUB_EMULATOR_HOST", hostPort(c.PubSubPort)},
+		{"FIRESTORE_EMULATOR_HOST", hostPort(c.FirestorePort)},
+		{"STORAGE_EMULATOR_HOST", "http://" + hostPort(c.GCSPort)},
+		{"CLOUDTASKS_EMULATOR_HOST", hostPort(c.TasksPort)},
+		{"NOETL_FUNCTIONS_URL", c.FunctionsURL()},
+		{"NOETL_FIXTURES_URL", c.FixturesURL()},
+		{"NOETL_PG_DSN", c.PGDSN()},
+		{"NOETL_RESULTS_BUCKET", c.ResultsBucket},
+		{"NOETL_WORK_CONCURRENCY", itoa(c.WorkConcurrency)},
+		{"NOETL_PUSH_CONCURRENCY", itoa(c.PushConcurrency)},
+	}
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// EnvFileContent renders Env as `export K='V'` lines.
+func (c Config) EnvFileContent() string {
+	var b strings.Builder
+	b.WriteString("# Written by the stack supervisor (emulators/stack). Source it: . .stack/env\n")
+	for _, kv := range c.Env() {
+		b.WriteString("export " + kv.Key + "=" + shellQuote(kv.Value) + "\n")
+	}
+	return b.String()
+}

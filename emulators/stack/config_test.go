@@ -1,0 +1,118 @@
+package stack
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	root := t.TempDir()
+	c, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StackDir != filepath.Join(root, ".stack") || c.Project != "noetl-local" || c.Location != "us-central1" {
+		t.Errorf("config %+v", c)
+	}
+	ports := map[string]int{}
+	for _, p := range c.Ports() {
+		ports[p.EnvVar] = p.Port
+	}
+	want := map[string]int{"NOETL_PUBSUB_PORT": 8681, "NOETL_FIRESTORE_PORT": 8682, "NOETL_GCS_PORT": 8683,
+		"NOETL_TASKS_PORT": 8684, "NOETL_FIXTURES_PORT": 8685, "NOETL_FUNCTIONS_PORT": 8680, "NOETL_PG_PORT": 55432}
+	for k, v := range want {
+		if ports[k] != v {
+			t.Errorf("%s = %d, want %d", k, ports[k], v)
+		}
+	}
+	if c.WorkConcurrency != 16 || c.PushConcurrency != 32 || c.PushMaxAttempts != 10 ||
+		c.PushMinBackoff != 200*time.Millisecond || c.PushMaxBackoff != 10*time.Second || c.Fixtures.FailRate != 0.2 {
+		t.Errorf("knobs %+v", c)
+	}
+	env := map[string]string{}
+	for _, kv := range c.Env() {
+		env[kv.Key] = kv.Value
+	}
+	for k, v := range map[string]string{
+		"PUBSUB_EMULATOR_HOST":     "127.0.0.1:8681",
+		"FIRESTORE_EMULATOR_HOST":  "127.0.0.1:8682",
+		"STORAGE_EMULATOR_HOST":    "http://127.0.0.1:8683",
+		"CLOUDTASKS_EMULATOR_HOST": "127.0.0.1:8684",
+		"NOETL_FUNCTIONS_URL":      "http://127.0.0.1:8680",
+		"NOETL_FIXTURES_URL":       "http://127.0.0.1:8685",
+		"NOETL_PG_DSN":             "postgres://postgres@127.0.0.1:55432/noetl?sslmode=disable",
+		"NOETL_RESULTS_BUCKET":     "noetl-results",
+		"NOETL_REPO_ROOT":          root,
+		"GOOGLE_CLOUD_PROJECT":     "noetl-local",
+	} {
+		if env[k] != v {
+			t.Errorf("env %s = %q, want %q", k, env[k], v)
+		}
+	}
+}
+
+func TestLoadConfigOverridesAndErrors(t *testing.T) {
+	root := t.TempDir()
+	c, err := LoadConfig(envFrom(map[string]string{
+		"NOETL_REPO_ROOT": root, "NOETL_STACK_DIR": filepath.Join(root, "st"), "GOOGLE_CLOUD_PROJECT": "p1",
+		"NOETL_PUBSUB_PORT": "9681", "NOETL_PUSH_MIN_BACKOFF": "10ms", "NOETL_LOG_LEVEL": "debug",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PubSubPort != 9681 || c.Project != "p1" || c.StackDir != filepath.Join(root, "st") || c.PushMinBackoff != 10*time.Millisecond {
+		t.Errorf("config %+v", c)
+	}
+	_, err = LoadConfig(envFrom(map[string]string{
+		"NOETL_REPO_ROOT": root, "NOETL_GCS_PORT": "8681", "NOETL_PG_PORT": "x", "NOETL_FIXTURE_FAIL_RATE": "3", "NOETL_LOG_LEVEL": "loud",
+	}))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"NOETL_PUBSUB_PORT and NOETL_GCS_PORT are both 8681", "NOETL_PG_PORT", "NOETL_FIXTURE_FAIL_RATE", "NOETL_LOG_LEVEL"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestEnvFileSourcesInShell(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "it's a dir")
+	c, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "env")
+	if err := os.WriteFile(f, []byte(c.EnvFileContent()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "-c", `. "$1" && printf '%s|%s' "$NOETL_REPO_ROOT" "$NOETL_PG_DSN"`, "sh", f).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := root + "|" + c.PGDSN(); string(out) != want {
+		t.Errorf("sourced %q, want %q", out, want)
+	}
+}
+
+func TestFindRepoRoot(t *testing.T) {
+	wd, _ := os.Getwd()
+	root, err := FindRepoRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "emulators", "stack", "sql", "001_subdivisions.sql")); err != nil {
+		t.Errorf("root %s: %v", root, err)
+	}
+	if _, err := FindRepoRoot(t.TempDir()); err == nil {
+		t.Error("found a root in an empty directory")
+	}
+}

@@ -1,0 +1,139 @@
+# shellcheck shell=bash
+# Shared helpers of scripts/up, scripts/down and scripts/psql. Source it:
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# It locates the repository from its own path, so the scripts work from any
+# working directory.
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+STACK_DIR="${NOETL_STACK_DIR:-$REPO_ROOT/.stack}"
+case "$STACK_DIR" in /*) ;; *) STACK_DIR="$REPO_ROOT/$STACK_DIR" ;; esac
+STACK_BIN="$STACK_DIR/bin"
+STACK_LOG="$STACK_DIR/logs/stack.log"
+export NOETL_REPO_ROOT="$REPO_ROOT" NOETL_STACK_DIR="$STACK_DIR"
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# load_env sources .stack/env (written by the supervisor) if it exists.
+load_env() {
+  if [ -f "$STACK_DIR/env" ]; then
+    # shellcheck disable=SC1091
+    . "$STACK_DIR/env"
+  fi
+}
+
+# supervisor_pid prints the pid of this stack's running supervisor, if any.
+supervisor_pid() {
+  local pid
+  pid="$(cat "$STACK_DIR/stack.pid" 2>/dev/null || true)"
+  [ -n "$pid" ] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  # Guard against a recycled pid: it must be our binary.
+  local argv0
+  argv0="$({ tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null | head -n 1)"
+  [ "${argv0##*/}" = stack ] || return 1
+  printf '%s\n' "$pid"
+}
+
+# http_ok URL succeeds if URL answers 2xx within 2 seconds.
+http_ok() {
+  curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null
+}
+
+# stack_is_up succeeds if the supervisor runs, the stack is ready and the
+# functions server answers.
+stack_is_up() {
+  supervisor_pid >/dev/null || return 1
+  [ -f "$STACK_DIR/ready" ] || return 1
+  (
+    load_env
+    http_ok "${NOETL_FUNCTIONS_URL:-http://127.0.0.1:8680}/api/healthz"
+  )
+}
+
+# build_binaries builds the supervisor and the functions server into
+# .stack/bin (go build is incremental). NOETL_FUNCTIONS_BIN, when set, names
+# a functions binary to use instead of building one.
+build_binaries() {
+  mkdir -p "$STACK_BIN"
+  say "building .stack/bin/stack (go build ./emulators/cmd/stack)"
+  (cd "$REPO_ROOT" && go build -o "$STACK_BIN/stack" ./emulators/cmd/stack) ||
+    die "go build ./emulators/cmd/stack failed"
+  if [ -n "${NOETL_FUNCTIONS_BIN:-}" ]; then
+    [ -x "$NOETL_FUNCTIONS_BIN" ] || die "NOETL_FUNCTIONS_BIN=$NOETL_FUNCTIONS_BIN is not an executable"
+    say "using functions server $NOETL_FUNCTIONS_BIN (NOETL_FUNCTIONS_BIN)"
+  else
+    say "building .stack/bin/functions (go build ./functions/cmd/local)"
+    (cd "$REPO_ROOT" && go build -o "$STACK_BIN/functions" ./functions/cmd/local) ||
+      die "go build ./functions/cmd/local failed"
+  fi
+}
+
+# gcloud_sdk_root prints the Cloud SDK installation directory.
+gcloud_sdk_root() {
+  local g
+  g="$(command -v "${NOETL_GCLOUD:-gcloud}")" || return 1
+  g="$(readlink -f "$g")"
+  dirname "$(dirname "$g")"
+}
+
+# pg_bin_dir prints the directory holding initdb and pg_ctl.
+pg_bin_dir() {
+  if [ -n "${NOETL_PG_BIN:-}" ]; then
+    printf '%s\n' "$NOETL_PG_BIN"
+    return
+  fi
+  local p
+  if p="$(command -v initdb)"; then
+    dirname "$(readlink -f "$p")"
+    return
+  fi
+  p="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n | tail -n 1)"
+  [ -n "$p" ] && [ -x "$p/initdb" ] && printf '%s\n' "$p"
+}
+
+# check_prerequisites prints every missing tool with how to install it and
+# fails if anything is missing.
+check_prerequisites() {
+  local missing=0 sdk
+  need() { # need TEST MESSAGE
+    if ! eval "$1" >/dev/null 2>&1; then
+      printf 'missing: %s\n' "$2" >&2
+      missing=1
+    fi
+  }
+  need 'command -v go' "the Go toolchain (go >= 1.26): https://go.dev/doc/install"
+  need 'command -v curl' "curl: sudo apt-get install curl"
+  need 'command -v java' "a Java runtime (>= 11) for the Pub/Sub and Firestore emulators: sudo apt-get install openjdk-17-jre-headless"
+  if command -v "${NOETL_GCLOUD:-gcloud}" >/dev/null 2>&1; then
+    sdk="$(gcloud_sdk_root)"
+    need "[ -d '$sdk/platform/pubsub-emulator' ]" "the Pub/Sub emulator: sudo apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator beta)"
+    need "[ -d '$sdk/platform/cloud-firestore-emulator' ]" "the Firestore emulator: sudo apt-get install google-cloud-cli-firestore-emulator (or: gcloud components install cloud-firestore-emulator)"
+  else
+    printf 'missing: %s\n' "the gcloud CLI: sudo apt-get install google-cloud-cli google-cloud-cli-pubsub-emulator google-cloud-cli-firestore-emulator (apt repository https://packages.cloud.google.com/apt, see https://cloud.google.com/sdk/docs/install#deb)" >&2
+    missing=1
+  fi
+  need '[ -n "$(pg_bin_dir)" ] && [ -x "$(pg_bin_dir)/initdb" ] && [ -x "$(pg_bin_dir)/pg_ctl" ]' "the PostgreSQL server (initdb, pg_ctl): sudo apt-get install postgresql-15 (or set NOETL_PG_BIN)"
+  need 'command -v psql' "the PostgreSQL client: sudo apt-get install postgresql-client"
+  need "[ -f '${NOETL_ISO_CODES_DIR:-/usr/share/iso-codes/json}/iso_3166-2.json' ]" "ISO 3166 data for the countries fixture: sudo apt-get install iso-codes (or set NOETL_ISO_CODES_DIR)"
+  unset -f need
+  [ "$missing" = 0 ] || die "install the missing prerequisites above and run scripts/up again"
+}
+
+# print_endpoints prints where everything listens.
+print_endpoints() {
+  (
+    load_env
+    cat <<EOF
+Endpoints (project ${GOOGLE_CLOUD_PROJECT}, location ${NOETL_LOCATION}):
+  Pub/Sub      PUBSUB_EMULATOR_HOST=${PUBSUB_EMULATOR_HOST}   topics events, commands (+ -dead)
+  Firestore    FIRESTORE_EMULATOR_HOST=${FIRESTORE_EMULATOR_HOST}
+  GCS          STORAGE_EMULATOR_HOST=${STORAGE_EMULATOR_HOST}   bucket ${NOETL_RESULTS_BUCKET}
+  Cloud Tasks  CLOUDTASKS_EMULATOR_HOST=${CLOUDTASKS_EMULATOR_HOST}   queues work, timers
+  Fixtures     ${NOETL_FIXTURES_URL}
+  PostgreSQL   ${NOETL_PG_DSN}   (scripts/psql)
+  Functions    ${NOETL_FUNCTIONS_URL}   (/api/, /emit, /execute; /route, /materialize, /dispatch via push)
+Environment: . ${STACK_DIR}/env     Logs: ${STACK_DIR}/logs/     Stop: scripts/down
+EOF
+  )
+}
