@@ -29,14 +29,18 @@ type SubscriptionSpec struct {
 	Topic      string // topic ID, e.g. "events"
 	Path       string // function path on the functions server, e.g. "/route"
 	DeadLetter string // dead-letter topic ID
+	// Ordered enables message ordering (route needs an execution's events
+	// in order; the events projection and dispatch do not, and run in
+	// parallel without it).
+	Ordered bool
 }
 
 // Subscriptions are the push subscriptions of the stack, the Eventarc
 // triggers of route, materialize and dispatch.
 var Subscriptions = []SubscriptionSpec{
-	{RouteSub, EventsTopic, "/route", EventsDeadTopic},
-	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic},
-	{DispatchSub, CommandsTopic, "/dispatch", CommandsDeadTopic},
+	{RouteSub, EventsTopic, "/route", EventsDeadTopic, true},
+	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic, false},
+	{DispatchSub, CommandsTopic, "/dispatch", CommandsDeadTopic, false},
 }
 
 // AckDeadline is the ack deadline of every subscription (and the push
@@ -57,7 +61,7 @@ func NewPubSubClient(ctx context.Context, project, addr string) (*pubsub.Client,
 
 // ProvisionPubSub creates the topics and subscriptions (idempotent).
 //
-// Subscriptions get message ordering and a 60s ack deadline but no
+// Subscriptions get message ordering (where Ordered) and a 60s ack deadline but no
 // dead-letter policy: the emulator accepts one, yet with ordering enabled it
 // never publishes to the dead-letter topic and breaks the streaming pull
 // instead, so the bridge dead-letters (see Bridge). Pull subscriptions named
@@ -75,7 +79,7 @@ func ProvisionPubSub(ctx context.Context, c *pubsub.Client, project string) erro
 		want = append(want, &pubsubpb.Subscription{
 			Name: sub(s.Name), Topic: topic(s.Topic),
 			AckDeadlineSeconds:    int32(AckDeadline / time.Second),
-			EnableMessageOrdering: true,
+			EnableMessageOrdering: s.Ordered,
 		})
 	}
 	for _, t := range []string{EventsDeadTopic, CommandsDeadTopic} {
