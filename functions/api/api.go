@@ -257,7 +257,7 @@ func get(w http.ResponseWriter, r *http.Request, id string) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"execution_id": st.ExecutionID, "parent_id": st.ParentID, "playbook": st.Playbook, "status": st.Status,
 		"created_at": st.CreatedAt, "started_at": st.StartedAt, "finished_at": st.FinishedAt, "duration_ms": dur,
-		"steps": steps, "results": st.Results, "ctx": st.Ctx, "failures": st.Failures, "result": st.Result,
+		"version": st.Version, "steps": steps, "results": st.Results, "ctx": st.Ctx, "failures": st.Failures, "result": st.Result,
 	})
 }
 

@@ -382,15 +382,17 @@ type eventDoc struct {
 	Data      string `firestore:"data"`
 }
 
-// EventPut implements Store.
+// EventPut implements Store (idempotent by event id; the first write wins).
 func (f *Firestore) EventPut(ctx context.Context, ev types.Event) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("store: encode event: %w", err)
 	}
+	// First write wins: a re-emitted event (same id) keeps its original
+	// projection.
 	_, err = f.exec(ev.ExecutionID).Collection("events").Doc(ev.EventID).
-		Set(ctx, eventDoc{Type: ev.EventType, Timestamp: ev.Timestamp, Step: ev.Step, Data: string(b)})
-	if err != nil {
+		Create(ctx, eventDoc{Type: ev.EventType, Timestamp: ev.Timestamp, Step: ev.Step, Data: string(b)})
+	if err != nil && !isCode(err, codes.AlreadyExists) {
 		return fmt.Errorf("store: put event: %w", err)
 	}
 	return nil

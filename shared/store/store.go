@@ -98,7 +98,8 @@ type Store interface {
 	// LeaseRelease drops the holder's lease; completed marks the unit done
 	// so later deliveries are refused with LeaseCompleted.
 	LeaseRelease(ctx context.Context, executionID, unit, holder string, completed bool) error
-	// EventPut projects one event (idempotent by event id).
+	// EventPut projects one event (idempotent by event id: the first write
+	// wins, a re-emitted event keeps its original projection).
 	EventPut(ctx context.Context, ev types.Event) error
 	// EventList returns an execution's projected events by timestamp.
 	EventList(ctx context.Context, executionID string) ([]types.Event, error)
