@@ -28,6 +28,7 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -75,7 +76,11 @@ type StartRequest struct {
 }
 
 func start(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+	// One trace follows the execution: it starts here (or continues the
+	// caller's) and rides in Pub/Sub attributes and Cloud Task headers.
+	ctx := telemetry.Extract(r.Context(), map[string]string{"traceparent": r.Header.Get("traceparent"), "tracestate": r.Header.Get("tracestate")})
+	ctx, span := telemetry.Tracer.Start(ctx, "api start execution")
+	defer span.End()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
