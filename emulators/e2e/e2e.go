@@ -150,3 +150,30 @@ func MustJSON(v any) string {
 	}
 	return string(b)
 }
+
+func jsonUnmarshal(s string, v any) error { return jsonx.Unmarshal([]byte(s), v) }
+
+func randSuffix() string { return fmt.Sprintf("%d", time.Now().UnixNano()) }
+
+// waitDone polls GET /executions/{id} until the execution finishes.
+func waitDone(t testing.TB, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(os.Getenv("NOETL_FUNCTIONS_URL") + "/api/executions/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var m map[string]any
+		if err := jsonx.Unmarshal(b, &m); err == nil {
+			if s := m["status"]; s == "ok" || s == "failed" {
+				return m
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("execution %s did not finish", id)
+	return nil
+}

@@ -9,23 +9,20 @@
 package api
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
+	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/telemetry"
@@ -45,6 +42,8 @@ func API(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	case p == "/executions" && r.Method == http.MethodPost:
 		start(w, r)
+	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
+		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:
 		rest := strings.TrimPrefix(p, "/executions/")
 		if id, ok := strings.CutSuffix(rest, "/events"); ok {
@@ -65,8 +64,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // StartRequest is the body of POST /executions.
 type StartRequest struct {
-	// Path is a playbook file, relative to NOETL_REPO_ROOT or absolute.
+	// Path is a catalog path (POST /playbooks) or a playbook file,
+	// relative to NOETL_REPO_ROOT or absolute.
 	Path string `json:"path"`
+	// Version is the catalog version (0 or absent = latest).
+	Version int `json:"version"`
 	// Playbook is inline playbook YAML (instead of Path).
 	Playbook string `json:"playbook"`
 	// Workload is deep-merged over the playbook's workload.
@@ -97,12 +99,23 @@ func start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Workload = normMap(req.Workload)
-	src, name, err := source(d.Cfg.RepoRoot, req)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
-		return
+	var (
+		src  []byte
+		name string
+		pb   *dsl.Playbook
+	)
+	if req.Playbook != "" {
+		src, name = []byte(req.Playbook), "playbook"
+		pb, err = dsl.Load(src, name)
+	} else if req.Path == "" {
+		err = errors.New("either path or playbook is required")
+	} else {
+		var e *catalog.Entry
+		name = req.Path
+		if e, err = d.Catalog.Load(ctx, req.Path, req.Version); err == nil {
+			pb, src = e.Playbook, e.Source
+		}
 	}
-	pb, err := dsl.Load(src, name)
 	if err != nil {
 		var ve *dsl.ValidationError
 		if errors.As(err, &ve) {
@@ -112,7 +125,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		return
 	}
-	id, err := Start(ctx, d, pb, src, req.Workload, req.ParentID)
+	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID})
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
 		return
@@ -121,86 +134,8 @@ func start(w http.ResponseWriter, r *http.Request) {
 	for _, p := range pb.Warnings {
 		warnings = append(warnings, p.Message)
 	}
+	d.Log.InfoContext(ctx, "execution requested", "execution_id", id, "playbook", pb.Metadata.Name)
 	writeJSON(w, http.StatusAccepted, map[string]any{"execution_id": id, "status": engine.ExecRequested, "warnings": warnings})
-}
-
-// Start creates the execution document and publishes
-// playbook.execution.requested; route takes it from there.
-func Start(ctx context.Context, d *runtime.Deps, pb *dsl.Playbook, src []byte, workload map[string]any, parentID string) (string, error) {
-	id := NewID()
-	now := time.Now()
-	merged := DeepMerge(jsonx.Clone(pb.Workload), workload)
-	wl, _ := merged.(map[string]any)
-	if wl == nil {
-		wl = map[string]any{}
-	}
-	st := engine.NewState(id, parentID, pb, wl, now)
-	if err := d.Store.ExecutionCreate(ctx, &store.Execution{State: st, Source: string(src)}); err != nil {
-		return "", err
-	}
-	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
-	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", st.Playbook, parentID
-	ev.Payload = map[string]any{"playbook": st.Playbook, "workload_keys": keys(wl)}
-	if err := d.Bus.PublishEvents(ctx, ev); err != nil {
-		return "", err
-	}
-	d.Log.InfoContext(ctx, "execution requested", "execution_id", id, "playbook", st.Playbook)
-	return id, nil
-}
-
-func keys(m map[string]any) []any {
-	out := []any{}
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// NewID returns a new execution id (time-ordered prefix + random suffix).
-func NewID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(b[:])
-}
-
-func source(root string, req StartRequest) ([]byte, string, error) {
-	if req.Playbook != "" {
-		return []byte(req.Playbook), "playbook", nil
-	}
-	if req.Path == "" {
-		return nil, "", errors.New("either path or playbook is required")
-	}
-	p := req.Path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, "", errors.New("cannot read playbook: " + err.Error())
-	}
-	return b, req.Path, nil
-}
-
-// DeepMerge merges over into base (maps recursively; other values of over
-// replace) and returns base (DSL.md "Document": workload defaults
-// deep-merged with the request payload).
-func DeepMerge(base any, over any) any {
-	bm, ok1 := base.(map[string]any)
-	om, ok2 := over.(map[string]any)
-	if !ok1 || !ok2 {
-		if over == nil {
-			return base
-		}
-		return over
-	}
-	for k, v := range om {
-		if cur, ok := bm[k]; ok {
-			bm[k] = DeepMerge(cur, v)
-		} else {
-			bm[k] = v
-		}
-	}
-	return bm
 }
 
 func normMap(m map[string]any) map[string]any {

@@ -548,4 +548,8 @@ func (t *transition) maybeFinish() {
 	wf.Status, wf.DurationMS = status, dur
 	pf := t.event(types.EvPlaybookFinished, "", 0, map[string]any{"status": status, "result": st.Result, "duration_ms": dur})
 	pf.Status, pf.DurationMS = status, dur
+	if st.Resume != nil {
+		// Wake the parent's suspended `kind: playbook` task.
+		t.out.Commands = append(t.out.Commands, *st.Resume)
+	}
 }

@@ -54,6 +54,9 @@ type State struct {
 	// last applied event republishes Outbox instead of applying it again.
 	LastEventID string  `json:"last_event_id,omitempty"`
 	Outbox      *Output `json:"outbox,omitempty"`
+	// Resume is, for a child execution (kind: playbook), the parent's unit
+	// of work to publish when this execution finishes.
+	Resume *types.Command `json:"resume,omitempty"`
 }
 
 // StepState is the control-plane view of one step.

@@ -18,6 +18,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/noetl/gcpengine/shared/bus"
+	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/results"
@@ -39,6 +40,8 @@ type Deps struct {
 	Router     *router.Router
 	Worker     *worker.Worker
 	Results    *results.Store
+	// Catalog resolves playbook paths (catalog first, then files).
+	Catalog    *catalog.Catalog
 	closeTools func()
 }
 
@@ -76,10 +79,12 @@ func open(ctx context.Context) (*Deps, error) {
 	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
 	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin})
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
+	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
 		Router: &router.Router{Store: st, Bus: b, Log: log, Opts: opts},
-		Worker: &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Log: log, LeaseTTL: cfg.LeaseTTL},
+		Catalog: cat,
+		Worker:  &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Log: log, LeaseTTL: cfg.LeaseTTL},
 	}, nil
 }
 

@@ -108,6 +108,10 @@ func normState(st *engine.State) {
 			st.Outbox.Events[i].Payload = normMap(st.Outbox.Events[i].Payload)
 		}
 	}
+	if c := st.Resume; c != nil {
+		c.Args, c.Iter, c.CtxPatch = normMap(c.Args), normMap(c.Iter), normMap(c.CtxPatch)
+		c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
+	}
 	if st.Workload == nil {
 		st.Workload = map[string]any{}
 	}

@@ -103,6 +103,12 @@ type Store interface {
 	EventPut(ctx context.Context, ev types.Event) error
 	// EventList returns an execution's projected events by timestamp.
 	EventList(ctx context.Context, executionID string) ([]types.Event, error)
+	// PlaybookPut registers a playbook version in the catalog.
+	PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error)
+	// PlaybookGet reads a catalog version (0 = latest); ErrNotFound.
+	PlaybookGet(ctx context.Context, path string, version int) (*PlaybookVersion, error)
+	// PlaybookList lists the catalog.
+	PlaybookList(ctx context.Context) ([]PlaybookSummary, error)
 	// DLQPut records a dead-lettered message (idempotent by message id).
 	DLQPut(ctx context.Context, e DLQEntry) error
 	// Close releases the client.

@@ -155,6 +155,9 @@ type Command struct {
 	StateVersion int64 `json:"state_version"`
 	// TraceParent carries the W3C trace context of the producer.
 	TraceParent string `json:"traceparent,omitempty"`
+	// ChildID is set on the command that resumes a unit suspended on a
+	// `kind: playbook` task: the child execution it waited for.
+	ChildID string `json:"child_id,omitempty"`
 }
 
 // UnitKey names the unit independent of attempt/pointer: one step run, or
@@ -170,6 +173,9 @@ func (c Command) UnitKey() string {
 // (execution, unit, task pointer, attempt, jumps) so duplicate dispatches
 // dedup to AlreadyExists.
 func (c Command) TaskName() string {
+	if c.ChildID != "" {
+		return DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), "resume", c.ChildID)
+	}
 	return DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
 }
 

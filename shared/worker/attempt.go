@@ -30,7 +30,19 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, dsl.
 	st.Attempt = c.Attempt
 	st.Payload = map[string]any{"kind": task.Kind}
 	started := u.w.now()
-	out := u.runTool(ctx, task)
+	var out types.Outcome
+	if task.Kind == "playbook" {
+		o, suspended, err := u.runChild(ctx, task)
+		if err != nil {
+			return types.Outcome{}, dsl.Then{}, -1, err
+		}
+		if suspended {
+			return types.Outcome{}, dsl.Then{Do: doSuspend}, -1, nil
+		}
+		out = o
+	} else {
+		out = u.runTool(ctx, task)
+	}
 	out.Meta = types.OutcomeMeta{Attempt: c.Attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
 	typ := types.EvTaskAttemptDone
 	if out.Status != types.StatusOK {
@@ -103,46 +115,12 @@ func (u *unit) decide(task *dsl.Task, out types.Outcome) (dsl.Then, int, error) 
 // runTool renders the task and runs its tool. Rendering errors become an
 // error outcome of kind "template" naming the step and task.
 func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
-	extra := map[string]any{"_task": u.taskRes, "_attempt": u.cmd.Attempt}
-	if u.cmd.HasPrev {
-		extra["_prev"] = u.cmd.Prev
-	}
-	sc := u.scope(extra)
-	fail := func(kind, msg string) types.Outcome {
-		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: kind, Message: fmt.Sprintf("step %s task %s: %s", u.step.Name, task.Name, msg)}}
-	}
-	args := map[string]any{}
-	if len(u.step.Args) > 0 {
-		v, err := template.RenderValue(u.step.Args, sc)
-		if err != nil {
-			return fail("template", "step args: "+err.Error())
-		}
-		for k, x := range v.(map[string]any) {
-			args[k] = x
-		}
-	}
-	if len(task.Args) > 0 {
-		v, err := template.RenderValue(task.Args, sc)
-		if err != nil {
-			return fail("template", "args: "+err.Error())
-		}
-		for k, x := range v.(map[string]any) {
-			args[k] = x
-		}
-	}
-	cfg := map[string]any{}
-	for k, v := range task.Config {
-		if unrendered[k] {
-			cfg[k] = v
-			continue
-		}
-		r, err := template.RenderValue(v, sc)
-		if err != nil {
-			return fail("template", k+": "+err.Error())
-		}
-		cfg[k] = r
+	args, cfg, fail, bad := u.render(task)
+	if bad != nil {
+		return *bad
 	}
 	kind := task.Kind
+	sc := u.taskScope()
 	if kind == "workbook" {
 		name, _ := cfg["name"].(string)
 		wt := u.pb.Workbook[name]
@@ -187,6 +165,62 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cmd.Attempt,
 		Args: args, Config: cfg, TimeoutS: task.TimeoutS,
 	})
+}
+
+// taskScope is the scope a task's templates render in.
+func (u *unit) taskScope() template.Scope {
+	extra := map[string]any{"_task": u.taskRes, "_attempt": u.cmd.Attempt}
+	if u.cmd.HasPrev {
+		extra["_prev"] = u.cmd.Prev
+	}
+	return u.scope(extra)
+}
+
+type failFunc func(kind, msg string) types.Outcome
+
+// render renders a task's merged args (step args under task args) and its
+// config; bad is the error outcome of a template failure.
+func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, bad *types.Outcome) {
+	sc := u.taskScope()
+	fail = func(kind, msg string) types.Outcome {
+		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: kind, Message: fmt.Sprintf("step %s task %s: %s", u.step.Name, task.Name, msg)}}
+	}
+	ret := func(kind, msg string) (map[string]any, map[string]any, failFunc, *types.Outcome) {
+		o := fail(kind, msg)
+		return nil, nil, fail, &o
+	}
+	args = map[string]any{}
+	if len(u.step.Args) > 0 {
+		v, err := template.RenderValue(u.step.Args, sc)
+		if err != nil {
+			return ret("template", "step args: "+err.Error())
+		}
+		for k, x := range v.(map[string]any) {
+			args[k] = x
+		}
+	}
+	if len(task.Args) > 0 {
+		v, err := template.RenderValue(task.Args, sc)
+		if err != nil {
+			return ret("template", "args: "+err.Error())
+		}
+		for k, x := range v.(map[string]any) {
+			args[k] = x
+		}
+	}
+	cfg = map[string]any{}
+	for k, v := range task.Config {
+		if unrendered[k] {
+			cfg[k] = v
+			continue
+		}
+		r, err := template.RenderValue(v, sc)
+		if err != nil {
+			return ret("template", k+": "+err.Error())
+		}
+		cfg[k] = r
+	}
+	return args, cfg, fail, nil
 }
 
 // defaultConnection gives a postgres task without connection settings the

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
@@ -52,10 +53,12 @@ type ResultResolver interface {
 
 // Worker executes commands.
 type Worker struct {
-	Store    store.Store
-	Bus      Publisher
-	Tools    tools.Registry
-	Results  ResultResolver
+	Store   store.Store
+	Bus     Publisher
+	Tools   tools.Registry
+	Results ResultResolver
+	// Catalog resolves `kind: playbook` task paths (nil: such tasks fail).
+	Catalog  *catalog.Catalog
 	Log      *slog.Logger
 	LeaseTTL time.Duration
 	Now      func() time.Time
@@ -253,6 +256,13 @@ func (u *unit) run(ctx context.Context) (handedOff bool, err error) {
 			return false, err
 		}
 		act := then.Do
+		if act == doSuspend {
+			// Waiting for a child execution; its end resumes the unit here.
+			if err := u.flush(ctx); err != nil {
+				return false, err
+			}
+			return true, nil
+		}
 		if act == "" {
 			act = "continue"
 		}

@@ -1,0 +1,308 @@
+// Package credentials is the credential store behind a playbook's
+// `keychain` (DSL.md "Document": credential declarations resolved before
+// the run, read-only as keychain.<name>) and the /credentials API.
+//
+// A Credential is a named secret document {name, kind, description, data};
+// data holds the secret fields (host, user, password, token...). Store is
+// the persistence contract, with method names entity-first
+// (CredentialPut, CredentialGet) and sentinel errors (ErrNotFound,
+// ErrInvalid) for callers to branch on, never messages. Resolve turns a
+// playbook's keychain declarations into the values templates read.
+//
+// Backends:
+//
+//   - Firestore (NewFirestore): documents credentials/{name} holding the
+//     data as JSON text. This is the backend of the local emulator stack
+//     and of development projects.
+//   - Memory (NewMemory): an in-process map for unit tests.
+//
+// Production keeps secrets in Secret Manager, which Terraform already
+// enables (secretmanager.googleapis.com, and roles/secretmanager.secretAccessor
+// on the functions' service account). The planned Secret Manager backend
+// implements the same Store interface: one secret per credential, with the
+// secret id equal to the credential name (names are restricted to Secret
+// Manager's id alphabet [A-Za-z0-9_-] for that reason), the JSON of Data as
+// the secret payload (a put adds a version; a get reads "latest"), and kind
+// and description as secret labels/annotations so that CredentialList never
+// reads a payload. It needs the cloud.google.com/go/secretmanager module,
+// which this repository does not vendor yet, so it is not part of this
+// package; credentialstest.Run is the acceptance test it must pass.
+package credentials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Store methods and Resolve wrap them; test with errors.Is.
+var (
+	// ErrNotFound: no credential has that name (CredentialGet,
+	// CredentialDelete, and Resolve for a declaration naming a missing
+	// credential).
+	ErrNotFound = errors.New("credentials: not found")
+	// ErrInvalid: a credential or a keychain declaration is malformed
+	// (bad name, unknown kind, missing data or required fields).
+	ErrInvalid = errors.New("credentials: invalid")
+)
+
+// Kinds of credential (canonical names). A kind decides which data fields
+// are required and which derived fields Resolve adds.
+const (
+	// KindPostgres: a PostgreSQL connection, the `auth` mapping of the
+	// postgres task kind: {host, port, user, password, database, sslmode,
+	// ...} (db_* aliases accepted) or {dsn}.
+	KindPostgres = "postgres"
+	// KindHTTPBearer: {token}; Resolve adds headers {Authorization:
+	// "Bearer <token>"}.
+	KindHTTPBearer = "http_bearer"
+	// KindHTTPBasic: {username, password}; Resolve adds headers
+	// {Authorization: "Basic <base64(username:password)>"}.
+	KindHTTPBasic = "http_basic"
+	// KindHTTPHeader: {header, value} (one header) or {headers: {name:
+	// value}}; Resolve adds headers.
+	KindHTTPHeader = "http_header"
+	// KindSecret: any non-empty mapping of fields (generic secret).
+	KindSecret = "secret"
+)
+
+// Kinds lists the canonical kinds, sorted.
+var Kinds = []string{KindHTTPBasic, KindHTTPBearer, KindHTTPHeader, KindPostgres, KindSecret}
+
+// kindAliases maps the spellings found in NoETL playbooks and credential
+// files to the canonical kinds.
+var kindAliases = map[string]string{
+	"postgres": KindPostgres, "postgresql": KindPostgres, "postgres_credential": KindPostgres, "pg": KindPostgres,
+	"http_bearer": KindHTTPBearer, "bearer": KindHTTPBearer, "bearer_token": KindHTTPBearer,
+	"http_basic": KindHTTPBasic, "basic": KindHTTPBasic, "basic_auth": KindHTTPBasic,
+	"http_header": KindHTTPHeader, "header": KindHTTPHeader,
+	"secret": KindSecret, "generic": KindSecret, "credential": KindSecret,
+}
+
+// NormalizeKind returns the canonical kind for k (case-insensitive; NoETL
+// aliases such as postgres_credential, bearer, basic, header and
+// credential are accepted) and whether k is known.
+func NormalizeKind(k string) (string, bool) {
+	c, ok := kindAliases[strings.ToLower(strings.TrimSpace(k))]
+	return c, ok
+}
+
+// MaxNameLen bounds a credential name.
+const MaxNameLen = 128
+
+// Credential is one stored credential.
+type Credential struct {
+	// Name identifies the credential: 1..MaxNameLen characters of
+	// [A-Za-z0-9_-] (Secret Manager's secret-id alphabet).
+	Name string `json:"name"`
+	// Kind is one of Kinds (or an alias, normalised by CredentialPut).
+	Kind string `json:"kind"`
+	// Description is free text, never secret.
+	Description string `json:"description,omitempty"`
+	// Data holds the secret fields. Values are JSON values; they come back
+	// from a store the way JSON decodes them with jsonx (whole numbers as
+	// int64, other numbers float64, maps map[string]any, lists []any).
+	Data map[string]any `json:"data"`
+	// CreatedAt is set by the store on the first put (UTC).
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is set by the store on every put (UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Summary is a credential without its data (CredentialList, the GET
+// /credentials views).
+type Summary struct {
+	// Name is the credential's name.
+	Name string `json:"name"`
+	// Kind is the canonical kind.
+	Kind string `json:"kind"`
+	// Description is the credential's description.
+	Description string `json:"description"`
+	// Keys are the names of the data fields, sorted (never their values).
+	Keys []string `json:"keys"`
+	// CreatedAt is when the credential was first put (UTC).
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the credential was last put (UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Summary returns c without its data.
+func (c Credential) Summary() Summary {
+	return Summary{Name: c.Name, Kind: c.Kind, Description: c.Description, Keys: DataKeys(c.Data),
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// DataKeys returns the keys of data, sorted (an empty, non-nil slice for
+// no keys).
+func DataKeys(data map[string]any) []string {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Store persists credentials. Implementations are safe for concurrent use
+// and never retry. Firestore is the emulator-stack backend, Memory the
+// unit-test one; credentialstest.Run is the conformance suite.
+type Store interface {
+	// CredentialPut creates or replaces the credential named c.Name, after
+	// Validate (an invalid credential is an error wrapping ErrInvalid and
+	// nothing is written). The stored kind is the canonical one. The
+	// store sets the timestamps: CreatedAt on the first put (kept by later
+	// puts), UpdatedAt on every put; the caller's values are ignored. Data
+	// is copied: later changes to c.Data do not affect the store.
+	CredentialPut(ctx context.Context, c Credential) error
+	// CredentialGet returns the credential, with a fresh copy of its data;
+	// ErrNotFound if there is none.
+	CredentialGet(ctx context.Context, name string) (*Credential, error)
+	// CredentialList returns every credential's Summary (never data),
+	// sorted by name; an empty, non-nil slice when there are none.
+	CredentialList(ctx context.Context) ([]Summary, error)
+	// CredentialDelete removes the credential; ErrNotFound if there is
+	// none.
+	CredentialDelete(ctx context.Context, name string) error
+}
+
+// sentinelError is a message that wraps a sentinel without repeating its
+// text.
+type sentinelError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *sentinelError) Error() string { return e.msg }
+func (e *sentinelError) Unwrap() error { return e.sentinel }
+
+// invalidf returns an error with the formatted message wrapping ErrInvalid.
+func invalidf(format string, args ...any) error {
+	return &sentinelError{msg: fmt.Sprintf(format, args...), sentinel: ErrInvalid}
+}
+
+// notFoundf returns an error with the formatted message wrapping
+// ErrNotFound.
+func notFoundf(format string, args ...any) error {
+	return &sentinelError{msg: fmt.Sprintf(format, args...), sentinel: ErrNotFound}
+}
+
+// ValidateName checks a credential name (see Credential.Name); the error
+// wraps ErrInvalid.
+func ValidateName(name string) error {
+	if name == "" {
+		return invalidf("name is required")
+	}
+	if len(name) > MaxNameLen {
+		return invalidf("name %.20q... is longer than %d characters", name, MaxNameLen)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return invalidf("name %q may only contain letters, digits, '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// Validate checks c and returns every problem found, joined with
+// errors.Join (Unwrap() []error lists them; each message is one plain
+// sentence, and each wraps ErrInvalid). Rules: a valid name (ValidateName), a known kind
+// (NormalizeKind), non-empty data, and per kind: postgres needs a host
+// (host, db_host, hostname or hostaddr) or a DSN (dsn, connection or
+// connection_string); http_bearer a string token (or access_token);
+// http_basic string username (or user) and password; http_header a string
+// header and value, or a non-empty headers mapping of strings.
+func (c Credential) Validate() error {
+	var errs []error
+	if err := ValidateName(c.Name); err != nil {
+		errs = append(errs, err)
+	}
+	kind, ok := NormalizeKind(c.Kind)
+	switch {
+	case strings.TrimSpace(c.Kind) == "":
+		errs = append(errs, invalidf("kind is required (one of %s)", strings.Join(Kinds, ", ")))
+	case !ok:
+		errs = append(errs, invalidf("unknown kind %q (one of %s)", c.Kind, strings.Join(Kinds, ", ")))
+	}
+	if len(c.Data) == 0 {
+		errs = append(errs, invalidf("data is required (a non-empty mapping of the secret fields)"))
+	} else if ok {
+		for _, p := range kindProblems(kind, c.Data) {
+			errs = append(errs, invalidf("%s", p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kindProblems lists what data lacks for kind.
+func kindProblems(kind string, data map[string]any) []string {
+	var out []string
+	switch kind {
+	case KindPostgres:
+		if !hasAny(data, "host", "db_host", "hostname", "hostaddr", "dsn", "connection", "connection_string") {
+			out = append(out, "a postgres credential needs host (or db_host) or dsn in data")
+		}
+	case KindHTTPBearer:
+		if _, ok := firstString(data, "token", "access_token"); !ok {
+			out = append(out, "an http_bearer credential needs a string token in data")
+		}
+	case KindHTTPBasic:
+		if _, ok := firstString(data, "username", "user"); !ok {
+			out = append(out, "an http_basic credential needs a string username in data")
+		}
+		if _, ok := data["password"].(string); !ok {
+			out = append(out, "an http_basic credential needs a string password in data")
+		}
+	case KindHTTPHeader:
+		if _, err := headerFields(data); err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+func hasAny(m map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if v, ok := m[k]; ok && v != nil && v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// firstString returns the first non-empty string among keys.
+func firstString(m map[string]any, keys ...string) (string, bool) {
+	for _, k := range keys {
+		if s, ok := m[k].(string); ok && s != "" {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// headerFields returns the headers an http_header credential sets.
+func headerFields(data map[string]any) (map[string]any, error) {
+	if h, ok := data["headers"]; ok {
+		hm, isMap := h.(map[string]any)
+		if !isMap || len(hm) == 0 {
+			return nil, errors.New("an http_header credential's headers must be a non-empty mapping of header name to string value")
+		}
+		out := make(map[string]any, len(hm))
+		for k, v := range hm {
+			s, isStr := v.(string)
+			if !isStr || k == "" {
+				return nil, fmt.Errorf("an http_header credential's header %q must have a string value", k)
+			}
+			out[k] = s
+		}
+		return out, nil
+	}
+	name, okName := firstString(data, "header", "header_name")
+	value, okValue := data["value"].(string)
+	if !okName || !okValue {
+		return nil, errors.New("an http_header credential needs string header and value in data (or a headers mapping)")
+	}
+	return map[string]any{name: value}, nil
+}

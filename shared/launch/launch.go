@@ -1,0 +1,101 @@
+// Package launch starts executions: it merges the workload, writes the
+// execution document and publishes playbook.execution.requested, after
+// which route takes over. The api function (POST /executions) and the
+// worker (a `kind: playbook` task starting a child execution) share it.
+package launch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Publisher is what launching needs from the bus.
+type Publisher interface {
+	PublishEvents(ctx context.Context, evs ...types.Event) error
+}
+
+// Params describes an execution to start.
+type Params struct {
+	Playbook *dsl.Playbook
+	Source   []byte
+	// Workload is deep-merged over the playbook's workload.
+	Workload map[string]any
+	// ParentID links a child execution to its parent.
+	ParentID string
+	// ExecutionID is the id to use ("" = a new one). A child's id is
+	// derived from its parent task so a redelivered task finds it.
+	ExecutionID string
+	// Resume is the parent's unit of work to publish when this execution
+	// finishes (child executions only).
+	Resume *types.Command
+	Now    time.Time
+}
+
+// Start creates the execution and publishes its request event. It returns
+// the execution id. Starting an id that exists is not an error: the
+// request event is published again (idempotent; route ignores repeats).
+func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string, error) {
+	id := p.ExecutionID
+	if id == "" {
+		id = NewID()
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	merged := DeepMerge(jsonx.Clone(p.Playbook.Workload), p.Workload)
+	wl, _ := merged.(map[string]any)
+	if wl == nil {
+		wl = map[string]any{}
+	}
+	s := engine.NewState(id, p.ParentID, p.Playbook, wl, now)
+	s.Resume = p.Resume
+	if err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)}); err != nil && !errors.Is(err, store.ErrExists) {
+		return "", err
+	}
+	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
+	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID
+	ev.Payload = map[string]any{"playbook": s.Playbook, "parent_id": p.ParentID}
+	if err := pub.PublishEvents(ctx, ev); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// NewID returns a new execution id (time-ordered prefix + random suffix).
+func NewID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// DeepMerge merges over into base (maps recursively; other values of over
+// replace) and returns base (DSL.md "Document": workload defaults
+// deep-merged with the request payload).
+func DeepMerge(base any, over any) any {
+	bm, ok1 := base.(map[string]any)
+	om, ok2 := over.(map[string]any)
+	if !ok1 || !ok2 {
+		if over == nil {
+			return base
+		}
+		return over
+	}
+	for k, v := range om {
+		if cur, ok := bm[k]; ok {
+			bm[k] = DeepMerge(cur, v)
+		} else {
+			bm[k] = v
+		}
+	}
+	return bm
+}
