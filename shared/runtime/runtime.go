@@ -82,7 +82,7 @@ func open(ctx context.Context) (*Deps, error) {
 	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
-		Router: &router.Router{Store: st, Bus: b, Log: log, Opts: opts},
+		Router:  &router.Router{Store: st, Bus: b, Log: log, Opts: opts},
 		Catalog: cat,
 		Worker:  &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Log: log, LeaseTTL: cfg.LeaseTTL},
 	}, nil
