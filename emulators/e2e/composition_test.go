@@ -141,3 +141,29 @@ workflow:
 		t.Fatalf("%s not listed with latest 2", path)
 	}
 }
+
+// Nested loops: an inner loop (in a child playbook run by each outer
+// iteration) sees the outer iteration as iter.parent.
+func TestNestedLoopsIterParent(t *testing.T) {
+	RequireStack(t)
+	r := Run(t, filepath.Join(RepoRoot(), "examples", "nested_loops.yaml"), "")
+	ok(t, r)
+	outer := step(t, r, "start")["results"].([]any)
+	want := [][]string{{"oslo", "bergen"}, {"rome", "naples", "bari"}}
+	regions := []string{"north", "south"}
+	if len(outer) != 2 {
+		t.Fatalf("outer results %v", outer)
+	}
+	for i, o := range outer {
+		inner := o.(map[string]any)["results"].([]any)
+		if len(inner) != len(want[i]) {
+			t.Fatalf("outer %d: inner results %v", i, inner)
+		}
+		for j, x := range inner {
+			m := x.(map[string]any)
+			if m["city"] != want[i][j] || m["region"] != regions[i] || asInt(m["outer_index"]) != int64(i) || asInt(m["inner_index"]) != int64(j) {
+				t.Fatalf("outer %d inner %d = %v", i, j, m)
+			}
+		}
+	}
+}

@@ -29,9 +29,9 @@ type SubscriptionSpec struct {
 	Topic      string // topic ID, e.g. "events"
 	Path       string // function path on the functions server, e.g. "/route"
 	DeadLetter string // dead-letter topic ID
-	// Ordered enables message ordering (route needs an execution's events
-	// in order; the events projection and dispatch do not, and run in
-	// parallel without it).
+	// Ordered enables message ordering (route and materialize need an
+	// execution's events in order — materialize chains them by seq;
+	// dispatch does not, and runs in parallel without it).
 	Ordered bool
 }
 
@@ -39,7 +39,7 @@ type SubscriptionSpec struct {
 // triggers of route, materialize and dispatch.
 var Subscriptions = []SubscriptionSpec{
 	{RouteSub, EventsTopic, "/route", EventsDeadTopic, true},
-	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic, false},
+	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic, true},
 	{DispatchSub, CommandsTopic, "/dispatch", CommandsDeadTopic, false},
 }
 

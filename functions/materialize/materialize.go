@@ -1,7 +1,8 @@
 // Package materialize is the materialize Cloud Function: triggered by the
-// "materialize" subscription of the events topic, it projects every event
-// into the Firestore read model (executions/{id}/events/{event_id},
-// idempotent by event id).
+// "materialize" subscription of the events topic (ordered by execution
+// id), it projects every event into the Firestore read model
+// (executions/{id}/events/{event_id}, idempotent by event id), assigning
+// each its seq and prev_event_id in the execution's chain.
 package materialize
 
 import (
@@ -34,7 +35,8 @@ func Materialize(ctx context.Context, e event.Event) error {
 		}
 		return d.AckPermanent(ctx, "materialize", msg, "", "", runtime.Permanent(err))
 	}
-	return d.Store.EventPut(ctx, ev)
+	_, _, err = d.Store.EventAppend(ctx, ev)
+	return err
 }
 
 type constErr string

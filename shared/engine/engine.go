@@ -134,6 +134,12 @@ func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, ch
 	if ev.Payload != nil {
 		result = ev.Payload["result"]
 	}
+	if ev.EventType == types.EvLoopDone {
+		// The loop step's own boundary event, for observers (route ignores
+		// it: the step is no longer running).
+		sd := t.event(types.EvStepDone, step.Name, ss.Run, map[string]any{"result": result, "loop": true})
+		sd.Status = types.StatusOK
+	}
 	if err := t.finishStep(step, ss, ok, result, ev); err != nil {
 		return Output{}, false, err
 	}
@@ -360,9 +366,10 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	if len(step.Tasks) == 0 {
 		// A routing-only step completes at once.
 		ss.Status = types.StatusRunning
-		done := types.NewEvent(types.EvStepDone, st.ExecutionID, Source, t.now, name, itoa(run))
-		done.Step, done.StepRun = name, run
-		return t.finishStep(step, ss, true, nil, done)
+		t.event(types.EvStepStarted, name, run, nil)
+		done := t.event(types.EvStepDone, name, run, map[string]any{"result": nil})
+		done.Status = types.StatusOK
+		return t.finishStep(step, ss, true, nil, *done)
 	}
 	ss.Status = types.StatusRunning
 	cmd := types.Command{
@@ -422,12 +429,15 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	}
 	ss.Status = types.StatusRunning
 	ss.Loop = &LoopStatus{Total: len(items), Mode: mode, MaxInFlight: mif}
+	t.event(types.EvStepStarted, step.Name, ss.Run, map[string]any{"loop": true})
 	t.event(types.EvLoopStarted, step.Name, ss.Run, map[string]any{"total": len(items), "mode": mode, "max_in_flight": mif})
 	if len(items) == 0 {
 		done := types.NewEvent(types.EvLoopDone, st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
 		done.Step, done.StepRun = step.Name, ss.Run
 		res := map[string]any{"results": []any{}}
 		t.event(types.EvLoopDone, step.Name, ss.Run, map[string]any{"result": res, "total": 0})
+		sd := t.event(types.EvStepDone, step.Name, ss.Run, map[string]any{"result": res, "loop": true})
+		sd.Status = types.StatusOK
 		return t.finishStep(step, ss, true, res, done)
 	}
 	fm := step.FailureMode

@@ -57,6 +57,10 @@ type State struct {
 	// Resume is, for a child execution (kind: playbook), the parent's unit
 	// of work to publish when this execution finishes.
 	Resume *types.Command `json:"resume,omitempty"`
+	// ParentIter is, for a child execution started inside a loop
+	// iteration, the parent's iteration state: templates see it as
+	// iter.parent (nested loops, DSL.md "Loops").
+	ParentIter map[string]any `json:"parent_iter,omitempty"`
 }
 
 // StepState is the control-plane view of one step.

@@ -37,7 +37,9 @@ type Params struct {
 	// Resume is the parent's unit of work to publish when this execution
 	// finishes (child executions only).
 	Resume *types.Command
-	Now    time.Time
+	// ParentIter is the parent's iteration state (iter.parent in the child).
+	ParentIter map[string]any
+	Now        time.Time
 }
 
 // Start creates the execution and publishes its request event. It returns
@@ -59,6 +61,7 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	}
 	s := engine.NewState(id, p.ParentID, p.Playbook, wl, now)
 	s.Resume = p.Resume
+	s.ParentIter = p.ParentIter
 	if err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)}); err != nil && !errors.Is(err, store.ErrExists) {
 		return "", err
 	}

@@ -108,6 +108,7 @@ func normState(st *engine.State) {
 			st.Outbox.Events[i].Payload = normMap(st.Outbox.Events[i].Payload)
 		}
 	}
+	st.ParentIter = normMap(st.ParentIter)
 	if c := st.Resume; c != nil {
 		c.Args, c.Iter, c.CtxPatch = normMap(c.Args), normMap(c.Iter), normMap(c.CtxPatch)
 		c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
@@ -383,6 +384,7 @@ type eventDoc struct {
 	Type      string `firestore:"event_type"`
 	Timestamp string `firestore:"timestamp"`
 	Step      string `firestore:"step"`
+	Seq       int64  `firestore:"seq"`
 	Data      string `firestore:"data"`
 }
 
@@ -402,7 +404,8 @@ func (f *Firestore) EventPut(ctx context.Context, ev types.Event) error {
 	return nil
 }
 
-// EventList implements Store.
+// EventList implements Store: events in seq order (timestamp order for
+// events projected without a seq).
 func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.Event, error) {
 	it := f.exec(executionID).Collection("events").Documents(ctx)
 	defer it.Stop()
@@ -427,10 +430,10 @@ func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.
 		out = append(out, ev)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Timestamp != out[j].Timestamp {
-			return out[i].Timestamp < out[j].Timestamp
+		if out[i].Seq != out[j].Seq && out[i].Seq > 0 && out[j].Seq > 0 {
+			return out[i].Seq < out[j].Seq
 		}
-		return out[i].Seq < out[j].Seq
+		return out[i].Timestamp < out[j].Timestamp
 	})
 	return out, nil
 }

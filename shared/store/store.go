@@ -101,7 +101,11 @@ type Store interface {
 	// EventPut projects one event (idempotent by event id: the first write
 	// wins, a re-emitted event keeps its original projection).
 	EventPut(ctx context.Context, ev types.Event) error
-	// EventList returns an execution's projected events by timestamp.
+	// EventAppend projects ev as the next link of its execution's event
+	// chain, assigning Seq and PrevEventID; dup reports an event already
+	// projected (nothing written).
+	EventAppend(ctx context.Context, ev types.Event) (seq int64, dup bool, err error)
+	// EventList returns an execution's projected events in seq order.
 	EventList(ctx context.Context, executionID string) ([]types.Event, error)
 	// PlaybookPut registers a playbook version in the catalog.
 	PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error)

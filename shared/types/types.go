@@ -51,7 +51,9 @@ const (
 )
 
 // Event is the envelope of every entry of the event log (../shared/DSL.md
-// "Events"). It travels as the JSON body of a Pub/Sub message on the "events"
+// "Events"). The envelope fields are always present in JSON (null or zero
+// when they do not apply); Seq and PrevEventID are assigned by the events
+// projection (materialize), which sees an execution's events in order. It travels as the JSON body of a Pub/Sub message on the "events"
 // topic with ordering key = ExecutionID. Persistence is idempotent by
 // (ExecutionID, EventID); EventID is derived deterministically from the
 // event's identity (see EventID) so a redelivered or re-emitted event has the
@@ -64,21 +66,21 @@ type Event struct {
 	Source      string `json:"source" firestore:"source"`           // "api", "route", "execute", ...
 	EntityType  string `json:"entity_type" firestore:"entity_type"` // "playbook", "workflow", "step", "task", "loop", "iteration"
 	EntityID    string `json:"entity_id" firestore:"entity_id"`     // step name, "step/task", ...
-	ParentID    string `json:"parent_id,omitempty" firestore:"parent_id,omitempty"`
-	PrevEventID string `json:"prev_event_id,omitempty" firestore:"prev_event_id,omitempty"`
+	ParentID    string `json:"parent_id" firestore:"parent_id"`
+	PrevEventID string `json:"prev_event_id" firestore:"prev_event_id"`
 	Seq         int64  `json:"seq" firestore:"seq"`
 	Step        string `json:"step,omitempty" firestore:"step,omitempty"`
 	// StepRun is the 1-based number of this run of Step within the execution
 	// (a step re-entered through an arc runs again with the next number).
 	StepRun    int    `json:"step_run,omitempty" firestore:"step_run,omitempty"`
 	Task       string `json:"task,omitempty" firestore:"task,omitempty"`
-	Attempt    int    `json:"attempt,omitempty" firestore:"attempt,omitempty"`
-	Iteration  *int   `json:"iteration,omitempty" firestore:"iteration,omitempty"`
-	Status     string `json:"status,omitempty" firestore:"status,omitempty"`
-	DurationMS int64  `json:"duration_ms,omitempty" firestore:"duration_ms,omitempty"`
+	Attempt    int    `json:"attempt" firestore:"attempt"`
+	Iteration  *int   `json:"iteration" firestore:"iteration"`
+	Status     string `json:"status" firestore:"status"`
+	DurationMS int64  `json:"duration_ms" firestore:"duration_ms"`
 	// Payload is event-specific; results over the inline budget appear as a
 	// result reference (see ResultRef) instead of the value.
-	Payload map[string]any `json:"payload,omitempty" firestore:"payload,omitempty"`
+	Payload map[string]any `json:"payload" firestore:"payload"`
 }
 
 // NewEvent returns an event with Timestamp set to now (UTC, RFC 3339 with

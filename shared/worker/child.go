@@ -91,7 +91,7 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	resume.ID = resume.TaskName()
 	if _, err := launch.Start(ctx, u.w.Store, u.w.Bus, launch.Params{
 		Playbook: entry.Playbook, Source: entry.Source, Workload: wl, ParentID: u.cmd.ExecutionID,
-		ExecutionID: id, Resume: &resume, Now: u.w.now(),
+		ExecutionID: id, Resume: &resume, ParentIter: u.iterView(), Now: u.w.now(),
 	}); err != nil {
 		return types.Outcome{}, false, err
 	}

@@ -218,6 +218,9 @@ func (u *unit) scope(extra map[string]any) template.Scope {
 	for k, v := range c.Iter {
 		iter[k] = v
 	}
+	if u.st.ParentIter != nil {
+		iter["parent"] = u.st.ParentIter
+	}
 	p := template.ScopeParams{
 		Workload: u.st.Workload, Ctx: ctxv, Iter: iter, Args: c.Args, ExecutionID: c.ExecutionID,
 		Results: u.results, Extra: extra,
@@ -457,6 +460,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		}
 		if r != nil {
 			result = r
+			rs := u.event(types.EvResultStored, "")
+			rs.Status = types.StatusOK
+			rs.Payload = map[string]any{"reference": r}
 		}
 	}
 	var typ string
@@ -497,4 +503,26 @@ func iterOr0(p *int) int {
 		return 0
 	}
 	return *p
+}
+
+// iterView is the unit's iteration state as a child execution sees it in
+// iter.parent: the set_iter keys, the iterator value, index, and its own
+// parent (nil outside a loop iteration and without a parent).
+func (u *unit) iterView() map[string]any {
+	c := u.cmd
+	if c.Iteration == nil && u.st.ParentIter == nil && len(c.Iter) == 0 {
+		return nil
+	}
+	m := map[string]any{}
+	for k, v := range c.Iter {
+		m[k] = v
+	}
+	if c.Iteration != nil && u.step.Loop != nil {
+		m[u.step.Loop.Iterator] = c.Item
+		m["index"] = *c.Iteration
+	}
+	if u.st.ParentIter != nil {
+		m["parent"] = u.st.ParentIter
+	}
+	return m
 }

@@ -12,6 +12,7 @@ import (
 var eventCases = []testCase{
 	{"PutIdempotentListSorted", testEventPutList},
 	{"ListEmpty", testEventListEmpty},
+	{"AppendChainsSeqAndPrev", testEventAppendChain},
 }
 
 var dlqCases = []testCase{
@@ -122,5 +123,43 @@ func testDLQPutIdempotent(ctx context.Context, t *testing.T, s store.Store) {
 		if err := s.DLQPut(ctx, bare); err != nil {
 			t.Fatalf("DLQPut without loop index #%d: %v", i+1, err)
 		}
+	}
+}
+
+// testEventAppendChain: appended events get seq 1..n and a prev_event_id
+// chain in append order, whatever their timestamps; a redelivered event is
+// reported as a duplicate and consumes no seq; EventList returns the chain.
+func testEventAppendChain(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	order := []int{3, 1, 2, 0, 4}
+	for i, n := range order {
+		ev := sampleEvent(id, n)
+		ev.Seq, ev.PrevEventID = 0, ""
+		seq, dup, err := s.EventAppend(ctx, ev)
+		if err != nil || dup || seq != int64(i+1) {
+			t.Fatalf("append #%d: seq %d dup %v err %v, want seq %d", i, seq, dup, err, i+1)
+		}
+		if i == 2 {
+			again := sampleEvent(id, order[1])
+			seq, dup, err := s.EventAppend(ctx, again)
+			if err != nil || !dup || seq != 2 {
+				t.Fatalf("duplicate append: seq %d dup %v err %v, want seq 2 dup", seq, dup, err)
+			}
+		}
+	}
+	got, err := s.EventList(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(order) {
+		t.Fatalf("%d events, want %d", len(got), len(order))
+	}
+	prev := ""
+	for i, ev := range got {
+		if ev.Seq != int64(i+1) || ev.PrevEventID != prev || ev.EventID != sampleEvent(id, order[i]).EventID {
+			t.Fatalf("event %d: seq %d prev %q id %s; want seq %d prev %q id %s", i, ev.Seq, ev.PrevEventID, ev.EventID, i+1, prev, sampleEvent(id, order[i]).EventID)
+		}
+		prev = ev.EventID
 	}
 }
