@@ -9,6 +9,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,10 +20,12 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
 	"github.com/noetl/gcpengine/shared/catalog"
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/telemetry"
@@ -42,6 +45,8 @@ func API(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	case p == "/executions" && r.Method == http.MethodPost:
 		start(w, r)
+	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
+		Credentials(w, r, strings.TrimPrefix(p, "/credentials"))
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:
@@ -125,7 +130,16 @@ func start(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		return
 	}
-	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID})
+	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID, Credentials: d.Credentials})
+	var ke *launch.KeychainError
+	if errors.As(err, &ke) {
+		code := http.StatusServiceUnavailable
+		if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) {
+			code = http.StatusBadRequest
+		}
+		writeJSON(w, code, map[string]any{"error": err.Error()})
+		return
+	}
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
 		return
@@ -172,9 +186,10 @@ func get(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	st := rec.State
+	red := redactorOf(ctx, d, rec)
 	steps := map[string]StepView{}
 	for name, ss := range st.Steps {
-		v := StepView{Status: ss.Status, Run: ss.Run, Runs: ss.Runs, DurationMS: ss.DurationMS, Error: ss.Error}
+		v := StepView{Status: ss.Status, Run: ss.Run, Runs: ss.Runs, DurationMS: ss.DurationMS, Error: red.Value(ss.Error)}
 		if ss.Loop != nil {
 			done := ss.Loop.Total
 			if ss.Status == types.StatusRunning {
@@ -197,7 +212,8 @@ func get(w http.ResponseWriter, r *http.Request, id string) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"execution_id": st.ExecutionID, "parent_id": st.ParentID, "playbook": st.Playbook, "status": st.Status,
 		"created_at": st.CreatedAt, "started_at": st.StartedAt, "finished_at": st.FinishedAt, "duration_ms": dur,
-		"version": st.Version, "steps": steps, "results": st.Results, "ctx": st.Ctx, "failures": st.Failures, "result": st.Result,
+		"version": st.Version, "steps": steps, "results": red.Value(st.Results), "ctx": red.Value(st.Ctx),
+		"failures": red.Value(st.Failures), "result": red.Value(st.Result),
 	})
 }
 
@@ -216,5 +232,31 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 	if evs == nil {
 		evs = []types.Event{}
 	}
+	var red *redact.Redactor
+	if rec, err := d.Store.ExecutionGet(ctx, id); err == nil {
+		red = redactorOf(ctx, d, rec)
+	} else {
+		red = redact.New(nil)
+	}
+	for i := range evs {
+		if m, ok := red.Value(evs[i].Payload).(map[string]any); ok {
+			evs[i].Payload = m
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"execution_id": id, "count": len(evs), "events": evs})
+}
+
+// redactorOf returns the redactor for an execution's API views: its
+// keychain's secrets and secret-named keys are masked (seed 000 §8.9).
+// A keychain that no longer resolves still masks by key name.
+func redactorOf(ctx context.Context, d *runtime.Deps, rec *store.Execution) *redact.Redactor {
+	pb, err := dsl.Load([]byte(rec.Source), "execution")
+	if err != nil || len(pb.Keychain) == 0 || d.Credentials == nil {
+		return redact.New(nil)
+	}
+	kc, err := launch.Keychain(ctx, d.Credentials, pb, rec.State.Workload, rec.State.ExecutionID)
+	if err != nil {
+		return redact.New(nil)
+	}
+	return launch.Redactor(kc)
 }

@@ -96,7 +96,8 @@ const MaxNameLen = 128
 // Credential is one stored credential.
 type Credential struct {
 	// Name identifies the credential: 1..MaxNameLen characters of
-	// [A-Za-z0-9_-] (Secret Manager's secret-id alphabet).
+	// [A-Za-z0-9_-] (Secret Manager's secret-id alphabet), not of the
+	// form __x__ (reserved by Firestore).
 	Name string `json:"name"`
 	// Kind is one of Kinds (or an alias, normalised by CredentialPut).
 	Kind string `json:"kind"`
@@ -202,6 +203,9 @@ func ValidateName(name string) error {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
 			return invalidf("name %q may only contain letters, digits, '_' and '-'", name)
 		}
+	}
+	if len(name) >= 4 && strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__") {
+		return invalidf("name %q is reserved (names of the form __x__ are Firestore's)", name)
 	}
 	return nil
 }

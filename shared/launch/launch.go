@@ -11,6 +11,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -39,7 +40,10 @@ type Params struct {
 	Resume *types.Command
 	// ParentIter is the parent's iteration state (iter.parent in the child).
 	ParentIter map[string]any
-	Now        time.Time
+	// Credentials resolves the playbook's keychain before the run (nil:
+	// a playbook with a keychain is rejected).
+	Credentials credentials.Store
+	Now         time.Time
 }
 
 // Start creates the execution and publishes its request event. It returns
@@ -59,6 +63,14 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	if wl == nil {
 		wl = map[string]any{}
 	}
+	if len(p.Playbook.Keychain) > 0 {
+		if p.Credentials == nil {
+			return "", &KeychainError{Err: errors.New("the playbook declares a keychain but no credential store is configured")}
+		}
+		if _, err := Keychain(ctx, p.Credentials, p.Playbook, wl, id); err != nil {
+			return "", &KeychainError{Err: err}
+		}
+	}
 	s := engine.NewState(id, p.ParentID, p.Playbook, wl, now)
 	s.Resume = p.Resume
 	s.ParentIter = p.ParentIter
@@ -73,6 +85,16 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	}
 	return id, nil
 }
+
+// KeychainError rejects an execution whose keychain does not resolve (a
+// missing or invalid credential); nothing was created.
+type KeychainError struct{ Err error }
+
+// Error implements error.
+func (e *KeychainError) Error() string { return "keychain: " + e.Err.Error() }
+
+// Unwrap returns the resolution error (errors.Is credentials.ErrNotFound).
+func (e *KeychainError) Unwrap() error { return e.Err }
 
 // NewID returns a new execution id (time-ordered prefix + random suffix).
 func NewID() string {

@@ -20,6 +20,7 @@ import (
 	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/config"
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/router"
@@ -40,6 +41,8 @@ type Deps struct {
 	Router     *router.Router
 	Worker     *worker.Worker
 	Results    *results.Store
+	// Credentials is the credential store (keychain resolution).
+	Credentials credentials.Store
 	// Catalog resolves playbook paths (catalog first, then files).
 	Catalog    *catalog.Catalog
 	closeTools func()
@@ -80,11 +83,12 @@ func open(ctx context.Context) (*Deps, error) {
 	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin})
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
 	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
+	creds := credentials.NewFirestore(st.Client())
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
 		Router:  &router.Router{Store: st, Bus: b, Log: log, Opts: opts},
-		Catalog: cat,
-		Worker:  &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Log: log, LeaseTTL: cfg.LeaseTTL},
+		Catalog: cat, Credentials: creds,
+		Worker: &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL},
 	}, nil
 }
 

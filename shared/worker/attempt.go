@@ -59,14 +59,21 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, dsl.
 	}
 	if out.Logs != "" {
 		l := out.Logs
+		if u.red != nil {
+			l = u.red.String(l)
+		}
 		if len(l) > logsInEvent {
 			l = l[len(l)-logsInEvent:]
 		}
 		ae.Payload["logs"] = l
 		u.log.Info("task output", "task", task.Name, "logs", l)
 	}
-	if out.Status != types.StatusOK {
-		u.log.Warn("task attempt failed", "task", task.Name, "error", out.Error)
+	if out.Status != types.StatusOK && out.Error != nil {
+		msg := out.Error.Message
+		if u.red != nil {
+			msg = u.red.String(msg)
+		}
+		u.log.Warn("task attempt failed", "task", task.Name, "error_kind", out.Error.Kind, "error", msg)
 	}
 	then, rule, err := u.decide(task, out)
 	if err != nil {
@@ -157,6 +164,9 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 	tool := u.w.Tools[kind]
 	if tool == nil {
 		return fail("config", fmt.Sprintf("task kind %q is not available in this engine", kind))
+	}
+	if err := u.applyAuth(kind, cfg); err != nil {
+		return fail("config", err.Error())
 	}
 	if kind == "postgres" {
 		u.defaultConnection(cfg, args)
@@ -254,4 +264,40 @@ func addLegacyNames(m map[string]any, out types.Outcome, attempt int) {
 	if r, ok := out.Result.(map[string]any); ok {
 		m["data"] = r["data"]
 	}
+}
+
+// applyAuth resolves `auth: <keychain name>` (DSL.md "Document": keychain
+// entries used by auth on postgres and http tasks): a postgres task gets
+// the entry's connection fields, an http task the entry's headers under its
+// own. A mapping `auth` is left as written.
+func (u *unit) applyAuth(kind string, cfg map[string]any) error {
+	name, ok := cfg["auth"].(string)
+	if !ok || name == "" {
+		return nil
+	}
+	entry, ok := u.kc[name].(map[string]any)
+	if !ok {
+		return fmt.Errorf("auth %q names no keychain entry (declare it under the playbook's root keychain)", name)
+	}
+	switch kind {
+	case "postgres":
+		cfg["auth"] = entry
+	case "http":
+		h := map[string]any{}
+		if eh, ok := entry["headers"].(map[string]any); ok {
+			for k, v := range eh {
+				h[k] = v
+			}
+		}
+		if th, ok := cfg["headers"].(map[string]any); ok {
+			for k, v := range th {
+				h[k] = v
+			}
+		}
+		cfg["headers"] = h
+		delete(cfg, "auth")
+	default:
+		cfg["auth"] = entry
+	}
+	return nil
 }

@@ -91,8 +91,12 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	resume.ID = resume.TaskName()
 	if _, err := launch.Start(ctx, u.w.Store, u.w.Bus, launch.Params{
 		Playbook: entry.Playbook, Source: entry.Source, Workload: wl, ParentID: u.cmd.ExecutionID,
-		ExecutionID: id, Resume: &resume, ParentIter: u.iterView(), Now: u.w.now(),
+		ExecutionID: id, Resume: &resume, ParentIter: u.iterView(), Credentials: u.w.Credentials, Now: u.w.now(),
 	}); err != nil {
+		var ke *launch.KeychainError
+		if errors.As(err, &ke) {
+			return fail("playbook", err.Error()), false, nil
+		}
 		return types.Outcome{}, false, err
 	}
 	e := u.event(types.EvTaskStarted, task.Name, "child", id)

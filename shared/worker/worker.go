@@ -17,8 +17,11 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/catalog"
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -58,10 +61,12 @@ type Worker struct {
 	Tools   tools.Registry
 	Results ResultResolver
 	// Catalog resolves `kind: playbook` task paths (nil: such tasks fail).
-	Catalog  *catalog.Catalog
-	Log      *slog.Logger
-	LeaseTTL time.Duration
-	Now      func() time.Time
+	Catalog *catalog.Catalog
+	// Credentials resolves the playbook's keychain (nil: keychain empty).
+	Credentials credentials.Store
+	Log         *slog.Logger
+	LeaseTTL    time.Duration
+	Now         func() time.Time
 
 	pbs sync.Map // sha256(source) → *dsl.Playbook
 }
@@ -98,6 +103,10 @@ type unit struct {
 	taskRes  map[string]any
 	pending  []types.Event
 	lastTask string
+	// kc is the resolved keychain (never persisted, never in events).
+	kc map[string]any
+	// red masks the keychain's secrets in events and logs.
+	red *redact.Redactor
 }
 
 // Run executes cmd. It returns nil when the unit is finished or handed off
@@ -166,6 +175,16 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command) error {
 		results, _ = rv.(map[string]any)
 	}
 	u := &unit{w: w, cmd: cmd, st: st, pb: pb, step: step, log: log, results: results, taskRes: map[string]any{}}
+	if len(pb.Keychain) > 0 {
+		if w.Credentials == nil {
+			return fmt.Errorf("worker: playbook declares a keychain but no credential store is configured")
+		}
+		kc, err := launch.Keychain(ctx, w.Credentials, pb, st.Workload, cmd.ExecutionID)
+		if err != nil {
+			return fmt.Errorf("worker: keychain: %w", err)
+		}
+		u.kc, u.red = kc, launch.Redactor(kc)
+	}
 	handedOff, err := u.run(ctx)
 	if err != nil {
 		return err
@@ -197,6 +216,15 @@ func (u *unit) flush(ctx context.Context) error {
 	if len(u.pending) == 0 {
 		return nil
 	}
+	if u.red != nil {
+		for i := range u.pending {
+			if u.pending[i].Payload != nil {
+				if m, ok := u.red.Value(u.pending[i].Payload).(map[string]any); ok {
+					u.pending[i].Payload = m
+				}
+			}
+		}
+	}
 	err := u.w.Bus.PublishEvents(ctx, u.pending...)
 	u.pending = u.pending[:0]
 	return err
@@ -223,7 +251,7 @@ func (u *unit) scope(extra map[string]any) template.Scope {
 	}
 	p := template.ScopeParams{
 		Workload: u.st.Workload, Ctx: ctxv, Iter: iter, Args: c.Args, ExecutionID: c.ExecutionID,
-		Results: u.results, Extra: extra,
+		Results: u.results, Keychain: u.kc, Extra: extra,
 	}
 	if c.Iteration != nil && u.step.Loop != nil {
 		p.Iterator = u.step.Loop.Iterator

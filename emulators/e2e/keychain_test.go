@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Keychain: credentials registered through the API are resolved before
+// the run, used by `auth:` on a postgres task and visible as keychain.<name>
+// in templates, and their secret values never appear in events, API
+// responses or the functions' logs.
+func TestKeychainCredentials(t *testing.T) {
+	RequireStack(t)
+	base := os.Getenv("NOETL_FUNCTIONS_URL") + "/api"
+	name := "pg_e2e_" + randSuffix()
+	secret := "Sup3r-Secret-" + randSuffix()
+	cred := map[string]any{"name": name, "kind": "postgres", "description": "e2e", "data": map[string]any{
+		"host": "127.0.0.1", "port": asInt(mustAtoi(os.Getenv("NOETL_PG_PORT"))), "user": "postgres", "password": secret, "database": "noetl"}}
+	if code, body := post(t, base+"/credentials", []byte(MustJSON(cred))); code != http.StatusCreated {
+		t.Fatalf("POST /credentials: %d %s", code, body)
+	}
+	got := getJSON(t, base+"/credentials/"+name)
+	if strings.Contains(MustJSON(got), secret) {
+		t.Fatalf("GET /credentials/%s leaks the secret: %v", name, got)
+	}
+	pb := filepath.Join(t.TempDir(), "kc.yaml")
+	src := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: keychain_e2e}
+workload: {cred: "` + name + `"}
+keychain:
+  - name: pg
+    kind: postgres
+    credential: "{{ workload.cred }}"
+workflow:
+  - step: start
+    tool:
+      - query:
+          kind: postgres
+          auth: pg
+          command: "SELECT current_user AS who, 1 + 1 AS two"
+      - leak:
+          kind: python
+          args:
+            password: "{{ keychain.pg.password }}"
+            who: "{{ _prev.rows[0].who }}"
+          code: |
+            print("the password is", password)
+            result = {"who": who, "password": password, "length": len(password)}
+`
+	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := Run(t, pb, "")
+	ok(t, r)
+	start := step(t, r, "start")
+	if start["who"] != "postgres" || asInt(start["length"]) != int64(len(secret)) {
+		t.Fatalf("start = %v", start)
+	}
+	if strings.Contains(r.Stdout, secret) {
+		t.Fatalf("scripts/run output leaks the secret: %s", r.Stdout)
+	}
+	resp, err := http.Get(base + "/executions/" + r.ExecutionID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(b), secret) {
+		t.Fatal("events leak the secret")
+	}
+	if !strings.Contains(string(b), "the password is ***") {
+		t.Fatalf("task logs not in events or not masked")
+	}
+	if logs, err := os.ReadFile(filepath.Join(os.Getenv("NOETL_STACK_DIR"), "logs", "functions.log")); err == nil && strings.Contains(string(logs), secret) {
+		t.Fatal("functions log leaks the secret")
+	}
+	// A missing credential rejects the execution before anything runs.
+	missing := strings.Replace(src, `cred: "`+name+`"`, `cred: "no_such_credential_`+randSuffix()+`"`, 1)
+	if err := os.WriteFile(pb, []byte(missing), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = Run(t, pb, "")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "no_such_credential") {
+		t.Fatalf("missing credential: exit %d, stderr %s", r.Code, r.Stderr)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, base+"/credentials/"+name, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", err, resp)
+	}
+}
+
+func mustAtoi(s string) int64 {
+	var n int64
+	for _, c := range s {
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}

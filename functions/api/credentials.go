@@ -1,0 +1,262 @@
+package api
+
+// The /credentials routes: the credential store behind playbook keychains
+// (shared/credentials). Secret values go in and are never served back
+// (seed 000 §8.9 "API Masking"), nor logged:
+//
+//	POST   /credentials         {"name", "kind", "description", "data": {...}}
+//	                            → 201 {"name", "kind"} (creates or replaces);
+//	                            400 {"error", "problems": [...]}
+//	GET    /credentials         → 200 {"credentials": [{name, kind, description, created_at, updated_at}]}
+//	GET    /credentials/{name}  → 200 {name, kind, description, keys, created_at, updated_at}; 404
+//	DELETE /credentials/{name}  → 204; 404
+//
+// Other methods are 405 with an Allow header; store failures are 503.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/runtime"
+)
+
+// maxCredentialBody bounds a POST /credentials body.
+const maxCredentialBody = 1 << 20
+
+var (
+	credMu sync.Mutex
+	// credStore is the instance's credential store: nil until
+	// CredentialStore opens it; tests assign credentials.NewMemory().
+	credStore credentials.Store
+)
+
+// CredentialStore returns the instance's credential store, opening it on
+// first use on the runtime's Firestore client (runtime.Get(ctx).Store;
+// collection credentials/{name}, the emulator-stack backend). The
+// execution start uses it to resolve a playbook's keychain with
+// credentials.Resolve. An error means the runtime could not be opened; the
+// next call tries again.
+func CredentialStore(ctx context.Context) (credentials.Store, error) {
+	credMu.Lock()
+	defer credMu.Unlock()
+	if credStore != nil {
+		return credStore, nil
+	}
+	d, err := runtime.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	credStore = credentials.NewFirestore(d.Store.Client())
+	return credStore, nil
+}
+
+// CredentialRequest is the body of POST /credentials.
+type CredentialRequest struct {
+	// Name is the credential's name ([A-Za-z0-9_-], at most 128
+	// characters); keychain declarations reference it.
+	Name string `json:"name"`
+	// Kind is postgres, http_bearer, http_basic, http_header or secret
+	// (NoETL aliases such as postgres_credential are accepted).
+	Kind string `json:"kind"`
+	// Description is free text, shown by GET.
+	Description string `json:"description"`
+	// Data is the JSON object of secret fields; never served back.
+	Data any `json:"data"`
+}
+
+// CredentialView is a credential as GET shows it: metadata, never data
+// values. Keys (the data field names) is set by GET /credentials/{name}
+// only.
+type CredentialView struct {
+	// Name is the credential's name.
+	Name string `json:"name"`
+	// Kind is the canonical kind.
+	Kind string `json:"kind"`
+	// Description is the credential's description.
+	Description string `json:"description"`
+	// Keys are the data field names, sorted (GET /credentials/{name}).
+	Keys []string `json:"keys,omitempty"`
+	// CreatedAt is the first put, RFC 3339 UTC.
+	CreatedAt string `json:"created_at"`
+	// UpdatedAt is the last put, RFC 3339 UTC.
+	UpdatedAt string `json:"updated_at"`
+}
+
+func viewOf(s credentials.Summary, withKeys bool) CredentialView {
+	v := CredentialView{Name: s.Name, Kind: s.Kind, Description: s.Description,
+		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)}
+	if withKeys {
+		v.Keys = s.Keys
+		if v.Keys == nil {
+			v.Keys = []string{}
+		}
+	}
+	return v
+}
+
+// Credentials serves the /credentials routes (see the table above). rest
+// is the request path after "/credentials": "" or "/" for the collection,
+// "/{name}" for one credential (a trailing slash is ignored).
+func Credentials(w http.ResponseWriter, r *http.Request, rest string) {
+	name := strings.TrimSuffix(strings.TrimPrefix(rest, "/"), "/")
+	if name == "" {
+		switch r.Method {
+		case http.MethodPost:
+			credentialCreate(w, r)
+		case http.MethodGet:
+			credentialList(w, r)
+		default:
+			methodNotAllowed(w, r, "GET, POST")
+		}
+		return
+	}
+	if strings.Contains(name, "/") {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		credentialGet(w, r, name)
+	case http.MethodDelete:
+		credentialDelete(w, r, name)
+	default:
+		methodNotAllowed(w, r, "GET, DELETE")
+	}
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": "method " + r.Method + " not allowed on " + r.URL.Path + " (allowed: " + allow + ")"})
+}
+
+// openCredentials returns the store or writes a 500.
+func openCredentials(w http.ResponseWriter, r *http.Request) (credentials.Store, bool) {
+	s, err := CredentialStore(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+		return nil, false
+	}
+	return s, true
+}
+
+func badCredential(w http.ResponseWriter, problems []string) {
+	writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid credential: " + strings.Join(problems, "; "), "problems": problems})
+}
+
+func credentialCreate(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxCredentialBody+1))
+	if err != nil {
+		badCredential(w, []string{"cannot read body: " + err.Error()})
+		return
+	}
+	if len(body) > maxCredentialBody {
+		badCredential(w, []string{"body is larger than 1 MiB"})
+		return
+	}
+	var req CredentialRequest
+	if err := jsonx.Unmarshal(body, &req); err != nil {
+		badCredential(w, []string{"body must be a JSON object {name, kind, description, data}: " + err.Error()})
+		return
+	}
+	var problems []string
+	data, isMap := req.Data.(map[string]any)
+	if req.Data != nil && !isMap {
+		problems = append(problems, "data must be a JSON object of the secret fields")
+	}
+	c := credentials.Credential{Name: req.Name, Kind: req.Kind, Description: req.Description, Data: jsonx.Normalize(data).(map[string]any)}
+	if err := c.Validate(); err != nil {
+		problems = append(problems, messages(err)...)
+	}
+	if len(problems) > 0 {
+		badCredential(w, problems)
+		return
+	}
+	s, ok := openCredentials(w, r)
+	if !ok {
+		return
+	}
+	if err := s.CredentialPut(r.Context(), c); err != nil {
+		if errors.Is(err, credentials.ErrInvalid) {
+			badCredential(w, messages(err))
+			return
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	kind, _ := credentials.NormalizeKind(c.Kind)
+	slog.Default().InfoContext(r.Context(), "credential stored", "name", c.Name, "kind", kind, "keys", credentials.DataKeys(c.Data))
+	writeJSON(w, http.StatusCreated, map[string]any{"name": c.Name, "kind": kind})
+}
+
+// messages lists the messages of a joined error (one per problem).
+func messages(err error) []string {
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, e.Error())
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
+
+func credentialList(w http.ResponseWriter, r *http.Request) {
+	s, ok := openCredentials(w, r)
+	if !ok {
+		return
+	}
+	list, err := s.CredentialList(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	views := make([]CredentialView, 0, len(list))
+	for _, sm := range list {
+		views = append(views, viewOf(sm, false))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"credentials": views})
+}
+
+func credentialGet(w http.ResponseWriter, r *http.Request, name string) {
+	s, ok := openCredentials(w, r)
+	if !ok {
+		return
+	}
+	c, err := s.CredentialGet(r.Context(), name)
+	if errors.Is(err, credentials.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "credential " + name + " not found"})
+		return
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, viewOf(c.Summary(), true))
+}
+
+func credentialDelete(w http.ResponseWriter, r *http.Request, name string) {
+	s, ok := openCredentials(w, r)
+	if !ok {
+		return
+	}
+	err := s.CredentialDelete(r.Context(), name)
+	if errors.Is(err, credentials.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "credential " + name + " not found"})
+		return
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	slog.Default().InfoContext(r.Context(), "credential deleted", "name", name)
+	w.WriteHeader(http.StatusNoContent)
+}
