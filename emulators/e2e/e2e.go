@@ -113,19 +113,24 @@ func Events(t testing.TB, id string) []map[string]any {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		var body struct {
-			Events []map[string]any `json:"events"`
-		}
+		var body map[string]any
 		if err := jsonx.Unmarshal(b, &body); err != nil {
 			t.Fatalf("events: %v: %s", err, b)
 		}
-		for _, e := range body.Events {
+		list, _ := body["events"].([]any)
+		evs := make([]map[string]any, 0, len(list))
+		for _, x := range list {
+			if m, ok := x.(map[string]any); ok {
+				evs = append(evs, m)
+			}
+		}
+		for _, e := range evs {
 			if e["event_type"] == "playbook.finished" {
-				return body.Events
+				return evs
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("playbook.finished of %s never projected (%d events)", id, len(body.Events))
+			t.Fatalf("playbook.finished of %s never projected (%d events)", id, len(evs))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

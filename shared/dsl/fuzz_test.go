@@ -35,6 +35,7 @@ func FuzzLoad(f *testing.F) {
 		"workflow: [{step: start, loop: {in: [1], iterator: i, spec: {mode: parallel}}, tool: {kind: noop}, set_ctx: {a: 1}}]\nworkbook: {w: {kind: workbook, name: w}}\n",
 		"workflow:\n  - <<: {step: start}\n    tool: {<<: [{kind: noop}, {kind: http}]}\n",
 		"workflow: [{step: start, tool: {kind: python, code: x, timeout: .nan, args: {a: !!binary aGk=}}}]\n",
+		"apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: x}\nworkflow:\n  - step: start\n    tool: {kind: http, url: u, params: {p: 1}}\n    retry: {on_error: {max_attempts: 2}, on_success: {while: \"{{ response.more }}\", next_call: {params: {p: \"{{ page.p + 1 }}\"}, url: v}, collect: {strategy: collect, path: a.b}}}\n    next: {spec: {mode: inclusive}, arcs: [{step: start}, {step: start, when: x}]}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -52,6 +53,15 @@ func FuzzLoad(f *testing.F) {
 			}
 			if _, err := json.Marshal(p); err != nil {
 				t.Fatalf("json: %v", err)
+			}
+			lines := bytes.Count(src, []byte("\n")) + 2
+			for _, q := range Lint(p) {
+				if q.Severity != SeverityWarning && q.Severity != SeverityInfo {
+					t.Fatalf("lint finding without severity: %v", q)
+				}
+				if q.Line < 0 || q.Line > lines {
+					t.Fatalf("lint line %d outside 0..%d: %v", q.Line, lines, q)
+				}
 			}
 			return
 		}

@@ -101,11 +101,18 @@ func LoadFile(path string) (*Playbook, error) {
 // Legacy forms normalised with a warning: next as a string, {step: x}, a
 // list of steps/arcs, or [{when, then}, {else}]; step/task retry: (seed 001:
 // true, N, {max_attempts, initial_delay, backoff_multiplier, max_delay,
-// jitter, retry_when, stop_when, on_error}) → task policy rules; loop.mode,
+// jitter, retry_when, stop_when, on_error}) → task policy rules;
+// retry.on_success (seed 002 pagination/polling of an http task: while,
+// max_attempts, next_call {params, headers, url}, collect append|replace|
+// collect with path/merge_path) → a jump pipeline plus a collecting noop
+// task (pagination.go documents exactly what is generated); loop.mode,
 // loop.collection/element/concurrency, mode async/sync; arc data/with/input.
 // Legacy forms rejected with the canonical rewrite: step when, eval, expr,
 // case, sink, save, type, vars, name, with/data/input; tool: <kind string>;
-// task type:; retry.on_success (seed 002 pagination).
+// task type:; the retry.on_success forms pagination.go cannot map.
+//
+// Load's warnings include a few workflow checks (steps unreachable from
+// start, shadowed names, empty steps); Lint runs the full static analysis.
 func Load(src []byte, name string) (pb *Playbook, err error) {
 	file := name
 	if file == "" {
@@ -157,6 +164,9 @@ type loader struct {
 	budget   int
 	overrun  bool
 	active   map[*yaml.Node]bool
+	// pending holds task-level retry.on_success blocks until the enclosing
+	// step rewrites its pipeline (stepPagination / taskPagination).
+	pending map[*Task]*successRetry
 }
 
 var (
@@ -301,7 +311,7 @@ func (l *loader) errf(n *yaml.Node, path, format string, args ...any) {
 }
 
 func (l *loader) warnf(n *yaml.Node, path, format string, args ...any) {
-	l.warnings = append(l.warnings, Problem{Line: l.lineFor(n, path), Path: path, Message: fmt.Sprintf(format, args...)})
+	l.warnings = append(l.warnings, Problem{Line: l.lineFor(n, path), Path: path, Message: fmt.Sprintf(format, args...), Severity: SeverityWarning})
 }
 
 func sortProblems(ps []Problem) []Problem {

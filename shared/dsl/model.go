@@ -10,9 +10,13 @@
 //
 // Entry points: Load / LoadFile parse YAML into a *Playbook (or return a
 // *ValidationError listing every problem with its line); Playbook.Validate
-// re-checks a model built or edited in Go. See load.go for the accepted
-// shapes and the legacy forms that are normalised (with a warning) or
-// rejected (with the canonical rewrite in the message).
+// re-checks a model built or edited in Go; Lint analyses a loaded playbook
+// as a Petri net (unreachable steps, livelocks, unconditional cycles,
+// trapped jump cycles, missing default arcs, fan-in after an inclusive
+// fan-out) and returns warnings with lines (lint.go). See load.go for the
+// accepted shapes and the legacy forms that are normalised (with a
+// warning) or rejected (with the canonical rewrite in the message), and
+// pagination.go for the rewrite of seed 002's retry.on_success.
 package dsl
 
 // Playbook is a validated, normalised playbook (DSL.md "Document").
@@ -250,7 +254,7 @@ type Then struct {
 
 // Problem is one validation finding with its YAML line (1-based; 0 when
 // unknown) and a path like "workflow[2].tool.kind". Errors and warnings
-// share the type (see ValidationError and Playbook.Warnings).
+// share the type (see ValidationError, Playbook.Warnings and Lint).
 type Problem struct {
 	// Line is the 1-based line of the offending key (0 = unknown).
 	Line int `json:"line"`
@@ -259,4 +263,11 @@ type Problem struct {
 	Path string `json:"path"`
 	// Message says what is wrong and, for legacy forms, the rewrite.
 	Message string `json:"message"`
+	// Severity is SeverityWarning or SeverityInfo for warnings (Load's
+	// warnings and Lint's findings); empty for errors (ValidationError).
+	Severity string `json:"severity,omitempty"`
+	// Code names the kind of a Lint finding (one of the Lint* constants,
+	// e.g. LintNoTerminal); empty for errors and for Load's deprecation
+	// warnings.
+	Code string `json:"code,omitempty"`
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // This file turns the YAML tree into the model (DSL.md "Document", "Step",
-// "Tasks"; seed 003 for task policy; seed 001 for legacy retry). It reports
+// "Tasks"; seed 003 for task policy; seed 001 for legacy retry; seed 002's
+// retry.on_success is in pagination.go). It reports
 // shape problems (wrong types, unknown keys, legacy forms) with the line of
 // the offending key; cross-reference rules (unknown arc targets, jump
 // labels, kinds, required fields ...) are checked on the model by
@@ -144,12 +145,15 @@ func (l *loader) workbook(n *yaml.Node, path string) map[string]*Task {
 			if !isIdent(e.key) {
 				l.errf(e.k, ep, "workbook entry name %q must be an identifier (letters, digits, _)", e.key)
 			}
-			add(l.task(e.v, ep, e.key, false, false), e.k)
+			t := l.task(e.v, ep, e.key, false, false)
+			l.workbookPagination(t)
+			add(t, e.k)
 		}
 	case yaml.SequenceNode:
 		for i, item := range d.Content {
 			ip := idx(path, i)
 			t := l.task(item, ip, "", true, false)
+			l.workbookPagination(t)
 			if t != nil && t.Name == "" {
 				l.errf(item, join(ip, "name"), "workbook entry needs a name")
 			}
@@ -273,6 +277,7 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 	if retry != nil {
 		l.stepRetry(s, retry, join(path, "retry"))
 	}
+	l.taskPagination(s)
 	return s
 }
 
@@ -655,11 +660,18 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 		t.Config = config
 	}
 	if retry != nil {
-		rules, ok := l.legacyRetry(retry.v, join(path, "retry"))
-		if ok && rules != nil {
-			if t.Policy != nil {
+		rules, pg, ok := l.legacyRetry(retry.v, join(path, "retry"))
+		if ok && (rules != nil || pg != nil) {
+			switch {
+			case t.Policy != nil:
 				l.errf(retry.k, join(path, "retry"), "task has both a legacy retry block and spec.policy: move the retry into spec.policy.rules and drop retry")
-			} else {
+			case pg != nil:
+				// Rewritten by the enclosing step (stepPagination).
+				if l.pending == nil {
+					l.pending = map[*Task]*successRetry{}
+				}
+				l.pending[t] = pg
+			default:
 				t.Policy = &Policy{Rules: rules}
 			}
 		}
@@ -1078,7 +1090,11 @@ var legacyRetryKeys = []string{"max_attempts", "initial_delay", "backoff_multipl
 // stepRetry applies a step-level legacy retry block to the step's tasks
 // that have no policy of their own.
 func (l *loader) stepRetry(s *Step, e *entry, path string) {
-	rules, ok := l.legacyRetry(e.v, path)
+	rules, pg, ok := l.legacyRetry(e.v, path)
+	if ok && pg != nil {
+		l.stepPagination(s, pg)
+		return
+	}
 	if !ok || rules == nil {
 		return
 	}
@@ -1112,7 +1128,13 @@ func (l *loader) stepRetry(s *Step, e *entry, path string) {
 //
 // Without retry_when/stop_when it is the single rule error → retry. rules is
 // nil when the block disables retry; ok is false on a problem.
-func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
+//
+// A block with on_success (seed 002 pagination/polling) returns no rules but
+// a *successRetry (see pagination.go) holding the parsed on_success and the
+// error rules above minus "ok → continue" (nil when the block has no error
+// retry settings: errors then fail the task, as in NoETL); the caller
+// rewrites the task pipeline with it.
+func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry, bool) {
 	d := deref(n)
 	line := l.lineFor(d, path)
 	cfg := struct {
@@ -1123,31 +1145,33 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
 		retryWhen string
 		stopWhen  string
 	}{attempts: 3, delay: 1.0, mult: 2.0, maxDelay: 60}
+	var pg *successRetry
+	errCfg := false
 	if d == nil || d.Kind != yaml.MappingNode {
 		switch {
 		case d != nil && d.Kind == yaml.ScalarNode && d.ShortTag() == "!!bool":
 			b, _ := l.boolean(d, path, "retry")
 			if !b {
 				l.warnf(d, path, "retry: false has no effect: remove it")
-				return nil, true
+				return nil, nil, true
 			}
 		case d != nil && d.Kind == yaml.ScalarNode && d.ShortTag() == "!!int":
 			i, ok := l.integer(d, path, "retry")
 			if !ok {
-				return nil, false
+				return nil, nil, false
 			}
 			if i < 0 {
 				l.errf(d, path, "retry attempts must be at least 0, got %d", i)
-				return nil, false
+				return nil, nil, false
 			}
 			if i == 0 {
 				l.warnf(d, path, "retry: 0 has no effect: remove it")
-				return nil, true
+				return nil, nil, true
 			}
 			cfg.attempts = i
 		default:
 			l.errf(n, path, "retry must be true, a number of attempts or a mapping {max_attempts, initial_delay, backoff_multiplier, max_delay, retry_when}, got %s", describe(d))
-			return nil, false
+			return nil, nil, false
 		}
 	} else {
 		ok := true
@@ -1160,6 +1184,9 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
 			}
 			for _, e := range fs {
 				ep := join(path, e.key)
+				if e.key != "on_success" {
+					errCfg = true
+				}
 				switch e.key {
 				case "max_attempts":
 					if i, good := l.integer(e.v, ep, "max_attempts"); good {
@@ -1214,8 +1241,14 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
 						ok = false
 					}
 				case "on_success":
-					l.errf(e.k, ep, "retry.on_success (pagination/polling by re-calling the task) cannot be normalised: rewrite it as task policy in the same step, e.g. tool: [{name: fetch_page, kind: http, ..., spec: {policy: {rules: [{when: \"{{ outcome.result.data.paging.hasMore }}\", then: {do: jump, to: fetch_page, set_iter: {page: \"{{ (iter.page | int) + 1 }}\"}}}, {else: {then: {do: break}}}]}}}] (params read iter.page)")
-					ok = false
+					if strings.HasSuffix(path, ".on_error") {
+						l.errf(e.k, ep, "unexpected on_success inside on_error: put it beside on_error, under retry")
+						ok = false
+						continue
+					}
+					if pg = l.successRetry(e, ep); pg == nil {
+						ok = false
+					}
 				default:
 					l.errf(e.k, ep, "unknown retry key %q (legacy retry knows %s; prefer task policy: tool[].spec.policy.rules)", e.key, strings.Join(legacyRetryKeys, ", "))
 					ok = false
@@ -1224,7 +1257,7 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
 		}
 		apply(d, path)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	backoff := "exponential"
@@ -1239,10 +1272,30 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
 		return &Rule{When: when, Then: th, Legacy: legacy, Line: line, Path: path}
 	}
 	const isError = "{{ outcome.status == 'error' }}"
+	if pg != nil {
+		switch {
+		case !errCfg:
+		case cfg.retryWhen == "" && cfg.stopWhen == "":
+			pg.errRules = []*Rule{mk(isError, false, retry)}
+			pg.errDesc = fmt.Sprintf("error → retry (attempts %d, backoff %s, delay %g, max_delay %g)", cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
+		default:
+			if cfg.stopWhen != "" {
+				pg.errRules = append(pg.errRules, mk(cfg.stopWhen, true, Then{Do: "fail"}))
+			}
+			if cfg.retryWhen != "" {
+				pg.errRules = append(pg.errRules, mk(cfg.retryWhen, true, retry))
+			} else {
+				pg.errRules = append(pg.errRules, mk(isError, false, retry))
+			}
+			pg.errRules = append(pg.errRules, &Rule{Else: true, Then: Then{Do: "fail"}, Line: line, Path: path})
+			pg.errDesc = fmt.Sprintf("stop_when → fail, retry_when → retry (attempts %d, backoff %s, delay %g, max_delay %g; legacy names), else → fail", cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
+		}
+		return nil, pg, true
+	}
 	msg := fmt.Sprintf("legacy retry is deprecated: normalised to task policy spec.policy.rules [error → {do: retry, attempts: %d, backoff: %s, delay: %g, max_delay: %g}]", cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
 	if cfg.retryWhen == "" && cfg.stopWhen == "" {
 		l.warnf(d, path, "%s", msg)
-		return []*Rule{mk(isError, false, retry)}, true
+		return []*Rule{mk(isError, false, retry)}, nil, true
 	}
 	rules := []*Rule{mk("{{ outcome.status == 'ok' }}", false, Then{Do: "continue"})}
 	if cfg.stopWhen != "" {
@@ -1255,5 +1308,5 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, bool) {
 	}
 	rules = append(rules, &Rule{Else: true, Then: Then{Do: "fail"}, Line: line, Path: path})
 	l.warnf(d, path, "legacy retry is deprecated: normalised to task policy spec.policy.rules [ok → continue, stop_when → fail, retry_when → retry (attempts %d, backoff %s, delay %g, max_delay %g), else → fail]; retry_when/stop_when are kept verbatim and the worker provides their legacy names (status_code, error, success, result, data, attempt); canonical form: when: \"{{ outcome.status == 'error' and outcome.http.status >= 500 }}\"", cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
-	return rules, true
+	return rules, nil, true
 }

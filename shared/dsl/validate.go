@@ -2,7 +2,6 @@ package dsl
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -460,67 +459,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// scopeNames are template names a step result would shadow (DSL.md
-// "Templates": a finished step's result is visible by the step's name).
-var scopeNames = map[string]bool{
-	"workload": true, "ctx": true, "iter": true, "args": true, "execution_id": true,
-	"keychain": true, "event": true, "outcome": true, "_prev": true, "_task": true,
-	"_attempt": true, "loop_index": true, "input_data": true,
-}
-
-// lint returns warnings for a valid playbook: steps unreachable from start,
-// step names that shadow template names or workload keys, steps that do
-// nothing.
-func (p *Playbook) lint() []Problem {
-	var out []Problem
-	warn := func(path string, line int, format string, args ...any) {
-		if l, ok := p.lines[path]; ok {
-			line = l
-		}
-		out = append(out, Problem{Line: line, Path: path, Message: fmt.Sprintf(format, args...)})
-	}
-	byName := map[string]*Step{}
-	for _, s := range p.Workflow {
-		if s != nil {
-			byName[s.Name] = s
-		}
-	}
-	reached := map[string]bool{}
-	queue := []string{"start"}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		if reached[n] || byName[n] == nil {
-			continue
-		}
-		reached[n] = true
-		if nx := byName[n].Next; nx != nil {
-			for _, a := range nx.Arcs {
-				if a != nil {
-					queue = append(queue, a.Step)
-				}
-			}
-		}
-	}
-	for i, s := range p.Workflow {
-		if s == nil {
-			continue
-		}
-		sp := stepPath(s, i)
-		if !reached[s.Name] {
-			warn(sp+".step", s.Line, "step %q is not reachable from start (no arc leads to it)", s.Name)
-		}
-		if scopeNames[s.Name] {
-			warn(sp+".step", s.Line, "step name %q shadows the template name %s: its result will not be visible by name", s.Name, s.Name)
-		} else if _, ok := p.Workload[s.Name]; ok {
-			warn(sp+".step", s.Line, "step name %q is also a workload key: the bare name {{ %s }} becomes ambiguous (use workload.%s)", s.Name, s.Name, s.Name)
-		}
-		if len(s.Tasks) == 0 && s.Next == nil && len(s.SetCtx) == 0 {
-			warn(sp, s.Line, "step %q has neither tool nor next: it does nothing", s.Name)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
-	return out
 }

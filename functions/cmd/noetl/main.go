@@ -1,6 +1,10 @@
 // Command noetl is the engine's command-line client.
 //
 //	noetl validate FILE...            validate playbooks; exit 2 on errors (every problem with its line)
+//	noetl lint FILE...                validate, then static analysis of the workflow as a Petri net
+//	                                  (unreachable steps, no path to a terminal step, unguarded arc
+//	                                  cycles, jump cycles without break/bounded attempt, ...);
+//	                                  exit 2 on errors, 0 when there are only warnings
 //	noetl run FILE [--workload JSON]  start an execution through the api function, show progress,
 //	                                  print one JSON line {"execution_id","status","duration_ms","steps"};
 //	                                  exit 0 iff status ok, 1 if it failed, 2 on invalid input
@@ -30,6 +34,7 @@ import (
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage:
   noetl validate FILE...
+  noetl lint FILE...
   noetl run FILE [--workload JSON] [--timeout DURATION] [--quiet]
   noetl status EXECUTION_ID
   noetl events EXECUTION_ID`)
@@ -41,8 +46,10 @@ func main() {
 		usage()
 	}
 	switch os.Args[1] {
-	case "validate", "lint":
+	case "validate":
 		os.Exit(validate(os.Args[2:]))
+	case "lint":
+		os.Exit(lint(os.Args[2:]))
 	case "run":
 		os.Exit(run(os.Args[2:]))
 	case "status":
@@ -80,6 +87,31 @@ func validate(files []string) int {
 			fmt.Fprintf(os.Stderr, "%s:%d: warning: %s: %s\n", f, w.Line, w.Path, w.Message)
 		}
 		fmt.Printf("%s: ok (%d steps)\n", f, len(pb.Workflow))
+	}
+	return code
+}
+
+func lint(files []string) int {
+	if len(files) == 0 {
+		usage()
+	}
+	code := 0
+	for _, f := range files {
+		pb, err := dsl.LoadFile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 2
+			continue
+		}
+		findings := dsl.Lint(pb)
+		for _, p := range findings {
+			sev := p.Severity
+			if sev == "" {
+				sev = "warning"
+			}
+			fmt.Printf("%s:%d: %s: %s: %s [%s]\n", f, p.Line, sev, p.Path, p.Message, p.Code)
+		}
+		fmt.Printf("%s: %d finding(s)\n", f, len(findings))
 	}
 	return code
 }
