@@ -183,3 +183,20 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 }
+
+# Credentials for playbook keychains. On the local stack the engine's
+# credential store is the Firestore collection `credentials` (POST
+# /credentials); in the cloud the planned backend is Secret Manager: one
+# secret per credential, named noetl-cred-<name>, whose latest version holds
+# the credential's JSON {kind, data}. Terraform creates the secrets (the
+# values are added out of band: gcloud secrets versions add); the engine's
+# Secret Manager backend for shared/credentials is the next step and is not
+# implemented yet.
+resource "google_secret_manager_secret" "credential" {
+  for_each  = toset(var.credentials)
+  secret_id = "noetl-cred-${each.value}"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.services]
+}

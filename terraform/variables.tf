@@ -37,3 +37,9 @@ variable "results_retention_days" {
   type        = number
   default     = 30
 }
+
+variable "credentials" {
+  description = "Names of the credentials playbook keychains use (one Secret Manager secret each)"
+  type        = list(string)
+  default     = []
+}
