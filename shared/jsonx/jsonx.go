@@ -7,6 +7,8 @@ package jsonx
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 )
 
 // Unmarshal decodes data into v (like json.Unmarshal) and normalises every
@@ -78,4 +80,20 @@ func Size(v any) int {
 		return 0
 	}
 	return len(b)
+}
+
+// Decode decodes exactly one JSON value from data into a generic value
+// (nil, bool, string, int64, float64, []any, map[string]any). Trailing
+// non-whitespace data is an error.
+func Decode(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("invalid JSON: trailing data after the first value")
+	}
+	return Normalize(v), nil
 }

@@ -25,8 +25,8 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
-	"github.com/noetl/gcpengine/shared/tools/internal/jsonnum"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -409,7 +409,7 @@ func decodeBody(contentType string, raw []byte) (v any, b64 bool) {
 	mt = strings.ToLower(mt)
 	trimmed := bytes.TrimSpace(raw)
 	if strings.Contains(mt, "json") || mt == "" || (len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')) {
-		if d, err := jsonnum.Decode(raw); err == nil {
+		if d, err := jsonx.Decode(raw); err == nil {
 			return d, false
 		}
 	}

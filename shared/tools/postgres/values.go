@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/noetl/gcpengine/shared/tools/internal/jsonnum"
+	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
 // decodeValue turns one raw column value (text or binary format) into a
@@ -34,7 +34,7 @@ func decodeValue(m *pgtype.Map, fd pgconn.FieldDescription, raw []byte) (any, er
 			}
 			b = b[1:]
 		}
-		return jsonnum.Decode(b)
+		return jsonx.Decode(b)
 	}
 	dt, found := m.TypeForOID(fd.DataTypeOID)
 	if !found {

@@ -41,8 +41,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
-	"github.com/noetl/gcpengine/shared/tools/internal/jsonnum"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -332,7 +332,7 @@ func decodeMessage(b []byte) (map[string]any, bool) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, false
 	}
-	v, err := jsonnum.Decode(b)
+	v, err := jsonx.Decode(b)
 	if err != nil {
 		return nil, false
 	}

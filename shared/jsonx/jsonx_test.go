@@ -1,4 +1,4 @@
-package jsonnum
+package jsonx
 
 import (
 	"reflect"
