@@ -71,4 +71,7 @@ func normalize(c *types.Command) {
 	if c.CtxPatch != nil {
 		c.CtxPatch = jsonx.Normalize(c.CtxPatch).(map[string]any)
 	}
+	if c.TaskResults != nil {
+		c.TaskResults = jsonx.Normalize(c.TaskResults).(map[string]any)
+	}
 }

@@ -197,7 +197,19 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 	if !ok && fired == 0 {
 		st.Failures = append(st.Failures, fmt.Sprintf("step %s failed: %v", step.Name, describeError(ss.Error)))
 	}
-	return nil
+	return t.startQueued(step.Name)
+}
+
+// startQueued starts the next queued token of a step that just ended.
+func (t *transition) startQueued(name string) error {
+	ss := t.st.Steps[name]
+	if ss == nil || len(ss.Pending) == 0 || ss.Status == types.StatusScheduled || ss.Status == types.StatusRunning {
+		return nil
+	}
+	tok := ss.Pending[0]
+	ss.Pending = ss.Pending[1:]
+	t.st.Active-- // counted when queued; schedule counts it again
+	return t.schedule(name, tok.Args, tok.From, tok.FromRun)
 }
 
 // stepError records an engine-side failure of a step (a template error in
@@ -330,6 +342,13 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	if ss == nil {
 		ss = &StepState{}
 		st.Steps[name] = ss
+	}
+	if ss.Status == types.StatusScheduled || ss.Status == types.StatusRunning {
+		// The step is busy: the token waits for the current run to end.
+		ss.Pending = append(ss.Pending, Token{Args: args, From: from, FromRun: fromRun})
+		st.Active++
+		t.event(types.EvStepScheduled, name, ss.Run+len(ss.Pending), map[string]any{"from": from, "args": args, "queued": true}, "queued", from, itoa(fromRun))
+		return nil
 	}
 	run := ss.Run + 1
 	idPart := from + "." + itoa(fromRun)

@@ -302,3 +302,52 @@ func num(v any) int64 {
 	}
 	return -1
 }
+
+const join = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: join}
+workflow:
+  - step: start
+    tool: {kind: noop}
+    next:
+      spec: {mode: inclusive}
+      arcs: [{step: fast}, {step: slow}]
+  - step: fast
+    tool: {kind: noop}
+    next:
+      arcs: [{step: join, args: {from: fast}}]
+  - step: slow
+    tool: {kind: noop}
+    next:
+      arcs: [{step: join, args: {from: slow}}]
+  - step: join
+    tool: {kind: noop}
+`
+
+// A step re-entered while it still runs queues the token and runs once
+// more after the current run; the execution finishes when all are done.
+func TestJoinWhileRunningQueuesToken(t *testing.T) {
+	e := load(t, join)
+	st, _ := started(t, e, nil)
+	e.Apply(st, done("start", 1, nil), t0)
+	out, _, _ := e.Apply(st, done("fast", 1, nil), t0)
+	if len(out.Commands) != 1 || out.Commands[0].Step != "join" || out.Commands[0].Args["from"] != "fast" {
+		t.Fatalf("join run 1: %+v", out.Commands)
+	}
+	out, _, _ = e.Apply(st, done("slow", 1, nil), t0)
+	if len(out.Commands) != 0 || len(st.Steps["join"].Pending) != 1 || st.Active != 2 {
+		t.Fatalf("slow's token must queue: commands %+v pending %v active %d", out.Commands, st.Steps["join"].Pending, st.Active)
+	}
+	out, changed, _ := e.Apply(st, done("join", 1, "first"), t0)
+	if !changed || len(out.Commands) != 1 || out.Commands[0].StepRun != 2 || out.Commands[0].Args["from"] != "slow" {
+		t.Fatalf("join run 2: %+v", out.Commands)
+	}
+	if st.Status != ExecRunning {
+		t.Fatalf("finished early: %s", st.Status)
+	}
+	e.Apply(st, done("join", 2, "second"), t0)
+	if st.Status != ExecOK || st.Active != 0 || st.Steps["join"].Runs != 2 {
+		t.Fatalf("status %s active %d runs %d", st.Status, st.Active, st.Steps["join"].Runs)
+	}
+}

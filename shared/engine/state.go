@@ -77,6 +77,17 @@ type StepState struct {
 	FinishedAt string         `json:"finished_at,omitempty"`
 	DurationMS int64          `json:"duration_ms,omitempty"`
 	Error      any            `json:"error,omitempty"`
+	// Pending holds the tokens (arc args) of arcs that fired while the step
+	// was still running; each starts one more run, in order, when the
+	// current run ends (a re-joined step runs once per incoming branch).
+	Pending []Token `json:"pending,omitempty"`
+}
+
+// Token is a queued entry into a step.
+type Token struct {
+	Args    map[string]any `json:"args,omitempty"`
+	From    string         `json:"from"`
+	FromRun int            `json:"from_run"`
 }
 
 // LoopStatus is the static shape of a running loop (its per-iteration

@@ -96,6 +96,7 @@ func normState(st *engine.State) {
 			c.Prev = jsonx.Normalize(c.Prev)
 			c.Iter = normMap(c.Iter)
 			c.CtxPatch = normMap(c.CtxPatch)
+			c.TaskResults = normMap(c.TaskResults)
 		}
 		for i := range st.Outbox.Loops {
 			l := &st.Outbox.Loops[i]
@@ -110,7 +111,7 @@ func normState(st *engine.State) {
 	}
 	st.ParentIter = normMap(st.ParentIter)
 	if c := st.Resume; c != nil {
-		c.Args, c.Iter, c.CtxPatch = normMap(c.Args), normMap(c.Iter), normMap(c.CtxPatch)
+		c.Args, c.Iter, c.CtxPatch, c.TaskResults = normMap(c.Args), normMap(c.Iter), normMap(c.CtxPatch), normMap(c.TaskResults)
 		c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
 	}
 	if st.Workload == nil {

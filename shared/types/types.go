@@ -146,6 +146,9 @@ type Command struct {
 	// CtxPatch accumulates policy then.set_ctx patches of this unit; they
 	// reach the execution ctx with the unit's boundary event.
 	CtxPatch map[string]any `json:"ctx_patch,omitempty"`
+	// TaskResults are the results of the unit's finished tasks by label
+	// (`_task`), carried across delayed retries and child-playbook waits.
+	TaskResults map[string]any `json:"task_results,omitempty"`
 	// Jumps counts pipeline jumps taken so far in this unit (bounded by the
 	// engine's jump limit to stop runaway pagination).
 	Jumps int `json:"jumps,omitempty"`

@@ -87,6 +87,7 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	}
 	resume := u.cmd
 	resume.ChildID = id
+	resume.TaskResults = u.taskRes
 	resume.NotBefore = time.Time{}
 	resume.ID = resume.TaskName()
 	if _, err := launch.Start(ctx, u.w.Store, u.w.Bus, launch.Params{

@@ -175,6 +175,9 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command) error {
 		results, _ = rv.(map[string]any)
 	}
 	u := &unit{w: w, cmd: cmd, st: st, pb: pb, step: step, log: log, results: results, taskRes: map[string]any{}}
+	for k, v := range cmd.TaskResults {
+		u.taskRes[k] = v
+	}
 	if len(pb.Keychain) > 0 {
 		if w.Credentials == nil {
 			return fmt.Errorf("worker: playbook declares a keychain but no credential store is configured")
@@ -320,6 +323,7 @@ func (u *unit) run(ctx context.Context) (handedOff bool, err error) {
 					continue
 				}
 				next := *c
+				next.TaskResults = u.taskRes
 				next.Attempt++
 				next.NotBefore = u.w.now().Add(time.Duration(delay * float64(time.Second)))
 				next.ID = next.TaskName()
