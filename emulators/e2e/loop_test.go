@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,4 +67,61 @@ workflow:
 			t.Fatalf("results not in iteration order at %d: %v", i, m)
 		}
 	}
+}
+
+// An empty collection completes the loop at once with results [], and the
+// loop.done arc fires; set_ctx in a parallel loop is rejected before
+// anything runs unless the step opts in.
+func TestEmptyLoopAndParallelSetCtx(t *testing.T) {
+	RequireStack(t)
+	dir := t.TempDir()
+	empty := dir + "/empty.yaml"
+	src := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: empty_loop}
+workload: {items: []}
+workflow:
+  - step: start
+    loop: {in: "{{ items }}", iterator: it, spec: {mode: parallel, max_in_flight: 4}}
+    tool: {kind: noop, result: "{{ it }}"}
+    next:
+      arcs: [{step: after, on: loop.done, args: {n: "{{ start.results | length }}"}}]
+  - step: after
+    tool: {kind: noop, result: {n: "{{ args.n }}"}}
+`
+	if err := os.WriteFile(empty, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := Run(t, empty, "")
+	ok(t, r)
+	if res := step(t, r, "start")["results"].([]any); len(res) != 0 {
+		t.Fatalf("results %v", res)
+	}
+	if asInt(step(t, r, "after")["n"]) != 0 {
+		t.Fatalf("after = %v", r.Steps["after"])
+	}
+	setctx := dir + "/setctx.yaml"
+	bad := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: parallel_set_ctx}
+workload: {items: [1, 2]}
+workflow:
+  - step: start
+    loop: {in: "{{ items }}", iterator: it, spec: {mode: parallel}}
+    tool: {kind: noop}
+    set_ctx: {last: "{{ it }}"}
+`
+	if err := os.WriteFile(setctx, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = Run(t, setctx, "")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "setctx.yaml:9") || !strings.Contains(r.Stderr, "allow_set_ctx") {
+		t.Fatalf("parallel set_ctx: exit %d\n%s", r.Code, r.Stderr)
+	}
+	opted := strings.Replace(bad, "mode: parallel}", "mode: parallel, allow_set_ctx: true}", 1)
+	if err := os.WriteFile(setctx, []byte(opted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = Run(t, setctx, "")
+	ok(t, r)
 }
