@@ -51,6 +51,13 @@ workflow:
           code: |
             print("the password is", password)
             result = {"who": who, "password": password, "length": len(password)}
+    next:
+      arcs:
+        - step: second
+          when: "{{ keychain.pg.user == 'postgres' and keychain.pg.password | length > 0 }}"
+          args: {pw: "{{ keychain.pg.password }}"}
+  - step: second
+    tool: {kind: noop, result: {pw_length: "{{ args.pw | length }}"}}
 `
 	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -60,6 +67,9 @@ workflow:
 	start := step(t, r, "start")
 	if start["who"] != "postgres" || asInt(start["length"]) != int64(len(secret)) {
 		t.Fatalf("start = %v", start)
+	}
+	if asInt(step(t, r, "second")["pw_length"]) != int64(len(secret)) {
+		t.Fatalf("control-plane templates did not see the keychain: %v", r.Steps["second"])
 	}
 	if strings.Contains(r.Stdout, secret) {
 		t.Fatalf("scripts/run output leaks the secret: %s", r.Stdout)

@@ -246,6 +246,7 @@ func (t *transition) scope(ss *StepState, extra map[string]any) template.Scope {
 		Args:        args,
 		ExecutionID: t.st.ExecutionID,
 		Results:     t.st.Results,
+		Keychain:    t.st.Keychain,
 		Extra:       extra,
 	})
 }
@@ -357,7 +358,7 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 		return nil
 	}
 	if step.Admit != nil && len(step.Admit.Rules) > 0 {
-		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results})
+		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results, Keychain: st.Keychain})
 		allowed, rule, err := evalAdmit(step.Admit, sc)
 		if err != nil {
 			st.Failures = append(st.Failures, fmt.Sprintf("step %s admit: %v", name, err))
@@ -426,7 +427,7 @@ func evalAdmit(p *dsl.Policy, sc template.Scope) (bool, int, error) {
 func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]any) error {
 	st := t.st
 	l := step.Loop
-	sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results})
+	sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results, Keychain: st.Keychain})
 	v, err := template.RenderValue(l.In, sc)
 	if err != nil {
 		return t.failNow(step, ss, fmt.Sprintf("loop.in: %v", err))

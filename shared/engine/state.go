@@ -61,6 +61,10 @@ type State struct {
 	// iteration, the parent's iteration state: templates see it as
 	// iter.parent (nested loops, DSL.md "Loops").
 	ParentIter map[string]any `json:"parent_iter,omitempty"`
+	// Keychain is the resolved keychain for control-plane templates (arc
+	// when/args, set_ctx, loop.in, admission). The caller sets it before a
+	// transition; it is never serialised.
+	Keychain map[string]any `json:"-"`
 }
 
 // StepState is the control-plane view of one step.

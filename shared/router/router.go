@@ -24,8 +24,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -43,6 +46,9 @@ type Router struct {
 	Log   *slog.Logger
 	Opts  engine.Options
 	Now   func() time.Time
+	// Credentials resolves the keychain for control-plane templates (nil:
+	// keychain is empty there).
+	Credentials credentials.Store
 
 	pbs sync.Map
 }
@@ -101,6 +107,14 @@ func (r *Router) Handle(ctx context.Context, ev types.Event) error {
 		if err != nil {
 			return false, fmt.Errorf("route: playbook: %w", err)
 		}
+		var red *redact.Redactor
+		if len(e.PB.Keychain) > 0 && r.Credentials != nil {
+			kc, err := launch.Keychain(ctx, r.Credentials, e.PB, st.Workload, st.ExecutionID)
+			if err != nil {
+				return false, fmt.Errorf("route: keychain: %w", err)
+			}
+			st.Keychain, red = kc, launch.Redactor(kc)
+		}
 		var changed bool
 		if ev.EventType == types.EvExecutionRequested {
 			if st.Status != engine.ExecRequested {
@@ -113,6 +127,15 @@ func (r *Router) Handle(ctx context.Context, ev types.Event) error {
 		}
 		if err != nil || !changed {
 			return false, err
+		}
+		if red != nil {
+			// Control-plane events (next.evaluated, step.scheduled) may
+			// carry rendered values: secrets never leave in events.
+			for i := range out.Events {
+				if m, ok := red.Value(out.Events[i].Payload).(map[string]any); ok {
+					out.Events[i].Payload = m
+				}
+			}
 		}
 		st.LastEventID = ev.EventID
 		o := out

@@ -86,7 +86,7 @@ func open(ctx context.Context) (*Deps, error) {
 	creds := credentials.NewFirestore(st.Client())
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
-		Router:  &router.Router{Store: st, Bus: b, Log: log, Opts: opts},
+		Router:  &router.Router{Store: st, Bus: b, Log: log, Opts: opts, Credentials: creds},
 		Catalog: cat, Credentials: creds,
 		Worker: &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL},
 	}, nil
