@@ -54,9 +54,9 @@ workflow:
       workload: {numbers: [1], fail: true}
     next:
       arcs:
-        - {step: recovered, on: step.failed}
+        - {step: recovered, on: step.failed, args: {error: "{{ event.error.message }}"}}
   - step: recovered
-    tool: {kind: noop, result: {error: "{{ event.error.message }}"}}
+    tool: {kind: noop, result: {error: "{{ args.error }}"}}
 `
 	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -74,8 +74,9 @@ workflow:
 		t.Fatalf("task.failed payload = %v", failed)
 	}
 	ok(t, r)
-	if _, ran := r.Steps["recovered"]; !ran {
-		t.Fatalf("the step.failed arc did not run: %v", r.Steps)
+	rec, _ := r.Steps["recovered"].(map[string]any)
+	if msg, _ := rec["error"].(string); !strings.Contains(msg, "ValueError") {
+		t.Fatalf("the step.failed arc did not pass the error on: %v", r.Steps)
 	}
 }
 

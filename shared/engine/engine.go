@@ -379,6 +379,12 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	ss.Loop = nil
 	st.Active++
 	t.event(types.EvStepScheduled, name, run, map[string]any{"from": from, "args": args})
+	if step.TimeoutS > 0 {
+		tc := types.Command{Kind: types.CmdStepTimeout, ExecutionID: st.ExecutionID, Step: name, StepRun: run,
+			StateVersion: st.Version, NotBefore: t.now.Add(time.Duration(step.TimeoutS * float64(time.Second)))}
+		tc.ID = tc.TaskName()
+		t.out.Commands = append(t.out.Commands, tc)
+	}
 
 	if step.Loop != nil {
 		return t.startLoop(step, ss, args)
@@ -582,4 +588,17 @@ func (t *transition) maybeFinish() {
 		// Wake the parent's suspended `kind: playbook` task.
 		t.out.Commands = append(t.out.Commands, *st.Resume)
 	}
+}
+
+// TimeoutEvent returns the deterministic step.failed event of a step run
+// that exceeded its lifecycle.timeout_s (DSL.md "Step": spec.policy.
+// lifecycle.timeout_s).
+func TimeoutEvent(executionID, step string, run int, timeoutS float64, now time.Time) types.Event {
+	ev := types.NewEvent(types.EvStepFailed, executionID, "execute", now, step, itoa(run), "timeout")
+	ev.Step, ev.StepRun = step, run
+	ev.EntityType, ev.EntityID = "step", step
+	ev.Status = types.StatusFailed
+	ev.Payload = map[string]any{"error": map[string]any{"kind": "timeout", "retryable": false,
+		"message": fmt.Sprintf("step %s run %d exceeded lifecycle.timeout_s %v", step, run, timeoutS)}}
+	return ev
 }

@@ -112,6 +112,10 @@ const (
 	// CmdRunStep asks execute to run one step's task pipeline for one unit
 	// (the whole step, or one loop iteration), starting at TaskIndex.
 	CmdRunStep = "run_step"
+	// CmdStepTimeout is the durable timer of a step run's
+	// lifecycle.timeout_s: when it fires and the run is still going, the
+	// step fails with an error of kind "timeout".
+	CmdStepTimeout = "step_timeout"
 )
 
 // Command is one unit of work: published by route on the "commands" topic,
@@ -178,6 +182,9 @@ func (c Command) UnitKey() string {
 // (execution, unit, task pointer, attempt, jumps) so duplicate dispatches
 // dedup to AlreadyExists.
 func (c Command) TaskName() string {
+	if c.Kind != "" && c.Kind != CmdRunStep {
+		return DeriveID(c.ExecutionID, c.UnitKey(), c.Kind)
+	}
 	if c.ChildID != "" {
 		return DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), "resume", c.ChildID)
 	}

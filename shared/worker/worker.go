@@ -139,6 +139,7 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command) error {
 		log.Info("dropping unit of a superseded step run")
 		return nil
 	}
+
 	pb, err := w.playbook(rec.Source)
 	if err != nil {
 		return fmt.Errorf("worker: playbook of %s no longer loads: %w", cmd.ExecutionID, err)
@@ -147,6 +148,9 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command) error {
 	if step == nil {
 		log.Error("command names unknown step")
 		return nil
+	}
+	if cmd.Kind == types.CmdStepTimeout {
+		return w.stepTimeout(ctx, st, step, cmd, log)
 	}
 	ttl := w.LeaseTTL
 	if ttl <= 0 {
@@ -557,4 +561,16 @@ func (u *unit) iterView() map[string]any {
 		m["parent"] = u.st.ParentIter
 	}
 	return m
+}
+
+// stepTimeout handles a step run's lifecycle timer: if the run is still
+// going, it fails the step (route applies the step.failed event; the
+// run's own late boundary events are then ignored as stale).
+func (w *Worker) stepTimeout(ctx context.Context, st *engine.State, step *dsl.Step, cmd types.Command, log *slog.Logger) error {
+	ss := st.Steps[cmd.Step]
+	if ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled {
+		return nil
+	}
+	log.Warn("step exceeded its lifecycle timeout", "timeout_s", step.TimeoutS)
+	return w.Bus.PublishEvents(ctx, engine.TimeoutEvent(cmd.ExecutionID, cmd.Step, cmd.StepRun, step.TimeoutS, w.now()))
 }
