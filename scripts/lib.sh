@@ -92,9 +92,31 @@ pg_bin_dir() {
   [ -n "$p" ] && [ -x "$p/initdb" ] && printf '%s\n' "$p"
 }
 
+# install_debian_prerequisites installs, as root with apt-get available,
+# the Debian packages of missing prerequisites that Debian ships (curl, a
+# Java runtime, the PostgreSQL server and client, iso-codes). The gcloud
+# emulators come from Google's own apt repository and are only reported.
+# NOETL_NO_INSTALL=1 turns this off.
+install_debian_prerequisites() {
+  [ "${NOETL_NO_INSTALL:-0}" = 1 ] && return 0
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 0
+  local pkgs=()
+  command -v curl >/dev/null 2>&1 || pkgs+=(curl)
+  command -v java >/dev/null 2>&1 || pkgs+=(openjdk-17-jre-headless)
+  { [ -n "$(pg_bin_dir)" ] && [ -x "$(pg_bin_dir)/initdb" ]; } || pkgs+=(postgresql-15)
+  command -v psql >/dev/null 2>&1 || pkgs+=(postgresql-client)
+  [ -f "${NOETL_ISO_CODES_DIR:-/usr/share/iso-codes/json}/iso_3166-2.json" ] || pkgs+=(iso-codes)
+  [ "${#pkgs[@]}" = 0 ] && return 0
+  echo "installing missing prerequisites: ${pkgs[*]}"
+  apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null 2>&1 ||
+    echo "warning: apt-get install ${pkgs[*]} failed" >&2
+}
+
 # check_prerequisites prints every missing tool with how to install it and
 # fails if anything is missing.
 check_prerequisites() {
+  install_debian_prerequisites
   local missing=0 sdk
   need() { # need TEST MESSAGE
     if ! eval "$1" >/dev/null 2>&1; then
