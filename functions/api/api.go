@@ -103,7 +103,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid JSON body: " + err.Error()})
 		return
 	}
-	req.Workload = normMap(req.Workload)
+	req.Workload = jsonx.NormalizeMap(req.Workload)
 	var (
 		src  []byte
 		name string
@@ -150,13 +150,6 @@ func start(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Log.InfoContext(ctx, "execution requested", "execution_id", id, "playbook", pb.Metadata.Name)
 	writeJSON(w, http.StatusAccepted, map[string]any{"execution_id": id, "status": engine.ExecRequested, "warnings": warnings})
-}
-
-func normMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	return jsonx.Normalize(m).(map[string]any)
 }
 
 // StepView is one step in GET /executions/{id}.

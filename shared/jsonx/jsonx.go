@@ -97,3 +97,13 @@ func Decode(data []byte) (any, error) {
 	}
 	return Normalize(v), nil
 }
+
+// NormalizeMap is Normalize for a map (nil stays nil): json.Number values
+// left by decoding into struct fields of type map[string]any become int64
+// or float64.
+func NormalizeMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return Normalize(m).(map[string]any)
+}

@@ -80,38 +80,38 @@ func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
 
 // normState converts json.Number leftovers inside generic maps.
 func normState(st *engine.State) {
-	st.Workload = normMap(st.Workload)
-	st.Ctx = normMap(st.Ctx)
-	st.Results = normMap(st.Results)
+	st.Workload = jsonx.NormalizeMap(st.Workload)
+	st.Ctx = jsonx.NormalizeMap(st.Ctx)
+	st.Results = jsonx.NormalizeMap(st.Results)
 	st.Result = jsonx.Normalize(st.Result)
 	for _, ss := range st.Steps {
-		ss.Args = normMap(ss.Args)
+		ss.Args = jsonx.NormalizeMap(ss.Args)
 		ss.Error = jsonx.Normalize(ss.Error)
 	}
 	if st.Outbox != nil {
 		for i := range st.Outbox.Commands {
 			c := &st.Outbox.Commands[i]
-			c.Args = normMap(c.Args)
+			c.Args = jsonx.NormalizeMap(c.Args)
 			c.Item = jsonx.Normalize(c.Item)
 			c.Prev = jsonx.Normalize(c.Prev)
-			c.Iter = normMap(c.Iter)
-			c.CtxPatch = normMap(c.CtxPatch)
-			c.TaskResults = normMap(c.TaskResults)
+			c.Iter = jsonx.NormalizeMap(c.Iter)
+			c.CtxPatch = jsonx.NormalizeMap(c.CtxPatch)
+			c.TaskResults = jsonx.NormalizeMap(c.TaskResults)
 		}
 		for i := range st.Outbox.Loops {
 			l := &st.Outbox.Loops[i]
 			for j := range l.Items {
 				l.Items[j] = jsonx.Normalize(l.Items[j])
 			}
-			l.Args = normMap(l.Args)
+			l.Args = jsonx.NormalizeMap(l.Args)
 		}
 		for i := range st.Outbox.Events {
-			st.Outbox.Events[i].Payload = normMap(st.Outbox.Events[i].Payload)
+			st.Outbox.Events[i].Payload = jsonx.NormalizeMap(st.Outbox.Events[i].Payload)
 		}
 	}
-	st.ParentIter = normMap(st.ParentIter)
+	st.ParentIter = jsonx.NormalizeMap(st.ParentIter)
 	if c := st.Resume; c != nil {
-		c.Args, c.Iter, c.CtxPatch, c.TaskResults = normMap(c.Args), normMap(c.Iter), normMap(c.CtxPatch), normMap(c.TaskResults)
+		c.Args, c.Iter, c.CtxPatch, c.TaskResults = jsonx.NormalizeMap(c.Args), jsonx.NormalizeMap(c.Iter), jsonx.NormalizeMap(c.CtxPatch), jsonx.NormalizeMap(c.TaskResults)
 		c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
 	}
 	if st.Workload == nil {
@@ -126,13 +126,6 @@ func normState(st *engine.State) {
 	if st.Steps == nil {
 		st.Steps = map[string]*engine.StepState{}
 	}
-}
-
-func normMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	return jsonx.Normalize(m).(map[string]any)
 }
 
 // ExecutionCreate implements Store.
@@ -229,7 +222,7 @@ func (f *Firestore) LoopGet(ctx context.Context, executionID, key string) (*engi
 	for i := range p.Items {
 		p.Items[i] = jsonx.Normalize(p.Items[i])
 	}
-	p.Args = normMap(p.Args)
+	p.Args = jsonx.NormalizeMap(p.Args)
 	return p, nil
 }
 
@@ -427,7 +420,7 @@ func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.
 		if err := jsonx.Unmarshal([]byte(d.Data), &ev); err != nil {
 			return nil, err
 		}
-		ev.Payload = normMap(ev.Payload)
+		ev.Payload = jsonx.NormalizeMap(ev.Payload)
 		out = append(out, ev)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
