@@ -125,3 +125,53 @@ workflow:
 	r = Run(t, setctx, "")
 	ok(t, r)
 }
+
+// Fail fast: once an iteration fails, the loop step fails and iterations
+// still in flight dispatch no further ones.
+func TestLoopFailFastStopsDispatch(t *testing.T) {
+	RequireStack(t)
+	pb := t.TempDir() + "/failfast.yaml"
+	src := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: fail_fast}
+workload: {items: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}
+workflow:
+  - step: start
+    tool: {kind: noop}
+    next:
+      spec: {mode: inclusive}
+      arcs: [{step: items}, {step: slow}]
+  - step: slow
+    desc: keeps the execution running while the loop fails
+    tool: {kind: python, code: "import time; time.sleep(4); result = 1"}
+  - step: items
+    loop: {in: "{{ items }}", iterator: i, spec: {mode: parallel, max_in_flight: 2}}
+    tool:
+      kind: python
+      args: {i: "{{ i }}"}
+      code: |
+        import time
+        if i == 2:
+            raise RuntimeError("boom at 2")
+        time.sleep(1)
+        result = i
+`
+	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := Run(t, pb, "")
+	if r.Code != 1 || r.Status != "failed" {
+		t.Fatalf("exit %d status %s", r.Code, r.Status)
+	}
+	evs := Events(t, r.ExecutionID)
+	time.Sleep(2 * time.Second)
+	evs = Events(t, r.ExecutionID)
+	// 0 and 1 start; their ends release 2 (fails at once) and 3; 3 ends
+	// after the step failed and must release nothing.
+	if n := Count(evs, "loop.iteration.started", "items"); n > 4 || n < 3 {
+		t.Fatalf("%d iterations started, want 3 or 4", n)
+	}
+	if Count(evs, "loop.iteration.failed", "items") != 1 || Count(evs, "step.failed", "items") != 1 {
+		t.Fatal("want one loop.iteration.failed and one step.failed")
+	}
+}

@@ -205,6 +205,15 @@ func (r *Router) iteration(ctx context.Context, ev types.Event) error {
 	if err := r.Store.IterationPut(ctx, ev.ExecutionID, key, it); err != nil {
 		return err
 	}
+	// A loop whose step already ended (failed fast, timed out) or whose
+	// execution finished dispatches nothing more.
+	rec, err := r.Store.ExecutionGet(ctx, ev.ExecutionID)
+	if err != nil {
+		return err
+	}
+	if ss := rec.State.Steps[ev.Step]; rec.State.Terminal() || ss == nil || ss.Run != ev.StepRun || ss.Status != types.StatusRunning {
+		return nil
+	}
 	now := r.now()
 	if failed && plan.FailureMode != "best_effort" {
 		return r.Bus.PublishEvents(ctx, engine.LoopFailedEvent(ev.ExecutionID, *plan, idx, it.Error, now))

@@ -138,6 +138,9 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command) error {
 	if ss := st.Steps[cmd.Step]; ss == nil || ss.Run != cmd.StepRun {
 		log.Info("dropping unit of a superseded step run")
 		return nil
+	} else if cmd.Kind != types.CmdStepTimeout && ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled {
+		log.Info("dropping unit of a step run that already ended", "step_status", ss.Status)
+		return nil
 	}
 
 	pb, err := w.playbook(rec.Source)
