@@ -70,13 +70,7 @@ func (l Locator) LogicalURI(c types.ResultCoords) string {
 	b.WriteString("/results/")
 	b.WriteString(url.PathEscape(c.ExecutionID))
 	b.WriteByte('/')
-	b.WriteString(url.PathEscape(c.Step))
-	b.WriteByte('/')
-	b.WriteString(strconv.Itoa(c.Frame))
-	b.WriteByte('/')
-	b.WriteString(strconv.Itoa(c.Row))
-	b.WriteByte('/')
-	b.WriteString(strconv.Itoa(c.Attempt))
+	writeCycle(&b, c)
 	return b.String()
 }
 
@@ -165,6 +159,15 @@ func (l Locator) PhysicalKey(c types.ResultCoords, ext string, date time.Time) s
 	b.WriteString("/execution=")
 	b.WriteString(url.PathEscape(c.ExecutionID))
 	b.WriteString("/results/")
+	writeCycle(&b, c)
+	b.WriteByte('.')
+	b.WriteString(ext)
+	return b.String()
+}
+
+// writeCycle writes the cycle coordinates both names end with:
+// <step>/<frame>/<row>/<attempt> (seed 004 §4).
+func writeCycle(b *strings.Builder, c types.ResultCoords) {
 	b.WriteString(url.PathEscape(c.Step))
 	b.WriteByte('/')
 	b.WriteString(strconv.Itoa(c.Frame))
@@ -172,9 +175,6 @@ func (l Locator) PhysicalKey(c types.ResultCoords, ext string, date time.Time) s
 	b.WriteString(strconv.Itoa(c.Row))
 	b.WriteByte('/')
 	b.WriteString(strconv.Itoa(c.Attempt))
-	b.WriteByte('.')
-	b.WriteString(ext)
-	return b.String()
 }
 
 func (l Locator) shardCount() int {
