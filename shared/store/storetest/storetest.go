@@ -12,9 +12,6 @@
 // and an empty one are treated as equal, but numbers must keep their kind
 // (whole numbers come back as int64, others as float64) at any depth,
 // including lists of lists.
-//
-// A few subtests check contract points that the Firestore backend does not
-// meet yet (see strictSkip); they are skipped unless NOETL_STORETEST_STRICT=1.
 package storetest
 
 import (
