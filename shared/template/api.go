@@ -263,3 +263,17 @@ func Truthy(tmpl string, s Scope) (bool, error) {
 	}
 	return Truth(v), nil
 }
+
+// Check parses tmpl without rendering it and returns the parse error, if
+// any, as an *Error carrying the template text (nil for text without
+// markup). The validator calls it on every template of a playbook so an
+// unparsable template is rejected before anything runs.
+func Check(tmpl string) error {
+	if !hasMarkup(tmpl) {
+		return nil
+	}
+	if cp := compile(tmpl); cp.err != nil {
+		return &Error{Template: tmpl, Err: cp.err}
+	}
+	return nil
+}
