@@ -314,6 +314,24 @@ type attemptResult struct {
 // runAttempt performs one dispatch and records its outcome.
 func (s *Server) runAttempt(q *queue, t *task, att *cloudtaskspb.Attempt, spec attemptSpec) {
 	defer s.wg.Done()
+	if in := s.chaos; in != nil {
+		if d := in.Delay(); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-s.ctx.Done():
+			}
+		}
+		if in.Duplicate() {
+			// A second delivery of the same attempt at the same moment
+			// (as Cloud Tasks may do): its answer is ignored.
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				res := s.send(spec)
+				s.log.Info("chaos: duplicate delivery", "queue", spec.queue, "task", spec.task, "status", res.status)
+			}()
+		}
+	}
 	begin := time.Now()
 	res := s.send(spec)
 	s.finishAttempt(q, t, att, spec, res, time.Since(begin))

@@ -34,6 +34,7 @@ package cloudtasks
 import (
 	"context"
 	"errors"
+	"github.com/noetl/gcpengine/emulators/chaos"
 	"log/slog"
 	"net"
 	"net/http"
@@ -96,6 +97,11 @@ type Options struct {
 	// real service's minimum); tests may lower it to exercise timeouts
 	// quickly.
 	MinDispatchDeadline time.Duration
+
+	// Chaos injects delivery faults (NOETL_DELIVERY_CHAOS): a random delay
+	// before each attempt's request, and a share of attempts delivered twice
+	// at the same moment (the duplicate's answer is ignored). Nil: none.
+	Chaos *chaos.Injector
 }
 
 // Server implements cloudtaskspb.CloudTasksServer in memory and dispatches
@@ -115,6 +121,7 @@ type Server struct {
 	tombTTL      time.Duration
 	queueTombTTL time.Duration
 	minDeadline  time.Duration
+	chaos        *chaos.Injector
 
 	ctx    context.Context // cancelled by Stop; parent of dispatch requests
 	cancel context.CancelFunc
@@ -142,6 +149,7 @@ func NewServer(opts Options) *Server {
 		tombTTL:      opts.TombstoneTTL,
 		queueTombTTL: opts.QueueTombstoneTTL,
 		minDeadline:  opts.MinDispatchDeadline,
+		chaos:        opts.Chaos,
 		queues:       map[string]*queue{},
 		tombstones:   map[string]time.Time{},
 		queueTombs:   map[string]time.Time{},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/noetl/gcpengine/emulators/chaos"
 	"io"
 	"log/slog"
 	"maps"
@@ -65,6 +66,13 @@ type BridgeOptions struct {
 	ShutdownGrace time.Duration
 	// HTTPClient sends the POSTs; nil means a dedicated client.
 	HTTPClient *http.Client
+	// Filter is the subscription's filter (ParseFilter syntax): messages
+	// that do not match are acked without delivery, as GCP does (the
+	// emulator stores filters but does not apply them).
+	Filter string
+	// Chaos injects delivery faults (random delays that shuffle the order,
+	// duplicate deliveries); nil injects none.
+	Chaos *chaos.Injector
 	// Logger receives delivery logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -74,6 +82,8 @@ type BridgeStats struct {
 	Delivered    int64 // messages acknowledged after a 2xx answer
 	Failed       int64 // failed delivery attempts (non-2xx or transport error)
 	DeadLettered int64 // messages published to the dead-letter topic
+	Filtered     int64 // messages acked without delivery (filter)
+	Duplicated   int64 // extra deliveries made by chaos
 }
 
 // Bridge turns a pull subscription into push delivery the way Eventarc does:
@@ -107,7 +117,9 @@ type Bridge struct {
 	mu       sync.Mutex
 	attempts map[string]int
 
-	delivered, failed, deadLettered atomic.Int64
+	filter *Filter
+
+	delivered, failed, deadLettered, filtered, duplicated atomic.Int64
 }
 
 // NewBridge returns a Bridge for opts, filling in defaults.
@@ -133,7 +145,11 @@ func NewBridge(opts BridgeOptions) (*Bridge, error) {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 5 * time.Second
 	}
-	b := &Bridge{opts: opts, http: opts.HTTPClient, sem: make(chan struct{}, opts.Concurrency), attempts: map[string]int{}}
+	f, err := ParseFilter(opts.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("bridge %s: %w", opts.Subscription, err)
+	}
+	b := &Bridge{opts: opts, http: opts.HTTPClient, sem: make(chan struct{}, opts.Concurrency), attempts: map[string]int{}, filter: f}
 	if b.http == nil {
 		b.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: opts.Concurrency, IdleConnTimeout: 90 * time.Second}}
 	}
@@ -151,7 +167,8 @@ func NewBridge(opts BridgeOptions) (*Bridge, error) {
 
 // Stats returns the bridge's counters.
 func (b *Bridge) Stats() BridgeStats {
-	return BridgeStats{Delivered: b.delivered.Load(), Failed: b.failed.Load(), DeadLettered: b.deadLettered.Load()}
+	return BridgeStats{Delivered: b.delivered.Load(), Failed: b.failed.Load(), DeadLettered: b.deadLettered.Load(),
+		Filtered: b.filtered.Load(), Duplicated: b.duplicated.Load()}
 }
 
 // Run receives and delivers until ctx ends, restarting the receive stream
@@ -220,6 +237,31 @@ func (b *Bridge) backoff(n int) time.Duration {
 // handle delivers one message; it returns once the message is acked,
 // dead-lettered, or (on shutdown) nacked.
 func (b *Bridge) handle(ctx context.Context, m *pubsub.Message) {
+	if !b.filter.Match(m.Attributes) {
+		m.Ack()
+		b.filtered.Add(1)
+		return
+	}
+	if in := b.opts.Chaos; in != nil {
+		if d := in.Delay(); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				m.Nack()
+				return
+			}
+		}
+		if in.Duplicate() {
+			// An extra delivery of the same message (Pub/Sub delivers at
+			// least once); its answer is ignored.
+			b.duplicated.Add(1)
+			go func() {
+				time.Sleep(in.Delay())
+				code, _, err := b.post(m, 1)
+				b.log.Info("bridge: chaos duplicate delivery", "message_id", m.ID, "status", code, "error", errString(err))
+			}()
+		}
+	}
 	for {
 		select {
 		case b.sem <- struct{}{}:

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/noetl/gcpengine/emulators/chaos"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,11 +23,14 @@ import (
 
 // Names of the resources the stack provisions.
 const (
-	EventsTopic        = "events"
-	CommandsTopic      = "commands"
-	EventsDeadTopic    = "events-dead"
-	CommandsDeadTopic  = "commands-dead"
-	RouteSub           = "route"
+	EventsTopic       = "events"
+	CommandsTopic     = "commands"
+	EventsDeadTopic   = "events-dead"
+	CommandsDeadTopic = "commands-dead"
+	RouteSub          = "route"
+	// RouteFilter is the route subscription's filter: only batches marked
+	// for route (bus.AttrRoute).
+	RouteFilter        = `attributes.route = "1"`
 	MaterializeSub     = "materialize"
 	DispatchSub        = "dispatch"
 	WorkQueue          = "work"
@@ -79,7 +83,11 @@ type Config struct {
 	PGBinDir     string // NOETL_PG_BIN, default: directory of initdb on PATH, else /usr/lib/postgresql/<newest>/bin
 
 	Fixtures fixtures.Options // NOETL_FIXTURE_FAIL_RATE (0.2), NOETL_FIXTURE_SEED, NOETL_ISO_CODES_DIR
-	LogLevel slog.Level       // NOETL_LOG_LEVEL: debug, info (default), warn, error
+	// Chaos injects delivery faults into the push bridges and the Cloud
+	// Tasks emulator (NOETL_DELIVERY_CHAOS: "" off, "1" defaults, or
+	// "dup=0.2,delay=500ms,seed=N"; see emulators/chaos).
+	Chaos    chaos.Options
+	LogLevel slog.Level // NOETL_LOG_LEVEL: debug, info (default), warn, error
 }
 
 // LoadConfig reads the configuration from getenv (os.Getenv in production).
@@ -163,6 +171,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Fixtures = fx
+	if ch, err := chaos.Parse(getenv(chaos.Env)); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.Chaos = ch
+	}
 
 	if c.RepoRoot == "" {
 		wd, err := os.Getwd()

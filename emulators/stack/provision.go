@@ -29,18 +29,18 @@ type SubscriptionSpec struct {
 	Topic      string // topic ID, e.g. "events"
 	Path       string // function path on the functions server, e.g. "/route"
 	DeadLetter string // dead-letter topic ID
-	// Ordered enables message ordering (route and materialize need an
-	// execution's events in order — materialize chains them by seq;
-	// dispatch does not, and runs in parallel without it).
-	Ordered bool
+	// Filter is the subscription's filter (Pub/Sub filter syntax); route
+	// receives only the batches marked for it. No subscription uses
+	// message ordering: every handler is correct under any order.
+	Filter string
 }
 
 // Subscriptions are the push subscriptions of the stack, the Eventarc
 // triggers of route, materialize and dispatch.
 var Subscriptions = []SubscriptionSpec{
-	{RouteSub, EventsTopic, "/route", EventsDeadTopic, true},
-	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic, true},
-	{DispatchSub, CommandsTopic, "/dispatch", CommandsDeadTopic, false},
+	{RouteSub, EventsTopic, "/route", EventsDeadTopic, RouteFilter},
+	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic, ""},
+	{DispatchSub, CommandsTopic, "/dispatch", CommandsDeadTopic, ""},
 }
 
 // AckDeadline is the ack deadline of every subscription (and the push
@@ -61,11 +61,10 @@ func NewPubSubClient(ctx context.Context, project, addr string) (*pubsub.Client,
 
 // ProvisionPubSub creates the topics and subscriptions (idempotent).
 //
-// Subscriptions get message ordering (where Ordered) and a 60s ack deadline but no
-// dead-letter policy: the emulator accepts one, yet with ordering enabled it
-// never publishes to the dead-letter topic and breaks the streaming pull
-// instead, so the bridge dead-letters (see Bridge). Pull subscriptions named
-// after the dead-letter topics keep dead letters for inspection.
+// Subscriptions get their filter and a 60s ack deadline but no
+// dead-letter policy: the bridge dead-letters (see Bridge), as a push
+// subscription's dead-letter policy does in GCP. Pull subscriptions
+// <dead topic>-inspect keep dead letters for inspection.
 func ProvisionPubSub(ctx context.Context, c *pubsub.Client, project string) error {
 	topic := func(id string) string { return "projects/" + project + "/topics/" + id }
 	sub := func(id string) string { return "projects/" + project + "/subscriptions/" + id }
@@ -78,12 +77,12 @@ func ProvisionPubSub(ctx context.Context, c *pubsub.Client, project string) erro
 	for _, s := range Subscriptions {
 		want = append(want, &pubsubpb.Subscription{
 			Name: sub(s.Name), Topic: topic(s.Topic),
-			AckDeadlineSeconds:    int32(AckDeadline / time.Second),
-			EnableMessageOrdering: s.Ordered,
+			AckDeadlineSeconds: int32(AckDeadline / time.Second),
+			Filter:             s.Filter,
 		})
 	}
 	for _, t := range []string{EventsDeadTopic, CommandsDeadTopic} {
-		want = append(want, &pubsubpb.Subscription{Name: sub(t), Topic: topic(t), AckDeadlineSeconds: int32(AckDeadline / time.Second)})
+		want = append(want, &pubsubpb.Subscription{Name: sub(t + "-inspect"), Topic: topic(t), AckDeadlineSeconds: int32(AckDeadline / time.Second)})
 	}
 	for _, w := range want {
 		_, err := c.SubscriptionAdminClient.CreateSubscription(ctx, w)
@@ -97,9 +96,9 @@ func ProvisionPubSub(ctx context.Context, c *pubsub.Client, project string) erro
 		if err != nil {
 			return fmt.Errorf("get subscription %s: %w", w.Name, err)
 		}
-		if got.Topic != w.Topic || got.EnableMessageOrdering != w.EnableMessageOrdering {
-			return fmt.Errorf("subscription %s exists with topic %s, ordering %v; want %s, ordering %v (restart the emulator: scripts/down && scripts/up)",
-				w.Name, got.Topic, got.EnableMessageOrdering, w.Topic, w.EnableMessageOrdering)
+		if got.Topic != w.Topic || got.EnableMessageOrdering || got.Filter != w.Filter {
+			return fmt.Errorf("subscription %s exists with topic %s, ordering %v, filter %q; want %s, no ordering, filter %q (restart the emulator: scripts/down && scripts/up)",
+				w.Name, got.Topic, got.EnableMessageOrdering, got.Filter, w.Topic, w.Filter)
 		}
 	}
 	return nil

@@ -157,7 +157,7 @@ func TestStackProvisioned(t *testing.T) {
 			t.Errorf("subscription %s: %v", s.Name, err)
 			continue
 		}
-		if got.Topic != "projects/"+p+"/topics/"+s.Topic || got.EnableMessageOrdering != s.Ordered || got.AckDeadlineSeconds != 60 {
+		if got.Topic != "projects/"+p+"/topics/"+s.Topic || got.EnableMessageOrdering || got.Filter != s.Filter || got.AckDeadlineSeconds != 60 {
 			t.Errorf("subscription %s: %v", s.Name, got)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/noetl/gcpengine/emulators/chaos"
 	"io"
 	"log/slog"
 	"net"
@@ -306,7 +307,11 @@ func (s *Supervisor) upTasks(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.tasks = cloudtasks.NewServer(cloudtasks.Options{Logger: lg})
+	var in *chaos.Injector
+	if s.cfg.Chaos.Enabled() {
+		in = chaos.New(s.cfg.Chaos)
+	}
+	s.tasks = cloudtasks.NewServer(cloudtasks.Options{Logger: lg, Chaos: in})
 	go func() {
 		if err := s.tasks.Serve(l); err != nil {
 			lg.Error("cloud tasks server ended", "error", err)
@@ -405,6 +410,8 @@ func (s *Supervisor) startBridges() error {
 			MaxAttempts:     s.cfg.PushMaxAttempts,
 			MinBackoff:      s.cfg.PushMinBackoff,
 			MaxBackoff:      s.cfg.PushMaxBackoff,
+			Filter:          spec.Filter,
+			Chaos:           s.chaosInjector(),
 			Logger:          lg,
 		})
 		if err != nil {
@@ -417,9 +424,20 @@ func (s *Supervisor) startBridges() error {
 			_ = b.Run(ctx)
 		}()
 	}
-	s.progress("push bridges: %s → %s/route, %s → /materialize, %s → /dispatch (CloudEvents, ordered, %d concurrent per subscription)",
-		RouteSub, s.cfg.FunctionsURL(), MaterializeSub, DispatchSub, s.cfg.PushConcurrency)
+	s.progress("push bridges: %s → %s/route (filter %s), %s → /materialize, %s → /dispatch (CloudEvents, %d concurrent per subscription)",
+		RouteSub, s.cfg.FunctionsURL(), RouteFilter, MaterializeSub, DispatchSub, s.cfg.PushConcurrency)
+	if s.cfg.Chaos.Enabled() {
+		s.progress("delivery chaos (%s): %s in the push bridges and the Cloud Tasks emulator", chaos.Env, s.cfg.Chaos)
+	}
 	return nil
+}
+
+// chaosInjector returns a fault injector for one delivery path, or nil.
+func (s *Supervisor) chaosInjector() *chaos.Injector {
+	if !s.cfg.Chaos.Enabled() {
+		return nil
+	}
+	return chaos.New(s.cfg.Chaos)
 }
 
 // shutdown stops everything Run started, in reverse order, except

@@ -25,6 +25,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
@@ -53,6 +54,10 @@ func API(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(p, "/executions/")
 		if id, ok := strings.CutSuffix(rest, "/events"); ok {
 			events(w, r, id)
+			return
+		}
+		if id, ok := strings.CutSuffix(rest, "/cost"); ok {
+			cost(w, r, id)
 			return
 		}
 		get(w, r, rest)
@@ -154,7 +159,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 
 // StepView is one step in GET /executions/{id}.
 type StepView struct {
-	Status     string         `json:"status"`
+	Status     types.Status   `json:"status"`
 	Run        int            `json:"run"`
 	Runs       int            `json:"runs"`
 	DurationMS int64          `json:"duration_ms,omitempty"`
@@ -252,4 +257,65 @@ func redactorOf(ctx context.Context, d *runtime.Deps, rec *store.Execution) *red
 		return redact.New(nil)
 	}
 	return launch.Redactor(kc)
+}
+
+// CostView is GET /executions/{id}/cost: the cloud operations the
+// execution's functions counted (shared/meter), priced at list prices.
+type CostView struct {
+	ExecutionID string `json:"execution_id"`
+	// Steps counts step runs plus loop iterations.
+	Steps int `json:"steps"`
+	// Operations are the counts by service and kind ("firestore" →
+	// {"read": n, ...}).
+	Operations map[string]map[string]float64 `json:"operations"`
+	Lines      []meter.Line                  `json:"lines"`
+	USDTotal   float64                       `json:"usd_total"`
+	// USDPer1000Steps is usd_total / steps × 1000.
+	USDPer1000Steps float64 `json:"usd_per_1000_steps"`
+	PriceSource     string  `json:"price_source"`
+	PriceDate       string  `json:"price_date"`
+}
+
+func cost(w http.ResponseWriter, r *http.Request, id string) {
+	ctx := r.Context()
+	d, err := runtime.Get(ctx)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+		return
+	}
+	rec, err := d.Store.ExecutionGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
+		return
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	ops, err := d.Store.OpsTotal(ctx, id)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	steps := 0
+	for _, ss := range rec.State.Steps {
+		if ss.Loop != nil {
+			steps += ss.Loop.Total
+		} else {
+			steps += ss.Runs
+		}
+	}
+	lines, total := meter.Prices.Price(ops)
+	v := CostView{ExecutionID: id, Steps: steps, Operations: map[string]map[string]float64{}, Lines: lines, USDTotal: total,
+		PriceSource: meter.Prices.Source, PriceDate: meter.Prices.Date}
+	for _, l := range lines {
+		if v.Operations[l.Service] == nil {
+			v.Operations[l.Service] = map[string]float64{}
+		}
+		v.Operations[l.Service][l.Kind] = l.Count
+	}
+	if steps > 0 {
+		v.USDPer1000Steps = total / float64(steps) * 1000
+	}
+	writeJSON(w, http.StatusOK, v)
 }

@@ -1,6 +1,9 @@
 // Package dispatch is the dispatch Cloud Function: triggered by the
-// "dispatch" subscription of the commands topic, it turns each command into
-// one Cloud Task named by the command's idempotency key (shared/tasks).
+// "dispatch" push subscription of the commands topic, it turns each command
+// into one Cloud Task named by the command's idempotency key
+// (shared/tasks). Units reach the commands topic when a transition fans out
+// to more of them than it creates itself (control.DefaultBulkFanOut), and
+// from replays; a step's next unit never goes through here.
 package dispatch
 
 import (
@@ -10,8 +13,11 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -20,6 +26,7 @@ func init() { functions.CloudEvent("dispatch", Dispatch) }
 
 // Dispatch creates the Cloud Task of one command.
 func Dispatch(ctx context.Context, e event.Event) error {
+	started := time.Now()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		return err
@@ -29,28 +36,30 @@ func Dispatch(ctx context.Context, e event.Event) error {
 		return d.AckPermanent(ctx, "dispatch", msg, "", "", err)
 	}
 	var cmd types.Command
-	if err := jsonx.Unmarshal(msg.Data, &cmd); err != nil || cmd.ExecutionID == "" {
+	if err := jsonx.Unmarshal(msg.Data, &cmd); err != nil || cmd.ExecutionID == "" || cmd.Step == "" {
 		if err == nil {
-			err = errBad
+			err = errs.New(errs.InvalidArgument, "command without execution_id or step")
 		}
 		return d.AckPermanent(ctx, "dispatch", msg, "", "", runtime.Permanent(err))
 	}
+	store.NormCommand(&cmd)
+	m := meter.For(ctx, cmd.ExecutionID)
+	defer func() {
+		m.Add(meter.Invocations("dispatch"), 1)
+		m.Add(meter.Milliseconds("dispatch"), float64(time.Since(started).Microseconds())/1000)
+	}()
+	m.Add(meter.PubSubDelivery, 1)
+	m.Add(meter.PubSubDeliveryBytes, meter.Billable(len(msg.Data)))
 	ctx = telemetry.Extract(ctx, msg.Attributes)
 	ctx, span := telemetry.Tracer.Start(ctx, "dispatch "+cmd.Step)
 	defer span.End()
 	if cmd.TraceParent == "" {
 		cmd.TraceParent = telemetry.TraceParent(ctx)
 	}
-	created, err := d.Dispatcher.Dispatch(ctx, cmd, time.Now())
+	created, err := d.Dispatcher.TaskCreate(ctx, cmd, time.Now())
 	if err != nil {
 		return err
 	}
 	d.Log.DebugContext(ctx, "dispatched", "execution_id", cmd.ExecutionID, "step", cmd.Step, "task", cmd.TaskName(), "created", created)
 	return nil
 }
-
-type constErr string
-
-func (c constErr) Error() string { return string(c) }
-
-const errBad = constErr("command without execution_id")

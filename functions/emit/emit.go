@@ -43,13 +43,40 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": "invalid events", "problems": problems})
 		return
 	}
-	if err := d.Bus.PublishEvents(r.Context(), evs...); err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
+	for _, b := range Batches(evs) {
+		if err := d.Bus.PublishBatch(r.Context(), b); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	_ = json.NewEncoder(w).Encode(map[string]any{"published": len(evs)})
+}
+
+// Batches groups events by execution into batches marked for route (which
+// applies the boundary events among them), in their order; a batch's id
+// derives from its events' ids, so re-posting the same events dedups.
+func Batches(evs []types.Event) []types.Batch {
+	var out []types.Batch
+	idx := map[string]int{}
+	for _, ev := range evs {
+		i, ok := idx[ev.ExecutionID]
+		if !ok {
+			i = len(out)
+			idx[ev.ExecutionID] = i
+			out = append(out, types.Batch{ExecutionID: ev.ExecutionID, Source: "emit", Route: true})
+		}
+		out[i].Events = append(out[i].Events, ev)
+	}
+	for i := range out {
+		ids := []string{"emit"}
+		for _, e := range out[i].Events {
+			ids = append(ids, e.EventID)
+		}
+		out[i].ID = types.DeriveID(ids...)
+	}
+	return out
 }
 
 // Decode parses one event or a list and checks the envelope: event_type

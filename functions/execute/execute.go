@@ -1,20 +1,26 @@
 // Package execute is the execute Cloud Function: an HTTP function called
 // by Cloud Tasks with one command as the body. It runs the unit of work
-// (shared/worker) and answers 200 when the unit is done or handed off, 503
-// to have Cloud Tasks redeliver it later (lease held, state behind), and
-// 500 on infrastructure errors (also redelivered).
+// (shared/worker) and answers 200 when the unit is done, handed off or not
+// wanted any more, 503 to have Cloud Tasks redeliver it later (a lease held
+// by another delivery, state behind), and 500 on infrastructure errors
+// (also redelivered). A body that can never run is acked (200) and
+// dead-lettered.
 package execute
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/worker"
@@ -22,56 +28,59 @@ import (
 
 func init() { functions.HTTP("execute", Execute) }
 
+// MaxBody is the largest command body accepted, in bytes; a larger one is
+// dead-lettered (the engine keeps bodies under Cloud Tasks' 100 KB).
+const MaxBody = 1 << 20
+
 // Execute handles one Cloud Tasks delivery.
 func Execute(w http.ResponseWriter, r *http.Request) {
+	started := time.Now()
 	ctx := r.Context()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	var cmd types.Command
-	if err := jsonx.Unmarshal(body, &cmd); err != nil || cmd.ExecutionID == "" {
+	if len(body) > MaxBody {
+		err = errs.New(errs.InvalidArgument, "command body larger than %d bytes", MaxBody)
+	} else if err = jsonx.Unmarshal(body, &cmd); err == nil && (cmd.ExecutionID == "" || cmd.Step == "") {
+		err = errs.New(errs.InvalidArgument, "command without execution_id or step")
+	}
+	if err != nil {
 		// A body that never decodes is acked (200) and dead-lettered.
-		_ = d.AckPermanent(ctx, "execute", runtime.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}, "", "", runtime.Permanent(errors.New("undecodable command")))
+		_ = d.AckPermanent(ctx, "execute", runtime.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}, "", "", runtime.Permanent(err))
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	normalize(&cmd)
+	store.NormCommand(&cmd)
+	m := meter.For(ctx, cmd.ExecutionID)
+	m.Add(meter.TasksDispatch, 1)
+	defer func() {
+		m.Add(meter.Invocations("execute"), 1)
+		m.Add(meter.Milliseconds("execute"), float64(time.Since(started).Microseconds())/1000)
+	}()
 	ctx = telemetry.WithTraceParent(ctx, r.Header.Get("traceparent"))
 	ctx, span := telemetry.Tracer.Start(ctx, "execute "+cmd.Step)
 	defer span.End()
-	err = d.Worker.Run(ctx, cmd)
+	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
+	err = d.Worker.Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries})
 	switch {
 	case err == nil:
 		w.WriteHeader(http.StatusOK)
 		_ = json.NewEncoder(w).Encode(map[string]any{"ok": true})
-	case errors.Is(err, worker.ErrRetryLater):
+	case errs.Is(err, errs.FailedPrecondition):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+	case errs.Permanent(err):
+		_ = d.AckPermanent(ctx, "execute", runtime.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}, cmd.ExecutionID, cmd.Step, err)
+		w.WriteHeader(http.StatusOK)
 	default:
 		d.Log.ErrorContext(ctx, "execute failed, Cloud Tasks will retry", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-	}
-}
-
-func normalize(c *types.Command) {
-	c.Item = jsonx.Normalize(c.Item)
-	c.Prev = jsonx.Normalize(c.Prev)
-	if c.Args != nil {
-		c.Args = jsonx.Normalize(c.Args).(map[string]any)
-	}
-	if c.Iter != nil {
-		c.Iter = jsonx.Normalize(c.Iter).(map[string]any)
-	}
-	if c.CtxPatch != nil {
-		c.CtxPatch = jsonx.Normalize(c.CtxPatch).(map[string]any)
-	}
-	if c.TaskResults != nil {
-		c.TaskResults = jsonx.Normalize(c.TaskResults).(map[string]any)
 	}
 }

@@ -1,25 +1,30 @@
 // Package materialize is the materialize Cloud Function: triggered by the
-// "materialize" subscription of the events topic (ordered by execution
-// id), it projects every event into the Firestore read model
-// (executions/{id}/events/{event_id}, idempotent by event id), assigning
-// each its seq and prev_event_id in the execution's chain.
+// "materialize" push subscription of the events topic, it projects every
+// event batch into the Firestore read model (one document per batch,
+// executions/{id}/batches/{batch_id}; the first copy wins). It adds its own
+// operations (the delivery, the write, its invocation) to the batch's
+// operation counts, so the price of the projection is known too. Order of
+// arrival does not matter: the events API orders events by their Lamport
+// clocks (types.EventsInOrder).
 package materialize
 
 import (
 	"context"
+	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
 func init() { functions.CloudEvent("materialize", Materialize) }
 
-// Materialize projects one event.
+// Materialize projects one batch.
 func Materialize(ctx context.Context, e event.Event) error {
+	started := time.Now()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		return err
@@ -28,19 +33,29 @@ func Materialize(ctx context.Context, e event.Event) error {
 	if err != nil {
 		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
 	}
-	var ev types.Event
-	if err := jsonx.Unmarshal(msg.Data, &ev); err != nil || ev.EventID == "" || ev.ExecutionID == "" {
-		if err == nil {
-			err = errMissingID
-		}
-		return d.AckPermanent(ctx, "materialize", msg, "", "", runtime.Permanent(err))
+	b, err := runtime.DecodeBatch(msg)
+	if err != nil {
+		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
 	}
-	_, _, err = d.Store.EventAppend(ctx, ev)
+	// The projection's own cost travels in the document it writes; the
+	// store's own count goes to a throw-away meter so that nothing is left
+	// pending (and flushed as another batch) for this execution.
+	ctx = meter.With(ctx, meter.New())
+	_, err = d.Store.BatchPut(ctx, withOwnOps(b, len(msg.Data), started))
 	return err
 }
 
-type constErr string
-
-func (c constErr) Error() string { return string(c) }
-
-const errMissingID = constErr("event without event_id or execution_id")
+// withOwnOps adds materialize's operations for this batch to its counts:
+// the push delivery (billable bytes), the invocation, the handler time so
+// far and the one document write that follows.
+func withOwnOps(b types.Batch, size int, started time.Time) types.Batch {
+	ops := map[string]float64{
+		meter.PubSubDelivery:              1,
+		meter.PubSubDeliveryBytes:         meter.Billable(size),
+		meter.Invocations("materialize"):  1,
+		meter.Milliseconds("materialize"): float64(time.Since(started).Microseconds())/1000 + 1,
+		meter.FirestoreWrite:              1,
+	}
+	b.Ops = meter.Merge(meter.Merge(map[string]float64{}, b.Ops), ops)
+	return b
+}

@@ -1,98 +1,155 @@
 // Package bus publishes the event log and the command stream on Pub/Sub
-// (ARCHITECTURE.md "The control loop"): events on the "events" topic and
-// commands on the "commands" topic, both with ordering key = execution id,
-// so that route sees an execution's events in the order they were
-// published. The W3C trace context of the publisher rides in the message
-// attributes. Publishing waits for the server's ack (the durability
-// boundary, seed 004 T1) and never retries beyond the client's own policy.
+// (ARCHITECTURE.md "The control loop"): event batches on the "events"
+// topic (one message per unit of work or transition, types.Batch) and
+// commands on the "commands" topic (bulk fan-out, timers, replays; dispatch
+// turns each into a Cloud Task). Nothing relies on message order, so no
+// ordering keys are used. The W3C trace context of the publisher rides in
+// the message attributes. Publishing waits for the server's ack (the
+// durability boundary, seed 004 T1); the driver never retries beyond the
+// client's own policy (google/go-cloud: drivers never retry).
 package bus
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2"
-
-	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Publisher publishes events and commands.
-type Publisher struct {
-	client   *pubsub.Client
-	events   *pubsub.Publisher
-	commands *pubsub.Publisher
+// Publisher is what the functions need from the bus.
+type Publisher interface {
+	// PublishBatch publishes one event batch (split into several messages
+	// when it is larger than MaxMessageBytes) and waits for the acks.
+	PublishBatch(ctx context.Context, b types.Batch) error
+	// PublishCommands publishes commands for dispatch, one message each.
+	PublishCommands(ctx context.Context, cmds ...types.Command) error
 }
 
-// Open connects to Pub/Sub (the emulator when PUBSUB_EMULATOR_HOST is set).
-func Open(ctx context.Context, project, eventsTopic, commandsTopic string) (*Publisher, error) {
-	c, err := pubsub.NewClient(ctx, project)
+// Message attributes.
+const (
+	AttrExecutionID = "execution_id"
+	AttrBatchID     = "batch_id"
+	// AttrRoute marks a batch route must apply (value "1"); the route
+	// subscription filters on it (attributes.route = "1").
+	AttrRoute = "route"
+	AttrStep  = "step"
+)
+
+// MaxMessageBytes bounds one event-batch message (a batch document must
+// stay well under Firestore's 1 MiB limit; this keeps it under 256 KiB).
+const MaxMessageBytes = 200 << 10
+
+// Encoded is one message ready to publish.
+type Encoded struct {
+	Data       []byte
+	Attributes map[string]string
+	// ExecutionID is the execution the message belongs to (for metering).
+	ExecutionID string
+}
+
+// EncodeBatch drains the meter's pending operations of the batch's
+// execution into it and encodes it as one or more messages (split by
+// events when over MaxMessageBytes; split ids are derived from the batch
+// id, so re-publishing gives the same ids).
+func EncodeBatch(m *meter.Meter, b types.Batch, traceAttrs map[string]string) ([]Encoded, error) {
+	b.Ops = meter.Merge(b.Ops, m.Drain(b.ExecutionID))
+	data, err := json.Marshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("bus: pubsub client: %w", err)
+		return nil, fmt.Errorf("bus: encode batch %s: %w", b.ID, err)
 	}
-	mk := func(name string) *pubsub.Publisher {
-		p := c.Publisher(name)
-		p.EnableMessageOrdering = true
-		p.PublishSettings.DelayThreshold = 2 * time.Millisecond
-		p.PublishSettings.CountThreshold = 200
-		return p
+	if len(data) <= MaxMessageBytes || len(b.Events) <= 1 {
+		return []Encoded{encoded(b, data, traceAttrs)}, nil
 	}
-	return &Publisher{client: c, events: mk(eventsTopic), commands: mk(commandsTopic)}, nil
+	// Split in halves until every part fits.
+	half := len(b.Events) / 2
+	first, second := b, b
+	first.Events, second.Events = b.Events[:half], b.Events[half:]
+	first.ID, second.ID = types.DeriveID(b.ID, "a"), types.DeriveID(b.ID, "b")
+	second.Ops = nil
+	if _, ok := second.Boundary(); !ok {
+		second.Route = false
+	}
+	if _, ok := first.Boundary(); !ok {
+		first.Route = false
+	}
+	a, err := EncodeBatch(m, first, traceAttrs)
+	if err != nil {
+		return nil, err
+	}
+	c, err := EncodeBatch(m, second, traceAttrs)
+	if err != nil {
+		return nil, err
+	}
+	return append(a, c...), nil
 }
 
-// Close flushes and stops the publishers.
-func (p *Publisher) Close() error {
-	p.events.Stop()
-	p.commands.Stop()
-	return p.client.Close()
-}
-
-// PublishEvents publishes evs in order and waits for every ack.
-func (p *Publisher) PublishEvents(ctx context.Context, evs ...types.Event) error {
-	rs := make([]*pubsub.PublishResult, 0, len(evs))
-	for _, ev := range evs {
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("bus: encode event %s: %w", ev.EventType, err)
-		}
-		attrs := map[string]string{"event_type": ev.EventType, "execution_id": ev.ExecutionID, "event_id": ev.EventID}
-		telemetry.Inject(ctx, attrs)
-		rs = append(rs, p.events.Publish(ctx, &pubsub.Message{Data: b, Attributes: attrs, OrderingKey: ev.ExecutionID}))
+func encoded(b types.Batch, data []byte, traceAttrs map[string]string) Encoded {
+	attrs := map[string]string{AttrExecutionID: b.ExecutionID, AttrBatchID: b.ID}
+	if b.Route {
+		attrs[AttrRoute] = "1"
 	}
-	return wait(ctx, p.events, rs, evs, func(e types.Event) string { return e.ExecutionID })
-}
-
-// PublishCommands publishes cmds in order and waits for every ack.
-func (p *Publisher) PublishCommands(ctx context.Context, cmds ...types.Command) error {
-	rs := make([]*pubsub.PublishResult, 0, len(cmds))
-	for _, c := range cmds {
-		if c.TraceParent == "" {
-			c.TraceParent = telemetry.TraceParent(ctx)
-		}
-		b, err := json.Marshal(c)
-		if err != nil {
-			return fmt.Errorf("bus: encode command: %w", err)
-		}
-		attrs := map[string]string{"execution_id": c.ExecutionID, "step": c.Step, "command_id": c.ID}
-		telemetry.Inject(ctx, attrs)
-		rs = append(rs, p.commands.Publish(ctx, &pubsub.Message{Data: b, Attributes: attrs, OrderingKey: c.ExecutionID}))
+	for k, v := range traceAttrs {
+		attrs[k] = v
 	}
-	return wait(ctx, p.commands, rs, cmds, func(c types.Command) string { return c.ExecutionID })
+	return Encoded{Data: data, Attributes: attrs, ExecutionID: b.ExecutionID}
 }
 
-func wait[T any](ctx context.Context, t *pubsub.Publisher, rs []*pubsub.PublishResult, items []T, key func(T) string) error {
-	var first error
-	for i, r := range rs {
-		if _, err := r.Get(ctx); err != nil {
-			// An ordered key pauses after a failure; resume it so the
-			// redelivered handler can publish again.
-			t.ResumePublish(key(items[i]))
-			if first == nil {
-				first = fmt.Errorf("bus: publish: %w", err)
+// EncodeCommand encodes one command message.
+func EncodeCommand(c types.Command, traceAttrs map[string]string) (Encoded, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return Encoded{}, fmt.Errorf("bus: encode command: %w", err)
+	}
+	attrs := map[string]string{AttrExecutionID: c.ExecutionID, AttrStep: c.Step}
+	for k, v := range traceAttrs {
+		attrs[k] = v
+	}
+	return Encoded{Data: b, Attributes: attrs, ExecutionID: c.ExecutionID}, nil
+}
+
+// OpsBatch returns a batch that carries only an execution's pending
+// operation counts (published by the flusher). It counts its own publish
+// (an ops-only message is under Pub/Sub's 1,000-byte billing minimum).
+func OpsBatch(executionID string, ops map[string]float64) types.Batch {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	ops = meter.Merge(ops, map[string]float64{meter.PubSubPublish: 1, meter.PubSubPublishBytes: meter.PubSubMinBytes})
+	return types.Batch{ID: "ops-" + hex.EncodeToString(r[:]), ExecutionID: executionID, Source: "meter", Events: []types.Event{}, Ops: ops}
+}
+
+// RunFlusher publishes, every interval until ctx ends, the pending
+// operation counts of executions idle for at least idle (so the tail of an
+// execution's counts reaches the projection), and flushes everything when
+// ctx ends.
+func RunFlusher(ctx context.Context, p Publisher, m *meter.Meter, interval, idle time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	flush := func(age time.Duration) {
+		for _, id := range m.Idle(age) {
+			ops := m.Drain(id)
+			if len(ops) == 0 {
+				continue
 			}
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if err := p.PublishBatch(pctx, OpsBatch(id, ops)); err != nil && log != nil {
+				log.Warn("bus: publishing operation counts failed; they are lost for this execution", "execution_id", id, "error", err.Error())
+			}
+			cancel()
 		}
 	}
-	return first
+	for {
+		select {
+		case <-ctx.Done():
+			flush(0)
+			return
+		case <-t.C:
+			flush(idle)
+		}
+	}
 }

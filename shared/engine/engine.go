@@ -68,7 +68,7 @@ type transition struct {
 	out Output
 }
 
-func (t *transition) event(typ string, step string, run int, payload map[string]any, idParts ...string) *types.Event {
+func (t *transition) event(typ types.EventType, step string, run int, payload map[string]any, idParts ...string) *types.Event {
 	parts := append([]string{step, itoa(run)}, idParts...)
 	ev := types.NewEvent(typ, t.st.ExecutionID, Source, t.now, parts...)
 	ev.Step = step
@@ -99,11 +99,35 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 	st.StartedAt = ts(now)
 	t.event(types.EvPlaybookStarted, "", 0, map[string]any{"playbook": st.Playbook, "parent_id": st.ParentID})
 	t.event(types.EvWorkflowStarted, "", 0, nil)
-	if err := t.schedule("start", nil, "", 0); err != nil {
+	if err := t.schedule(e.EntryStep(), nil, "", 0); err != nil {
 		return Output{}, err
 	}
 	t.maybeFinish()
+	t.stamp(0)
 	return t.out, nil
+}
+
+// EntryStep returns the step an execution starts at: the step named
+// "start", else the first step of the workflow (DSL.md "DSL v2 names":
+// entry and termination).
+func (e *Engine) EntryStep() string {
+	if e.PB.Step("start") != nil || len(e.PB.Workflow) == 0 {
+		return "start"
+	}
+	return e.PB.Workflow[0].Name
+}
+
+// stamp assigns Lamport times to the transition's events (after the state's
+// clock and the applied event's, whichever is later) and gives every
+// command the time of the last event, so the units' events follow the
+// transition's in the log's causal order (types.Event "Clock").
+func (t *transition) stamp(evClock int64) {
+	base := max(t.st.Clock, evClock)
+	last := types.StampClocks(t.out.Events, base)
+	for i := range t.out.Commands {
+		t.out.Commands[i].Clock = last
+	}
+	t.st.Clock = last
 }
 
 // Apply folds one boundary event (step.done, step.failed, loop.done) into
@@ -144,6 +168,7 @@ func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, ch
 		return Output{}, false, err
 	}
 	t.maybeFinish()
+	t.stamp(ev.Clock)
 	return t.out, true, nil
 }
 
@@ -252,7 +277,7 @@ func (t *transition) scope(ss *StepState, extra map[string]any) template.Scope {
 }
 
 // arcListens reports whether an arc fires on the given boundary event.
-func arcListens(a *dsl.Arc, evName string, ok bool) bool {
+func arcListens(a *dsl.Arc, evName types.EventType, ok bool) bool {
 	on := arcOn(a)
 	switch on {
 	case "", "step.done", "done", "success":
@@ -269,11 +294,11 @@ func arcListens(a *dsl.Arc, evName string, ok bool) bool {
 
 // route evaluates the step's arcs on a boundary event and schedules the
 // targets. It returns the number of fired arcs.
-func (t *transition) route(step *dsl.Step, ss *StepState, evName string, ok bool, result any, payload map[string]any) (int, error) {
+func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType, ok bool, result any, payload map[string]any) (int, error) {
 	if step.Next == nil || len(step.Next.Arcs) == 0 {
 		return 0, nil
 	}
-	eventView := map[string]any{"name": evName, "step": step.Name, "status": map[bool]string{true: "ok", false: "failed"}[ok], "result": result}
+	eventView := map[string]any{"name": string(evName), "step": step.Name, "status": map[bool]string{true: "ok", false: "failed"}[ok], "result": result}
 	if payload != nil {
 		eventView["error"] = payload["error"]
 	}
@@ -305,7 +330,7 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName string, ok bool
 		fired = append(fired, a.Step)
 	}
 	t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{
-		"event": evName, "mode": modeOf(step.Next), "matched": matched, "fired": fired,
+		"event": string(evName), "mode": modeOf(step.Next), "matched": matched, "fired": fired,
 	})
 	for _, a := range fire {
 		var args map[string]any
@@ -359,7 +384,7 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	}
 	if step.Admit != nil && len(step.Admit.Rules) > 0 {
 		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results, Keychain: st.Keychain})
-		allowed, rule, err := evalAdmit(step.Admit, sc)
+		allowed, rule, err := EvalAdmit(step.Admit, sc)
 		if err != nil {
 			st.Failures = append(st.Failures, fmt.Sprintf("step %s admit: %v", name, err))
 			return nil
@@ -407,26 +432,6 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	return nil
 }
 
-func evalAdmit(p *dsl.Policy, sc template.Scope) (bool, int, error) {
-	for i, r := range p.Rules {
-		hit := r.Else
-		if !r.Else {
-			v, err := template.Truthy(r.When, sc)
-			if err != nil {
-				return false, i, err
-			}
-			hit = v
-		}
-		if hit {
-			if r.Then.Allow == nil {
-				return true, i, nil
-			}
-			return *r.Then.Allow, i, nil
-		}
-	}
-	return true, -1, nil
-}
-
 // startLoop renders loop.in and plans the fan-out: the first MaxInFlight
 // iterations are dispatched now, each later one when an earlier completes
 // (see NextIteration), so no document counts in-flight iterations.
@@ -470,11 +475,12 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	if fm == "" {
 		fm = "fail_fast"
 	}
-	plan := LoopPlan{Step: step.Name, Run: ss.Run, Items: items, Iterator: l.Iterator, Mode: mode,
+	plan := LoopPlan{Step: step.Name, Run: ss.Run, Total: len(items), Items: items, Iterator: l.Iterator, Mode: mode,
 		MaxInFlight: mif, FailureMode: fm, Args: args, StateVersion: st.Version}
 	t.out.Loops = append(t.out.Loops, plan)
-	for i := 0; i < len(items) && i < mif; i++ {
-		t.out.Commands = append(t.out.Commands, IterationCommand(st.ExecutionID, plan, i))
+	// One command per lane: the first L iterations (see loop.go).
+	for i := 0; i < plan.Lanes(); i++ {
+		t.out.Commands = append(t.out.Commands, IterationCommand(st.ExecutionID, plan, i, items[i], 0))
 	}
 	return nil
 }
@@ -516,48 +522,6 @@ func asList(v any) ([]any, bool) {
 		return out, true
 	}
 	return nil, false
-}
-
-// IterationCommand returns the unit of work for iteration idx of a loop run.
-func IterationCommand(executionID string, p LoopPlan, idx int) types.Command {
-	cmd := types.Command{
-		Kind: types.CmdRunStep, ExecutionID: executionID, Step: p.Step, StepRun: p.Run,
-		Iteration: types.IntPtr(idx), LoopTotal: len(p.Items), Item: p.Items[idx],
-		Args: p.Args, TaskIndex: 0, Attempt: 1, StateVersion: p.StateVersion,
-	}
-	cmd.ID = cmd.TaskName()
-	return cmd
-}
-
-// NextIteration returns the iteration to dispatch when iteration done
-// completes: done+MaxInFlight, which keeps at most MaxInFlight iterations
-// in flight without a shared counter (sequential loops: done+1).
-func NextIteration(p LoopPlan, done int) (int, bool) {
-	n := done + p.MaxInFlight
-	return n, n < len(p.Items)
-}
-
-// LoopDoneEvent returns the deterministic loop.done event of a loop run
-// with its result {results: [...]} in iteration order (DSL.md "Loops").
-func LoopDoneEvent(executionID string, p LoopPlan, results []any, now time.Time) types.Event {
-	ev := types.NewEvent(types.EvLoopDone, executionID, Source, now, p.Step, itoa(p.Run))
-	ev.Step, ev.StepRun = p.Step, p.Run
-	ev.EntityType, ev.EntityID = "loop", p.Step
-	ev.Status = types.StatusOK
-	ev.Payload = map[string]any{"result": map[string]any{"results": results}, "total": len(p.Items)}
-	return ev
-}
-
-// LoopFailedEvent returns the deterministic step.failed event of a loop run
-// whose iteration idx failed under fail_fast.
-func LoopFailedEvent(executionID string, p LoopPlan, idx int, errv any, now time.Time) types.Event {
-	ev := types.NewEvent(types.EvStepFailed, executionID, Source, now, p.Step, itoa(p.Run))
-	ev.Step, ev.StepRun = p.Step, p.Run
-	ev.EntityType, ev.EntityID = "step", p.Step
-	ev.Status = types.StatusFailed
-	ev.Iteration = types.IntPtr(idx)
-	ev.Payload = map[string]any{"error": errv, "iteration": idx}
-	return ev
 }
 
 // maybeFinish ends the execution when no step run is active.

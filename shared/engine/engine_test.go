@@ -36,8 +36,8 @@ func done(step string, run int, result any) types.Event {
 	return ev
 }
 
-func eventTypes(out Output) []string {
-	var s []string
+func eventTypes(out Output) []types.EventType {
+	var s []types.EventType
 	for _, e := range out.Events {
 		s = append(s, e.EventType)
 	}
@@ -73,7 +73,7 @@ func TestStartSchedulesStart(t *testing.T) {
 	if out.Commands[0].StateVersion != st.Version {
 		t.Fatalf("command version %d, state %d", out.Commands[0].StateVersion, st.Version)
 	}
-	want := []string{types.EvPlaybookStarted, types.EvWorkflowStarted, types.EvStepScheduled}
+	want := []types.EventType{types.EvPlaybookStarted, types.EvWorkflowStarted, types.EvStepScheduled}
 	if got := eventTypes(out); len(got) != 3 || got[0] != want[0] || got[2] != want[2] {
 		t.Fatalf("events %v", got)
 	}
@@ -205,13 +205,13 @@ func TestLoopFanOutAndEmptyLoop(t *testing.T) {
 		t.Fatalf("commands %+v", out.Commands)
 	}
 	plan := out.Loops[0]
-	if n, ok := NextIteration(plan, 0); !ok || n != 2 {
-		t.Fatalf("next after 0: %d %v", n, ok)
+	if a := IterationEnded(plan, 0, true); !a.HasNext || a.Next != 2 {
+		t.Fatalf("after 0: %+v", a)
 	}
-	if _, ok := NextIteration(plan, 3); ok {
-		t.Fatal("no iteration after 3+2")
+	if a := IterationEnded(plan, 3, true); a.HasNext || !a.LaneDone {
+		t.Fatalf("after 3 (3+2 is past the end): %+v", a)
 	}
-	ev := LoopDoneEvent("ex1", plan, []any{1, 2, 3, 4, 5}, t0)
+	ev := LoopDoneEvent("ex1", plan, map[string]any{"results": []any{1, 2, 3, 4, 5}}, 0, t0)
 	out, changed, err := e.Apply(st, ev, t0)
 	if err != nil || !changed {
 		t.Fatal(changed, err)
@@ -227,7 +227,7 @@ func TestLoopFanOutAndEmptyLoop(t *testing.T) {
 	if got := st.Results["start"].(map[string]any)["results"].([]any); len(got) != 5 {
 		t.Fatalf("loop results %v", got)
 	}
-	if ev2 := LoopDoneEvent("ex1", plan, nil, t0.Add(time.Hour)); ev2.EventID != ev.EventID {
+	if ev2 := LoopDoneEvent("ex1", plan, nil, 9, t0.Add(time.Hour)); ev2.EventID != ev.EventID {
 		t.Fatal("loop.done id must be deterministic")
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Execution statuses held in State.Status.
+// Execution statuses held in State.Status: requested → running → ok |
+// failed | canceled.
 const (
-	ExecRequested = "requested"
-	ExecRunning   = "running"
-	ExecOK        = "ok"
-	ExecFailed    = "failed"
-	ExecCancelled = "cancelled"
+	ExecRequested types.Status = "requested"
+	ExecRunning   types.Status = types.StatusRunning
+	ExecOK        types.Status = types.StatusOK
+	ExecFailed    types.Status = types.StatusFailed
+	ExecCanceled  types.Status = types.StatusCanceled
 )
 
 // State is the fold of an execution's boundary events: the execution
@@ -26,8 +27,8 @@ type State struct {
 	ExecutionID string `json:"execution_id"`
 	ParentID    string `json:"parent_id,omitempty"`
 	// Playbook is the playbook's metadata.path (or name) for display.
-	Playbook string `json:"playbook"`
-	Status   string `json:"status"`
+	Playbook string       `json:"playbook"`
+	Status   types.Status `json:"status"`
 	// Workload is the merged workload (playbook defaults deep-merged with
 	// the request payload); immutable after start (DSL.md "Document").
 	Workload map[string]any `json:"workload"`
@@ -41,7 +42,10 @@ type State struct {
 	Active int `json:"active"`
 	// Version increases by one on every applied boundary event; commands
 	// carry the version they were derived from.
-	Version    int64    `json:"version"`
+	Version int64 `json:"version"`
+	// Clock is the Lamport time of the last event the engine produced for
+	// this execution (types.Event "Clock").
+	Clock      int64    `json:"clock"`
 	CreatedAt  string   `json:"created_at"`
 	StartedAt  string   `json:"started_at,omitempty"`
 	FinishedAt string   `json:"finished_at,omitempty"`
@@ -50,10 +54,6 @@ type State struct {
 	Result any `json:"result,omitempty"`
 	// LastStep is the step whose boundary event was applied last.
 	LastStep string `json:"last_step,omitempty"`
-	// LastEventID and Outbox make route idempotent: a redelivery of the
-	// last applied event republishes Outbox instead of applying it again.
-	LastEventID string  `json:"last_event_id,omitempty"`
-	Outbox      *Output `json:"outbox,omitempty"`
 	// Resume is, for a child execution (kind: playbook), the parent's unit
 	// of work to publish when this execution finishes.
 	Resume *types.Command `json:"resume,omitempty"`
@@ -69,7 +69,7 @@ type State struct {
 
 // StepState is the control-plane view of one step.
 type StepState struct {
-	Status string `json:"status"` // scheduled|running|ok|failed|skipped
+	Status types.Status `json:"status"` // scheduled|running|ok|failed|skipped
 	// Run is the number of the step's latest run (1-based).
 	Run int `json:"run"`
 	// Runs counts completed runs.
@@ -102,13 +102,19 @@ type LoopStatus struct {
 	MaxInFlight int    `json:"max_in_flight"`
 }
 
-// LoopPlan is everything needed to dispatch any iteration of one loop run;
-// route stores it once (executions/{id}/loops/{step}.{run}) when the loop
-// starts, and reads it on each iteration completion.
+// LoopPlan is everything needed to dispatch any iteration of one loop run.
+// The transition that starts the loop stores it once
+// (executions/{id}/loops/{step}.{run}, in the same transaction as the
+// state); execute reads it (cached: it never changes) when an iteration
+// ends and the lane's next iteration must be dispatched. Items may be
+// moved to the results tier by the store when the plan is large (only
+// ItemsRef is then kept in the document).
 type LoopPlan struct {
 	Step         string         `json:"step"`
 	Run          int            `json:"run"`
-	Items        []any          `json:"items"`
+	Total        int            `json:"total"`
+	Items        []any          `json:"items,omitempty"`
+	ItemsRef     any            `json:"items_ref,omitempty"`
 	Iterator     string         `json:"iterator"`
 	Mode         string         `json:"mode"`
 	MaxInFlight  int            `json:"max_in_flight"`
@@ -125,18 +131,24 @@ func LoopKey(step string, run int) string {
 	return step + "." + itoa(run)
 }
 
-// Output is what one engine transition asks the caller to do: publish
-// Events on the events topic, Commands on the commands topic, and store
-// Loops (new loop plans) before publishing.
+// Output is what one engine transition asks the caller to do, in this
+// order: store Loops (new loop plans) with the state, publish Events, and
+// turn each of Commands into a Cloud Task. The caller keeps it as the
+// transition's outbox until all of it is done (shared/control).
 type Output struct {
 	Events   []types.Event   `json:"events,omitempty"`
 	Commands []types.Command `json:"commands,omitempty"`
 	Loops    []LoopPlan      `json:"loops,omitempty"`
 }
 
+// Empty reports whether the output asks for nothing.
+func (o Output) Empty() bool {
+	return len(o.Events) == 0 && len(o.Commands) == 0 && len(o.Loops) == 0
+}
+
 // Terminal reports whether the execution has finished.
 func (s *State) Terminal() bool {
-	return s.Status == ExecOK || s.Status == ExecFailed || s.Status == ExecCancelled
+	return s.Status == ExecOK || s.Status == ExecFailed || s.Status == ExecCanceled
 }
 
 func itoa(i int) string {

@@ -21,7 +21,7 @@ import (
 
 // Publisher is what launching needs from the bus.
 type Publisher interface {
-	PublishEvents(ctx context.Context, evs ...types.Event) error
+	PublishBatch(ctx context.Context, b types.Batch) error
 }
 
 // Params describes an execution to start.
@@ -46,9 +46,10 @@ type Params struct {
 	Now         time.Time
 }
 
-// Start creates the execution and publishes its request event. It returns
-// the execution id. Starting an id that exists is not an error: the
-// request event is published again (idempotent; route ignores repeats).
+// Start creates the execution and publishes its request event in a batch
+// marked for route (which applies the start). It returns the execution id.
+// Starting an id that exists is not an error: the request event is
+// published again (idempotent; route ignores repeats).
 func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string, error) {
 	id := p.ExecutionID
 	if id == "" {
@@ -80,7 +81,9 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID
 	ev.Payload = map[string]any{"playbook": s.Playbook, "parent_id": p.ParentID}
-	if err := pub.PublishEvents(ctx, ev); err != nil {
+	ev.Clock = 0
+	b := types.Batch{ID: types.DeriveID(id, "requested"), ExecutionID: id, Source: "api", Route: true, Events: []types.Event{ev}}
+	if err := pub.PublishBatch(ctx, b); err != nil {
 		return "", err
 	}
 	return id, nil

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/storage"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -20,14 +21,19 @@ import (
 	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/config"
+	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/router"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/worker"
 )
 
@@ -36,7 +42,7 @@ type Deps struct {
 	Cfg        config.Config
 	Log        *slog.Logger
 	Store      *store.Firestore
-	Bus        *bus.Publisher
+	Bus        *bus.PubSub
 	Dispatcher *tasks.Dispatcher
 	Router     *router.Router
 	Worker     *worker.Worker
@@ -59,6 +65,9 @@ func Get(ctx context.Context) (*Deps, error) {
 	once.Do(func() { deps, depsErr = open(context.Background()) })
 	return deps, depsErr
 }
+
+// flusherStop ends the operation-count flusher (Close).
+var flusherStop context.CancelFunc
 
 func open(ctx context.Context) (*Deps, error) {
 	cfg := config.Load()
@@ -84,12 +93,52 @@ func open(ctx context.Context) (*Deps, error) {
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
 	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
 	creds := credentials.NewFirestore(st.Client())
+	mk := func(source string) *control.Control {
+		return &control.Control{Store: st, Bus: b, Tasks: d, Results: rs, Credentials: creds, Opts: opts, Log: log, Source: source}
+	}
+	fctx, stop := context.WithCancel(context.Background())
+	flusherStop = stop
+	go bus.RunFlusher(fctx, b, meter.Default, 500*time.Millisecond, time.Second, log)
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
-		Router:  &router.Router{Store: st, Bus: b, Log: log, Opts: opts, Credentials: creds},
+		Router:  &router.Router{Control: mk("route"), Log: log},
 		Catalog: cat, Credentials: creds,
-		Worker: &worker.Worker{Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL},
+		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL},
 	}, nil
+}
+
+// Close stops the flusher (flushing pending operation counts) and closes
+// the clients.
+func (d *Deps) Close() {
+	if flusherStop != nil {
+		flusherStop()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if d.closeTools != nil {
+		d.closeTools()
+	}
+	_ = d.Bus.Close()
+	_ = d.Dispatcher.Close()
+	_ = d.Store.Close()
+}
+
+// DecodeBatch decodes the event batch carried by a Pub/Sub message. Its
+// error is permanent: a message that does not decode never will.
+func DecodeBatch(msg PushMessage) (types.Batch, error) {
+	var b types.Batch
+	if err := jsonx.Unmarshal(msg.Data, &b); err != nil {
+		return types.Batch{}, Permanent(fmt.Errorf("decode event batch: %w", err))
+	}
+	if b.ID == "" || b.ExecutionID == "" {
+		return types.Batch{}, Permanent(errors.New("event batch without batch_id or execution_id"))
+	}
+	for i := range b.Events {
+		b.Events[i].Payload = jsonx.NormalizeMap(b.Events[i].Payload)
+		if b.Events[i].ExecutionID != b.ExecutionID {
+			return types.Batch{}, Permanent(fmt.Errorf("event %d of batch %s belongs to execution %q, not %q", i, b.ID, b.Events[i].ExecutionID, b.ExecutionID))
+		}
+	}
+	return b, nil
 }
 
 // PushMessage is the Pub/Sub message inside an Eventarc
@@ -115,21 +164,13 @@ func DecodePush(e event.Event) (PushMessage, error) {
 	return body.Message, nil
 }
 
-// permanentError marks an error that redelivery cannot fix.
-type permanentError struct{ err error }
+// Permanent marks err as permanent (code InvalidArgument): the function
+// acks the message and records it in the DLQ instead of asking for
+// redelivery.
+func Permanent(err error) error { return errs.Wrap(errs.InvalidArgument, err, "") }
 
-func (p permanentError) Error() string { return p.err.Error() }
-func (p permanentError) Unwrap() error { return p.err }
-
-// Permanent wraps err as permanent: the function acks the message and
-// records it in the DLQ instead of asking for redelivery.
-func Permanent(err error) error { return permanentError{err} }
-
-// IsPermanent reports whether err was marked Permanent.
-func IsPermanent(err error) bool {
-	var p permanentError
-	return errors.As(err, &p)
-}
+// IsPermanent reports whether err is permanent (errs.Permanent).
+func IsPermanent(err error) bool { return errs.Permanent(err) }
 
 // B64 is a helper for tests: base64 of s.
 func B64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }

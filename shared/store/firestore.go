@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/errs"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
@@ -53,7 +56,14 @@ type execDoc struct {
 	UpdatedAt time.Time `firestore:"updated_at"`
 	State     string    `firestore:"state"`
 	Source    string    `firestore:"source"`
+	// ExpireAt is set when the execution ends (the collection's TTL policy
+	// deletes it after the retention period).
+	ExpireAt *time.Time `firestore:"expire_at,omitempty"`
 }
+
+// Retention is how long ended executions and their projections are kept
+// (the expire_at TTL field; Terraform declares the TTL policies).
+var Retention = 30 * 24 * time.Hour
 
 func toDoc(rec *Execution) (execDoc, error) {
 	b, err := json.Marshal(rec.State)
@@ -61,8 +71,14 @@ func toDoc(rec *Execution) (execDoc, error) {
 		return execDoc{}, fmt.Errorf("store: encode state: %w", err)
 	}
 	created, _ := time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
-	return execDoc{Status: rec.State.Status, Playbook: rec.State.Playbook, ParentID: rec.State.ParentID,
-		Version: rec.State.Version, CreatedAt: created, UpdatedAt: time.Now().UTC(), State: string(b), Source: rec.Source}, nil
+	now := time.Now().UTC()
+	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID,
+		Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}
+	if rec.State.Terminal() {
+		exp := now.Add(Retention)
+		d.ExpireAt = &exp
+	}
+	return d, nil
 }
 
 func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
@@ -74,12 +90,13 @@ func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
 	if err := jsonx.Unmarshal([]byte(d.State), st); err != nil {
 		return nil, fmt.Errorf("store: decode state: %w", err)
 	}
-	normState(st)
+	NormState(st)
 	return &Execution{State: st, Source: d.Source}, nil
 }
 
-// normState converts json.Number leftovers inside generic maps.
-func normState(st *engine.State) {
+// NormState converts json.Number leftovers inside the generic maps of a
+// decoded state and fills nil maps (drivers call it after decoding).
+func NormState(st *engine.State) {
 	st.Workload = jsonx.NormalizeMap(st.Workload)
 	st.Ctx = jsonx.NormalizeMap(st.Ctx)
 	st.Results = jsonx.NormalizeMap(st.Results)
@@ -87,32 +104,13 @@ func normState(st *engine.State) {
 	for _, ss := range st.Steps {
 		ss.Args = jsonx.NormalizeMap(ss.Args)
 		ss.Error = jsonx.Normalize(ss.Error)
-	}
-	if st.Outbox != nil {
-		for i := range st.Outbox.Commands {
-			c := &st.Outbox.Commands[i]
-			c.Args = jsonx.NormalizeMap(c.Args)
-			c.Item = jsonx.Normalize(c.Item)
-			c.Prev = jsonx.Normalize(c.Prev)
-			c.Iter = jsonx.NormalizeMap(c.Iter)
-			c.CtxPatch = jsonx.NormalizeMap(c.CtxPatch)
-			c.TaskResults = jsonx.NormalizeMap(c.TaskResults)
-		}
-		for i := range st.Outbox.Loops {
-			l := &st.Outbox.Loops[i]
-			for j := range l.Items {
-				l.Items[j] = jsonx.Normalize(l.Items[j])
-			}
-			l.Args = jsonx.NormalizeMap(l.Args)
-		}
-		for i := range st.Outbox.Events {
-			st.Outbox.Events[i].Payload = jsonx.NormalizeMap(st.Outbox.Events[i].Payload)
+		for i := range ss.Pending {
+			ss.Pending[i].Args = jsonx.NormalizeMap(ss.Pending[i].Args)
 		}
 	}
 	st.ParentIter = jsonx.NormalizeMap(st.ParentIter)
 	if c := st.Resume; c != nil {
-		c.Args, c.Iter, c.CtxPatch, c.TaskResults = jsonx.NormalizeMap(c.Args), jsonx.NormalizeMap(c.Iter), jsonx.NormalizeMap(c.CtxPatch), jsonx.NormalizeMap(c.TaskResults)
-		c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
+		NormCommand(c)
 	}
 	if st.Workload == nil {
 		st.Workload = map[string]any{}
@@ -128,37 +126,132 @@ func normState(st *engine.State) {
 	}
 }
 
+// NormCommand normalises the generic values of a decoded command.
+func NormCommand(c *types.Command) {
+	c.Args, c.Iter, c.CtxPatch, c.TaskResults = jsonx.NormalizeMap(c.Args), jsonx.NormalizeMap(c.Iter), jsonx.NormalizeMap(c.CtxPatch), jsonx.NormalizeMap(c.TaskResults)
+	c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
+}
+
+// NormOutput normalises a decoded transition output.
+func NormOutput(o *engine.Output) {
+	for i := range o.Commands {
+		NormCommand(&o.Commands[i])
+	}
+	for i := range o.Events {
+		o.Events[i].Payload = jsonx.NormalizeMap(o.Events[i].Payload)
+	}
+	for i := range o.Loops {
+		NormPlan(&o.Loops[i])
+	}
+}
+
+// NormPlan normalises a decoded loop plan.
+func NormPlan(p *engine.LoopPlan) {
+	for i := range p.Items {
+		p.Items[i] = jsonx.Normalize(p.Items[i])
+	}
+	p.Args = jsonx.NormalizeMap(p.Args)
+	p.ItemsRef = jsonx.Normalize(p.ItemsRef)
+}
+
 // ExecutionCreate implements Store.
 func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
 	d, err := toDoc(rec)
 	if err != nil {
 		return err
 	}
+	m := meterOf(ctx, rec.State.ExecutionID)
+	m.Write(1)
 	if _, err := f.exec(rec.State.ExecutionID).Create(ctx, d); err != nil {
 		if isCode(err, codes.AlreadyExists) {
 			return ErrExists
 		}
-		return fmt.Errorf("store: create execution: %w", err)
+		return errs.Wrap(errs.CodeOf(err), err, "store: create execution")
 	}
 	return nil
 }
 
 // ExecutionGet implements Store.
 func (f *Firestore) ExecutionGet(ctx context.Context, id string) (*Execution, error) {
+	meterOf(ctx, id).Read(1)
 	s, err := f.exec(id).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
 			return nil, ErrNotFound
 		}
-		return nil, fmt.Errorf("store: get execution: %w", err)
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get execution")
 	}
-	return fromSnap(s)
+	rec, err := fromSnap(s)
+	if err != nil {
+		return nil, err
+	}
+	rec.UpdateTime = s.UpdateTime
+	return rec, nil
 }
 
-// ExecutionUpdate implements Store.
-func (f *Firestore) ExecutionUpdate(ctx context.Context, id string, fn ExecutionUpdateFunc) error {
-	ref := f.exec(id)
-	return f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+// ExecutionList implements Store (newest first; status and playbook
+// filters are equality filters on the duplicated scalar fields).
+func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	q := f.c.Collection("executions").Query
+	if p.Status != "" {
+		q = q.Where("status", "==", string(p.Status))
+	}
+	if p.Playbook != "" {
+		q = q.Where("playbook", "==", p.Playbook)
+	}
+	q = q.OrderBy("created_at", firestore.Desc).Limit(limit).Select("status", "playbook", "parent_id", "created_at", "updated_at")
+	it := q.Documents(ctx)
+	defer it.Stop()
+	out := []ExecutionSummary{}
+	for {
+		s, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			return nil, errs.Wrap(errs.CodeOf(err), err, "store: list executions")
+		}
+		var d execDoc
+		if err := s.DataTo(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook,
+			Status: types.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt})
+	}
+	return out, nil
+}
+
+type blobDoc struct {
+	Data     string     `firestore:"data"`
+	ExpireAt *time.Time `firestore:"expire_at,omitempty"`
+}
+
+func (f *Firestore) outbox(execID, id string) *firestore.DocumentRef {
+	return f.exec(execID).Collection("outbox").Doc(id)
+}
+
+// ExecutionCheckpoint implements Store. With p.Base it first tries the
+// optimistic path: the transition computed on the caller's read is
+// committed in one request with an update-time precondition on the
+// execution document (1 write RPC, no read); a precondition failure
+// (the document changed since) falls back to a transaction.
+func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (Checkpoint, error) {
+	if p.Base != nil && !p.Base.UpdateTime.IsZero() {
+		cp, done, err := f.checkpointOptimistic(ctx, p)
+		if done || err != nil {
+			return cp, err
+		}
+	}
+	ref := f.exec(p.ExecutionID)
+	m := meterOf(ctx, p.ExecutionID)
+	var res Checkpoint
+	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		res = Checkpoint{}
+		m.Read(1)
 		s, err := tx.Get(ref)
 		if err != nil {
 			if isCode(err, codes.NotFound) {
@@ -170,46 +263,157 @@ func (f *Firestore) ExecutionUpdate(ctx context.Context, id string, fn Execution
 		if err != nil {
 			return err
 		}
-		write, err := fn(rec)
-		if err != nil || !write {
+		out, err := p.Apply(rec)
+		res.State = rec.State
+		if err != nil || out == nil {
 			return err
 		}
 		d, err := toDoc(rec)
 		if err != nil {
 			return err
 		}
-		return tx.Set(ref, d)
+		m.Write(1)
+		if err := tx.Set(ref, d); err != nil {
+			return err
+		}
+		writes, err := f.outputWrites(p.ExecutionID, p.OutboxID, out)
+		if err != nil {
+			return err
+		}
+		for _, w := range writes {
+			m.Write(1)
+			if err := tx.Set(w.ref, w.doc); err != nil {
+				return err
+			}
+		}
+		res.Applied, res.Output = true, out
+		return nil
 	})
+	if err != nil {
+		if errs.Is(err, errs.NotFound) {
+			return Checkpoint{}, ErrNotFound
+		}
+		var ce *errs.Error
+		if errors.As(err, &ce) {
+			return Checkpoint{}, err
+		}
+		return Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
+	}
+	return res, nil
 }
 
-type blobDoc struct {
-	Data string `firestore:"data"`
+type docWrite struct {
+	ref *firestore.DocumentRef
+	doc any
+}
+
+// outputWrites are the documents a transition writes beside the state: its
+// outbox and its new loop plans.
+func (f *Firestore) outputWrites(executionID, outboxID string, out *engine.Output) ([]docWrite, error) {
+	var ws []docWrite
+	if !out.Empty() {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("store: encode outbox: %w", err)
+		}
+		exp := time.Now().UTC().Add(Retention)
+		ws = append(ws, docWrite{f.outbox(executionID, outboxID), blobDoc{Data: string(b), ExpireAt: &exp}})
+	}
+	for _, plan := range out.Loops {
+		b, err := json.Marshal(plan)
+		if err != nil {
+			return nil, fmt.Errorf("store: encode loop plan: %w", err)
+		}
+		ws = append(ws, docWrite{f.loop(executionID, plan.Key()), blobDoc{Data: string(b)}})
+	}
+	return ws, nil
+}
+
+// checkpointOptimistic commits a transition computed on p.Base with a
+// precondition on the execution document's update time. done=false means
+// the document changed since p.Base was read (the caller falls back to a
+// transaction).
+func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams) (Checkpoint, bool, error) {
+	out, err := p.Apply(p.Base)
+	if err != nil {
+		return Checkpoint{}, true, err
+	}
+	if out == nil {
+		// Not applicable on this read; a fresher read might differ only if
+		// the document changed, and then the transaction decides.
+		return Checkpoint{State: p.Base.State}, true, nil
+	}
+	d, err := toDoc(p.Base)
+	if err != nil {
+		return Checkpoint{}, true, err
+	}
+	writes, err := f.outputWrites(p.ExecutionID, p.OutboxID, out)
+	if err != nil {
+		return Checkpoint{}, true, err
+	}
+	m := meterOf(ctx, p.ExecutionID)
+	// One Commit request with the update-time precondition. WriteBatch is
+	// the client's only one-request, no-read multi-document commit with
+	// preconditions (deprecated upstream in favour of transactions, which
+	// cost two more round trips on this, the step's critical path).
+	b := f.c.Batch() //nolint:staticcheck // see above
+	b.Update(f.exec(p.ExecutionID), []firestore.Update{
+		{Path: "status", Value: d.Status}, {Path: "version", Value: d.Version},
+		{Path: "updated_at", Value: d.UpdatedAt}, {Path: "state", Value: d.State},
+		{Path: "expire_at", Value: d.ExpireAt},
+	}, firestore.LastUpdateTime(p.Base.UpdateTime))
+	for _, w := range writes {
+		b.Set(w.ref, w.doc)
+	}
+	m.Write(float64(1 + len(writes)))
+	_, err = b.Commit(ctx)
+	if err != nil {
+		if isCode(err, codes.FailedPrecondition) || isCode(err, codes.Aborted) {
+			return Checkpoint{}, false, nil
+		}
+		if isCode(err, codes.NotFound) {
+			return Checkpoint{}, true, ErrNotFound
+		}
+		return Checkpoint{}, true, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
+	}
+	return Checkpoint{Applied: true, Output: out, State: p.Base.State}, true, nil
+}
+
+// OutboxGet implements Store.
+func (f *Firestore) OutboxGet(ctx context.Context, executionID, id string) (*engine.Output, error) {
+	meterOf(ctx, executionID).Read(1)
+	s, err := f.outbox(executionID, id).Get(ctx)
+	if err != nil {
+		if isCode(err, codes.NotFound) {
+			return nil, ErrNotFound
+		}
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get outbox")
+	}
+	var d blobDoc
+	if err := s.DataTo(&d); err != nil {
+		return nil, err
+	}
+	o := &engine.Output{}
+	if err := jsonx.Unmarshal([]byte(d.Data), o); err != nil {
+		return nil, fmt.Errorf("store: decode outbox: %w", err)
+	}
+	NormOutput(o)
+	return o, nil
 }
 
 func (f *Firestore) loop(execID, key string) *firestore.DocumentRef {
 	return f.exec(execID).Collection("loops").Doc(key)
 }
 
-// LoopPut implements Store.
-func (f *Firestore) LoopPut(ctx context.Context, executionID string, plan engine.LoopPlan) error {
-	b, err := json.Marshal(plan)
-	if err != nil {
-		return fmt.Errorf("store: encode loop plan: %w", err)
-	}
-	if _, err := f.loop(executionID, plan.Key()).Create(ctx, blobDoc{Data: string(b)}); err != nil && !isCode(err, codes.AlreadyExists) {
-		return fmt.Errorf("store: put loop plan: %w", err)
-	}
-	return nil
-}
-
 // LoopGet implements Store.
 func (f *Firestore) LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error) {
+	meterOf(ctx, executionID).Read(1)
 	s, err := f.loop(executionID, key).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
 			return nil, ErrNotFound
 		}
-		return nil, fmt.Errorf("store: get loop plan: %w", err)
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get loop plan")
 	}
 	var d blobDoc
 	if err := s.DataTo(&d); err != nil {
@@ -219,39 +423,176 @@ func (f *Firestore) LoopGet(ctx context.Context, executionID, key string) (*engi
 	if err := jsonx.Unmarshal([]byte(d.Data), p); err != nil {
 		return nil, fmt.Errorf("store: decode loop plan: %w", err)
 	}
-	for i := range p.Items {
-		p.Items[i] = jsonx.Normalize(p.Items[i])
-	}
-	p.Args = jsonx.NormalizeMap(p.Args)
+	NormPlan(p)
 	return p, nil
 }
 
 type iterDoc struct {
-	Index  int    `firestore:"index"`
-	Status string `firestore:"status"`
-	Data   string `firestore:"data"`
+	Index   int       `firestore:"index"`
+	Status  string    `firestore:"status"` // running | ok | error
+	Holder  string    `firestore:"holder,omitempty"`
+	Expires time.Time `firestore:"expires,omitempty"`
+	Data    string    `firestore:"data,omitempty"`
 }
 
-// IterationPut implements Store.
-func (f *Firestore) IterationPut(ctx context.Context, executionID, loopKey string, it Iteration) error {
-	b, err := json.Marshal(it)
-	if err != nil {
-		return fmt.Errorf("store: encode iteration: %w", err)
+func (f *Firestore) iteration(execID, loopKey string, idx int) *firestore.DocumentRef {
+	return f.loop(execID, loopKey).Collection("iterations").Doc(fmt.Sprintf("%08d", idx))
+}
+
+func decodeIteration(d iterDoc) (*engine.IterationRecord, error) {
+	r := &engine.IterationRecord{}
+	if err := jsonx.Unmarshal([]byte(d.Data), r); err != nil {
+		return nil, fmt.Errorf("store: decode iteration: %w", err)
 	}
-	_, err = f.loop(executionID, loopKey).Collection("iterations").Doc(fmt.Sprintf("%08d", it.Index)).
-		Set(ctx, iterDoc{Index: it.Index, Status: it.Status, Data: string(b)})
+	r.Result = jsonx.Normalize(r.Result)
+	r.Error = jsonx.Normalize(r.Error)
+	return r, nil
+}
+
+// IterationBegin implements Store.
+func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error) {
+	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
+	m := meterOf(ctx, p.ExecutionID)
+	m.Write(1)
+	_, err := ref.Create(ctx, iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)})
+	if err == nil {
+		return nil, nil
+	}
+	if !isCode(err, codes.AlreadyExists) {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: begin iteration")
+	}
+	var done *engine.IterationRecord
+	err = f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		done = nil
+		m.Read(1)
+		s, err := tx.Get(ref)
+		if err != nil {
+			return err
+		}
+		var d iterDoc
+		if err := s.DataTo(&d); err != nil {
+			return err
+		}
+		if d.Status != string(types.StatusRunning) {
+			done, err = decodeIteration(d)
+			return err
+		}
+		if d.Holder != p.Holder && d.Expires.After(p.Now) {
+			return ErrLeaseHeld
+		}
+		m.Write(1)
+		return tx.Set(ref, iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)})
+	})
 	if err != nil {
-		return fmt.Errorf("store: put iteration: %w", err)
+		if err == ErrLeaseHeld {
+			return nil, ErrLeaseHeld
+		}
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: begin iteration")
+	}
+	return done, nil
+}
+
+// IterationEnd implements Store.
+func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (bool, error) {
+	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Record.Index)
+	b, err := json.Marshal(p.Record)
+	if err != nil {
+		return false, fmt.Errorf("store: encode iteration: %w", err)
+	}
+	doc := iterDoc{Index: p.Record.Index, Status: string(p.Record.Status), Data: string(b)}
+	m := meterOf(ctx, p.ExecutionID)
+	if p.Holder == "" {
+		m.Write(1)
+		if _, err := ref.Create(ctx, doc); err != nil {
+			if isCode(err, codes.AlreadyExists) {
+				return false, nil
+			}
+			return false, errs.Wrap(errs.CodeOf(err), err, "store: end iteration")
+		}
+		return true, nil
+	}
+	first := false
+	err = f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		first = false
+		m.Read(1)
+		s, err := tx.Get(ref)
+		if err != nil && !isCode(err, codes.NotFound) {
+			return err
+		}
+		if err == nil {
+			var d iterDoc
+			if err := s.DataTo(&d); err != nil {
+				return err
+			}
+			if d.Status != string(types.StatusRunning) {
+				return nil
+			}
+			if d.Holder != p.Holder {
+				return ErrLeaseLost
+			}
+		}
+		first = true
+		m.Write(1)
+		return tx.Set(ref, doc)
+	})
+	if err != nil {
+		if err == ErrLeaseLost {
+			return false, ErrLeaseLost
+		}
+		return false, errs.Wrap(errs.CodeOf(err), err, "store: end iteration")
+	}
+	return first, nil
+}
+
+// IterationRelease implements Store.
+func (f *Firestore) IterationRelease(ctx context.Context, executionID, loopKey string, index int, holder string) error {
+	ref := f.iteration(executionID, loopKey, index)
+	m := meterOf(ctx, executionID)
+	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		m.Read(1)
+		s, err := tx.Get(ref)
+		if err != nil {
+			if isCode(err, codes.NotFound) {
+				return nil
+			}
+			return err
+		}
+		var d iterDoc
+		if err := s.DataTo(&d); err != nil {
+			return err
+		}
+		if d.Status != string(types.StatusRunning) || d.Holder != holder {
+			return nil
+		}
+		m.Write(1)
+		return tx.Set(ref, iterDoc{Index: index, Status: string(types.StatusRunning)})
+	})
+	if err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "store: release iteration")
 	}
 	return nil
 }
 
-// IterationCount implements Store.
+// endedIterations is the query over a loop run's ended iterations.
+func (f *Firestore) endedIterations(execID, loopKey string) firestore.Query {
+	return f.loop(execID, loopKey).Collection("iterations").Where("status", "in", []string{string(types.StatusOK), string(types.StatusError)})
+}
+
+// IterationCount implements Store (an aggregation: billed one read per
+// 1,000 index entries).
 func (f *Firestore) IterationCount(ctx context.Context, executionID, loopKey string) (int, error) {
-	q := f.loop(executionID, loopKey).Collection("iterations").NewAggregationQuery().WithCount("n")
-	res, err := q.Get(ctx)
+	n, err := count(ctx, f.endedIterations(executionID, loopKey))
+	meterOf(ctx, executionID).Read(float64(1 + n/1000))
 	if err != nil {
-		return 0, fmt.Errorf("store: count iterations: %w", err)
+		return 0, errs.Wrap(errs.CodeOf(err), err, "store: count iterations")
+	}
+	return n, nil
+}
+
+func count(ctx context.Context, q firestore.Query) (int, error) {
+	res, err := q.NewAggregationQuery().WithCount("n").Get(ctx)
+	if err != nil {
+		return 0, err
 	}
 	switch v := res["n"].(type) {
 	case int64:
@@ -259,62 +600,100 @@ func (f *Firestore) IterationCount(ctx context.Context, executionID, loopKey str
 	case interface{ GetIntegerValue() int64 }:
 		return int(v.GetIntegerValue()), nil
 	}
-	return 0, fmt.Errorf("store: count iterations: unexpected %T", res["n"])
+	return 0, fmt.Errorf("unexpected count %T", res["n"])
 }
 
 // IterationList implements Store.
-func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey string) ([]Iteration, error) {
-	it := f.loop(executionID, loopKey).Collection("iterations").Documents(ctx)
+func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
+	it := f.endedIterations(executionID, loopKey).Documents(ctx)
 	defer it.Stop()
-	var out []Iteration
+	out := []engine.IterationRecord{}
 	for {
 		s, err := it.Next()
 		if err == iterator.Done {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("store: list iterations: %w", err)
+			return nil, errs.Wrap(errs.CodeOf(err), err, "store: list iterations")
 		}
 		var d iterDoc
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		var x Iteration
-		if err := jsonx.Unmarshal([]byte(d.Data), &x); err != nil {
+		r, err := decodeIteration(d)
+		if err != nil {
 			return nil, err
 		}
-		x.Result = jsonx.Normalize(x.Result)
-		x.Error = jsonx.Normalize(x.Error)
-		out = append(out, x)
+		out = append(out, *r)
 	}
+	meterOf(ctx, executionID).Read(float64(max(1, len(out))))
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil
 }
 
+// LaneDone implements Store.
+func (f *Firestore) LaneDone(ctx context.Context, executionID, loopKey string, lane int) error {
+	meterOf(ctx, executionID).Write(1)
+	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane})
+	if err != nil && !isCode(err, codes.AlreadyExists) {
+		return errs.Wrap(errs.CodeOf(err), err, "store: lane done")
+	}
+	return nil
+}
+
+// LaneCount implements Store.
+func (f *Firestore) LaneCount(ctx context.Context, executionID, loopKey string) (int, error) {
+	n, err := count(ctx, f.loop(executionID, loopKey).Collection("lanes").Query)
+	meterOf(ctx, executionID).Read(float64(1 + n/1000))
+	if err != nil {
+		return 0, errs.Wrap(errs.CodeOf(err), err, "store: count lanes")
+	}
+	return n, nil
+}
+
 // LoopDoneCreate implements Store.
 func (f *Firestore) LoopDoneCreate(ctx context.Context, executionID, loopKey string) error {
+	meterOf(ctx, executionID).Write(1)
 	_, err := f.exec(executionID).Collection("loop_done").Doc(loopKey).Create(ctx, map[string]any{"at": time.Now().UTC()})
 	if err != nil {
 		if isCode(err, codes.AlreadyExists) {
 			return ErrExists
 		}
-		return fmt.Errorf("store: loop done: %w", err)
+		return errs.Wrap(errs.CodeOf(err), err, "store: loop done")
 	}
 	return nil
 }
 
 type leaseDoc struct {
-	Holder    string    `firestore:"holder"`
-	Expires   time.Time `firestore:"expires"`
-	Completed bool      `firestore:"completed"`
+	Holder   string    `firestore:"holder"`
+	Expires  time.Time `firestore:"expires"`
+	ExpireAt time.Time `firestore:"expire_at"` // TTL policy: a day after expiry
 }
 
-// LeaseAcquire implements Store.
-func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (LeaseState, error) {
-	ref := f.exec(p.ExecutionID).Collection("leases").Doc(p.Unit)
-	var state LeaseState
-	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		state = LeaseAcquired
+func (f *Firestore) unit(execID, unit string) *firestore.DocumentRef {
+	return f.exec(execID).Collection("units").Doc(unit)
+}
+
+func newLease(p LeaseAcquireParams) leaseDoc {
+	exp := p.Now.Add(p.TTL)
+	return leaseDoc{Holder: p.Holder, Expires: exp, ExpireAt: exp.Add(24 * time.Hour)}
+}
+
+// LeaseAcquire implements Store: a Create when the unit has no lease (one
+// write), else a transaction that takes over an expired lease.
+func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
+	ref := f.unit(p.ExecutionID, p.Unit)
+	m := meterOf(ctx, p.ExecutionID)
+	m.Write(1)
+	_, err := ref.Create(ctx, newLease(p))
+	if err == nil {
+		return nil
+	}
+	if !isCode(err, codes.AlreadyExists) {
+		return errs.Wrap(errs.CodeOf(err), err, "store: acquire lease")
+	}
+	err = f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		m.Read(1)
 		s, err := tx.Get(ref)
 		if err != nil && !isCode(err, codes.NotFound) {
 			return err
@@ -324,112 +703,180 @@ func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Lea
 			if err := s.DataTo(&d); err != nil {
 				return err
 			}
-			if d.Completed {
-				state = LeaseCompleted
-				return nil
-			}
-			if d.Holder != "" && d.Holder != p.Holder && d.Expires.After(p.Now) {
+			if d.Holder != p.Holder && d.Expires.After(p.Now) {
 				return ErrLeaseHeld
 			}
 		}
-		return tx.Set(ref, leaseDoc{Holder: p.Holder, Expires: p.Now.Add(p.TTL)})
+		m.Write(1)
+		return tx.Set(ref, newLease(p))
 	})
-	if err != nil {
-		if err == ErrLeaseHeld {
-			return 0, ErrLeaseHeld
-		}
-		return 0, fmt.Errorf("store: acquire lease: %w", err)
+	if err == ErrLeaseHeld {
+		return ErrLeaseHeld
 	}
-	return state, nil
+	if err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "store: acquire lease")
+	}
+	return nil
 }
 
-// LeaseRelease implements Store. A release by a holder whose lease was
-// taken over is a no-op, and completion is final.
-func (f *Firestore) LeaseRelease(ctx context.Context, executionID, unit, holder string, completed bool) error {
-	ref := f.exec(executionID).Collection("leases").Doc(unit)
+// LeaseRenew implements Store.
+func (f *Firestore) LeaseRenew(ctx context.Context, p LeaseAcquireParams) error {
+	ref := f.unit(p.ExecutionID, p.Unit)
+	m := meterOf(ctx, p.ExecutionID)
 	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		m.Read(1)
 		s, err := tx.Get(ref)
-		if err != nil && !isCode(err, codes.NotFound) {
+		if err != nil {
+			if isCode(err, codes.NotFound) {
+				return ErrLeaseLost
+			}
 			return err
 		}
 		var d leaseDoc
-		if err == nil {
-			if err := s.DataTo(&d); err != nil {
-				return err
+		if err := s.DataTo(&d); err != nil {
+			return err
+		}
+		if d.Holder != p.Holder {
+			return ErrLeaseLost
+		}
+		m.Write(1)
+		return tx.Set(ref, newLease(p))
+	})
+	if err == ErrLeaseLost {
+		return ErrLeaseLost
+	}
+	if err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "store: renew lease")
+	}
+	return nil
+}
+
+// LeaseRelease implements Store: a transaction that deletes the lease when
+// the caller still holds it.
+func (f *Firestore) LeaseRelease(ctx context.Context, executionID, unit, holder string) error {
+	ref := f.unit(executionID, unit)
+	m := meterOf(ctx, executionID)
+	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		m.Read(1)
+		s, err := tx.Get(ref)
+		if err != nil {
+			if isCode(err, codes.NotFound) {
+				return nil
 			}
+			return err
 		}
-		switch {
-		case d.Completed:
-			return nil
-		case completed:
-			return tx.Set(ref, leaseDoc{Completed: true})
-		case d.Holder != holder:
+		var d leaseDoc
+		if err := s.DataTo(&d); err != nil {
+			return err
+		}
+		if d.Holder != holder {
 			return nil
 		}
-		return tx.Set(ref, leaseDoc{})
+		m.Delete(1)
+		return tx.Delete(ref)
 	})
 	if err != nil {
-		return fmt.Errorf("store: release lease: %w", err)
+		return errs.Wrap(errs.CodeOf(err), err, "store: release lease")
 	}
 	return nil
 }
 
-type eventDoc struct {
-	Type      string `firestore:"event_type"`
-	Timestamp string `firestore:"timestamp"`
-	Step      string `firestore:"step"`
-	Seq       int64  `firestore:"seq"`
-	Data      string `firestore:"data"`
+type batchDoc struct {
+	Clock    int64              `firestore:"clock"`
+	Source   string             `firestore:"source"`
+	Data     string             `firestore:"data"` // JSON []types.Event
+	Ops      map[string]float64 `firestore:"ops,omitempty"`
+	Created  time.Time          `firestore:"created"`
+	ExpireAt time.Time          `firestore:"expire_at"`
 }
 
-// EventPut implements Store (idempotent by event id; the first write wins).
-func (f *Firestore) EventPut(ctx context.Context, ev types.Event) error {
-	b, err := json.Marshal(ev)
+func encodeBatch(b types.Batch) (batchDoc, error) {
+	data, err := json.Marshal(b.Events)
 	if err != nil {
-		return fmt.Errorf("store: encode event: %w", err)
+		return batchDoc{}, fmt.Errorf("store: encode batch: %w", err)
 	}
-	// First write wins: a re-emitted event (same id) keeps its original
-	// projection.
-	_, err = f.exec(ev.ExecutionID).Collection("events").Doc(ev.EventID).
-		Create(ctx, eventDoc{Type: ev.EventType, Timestamp: ev.Timestamp, Step: ev.Step, Data: string(b)})
-	if err != nil && !isCode(err, codes.AlreadyExists) {
-		return fmt.Errorf("store: put event: %w", err)
+	var clock int64
+	if len(b.Events) > 0 {
+		clock = b.Events[0].Clock
 	}
-	return nil
+	now := time.Now().UTC()
+	return batchDoc{Clock: clock, Source: b.Source, Data: string(data), Ops: b.Ops, Created: now, ExpireAt: now.Add(Retention)}, nil
 }
 
-// EventList implements Store: events in seq order (timestamp order for
-// events projected without a seq).
-func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.Event, error) {
-	it := f.exec(executionID).Collection("events").Documents(ctx)
+func decodeBatch(id string, d batchDoc) ([]types.Projected, error) {
+	var evs []types.Event
+	if err := jsonx.Unmarshal([]byte(d.Data), &evs); err != nil {
+		return nil, fmt.Errorf("store: decode batch %s: %w", id, err)
+	}
+	out := make([]types.Projected, len(evs))
+	for i, e := range evs {
+		e.Payload = jsonx.NormalizeMap(e.Payload)
+		out[i] = types.Projected{Event: e, BatchID: id, Index: i}
+	}
+	return out, nil
+}
+
+// BatchPut implements Store (a Create: the first copy wins).
+func (f *Firestore) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
+	d, err := encodeBatch(b)
+	if err != nil {
+		return false, err
+	}
+	meterOf(ctx, b.ExecutionID).Write(1)
+	if _, err := f.exec(b.ExecutionID).Collection("batches").Doc(b.ID).Create(ctx, d); err != nil {
+		if isCode(err, codes.AlreadyExists) {
+			return false, nil
+		}
+		return false, errs.Wrap(errs.CodeOf(err), err, "store: put batch")
+	}
+	return true, nil
+}
+
+func (f *Firestore) batches(ctx context.Context, executionID string, fn func(id string, d batchDoc) error) error {
+	it := f.exec(executionID).Collection("batches").Documents(ctx)
 	defer it.Stop()
-	var out []types.Event
 	for {
 		s, err := it.Next()
 		if err == iterator.Done {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("store: list events: %w", err)
+			return errs.Wrap(errs.CodeOf(err), err, "store: list batches")
 		}
-		var d eventDoc
+		var d batchDoc
 		if err := s.DataTo(&d); err != nil {
-			return nil, err
+			return err
 		}
-		var ev types.Event
-		if err := jsonx.Unmarshal([]byte(d.Data), &ev); err != nil {
-			return nil, err
+		if err := fn(s.Ref.ID, d); err != nil {
+			return err
 		}
-		ev.Payload = jsonx.NormalizeMap(ev.Payload)
-		out = append(out, ev)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Seq != out[j].Seq && out[i].Seq > 0 && out[j].Seq > 0 {
-			return out[i].Seq < out[j].Seq
-		}
-		return out[i].Timestamp < out[j].Timestamp
+}
+
+// EventList implements Store.
+func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.Event, error) {
+	var ps []types.Projected
+	err := f.batches(ctx, executionID, func(id string, d batchDoc) error {
+		p, err := decodeBatch(id, d)
+		ps = append(ps, p...)
+		return err
 	})
-	return out, nil
+	if err != nil {
+		return nil, err
+	}
+	return types.EventsInOrder(ps), nil
+}
+
+// OpsTotal implements Store.
+func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[string]float64, error) {
+	tot := map[string]float64{}
+	err := f.batches(ctx, executionID, func(_ string, d batchDoc) error {
+		for k, v := range d.Ops {
+			tot[k] += v
+		}
+		return nil
+	})
+	return tot, err
 }
 
 // DLQPut implements Store. A repeated entry for the same message keeps
@@ -456,7 +903,7 @@ func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 		return tx.Set(ref, e)
 	})
 	if err != nil {
-		return fmt.Errorf("store: put dlq entry: %w", err)
+		return errs.Wrap(errs.CodeOf(err), err, "store: put dlq entry")
 	}
 	return nil
 }

@@ -1,34 +1,41 @@
-// Package store persists execution state in Firestore (ARCHITECTURE.md
-// "Storage"): the execution document, loop plans, per-iteration documents,
-// unit leases and the events projection. Values are stored as JSON strings
-// inside the documents (Firestore cannot hold arrays of arrays, and JSON
-// keeps ints distinct from floats); a few scalar fields are duplicated
-// beside them for queries.
+// Package store persists the control plane's state (ARCHITECTURE.md
+// "Storage"): the execution document and its transactional outbox, loop
+// plans, iteration records and lane markers, unit leases, the events
+// projection (one document per event batch), the catalog and the DLQ.
+// Values are stored as JSON strings inside the documents (Firestore cannot
+// hold arrays of arrays, and JSON keeps ints distinct from floats); a few
+// scalar fields are duplicated beside them for queries.
 //
-// Method names are entity-first (ExecutionGet, IterationPut), parameters
-// of multi-field calls are *Params structs, and callers branch on the
-// sentinel errors, never on messages (riverqueue/river, google/go-cloud).
-// The store never retries; its callers (Pub/Sub and Cloud Tasks redelivery)
-// do.
+// Method names are entity-first (ExecutionGet, IterationEnd), parameters of
+// multi-field calls are *Params structs, and errors carry a code
+// (shared/errs: NotFound, AlreadyExists, FailedPrecondition, ...) that
+// callers branch on (riverqueue/river, google/go-cloud). A store never
+// retries; its callers (Pub/Sub and Cloud Tasks redelivery) do. Firestore
+// is the production backend and Memory the in-process one; storetest is
+// the conformance suite both pass.
 package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Sentinel errors.
+// Code sentinels: errors.Is(err, ErrNotFound) is the same test as
+// errs.Is(err, errs.NotFound).
 var (
 	// ErrNotFound: the document does not exist.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = &errs.Error{Code: errs.NotFound}
 	// ErrExists: a Create found the document already there.
-	ErrExists = errors.New("store: already exists")
-	// ErrLeaseHeld: another holder owns an unexpired lease on the unit.
-	ErrLeaseHeld = errors.New("store: lease held by another holder")
+	ErrExists = &errs.Error{Code: errs.AlreadyExists}
+	// ErrLeaseHeld: another holder owns an unexpired lease on the unit
+	// (FailedPrecondition: retry later).
+	ErrLeaseHeld = &errs.Error{Code: errs.FailedPrecondition, Msg: "store: lease held by another holder"}
+	// ErrLeaseLost: the caller's lease expired and was taken over.
+	ErrLeaseLost = &errs.Error{Code: errs.FailedPrecondition, Msg: "store: lease lost"}
 )
 
 // Execution is the execution document.
@@ -36,77 +43,160 @@ type Execution struct {
 	State *engine.State
 	// Source is the playbook YAML the execution runs (frozen at start).
 	Source string
+	// UpdateTime is the document's version as read (Firestore's update
+	// time; zero for a record not read from the store). A checkpoint based
+	// on this read commits only if the document has not changed since.
+	UpdateTime time.Time
 }
 
-// ExecutionUpdateFunc mutates rec inside a transaction; returning false
-// leaves the document unwritten.
-type ExecutionUpdateFunc func(rec *Execution) (write bool, err error)
+// CheckpointFunc computes a transition of rec (it may mutate rec.State).
+// It returns the transition's output, or nil when nothing is to be written
+// (the event does not apply: a duplicate, a stale run). It runs inside a
+// transaction and may run more than once (contention retries), so it must
+// be a deterministic function of rec.
+type CheckpointFunc func(rec *Execution) (*engine.Output, error)
 
-// Iteration is one loop iteration's final record
-// (executions/{id}/loops/{step.run}/iterations/{index}).
-type Iteration struct {
-	Index  int    `json:"index"`
-	Status string `json:"status"` // ok | error
-	Result any    `json:"result,omitempty"`
-	Error  any    `json:"error,omitempty"`
+// CheckpointParams names one checkpoint: the execution, the outbox id
+// (derived from the applied event, so a replay finds it), and the
+// transition. Base, when set, is the execution as the caller read it
+// (ExecutionGet): the transition is computed on it and committed with one
+// write that succeeds only if the document is unchanged since (an
+// optimistic checkpoint: no transaction, no second read); on a conflict
+// the store falls back to a transaction that reads the document again.
+// Base may be mutated.
+type CheckpointParams struct {
+	ExecutionID string
+	OutboxID    string
+	Apply       CheckpointFunc
+	Base        *Execution
 }
 
-// LeaseAcquireParams names a unit lease (executions/{id}/leases/{unit}).
+// Checkpoint is the result of ExecutionCheckpoint.
+type Checkpoint struct {
+	// Applied reports that the transition was written.
+	Applied bool
+	// Output is the transition's output (nil when not applied).
+	Output *engine.Output
+	// State is the state as written (or as read, when not applied).
+	State *engine.State
+}
+
+// LeaseAcquireParams names a unit lease (executions/{id}/units/{unit}).
 type LeaseAcquireParams struct {
 	ExecutionID string
 	Unit        string // types.Command.UnitKey()
-	Holder      string // the Cloud Task name of the attempt taking the lease
+	// Holder identifies one delivery of the unit (unique per delivery, so
+	// two concurrent deliveries of the same Cloud Task are two holders).
+	Holder string
+	TTL    time.Duration
+	Now    time.Time
+}
+
+// IterationBeginParams takes the lease of a side-effecting iteration on
+// its record document (executions/{id}/loops/{key}/iterations/{index}).
+type IterationBeginParams struct {
+	ExecutionID string
+	LoopKey     string
+	Index       int
+	Holder      string
 	TTL         time.Duration
 	Now         time.Time
 }
 
-// LeaseState tells what LeaseAcquire found.
-type LeaseState int
+// IterationEndParams records an iteration's end.
+type IterationEndParams struct {
+	ExecutionID string
+	LoopKey     string
+	Record      engine.IterationRecord
+	// Holder is the lease holder from IterationBegin, or "" for an
+	// iteration that ran without a lease (no side effects): the record is
+	// then created only if absent.
+	Holder string
+}
 
-const (
-	// LeaseAcquired: the caller now holds the lease.
-	LeaseAcquired LeaseState = iota
-	// LeaseCompleted: the unit already finished; the caller must not run it.
-	LeaseCompleted
-)
+// ExecutionSummary is one entry of ExecutionList.
+type ExecutionSummary struct {
+	ExecutionID string       `json:"execution_id"`
+	ParentID    string       `json:"parent_id,omitempty"`
+	Playbook    string       `json:"playbook"`
+	Status      types.Status `json:"status"`
+	CreatedAt   time.Time    `json:"created_at"`
+	UpdatedAt   time.Time    `json:"updated_at"`
+}
 
-// Store is the persistence contract of the control plane. Firestore is the
-// production backend; storetest holds the conformance suite.
+// ExecutionListParams filters ExecutionList; zero fields match anything.
+type ExecutionListParams struct {
+	Status   types.Status
+	Playbook string
+	// Limit bounds the result (default 50), newest first.
+	Limit int
+}
+
+// Store is the persistence contract of the control plane.
 type Store interface {
 	// ExecutionCreate writes a new execution document; ErrExists if present.
 	ExecutionCreate(ctx context.Context, rec *Execution) error
 	// ExecutionGet reads one execution; ErrNotFound if absent.
 	ExecutionGet(ctx context.Context, id string) (*Execution, error)
-	// ExecutionUpdate runs fn in a transaction over the document.
-	ExecutionUpdate(ctx context.Context, id string, fn ExecutionUpdateFunc) error
-	// LoopPut stores a loop plan (idempotent: an existing plan is kept).
-	LoopPut(ctx context.Context, executionID string, plan engine.LoopPlan) error
+	// ExecutionList lists executions, newest first.
+	ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error)
+	// ExecutionCheckpoint runs p.Apply over the execution document and,
+	// when it returns an output, writes atomically the new state, the
+	// outbox document p.OutboxID holding the output (unless it is empty)
+	// and its new loop plans (ARCHITECTURE.md: the transition is the pure
+	// engine applied under one transaction; the outbox is flushed
+	// afterwards). Outbox documents are not deleted by the engine: they
+	// are the durable record of each transition, replayed idempotently,
+	// and expire with the execution (TTL field expire_at). ErrNotFound
+	// when the execution does not exist.
+	ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (Checkpoint, error)
+	// OutboxGet reads a transition's outbox; ErrNotFound once deleted.
+	OutboxGet(ctx context.Context, executionID, id string) (*engine.Output, error)
 	// LoopGet reads a loop plan; ErrNotFound if absent.
 	LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error)
-	// IterationPut records an iteration's outcome (idempotent overwrite).
-	IterationPut(ctx context.Context, executionID, loopKey string, it Iteration) error
-	// IterationCount counts recorded iterations of a loop run.
+	// IterationBegin takes the lease of a side-effecting iteration. It
+	// returns the existing record (and no error) when the iteration has
+	// already ended, ErrLeaseHeld when another holder has an unexpired
+	// lease, nil record and no error when the caller now holds it.
+	IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error)
+	// IterationEnd records an iteration's end. It returns first=true when
+	// this call recorded it, false when a record already existed (a
+	// duplicate run); ErrLeaseLost when p.Holder no longer holds the lease.
+	IterationEnd(ctx context.Context, p IterationEndParams) (first bool, err error)
+	// IterationRelease gives up the holder's lease of an iteration that
+	// has not ended (it was handed off: a delayed retry, a child wait), so
+	// its continuation can take it at once.
+	IterationRelease(ctx context.Context, executionID, loopKey string, index int, holder string) error
+	// IterationList returns a loop run's ended iterations ordered by index.
+	IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error)
+	// IterationCount counts a loop run's ended iterations.
 	IterationCount(ctx context.Context, executionID, loopKey string) (int, error)
-	// IterationList returns a loop run's iterations ordered by index.
-	IterationList(ctx context.Context, executionID, loopKey string) ([]Iteration, error)
+	// LaneDone marks a lane of a loop run done (idempotent).
+	LaneDone(ctx context.Context, executionID, loopKey string, lane int) error
+	// LaneCount counts a loop run's done lanes.
+	LaneCount(ctx context.Context, executionID, loopKey string) (int, error)
 	// LoopDoneCreate marks a loop run complete exactly once; ErrExists
 	// when it was already marked.
 	LoopDoneCreate(ctx context.Context, executionID, loopKey string) error
 	// LeaseAcquire takes the unit's lease; ErrLeaseHeld if another holder
-	// has an unexpired one.
-	LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (LeaseState, error)
-	// LeaseRelease drops the holder's lease; completed marks the unit done
-	// so later deliveries are refused with LeaseCompleted.
-	LeaseRelease(ctx context.Context, executionID, unit, holder string, completed bool) error
-	// EventPut projects one event (idempotent by event id: the first write
-	// wins, a re-emitted event keeps its original projection).
-	EventPut(ctx context.Context, ev types.Event) error
-	// EventAppend projects ev as the next link of its execution's event
-	// chain, assigning Seq and PrevEventID; dup reports an event already
-	// projected (nothing written).
-	EventAppend(ctx context.Context, ev types.Event) (seq int64, dup bool, err error)
-	// EventList returns an execution's projected events in seq order.
+	// has an unexpired one (an expired one is taken over).
+	LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error
+	// LeaseRenew extends the holder's lease to now+ttl; ErrLeaseLost when
+	// another holder took it over or it is gone.
+	LeaseRenew(ctx context.Context, p LeaseAcquireParams) error
+	// LeaseRelease drops the holder's lease (a lease taken over by another
+	// holder is left alone).
+	LeaseRelease(ctx context.Context, executionID, unit, holder string) error
+	// BatchPut projects one event batch (executions/{id}/batches/{batch_id});
+	// created=false when the batch was already projected (the first copy
+	// wins).
+	BatchPut(ctx context.Context, b types.Batch) (created bool, err error)
+	// EventList returns an execution's projected events in causal order with
+	// Seq and PrevEventID filled (types.EventsInOrder).
 	EventList(ctx context.Context, executionID string) ([]types.Event, error)
+	// OpsTotal sums the metered cloud operations of an execution's batches
+	// (operation name → count).
+	OpsTotal(ctx context.Context, executionID string) (map[string]float64, error)
 	// PlaybookPut registers a playbook version in the catalog.
 	PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error)
 	// PlaybookGet reads a catalog version (0 = latest); ErrNotFound.

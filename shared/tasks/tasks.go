@@ -23,8 +23,20 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/types"
 )
+
+// Creator turns units of work into Cloud Tasks: what the control plane
+// needs from the task queue. Create returns created=false (and no error)
+// when a task of the same name exists or existed recently (a duplicate:
+// Cloud Tasks dedups names); Delete removes a pending task (absent is not
+// an error).
+type Creator interface {
+	TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error)
+	TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error
+}
 
 // Dispatcher creates Cloud Tasks for commands.
 type Dispatcher struct {
@@ -59,17 +71,33 @@ func (d *Dispatcher) Close() error { return d.c.Close() }
 // Client exposes the Cloud Tasks client (tests, tooling).
 func (d *Dispatcher) Client() *cloudtasks.Client { return d.c }
 
-// Dispatch creates the Cloud Task of cmd. It returns nil when the task was
-// created or already existed (a duplicate), an error otherwise.
-func (d *Dispatcher) Dispatch(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error) {
+// queueOf returns the queue of cmd: timers for a unit due later than
+// half a second from now, work otherwise.
+func (d *Dispatcher) queueOf(cmd types.Command, now time.Time) string {
+	if cmd.NotBefore.After(now.Add(500 * time.Millisecond)) {
+		return d.TimersQueue
+	}
+	return d.WorkQueue
+}
+
+// TaskDelete implements Creator. The task's queue is derived like
+// TaskCreate's, so pass the same now (or a zero NotBefore).
+func (d *Dispatcher) TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error {
+	meter.For(ctx, cmd.ExecutionID).Add(meter.TasksDelete, 1)
+	err := d.c.DeleteTask(ctx, &cloudtaskspb.DeleteTaskRequest{Name: d.queueOf(cmd, now) + "/tasks/" + cmd.TaskName()})
+	if err != nil && status.Code(err) != codes.NotFound {
+		return errs.Wrap(errs.CodeOf(err), err, "tasks: delete task")
+	}
+	return nil
+}
+
+// TaskCreate implements Creator: it creates the Cloud Task of cmd.
+func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error) {
 	body, err := json.Marshal(cmd)
 	if err != nil {
 		return false, fmt.Errorf("tasks: encode command: %w", err)
 	}
-	queue := d.WorkQueue
-	if cmd.NotBefore.After(now.Add(500 * time.Millisecond)) {
-		queue = d.TimersQueue
-	}
+	queue := d.queueOf(cmd, now)
 	headers := map[string]string{"Content-Type": "application/json"}
 	if cmd.TraceParent != "" {
 		headers["traceparent"] = cmd.TraceParent
@@ -84,12 +112,13 @@ func (d *Dispatcher) Dispatch(ctx context.Context, cmd types.Command, now time.T
 	if !cmd.NotBefore.IsZero() {
 		t.ScheduleTime = timestamppb.New(cmd.NotBefore)
 	}
+	meter.For(ctx, cmd.ExecutionID).Add(meter.TasksCreate, 1)
 	_, err = d.c.CreateTask(ctx, &cloudtaskspb.CreateTaskRequest{Parent: queue, Task: t})
 	if err != nil {
 		if status.Code(err) == codes.AlreadyExists {
 			return false, nil
 		}
-		return false, fmt.Errorf("tasks: create task: %w", err)
+		return false, errs.Wrap(errs.CodeOf(err), err, "tasks: create task")
 	}
 	return true, nil
 }

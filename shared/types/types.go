@@ -11,72 +11,124 @@ import (
 	"time"
 )
 
-// Event types. Names are normative (../shared/DSL.md "Events").
+// EventType names an event of the log (DSL.md "Events": the names are
+// normative). The set is open for events that come from outside the engine
+// (emit), so decoding never fails on an unknown type; the engine acts only
+// on the constants below.
+type EventType string
+
+// Event types. Names are normative (DSL.md "Events").
 const (
-	EvExecutionRequested   = "playbook.execution.requested"
-	EvPlaybookStarted      = "playbook.started"
-	EvWorkflowStarted      = "workflow.started"
-	EvAdmitEvaluated       = "policy.admit.evaluated"
-	EvStepScheduled        = "step.scheduled"
-	EvNextEvaluated        = "next.evaluated"
-	EvWorkflowFinished     = "workflow.finished"
-	EvPlaybookFinished     = "playbook.finished"
-	EvStepStarted          = "step.started"
-	EvTaskStarted          = "task.started"
-	EvTaskAttemptStarted   = "task.attempt.started"
-	EvTaskAttemptDone      = "task.attempt.done"
-	EvTaskAttemptFailed    = "task.attempt.failed"
-	EvPolicyTaskEvaluated  = "policy.task.evaluated"
-	EvTaskDone             = "task.done"
-	EvTaskFailed           = "task.failed"
-	EvStepDone             = "step.done"
-	EvStepFailed           = "step.failed"
-	EvLoopStarted          = "loop.started"
-	EvLoopIterationStarted = "loop.iteration.started"
-	EvLoopIterationDone    = "loop.iteration.done"
-	EvLoopIterationFailed  = "loop.iteration.failed"
-	EvLoopDone             = "loop.done"
-	EvResultStored         = "result.stored"
+	EvExecutionRequested   EventType = "playbook.execution.requested"
+	EvPlaybookStarted      EventType = "playbook.started"
+	EvWorkflowStarted      EventType = "workflow.started"
+	EvAdmitEvaluated       EventType = "policy.admit.evaluated"
+	EvStepScheduled        EventType = "step.scheduled"
+	EvNextEvaluated        EventType = "next.evaluated"
+	EvWorkflowFinished     EventType = "workflow.finished"
+	EvPlaybookFinished     EventType = "playbook.finished"
+	EvStepStarted          EventType = "step.started"
+	EvTaskStarted          EventType = "task.started"
+	EvTaskAttemptStarted   EventType = "task.attempt.started"
+	EvTaskAttemptDone      EventType = "task.attempt.done"
+	EvTaskAttemptFailed    EventType = "task.attempt.failed"
+	EvPolicyTaskEvaluated  EventType = "policy.task.evaluated"
+	EvTaskDone             EventType = "task.done"
+	EvTaskFailed           EventType = "task.failed"
+	EvStepDone             EventType = "step.done"
+	EvStepFailed           EventType = "step.failed"
+	EvLoopStarted          EventType = "loop.started"
+	EvLoopIterationStarted EventType = "loop.iteration.started"
+	EvLoopIterationDone    EventType = "loop.iteration.done"
+	EvLoopIterationFailed  EventType = "loop.iteration.failed"
+	EvLoopDone             EventType = "loop.done"
+	EvResultStored         EventType = "result.stored"
 )
 
-// Execution and step statuses.
+// IsBoundary reports whether an event ends a step run (step.done,
+// step.failed, loop.done): the events the engine's transition function
+// applies to an execution's state.
+func (t EventType) IsBoundary() bool {
+	return t == EvStepDone || t == EvStepFailed || t == EvLoopDone
+}
+
+// Status is the status of an execution, a step run, a task attempt or an
+// iteration, as stored in state and carried in events.
+type Status string
+
+// Statuses. Executions end ok|failed|canceled; step runs go
+// scheduled → running → ok|failed (or skipped when not admitted); task
+// outcomes and iterations are ok|error.
 const (
-	StatusPending   = "pending"
-	StatusRunning   = "running"
-	StatusOK        = "ok"
-	StatusFailed    = "failed"
-	StatusError     = "error"
-	StatusSkipped   = "skipped"
-	StatusScheduled = "scheduled"
+	StatusPending   Status = "pending"
+	StatusScheduled Status = "scheduled"
+	StatusRunning   Status = "running"
+	StatusOK        Status = "ok"
+	StatusFailed    Status = "failed"
+	StatusError     Status = "error"
+	StatusSkipped   Status = "skipped"
+	StatusCanceled  Status = "canceled"
 )
 
-// Event is the envelope of every entry of the event log (../shared/DSL.md
-// "Events"). The envelope fields are always present in JSON (null or zero
-// when they do not apply); Seq and PrevEventID are assigned by the events
-// projection (materialize), which sees an execution's events in order. It travels as the JSON body of a Pub/Sub message on the "events"
-// topic with ordering key = ExecutionID. Persistence is idempotent by
+// Action is a task-policy decision (seed 003 §2, DSL.md "Task policy"):
+// what the pipeline does after one task attempt.
+type Action string
+
+// Policy actions. Suspend is the engine's own: a `kind: playbook` task
+// waits for its child execution without holding anything.
+const (
+	ActContinue Action = "continue"
+	ActRetry    Action = "retry"
+	ActJump     Action = "jump"
+	ActBreak    Action = "break"
+	ActFail     Action = "fail"
+	ActSuspend  Action = "suspend"
+)
+
+// Error kinds of TaskError.Kind used by the engine itself (tools add their
+// own, e.g. "http", "postgres", "python", "auth", "rate_limit").
+const (
+	ErrKindTemplate = "template"
+	ErrKindTimeout  = "timeout"
+	ErrKindPolicy   = "policy"
+	ErrKindConfig   = "config"
+	ErrKindPlaybook = "playbook"
+	ErrKindCanceled = "canceled"
+)
+
+// Event is the envelope of every entry of the event log (DSL.md "Events").
+// The envelope fields are always present in JSON (null or zero when they do
+// not apply). Events travel in batches (Batch: one Pub/Sub message on the
+// "events" topic per unit of work or transition) and are projected per batch
+// (materialize). No handler relies on delivery order: Clock is a Lamport
+// clock assigned by the producer (every event's causes have a smaller
+// Clock), and Seq and PrevEventID are derived from it when the log is read
+// (EventsInOrder), so each execution's events form one causal chain whatever
+// order their messages arrived in. Persistence is idempotent by
 // (ExecutionID, EventID); EventID is derived deterministically from the
-// event's identity (see EventID) so a redelivered or re-emitted event has the
-// same id.
+// event's identity (see DeriveID) so a redelivered or re-emitted event has
+// the same id.
 type Event struct {
-	EventID     string `json:"event_id" firestore:"event_id"`
-	EventType   string `json:"event_type" firestore:"event_type"`
-	Timestamp   string `json:"timestamp" firestore:"timestamp"` // RFC 3339 UTC, millisecond precision
-	ExecutionID string `json:"execution_id" firestore:"execution_id"`
-	Source      string `json:"source" firestore:"source"`           // "api", "route", "execute", ...
-	EntityType  string `json:"entity_type" firestore:"entity_type"` // "playbook", "workflow", "step", "task", "loop", "iteration"
-	EntityID    string `json:"entity_id" firestore:"entity_id"`     // step name, "step/task", ...
-	ParentID    string `json:"parent_id" firestore:"parent_id"`
-	PrevEventID string `json:"prev_event_id" firestore:"prev_event_id"`
-	Seq         int64  `json:"seq" firestore:"seq"`
-	Step        string `json:"step,omitempty" firestore:"step,omitempty"`
+	EventID     string    `json:"event_id" firestore:"event_id"`
+	EventType   EventType `json:"event_type" firestore:"event_type"`
+	Timestamp   string    `json:"timestamp" firestore:"timestamp"` // RFC 3339 UTC, millisecond precision
+	ExecutionID string    `json:"execution_id" firestore:"execution_id"`
+	Source      string    `json:"source" firestore:"source"`           // "api", "route", "execute", ...
+	EntityType  string    `json:"entity_type" firestore:"entity_type"` // "playbook", "workflow", "step", "task", "loop", "iteration"
+	EntityID    string    `json:"entity_id" firestore:"entity_id"`     // step name, "step/task", ...
+	ParentID    string    `json:"parent_id" firestore:"parent_id"`
+	PrevEventID string    `json:"prev_event_id" firestore:"prev_event_id"`
+	Seq         int64     `json:"seq" firestore:"seq"`
+	// Clock is the event's Lamport time within its execution (see Event).
+	Clock int64  `json:"clock" firestore:"clock"`
+	Step  string `json:"step,omitempty" firestore:"step,omitempty"`
 	// StepRun is the 1-based number of this run of Step within the execution
 	// (a step re-entered through an arc runs again with the next number).
 	StepRun    int    `json:"step_run,omitempty" firestore:"step_run,omitempty"`
 	Task       string `json:"task,omitempty" firestore:"task,omitempty"`
 	Attempt    int    `json:"attempt" firestore:"attempt"`
 	Iteration  *int   `json:"iteration" firestore:"iteration"`
-	Status     string `json:"status" firestore:"status"`
+	Status     Status `json:"status" firestore:"status"`
 	DurationMS int64  `json:"duration_ms" firestore:"duration_ms"`
 	// Payload is event-specific; results over the inline budget appear as a
 	// result reference (see ResultRef) instead of the value.
@@ -85,8 +137,8 @@ type Event struct {
 
 // NewEvent returns an event with Timestamp set to now (UTC, RFC 3339 with
 // milliseconds) and EventID derived from idParts (see DeriveID).
-func NewEvent(eventType, executionID, source string, now time.Time, idParts ...string) Event {
-	parts := append([]string{executionID, eventType}, idParts...)
+func NewEvent(eventType EventType, executionID, source string, now time.Time, idParts ...string) Event {
+	parts := append([]string{executionID, string(eventType)}, idParts...)
 	return Event{
 		EventID:     DeriveID(parts...),
 		EventType:   eventType,
@@ -107,27 +159,31 @@ func DeriveID(parts ...string) string {
 // IntPtr returns a pointer to i (for Event.Iteration and Command.Iteration).
 func IntPtr(i int) *int { return &i }
 
+// CommandKind names what a Command asks execute to do.
+type CommandKind string
+
 // Command kinds.
 const (
 	// CmdRunStep asks execute to run one step's task pipeline for one unit
 	// (the whole step, or one loop iteration), starting at TaskIndex.
-	CmdRunStep = "run_step"
+	CmdRunStep CommandKind = "run_step"
 	// CmdStepTimeout is the durable timer of a step run's
 	// lifecycle.timeout_s: when it fires and the run is still going, the
 	// step fails with an error of kind "timeout".
-	CmdStepTimeout = "step_timeout"
+	CmdStepTimeout CommandKind = "step_timeout"
 )
 
-// Command is one unit of work: published by route on the "commands" topic,
-// turned by dispatch into exactly one Cloud Task (task name = ID) whose HTTP
-// body is this JSON, and run by execute. A unit carries everything a
+// Command is one unit of work, delivered to execute as the JSON body of
+// exactly one Cloud Task (task name = ID). The transition that produces it
+// creates the task directly (or, for bulk fan-out, publishes it on the
+// "commands" topic for dispatch). A unit carries everything a
 // stateless worker needs to resume it (ARCHITECTURE.md "Invariants").
 type Command struct {
-	ID          string `json:"id"`
-	Kind        string `json:"kind"`
-	ExecutionID string `json:"execution_id"`
-	Step        string `json:"step"`
-	StepRun     int    `json:"step_run"`
+	ID          string      `json:"id"`
+	Kind        CommandKind `json:"kind"`
+	ExecutionID string      `json:"execution_id"`
+	Step        string      `json:"step"`
+	StepRun     int         `json:"step_run"`
 	// Iteration is the 0-based loop index for a loop step's iteration unit,
 	// nil for a step without loop.
 	Iteration *int `json:"iteration,omitempty"`
@@ -135,6 +191,9 @@ type Command struct {
 	LoopTotal int `json:"loop_total,omitempty"`
 	// Item is the loop element bound to the iterator name for this iteration.
 	Item any `json:"item,omitempty"`
+	// ItemRef says Item was left out of the body (too large for a Cloud
+	// Task): execute reads it from the loop plan.
+	ItemRef bool `json:"item_ref,omitempty"`
 	// Args is the token the step was entered with (an arc's rendered args).
 	Args map[string]any `json:"args,omitempty"`
 	// TaskIndex is the pipeline position to start at (0 = first task).
@@ -162,6 +221,9 @@ type Command struct {
 	// StateVersion is the execution-state version the unit was derived from;
 	// execute refuses (retries later) to run against an older state.
 	StateVersion int64 `json:"state_version"`
+	// Clock is the Lamport time of the transition that produced the unit:
+	// the unit's events get Clock+1, Clock+2, ... (see Event).
+	Clock int64 `json:"clock,omitempty"`
 	// TraceParent carries the W3C trace context of the producer.
 	TraceParent string `json:"traceparent,omitempty"`
 	// ChildID is set on the command that resumes a unit suspended on a
@@ -183,7 +245,7 @@ func (c Command) UnitKey() string {
 // dedup to AlreadyExists.
 func (c Command) TaskName() string {
 	if c.Kind != "" && c.Kind != CmdRunStep {
-		return DeriveID(c.ExecutionID, c.UnitKey(), c.Kind)
+		return DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind))
 	}
 	if c.ChildID != "" {
 		return DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), "resume", c.ChildID)
@@ -216,7 +278,7 @@ func itoa(i int) string {
 // Outcome is the envelope every task attempt yields (../shared/DSL.md
 // "Outcome envelope"). It is the `outcome` name in policy templates.
 type Outcome struct {
-	Status string         `json:"status"` // "ok" | "error"
+	Status Status         `json:"status"` // StatusOK | StatusError
 	Result any            `json:"result"`
 	Error  *TaskError     `json:"error"`
 	Meta   OutcomeMeta    `json:"meta"`
@@ -269,7 +331,7 @@ func (e *TaskError) Error() string { return e.Kind + ": " + e.Message }
 // Absent helpers (http/pg/py) are nil.
 func (o Outcome) ToMap() map[string]any {
 	m := map[string]any{
-		"status": o.Status,
+		"status": string(o.Status),
 		"result": o.Result,
 		"meta": map[string]any{
 			"attempt":     o.Meta.Attempt,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -18,38 +19,38 @@ var unrendered = map[string]bool{"code": true, "code_b64": true}
 // logsInEvent bounds the task logs copied into attempt events.
 const logsInEvent = 4096
 
-// attempt runs one attempt of task and evaluates its policy. It returns
-// the outcome, the decision, and the index of the matched rule (-1 for the
-// default decision).
-func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, dsl.Then, int, error) {
-	c := u.cmd
-	if c.Attempt == 1 {
+// attempt runs one attempt of the task at the cursor and evaluates its
+// policy (engine.DecideTask). suspended reports a `kind: playbook` task
+// waiting for its child execution.
+func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engine.Decision, bool, error) {
+	attempt := u.cur.Attempt
+	if attempt == 1 && u.cmd.ChildID == "" {
 		u.event(types.EvTaskStarted, task.Name, "1").Attempt = 1
 	}
-	st := u.event(types.EvTaskAttemptStarted, task.Name, itoa(c.Attempt))
-	st.Attempt = c.Attempt
+	st := u.event(types.EvTaskAttemptStarted, task.Name, itoa(attempt))
+	st.Attempt = attempt
 	st.Payload = map[string]any{"kind": task.Kind}
 	started := u.w.now()
 	var out types.Outcome
 	if task.Kind == "playbook" {
 		o, suspended, err := u.runChild(ctx, task)
 		if err != nil {
-			return types.Outcome{}, dsl.Then{}, -1, err
+			return types.Outcome{}, engine.Decision{}, false, err
 		}
 		if suspended {
-			return types.Outcome{}, dsl.Then{Do: doSuspend}, -1, nil
+			return types.Outcome{}, engine.Decision{Action: types.ActSuspend, Rule: -1}, true, nil
 		}
 		out = o
 	} else {
 		out = u.runTool(ctx, task)
 	}
-	out.Meta = types.OutcomeMeta{Attempt: c.Attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
+	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
 	typ := types.EvTaskAttemptDone
 	if out.Status != types.StatusOK {
 		typ = types.EvTaskAttemptFailed
 	}
-	ae := u.event(typ, task.Name, itoa(c.Attempt))
-	ae.Attempt, ae.Status, ae.DurationMS = c.Attempt, out.Status, out.Meta.DurationMS
+	ae := u.event(typ, task.Name, itoa(attempt))
+	ae.Attempt, ae.Status, ae.DurationMS = attempt, out.Status, out.Meta.DurationMS
 	ae.Payload = map[string]any{"kind": task.Kind}
 	if out.Error != nil {
 		ae.Payload["error"] = map[string]any{"kind": out.Error.Kind, "message": out.Error.Message, "retryable": out.Error.Retryable, "status": out.Error.Status}
@@ -75,48 +76,15 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, dsl.
 		}
 		u.log.Warn("task attempt failed", "task", task.Name, "error_kind", out.Error.Kind, "error", msg)
 	}
-	then, rule, err := u.decide(task, out)
+	sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
+	d, err := engine.DecideTask(task, out, sc)
 	if err != nil {
 		// A policy that cannot be evaluated fails the task (never guesses).
-		msg := fmt.Sprintf("task %s policy: %v", task.Name, err)
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{Kind: "template", Message: msg}
-		return out, dsl.Then{Do: "fail"}, -1, nil
+		out.Error = &types.TaskError{Kind: types.ErrKindTemplate, Message: err.Error()}
+		return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil
 	}
-	return out, then, rule, nil
-}
-
-// decide applies task policy (DSL.md "Task policy"): the first matching
-// rule wins; no policy: ok→continue, error→fail; policy without a match and
-// without else: continue.
-func (u *unit) decide(task *dsl.Task, out types.Outcome) (dsl.Then, int, error) {
-	if task.Policy == nil || len(task.Policy.Rules) == 0 {
-		if out.Status == types.StatusOK {
-			return dsl.Then{Do: "continue"}, -1, nil
-		}
-		return dsl.Then{Do: "fail"}, -1, nil
-	}
-	extra := u.policyExtra(out)
-	for _, r := range task.Policy.Rules {
-		if r.Legacy {
-			addLegacyNames(extra, out, u.cmd.Attempt)
-			break
-		}
-	}
-	sc := u.scope(extra)
-	for i, r := range task.Policy.Rules {
-		if r.Else {
-			return r.Then, i, nil
-		}
-		hit, err := template.Truthy(r.When, sc)
-		if err != nil {
-			return dsl.Then{}, i, err
-		}
-		if hit {
-			return r.Then, i, nil
-		}
-	}
-	return dsl.Then{Do: "continue"}, -1, nil
+	return out, d, false, nil
 }
 
 // runTool renders the task and runs its tool. Rendering errors become an
@@ -172,18 +140,9 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 		u.defaultConnection(cfg, args)
 	}
 	return tool.Run(ctx, tools.Request{
-		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cmd.Attempt,
+		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
 		Args: args, Config: cfg, TimeoutS: task.TimeoutS,
 	})
-}
-
-// taskScope is the scope a task's templates render in.
-func (u *unit) taskScope() template.Scope {
-	extra := map[string]any{"_task": u.taskRes, "_attempt": u.cmd.Attempt}
-	if u.cmd.HasPrev {
-		extra["_prev"] = u.cmd.Prev
-	}
-	return u.scope(extra)
 }
 
 type failFunc func(kind, msg string) types.Outcome
@@ -243,26 +202,6 @@ func (u *unit) defaultConnection(cfg, args map[string]any) {
 	}
 	if dsn, ok := u.st.Workload["pg_dsn"].(string); ok && dsn != "" {
 		cfg["connection"] = dsn
-	}
-}
-
-// addLegacyNames exposes the names seed 001's retry_when / stop_when
-// expressions use (status_code, error, success, result, data, attempt) for
-// rules normalised from a legacy step-level retry block.
-func addLegacyNames(m map[string]any, out types.Outcome, attempt int) {
-	m["success"] = out.Status == types.StatusOK
-	m["result"] = out.Result
-	m["attempt"] = attempt
-	m["error"] = nil
-	if out.Error != nil {
-		m["error"] = out.Error.Message
-	}
-	m["status_code"] = nil
-	if out.HTTP != nil {
-		m["status_code"] = out.HTTP.Status
-	}
-	if r, ok := out.Result.(map[string]any); ok {
-		m["data"] = r["data"]
 	}
 }
 

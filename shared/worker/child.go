@@ -15,15 +15,18 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// doSuspend is the internal decision of a unit waiting for a child
-// execution: the unit is handed off and resumed by the child's end.
-const doSuspend = "suspend"
-
 // ChildID returns the id of the child execution started by the task at
 // the command's pointer: derived from the parent unit, so a redelivered
 // task finds the child it already started instead of starting another.
 func ChildID(c types.Command) string {
 	return "child-" + types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
+}
+
+// cursorCommand is the unit's command at its current cursor.
+func (u *unit) cursorCommand() types.Command {
+	c := u.cmd
+	u.cur.Into(&c)
+	return c
 }
 
 // runChild runs a `kind: playbook` task: the first delivery starts the
@@ -37,7 +40,8 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	if bad != nil {
 		return *bad, false, nil
 	}
-	id := ChildID(u.cmd)
+	cc := u.cursorCommand()
+	id := ChildID(cc)
 	rec, err := u.w.Store.ExecutionGet(ctx, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return types.Outcome{}, false, err
@@ -85,13 +89,12 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	for k, v := range args {
 		wl[k] = v
 	}
-	resume := u.cmd
+	resume := cc
 	resume.ChildID = id
-	resume.TaskResults = u.taskRes
 	resume.NotBefore = time.Time{}
 	resume.ID = resume.TaskName()
 	if _, err := launch.Start(ctx, u.w.Store, u.w.Bus, launch.Params{
-		Playbook: entry.Playbook, Source: entry.Source, Workload: wl, ParentID: u.cmd.ExecutionID,
+		Playbook: entry.Playbook, Source: entry.Source, Workload: wl, ParentID: cc.ExecutionID,
 		ExecutionID: id, Resume: &resume, ParentIter: u.iterView(), Credentials: u.w.Credentials, Now: u.w.now(),
 	}); err != nil {
 		var ke *launch.KeychainError

@@ -1,7 +1,8 @@
-package worker
+package engine
 
 import (
 	"testing"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
 )
@@ -21,7 +22,7 @@ func TestBackoff(t *testing.T) {
 		{dsl.Then{Delay: 1, Backoff: "exponential", MaxDelay: 5}, 10, 5},
 	}
 	for _, c := range cases {
-		if got := backoff(c.then, c.attempt); got != c.want {
+		if got := Backoff(c.then, c.attempt); got != time.Duration(c.want*float64(time.Second)) {
 			t.Errorf("backoff(%+v, %d) = %v, want %v", c.then, c.attempt, got, c.want)
 		}
 	}

@@ -1,0 +1,95 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+
+	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// PubSub is the Publisher on Google Cloud Pub/Sub (the emulator when
+// PUBSUB_EMULATOR_HOST is set).
+type PubSub struct {
+	client   *pubsub.Client
+	events   *pubsub.Publisher
+	commands *pubsub.Publisher
+}
+
+// Open connects to Pub/Sub and returns the publisher of the two topics.
+func Open(ctx context.Context, project, eventsTopic, commandsTopic string) (*PubSub, error) {
+	c, err := pubsub.NewClient(ctx, project)
+	if err != nil {
+		return nil, fmt.Errorf("bus: pubsub client: %w", err)
+	}
+	mk := func(name string) *pubsub.Publisher {
+		p := c.Publisher(name)
+		// A message waits at most 200µs for others to share its request:
+		// publishing is on the step's path (the WAL write before the
+		// checkpoint), batching is a bonus.
+		p.PublishSettings.DelayThreshold = 200 * time.Microsecond
+		p.PublishSettings.CountThreshold = 100
+		return p
+	}
+	return &PubSub{client: c, events: mk(eventsTopic), commands: mk(commandsTopic)}, nil
+}
+
+// Close flushes and stops the publishers.
+func (p *PubSub) Close() error {
+	p.events.Stop()
+	p.commands.Stop()
+	return p.client.Close()
+}
+
+func traceAttrs(ctx context.Context) map[string]string {
+	m := map[string]string{}
+	telemetry.Inject(ctx, m)
+	return m
+}
+
+// PublishBatch implements Publisher.
+func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
+	msgs, err := EncodeBatch(meter.From(ctx), b, traceAttrs(ctx))
+	if err != nil {
+		return err
+	}
+	return p.publish(ctx, p.events, msgs)
+}
+
+// PublishCommands implements Publisher.
+func (p *PubSub) PublishCommands(ctx context.Context, cmds ...types.Command) error {
+	ta := traceAttrs(ctx)
+	msgs := make([]Encoded, 0, len(cmds))
+	for _, c := range cmds {
+		if c.TraceParent == "" {
+			c.TraceParent = telemetry.TraceParent(ctx)
+		}
+		e, err := EncodeCommand(c, ta)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, e)
+	}
+	return p.publish(ctx, p.commands, msgs)
+}
+
+func (p *PubSub) publish(ctx context.Context, t *pubsub.Publisher, msgs []Encoded) error {
+	rs := make([]*pubsub.PublishResult, len(msgs))
+	m := meter.From(ctx)
+	for i, e := range msgs {
+		rs[i] = t.Publish(ctx, &pubsub.Message{Data: e.Data, Attributes: e.Attributes})
+		m.Add(e.ExecutionID, meter.PubSubPublish, 1)
+		m.Add(e.ExecutionID, meter.PubSubPublishBytes, meter.Billable(len(e.Data)))
+	}
+	var first error
+	for _, r := range rs {
+		if _, err := r.Get(ctx); err != nil && first == nil {
+			first = fmt.Errorf("bus: publish: %w", err)
+		}
+	}
+	return first
+}

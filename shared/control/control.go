@@ -1,0 +1,273 @@
+// Package control is the control plane's I/O shell around the pure engine
+// (shared/engine): it applies an engine transition to an execution under
+// one Firestore transaction (store.ExecutionCheckpoint, which also writes
+// the transition's outbox) and then carries the outbox out — the next
+// units become Cloud Tasks directly (or go through the commands topic for
+// bulk fan-out), the transition's events are published as one batch, and
+// the outbox is deleted. execute calls it when a unit of work ends (no
+// queue hop between a step and the next: ARCHITECTURE.md "What the loop
+// must cost"), route when an event from outside a unit arrives (execution
+// start, a boundary nobody applied yet).
+//
+// Crash safety: the outbox id is derived from what ends (a step run, or
+// the request of an execution), so whoever handles the same end again — a
+// redelivered Cloud Task, a redelivered message — finds the outbox and
+// replays it. Every effect of a replay is idempotent (task names, batch
+// ids, event ids).
+package control
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Publisher is what the control plane needs from the bus.
+type Publisher interface {
+	PublishBatch(ctx context.Context, b types.Batch) error
+	PublishCommands(ctx context.Context, cmds ...types.Command) error
+}
+
+// Offloader moves large values to the results tier (shared/results.Store).
+type Offloader interface {
+	// Offload returns the reference to keep instead of v, or nil when v is
+	// small enough to stay inline.
+	Offload(ctx context.Context, coords types.ResultCoords, v any) (any, error)
+	// Resolve loads the values of references inside v.
+	Resolve(ctx context.Context, v any) (any, error)
+}
+
+// DefaultBulkFanOut is the largest number of units a transition turns into
+// Cloud Tasks itself; more go through the commands topic, where dispatch
+// creates them in parallel.
+const DefaultBulkFanOut = 8
+
+// Control applies transitions and flushes their outboxes. The zero value
+// is not usable: set Store, Bus and Tasks.
+type Control struct {
+	Store store.Store
+	Bus   Publisher
+	Tasks tasks.Creator
+	// Results offloads large loop items and loop results (nil: kept
+	// inline).
+	Results Offloader
+	// Credentials resolves the keychain for control-plane templates (arc
+	// when/args, set_ctx, loop.in, admission); nil: the keychain is empty.
+	Credentials credentials.Store
+	Opts        engine.Options
+	Log         *slog.Logger
+	Now         func() time.Time
+	// Source names the function in the batches it publishes ("execute",
+	// "route").
+	Source string
+	// BulkFanOut overrides DefaultBulkFanOut.
+	BulkFanOut int
+
+	engines sync.Map // sha256(source) → *engine.Engine
+	plans   planCache
+}
+
+func (c *Control) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Control) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
+}
+
+// Engine returns the (cached) engine of a playbook source.
+func (c *Control) Engine(src string) (*engine.Engine, error) {
+	key := sha256.Sum256([]byte(src))
+	if v, ok := c.engines.Load(key); ok {
+		return v.(*engine.Engine), nil
+	}
+	pb, err := dsl.Load([]byte(src), "execution")
+	if err != nil {
+		return nil, errs.Wrap(errs.InvalidArgument, err, "control: the execution's playbook no longer loads")
+	}
+	e := engine.New(pb, c.Opts)
+	c.engines.Store(key, e)
+	return e, nil
+}
+
+// EndOutboxID is the outbox id of the transition that ends a step run: a
+// step run ends once (the engine guards it), so every unit of the run
+// finds its outbox from (step, run) alone.
+func EndOutboxID(executionID, step string, run int) string {
+	return types.DeriveID(executionID, "end", step, types.DeriveIDPart(run))
+}
+
+// ApplyParams describes one transition to apply.
+type ApplyParams struct {
+	ExecutionID string
+	// Event is the boundary event (step.done, step.failed, loop.done) or
+	// playbook.execution.requested.
+	Event types.Event
+	// OutboxID names the transition's outbox (EndOutboxID for boundaries).
+	OutboxID string
+	// Events are published in the transition's batch, before the
+	// transition's own events: the finishing unit's events (ending with
+	// Event), or Event alone for a boundary the control plane made itself
+	// (loop.done, a timeout). They are stored in the outbox with the rest,
+	// so the commit is their durability point. Empty for events already in
+	// the log (route).
+	Events []types.Event
+	// Base is the execution as the caller read it: the checkpoint is then
+	// one conditional write (store.CheckpointParams.Base).
+	Base *store.Execution
+}
+
+// Apply applies one transition and flushes its outbox. It returns
+// applied=false when the event did not apply (a duplicate or a stale run),
+// after replaying the outbox of an earlier application if one is left.
+// Errors: store errors (retry); an execution that does not exist is
+// NotFound.
+func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
+	var red *redact.Redactor
+	cp, err := c.Store.ExecutionCheckpoint(ctx, store.CheckpointParams{
+		ExecutionID: p.ExecutionID, OutboxID: p.OutboxID, Base: p.Base,
+		Apply: func(rec *store.Execution) (*engine.Output, error) {
+			e, err := c.Engine(rec.Source)
+			if err != nil {
+				return nil, err
+			}
+			st := rec.State
+			if len(e.PB.Keychain) > 0 && c.Credentials != nil {
+				kc, err := launch.Keychain(ctx, c.Credentials, e.PB, st.Workload, st.ExecutionID)
+				if err != nil {
+					return nil, fmt.Errorf("control: keychain: %w", err)
+				}
+				st.Keychain, red = kc, launch.Redactor(kc)
+			}
+			var out engine.Output
+			var changed bool
+			if p.Event.EventType == types.EvExecutionRequested {
+				if st.Status != engine.ExecRequested {
+					return nil, nil
+				}
+				out, err = e.Start(st, c.now())
+				changed = err == nil
+			} else {
+				out, changed, err = e.Apply(st, p.Event, c.now())
+			}
+			if err != nil || !changed {
+				return nil, err
+			}
+			if len(p.Events) > 0 {
+				out.Events = append(append([]types.Event{}, p.Events...), out.Events...)
+			}
+			if red != nil {
+				// Control-plane events (next.evaluated, step.scheduled) may
+				// carry rendered values: secrets never leave in events.
+				for i := range out.Events {
+					if m, ok := red.Value(out.Events[i].Payload).(map[string]any); ok {
+						out.Events[i].Payload = m
+					}
+				}
+			}
+			if err := c.prepareLoops(ctx, p.ExecutionID, &out); err != nil {
+				return nil, err
+			}
+			return &out, nil
+		},
+	})
+	if err != nil {
+		return false, err
+	}
+	if !cp.Applied {
+		if len(p.Events) > 0 {
+			// A late or duplicate unit: its events still belong in the log
+			// (ids dedup against a copy that made it).
+			b := types.Batch{ID: types.DeriveID(p.ExecutionID, "unapplied", p.OutboxID, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
+			if err := c.Bus.PublishBatch(ctx, b); err != nil {
+				return false, err
+			}
+		}
+		return false, c.Replay(ctx, p.ExecutionID, p.OutboxID)
+	}
+	return true, c.Flush(ctx, p.ExecutionID, p.OutboxID, cp.Output)
+}
+
+// Replay flushes a transition's outbox if it is still there (a previous
+// flush did not finish).
+func (c *Control) Replay(ctx context.Context, executionID, outboxID string) error {
+	out, err := c.Store.OutboxGet(ctx, executionID, outboxID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.log().Info("replaying the outbox of an interrupted transition", "execution_id", executionID, "outbox", outboxID)
+	return c.Flush(ctx, executionID, outboxID, out)
+}
+
+// Flush carries out a committed transition: its units become Cloud Tasks
+// (directly, or through the commands topic beyond BulkFanOut), then its
+// events are published as one batch. The outbox document stays (it
+// expires with the execution): replaying it is idempotent.
+func (c *Control) Flush(ctx context.Context, executionID, outboxID string, out *engine.Output) error {
+	if err := c.Dispatch(ctx, out.Commands...); err != nil {
+		return err
+	}
+	if len(out.Events) > 0 {
+		b := types.Batch{ID: types.DeriveID(executionID, "transition", outboxID), ExecutionID: executionID, Source: c.Source, Events: out.Events}
+		if err := c.Bus.PublishBatch(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Dispatch turns units into Cloud Tasks: up to BulkFanOut directly, in
+// parallel; more through the commands topic (dispatch creates them).
+func (c *Control) Dispatch(ctx context.Context, cmds ...types.Command) error {
+	bulk := c.BulkFanOut
+	if bulk <= 0 {
+		bulk = DefaultBulkFanOut
+	}
+	switch {
+	case len(cmds) == 0:
+		return nil
+	case len(cmds) > bulk:
+		return c.Bus.PublishCommands(ctx, cmds...)
+	case len(cmds) == 1:
+		_, err := c.Tasks.TaskCreate(ctx, cmds[0], c.now())
+		return err
+	}
+	errc := make(chan error, len(cmds))
+	now := c.now()
+	for _, cmd := range cmds {
+		go func(cmd types.Command) {
+			_, err := c.Tasks.TaskCreate(ctx, cmd, now)
+			errc <- err
+		}(cmd)
+	}
+	var first error
+	for range cmds {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -1,0 +1,193 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// ItemsInlineMax is the largest JSON encoding of a loop's items kept in
+// its plan document; larger collections go to the results tier and the
+// plan keeps a reference (no Firestore document grows with the loop).
+const ItemsInlineMax = 64 << 10
+
+// ItemInlineMax is the largest item carried inside an iteration's Cloud
+// Task body; a larger one is read from the plan by execute (ItemRef).
+const ItemInlineMax = 16 << 10
+
+// prepareLoops moves the items of large new loop plans to the results tier
+// and strips large items from the first iterations' commands.
+func (c *Control) prepareLoops(ctx context.Context, executionID string, out *engine.Output) error {
+	for i := range out.Loops {
+		p := &out.Loops[i]
+		c.plans.put(executionID, *p)
+		if c.Results == nil {
+			continue
+		}
+		b, err := json.Marshal(p.Items)
+		if err != nil {
+			return fmt.Errorf("control: encode loop items: %w", err)
+		}
+		if len(b) <= ItemsInlineMax {
+			continue
+		}
+		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: p.Step + ".items", Frame: p.Run}, p.Items)
+		if err != nil {
+			return fmt.Errorf("control: store loop items: %w", err)
+		}
+		if ref != nil {
+			p.ItemsRef, p.Items = ref, nil
+		}
+	}
+	for i := range out.Commands {
+		stripItem(&out.Commands[i])
+	}
+	return nil
+}
+
+// stripItem drops an iteration command's item when it is too large for a
+// Cloud Task body; execute reads it from the plan.
+func stripItem(cmd *types.Command) {
+	if cmd.Iteration == nil || cmd.Item == nil {
+		return
+	}
+	if b, err := json.Marshal(cmd.Item); err == nil && len(b) <= ItemInlineMax {
+		return
+	}
+	cmd.Item, cmd.ItemRef = nil, true
+}
+
+// planCache keeps loop plans (immutable once written) per instance.
+type planCache struct {
+	mu sync.Mutex
+	m  map[string]*engine.LoopPlan
+}
+
+const planCacheMax = 256
+
+func (pc *planCache) key(executionID, loopKey string) string { return executionID + "/" + loopKey }
+
+func (pc *planCache) get(executionID, loopKey string) *engine.LoopPlan {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc.m[pc.key(executionID, loopKey)]
+}
+
+func (pc *planCache) put(executionID string, p engine.LoopPlan) {
+	if p.Items == nil && p.ItemsRef != nil {
+		return // cached once resolved
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.m == nil {
+		pc.m = map[string]*engine.LoopPlan{}
+	}
+	if len(pc.m) >= planCacheMax {
+		for k := range pc.m { // evict an arbitrary entry
+			delete(pc.m, k)
+			break
+		}
+	}
+	cp := p
+	pc.m[pc.key(executionID, p.Key())] = &cp
+}
+
+// Plan returns a loop run's plan with its items loaded (cached per
+// instance: plans never change).
+func (c *Control) Plan(ctx context.Context, executionID, loopKey string) (*engine.LoopPlan, error) {
+	if p := c.plans.get(executionID, loopKey); p != nil {
+		return p, nil
+	}
+	p, err := c.Store.LoopGet(ctx, executionID, loopKey)
+	if err != nil {
+		return nil, err
+	}
+	if p.ItemsRef != nil {
+		if c.Results == nil {
+			return nil, errs.New(errs.Internal, "control: loop %s keeps its items in the results tier but no results store is configured", loopKey)
+		}
+		v, err := c.Results.Resolve(ctx, p.ItemsRef)
+		if err != nil {
+			return nil, fmt.Errorf("control: load loop items: %w", err)
+		}
+		items, ok := v.([]any)
+		if !ok {
+			return nil, errs.New(errs.Internal, "control: loop %s items resolve to %T, not a list", loopKey, v)
+		}
+		p.Items, p.ItemsRef = items, nil
+	}
+	if len(p.Items) != p.Total {
+		return nil, errs.New(errs.Internal, "control: loop %s plan has %d items for %d iterations", loopKey, len(p.Items), p.Total)
+	}
+	c.plans.put(executionID, *p)
+	return p, nil
+}
+
+// IterationEnded carries out what follows the end of a loop iteration
+// (engine.IterationEnded): under fail_fast a failed iteration fails the
+// step; otherwise the lane's next iteration becomes a Cloud Task, or the
+// lane is marked done and, when all lanes are, the loop's result is
+// assembled and loop.done applied. Every effect is idempotent, so a
+// redelivered iteration may call it again.
+func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec engine.IterationRecord) error {
+	key := engine.LoopKey(cmd.Step, cmd.StepRun)
+	plan, err := c.Plan(ctx, cmd.ExecutionID, key)
+	if err != nil {
+		return err
+	}
+	after := engine.IterationEnded(*plan, rec.Index, rec.Status == types.StatusOK)
+	switch {
+	case after.FailStep:
+		ev := engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now())
+		_, err := c.Apply(ctx, ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev, OutboxID: EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
+		return err
+	case after.HasNext:
+		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, plan.Items[after.Next], rec.Clock)
+		next.TraceParent = cmd.TraceParent
+		stripItem(&next)
+		_, err := c.Tasks.TaskCreate(ctx, next, c.now())
+		return err
+	}
+	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(rec.Index)); err != nil {
+		return err
+	}
+	n, err := c.Store.LaneCount(ctx, cmd.ExecutionID, key)
+	if err != nil {
+		return err
+	}
+	if !engine.LoopComplete(*plan, n) {
+		return nil
+	}
+	return c.completeLoop(ctx, cmd.ExecutionID, plan)
+}
+
+// completeLoop assembles a loop run's result from its iteration records
+// (offloaded to the results tier when large) and applies loop.done.
+func (c *Control) completeLoop(ctx context.Context, executionID string, plan *engine.LoopPlan) error {
+	recs, err := c.Store.IterationList(ctx, executionID, plan.Key())
+	if err != nil {
+		return err
+	}
+	if len(recs) < plan.Total {
+		return errs.New(errs.Unavailable, "control: loop %s: %d of %d iteration records visible", plan.Key(), len(recs), plan.Total)
+	}
+	result, clock := engine.LoopResult(recs)
+	var res any = result
+	if c.Results != nil {
+		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: plan.Step, Frame: plan.Run, Attempt: 0}, result)
+		if err != nil {
+			return fmt.Errorf("control: store loop result: %w", err)
+		}
+		if ref != nil {
+			res = ref
+		}
+	}
+	ev := engine.LoopDoneEvent(executionID, *plan, res, clock, c.now())
+	_, err = c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: EndOutboxID(executionID, plan.Step, plan.Run), Events: []types.Event{ev}})
+	return err
+}

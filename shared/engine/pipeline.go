@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/template"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// MaxJumps bounds the jumps one unit may take (a guard against runaway
+// pagination whose stop condition is never met).
+const MaxJumps = 100000
+
+// Cursor is a unit's position in its step's task pipeline (seed 003): the
+// task to run, its 1-based attempt, the jumps taken so far, `_prev` (the
+// previous task's result), the results of the unit's finished tasks by
+// label (`_task`), and the iteration-scoped (set_iter) and execution ctx
+// (set_ctx) patches accumulated by policy decisions. It travels in the
+// unit's Command, so a unit handed off to a new Cloud Task (a delayed
+// retry, a child wait) resumes exactly where it stopped.
+type Cursor struct {
+	TaskIndex   int
+	Attempt     int
+	Jumps       int
+	Prev        any
+	HasPrev     bool
+	TaskResults map[string]any
+	Iter        map[string]any
+	CtxPatch    map[string]any
+}
+
+// CursorOf returns the cursor a command resumes at.
+func CursorOf(c types.Command) Cursor {
+	cur := Cursor{TaskIndex: c.TaskIndex, Attempt: c.Attempt, Jumps: c.Jumps, Prev: c.Prev, HasPrev: c.HasPrev,
+		TaskResults: map[string]any{}, Iter: c.Iter, CtxPatch: c.CtxPatch}
+	if cur.Attempt < 1 {
+		cur.Attempt = 1
+	}
+	for k, v := range c.TaskResults {
+		cur.TaskResults[k] = v
+	}
+	return cur
+}
+
+// Into copies the cursor into a command (for a hand-off).
+func (c Cursor) Into(cmd *types.Command) {
+	cmd.TaskIndex, cmd.Attempt, cmd.Jumps = c.TaskIndex, c.Attempt, c.Jumps
+	cmd.Prev, cmd.HasPrev = c.Prev, c.HasPrev
+	cmd.TaskResults, cmd.Iter, cmd.CtxPatch = c.TaskResults, c.Iter, c.CtxPatch
+}
+
+// MoveKind says how a pipeline goes on after one task attempt.
+type MoveKind int
+
+const (
+	// MoveRun: run the task at Move.Cursor now, in the same unit.
+	MoveRun MoveKind = iota
+	// MoveHandOff: continue in a new unit that starts at Move.Cursor after
+	// Move.Delay (a delayed retry: a Cloud Task with a schedule_time,
+	// never a sleep).
+	MoveHandOff
+	// MoveFinish: the pipeline ended, ok with Move.Result or failed with
+	// Move.Error (the unit's boundary event follows).
+	MoveFinish
+)
+
+// Move is the pipeline's next move after one decision.
+type Move struct {
+	Kind   MoveKind
+	Cursor Cursor
+	Delay  time.Duration
+	// OK, Result and Error describe a finished pipeline (MoveFinish).
+	OK     bool
+	Result any
+	Error  map[string]any
+	// TaskEnd is the event that closes the decided task (task.done or
+	// task.failed), or "" while the task is being retried.
+	TaskEnd types.EventType
+	// Exhausted marks a retry decision whose attempts ran out.
+	Exhausted bool
+}
+
+// ErrorMap is the error entry of a failed task or step (the payload of
+// task.failed / step.failed): kind, message, retryable, HTTP status and the
+// task label. A failure without an outcome error is a policy failure.
+func ErrorMap(out types.Outcome, task string) map[string]any {
+	m := map[string]any{"task": task}
+	if out.Error != nil {
+		m["kind"], m["message"], m["retryable"] = out.Error.Kind, out.Error.Message, out.Error.Retryable
+		if out.Error.Status != 0 {
+			m["status"] = out.Error.Status
+		}
+	} else {
+		m["kind"], m["message"] = types.ErrKindPolicy, "failed by task policy"
+	}
+	return m
+}
+
+// Advance applies decision d, taken on outcome out of the task at
+// c.TaskIndex, and returns the pipeline's next move (DSL.md "Task
+// policy"): continue (next task, `_prev` := result; an error outcome is
+// recorded as task.failed and the pipeline goes on), retry (this task again
+// until `attempts` total attempts, after the backoff delay; exhausted: an
+// error fails the step, an ok result continues), jump (to the task labelled
+// `to`), break (the pipeline ends ok with this result) and fail (it ends
+// failed). The decision's set_iter/set_ctx patches must already be in c
+// (ApplyPatches). Running off the end of the pipeline finishes ok with the
+// last result.
+func Advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
+	task := tasks[c.TaskIndex]
+	done := func(m Move) Move {
+		if out.Status == types.StatusOK {
+			c.TaskResults[task.Name] = out.Result
+		}
+		return m
+	}
+	next := func(idx int) Move {
+		c.Prev, c.HasPrev = out.Result, true
+		c.TaskIndex, c.Attempt = idx, 1
+		if idx >= len(tasks) {
+			return Move{Kind: MoveFinish, Cursor: c, OK: true, Result: c.Prev}
+		}
+		return Move{Kind: MoveRun, Cursor: c}
+	}
+	failed := func(em map[string]any) Move {
+		return Move{Kind: MoveFinish, Cursor: c, Error: em, TaskEnd: types.EvTaskFailed}
+	}
+	switch d.Action {
+	case types.ActRetry:
+		max := d.Then.Attempts
+		if max <= 0 {
+			max = DefaultRetryAttempts
+		}
+		if c.Attempt < max {
+			delay := Backoff(d.Then, c.Attempt)
+			c.Attempt++
+			if delay <= 0 {
+				return Move{Kind: MoveRun, Cursor: c}
+			}
+			return Move{Kind: MoveHandOff, Cursor: c, Delay: delay}
+		}
+		if out.Status != types.StatusOK {
+			m := failed(ErrorMap(out, task.Name))
+			m.Exhausted = true
+			return m
+		}
+		m := done(next(c.TaskIndex + 1))
+		m.TaskEnd, m.Exhausted = types.EvTaskDone, true
+		return m
+	case types.ActFail:
+		return failed(ErrorMap(out, task.Name))
+	case types.ActBreak:
+		m := done(Move{Kind: MoveFinish, Cursor: c, OK: true, Result: out.Result})
+		m.TaskEnd = types.EvTaskDone
+		return m
+	case types.ActJump:
+		idx := -1
+		for i, t := range tasks {
+			if t.Name == d.Then.To {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return failed(map[string]any{"kind": types.ErrKindPolicy, "task": task.Name, "message": "jump to unknown task " + d.Then.To})
+		}
+		c.Jumps++
+		if c.Jumps > MaxJumps {
+			return failed(map[string]any{"kind": types.ErrKindPolicy, "task": task.Name, "message": fmt.Sprintf("more than %d jumps", MaxJumps)})
+		}
+		m := done(next(idx))
+		m.TaskEnd = types.EvTaskDone
+		return m
+	default: // continue
+		m := done(next(c.TaskIndex + 1))
+		m.TaskEnd = types.EvTaskDone
+		if out.Status != types.StatusOK {
+			m.TaskEnd = types.EvTaskFailed
+		}
+		return m
+	}
+}
+
+// ApplyPatches renders a decision's set_iter / set_ctx patches in sc and
+// merges them into the cursor (they apply on every decision that names
+// them, seed 003 §2).
+func ApplyPatches(c *Cursor, then dsl.Then, sc template.Scope) error {
+	if len(then.SetIter) > 0 {
+		v, err := template.RenderValue(then.SetIter, sc)
+		if err != nil {
+			return fmt.Errorf("set_iter: %w", err)
+		}
+		m, _ := v.(map[string]any)
+		if c.Iter == nil {
+			c.Iter = map[string]any{}
+		}
+		for k, x := range m {
+			c.Iter[k] = x
+		}
+	}
+	if len(then.SetCtx) > 0 {
+		v, err := template.RenderValue(then.SetCtx, sc)
+		if err != nil {
+			return fmt.Errorf("set_ctx: %w", err)
+		}
+		m, _ := v.(map[string]any)
+		if c.CtxPatch == nil {
+			c.CtxPatch = map[string]any{}
+		}
+		for k, x := range m {
+			c.CtxPatch[k] = x
+		}
+	}
+	return nil
+}

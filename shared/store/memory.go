@@ -1,0 +1,633 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Memory is the in-process Store: every document is kept as the JSON the
+// Firestore driver would store, so values round-trip the same way (whole
+// numbers as int64). It meters operations like Firestore would bill them.
+// It is for unit tests and fast in-process end-to-end runs; it passes the
+// same conformance suite (storetest) as Firestore.
+type Memory struct {
+	mu         sync.Mutex
+	execs      map[string]*memExec
+	dlq        map[string]DLQEntry
+	playbooks  map[string]*memPlaybook
+	closed     bool
+	sizeHook   func(path string, size int)
+	checkpoint func() // test hook run inside ExecutionCheckpoint, before the write
+}
+
+type memExec struct {
+	rev      int64 // bumped by every write of the execution document
+	created  time.Time
+	updated  time.Time
+	state    []byte
+	source   string
+	outbox   map[string][]byte
+	loops    map[string][]byte
+	iters    map[string]map[int]*memIter
+	lanes    map[string]map[int]bool
+	loopDone map[string]bool
+	units    map[string]leaseDoc
+	batches  map[string]batchDoc
+}
+
+type memIter struct {
+	status  string
+	holder  string
+	expires time.Time
+	data    []byte
+}
+
+type memPlaybook struct {
+	path, name string
+	updated    time.Time
+	versions   []PlaybookVersion
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{execs: map[string]*memExec{}, dlq: map[string]DLQEntry{}, playbooks: map[string]*memPlaybook{}}
+}
+
+// OnDocumentSize registers fn to observe the size in bytes of every
+// document the store writes, with its path (tests check document-size
+// limits with it).
+func (m *Memory) OnDocumentSize(fn func(path string, size int)) {
+	m.mu.Lock()
+	m.sizeHook = fn
+	m.mu.Unlock()
+}
+
+func (m *Memory) size(path string, b []byte) {
+	if m.sizeHook != nil {
+		m.sizeHook(path, len(b))
+	}
+}
+
+func (m *Memory) get(id string) (*memExec, error) {
+	e := m.execs[id]
+	if e == nil {
+		return nil, ErrNotFound
+	}
+	return e, nil
+}
+
+func decodeState(b []byte, source string) (*Execution, error) {
+	st := &engine.State{}
+	if err := jsonx.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("store: decode state: %w", err)
+	}
+	NormState(st)
+	return &Execution{State: st, Source: source}, nil
+}
+
+// ExecutionCreate implements Store.
+func (m *Memory) ExecutionCreate(ctx context.Context, rec *Execution) error {
+	b, err := json.Marshal(rec.State)
+	if err != nil {
+		return fmt.Errorf("store: encode state: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, rec.State.ExecutionID).Write(1)
+	if m.execs[rec.State.ExecutionID] != nil {
+		return ErrExists
+	}
+	now := time.Now()
+	m.size("executions/"+rec.State.ExecutionID, b)
+	m.execs[rec.State.ExecutionID] = &memExec{created: now, updated: now, state: b, source: rec.Source,
+		outbox: map[string][]byte{}, loops: map[string][]byte{}, iters: map[string]map[int]*memIter{},
+		lanes: map[string]map[int]bool{}, loopDone: map[string]bool{}, units: map[string]leaseDoc{}, batches: map[string]batchDoc{}}
+	return nil
+}
+
+// ExecutionGet implements Store.
+func (m *Memory) ExecutionGet(ctx context.Context, id string) (*Execution, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, id).Read(1)
+	e, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := decodeState(e.state, e.source)
+	if err != nil {
+		return nil, err
+	}
+	rec.UpdateTime = revTime(e.rev)
+	return rec, nil
+}
+
+// revTime encodes a document revision as the UpdateTime token.
+func revTime(rev int64) time.Time { return time.Unix(0, rev+1) }
+
+// ExecutionList implements Store.
+func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	out := []ExecutionSummary{}
+	for id, e := range m.execs {
+		rec, err := decodeState(e.state, e.source)
+		if err != nil {
+			return nil, err
+		}
+		st := rec.State
+		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) {
+			continue
+		}
+		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// ExecutionCheckpoint implements Store: the whole call holds the store's
+// lock, which serialises it like a Firestore transaction would.
+func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (Checkpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	e, err := m.get(p.ExecutionID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	var rec *Execution
+	if p.Base != nil && !p.Base.UpdateTime.IsZero() && p.Base.UpdateTime.Equal(revTime(e.rev)) {
+		rec = p.Base // the optimistic path: no read
+	} else {
+		mt.Read(1)
+		if rec, err = decodeState(e.state, e.source); err != nil {
+			return Checkpoint{}, err
+		}
+	}
+	out, err := p.Apply(rec)
+	if err != nil || out == nil {
+		return Checkpoint{State: rec.State}, err
+	}
+	if m.checkpoint != nil {
+		m.checkpoint()
+	}
+	b, err := json.Marshal(rec.State)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("store: encode state: %w", err)
+	}
+	var ob []byte
+	if !out.Empty() {
+		if ob, err = json.Marshal(out); err != nil {
+			return Checkpoint{}, fmt.Errorf("store: encode outbox: %w", err)
+		}
+	}
+	plans := map[string][]byte{}
+	for _, plan := range out.Loops {
+		pb, err := json.Marshal(plan)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("store: encode loop plan: %w", err)
+		}
+		plans[plan.Key()] = pb
+	}
+	mt.Write(1)
+	m.size("executions/"+p.ExecutionID, b)
+	e.state, e.updated = b, time.Now()
+	e.rev++
+	if ob != nil {
+		mt.Write(1)
+		m.size("executions/"+p.ExecutionID+"/outbox/"+p.OutboxID, ob)
+		e.outbox[p.OutboxID] = ob
+	}
+	for k, pb := range plans {
+		mt.Write(1)
+		m.size("executions/"+p.ExecutionID+"/loops/"+k, pb)
+		e.loops[k] = pb
+	}
+	return Checkpoint{Applied: true, Output: out, State: rec.State}, nil
+}
+
+// OutboxGet implements Store.
+func (m *Memory) OutboxGet(ctx context.Context, executionID, id string) (*engine.Output, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Read(1)
+	e, err := m.get(executionID)
+	if err != nil {
+		return nil, err
+	}
+	b, ok := e.outbox[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	o := &engine.Output{}
+	if err := jsonx.Unmarshal(b, o); err != nil {
+		return nil, err
+	}
+	NormOutput(o)
+	return o, nil
+}
+
+// LoopGet implements Store.
+func (m *Memory) LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Read(1)
+	e, err := m.get(executionID)
+	if err != nil {
+		return nil, err
+	}
+	b, ok := e.loops[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	p := &engine.LoopPlan{}
+	if err := jsonx.Unmarshal(b, p); err != nil {
+		return nil, err
+	}
+	NormPlan(p)
+	return p, nil
+}
+
+func (e *memExec) iter(loopKey string) map[int]*memIter {
+	its := e.iters[loopKey]
+	if its == nil {
+		its = map[int]*memIter{}
+		e.iters[loopKey] = its
+	}
+	return its
+}
+
+func decodeMemIter(it *memIter) (*engine.IterationRecord, error) {
+	return decodeIteration(iterDoc{Status: it.status, Data: string(it.data)})
+}
+
+// IterationBegin implements Store.
+func (m *Memory) IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	e, err := m.get(p.ExecutionID)
+	if err != nil {
+		return nil, err
+	}
+	its := e.iter(p.LoopKey)
+	mt.Write(1)
+	cur := its[p.Index]
+	if cur != nil {
+		mt.Read(1)
+		if cur.status != string(types.StatusRunning) {
+			return decodeMemIter(cur)
+		}
+		if cur.holder != p.Holder && cur.expires.After(p.Now) {
+			return nil, ErrLeaseHeld
+		}
+		mt.Write(1)
+	}
+	its[p.Index] = &memIter{status: string(types.StatusRunning), holder: p.Holder, expires: p.Now.Add(p.TTL)}
+	return nil, nil
+}
+
+// IterationEnd implements Store.
+func (m *Memory) IterationEnd(ctx context.Context, p IterationEndParams) (bool, error) {
+	b, err := json.Marshal(p.Record)
+	if err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	e, err := m.get(p.ExecutionID)
+	if err != nil {
+		return false, err
+	}
+	its := e.iter(p.LoopKey)
+	cur := its[p.Record.Index]
+	if p.Holder != "" {
+		mt.Read(1)
+	}
+	mt.Write(1)
+	if cur != nil {
+		if p.Holder == "" || cur.status != string(types.StatusRunning) {
+			return false, nil // the first record wins (a Create in Firestore)
+		}
+		if cur.holder != p.Holder {
+			return false, ErrLeaseLost
+		}
+	}
+	m.size(fmt.Sprintf("executions/%s/loops/%s/iterations/%d", p.ExecutionID, p.LoopKey, p.Record.Index), b)
+	its[p.Record.Index] = &memIter{status: string(p.Record.Status), data: b}
+	return true, nil
+}
+
+// IterationRelease implements Store.
+func (m *Memory) IterationRelease(ctx context.Context, executionID, loopKey string, index int, holder string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, executionID)
+	mt.Read(1)
+	e := m.execs[executionID]
+	if e == nil {
+		return nil
+	}
+	if cur := e.iter(loopKey)[index]; cur != nil && cur.status == string(types.StatusRunning) && cur.holder == holder {
+		mt.Write(1)
+		cur.holder, cur.expires = "", time.Time{}
+	}
+	return nil
+}
+
+// IterationList implements Store.
+func (m *Memory) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.get(executionID)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.IterationRecord{}
+	for _, it := range e.iters[loopKey] {
+		if it.status == string(types.StatusRunning) {
+			continue
+		}
+		r, err := decodeMemIter(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *r)
+	}
+	meterOf(ctx, executionID).Read(float64(max(1, len(out))))
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out, nil
+}
+
+// IterationCount implements Store.
+func (m *Memory) IterationCount(ctx context.Context, executionID, loopKey string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	if e := m.execs[executionID]; e != nil {
+		for _, it := range e.iters[loopKey] {
+			if it.status != string(types.StatusRunning) {
+				n++
+			}
+		}
+	}
+	meterOf(ctx, executionID).Read(float64(1 + n/1000))
+	return n, nil
+}
+
+// LaneDone implements Store.
+func (m *Memory) LaneDone(ctx context.Context, executionID, loopKey string, lane int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Write(1)
+	e, err := m.get(executionID)
+	if err != nil {
+		return err
+	}
+	if e.lanes[loopKey] == nil {
+		e.lanes[loopKey] = map[int]bool{}
+	}
+	e.lanes[loopKey][lane] = true
+	return nil
+}
+
+// LaneCount implements Store.
+func (m *Memory) LaneCount(ctx context.Context, executionID, loopKey string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	if e := m.execs[executionID]; e != nil {
+		n = len(e.lanes[loopKey])
+	}
+	meterOf(ctx, executionID).Read(float64(1 + n/1000))
+	return n, nil
+}
+
+// LoopDoneCreate implements Store.
+func (m *Memory) LoopDoneCreate(ctx context.Context, executionID, loopKey string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Write(1)
+	e, err := m.get(executionID)
+	if err != nil {
+		return err
+	}
+	if e.loopDone[loopKey] {
+		return ErrExists
+	}
+	e.loopDone[loopKey] = true
+	return nil
+}
+
+// LeaseAcquire implements Store.
+func (m *Memory) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	e, err := m.get(p.ExecutionID)
+	if err != nil {
+		return err
+	}
+	mt.Write(1)
+	if d, ok := e.units[p.Unit]; ok {
+		mt.Read(1)
+		if d.Holder != p.Holder && d.Expires.After(p.Now) {
+			return ErrLeaseHeld
+		}
+		mt.Write(1)
+	}
+	e.units[p.Unit] = newLease(p)
+	return nil
+}
+
+// LeaseRenew implements Store.
+func (m *Memory) LeaseRenew(ctx context.Context, p LeaseAcquireParams) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	mt.Read(1)
+	e, err := m.get(p.ExecutionID)
+	if err != nil {
+		return err
+	}
+	d, ok := e.units[p.Unit]
+	if !ok || d.Holder != p.Holder {
+		return ErrLeaseLost
+	}
+	mt.Write(1)
+	e.units[p.Unit] = newLease(p)
+	return nil
+}
+
+// LeaseRelease implements Store.
+func (m *Memory) LeaseRelease(ctx context.Context, executionID, unit, holder string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, executionID)
+	mt.Read(1)
+	e := m.execs[executionID]
+	if e == nil {
+		return nil
+	}
+	if d, ok := e.units[unit]; ok && d.Holder == holder {
+		mt.Delete(1)
+		delete(e.units, unit)
+	}
+	return nil
+}
+
+// BatchPut implements Store.
+func (m *Memory) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
+	d, err := encodeBatch(b)
+	if err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, b.ExecutionID).Write(1)
+	e := m.execs[b.ExecutionID]
+	if e == nil {
+		// The projection does not need the execution document (events of
+		// an execution may arrive before it is visible).
+		e = &memExec{batches: map[string]batchDoc{}}
+		m.execs[b.ExecutionID] = e
+	}
+	if _, ok := e.batches[b.ID]; ok {
+		return false, nil
+	}
+	m.size("executions/"+b.ExecutionID+"/batches/"+b.ID, []byte(d.Data))
+	e.batches[b.ID] = d
+	return true, nil
+}
+
+// EventList implements Store.
+func (m *Memory) EventList(ctx context.Context, executionID string) ([]types.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ps []types.Projected
+	if e := m.execs[executionID]; e != nil {
+		for id, d := range e.batches {
+			p, err := decodeBatch(id, d)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, p...)
+		}
+	}
+	return types.EventsInOrder(ps), nil
+}
+
+// OpsTotal implements Store.
+func (m *Memory) OpsTotal(ctx context.Context, executionID string) (map[string]float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tot := map[string]float64{}
+	if e := m.execs[executionID]; e != nil {
+		for _, d := range e.batches {
+			for k, v := range d.Ops {
+				tot[k] += v
+			}
+		}
+	}
+	return tot, nil
+}
+
+// PlaybookPut implements Store.
+func (m *Memory) PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pb := m.playbooks[p.Path]
+	if pb == nil {
+		pb = &memPlaybook{path: p.Path}
+		m.playbooks[p.Path] = pb
+	}
+	if n := len(pb.versions); n > 0 && pb.versions[n-1].Source == p.Source {
+		return n, nil
+	}
+	now := time.Now().UTC()
+	pb.name, pb.updated = p.Name, now
+	v := len(pb.versions) + 1
+	pb.versions = append(pb.versions, PlaybookVersion{Path: p.Path, Name: p.Name, Version: v, Source: p.Source, CreatedAt: now})
+	return v, nil
+}
+
+// PlaybookGet implements Store.
+func (m *Memory) PlaybookGet(ctx context.Context, path string, version int) (*PlaybookVersion, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pb := m.playbooks[path]
+	if pb == nil || len(pb.versions) == 0 {
+		return nil, ErrNotFound
+	}
+	if version == 0 {
+		version = len(pb.versions)
+	}
+	if version < 1 || version > len(pb.versions) {
+		return nil, ErrNotFound
+	}
+	v := pb.versions[version-1]
+	v.Name = pb.name
+	return &v, nil
+}
+
+// PlaybookList implements Store.
+func (m *Memory) PlaybookList(ctx context.Context) ([]PlaybookSummary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []PlaybookSummary{}
+	for _, pb := range m.playbooks {
+		out = append(out, PlaybookSummary{Path: pb.path, Name: pb.name, Latest: len(pb.versions), UpdatedAt: pb.updated})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// DLQPut implements Store.
+func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e.Status == "" {
+		e.Status = "pending"
+	}
+	if old, ok := m.dlq[e.MessageID]; ok {
+		e.FirstSeen, e.Status = old.FirstSeen, old.Status
+		e.Attempts = max(e.Attempts, old.Attempts)
+	}
+	m.dlq[e.MessageID] = e
+	return nil
+}
+
+// DLQList returns the in-memory DLQ entries (tests).
+func (m *Memory) DLQList() []DLQEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]DLQEntry, 0, len(m.dlq))
+	for _, e := range m.dlq {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Compare(out[i].MessageID, out[j].MessageID) < 0 })
+	return out
+}
+
+// Close implements Store.
+func (m *Memory) Close() error { return nil }
+
+var _ Store = (*Memory)(nil)
+var _ Store = (*Firestore)(nil)

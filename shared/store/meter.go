@@ -1,0 +1,14 @@
+package store
+
+import (
+	"context"
+
+	"github.com/noetl/gcpengine/shared/meter"
+)
+
+// meterOf returns the operation meter of an execution (shared/meter): every
+// driver counts the document reads, writes and deletes it performs, as
+// Firestore bills them.
+func meterOf(ctx context.Context, executionID string) meter.Scope {
+	return meter.For(ctx, executionID)
+}

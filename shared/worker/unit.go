@@ -1,0 +1,433 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/template"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// flushEvents and flushEvery bound how many events, and for how long, a
+// long unit (pagination) keeps before publishing them as a batch; a unit
+// normally publishes one batch, at its end.
+const (
+	flushEvents = 256
+	flushEvery  = 2 * time.Second
+)
+
+// unit is the running state of one unit of work.
+type unit struct {
+	w       *Worker
+	cmd     types.Command
+	cur     engine.Cursor
+	rec     *store.Execution // as read at the unit's start (the checkpoint's base)
+	st      *engine.State
+	pb      *dsl.Playbook
+	step    *dsl.Step
+	log     *slog.Logger
+	results map[string]any
+	pending []types.Event
+	// batch numbers the unit's batches (their ids derive from it); clock is
+	// the Lamport time of the unit's last event.
+	batch     int
+	clock     int64
+	lastFlush time.Time
+	// holder identifies this delivery's lease; leased reports the unit has
+	// side effects and runs under a lease.
+	holder string
+	leased bool
+	// kc is the resolved keychain (never persisted, never in events).
+	kc map[string]any
+	// red masks the keychain's secrets in events and logs.
+	red *redact.Redactor
+}
+
+func itoa(i int) string { return types.DeriveIDPart(i) }
+
+// event appends an event of the unit (its id derives from the unit, the
+// task, the jumps taken and idParts, so a re-run has the same ids).
+func (u *unit) event(typ types.EventType, task string, idParts ...string) *types.Event {
+	c := u.cmd
+	parts := append([]string{c.UnitKey(), task, itoa(u.cur.Jumps)}, idParts...)
+	ev := types.NewEvent(typ, c.ExecutionID, Source, u.w.now(), parts...)
+	ev.Step, ev.StepRun, ev.Task, ev.Iteration, ev.ParentID = c.Step, c.StepRun, task, c.Iteration, u.st.ParentID
+	switch {
+	case task != "":
+		ev.EntityType, ev.EntityID = "task", c.Step+"/"+task
+	case c.Iteration != nil:
+		ev.EntityType, ev.EntityID = "iteration", c.Step+"#"+itoa(*c.Iteration)
+	default:
+		ev.EntityType, ev.EntityID = "step", c.Step
+	}
+	u.pending = append(u.pending, ev)
+	return &u.pending[len(u.pending)-1]
+}
+
+// seal masks secrets in the pending events, stamps their Lamport times
+// after the unit's clock, and hands them over (the pending list empties).
+func (u *unit) seal() []types.Event {
+	if u.red != nil {
+		for i := range u.pending {
+			if u.pending[i].Payload != nil {
+				if m, ok := u.red.Value(u.pending[i].Payload).(map[string]any); ok {
+					u.pending[i].Payload = m
+				}
+			}
+		}
+	}
+	u.clock = types.StampClocks(u.pending, u.clock)
+	evs := u.pending
+	u.pending = nil
+	return evs
+}
+
+// flush publishes the pending events as one batch (see seal).
+func (u *unit) flush(ctx context.Context) error {
+	if len(u.pending) == 0 {
+		return nil
+	}
+	evs := u.seal()
+	c := u.cmd
+	b := types.Batch{
+		ID:          types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), c.ChildID, "batch", itoa(u.batch)),
+		ExecutionID: c.ExecutionID, Source: Source, Events: evs, TraceParent: c.TraceParent,
+	}
+	if err := u.w.Bus.PublishBatch(ctx, b); err != nil {
+		return err
+	}
+	u.batch++
+	u.lastFlush = u.w.now()
+	return nil
+}
+
+// maybeFlush publishes the pending events of a long unit.
+func (u *unit) maybeFlush(ctx context.Context) error {
+	if len(u.pending) >= flushEvents || (len(u.pending) > 0 && u.w.now().Sub(u.lastFlush) >= flushEvery) {
+		return u.flush(ctx)
+	}
+	return nil
+}
+
+// scope builds the template scope of a task in this unit.
+func (u *unit) scope(extra map[string]any) template.Scope {
+	c := u.cmd
+	ctxv := make(map[string]any, len(u.st.Ctx)+len(u.cur.CtxPatch))
+	for k, v := range u.st.Ctx {
+		ctxv[k] = v
+	}
+	for k, v := range u.cur.CtxPatch {
+		ctxv[k] = v
+	}
+	iter := map[string]any{}
+	for k, v := range u.cur.Iter {
+		iter[k] = v
+	}
+	if u.st.ParentIter != nil {
+		iter["parent"] = u.st.ParentIter
+	}
+	p := template.ScopeParams{
+		Workload: u.st.Workload, Ctx: ctxv, Iter: iter, Args: c.Args, ExecutionID: c.ExecutionID,
+		Results: u.results, Keychain: u.kc, Extra: extra,
+	}
+	if c.Iteration != nil && u.step.Loop != nil {
+		p.Iterator = u.step.Loop.Iterator
+		p.Item = c.Item
+		p.LoopIndex = c.Iteration
+	}
+	return template.NewScope(p)
+}
+
+// taskScope is the scope a task's templates render in.
+func (u *unit) taskScope() template.Scope {
+	extra := map[string]any{"_task": u.cur.TaskResults, "_attempt": u.cur.Attempt}
+	if u.cur.HasPrev {
+		extra["_prev"] = u.cur.Prev
+	}
+	return u.scope(extra)
+}
+
+// resolveResults loads the results-tier references among the state's step
+// results (cached per instance: a stored result never changes).
+func (u *unit) resolveResults(ctx context.Context) error {
+	u.results = u.st.Results
+	if u.w.Results == nil || len(u.st.Results) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(u.st.Results))
+	for k, v := range u.st.Results {
+		if !results.IsRef(v) {
+			out[k] = v
+			continue
+		}
+		key := refKey(v)
+		if cached, ok := u.w.resolved.Load(key); ok && key != "" {
+			out[k] = cached
+			continue
+		}
+		r, err := u.w.Results.Resolve(ctx, v)
+		if err != nil {
+			return fmt.Errorf("worker: resolve result of %s: %w", k, err)
+		}
+		if key != "" {
+			u.w.resolved.Store(key, r)
+		}
+		out[k] = r
+	}
+	u.results = out
+	return nil
+}
+
+func refKey(v any) string {
+	m, _ := v.(map[string]any)
+	ref, _ := m[results.RefKey].(map[string]any)
+	k, _ := ref["key"].(string)
+	return k
+}
+
+// run executes the unit's pipeline from its cursor and ends the unit.
+func (u *unit) run(ctx context.Context) error {
+	c := &u.cmd
+	u.cur = engine.CursorOf(*c)
+	u.lastFlush = u.w.now()
+	if err := u.keychain(ctx); err != nil {
+		return err
+	}
+	if err := u.resolveResults(ctx); err != nil {
+		return err
+	}
+	tasks := u.step.Tasks
+	if c.TaskIndex == 0 && c.Attempt <= 1 && c.Jumps == 0 && c.ChildID == "" {
+		if c.Iteration != nil {
+			e := u.event(types.EvLoopIterationStarted, "")
+			e.Payload = map[string]any{"index": *c.Iteration, "total": c.LoopTotal}
+		} else {
+			u.event(types.EvStepStarted, "")
+		}
+	}
+	if len(tasks) == 0 {
+		return u.finish(ctx, true, nil, nil)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		task := tasks[u.cur.TaskIndex]
+		out, d, suspended, err := u.attempt(ctx, task)
+		if err != nil {
+			return err
+		}
+		if suspended {
+			// Waiting for a child execution; its end resumes the unit here.
+			if err := u.flush(ctx); err != nil {
+				return err
+			}
+			return u.release(ctx)
+		}
+		pe := u.event(types.EvPolicyTaskEvaluated, task.Name, itoa(u.cur.Attempt))
+		pe.Attempt = u.cur.Attempt
+		pe.Payload = map[string]any{"rule": d.Rule, "do": string(d.Action), "outcome_status": string(out.Status)}
+		// set_iter / set_ctx apply on every decision that names them.
+		sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
+		if err := engine.ApplyPatches(&u.cur, d.Then, sc); err != nil {
+			em := map[string]any{"kind": types.ErrKindTemplate, "message": err.Error(), "task": task.Name}
+			u.taskEnd(types.EvTaskFailed, task, out, em)
+			return u.finish(ctx, false, nil, em)
+		}
+		attempt := u.cur.Attempt
+		mv := engine.Advance(tasks, u.cur, d, out)
+		u.cur = mv.Cursor
+		if mv.Exhausted {
+			pe.Payload["exhausted"] = true
+		}
+		if mv.TaskEnd != "" {
+			var em map[string]any
+			if mv.TaskEnd == types.EvTaskFailed {
+				em = mv.Error
+				if em == nil {
+					em = engine.ErrorMap(out, task.Name)
+				}
+			}
+			u.taskEndAt(mv.TaskEnd, task, out, em, attempt)
+		}
+		switch mv.Kind {
+		case engine.MoveFinish:
+			return u.finish(ctx, mv.OK, mv.Result, mv.Error)
+		case engine.MoveHandOff:
+			pe.Payload["delay_s"] = mv.Delay.Seconds()
+			pe.Payload["next_attempt"] = u.cur.Attempt
+			return u.handOff(ctx, mv.Delay, task)
+		}
+		if u.cur.Attempt > attempt && u.cur.TaskIndex == indexOf(tasks, task) {
+			pe.Payload["next_attempt"] = u.cur.Attempt
+		}
+		if err := u.maybeFlush(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func indexOf(tasks []*dsl.Task, t *dsl.Task) int {
+	for i, x := range tasks {
+		if x == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// handOff continues the unit in a new Cloud Task after delay (a delayed
+// retry): the cursor travels in the command.
+func (u *unit) handOff(ctx context.Context, delay time.Duration, task *dsl.Task) error {
+	if err := u.flush(ctx); err != nil {
+		return err
+	}
+	next := u.cmd
+	u.cur.Into(&next)
+	next.ChildID = ""
+	next.NotBefore = u.w.now().Add(delay)
+	next.Clock = u.clock
+	next.ID = next.TaskName()
+	if _, err := u.w.Control.Tasks.TaskCreate(ctx, next, u.w.now()); err != nil {
+		return err
+	}
+	u.log.Info("retry scheduled", "task", task.Name, "delay_s", delay.Seconds(), "next_attempt", next.Attempt)
+	return u.release(ctx)
+}
+
+func (u *unit) taskEnd(typ types.EventType, task *dsl.Task, out types.Outcome, em map[string]any) {
+	u.taskEndAt(typ, task, out, em, u.cur.Attempt)
+}
+
+func (u *unit) taskEndAt(typ types.EventType, task *dsl.Task, out types.Outcome, em map[string]any, attempt int) {
+	e := u.event(typ, task.Name, itoa(attempt))
+	e.Attempt, e.DurationMS = attempt, out.Meta.DurationMS
+	if typ == types.EvTaskFailed {
+		e.Status = types.StatusError
+		e.Payload = map[string]any{"error": em}
+	} else {
+		e.Status = out.Status
+	}
+}
+
+// finish ends the unit: the boundary event (step.done / step.failed, or
+// loop.iteration.done / loop.iteration.failed) is published with the
+// unit's other events, then the end is carried out — the step's transition
+// applied (control.Apply) or the iteration recorded and the loop advanced
+// (control.IterationEnded).
+func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]any) error {
+	c := u.cmd
+	if ok && u.w.Results != nil {
+		r, err := u.w.Results.Offload(ctx, types.ResultCoords{ExecutionID: c.ExecutionID, Step: c.Step, Frame: c.StepRun, Row: iterOr0(c.Iteration), Attempt: 1}, result)
+		if err != nil {
+			return fmt.Errorf("worker: store result: %w", err)
+		}
+		if r != nil {
+			result = r
+			rs := u.event(types.EvResultStored, "")
+			rs.Status = types.StatusOK
+			rs.Payload = map[string]any{"reference": r}
+		}
+	}
+	var typ types.EventType
+	switch {
+	case c.Iteration != nil && ok:
+		typ = types.EvLoopIterationDone
+	case c.Iteration != nil:
+		typ = types.EvLoopIterationFailed
+	case ok:
+		typ = types.EvStepDone
+	default:
+		typ = types.EvStepFailed
+	}
+	e := u.event(typ, "")
+	e.Status = map[bool]types.Status{true: types.StatusOK, false: types.StatusFailed}[ok]
+	e.Attempt = u.cur.Attempt
+	if ok {
+		e.Payload = map[string]any{"result": result}
+		if len(u.cur.CtxPatch) > 0 {
+			e.Payload["ctx"] = u.cur.CtxPatch
+		}
+	} else {
+		e.Payload = map[string]any{"error": errv}
+	}
+	if c.Iteration != nil {
+		e.Payload["index"] = *c.Iteration
+	}
+	if ok {
+		u.log.Info("unit done", "event", string(typ))
+	} else {
+		u.log.Warn("unit failed", "event", string(typ), "error", u.maskAny(errv))
+	}
+	if c.Iteration == nil {
+		// The unit's last events travel in the transition's outbox and
+		// batch: one commit, one message.
+		evs := u.seal()
+		boundary := evs[len(evs)-1]
+		if _, err := u.w.Control.Apply(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
+			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec}); err != nil {
+			return err
+		}
+		return u.release(ctx)
+	}
+	if err := u.flush(ctx); err != nil {
+		return err
+	}
+	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Result: result, Clock: u.clock}
+	if !ok {
+		rec.Status, rec.Result, rec.Error = types.StatusError, nil, errv
+	}
+	holder := ""
+	if u.leased {
+		holder = u.holder
+	}
+	if _, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
+		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder}); err != nil {
+		return err
+	}
+	return u.w.Control.IterationEnded(ctx, c, rec)
+}
+
+func (u *unit) maskAny(v any) any {
+	if u.red == nil {
+		return v
+	}
+	return u.red.Value(v)
+}
+
+func iterOr0(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// iterView is the unit's iteration state as a child execution sees it in
+// iter.parent: the set_iter keys, the iterator value, index, and its own
+// parent (nil outside a loop iteration and without a parent).
+func (u *unit) iterView() map[string]any {
+	c := u.cmd
+	if c.Iteration == nil && u.st.ParentIter == nil && len(u.cur.Iter) == 0 {
+		return nil
+	}
+	m := map[string]any{}
+	for k, v := range u.cur.Iter {
+		m[k] = v
+	}
+	if c.Iteration != nil && u.step.Loop != nil {
+		m[u.step.Loop.Iterator] = c.Item
+		m["index"] = *c.Iteration
+	}
+	if u.st.ParentIter != nil {
+		m["parent"] = u.st.ParentIter
+	}
+	return m
+}
