@@ -25,6 +25,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -93,6 +94,10 @@ func (d *Dispatcher) TaskDelete(ctx context.Context, cmd types.Command, now time
 
 // TaskCreate implements Creator: it creates the Cloud Task of cmd.
 func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error) {
+	if cmd.TraceParent == "" {
+		// The unit continues the creator's trace (W3C context in a header).
+		cmd.TraceParent = telemetry.TraceParent(ctx)
+	}
 	body, err := json.Marshal(cmd)
 	if err != nil {
 		return false, fmt.Errorf("tasks: encode command: %w", err)
