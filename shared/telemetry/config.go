@@ -102,6 +102,13 @@ type Config struct {
 	// DefaultSampleRate). Executions with workload.trace=true are always
 	// sampled (seed 000 §8.3 "Force sampling").
 	SampleRate float64
+	// LibrarySpans also records the spans of the Google Cloud client
+	// libraries (Firestore, Pub/Sub, Cloud Tasks, Cloud Storage calls),
+	// which use the global tracer provider (NOETL_TRACING_LIBRARY_SPANS;
+	// default false: only the engine's spans, those of Tracer, are
+	// recorded, and the global provider is a no-op that keeps propagating
+	// the context).
+	LibrarySpans bool
 	// ForceSampleOnError exports spans that end with an error status even
 	// when their trace was not sampled (NOETL_TRACING_FORCE_SAMPLE_ON_ERROR;
 	// default true; seed 000 §8.12 tracing.force_sample_on_error). See
@@ -170,6 +177,7 @@ func FromEnv(service string) (Config, error) {
 		}
 	}
 	c.ForceSampleOnError = envBool("NOETL_TRACING_FORCE_SAMPLE_ON_ERROR", true, &errs)
+	c.LibrarySpans = envBool("NOETL_TRACING_LIBRARY_SPANS", false, &errs)
 
 	if v := os.Getenv("NOETL_TRACING_EXPORTER"); v != "" {
 		for _, e := range strings.Split(v, ",") {

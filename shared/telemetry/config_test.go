@@ -13,7 +13,7 @@ func clearEnv(t *testing.T) {
 	for _, k := range []string{
 		"GOOGLE_CLOUD_PROJECT", "NOETL_LOG_LEVEL", "NOETL_LOG_SOURCE", "NOETL_METRICS_EXPORTER", "NOETL_METRICS_ENABLED",
 		"NOETL_METRICS_EXPORT_INTERVAL_S", "NOETL_TRACING_SAMPLE_RATE", "NOETL_TRACING_FORCE_SAMPLE_ON_ERROR",
-		"NOETL_TRACING_EXPORTER", "NOETL_TRACING_ENABLED", "NOETL_TRACING_ENDPOINT", "NOETL_TRACE_DIR",
+		"NOETL_TRACING_EXPORTER", "NOETL_TRACING_ENABLED", "NOETL_TRACING_LIBRARY_SPANS", "NOETL_TRACING_ENDPOINT", "NOETL_TRACE_DIR",
 	} {
 		t.Setenv(k, "")
 	}
@@ -42,11 +42,12 @@ func TestFromEnvSettings(t *testing.T) {
 	t.Setenv("NOETL_TRACING_FORCE_SAMPLE_ON_ERROR", "false")
 	t.Setenv("NOETL_TRACE_DIR", "/tmp/traces")
 	t.Setenv("NOETL_TRACING_ENDPOINT", "grpc://collector:4317")
+	t.Setenv("NOETL_TRACING_LIBRARY_SPANS", "true")
 	c, err := FromEnv("svc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Project != "prod-1" || c.LogLevel != slog.LevelWarn || c.MetricsExporter != MetricsGCP || c.MetricsInterval != 30*time.Second ||
+	if !c.LibrarySpans || c.Project != "prod-1" || c.LogLevel != slog.LevelWarn || c.MetricsExporter != MetricsGCP || c.MetricsInterval != 30*time.Second ||
 		c.SampleRate != 0.05 || c.ForceSampleOnError || !reflect.DeepEqual(c.TraceExporters, []string{TracesFile, TracesOTLP}) {
 		t.Errorf("config %+v", c)
 	}

@@ -101,12 +101,19 @@ const (
 // (UCUM: "s", "By", "1"), instrument kind, label names (the exact set
 // recorded) and, for histograms, bucket boundaries.
 type InstrumentSpec struct {
-	Name        string
+	// Name is the metric's name as exported (Prometheus and Cloud
+	// Monitoring's prometheus.googleapis.com/<Name>/<kind>).
+	Name string
+	// Description is the help text.
 	Description string
-	Unit        string
-	Kind        InstrumentKind
-	Labels      []string
-	Buckets     []float64
+	// Unit is the UCUM unit ("1", "s", "By").
+	Unit string
+	// Kind is the OpenTelemetry instrument.
+	Kind InstrumentKind
+	// Labels are the attribute keys every data point has, no more.
+	Labels []string
+	// Buckets are a histogram's explicit upper bounds (nil otherwise).
+	Buckets []float64
 }
 
 // Instruments is the catalogue of every metric the engine records, in

@@ -179,6 +179,7 @@ type forcedSpan struct {
 	sc trace.SpanContext
 }
 
+// SpanContext returns the span's context with the sampled flag set.
 func (f forcedSpan) SpanContext() trace.SpanContext { return f.sc }
 
 // ForcedOnError reports that the span was outside the sample and exported

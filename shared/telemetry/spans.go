@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"math"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -136,6 +137,22 @@ type Execution struct {
 	ParentExecutionID string
 }
 
+// WorkloadForcesTrace reports whether a workload asks for its execution
+// to be traced: workload.trace is true (a bool, or a string that
+// strconv.ParseBool reads as true: "true", "1", "t", ...) (seed 000 §8.3
+// "Force sampling: executions tagged with workload.trace=true"). Use it
+// for Execution.Force.
+func WorkloadForcesTrace(workload map[string]any) bool {
+	switch v := workload["trace"].(type) {
+	case bool:
+		return v
+	case string:
+		b, err := strconv.ParseBool(v)
+		return err == nil && b
+	}
+	return false
+}
+
 // Context returns ctx whose parent span is the execution's root (ids
 // derived from e.ID). If ctx already holds a span of the execution's
 // trace, ctx is returned as is (it carries a finer parent and the
@@ -195,12 +212,18 @@ func (e Execution) End(ctx context.Context, start, end time.Time, status ExecSta
 // Execution its span has a deterministic id: Context makes it the parent
 // of the unit's attempt spans, End records it once the unit is done.
 type Unit struct {
+	// ExecutionID is the execution the unit belongs to (attribute
+	// execution_id; it derives the trace id).
 	ExecutionID string
 	// Key is the unit's key (types.Command.UnitKey: "step.run" or
-	// "step.run.iN"); it derives the span id.
-	Key       string
-	Step      string
-	StepRun   int
+	// "step.run.iN"); it derives the span id (attribute unit).
+	Key string
+	// Step is the step name (attribute step_id).
+	Step string
+	// StepRun is the 1-based run number of the step (attribute step_run).
+	StepRun int
+	// LoopIndex is the 0-based iteration of a loop unit, nil otherwise
+	// (attribute loop_index).
 	LoopIndex *int
 	// ToolKind is the kind of the unit's first task (attribute tool_kind).
 	ToolKind string
@@ -251,12 +274,21 @@ func (u Unit) End(ctx context.Context, start, end time.Time, err error) {
 // (seed 000 §8.3, parent server.dispatch). Signatures are redacted shapes
 // (SpecSignature, Signature), never payloads.
 type Plugin struct {
-	ExecutionID   string
-	Step          string
-	Task          string
-	Kind          string
-	Attempt       int
+	// ExecutionID is the execution (attribute execution_id).
+	ExecutionID string
+	// Step is the step name (attribute step_id).
+	Step string
+	// Task is the task's name in the step's pipeline (attribute task).
+	Task string
+	// Kind is the tool kind, "http", "postgres", ... (span name suffix,
+	// attribute tool_kind).
+	Kind string
+	// Attempt is the 1-based attempt number (attribute attempt).
+	Attempt int
+	// SpecSignature is SpecSignature(kind, config as written) (attribute
+	// spec_signature).
 	SpecSignature string
+	// ArgsSignature is Signature(args) (attribute args_signature).
 	ArgsSignature string
 }
 
@@ -284,11 +316,18 @@ func EndPlugin(span trace.Span, errorClass string, err error) {
 // server.execution). Condition is the arc's when expression as written in
 // the playbook (a template, not rendered values).
 type Route struct {
+	// ExecutionID is the execution (attribute execution_id).
 	ExecutionID string
-	FromStep    string
-	EdgeIndex   int
-	TargetStep  string
-	Condition   string
+	// FromStep is the step whose arcs are evaluated (attribute from_step).
+	FromStep string
+	// EdgeIndex is the 0-based position of the arc in the step's arcs
+	// (attribute edge_index).
+	EdgeIndex int
+	// TargetStep is the arc's target step (attribute target_step).
+	TargetStep string
+	// Condition is the arc's when template as written, "" for none
+	// (attribute condition; secret patterns masked).
+	Condition string
 }
 
 // StartRoute starts the span of an arc decision as a child of the
@@ -319,9 +358,13 @@ func EndRoute(span trace.Span, outcome EdgeOutcome, err error) {
 // WhenEval describes a when-condition evaluation, "server.when_eval"
 // (seed 000 §8.3, parent server.dispatch).
 type WhenEval struct {
+	// ExecutionID is the execution (attribute execution_id).
 	ExecutionID string
-	StepID      string
-	WhenExpr    string
+	// StepID is the step whose condition is evaluated (attribute step_id).
+	StepID string
+	// WhenExpr is the when template as written (attribute when_expr;
+	// secret patterns masked).
+	WhenExpr string
 }
 
 // StartWhenEval starts a when-evaluation span under ctx's span; end it

@@ -36,6 +36,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // instrumentationName names the engine's tracer and meter.
@@ -52,10 +53,14 @@ var Tracer trace.Tracer = otel.Tracer(instrumentationName)
 // Telemetry is what SetupConfig installed: the providers, the logger and
 // the Prometheus handler (nil unless the metrics exporter is prometheus).
 type Telemetry struct {
-	Config         Config
-	Logger         *slog.Logger
+	// Config is the configuration installed.
+	Config Config
+	// Logger is the Cloud Logging JSON logger (also slog's default).
+	Logger *slog.Logger
+	// TracerProvider is the global tracer provider (Tracer comes from it).
 	TracerProvider *sdktrace.TracerProvider
-	MeterProvider  *sdkmetric.MeterProvider
+	// MeterProvider is the meter provider behind M.
+	MeterProvider *sdkmetric.MeterProvider
 	// Metrics serves /metrics (Prometheus text format) when
 	// Config.MetricsExporter is prometheus; nil otherwise.
 	Metrics http.Handler
@@ -87,8 +92,9 @@ func Setup(service string) *slog.Logger {
 	return t.Logger
 }
 
-// SetupConfig installs telemetry as configured by cfg: the global tracer
-// provider and propagator, Tracer, the meter provider behind M, and a
+// SetupConfig installs telemetry as configured by cfg: Tracer, the
+// global tracer provider (the same provider with cfg.LibrarySpans, else a
+// no-op one) and propagator, the meter provider behind M, and a
 // Cloud Logging JSON logger on stderr made slog's default. The previous
 // installation, if any, is shut down. The returned Telemetry is always
 // usable; err reports the exporters that could not be created (they are
@@ -117,7 +123,11 @@ func SetupConfig(ctx context.Context, cfg Config) (*Telemetry, error) {
 	}
 	t.MeterProvider, t.Metrics = mp, h
 
-	otel.SetTracerProvider(tp)
+	if cfg.LibrarySpans {
+		otel.SetTracerProvider(tp)
+	} else {
+		otel.SetTracerProvider(tracenoop.NewTracerProvider())
+	}
 	otel.SetMeterProvider(mp)
 	otel.SetTextMapPropagator(Propagator)
 	Tracer = tp.Tracer(instrumentationName)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -385,4 +386,55 @@ func TestGCPExportersWithoutCredentials(t *testing.T) {
 	}
 	M.ExecutionStarted(context.Background(), "wf") // must not panic
 	t.Logf("setup took %v", time.Since(start))
+}
+
+func TestWorkloadForcesTrace(t *testing.T) {
+	cases := []struct {
+		w    map[string]any
+		want bool
+	}{
+		{map[string]any{"trace": true}, true}, {map[string]any{"trace": "true"}, true}, {map[string]any{"trace": "1"}, true},
+		{map[string]any{"trace": false}, false}, {map[string]any{"trace": "no"}, false}, {map[string]any{"trace": 1}, false},
+		{map[string]any{}, false}, {nil, false},
+	}
+	for _, c := range cases {
+		if got := WorkloadForcesTrace(c.w); got != c.want {
+			t.Errorf("WorkloadForcesTrace(%v) = %v, want %v", c.w, got, c.want)
+		}
+	}
+}
+
+// Spans of other instrumentation (the Google Cloud client libraries use
+// the global provider) are recorded only with LibrarySpans; the engine's
+// context still propagates through them.
+func TestLibrarySpans(t *testing.T) {
+	for _, lib := range []bool{false, true} {
+		dir := t.TempDir()
+		if _, err := SetupConfig(context.Background(), Config{Service: "s", TraceExporters: []string{TracesFile}, TraceDir: dir, SampleRate: 1, LibrarySpans: lib, MetricsExporter: MetricsNone}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, own := Tracer.Start(context.Background(), "engine")
+		lctx, libSpan := otel.Tracer("cloud.google.com/go/firestore").Start(ctx, "firestore.Commit")
+		if trace.SpanContextFromContext(lctx).TraceID() != trace.SpanContextFromContext(ctx).TraceID() {
+			t.Errorf("library=%v: the library span left the trace", lib)
+		}
+		libSpan.End()
+		own.End()
+		_ = Shutdown(context.Background())
+		spans, _, err := tracetree.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range spans {
+			names = append(names, s.Name)
+		}
+		want := "engine"
+		if lib {
+			want = "firestore.Commit,engine"
+		}
+		if strings.Join(names, ",") != want {
+			t.Errorf("library=%v: exported %v, want %s", lib, names, want)
+		}
+	}
 }

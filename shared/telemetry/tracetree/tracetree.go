@@ -27,34 +27,34 @@ import (
 // ForcedOnError is true for a span outside the head sample exported
 // because it (or an earlier span of its trace) ended with an error.
 type Span struct {
-	TraceID       string         `json:"trace_id"`
-	SpanID        string         `json:"span_id"`
-	ParentSpanID  string         `json:"parent_span_id,omitempty"`
-	Name          string         `json:"name"`
-	Kind          string         `json:"kind,omitempty"`
-	Start         time.Time      `json:"start"`
-	End           time.Time      `json:"end"`
-	Status        string         `json:"status"`
-	StatusMessage string         `json:"status_message,omitempty"`
-	Attributes    map[string]any `json:"attributes,omitempty"`
-	Events        []Event        `json:"events,omitempty"`
-	Links         []Link         `json:"links,omitempty"`
-	Service       string         `json:"service,omitempty"`
+	TraceID       string         `json:"trace_id"`                 // 32 hex digits
+	SpanID        string         `json:"span_id"`                  // 16 hex digits
+	ParentSpanID  string         `json:"parent_span_id,omitempty"` // "" for a root
+	Name          string         `json:"name"`                     // e.g. "server.dispatch"
+	Kind          string         `json:"kind,omitempty"`           // OpenTelemetry span kind: internal, server, client, ...
+	Start         time.Time      `json:"start"`                    // UTC
+	End           time.Time      `json:"end"`                      // UTC
+	Status        string         `json:"status"`                   // unset, ok or error
+	StatusMessage string         `json:"status_message,omitempty"` // the error's (redacted) message
+	Attributes    map[string]any `json:"attributes,omitempty"`     // seed 000 §8.3 attributes
+	Events        []Event        `json:"events,omitempty"`         // span events in time order
+	Links         []Link         `json:"links,omitempty"`          // linked spans
+	Service       string         `json:"service,omitempty"`        // service.name of the writer
 	ForcedOnError bool           `json:"forced_on_error,omitempty"`
 }
 
 // Event is a span event (e.g. an exception recorded on the span).
 type Event struct {
-	Name       string         `json:"name"`
-	Time       time.Time      `json:"time"`
-	Attributes map[string]any `json:"attributes,omitempty"`
+	Name       string         `json:"name"`                 // e.g. "exception"
+	Time       time.Time      `json:"time"`                 // UTC
+	Attributes map[string]any `json:"attributes,omitempty"` // the event's attributes
 }
 
 // Link points at another span (e.g. a child execution's root, or the unit
 // whose boundary event a route decision handles).
 type Link struct {
-	TraceID string `json:"trace_id"`
-	SpanID  string `json:"span_id"`
+	TraceID string `json:"trace_id"` // 32 hex digits
+	SpanID  string `json:"span_id"`  // 16 hex digits
 }
 
 // Duration is End − Start (0 when End is before Start).
@@ -169,17 +169,17 @@ func ForExecution(spans []Span, id string) []Span {
 // outside the sample are only exported on error); its Span holds the ids
 // only.
 type Node struct {
-	Span     Span    `json:"span"`
-	Missing  bool    `json:"missing,omitempty"`
-	Children []*Node `json:"children,omitempty"`
+	Span     Span    `json:"span"`               // the span (ids only when Missing)
+	Missing  bool    `json:"missing,omitempty"`  // a parent that is not in the files
+	Children []*Node `json:"children,omitempty"` // by start time, then name
 }
 
 // Tree is the span tree of an execution.
 type Tree struct {
-	ExecutionID string   `json:"execution_id"`
-	TraceIDs    []string `json:"trace_ids"`
-	Spans       int      `json:"spans"`
-	Roots       []*Node  `json:"roots"`
+	ExecutionID string   `json:"execution_id"` // the execution asked for
+	TraceIDs    []string `json:"trace_ids"`    // its traces, sorted (one when propagation held)
+	Spans       int      `json:"spans"`        // spans in the tree (Missing nodes excluded)
+	Roots       []*Node  `json:"roots"`        // by start time, then name
 }
 
 // Build arranges spans (one execution's, see ForExecution) into a tree:
