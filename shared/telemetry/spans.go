@@ -129,8 +129,8 @@ type Execution struct {
 	// WorkloadSize is the number of top-level workload keys (attribute
 	// workload_size; never the values).
 	WorkloadSize int
-	// Force puts the execution's trace in the sample (workload.trace=true,
-	// or `noetl run --trace`).
+	// Force puts the execution's trace in the sample (WorkloadForcesTrace:
+	// workload.trace=true).
 	Force bool
 	// ParentExecutionID links a child execution (a `kind: playbook` task)
 	// to its parent's root span; "" for none.
@@ -157,18 +157,20 @@ func WorkloadForcesTrace(workload map[string]any) bool {
 // derived from e.ID). If ctx already holds a span of the execution's
 // trace, ctx is returned as is (it carries a finer parent and the
 // propagated sampling decision). Otherwise the execution is sampled when
-// e.Force is set, when ctx holds a sampled span of another trace (a caller
-// that traces, e.g. the CLI with --trace), or by the ratio rule: the
-// decision then travels in the traceparent of every message and Cloud
-// Task derived from the returned context. Call it at execution start (api)
-// and wherever a unit starts without a propagated traceparent.
+// e.Force is set, when ctx holds a sampled remote span context of another
+// trace (the caller's traceparent: a client that traces asks for the
+// execution to be traced; a span started locally does not count), or by
+// the ratio rule: the decision then travels in the traceparent of every
+// message and Cloud Task derived from the returned context. Call it at
+// execution start (api, with the request's context) and wherever a unit
+// starts without a propagated traceparent.
 func (e Execution) Context(ctx context.Context) context.Context {
 	tid := ExecutionTraceID(e.ID)
 	sc := trace.SpanContextFromContext(ctx)
 	if sc.IsValid() && sc.TraceID() == tid {
 		return ctx
 	}
-	sampled := e.Force || (sc.IsValid() && sc.IsSampled()) || Sampled(tid, bitsFloat(sampleRate.Load()))
+	sampled := e.Force || (sc.IsValid() && sc.IsRemote() && sc.IsSampled()) || Sampled(tid, bitsFloat(sampleRate.Load()))
 	return trace.ContextWithRemoteSpanContext(ctx, executionSpanContext(e.ID, sampled))
 }
 

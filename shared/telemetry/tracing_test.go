@@ -184,6 +184,12 @@ func TestExecutionContext(t *testing.T) {
 	if !sc.IsSampled() || sc.TraceID() != tid {
 		t.Errorf("sampled caller: %v", sc)
 	}
+	// A span started locally (sampled by its own random trace id) does not.
+	local := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{9}, SpanID: trace.SpanID{9}, TraceFlags: trace.FlagsSampled}))
+	if sc = trace.SpanContextFromContext(Execution{ID: "exec-1"}.Context(local)); sc.IsSampled() {
+		t.Error("a local sampled span put the execution in the sample")
+	}
 	// A context already in the execution's trace is kept as is (its
 	// decision was propagated).
 	in := WithTraceParent(context.Background(), "00-"+tid.String()+"-00000000000000aa-01")
