@@ -31,8 +31,14 @@ type Config struct {
 	RouteSubscription       string // NOETL_ROUTE_SUBSCRIPTION, default "route"
 	MaterializeSubscription string // NOETL_MATERIALIZE_SUBSCRIPTION, default "materialize"
 	DispatchSubscription    string // NOETL_DISPATCH_SUBSCRIPTION, default "dispatch"
+	// PushMaxDeliveryAttempts is the dead-letter policy's delivery
+	// attempts of the push subscriptions (the last delivery is final).
+	PushMaxDeliveryAttempts int    // NOETL_PUSH_MAX_DELIVERY_ATTEMPTS, default 10
 	WorkQueue               string // NOETL_WORK_QUEUE, default "work"
 	TimersQueue             string // NOETL_TIMERS_QUEUE, default "timers"
+	// TasksMaxAttempts is the queues' max_attempts: a delivery whose
+	// X-CloudTasks-TaskRetryCount is TasksMaxAttempts-1 is the last one.
+	TasksMaxAttempts int // NOETL_TASKS_MAX_ATTEMPTS, default 30
 	// FunctionsURL is the base URL of the local functions host.
 	FunctionsURL string // NOETL_FUNCTIONS_URL, default "http://127.0.0.1:8680"
 	// ExecuteURL is the Cloud Task target; in the cloud each gen2 function

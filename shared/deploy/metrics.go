@@ -62,7 +62,7 @@ var Metrics = []Metric{
 	{Name: "noetl_plugin_errors_total", Type: Counter, Labels: []string{"kind", "error_class"}, Help: "Plugin errors by class", Source: "seed 000 §8.1"},
 	// DLQ, retry, lease and result-tier counters (seed 000 §8.10/§8.11
 	// name noetl_dlq_total and noetl_sink_retry_total).
-	{Name: "noetl_dlq_total", Type: Counter, Labels: []string{"function", "kind", "error_class"}, Help: "Entries written to the DLQ", Source: "seed 000 §8.10, §8.11"},
+	{Name: "noetl_dlq_total", Type: Counter, Labels: []string{"workflow", "step", "kind", "error_class"}, Help: "Entries written to the DLQ (kind: tool kind, or message for poison messages)", Source: "seed 000 §8.10, §8.11"},
 	{Name: "noetl_sink_retry_total", Type: Counter, Labels: []string{"sink"}, Help: "Sink retries", Source: "seed 000 §8.10"},
 	{Name: "noetl_task_retries_total", Type: Counter, Labels: []string{"kind", "error_class"}, Help: "Task attempts retried after a retryable error", Source: "seed 000 §8.4"},
 	{Name: "noetl_lease_heartbeats_total", Type: Counter, Labels: []string{"pool"}, Help: "Unit lease renewals", Source: "seed 000 §8.5"},
