@@ -30,8 +30,9 @@ resource "google_cloudfunctions2_function" "fn" {
   location = var.region
 
   build_config {
-    runtime     = var.go_runtime
-    entry_point = each.key
+    runtime         = var.go_runtime
+    entry_point     = each.key
+    service_account = google_service_account.build.id
     source {
       storage_source {
         bucket = local.source_bucket
@@ -96,5 +97,5 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 
-  depends_on = [google_project_service.services, google_project_iam_member.fn]
+  depends_on = [google_project_service.services, google_project_iam_member.fn, google_project_iam_member.build]
 }

@@ -158,3 +158,19 @@ resource "google_cloud_run_v2_service_iam_member" "invoker" {
   role     = "roles/run.invoker"
   member   = each.value.member
 }
+
+# The account Cloud Build uses to build the functions (instead of the
+# project's default build account, whose roles depend on the project's
+# age and organization policy).
+resource "google_service_account" "build" {
+  account_id   = "noetl-build"
+  display_name = "NoETL function builds"
+  depends_on   = [google_project_service.services]
+}
+
+resource "google_project_iam_member" "build" {
+  for_each = toset(["roles/cloudbuild.builds.builder", "roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectViewer"])
+  project  = var.project
+  role     = each.value
+  member   = google_service_account.build.member
+}

@@ -40,5 +40,5 @@ output "results_bucket" {
 
 output "service_accounts" {
   description = "Service account emails: one per function, the Cloud Tasks OIDC account and the push account"
-  value       = merge({ for k, s in google_service_account.fn : k => s.email }, { tasks = google_service_account.tasks.email, push = google_service_account.push.email })
+  value       = merge({ for k, s in google_service_account.fn : k => s.email }, { tasks = google_service_account.tasks.email, push = google_service_account.push.email, build = google_service_account.build.email })
 }

@@ -212,6 +212,9 @@ func TestFunctions(t *testing.T) {
 	if bc == nil || m.attr(bc.Body, "entry_point") != "each.key" || m.attr(bc.Body, "runtime") != "var.go_runtime" {
 		t.Fatalf("build_config must set entry_point = each.key (the functions-framework name) and runtime = var.go_runtime")
 	}
+	if m.attr(bc.Body, "service_account") != "google_service_account.build.id" {
+		t.Error("builds must run as google_service_account.build")
+	}
 	if child(fn.Body, "event_trigger") != nil {
 		t.Error("functions must not use Eventarc triggers: explicit push subscriptions deliver to them")
 	}

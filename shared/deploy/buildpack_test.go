@@ -321,11 +321,22 @@ func TestBuildpackServesEachFunction(t *testing.T) {
 	})
 }
 
+// helloPlaybook is a one-step playbook (a noop task with a templated result).
+const helloPlaybook = `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: hello, path: tests/buildpack/hello}
+workload: {name: buildpack}
+workflow:
+  - step: start
+    tool: {kind: noop, result: {greeting: "hello {{ name }}"}}
+`
+
 // TestBuildpackFunctionsOnStack serves each function from the buildpack
 // binary against the local emulator stack (scripts/up; source .stack/env)
-// and checks the path GCP uses end to end: the api and emit answer with
-// their backends open, and a poison Pub/Sub push (data that is not an
-// event or command) is acked (2xx) and dead-lettered instead of retried.
+// and checks the path GCP uses end to end: an execution started through
+// the buildpack-built api runs to the end, emit answers with its backends
+// open, and a poison Pub/Sub push (data that is not an event or command)
+// is acked (2xx) and dead-lettered instead of retried.
 func TestBuildpackFunctionsOnStack(t *testing.T) {
 	if os.Getenv("NOETL_FUNCTIONS_URL") == "" || os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
 		if os.Getenv("NOETL_STACK") == "1" {
@@ -342,6 +353,29 @@ func TestBuildpackFunctionsOnStack(t *testing.T) {
 			case "api":
 				if code, body := in.do(t, "GET", "/executions/buildpack-test-no-such-execution", "", ""); code != 404 {
 					t.Errorf("GET unknown execution = %d %s, want 404 from Firestore", code, body)
+				}
+				// An execution started through the buildpack-built api runs
+				// to the end on the stack.
+				req, _ := json.Marshal(map[string]string{"playbook": helloPlaybook})
+				code, body := in.do(t, "POST", "/executions", "application/json", string(req))
+				var started struct {
+					ExecutionID string `json:"execution_id"`
+				}
+				if code != 202 || json.Unmarshal([]byte(body), &started) != nil || started.ExecutionID == "" {
+					t.Fatalf("POST /executions = %d %s, want 202 with an execution_id", code, body)
+				}
+				var st struct {
+					Status string         `json:"status"`
+					Result map[string]any `json:"result"`
+				}
+				for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+					_, body = in.do(t, "GET", "/executions/"+started.ExecutionID, "", "")
+					if json.Unmarshal([]byte(body), &st) == nil && st.Status != "" && st.Status != "requested" && st.Status != "running" {
+						break
+					}
+				}
+				if st.Status != "ok" || st.Result["greeting"] != "hello buildpack" {
+					t.Errorf("execution %s ended %q with result %v, want ok and the greeting\n%s", started.ExecutionID, st.Status, st.Result, body)
 				}
 			case "emit":
 				if code, body := in.do(t, "POST", "/", "application/json", `{}`); code != 400 || !strings.Contains(body, "execution_id") {
