@@ -1,30 +1,55 @@
-// Package config reads the engine's runtime configuration from the
-// environment. Every knob has a default that matches the local emulator
-// stack (emulators/stack); README "Configuration" lists them all.
+// Package config reads the engine's runtime configuration: every knob is
+// declared once in a registry (Knobs: name, environment variable, YAML
+// path, type, default, validation, documentation and the rule it comes
+// from), read from an optional YAML file (NOETL_CONFIG=path) and then from
+// NOETL_* environment variables (the environment wins), and validated
+// before use: a bad value is an error naming the variable (or the file,
+// line and YAML path), never a silent default (seed 000 §8.12, §8.14
+// "Config validation on startup"). Defaults match the local emulator stack
+// (emulators/stack). README "Configuration" is generated from the registry
+// (TestREADMEConfiguration).
 package config
 
 import (
+	"fmt"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 )
 
-// Config is the process configuration shared by all functions.
+// Config is the process configuration shared by all functions. Field
+// comments name the environment variable; Knobs documents each one.
 type Config struct {
 	Project  string // GOOGLE_CLOUD_PROJECT, default "noetl-local"
 	Location string // NOETL_LOCATION, default "us-central1"
-	// EventsTopic carries the event log (ordering key = execution id).
+	// EventsTopic carries the event log.
 	EventsTopic string // NOETL_EVENTS_TOPIC, default "events"
-	// CommandsTopic carries units of work from route to dispatch.
+	// CommandsTopic carries bulk fan-out from execute/route to dispatch.
 	CommandsTopic string // NOETL_COMMANDS_TOPIC, default "commands"
-	WorkQueue     string // NOETL_WORK_QUEUE, default "work"
-	TimersQueue   string // NOETL_TIMERS_QUEUE, default "timers"
-	// FunctionsURL is the base URL the execute function is reachable at,
-	// used as the Cloud Task target (FunctionsURL + "/execute").
+	// RouteSubscription, MaterializeSubscription and DispatchSubscription
+	// are the push subscriptions of route, materialize and dispatch.
+	RouteSubscription       string // NOETL_ROUTE_SUBSCRIPTION, default "route"
+	MaterializeSubscription string // NOETL_MATERIALIZE_SUBSCRIPTION, default "materialize"
+	DispatchSubscription    string // NOETL_DISPATCH_SUBSCRIPTION, default "dispatch"
+	// PushMaxDeliveryAttempts is the dead-letter policy's delivery
+	// attempts of the push subscriptions (the last delivery is final).
+	PushMaxDeliveryAttempts int    // NOETL_PUSH_MAX_DELIVERY_ATTEMPTS, default 10
+	WorkQueue               string // NOETL_WORK_QUEUE, default "work"
+	TimersQueue             string // NOETL_TIMERS_QUEUE, default "timers"
+	// TasksMaxAttempts is the queues' max_attempts: a delivery whose
+	// X-CloudTasks-TaskRetryCount is TasksMaxAttempts-1 is the last one.
+	TasksMaxAttempts int // NOETL_TASKS_MAX_ATTEMPTS, default 30
+	// FunctionsURL is the base URL of the local functions host.
 	FunctionsURL string // NOETL_FUNCTIONS_URL, default "http://127.0.0.1:8680"
 	// ExecuteURL is the Cloud Task target; in the cloud each gen2 function
-	// has its own URL, so it can be set apart from FunctionsURL.
+	// has its own URL, so it is set apart from FunctionsURL.
 	ExecuteURL string // NOETL_EXECUTE_URL, default FunctionsURL + "/execute"
+	// ExecuteAudience is the audience of the OIDC token Cloud Tasks
+	// attaches to calls of execute (and that execute verifies).
+	ExecuteAudience string // NOETL_EXECUTE_AUDIENCE, default ExecuteURL
+	// TasksServiceAccount is the email of the service account whose OIDC
+	// token Cloud Tasks attaches ("" = no token: the local stack).
+	TasksServiceAccount string // NOETL_TASKS_SERVICE_ACCOUNT, default ""
 	// ResultsBucket is the GCS bucket of over-budget results.
 	ResultsBucket string // NOETL_RESULTS_BUCKET, default "noetl-results"
 	// ResultInlineMax is the largest JSON result (bytes) kept inline in
@@ -32,8 +57,17 @@ type Config struct {
 	ResultInlineMax int // NOETL_RESULT_INLINE_MAX, default 65536
 	// RepoRoot resolves playbook paths given to the api (POST {path}).
 	RepoRoot string // NOETL_REPO_ROOT, default "."
-	// LeaseTTL bounds how long an execute call holds a unit's lease.
-	LeaseTTL time.Duration // NOETL_LEASE_TTL_S, default 900s
+	// LeaseTTL bounds how long an execute call holds a unit's lease
+	// without renewing it.
+	LeaseTTL time.Duration // NOETL_LEASE_TTL_S, default 30s
+	// HeartbeatInterval is how often a running unit renews its lease.
+	HeartbeatInterval time.Duration // NOETL_HEARTBEAT_INTERVAL_S, default 10s
+	// DispatchDeadline is the Cloud Tasks dispatch deadline of a unit:
+	// a unit that would outlive it hands off to a new unit.
+	DispatchDeadline time.Duration // NOETL_DISPATCH_DEADLINE_S, default 600s
+	// ExecutionDeadline bounds an execution's wall-clock time when the
+	// playbook sets no executor.spec.timeout_s (0 = none).
+	ExecutionDeadline time.Duration // NOETL_EXECUTION_DEADLINE_S, default 0
 	// DefaultMaxInFlight is a parallel loop's max_in_flight when unset.
 	DefaultMaxInFlight int // NOETL_DEFAULT_MAX_IN_FLIGHT, default 10
 	// PythonBin is the interpreter for python tasks.
@@ -41,28 +75,218 @@ type Config struct {
 	// PGDSN is the default PostgreSQL connection for postgres tasks that
 	// name no connection (workload pg_dsn wins over it).
 	PGDSN string // NOETL_PG_DSN, default ""
+	// HTTPAllowLinkLocal lets http tasks call link-local addresses
+	// (169.254.0.0/16, fe80::/10: the metadata server).
+	HTTPAllowLinkLocal bool // NOETL_HTTP_ALLOW_LINK_LOCAL, default false
+	// Sandbox bounds python task processes.
+	Sandbox SandboxConfig
+	// API is the api function's access control.
+	API APIConfig
+
+	Orchestrator OrchestratorConfig
+	Retries      RetriesConfig
+	Timeouts     TimeoutsConfig
+	DLQ          DLQConfig
+	Tracing      TracingConfig
+	Metrics      MetricsConfig
+	Logging      LoggingConfig
+	Policies     PoliciesConfig
+
+	// File is the YAML file the configuration was read from ("" = none).
+	File string
 }
 
-// Load reads Config from the environment.
+// SandboxConfig holds the resource limits (setrlimit) of python task
+// processes; 0 means no limit.
+type SandboxConfig struct {
+	CPUSeconds int // NOETL_SANDBOX_CPU_S, default 300
+	MemoryMB   int // NOETL_SANDBOX_MEMORY_MB, default 1024
+	OpenFiles  int // NOETL_SANDBOX_OPEN_FILES, default 256
+	Processes  int // NOETL_SANDBOX_PROCESSES, default 64
+}
+
+// APIConfig is the api function's access control.
+type APIConfig struct {
+	// RolesFile maps principals to roles ("" = every authenticated caller
+	// is an admin).
+	RolesFile string // NOETL_API_ROLES_FILE
+	// Token is a static bearer token accepted by the api ("" = none).
+	Token string // NOETL_API_TOKEN
+}
+
+// OrchestratorConfig is seed 000 §8.12 "orchestrator".
+type OrchestratorConfig struct {
+	EvaluateWhenTimeout  time.Duration // NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS, default 100ms
+	RouteAfterAllSinks   bool          // NOETL_ORCHESTRATOR_ROUTE_AFTER_ALL_SINKS, default true
+	RenderArgsServerSide bool          // NOETL_ORCHESTRATOR_RENDER_ARGS_SERVER_SIDE, default true
+}
+
+// Backoff is one retry budget: attempts and exponential backoff bounds
+// (seed 000 §8.4).
+type Backoff struct {
+	MaxAttempts int
+	Base        time.Duration
+	Max         time.Duration
+}
+
+// RetriesConfig is seed 000 §8.12 "retries".
+type RetriesConfig struct {
+	Plugin Backoff // NOETL_RETRIES_PLUGIN_*: 6 attempts, 200ms..30s
+	Sink   Backoff // NOETL_RETRIES_SINK_*: 8 attempts, 200ms..60s
+}
+
+// TimeoutsConfig is seed 000 §8.12 "timeouts" (issue 7 item 3).
+type TimeoutsConfig struct {
+	ToolDefault time.Duration // NOETL_TIMEOUTS_TOOL_DEFAULT_MS, default 30s
+	SinkDefault time.Duration // NOETL_TIMEOUTS_SINK_DEFAULT_MS, default 30s
+	LoopItem    time.Duration // NOETL_TIMEOUTS_LOOP_ITEM_MS, default 30s
+	LoopTotal   time.Duration // NOETL_TIMEOUTS_LOOP_TOTAL_MS, default 0 (none)
+}
+
+// DLQConfig is seed 000 §8.12 "dlq".
+type DLQConfig struct {
+	Enabled       bool // NOETL_DLQ_ENABLED, default true
+	RetentionDays int  // NOETL_DLQ_RETENTION_DAYS, default 30
+}
+
+// TracingConfig is seed 000 §8.12 "tracing".
+type TracingConfig struct {
+	Enabled            bool    // NOETL_TRACING_ENABLED, default true
+	SampleRate         float64 // NOETL_TRACING_SAMPLE_RATE, default 0.1
+	ForceSampleOnError bool    // NOETL_TRACING_FORCE_SAMPLE_ON_ERROR, default true
+	Exporter           string  // NOETL_TRACING_EXPORTER: otlp|gcp|none, default otlp
+	Endpoint           string  // NOETL_TRACING_ENDPOINT, default ""
+}
+
+// MetricsConfig is seed 000 §8.12 "metrics".
+type MetricsConfig struct {
+	Enabled  bool   // NOETL_METRICS_ENABLED, default true
+	Port     int    // NOETL_METRICS_PORT, default 9090
+	Path     string // NOETL_METRICS_PATH, default "/metrics"
+	Exporter string // NOETL_METRICS_EXPORTER: prometheus|gcp|none, default prometheus
+}
+
+// LoggingConfig is seed 000 §8.12 "logging".
+type LoggingConfig struct {
+	Level      string   // NOETL_LOGGING_LEVEL: debug|info|warn|error, default info
+	Format     string   // NOETL_LOGGING_FORMAT: json|text, default json
+	RedactKeys []string // NOETL_LOGGING_REDACT_KEYS, comma-separated
+}
+
+// PoliciesConfig is seed 000 §8.12 "policies" (seed 000 §8.8).
+type PoliciesConfig struct {
+	OnStepFail  string // NOETL_POLICIES_ON_STEP_FAIL: halt|continue|route_edge:<step>, default halt
+	OnSinkFail  string // NOETL_POLICIES_ON_SINK_FAIL: retry|fail_step|async_ignore, default retry
+	OnWhenError string // NOETL_POLICIES_ON_WHEN_ERROR: treat_as_false|fail_step, default treat_as_false
+}
+
+// FileEnv names the environment variable holding the YAML file path.
+const FileEnv = "NOETL_CONFIG"
+
+// LoadE reads the configuration: defaults, then the YAML file named by
+// NOETL_CONFIG (if set), then the environment. It returns an *Error
+// listing every invalid value when any value is invalid.
+func LoadE() (Config, error) {
+	return Parse(osLookup, os.ReadFile)
+}
+
+// Load is LoadE for callers that cannot handle an error: it panics with
+// the validation error instead of falling back to a default. New code
+// (and shared/runtime) should call LoadE and fail the cold start.
 func Load() Config {
-	c := Config{
-		Project:            env("GOOGLE_CLOUD_PROJECT", "noetl-local"),
-		Location:           env("NOETL_LOCATION", "us-central1"),
-		EventsTopic:        env("NOETL_EVENTS_TOPIC", "events"),
-		CommandsTopic:      env("NOETL_COMMANDS_TOPIC", "commands"),
-		WorkQueue:          env("NOETL_WORK_QUEUE", "work"),
-		TimersQueue:        env("NOETL_TIMERS_QUEUE", "timers"),
-		FunctionsURL:       env("NOETL_FUNCTIONS_URL", "http://127.0.0.1:8680"),
-		ResultsBucket:      env("NOETL_RESULTS_BUCKET", "noetl-results"),
-		ResultInlineMax:    envInt("NOETL_RESULT_INLINE_MAX", 65536),
-		RepoRoot:           env("NOETL_REPO_ROOT", "."),
-		LeaseTTL:           time.Duration(envInt("NOETL_LEASE_TTL_S", 900)) * time.Second,
-		DefaultMaxInFlight: envInt("NOETL_DEFAULT_MAX_IN_FLIGHT", 10),
-		PythonBin:          env("NOETL_PYTHON", "python3"),
-		PGDSN:              env("NOETL_PG_DSN", ""),
+	c, err := LoadE()
+	if err != nil {
+		panic(err)
 	}
-	c.ExecuteURL = env("NOETL_EXECUTE_URL", c.FunctionsURL+"/execute")
 	return c
+}
+
+func osLookup(k string) (string, bool) { return os.LookupEnv(k) }
+
+// Parse builds a Config from lookup (environment variables; an empty value
+// counts as unset) and readFile (used for the NOETL_CONFIG file). Errors
+// are *Error.
+func Parse(lookup func(string) (string, bool), readFile func(string) ([]byte, error)) (Config, error) {
+	var c Config
+	errs := &Error{}
+	for _, k := range registry {
+		v, err := k.parse(k.Default)
+		if err != nil { // a registry bug: caught by TestDefaultsValid
+			errs.add(k, "default", err.Error())
+			continue
+		}
+		k.set(&c, v)
+	}
+	if path, ok := lookup(FileEnv); ok && path != "" {
+		c.File = path
+		b, err := readFile(path)
+		if err != nil {
+			errs.Problems = append(errs.Problems, Problem{Env: FileEnv, Origin: FileEnv + "=" + path, Message: err.Error()})
+		} else {
+			applyYAML(&c, path, b, errs)
+		}
+	}
+	for _, k := range registry {
+		name, raw, ok := k.lookupEnv(lookup)
+		if !ok {
+			continue
+		}
+		v, err := k.parse(raw)
+		if err == nil {
+			err = k.validate(v)
+		}
+		if err != nil {
+			shown := raw
+			if k.Secret {
+				shown = "***"
+			}
+			errs.add(k, name+"="+shown, err.Error())
+			continue
+		}
+		k.set(&c, v)
+	}
+	derive(&c)
+	crossCheck(&c, errs)
+	if len(errs.Problems) > 0 {
+		return c, errs
+	}
+	return c, nil
+}
+
+// derive fills the defaults that depend on other knobs.
+func derive(c *Config) {
+	if c.ExecuteURL == "" {
+		c.ExecuteURL = strings.TrimSuffix(c.FunctionsURL, "/") + "/execute"
+	}
+	if c.ExecuteAudience == "" {
+		c.ExecuteAudience = c.ExecuteURL
+	}
+}
+
+// crossCheck validates relations between knobs.
+func crossCheck(c *Config, errs *Error) {
+	rel := func(env string, msg string, args ...any) {
+		k, _ := ByEnv(env)
+		errs.Problems = append(errs.Problems, Problem{Env: env, Path: k.Path, Origin: "relation", Message: fmt.Sprintf(msg, args...)})
+	}
+	if c.HeartbeatInterval >= c.LeaseTTL {
+		rel("NOETL_HEARTBEAT_INTERVAL_S", "heartbeat interval %s must be shorter than NOETL_LEASE_TTL_S %s", c.HeartbeatInterval, c.LeaseTTL)
+	}
+	if c.LeaseTTL >= c.DispatchDeadline {
+		rel("NOETL_LEASE_TTL_S", "lease TTL %s must be shorter than NOETL_DISPATCH_DEADLINE_S %s (a unit must not be redelivered while its lease holds)", c.LeaseTTL, c.DispatchDeadline)
+	}
+	if c.Retries.Plugin.Base > c.Retries.Plugin.Max {
+		rel("NOETL_RETRIES_PLUGIN_BASE_MS", "base backoff %s exceeds NOETL_RETRIES_PLUGIN_MAX_MS %s", c.Retries.Plugin.Base, c.Retries.Plugin.Max)
+	}
+	if c.Retries.Sink.Base > c.Retries.Sink.Max {
+		rel("NOETL_RETRIES_SINK_BASE_MS", "base backoff %s exceeds NOETL_RETRIES_SINK_MAX_MS %s", c.Retries.Sink.Base, c.Retries.Sink.Max)
+	}
+	if c.Timeouts.LoopTotal > 0 && c.Timeouts.LoopItem > c.Timeouts.LoopTotal {
+		rel("NOETL_TIMEOUTS_LOOP_ITEM_MS", "loop item budget %s exceeds NOETL_TIMEOUTS_LOOP_TOTAL_MS %s", c.Timeouts.LoopItem, c.Timeouts.LoopTotal)
+	}
+	if err := checkURL(c.ExecuteURL); err != nil {
+		rel("NOETL_EXECUTE_URL", "%s (derived from NOETL_FUNCTIONS_URL when unset)", err)
+	}
 }
 
 // QueuePath returns projects/P/locations/L/queues/name.
@@ -70,18 +294,43 @@ func (c Config) QueuePath(name string) string {
 	return "projects/" + c.Project + "/locations/" + c.Location + "/queues/" + name
 }
 
-func env(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
+// Problem is one invalid value.
+type Problem struct {
+	// Env is the knob's environment variable.
+	Env string
+	// Path is the knob's YAML path.
+	Path string
+	// Origin says where the value came from: "NOETL_X=value" for the
+	// environment, "file.yaml:12" for the file, "relation" for a check
+	// between knobs.
+	Origin  string
+	Message string
 }
 
-func envInt(k string, def int) int {
-	if v := os.Getenv(k); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
+func (p Problem) String() string {
+	switch {
+	case p.Env == FileEnv:
+		return p.Origin + ": " + p.Message
+	case strings.HasPrefix(p.Origin, p.Env+"="):
+		return p.Origin + ": " + p.Message
+	case p.Origin == "relation" || p.Origin == "":
+		return p.Env + ": " + p.Message
+	default:
+		return p.Origin + ": " + p.Path + " (" + p.Env + "): " + p.Message
 	}
-	return def
+}
+
+// Error lists every invalid configuration value.
+type Error struct{ Problems []Problem }
+
+func (e *Error) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return "config: " + strings.Join(parts, "; ")
+}
+
+func (e *Error) add(k Knob, origin, msg string) {
+	e.Problems = append(e.Problems, Problem{Env: k.Env, Path: k.Path, Origin: origin, Message: msg})
 }

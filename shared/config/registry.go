@@ -1,0 +1,448 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is the type of a knob's value and how its text is parsed.
+type Kind string
+
+const (
+	// KindString is any text (an Enum or a check may restrict it).
+	KindString Kind = "string"
+	// KindInt is a base-10 integer.
+	KindInt Kind = "int"
+	// KindBool is true|false|1|0 (strconv.ParseBool).
+	KindBool Kind = "bool"
+	// KindFloat is a decimal number.
+	KindFloat Kind = "float"
+	// KindSeconds is an integer number of seconds (a time.Duration field).
+	KindSeconds Kind = "seconds"
+	// KindMillis is an integer number of milliseconds (a time.Duration
+	// field).
+	KindMillis Kind = "milliseconds"
+	// KindList is a comma-separated list in the environment and a YAML
+	// sequence (or comma-separated string) in the file.
+	KindList Kind = "list"
+)
+
+// Knob declares one configuration value.
+type Knob struct {
+	// Path is the YAML path in the NOETL_CONFIG file, dot-separated
+	// (e.g. "retries.plugin.max_attempts").
+	Path string
+	// Env is the environment variable (NOETL_*, or GOOGLE_CLOUD_PROJECT).
+	Env string
+	// Aliases are older environment variables still read when Env is
+	// unset (e.g. NOETL_LOG_LEVEL for NOETL_LOGGING_LEVEL).
+	Aliases []string
+	Kind    Kind
+	// Default is the default as text, parsed like an environment value.
+	Default string
+	// DefaultDoc describes a derived default (shown instead of Default).
+	DefaultDoc string
+	// Enum lists the allowed values of a string knob (case-insensitive;
+	// the value is stored lower-cased) — empty for free text.
+	Enum []string
+	// Min and Max bound numeric knobs (ints, floats, seconds,
+	// milliseconds in their own unit) when HasMin / HasMax.
+	Min, Max       float64
+	HasMin, HasMax bool
+	// Secret knobs are never echoed in errors or documentation.
+	Secret bool
+	// Deploy marks knobs that terraform/ must set on every function
+	// (terraform/terraform_test.go checks it).
+	Deploy bool
+	// Doc is one line of documentation.
+	Doc string
+	// Source is the rule the knob comes from (e.g. "seed 000 §8.12").
+	Source string
+
+	field func(*Config) any
+	check func(any) error
+}
+
+// Knobs returns the registry: every knob, in documentation order.
+func Knobs() []Knob { return slices.Clone(registry) }
+
+// ByEnv returns the knob whose environment variable (or alias) is env.
+func ByEnv(env string) (Knob, bool) {
+	for _, k := range registry {
+		if k.Env == env || slices.Contains(k.Aliases, env) {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
+// ByPath returns the knob at YAML path p.
+func ByPath(p string) (Knob, bool) {
+	for _, k := range registry {
+		if k.Path == p {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
+// lookupEnv returns the variable that is set (Env first, then aliases).
+func (k Knob) lookupEnv(lookup func(string) (string, bool)) (name, raw string, ok bool) {
+	for _, n := range append([]string{k.Env}, k.Aliases...) {
+		if v, ok := lookup(n); ok && v != "" {
+			return n, v, true
+		}
+	}
+	return "", "", false
+}
+
+// parse converts text to the knob's Go value.
+func (k Knob) parse(raw string) (any, error) {
+	s := strings.TrimSpace(raw)
+	switch k.Kind {
+	case KindString:
+		if len(k.Enum) > 0 {
+			return strings.ToLower(s), nil
+		}
+		return s, nil
+	case KindInt, KindSeconds, KindMillis:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", raw)
+		}
+		switch k.Kind {
+		case KindSeconds:
+			return time.Duration(n) * time.Second, nil
+		case KindMillis:
+			return time.Duration(n) * time.Millisecond, nil
+		}
+		return n, nil
+	case KindBool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a boolean (true or false)", raw)
+		}
+		return b, nil
+	case KindFloat:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", raw)
+		}
+		return f, nil
+	case KindList:
+		var out []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("knob %s has unknown kind %q", k.Env, k.Kind)
+}
+
+// validate applies the knob's range, enum and check.
+func (k Knob) validate(v any) error {
+	var num float64
+	isNum := true
+	switch x := v.(type) {
+	case int:
+		num = float64(x)
+	case float64:
+		num = x
+	case time.Duration:
+		if k.Kind == KindMillis {
+			num = float64(x / time.Millisecond)
+		} else {
+			num = float64(x / time.Second)
+		}
+	default:
+		isNum = false
+	}
+	if isNum {
+		if k.HasMin && num < k.Min {
+			return fmt.Errorf("%v is below the minimum %v", num, k.Min)
+		}
+		if k.HasMax && num > k.Max {
+			return fmt.Errorf("%v is above the maximum %v", num, k.Max)
+		}
+	}
+	if s, ok := v.(string); ok && len(k.Enum) > 0 && !slices.Contains(k.Enum, s) {
+		return fmt.Errorf("%q is not one of %s", s, strings.Join(k.Enum, ", "))
+	}
+	if k.check != nil {
+		return k.check(v)
+	}
+	return nil
+}
+
+// set stores v (of the knob's Go type) in c.
+func (k Knob) set(c *Config, v any) {
+	switch p := k.field(c).(type) {
+	case *string:
+		*p = v.(string)
+	case *int:
+		*p = v.(int)
+	case *bool:
+		*p = v.(bool)
+	case *float64:
+		*p = v.(float64)
+	case *time.Duration:
+		*p = v.(time.Duration)
+	case *[]string:
+		*p = v.([]string)
+	default:
+		panic(fmt.Sprintf("config: knob %s points at %T", k.Env, p))
+	}
+}
+
+// get returns the knob's current value in c.
+func (k Knob) get(c *Config) any {
+	switch p := k.field(c).(type) {
+	case *string:
+		return *p
+	case *int:
+		return *p
+	case *bool:
+		return *p
+	case *float64:
+		return *p
+	case *time.Duration:
+		return *p
+	case *[]string:
+		return *p
+	}
+	return nil
+}
+
+func rangeOf(k Knob, lo, hi float64) Knob {
+	k.Min, k.Max, k.HasMin, k.HasMax = lo, hi, true, true
+	return k
+}
+
+func atLeast(k Knob, lo float64) Knob {
+	k.Min, k.HasMin = lo, true
+	return k
+}
+
+var (
+	resourceName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._~+%-]{2,254}$`) // Pub/Sub topic/subscription ids
+	queueName    = regexp.MustCompile(`^[A-Za-z0-9-]{1,100}$`)
+	routeEdge    = regexp.MustCompile(`^route_edge:[A-Za-z_][A-Za-z0-9_.-]*$`)
+)
+
+func nonEmpty(v any) error {
+	if strings.TrimSpace(v.(string)) == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+func pubsubName(v any) error {
+	if !resourceName.MatchString(v.(string)) {
+		return fmt.Errorf("%q is not a valid Pub/Sub name (a letter, then 2-254 of letters, digits, - _ . ~ + %%)", v)
+	}
+	return nil
+}
+
+func cloudTasksQueueName(v any) error {
+	if !queueName.MatchString(v.(string)) {
+		return fmt.Errorf("%q is not a valid Cloud Tasks queue id (1-100 letters, digits, hyphens)", v)
+	}
+	return nil
+}
+
+// checkURL accepts absolute http(s) URLs.
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", s)
+	}
+	return nil
+}
+
+func optionalURL(v any) error {
+	if v.(string) == "" {
+		return nil
+	}
+	return checkURL(v.(string))
+}
+
+func optionalEmail(v any) error {
+	s := v.(string)
+	if s == "" {
+		return nil
+	}
+	if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
+		return fmt.Errorf("%q is not a service account email", s)
+	}
+	return nil
+}
+
+func onStepFail(v any) error {
+	s := v.(string)
+	if s == "halt" || s == "continue" || routeEdge.MatchString(s) {
+		return nil
+	}
+	return fmt.Errorf("%q is not halt, continue or route_edge:<step>", s)
+}
+
+func metricsPath(v any) error {
+	if !strings.HasPrefix(v.(string), "/") {
+		return fmt.Errorf("%q must start with /", v)
+	}
+	return nil
+}
+
+func noEmptyItems(v any) error {
+	if len(v.([]string)) == 0 {
+		return errors.New("must list at least one key")
+	}
+	return nil
+}
+
+const (
+	seed812  = "seed 000 §8.12"
+	designV2 = "design v2"
+	issue7   = "issue 7"
+)
+
+// registry is every knob. Keep in documentation order.
+var registry = []Knob{
+	// Google Cloud resources.
+	{Path: "gcp.project", Env: "GOOGLE_CLOUD_PROJECT", Kind: KindString, Default: "noetl-local", Deploy: true, check: nonEmpty,
+		Doc: "project of topics, queues, Firestore and the bucket", Source: designV2, field: func(c *Config) any { return &c.Project }},
+	{Path: "gcp.location", Env: "NOETL_LOCATION", Kind: KindString, Default: "us-central1", Deploy: true, check: nonEmpty,
+		Doc: "region of the Cloud Tasks queues", Source: designV2, field: func(c *Config) any { return &c.Location }},
+	{Path: "pubsub.events_topic", Env: "NOETL_EVENTS_TOPIC", Kind: KindString, Default: "events", Deploy: true, check: pubsubName,
+		Doc: "topic of the event log", Source: designV2, field: func(c *Config) any { return &c.EventsTopic }},
+	{Path: "pubsub.commands_topic", Env: "NOETL_COMMANDS_TOPIC", Kind: KindString, Default: "commands", Deploy: true, check: pubsubName,
+		Doc: "topic of bulk fan-out to dispatch", Source: designV2, field: func(c *Config) any { return &c.CommandsTopic }},
+	{Path: "pubsub.route_subscription", Env: "NOETL_ROUTE_SUBSCRIPTION", Kind: KindString, Default: "route", Deploy: true, check: pubsubName,
+		Doc: "push subscription of route (filter attributes.route = \"1\")", Source: designV2, field: func(c *Config) any { return &c.RouteSubscription }},
+	{Path: "pubsub.materialize_subscription", Env: "NOETL_MATERIALIZE_SUBSCRIPTION", Kind: KindString, Default: "materialize", Deploy: true, check: pubsubName,
+		Doc: "push subscription of materialize", Source: designV2, field: func(c *Config) any { return &c.MaterializeSubscription }},
+	{Path: "pubsub.dispatch_subscription", Env: "NOETL_DISPATCH_SUBSCRIPTION", Kind: KindString, Default: "dispatch", Deploy: true, check: pubsubName,
+		Doc: "push subscription of dispatch", Source: designV2, field: func(c *Config) any { return &c.DispatchSubscription }},
+	rangeOf(Knob{Path: "pubsub.max_delivery_attempts", Env: "NOETL_PUSH_MAX_DELIVERY_ATTEMPTS", Kind: KindInt, Default: "10", Deploy: true,
+		Doc: "deliveries of a push message before its dead-letter topic (the subscriptions' dead-letter policy); the last one is filed in the DLQ", Source: "issue 7", field: func(c *Config) any { return &c.PushMaxDeliveryAttempts }}, 5, 100),
+	{Path: "tasks.work_queue", Env: "NOETL_WORK_QUEUE", Kind: KindString, Default: "work", Deploy: true, check: cloudTasksQueueName,
+		Doc: "queue of immediate units", Source: designV2, field: func(c *Config) any { return &c.WorkQueue }},
+	{Path: "tasks.timers_queue", Env: "NOETL_TIMERS_QUEUE", Kind: KindString, Default: "timers", Deploy: true, check: cloudTasksQueueName,
+		Doc: "queue of delayed units (retries, lease reclaim, timeouts)", Source: designV2, field: func(c *Config) any { return &c.TimersQueue }},
+	rangeOf(Knob{Path: "tasks.max_attempts", Env: "NOETL_TASKS_MAX_ATTEMPTS", Kind: KindInt, Default: "30", Deploy: true,
+		Doc: "attempts of a Cloud Task (the queues' retry config); execute files the last one in the DLQ (X-CloudTasks-TaskRetryCount)", Source: "issue 7", field: func(c *Config) any { return &c.TasksMaxAttempts }}, 1, 1000),
+	{Path: "tasks.functions_url", Env: "NOETL_FUNCTIONS_URL", Kind: KindString, Default: "http://127.0.0.1:8680", check: optionalURL,
+		Doc: "base URL of the local functions host", Source: designV2, field: func(c *Config) any { return &c.FunctionsURL }},
+	{Path: "tasks.execute_url", Env: "NOETL_EXECUTE_URL", Kind: KindString, DefaultDoc: "`$NOETL_FUNCTIONS_URL/execute`", Deploy: true, check: optionalURL,
+		Doc: "Cloud Task target (the execute function's URL)", Source: designV2, field: func(c *Config) any { return &c.ExecuteURL }},
+	{Path: "tasks.execute_audience", Env: "NOETL_EXECUTE_AUDIENCE", Kind: KindString, DefaultDoc: "`$NOETL_EXECUTE_URL`", Deploy: true,
+		Doc: "audience of the OIDC token of Cloud Tasks calls to execute", Source: "issue 8", field: func(c *Config) any { return &c.ExecuteAudience }},
+	{Path: "tasks.service_account", Env: "NOETL_TASKS_SERVICE_ACCOUNT", Kind: KindString, Default: "", Deploy: true, check: optionalEmail,
+		Doc: "service account email of the OIDC token Cloud Tasks attaches (empty: no token)", Source: "issue 8", field: func(c *Config) any { return &c.TasksServiceAccount }},
+	{Path: "results.bucket", Env: "NOETL_RESULTS_BUCKET", Kind: KindString, Default: "noetl-results", Deploy: true, check: nonEmpty,
+		Doc: "GCS bucket of large results", Source: "seed 004", field: func(c *Config) any { return &c.ResultsBucket }},
+	rangeOf(Knob{Path: "results.inline_max", Env: "NOETL_RESULT_INLINE_MAX", Kind: KindInt, Default: "65536",
+		Doc: "largest result (JSON bytes) kept inline; larger ones go to the bucket", Source: "seed 004", field: func(c *Config) any { return &c.ResultInlineMax }}, 0, 900000),
+	{Path: "catalog.repo_root", Env: "NOETL_REPO_ROOT", Kind: KindString, Default: ".", Deploy: true, check: nonEmpty,
+		Doc: "base of relative playbook paths in `POST /executions`", Source: designV2, field: func(c *Config) any { return &c.RepoRoot }},
+
+	// Engine.
+	rangeOf(Knob{Path: "engine.lease_ttl_s", Env: "NOETL_LEASE_TTL_S", Kind: KindSeconds, Default: "30", Deploy: true,
+		Doc: "lease of one unit of work, renewed by the heartbeat", Source: issue7, field: func(c *Config) any { return &c.LeaseTTL }}, 5, 1800),
+	rangeOf(Knob{Path: "engine.heartbeat_interval_s", Env: "NOETL_HEARTBEAT_INTERVAL_S", Kind: KindSeconds, Default: "10", Deploy: true,
+		Doc: "how often a running unit renews its lease (shorter than the lease)", Source: "seed 000 §8.5", field: func(c *Config) any { return &c.HeartbeatInterval }}, 1, 600),
+	rangeOf(Knob{Path: "engine.dispatch_deadline_s", Env: "NOETL_DISPATCH_DEADLINE_S", Kind: KindSeconds, Default: "600", Deploy: true,
+		Doc: "Cloud Tasks dispatch deadline of a unit; longer work hands off to a new unit", Source: issue7, field: func(c *Config) any { return &c.DispatchDeadline }}, 15, 1800),
+	rangeOf(Knob{Path: "engine.execution_deadline_s", Env: "NOETL_EXECUTION_DEADLINE_S", Kind: KindSeconds, Default: "0",
+		Doc: "execution deadline when the playbook sets no `executor.spec.timeout_s` (0: none)", Source: issue7, field: func(c *Config) any { return &c.ExecutionDeadline }}, 0, 30*24*3600),
+	rangeOf(Knob{Path: "engine.default_max_in_flight", Env: "NOETL_DEFAULT_MAX_IN_FLIGHT", Kind: KindInt, Default: "10",
+		Doc: "parallel loop `max_in_flight` when unset", Source: designV2, field: func(c *Config) any { return &c.DefaultMaxInFlight }}, 1, 10000),
+	{Path: "tools.python", Env: "NOETL_PYTHON", Kind: KindString, Default: "python3", check: nonEmpty,
+		Doc: "interpreter of python tasks", Source: designV2, field: func(c *Config) any { return &c.PythonBin }},
+	{Path: "tools.pg_dsn", Env: "NOETL_PG_DSN", Kind: KindString, Default: "", Secret: true,
+		Doc: "PostgreSQL connection of postgres tasks that name none", Source: designV2, field: func(c *Config) any { return &c.PGDSN }},
+	{Path: "tools.http_allow_link_local", Env: "NOETL_HTTP_ALLOW_LINK_LOCAL", Kind: KindBool, Default: "false",
+		Doc: "let http tasks call link-local addresses (the metadata server)", Source: "issue 8", field: func(c *Config) any { return &c.HTTPAllowLinkLocal }},
+	atLeast(Knob{Path: "sandbox.cpu_s", Env: "NOETL_SANDBOX_CPU_S", Kind: KindInt, Default: "300",
+		Doc: "CPU seconds of a python task process (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.CPUSeconds }}, 0),
+	atLeast(Knob{Path: "sandbox.memory_mb", Env: "NOETL_SANDBOX_MEMORY_MB", Kind: KindInt, Default: "1024",
+		Doc: "address space (MiB) of a python task process (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.MemoryMB }}, 0),
+	atLeast(Knob{Path: "sandbox.open_files", Env: "NOETL_SANDBOX_OPEN_FILES", Kind: KindInt, Default: "256",
+		Doc: "open files of a python task process (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.OpenFiles }}, 0),
+	atLeast(Knob{Path: "sandbox.processes", Env: "NOETL_SANDBOX_PROCESSES", Kind: KindInt, Default: "64",
+		Doc: "processes of a python task (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.Processes }}, 0),
+	{Path: "api.roles_file", Env: "NOETL_API_ROLES_FILE", Kind: KindString, Default: "",
+		Doc: "file mapping api principals to roles (empty: every authenticated caller is admin)", Source: "issue 8", field: func(c *Config) any { return &c.API.RolesFile }},
+	{Path: "api.token", Env: "NOETL_API_TOKEN", Kind: KindString, Default: "", Secret: true,
+		Doc: "static bearer token the api accepts (empty: none)", Source: "issue 8", field: func(c *Config) any { return &c.API.Token }},
+
+	// Seed 000 §8.12.
+	rangeOf(Knob{Path: "orchestrator.evaluate_when_timeout_ms", Env: "NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS", Kind: KindMillis, Default: "100",
+		Doc: "budget of one `when` evaluation", Source: seed812, field: func(c *Config) any { return &c.Orchestrator.EvaluateWhenTimeout }}, 1, 60000),
+	{Path: "orchestrator.route_after_all_sinks", Env: "NOETL_ORCHESTRATOR_ROUTE_AFTER_ALL_SINKS", Kind: KindBool, Default: "true",
+		Doc: "wait for every sink before routing", Source: seed812, field: func(c *Config) any { return &c.Orchestrator.RouteAfterAllSinks }},
+	{Path: "orchestrator.render_args_server_side", Env: "NOETL_ORCHESTRATOR_RENDER_ARGS_SERVER_SIDE", Kind: KindBool, Default: "true",
+		Doc: "render arc args before dispatch", Source: seed812, field: func(c *Config) any { return &c.Orchestrator.RenderArgsServerSide }},
+	rangeOf(Knob{Path: "retries.plugin.max_attempts", Env: "NOETL_RETRIES_PLUGIN_MAX_ATTEMPTS", Kind: KindInt, Default: "6",
+		Doc: "attempts of a tool call with no retry policy", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.MaxAttempts }}, 1, 100),
+	rangeOf(Knob{Path: "retries.plugin.base_ms", Env: "NOETL_RETRIES_PLUGIN_BASE_MS", Kind: KindMillis, Default: "200",
+		Doc: "first backoff of tool retries (exponential, jittered)", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.Base }}, 1, 3600000),
+	rangeOf(Knob{Path: "retries.plugin.max_ms", Env: "NOETL_RETRIES_PLUGIN_MAX_MS", Kind: KindMillis, Default: "30000",
+		Doc: "largest backoff of tool retries", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.Max }}, 1, 3600000),
+	rangeOf(Knob{Path: "retries.sink.max_attempts", Env: "NOETL_RETRIES_SINK_MAX_ATTEMPTS", Kind: KindInt, Default: "8",
+		Doc: "attempts of a sink write", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.MaxAttempts }}, 1, 100),
+	rangeOf(Knob{Path: "retries.sink.base_ms", Env: "NOETL_RETRIES_SINK_BASE_MS", Kind: KindMillis, Default: "200",
+		Doc: "first backoff of sink retries", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.Base }}, 1, 3600000),
+	rangeOf(Knob{Path: "retries.sink.max_ms", Env: "NOETL_RETRIES_SINK_MAX_MS", Kind: KindMillis, Default: "60000",
+		Doc: "largest backoff of sink retries", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.Max }}, 1, 3600000),
+	rangeOf(Knob{Path: "timeouts.tool_default_ms", Env: "NOETL_TIMEOUTS_TOOL_DEFAULT_MS", Kind: KindMillis, Default: "30000",
+		Doc: "tool timeout when the task sets none (`timeout_ms`)", Source: seed812, field: func(c *Config) any { return &c.Timeouts.ToolDefault }}, 1, 86400000),
+	rangeOf(Knob{Path: "timeouts.sink_default_ms", Env: "NOETL_TIMEOUTS_SINK_DEFAULT_MS", Kind: KindMillis, Default: "30000",
+		Doc: "sink timeout when the sink sets none", Source: seed812, field: func(c *Config) any { return &c.Timeouts.SinkDefault }}, 1, 86400000),
+	rangeOf(Knob{Path: "timeouts.loop_item_ms", Env: "NOETL_TIMEOUTS_LOOP_ITEM_MS", Kind: KindMillis, Default: "30000",
+		Doc: "budget of one loop iteration", Source: seed812, field: func(c *Config) any { return &c.Timeouts.LoopItem }}, 1, 86400000),
+	rangeOf(Knob{Path: "timeouts.loop_total_ms", Env: "NOETL_TIMEOUTS_LOOP_TOTAL_MS", Kind: KindMillis, Default: "0",
+		Doc: "budget of a whole loop (0: none)", Source: issue7, field: func(c *Config) any { return &c.Timeouts.LoopTotal }}, 0, 30*86400000),
+	{Path: "dlq.enabled", Env: "NOETL_DLQ_ENABLED", Kind: KindBool, Default: "true",
+		Doc: "file exhausted and poison work in the DLQ (`dlq` collection)", Source: seed812, field: func(c *Config) any { return &c.DLQ.Enabled }},
+	rangeOf(Knob{Path: "dlq.retention_days", Env: "NOETL_DLQ_RETENTION_DAYS", Kind: KindInt, Default: "30", Deploy: true,
+		Doc: "days a DLQ entry is kept (its `expire_at`)", Source: seed812, field: func(c *Config) any { return &c.DLQ.RetentionDays }}, 1, 3650),
+	{Path: "tracing.enabled", Env: "NOETL_TRACING_ENABLED", Kind: KindBool, Default: "true",
+		Doc: "export spans", Source: seed812, field: func(c *Config) any { return &c.Tracing.Enabled }},
+	rangeOf(Knob{Path: "tracing.sample_rate", Env: "NOETL_TRACING_SAMPLE_RATE", Kind: KindFloat, Default: "0.1",
+		Doc: "share of executions traced (`workload.trace=true` forces one)", Source: seed812, field: func(c *Config) any { return &c.Tracing.SampleRate }}, 0, 1),
+	{Path: "tracing.force_sample_on_error", Env: "NOETL_TRACING_FORCE_SAMPLE_ON_ERROR", Kind: KindBool, Default: "true",
+		Doc: "keep the spans of failed executions", Source: seed812, field: func(c *Config) any { return &c.Tracing.ForceSampleOnError }},
+	{Path: "tracing.exporter", Env: "NOETL_TRACING_EXPORTER", Kind: KindString, Default: "otlp", Enum: []string{"otlp", "gcp", "none"}, Deploy: true,
+		Doc: "span exporter: OTLP/HTTP, Cloud Trace, or none", Source: seed812, field: func(c *Config) any { return &c.Tracing.Exporter }},
+	{Path: "tracing.endpoint", Env: "NOETL_TRACING_ENDPOINT", Kind: KindString, Default: "", check: optionalURL,
+		Doc: "OTLP/HTTP endpoint (empty: the OpenTelemetry SDK default)", Source: seed812, field: func(c *Config) any { return &c.Tracing.Endpoint }},
+	{Path: "metrics.enabled", Env: "NOETL_METRICS_ENABLED", Kind: KindBool, Default: "true",
+		Doc: "record seed 000 §8.1 metrics", Source: seed812, field: func(c *Config) any { return &c.Metrics.Enabled }},
+	rangeOf(Knob{Path: "metrics.port", Env: "NOETL_METRICS_PORT", Kind: KindInt, Default: "9090",
+		Doc: "port of a standalone Prometheus endpoint (the local functions host serves it on its own port)", Source: seed812, field: func(c *Config) any { return &c.Metrics.Port }}, 1, 65535),
+	{Path: "metrics.path", Env: "NOETL_METRICS_PATH", Kind: KindString, Default: "/metrics", check: metricsPath,
+		Doc: "path of the Prometheus endpoint", Source: seed812, field: func(c *Config) any { return &c.Metrics.Path }},
+	{Path: "metrics.exporter", Env: "NOETL_METRICS_EXPORTER", Kind: KindString, Default: "prometheus", Enum: []string{"prometheus", "gcp", "none"}, Deploy: true,
+		Doc: "metric exporter: Prometheus endpoint or Cloud Monitoring", Source: "issue 8", field: func(c *Config) any { return &c.Metrics.Exporter }},
+	{Path: "logging.level", Env: "NOETL_LOGGING_LEVEL", Aliases: []string{"NOETL_LOG_LEVEL"}, Kind: KindString, Default: "info", Enum: []string{"debug", "info", "warn", "error"},
+		Doc: "least severe log level written", Source: seed812, field: func(c *Config) any { return &c.Logging.Level }},
+	{Path: "logging.format", Env: "NOETL_LOGGING_FORMAT", Kind: KindString, Default: "json", Enum: []string{"json", "text"},
+		Doc: "log line format", Source: seed812, field: func(c *Config) any { return &c.Logging.Format }},
+	{Path: "logging.redact_keys", Env: "NOETL_LOGGING_REDACT_KEYS", Kind: KindList, Default: "password,token,authorization,secret,key,auth", check: noEmptyItems,
+		Doc: "keys whose values are masked in logs, events and API responses", Source: "seed 000 §8.9, §8.12", field: func(c *Config) any { return &c.Logging.RedactKeys }},
+	{Path: "policies.on_step_fail", Env: "NOETL_POLICIES_ON_STEP_FAIL", Kind: KindString, Default: "halt", check: onStepFail,
+		Doc: "`halt`, `continue` or `route_edge:<step>` when a step fails", Source: "seed 000 §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnStepFail }},
+	{Path: "policies.on_sink_fail", Env: "NOETL_POLICIES_ON_SINK_FAIL", Kind: KindString, Default: "retry", Enum: []string{"retry", "fail_step", "async_ignore"},
+		Doc: "what a failed sink does", Source: "seed 000 §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnSinkFail }},
+	{Path: "policies.on_when_error", Env: "NOETL_POLICIES_ON_WHEN_ERROR", Kind: KindString, Default: "treat_as_false", Enum: []string{"treat_as_false", "fail_step"},
+		Doc: "what a `when` that fails to evaluate means", Source: "seed 000 §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnWhenError }},
+}

@@ -1,0 +1,113 @@
+# The engine's resource names. These lists mirror shared/deploy (the Go
+# manifest the code takes its names from); terraform_test.go checks both
+# directions, so change them together.
+locals {
+  functions = {
+    api         = { trigger = "http", invokers = "users" }
+    emit        = { trigger = "http", invokers = "users" }
+    execute     = { trigger = "http", invokers = "tasks" }
+    route       = { trigger = "push", invokers = "push", subscription = "route" }
+    materialize = { trigger = "push", invokers = "push", subscription = "materialize" }
+    dispatch    = { trigger = "push", invokers = "push", subscription = "dispatch" }
+  }
+
+  topics = ["events", "commands", "events-dead", "commands-dead"]
+
+  # Push subscriptions: no message ordering anywhere (the code is correct
+  # under any order); dead letters go to <topic>-dead.
+  push_subscriptions = {
+    route       = { topic = "events", filter = "attributes.route = \"1\"", function = "route", dead_letter_topic = "events-dead" }
+    materialize = { topic = "events", filter = "", function = "materialize", dead_letter_topic = "events-dead" }
+    dispatch    = { topic = "commands", filter = "", function = "dispatch", dead_letter_topic = "commands-dead" }
+  }
+
+  # Pull subscriptions to inspect the dead-letter topics
+  # (gcloud pubsub subscriptions pull events-dead-inspect).
+  inspect_subscriptions = {
+    "events-dead-inspect"   = "events-dead"
+    "commands-dead-inspect" = "commands-dead"
+  }
+
+  queues = ["work", "timers"]
+
+  # Firestore collection groups whose documents carry expire_at (TTL).
+  # Firestore TTL never deletes subcollections, so each one has its own.
+  ttl_collections = ["executions", "batches", "outbox", "loops", "iterations", "lanes", "loop_done", "units", "dlq"]
+
+  # Large JSON/YAML fields that are never queried: no single-field indexes.
+  exempt_fields = {
+    executions  = ["state", "source"]
+    batches     = ["events"]
+    outbox      = ["events", "commands"]
+    loops       = ["items"]
+    iterations  = ["result"]
+    dlq         = ["payload", "context_excerpt"]
+    versions    = ["source"]
+    credentials = ["data"]
+  }
+
+  # Composite indexes of the listings (GET /executions, dlq list).
+  indexes = {
+    "executions-status-created"          = { collection = "executions", fields = [["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-playbook-created"        = { collection = "executions", fields = [["playbook", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-playbook-status-created" = { collection = "executions", fields = [["playbook", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "dlq-status-last-seen"               = { collection = "dlq", fields = [["status", "ASCENDING"], ["last_seen", "DESCENDING"]] }
+  }
+
+  # Service settings per function; var.functions overrides any field.
+  # Every function takes more than one request at a time, so each has at
+  # least one vCPU (Cloud Run's rule).
+  function_defaults = {
+    api         = { memory = "512Mi", cpu = 1, timeout_s = 60, concurrency = 80, min_instances = 0, max_instances = 20 }
+    emit        = { memory = "512Mi", cpu = 1, timeout_s = 60, concurrency = 80, min_instances = 0, max_instances = 20 }
+    execute     = { memory = "1Gi", cpu = 1, timeout_s = 900, concurrency = 8, min_instances = 0, max_instances = 100 }
+    route       = { memory = "512Mi", cpu = 1, timeout_s = 120, concurrency = 40, min_instances = 0, max_instances = 50 }
+    materialize = { memory = "512Mi", cpu = 1, timeout_s = 60, concurrency = 80, min_instances = 0, max_instances = 20 }
+    dispatch    = { memory = "512Mi", cpu = 1, timeout_s = 60, concurrency = 80, min_instances = 0, max_instances = 20 }
+  }
+  function_settings = {
+    for name, d in local.function_defaults : name => {
+      for field, value in d : field => try(coalesce(var.functions[name][field], value), value)
+    }
+  }
+
+  # Megabytes of a memory setting ("512Mi", "2Gi").
+  memory_mb = { for name, s in local.function_settings : name => endswith(s.memory, "Gi") ? tonumber(trimsuffix(s.memory, "Gi")) * 1024 : tonumber(trimsuffix(s.memory, "Mi")) }
+
+  # Where the buildpack puts the source in the run image (NOETL_REPO_ROOT):
+  # the Go functions buildpack moves it to serverless_function_source_code.
+  repo_root = "/workspace/serverless_function_source_code"
+
+  # Deterministic Cloud Run URL of a gen2 function (its service is named
+  # like the function). Used for execute's URL and OIDC audience, which the
+  # functions need before execute exists (no dependency cycle).
+  run_url = { for name in keys(local.functions) : name => "https://noetl-${name}-${data.google_project.this.number}.${var.region}.run.app" }
+
+  # Configuration of every function (shared/config registry; README
+  # "Configuration"). Knobs marked Deploy in the registry must be here.
+  env = merge({
+    GOOGLE_CLOUD_PROJECT             = var.project
+    NOETL_LOCATION                   = var.region
+    NOETL_EVENTS_TOPIC               = google_pubsub_topic.topic["events"].name
+    NOETL_COMMANDS_TOPIC             = google_pubsub_topic.topic["commands"].name
+    NOETL_ROUTE_SUBSCRIPTION         = "route"
+    NOETL_MATERIALIZE_SUBSCRIPTION   = "materialize"
+    NOETL_DISPATCH_SUBSCRIPTION      = "dispatch"
+    NOETL_WORK_QUEUE                 = google_cloud_tasks_queue.queue["work"].name
+    NOETL_TIMERS_QUEUE               = google_cloud_tasks_queue.queue["timers"].name
+    NOETL_TASKS_MAX_ATTEMPTS         = tostring(var.tasks_max_attempts)
+    NOETL_EXECUTE_URL                = local.run_url["execute"]
+    NOETL_EXECUTE_AUDIENCE           = local.run_url["execute"]
+    NOETL_TASKS_SERVICE_ACCOUNT      = google_service_account.tasks.email
+    NOETL_PUSH_MAX_DELIVERY_ATTEMPTS = tostring(var.push.max_delivery_attempts)
+    NOETL_RESULTS_BUCKET             = google_storage_bucket.results.name
+    NOETL_RESULT_INLINE_MAX          = tostring(var.result_inline_max)
+    NOETL_REPO_ROOT                  = local.repo_root
+    NOETL_LEASE_TTL_S                = tostring(var.lease_ttl_s)
+    NOETL_HEARTBEAT_INTERVAL_S       = tostring(var.heartbeat_interval_s)
+    NOETL_DISPATCH_DEADLINE_S        = tostring(var.dispatch_deadline_s)
+    NOETL_DLQ_RETENTION_DAYS         = tostring(var.dlq_retention_days)
+    NOETL_TRACING_EXPORTER           = var.tracing_exporter
+    NOETL_METRICS_EXPORTER           = "gcp"
+  }, var.extra_env)
+}

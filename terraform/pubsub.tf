@@ -1,0 +1,61 @@
+# Pub/Sub: the event log (events), bulk fan-out (commands), their
+# dead-letter topics, and explicit push subscriptions to route,
+# materialize and dispatch (design v2). No subscription orders messages.
+
+resource "google_pubsub_topic" "topic" {
+  for_each = toset(local.topics)
+  name     = each.value
+  # The events topic is the write-ahead log: keep it for seek/replay.
+  message_retention_duration = each.value == "events" ? var.events_retention : null
+  depends_on                 = [google_project_service.services]
+}
+
+resource "google_pubsub_subscription" "push" {
+  for_each = local.push_subscriptions
+  name     = each.key
+  topic    = google_pubsub_topic.topic[each.value.topic].id
+  filter   = each.value.filter
+
+  # Pub/Sub waits this long for the function's answer before redelivering
+  # (at most 600 s; the function's timeout is validated against it).
+  ack_deadline_seconds    = min(600, local.function_settings[each.value.function].timeout_s)
+  enable_message_ordering = false
+
+  push_config {
+    # The path names the topic, as functions-framework-go expects when it
+    # converts a push body to a CloudEvent.
+    push_endpoint = "${google_cloudfunctions2_function.fn[each.value.function].service_config[0].uri}/projects/${var.project}/topics/${each.value.topic}"
+    oidc_token {
+      service_account_email = google_service_account.push.email
+      audience              = google_cloudfunctions2_function.fn[each.value.function].service_config[0].uri
+    }
+  }
+
+  dead_letter_policy {
+    dead_letter_topic     = google_pubsub_topic.topic[each.value.dead_letter_topic].id
+    max_delivery_attempts = var.push.max_delivery_attempts
+  }
+
+  retry_policy {
+    minimum_backoff = "${var.push.min_backoff_s}s"
+    maximum_backoff = "${var.push.max_backoff_s}s"
+  }
+
+  expiration_policy {
+    ttl = "" # never expires
+  }
+}
+
+# Pull subscriptions to inspect dead letters:
+#   gcloud pubsub subscriptions pull events-dead-inspect --limit 10
+resource "google_pubsub_subscription" "inspect" {
+  for_each                   = local.inspect_subscriptions
+  name                       = each.key
+  topic                      = google_pubsub_topic.topic[each.value].id
+  ack_deadline_seconds       = 60
+  message_retention_duration = "604800s"
+  retain_acked_messages      = true
+  expiration_policy {
+    ttl = ""
+  }
+}
