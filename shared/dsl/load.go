@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // APIVersion is the canonical playbook apiVersion (DSL.md "Document").
@@ -204,7 +204,7 @@ func (l *loader) load(src []byte) *Playbook {
 	return l.playbook(root)
 }
 
-// parserProblems are yaml.v3's parser (not scanner) error texts. yaml.v3
+// parserProblems are the YAML library's parser (not scanner) error texts. yaml.v3
 // v3.0.1 reports their line 0-based (it increments only scanner errors), so
 // syntax adds one to point at the right 1-based line.
 var parserProblems = []string{
@@ -225,7 +225,7 @@ func isParserProblem(msg string) bool {
 	return false
 }
 
-// syntax turns a yaml.v3 error into a Problem with its 1-based line.
+// syntax turns a YAML library (go.yaml.in/yaml/v3) error into a Problem with its 1-based line.
 func (l *loader) syntax(err error) {
 	msg := err.Error()
 	for _, part := range strings.Split(msg, "\n") {
@@ -249,7 +249,7 @@ func (l *loader) syntax(err error) {
 				}
 			}
 		} else if strings.HasPrefix(part, "yaml: ") {
-			// yaml.v3 omits the line when it is the first one.
+			// The YAML library omits the line when it is the first one.
 			line = 1
 		} else if strings.HasPrefix(part, "line ") {
 			if i := strings.Index(part, ":"); i > 0 {
