@@ -204,9 +204,10 @@ func (l *loader) load(src []byte) *Playbook {
 	return l.playbook(root)
 }
 
-// parserProblems are the YAML library's parser (not scanner) error texts. yaml.v3
-// v3.0.1 reports their line 0-based (it increments only scanner errors), so
-// syntax adds one to point at the right 1-based line.
+// parserProblems are the YAML library's parser (not scanner) error texts.
+// go.yaml.in/yaml/v3 v3.0.6 (like gopkg.in/yaml.v3 v3.0.1 before it)
+// reports their line 0-based (it increments only scanner errors), so syntax
+// adds one to point at the right 1-based line.
 var parserProblems = []string{
 	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
 	"did not find expected '-' indicator", "did not find expected <document start>",
