@@ -10,16 +10,25 @@ import (
 	"testing"
 )
 
-// conformanceFiles lists the vendored conformance playbooks, plus the
-// shared originals when this checkout sits next to them.
+// confDir is the repository's copy of NoETL's conformance playbooks
+// (emulators/e2e/testdata/conformance; origin and licence in its SOURCE.md).
+const confDir = "../../emulators/e2e/testdata/conformance"
+
+// conf returns the path of a playbook of the older (v10) conformance set.
+func conf(name string) string { return filepath.Join(confDir, "noetl", name) }
+
+// confV2 returns the path of a playbook of the DSL v2 conformance set,
+// relative to its playbooks/ directory.
+func confV2(name string) string { return filepath.Join(confDir, "noetl-v2", "playbooks", name) }
+
+// conformanceFiles lists the playbooks of the older conformance set.
 func conformanceFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("testdata/conformance/*.yaml")
+	files, err := filepath.Glob(conf("*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no vendored conformance playbooks: %v", err)
+		t.Fatalf("no conformance playbooks in %s: %v", confDir, err)
 	}
-	shared, _ := filepath.Glob("../../../shared/conformance/noetl/*.yaml")
-	return append(files, shared...)
+	return files
 }
 
 func mustLoadFile(t *testing.T, path string) *Playbook {
@@ -67,7 +76,7 @@ func TestConformancePlaybooksLoadCleanly(t *testing.T) {
 }
 
 func TestHelloWorldNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/hello_world.yaml")
+	p := mustLoadFile(t, conf("hello_world.yaml"))
 	if p.APIVersion != APIVersion || p.Kind != "Playbook" || p.Metadata.Name != "hello_world" || p.Metadata.Path != "tests/fixtures/playbooks/hello_world" {
 		t.Errorf("header: %+v %+v", p.APIVersion, p.Metadata)
 	}
@@ -109,7 +118,7 @@ func TestHelloWorldNormalisation(t *testing.T) {
 }
 
 func TestArgsPassingNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/test_args_passing.yaml")
+	p := mustLoadFile(t, conf("test_args_passing.yaml"))
 	start := p.Step("start")
 	if len(start.Tasks) != 1 || start.Tasks[0].Name != "init" || start.Tasks[0].Path != "workflow[0].tool[0]" {
 		t.Fatalf("start task = %+v", start.Tasks[0])
@@ -131,7 +140,7 @@ func TestArgsPassingNormalisation(t *testing.T) {
 }
 
 func TestLoopNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/v2_loop_test.yaml")
+	p := mustLoadFile(t, conf("v2_loop_test.yaml"))
 	start := p.Step("start")
 	if start.Loop == nil {
 		t.Fatal("no loop")
@@ -154,7 +163,7 @@ func TestLoopNormalisation(t *testing.T) {
 }
 
 func TestPaginationNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/test_pagination_basic.yaml")
+	p := mustLoadFile(t, conf("test_pagination_basic.yaml"))
 	start := p.Step("start")
 	if start.SetCtx["current_page"] != "{{ workload.current_page }}" || len(start.SetCtx) != 4 {
 		t.Errorf("start set_ctx = %v", start.SetCtx)
@@ -196,12 +205,12 @@ func TestPaginationNormalisation(t *testing.T) {
 }
 
 func TestRetryConformancePolicies(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/http_retry_status_code.yaml")
+	p := mustLoadFile(t, conf("http_retry_status_code.yaml"))
 	r := p.Step("start").Tasks[0].Policy.Rules[0]
 	if r.Then.Do != "retry" || r.Then.Attempts != 3 || r.Then.Delay != 0.5 || r.Then.Backoff != "exponential" {
 		t.Errorf("rule = %+v", r.Then)
 	}
-	p = mustLoadFile(t, "testdata/conformance/python_retry_exception.yaml")
+	p = mustLoadFile(t, conf("python_retry_exception.yaml"))
 	task := p.Step("start").Tasks[0]
 	if libs, _ := task.Config["libs"].(map[string]any); libs["random"] != "random" {
 		t.Errorf("libs = %v", task.Config["libs"])
