@@ -103,7 +103,7 @@ func TestHelloWorldNormalisation(t *testing.T) {
 		t.Errorf("next = %+v", start.Next)
 	}
 	ts := p.Step("test_step")
-	if ts.Tasks[0].Name != "test_step_task" || ts.Tasks[0].Args["message"] != "{{ message }}" {
+	if ts.Tasks[0].Name != "test_step_task" || ts.Tasks[0].Input["message"] != "{{ message }}" {
 		t.Errorf("test_step task = %+v", ts.Tasks[0])
 	}
 	if end := p.Step("end"); end.Next != nil {
@@ -131,7 +131,7 @@ func TestArgsPassingNormalisation(t *testing.T) {
 	if arc.Step != "use_vars" || !reflect.DeepEqual(arc.Args, want) {
 		t.Errorf("arc = %+v", arc)
 	}
-	if got := p.Step("use_vars").Tasks[0]; got.Name != "compute" || got.Args["computed"] != "{{ args.computed }}" {
+	if got := p.Step("use_vars").Tasks[0]; got.Name != "compute" || got.Input["computed"] != "{{ args.computed }}" {
 		t.Errorf("use_vars task = %+v", got)
 	}
 	if p.Workload["initial_value"] != 100 {
@@ -148,11 +148,11 @@ func TestLoopNormalisation(t *testing.T) {
 	if start.Loop.Iterator != "num" || start.Loop.Mode != "sequential" || start.Loop.In != "{{ numbers }}" || start.Loop.Line != 22 {
 		t.Errorf("loop = %+v", start.Loop)
 	}
-	if start.Args["num"] != "{{ num }}" || start.Args["loop_index"] != "{{ loop_index }}" {
-		t.Errorf("step args = %v", start.Args)
+	if start.Input["num"] != "{{ num }}" || start.Input["loop_index"] != "{{ loop_index }}" {
+		t.Errorf("step args = %v", start.Input)
 	}
-	if start.Tasks[0].Args != nil && len(start.Tasks[0].Args) != 0 {
-		t.Errorf("task args = %v", start.Tasks[0].Args)
+	if start.Tasks[0].Input != nil && len(start.Tasks[0].Input) != 0 {
+		t.Errorf("task args = %v", start.Tasks[0].Input)
 	}
 	if ul := p.Step("user_loop"); ul.Loop.Iterator != "user" || ul.Loop.Mode != "sequential" {
 		t.Errorf("user_loop = %+v", ul.Loop)
@@ -165,8 +165,8 @@ func TestLoopNormalisation(t *testing.T) {
 func TestPaginationNormalisation(t *testing.T) {
 	p := mustLoadFile(t, conf("test_pagination_basic.yaml"))
 	start := p.Step("start")
-	if start.SetCtx["current_page"] != "{{ workload.current_page }}" || len(start.SetCtx) != 4 {
-		t.Errorf("start set_ctx = %v", start.SetCtx)
+	if sc := SetOf(start.Set, ScopeCtx); sc["current_page"] != "{{ workload.current_page }}" || len(sc) != 4 || len(start.Set) != 4 {
+		t.Errorf("start set_ctx = %+v", start.Set)
 	}
 	fetch := p.Step("fetch_page").Tasks[0]
 	if fetch.Kind != "http" || fetch.Config["url"] != "{{ api_url }}/api/v1/assessments" || fetch.Config["method"] != "GET" {
@@ -189,8 +189,8 @@ func TestPaginationNormalisation(t *testing.T) {
 		t.Errorf("rule 2 = %+v", r)
 	}
 	cp := p.Step("check_pagination")
-	if cp.SetCtx["has_more"] != "{{ check_pagination.has_more }}" {
-		t.Errorf("set_ctx = %v", cp.SetCtx)
+	if SetOf(cp.Set, ScopeCtx)["has_more"] != "{{ check_pagination.has_more }}" {
+		t.Errorf("set_ctx = %+v", cp.Set)
 	}
 	arcs := cp.Next.Arcs
 	if len(arcs) != 2 || arcs[0].Step != "fetch_page" || arcs[0].When != "{{ ctx.has_more == true }}" || arcs[1].Step != "validate_results" || arcs[1].When != "{{ ctx.has_more != true }}" {

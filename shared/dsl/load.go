@@ -22,9 +22,6 @@ const APIVersion = "noetl.io/v2"
 // APIVersion.
 const LegacyAPIVersion = "noetl.io/v1"
 
-// Kinds lists the task kinds the engine has (DSL.md "Tasks").
-var Kinds = []string{"noop", "http", "python", "postgres", "playbook", "workbook"}
-
 // ValidationError is returned by Load when a playbook cannot be accepted.
 // Problems holds every problem found (never only the first), sorted by line;
 // Warnings holds the non-fatal findings collected on the way. Error() lists
@@ -128,6 +125,7 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 	p := l.load(src)
 	if p != nil {
 		p.lines = l.lines
+		l.finish(p)
 		structural := map[string]bool{}
 		for _, q := range l.problems {
 			structural[q.Path] = true
@@ -138,6 +136,7 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 			}
 		}
 		if len(l.problems) == 0 {
+			p.computeJoins()
 			l.warnings = append(l.warnings, p.lint()...)
 		}
 	}
@@ -147,6 +146,25 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 	p.Warnings = sortProblems(dedup(l.warnings))
 	p.Source = string(src)
 	return p, nil
+}
+
+// finish applies the normalisations that need the whole playbook: the
+// default entry step (Playbook.Entry) and the implicit arcs to "end"
+// (Arc.Implicit).
+func (l *loader) finish(p *Playbook) {
+	if p.Entry == "" {
+		p.Entry = p.EntryStep()
+	}
+	if p.Step("end") == nil {
+		return
+	}
+	for i, s := range p.Workflow {
+		if s == nil || s.Next != nil || s.Name == "end" || s.Name == "" || s.Name == p.FinalStep {
+			continue
+		}
+		sp := stepPath(s, i)
+		s.Next = &Next{Mode: "exclusive", OnNoMatch: "complete", Line: s.Line, Arcs: []*Arc{{Step: "end", Implicit: true, Line: s.Line, Path: sp}}}
+	}
 }
 
 // maxValueNodes bounds the YAML nodes visited while converting values, so an
