@@ -139,6 +139,7 @@ var scopeNames = map[string]bool{
 	"workload": true, "ctx": true, "iter": true, "args": true, "execution_id": true,
 	"keychain": true, "event": true, "outcome": true, "_prev": true, "_task": true,
 	"_attempt": true, "loop_index": true, "input_data": true,
+	"input": true, "output": true, "step": true,
 }
 
 // lint returns the warnings Load adds for a valid playbook: steps

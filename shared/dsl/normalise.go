@@ -23,6 +23,13 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 	if !ok {
 		return nil
 	}
+	if e, ok := index(fs)["kind"]; ok {
+		if d := deref(e.v); d != nil && d.Kind == yaml.ScalarNode && d.Value == "Subscription" {
+			// Only this problem: the rest of the document is not a playbook.
+			l.errf(e.k, "kind", "kind Subscription is a subscription resource, not a playbook: register it through the subscriptions API instead of running it")
+			return nil
+		}
+	}
 	p := &Playbook{}
 	for _, e := range fs {
 		path := e.key

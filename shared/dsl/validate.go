@@ -61,6 +61,8 @@ func (v *validator) run() {
 	case "Playbook":
 	case "":
 		v.add("kind", 0, "kind is required (kind: Playbook)")
+	case "Subscription":
+		v.add("kind", 0, "kind Subscription is a subscription resource, not a playbook: register it through the subscriptions API instead of running it")
 	default:
 		v.add("kind", 0, "kind must be Playbook, got %q", p.Kind)
 	}

@@ -137,8 +137,12 @@ func (w *nameWalker) control(c nodes.ControlStructure) {
 	}
 }
 
+// literalNames are Jinja2's literal spellings that gonja may parse as
+// names (Jinja2 reads them as True, False and None).
+var literalNames = map[string]bool{"true": true, "false": true, "none": true, "True": true, "False": true, "None": true}
+
 func (w *nameWalker) name(n string) {
-	if n == "" || w.isBound(n) {
+	if n == "" || w.isBound(n) || literalNames[n] {
 		return
 	}
 	if _, global := envGlobals[n]; global {
