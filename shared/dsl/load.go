@@ -78,22 +78,39 @@ func LoadFile(path string) (*Playbook, error) {
 }
 
 // Load parses a playbook (YAML, one document), normalises it into the model
-// and validates it (DSL.md; seeds 001 and 003). name labels the source in
-// problem messages. On any problem it returns a nil playbook and a
-// *ValidationError listing all of them with their lines (a YAML syntax error
-// is one such problem); deprecated forms that could be normalised are
+// and validates it (DSL.md; seeds 001 and 003; NoETL's DSL v2). name labels
+// the source in problem messages. On any problem it returns a nil playbook
+// and a *ValidationError listing all of them with their lines (a YAML syntax
+// error is one such problem); deprecated forms that could be normalised are
 // reported in Playbook.Warnings instead. Load never panics.
 //
-// Accepted shapes (DSL.md "Document", "Step", "Tasks"):
-//   - root keys apiVersion (noetl.io/v2; v1 warns), kind, metadata (name
-//     required), workload, workflow, keychain, executor, workbook (a mapping
-//     name → task or a list of {name, kind, ...}); anything else, and root
-//     vars, is an error;
+// Accepted shapes (DSL.md "Document", "Step", "Tasks", "DSL v2 names"):
+//   - root keys apiVersion (noetl.io/v2; NoETL's noetl.io/v10 is the same;
+//     v1 warns), kind (Playbook; a kind Subscription resource gets one
+//     problem saying it is not a playbook), metadata (name required; labels,
+//     tags and NoETL's other known keys kept in Metadata.Extra), workload,
+//     workflow, keychain, executor (spec.entry_step, final_step,
+//     no_next_is_error parsed), workbook (a list of NoETL's {name, tool:
+//     {...}, assert}, a list of {name, kind, ...}, or a mapping name →
+//     task); anything else, and root vars, is an error;
+//   - step keys step, desc, spec, loop, input | args, tool, set, set_ctx,
+//     output, next (and legacy retry);
 //   - tool: a single mapping (label "<step>_task"; its name, if any, is the
 //     label except for kind workbook), a list of {name, kind, ...}, unnamed
 //     list items (task_0, task_1, ...), list items {label: {kind, ...}}
-//     (seed 003), or a mapping of label → task;
-//   - next: {spec: {mode}, arcs: [{step, when, args, on}]}.
+//     (seed 003), or a mapping of label → task; a task has the keys of
+//     CommonTaskKeys and those its kind reads (KindKeys; NoETL's kind keys
+//     and input are also accepted under tool.spec);
+//   - loop: {in | cursor, iterator, spec: {mode, max_in_flight (integer or
+//     template), allow_set_ctx, policy: {exec}, frame}};
+//   - next: {spec: {mode, on_no_match}, arcs: [{step, when, set, args,
+//     on}]};
+//   - policy rules {when, then: {do, attempts, backoff, delay, max_delay,
+//     to, set, set_iter, set_ctx}} and {else: {then: {...}}}.
+//
+// After parsing, Load sets Playbook.Entry, adds the implicit arcs to "end"
+// (Arc.Implicit), validates (Validate, which parses every template) and,
+// for a valid playbook, computes the joins (Step.JoinOf) and the warnings.
 //
 // Legacy forms normalised with a warning: next as a string, {step: x}, a
 // list of steps/arcs, or [{when, then}, {else}]; step/task retry: (seed 001:
@@ -103,13 +120,17 @@ func LoadFile(path string) (*Playbook, error) {
 // max_attempts, next_call {params, headers, url}, collect append|replace|
 // collect with path/merge_path) → a jump pipeline plus a collecting noop
 // task (pagination.go documents exactly what is generated); loop.mode,
-// loop.collection/element/concurrency, mode async/sync; arc data/with/input.
-// Legacy forms rejected with the canonical rewrite: step when, eval, expr,
-// case, sink, save, type, vars, name, with/data/input; tool: <kind string>;
-// task type:; the retry.on_success forms pagination.go cannot map.
+// loop.collection/element/concurrency, mode async/sync; arc data/with/input;
+// else: {do: ...} without then; a bare set target at step or arc level
+// (written to ctx); tool keys NoETL itself ignores (IgnoredTaskKeys,
+// dropped). Legacy forms rejected with the canonical rewrite: step when,
+// eval, expr, case, sink, save, type, vars, name, with/data, result,
+// outcome; tool: <kind string>; task type:; set under spec; the
+// retry.on_success forms pagination.go cannot map.
 //
 // Load's warnings include a few workflow checks (steps unreachable from
-// start, shadowed names, empty steps); Lint runs the full static analysis.
+// the entry step, shadowed names, empty steps, template names no scope
+// defines); Lint runs the full static analysis.
 func Load(src []byte, name string) (pb *Playbook, err error) {
 	file := name
 	if file == "" {

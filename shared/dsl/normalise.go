@@ -9,7 +9,9 @@ import (
 
 // This file turns the YAML tree into the model (DSL.md "Document", "Step",
 // "Tasks"; seed 003 for task policy; seed 001 for legacy retry; seed 002's
-// retry.on_success is in pagination.go). It reports
+// retry.on_success is in pagination.go; DSL v2 set/output/script/cursor
+// blocks and the executor spec are in v2.go, the per-kind task keys in
+// kinds.go). It reports
 // shape problems (wrong types, unknown keys, legacy forms) with the line of
 // the offending key; cross-reference rules (unknown arc targets, jump
 // labels, kinds, required fields ...) are checked on the model by
