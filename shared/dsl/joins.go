@@ -61,21 +61,30 @@ func (p *Playbook) computeJoins() {
 		live = reach(entry)
 		live[entry] = true
 	}
-	// upstream[t]: counted upstream steps of t.
+	// upstream[t]: counted upstream steps of t (only steps with two or
+	// more live upstreams can be reduce steps, so only those pay for the
+	// back-edge walk).
 	upstream := make([][]int, size)
+	for u := range n.steps {
+		if !live[u] {
+			continue
+		}
+		for _, x := range targets[u] {
+			upstream[x] = append(upstream[x], u)
+		}
+	}
 	for t := range n.steps {
+		if len(upstream[t]) < 2 {
+			continue
+		}
 		fromT := reach(t)
-		for u := range n.steps {
-			if !live[u] || fromT[u] {
-				continue
-			}
-			for _, x := range targets[u] {
-				if x == t {
-					upstream[t] = append(upstream[t], u)
-					break
-				}
+		kept := upstream[t][:0]
+		for _, u := range upstream[t] {
+			if !fromT[u] {
+				kept = append(kept, u)
 			}
 		}
+		upstream[t] = kept
 	}
 	reduce := make([]bool, size)
 	for t := range n.steps {

@@ -54,7 +54,8 @@ var CommonTaskKeys = []string{"name", "kind", "type", "input", "args", "spec", "
 //     child's workload, merged with the task's input), payload,
 //     return_step, return_result, result_step, poll_interval, task
 //     (noetl-tools PlaybookConfig; NoETL fixtures' task label);
-//   - workbook: name (the workbook entry);
+//   - workbook: name (the workbook entry), plus any key the called entry's
+//     kind reads (it overrides the entry's value);
 //   - duckdb: query/command/commands/sql, params, database / db_path,
 //     as_objects, auth/credentials (noetl-tools DuckdbConfig; noetl duckdb
 //     config: only local files and :memory:, no extensions);
@@ -155,9 +156,11 @@ var commonKeySet = func() map[string]bool {
 }()
 
 // kindReads reports whether a task of kind reads key (common or
-// kind-specific); true for unknown kinds (they are reported once, by kind).
+// kind-specific); true for unknown kinds (they are reported once, by kind)
+// and for kind workbook, whose call may override the config of the entry
+// it calls (Validate checks those keys against the entry's kind).
 func kindReads(kind, key string) bool {
-	if commonKeySet[key] {
+	if commonKeySet[key] || kind == "workbook" {
 		return true
 	}
 	keys, known := kindKeySet[kind]

@@ -176,7 +176,8 @@ func (l *loader) finish(p *Playbook) {
 	if p.Entry == "" {
 		p.Entry = p.EntryStep()
 	}
-	if p.Step("end") == nil {
+	if p.Step("end") == nil || p.FinalStep == "end" {
+		// With final_step: end, end already runs once after everything.
 		return
 	}
 	for i, s := range p.Workflow {

@@ -621,7 +621,10 @@ type Policy struct {
 
 // Rule is one policy rule. Else rules have Else=true and no When.
 type Rule struct {
-	// When is the guard template (empty for Else rules).
+	// When is the guard template (empty for Else rules). Task rules read
+	// the attempt's envelope as output (DSL v2) or outcome (v10): status,
+	// data (outcome.result), ref, error, meta and the kind helpers http, pg,
+	// py; admit rules read the step's scope.
 	When string `json:"when,omitempty"`
 	// Else marks the catch-all {else: {then: ...}} rule.
 	Else bool `json:"else,omitempty"`

@@ -810,3 +810,18 @@ func TestTemplateNames(t *testing.T) {
 		t.Errorf("parse error = %v", err)
 	}
 }
+
+func TestWorkbookCallOverrides(t *testing.T) {
+	src := hdr + "  - step: start\n    tool: {kind: workbook, name: fetch, url: \"http://other\", input: {a: 1}}\nworkbook:\n  - name: fetch\n    tool: {kind: http, url: \"http://x\"}\n"
+	p := mustLoad(t, src)
+	if c := p.Step("start").Tasks[0]; c.Config["url"] != "http://other" || c.Input["a"] != 1 {
+		t.Errorf("workbook call = %+v", c)
+	}
+	ve := loadErr(t, strings.Replace(src, `url: "http://other"`, "code: x", 1))
+	find(t, ve.Problems, 7, "workflow[0].tool.code", `task key "code" is not read by the http entry "fetch" this workbook task calls`)
+	// final_step: end gets no implicit arcs (end runs once at the end anyway).
+	p = mustLoad(t, "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: t}\nexecutor: {spec: {final_step: end}}\nworkflow:\n  - step: start\n    tool: {kind: noop}\n  - step: end\n    tool: {kind: noop}\n")
+	if p.Step("start").Next != nil {
+		t.Errorf("start.Next = %+v", p.Step("start").Next)
+	}
+}

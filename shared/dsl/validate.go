@@ -445,6 +445,14 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 			v.add(tp+".name", t.Line, "a workbook task needs name: the workbook entry to call")
 		case v.p.Workbook[ref] == nil:
 			v.add(tp+".name", t.Line, "workbook entry %q does not exist (root workbook has: %s)", ref, listOrNone(sortedKeys(v.p.Workbook)))
+		default:
+			if ek := v.p.Workbook[ref].Kind; knownKind(ek) && ek != "workbook" {
+				for _, k := range sortedKeys(t.Config) {
+					if k != "name" && !kindReads(ek, k) {
+						v.add(tp+"."+k, t.Line, "task key %q is not read by the %s entry %q this workbook task calls (it reads: %s)", k, ek, ref, kindKeysList(ek))
+					}
+				}
+			}
 		}
 	case !knownKind(t.Kind):
 		v.add(tp+".kind", t.Line, "%s", unknownKindMessage(t.Kind))
