@@ -174,10 +174,11 @@ type Step struct {
 	// Set is the step-level set, applied in order after the step (or its
 	// composite tool) completes successfully and before its arcs are
 	// evaluated (DSL.md "DSL v2 names": step completes → step set → arc
-	// conditions → chosen arc's set → target scheduled). From DSL v2 `set`
-	// and the v10 dialect's step `set_ctx` (each key becomes a ctx
-	// Assignment). Templates here read output (the step's result
-	// envelope) and the step's result by its name.
+	// conditions → chosen arc's set → target scheduled); for a loop step,
+	// once, when the loop ends. From DSL v2 `set` and the v10 dialect's
+	// step `set_ctx` (each key becomes a ctx Assignment). Templates here
+	// read output (the step's result envelope) and the step's result by
+	// its name.
 	Set []Assignment `json:"set,omitempty"`
 	// Output is the step-level output block (nil = none): NoETL fixtures
 	// put output.store / output_select / accumulate here as well as on
@@ -466,8 +467,10 @@ type Task struct {
 	// none): where the code or SQL comes from instead of code/command.
 	Script *Script `json:"script,omitempty"`
 	// Set is the composite tool item's set (DSL v2 tool[].set): applied in
-	// order after the task ran and its policy decided continue (before the
-	// next task); templates read output (this task's envelope).
+	// order right after each attempt of the task, before its policy rules
+	// are evaluated (NoETL task_sequence order: attempt → tool set → the
+	// matching rule's then.set → its action); templates read output (this
+	// attempt's envelope).
 	Set []Assignment `json:"set,omitempty"`
 	// Output is the task's output block (tool.output; nil = defaults).
 	Output *Output `json:"output,omitempty"`
@@ -655,9 +658,10 @@ type Then struct {
 	MaxDelay float64 `json:"max_delay,omitempty"` // cap on a computed delay (0 = none)
 	To       string  `json:"to,omitempty"`        // jump target task label
 	// Set is the rule's set (DSL v2 then.set, v10 then.set_iter and
-	// then.set_ctx), applied in order when the rule matches, before the
-	// action; templates read output/outcome. ctx targets are rejected in
-	// parallel loops unless loop.spec.allow_set_ctx.
+	// then.set_ctx), applied in order when the rule matches (after the
+	// task's own Set), before the action; templates read output/outcome.
+	// ctx targets are rejected in parallel and cursor loops unless
+	// loop.spec.allow_set_ctx.
 	Set []Assignment `json:"set,omitempty"`
 	// Allow is the admission decision (admit rules only).
 	Allow *bool `json:"allow,omitempty"`
