@@ -969,7 +969,7 @@ func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
 			if _, ok := em["then"]; !ok && len(efs) > 0 && allThenKeys(efs, admit) {
 				// NoETL fixtures write {else: {do: continue}}; NoETL's
 				// task_sequence expects {else: {then: {...}}}.
-				l.warnf(elseE.k, join(ip, "else"), "else without then: normalised to {else: {then: {%s}}} (write the then)", strings.Join(keysOf(efs), ", "))
+				l.warnf(elseE.k, join(ip, "else"), "else without then (%s directly under else): read as {else: {then: {%s: ...}}}; write the then", strings.Join(keysOf(efs), ", "), strings.Join(keysOf(efs), ": ..., "))
 				r.Then = l.then(elseE.v, join(ip, "else"), admit)
 				break
 			}

@@ -221,7 +221,7 @@ func TestV2KeysUnderToolSpec(t *testing.T) {
 	if r := start.Policy.Rules[2]; !r.Else || r.Then.Do != "continue" {
 		t.Errorf("else shorthand = %+v", r)
 	}
-	warned(t, p, 37, "else without then: normalised to {else: {then: {do}}}")
+	warned(t, p, 37, "else without then (do directly under else): read as {else: {then: {do: ...}}}; write the then")
 	proc := p.Step("process").Tasks[0]
 	if proc.Input["data"] != "{{ ctx.response_data }}" || proc.Config["code"] == nil || proc.Spec != nil {
 		t.Errorf("process task = %+v", proc)
