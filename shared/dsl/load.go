@@ -110,7 +110,8 @@ func LoadFile(path string) (*Playbook, error) {
 //
 // After parsing, Load sets Playbook.Entry, adds the implicit arcs to "end"
 // (Arc.Implicit), validates (Validate, which parses every template) and,
-// for a valid playbook, computes the joins (Step.JoinOf) and the warnings.
+// for a valid playbook, computes the joins (Step.JoinOf) and the warnings;
+// Prepare does the same normalisations for a playbook built in Go.
 //
 // Legacy forms normalised with a warning: next as a string, {step: x}, a
 // list of steps/arcs, or [{when, then}, {else}]; step/task retry: (seed 001:
@@ -172,7 +173,20 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 // finish applies the normalisations that need the whole playbook: the
 // default entry step (Playbook.Entry) and the implicit arcs to "end"
 // (Arc.Implicit).
-func (l *loader) finish(p *Playbook) {
+func (l *loader) finish(p *Playbook) { p.routing() }
+
+// Prepare applies to a playbook built or edited in Go what Load does after
+// parsing: it sets Entry when empty (EntryStep), gives every step without
+// next (other than "end" and the final step) the implicit arc to the step
+// named "end" when there is one (Arc.Implicit), and computes Step.JoinOf.
+// It is idempotent; call Validate first (Prepare assumes a valid graph and
+// ignores arcs to unknown steps).
+func (p *Playbook) Prepare() {
+	p.routing()
+	p.computeJoins()
+}
+
+func (p *Playbook) routing() {
 	if p.Entry == "" {
 		p.Entry = p.EntryStep()
 	}

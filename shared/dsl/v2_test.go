@@ -825,3 +825,29 @@ func TestWorkbookCallOverrides(t *testing.T) {
 		t.Errorf("start.Next = %+v", p.Step("start").Next)
 	}
 }
+
+func TestPrepareGoBuiltPlaybook(t *testing.T) {
+	noop := func() []*Task { return []*Task{{Name: "t", Kind: "noop"}} }
+	p := &Playbook{APIVersion: APIVersion, Kind: "Playbook", Metadata: Metadata{Name: "g"}, Workflow: []*Step{
+		{Name: "first", Tasks: noop(), Next: &Next{Mode: "inclusive", Arcs: []*Arc{{Step: "a"}, {Step: "b"}}}},
+		{Name: "a", Tasks: noop()},
+		{Name: "b", Tasks: noop()},
+		{Name: "end", Tasks: noop()},
+	}}
+	if ps := p.Validate(); len(ps) > 0 {
+		t.Fatalf("Validate: %v", ps)
+	}
+	p.Prepare()
+	p.Prepare() // idempotent
+	if p.Entry != "first" {
+		t.Errorf("entry = %q", p.Entry)
+	}
+	for _, name := range []string{"a", "b"} {
+		if nx := p.Step(name).Next; nx == nil || len(nx.Arcs) != 1 || !nx.Arcs[0].Implicit || nx.Arcs[0].Step != "end" {
+			t.Errorf("%s.Next = %+v", name, nx)
+		}
+	}
+	if got := p.Step("end").JoinOf; !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("end.JoinOf = %v", got)
+	}
+}
