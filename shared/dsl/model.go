@@ -10,7 +10,7 @@
 // that cannot parse is a validation error, and warns about names no scope
 // defines (templates.go).
 //
-// Two naming dialects normalise to the same model (../shared/DSL.md "DSL v2
+// Two naming dialects normalise to the same model (DSL.md "DSL v2
 // names"; NoETL's noetl_dsl_refactoring_spec.md): the v10 names (args,
 // outcome, set_ctx, set_iter, arc args) and the DSL v2 names (input, output,
 // set with ctx./iter./step. targets). Step.Input and Task.Input hold both
@@ -592,8 +592,10 @@ type OutputStore struct {
 // [i] indexes; a leading "$." is dropped) and the name As it is exposed
 // under (default: the last segment of Path without its index).
 type OutputSelect struct {
+	// Path is the field's dotted path in the result, e.g. data.items[0].id.
 	Path string `json:"path"`
-	As   string `json:"as"`
+	// As is the name the field stays readable under, e.g. {{ start.id }}.
+	As string `json:"as"`
 }
 
 // OutputAccumulate is output.accumulate (NoETL OutputAccumulate): results

@@ -11,7 +11,7 @@ import (
 )
 
 // This file parses the constructs of NoETL's DSL v2 and of its newer
-// models (../shared/DSL.md "DSL v2 names"; NoETL noetl_dsl_refactoring_spec.md,
+// models (DSL.md "DSL v2 names"; NoETL noetl_dsl_refactoring_spec.md,
 // workflow_entry_routing_termination.md, result_storage.md and
 // noetl/core/dsl/engine/models/*.py): set blocks with scoped targets,
 // output blocks, script blocks, cursor loops with their frame policy, and
