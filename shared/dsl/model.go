@@ -378,6 +378,12 @@ type Frame struct {
 	RetryMode string `json:"retry_mode"`
 	// MaxAttempts is how many times a frame may be claimed (default 3).
 	MaxAttempts int `json:"max_attempts"`
+	// Templates holds the numeric fields written as templates (field name
+	// as in YAML, e.g. "lease_seconds" → "{{ workload.lease }}"): rendered
+	// with the step's scope when the loop starts, the result replacing the
+	// field (which holds the default until then); a result that is not a
+	// number in the field's range fails the step (error kind "loop").
+	Templates map[string]string `json:"templates,omitempty"`
 }
 
 // Next is a step's routing block (next: {spec: {mode, on_no_match}, arcs:

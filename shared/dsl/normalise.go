@@ -560,7 +560,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 					for _, pe := range pfs {
 						pp := join(sp, pe.key)
 						if pe.key != "exec" {
-							l.errf(pe.k, pp, "unknown loop.spec.policy key %q (allowed: exec)", pe.key)
+							l.warnf(pe.k, pp, "loop.spec.policy.%s is not part of NoETL's loop policy (it has exec only): ignored", pe.key)
 							continue
 						}
 						if x, ok := l.str(pe.v, pp, "loop.spec.policy.exec"); ok {

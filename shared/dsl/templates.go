@@ -134,6 +134,11 @@ func (p *Playbook) templateSites() []templateSite {
 			}
 			value(lp.In, join(lpp, "in"), lp.Line)
 			add(lp.MaxInFlightTemplate, join(lpp, "spec.max_in_flight"), lp.Line)
+			if lp.Frame != nil {
+				for _, k := range sortedKeys(lp.Frame.Templates) {
+					add(lp.Frame.Templates[k], join(lpp, "spec.frame."+k), lp.Line)
+				}
+			}
 			if c := lp.Cursor; c != nil {
 				add(c.Claim, join(lpp, "cursor.claim"), lp.Line, cursorNames...)
 				add(c.Auth, join(lpp, "cursor.auth"), lp.Line)

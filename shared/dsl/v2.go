@@ -542,14 +542,34 @@ func (l *loader) frame(n *yaml.Node, path string) *Frame {
 		return nil
 	}
 	f := defaultFrame()
-	posInt := func(e entry, p string, min int) int {
+	def := defaultFrame()
+	// templated reports (and records) a numeric field written as a
+	// template; the field keeps its default until the loop starts.
+	templated := func(e entry, p string) bool {
+		d := deref(e.v)
+		if d == nil || d.Kind != yaml.ScalarNode || d.ShortTag() != "!!str" || !strings.Contains(d.Value, "{{") {
+			return false
+		}
+		if f.Templates == nil {
+			f.Templates = map[string]string{}
+		}
+		f.Templates[e.key] = d.Value
+		return true
+	}
+	posInt := func(e entry, p string, min int, cur int) int {
+		if templated(e, p) {
+			return cur
+		}
 		i, ok := l.integer(e.v, p, "frame."+e.key)
 		if ok && i < min {
 			l.errf(e.k, p, "frame.%s must be ≥ %d, got %d", e.key, min, i)
 		}
 		return i
 	}
-	posNum := func(e entry, p string) float64 {
+	posNum := func(e entry, p string, cur float64) float64 {
+		if templated(e, p) {
+			return cur
+		}
 		v, ok := l.num(e.v, p, "frame."+e.key+" (seconds)")
 		if ok && !(v > 0) {
 			l.errf(e.k, p, "frame.%s must be > 0, got %g", e.key, v)
@@ -560,19 +580,19 @@ func (l *loader) frame(n *yaml.Node, path string) *Frame {
 		ep := join(path, e.key)
 		switch e.key {
 		case "max_rows":
-			f.MaxRows = posInt(e, ep, 1)
+			f.MaxRows = posInt(e, ep, 1, def.MaxRows)
 		case "max_bytes":
-			f.MaxBytes = posInt(e, ep, 1)
+			f.MaxBytes = posInt(e, ep, 1, def.MaxBytes)
 		case "row_concurrency":
-			f.RowConcurrency = posInt(e, ep, 1)
+			f.RowConcurrency = posInt(e, ep, 1, def.RowConcurrency)
 		case "max_attempts":
-			f.MaxAttempts = posInt(e, ep, 1)
+			f.MaxAttempts = posInt(e, ep, 1, def.MaxAttempts)
 		case "max_seconds":
-			f.MaxSeconds = posNum(e, ep)
+			f.MaxSeconds = posNum(e, ep, def.MaxSeconds)
 		case "lease_seconds":
-			f.LeaseSeconds = posNum(e, ep)
+			f.LeaseSeconds = posNum(e, ep, def.LeaseSeconds)
 		case "heartbeat_seconds":
-			f.HeartbeatSeconds = posNum(e, ep)
+			f.HeartbeatSeconds = posNum(e, ep, def.HeartbeatSeconds)
 		case "verify_ipc":
 			f.VerifyIPC, _ = l.boolean(e.v, ep, "frame.verify_ipc")
 		case "process":

@@ -267,17 +267,25 @@ func TestV2CursorLoop(t *testing.T) {
 		t.Fatalf("cursor = %+v", c)
 	}
 	want := Frame{MaxRows: 50, MaxSeconds: 30, MaxBytes: 67108864, LeaseSeconds: 120, HeartbeatSeconds: 30, RowConcurrency: 1, Process: "row", RetryMode: "whole_frame", MaxAttempts: 3}
-	if lp.Frame == nil || *lp.Frame != want {
+	if lp.Frame == nil || !reflect.DeepEqual(*lp.Frame, want) {
 		t.Errorf("frame = %+v", lp.Frame)
 	}
 	// A cursor loop without frame gets NoETL's defaults.
 	p = mustLoad(t, hdr+"  - step: start\n    loop:\n      cursor: {auth: pg, claim: \"SELECT 1 LIMIT {{ __frame_max_rows }}\"}\n      iterator: row\n      spec: {mode: cursor, max_in_flight: 2}\n    tool: {kind: noop}\n")
-	if f := p.Step("start").Loop.Frame; f == nil || *f != *defaultFrame() || f.MaxRows != 1 {
+	if f := p.Step("start").Loop.Frame; f == nil || !reflect.DeepEqual(f, defaultFrame()) || f.MaxRows != 1 {
 		t.Errorf("default frame = %+v", f)
 	}
 	if len(p.Warnings) != 0 {
 		t.Errorf("warnings: %v", p.Warnings)
 	}
+	// Frame fields may be templates (NoETL's frame_heartbeat_regression
+	// fixture); unknown loop policy keys are ignored with a warning.
+	p = mustLoad(t, "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: t}\nworkload: {lease: 60}\nworkflow:\n  - step: start\n    loop:\n      cursor: {auth: pg, claim: x}\n      iterator: row\n      spec: {mode: cursor, policy: {exec: distributed, results: {preserve_order: true}}, frame: {lease_seconds: \"{{ lease }}\", max_rows: 5}}\n    tool: {kind: noop}\n")
+	f := p.Step("start").Loop.Frame
+	if f.LeaseSeconds != 120 || f.MaxRows != 5 || !reflect.DeepEqual(f.Templates, map[string]string{"lease_seconds": "{{ lease }}"}) || p.Step("start").Loop.Exec != "distributed" {
+		t.Errorf("templated frame = %+v", f)
+	}
+	warned(t, p, 10, "loop.spec.policy.results is not part of NoETL's loop policy (it has exec only): ignored")
 }
 
 func TestCursorLoopErrors(t *testing.T) {
