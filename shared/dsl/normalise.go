@@ -192,8 +192,8 @@ func (l *loader) workbook(n *yaml.Node, path string) map[string]*Task {
 	return out
 }
 
-// workbookEntry converts NoETL's workbook entry shape {name, tool: {kind,
-// ...}, assert: {...}} (WorkbookTask). label is the entry's name in the
+// workbookEntry converts NoETL's workbook entry shape {name, desc, tool:
+// {kind, ...}, assert: {...}} (WorkbookTask; desc is documentation). label is the entry's name in the
 // mapping form ("" in the list form, where name gives it).
 func (l *loader) workbookEntry(n *yaml.Node, path, label string) *Task {
 	fs, ok := l.fields(n, path, "a workbook entry")
@@ -230,7 +230,8 @@ func (l *loader) workbookEntry(n *yaml.Node, path, label string) *Task {
 	for _, e := range fs {
 		ep := join(path, e.key)
 		switch e.key {
-		case "name", "tool":
+		case "name", "tool", "desc":
+			// desc is documentation (NoETL's fixtures write it).
 		case "assert":
 			a := l.dict(e.v, ep, "assert")
 			if t.Assert != nil && a != nil {
@@ -241,7 +242,7 @@ func (l *loader) workbookEntry(n *yaml.Node, path, label string) *Task {
 		case "sink":
 			l.errf(e.k, ep, "workbook sink is not canonical (there is no special sink): add a storage task after the one that calls this entry")
 		default:
-			l.errf(e.k, ep, "unknown workbook entry key %q (allowed: name, tool, assert)", e.key)
+			l.errf(e.k, ep, "unknown workbook entry key %q (allowed: name, desc, tool, assert)", e.key)
 		}
 	}
 	return t

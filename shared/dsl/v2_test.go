@@ -250,10 +250,13 @@ func TestV2WorkbookEntries(t *testing.T) {
 		t.Errorf("scorer workbook = %v", sortedKeys(p.Workbook))
 	}
 
-	ve := loadErr(t, hdr+"  - step: start\n    tool: {kind: noop}\nworkbook:\n  - name: a\n    tool: {kind: noop}\n    sink: x\n  - name: b\n    tool: [{kind: noop}]\n  - name: c\n    tool: {kind: noop}\n    assert: {x: 1}\n    extra: 1\n")
-	find(t, ve.Problems, 11, "workbook[0].sink", "workbook sink is not canonical")
-	find(t, ve.Problems, 13, "workbook[1].tool", "a workbook entry's tool must be one task mapping")
-	find(t, ve.Problems, 17, "workbook[2].extra", `unknown workbook entry key "extra"`)
+	ve := loadErr(t, hdr+"  - step: start\n    tool: {kind: noop}\nworkbook:\n  - name: a\n    desc: doc\n    tool: {kind: noop}\n    sink: x\n  - name: b\n    tool: [{kind: noop}]\n  - name: c\n    tool: {kind: noop}\n    assert: {x: 1}\n    extra: 1\n")
+	find(t, ve.Problems, 12, "workbook[0].sink", "workbook sink is not canonical")
+	find(t, ve.Problems, 14, "workbook[1].tool", "a workbook entry's tool must be one task mapping")
+	find(t, ve.Problems, 18, "workbook[2].extra", `unknown workbook entry key "extra"`)
+	if len(ve.Problems) != 3 {
+		t.Errorf("problems:\n%s", FormatProblems("test.yaml", ve.Problems))
+	}
 }
 
 func TestV2CursorLoop(t *testing.T) {
