@@ -879,7 +879,7 @@ func (l *loader) taskSpec(t *Task, n *yaml.Node, path string, config map[string]
 		case "set", "set_ctx", "set_iter":
 			l.errf(e.k, ep, "%s must not live under spec (DSL v2: set is a first-class field): move it to the task (tool set) or to a policy rule's then", e.key)
 		default:
-			if knownKind(t.Kind) && !commonKeySet[e.key] && kindReads(t.Kind, e.key) && e.key != "script" {
+			if knownKind(t.Kind) && t.Kind != "workbook" && !commonKeySet[e.key] && kindReads(t.Kind, e.key) && e.key != "script" {
 				config[e.key] = l.value(e.v, ep)
 				fromSpec[e.key] = "spec." + e.key
 				continue

@@ -823,9 +823,9 @@ func TestTemplateNames(t *testing.T) {
 }
 
 func TestWorkbookCallOverrides(t *testing.T) {
-	src := hdr + "  - step: start\n    tool: {kind: workbook, name: fetch, url: \"http://other\", input: {a: 1}}\nworkbook:\n  - name: fetch\n    tool: {kind: http, url: \"http://x\"}\n"
+	src := hdr + "  - step: start\n    tool: {kind: workbook, name: fetch, url: \"http://other\", input: {a: 1}, spec: {knob: 1}}\nworkbook:\n  - name: fetch\n    tool: {kind: http, url: \"http://x\"}\n"
 	p := mustLoad(t, src)
-	if c := p.Step("start").Tasks[0]; c.Config["url"] != "http://other" || c.Input["a"] != 1 {
+	if c := p.Step("start").Tasks[0]; c.Config["url"] != "http://other" || c.Input["a"] != 1 || c.Spec["knob"] != 1 {
 		t.Errorf("workbook call = %+v", c)
 	}
 	ve := loadErr(t, strings.Replace(src, `url: "http://other"`, "code: x", 1))
