@@ -65,11 +65,12 @@ type Playbook struct {
 	// carries no args; it reads the results of the steps that ran.
 	FinalStep string `json:"final_step,omitempty"`
 	// NoNextIsError is executor.spec.no_next_is_error (default false, §5.2):
-	// when true, a step whose next has arcs but none matches on its
-	// boundary event fails the execution (error kind "routing", message
-	// naming the step and event) instead of ending the branch. A step
-	// without next is not affected (it is a leaf), nor a step whose
-	// next.spec.on_no_match is "quiet".
+	// when true, a step that succeeded (step.done, or loop.done for a loop)
+	// whose next has arcs of which none matches fails the execution (error
+	// kind "routing", message naming the step and event) instead of ending
+	// the branch. A step without next is not affected (it is a leaf), nor a
+	// step whose next.spec.on_no_match is "quiet"; a failed step without a
+	// matching arc fails the execution either way.
 	NoNextIsError bool `json:"no_next_is_error,omitempty"`
 	// Workbook holds named task templates (kind: workbook calls them).
 	Workbook map[string]*Task `json:"workbook,omitempty"`
@@ -391,12 +392,12 @@ type Frame struct {
 type Next struct {
 	// Mode is "exclusive" (first matching arc) or "inclusive" (all).
 	Mode string `json:"mode"`
-	// OnNoMatch is next.spec.on_no_match, what happens when no arc
-	// matches on the step's boundary event (NoETL NextSpec): "complete"
-	// (default: the branch ends; when nothing else is running or
-	// scheduled the execution completes, and with
-	// executor.spec.no_next_is_error the execution fails instead) or
-	// "quiet" (the branch ends silently, never an error — for branches
+	// OnNoMatch is next.spec.on_no_match, what happens when the step
+	// succeeded and no arc matches (NoETL NextSpec; Load defaults it to
+	// "complete"): "complete" (the branch ends; when nothing else is
+	// running or scheduled the execution completes — with
+	// executor.spec.no_next_is_error it fails instead) or "quiet" (the
+	// branch ends silently and never counts as an error — for branches
 	// that are expected to stop, e.g. one of several parallel workers).
 	OnNoMatch string `json:"on_no_match,omitempty"`
 	// Arcs are evaluated in order on the step's boundary event.
