@@ -193,8 +193,9 @@ func (l *loader) workbook(n *yaml.Node, path string) map[string]*Task {
 }
 
 // workbookEntry converts NoETL's workbook entry shape {name, desc, tool:
-// {kind, ...}, assert: {...}} (WorkbookTask; desc is documentation). label is the entry's name in the
-// mapping form ("" in the list form, where name gives it).
+// {kind, ...}, assert: {...}} (WorkbookTask; desc is documentation). label
+// is the entry's name in the mapping form ("" in the list form, where name
+// gives it).
 func (l *loader) workbookEntry(n *yaml.Node, path, label string) *Task {
 	fs, ok := l.fields(n, path, "a workbook entry")
 	if !ok {
