@@ -5,14 +5,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
-func conf(name string) string { return filepath.Join(SharedDir(), "conformance", "noetl", name) }
+func conf(name string) string { return Conformance("noetl", name) }
 
 func asInt(v any) int64 {
 	switch x := v.(type) {

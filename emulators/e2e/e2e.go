@@ -29,12 +29,20 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(f), "..", ".."))
 }
 
-// SharedDir returns the project's ../shared folder (conformance playbooks).
-func SharedDir() string {
-	if d := os.Getenv("NOETL_SHARED_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(RepoRoot(), "..", "shared")
+// ConformanceDir returns the directory of the vendored conformance
+// playbooks, emulators/e2e/testdata/conformance: NoETL's fixture playbooks
+// copied byte for byte, the older set under noetl/ and the DSL v2 set under
+// noetl-v2/ (origin, commits and licence in its SOURCE.md; the outcomes in
+// its READMEs).
+func ConformanceDir() string {
+	return filepath.Join(RepoRoot(), "emulators", "e2e", "testdata", "conformance")
+}
+
+// Conformance returns the path of one vendored conformance playbook: set is
+// "noetl" or "noetl-v2", name the path inside it (e.g.
+// "playbooks/hello_world/hello_world.yaml" for noetl-v2).
+func Conformance(set, name string) string {
+	return filepath.Join(ConformanceDir(), set, filepath.FromSlash(name))
 }
 
 // RequireStack skips the test when the stack is not up, or fails it when

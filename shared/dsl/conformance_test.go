@@ -10,16 +10,25 @@ import (
 	"testing"
 )
 
-// conformanceFiles lists the vendored conformance playbooks, plus the
-// shared originals when this checkout sits next to them.
+// confDir is the repository's copy of NoETL's conformance playbooks
+// (emulators/e2e/testdata/conformance; origin and licence in its SOURCE.md).
+const confDir = "../../emulators/e2e/testdata/conformance"
+
+// conf returns the path of a playbook of the older (v10) conformance set.
+func conf(name string) string { return filepath.Join(confDir, "noetl", name) }
+
+// confV2 returns the path of a playbook of the DSL v2 conformance set,
+// relative to its playbooks/ directory.
+func confV2(name string) string { return filepath.Join(confDir, "noetl-v2", "playbooks", name) }
+
+// conformanceFiles lists the playbooks of the older conformance set.
 func conformanceFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("testdata/conformance/*.yaml")
+	files, err := filepath.Glob(conf("*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no vendored conformance playbooks: %v", err)
+		t.Fatalf("no conformance playbooks in %s: %v", confDir, err)
 	}
-	shared, _ := filepath.Glob("../../../shared/conformance/noetl/*.yaml")
-	return append(files, shared...)
+	return files
 }
 
 func mustLoadFile(t *testing.T, path string) *Playbook {
@@ -67,7 +76,7 @@ func TestConformancePlaybooksLoadCleanly(t *testing.T) {
 }
 
 func TestHelloWorldNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/hello_world.yaml")
+	p := mustLoadFile(t, conf("hello_world.yaml"))
 	if p.APIVersion != APIVersion || p.Kind != "Playbook" || p.Metadata.Name != "hello_world" || p.Metadata.Path != "tests/fixtures/playbooks/hello_world" {
 		t.Errorf("header: %+v %+v", p.APIVersion, p.Metadata)
 	}
@@ -94,7 +103,7 @@ func TestHelloWorldNormalisation(t *testing.T) {
 		t.Errorf("next = %+v", start.Next)
 	}
 	ts := p.Step("test_step")
-	if ts.Tasks[0].Name != "test_step_task" || ts.Tasks[0].Args["message"] != "{{ message }}" {
+	if ts.Tasks[0].Name != "test_step_task" || ts.Tasks[0].Input["message"] != "{{ message }}" {
 		t.Errorf("test_step task = %+v", ts.Tasks[0])
 	}
 	if end := p.Step("end"); end.Next != nil {
@@ -109,7 +118,7 @@ func TestHelloWorldNormalisation(t *testing.T) {
 }
 
 func TestArgsPassingNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/test_args_passing.yaml")
+	p := mustLoadFile(t, conf("test_args_passing.yaml"))
 	start := p.Step("start")
 	if len(start.Tasks) != 1 || start.Tasks[0].Name != "init" || start.Tasks[0].Path != "workflow[0].tool[0]" {
 		t.Fatalf("start task = %+v", start.Tasks[0])
@@ -122,7 +131,7 @@ func TestArgsPassingNormalisation(t *testing.T) {
 	if arc.Step != "use_vars" || !reflect.DeepEqual(arc.Args, want) {
 		t.Errorf("arc = %+v", arc)
 	}
-	if got := p.Step("use_vars").Tasks[0]; got.Name != "compute" || got.Args["computed"] != "{{ args.computed }}" {
+	if got := p.Step("use_vars").Tasks[0]; got.Name != "compute" || got.Input["computed"] != "{{ args.computed }}" {
 		t.Errorf("use_vars task = %+v", got)
 	}
 	if p.Workload["initial_value"] != 100 {
@@ -131,7 +140,7 @@ func TestArgsPassingNormalisation(t *testing.T) {
 }
 
 func TestLoopNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/v2_loop_test.yaml")
+	p := mustLoadFile(t, conf("v2_loop_test.yaml"))
 	start := p.Step("start")
 	if start.Loop == nil {
 		t.Fatal("no loop")
@@ -139,11 +148,11 @@ func TestLoopNormalisation(t *testing.T) {
 	if start.Loop.Iterator != "num" || start.Loop.Mode != "sequential" || start.Loop.In != "{{ numbers }}" || start.Loop.Line != 22 {
 		t.Errorf("loop = %+v", start.Loop)
 	}
-	if start.Args["num"] != "{{ num }}" || start.Args["loop_index"] != "{{ loop_index }}" {
-		t.Errorf("step args = %v", start.Args)
+	if start.Input["num"] != "{{ num }}" || start.Input["loop_index"] != "{{ loop_index }}" {
+		t.Errorf("step args = %v", start.Input)
 	}
-	if start.Tasks[0].Args != nil && len(start.Tasks[0].Args) != 0 {
-		t.Errorf("task args = %v", start.Tasks[0].Args)
+	if start.Tasks[0].Input != nil && len(start.Tasks[0].Input) != 0 {
+		t.Errorf("task args = %v", start.Tasks[0].Input)
 	}
 	if ul := p.Step("user_loop"); ul.Loop.Iterator != "user" || ul.Loop.Mode != "sequential" {
 		t.Errorf("user_loop = %+v", ul.Loop)
@@ -154,10 +163,10 @@ func TestLoopNormalisation(t *testing.T) {
 }
 
 func TestPaginationNormalisation(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/test_pagination_basic.yaml")
+	p := mustLoadFile(t, conf("test_pagination_basic.yaml"))
 	start := p.Step("start")
-	if start.SetCtx["current_page"] != "{{ workload.current_page }}" || len(start.SetCtx) != 4 {
-		t.Errorf("start set_ctx = %v", start.SetCtx)
+	if sc := SetOf(start.Set, ScopeCtx); sc["current_page"] != "{{ workload.current_page }}" || len(sc) != 4 || len(start.Set) != 4 {
+		t.Errorf("start set_ctx = %+v", start.Set)
 	}
 	fetch := p.Step("fetch_page").Tasks[0]
 	if fetch.Kind != "http" || fetch.Config["url"] != "{{ api_url }}/api/v1/assessments" || fetch.Config["method"] != "GET" {
@@ -180,8 +189,8 @@ func TestPaginationNormalisation(t *testing.T) {
 		t.Errorf("rule 2 = %+v", r)
 	}
 	cp := p.Step("check_pagination")
-	if cp.SetCtx["has_more"] != "{{ check_pagination.has_more }}" {
-		t.Errorf("set_ctx = %v", cp.SetCtx)
+	if SetOf(cp.Set, ScopeCtx)["has_more"] != "{{ check_pagination.has_more }}" {
+		t.Errorf("set_ctx = %+v", cp.Set)
 	}
 	arcs := cp.Next.Arcs
 	if len(arcs) != 2 || arcs[0].Step != "fetch_page" || arcs[0].When != "{{ ctx.has_more == true }}" || arcs[1].Step != "validate_results" || arcs[1].When != "{{ ctx.has_more != true }}" {
@@ -196,12 +205,12 @@ func TestPaginationNormalisation(t *testing.T) {
 }
 
 func TestRetryConformancePolicies(t *testing.T) {
-	p := mustLoadFile(t, "testdata/conformance/http_retry_status_code.yaml")
+	p := mustLoadFile(t, conf("http_retry_status_code.yaml"))
 	r := p.Step("start").Tasks[0].Policy.Rules[0]
 	if r.Then.Do != "retry" || r.Then.Attempts != 3 || r.Then.Delay != 0.5 || r.Then.Backoff != "exponential" {
 		t.Errorf("rule = %+v", r.Then)
 	}
-	p = mustLoadFile(t, "testdata/conformance/python_retry_exception.yaml")
+	p = mustLoadFile(t, conf("python_retry_exception.yaml"))
 	task := p.Step("start").Tasks[0]
 	if libs, _ := task.Config["libs"].(map[string]any); libs["random"] != "random" {
 		t.Errorf("libs = %v", task.Config["libs"])

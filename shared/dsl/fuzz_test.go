@@ -18,7 +18,7 @@ import (
 //
 //	go test ./shared/dsl -run '^$' -fuzz FuzzLoad -fuzztime 60s -parallel 2
 func FuzzLoad(f *testing.F) {
-	for _, pattern := range []string{"testdata/conformance/*.yaml", "testdata/valid/*.yaml", "testdata/invalid/*.yaml"} {
+	for _, pattern := range []string{"../../emulators/e2e/testdata/conformance/noetl/*.yaml", "../../emulators/e2e/testdata/conformance/noetl-v2/playbooks/*/*.yaml", "testdata/valid/*.yaml", "testdata/invalid/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if b, err := os.ReadFile(file); err == nil {

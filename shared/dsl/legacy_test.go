@@ -34,8 +34,8 @@ func TestSeed003CanonicalPlaybook(t *testing.T) {
 	if s.Loop.Mode != "parallel" || s.Loop.MaxInFlight != 10 || s.Loop.Iterator != "endpoint" || s.Loop.AllowSetCtx {
 		t.Errorf("loop = %+v", s.Loop)
 	}
-	if !reflect.DeepEqual(s.Loop.Spec, map[string]any{"policy": map[string]any{"exec": "distributed"}}) {
-		t.Errorf("loop spec = %v", s.Loop.Spec)
+	if s.Loop.Exec != "distributed" || s.Loop.Spec != nil {
+		t.Errorf("loop exec/spec = %q %v", s.Loop.Exec, s.Loop.Spec)
 	}
 	var labels []string
 	for _, task := range s.Tasks {
@@ -55,13 +55,13 @@ func TestSeed003CanonicalPlaybook(t *testing.T) {
 		t.Errorf("fetch retry = %+v", r)
 	}
 	store := s.Tasks[2]
-	if store.Kind != "workbook" || store.Workbook != "store_page" || store.Config["name"] != "store_page" || store.Args["items"] != "{{ _prev.data }}" {
+	if store.Kind != "workbook" || store.Workbook != "store_page" || store.Config["name"] != "store_page" || store.Input["items"] != "{{ _prev.data }}" {
 		t.Errorf("store = %+v", store)
 	}
 	if wb := p.Workbook["store_page"]; wb == nil || wb.Kind != "postgres" || wb.Name != "store_page" || wb.Config["auth"] != "pg_k8s" {
 		t.Errorf("workbook = %+v", p.Workbook)
 	}
-	if j := s.Tasks[3].Policy.Rules[0].Then; j.Do != "jump" || j.To != "fetch_page" || j.SetIter["page"] != "{{ (iter.page | int) + 1 }}" {
+	if j := s.Tasks[3].Policy.Rules[0].Then; j.Do != "jump" || j.To != "fetch_page" || SetOf(j.Set, ScopeIter)["page"] != "{{ (iter.page | int) + 1 }}" {
 		t.Errorf("paginate = %+v", j)
 	}
 	arcs := s.Next.Arcs
@@ -141,7 +141,7 @@ workbook:
 	}
 	ve := loadErr(t, hdr+"  - step: start\n    tool: {kind: noop}\nworkbook:\n  a: {kind: workbook, name: b}\n  b: {kind: workbook, name: a}\n  c: {kind: http}\n  c2: {kind: python, code: x}\n")
 	find(t, ve.Problems, 9, "workbook.a.name", "calls itself")
-	find(t, ve.Problems, 11, "workbook.c.url", "needs url")
+	find(t, ve.Problems, 11, "workbook.c.url", "url is required for a http task")
 }
 
 func TestLegacyNext(t *testing.T) {
@@ -294,7 +294,7 @@ func TestParallelSetCtxOptIn(t *testing.T) {
       spec: {policy: {rules: [{else: {then: {do: continue, set_ctx: {last: "{{ iter.x }}"}}}}]}}
     set_ctx: {done: true}
 `)
-	if s := p.Step("start"); !s.Loop.AllowSetCtx || s.SetCtx["done"] != true {
+	if s := p.Step("start"); !s.Loop.AllowSetCtx || SetOf(s.Set, ScopeCtx)["done"] != true {
 		t.Errorf("step = %+v", s)
 	}
 	// Sequential loops may always set ctx.
@@ -322,7 +322,7 @@ func TestWarnings(t *testing.T) {
 	warned(t, p, 13, "retry without attempts: defaulting to attempts: 3")
 	warned(t, p, 15, "unreachable: it follows an else rule")
 	warned(t, p, 18, `arc when "ctx.ready" has no {{ }}`)
-	warned(t, p, 19, `step "orphan" is not reachable from start`)
+	warned(t, p, 19, `step "orphan" is not reachable from the entry step "start"`)
 	warned(t, p, 21, `shadows the template name ctx`)
 	warned(t, p, 21, "neither tool nor next")
 	rules := p.Step("start").Tasks[0].Policy.Rules
@@ -379,14 +379,14 @@ func TestValidateGoBuiltPlaybook(t *testing.T) {
 		t.Fatalf("valid model: %v", ps)
 	}
 	p.Workflow[0].Tasks[0].Policy.Rules[0].Then.To = "zzz"
-	p.Workflow[0].Tasks[1].Kind = "shell"
+	p.Workflow[0].Tasks[1].Kind = "ftp"
 	p.Workflow[0].Next.Arcs[0].Step = "nowhere"
 	p.Workflow[1].Name = "start"
 	ps := p.Validate()
 	want := []string{
 		`workflow[1].step: duplicate step name "start"`,
 		`workflow[0].tool[0].spec.policy.rules[0].then.to: jump target "zzz"`,
-		`workflow[0].tool[1].kind: unknown task kind "shell"`,
+		`workflow[0].tool[1].kind: unknown task kind "ftp"`,
 		`workflow[0].next.arcs[0].step: arc to unknown step "nowhere"`,
 	}
 	if len(ps) != len(want) {

@@ -19,7 +19,8 @@ const (
 
 // Kinds of Lint findings (Problem.Code).
 const (
-	// LintUnreachable: a step no arc path from start leads to (warning).
+	// LintUnreachable: a step no arc path from the entry step leads to
+	// (warning; the final step is exempt).
 	LintUnreachable = "unreachable"
 	// LintNoTerminal: a step from which no path reaches a terminal step,
 	// a step whose success ends its branch (warning; livelock).
@@ -36,8 +37,9 @@ const (
 	// when and none is a catch-all or the complement of another, so its
 	// branch ends silently when no condition matches (info).
 	LintNoDefaultArc = "no-default-arc"
-	// LintFanIn: branches of an inclusive fan-out converge on one step,
-	// which then runs once per arriving branch (warning).
+	// LintFanIn: branches of an inclusive fan-out converge on a step that
+	// is not its join (Step.JoinOf), which then runs once per arriving
+	// branch (warning). A join step is not reported: it runs once.
 	LintFanIn = "fan-in"
 	// LintDeadArc: an arc never taken on success because an earlier arc
 	// of the exclusive step always matches (warning).
@@ -45,9 +47,13 @@ const (
 	// LintShadowedName: a step name that hides a template name or is also
 	// a workload key (warning; also reported by Load).
 	LintShadowedName = "shadowed-name"
-	// LintEmptyStep: a step with neither tool, next nor set_ctx (warning;
+	// LintEmptyStep: a step with neither tool, next nor set (warning;
 	// also reported by Load).
 	LintEmptyStep = "empty-step"
+	// LintUnknownName: a template reads a name that no scope of the
+	// playbook defines, so it renders empty (warning; also reported by
+	// Load).
+	LintUnknownName = "unknown-name"
 )
 
 // Lint analyses the workflow as a Petri net (steps are transitions, arcs
@@ -71,7 +77,9 @@ const (
 // after an unguarded one is dead (never taken on success).
 //
 // Findings:
-//   - LintUnreachable: no arc path from start leads to the step;
+//   - LintUnreachable: no arc path from the entry step (Playbook.EntryStep)
+//     leads to the step (executor.spec.final_step is exempt: it runs
+//     after quiescence);
 //   - LintNoTerminal: the step is reachable but no path of live arcs
 //     (success or failure) leads from it to a terminal step: every path
 //     loops forever, ending at best silently when no condition matches
@@ -90,11 +98,13 @@ const (
 //     have a when, without a catch-all and without an obvious complement
 //     pair (x / not x, a == b / a != b);
 //   - LintFanIn: an inclusive step with two or more success arcs whose
-//     branches (followed over live success arcs) meet again at a step: it
-//     runs once per arriving branch (there is no join);
+//     branches (followed over live success arcs, not beyond a join) meet
+//     again at a step that is not a join (Step.JoinOf, NoETL's planner
+//     rule): it runs once per arriving branch;
 //   - LintDeadArc: an arc shadowed by an earlier unguarded arc of an
 //     exclusive step;
-//   - LintShadowedName, LintEmptyStep: as reported by Load.
+//   - LintShadowedName, LintEmptyStep, LintUnknownName: as reported by
+//     Load.
 func Lint(p *Playbook) []Problem {
 	if p == nil {
 		return nil
@@ -129,10 +139,11 @@ var scopeNames = map[string]bool{
 	"workload": true, "ctx": true, "iter": true, "args": true, "execution_id": true,
 	"keychain": true, "event": true, "outcome": true, "_prev": true, "_task": true,
 	"_attempt": true, "loop_index": true, "input_data": true,
+	"input": true, "output": true, "step": true,
 }
 
 // lint returns the warnings Load adds for a valid playbook: steps
-// unreachable from start, step names that shadow template names or
+// unreachable from the entry step, step names that shadow template names or
 // workload keys, steps that do nothing. Lint reports them too.
 func (p *Playbook) lint() []Problem {
 	var out []Problem
@@ -148,18 +159,19 @@ func (p *Playbook) lint() []Problem {
 			continue
 		}
 		sp := stepPath(s, i)
-		if !reached[s.Name] {
-			warn(LintUnreachable, sp+".step", s.Line, "step %q is not reachable from start (no arc leads to it)", s.Name)
+		if !reached[s.Name] && s.Name != p.FinalStep {
+			warn(LintUnreachable, sp+".step", s.Line, "step %q is not reachable from the entry step %q (no arc leads to it)", s.Name, p.EntryStep())
 		}
 		if scopeNames[s.Name] {
 			warn(LintShadowedName, sp+".step", s.Line, "step name %q shadows the template name %s: its result will not be visible by name", s.Name, s.Name)
 		} else if _, ok := p.Workload[s.Name]; ok {
 			warn(LintShadowedName, sp+".step", s.Line, "step name %q is also a workload key: the bare name {{ %s }} becomes ambiguous (use workload.%s)", s.Name, s.Name, s.Name)
 		}
-		if len(s.Tasks) == 0 && s.Next == nil && len(s.SetCtx) == 0 {
+		if len(s.Tasks) == 0 && s.Next == nil && len(s.Set) == 0 && s.Name != p.FinalStep {
 			warn(LintEmptyStep, sp, s.Line, "step %q has neither tool nor next: it does nothing", s.Name)
 		}
 	}
+	out = append(out, p.unknownNames()...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }
@@ -301,11 +313,11 @@ func squeeze(s string) string {
 	return b.String()
 }
 
-// reachable returns the names of the steps some arc path from start leads
-// to (every arc counts, whatever its guard or event).
+// reachable returns the names of the steps some arc path from the entry
+// step leads to (every arc counts, whatever its guard or event).
 func (n *net) reachable() map[string]bool {
 	out := map[string]bool{}
-	start, ok := n.index["start"]
+	start, ok := n.index[n.p.EntryStep()]
 	if !ok {
 		return out
 	}
@@ -585,8 +597,8 @@ func (n *net) fanIn() []Problem {
 			for len(queue) > 0 {
 				v := queue[0]
 				queue = queue[1:]
-				if v == s {
-					continue
+				if v == s || n.isJoin(v) {
+					continue // a join merges the branches into one token
 				}
 				for _, f := range n.edges[v] {
 					if f.success && !f.dead && !reach[b][f.to] {
@@ -603,7 +615,7 @@ func (n *net) fanIn() []Problem {
 			incoming[e.to] = append(incoming[e.to], inEdge{[]int{b}})
 		}
 		for v := range n.steps {
-			if v == s {
+			if v == s || n.isJoin(v) {
 				continue
 			}
 			var bs []int
@@ -626,6 +638,9 @@ func (n *net) fanIn() []Problem {
 			targets = append(targets, e.arc.Step)
 		}
 		for j := range n.steps {
+			if n.isJoin(j) {
+				continue
+			}
 			ins := incoming[j]
 			join := false
 			for x := 0; x < len(ins) && !join; x++ {
@@ -640,7 +655,7 @@ func (n *net) fanIn() []Problem {
 				}
 			}
 			if join {
-				n.add(&out, SeverityWarning, LintFanIn, n.paths[s]+".next", st.Line, "inclusive fan-out of step %q (to %s): the branches converge on step %q, which will run once per incoming branch (arcs do not join tokens); route the branches to distinct steps, or make the fan-out exclusive", st.Name, strings.Join(targets, ", "), n.steps[j].Name)
+				n.add(&out, SeverityWarning, LintFanIn, n.paths[s]+".next", st.Line, "inclusive fan-out of step %q (to %s): the branches converge on step %q, which is not a join of this fan-out and will run once per incoming branch; route the branches to distinct steps, or make the fan-out exclusive", st.Name, strings.Join(targets, ", "), n.steps[j].Name)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,7 @@ func TestLintUnreachable(t *testing.T) {
   - step: end
     tool: {kind: noop}
 `)
-	p := hasFinding(t, ps, LintUnreachable, 8, `step "orphan" is not reachable from start`)
+	p := hasFinding(t, ps, LintUnreachable, 8, `step "orphan" is not reachable from the entry step "start"`)
 	if p.Severity != SeverityWarning || p.Path != "workflow[1].step" {
 		t.Errorf("finding = %+v", p)
 	}
@@ -338,12 +339,60 @@ func TestLintFanIn(t *testing.T) {
   - step: after
     tool: {kind: noop}
 `)
-	p := hasFinding(t, ps, LintFanIn, 8, `inclusive fan-out of step "start" (to left, right): the branches converge on step "join", which will run once per incoming branch`)
+	// join is the join of the fan-out (NoETL's planner rule): it runs once,
+	// so converging on it is not a finding, and nor are the steps after it.
+	noFinding(t, ps, LintFanIn)
+	pb := mustLoad(t, hdr+`  - step: start
+    tool: {kind: noop}
+    next:
+      spec: {mode: inclusive}
+      arcs: [{step: left}, {step: right}]
+  - step: left
+    tool: {kind: noop}
+    next: {arcs: [{step: join}]}
+  - step: right
+    tool: {kind: noop}
+    next: {arcs: [{step: middle}]}
+  - step: middle
+    tool: {kind: noop}
+    next: {arcs: [{step: join}]}
+  - step: join
+    tool: {kind: noop}
+    next: {arcs: [{step: after}]}
+  - step: after
+    tool: {kind: noop}
+`)
+	if got := pb.Step("join").JoinOf; !reflect.DeepEqual(got, []string{"left", "middle"}) {
+		t.Errorf("join.JoinOf = %v", got)
+	}
+
+	// Branches converging on a loop head: c's arc back to left makes left
+	// a back-edge upstream of c, so c is not a join and runs per branch.
+	ps = lintOf(t, `  - step: start
+    tool: {kind: noop}
+    next:
+      spec: {mode: inclusive}
+      arcs: [{step: left}, {step: right}]
+  - step: left
+    tool: {kind: noop}
+    next: {arcs: [{step: c}]}
+  - step: right
+    tool: {kind: noop}
+    next: {arcs: [{step: c}]}
+  - step: c
+    tool: {kind: noop}
+    next: {arcs: [{step: left, when: "{{ ctx.again }}"}, {step: done}]}
+  - step: done
+    tool: {kind: noop}
+`)
+	p := hasFinding(t, ps, LintFanIn, 8, `inclusive fan-out of step "start" (to left, right): the branches converge on step "c", which is not a join of this fan-out and will run once per incoming branch`)
 	if p.Path != "workflow[0].next" || p.Severity != SeverityWarning {
 		t.Errorf("finding = %+v", p)
 	}
-	if n := countCode(ps, LintFanIn); n != 1 {
-		t.Errorf("fan-in findings = %d, want 1 (not the steps after the join):\n%s", n, dumpFindings(ps))
+	// Both branches also reach left again through c.
+	hasFinding(t, ps, LintFanIn, 8, `converge on step "left"`)
+	if n := countCode(ps, LintFanIn); n != 2 {
+		t.Errorf("fan-in findings = %d, want 2:\n%s", n, dumpFindings(ps))
 	}
 
 	// Disjoint branches, and an exclusive choice, do not converge.

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // APIVersion is the canonical playbook apiVersion (DSL.md "Document").
@@ -21,9 +21,6 @@ const APIVersion = "noetl.io/v2"
 // LegacyAPIVersion is accepted with a deprecation warning and normalised to
 // APIVersion.
 const LegacyAPIVersion = "noetl.io/v1"
-
-// Kinds lists the task kinds the engine has (DSL.md "Tasks").
-var Kinds = []string{"noop", "http", "python", "postgres", "playbook", "workbook"}
 
 // ValidationError is returned by Load when a playbook cannot be accepted.
 // Problems holds every problem found (never only the first), sorted by line;
@@ -81,22 +78,40 @@ func LoadFile(path string) (*Playbook, error) {
 }
 
 // Load parses a playbook (YAML, one document), normalises it into the model
-// and validates it (DSL.md; seeds 001 and 003). name labels the source in
-// problem messages. On any problem it returns a nil playbook and a
-// *ValidationError listing all of them with their lines (a YAML syntax error
-// is one such problem); deprecated forms that could be normalised are
+// and validates it (DSL.md; seeds 001 and 003; NoETL's DSL v2). name labels
+// the source in problem messages. On any problem it returns a nil playbook
+// and a *ValidationError listing all of them with their lines (a YAML syntax
+// error is one such problem); deprecated forms that could be normalised are
 // reported in Playbook.Warnings instead. Load never panics.
 //
-// Accepted shapes (DSL.md "Document", "Step", "Tasks"):
-//   - root keys apiVersion (noetl.io/v2; v1 warns), kind, metadata (name
-//     required), workload, workflow, keychain, executor, workbook (a mapping
-//     name → task or a list of {name, kind, ...}); anything else, and root
-//     vars, is an error;
+// Accepted shapes (DSL.md "Document", "Step", "Tasks", "DSL v2 names"):
+//   - root keys apiVersion (noetl.io/v2; NoETL's noetl.io/v10 is the same;
+//     v1 warns), kind (Playbook; a kind Subscription resource gets one
+//     problem saying it is not a playbook), metadata (name required; labels,
+//     tags and NoETL's other known keys kept in Metadata.Extra), workload,
+//     workflow, keychain, executor (spec.entry_step, final_step,
+//     no_next_is_error parsed), workbook (a list of NoETL's {name, tool:
+//     {...}, assert}, a list of {name, kind, ...}, or a mapping name →
+//     task); anything else, and root vars, is an error;
+//   - step keys step, desc, spec, loop, input | args, tool, set, set_ctx,
+//     output, next (and legacy retry);
 //   - tool: a single mapping (label "<step>_task"; its name, if any, is the
 //     label except for kind workbook), a list of {name, kind, ...}, unnamed
 //     list items (task_0, task_1, ...), list items {label: {kind, ...}}
-//     (seed 003), or a mapping of label → task;
-//   - next: {spec: {mode}, arcs: [{step, when, args, on}]}.
+//     (seed 003), or a mapping of label → task; a task has the keys of
+//     CommonTaskKeys and those its kind reads (KindKeys; NoETL's kind keys
+//     and input are also accepted under tool.spec);
+//   - loop: {in | cursor, iterator, spec: {mode, max_in_flight (integer or
+//     template), allow_set_ctx, policy: {exec}, frame}};
+//   - next: {spec: {mode, on_no_match}, arcs: [{step, when, set, args,
+//     on}]};
+//   - policy rules {when, then: {do, attempts, backoff, delay, max_delay,
+//     to, set, set_iter, set_ctx}} and {else: {then: {...}}}.
+//
+// After parsing, Load sets Playbook.Entry, adds the implicit arcs to "end"
+// (Arc.Implicit), validates (Validate, which parses every template) and,
+// for a valid playbook, computes the joins (Step.JoinOf) and the warnings;
+// Prepare does the same normalisations for a playbook built in Go.
 //
 // Legacy forms normalised with a warning: next as a string, {step: x}, a
 // list of steps/arcs, or [{when, then}, {else}]; step/task retry: (seed 001:
@@ -106,13 +121,17 @@ func LoadFile(path string) (*Playbook, error) {
 // max_attempts, next_call {params, headers, url}, collect append|replace|
 // collect with path/merge_path) → a jump pipeline plus a collecting noop
 // task (pagination.go documents exactly what is generated); loop.mode,
-// loop.collection/element/concurrency, mode async/sync; arc data/with/input.
-// Legacy forms rejected with the canonical rewrite: step when, eval, expr,
-// case, sink, save, type, vars, name, with/data/input; tool: <kind string>;
-// task type:; the retry.on_success forms pagination.go cannot map.
+// loop.collection/element/concurrency, mode async/sync; arc data/with/input;
+// else: {do: ...} without then; a bare set target at step or arc level
+// (written to ctx); tool keys NoETL itself ignores (IgnoredTaskKeys,
+// dropped). Legacy forms rejected with the canonical rewrite: step when,
+// eval, expr, case, sink, save, type, vars, name, with/data, result,
+// outcome; tool: <kind string>; task type:; set under spec; the
+// retry.on_success forms pagination.go cannot map.
 //
 // Load's warnings include a few workflow checks (steps unreachable from
-// start, shadowed names, empty steps); Lint runs the full static analysis.
+// the entry step, shadowed names, empty steps, template names no scope
+// defines); Lint runs the full static analysis.
 func Load(src []byte, name string) (pb *Playbook, err error) {
 	file := name
 	if file == "" {
@@ -128,6 +147,7 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 	p := l.load(src)
 	if p != nil {
 		p.lines = l.lines
+		l.finish(p)
 		structural := map[string]bool{}
 		for _, q := range l.problems {
 			structural[q.Path] = true
@@ -138,6 +158,7 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 			}
 		}
 		if len(l.problems) == 0 {
+			p.computeJoins()
 			l.warnings = append(l.warnings, p.lint()...)
 		}
 	}
@@ -147,6 +168,39 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 	p.Warnings = sortProblems(dedup(l.warnings))
 	p.Source = string(src)
 	return p, nil
+}
+
+// finish applies the normalisations that need the whole playbook: the
+// default entry step (Playbook.Entry) and the implicit arcs to "end"
+// (Arc.Implicit).
+func (l *loader) finish(p *Playbook) { p.routing() }
+
+// Prepare applies to a playbook built or edited in Go what Load does after
+// parsing: it sets Entry when empty (EntryStep), gives every step without
+// next (other than "end" and the final step) the implicit arc to the step
+// named "end" when there is one (Arc.Implicit), and computes Step.JoinOf.
+// It is idempotent; call Validate first (Prepare assumes a valid graph and
+// ignores arcs to unknown steps).
+func (p *Playbook) Prepare() {
+	p.routing()
+	p.computeJoins()
+}
+
+func (p *Playbook) routing() {
+	if p.Entry == "" {
+		p.Entry = p.EntryStep()
+	}
+	if p.Step("end") == nil || p.FinalStep == "end" {
+		// With final_step: end, end already runs once after everything.
+		return
+	}
+	for i, s := range p.Workflow {
+		if s == nil || s.Next != nil || s.Name == "end" || s.Name == "" || s.Name == p.FinalStep {
+			continue
+		}
+		sp := stepPath(s, i)
+		s.Next = &Next{Mode: "exclusive", OnNoMatch: "complete", Line: s.Line, Arcs: []*Arc{{Step: "end", Implicit: true, Line: s.Line, Path: sp}}}
+	}
 }
 
 // maxValueNodes bounds the YAML nodes visited while converting values, so an
@@ -204,9 +258,10 @@ func (l *loader) load(src []byte) *Playbook {
 	return l.playbook(root)
 }
 
-// parserProblems are yaml.v3's parser (not scanner) error texts. yaml.v3
-// v3.0.1 reports their line 0-based (it increments only scanner errors), so
-// syntax adds one to point at the right 1-based line.
+// parserProblems are the YAML library's parser (not scanner) error texts.
+// go.yaml.in/yaml/v3 v3.0.6 (like gopkg.in/yaml.v3 v3.0.1 before it)
+// reports their line 0-based (it increments only scanner errors), so syntax
+// adds one to point at the right 1-based line.
 var parserProblems = []string{
 	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
 	"did not find expected '-' indicator", "did not find expected <document start>",
@@ -225,7 +280,7 @@ func isParserProblem(msg string) bool {
 	return false
 }
 
-// syntax turns a yaml.v3 error into a Problem with its 1-based line.
+// syntax turns a YAML library (go.yaml.in/yaml/v3) error into a Problem with its 1-based line.
 func (l *loader) syntax(err error) {
 	msg := err.Error()
 	for _, part := range strings.Split(msg, "\n") {
@@ -249,7 +304,7 @@ func (l *loader) syntax(err error) {
 				}
 			}
 		} else if strings.HasPrefix(part, "yaml: ") {
-			// yaml.v3 omits the line when it is the first one.
+			// The YAML library omits the line when it is the first one.
 			line = 1
 		} else if strings.HasPrefix(part, "line ") {
 			if i := strings.Index(part, ":"); i > 0 {

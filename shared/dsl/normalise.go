@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // This file turns the YAML tree into the model (DSL.md "Document", "Step",
 // "Tasks"; seed 003 for task policy; seed 001 for legacy retry; seed 002's
-// retry.on_success is in pagination.go). It reports
+// retry.on_success is in pagination.go; DSL v2 set/output/script/cursor
+// blocks and the executor spec are in v2.go, the per-kind task keys in
+// kinds.go). It reports
 // shape problems (wrong types, unknown keys, legacy forms) with the line of
 // the offending key; cross-reference rules (unknown arc targets, jump
 // labels, kinds, required fields ...) are checked on the model by
@@ -23,6 +25,13 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 	if !ok {
 		return nil
 	}
+	if e, ok := index(fs)["kind"]; ok {
+		if d := deref(e.v); d != nil && d.Kind == yaml.ScalarNode && d.Value == "Subscription" {
+			// Only this problem: the rest of the document is not a playbook.
+			l.errf(e.k, "kind", "kind Subscription is a subscription resource, not a playbook: register it through the subscriptions API instead of running it")
+			return nil
+		}
+	}
 	p := &Playbook{}
 	for _, e := range fs {
 		path := e.key
@@ -31,6 +40,9 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 			if s, ok := l.str(e.v, path, "apiVersion"); ok {
 				switch s {
 				case APIVersion:
+				case "noetl.io/v10":
+					// NoETL's models accept v10 as a synonym of v2.
+					s = APIVersion
 				case LegacyAPIVersion:
 					l.warnf(e.k, path, "apiVersion %s is deprecated: loaded as %s (write apiVersion: %s)", s, APIVersion, APIVersion)
 					s = APIVersion
@@ -55,11 +67,11 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 		case "keychain":
 			p.Keychain = l.keychain(e.v, path)
 		case "executor":
-			p.Executor = l.dict(e.v, path, "executor")
+			l.executor(p, e.v, path)
 		case "workbook":
 			p.Workbook = l.workbook(e.v, path)
 		case "vars":
-			l.errf(e.k, path, "root vars is not canonical (v10 has no root vars): move static inputs to workload (read them as workload.<name>) and values computed at run time to set_ctx (step set_ctx or a task policy's then.set_ctx; read them as ctx.<name>)")
+			l.errf(e.k, path, "root vars is not canonical (v10 has no root vars): move static inputs to workload (read them as workload.<name>) and values computed at run time to set (step set or a task policy's then.set with ctx.<name> targets; v10: set_ctx) and read them as ctx.<name>")
 		default:
 			l.errf(e.k, path, "unknown root key %q (allowed: %s)", e.key, strings.Join(rootKeys, ", "))
 		}
@@ -83,8 +95,13 @@ func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
 			p.Metadata.Version, _ = l.str(e.v, fp, "metadata.version")
 		case "description":
 			p.Metadata.Description, _ = l.str(e.v, fp, "metadata.description")
+		case "labels", "tags", "exposed_in_ui", "exposes_as_mcp", "agent", "capabilities":
+			if p.Metadata.Extra == nil {
+				p.Metadata.Extra = map[string]any{}
+			}
+			p.Metadata.Extra[e.key] = l.value(e.v, fp)
 		default:
-			l.warnf(e.k, fp, "unknown metadata key %q ignored (known: name, path, version, description)", e.key)
+			l.warnf(e.k, fp, "unknown metadata key %q ignored (known: name, path, version, description, labels, tags, exposed_in_ui, exposes_as_mcp, agent, capabilities)", e.key)
 		}
 	}
 }
@@ -145,14 +162,24 @@ func (l *loader) workbook(n *yaml.Node, path string) map[string]*Task {
 			if !isIdent(e.key) {
 				l.errf(e.k, ep, "workbook entry name %q must be an identifier (letters, digits, _)", e.key)
 			}
-			t := l.task(e.v, ep, e.key, false, false)
+			var t *Task
+			if hasKey(e.v, "tool") && !hasKey(e.v, "kind") {
+				t = l.workbookEntry(e.v, ep, e.key)
+			} else {
+				t = l.task(e.v, ep, e.key, false, false)
+			}
 			l.workbookPagination(t)
 			add(t, e.k)
 		}
 	case yaml.SequenceNode:
 		for i, item := range d.Content {
 			ip := idx(path, i)
-			t := l.task(item, ip, "", true, false)
+			var t *Task
+			if hasKey(item, "tool") && !hasKey(item, "kind") {
+				t = l.workbookEntry(item, ip, "")
+			} else {
+				t = l.task(item, ip, "", true, false)
+			}
 			l.workbookPagination(t)
 			if t != nil && t.Name == "" {
 				l.errf(item, join(ip, "name"), "workbook entry needs a name")
@@ -160,30 +187,88 @@ func (l *loader) workbook(n *yaml.Node, path string) map[string]*Task {
 			add(t, item)
 		}
 	default:
-		l.errf(n, path, "workbook must be a mapping name → task or a list of {name, kind, ...}, got %s", describe(d))
+		l.errf(n, path, "workbook must be a list of {name, tool: {kind, ...}} (NoETL), a list of {name, kind, ...} or a mapping name → task, got %s", describe(d))
 	}
 	return out
 }
 
+// workbookEntry converts NoETL's workbook entry shape {name, desc, tool:
+// {kind, ...}, assert: {...}} (WorkbookTask; desc is documentation). label
+// is the entry's name in the mapping form ("" in the list form, where name
+// gives it).
+func (l *loader) workbookEntry(n *yaml.Node, path, label string) *Task {
+	fs, ok := l.fields(n, path, "a workbook entry")
+	if !ok {
+		return nil
+	}
+	m := index(fs)
+	name := label
+	if e, ok := m["name"]; ok {
+		if s, ok := l.str(e.v, join(path, "name"), "workbook entry name"); ok {
+			if label != "" && s != label {
+				l.errf(e.k, join(path, "name"), "workbook entry %q is stored under %q", s, label)
+			}
+			name = s
+		}
+	}
+	te := m["tool"]
+	tp := join(path, "tool")
+	if d := deref(te.v); d == nil || d.Kind != yaml.MappingNode {
+		l.errf(te.k, tp, "a workbook entry's tool must be one task mapping {kind: ..., ...}, got %s", describe(d))
+		return nil
+	}
+	if hasKey(te.v, "name") {
+		l.errf(te.k, join(tp, "name"), "the workbook entry is named by its name, beside tool: remove tool.name")
+	}
+	t := l.task(te.v, tp, name, false, false)
+	if t == nil {
+		return nil
+	}
+	t.Path = tp
+	if name != "" && !isIdent(name) {
+		l.errf(m["name"].k, join(path, "name"), "workbook entry name %q must be an identifier (letters, digits, _)", name)
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "name", "tool", "desc":
+			// desc is documentation (NoETL's fixtures write it).
+		case "assert":
+			a := l.dict(e.v, ep, "assert")
+			if t.Assert != nil && a != nil {
+				l.errf(e.k, ep, "workbook entry has assert both beside and inside tool: keep one")
+				continue
+			}
+			t.Assert = a
+		case "sink":
+			l.errf(e.k, ep, "workbook sink is not canonical (there is no special sink): add a storage task after the one that calls this entry")
+		default:
+			l.errf(e.k, ep, "unknown workbook entry key %q (allowed: name, desc, tool, assert)", e.key)
+		}
+	}
+	return t
+}
+
 // ---- steps ----------------------------------------------------------------
 
-var stepKeys = []string{"step", "desc", "spec", "loop", "args", "tool", "set_ctx", "next"}
+var stepKeys = []string{"step", "desc", "spec", "loop", "input", "args", "tool", "set", "set_ctx", "output", "next"}
 
 // legacyStepKeys are step keys of older dialects, rejected with the
 // canonical rewrite (DSL.md "Step", canonical step spec §13).
 var legacyStepKeys = map[string]string{
-	"when":  "step.when is not canonical: put the condition on the incoming arc (next.arcs[].when of the step that routes here), or gate the step with spec.policy.admit.rules",
-	"eval":  "step.eval is not canonical (legacy eval is rejected): handle task outcomes with tool[].spec.policy.rules (when → then.do: continue|retry|jump|break|fail)",
-	"expr":  "step.expr is not canonical: when is the only conditional keyword; route with next.arcs[].when or gate the step with spec.policy.admit.rules",
-	"case":  "step.case is not canonical: route with next.arcs[].when (event.name is in scope, e.g. \"{{ event.name == 'step.failed' }}\") and handle task outcomes with tool[].spec.policy.rules",
-	"sink":  "step.sink is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
-	"save":  "step.save is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
-	"type":  "step.type is not canonical: declare the action as a task, tool: {kind: <type>, ...}, and move its fields (code, url, command, ...) under tool",
-	"vars":  "step.vars is not canonical: use set_ctx (step set_ctx, or then.set_ctx in a task policy rule) and read the values as ctx.<name>",
-	"name":  "step.name is not canonical: a step is named with step: <name>",
-	"with":  "step.with is not canonical: use args (step args, or next.arcs[].args on the incoming arc)",
-	"data":  "step.data is not canonical: use args (step args, or next.arcs[].args on the incoming arc)",
-	"input": "step.input is not canonical: use args (step args, or next.arcs[].args on the incoming arc)",
+	"when":    "step.when is not canonical: put the condition on the incoming arc (next.arcs[].when of the step that routes here), or gate the step with spec.policy.admit.rules",
+	"eval":    "step.eval is not canonical (legacy eval is rejected): handle task outcomes with tool[].spec.policy.rules (when → then.do: continue|retry|jump|break|fail)",
+	"expr":    "step.expr is not canonical: when is the only conditional keyword; route with next.arcs[].when or gate the step with spec.policy.admit.rules",
+	"case":    "step.case is not canonical: route with next.arcs[].when (event.name is in scope, e.g. \"{{ event.name == 'step.failed' }}\") and handle task outcomes with tool[].spec.policy.rules",
+	"sink":    "step.sink is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
+	"save":    "step.save is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
+	"type":    "step.type is not canonical: declare the action as a task, tool: {kind: <type>, ...}, and move its fields (code, url, command, ...) under tool",
+	"vars":    "step.vars is not canonical: use set with ctx.<name> targets (step set, or then.set in a task policy rule; v10: set_ctx) and read the values as ctx.<name>",
+	"name":    "step.name is not canonical: a step is named with step: <name>",
+	"with":    "step.with is not canonical: use input (step input, or next.arcs[].set / args on the incoming arc)",
+	"data":    "step.data is not canonical: use input (step input, or next.arcs[].set / args on the incoming arc)",
+	"result":  "step.result is not canonical: a step's result is its tool's output (read it as {{ <step> }} or output.data); configure storage with output (tool.output or step.output)",
+	"outcome": "step.outcome is not canonical: the outcome is the output envelope of a task (output.status, output.data, ...), read in policy rules",
 }
 
 // actionKeys are task fields that old dialects put directly on the step.
@@ -241,6 +326,7 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 		}
 	}
 	var retry *entry
+	input := ""
 	for _, e := range fs {
 		e := e
 		ep := join(path, e.key)
@@ -252,12 +338,16 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 			l.stepSpec(s, e.v, ep)
 		case "loop":
 			s.Loop = l.loop(e.v, ep)
-		case "args":
-			s.Args = l.dict(e.v, ep, "step args")
+		case "args", "input":
+			s.Input = l.input(s.Input, &input, e, path, "step")
 		case "tool":
 			s.Tasks = l.tools(s.Name, e.v, ep)
+		case "set":
+			s.Set = append(s.Set, l.assignments(e.v, ep, "step set", setStep)...)
 		case "set_ctx":
-			s.SetCtx = l.dict(e.v, ep, "set_ctx")
+			s.Set = append(s.Set, l.patch(e.v, ep, "set_ctx", ScopeCtx)...)
+		case "output":
+			s.Output = l.output(e.v, ep)
 		case "next":
 			s.Next = l.next(e.v, ep)
 		case "retry":
@@ -274,6 +364,7 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 			}
 		}
 	}
+	l.checkAssignments(s.Set)
 	if retry != nil {
 		l.stepRetry(s, retry, join(path, "retry"))
 	}
@@ -401,14 +492,6 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 		}
 		lp.Mode = mode
 	}
-	setMax := func(e entry, p string) {
-		if i, ok := l.integer(e.v, p, "max_in_flight"); ok {
-			if i < 1 {
-				l.errf(e.k, p, "max_in_flight must be at least 1, got %d", i)
-			}
-			lp.MaxInFlight = i
-		}
-	}
 	for _, e := range fs {
 		ep := join(path, e.key)
 		switch e.key {
@@ -433,6 +516,8 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 				continue
 			}
 			lp.In = l.value(e.v, ep)
+		case "cursor":
+			lp.Cursor = l.cursor(e.v, ep)
 		case "iterator", "element":
 			if e.key == "element" {
 				if _, both := m["iterator"]; both {
@@ -449,8 +534,12 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 			l.warnf(e.k, ep, "loop.mode is deprecated: write loop.spec.mode")
 			setMode(e, ep)
 		case "concurrency", "max_in_flight":
+			if sm, ok := m["spec"]; ok && hasKey(sm.v, "max_in_flight") {
+				l.errf(e.k, ep, "loop has both %s and spec.max_in_flight: keep spec.max_in_flight", e.key)
+				continue
+			}
 			l.warnf(e.k, ep, "loop.%s is deprecated: write loop.spec.max_in_flight", e.key)
-			setMax(e, ep)
+			l.maxInFlight(lp, e, ep)
 		case "spec":
 			sfs, ok := l.fields(e.v, ep, "loop.spec")
 			if !ok {
@@ -462,9 +551,29 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 				case "mode":
 					setMode(se, sp)
 				case "max_in_flight":
-					setMax(se, sp)
+					l.maxInFlight(lp, se, sp)
 				case "allow_set_ctx":
 					lp.AllowSetCtx, _ = l.boolean(se.v, sp, "allow_set_ctx")
+				case "policy":
+					pfs, ok := l.fields(se.v, sp, "loop.spec.policy")
+					if !ok {
+						continue
+					}
+					for _, pe := range pfs {
+						pp := join(sp, pe.key)
+						if pe.key != "exec" {
+							l.warnf(pe.k, pp, "loop.spec.policy.%s is not part of NoETL's loop policy (it has exec only): ignored", pe.key)
+							continue
+						}
+						if x, ok := l.str(pe.v, pp, "loop.spec.policy.exec"); ok {
+							if x != "distributed" && x != "local" {
+								l.errf(pe.k, pp, "loop.spec.policy.exec must be distributed or local, got %q", x)
+							}
+							lp.Exec = x
+						}
+					}
+				case "frame":
+					lp.Frame = l.frame(se.v, sp)
 				default:
 					if lp.Spec == nil {
 						lp.Spec = map[string]any{}
@@ -473,18 +582,23 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 				}
 			}
 		default:
-			l.errf(e.k, ep, "unknown loop key %q (allowed: in, iterator, spec)", e.key)
+			l.errf(e.k, ep, "unknown loop key %q (allowed: in, cursor, iterator, spec)", e.key)
 		}
 	}
 	if lp.Mode == "" {
 		lp.Mode = "sequential"
+	}
+	if lp.Cursor != nil && lp.Frame == nil {
+		lp.Frame = defaultFrame()
 	}
 	return lp
 }
 
 // ---- tasks ----------------------------------------------------------------
 
-var taskKeys = map[string]bool{"name": true, "kind": true, "type": true, "args": true, "spec": true, "timeout": true, "retry": true}
+// taskKeys are the keys that make a one-key list item a task rather than
+// a {label: {kind: ...}} item.
+var taskKeys = commonKeySet
 
 // tools normalises the three NoETL task shapes plus seed 003's label maps:
 //
@@ -609,10 +723,29 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 		nameIsLabel = false
 	}
 	config := map[string]any{}
+	fromSpec := map[string]string{}
 	var retry *entry
+	input := ""
+	var specEntry *entry
+	for _, e := range fs {
+		if e.key == "spec" {
+			e := e
+			specEntry = &e
+		}
+	}
+	if specEntry != nil {
+		// Parsed first: NoETL accepts kind keys under tool.spec (e.g.
+		// url, method, params, code, input), which the loop below checks
+		// against the same keys at the top level.
+		l.taskSpec(t, specEntry.v, join(path, "spec"), config, fromSpec, &input)
+	}
 	for _, e := range fs {
 		e := e
 		ep := join(path, e.key)
+		if where, dup := fromSpec[e.key]; dup {
+			l.errf(e.k, ep, "%s is given both here and as %s: keep one", e.key, where)
+			continue
+		}
 		switch e.key {
 		case "kind":
 		case "type":
@@ -632,10 +765,32 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 			if t.Kind == "workbook" {
 				t.Workbook = s
 			}
-		case "args":
-			t.Args = l.dict(e.v, ep, "task args")
+		case "args", "input":
+			t.Input = l.input(t.Input, &input, e, path, "task")
 		case "spec":
-			l.taskSpec(t, e.v, ep)
+		case "set":
+			t.Set = l.assignments(e.v, ep, "tool set", setTask)
+		case "output":
+			o := l.output(e.v, ep)
+			if o != nil && t.Output != nil {
+				// output_select came first.
+				o.Select = append(t.Output.Select, o.Select...)
+			}
+			t.Output = o
+		case "output_select":
+			sel := l.selects(e.v, ep)
+			if t.Output == nil {
+				t.Output = &Output{Line: e.k.Line, Path: ep}
+			}
+			t.Output.Select = append(t.Output.Select, sel...)
+		case "assert":
+			t.Assert = l.dict(e.v, ep, "assert")
+		case "script":
+			if !kindReads(t.Kind, "script") {
+				l.errf(e.k, ep, "task key script is not read by kind %s (only python and postgres load a script)", t.Kind)
+				continue
+			}
+			t.Script = l.script(e.v, ep)
 		case "timeout":
 			if dv := deref(e.v); dv != nil && dv.Kind == yaml.MappingNode {
 				config["timeout"] = l.value(e.v, ep)
@@ -645,12 +800,29 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 		case "retry":
 			retry = &e
 		default:
-			if e.key == "endpoint" && t.Kind == "http" {
-				if _, ok := m["url"]; !ok {
-					l.errf(e.k, ep, "http endpoint is the legacy spelling: rename it to url")
+			if msg, ok := IgnoredTaskKeys[e.key]; ok && !kindReads(t.Kind, e.key) {
+				l.warnf(e.k, ep, "%s", msg)
+				continue
+			}
+			if !kindReads(t.Kind, e.key) {
+				hint := ""
+				if legacyStepKeys[e.key] != "" || e.key == "next" || e.key == "loop" || e.key == "when" {
+					hint = " (it is a step key: move it to the step)"
 				}
+				l.errf(e.k, ep, "task key %q is not read by kind %s (it reads: %s)%s", e.key, t.Kind, kindKeysList(t.Kind), hint)
+				continue
 			}
 			config[e.key] = l.value(e.v, ep)
+		}
+	}
+	if t.Kind == "http" {
+		if ep, ok := config["endpoint"]; ok {
+			if _, both := config["url"]; both {
+				l.errf(d, join(path, "endpoint"), "http task has both url and endpoint (endpoint is NoETL's spelling of url): keep one")
+			} else {
+				config["url"] = ep
+			}
+			delete(config, "endpoint")
 		}
 	}
 	if t.Kind == "workbook" && t.Workbook != "" {
@@ -679,7 +851,11 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 	return t
 }
 
-func (l *loader) taskSpec(t *Task, n *yaml.Node, path string) {
+// taskSpec reads tool.spec: policy, timeout, and the kind keys and input
+// that NoETL also accepts there (moved to config / t.Input; fromSpec
+// records them so the same key at the top level is reported); the other
+// keys stay in t.Spec verbatim.
+func (l *loader) taskSpec(t *Task, n *yaml.Node, path string, config map[string]any, fromSpec map[string]string, input *string) {
 	fs, ok := l.fields(n, path, "task spec")
 	if !ok {
 		return
@@ -698,7 +874,17 @@ func (l *loader) taskSpec(t *Task, n *yaml.Node, path string) {
 			} else if f, ok := l.num(e.v, ep, "spec.timeout (seconds)"); ok {
 				t.TimeoutS = f
 			}
+		case "args", "input":
+			t.Input = l.input(t.Input, input, e, path, "task spec")
+			fromSpec["args"], fromSpec["input"] = "spec."+e.key, "spec."+e.key
+		case "set", "set_ctx", "set_iter":
+			l.errf(e.k, ep, "%s must not live under spec (DSL v2: set is a first-class field): move it to the task (tool set) or to a policy rule's then", e.key)
 		default:
+			if knownKind(t.Kind) && t.Kind != "workbook" && !commonKeySet[e.key] && kindReads(t.Kind, e.key) && e.key != "script" {
+				config[e.key] = l.value(e.v, ep)
+				fromSpec[e.key] = "spec." + e.key
+				continue
+			}
 			if t.Spec == nil {
 				t.Spec = map[string]any{}
 			}
@@ -782,6 +968,13 @@ func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
 				break
 			}
 			em := index(efs)
+			if _, ok := em["then"]; !ok && len(efs) > 0 && allThenKeys(efs, admit) {
+				// NoETL fixtures write {else: {do: continue}}; NoETL's
+				// task_sequence expects {else: {then: {...}}}.
+				l.warnf(elseE.k, join(ip, "else"), "else without then (%s directly under else): read as {else: {then: {%s: ...}}}; write the then", strings.Join(keysOf(efs), ", "), strings.Join(keysOf(efs), ": ..., "))
+				r.Then = l.then(elseE.v, join(ip, "else"), admit)
+				break
+			}
 			for _, e := range efs {
 				if e.key != "then" {
 					l.errf(e.k, join(ip, "else."+e.key), "unknown else key %q: write {else: {then: {...}}}", e.key)
@@ -815,6 +1008,28 @@ func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
 	return out
 }
 
+// thenKeys are the keys of a task rule's then; admitThenKeys of an admit
+// rule's.
+var (
+	thenKeys      = []string{"do", "attempts", "backoff", "delay", "max_delay", "to", "set", "set_iter", "set_ctx"}
+	admitThenKeys = []string{"allow"}
+)
+
+// allThenKeys reports whether every entry is a then key (the {else: {do:
+// ...}} shorthand).
+func allThenKeys(fs []entry, admit bool) bool {
+	keys := thenKeys
+	if admit {
+		keys = admitThenKeys
+	}
+	for _, e := range fs {
+		if !oneOf(e.key, keys) {
+			return false
+		}
+	}
+	return true
+}
+
 func (l *loader) then(n *yaml.Node, path string, admit bool) Then {
 	var th Then
 	fs, ok := l.fields(n, path, "then")
@@ -830,7 +1045,7 @@ func (l *loader) then(n *yaml.Node, path string, admit bool) Then {
 				if b, ok := l.boolean(e.v, ep, "then.allow"); ok {
 					th.Allow = &b
 				}
-			case "do", "attempts", "backoff", "delay", "max_delay", "to", "set_iter", "set_ctx":
+			case "do", "attempts", "backoff", "delay", "max_delay", "to", "set", "set_iter", "set_ctx":
 				l.errf(e.k, ep, "admit rules only decide allow: true|false; %s belongs to task policy (tool[].spec.policy.rules)", e.key)
 			default:
 				l.errf(e.k, ep, "unknown admit then key %q (allowed: allow)", e.key)
@@ -844,22 +1059,30 @@ func (l *loader) then(n *yaml.Node, path string, admit bool) Then {
 			th.Attempts, _ = l.integer(e.v, ep, "then.attempts")
 		case "backoff":
 			th.Backoff, _ = l.str(e.v, ep, "then.backoff")
+			if th.Backoff == "fixed" {
+				// NoETL's constant delay (any backoff other than none,
+				// linear and exponential waits delay seconds).
+				th.Backoff = "none"
+			}
 		case "delay":
 			th.Delay, _ = l.num(e.v, ep, "then.delay (seconds)")
 		case "max_delay":
 			th.MaxDelay, _ = l.num(e.v, ep, "then.max_delay (seconds)")
 		case "to":
 			th.To, _ = l.str(e.v, ep, "then.to")
+		case "set":
+			th.Set = append(th.Set, l.assignments(e.v, ep, "then.set", setTask)...)
 		case "set_iter":
-			th.SetIter = l.dict(e.v, ep, "then.set_iter")
+			th.Set = append(th.Set, l.patch(e.v, ep, "then.set_iter", ScopeIter)...)
 		case "set_ctx":
-			th.SetCtx = l.dict(e.v, ep, "then.set_ctx")
+			th.Set = append(th.Set, l.patch(e.v, ep, "then.set_ctx", ScopeCtx)...)
 		case "allow":
 			l.errf(e.k, ep, "then.allow is only valid in step admission rules (spec.policy.admit.rules)")
 		default:
-			l.errf(e.k, ep, "unknown then key %q (allowed: do, attempts, backoff, delay, max_delay, to, set_iter, set_ctx)", e.key)
+			l.errf(e.k, ep, "unknown then key %q (allowed: %s)", e.key, strings.Join(thenKeys, ", "))
 		}
 	}
+	l.checkAssignments(th.Set)
 	if admit {
 		return th
 	}
@@ -896,7 +1119,7 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 	switch d.Kind {
 	case yaml.ScalarNode:
 		l.warnf(n, path, "next: <step> is deprecated: normalised to %s", nextRewrite)
-		return &Next{Mode: "exclusive", Arcs: []*Arc{{Step: d.Value, Line: d.Line, Path: path}}}
+		return &Next{Mode: "exclusive", OnNoMatch: "complete", Line: d.Line, Arcs: []*Arc{{Step: d.Value, Line: d.Line, Path: path}}}
 	case yaml.SequenceNode:
 		return l.legacyNext(d, path)
 	case yaml.MappingNode:
@@ -910,12 +1133,12 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 		if _, ok := m["arcs"]; !ok {
 			l.warnf(d, path, "next: {step: ...} is deprecated: normalised to %s", nextRewrite)
 			if a := l.arc(d, path); a != nil {
-				return &Next{Mode: "exclusive", Arcs: []*Arc{a}}
+				return &Next{Mode: "exclusive", OnNoMatch: "complete", Line: d.Line, Arcs: []*Arc{a}}
 			}
 			return nil
 		}
 	}
-	nx := &Next{Mode: "exclusive"}
+	nx := &Next{Mode: "exclusive", OnNoMatch: "complete", Line: d.Line}
 	for _, e := range fs {
 		ep := join(path, e.key)
 		switch e.key {
@@ -929,10 +1152,17 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 				switch se.key {
 				case "mode":
 					nx.Mode, _ = l.str(se.v, sp, "next.spec.mode")
+				case "on_no_match":
+					if x, ok := l.str(se.v, sp, "next.spec.on_no_match"); ok {
+						if x != "complete" && x != "quiet" {
+							l.errf(se.k, sp, "next.spec.on_no_match must be complete or quiet, got %q", x)
+						}
+						nx.OnNoMatch = x
+					}
 				case "policy":
 					// Routing hints placeholder (canonical step spec §5.5).
 				default:
-					l.errf(se.k, sp, "unknown next.spec key %q (allowed: mode, policy)", se.key)
+					l.errf(se.k, sp, "unknown next.spec key %q (allowed: mode, on_no_match, policy)", se.key)
 				}
 			}
 		case "arcs":
@@ -941,7 +1171,7 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 				continue
 			}
 			if ad.Kind != yaml.SequenceNode {
-				l.errf(e.v, ep, "next.arcs must be a list of {step: ..., when: ..., args: ...}, got %s", describe(ad))
+				l.errf(e.v, ep, "next.arcs must be a list of {step: ..., when: ..., set: ...}, got %s", describe(ad))
 				continue
 			}
 			for i, item := range ad.Content {
@@ -959,7 +1189,7 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 // legacyNext normalises a list-shaped next: [x], [{step: x, when: ...}] and
 // the older [{when: ..., then: [...]}, {else: [...]}].
 func (l *loader) legacyNext(d *yaml.Node, path string) *Next {
-	nx := &Next{Mode: "exclusive"}
+	nx := &Next{Mode: "exclusive", OnNoMatch: "complete", Line: d.Line}
 	conditional := false
 	for i, item := range d.Content {
 		ip := idx(path, i)
@@ -1065,6 +1295,8 @@ func (l *loader) arc(n *yaml.Node, path string) *Arc {
 			a.When, _ = l.template(e.v, ep, "arc when")
 		case "args":
 			a.Args = l.dict(e.v, ep, "arc args")
+		case "set":
+			a.Set = l.assignments(e.v, ep, "arc set", setStep)
 		case "on":
 			a.On, _ = l.str(e.v, ep, "arc on")
 		case "data", "with", "input":
@@ -1072,12 +1304,12 @@ func (l *loader) arc(n *yaml.Node, path string) *Arc {
 				l.errf(e.k, ep, "arc has both args and %s: keep args", e.key)
 				continue
 			}
-			l.warnf(e.k, ep, "arc %s is deprecated: normalised to args", e.key)
+			l.warnf(e.k, ep, "arc %s is deprecated: normalised to args (DSL v2: write the values with the arc's set, e.g. set: {ctx.x: ...}, and read them in the target's input)", e.key)
 			a.Args = l.dict(e.v, ep, "arc "+e.key)
 		case "spec":
 			l.warnf(e.k, ep, "arc spec is a reserved placeholder: ignored")
 		default:
-			l.errf(e.k, ep, "unknown arc key %q (allowed: step, when, args, on)", e.key)
+			l.errf(e.k, ep, "unknown arc key %q (allowed: step, when, set, args, on)", e.key)
 		}
 	}
 	return a

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // This file normalises seed 002's legacy `retry.on_success` (pagination and
@@ -428,8 +428,8 @@ func (l *loader) paginate(s *Step, at int, pg *successRetry, label string) bool 
 	}
 	rules := []*Rule{
 		mk(fmt.Sprintf("{{ outcome.status == 'ok' and (iter._iteration | default(1)) < %d and (%s) }}", pg.maxCalls, expr),
-			Then{Do: "jump", To: t.Name, SetIter: jumpIter}),
-		mk("{{ outcome.status == 'ok' }}", Then{Do: "continue", SetIter: map[string]any{"_collected": acc}}),
+			Then{Do: "jump", To: t.Name, Set: iterSet(jumpIter, pg.line, pg.path)}),
+		mk("{{ outcome.status == 'ok' }}", Then{Do: "continue", Set: iterSet(map[string]any{"_collected": acc}, pg.line, pg.path)}),
 	}
 	errDesc := "else → fail"
 	if len(pg.errRules) > 0 {
@@ -452,7 +452,7 @@ func (l *loader) paginate(s *Step, at int, pg *successRetry, label string) bool 
 	noop := &Task{
 		Name: name, Kind: "noop", Line: pg.line, Path: pg.path,
 		Config: map[string]any{"result": "{{ iter._collected }}"},
-		Policy: &Policy{Rules: []*Rule{{Else: true, Then: Then{Do: "continue", SetIter: reset}, Line: pg.line, Path: pg.path}}},
+		Policy: &Policy{Rules: []*Rule{{Else: true, Then: Then{Do: "continue", Set: iterSet(reset, pg.line, pg.path)}, Line: pg.line, Path: pg.path}}},
 	}
 
 	t.Config = cfg
@@ -480,6 +480,16 @@ func pathNote(path []string) string {
 		return " of each response body"
 	}
 	return " of response." + strings.Join(path, ".")
+}
+
+// iterSet turns a generated set_iter map into iter assignments, in key
+// order (deterministic).
+func iterSet(m map[string]any, line int, path string) []Assignment {
+	out := make([]Assignment, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, Assignment{Scope: ScopeIter, Key: k, Value: m[k], Line: line, Path: path})
+	}
+	return out
 }
 
 // collectTemplate is the set_iter template accumulating the collected

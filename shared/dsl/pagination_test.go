@@ -111,8 +111,8 @@ func runSim(t *testing.T, p *Playbook, stepName string, iter map[string]any, htt
 				}
 			}
 		}
-		if len(then.SetIter) > 0 {
-			v, err := template.RenderValue(then.SetIter, scope(pe))
+		if iset := SetOf(then.Set, ScopeIter); len(iset) > 0 {
+			v, err := template.RenderValue(iset, scope(pe))
 			if err != nil {
 				t.Fatalf("set_iter of %s: %v", task.Name, err)
 			}
@@ -211,12 +211,12 @@ func TestSeed002PaginationRewrite(t *testing.T) {
 	}
 	want := []*Rule{
 		{When: "{{ outcome.status == 'ok' and (iter._iteration | default(1)) < 100 and (outcome.result.data.paging.hasMore) }}",
-			Then: Then{Do: "jump", To: "fetch_paginated_data_task", SetIter: map[string]any{
+			Then: Then{Do: "jump", To: "fetch_paginated_data_task", Set: iterSet(map[string]any{
 				"page":       "{{ outcome.result.data.paging.page + 1 }}",
 				"_collected": appendACC,
 				"_iteration": "{{ (iter._iteration | default(1)) + 1 }}",
-			}}},
-		{When: "{{ outcome.status == 'ok' }}", Then: Then{Do: "continue", SetIter: map[string]any{"_collected": appendACC}}},
+			}, 0, "")}},
+		{When: "{{ outcome.status == 'ok' }}", Then: Then{Do: "continue", Set: iterSet(map[string]any{"_collected": appendACC}, 0, "")}},
 		{Else: true, Then: Then{Do: "fail"}},
 	}
 	checkRules(t, fetch.Policy, want, 27, "workflow[1].retry.on_success")
@@ -224,7 +224,7 @@ func TestSeed002PaginationRewrite(t *testing.T) {
 		!reflect.DeepEqual(collect.Config, map[string]any{"result": "{{ iter._collected }}"}) {
 		t.Errorf("collect = %+v", collect)
 	}
-	checkRules(t, collect.Policy, []*Rule{{Else: true, Then: Then{Do: "continue", SetIter: map[string]any{"_collected": nil, "_iteration": nil, "page": nil}}}}, 27, "workflow[1].retry.on_success")
+	checkRules(t, collect.Policy, []*Rule{{Else: true, Then: Then{Do: "continue", Set: iterSet(map[string]any{"_collected": nil, "_iteration": nil, "page": nil}, 0, "")}}}, 27, "workflow[1].retry.on_success")
 
 	// It validates, serialises, and Lint finds no trapped jump cycle.
 	if ps := p.Validate(); len(ps) > 0 {
@@ -265,6 +265,12 @@ func checkRules(t *testing.T, pol *Policy, want []*Rule, line int, path string) 
 		}
 		if w.Path == "" {
 			w.Path = path
+		}
+		w.Then.Set = append([]Assignment(nil), w.Then.Set...)
+		for k := range w.Then.Set {
+			if w.Then.Set[k].Line == 0 {
+				w.Then.Set[k].Line, w.Then.Set[k].Path = w.Line, w.Path
+			}
 		}
 		if !reflect.DeepEqual(*r, w) {
 			got, _ := json.MarshalIndent(r, "", "  ")
@@ -446,8 +452,8 @@ func TestPaginationCursorHeadersURL(t *testing.T) {
 		"_collected": "{{ (iter._collected | default([])) + outcome.result.data['events'] if (outcome.result.data['events'] is sequence and outcome.result.data['events'] is not string and outcome.result.data['events'] is not mapping) else (iter._collected | default([])) + ([outcome.result.data['events']] | reject('none') | list) }}",
 		"_iteration": "{{ (iter._iteration | default(1)) + 1 }}",
 	}
-	if !reflect.DeepEqual(j.Then.SetIter, wantIter) {
-		got, _ := json.MarshalIndent(j.Then.SetIter, "", "  ")
+	if !reflect.DeepEqual(SetOf(j.Then.Set, ScopeIter), wantIter) {
+		got, _ := json.MarshalIndent(SetOf(j.Then.Set, ScopeIter), "", "  ")
 		t.Errorf("set_iter = %s", got)
 	}
 	if !strings.Contains(strings.Join(messages(p.Warnings), "\n"), "collect.into is not bound") ||
@@ -684,7 +690,7 @@ func TestPaginationTemplatesRender(t *testing.T) {
 					t.Errorf("%s when: %v", task.Name, err)
 				}
 			}
-			if _, err := template.RenderValue(r.Then.SetIter, sc); err != nil {
+			if _, err := template.RenderValue(SetOf(r.Then.Set, ScopeIter), sc); err != nil {
 				t.Errorf("%s set_iter: %v", task.Name, err)
 			}
 		}

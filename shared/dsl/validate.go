@@ -8,14 +8,20 @@ import (
 // Validate checks the model (also one built or edited in Go) against the
 // DSL's cross-reference and value rules and returns every problem found
 // (nil when valid): apiVersion/kind/metadata.name, a non-empty workflow,
-// unique identifier step names and a step named "start", known task kinds
-// with their required fields (http url, python code|code_b64, postgres
-// command|sql|query, playbook path, workbook name of an existing workbook
-// entry), unique task labels per step, policy rules (then.do, retry
-// attempts ≥ 1, backoff, delay ≥ 0, jump targets in the same step, admit
-// allow), loop in/iterator/mode, next mode, arc targets and `on`, and
-// set_ctx in parallel loops (needs loop.spec.allow_set_ctx: true).
-// Problems carry the YAML line when the playbook came from Load.
+// unique identifier step names, the entry and final steps
+// (executor.spec.entry_step / final_step name existing steps; no arc leads
+// to the final step), known task kinds (kinds.go; the kinds that need
+// outside services are rejected naming what they need) with their required
+// fields and literal values, workbook calls of existing entries, unique
+// task labels per step, policy rules (then.do, retry attempts ≥ 1,
+// backoff, delay ≥ 0, jump targets in the same step, admit allow), set
+// targets (scope and key), loop source (exactly one of in and cursor;
+// cursor only with mode cursor; a postgres cursor with a claim),
+// iterator, mode and max_in_flight, next mode and on_no_match, arc targets
+// and `on`, output stores this stack can map (StoreTiers), and ctx targets
+// in parallel and cursor loops (need loop.spec.allow_set_ctx: true). Every
+// template must parse (template.Check). Problems carry the YAML line when
+// the playbook came from Load.
 func (p *Playbook) Validate() []Problem {
 	return sortProblems(p.validate())
 }
@@ -55,6 +61,8 @@ func (v *validator) run() {
 	case "Playbook":
 	case "":
 		v.add("kind", 0, "kind is required (kind: Playbook)")
+	case "Subscription":
+		v.add("kind", 0, "kind Subscription is a subscription resource, not a playbook: register it through the subscriptions API instead of running it")
 	default:
 		v.add("kind", 0, "kind must be Playbook, got %q", p.Kind)
 	}
@@ -85,8 +93,16 @@ func (v *validator) run() {
 		}
 		v.steps[s.Name] = s
 	}
-	if len(p.Workflow) > 0 && v.steps["start"] == nil {
-		v.add("workflow", 0, "no step named \"start\": the workflow's entry step must be named start")
+	if p.Entry != "" && v.steps[p.Entry] == nil && len(v.steps) > 0 {
+		v.add("executor.spec.entry_step", 0, "entry step %q does not exist%s", p.Entry, v.suggestStep(p.Entry))
+	}
+	if p.FinalStep != "" {
+		switch {
+		case v.steps[p.FinalStep] == nil:
+			v.add("executor.spec.final_step", 0, "final step %q does not exist%s", p.FinalStep, v.suggestStep(p.FinalStep))
+		case p.FinalStep == p.EntryStep():
+			v.add("executor.spec.final_step", 0, "final step %q is also the entry step: the final step runs once after everything else", p.FinalStep)
+		}
 	}
 
 	for _, name := range sortedKeys(p.Workbook) {
@@ -110,6 +126,7 @@ func (v *validator) run() {
 			v.step(s, stepPath(s, i))
 		}
 	}
+	v.templates()
 }
 
 func stepPath(s *Step, i int) string {
@@ -152,8 +169,8 @@ func (v *validator) step(s *Step, sp string) {
 			path = sp + ".loop"
 		}
 		line := lp.Line
-		if lp.In == nil {
-			v.add(path+".in", line, "loop.in is required: a template rendering to a list, or a list")
+		if lp.In == nil && lp.Cursor == nil {
+			v.add(path+".in", line, "loop.in is required: a template rendering to a list, or a list (or a loop.cursor with spec.mode: cursor)")
 		}
 		switch {
 		case lp.Iterator == "":
@@ -163,11 +180,32 @@ func (v *validator) step(s *Step, sp string) {
 		}
 		switch lp.Mode {
 		case "", "sequential", "parallel":
+			if lp.Cursor != nil {
+				v.add(path+".cursor", line, "loop.cursor needs spec.mode: cursor (got %s)", modeOr(lp.Mode))
+			}
+		case "cursor":
+			if lp.Cursor == nil {
+				v.add(path+".spec.mode", line, "loop.spec.mode cursor needs a loop.cursor source (a claim statement), not loop.in")
+			}
 		default:
-			v.add(path+".spec.mode", line, "loop mode must be sequential or parallel, got %q", lp.Mode)
+			v.add(path+".spec.mode", line, "loop mode must be sequential, parallel or cursor, got %q", lp.Mode)
+		}
+		if lp.Cursor != nil {
+			if lp.In != nil {
+				v.add(path+".cursor", line, "a loop has either in (a collection) or cursor (pull), not both")
+			}
+			v.cursor(lp.Cursor, path+".cursor")
 		}
 		if lp.MaxInFlight < 0 {
 			v.add(path+".spec.max_in_flight", line, "max_in_flight must be at least 1")
+		}
+		if lp.MaxInFlightTemplate != "" && lp.MaxInFlight != 0 {
+			v.add(path+".spec.max_in_flight", line, "max_in_flight is either an integer or a template, not both")
+		}
+		switch lp.Exec {
+		case "", "distributed", "local":
+		default:
+			v.add(path+".spec.policy.exec", line, "loop.spec.policy.exec must be distributed or local, got %q", lp.Exec)
 		}
 		if len(s.Tasks) == 0 {
 			v.add(path, line, "a loop step needs tool: the tasks run for each element")
@@ -206,11 +244,20 @@ func (v *validator) step(s *Step, sp string) {
 		v.task(t, tp, labels)
 	}
 
+	v.assignments(s.Set, sp+".set", s.Line)
+	if s.Output != nil {
+		v.output(s.Output, sp+".output", s.Line)
+	}
 	if s.Next != nil {
 		switch s.Next.Mode {
 		case "", "exclusive", "inclusive":
 		default:
 			v.add(sp+".next.spec.mode", s.Line, "next.spec.mode must be exclusive or inclusive, got %q", s.Next.Mode)
+		}
+		switch s.Next.OnNoMatch {
+		case "", "complete", "quiet":
+		default:
+			v.add(sp+".next.spec.on_no_match", s.Line, "next.spec.on_no_match must be complete or quiet, got %q", s.Next.OnNoMatch)
 		}
 		for k, a := range s.Next.Arcs {
 			if a == nil {
@@ -225,7 +272,10 @@ func (v *validator) step(s *Step, sp string) {
 				v.add(ap+".step", a.Line, "arc needs step: <target step name>")
 			case v.steps[a.Step] == nil:
 				v.add(ap+".step", a.Line, "arc to unknown step %q%s", a.Step, v.suggestStep(a.Step))
+			case a.Step == v.p.FinalStep:
+				v.add(ap+".step", a.Line, "arc to the final step %q: executor.spec.final_step runs once when the execution is quiescent, never through an arc", a.Step)
 			}
+			v.assignments(a.Set, ap+".set", a.Line)
 			switch a.On {
 			case "", "step.done", "step.failed", "loop.done", "any":
 			default:
@@ -234,23 +284,121 @@ func (v *validator) step(s *Step, sp string) {
 		}
 	}
 
-	if lp := s.Loop; lp != nil && lp.Mode == "parallel" && !lp.AllowSetCtx {
-		const fix = "set_ctx from parallel iterations races: use then.set_iter for iteration state, or opt in with loop.spec.allow_set_ctx: true"
-		if len(s.SetCtx) > 0 {
-			v.add(sp+".set_ctx", s.Line, "%s", fix)
+	if lp := s.Loop; lp != nil && (lp.Mode == "parallel" || lp.Mode == "cursor") && !lp.AllowSetCtx {
+		fix := fmt.Sprintf("ctx targets (set ctx.*, set_ctx) from %s iterations race: use iter.<name> targets for iteration state, or opt in with loop.spec.allow_set_ctx: true", lp.Mode)
+		ctxIn := func(as []Assignment, path string, line int) {
+			for _, a := range as {
+				if a.Scope == ScopeCtx {
+					p := a.Path
+					if p == "" {
+						p = path
+					}
+					v.add(p, line, "%s", fix)
+				}
+			}
 		}
+		ctxIn(s.Set, sp+".set", s.Line)
 		for j, t := range s.Tasks {
-			if t == nil || t.Policy == nil {
+			if t == nil {
+				continue
+			}
+			tp := t.Path
+			if tp == "" {
+				tp = fmt.Sprintf("%s.tool[%d]", sp, j)
+			}
+			ctxIn(t.Set, tp+".set", t.Line)
+			if t.Policy == nil {
 				continue
 			}
 			for k, r := range t.Policy.Rules {
-				if r != nil && len(r.Then.SetCtx) > 0 {
-					rp := rulePath(t, r, sp, j, k)
-					v.add(thenPath(r, rp)+".set_ctx", r.Line, "%s", fix)
+				if r != nil {
+					ctxIn(r.Then.Set, thenPath(r, rulePath(t, r, sp, j, k))+".set", r.Line)
 				}
 			}
 		}
 	}
+}
+
+func modeOr(m string) string {
+	if m == "" {
+		return "sequential"
+	}
+	return m
+}
+
+// cursor checks a cursor loop's source.
+func (v *validator) cursor(c *Cursor, path string) {
+	switch {
+	case c.Kind == "postgres":
+	case unsupportedCursors[c.Kind] != "":
+		v.add(path+".kind", c.Line, "cursor kind %q needs %s, which this stack does not have (cursor kinds here: %s)", c.Kind, unsupportedCursors[c.Kind], strings.Join(CursorKinds, ", "))
+	default:
+		v.add(path+".kind", c.Line, "unknown cursor kind %q (one of %s)", c.Kind, strings.Join(CursorKinds, ", "))
+	}
+	if strings.TrimSpace(c.Claim) == "" {
+		v.add(path+".claim", c.Line, "loop.cursor needs claim: the statement that leases up to {{ __frame_max_rows }} rows and returns them")
+	}
+	if strings.TrimSpace(c.Auth) == "" {
+		v.add(path+".auth", c.Line, "loop.cursor needs auth: the credential of the claim connection")
+	}
+}
+
+// assignments checks set targets built in Go (Load already checked the
+// YAML spelling).
+func (v *validator) assignments(as []Assignment, path string, line int) {
+	for _, a := range as {
+		p := a.Path
+		if p == "" {
+			p = path
+		}
+		switch a.Scope {
+		case ScopeCtx, ScopeIter, ScopeStep, ScopeVar:
+		default:
+			v.add(p, line, "set target scope must be ctx, iter, step or a bare name, got %q", a.Scope)
+		}
+		if a.Key == "" {
+			v.add(p, line, "set target %q has an empty name", a.Target())
+		}
+	}
+}
+
+// output checks an output block.
+func (v *validator) output(o *Output, path string, line int) {
+	if o.Line > 0 {
+		line = o.Line
+	}
+	if st := o.Store; st != nil {
+		switch {
+		case StoreTiers[st.Kind] != "":
+			if st.Tier != "" && st.Tier != StoreTiers[st.Kind] {
+				v.add(path+".store.kind", line, "output.store tier %q does not match kind %q (%s)", st.Tier, st.Kind, StoreTiers[st.Kind])
+			}
+		case UnsupportedStores[st.Kind] != "":
+			v.add(path+".store.kind", line, "output.store kind %q needs %s; kinds here: %s", st.Kind, UnsupportedStores[st.Kind], storeKindsList())
+		default:
+			v.add(path+".store.kind", line, "unknown output.store kind %q (kinds here: %s)", st.Kind, storeKindsList())
+		}
+	}
+	if o.InlineMaxBytes != nil && *o.InlineMaxBytes < 0 {
+		v.add(path+".inline_max_bytes", line, "output.inline_max_bytes must be ≥ 0")
+	}
+	seen := map[string]bool{}
+	for i, sel := range o.Select {
+		if seen[sel.As] {
+			v.add(fmt.Sprintf("%s.select[%d]", path, i), line, "output select name %q is used twice", sel.As)
+		}
+		seen[sel.As] = true
+	}
+}
+
+// storeKindsList renders the store kinds that map here, for messages.
+func storeKindsList() string {
+	keys := sortedKeys(StoreTiers)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " → " + StoreTiers[k]
+	}
+	return strings.Join(parts, ", ")
 }
 
 func rulePath(t *Task, r *Rule, sp string, j, k int) string {
@@ -284,19 +432,10 @@ func (v *validator) ruleShape(r *Rule, rp string) {
 // task checks one task; labels is the step's label set (nil for workbook
 // entries, whose jump targets depend on the calling step).
 func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
-	switch t.Kind {
-	case "":
+	switch {
+	case t.Kind == "":
 		v.add(tp+".kind", t.Line, "task needs a kind (one of %s)", strings.Join(Kinds, ", "))
-	case "noop":
-	case "http":
-		v.require(t, tp, "http", "url")
-	case "python":
-		v.require(t, tp, "python", "code", "code_b64")
-	case "postgres":
-		v.require(t, tp, "postgres", "command", "sql", "query")
-	case "playbook":
-		v.require(t, tp, "playbook", "path")
-	case "workbook":
+	case t.Kind == "workbook":
 		ref := t.Workbook
 		if ref == "" {
 			ref, _ = t.Config["name"].(string)
@@ -306,9 +445,28 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 			v.add(tp+".name", t.Line, "a workbook task needs name: the workbook entry to call")
 		case v.p.Workbook[ref] == nil:
 			v.add(tp+".name", t.Line, "workbook entry %q does not exist (root workbook has: %s)", ref, listOrNone(sortedKeys(v.p.Workbook)))
+		default:
+			if ek := v.p.Workbook[ref].Kind; knownKind(ek) && ek != "workbook" {
+				for _, k := range sortedKeys(t.Config) {
+					if k != "name" && !kindReads(ek, k) {
+						v.add(tp+"."+k, t.Line, "task key %q is not read by the %s entry %q this workbook task calls (it reads: %s)", k, ek, ref, kindKeysList(ek))
+					}
+				}
+			}
 		}
+	case !knownKind(t.Kind):
+		v.add(tp+".kind", t.Line, "%s", unknownKindMessage(t.Kind))
 	default:
-		v.add(tp+".kind", t.Line, "unknown task kind %q (one of %s)", t.Kind, strings.Join(Kinds, ", "))
+		v.kindChecks(t, tp)
+		for _, k := range sortedKeys(t.Config) {
+			if !kindReads(t.Kind, k) {
+				v.add(tp+"."+k, t.Line, "task key %q is not read by kind %s (it reads: %s)", k, t.Kind, kindKeysList(t.Kind))
+			}
+		}
+	}
+	v.assignments(t.Set, tp+".set", t.Line)
+	if t.Output != nil {
+		v.output(t.Output, tp+".output", t.Line)
 	}
 	if t.TimeoutS < 0 {
 		v.add(tp+".timeout", t.Line, "timeout must be ≥ 0")
@@ -348,8 +506,9 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 		switch th.Backoff {
 		case "", "none", "linear", "exponential":
 		default:
-			v.add(thp+".backoff", r.Line, "backoff must be none, linear or exponential, got %q", th.Backoff)
+			v.add(thp+".backoff", r.Line, "backoff must be none, linear or exponential (NoETL's fixed is loaded as none), got %q", th.Backoff)
 		}
+		v.assignments(th.Set, thp+".set", r.Line)
 		if th.Delay < 0 {
 			v.add(thp+".delay", r.Line, "delay must be ≥ 0 seconds, got %g", th.Delay)
 		}
@@ -363,16 +522,6 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 			v.add(thp+".allow", r.Line, "then.allow is only valid in step admission rules (spec.policy.admit.rules)")
 		}
 	}
-}
-
-// require reports a task missing all of the alternative config fields.
-func (v *validator) require(t *Task, tp, kind string, keys ...string) {
-	for _, k := range keys {
-		if present(t.Config[k]) {
-			return
-		}
-	}
-	v.add(tp+"."+keys[0], t.Line, "a %s task needs %s", kind, strings.Join(keys, " or "))
 }
 
 func present(x any) bool {

@@ -99,22 +99,12 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 	st.StartedAt = ts(now)
 	t.event(types.EvPlaybookStarted, "", 0, map[string]any{"playbook": st.Playbook, "parent_id": st.ParentID})
 	t.event(types.EvWorkflowStarted, "", 0, nil)
-	if err := t.schedule(e.EntryStep(), nil, "", 0); err != nil {
+	if err := t.schedule(e.PB.EntryStep(), nil, nil, "", 0); err != nil {
 		return Output{}, err
 	}
 	t.maybeFinish()
 	t.stamp(0)
 	return t.out, nil
-}
-
-// EntryStep returns the step an execution starts at: the step named
-// "start", else the first step of the workflow (DSL.md "DSL v2 names":
-// entry and termination).
-func (e *Engine) EntryStep() string {
-	if e.PB.Step("start") != nil || len(e.PB.Workflow) == 0 {
-		return "start"
-	}
-	return e.PB.Workflow[0].Name
 }
 
 // stamp assigns Lamport times to the transition's events (after the state's
@@ -192,21 +182,29 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 		ss.Error = nil
 		st.Results[step.Name] = result
 		st.Result = result
-		// Worker-side ctx patches (policy then.set_ctx), then the step's own.
+		// Worker-side patches (policy set to ctx and step), then the
+		// step's own set (DSL.md "DSL v2 names": the step completes →
+		// step-level set → arc conditions → the chosen arc's set).
 		if patch, _ := evPayload["ctx"].(map[string]any); patch != nil {
 			for k, v := range patch {
 				st.Ctx[k] = v
 			}
 		}
-		if len(step.SetCtx) > 0 {
-			v, err := template.RenderValue(step.SetCtx, t.scope(ss, nil))
-			if err != nil {
-				return t.stepError(step, ss, fmt.Errorf("step %s set_ctx: %w", step.Name, err))
+		if vars, _ := evPayload["step"].(map[string]any); vars != nil {
+			if ss.Vars == nil {
+				ss.Vars = map[string]any{}
 			}
-			if m, _ := v.(map[string]any); m != nil {
-				for k, x := range m {
-					st.Ctx[k] = x
-				}
+			for k, v := range vars {
+				ss.Vars[k] = v
+			}
+		}
+		if len(step.Set) > 0 {
+			if ss.Vars == nil {
+				ss.Vars = map[string]any{}
+			}
+			sc := t.scope(ss, map[string]any{"output": map[string]any{"status": "ok", "data": result}})
+			if err := ApplySet(step.Set, sc, SetTargets{Ctx: st.Ctx, Step: ss.Vars}); err != nil {
+				return t.stepError(step, ss, fmt.Errorf("step %s %w", step.Name, err))
 			}
 		}
 	} else {
@@ -234,7 +232,7 @@ func (t *transition) startQueued(name string) error {
 	tok := ss.Pending[0]
 	ss.Pending = ss.Pending[1:]
 	t.st.Active-- // counted when queued; schedule counts it again
-	return t.schedule(name, tok.Args, tok.From, tok.FromRun)
+	return t.schedule(name, tok.Args, tok.Vars, tok.From, tok.FromRun)
 }
 
 // stepError records an engine-side failure of a step (a template error in
@@ -259,11 +257,22 @@ func describeError(e any) string {
 	return fmt.Sprint(e)
 }
 
-// scope builds the template scope of the control plane for a step.
+// scope builds the template scope of the control plane for a step: the
+// v10 names, plus input (the run's token) and step (its step-scope
+// variables).
 func (t *transition) scope(ss *StepState, extra map[string]any) template.Scope {
 	var args map[string]any
 	if ss != nil {
 		args = ss.Args
+	}
+	if extra == nil {
+		extra = map[string]any{}
+	}
+	extra["input"] = args
+	if ss != nil && ss.Vars != nil {
+		extra["step"] = ss.Vars
+	} else {
+		extra["step"] = map[string]any{}
 	}
 	return template.NewScope(template.ScopeParams{
 		Workload:    t.st.Workload,
@@ -341,7 +350,14 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 			}
 			args, _ = v.(map[string]any)
 		}
-		if err := t.schedule(a.Step, args, step.Name, ss.Run); err != nil {
+		var vars map[string]any
+		if len(a.Set) > 0 {
+			vars = map[string]any{}
+			if err := ApplySet(a.Set, sc, SetTargets{Ctx: t.st.Ctx, Step: vars}); err != nil {
+				return 0, fmt.Errorf("step %s arc to %s: %w", step.Name, a.Step, err)
+			}
+		}
+		if err := t.schedule(a.Step, args, vars, step.Name, ss.Run); err != nil {
 			return 0, err
 		}
 	}
@@ -357,7 +373,7 @@ func modeOf(n *dsl.Next) string {
 
 // schedule starts a new run of a step: admission, then loop fan-out or a
 // single unit of work.
-func (t *transition) schedule(name string, args map[string]any, from string, fromRun int) error {
+func (t *transition) schedule(name string, args, vars map[string]any, from string, fromRun int) error {
 	st := t.st
 	step := t.e.PB.Step(name)
 	if step == nil {
@@ -371,7 +387,7 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	}
 	if ss.Status == types.StatusScheduled || ss.Status == types.StatusRunning {
 		// The step is busy: the token waits for the current run to end.
-		ss.Pending = append(ss.Pending, Token{Args: args, From: from, FromRun: fromRun})
+		ss.Pending = append(ss.Pending, Token{Args: args, Vars: vars, From: from, FromRun: fromRun})
 		st.Active++
 		t.event(types.EvStepScheduled, name, ss.Run+len(ss.Pending), map[string]any{"from": from, "args": args, "queued": true}, "queued", from, itoa(fromRun))
 		return nil
@@ -398,6 +414,7 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	ss.Run = run
 	ss.Status = types.StatusScheduled
 	ss.Args = args
+	ss.Vars = vars
 	ss.StartedAt = ts(t.now)
 	ss.FinishedAt = ""
 	ss.Error = nil
@@ -425,7 +442,7 @@ func (t *transition) schedule(name string, args map[string]any, from string, fro
 	ss.Status = types.StatusRunning
 	cmd := types.Command{
 		Kind: types.CmdRunStep, ExecutionID: st.ExecutionID, Step: name, StepRun: run,
-		Args: args, TaskIndex: 0, Attempt: 1, StateVersion: st.Version,
+		Args: args, StepVars: vars, TaskIndex: 0, Attempt: 1, StateVersion: st.Version,
 	}
 	cmd.ID = cmd.TaskName()
 	t.out.Commands = append(t.out.Commands, cmd)

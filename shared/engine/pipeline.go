@@ -29,12 +29,16 @@ type Cursor struct {
 	TaskResults map[string]any
 	Iter        map[string]any
 	CtxPatch    map[string]any
+	// StepVars is the step scope (step.<key>); Vars the pipeline's bare
+	// variables (DSL v2 set targets without a scope).
+	StepVars map[string]any
+	Vars     map[string]any
 }
 
 // CursorOf returns the cursor a command resumes at.
 func CursorOf(c types.Command) Cursor {
 	cur := Cursor{TaskIndex: c.TaskIndex, Attempt: c.Attempt, Jumps: c.Jumps, Prev: c.Prev, HasPrev: c.HasPrev,
-		TaskResults: map[string]any{}, Iter: c.Iter, CtxPatch: c.CtxPatch}
+		TaskResults: map[string]any{}, Iter: c.Iter, CtxPatch: c.CtxPatch, StepVars: c.StepVars, Vars: c.Vars}
 	if cur.Attempt < 1 {
 		cur.Attempt = 1
 	}
@@ -49,6 +53,7 @@ func (c Cursor) Into(cmd *types.Command) {
 	cmd.TaskIndex, cmd.Attempt, cmd.Jumps = c.TaskIndex, c.Attempt, c.Jumps
 	cmd.Prev, cmd.HasPrev = c.Prev, c.HasPrev
 	cmd.TaskResults, cmd.Iter, cmd.CtxPatch = c.TaskResults, c.Iter, c.CtxPatch
+	cmd.StepVars, cmd.Vars = c.StepVars, c.Vars
 }
 
 // MoveKind says how a pipeline goes on after one task attempt.
@@ -182,35 +187,26 @@ func Advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
 	}
 }
 
-// ApplyPatches renders a decision's set_iter / set_ctx patches in sc and
-// merges them into the cursor (they apply on every decision that names
-// them, seed 003 §2).
-func ApplyPatches(c *Cursor, then dsl.Then, sc template.Scope) error {
-	if len(then.SetIter) > 0 {
-		v, err := template.RenderValue(then.SetIter, sc)
-		if err != nil {
-			return fmt.Errorf("set_iter: %w", err)
-		}
-		m, _ := v.(map[string]any)
-		if c.Iter == nil {
-			c.Iter = map[string]any{}
-		}
-		for k, x := range m {
-			c.Iter[k] = x
-		}
+// ApplyPatches applies a decision's (or a tool item's) set block to the
+// cursor (seed 003 §2: the patches apply on every decision that names
+// them): iter.x → the iteration state, ctx.x → the unit's ctx patch (it
+// reaches the execution ctx with the boundary event), step.x → the step
+// scope, a bare x → a pipeline variable.
+func ApplyPatches(c *Cursor, set []dsl.Assignment, sc template.Scope) error {
+	if len(set) == 0 {
+		return nil
 	}
-	if len(then.SetCtx) > 0 {
-		v, err := template.RenderValue(then.SetCtx, sc)
-		if err != nil {
-			return fmt.Errorf("set_ctx: %w", err)
-		}
-		m, _ := v.(map[string]any)
-		if c.CtxPatch == nil {
-			c.CtxPatch = map[string]any{}
-		}
-		for k, x := range m {
-			c.CtxPatch[k] = x
-		}
+	if c.Iter == nil {
+		c.Iter = map[string]any{}
 	}
-	return nil
+	if c.CtxPatch == nil {
+		c.CtxPatch = map[string]any{}
+	}
+	if c.StepVars == nil {
+		c.StepVars = map[string]any{}
+	}
+	if c.Vars == nil {
+		c.Vars = map[string]any{}
+	}
+	return ApplySet(set, sc, SetTargets{Ctx: c.CtxPatch, Iter: c.Iter, Step: c.StepVars, Var: c.Vars})
 }

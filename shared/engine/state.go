@@ -74,8 +74,13 @@ type StepState struct {
 	Run int `json:"run"`
 	// Runs counts completed runs.
 	Runs int `json:"runs"`
-	// Args is the token (rendered arc args) of the latest run.
-	Args       map[string]any `json:"args,omitempty"`
+	// Args is the token (rendered arc args) of the latest run: the
+	// step's `args` / `input`.
+	Args map[string]any `json:"args,omitempty"`
+	// Vars is the run's step scope (`step.<key>`, DSL v2 set targets
+	// step.x): written by the arc that entered the run, the run's task
+	// policies and the step's own set; read by its arcs.
+	Vars       map[string]any `json:"vars,omitempty"`
 	Loop       *LoopStatus    `json:"loop,omitempty"`
 	StartedAt  string         `json:"started_at,omitempty"`
 	FinishedAt string         `json:"finished_at,omitempty"`
@@ -90,6 +95,7 @@ type StepState struct {
 // Token is a queued entry into a step.
 type Token struct {
 	Args    map[string]any `json:"args,omitempty"`
+	Vars    map[string]any `json:"vars,omitempty"`
 	From    string         `json:"from"`
 	FromRun int            `json:"from_run"`
 }

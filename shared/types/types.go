@@ -206,6 +206,11 @@ type Command struct {
 	Prev any `json:"prev,omitempty"`
 	// HasPrev tells a nil Prev from an absent one.
 	HasPrev bool `json:"has_prev,omitempty"`
+	// StepVars is the step run's step scope (step.<key>) so far.
+	StepVars map[string]any `json:"step_vars,omitempty"`
+	// Vars are the pipeline's bare variables (DSL v2 set targets without a
+	// scope in tool items and policy rules), read bare by later tasks.
+	Vars map[string]any `json:"vars,omitempty"`
 	// CtxPatch accumulates policy then.set_ctx patches of this unit; they
 	// reach the execution ctx with the unit's boundary event.
 	CtxPatch map[string]any `json:"ctx_patch,omitempty"`

@@ -77,6 +77,16 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		u.log.Warn("task attempt failed", "task", task.Name, "error_kind", out.Error.Kind, "error", msg)
 	}
 	sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
+	if out.Status == types.StatusOK && len(task.Set) > 0 {
+		// A tool item's own set (DSL v2) applies after its successful
+		// attempt, before its policy is evaluated.
+		if err := engine.ApplyPatches(&u.cur, task.Set, sc); err != nil {
+			out.Status = types.StatusError
+			out.Error = &types.TaskError{Kind: types.ErrKindTemplate, Message: fmt.Sprintf("task %s: %v", task.Name, err)}
+			return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil
+		}
+		sc = u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
+	}
 	d, err := engine.DecideTask(task, out, sc)
 	if err != nil {
 		// A policy that cannot be evaluated fails the task (never guesses).
@@ -117,8 +127,8 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 			}
 			cfg[k] = r
 		}
-		if len(wt.Args) > 0 {
-			v, err := template.RenderValue(wt.Args, sc)
+		if len(wt.Input) > 0 {
+			v, err := template.RenderValue(wt.Input, sc)
 			if err != nil {
 				return fail("template", "workbook args: "+err.Error())
 			}
@@ -159,8 +169,8 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		return nil, nil, fail, &o
 	}
 	args = map[string]any{}
-	if len(u.step.Args) > 0 {
-		v, err := template.RenderValue(u.step.Args, sc)
+	if len(u.step.Input) > 0 {
+		v, err := template.RenderValue(u.step.Input, sc)
 		if err != nil {
 			return ret("template", "step args: "+err.Error())
 		}
@@ -168,8 +178,8 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 			args[k] = x
 		}
 	}
-	if len(task.Args) > 0 {
-		v, err := template.RenderValue(task.Args, sc)
+	if len(task.Input) > 0 {
+		v, err := template.RenderValue(task.Input, sc)
 		if err != nil {
 			return ret("template", "args: "+err.Error())
 		}

@@ -134,9 +134,24 @@ func (u *unit) scope(extra map[string]any) template.Scope {
 	if u.st.ParentIter != nil {
 		iter["parent"] = u.st.ParentIter
 	}
+	// DSL v2 names: input (the step's token), step (the step scope), and
+	// the pipeline's bare variables.
+	ex := make(map[string]any, len(extra)+len(u.cur.Vars)+2)
+	for k, v := range u.cur.Vars {
+		ex[k] = v
+	}
+	for k, v := range extra {
+		ex[k] = v
+	}
+	ex["input"] = c.Args
+	if u.cur.StepVars != nil {
+		ex["step"] = u.cur.StepVars
+	} else {
+		ex["step"] = map[string]any{}
+	}
 	p := template.ScopeParams{
 		Workload: u.st.Workload, Ctx: ctxv, Iter: iter, Args: c.Args, ExecutionID: c.ExecutionID,
-		Results: u.results, Keychain: u.kc, Extra: extra,
+		Results: u.results, Keychain: u.kc, Extra: ex,
 	}
 	if c.Iteration != nil && u.step.Loop != nil {
 		p.Iterator = u.step.Loop.Iterator
@@ -237,7 +252,7 @@ func (u *unit) run(ctx context.Context) error {
 		pe.Payload = map[string]any{"rule": d.Rule, "do": string(d.Action), "outcome_status": string(out.Status)}
 		// set_iter / set_ctx apply on every decision that names them.
 		sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
-		if err := engine.ApplyPatches(&u.cur, d.Then, sc); err != nil {
+		if err := engine.ApplyPatches(&u.cur, d.Then.Set, sc); err != nil {
 			em := map[string]any{"kind": types.ErrKindTemplate, "message": err.Error(), "task": task.Name}
 			u.taskEnd(types.EvTaskFailed, task, out, em)
 			return u.finish(ctx, false, nil, em)
@@ -355,6 +370,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		e.Payload = map[string]any{"result": result}
 		if len(u.cur.CtxPatch) > 0 {
 			e.Payload["ctx"] = u.cur.CtxPatch
+		}
+		if len(u.cur.StepVars) > 0 {
+			e.Payload["step"] = u.cur.StepVars
 		}
 	} else {
 		e.Payload = map[string]any{"error": errv}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -267,12 +267,12 @@ func TestConformanceRetryException(t *testing.T) {
 }
 
 // TestConformanceSnippetsUpToDate checks snippets_test.go against the
-// playbooks in ../shared/conformance/noetl when that directory is present
-// (it lives beside the repository, not in it).
+// vendored conformance playbooks (emulators/e2e/testdata/conformance/noetl,
+// or the directory NOETL_CONFORMANCE_DIR names).
 func TestConformanceSnippetsUpToDate(t *testing.T) {
 	dir := os.Getenv("NOETL_CONFORMANCE_DIR")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "conformance", "noetl")
+		dir = filepath.Join("..", "..", "..", "emulators", "e2e", "testdata", "conformance", "noetl")
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if len(files) == 0 {

@@ -1,0 +1,709 @@
+package dsl
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file parses the constructs of NoETL's DSL v2 and of its newer
+// models (DSL.md "DSL v2 names"; NoETL noetl_dsl_refactoring_spec.md,
+// workflow_entry_routing_termination.md, result_storage.md and
+// noetl/core/dsl/engine/models/*.py): set blocks with scoped targets,
+// output blocks, script blocks, cursor loops with their frame policy, and
+// the executor spec.
+
+// setLevel says where a set block sits: it decides what a bare target
+// (no ctx./iter./step. prefix) means.
+type setLevel int
+
+const (
+	// setStep: step-level set and next.arcs[].set (a bare target is
+	// written to ctx, with a warning, as NoETL's server does).
+	setStep setLevel = iota
+	// setTask: a composite tool item's set and a task policy's then.set (a
+	// bare target is a ScopeVar variable of the step run).
+	setTask
+)
+
+// setKeyRE is one segment of a set target's key.
+var setKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// assignments parses a DSL v2 set block: a mapping of targets
+// (ctx.x, iter.x, step.x, or a bare name) to values, in YAML order.
+func (l *loader) assignments(n *yaml.Node, path, what string, level setLevel) []Assignment {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
+		hint := ""
+		if looksLikeUnquotedTemplate(d) {
+			hint = quoteHint
+		}
+		l.errf(n, path, "%s must be a mapping of targets (ctx.<name>, iter.<name>, step.<name>) to values, got %s%s", what, describe(d), hint)
+		return nil
+	}
+	fs, _ := l.fields(d, path, what)
+	var out []Assignment
+	for _, e := range fs {
+		ep := join(path, e.key)
+		scope, key := "", e.key
+		if i := strings.IndexByte(e.key, '.'); i >= 0 {
+			switch e.key[:i] {
+			case ScopeCtx, ScopeIter, ScopeStep:
+				scope, key = e.key[:i], e.key[i+1:]
+			case "workload", "input", "output", "outcome", "args", "keychain", "event":
+				l.errf(e.k, ep, "%s target %q writes the read-only scope %s: set writes ctx.<name>, iter.<name> or step.<name>", what, e.key, e.key[:i])
+				continue
+			}
+		}
+		if scope == "" {
+			switch level {
+			case setStep:
+				if strings.Contains(key, ".") {
+					l.errf(e.k, ep, "%s target %q has an unknown scope %q: write ctx.<name>, iter.<name> or step.<name>", what, e.key, key[:strings.IndexByte(key, '.')])
+					continue
+				}
+				l.warnf(e.k, ep, "%s target %q has no scope: written to ctx (write ctx.%s)", what, e.key, e.key)
+				scope = ScopeCtx
+			default:
+				scope = ScopeVar
+				if strings.Contains(key, ".") {
+					l.errf(e.k, ep, "%s target %q has an unknown scope %q: write ctx.<name>, iter.<name>, step.<name> or a bare name (a variable of this step run)", what, e.key, key[:strings.IndexByte(key, '.')])
+					continue
+				}
+			}
+		}
+		if !validSetKey(key) {
+			l.errf(e.k, ep, "%s target %q: the name after the scope must be one or more identifiers separated by dots", what, e.key)
+			continue
+		}
+		out = append(out, Assignment{Scope: scope, Key: key, Value: l.value(e.v, ep), Line: e.k.Line, Path: ep})
+	}
+	return out
+}
+
+func validSetKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for _, seg := range strings.Split(key, ".") {
+		if !setKeyRE.MatchString(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// patch parses a v10 set_ctx / set_iter mapping into assignments of one
+// scope (each top-level key is one target, its value as written).
+func (l *loader) patch(n *yaml.Node, path, what, scope string) []Assignment {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
+		hint := ""
+		if looksLikeUnquotedTemplate(d) {
+			hint = quoteHint
+		}
+		l.errf(n, path, "%s must be a mapping, got %s%s", what, describe(d), hint)
+		return nil
+	}
+	fs, _ := l.fields(d, path, what)
+	out := make([]Assignment, 0, len(fs))
+	for _, e := range fs {
+		ep := join(path, e.key)
+		if e.key == "" {
+			l.errf(e.k, ep, "%s key must not be empty", what)
+			continue
+		}
+		out = append(out, Assignment{Scope: scope, Key: e.key, Value: l.value(e.v, ep), Line: e.k.Line, Path: ep})
+	}
+	return out
+}
+
+// checkAssignments reports a target written twice in one node (set and
+// set_ctx/set_iter together, or the same key twice through different
+// spellings).
+func (l *loader) checkAssignments(as []Assignment) {
+	seen := map[string]Assignment{}
+	for _, a := range as {
+		t := a.Target()
+		if a.Scope == ScopeVar {
+			t = "var:" + t
+		}
+		if first, dup := seen[t]; dup {
+			l.problems = append(l.problems, Problem{Line: a.Line, Path: a.Path, Message: fmt.Sprintf("target %s is written twice in the same block (first at line %d)", a.Target(), first.Line)})
+			continue
+		}
+		seen[t] = a
+	}
+}
+
+// ---- input ----------------------------------------------------------------
+
+// input handles the args/input pair of a step or task: v10 args and DSL v2
+// input are the same thing, so only one may be given.
+func (l *loader) input(cur map[string]any, have *string, e entry, path, what string) map[string]any {
+	if *have != "" && *have != e.key {
+		l.errf(e.k, join(path, e.key), "%s has both %s and %s: they are the same (DSL v2 input is v10 args); keep one", what, *have, e.key)
+		return cur
+	}
+	*have = e.key
+	return l.dict(e.v, join(path, e.key), what+" "+e.key)
+}
+
+// ---- output ---------------------------------------------------------------
+
+// StoreTiers maps NoETL's output.store kinds to this stack's result tiers
+// (seed 004; NoETL result_storage.md): auto keeps small results inline and
+// puts larger ones in the GCS results tier; memory and eventlog keep the
+// result inline (this stack has no per-process store: the execution state
+// is the fastest tier); kv (NoETL's NATS KV), disk and its deprecated alias
+// object, and gcs all become the GCS results tier, the only object store
+// here. Kinds missing from the map (s3, db, duckdb) have no tier here and
+// are rejected by Load (UnsupportedStores says what they would need).
+var StoreTiers = map[string]string{
+	"auto":     TierAuto,
+	"memory":   TierInline,
+	"eventlog": TierInline,
+	"kv":       TierGCS,
+	"disk":     TierGCS,
+	"object":   TierGCS,
+	"gcs":      TierGCS,
+}
+
+// UnsupportedStores names what each NoETL store kind without a tier here
+// would need.
+var UnsupportedStores = map[string]string{
+	"s3":     "an AWS S3 bucket (this stack stores large results in GCS: use kind gcs or auto)",
+	"db":     "NoETL's PostgreSQL result_store table (this stack stores large results in GCS: use kind gcs or auto)",
+	"duckdb": "a DuckDB result database (this stack stores large results in GCS: use kind gcs or auto)",
+}
+
+var outputKeys = []string{"store", "select", "output_select", "accumulate", "inline_max_bytes", "preview_max_bytes", "scope", "as"}
+
+// output parses an output block (tool.output or step.output).
+func (l *loader) output(n *yaml.Node, path string) *Output {
+	fs, ok := l.fields(n, path, "output")
+	if !ok {
+		return nil
+	}
+	o := &Output{Line: l.lineFor(deref(n), path), Path: path}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "store":
+			o.Store = l.store(e.v, ep, o)
+		case "select", "output_select":
+			o.Select = append(o.Select, l.selects(e.v, ep)...)
+		case "accumulate":
+			o.Accumulate = l.accumulate(e.v, ep)
+		case "inline_max_bytes", "preview_max_bytes":
+			if i, ok := l.integer(e.v, ep, "output."+e.key); ok {
+				if i < 0 {
+					l.errf(e.k, ep, "output.%s must be ≥ 0, got %d", e.key, i)
+				}
+				v := i
+				if e.key == "inline_max_bytes" {
+					if o.InlineMaxBytes != nil {
+						l.errf(e.k, ep, "output.inline_max_bytes is given twice (here and under store)")
+					}
+					o.InlineMaxBytes = &v
+				} else {
+					o.PreviewMaxBytes = &v
+				}
+			}
+		case "scope":
+			if s, ok := l.str(e.v, ep, "output.scope"); ok {
+				switch s {
+				case "step", "execution", "workflow", "permanent":
+					o.Scope = s
+				default:
+					l.errf(e.k, ep, "output.scope must be step, execution, workflow or permanent, got %q", s)
+				}
+			}
+		case "as":
+			if s, ok := l.str(e.v, ep, "output.as"); ok {
+				if !isIdent(s) {
+					l.errf(e.k, ep, "output.as %q must be an identifier", s)
+				}
+				o.As = s
+			}
+		default:
+			l.errf(e.k, ep, "unknown output key %q (allowed: %s)", e.key, strings.Join(outputKeys, ", "))
+		}
+	}
+	return o
+}
+
+var storeKeys = []string{"kind", "driver", "bucket", "prefix", "ttl", "compression", "credential", "inline_max_bytes"}
+
+func (l *loader) store(n *yaml.Node, path string, o *Output) *OutputStore {
+	fs, ok := l.fields(n, path, "output.store")
+	if !ok {
+		return nil
+	}
+	st := &OutputStore{Kind: "auto"}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "kind":
+			st.Kind, _ = l.str(e.v, ep, "output.store.kind")
+		case "driver":
+			st.Driver, _ = l.str(e.v, ep, "output.store.driver")
+		case "bucket":
+			st.Bucket, _ = l.str(e.v, ep, "output.store.bucket")
+		case "prefix":
+			st.Prefix, _ = l.str(e.v, ep, "output.store.prefix")
+		case "ttl":
+			st.TTL, _ = l.str(e.v, ep, "output.store.ttl")
+		case "credential":
+			st.Credential, _ = l.str(e.v, ep, "output.store.credential")
+		case "compression":
+			if s, ok := l.str(e.v, ep, "output.store.compression"); ok {
+				switch s {
+				case "none", "gzip", "lz4":
+					st.Compression = s
+				default:
+					l.errf(e.k, ep, "output.store.compression must be none, gzip or lz4, got %q", s)
+				}
+			}
+		case "inline_max_bytes":
+			if i, ok := l.integer(e.v, ep, "output.store.inline_max_bytes"); ok {
+				if i < 0 {
+					l.errf(e.k, ep, "output.store.inline_max_bytes must be ≥ 0, got %d", i)
+				}
+				if o.InlineMaxBytes != nil {
+					l.errf(e.k, ep, "inline_max_bytes is given twice (output and output.store)")
+				}
+				v := i
+				o.InlineMaxBytes = &v
+			}
+		default:
+			l.errf(e.k, ep, "unknown output.store key %q (allowed: %s)", e.key, strings.Join(storeKeys, ", "))
+		}
+	}
+	st.Tier = StoreTiers[st.Kind]
+	return st
+}
+
+var selectPathRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\[[0-9]+\])*(\.[A-Za-z_][A-Za-z0-9_-]*(\[[0-9]+\])*|\.[0-9]+)*$`)
+
+// selects parses output.select / output_select: a list of field paths or of
+// {path, as} mappings.
+func (l *loader) selects(n *yaml.Node, path string) []OutputSelect {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.SequenceNode {
+		l.errf(n, path, "output select must be a list of field paths (e.g. [status, data.count]) or of {path, as}, got %s", describe(d))
+		return nil
+	}
+	var out []OutputSelect
+	for i, item := range d.Content {
+		ip := idx(path, i)
+		var sel OutputSelect
+		di := deref(item)
+		if di != nil && di.Kind == yaml.MappingNode {
+			fs, _ := l.fields(di, ip, "a select entry")
+			for _, e := range fs {
+				switch e.key {
+				case "path":
+					sel.Path, _ = l.str(e.v, join(ip, "path"), "select path")
+				case "as":
+					sel.As, _ = l.str(e.v, join(ip, "as"), "select as")
+				default:
+					l.errf(e.k, join(ip, e.key), "unknown select key %q (allowed: path, as)", e.key)
+				}
+			}
+		} else if s, ok := l.str(item, ip, "a select entry"); ok {
+			sel.Path = s
+		} else {
+			continue
+		}
+		sel.Path = strings.TrimPrefix(strings.TrimSpace(sel.Path), "$.")
+		if !selectPathRE.MatchString(sel.Path) {
+			l.errf(item, ip, "select path %q must be a dotted field path like data.items[0].name", sel.Path)
+			continue
+		}
+		if sel.As == "" {
+			last := sel.Path[strings.LastIndexByte(sel.Path, '.')+1:]
+			if i := strings.IndexByte(last, '['); i >= 0 {
+				last = last[:i]
+			}
+			sel.As = last
+		}
+		if !isIdent(sel.As) {
+			l.errf(item, ip, "select name %q must be an identifier (give as: <name>)", sel.As)
+			continue
+		}
+		out = append(out, sel)
+	}
+	return out
+}
+
+var accumulateKeys = []string{"enabled", "strategy", "merge_path", "manifest_as", "on_success", "on_error", "max_items"}
+
+func (l *loader) accumulate(n *yaml.Node, path string) *OutputAccumulate {
+	fs, ok := l.fields(n, path, "output.accumulate")
+	if !ok {
+		return nil
+	}
+	a := &OutputAccumulate{Strategy: "append", OnSuccess: true}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "enabled":
+			a.Enabled, _ = l.boolean(e.v, ep, "accumulate.enabled")
+		case "on_success":
+			a.OnSuccess, _ = l.boolean(e.v, ep, "accumulate.on_success")
+		case "on_error":
+			a.OnError, _ = l.boolean(e.v, ep, "accumulate.on_error")
+		case "strategy":
+			if s, ok := l.str(e.v, ep, "accumulate.strategy"); ok {
+				switch s {
+				case "append", "replace", "merge", "concat":
+					a.Strategy = s
+				default:
+					l.errf(e.k, ep, "accumulate.strategy must be append, replace, merge or concat, got %q", s)
+				}
+			}
+		case "merge_path":
+			a.MergePath, _ = l.str(e.v, ep, "accumulate.merge_path")
+		case "manifest_as":
+			if s, ok := l.str(e.v, ep, "accumulate.manifest_as"); ok {
+				if !isIdent(s) {
+					l.errf(e.k, ep, "accumulate.manifest_as %q must be an identifier", s)
+				}
+				a.ManifestAs = s
+			}
+		case "max_items":
+			if i, ok := l.integer(e.v, ep, "accumulate.max_items"); ok {
+				if i < 0 {
+					l.errf(e.k, ep, "accumulate.max_items must be ≥ 0, got %d", i)
+				}
+				a.MaxItems = i
+			}
+		default:
+			l.errf(e.k, ep, "unknown accumulate key %q (allowed: %s)", e.key, strings.Join(accumulateKeys, ", "))
+		}
+	}
+	return a
+}
+
+// ---- script ---------------------------------------------------------------
+
+// scriptSources are the script.source.type values this stack loads.
+var scriptSources = []string{"inline", "file", "http", "gcs"}
+
+// script parses a task's script: {uri, source: {type, code, endpoint,
+// method, auth, timeout}} block (NoETL noetl/core/script, noetl-tools
+// PythonScript).
+func (l *loader) script(n *yaml.Node, path string) *Script {
+	fs, ok := l.fields(n, path, "script")
+	if !ok {
+		return nil
+	}
+	sc := &Script{Line: l.lineFor(deref(n), path), Path: path}
+	var srcLine *yaml.Node
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "uri":
+			sc.URI, _ = l.str(e.v, ep, "script.uri")
+		case "source":
+			srcLine = e.k
+			sfs, ok := l.fields(e.v, ep, "script.source")
+			if !ok {
+				continue
+			}
+			for _, se := range sfs {
+				sp := join(ep, se.key)
+				switch se.key {
+				case "type":
+					sc.Source, _ = l.str(se.v, sp, "script.source.type")
+				case "code":
+					sc.Code, _ = l.str(se.v, sp, "script.source.code")
+				case "endpoint":
+					sc.Endpoint, _ = l.str(se.v, sp, "script.source.endpoint")
+				case "method":
+					sc.Method, _ = l.str(se.v, sp, "script.source.method")
+				case "auth", "credential":
+					sc.Auth, _ = l.str(se.v, sp, "script.source."+se.key)
+				case "timeout":
+					if f, ok := l.num(se.v, sp, "script.source.timeout (seconds)"); ok {
+						if f < 0 {
+							l.errf(se.k, sp, "script.source.timeout must be ≥ 0")
+						}
+						sc.TimeoutS = f
+					}
+				case "region":
+					l.errf(se.k, sp, "script.source.region is for s3 sources, which need AWS S3: not available here (use gcs, http, file or inline)")
+				default:
+					l.errf(se.k, sp, "unknown script.source key %q (allowed: type, code, endpoint, method, auth, timeout)", se.key)
+				}
+			}
+		default:
+			l.errf(e.k, ep, "unknown script key %q (allowed: uri, source)", e.key)
+		}
+	}
+	if sc.Source == "" {
+		if sc.Code == "" {
+			l.errf(srcLine, join(path, "source.type"), "script.source.type is required (one of %s)", strings.Join(scriptSources, ", "))
+		}
+		sc.Source = "inline"
+	}
+	switch sc.Source {
+	case "inline":
+		if strings.TrimSpace(sc.Code) == "" {
+			l.errf(srcLine, join(path, "source.code"), "an inline script needs script.source.code")
+		}
+	case "file", "gcs":
+		if strings.TrimSpace(sc.URI) == "" {
+			l.errf(deref(n), join(path, "uri"), "a %s script needs script.uri", sc.Source)
+		} else if sc.Source == "gcs" && !strings.HasPrefix(sc.URI, "gs://") && !strings.Contains(sc.URI, "{{") {
+			l.errf(deref(n), join(path, "uri"), "a gcs script's uri must look like gs://bucket/path/to/script, got %q", clip(sc.URI))
+		}
+	case "http":
+		if strings.TrimSpace(sc.URI) == "" && strings.TrimSpace(sc.Endpoint) == "" {
+			l.errf(deref(n), join(path, "uri"), "an http script needs script.source.endpoint or script.uri")
+		}
+		switch strings.ToUpper(sc.Method) {
+		case "", "GET", "POST", "PUT", "DELETE", "PATCH":
+		default:
+			l.errf(srcLine, join(path, "source.method"), "script.source.method must be an HTTP method, got %q", sc.Method)
+		}
+	case "s3":
+		l.errf(srcLine, join(path, "source.type"), "script source s3 needs AWS S3, which this stack does not have (use gcs, http, file or inline)")
+	default:
+		l.errf(srcLine, join(path, "source.type"), "unknown script.source.type %q (one of %s)", sc.Source, strings.Join(scriptSources, ", "))
+	}
+	return sc
+}
+
+// ---- cursor loops ---------------------------------------------------------
+
+// CursorKinds are the cursor drivers this stack runs (Cursor.Kind).
+var CursorKinds = []string{"postgres"}
+
+// unsupportedCursors names what NoETL's other cursor drivers need.
+var unsupportedCursors = map[string]string{
+	"mysql":       "a MySQL server",
+	"snowflake":   "a Snowflake account",
+	"redis":       "a Redis server",
+	"nats_stream": "a NATS JetStream stream driver, not implemented here",
+}
+
+func (l *loader) cursor(n *yaml.Node, path string) *Cursor {
+	fs, ok := l.fields(n, path, "loop.cursor")
+	if !ok {
+		return nil
+	}
+	c := &Cursor{Kind: "postgres", Line: l.lineFor(deref(n), path), Path: path}
+	m := index(fs)
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "kind":
+			c.Kind, _ = l.str(e.v, ep, "loop.cursor.kind")
+		case "auth":
+			c.Auth, _ = l.str(e.v, ep, "loop.cursor.auth")
+		case "claim":
+			c.Claim, _ = l.str(e.v, ep, "loop.cursor.claim")
+		case "options":
+			c.Options = l.dict(e.v, ep, "loop.cursor.options")
+		default:
+			l.errf(e.k, ep, "unknown loop.cursor key %q (allowed: kind, auth, claim, options)", e.key)
+		}
+	}
+	if _, ok := m["claim"]; !ok {
+		l.errf(deref(n), join(path, "claim"), "loop.cursor needs claim: the statement that leases up to {{ __frame_max_rows }} rows and returns them (nothing when drained)")
+	}
+	if _, ok := m["auth"]; !ok {
+		l.errf(deref(n), join(path, "auth"), "loop.cursor needs auth: the credential of the claim connection")
+	}
+	return c
+}
+
+var frameKeys = []string{"max_rows", "max_seconds", "max_bytes", "lease_seconds", "heartbeat_seconds", "row_concurrency", "process", "verify_ipc", "retry_mode", "max_attempts"}
+
+// frame parses loop.spec.frame; defaults are NoETL FramePolicy's.
+func (l *loader) frame(n *yaml.Node, path string) *Frame {
+	fs, ok := l.fields(n, path, "loop.spec.frame")
+	if !ok {
+		return nil
+	}
+	f := defaultFrame()
+	def := defaultFrame()
+	// templated reports (and records) a numeric field written as a
+	// template; the field keeps its default until the loop starts.
+	templated := func(e entry, p string) bool {
+		d := deref(e.v)
+		if d == nil || d.Kind != yaml.ScalarNode || d.ShortTag() != "!!str" || !strings.Contains(d.Value, "{{") {
+			return false
+		}
+		if f.Templates == nil {
+			f.Templates = map[string]string{}
+		}
+		f.Templates[e.key] = d.Value
+		return true
+	}
+	posInt := func(e entry, p string, min int, cur int) int {
+		if templated(e, p) {
+			return cur
+		}
+		i, ok := l.integer(e.v, p, "frame."+e.key)
+		if ok && i < min {
+			l.errf(e.k, p, "frame.%s must be ≥ %d, got %d", e.key, min, i)
+		}
+		return i
+	}
+	posNum := func(e entry, p string, cur float64) float64 {
+		if templated(e, p) {
+			return cur
+		}
+		v, ok := l.num(e.v, p, "frame."+e.key+" (seconds)")
+		if ok && !(v > 0) {
+			l.errf(e.k, p, "frame.%s must be > 0, got %g", e.key, v)
+		}
+		return v
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "max_rows":
+			f.MaxRows = posInt(e, ep, 1, def.MaxRows)
+		case "max_bytes":
+			f.MaxBytes = posInt(e, ep, 1, def.MaxBytes)
+		case "row_concurrency":
+			f.RowConcurrency = posInt(e, ep, 1, def.RowConcurrency)
+		case "max_attempts":
+			f.MaxAttempts = posInt(e, ep, 1, def.MaxAttempts)
+		case "max_seconds":
+			f.MaxSeconds = posNum(e, ep, def.MaxSeconds)
+		case "lease_seconds":
+			f.LeaseSeconds = posNum(e, ep, def.LeaseSeconds)
+		case "heartbeat_seconds":
+			f.HeartbeatSeconds = posNum(e, ep, def.HeartbeatSeconds)
+		case "verify_ipc":
+			f.VerifyIPC, _ = l.boolean(e.v, ep, "frame.verify_ipc")
+		case "process":
+			if s, ok := l.str(e.v, ep, "frame.process"); ok {
+				if s != "row" && s != "frame" {
+					l.errf(e.k, ep, "frame.process must be row or frame, got %q", s)
+				}
+				f.Process = s
+			}
+		case "retry_mode":
+			if s, ok := l.str(e.v, ep, "frame.retry_mode"); ok {
+				if s != "whole_frame" {
+					l.errf(e.k, ep, "frame.retry_mode must be whole_frame, got %q", s)
+				}
+				f.RetryMode = s
+			}
+		default:
+			l.errf(e.k, ep, "unknown frame key %q (allowed: %s)", e.key, strings.Join(frameKeys, ", "))
+		}
+	}
+	return f
+}
+
+// defaultFrame is NoETL FramePolicy's defaults.
+func defaultFrame() *Frame {
+	return &Frame{MaxRows: 1, MaxSeconds: 30, MaxBytes: 64 << 20, LeaseSeconds: 120, HeartbeatSeconds: 30, RowConcurrency: 1, Process: "row", RetryMode: "whole_frame", MaxAttempts: 3}
+}
+
+// maxInFlight reads loop.spec.max_in_flight: a literal integer or a
+// template.
+func (l *loader) maxInFlight(lp *Loop, e entry, p string) {
+	d := deref(e.v)
+	if d != nil && d.Kind == yaml.ScalarNode && d.ShortTag() == "!!str" {
+		s := strings.TrimSpace(d.Value)
+		if i, err := strconv.Atoi(s); err == nil {
+			if i < 1 {
+				l.errf(e.k, p, "max_in_flight must be at least 1, got %d", i)
+			}
+			lp.MaxInFlight, lp.MaxInFlightTemplate = i, ""
+			return
+		}
+		if strings.Contains(s, "{{") {
+			lp.MaxInFlight, lp.MaxInFlightTemplate = 0, d.Value
+			return
+		}
+		l.errf(e.k, p, "max_in_flight must be an integer ≥ 1 or a template rendering to one (e.g. \"{{ workload.max_in_flight }}\"), got %q", clip(s))
+		return
+	}
+	if d != nil && d.Kind == yaml.ScalarNode && d.ShortTag() == "!!float" {
+		var f float64
+		if err := d.Decode(&f); err == nil && f == math.Trunc(f) && f >= 1 && f < 1<<31 {
+			lp.MaxInFlight, lp.MaxInFlightTemplate = int(f), ""
+			return
+		}
+	}
+	if i, ok := l.integer(e.v, p, "max_in_flight"); ok {
+		if i < 1 {
+			l.errf(e.k, p, "max_in_flight must be at least 1, got %d", i)
+		}
+		lp.MaxInFlight, lp.MaxInFlightTemplate = i, ""
+	}
+}
+
+// ---- executor -------------------------------------------------------------
+
+var executorSpecKeys = []string{"entry_step", "final_step", "no_next_is_error", "policy"}
+
+// executor keeps the executor block verbatim and parses executor.spec's
+// entry and termination keys (NoETL ExecutorSpecFull).
+func (l *loader) executor(p *Playbook, n *yaml.Node, path string) {
+	p.Executor = l.dict(n, path, "executor")
+	fs, ok := l.fields(n, path, "executor")
+	if !ok {
+		return
+	}
+	for _, e := range fs {
+		ep := join(path, e.key)
+		switch e.key {
+		case "profile":
+			if s, ok := l.str(e.v, ep, "executor.profile"); ok && s != "local" && s != "distributed" && s != "auto" {
+				l.errf(e.k, ep, "executor.profile must be local, distributed or auto, got %q", s)
+			}
+		case "version", "requires":
+		case "spec":
+			sfs, ok := l.fields(e.v, ep, "executor.spec")
+			if !ok {
+				continue
+			}
+			for _, se := range sfs {
+				sp := join(ep, se.key)
+				switch se.key {
+				case "entry_step":
+					p.Entry, _ = l.str(se.v, sp, "executor.spec.entry_step")
+					if p.Entry == "" {
+						l.errf(se.k, sp, "executor.spec.entry_step must name a step")
+					}
+				case "final_step":
+					p.FinalStep, _ = l.str(se.v, sp, "executor.spec.final_step")
+					if p.FinalStep == "" {
+						l.errf(se.k, sp, "executor.spec.final_step must name a step")
+					}
+				case "no_next_is_error":
+					p.NoNextIsError, _ = l.boolean(se.v, sp, "executor.spec.no_next_is_error")
+				case "policy":
+				default:
+					// Spec layering: other keys are defaults merged under
+					// step.spec / task.spec (DSL.md "Step" Spec).
+				}
+			}
+		default:
+			l.warnf(e.k, ep, "unknown executor key %q ignored (NoETL knows profile, version, requires, spec)", e.key)
+		}
+	}
+}
