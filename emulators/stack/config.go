@@ -43,7 +43,7 @@ const (
 	defaultProject     = "noetl-local"
 	defaultLocation    = "us-central1"
 	defaultPushWorkers = 32
-	defaultWorkers     = 16
+	defaultWorkers     = 200
 )
 
 // Port describes one TCP port of the stack and the variable that sets it.
@@ -71,7 +71,7 @@ type Config struct {
 	PGPort        int // NOETL_PG_PORT, default 55432
 
 	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
-	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 16 (max_concurrent_dispatches of both queues)
+	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 200 (max_concurrent_dispatches of both queues)
 	PushConcurrency int    // NOETL_PUSH_CONCURRENCY, default 32 (concurrent pushes per subscription)
 
 	PushMaxAttempts int           // NOETL_PUSH_MAX_ATTEMPTS, default 10 (then the message is dead-lettered)

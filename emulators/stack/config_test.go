@@ -33,7 +33,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 			t.Errorf("%s = %d, want %d", k, ports[k], v)
 		}
 	}
-	if c.WorkConcurrency != 16 || c.PushConcurrency != 32 || c.PushMaxAttempts != 10 ||
+	if c.WorkConcurrency != 200 || c.PushConcurrency != 32 || c.PushMaxAttempts != 10 ||
 		c.PushMinBackoff != 200*time.Millisecond || c.PushMaxBackoff != 10*time.Second || c.Fixtures.FailRate != 0.2 {
 		t.Errorf("knobs %+v", c)
 	}

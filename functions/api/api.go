@@ -39,6 +39,11 @@ func init() { functions.HTTP("api", API) }
 // prefix so the same handler serves at "/" (Cloud Functions) and "/api/"
 // (the local server).
 func API(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		// Reads by operators (status, events, cost) are not part of what an
+		// execution costs to run: they are metered apart (and dropped).
+		r = r.WithContext(meter.With(r.Context(), meter.New()))
+	}
 	p := strings.TrimPrefix(r.URL.Path, "/api")
 	p = strings.TrimSuffix(p, "/")
 	switch {

@@ -26,7 +26,7 @@ func init() { functions.CloudEvent("dispatch", Dispatch) }
 
 // Dispatch creates the Cloud Task of one command.
 func Dispatch(ctx context.Context, e event.Event) error {
-	started := time.Now()
+	req := meter.ActivityOf("dispatch").Begin()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func Dispatch(ctx context.Context, e event.Event) error {
 	m := meter.For(ctx, cmd.ExecutionID)
 	defer func() {
 		m.Add(meter.Invocations("dispatch"), 1)
-		m.Add(meter.Milliseconds("dispatch"), float64(time.Since(started).Microseconds())/1000)
+		m.Add(meter.Milliseconds("dispatch"), req.End())
 	}()
 	m.Add(meter.PubSubDelivery, 1)
 	m.Add(meter.PubSubDeliveryBytes, meter.Billable(len(msg.Data)))

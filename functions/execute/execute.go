@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
@@ -34,7 +33,7 @@ const MaxBody = 1 << 20
 
 // Execute handles one Cloud Tasks delivery.
 func Execute(w http.ResponseWriter, r *http.Request) {
-	started := time.Now()
+	req := meter.ActivityOf("execute").Begin()
 	ctx := r.Context()
 	d, err := runtime.Get(ctx)
 	if err != nil {
@@ -63,7 +62,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	m.Add(meter.TasksDispatch, 1)
 	defer func() {
 		m.Add(meter.Invocations("execute"), 1)
-		m.Add(meter.Milliseconds("execute"), float64(time.Since(started).Microseconds())/1000)
+		m.Add(meter.Milliseconds("execute"), req.End())
 	}()
 	ctx = telemetry.WithTraceParent(ctx, r.Header.Get("traceparent"))
 	ctx, span := telemetry.Tracer.Start(ctx, "execute "+cmd.Step)

@@ -7,7 +7,6 @@ package route
 
 import (
 	"context"
-	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -23,7 +22,7 @@ func init() { functions.CloudEvent("route", Route) }
 // returns an error (→ redelivery) only for transient failures; an
 // undecodable message is acked and dead-lettered.
 func Route(ctx context.Context, e event.Event) error {
-	started := time.Now()
+	req := meter.ActivityOf("route").Begin()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		return err
@@ -39,7 +38,7 @@ func Route(ctx context.Context, e event.Event) error {
 	m := meter.For(ctx, b.ExecutionID)
 	defer func() {
 		m.Add(meter.Invocations("route"), 1)
-		m.Add(meter.Milliseconds("route"), float64(time.Since(started).Microseconds())/1000)
+		m.Add(meter.Milliseconds("route"), req.End())
 	}()
 	m.Add(meter.PubSubDelivery, 1)
 	m.Add(meter.PubSubDeliveryBytes, meter.Billable(len(msg.Data)))

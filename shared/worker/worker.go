@@ -70,6 +70,54 @@ type Worker struct {
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
+	states   stateCache
+}
+
+// IterationStateMaxAge bounds how old a cached execution document may be
+// when a loop iteration starts. Iterations only read the state (workload,
+// ctx, results, and whether the step run still runs); they never write
+// it, so an instance running hundreds of iterations per second reads the
+// execution document a few times per second instead of once per
+// iteration. A stop (fail_fast, cancellation, timeout) therefore reaches
+// new iterations within this bound; their ends are still checked against
+// the current state when the loop ends.
+const IterationStateMaxAge = 250 * time.Millisecond
+
+// stateCache holds each execution's last read for iteration units.
+type stateCache struct {
+	mu sync.Mutex
+	m  map[string]cachedState
+}
+
+type cachedState struct {
+	rec *store.Execution
+	at  time.Time
+}
+
+func (c *stateCache) get(id string, now time.Time, minVersion int64) *store.Execution {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || now.Sub(e.at) > IterationStateMaxAge || e.rec.State.Version < minVersion {
+		return nil
+	}
+	return e.rec
+}
+
+func (c *stateCache) put(id string, rec *store.Execution, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]cachedState{}
+	}
+	if len(c.m) > 1024 {
+		for k, e := range c.m {
+			if now.Sub(e.at) > IterationStateMaxAge {
+				delete(c.m, k)
+			}
+		}
+	}
+	c.m[id] = cachedState{rec: rec, at: now}
 }
 
 // Delivery describes one delivery of a unit (the Cloud Tasks headers).
@@ -127,13 +175,24 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if cmd.Iteration != nil {
 		log = log.With("iteration", *cmd.Iteration)
 	}
-	rec, err := w.Store.ExecutionGet(ctx, cmd.ExecutionID)
-	if errors.Is(err, store.ErrNotFound) {
-		log.Warn("dropping unit of unknown execution")
-		return nil
+	var rec *store.Execution
+	if cmd.Iteration != nil {
+		// Read-only use: the cached record is shared by concurrent units.
+		rec = w.states.get(cmd.ExecutionID, w.now(), cmd.StateVersion)
 	}
-	if err != nil {
-		return err
+	if rec == nil {
+		var err error
+		rec, err = w.Store.ExecutionGet(ctx, cmd.ExecutionID)
+		if errors.Is(err, store.ErrNotFound) {
+			log.Warn("dropping unit of unknown execution")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if cmd.Iteration != nil {
+			w.states.put(cmd.ExecutionID, rec, w.now())
+		}
 	}
 	st := rec.State
 	end := control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun)
