@@ -179,7 +179,14 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 		}
 		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	// Newest first; ties by descending id, as Firestore orders them (its
+	// implicit last order is the document name, in the same direction).
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ExecutionID > out[j].ExecutionID
+	})
 	if len(out) > limit {
 		out = out[:limit]
 	}

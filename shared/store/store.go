@@ -154,7 +154,7 @@ type Store interface {
 	// ExecutionGet reads one execution; ErrNotFound if absent.
 	ExecutionGet(ctx context.Context, id string) (*Execution, error)
 	// ExecutionList lists executions, newest first by the state's
-	// created_at (ExecutionSummary.CreatedAt).
+	// created_at (ExecutionSummary.CreatedAt), ties by descending id.
 	ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error)
 	// ExecutionCheckpoint runs p.Apply over the execution document and,
 	// when it returns an output, writes atomically the new state, the

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -240,7 +241,7 @@ func testExecutionUpdateTime(ctx context.Context, t *testing.T, s store.Store) {
 }
 
 // testExecutionList: newest first by the state's created_at (whatever the
-// creation order), filtered by status and playbook (the scalar fields
+// creation order; ties by descending id), filtered by status and playbook (the scalar fields
 // follow checkpoints), limited, with the summary's fields filled.
 func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 	playbook := "tests/storetest/" + uniqueID(t)
@@ -308,4 +309,15 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		t.Errorf("updated_at went back after a checkpoint: %v, was %v", failed[0].UpdatedAt, before)
 	}
 	mustEqual(t, "ExecutionList(status running) ids after checkpoints", []string{ids[3]}, idsOf(list(store.ExecutionListParams{Status: engine.ExecRunning})))
+
+	// Executions created at the same time list by descending id.
+	playbook = "tests/storetest/" + uniqueID(t)
+	same := []string{uniqueID(t) + "-b", uniqueID(t) + "-c", uniqueID(t) + "-a"}
+	for _, id := range same {
+		st := sampleState(id)
+		st.Playbook = playbook
+		create(ctx, t, s, st)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(same)))
+	mustEqual(t, "ExecutionList ids (same created_at)", same, idsOf(list(store.ExecutionListParams{})))
 }
