@@ -156,6 +156,9 @@ func NormPlan(p *engine.LoopPlan) {
 
 // ExecutionCreate implements Store.
 func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
+	if err := checkNew(rec); err != nil {
+		return err
+	}
 	d, err := toDoc(rec)
 	if err != nil {
 		return err
@@ -494,6 +497,9 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 
 // IterationEnd implements Store.
 func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (bool, error) {
+	if err := checkEnded(p.Record); err != nil {
+		return false, err
+	}
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Record.Index)
 	b, err := json.Marshal(p.Record)
 	if err != nil {

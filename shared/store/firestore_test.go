@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/store/storetest"
 	"github.com/noetl/gcpengine/shared/types"
@@ -92,5 +93,76 @@ func TestFirestoreDLQDocument(t *testing.T) {
 		got.LastError != e.LastError || got.Payload != e.Payload || got.Status != e.Status ||
 		got.LoopIndex == nil || *got.LoopIndex != 0 {
 		t.Fatalf("dlq/%s = %+v, want %+v", id, got, e)
+	}
+}
+
+// TestFirestoreExpireAt checks the TTL fields the suite cannot see through
+// the interface: an execution document gets expire_at (now + Retention)
+// when a checkpoint ends it, on the transactional and on the optimistic
+// path, and not before; outbox, batch and unit-lease documents carry
+// expire_at from the start (they are never deleted by the engine).
+func TestFirestoreExpireAt(t *testing.T) {
+	f := openEmulator(t)
+	requireReachable(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	end := func(rec *store.Execution) (*engine.Output, error) {
+		rec.State.Status = engine.ExecOK
+		rec.State.Version++
+		return &engine.Output{Events: []types.Event{{EventID: "done", EventType: types.EvPlaybookFinished}}}, nil
+	}
+	expireAt := func(path string) (time.Time, bool) {
+		t.Helper()
+		s, err := f.Client().Doc(path).Get(ctx)
+		if err != nil {
+			t.Fatalf("get %s: %v", path, err)
+		}
+		v, err := s.DataAt("expire_at")
+		if err != nil || v == nil {
+			return time.Time{}, false
+		}
+		ts, ok := v.(time.Time)
+		if !ok {
+			t.Fatalf("%s: expire_at is %T, want a timestamp", path, v)
+		}
+		return ts, true
+	}
+	near := func(path string, want time.Duration) {
+		t.Helper()
+		ts, ok := expireAt(path)
+		if d := time.Until(ts); !ok || d < want-time.Hour || d > want+time.Hour {
+			t.Errorf("%s: expire_at = %v (set %v), want about now+%v", path, ts, ok, want)
+		}
+	}
+	for _, optimistic := range []bool{false, true} {
+		id := "ttl-" + strings.ToLower(rand.Text()[:12])
+		st := &engine.State{ExecutionID: id, Status: engine.ExecRunning, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+		if err := f.ExecutionCreate(ctx, &store.Execution{State: st}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := expireAt("executions/" + id); ok {
+			t.Errorf("running execution %s has expire_at", id)
+		}
+		p := store.CheckpointParams{ExecutionID: id, OutboxID: "end", Apply: end}
+		if optimistic {
+			rec, err := f.ExecutionGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Base = rec
+		}
+		if cp, err := f.ExecutionCheckpoint(ctx, p); err != nil || !cp.Applied {
+			t.Fatalf("checkpoint (optimistic %v): %+v, %v", optimistic, cp, err)
+		}
+		near("executions/"+id, store.Retention)
+		near("executions/"+id+"/outbox/end", store.Retention)
+		if _, err := f.BatchPut(ctx, types.Batch{ID: "b1", ExecutionID: id, Events: []types.Event{{EventID: "e1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		near("executions/"+id+"/batches/b1", store.Retention)
+		if err := f.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u.1", Holder: "A", TTL: time.Minute, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		near("executions/"+id+"/units/u.1", 24*time.Hour)
 	}
 }

@@ -29,11 +29,15 @@ type Memory struct {
 	checkpoint func() // test hook run inside ExecutionCheckpoint, before the write
 }
 
+// memExec is an execution document with its subcollections. Like
+// Firestore's, the subcollections exist independently of the document:
+// a batch, lease or iteration may be written before the execution is
+// created (or after it expired); state is nil until ExecutionCreate.
 type memExec struct {
 	rev      int64 // bumped by every write of the execution document
 	created  time.Time
 	updated  time.Time
-	state    []byte
+	state    []byte // nil: the execution document does not exist
 	source   string
 	outbox   map[string][]byte
 	loops    map[string][]byte
@@ -77,12 +81,25 @@ func (m *Memory) size(path string, b []byte) {
 	}
 }
 
+// get returns an existing execution document; ErrNotFound when absent.
 func (m *Memory) get(id string) (*memExec, error) {
 	e := m.execs[id]
-	if e == nil {
+	if e == nil || e.state == nil {
 		return nil, ErrNotFound
 	}
 	return e, nil
+}
+
+// doc returns the execution's entry, creating it (without the execution
+// document) for writes to its subcollections.
+func (m *Memory) doc(id string) *memExec {
+	e := m.execs[id]
+	if e == nil {
+		e = &memExec{outbox: map[string][]byte{}, loops: map[string][]byte{}, iters: map[string]map[int]*memIter{},
+			lanes: map[string]map[int]bool{}, loopDone: map[string]bool{}, units: map[string]leaseDoc{}, batches: map[string]batchDoc{}}
+		m.execs[id] = e
+	}
+	return e
 }
 
 func decodeState(b []byte, source string) (*Execution, error) {
@@ -96,21 +113,26 @@ func decodeState(b []byte, source string) (*Execution, error) {
 
 // ExecutionCreate implements Store.
 func (m *Memory) ExecutionCreate(ctx context.Context, rec *Execution) error {
+	if err := checkNew(rec); err != nil {
+		return err
+	}
 	b, err := json.Marshal(rec.State)
 	if err != nil {
 		return fmt.Errorf("store: encode state: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	meterOf(ctx, rec.State.ExecutionID).Write(1)
-	if m.execs[rec.State.ExecutionID] != nil {
+	id := rec.State.ExecutionID
+	meterOf(ctx, id).Write(1)
+	if e := m.execs[id]; e != nil && e.state != nil {
 		return ErrExists
 	}
-	now := time.Now()
-	m.size("executions/"+rec.State.ExecutionID, b)
-	m.execs[rec.State.ExecutionID] = &memExec{created: now, updated: now, state: b, source: rec.Source,
-		outbox: map[string][]byte{}, loops: map[string][]byte{}, iters: map[string]map[int]*memIter{},
-		lanes: map[string]map[int]bool{}, loopDone: map[string]bool{}, units: map[string]leaseDoc{}, batches: map[string]batchDoc{}}
+	m.size("executions/"+id, b)
+	e := m.doc(id)
+	// created is the state's creation time, the ExecutionList order (as
+	// Firestore's created_at field).
+	e.created, _ = time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
+	e.updated, e.state, e.source = time.Now().UTC(), b, rec.Source
 	return nil
 }
 
@@ -144,6 +166,9 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 	}
 	out := []ExecutionSummary{}
 	for id, e := range m.execs {
+		if e.state == nil {
+			continue
+		}
 		rec, err := decodeState(e.state, e.source)
 		if err != nil {
 			return nil, err
@@ -154,7 +179,14 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 		}
 		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	// Newest first; ties by descending id, as Firestore orders them (its
+	// implicit last order is the document name, in the same direction).
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ExecutionID > out[j].ExecutionID
+	})
 	if len(out) > limit {
 		out = out[:limit]
 	}
@@ -207,7 +239,7 @@ func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (C
 	}
 	mt.Write(1)
 	m.size("executions/"+p.ExecutionID, b)
-	e.state, e.updated = b, time.Now()
+	e.state, e.updated = b, time.Now().UTC()
 	e.rev++
 	if ob != nil {
 		mt.Write(1)
@@ -282,11 +314,7 @@ func (m *Memory) IterationBegin(ctx context.Context, p IterationBeginParams) (*e
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
-	e, err := m.get(p.ExecutionID)
-	if err != nil {
-		return nil, err
-	}
-	its := e.iter(p.LoopKey)
+	its := m.doc(p.ExecutionID).iter(p.LoopKey)
 	mt.Write(1)
 	cur := its[p.Index]
 	if cur != nil {
@@ -305,18 +333,17 @@ func (m *Memory) IterationBegin(ctx context.Context, p IterationBeginParams) (*e
 
 // IterationEnd implements Store.
 func (m *Memory) IterationEnd(ctx context.Context, p IterationEndParams) (bool, error) {
+	if err := checkEnded(p.Record); err != nil {
+		return false, err
+	}
 	b, err := json.Marshal(p.Record)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("store: encode iteration: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
-	e, err := m.get(p.ExecutionID)
-	if err != nil {
-		return false, err
-	}
-	its := e.iter(p.LoopKey)
+	its := m.doc(p.ExecutionID).iter(p.LoopKey)
 	cur := its[p.Record.Index]
 	if p.Holder != "" {
 		mt.Read(1)
@@ -341,11 +368,7 @@ func (m *Memory) IterationRelease(ctx context.Context, executionID, loopKey stri
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, executionID)
 	mt.Read(1)
-	e := m.execs[executionID]
-	if e == nil {
-		return nil
-	}
-	if cur := e.iter(loopKey)[index]; cur != nil && cur.status == string(types.StatusRunning) && cur.holder == holder {
+	if cur := m.doc(executionID).iter(loopKey)[index]; cur != nil && cur.status == string(types.StatusRunning) && cur.holder == holder {
 		mt.Write(1)
 		cur.holder, cur.expires = "", time.Time{}
 	}
@@ -356,12 +379,8 @@ func (m *Memory) IterationRelease(ctx context.Context, executionID, loopKey stri
 func (m *Memory) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, err := m.get(executionID)
-	if err != nil {
-		return nil, err
-	}
 	out := []engine.IterationRecord{}
-	for _, it := range e.iters[loopKey] {
+	for _, it := range m.doc(executionID).iters[loopKey] {
 		if it.status == string(types.StatusRunning) {
 			continue
 		}
@@ -397,10 +416,7 @@ func (m *Memory) LaneDone(ctx context.Context, executionID, loopKey string, lane
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, executionID).Write(1)
-	e, err := m.get(executionID)
-	if err != nil {
-		return err
-	}
+	e := m.doc(executionID)
 	if e.lanes[loopKey] == nil {
 		e.lanes[loopKey] = map[int]bool{}
 	}
@@ -425,10 +441,7 @@ func (m *Memory) LoopDoneCreate(ctx context.Context, executionID, loopKey string
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, executionID).Write(1)
-	e, err := m.get(executionID)
-	if err != nil {
-		return err
-	}
+	e := m.doc(executionID)
 	if e.loopDone[loopKey] {
 		return ErrExists
 	}
@@ -441,10 +454,7 @@ func (m *Memory) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
-	e, err := m.get(p.ExecutionID)
-	if err != nil {
-		return err
-	}
+	e := m.doc(p.ExecutionID)
 	mt.Write(1)
 	if d, ok := e.units[p.Unit]; ok {
 		mt.Read(1)
@@ -463,10 +473,7 @@ func (m *Memory) LeaseRenew(ctx context.Context, p LeaseAcquireParams) error {
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
 	mt.Read(1)
-	e, err := m.get(p.ExecutionID)
-	if err != nil {
-		return err
-	}
+	e := m.doc(p.ExecutionID)
 	d, ok := e.units[p.Unit]
 	if !ok || d.Holder != p.Holder {
 		return ErrLeaseLost
@@ -482,10 +489,7 @@ func (m *Memory) LeaseRelease(ctx context.Context, executionID, unit, holder str
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, executionID)
 	mt.Read(1)
-	e := m.execs[executionID]
-	if e == nil {
-		return nil
-	}
+	e := m.doc(executionID)
 	if d, ok := e.units[unit]; ok && d.Holder == holder {
 		mt.Delete(1)
 		delete(e.units, unit)
@@ -502,13 +506,9 @@ func (m *Memory) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, b.ExecutionID).Write(1)
-	e := m.execs[b.ExecutionID]
-	if e == nil {
-		// The projection does not need the execution document (events of
-		// an execution may arrive before it is visible).
-		e = &memExec{batches: map[string]batchDoc{}}
-		m.execs[b.ExecutionID] = e
-	}
+	// The projection does not need the execution document (events of an
+	// execution may arrive before it is visible).
+	e := m.doc(b.ExecutionID)
 	if _, ok := e.batches[b.ID]; ok {
 		return false, nil
 	}

@@ -13,6 +13,12 @@
 // retries; its callers (Pub/Sub and Cloud Tasks redelivery) do. Firestore
 // is the production backend and Memory the in-process one; storetest is
 // the conformance suite both pass.
+//
+// The documents under an execution (batches, leases, iterations, lanes,
+// loop_done markers) are independent of the execution document, as
+// Firestore subcollections are: they can be written before it exists (an
+// event batch projected before the execution is visible) and writing them
+// never creates it.
 package store
 
 import (
@@ -63,7 +69,12 @@ type CheckpointFunc func(rec *Execution) (*engine.Output, error)
 // write that succeeds only if the document is unchanged since (an
 // optimistic checkpoint: no transaction, no second read); on a conflict
 // the store falls back to a transaction that reads the document again.
-// Base may be mutated.
+// Base may be mutated. A Base with a zero UpdateTime (not read from the
+// store) is ignored. When Apply returns nil on Base the store reports
+// "not applied" without checking that Base is still current, so Apply
+// must be monotonic: an event that does not apply to a state does not
+// apply to any later one (the engine's duplicates, stale runs and ended
+// executions are).
 type CheckpointParams struct {
 	ExecutionID string
 	OutboxID    string
@@ -107,7 +118,10 @@ type IterationBeginParams struct {
 type IterationEndParams struct {
 	ExecutionID string
 	LoopKey     string
-	Record      engine.IterationRecord
+	// Record is the iteration's final record; its Status must be ok or
+	// error (IterationEnd refuses any other with InvalidArgument: only
+	// those count as ended).
+	Record engine.IterationRecord
 	// Holder is the lease holder from IterationBegin, or "" for an
 	// iteration that ran without a lease (no side effects): the record is
 	// then created only if absent.
@@ -134,11 +148,13 @@ type ExecutionListParams struct {
 
 // Store is the persistence contract of the control plane.
 type Store interface {
-	// ExecutionCreate writes a new execution document; ErrExists if present.
+	// ExecutionCreate writes a new execution document; ErrExists if present,
+	// InvalidArgument without a state or an execution id.
 	ExecutionCreate(ctx context.Context, rec *Execution) error
 	// ExecutionGet reads one execution; ErrNotFound if absent.
 	ExecutionGet(ctx context.Context, id string) (*Execution, error)
-	// ExecutionList lists executions, newest first.
+	// ExecutionList lists executions, newest first by the state's
+	// created_at (ExecutionSummary.CreatedAt), ties by descending id.
 	ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error)
 	// ExecutionCheckpoint runs p.Apply over the execution document and,
 	// when it returns an output, writes atomically the new state, the
@@ -161,7 +177,8 @@ type Store interface {
 	IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error)
 	// IterationEnd records an iteration's end. It returns first=true when
 	// this call recorded it, false when a record already existed (a
-	// duplicate run); ErrLeaseLost when p.Holder no longer holds the lease.
+	// duplicate run); ErrLeaseLost when p.Holder no longer holds the lease;
+	// InvalidArgument when the record's status is not ok or error.
 	IterationEnd(ctx context.Context, p IterationEndParams) (first bool, err error)
 	// IterationRelease gives up the holder's lease of an iteration that
 	// has not ended (it was handed off: a delayed retry, a child wait), so

@@ -3,12 +3,13 @@ package storetest
 import (
 	"context"
 	"errors"
-	"reflect"
+	"sort"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -19,20 +20,17 @@ const concurrency = 8
 var executionCases = []testCase{
 	{"RoundTrip", testExecutionRoundTrip},
 	{"RoundTripMinimal", testExecutionRoundTripMinimal},
-	{"RoundTripOutbox", testExecutionRoundTripOutbox},
 	{"CreateExists", testExecutionCreateExists},
 	{"CreateConcurrentOnce", testExecutionCreateConcurrentOnce},
+	{"CreateInvalid", testExecutionCreateInvalid},
 	{"GetNotFound", testExecutionGetNotFound},
-	{"UpdateApplies", testExecutionUpdateApplies},
-	{"UpdateNoWrite", testExecutionUpdateNoWrite},
-	{"UpdateErrorAborts", testExecutionUpdateErrorAborts},
-	{"UpdateNotFound", testExecutionUpdateNotFound},
-	{"UpdateConcurrent", testExecutionUpdateConcurrent},
+	{"UpdateTime", testExecutionUpdateTime},
+	{"ListNewestFirstFiltered", testExecutionList},
 }
 
 // sampleState returns a state that exercises every generic field with ints,
-// floats, nulls, nested maps and lists of lists. Its Outbox is left nil
-// (see outboxSample).
+// floats, nulls, nested maps and lists of lists, including those of the
+// resume command and the queued tokens.
 func sampleState(id string) *engine.State {
 	return &engine.State{
 		ExecutionID: id,
@@ -67,59 +65,44 @@ func sampleState(id string) *engine.State {
 			"start": int64(42),
 		},
 		Steps: map[string]*engine.StepState{
-			"start": {Status: "ok", Run: 1, Runs: 1, StartedAt: "2026-01-02T03:04:05.000Z", FinishedAt: "2026-01-02T03:04:06.000Z", DurationMS: 1000},
+			"start": {Status: types.StatusOK, Run: 1, Runs: 1, StartedAt: "2026-01-02T03:04:05.000Z", FinishedAt: "2026-01-02T03:04:06.000Z", DurationMS: 1000},
 			"fetch": {
-				Status: "running", Run: 2, Runs: 1,
+				Status: types.StatusRunning, Run: 2, Runs: 1,
 				Args:  map[string]any{"page": int64(2), "ids": []any{[]any{int64(1)}, []any{int64(2), int64(3)}}},
 				Loop:  &engine.LoopStatus{Total: 3, Mode: "parallel", MaxInFlight: 2},
 				Error: map[string]any{"kind": "http", "status": int64(503), "retryable": true},
+				Pending: []engine.Token{
+					{Args: map[string]any{"page": int64(3), "grid": []any{[]any{1.5}}}, From: "start", FromRun: 1},
+					{From: "other", FromRun: 2},
+				},
 			},
 		},
-		Active:      1,
-		Version:     7,
-		CreatedAt:   "2026-01-02T03:04:05.123Z",
-		StartedAt:   "2026-01-02T03:04:05.200Z",
-		Failures:    []string{"other"},
-		Result:      []any{[]any{int64(1), 1.25}},
-		LastStep:    "fetch",
-		LastEventID: "ev-" + id,
+		Active:     1,
+		Version:    7,
+		Clock:      12,
+		CreatedAt:  "2026-01-02T03:04:05.123Z",
+		StartedAt:  "2026-01-02T03:04:05.200Z",
+		Failures:   []string{"other"},
+		Result:     []any{[]any{int64(1), 1.25}},
+		LastStep:   "fetch",
+		ParentIter: map[string]any{"index": int64(4), "item": []any{int64(1), "a"}},
+		Resume: &types.Command{
+			ID: "resume-" + id, Kind: types.CmdRunStep, ExecutionID: "parent-" + id, Step: "call", StepRun: 1,
+			Iteration: types.IntPtr(4), LoopTotal: 9, Item: []any{int64(1), "a"},
+			Args: map[string]any{"n": int64(1)}, TaskIndex: 1, Attempt: 2,
+			TaskResults: map[string]any{"first": []any{[]any{int64(7)}}}, StateVersion: 3, Clock: 5,
+		},
 	}
 }
 
-// outboxSample returns an Outbox whose generic fields hold ints and nested
-// lists, as route stores it for idempotent republishing.
-func outboxSample(id string) *engine.Output {
-	return &engine.Output{
-		Events: []types.Event{{
-			EventID: "e1-" + id, EventType: types.EvLoopStarted, Timestamp: "2026-01-02T03:04:05.300Z",
-			ExecutionID: id, Source: "route", EntityType: "loop", EntityID: "fetch", Seq: 3,
-			Step: "fetch", StepRun: 2, Iteration: types.IntPtr(1),
-			Payload: map[string]any{"total": int64(3), "items": []any{[]any{int64(1)}, "a"}},
-		}},
-		Commands: []types.Command{{
-			ID: "c1-" + id, Kind: types.CmdRunStep, ExecutionID: id, Step: "fetch", StepRun: 2,
-			Iteration: types.IntPtr(1), LoopTotal: 3,
-			Item:         []any{int64(1), []any{"a", int64(2)}},
-			Args:         map[string]any{"page": int64(2)},
-			Attempt:      1,
-			Iter:         map[string]any{"acc": []any{int64(1)}},
-			Prev:         map[string]any{"n": int64(9)},
-			HasPrev:      true,
-			CtxPatch:     map[string]any{"page": int64(3), "ids": []any{[]any{int64(4)}}},
-			NotBefore:    time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
-			StateVersion: 7,
-		}},
-		Loops: []engine.LoopPlan{{
-			Step: "fetch", Run: 2, Items: []any{int64(1), []any{int64(2), int64(3)}, map[string]any{"k": int64(4)}},
-			Iterator: "item", Mode: "parallel", MaxInFlight: 2, FailureMode: "continue",
-			Args: map[string]any{"n": int64(1)}, StateVersion: 7,
-		}},
-	}
+// exec wraps a state in an Execution with a per-execution source.
+func exec(st *engine.State) *store.Execution {
+	return &store.Execution{State: st, Source: "name: " + st.ExecutionID + "\n"}
 }
 
 func create(ctx context.Context, t *testing.T, s store.Store, st *engine.State) {
 	t.Helper()
-	if err := s.ExecutionCreate(ctx, &store.Execution{State: st, Source: "name: " + st.ExecutionID + "\n"}); err != nil {
+	if err := s.ExecutionCreate(ctx, exec(st)); err != nil {
 		t.Fatalf("ExecutionCreate(%s): %v", st.ExecutionID, err)
 	}
 }
@@ -149,6 +132,7 @@ func testExecutionRoundTrip(ctx context.Context, t *testing.T, s store.Store) {
 	mustEqual(t, "State", sampleState(id), rec.State)
 	// A second read must not share mutable state with the first.
 	rec.State.Workload["count"] = int64(100)
+	rec.State.Steps["fetch"].Pending[0].Args["page"] = int64(100)
 	mustEqual(t, "State (second read)", sampleState(id), get(ctx, t, s, id).State)
 }
 
@@ -164,18 +148,6 @@ func testExecutionRoundTripMinimal(ctx context.Context, t *testing.T, s store.St
 	if st.Workload == nil || st.Ctx == nil || st.Results == nil || st.Steps == nil {
 		t.Fatalf("nil maps after read: Workload=%v Ctx=%v Results=%v Steps=%v", st.Workload == nil, st.Ctx == nil, st.Results == nil, st.Steps == nil)
 	}
-}
-
-// testExecutionRoundTripOutbox: the Outbox route stores for republishing
-// keeps its numbers as int64 too.
-func testExecutionRoundTripOutbox(ctx context.Context, t *testing.T, s store.Store) {
-	id := uniqueID(t)
-	st := sampleState(id)
-	st.Outbox = outboxSample(id)
-	create(ctx, t, s, st)
-	want := sampleState(id)
-	want.Outbox = outboxSample(id)
-	mustEqual(t, "State", want, get(ctx, t, s, id).State)
 }
 
 func testExecutionCreateExists(ctx context.Context, t *testing.T, s store.Store) {
@@ -206,11 +178,12 @@ func testExecutionCreateConcurrentOnce(ctx context.Context, t *testing.T, s stor
 		})
 	}
 	wg.Wait()
-	created := 0
+	created, winner := 0, -1
 	for i, err := range errs {
 		switch {
 		case err == nil:
 			created++
+			winner = i
 		case errors.Is(err, store.ErrExists):
 		default:
 			t.Errorf("creator %d: %v", i, err)
@@ -218,6 +191,26 @@ func testExecutionCreateConcurrentOnce(ctx context.Context, t *testing.T, s stor
 	}
 	if created != 1 {
 		t.Fatalf("%d concurrent creates succeeded, want exactly 1", created)
+	}
+	if v := get(ctx, t, s, id).State.Version; v != int64(winner) {
+		t.Fatalf("stored version %d, want the winner's %d", v, winner)
+	}
+}
+
+// testExecutionCreateInvalid: a create without a state or an execution id
+// is refused with InvalidArgument (never a panic, never a document).
+func testExecutionCreateInvalid(ctx context.Context, t *testing.T, s store.Store) {
+	for _, c := range []struct {
+		name string
+		rec  *store.Execution
+	}{
+		{"nil record", nil},
+		{"nil state", &store.Execution{Source: "x"}},
+		{"empty id", &store.Execution{State: &engine.State{Status: engine.ExecRequested}}},
+	} {
+		if err := s.ExecutionCreate(ctx, c.rec); !errs.Is(err, errs.InvalidArgument) {
+			t.Errorf("ExecutionCreate(%s): err = %v, want InvalidArgument", c.name, err)
+		}
 	}
 }
 
@@ -228,126 +221,103 @@ func testExecutionGetNotFound(ctx context.Context, t *testing.T, s store.Store) 
 	}
 }
 
-func testExecutionUpdateApplies(ctx context.Context, t *testing.T, s store.Store) {
+// testExecutionUpdateTime: ExecutionGet sets UpdateTime (the document's
+// version): equal across reads without a write, different after one.
+func testExecutionUpdateTime(ctx context.Context, t *testing.T, s store.Store) {
 	id := uniqueID(t)
 	create(ctx, t, s, sampleState(id))
-	calls := 0
-	seen := ""
-	err := s.ExecutionUpdate(ctx, id, func(rec *store.Execution) (bool, error) {
-		calls++
-		// fn sees the stored document.
-		seen = firstDiff("State seen by fn", reflect.ValueOf(sampleState(id)), reflect.ValueOf(rec.State))
-		rec.State.Status = engine.ExecOK
-		rec.State.Version++
-		rec.State.Ctx["page"] = int64(2)
-		rec.State.Ctx["grid"] = []any{[]any{int64(1), int64(2)}, []any{int64(3)}}
-		rec.State.Results["next"] = map[string]any{"n": int64(5), "f": 0.5}
-		rec.State.Steps["next"] = &engine.StepState{Status: "ok", Run: 1, Runs: 1}
-		rec.State.FinishedAt = "2026-01-02T03:05:00.000Z"
-		return true, nil
-	})
-	if err != nil {
-		t.Fatalf("ExecutionUpdate: %v", err)
+	a, b := get(ctx, t, s, id), get(ctx, t, s, id)
+	if a.UpdateTime.IsZero() {
+		t.Fatal("ExecutionGet left UpdateTime zero")
 	}
-	if calls < 1 {
-		t.Fatalf("fn was not called")
+	if !a.UpdateTime.Equal(b.UpdateTime) {
+		t.Fatalf("UpdateTime changed without a write: %v then %v", a.UpdateTime, b.UpdateTime)
 	}
-	if seen != "" {
-		t.Fatal(seen)
-	}
-	want := sampleState(id)
-	want.Status = engine.ExecOK
-	want.Version = 8
-	want.Ctx["page"] = int64(2)
-	want.Ctx["grid"] = []any{[]any{int64(1), int64(2)}, []any{int64(3)}}
-	want.Results["next"] = map[string]any{"n": int64(5), "f": 0.5}
-	want.Steps["next"] = &engine.StepState{Status: "ok", Run: 1, Runs: 1}
-	want.FinishedAt = "2026-01-02T03:05:00.000Z"
-	rec := get(ctx, t, s, id)
-	mustEqual(t, "State", want, rec.State)
-	if rec.Source != "name: "+id+"\n" {
-		t.Errorf("Source after update = %q, want it kept", rec.Source)
+	checkpoint(ctx, t, s, store.CheckpointParams{ExecutionID: id, OutboxID: "ob-" + id, Apply: increment("n", nil)})
+	c := get(ctx, t, s, id)
+	if c.UpdateTime.IsZero() || c.UpdateTime.Equal(a.UpdateTime) {
+		t.Fatalf("UpdateTime after a checkpoint = %v, want a new version (was %v)", c.UpdateTime, a.UpdateTime)
 	}
 }
 
-func testExecutionUpdateNoWrite(ctx context.Context, t *testing.T, s store.Store) {
-	id := uniqueID(t)
-	create(ctx, t, s, sampleState(id))
-	err := s.ExecutionUpdate(ctx, id, func(rec *store.Execution) (bool, error) {
-		rec.State.Status = engine.ExecFailed
-		rec.State.Version = 100
-		rec.State.Ctx["page"] = int64(9)
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("ExecutionUpdate(write=false): %v", err)
+// testExecutionList: newest first by the state's created_at (whatever the
+// creation order; ties by descending id), filtered by status and playbook (the scalar fields
+// follow checkpoints), limited, with the summary's fields filled.
+func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
+	playbook := "tests/storetest/" + uniqueID(t)
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	ids := make([]string, 4)
+	// Created out of order: 2, 0, 3, 1 (created_at base+i seconds).
+	for _, i := range []int{2, 0, 3, 1} {
+		ids[i] = uniqueID(t)
+		st := sampleState(ids[i])
+		st.Playbook = playbook
+		st.CreatedAt = base.Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z07:00")
+		if i == 1 {
+			st.Status = engine.ExecOK
+		}
+		create(ctx, t, s, st)
 	}
-	mustEqual(t, "State", sampleState(id), get(ctx, t, s, id).State)
-}
+	// Another playbook's execution is never listed.
+	create(ctx, t, s, sampleState(uniqueID(t)))
 
-func testExecutionUpdateErrorAborts(ctx context.Context, t *testing.T, s store.Store) {
-	id := uniqueID(t)
-	create(ctx, t, s, sampleState(id))
-	errBoom := errors.New("storetest: boom")
-	err := s.ExecutionUpdate(ctx, id, func(rec *store.Execution) (bool, error) {
-		rec.State.Status = engine.ExecFailed
-		rec.State.Version = 100
-		return true, errBoom
-	})
-	if !errors.Is(err, errBoom) {
-		t.Fatalf("ExecutionUpdate: err = %v, want the error of fn", err)
-	}
-	mustEqual(t, "State", sampleState(id), get(ctx, t, s, id).State)
-}
-
-func testExecutionUpdateNotFound(ctx context.Context, t *testing.T, s store.Store) {
-	id := uniqueID(t)
-	called := false
-	err := s.ExecutionUpdate(ctx, id, func(rec *store.Execution) (bool, error) {
-		called = true
-		return true, nil
-	})
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("ExecutionUpdate(unknown): err = %v, want ErrNotFound", err)
-	}
-	if called {
-		t.Fatalf("fn was called for an unknown execution")
-	}
-	if _, err := s.ExecutionGet(ctx, id); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("ExecutionUpdate(unknown) created the document: ExecutionGet err = %v", err)
-	}
-}
-
-// testExecutionUpdateConcurrent: read-modify-write increments from
-// concurrent goroutines all land (fn runs in a transaction).
-func testExecutionUpdateConcurrent(ctx context.Context, t *testing.T, s store.Store) {
-	id := uniqueID(t)
-	st := sampleState(id)
-	st.Ctx["n"] = int64(0)
-	create(ctx, t, s, st)
-	errs := make([]error, concurrency)
-	var wg sync.WaitGroup
-	for i := range concurrency {
-		wg.Go(func() {
-			errs[i] = s.ExecutionUpdate(ctx, id, func(rec *store.Execution) (bool, error) {
-				n, ok := rec.State.Ctx["n"].(int64)
-				if !ok {
-					return false, errors.New("storetest: ctx.n is not an int64")
-				}
-				rec.State.Ctx["n"] = n + 1
-				rec.State.Version++
-				return true, nil
-			})
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
+	list := func(p store.ExecutionListParams) []store.ExecutionSummary {
+		t.Helper()
+		p.Playbook = playbook
+		got, err := s.ExecutionList(ctx, p)
 		if err != nil {
-			t.Errorf("updater %d: %v", i, err)
+			t.Fatalf("ExecutionList(%+v): %v", p, err)
+		}
+		return got
+	}
+	idsOf := func(got []store.ExecutionSummary) []string {
+		out := []string{}
+		for _, g := range got {
+			out = append(out, g.ExecutionID)
+		}
+		return out
+	}
+	got := list(store.ExecutionListParams{})
+	mustEqual(t, "ExecutionList ids", []string{ids[3], ids[2], ids[1], ids[0]}, idsOf(got))
+	for i, g := range got {
+		n := 3 - i
+		if g.ParentID != "parent-"+ids[n] || g.Playbook != playbook || !g.CreatedAt.Equal(base.Add(time.Duration(n)*time.Second)) || g.UpdatedAt.IsZero() {
+			t.Errorf("summary %d = %+v; want parent %q, playbook %q, created_at %v, an updated_at", i, g, "parent-"+ids[n], playbook, base.Add(time.Duration(n)*time.Second))
 		}
 	}
-	got := get(ctx, t, s, id).State
-	if got.Ctx["n"] != int64(concurrency) || got.Version != 7+concurrency {
-		t.Fatalf("after %d concurrent increments: ctx.n = %#v, version = %d; want %d and %d", concurrency, got.Ctx["n"], got.Version, concurrency, 7+concurrency)
+	mustEqual(t, "ExecutionList(limit 2) ids", []string{ids[3], ids[2]}, idsOf(list(store.ExecutionListParams{Limit: 2})))
+	okList := list(store.ExecutionListParams{Status: engine.ExecOK})
+	mustEqual(t, "ExecutionList(status ok) ids", []string{ids[1]}, idsOf(okList))
+	if okList[0].Status != engine.ExecOK {
+		t.Errorf("summary status = %q, want ok", okList[0].Status)
 	}
+	mustEqual(t, "ExecutionList(status failed) ids", []string{}, idsOf(list(store.ExecutionListParams{Status: engine.ExecFailed})))
+
+	// A checkpoint that ends execution 2 moves it between the status
+	// filters, on the transactional path and on the optimistic one.
+	before := got[1].UpdatedAt
+	fail := func(rec *store.Execution) (*engine.Output, error) {
+		rec.State.Status = engine.ExecFailed
+		rec.State.Version++
+		return &engine.Output{}, nil
+	}
+	checkpoint(ctx, t, s, store.CheckpointParams{ExecutionID: ids[2], OutboxID: "fail", Apply: fail})
+	checkpoint(ctx, t, s, store.CheckpointParams{ExecutionID: ids[0], OutboxID: "fail", Apply: fail, Base: get(ctx, t, s, ids[0])})
+	failed := list(store.ExecutionListParams{Status: engine.ExecFailed})
+	mustEqual(t, "ExecutionList(status failed) ids after checkpoints", []string{ids[2], ids[0]}, idsOf(failed))
+	if failed[0].UpdatedAt.Before(before) {
+		t.Errorf("updated_at went back after a checkpoint: %v, was %v", failed[0].UpdatedAt, before)
+	}
+	mustEqual(t, "ExecutionList(status running) ids after checkpoints", []string{ids[3]}, idsOf(list(store.ExecutionListParams{Status: engine.ExecRunning})))
+
+	// Executions created at the same time list by descending id.
+	playbook = "tests/storetest/" + uniqueID(t)
+	same := []string{uniqueID(t) + "-b", uniqueID(t) + "-c", uniqueID(t) + "-a"}
+	for _, id := range same {
+		st := sampleState(id)
+		st.Playbook = playbook
+		create(ctx, t, s, st)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(same)))
+	mustEqual(t, "ExecutionList ids (same created_at)", same, idsOf(list(store.ExecutionListParams{})))
 }

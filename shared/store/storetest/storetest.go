@@ -4,9 +4,10 @@
 // constructor, and the suite checks the contract documented on store.Store
 // through the interface only.
 //
-// The suite writes under unique execution ids (the test name plus a random
-// suffix), never deletes, and runs its subtests in parallel, so it can run
-// repeatedly and concurrently against one shared emulator or database.
+// The suite writes under unique execution ids, catalog paths and DLQ
+// message ids (the test name plus a random suffix), never deletes, and runs
+// its subtests in parallel, so it can run repeatedly and concurrently
+// against one shared emulator or database (or one shared Memory).
 //
 // Values round-trip through the store as JSON would: an absent map or slice
 // and an empty one are treated as equal, but numbers must keep their kind
@@ -43,11 +44,15 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		cases []testCase
 	}{
 		{"Execution", executionCases},
+		{"Checkpoint", checkpointCases},
+		{"Outbox", outboxCases},
 		{"Loop", loopCases},
 		{"Iteration", iterationCases},
+		{"Lane", laneCases},
 		{"LoopDone", loopDoneCases},
 		{"Lease", leaseCases},
-		{"Event", eventCases},
+		{"Batch", batchCases},
+		{"Playbook", playbookCases},
 		{"DLQ", dlqCases},
 	}
 	for _, g := range groups {

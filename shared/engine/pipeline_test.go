@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/template"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// pipe is a three-task pipeline a, b, c.
+var pipe = []*dsl.Task{{Name: "a", Kind: "http"}, {Name: "b", Kind: "http"}, {Name: "c", Kind: "noop"}}
+
+func decision(a types.Action, then dsl.Then) Decision {
+	then.Do = string(a)
+	return Decision{Action: a, Rule: 0, Then: then}
+}
+
+// at returns a fresh cursor at task idx, attempt, with a previous result
+// and one finished task.
+func at(idx, attempt, jumps int) Cursor {
+	return Cursor{TaskIndex: idx, Attempt: attempt, Jumps: jumps, Prev: "prev", HasPrev: true,
+		TaskResults: map[string]any{"earlier": "e"}, Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}
+}
+
+// tr is TaskResults: "earlier" plus the given label/result pairs.
+func tr(kv ...any) map[string]any {
+	m := map[string]any{"earlier": "e"}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+// moved is the cursor after a move to task idx: attempt 1, _prev = prev,
+// taskResults as given.
+func moved(idx, jumps int, prev any, taskResults map[string]any) Cursor {
+	return Cursor{TaskIndex: idx, Attempt: 1, Jumps: jumps, Prev: prev, HasPrev: true, TaskResults: taskResults,
+		Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}
+}
+
+func TestAdvance(t *testing.T) {
+	unavailable := errOut("http", 503, true)
+	unavailable.Result = map[string]any{"body": "busy"}
+	failedMap := ErrorMap(unavailable, "b")
+	retry := func(attempts int, delay float64, backoff string) Decision {
+		return decision(types.ActRetry, dsl.Then{Attempts: attempts, Delay: delay, Backoff: backoff})
+	}
+	cases := []struct {
+		name string
+		c    Cursor
+		d    Decision
+		out  types.Outcome
+		want Move
+	}{
+		{"continue on ok runs the next task", at(0, 1, 0), decision(types.ActContinue, dsl.Then{}), okOut("ra"),
+			Move{Kind: MoveRun, Cursor: moved(1, 0, "ra", tr("a", "ra")), TaskEnd: types.EvTaskDone}},
+		{"continue on error goes on, the task failed", at(1, 2, 0), decision(types.ActContinue, dsl.Then{}), unavailable,
+			Move{Kind: MoveRun, Cursor: moved(2, 0, unavailable.Result, tr()), TaskEnd: types.EvTaskFailed}},
+		{"running off the end finishes ok with the last result", at(2, 1, 0), decision(types.ActContinue, dsl.Then{}), okOut("rc"),
+			Move{Kind: MoveFinish, Cursor: Cursor{TaskIndex: 3, Attempt: 1, Prev: "rc", HasPrev: true, TaskResults: tr("c", "rc"), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}},
+				OK: true, Result: "rc", TaskEnd: types.EvTaskDone}},
+		{"continue-on-error off the end finishes ok", at(2, 1, 0), decision(types.ActContinue, dsl.Then{}), unavailable,
+			Move{Kind: MoveFinish, Cursor: Cursor{TaskIndex: 3, Attempt: 1, Prev: unavailable.Result, HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}},
+				OK: true, Result: unavailable.Result, TaskEnd: types.EvTaskFailed}},
+		{"retry without delay runs again now", at(1, 1, 0), retry(3, 0, ""), unavailable,
+			Move{Kind: MoveRun, Cursor: Cursor{TaskIndex: 1, Attempt: 2, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}}},
+		{"retry with delay hands off after the backoff", at(1, 2, 4), retry(5, 2, "exponential"), unavailable,
+			Move{Kind: MoveHandOff, Cursor: Cursor{TaskIndex: 1, Attempt: 3, Jumps: 4, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}, Delay: 4 * time.Second}},
+		{"retry without attempts allows three in total", at(1, 2, 0), retry(0, 0, ""), unavailable,
+			Move{Kind: MoveRun, Cursor: Cursor{TaskIndex: 1, Attempt: 3, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}}},
+		{"exhausted retry on error fails the pipeline", at(1, 3, 0), retry(0, 1, ""), unavailable,
+			Move{Kind: MoveFinish, Cursor: at(1, 3, 0), Error: failedMap, TaskEnd: types.EvTaskFailed, Exhausted: true}},
+		{"exhausted retry on ok continues", at(0, 4, 0), retry(4, 1, "linear"), okOut("polled"),
+			Move{Kind: MoveRun, Cursor: moved(1, 0, "polled", tr("a", "polled")), TaskEnd: types.EvTaskDone, Exhausted: true}},
+		{"exhausted retry on ok at the last task finishes ok", at(2, 2, 0), retry(2, 0, ""), okOut("last"),
+			Move{Kind: MoveFinish, Cursor: Cursor{TaskIndex: 3, Attempt: 1, Prev: "last", HasPrev: true, TaskResults: tr("c", "last"), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}},
+				OK: true, Result: "last", TaskEnd: types.EvTaskDone, Exhausted: true}},
+		{"jump back to a label", at(2, 2, 7), decision(types.ActJump, dsl.Then{To: "a"}), okOut("page"),
+			Move{Kind: MoveRun, Cursor: moved(0, 8, "page", tr("c", "page")), TaskEnd: types.EvTaskDone}},
+		{"jump forward", at(0, 1, 0), decision(types.ActJump, dsl.Then{To: "c"}), okOut("skip"),
+			Move{Kind: MoveRun, Cursor: moved(2, 1, "skip", tr("a", "skip")), TaskEnd: types.EvTaskDone}},
+		{"jump to the last allowed", at(1, 1, MaxJumps-1), decision(types.ActJump, dsl.Then{To: "a"}), okOut(1),
+			Move{Kind: MoveRun, Cursor: moved(0, MaxJumps, 1, tr("b", 1)), TaskEnd: types.EvTaskDone}},
+		{"jump over MaxJumps fails", at(1, 1, MaxJumps), decision(types.ActJump, dsl.Then{To: "a"}), okOut(1),
+			Move{Kind: MoveFinish, Cursor: at(1, 1, MaxJumps+1), TaskEnd: types.EvTaskFailed,
+				Error: map[string]any{"kind": types.ErrKindPolicy, "task": "b", "message": fmt.Sprintf("more than %d jumps", MaxJumps)}}},
+		{"jump to an unknown task fails", at(1, 1, 3), decision(types.ActJump, dsl.Then{To: "nope"}), okOut(1),
+			Move{Kind: MoveFinish, Cursor: at(1, 1, 3), TaskEnd: types.EvTaskFailed,
+				Error: map[string]any{"kind": types.ErrKindPolicy, "task": "b", "message": "jump to unknown task nope"}}},
+		{"break ends ok with this result", at(0, 1, 0), decision(types.ActBreak, dsl.Then{}), okOut("enough"),
+			Move{Kind: MoveFinish, Cursor: Cursor{TaskIndex: 0, Attempt: 1, Prev: "prev", HasPrev: true, TaskResults: tr("a", "enough"), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}},
+				OK: true, Result: "enough", TaskEnd: types.EvTaskDone}},
+		{"fail on error carries the error", at(1, 1, 0), decision(types.ActFail, dsl.Then{}), unavailable,
+			Move{Kind: MoveFinish, Cursor: at(1, 1, 0), Error: failedMap, TaskEnd: types.EvTaskFailed}},
+		{"fail on ok is a policy failure", at(0, 1, 0), decision(types.ActFail, dsl.Then{}), okOut("x"),
+			Move{Kind: MoveFinish, Cursor: at(0, 1, 0), TaskEnd: types.EvTaskFailed,
+				Error: map[string]any{"kind": types.ErrKindPolicy, "message": "failed by task policy", "task": "a"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Advance(pipe, c.c, c.d, c.out)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("Advance =\n  %+v\nwant\n  %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestErrorMap(t *testing.T) {
+	cases := []struct {
+		out  types.Outcome
+		want map[string]any
+	}{
+		{errOut("http", 503, true), map[string]any{"task": "t", "kind": "http", "message": "http failed", "retryable": true, "status": 503}},
+		{errOut("python", 0, false), map[string]any{"task": "t", "kind": "python", "message": "python failed", "retryable": false}},
+		{okOut(1), map[string]any{"task": "t", "kind": types.ErrKindPolicy, "message": "failed by task policy"}},
+	}
+	for _, c := range cases {
+		if got := ErrorMap(c.out, "t"); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ErrorMap(%+v) = %v, want %v", c.out.Error, got, c.want)
+		}
+	}
+}
+
+func TestCursorOfInto(t *testing.T) {
+	cmd := types.Command{TaskIndex: 2, Attempt: 0, Jumps: 5, Prev: "p", HasPrev: true,
+		TaskResults: map[string]any{"a": 1}, Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 1}}
+	c := CursorOf(cmd)
+	if c.Attempt != 1 {
+		t.Fatalf("attempt 0 resumes at attempt %d, want 1", c.Attempt)
+	}
+	c.TaskResults["b"] = 2
+	if _, ok := cmd.TaskResults["b"]; ok {
+		t.Fatal("the cursor's task results alias the command's")
+	}
+	var back types.Command
+	c.Into(&back)
+	want := types.Command{TaskIndex: 2, Attempt: 1, Jumps: 5, Prev: "p", HasPrev: true,
+		TaskResults: map[string]any{"a": 1, "b": 2}, Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 1}}
+	if !reflect.DeepEqual(back, want) {
+		t.Fatalf("Into = %+v, want %+v", back, want)
+	}
+	if empty := CursorOf(types.Command{}); empty.TaskResults == nil {
+		t.Fatal("CursorOf leaves TaskResults nil (Advance writes to it)")
+	}
+}
+
+func TestApplyPatches(t *testing.T) {
+	sc := template.NewScope(template.ScopeParams{
+		Ctx:   map[string]any{"page": 2},
+		Iter:  map[string]any{"n": 4},
+		Extra: PolicyExtra(okOut(map[string]any{"next": "tok", "rows": []any{1, 2}}), Cursor{Attempt: 1}, false),
+	})
+	cases := []struct {
+		name              string
+		c                 Cursor
+		then              dsl.Then
+		wantIter, wantCtx map[string]any
+		wantErr           string
+	}{
+		{"no patches", Cursor{}, dsl.Then{Do: "continue"}, nil, nil, ""},
+		{"set_iter into an empty cursor",
+			Cursor{}, dsl.Then{SetIter: map[string]any{"n": "{{ iter.n + 1 }}", "seen": "{{ output.data.rows }}"}},
+			map[string]any{"n": 5, "seen": []any{1, 2}}, nil, ""},
+		{"set_ctx merges, later decisions win",
+			Cursor{CtxPatch: map[string]any{"page": 2, "keep": true}}, dsl.Then{SetCtx: map[string]any{"page": "{{ ctx.page + 1 }}", "token": "{{ outcome.result.next }}", "fixed": 7}},
+			nil, map[string]any{"page": 3, "keep": true, "token": "tok", "fixed": 7}, ""},
+		{"both",
+			Cursor{Iter: map[string]any{"x": 1}}, dsl.Then{SetIter: map[string]any{"y": "{{ _attempt }}"}, SetCtx: map[string]any{"z": "z{{ ctx.page }}"}},
+			map[string]any{"x": 1, "y": 1}, map[string]any{"z": "z2"}, ""},
+		{"set_iter render error", Cursor{}, dsl.Then{SetIter: map[string]any{"n": "{{ 1 / 0 }}"}}, nil, nil, "set_iter:"},
+		{"set_ctx render error", Cursor{}, dsl.Then{SetCtx: map[string]any{"n": "{{ nope + 1 }}"}}, nil, nil, "set_ctx:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cur := c.c
+			err := ApplyPatches(&cur, c.then, sc)
+			if c.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+					t.Fatalf("ApplyPatches: err = %v, want one starting %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ApplyPatches: %v", err)
+			}
+			if !reflect.DeepEqual(cur.Iter, c.wantIter) || !reflect.DeepEqual(cur.CtxPatch, c.wantCtx) {
+				t.Fatalf("ApplyPatches: iter %v ctx %v; want iter %v ctx %v", cur.Iter, cur.CtxPatch, c.wantIter, c.wantCtx)
+			}
+		})
+	}
+}
