@@ -163,6 +163,16 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 	if !engine.LoopComplete(*plan, n) {
 		return nil
 	}
+	// Several lanes can see the count complete at once: one of them (by
+	// the name of its Cloud Task, stable across its redeliveries) assembles
+	// the result, reading every iteration record once.
+	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.TaskName())
+	if err != nil {
+		return err
+	}
+	if owner != cmd.TaskName() {
+		return nil
+	}
 	return c.completeLoop(ctx, cmd.ExecutionID, plan)
 }
 

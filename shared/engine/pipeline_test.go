@@ -156,30 +156,43 @@ func TestApplyPatches(t *testing.T) {
 		Iter:  map[string]any{"n": 4},
 		Extra: PolicyExtra(okOut(map[string]any{"next": "tok", "rows": []any{1, 2}}), Cursor{Attempt: 1}, false),
 	})
+	as := func(kv ...any) []dsl.Assignment {
+		var out []dsl.Assignment
+		for i := 0; i < len(kv); i += 3 {
+			out = append(out, dsl.Assignment{Scope: kv[i].(string), Key: kv[i+1].(string), Value: kv[i+2]})
+		}
+		return out
+	}
 	cases := []struct {
-		name              string
-		c                 Cursor
-		then              dsl.Then
-		wantIter, wantCtx map[string]any
-		wantErr           string
+		name                              string
+		c                                 Cursor
+		set                               []dsl.Assignment
+		wantIter, wantCtx, wantStep, want map[string]any
+		wantErr                           string
 	}{
-		{"no patches", Cursor{}, dsl.Then{Do: "continue"}, nil, nil, ""},
-		{"set_iter into an empty cursor",
-			Cursor{}, dsl.Then{SetIter: map[string]any{"n": "{{ iter.n + 1 }}", "seen": "{{ output.data.rows }}"}},
-			map[string]any{"n": 5, "seen": []any{1, 2}}, nil, ""},
-		{"set_ctx merges, later decisions win",
-			Cursor{CtxPatch: map[string]any{"page": 2, "keep": true}}, dsl.Then{SetCtx: map[string]any{"page": "{{ ctx.page + 1 }}", "token": "{{ outcome.result.next }}", "fixed": 7}},
-			nil, map[string]any{"page": 3, "keep": true, "token": "tok", "fixed": 7}, ""},
-		{"both",
-			Cursor{Iter: map[string]any{"x": 1}}, dsl.Then{SetIter: map[string]any{"y": "{{ _attempt }}"}, SetCtx: map[string]any{"z": "z{{ ctx.page }}"}},
-			map[string]any{"x": 1, "y": 1}, map[string]any{"z": "z2"}, ""},
-		{"set_iter render error", Cursor{}, dsl.Then{SetIter: map[string]any{"n": "{{ 1 / 0 }}"}}, nil, nil, "set_iter:"},
-		{"set_ctx render error", Cursor{}, dsl.Then{SetCtx: map[string]any{"n": "{{ nope + 1 }}"}}, nil, nil, "set_ctx:"},
+		{"no patches", Cursor{}, nil, nil, nil, nil, nil, ""},
+		{"iter into an empty cursor",
+			Cursor{}, as("iter", "n", "{{ iter.n + 1 }}", "iter", "seen", "{{ output.data.rows }}"),
+			map[string]any{"n": 5, "seen": []any{1, 2}}, nil, nil, nil, ""},
+		{"ctx merges, later decisions win",
+			Cursor{CtxPatch: map[string]any{"page": 2, "keep": true}}, as("ctx", "page", "{{ ctx.page + 1 }}", "ctx", "token", "{{ outcome.result.next }}", "ctx", "fixed", 7),
+			nil, map[string]any{"page": 3, "keep": true, "token": "tok", "fixed": 7}, nil, nil, ""},
+		{"all scopes, values rendered before any is written",
+			Cursor{Iter: map[string]any{"x": 1}}, as("iter", "y", "{{ _attempt }}", "ctx", "z", "z{{ ctx.page }}", "step", "a.b", 1, "var", "v", "{{ iter.n }}"),
+			map[string]any{"x": 1, "y": 1}, map[string]any{"z": "z2"}, map[string]any{"a": map[string]any{"b": 1}}, map[string]any{"v": 4}, ""},
+		{"render error", Cursor{}, as("iter", "n", "{{ 1 / 0 }}"), nil, nil, nil, nil, "set iter.n:"},
+		{"undefined name in arithmetic", Cursor{}, as("ctx", "n", "{{ nope + 1 }}"), nil, nil, nil, nil, "set ctx.n:"},
+	}
+	orNil := func(m map[string]any) map[string]any {
+		if len(m) == 0 {
+			return nil
+		}
+		return m
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cur := c.c
-			err := ApplyPatches(&cur, c.then, sc)
+			err := ApplyPatches(&cur, c.set, sc)
 			if c.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
 					t.Fatalf("ApplyPatches: err = %v, want one starting %q", err, c.wantErr)
@@ -189,8 +202,9 @@ func TestApplyPatches(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ApplyPatches: %v", err)
 			}
-			if !reflect.DeepEqual(cur.Iter, c.wantIter) || !reflect.DeepEqual(cur.CtxPatch, c.wantCtx) {
-				t.Fatalf("ApplyPatches: iter %v ctx %v; want iter %v ctx %v", cur.Iter, cur.CtxPatch, c.wantIter, c.wantCtx)
+			if !reflect.DeepEqual(orNil(cur.Iter), c.wantIter) || !reflect.DeepEqual(orNil(cur.CtxPatch), c.wantCtx) ||
+				!reflect.DeepEqual(orNil(cur.StepVars), c.wantStep) || !reflect.DeepEqual(orNil(cur.Vars), c.want) {
+				t.Fatalf("ApplyPatches: iter %v ctx %v step %v vars %v; want %v %v %v %v", cur.Iter, cur.CtxPatch, cur.StepVars, cur.Vars, c.wantIter, c.wantCtx, c.wantStep, c.want)
 			}
 		})
 	}

@@ -51,7 +51,7 @@ func policyScope(out types.Outcome, c Cursor, legacy bool) template.Scope {
 
 func TestDecideTask(t *testing.T) {
 	retry := dsl.Then{Do: "retry", Attempts: 5, Delay: 1, Backoff: "exponential"}
-	jump := dsl.Then{Do: "jump", To: "first", SetIter: map[string]any{"n": "{{ iter.n + 1 }}"}}
+	jump := dsl.Then{Do: "jump", To: "first", Set: []dsl.Assignment{{Scope: dsl.ScopeIter, Key: "n", Value: "{{ iter.n + 1 }}"}}}
 	fail := dsl.Then{Do: "fail"}
 	cur := Cursor{Attempt: 2, Prev: map[string]any{"more": true}, HasPrev: true, TaskResults: map[string]any{"first": []any{1}}}
 	cases := []struct {
@@ -81,8 +81,8 @@ func TestDecideTask(t *testing.T) {
 			rule("{{ outcome.http.status == 429 }}", retry),
 		), errOut("http", 500, true), types.ActContinue, -1, dsl.Then{}},
 		{"a matched rule without do continues", policyTask(
-			rule("true", dsl.Then{SetCtx: map[string]any{"x": 1}}),
-		), okOut(1), types.ActContinue, 0, dsl.Then{SetCtx: map[string]any{"x": 1}}},
+			rule("true", dsl.Then{Set: []dsl.Assignment{{Scope: dsl.ScopeCtx, Key: "x", Value: 1}}}),
+		), okOut(1), types.ActContinue, 0, dsl.Then{Set: []dsl.Assignment{{Scope: dsl.ScopeCtx, Key: "x", Value: 1}}}},
 		{"the DSL v2 name output.data is the result", policyTask(
 			rule("{{ output.data.more and output.status == 'ok' }}", jump),
 		), okOut(map[string]any{"more": true}), types.ActJump, 0, jump},

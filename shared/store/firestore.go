@@ -657,17 +657,36 @@ func (f *Firestore) LaneCount(ctx context.Context, executionID, loopKey string) 
 	return n, nil
 }
 
-// LoopDoneCreate implements Store.
-func (f *Firestore) LoopDoneCreate(ctx context.Context, executionID, loopKey string) error {
-	meterOf(ctx, executionID).Write(1)
-	_, err := f.exec(executionID).Collection("loop_done").Doc(loopKey).Create(ctx, map[string]any{"at": time.Now().UTC()})
-	if err != nil {
-		if isCode(err, codes.AlreadyExists) {
-			return ErrExists
-		}
-		return errs.Wrap(errs.CodeOf(err), err, "store: loop done")
+type loopDoneDoc struct {
+	Owner    string    `firestore:"owner"`
+	At       time.Time `firestore:"at"`
+	ExpireAt time.Time `firestore:"expire_at"`
+}
+
+// LoopDoneCreate implements Store (a Create; on AlreadyExists one read of
+// the recorded owner).
+func (f *Firestore) LoopDoneCreate(ctx context.Context, executionID, loopKey, owner string) (string, error) {
+	m := meterOf(ctx, executionID)
+	m.Write(1)
+	ref := f.exec(executionID).Collection("loop_done").Doc(loopKey)
+	now := time.Now().UTC()
+	_, err := ref.Create(ctx, loopDoneDoc{Owner: owner, At: now, ExpireAt: now.Add(Retention)})
+	if err == nil {
+		return owner, nil
 	}
-	return nil
+	if !isCode(err, codes.AlreadyExists) {
+		return "", errs.Wrap(errs.CodeOf(err), err, "store: loop done")
+	}
+	m.Read(1)
+	s, err := ref.Get(ctx)
+	if err != nil {
+		return "", errs.Wrap(errs.CodeOf(err), err, "store: loop done")
+	}
+	var d loopDoneDoc
+	if err := s.DataTo(&d); err != nil {
+		return "", err
+	}
+	return d.Owner, nil
 }
 
 type leaseDoc struct {

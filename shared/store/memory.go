@@ -43,7 +43,7 @@ type memExec struct {
 	loops    map[string][]byte
 	iters    map[string]map[int]*memIter
 	lanes    map[string]map[int]bool
-	loopDone map[string]bool
+	loopDone map[string]string
 	units    map[string]leaseDoc
 	batches  map[string]batchDoc
 }
@@ -96,7 +96,7 @@ func (m *Memory) doc(id string) *memExec {
 	e := m.execs[id]
 	if e == nil {
 		e = &memExec{outbox: map[string][]byte{}, loops: map[string][]byte{}, iters: map[string]map[int]*memIter{},
-			lanes: map[string]map[int]bool{}, loopDone: map[string]bool{}, units: map[string]leaseDoc{}, batches: map[string]batchDoc{}}
+			lanes: map[string]map[int]bool{}, loopDone: map[string]string{}, units: map[string]leaseDoc{}, batches: map[string]batchDoc{}}
 		m.execs[id] = e
 	}
 	return e
@@ -437,16 +437,18 @@ func (m *Memory) LaneCount(ctx context.Context, executionID, loopKey string) (in
 }
 
 // LoopDoneCreate implements Store.
-func (m *Memory) LoopDoneCreate(ctx context.Context, executionID, loopKey string) error {
+func (m *Memory) LoopDoneCreate(ctx context.Context, executionID, loopKey, owner string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	meterOf(ctx, executionID).Write(1)
+	mt := meterOf(ctx, executionID)
+	mt.Write(1)
 	e := m.doc(executionID)
-	if e.loopDone[loopKey] {
-		return ErrExists
+	if w, ok := e.loopDone[loopKey]; ok {
+		mt.Read(1)
+		return w, nil
 	}
-	e.loopDone[loopKey] = true
-	return nil
+	e.loopDone[loopKey] = owner
+	return owner, nil
 }
 
 // LeaseAcquire implements Store.

@@ -192,9 +192,13 @@ type Store interface {
 	LaneDone(ctx context.Context, executionID, loopKey string, lane int) error
 	// LaneCount counts a loop run's done lanes.
 	LaneCount(ctx context.Context, executionID, loopKey string) (int, error)
-	// LoopDoneCreate marks a loop run complete exactly once; ErrExists
-	// when it was already marked.
-	LoopDoneCreate(ctx context.Context, executionID, loopKey string) error
+	// LoopDoneCreate claims the completion of a loop run exactly once for
+	// owner (the Cloud Task name of the iteration that found the loop
+	// complete: stable across redeliveries of that task). It returns the
+	// owner on record: owner itself when this call created the claim or
+	// when owner made it earlier (a redelivery after a crash must finish
+	// the job), another owner's name otherwise (whose task completes it).
+	LoopDoneCreate(ctx context.Context, executionID, loopKey, owner string) (winner string, err error)
 	// LeaseAcquire takes the unit's lease; ErrLeaseHeld if another holder
 	// has an unexpired one (an expired one is taken over).
 	LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error

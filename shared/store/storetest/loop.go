@@ -460,47 +460,59 @@ func testLaneConcurrent(ctx context.Context, t *testing.T, s store.Store) {
 	}
 }
 
+func loopDone(ctx context.Context, t *testing.T, s store.Store, id, key, owner string) string {
+	t.Helper()
+	w, err := s.LoopDoneCreate(ctx, id, key, owner)
+	if err != nil {
+		t.Fatalf("LoopDoneCreate(%s, %s, %s): %v", id, key, owner, err)
+	}
+	return w
+}
+
 func testLoopDoneOnce(ctx context.Context, t *testing.T, s store.Store) {
 	id := uniqueID(t)
 	create(ctx, t, s, sampleState(id))
-	if err := s.LoopDoneCreate(ctx, id, "fetch.1"); err != nil {
-		t.Fatalf("first LoopDoneCreate: %v", err)
+	if w := loopDone(ctx, t, s, id, "fetch.1", "task-a"); w != "task-a" {
+		t.Fatalf("first claim: winner %q, want task-a", w)
 	}
 	for range 2 {
-		if err := s.LoopDoneCreate(ctx, id, "fetch.1"); !errors.Is(err, store.ErrExists) {
-			t.Fatalf("repeated LoopDoneCreate: err = %v, want ErrExists", err)
+		// The owner's redelivery keeps the claim; anyone else sees it.
+		if w := loopDone(ctx, t, s, id, "fetch.1", "task-a"); w != "task-a" {
+			t.Fatalf("owner again: winner %q, want task-a", w)
+		}
+		if w := loopDone(ctx, t, s, id, "fetch.1", "task-b"); w != "task-a" {
+			t.Fatalf("other owner: winner %q, want task-a", w)
 		}
 	}
-	if err := s.LoopDoneCreate(ctx, id, "fetch.2"); err != nil {
-		t.Fatalf("LoopDoneCreate of another run: %v", err)
+	if w := loopDone(ctx, t, s, id, "fetch.2", "task-b"); w != "task-b" {
+		t.Fatalf("another run: winner %q, want task-b", w)
 	}
 	other := uniqueID(t)
 	create(ctx, t, s, sampleState(other))
-	if err := s.LoopDoneCreate(ctx, other, "fetch.1"); err != nil {
-		t.Fatalf("LoopDoneCreate of another execution: %v", err)
+	if w := loopDone(ctx, t, s, other, "fetch.1", "task-c"); w != "task-c" {
+		t.Fatalf("another execution: winner %q, want task-c", w)
 	}
 }
 
 func testLoopDoneConcurrentOnce(ctx context.Context, t *testing.T, s store.Store) {
 	id := uniqueID(t)
 	create(ctx, t, s, sampleState(id))
-	errs := make([]error, concurrency)
+	winners := make([]string, concurrency)
 	var wg sync.WaitGroup
 	for i := range concurrency {
-		wg.Go(func() { errs[i] = s.LoopDoneCreate(ctx, id, "fetch.1") })
+		wg.Go(func() { winners[i] = loopDone(ctx, t, s, id, "fetch.1", fmt.Sprintf("task-%d", i)) })
 	}
 	wg.Wait()
-	done := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			done++
-		case errors.Is(err, store.ErrExists):
-		default:
-			t.Errorf("caller %d: %v", i, err)
+	won := 0
+	for i, w := range winners {
+		if w != winners[0] {
+			t.Fatalf("callers disagree on the winner: %q and %q", winners[0], w)
+		}
+		if w == fmt.Sprintf("task-%d", i) {
+			won++
 		}
 	}
-	if done != 1 {
-		t.Fatalf("%d concurrent LoopDoneCreate calls succeeded, want exactly 1", done)
+	if won != 1 {
+		t.Fatalf("%d concurrent claims won, want exactly 1", won)
 	}
 }
