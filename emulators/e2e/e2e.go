@@ -109,39 +109,65 @@ func Run(t testing.TB, playbook string, workload string) RunResult {
 	return r
 }
 
-// Events fetches an execution's projected events, waiting until the
-// playbook.finished event is projected (materialize runs beside route).
+// Events fetches an execution's projected events once they are all
+// projected: it waits for playbook.finished, then until the list stops
+// growing (batches are projected in any order, and under delivery chaos
+// some arrive after the final one).
 func Events(t testing.TB, id string) []map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
+	settle := 300 * time.Millisecond
+	if os.Getenv("NOETL_DELIVERY_CHAOS") != "" {
+		settle = 1500 * time.Millisecond
+	}
+	var finishedAt time.Time
+	last := -1
 	for {
-		resp, err := http.Get(os.Getenv("NOETL_FUNCTIONS_URL") + "/api/executions/" + id + "/events")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var body map[string]any
-		if err := jsonx.Unmarshal(b, &body); err != nil {
-			t.Fatalf("events: %v: %s", err, b)
-		}
-		list, _ := body["events"].([]any)
-		evs := make([]map[string]any, 0, len(list))
-		for _, x := range list {
-			if m, ok := x.(map[string]any); ok {
-				evs = append(evs, m)
-			}
-		}
+		evs := fetchEvents(t, id)
+		finished := false
 		for _, e := range evs {
 			if e["event_type"] == "playbook.finished" {
-				return evs
+				finished = true
 			}
 		}
+		if finished && finishedAt.IsZero() {
+			finishedAt = time.Now()
+		}
+		if finished && len(evs) == last && time.Since(finishedAt) >= settle {
+			return evs
+		}
+		last = len(evs)
 		if time.Now().After(deadline) {
+			if finished {
+				return evs
+			}
 			t.Fatalf("playbook.finished of %s never projected (%d events)", id, len(evs))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// fetchEvents reads the events API once.
+func fetchEvents(t testing.TB, id string) []map[string]any {
+	t.Helper()
+	resp, err := http.Get(os.Getenv("NOETL_FUNCTIONS_URL") + "/api/executions/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var body map[string]any
+	if err := jsonx.Unmarshal(b, &body); err != nil {
+		t.Fatalf("events: %v: %s", err, b)
+	}
+	list, _ := body["events"].([]any)
+	evs := make([]map[string]any, 0, len(list))
+	for _, x := range list {
+		if m, ok := x.(map[string]any); ok {
+			evs = append(evs, m)
+		}
+	}
+	return evs
 }
 
 // Count counts events matching type and step ("" = any).

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,12 +73,7 @@ workflow:
 	if strings.Contains(r.Stdout, secret) {
 		t.Fatalf("scripts/run output leaks the secret: %s", r.Stdout)
 	}
-	resp, err := http.Get(base + "/executions/" + r.ExecutionID + "/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := []byte(MustJSON(Events(t, r.ExecutionID)))
 	if strings.Contains(string(b), secret) {
 		t.Fatal("events leak the secret")
 	}

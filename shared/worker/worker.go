@@ -71,6 +71,7 @@ type Worker struct {
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
 	states   stateCache
+	seen     deliveries
 }
 
 // IterationStateMaxAge bounds how old a cached execution document may be
@@ -171,6 +172,21 @@ func newHolder() string {
 // (FailedPrecondition) when it must be redelivered later; another error
 // for infrastructure failures (redelivered too).
 func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
+	name := cmd.TaskName()
+	if ok, dup := w.seen.begin(name, w.now()); !ok {
+		if dup == "inflight" {
+			w.Log.Info("duplicate delivery of a unit in flight here, retry later", "execution_id", cmd.ExecutionID, "step", cmd.Step, "task", name)
+			return ErrRetryLater
+		}
+		w.Log.Info("duplicate delivery of a unit that ended here, dropped", "execution_id", cmd.ExecutionID, "step", cmd.Step, "task", name)
+		return nil
+	}
+	err := w.run(ctx, cmd, d)
+	w.seen.end(name, err == nil, w.now())
+	return err
+}
+
+func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	log := w.Log.With("execution_id", cmd.ExecutionID, "step", cmd.Step, "step_run", cmd.StepRun, "attempt", cmd.Attempt, "task_index", cmd.TaskIndex)
 	if cmd.Iteration != nil {
 		log = log.With("iteration", *cmd.Iteration)
