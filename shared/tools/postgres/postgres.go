@@ -25,7 +25,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -63,6 +65,11 @@ type Options struct {
 	MaxRows int
 	// ApplicationName replaces DefaultApplicationName when non-empty.
 	ApplicationName string
+	// Credentials resolves an `auth` that names a credential (script.go);
+	// nil leaves such an auth unresolved (a config error).
+	Credentials credentials.Store
+	// Scripts loads the SQL of `script:` blocks (script.go).
+	Scripts script.Options
 }
 
 // Tool is the postgres task kind. It is safe for concurrent use. Close
@@ -149,6 +156,10 @@ func (t *Tool) Close() {
 // kind "timeout"; missing/invalid connection settings or SQL are kind
 // "config". Messages never contain the password.
 func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
+	config, failed := t.prepare(ctx, config, timeoutS) // auth: <credential> and script: (script.go)
+	if failed != nil {
+		return *failed
+	}
 	dsn, password, err := connString(config, args)
 	if err != nil {
 		return conf.ConfigError("postgres task: %s", scrub(err.Error(), password))
