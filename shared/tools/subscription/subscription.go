@@ -51,6 +51,9 @@ const (
 	MaxTimeoutMS     = 5000
 )
 
+// followUpWait bounds each pull after the first messages arrived.
+const followUpWait = 250 * time.Millisecond
+
 // Options configures the tool.
 type Options struct {
 	// Credentials resolves `auth` names (pubsub credentials).
@@ -152,6 +155,7 @@ func parseAck(v any) (ackMode, error) {
 // pulls repeatedly until batch messages arrived, a pull came back empty,
 // or timeout_ms passed; an empty drain is a success with count 0. ack/nack
 // result: {"status", "source", "operation", "requested", "disposed"}.
+// After the first messages arrive, each further pull waits at most 250 ms.
 // Errors: bad keys kind "config"; a missing subscription kind
 // "not_found"; permission problems kind "auth"; other Pub/Sub failures kind
 // "pubsub" (retryable when the service says so: unavailable, deadline,
@@ -297,6 +301,11 @@ func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, s
 		left := time.Until(deadline)
 		if left <= 0 {
 			break
+		}
+		if len(received) > 0 {
+			// Messages arrived: wait only briefly for more (the drain ends
+			// when the subscription is empty, not at timeout_ms).
+			left = min(left, followUpWait)
 		}
 		pctx, cancel := context.WithTimeout(ctx, left)
 		resp, err := c.Pull(pctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: int32(batch - len(received))})
