@@ -104,7 +104,7 @@ func New(opts Options) *Tool {
 //	                     service_account_json, project}); default: the
 //	                     process's client (ADC; STORAGE_EMULATOR_HOST)
 //	upload:   destination | uri (gs://bucket/object, or bucket + object |
-//	          name | key); the data from source (a local file), content
+//	          key | blob); the data from source (a local file), content
 //	          (text) or data (a value stored as JSON); content_type
 //	          (default from the file extension, JSON for data, else
 //	          text/plain or application/octet-stream); metadata (mapping)
@@ -178,7 +178,7 @@ func object(cfg map[string]any, uriKeys ...string) (bucket, name string, err err
 		return gcsconn.ParseURI(u)
 	}
 	b, okB := conf.String(cfg, "bucket")
-	o, okO := conf.String(cfg, "object", "name", "key", "blob")
+	o, okO := conf.String(cfg, "object", "key", "blob")
 	if okB && okO {
 		return strings.TrimSpace(b), strings.TrimPrefix(strings.TrimSpace(o), "/"), nil
 	}

@@ -76,7 +76,8 @@ func New(opts Options) *Tool {
 //	provider   env | credential (default credential; aliases store,
 //	           credentials, keychain)
 //	name       one variable (env) or one credential (credential); also
-//	           spelled key, secret or credential
+//	           spelled key, secret or credential (in a list of tasks
+//	           `name:` is the task's label, so write key:)
 //	map        mapping of result field → variable name (env), or → credential
 //	           name or "credential.field" (credential), for several values
 //	           at once (NoETL's keychain `map:` shape)
