@@ -34,11 +34,12 @@ func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 // Exec resolves one reference (tools.Adapt turns Exec into a tools.Tool).
 // The reference is read from, in order: args["result_ref"] (the task's
 // `input:` after rendering), config["input"]["result_ref"],
-// config["result_ref"], config["ref"], args["ref"]. Keys read:
+// config["result_ref"], config["ref"], config["uri"], args["ref"]. Keys
+// read:
 //
 //	action       get (default); put is a config error — results are stored
 //	             by the worker when a step ends, never by a task
-//	result_ref | ref | input.result_ref
+//	result_ref | ref | uri | input.result_ref
 //	             the reference: the map Store.Offload returns ({"$ref":
 //	             {...}, "extracted": ...}), its inner "$ref" map ({uri, key,
 //	             format, bucket, ...}), or the physical key as a string
@@ -106,7 +107,7 @@ func reference(args, cfg map[string]any) (any, bool) {
 			return v, true
 		}
 	}
-	if v, ok := conf.Lookup(cfg, "result_ref", "ref"); ok {
+	if v, ok := conf.Lookup(cfg, "result_ref", "ref", "uri"); ok {
 		return v, true
 	}
 	return conf.Lookup(args, "ref")

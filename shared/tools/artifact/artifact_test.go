@@ -52,6 +52,7 @@ func TestGetSpellings(t *testing.T) {
 		"result_fetch ref":            {nil, map[string]any{"ref": ref}, big},
 		"inner $ref map":              {map[string]any{"result_ref": inner}, nil, big},
 		"physical key string":         {nil, map[string]any{"ref": inner["key"]}, big},
+		"uri spelling":                {nil, map[string]any{"uri": inner["key"]}, big},
 		"feather key string":          {nil, map[string]any{"ref": tabKey}, rows},
 		"feather reference":           {nil, map[string]any{"ref": tabRef}, rows},
 		"inline value passes through": {map[string]any{"result_ref": map[string]any{"status": "small"}}, nil, map[string]any{"status": "small"}},

@@ -27,6 +27,8 @@
 //	read_only   open the file read-only (bool)
 //	params      a list bound to ?/$1.. or a mapping bound to $name in the
 //	            last statement (maps and lists as JSON text)
+//	as_objects  false: rows are lists of values in column order instead
+//	            of mappings (default true)
 //
 // Result (the last statement's): a query gives {"rows": [{column: value}],
 // "row_count": N, "columns": [names], "command": "SELECT"} — NoETL's shape;
@@ -136,6 +138,7 @@ func (o *Options) resolvePath(p string) (string, error) {
 type task struct {
 	database   string
 	readOnly   bool
+	asArrays   bool
 	statements []string
 	params     []driver.NamedValue
 }
@@ -149,6 +152,13 @@ func parseTask(cfg map[string]any) (task, error) {
 	}
 	if q.database == "" || strings.EqualFold(q.database, "memory") {
 		q.database = MemoryDatabase
+	}
+	if v, ok := conf.Lookup(cfg, "as_objects"); ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return q, fmt.Errorf("`as_objects` must be a boolean, got %T", v)
+		}
+		q.asArrays = !b
 	}
 	if v, ok := conf.Lookup(cfg, "read_only"); ok {
 		b, isBool := v.(bool)

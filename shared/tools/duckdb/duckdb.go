@@ -77,6 +77,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	err = t.withConn(rctx, q.database, q.readOnly, func(c *sql.Conn) error {
 		var err error
 		res, err = t.runScript(rctx, c, q.statements, q.params)
+		if err == nil && q.asArrays {
+			arrays(res)
+		}
 		return err
 	})
 	if err != nil {
@@ -747,4 +750,22 @@ func orderedMap(m *duckdbdriver.OrderedMap) map[string]any {
 		out[fmt.Sprint(friendly(k, ""))] = friendly(vals[i], "")
 	}
 	return out
+}
+
+// arrays rewrites a result's rows from mappings to lists in column order
+// (as_objects: false).
+func arrays(res map[string]any) {
+	rows, ok := res["rows"].([]any)
+	if !ok {
+		return
+	}
+	cols, _ := res["columns"].([]any)
+	for i, r := range rows {
+		m := r.(map[string]any)
+		list := make([]any, len(cols))
+		for j, c := range cols {
+			list[j] = m[c.(string)]
+		}
+		rows[i] = list
+	}
 }

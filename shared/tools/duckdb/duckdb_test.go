@@ -237,3 +237,12 @@ func TestMaxRows(t *testing.T) {
 		t.Fatalf("%#v", r)
 	}
 }
+
+func TestAsObjectsFalse(t *testing.T) {
+	tl := New(Options{})
+	defer tl.Close()
+	r := ok(t, exec(t, tl, M{"query": "SELECT 1 AS a, 'x' AS b UNION ALL SELECT 2, 'y' ORDER BY a", "as_objects": false}))
+	if !reflect.DeepEqual(r["rows"], L{L{int64(1), "x"}, L{int64(2), "y"}}) || !reflect.DeepEqual(r["columns"], L{"a", "b"}) {
+		t.Fatalf("%#v", r)
+	}
+}

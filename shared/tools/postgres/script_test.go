@@ -57,3 +57,18 @@ func TestScriptSQL(t *testing.T) {
 	r = ok(t, tl.run(context.Background(), request{Config: M{"connection": testDSN, "script": M{"source": M{"type": "inline", "code": "SELECT 7 AS n"}}}}))
 	eq(t, r["rows"], L{M{"n": int64(7)}})
 }
+
+// TestAlternateSQLSpellings: NoETL's commands list and base64 spellings.
+func TestAlternateSQLSpellings(t *testing.T) {
+	tl := newTool(t, Options{})
+	ctx := context.Background()
+	r := ok(t, tl.run(ctx, request{Config: M{"connection": testDSN, "commands": L{"CREATE TEMP TABLE c (a int);", "INSERT INTO c VALUES (4)", "SELECT a FROM c"}}}))
+	eq(t, r["rows"], L{M{"a": int64(4)}})
+	r = ok(t, tl.run(ctx, request{Config: M{"connection": testDSN, "command_b64": "U0VMRUNUIDUgQVMgbg=="}})) // SELECT 5 AS n
+	eq(t, r["rows"], L{M{"n": int64(5)}})
+	for _, cfg := range []M{{"connection": testDSN, "command_b64": "%%%"}, {"connection": testDSN, "commands": L{1}}} {
+		if o := tl.run(ctx, request{Config: cfg}); o.Status != types.StatusError || o.Error.Kind != "config" {
+			t.Errorf("%v: %+v", cfg, o.Error)
+		}
+	}
+}

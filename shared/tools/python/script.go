@@ -2,11 +2,14 @@ package python
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
@@ -15,7 +18,8 @@ import (
 
 // prepare returns the configuration the runner sees: with a `script:`
 // block, "code" is the script's code (the script wins over `code`, as in
-// NoETL's resolver); `libs` entries of NoETL's extended form {alias:
+// NoETL's resolver); without code, `code_b64` (or code_base64) is decoded
+// into it; `libs` entries of NoETL's extended form {alias:
 // {from: pkg, import: name}} become "pkg:name", which the runner imports
 // as `from pkg import name as alias`. config itself is never modified.
 //
@@ -33,12 +37,29 @@ func (t *Tool) prepare(ctx context.Context, config map[string]any, timeoutS floa
 		}
 		code, ok, err := script.Load(lctx, config, "python task", t.opts.Scripts)
 		if err != nil {
-			o := err.(*script.Error).Outcome
+			var se *script.Error
+			o := conf.Fail("internal", true, "%v", err)
+			if errors.As(err, &se) {
+				o = se.Outcome
+			}
 			return nil, &o
 		}
 		if ok {
 			out, copied = maps.Clone(config), true
 			out["code"] = code
+		}
+	}
+	if _, has := out["code"]; !has {
+		if b64, ok := conf.String(out, "code_b64", "code_base64"); ok {
+			code, err := base64.StdEncoding.DecodeString(strings.TrimSpace(b64))
+			if err != nil || !utf8.Valid(code) {
+				o := conf.ConfigError("python task: code_b64 is not base64 of UTF-8 text")
+				return nil, &o
+			}
+			if !copied {
+				out, copied = maps.Clone(config), true
+			}
+			out["code"] = string(code)
 		}
 	}
 	if libs, ok := conf.Map(out["libs"]); ok {

@@ -170,3 +170,15 @@ func TestPsycopgImportable(t *testing.T) {
 	}
 	eq(t, o.Result, L{"psycopg2", "psycopg"})
 }
+
+func TestCodeB64(t *testing.T) {
+	tl := scriptTool(t, script.Options{})
+	o := tl.run(context.Background(), request{Config: M{"code_b64": "cmVzdWx0ID0gNiAqIDc="}}) // result = 6 * 7
+	if mustOK(t, o) != int64(42) {
+		t.Fatalf("%#v", o.Result)
+	}
+	o = tl.run(context.Background(), request{Config: M{"code_b64": "not base64!"}})
+	if o.Status != types.StatusError || o.Error.Kind != "config" {
+		t.Fatalf("%+v", o.Error)
+	}
+}

@@ -76,11 +76,14 @@ func New(opts Options) *Tool {
 //	provider   env | credential (default credential; aliases store,
 //	           credentials, keychain)
 //	name       one variable (env) or one credential (credential); also
-//	           spelled key, secret or credential (in a list of tasks
+//	           spelled key, secret, secret_name or credential (in a list of tasks
 //	           `name:` is the task's label, so write key:)
 //	map        mapping of result field → variable name (env), or → credential
 //	           name or "credential.field" (credential), for several values
 //	           at once (NoETL's keychain `map:` shape)
+//	default    the value when the variable is unset or the credential (or
+//	           field) does not exist, instead of a not_found error (a
+//	           single missing credential then gives {"name", "value"})
 //
 // Result: with `map`, {field: value}; with env `name`, {"name": n, "value":
 // v}; with credential `name`, the credential's data fields plus "kind". A
@@ -127,12 +130,16 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types
 				v, err = t.credentialRef(ctx, strings.TrimSpace(ref))
 			}
 			if err != nil {
-				return failure(err)
+				d, ok := t.fallback(cfg, err)
+				if !ok {
+					return failure(err)
+				}
+				v = d
 			}
 			out[field] = v
 		}
 	} else {
-		name, ok := conf.String(cfg, "name", "key", "secret", "credential")
+		name, ok := conf.String(cfg, "name", "key", "secret", "secret_name", "credential")
 		if !ok {
 			return conf.ConfigError("secrets task: `name` (a %s) or `map` is required", what(provider))
 		}
@@ -140,14 +147,24 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types
 		if provider == "env" {
 			v, err := t.env(name)
 			if err != nil {
-				return failure(err)
+				d, ok := t.fallback(cfg, err)
+				if !ok {
+					return failure(err)
+				}
+				out = map[string]any{"name": name, "value": d}
+				secretVals = []string{}
+			} else {
+				out = map[string]any{"name": name, "value": v}
+				secretVals = []string{v}
 			}
-			out = map[string]any{"name": name, "value": v}
-			secretVals = []string{v}
 		} else {
 			out, err = t.credential(ctx, name)
 			if err != nil {
-				return failure(err)
+				d, ok := t.fallback(cfg, err)
+				if !ok {
+					return failure(err)
+				}
+				out = map[string]any{"name": name, "value": d}
 			}
 		}
 	}
@@ -155,6 +172,15 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types
 		secretVals = secretStrings(out)
 	}
 	return types.Outcome{Status: types.StatusOK, Result: out, Extra: map[string]any{ExtraSecrets: secretVals}}
+}
+
+// fallback returns config["default"] for a not_found failure.
+func (t *Tool) fallback(cfg map[string]any, err error) (any, bool) {
+	var f *fail
+	if d, has := cfg["default"]; has && errors.As(err, &f) && f.kind == "not_found" {
+		return d, true
+	}
+	return nil, false
 }
 
 func what(provider string) string {

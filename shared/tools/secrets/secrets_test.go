@@ -125,3 +125,25 @@ func TestCredentialProvider(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultAndSecretName(t *testing.T) {
+	ctx := context.Background()
+	tl := New(Options{Credentials: credentials.NewMemory(), Getenv: env(map[string]string{"NOETL_SECRET_A": "a-1"})})
+	o := tl.Exec(ctx, nil, map[string]any{"provider": "env", "secret_name": "NOETL_SECRET_A"}, 0)
+	if o.Status != types.StatusOK || o.Result.(map[string]any)["value"] != "a-1" {
+		t.Fatalf("%+v", o.Error)
+	}
+	o = tl.Exec(ctx, nil, map[string]any{"provider": "env", "key": "NOETL_SECRET_MISSING", "default": "fallback"}, 0)
+	if o.Status != types.StatusOK || o.Result.(map[string]any)["value"] != "fallback" || len(o.Extra[ExtraSecrets].([]string)) != 0 {
+		t.Fatalf("%+v %#v", o.Error, o.Result)
+	}
+	o = tl.Exec(ctx, nil, map[string]any{"map": map[string]any{"x": "nope.field"}, "default": nil}, 0)
+	if o.Status != types.StatusOK || !reflect.DeepEqual(o.Result, map[string]any{"x": nil}) {
+		t.Fatalf("%+v %#v", o.Error, o.Result)
+	}
+	// default never hides a denied variable.
+	o = tl.Exec(ctx, nil, map[string]any{"provider": "env", "key": "NOETL_PG_DSN", "default": "x"}, 0)
+	if o.Status != types.StatusError || o.Error.Kind != "config" {
+		t.Fatalf("%+v", o.Error)
+	}
+}

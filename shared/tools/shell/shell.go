@@ -80,8 +80,9 @@ func New(opts Options) *Tool {
 // Keys read:
 //
 //	command | cmd   string: one shell program (may span lines)
-//	cmds            list of programs run in order; the first that fails
+//	cmds | commands list of programs run in order; the first that fails
 //	                stops the rest (NoETL's shape)
+//	capture         false: discard stdout/stderr (default true)
 //	shell           interpreter, default /bin/sh (run as `<shell> -c`)
 //	env             mapping of extra environment variables (values
 //	                stringified; nil values skipped)
@@ -144,6 +145,14 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	if err != nil {
 		return conf.ConfigError("shell task: %v", err)
 	}
+	capture := true
+	if v, ok := conf.Lookup(cfg, "capture"); ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return conf.ConfigError("shell task: `capture` must be a boolean, got %T", v)
+		}
+		capture = b
+	}
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -152,7 +161,7 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	exit := 0
 	truncated := false
 	for _, c := range cmds {
-		r := t.runOne(rctx, shellPath, c, dir, env)
+		r := t.runOne(rctx, shellPath, c, dir, env, capture)
 		truncated = truncated || r.truncated
 		allOut.WriteString(r.stdout)
 		allErr.WriteString(r.stderr)
@@ -199,7 +208,7 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 
 // commands returns the programs to run, from cmds, command or cmd.
 func commands(cfg map[string]any) ([]string, error) {
-	if v, ok := conf.Lookup(cfg, "cmds"); ok {
+	if v, ok := conf.Lookup(cfg, "cmds", "commands"); ok {
 		switch x := v.(type) {
 		case []any:
 			var out []string
@@ -279,13 +288,13 @@ type runResult struct {
 
 // runOne runs one program in its own process group; the group is killed
 // when ctx ends and after the program exits (stragglers).
-func (t *Tool) runOne(ctx context.Context, shellPath, program, dir string, env []string) runResult {
+func (t *Tool) runOne(ctx context.Context, shellPath, program, dir string, env []string, capture bool) runResult {
 	cmd := exec.CommandContext(ctx, shellPath, "-c", program)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
-	stdout := &tail{max: t.opts.MaxOutputBytes}
-	stderr := &tail{max: t.opts.MaxOutputBytes}
+	stdout := &tail{max: t.opts.MaxOutputBytes, discard: !capture}
+	stderr := &tail{max: t.opts.MaxOutputBytes, discard: !capture}
 	or, ow, err := os.Pipe()
 	if err != nil {
 		return runResult{exit: -1, startErr: err}
@@ -344,12 +353,16 @@ type tail struct {
 	buf     []byte
 	max     int
 	dropped bool
+	discard bool
 }
 
 // Write implements io.Writer; it never fails.
 func (b *tail) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.discard {
+		return len(p), nil
+	}
 	b.buf = append(b.buf, p...)
 	if len(b.buf) > 2*b.max {
 		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.max:]...)

@@ -186,3 +186,14 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandsAliasAndNoCapture(t *testing.T) {
+	o := run(t, map[string]any{"commands": []any{"echo a", "echo b >&2"}, "capture": false}, 0)
+	r := result(t, o)
+	if o.Status != types.StatusOK || r["stdout"] != "" || r["stderr"] != "" || len(r["commands"].([]any)) != 2 {
+		t.Fatalf("%+v %#v", o.Error, r)
+	}
+	if o := run(t, map[string]any{"command": "true", "capture": "no"}, 0); o.Status != types.StatusError || o.Error.Kind != "config" {
+		t.Fatalf("%+v", o.Error)
+	}
+}

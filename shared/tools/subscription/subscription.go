@@ -144,6 +144,8 @@ func parseAck(v any) (ackMode, error) {
 //	ack           on_success | auto (ack within the drain, default) | manual
 //	              | defer (leave pending, return ack_ids) | none, or a bool
 //	ack_ids       the handles to dispose (operation ack / nack)
+//	nack_delay_ms nack: redeliver after this delay (default 0: at once;
+//	              Pub/Sub counts in whole seconds, at most 600)
 //
 // poll result (NoETL's): {"status": "success", "source": "pubsub",
 // "operation": "poll", "count": N, "messages": [{"id": messageId, "data":
@@ -400,7 +402,11 @@ func (t *Tool) dispose(ctx context.Context, c *pubsubapi.SubscriptionAdminClient
 		if op == "ack" {
 			err = c.Acknowledge(actx, &pubsubpb.AcknowledgeRequest{Subscription: sub, AckIds: ids})
 		} else {
-			err = c.ModifyAckDeadline(actx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: sub, AckIds: ids, AckDeadlineSeconds: 0})
+			delayMS, derr := intKey(cfg, "nack_delay_ms", 0, 0, 600_000)
+			if derr != nil {
+				return conf.ConfigError("subscription task: %v", derr)
+			}
+			err = c.ModifyAckDeadline(actx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: sub, AckIds: ids, AckDeadlineSeconds: int32((delayMS + 999) / 1000)})
 		}
 		if err != nil {
 			return failure(ctx, sub, op, err)

@@ -78,7 +78,8 @@ func New(opts Options) *Tool {
 //
 // Keys read. Top level: source, target (mappings, required), chunk_size |
 // batch_size (rows per batch, default 1000, at most 100000), mode (append
-// | replace | upsert; default append). source for type http: url |
+// | replace | upsert; default append), direction (optional, e.g.
+// "http_to_postgres"; must agree with the types). source for type http: url |
 // endpoint, method (GET | POST), headers, params, json | body, timeout,
 // data_path (dotted path to the list in the response, e.g. "data" or
 // "results.items"), auth (an http_bearer/basic/header credential name or
@@ -249,6 +250,12 @@ func parse(cfg map[string]any) (plan, error) {
 		return p, errors.New("target.type snowflake needs a Snowflake account, which this engine does not reach (postgres or duckdb)")
 	default:
 		return p, fmt.Errorf("target.type %q is not supported (postgres or duckdb)", dt)
+	}
+	if d, ok := conf.String(cfg, "direction"); ok {
+		want := p.srcType + "_to_" + p.dstType
+		if strings.ToLower(strings.TrimSpace(d)) != want {
+			return p, fmt.Errorf("direction %q contradicts source.type and target.type (%s)", d, want)
+		}
 	}
 	if p.srcType != "http" {
 		q, ok := conf.String(src, "query", "sql", "command")

@@ -279,6 +279,7 @@ func TestConfigErrors(t *testing.T) {
 		{"source": M{"type": "http", "url": srv.URL + "/posts"}, "target": M{"type": "postgres", "auth": "missing_cred", "table": "t"}},
 		{"source": M{"type": "http", "url": srv.URL + "/posts"}, "target": pgT}, // table does not exist
 		{"source": M{"type": "http", "url": srv.URL + "/posts", "method": "DELETE"}, "target": pgT},
+		{"source": M{"type": "http", "url": srv.URL + "/posts"}, "target": pgT, "direction": "postgres_to_duckdb"},
 	} {
 		o := e.run(t, c)
 		if o.Status != types.StatusError || o.Error.Kind != "config" {
