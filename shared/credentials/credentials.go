@@ -67,13 +67,14 @@ const (
 	KindHTTPHeader = "http_header"
 	// KindSecret: any non-empty mapping of fields (generic secret).
 	KindSecret = "secret"
-	// KindNATS: a NATS server connection (conformance/noetl-v2 README):
-	// {nats_url, nats_user, nats_password} ("url", "user"/"username",
-	// "password" accepted too) or {nats_url, token}. nats_url is a
+	// KindNATS: a NATS server connection, as NoETL's v2 end-to-end
+	// fixtures register it: {nats_url, nats_user, nats_password} ("url",
+	// "user"/"username", "password" accepted too) or {nats_url, token}. nats_url is a
 	// nats://, tls://, ws:// or wss:// URL (several separated by commas).
 	KindNATS = "nats"
-	// KindPubSub: a Google Pub/Sub connection (conformance/noetl-v2
-	// README): {"endpoint": "<host:port of the emulator>"} locally; in
+	// KindPubSub: a Google Pub/Sub connection, as NoETL's v2 end-to-end
+	// fixtures register it: {"endpoint": "<host:port of the emulator>"}
+	// locally; in
 	// GCP {"project": ...} and optionally {"token"} (a bearer token) —
 	// without endpoint and token the client uses Application Default
 	// Credentials.

@@ -10,7 +10,7 @@ import (
 )
 
 // TestValidateServiceKinds checks the nats, pubsub and gcs rules of
-// Credential.Validate: the shapes the conformance/noetl-v2 README names are
+// Credential.Validate: the shapes NoETL's v2 end-to-end fixtures register are
 // accepted, and each malformed shape is rejected with a message naming the
 // field.
 func TestValidateServiceKinds(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // applyAuth returns the configuration Exec sends: an `auth` credential name
-// (conformance/noetl-v2 playbooks name credentials without declaring a
+// (NoETL v2 playbooks name credentials without declaring a
 // keychain) or a mapping with "headers" adds those headers under the
 // task's own (the worker already turns keychain entries into headers and
 // drops auth). An empty mapping, as NoETL writes `auth: {}`, adds nothing.

@@ -1,7 +1,7 @@
 // Package nats implements the `nats` task kind: JetStream key-value
 // operations and message publishing on a NATS server (github.com/nats-io/
 // nats.go), with NoETL's operation names and result shapes
-// (conformance/noetl-v2 test_nats_kv.yaml).
+// (NoETL's test_nats_kv.yaml fixture).
 //
 // Connections are cached per server and identity and reused across tasks
 // (a NATS connection is long-lived and safe for concurrent use); Close

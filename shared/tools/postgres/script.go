@@ -19,7 +19,7 @@ import (
 
 // prepare returns the configuration Exec runs: an `auth` string that is a
 // credential name (not a DSN) is replaced by the credential's fields from
-// Options.Credentials (conformance/noetl-v2 playbooks write `auth: pg_k8s`
+// Options.Credentials (NoETL v2 playbooks write `auth: pg_k8s`
 // without a keychain); with a `script:` block, "command" is the script's
 // SQL (the script wins over command/sql/query, which are dropped). config
 // itself is never modified.

@@ -1,7 +1,7 @@
 // Package creds resolves the `auth` of the tool kinds that talk to a
 // service (nats, subscription, transfer, gcs, secrets): either the mapping
 // the worker already resolved from the playbook's keychain, or a credential
-// name looked up in the credential store (conformance/noetl-v2 playbooks
+// name looked up in the credential store (NoETL v2 playbooks
 // write `auth: nats_credential` without declaring a keychain).
 package creds
 
