@@ -94,9 +94,11 @@ pg_bin_dir() {
 
 # install_debian_prerequisites installs, as root with apt-get available,
 # the Debian packages of missing prerequisites that Debian ships (curl, a
-# Java runtime, the PostgreSQL server and client, iso-codes). The gcloud
-# emulators come from Google's own apt repository and are only reported.
-# NOETL_NO_INSTALL=1 turns this off.
+# Java runtime, the PostgreSQL server and client, iso-codes, and the
+# PostgreSQL drivers NoETL's python tasks import: python3-psycopg2 and
+# python3-psycopg, for /usr/bin/python3, the interpreter python tasks use
+# when NOETL_PYTHON is unset). The gcloud emulators come from Google's own
+# apt repository and are only reported. NOETL_NO_INSTALL=1 turns this off.
 install_debian_prerequisites() {
   [ "${NOETL_NO_INSTALL:-0}" = 1 ] && return 0
   [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 0
@@ -106,6 +108,9 @@ install_debian_prerequisites() {
   { [ -n "$(pg_bin_dir)" ] && [ -x "$(pg_bin_dir)/initdb" ]; } || pkgs+=(postgresql-15)
   command -v psql >/dev/null 2>&1 || pkgs+=(postgresql-client)
   [ -f "${NOETL_ISO_CODES_DIR:-/usr/share/iso-codes/json}/iso_3166-2.json" ] || pkgs+=(iso-codes)
+  # (they depend on Debian's python3, so a missing /usr/bin/python3 comes too)
+  /usr/bin/python3 -s -c 'import psycopg2' >/dev/null 2>&1 || pkgs+=(python3-psycopg2)
+  /usr/bin/python3 -s -c 'import psycopg' >/dev/null 2>&1 || pkgs+=(python3-psycopg)
   [ "${#pkgs[@]}" = 0 ] && return 0
   echo "installing missing prerequisites: ${pkgs[*]}"
   apt-get update -qq >/dev/null 2>&1 || true
@@ -154,6 +159,7 @@ Endpoints (project ${GOOGLE_CLOUD_PROJECT}, location ${NOETL_LOCATION}):
   Cloud Tasks  CLOUDTASKS_EMULATOR_HOST=${CLOUDTASKS_EMULATOR_HOST}   queues work, timers
   Fixtures     ${NOETL_FIXTURES_URL}
   PostgreSQL   ${NOETL_PG_DSN}   (scripts/psql)
+  NATS         NATS_URL=${NATS_URL}   (JetStream)
   Functions    ${NOETL_FUNCTIONS_URL}   (/api/, /emit, /execute; /route, /materialize, /dispatch via push)
 Environment: . ${STACK_DIR}/env     Logs: ${STACK_DIR}/logs/     Stop: scripts/down
 EOF

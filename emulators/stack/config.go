@@ -69,6 +69,7 @@ type Config struct {
 	FixturesPort  int // NOETL_FIXTURES_PORT, default 8685
 	FunctionsPort int // NOETL_FUNCTIONS_PORT, default 8680
 	PGPort        int // NOETL_PG_PORT, default 55432
+	NATSPort      int // NOETL_NATS_PORT, default 8686 (embedded NATS server with JetStream, nats.go)
 
 	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
 	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 200 (max_concurrent_dispatches of both queues)
@@ -138,6 +139,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		FixturesPort:    num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
 		FunctionsPort:   num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
 		PGPort:          num("NOETL_PG_PORT", 55432, 1, 65535),
+		NATSPort:        num("NOETL_NATS_PORT", 8686, 1, 65535),
 		ResultsBucket:   str("NOETL_RESULTS_BUCKET", DefaultBucket),
 		WorkConcurrency: num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
 		PushConcurrency: num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
@@ -252,6 +254,7 @@ func (c Config) Ports() []Port {
 		{"Cloud Tasks emulator", "NOETL_TASKS_PORT", c.TasksPort},
 		{"fixtures", "NOETL_FIXTURES_PORT", c.FixturesPort},
 		{"PostgreSQL", "NOETL_PG_PORT", c.PGPort},
+		{"NATS", "NOETL_NATS_PORT", c.NATSPort},
 		{"functions", "NOETL_FUNCTIONS_PORT", c.FunctionsPort},
 	}
 }
@@ -305,6 +308,8 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_FIXTURES_PORT", itoa(c.FixturesPort)},
 		{"NOETL_FUNCTIONS_PORT", itoa(c.FunctionsPort)},
 		{"NOETL_PG_PORT", itoa(c.PGPort)},
+		{"NOETL_NATS_PORT", itoa(c.NATSPort)},
+		{"NATS_URL", c.NATSURL()},
 		{"PUBSUB_EMULATOR_HOST", hostPort(c.PubSubPort)},
 		{"FIRESTORE_EMULATOR_HOST", hostPort(c.FirestorePort)},
 		{"STORAGE_EMULATOR_HOST", "http://" + hostPort(c.GCSPort)},

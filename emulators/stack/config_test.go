@@ -27,7 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ports[p.EnvVar] = p.Port
 	}
 	want := map[string]int{"NOETL_PUBSUB_PORT": 8681, "NOETL_FIRESTORE_PORT": 8682, "NOETL_GCS_PORT": 8683,
-		"NOETL_TASKS_PORT": 8684, "NOETL_FIXTURES_PORT": 8685, "NOETL_FUNCTIONS_PORT": 8680, "NOETL_PG_PORT": 55432}
+		"NOETL_TASKS_PORT": 8684, "NOETL_FIXTURES_PORT": 8685, "NOETL_FUNCTIONS_PORT": 8680, "NOETL_PG_PORT": 55432, "NOETL_NATS_PORT": 8686}
 	for k, v := range want {
 		if ports[k] != v {
 			t.Errorf("%s = %d, want %d", k, ports[k], v)
@@ -50,6 +50,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		"NOETL_FIXTURES_URL":       "http://127.0.0.1:8685",
 		"NOETL_PG_DSN":             "postgres://postgres@127.0.0.1:55432/noetl?sslmode=disable",
 		"NOETL_RESULTS_BUCKET":     "noetl-results",
+		"NATS_URL":                 "nats://127.0.0.1:8686",
 		"NOETL_REPO_ROOT":          root,
 		"GOOGLE_CLOUD_PROJECT":     "noetl-local",
 	} {

@@ -25,7 +25,7 @@ import (
 	"github.com/noetl/gcpengine/emulators/fixtures"
 )
 
-const steps = 7
+const steps = 8
 
 // Supervisor brings the local stack up, keeps it up and takes it down. Create
 // it with NewSupervisor and call Run.
@@ -44,6 +44,7 @@ type Supervisor struct {
 	tasks             *cloudtasks.Server
 	fixtures          *http.Server
 	pg                *Postgres
+	nats              *natsServer
 	fn                *functionsRunner
 	psClient          *pubsub.Client
 	bridges           []*Bridge
@@ -127,6 +128,7 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		{"Cloud Tasks emulator", "cloudtasks", s.upTasks},
 		{"fixtures", "fixtures", s.upFixtures},
 		{"PostgreSQL", "postgres", s.upPostgres},
+		{"NATS", "nats", s.upNATS},
 		{"functions", "functions", s.upFunctions},
 	} {
 		s.progress("[%d/%d] %s: starting", i+1, steps, st.name)
@@ -470,6 +472,9 @@ func (s *Supervisor) shutdown() {
 	}
 	if s.tasks != nil {
 		s.tasks.Stop()
+	}
+	if s.nats != nil {
+		s.nats.stop()
 	}
 	if s.gcs != nil {
 		s.gcs.Stop()

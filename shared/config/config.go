@@ -71,7 +71,7 @@ type Config struct {
 	// DefaultMaxInFlight is a parallel loop's max_in_flight when unset.
 	DefaultMaxInFlight int // NOETL_DEFAULT_MAX_IN_FLIGHT, default 10
 	// PythonBin is the interpreter for python tasks.
-	PythonBin string // NOETL_PYTHON, default "python3"
+	PythonBin string // NOETL_PYTHON, default "" (automatic: /usr/bin/python3, else python3 on PATH)
 	// PGDSN is the default PostgreSQL connection for postgres tasks that
 	// name no connection (workload pg_dsn wins over it).
 	PGDSN string // NOETL_PG_DSN, default ""

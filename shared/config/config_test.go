@@ -55,7 +55,7 @@ func TestDefaults(t *testing.T) {
 		"ExecuteURL": "http://127.0.0.1:8680/execute", "ExecuteAudience": "http://127.0.0.1:8680/execute",
 		"ResultsBucket": "noetl-results", "ResultInlineMax": 65536, "RepoRoot": ".", "LeaseTTL": 30 * time.Second,
 		"HeartbeatInterval": 10 * time.Second, "DispatchDeadline": 600 * time.Second, "ExecutionDeadline": time.Duration(0),
-		"DefaultMaxInFlight": 10, "PythonBin": "python3", "PGDSN": "", "RouteSubscription": "route",
+		"DefaultMaxInFlight": 10, "PythonBin": "", "PGDSN": "", "RouteSubscription": "route",
 		"MaterializeSubscription": "materialize", "DispatchSubscription": "dispatch",
 	}
 	v := reflect.ValueOf(c)

@@ -67,10 +67,28 @@ const (
 	KindHTTPHeader = "http_header"
 	// KindSecret: any non-empty mapping of fields (generic secret).
 	KindSecret = "secret"
+	// KindNATS: a NATS server connection, as NoETL's v2 end-to-end
+	// fixtures register it: {nats_url, nats_user, nats_password} ("url",
+	// "user"/"username", "password" accepted too) or {nats_url, token}. nats_url is a
+	// nats://, tls://, ws:// or wss:// URL (several separated by commas).
+	KindNATS = "nats"
+	// KindPubSub: a Google Pub/Sub connection, as NoETL's v2 end-to-end
+	// fixtures register it: {"endpoint": "<host:port of the emulator>"}
+	// locally; in
+	// GCP {"project": ...} and optionally {"token"} (a bearer token) —
+	// without endpoint and token the client uses Application Default
+	// Credentials.
+	KindPubSub = "pubsub"
+	// KindGCS: a Google Cloud Storage connection: {"endpoint": "<URL of
+	// fake-gcs-server>"} locally; in GCP {"project"} and optionally
+	// {"service_account_json"} (the key file's JSON, as an object or a
+	// string) — without them the client uses Application Default
+	// Credentials.
+	KindGCS = "gcs"
 )
 
 // Kinds lists the canonical kinds, sorted.
-var Kinds = []string{KindHTTPBasic, KindHTTPBearer, KindHTTPHeader, KindPostgres, KindSecret}
+var Kinds = []string{KindGCS, KindHTTPBasic, KindHTTPBearer, KindHTTPHeader, KindNATS, KindPostgres, KindPubSub, KindSecret}
 
 // kindAliases maps the spellings found in NoETL playbooks and credential
 // files to the canonical kinds.
@@ -80,6 +98,9 @@ var kindAliases = map[string]string{
 	"http_basic": KindHTTPBasic, "basic": KindHTTPBasic, "basic_auth": KindHTTPBasic,
 	"http_header": KindHTTPHeader, "header": KindHTTPHeader,
 	"secret": KindSecret, "generic": KindSecret, "credential": KindSecret,
+	"nats": KindNATS, "nats_credential": KindNATS, "jetstream": KindNATS,
+	"pubsub": KindPubSub, "google_pubsub": KindPubSub, "gcp_pubsub": KindPubSub,
+	"gcs": KindGCS, "google_cloud_storage": KindGCS, "gcs_service_account": KindGCS,
 }
 
 // NormalizeKind returns the canonical kind for k (case-insensitive; NoETL
@@ -217,7 +238,12 @@ func ValidateName(name string) error {
 // (host, db_host, hostname or hostaddr) or a DSN (dsn, connection or
 // connection_string); http_bearer a string token (or access_token);
 // http_basic string username (or user) and password; http_header a string
-// header and value, or a non-empty headers mapping of strings.
+// header and value, or a non-empty headers mapping of strings; nats a
+// nats_url (or url) of scheme nats, tls, ws or wss, and a user only with a
+// password (and the reverse); pubsub and gcs at least one of endpoint,
+// project, token (pubsub) or service_account_json (gcs), an endpoint being
+// host:port or an http(s) URL. Fields a kind reads must have the right type
+// (strings; service_account_json an object or JSON text).
 func (c Credential) Validate() error {
 	var errs []error
 	if err := ValidateName(c.Name); err != nil {
@@ -263,6 +289,12 @@ func kindProblems(kind string, data map[string]any) []string {
 		if _, err := headerFields(data); err != nil {
 			out = append(out, err.Error())
 		}
+	case KindNATS:
+		out = append(out, natsProblems(data)...)
+	case KindPubSub:
+		out = append(out, cloudProblems("pubsub", data, "token", "access_token")...)
+	case KindGCS:
+		out = append(out, cloudProblems("gcs", data, "service_account_json", "credentials_json")...)
 	}
 	return out
 }

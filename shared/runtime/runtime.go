@@ -55,22 +55,36 @@ type Deps struct {
 }
 
 var (
-	once    sync.Once
-	deps    *Deps
-	depsErr error
+	mu   sync.Mutex
+	deps *Deps
 )
 
-// Get returns the instance's dependencies, creating them on first use.
+// Get returns the instance's dependencies, creating them on first use. A
+// failed creation (a bad configuration, a backend not reachable yet) is
+// returned to this request and tried again on the next one, so a cold
+// start that failed does not poison the instance.
 func Get(ctx context.Context) (*Deps, error) {
-	once.Do(func() { deps, depsErr = open(context.Background()) })
-	return deps, depsErr
+	mu.Lock()
+	defer mu.Unlock()
+	if deps != nil {
+		return deps, nil
+	}
+	d, err := open(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	deps = d
+	return deps, nil
 }
 
 // flusherStop ends the operation-count flusher (Close).
 var flusherStop context.CancelFunc
 
 func open(ctx context.Context) (*Deps, error) {
-	cfg := config.Load()
+	cfg, err := config.LoadE()
+	if err != nil {
+		return nil, fmt.Errorf("runtime: configuration: %w", err)
+	}
 	log := telemetry.Setup("noetl-functions")
 	st, err := store.OpenFirestore(ctx, cfg.Project)
 	if err != nil {
@@ -89,10 +103,10 @@ func open(ctx context.Context) (*Deps, error) {
 		return nil, fmt.Errorf("runtime: storage client: %w", err)
 	}
 	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
-	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin})
+	creds := credentials.NewFirestore(st.Client())
+	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin, Credentials: creds, Results: rs, Project: cfg.Project, ScriptDir: cfg.RepoRoot})
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
 	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
-	creds := credentials.NewFirestore(st.Client())
 	mk := func(source string) *control.Control {
 		return &control.Control{Store: st, Bus: b, Tasks: d, Results: rs, Credentials: creds, Opts: opts, Log: log, Source: source}
 	}

@@ -2,23 +2,50 @@ package tools
 
 import (
 	"context"
+	"os"
+	"strings"
 
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/tools/artifact"
+	"github.com/noetl/gcpengine/shared/tools/duckdb"
+	"github.com/noetl/gcpengine/shared/tools/gcs"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
+	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
+	"github.com/noetl/gcpengine/shared/tools/internal/script"
+	"github.com/noetl/gcpengine/shared/tools/nats"
 	"github.com/noetl/gcpengine/shared/tools/noop"
 	"github.com/noetl/gcpengine/shared/tools/postgres"
 	"github.com/noetl/gcpengine/shared/tools/python"
+	"github.com/noetl/gcpengine/shared/tools/secrets"
+	"github.com/noetl/gcpengine/shared/tools/shell"
+	"github.com/noetl/gcpengine/shared/tools/subscription"
+	"github.com/noetl/gcpengine/shared/tools/transfer"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Task kind names, as written in `kind:` (DSL.md "Tasks"). The `playbook`
-// and `workbook` kinds are run by the worker itself and are not registered
-// by Default.
+// Task kind names, as written in `kind:` (DSL.md "Tasks", README "Tool
+// kinds"). The `playbook` and `workbook` kinds are run by the worker itself
+// and are not registered by Default.
 const (
-	KindNoop     = "noop"
-	KindHTTP     = "http"
-	KindPython   = "python"
-	KindPostgres = "postgres"
+	KindNoop         = "noop"
+	KindHTTP         = "http"
+	KindPython       = "python"
+	KindPostgres     = "postgres"
+	KindDuckDB       = "duckdb"
+	KindTransfer     = "transfer"
+	KindGCS          = "gcs"
+	KindSecrets      = "secrets"
+	KindNATS         = "nats"
+	KindSubscription = "subscription"
+	KindShell        = "shell"
+	KindArtifact     = "artifact"
+	KindResultFetch  = "result_fetch"
 )
+
+// Kinds lists the kinds Default registers, in the order above.
+var Kinds = []string{KindNoop, KindHTTP, KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindSecrets,
+	KindNATS, KindSubscription, KindShell, KindArtifact, KindResultFetch}
 
 // Executor is what a kind package implements: one attempt over the
 // rendered args and kind configuration, with the attempt timeout in seconds
@@ -41,11 +68,13 @@ func (a adapter) Run(ctx context.Context, req Request) types.Outcome {
 }
 
 // DefaultOptions configures the built-in kinds; the zero value gives every
-// kind its package defaults.
+// kind its package defaults (no credential store, no results store).
 type DefaultOptions struct {
 	// PythonBin is the python interpreter (a name on PATH or a path), e.g.
 	// the NOETL_PYTHON setting; it overrides Python.Interpreter when set.
-	// Default "python3".
+	// When both are empty the interpreter is python.PreferredInterpreter()
+	// (/usr/bin/python3 when it exists, which sees Debian's
+	// python3-psycopg2 and python3-psycopg; else python3 on PATH).
 	PythonBin string
 	// HTTP configures the http kind (client, body limit, default timeout).
 	HTTP httptool.Options
@@ -53,21 +82,117 @@ type DefaultOptions struct {
 	Python python.Options
 	// Postgres configures the postgres kind (pool cache bounds, timeout).
 	Postgres postgres.Options
+	// DuckDB configures the duckdb kind (base directory, memory limit).
+	DuckDB duckdb.Options
+	// Shell configures the shell kind (PATH, timeout, output cap).
+	Shell shell.Options
+	// Secrets configures the secrets kind. A nil Secrets.EnvAllow is read
+	// from NOETL_SECRETS_ENV_ALLOW (comma-separated names or prefixes
+	// ending in '*'; unset: secrets.DefaultEnvAllow, NOETL_SECRET_*).
+	Secrets secrets.Options
+	// GCS configures the gcs kind (local directories, timeout).
+	GCS gcs.Options
+	// NATS configures the nats kind (default server).
+	NATS nats.Options
+	// Credentials is the credential store (shared/credentials): the
+	// secrets kind's credential provider, and `auth: <credential name>`
+	// of the http, postgres, nats, subscription, gcs and transfer kinds
+	// and of gcs/http `script:` sources. Nil: those fail with a config
+	// error.
+	Credentials credentials.Store
+	// Results is the results tier the artifact and result_fetch kinds
+	// read references from. Nil: they fail with a config error.
+	Results *results.Store
+	// Project completes short Pub/Sub subscription names (the
+	// GOOGLE_CLOUD_PROJECT setting).
+	Project string
+	// ScriptDir resolves relative `script:` file paths of python and
+	// postgres tasks (e.g. the NOETL_REPO_ROOT setting; default the
+	// working directory).
+	ScriptDir string
 }
 
-// Default returns a registry with the noop, http, python and postgres kinds
-// and a close function that releases their resources (the postgres
-// connection pools). Call close once, after the last Run has returned.
+// Default returns a registry with every kind of Kinds and a close function
+// that releases their resources (postgres pools, DuckDB files, NATS
+// connections, Pub/Sub and GCS clients). Call close once, after the last
+// Run has returned.
 func Default(opts DefaultOptions) (Registry, func()) {
 	if opts.PythonBin != "" {
 		opts.Python.Interpreter = opts.PythonBin
 	}
-	pg := postgres.New(opts.Postgres)
-	reg := Registry{
-		KindNoop:     Adapt(noop.New()),
-		KindHTTP:     Adapt(httptool.New(opts.HTTP)),
-		KindPython:   Adapt(python.New(opts.Python)),
-		KindPostgres: Adapt(pg),
+	if opts.Python.Interpreter == "" {
+		opts.Python.Interpreter = python.PreferredInterpreter()
 	}
-	return reg, pg.Close
+	if opts.Secrets.EnvAllow == nil {
+		if v := strings.TrimSpace(os.Getenv("NOETL_SECRETS_ENV_ALLOW")); v != "" {
+			for _, n := range strings.Split(v, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					opts.Secrets.EnvAllow = append(opts.Secrets.EnvAllow, n)
+				}
+			}
+		}
+	}
+	clients := &gcsconn.Clients{}
+	fillScripts := func(o *script.Options) {
+		if o.HTTP == nil {
+			o.HTTP = httptool.SharedClient()
+		}
+		if o.GCS == nil {
+			o.GCS = clients
+		}
+		if o.Credentials == nil {
+			o.Credentials = opts.Credentials
+		}
+		if o.BaseDir == "" {
+			o.BaseDir = opts.ScriptDir
+		}
+	}
+	fillScripts(&opts.Python.Scripts)
+	fillScripts(&opts.Postgres.Scripts)
+	if opts.Postgres.Credentials == nil {
+		opts.Postgres.Credentials = opts.Credentials
+	}
+	if opts.Secrets.Credentials == nil {
+		opts.Secrets.Credentials = opts.Credentials
+	}
+	if opts.GCS.Credentials == nil {
+		opts.GCS.Credentials = opts.Credentials
+	}
+	if opts.GCS.Clients == nil {
+		opts.GCS.Clients = clients
+	}
+	if opts.HTTP.Credentials == nil {
+		opts.HTTP.Credentials = opts.Credentials
+	}
+	if opts.NATS.Credentials == nil {
+		opts.NATS.Credentials = opts.Credentials
+	}
+	pg := postgres.New(opts.Postgres)
+	dk := duckdb.New(opts.DuckDB)
+	ht := httptool.New(opts.HTTP)
+	nt := nats.New(opts.NATS)
+	sub := subscription.New(subscription.Options{Credentials: opts.Credentials, Project: opts.Project})
+	art := artifact.New(opts.Results)
+	reg := Registry{
+		KindNoop:         Adapt(noop.New()),
+		KindHTTP:         Adapt(ht),
+		KindPython:       Adapt(python.New(opts.Python)),
+		KindPostgres:     Adapt(pg),
+		KindDuckDB:       Adapt(dk),
+		KindTransfer:     Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials})),
+		KindGCS:          Adapt(gcs.New(opts.GCS)),
+		KindSecrets:      Adapt(secrets.New(opts.Secrets)),
+		KindNATS:         Adapt(nt),
+		KindSubscription: Adapt(sub),
+		KindShell:        Adapt(shell.New(opts.Shell)),
+		KindArtifact:     Adapt(art),
+		KindResultFetch:  Adapt(art),
+	}
+	return reg, func() {
+		pg.Close()
+		dk.Close()
+		nt.Close()
+		sub.Close()
+		clients.Close()
+	}
 }

@@ -4,21 +4,27 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/tools/duckdb"
+	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
 func TestDefault(t *testing.T) {
 	reg, closeFn := Default(DefaultOptions{PythonBin: "python3"})
 	defer closeFn()
-	for _, k := range []string{KindNoop, KindHTTP, KindPython, KindPostgres} {
+	for _, k := range Kinds {
 		if reg[k] == nil {
 			t.Fatalf("kind %s missing", k)
 		}
 	}
-	if len(reg) != 4 {
-		t.Fatalf("registry has %d kinds", len(reg))
+	if len(reg) != len(Kinds) || len(Kinds) != 13 {
+		t.Fatalf("registry has %d kinds, Kinds %d", len(reg), len(Kinds))
 	}
 	ctx := context.Background()
 	if o := reg[KindNoop].Run(ctx, Request{Config: map[string]any{"result": 1}}); o.Status != types.StatusOK || o.Result != 1 {
@@ -50,5 +56,68 @@ func TestDefaultPythonBin(t *testing.T) {
 	o := reg[KindPython].Run(context.Background(), Request{Config: map[string]any{"code": "result = 1"}})
 	if o.Status != types.StatusError || o.Error.Kind != "config" {
 		t.Fatalf("%+v", o.Error)
+	}
+}
+
+// TestDefaultWiring: the credential store, the results store and the
+// project reach the kinds that use them; every new kind answers through
+// the registry.
+func TestDefaultWiring(t *testing.T) {
+	ctx := context.Background()
+	store := credentials.NewMemory()
+	if err := store.CredentialPut(ctx, credentials.Credential{Name: "api", Kind: "http_bearer", Data: map[string]any{"token": "tok-9"}}); err != nil {
+		t.Fatal(err)
+	}
+	rs := &results.Store{Backend: results.NewMemory()}
+	big := map[string]any{"blob": strings.Repeat("x", 70000)}
+	ref, err := rs.Offload(ctx, types.ResultCoords{ExecutionID: "1", Step: "s"}, big)
+	if err != nil || ref == nil {
+		t.Fatalf("offload %v %v", ref, err)
+	}
+	t.Setenv("NOETL_SECRETS_ENV_ALLOW", "MY_TOKEN, OTHER_*")
+	t.Setenv("MY_TOKEN", "from-env")
+	reg, closeFn := Default(DefaultOptions{Credentials: store, Results: rs})
+	defer closeFn()
+	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"name": "api"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["token"] != "tok-9" {
+		t.Fatalf("secrets credential %+v %v", o.Error, o.Result)
+	}
+	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"provider": "env", "name": "MY_TOKEN"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["value"] != "from-env" {
+		t.Fatalf("secrets env %+v", o.Error)
+	}
+	for _, k := range []string{KindArtifact, KindResultFetch} {
+		o := reg[k].Run(ctx, Request{Args: map[string]any{"result_ref": ref}, Config: map[string]any{"action": "get"}})
+		if o.Status != types.StatusOK || !reflect.DeepEqual(o.Result, big) {
+			t.Fatalf("%s %+v", k, o.Error)
+		}
+	}
+	if o := reg[KindShell].Run(ctx, Request{Config: map[string]any{"command": "echo $X", "env": map[string]any{"X": "y"}}}); o.Status != types.StatusOK || o.Result.(map[string]any)["stdout"] != "y\n" {
+		t.Fatalf("shell %+v", o.Error)
+	}
+	if o := reg[KindDuckDB].Run(ctx, Request{Config: map[string]any{"query": "SELECT 41 + 1 AS n"}}); duckdb.Available && (o.Status != types.StatusOK || o.Result.(map[string]any)["rows"].([]any)[0].(map[string]any)["n"] != int64(42)) {
+		t.Fatalf("duckdb %+v", o.Error)
+	}
+	// Kinds that need a service fail with config errors naming what is
+	// missing, not with panics.
+	for k, cfg := range map[string]map[string]any{
+		KindNATS:         {"operation": "kv_get", "bucket": "b", "key": "k"},
+		KindSubscription: {"source": "pubsub"},
+		KindTransfer:     {},
+		KindGCS:          {"action": "list"},
+	} {
+		if o := reg[k].Run(ctx, Request{Config: cfg}); o.Status != types.StatusError || o.Error.Kind != "config" {
+			t.Errorf("%s: %+v", k, o.Error)
+		}
+	}
+}
+
+func TestDefaultPythonInterpreter(t *testing.T) {
+	reg, closeFn := Default(DefaultOptions{})
+	defer closeFn()
+	o := reg[KindPython].Run(context.Background(), Request{Config: map[string]any{"code": "import sys\nresult = sys.executable"}})
+	if o.Status != types.StatusOK {
+		t.Fatalf("%+v", o.Error)
+	}
+	if want := python.PreferredInterpreter(); want == python.SystemInterpreter && o.Result != want {
+		t.Fatalf("interpreter %v, want %s", o.Result, want)
 	}
 }

@@ -226,7 +226,10 @@ func (u *unit) applyAuth(kind string, cfg map[string]any) error {
 	}
 	entry, ok := u.kc[name].(map[string]any)
 	if !ok {
-		return fmt.Errorf("auth %q names no keychain entry (declare it under the playbook's root keychain)", name)
+		// Not a keychain entry: the kind resolves the name from the
+		// credential store itself (NoETL playbooks name credentials in
+		// auth: without declaring a keychain).
+		return nil
 	}
 	switch kind {
 	case "postgres":

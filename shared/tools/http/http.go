@@ -25,6 +25,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
@@ -54,10 +55,13 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// UserAgent replaces DefaultUserAgent when non-empty.
 	UserAgent string
+	// Credentials resolves an `auth` that names a credential (auth.go).
+	Credentials credentials.Store
 }
 
 // Tool is the http task kind. It is safe for concurrent use.
 type Tool struct {
+	creds      credentials.Store
 	client     *nethttp.Client
 	maxBody    int64
 	defTimeout time.Duration
@@ -66,7 +70,7 @@ type Tool struct {
 
 // New returns an http tool configured by opts.
 func New(opts Options) *Tool {
-	t := &Tool{client: opts.Client, maxBody: opts.MaxBodyBytes, defTimeout: opts.DefaultTimeout, userAgent: opts.UserAgent}
+	t := &Tool{creds: opts.Credentials, client: opts.Client, maxBody: opts.MaxBodyBytes, defTimeout: opts.DefaultTimeout, userAgent: opts.UserAgent}
 	if t.client == nil {
 		t.client = SharedClient()
 	}
@@ -116,7 +120,8 @@ func SharedClient() *nethttp.Client { return sharedClient() }
 // are not used, config is the rendered task configuration, timeoutS the
 // attempt timeout in seconds, 0 = none):
 //
-//	url      string, required (absolute http/https URL)
+//	url      string, required (absolute http/https URL); `endpoint` is
+//	         accepted as another spelling (NoETL v2 playbooks)
 //	method   string, default GET
 //	params   map of query parameters merged into the URL's query; values are
 //	         stringified (ints as "2", bools as "true", lists repeat the key,
@@ -128,6 +133,10 @@ func SharedClient() *nethttp.Client { return sharedClient() }
 //	         (for `json` with Content-Type application/json)
 //	timeout  seconds (number) or {connect, read} seconds; also read from
 //	         spec.timeout. Bounded by timeoutS; default 30 s.
+//	auth     a credential name (http_bearer, http_basic or http_header,
+//	         resolved through Options.Credentials) or a mapping with
+//	         "headers"; its headers are sent unless the task sets the same
+//	         header (auth.go)
 //
 // Any response yields result {"data": decoded JSON body (or the text, or
 // base64 with "encoding": "base64" for binary bodies; nil when empty),
@@ -140,6 +149,10 @@ func SharedClient() *nethttp.Client { return sharedClient() }
 // "config". A W3C traceparent header is injected from ctx's span unless the
 // task sets one.
 func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+	cfg, failed := t.applyAuth(ctx, cfg) // auth: <credential> (auth.go)
+	if failed != nil {
+		return *failed
+	}
 	rawURL, ok := conf.String(cfg, "url", "endpoint")
 	if !ok {
 		return conf.ConfigError("http task: `url` is required")

@@ -43,6 +43,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -78,6 +79,8 @@ type Options struct {
 	// TempDir is where per-attempt working directories are created; default
 	// os.TempDir().
 	TempDir string
+	// Scripts loads the code of `script:` blocks (script.go).
+	Scripts script.Options
 }
 
 // Tool is the python task kind. It is safe for concurrent use; every Exec
@@ -175,6 +178,10 @@ func (t *Tool) env(dir string) []string {
 // kind "config"; a runner that dies without reporting (killed, os._exit) is
 // kind "python" with the exit status in the message.
 func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
+	config, failed := t.prepare(ctx, config, timeoutS) // script: and libs (script.go)
+	if failed != nil {
+		return *failed
+	}
 	code, ok := config["code"].(string)
 	if !ok || strings.TrimSpace(code) == "" {
 		return conf.ConfigError("python task: `code` (a string) is required")

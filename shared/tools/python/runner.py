@@ -85,8 +85,18 @@ def _run(payload):
             alias = str(alias)
             if not _is_name(alias):
                 raise ValueError("libs: invalid alias %r" % alias)
-            mod = importlib.import_module(module)
-            if "." in module and alias == module.split(".")[0]:
+            if ":" in module:
+                # "pkg:name" is `from pkg import name` (NoETL's
+                # {alias: {from: pkg, import: name}} libs entry).
+                base, _, attr = module.partition(":")
+                parent = importlib.import_module(base)
+                try:
+                    mod = getattr(parent, attr)
+                except AttributeError:
+                    mod = importlib.import_module(base + "." + attr)
+            else:
+                mod = importlib.import_module(module)
+            if ":" not in module and "." in module and alias == module.split(".")[0]:
                 # `import a.b` binds `a`
                 mod = importlib.import_module(alias)
             g[alias] = mod

@@ -1,0 +1,159 @@
+// Package artifact implements the `artifact` and `result_fetch` task kinds
+// (DSL.md "DSL v2 names": reading a payload from a reference is explicit,
+// through a resolver tool): they turn a result reference of the results
+// tier (seed 004 §5, shared/results) back into the full value.
+//
+// The two kinds are NoETL's two spellings of one operation:
+//
+//	kind: artifact              kind: result_fetch
+//	action: get                 ref: "{{ big_step._ref }}"
+//	input:
+//	  result_ref: "{{ start._ref }}"
+package artifact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Tool is the artifact / result_fetch task kind. It is safe for
+// concurrent use when its results store is.
+type Tool struct{ results *results.Store }
+
+// New returns a tool reading references through rs (nil: every get fails
+// with a config error naming the missing store).
+func New(rs *results.Store) *Tool { return &Tool{results: rs} }
+
+// Exec resolves one reference (tools.Adapt turns Exec into a tools.Tool).
+// The reference is read from, in order: args["result_ref"] (the task's
+// `input:` after rendering), config["input"]["result_ref"],
+// config["result_ref"], config["ref"], config["uri"], args["ref"]. Keys
+// read:
+//
+//	action       get (default); put is a config error — results are stored
+//	             by the worker when a step ends, never by a task
+//	result_ref | ref | uri | input.result_ref
+//	             the reference: the map Store.Offload returns ({"$ref":
+//	             {...}, "extracted": ...}), its inner "$ref" map ({uri, key,
+//	             format, bucket, ...}), or the physical key as a string
+//	             ("gs://<bucket>/<key>" or "<key>", format from the .json /
+//	             .feather extension)
+//
+// Result: the stored value itself (tabular results come back as a list of
+// row mappings). A value that is not a reference (a result that stayed
+// inline) is returned unchanged, so a playbook reads the same either way.
+// Errors: a missing or malformed reference, a logical noetl:// URI without
+// its key, or another bucket are kind "config"; a missing object is kind
+// "not_found"; an object that does not decode is kind "artifact"; other
+// store failures are kind "storage" (retryable).
+func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) types.Outcome {
+	if a, ok := conf.String(cfg, "action", "operation"); ok && !strings.EqualFold(strings.TrimSpace(a), "get") {
+		if strings.EqualFold(strings.TrimSpace(a), "put") {
+			return conf.ConfigError("artifact task: action put is not supported: a step's result is stored by the engine when the step ends (output.store); read it back with action get")
+		}
+		return conf.ConfigError("artifact task: action %q is not supported (only get)", a)
+	}
+	ref, ok := reference(args, cfg)
+	if !ok {
+		return conf.ConfigError("artifact task: `input.result_ref` (or `ref`) is required")
+	}
+	v, err := normalise(ref)
+	if err != nil {
+		return conf.ConfigError("artifact task: %v", err)
+	}
+	if !results.IsRef(v) {
+		return types.Outcome{Status: types.StatusOK, Result: v}
+	}
+	if t.results == nil || t.results.Backend == nil {
+		return conf.ConfigError("artifact task: no results store is configured")
+	}
+	out, err := t.results.Resolve(ctx, v)
+	switch {
+	case err == nil:
+		return types.Outcome{Status: types.StatusOK, Result: out}
+	case errors.Is(err, results.ErrBadRef):
+		return conf.ConfigError("artifact task: %v", err)
+	case errors.Is(err, results.ErrNotFound):
+		return conf.Fail("not_found", false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrFormat):
+		return conf.Fail("artifact", false, "artifact task: %v", err)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return conf.Fail("canceled", true, "artifact task canceled: %v", err)
+	case ctx.Err() != nil:
+		return conf.Fail("timeout", true, "artifact task timeout: %v", err)
+	}
+	return conf.Fail("storage", true, "artifact task: %v", err)
+}
+
+// reference finds the reference among the accepted keys.
+func reference(args, cfg map[string]any) (any, bool) {
+	if v, ok := conf.Lookup(args, "result_ref"); ok {
+		return v, true
+	}
+	if in, ok := conf.Map(cfg["input"]); ok {
+		if v, ok := conf.Lookup(in, "result_ref", "ref"); ok {
+			return v, true
+		}
+	}
+	if in, ok := conf.Map(cfg["args"]); ok {
+		if v, ok := conf.Lookup(in, "result_ref", "ref"); ok {
+			return v, true
+		}
+	}
+	if v, ok := conf.Lookup(cfg, "result_ref", "ref", "uri"); ok {
+		return v, true
+	}
+	return conf.Lookup(args, "ref")
+}
+
+// normalise turns the accepted spellings into a results reference map (or
+// returns a non-reference value unchanged).
+func normalise(v any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		s := strings.TrimSpace(x)
+		if s == "" {
+			return nil, errors.New("the reference is empty (was the step's result externalised?)")
+		}
+		if strings.HasPrefix(s, "noetl://") {
+			return nil, fmt.Errorf("reference %q is a logical URI: pass the reference object (e.g. {{ step._ref }}), which carries the storage key", s)
+		}
+		ref := map[string]any{"uri": s}
+		if rest, ok := strings.CutPrefix(s, "gs://"); ok {
+			bucket, key, found := strings.Cut(rest, "/")
+			if !found || bucket == "" || key == "" {
+				return nil, fmt.Errorf("reference %q is not gs://<bucket>/<key>", s)
+			}
+			ref["bucket"], ref["key"] = bucket, key
+		} else {
+			ref["key"] = s
+		}
+		switch strings.ToLower(path.Ext(ref["key"].(string))) {
+		case ".json":
+			ref["format"] = results.FormatJSON
+		case ".feather", ".arrow":
+			ref["format"] = results.FormatFeather
+		default:
+			return nil, fmt.Errorf("reference %q: cannot tell the format (want a .json or .feather key)", s)
+		}
+		return map[string]any{results.RefKey: ref}, nil
+	case map[string]any:
+		if results.IsRef(x) {
+			return x, nil
+		}
+		if _, hasKey := x["key"].(string); hasKey {
+			if _, hasFormat := x["format"].(string); hasFormat {
+				return map[string]any{results.RefKey: x}, nil
+			}
+		}
+		return x, nil
+	}
+	return v, nil
+}

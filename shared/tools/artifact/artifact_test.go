@@ -1,0 +1,104 @@
+package artifact
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// bigValue is test_output_select's start result: 1000 items of ~200 bytes,
+// far over the 64 KiB inline budget.
+func bigValue() map[string]any {
+	items := make([]any, 1000)
+	for i := range items {
+		items[i] = map[string]any{"id": int64(i), "name": fmt.Sprintf("item_%d", i), "status": "active", "data": fmt.Sprintf("%0200d", i)}
+	}
+	return map[string]any{"status": "success", "count": int64(1000), "items": items}
+}
+
+func offload(t *testing.T, rs *results.Store, step string, v any) map[string]any {
+	t.Helper()
+	ref, err := rs.Offload(context.Background(), types.ResultCoords{ExecutionID: "484377543601029219", Step: step}, v)
+	if err != nil || ref == nil {
+		t.Fatalf("offload: %v %v", ref, err)
+	}
+	return ref.(map[string]any)
+}
+
+func TestGetSpellings(t *testing.T) {
+	rs := &results.Store{Backend: results.NewMemory()}
+	big := bigValue()
+	ref := offload(t, rs, "start", big)
+	inner := ref[results.RefKey].(map[string]any)
+	rows := []any{}
+	for i := 0; i < 3000; i++ {
+		rows = append(rows, map[string]any{"id": int64(i), "v": fmt.Sprintf("row-%05d-%s", i, "xxxxxxxxxxxxxxxxxxxxxxxx")})
+	}
+	tabRef := offload(t, rs, "rows", rows)
+	tabKey := tabRef[results.RefKey].(map[string]any)["key"].(string)
+
+	tl := New(rs)
+	ctx := context.Background()
+	for name, c := range map[string]struct {
+		args, cfg map[string]any
+		want      any
+	}{
+		"artifact input (args)":       {map[string]any{"result_ref": ref}, map[string]any{"action": "get"}, big},
+		"artifact input (config)":     {nil, map[string]any{"action": "get", "input": map[string]any{"result_ref": ref}}, big},
+		"result_fetch ref":            {nil, map[string]any{"ref": ref}, big},
+		"inner $ref map":              {map[string]any{"result_ref": inner}, nil, big},
+		"physical key string":         {nil, map[string]any{"ref": inner["key"]}, big},
+		"uri spelling":                {nil, map[string]any{"uri": inner["key"]}, big},
+		"feather key string":          {nil, map[string]any{"ref": tabKey}, rows},
+		"feather reference":           {nil, map[string]any{"ref": tabRef}, rows},
+		"inline value passes through": {map[string]any{"result_ref": map[string]any{"status": "small"}}, nil, map[string]any{"status": "small"}},
+	} {
+		o := tl.Exec(ctx, c.args, c.cfg, 0)
+		if o.Status != types.StatusOK {
+			t.Errorf("%s: %+v", name, o.Error)
+			continue
+		}
+		if !reflect.DeepEqual(o.Result, c.want) {
+			t.Errorf("%s: result differs (%T)", name, o.Result)
+		}
+	}
+}
+
+func TestGetErrors(t *testing.T) {
+	rs := &results.Store{Backend: results.NewMemory()}
+	tl := New(rs)
+	ctx := context.Background()
+	missing := map[string]any{results.RefKey: map[string]any{"uri": "noetl://x", "key": "results/none.json", "format": "json"}}
+	for _, c := range []struct {
+		tool *Tool
+		cfg  map[string]any
+		kind string
+	}{
+		{tl, map[string]any{}, "config"},
+		{tl, map[string]any{"action": "put", "ref": missing}, "config"},
+		{tl, map[string]any{"action": "list", "ref": missing}, "config"},
+		{tl, map[string]any{"ref": ""}, "config"},
+		{tl, map[string]any{"ref": "noetl://execution/1/result/start/0"}, "config"},
+		{tl, map[string]any{"ref": "gs://bucket-only"}, "config"},
+		{tl, map[string]any{"ref": "results/x.bin"}, "config"},
+		{tl, map[string]any{"ref": map[string]any{results.RefKey: map[string]any{"key": "k", "format": "xml"}}}, "config"},
+		{tl, map[string]any{"ref": missing}, "not_found"},
+		{New(nil), map[string]any{"ref": missing}, "config"},
+	} {
+		o := c.tool.Exec(ctx, nil, c.cfg, 0)
+		if o.Status != types.StatusError || o.Error.Kind != c.kind {
+			t.Errorf("%v: %+v", c.cfg, o.Error)
+		}
+	}
+	// A corrupt object is kind artifact.
+	if err := rs.Backend.Put(ctx, "results/bad.json", []byte("{not json"), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	if o := tl.Exec(ctx, nil, map[string]any{"ref": "results/bad.json"}, 0); o.Status != types.StatusError || o.Error.Kind != "artifact" {
+		t.Errorf("corrupt: %+v", o.Error)
+	}
+}

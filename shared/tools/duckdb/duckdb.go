@@ -1,0 +1,771 @@
+//go:build cgo
+
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	duckdbdriver "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Available reports whether this build has the DuckDB engine (builds
+// without cgo have a stub that fails every task with a config error).
+const Available = true
+
+// Tool is the duckdb task kind. It is safe for concurrent use. Close
+// releases the database files still open.
+type Tool struct {
+	opts Options
+
+	mu     sync.Mutex
+	files  map[string]*fileDB
+	closed bool
+}
+
+// fileDB is a database file open while at least one attempt uses it.
+type fileDB struct {
+	db    *sql.DB
+	users int
+}
+
+// New returns a duckdb tool configured by opts.
+func New(opts Options) *Tool {
+	opts.defaults()
+	return &Tool{opts: opts, files: map[string]*fileDB{}}
+}
+
+// Close closes the open database files. Attempts after Close fail with
+// error kind "internal".
+func (t *Tool) Close() {
+	t.mu.Lock()
+	files := t.files
+	t.files = map[string]*fileDB{}
+	t.closed = true
+	t.mu.Unlock()
+	for _, f := range files {
+		_ = f.db.Close()
+	}
+}
+
+// Exec runs the task's SQL once; see the package documentation for the
+// keys and the result. timeoutS is the attempt timeout (0: default 300 s).
+func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+	q, err := parseTask(cfg)
+	if err != nil {
+		return conf.ConfigError("duckdb task: %v", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, t.timeout(timeoutS))
+	defer cancel()
+	var res map[string]any
+	err = t.withConn(rctx, q.database, q.readOnly, func(c *sql.Conn) error {
+		var err error
+		res, err = t.runScript(rctx, c, q.statements, q.params)
+		if err == nil && q.asArrays {
+			arrays(res)
+		}
+		return err
+	})
+	if err != nil {
+		return t.failure(ctx, rctx, err)
+	}
+	return types.Outcome{Status: types.StatusOK, Result: res}
+}
+
+func (t *Tool) timeout(timeoutS float64) time.Duration {
+	if timeoutS > 0 {
+		return time.Duration(timeoutS * float64(time.Second))
+	}
+	return t.opts.DefaultTimeout
+}
+
+// dsn is the DuckDB connection string of path with the tool's settings.
+func (t *Tool) dsn(path string, readOnly bool) (string, error) {
+	if strings.ContainsAny(path, "?#\x00") {
+		return "", &configError{fmt.Errorf("database path %q may not contain '?', '#' or NUL", path)}
+	}
+	v := url.Values{}
+	v.Set("autoinstall_known_extensions", "false")
+	v.Set("autoload_known_extensions", "false")
+	v.Set("allow_community_extensions", "false")
+	v.Set("allow_unsigned_extensions", "false")
+	// Repositories and the extension directory point at a path that does
+	// not exist, so that no statement can fetch an extension even by
+	// accident; LOAD/INSTALL are also rejected before they run.
+	v.Set("custom_extension_repository", noExtensions)
+	v.Set("autoinstall_extension_repository", noExtensions)
+	v.Set("extension_directory", noExtensions)
+	v.Set("temp_directory", filepath.Join(t.opts.TempDir, "noetl-duckdb"))
+	if t.opts.MemoryLimit != "" {
+		v.Set("memory_limit", t.opts.MemoryLimit)
+	}
+	if t.opts.Threads > 0 {
+		v.Set("threads", strconv.Itoa(t.opts.Threads))
+	}
+	if readOnly {
+		v.Set("access_mode", "READ_ONLY")
+	}
+	v.Set("lock_configuration", "true")
+	return path + "?" + v.Encode(), nil
+}
+
+// noExtensions is where DuckDB is told extensions live: nowhere.
+const noExtensions = "/nonexistent/noetl-duckdb-extensions"
+
+// withConn runs fn on a connection to database: a fresh in-memory database
+// for ":memory:" (discarded afterwards), else the shared handle of the file
+// (opened on first use, closed when its last user is done).
+func (t *Tool) withConn(ctx context.Context, database string, readOnly bool, fn func(*sql.Conn) error) error {
+	var db *sql.DB
+	var release func()
+	if database == MemoryDatabase {
+		dsn, err := t.dsn("", false)
+		if err != nil {
+			return err
+		}
+		c, err := duckdbdriver.NewConnector(dsn, nil)
+		if err != nil {
+			return &configError{err}
+		}
+		db = sql.OpenDB(c)
+		release = func() { _ = db.Close() }
+	} else {
+		var err error
+		db, release, err = t.file(database, readOnly)
+		if err != nil {
+			return err
+		}
+	}
+	defer release()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(c)
+}
+
+// file returns the shared handle of a database file.
+func (t *Tool) file(path string, readOnly bool) (*sql.DB, func(), error) {
+	abs, err := t.opts.resolvePath(path)
+	if err != nil {
+		return nil, nil, &configError{err}
+	}
+	key := abs
+	if readOnly {
+		key += "\x00ro"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, nil, errClosed
+	}
+	f, ok := t.files[key]
+	if !ok {
+		if dir := filepath.Dir(abs); dir != "" {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return nil, nil, &configError{fmt.Errorf("database %q: directory %s does not exist", path, dir)}
+			}
+		}
+		dsn, err := t.dsn(abs, readOnly)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := duckdbdriver.NewConnector(dsn, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		f = &fileDB{db: sql.OpenDB(c)}
+		t.files[key] = f
+	}
+	f.users++
+	return f.db, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		f.users--
+		if f.users == 0 && t.files[key] == f {
+			delete(t.files, key)
+			_ = f.db.Close()
+		}
+	}, nil
+}
+
+// runScript runs the statements in order on c (each prepared, checked and
+// executed after the previous one, so that later statements see the
+// tables earlier ones create) and returns the last statement's result.
+// params bind to the last statement.
+func (t *Tool) runScript(ctx context.Context, c *sql.Conn, stmts []string, params []driver.NamedValue) (map[string]any, error) {
+	var last map[string]any
+	for i, s := range stmts {
+		var args []driver.NamedValue
+		if i == len(stmts)-1 {
+			args = params
+		}
+		err := c.Raw(func(dc any) error {
+			r, err := t.runOne(ctx, dc, s, args)
+			last = r
+			return err
+		})
+		if err != nil {
+			if len(stmts) > 1 {
+				return nil, &stmtError{index: i + 1, err: err}
+			}
+			return nil, err
+		}
+	}
+	if len(stmts) > 1 {
+		last["statements"] = int64(len(stmts))
+	}
+	return last, nil
+}
+
+// runOne prepares, checks and runs one statement on a raw driver
+// connection.
+func (t *Tool) runOne(ctx context.Context, dc any, sqlText string, args []driver.NamedValue) (map[string]any, error) {
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, errors.New("duckdb driver connection cannot prepare statements")
+	}
+	ds, err := pc.PrepareContext(ctx, sqlText)
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	st, ok := ds.(*duckdbdriver.Stmt)
+	if !ok {
+		return nil, fmt.Errorf("unexpected statement type %T", ds)
+	}
+	typ, err := st.StatementType()
+	if err != nil {
+		return nil, err
+	}
+	if typ == duckdbdriver.STATEMENT_TYPE_LOAD || typ == duckdbdriver.STATEMENT_TYPE_EXTENSION {
+		return nil, &configError{fmt.Errorf("INSTALL/LOAD of DuckDB extensions is disabled (no run-time extension downloads); the built-in json, parquet and icu extensions are always available, and PostgreSQL tables are moved with the transfer kind")}
+	}
+	rows, err := st.QueryContext(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return t.collect(rows, statementKind(typ))
+}
+
+// statementKind is the upper-case verb reported as "command".
+func statementKind(t duckdbdriver.StmtType) string {
+	switch t {
+	case duckdbdriver.STATEMENT_TYPE_SELECT:
+		return "SELECT"
+	case duckdbdriver.STATEMENT_TYPE_INSERT:
+		return "INSERT"
+	case duckdbdriver.STATEMENT_TYPE_UPDATE:
+		return "UPDATE"
+	case duckdbdriver.STATEMENT_TYPE_DELETE:
+		return "DELETE"
+	case duckdbdriver.STATEMENT_TYPE_CREATE, duckdbdriver.STATEMENT_TYPE_CREATE_FUNC:
+		return "CREATE"
+	case duckdbdriver.STATEMENT_TYPE_DROP:
+		return "DROP"
+	case duckdbdriver.STATEMENT_TYPE_ALTER:
+		return "ALTER"
+	case duckdbdriver.STATEMENT_TYPE_COPY:
+		return "COPY"
+	case duckdbdriver.STATEMENT_TYPE_EXPLAIN:
+		return "EXPLAIN"
+	case duckdbdriver.STATEMENT_TYPE_PRAGMA:
+		return "PRAGMA"
+	case duckdbdriver.STATEMENT_TYPE_SET, duckdbdriver.STATEMENT_TYPE_VARIABLE_SET:
+		return "SET"
+	case duckdbdriver.STATEMENT_TYPE_TRANSACTION:
+		return "TRANSACTION"
+	case duckdbdriver.STATEMENT_TYPE_ATTACH:
+		return "ATTACH"
+	case duckdbdriver.STATEMENT_TYPE_DETACH:
+		return "DETACH"
+	case duckdbdriver.STATEMENT_TYPE_CALL:
+		return "CALL"
+	case duckdbdriver.STATEMENT_TYPE_EXPORT:
+		return "EXPORT"
+	}
+	return "OTHER"
+}
+
+// returnsRows tells statements whose result set is data from those whose
+// result is a change count (INSERT/UPDATE/DELETE/COPY answer "Count").
+func returnsRows(kind string) bool {
+	switch kind {
+	case "INSERT", "UPDATE", "DELETE", "COPY", "CREATE", "DROP", "ALTER", "SET", "TRANSACTION", "ATTACH", "DETACH":
+		return false
+	}
+	return true
+}
+
+// collect reads a statement's result: rows (as mappings) for queries, the
+// changed-row count for commands.
+func (t *Tool) collect(rows driver.Rows, kind string) (map[string]any, error) {
+	cols := rows.Columns()
+	types := make([]string, len(cols))
+	if tn, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
+		for i := range cols {
+			types[i] = tn.ColumnTypeDatabaseTypeName(i)
+		}
+	}
+	dest := make([]driver.Value, len(cols))
+	var out []any
+	truncated := false
+	for {
+		err := rows.Next(dest)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(out) >= t.opts.MaxRows {
+			truncated = true
+			continue // drain
+		}
+		row := make(map[string]any, len(cols))
+		for i, c := range cols {
+			row[c] = friendly(dest[i], types[i])
+		}
+		out = append(out, row)
+	}
+	if !returnsRows(kind) {
+		var n int64
+		if len(out) == 1 && len(cols) == 1 && cols[0] == "Count" {
+			if v, ok := out[0].(map[string]any)["Count"].(int64); ok {
+				n = v
+			}
+		}
+		return map[string]any{"row_count": n, "affected_rows": n, "command": kind}, nil
+	}
+	colList := make([]any, len(cols))
+	for i, c := range cols {
+		colList[i] = c
+	}
+	if out == nil {
+		out = []any{}
+	}
+	r := map[string]any{"rows": out, "row_count": int64(len(out)), "columns": colList, "command": kind}
+	if truncated {
+		r["truncated"] = true
+	}
+	return r, nil
+}
+
+var errClosed = errors.New("duckdb tool is closed")
+
+// configError marks a failure caused by the task's configuration.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+// stmtError names the statement of a script that failed.
+type stmtError struct {
+	index int
+	err   error
+}
+
+func (e *stmtError) Error() string { return fmt.Sprintf("statement %d: %v", e.index, e.err) }
+func (e *stmtError) Unwrap() error { return e.err }
+
+// failure classifies an error from opening or executing.
+func (t *Tool) failure(parent, rctx context.Context, err error) types.Outcome {
+	var ce *configError
+	if errors.As(err, &ce) {
+		return conf.ConfigError("duckdb task: %v", err)
+	}
+	if errors.Is(err, errClosed) {
+		return conf.Fail("internal", true, "duckdb task: %v", err)
+	}
+	if errors.Is(parent.Err(), context.Canceled) {
+		return conf.Fail("canceled", true, "duckdb task canceled: %v", err)
+	}
+	if rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return conf.Fail("timeout", true, "duckdb task timeout: %v", err)
+	}
+	var de *duckdbdriver.Error
+	if errors.As(err, &de) {
+		switch de.Type {
+		case duckdbdriver.ErrorTypeInterrupt:
+			return conf.Fail("timeout", true, "duckdb task interrupted: %v", err)
+		case duckdbdriver.ErrorTypeTransaction:
+			return conf.Fail("duckdb", true, "duckdb task: %v", err)
+		case duckdbdriver.ErrorTypeIO:
+			// Another process holding the database file's lock is transient.
+			return conf.Fail("duckdb", strings.Contains(de.Msg, "lock"), "duckdb task: %v", err)
+		case duckdbdriver.ErrorTypeMissingExtension, duckdbdriver.ErrorTypeAutoLoad:
+			return conf.ConfigError("duckdb task: %v (run-time extension downloads are disabled)", err)
+		}
+	}
+	return conf.Fail("duckdb", false, "duckdb task: %v", err)
+}
+
+// QueryRows runs query (one or more statements; params bind to the last)
+// on database and calls fn with the column names and up to batch rows at a
+// time (values as in task results), streaming the last statement's rows.
+// It is the duckdb source of the transfer kind. Errors are classified by
+// Failure.
+func (t *Tool) QueryRows(ctx context.Context, database, query string, params any, batch int, fn func(cols []string, rows [][]any) error) error {
+	stmts := sqlsplit.Split(query)
+	if len(stmts) == 0 {
+		return &configError{errors.New("the query contains no SQL statement")}
+	}
+	args, err := bindParams(params)
+	if err != nil {
+		return &configError{err}
+	}
+	if batch <= 0 {
+		batch = 1000
+	}
+	return t.withConn(ctx, database, false, func(c *sql.Conn) error {
+		if len(stmts) > 1 {
+			if _, err := t.runScript(ctx, c, stmts[:len(stmts)-1], nil); err != nil {
+				return err
+			}
+		}
+		return c.Raw(func(dc any) error {
+			pc := dc.(driver.ConnPrepareContext)
+			ds, err := pc.PrepareContext(ctx, stmts[len(stmts)-1])
+			if err != nil {
+				return err
+			}
+			defer ds.Close()
+			st := ds.(*duckdbdriver.Stmt)
+			if typ, _ := st.StatementType(); typ == duckdbdriver.STATEMENT_TYPE_LOAD {
+				return &configError{errors.New("INSTALL/LOAD of DuckDB extensions is disabled")}
+			}
+			rows, err := st.QueryContext(ctx, args)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			cols := rows.Columns()
+			types := make([]string, len(cols))
+			if tn, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
+				for i := range cols {
+					types[i] = tn.ColumnTypeDatabaseTypeName(i)
+				}
+			}
+			dest := make([]driver.Value, len(cols))
+			var buf [][]any
+			for {
+				err := rows.Next(dest)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				row := make([]any, len(cols))
+				for i := range cols {
+					row[i] = friendly(dest[i], types[i])
+				}
+				buf = append(buf, row)
+				if len(buf) >= batch {
+					if err := fn(cols, buf); err != nil {
+						return err
+					}
+					buf = nil
+				}
+			}
+			if len(buf) > 0 {
+				return fn(cols, buf)
+			}
+			if cols != nil {
+				return fn(cols, nil)
+			}
+			return nil
+		})
+	})
+}
+
+// Writer appends rows to one table of a database for the transfer kind;
+// Close releases it (Commit first to keep the rows).
+type Writer struct {
+	t       *Tool
+	conn    *sql.Conn
+	tx      *sql.Tx
+	release func()
+	table   string
+	cols    []string
+	created bool
+}
+
+// WriteMode is how Writer treats the table's existing rows.
+type WriteMode string
+
+// Write modes (NoETL transfer `mode`).
+const (
+	// ModeAppend inserts after the existing rows.
+	ModeAppend WriteMode = "append"
+	// ModeReplace deletes the existing rows first (in the same
+	// transaction).
+	ModeReplace WriteMode = "replace"
+)
+
+// OpenWriter starts a transaction on database for writing rows of cols to
+// table. A table that does not exist is created, with column types
+// inferred from the first batch (BIGINT, DOUBLE, BOOLEAN, JSON for
+// mappings and lists, VARCHAR otherwise). Errors are classified by
+// Failure.
+func (t *Tool) OpenWriter(ctx context.Context, database, table string, cols []string, mode WriteMode) (*Writer, error) {
+	if strings.TrimSpace(table) == "" {
+		return nil, &configError{errors.New("target table is required")}
+	}
+	if len(cols) == 0 {
+		return nil, &configError{errors.New("no columns to write")}
+	}
+	var db *sql.DB
+	var release func()
+	if database == MemoryDatabase {
+		return nil, &configError{errors.New("a transfer target needs a database file (an in-memory database ends with the task)")}
+	}
+	db, release, err := t.file(database, false)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		release()
+		return nil, err
+	}
+	w := &Writer{t: t, conn: conn, tx: tx, release: release, table: table, cols: cols}
+	exists, err := w.tableExists(ctx)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	w.created = exists
+	if exists && mode == ModeReplace {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (w *Writer) tableExists(ctx context.Context) (bool, error) {
+	schema, name := "", w.table
+	if s, n, ok := strings.Cut(w.table, "."); ok {
+		schema, name = s, n
+	}
+	q := "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
+	args := []any{strings.Trim(name, `"`)}
+	if schema != "" {
+		q += " AND table_schema = ?"
+		args = append(args, strings.Trim(schema, `"`))
+	}
+	var n int64
+	if err := w.tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// Write inserts rows (values in column order). Maps and lists are stored
+// as JSON text.
+func (w *Writer) Write(ctx context.Context, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if !w.created {
+		if _, err := w.tx.ExecContext(ctx, createTableSQL(w.table, w.cols, rows)); err != nil {
+			return err
+		}
+		w.created = true
+	}
+	quoted := make([]string, len(w.cols))
+	for i, c := range w.cols {
+		quoted[i] = quoteIdent(c)
+	}
+	const maxParams = 30000
+	per := max(1, maxParams/len(w.cols))
+	for start := 0; start < len(rows); start += per {
+		end := min(start+per, len(rows))
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + w.table + " (" + strings.Join(quoted, ", ") + ") VALUES ")
+		args := make([]any, 0, (end-start)*len(w.cols))
+		ph := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(w.cols)), ", ") + ")"
+		for i := start; i < end; i++ {
+			if i > start {
+				b.WriteString(", ")
+			}
+			b.WriteString(ph)
+			for j := range w.cols {
+				var v any
+				if j < len(rows[i]) {
+					v = rows[i][j]
+				}
+				a, err := bindValue(v)
+				if err != nil {
+					return &configError{fmt.Errorf("row %d, column %s: %v", i, w.cols[j], err)}
+				}
+				args = append(args, a)
+			}
+		}
+		if _, err := w.tx.ExecContext(ctx, b.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Commit commits the rows written so far.
+func (w *Writer) Commit() error {
+	if w.tx == nil {
+		return errors.New("writer already finished")
+	}
+	err := w.tx.Commit()
+	w.tx = nil
+	return err
+}
+
+// Close rolls back anything not committed and releases the database.
+func (w *Writer) Close() {
+	if w.tx != nil {
+		_ = w.tx.Rollback()
+		w.tx = nil
+	}
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
+	if w.release != nil {
+		w.release()
+		w.release = nil
+	}
+}
+
+// Failure classifies an error of QueryRows, OpenWriter or Writer the way
+// Exec does (kind config, timeout, canceled, duckdb, internal).
+func (t *Tool) Failure(parent, rctx context.Context, err error) types.Outcome {
+	return t.failure(parent, rctx, err)
+}
+
+// createTableSQL infers column types from the first non-nil value of each
+// column.
+func createTableSQL(table string, cols []string, rows [][]any) string {
+	defs := make([]string, len(cols))
+	for j, c := range cols {
+		typ := "VARCHAR"
+	scan:
+		for _, r := range rows {
+			if j >= len(r) || r[j] == nil {
+				continue
+			}
+			switch r[j].(type) {
+			case bool:
+				typ = "BOOLEAN"
+			case int, int8, int16, int32, int64, uint8, uint16, uint32:
+				typ = "BIGINT"
+			case float32, float64:
+				typ = "DOUBLE"
+			case map[string]any, []any:
+				typ = "JSON"
+			}
+			break scan
+		}
+		defs[j] = quoteIdent(c) + " " + typ
+	}
+	return "CREATE TABLE " + table + " (" + strings.Join(defs, ", ") + ")"
+}
+
+// quoteIdent quotes a column name for DuckDB.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// driverValue converts the driver's own value types: DECIMAL (int64 when
+// integral, else float64), MAP, INTERVAL, UNION and UUID.
+func driverValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case duckdbdriver.Decimal:
+		return decimal(x), true
+	case *duckdbdriver.Decimal:
+		if x == nil {
+			return nil, true
+		}
+		return decimal(*x), true
+	case duckdbdriver.OrderedMap:
+		return orderedMap(&x), true
+	case *duckdbdriver.OrderedMap:
+		if x == nil {
+			return nil, true
+		}
+		return orderedMap(x), true
+	case duckdbdriver.Map:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(friendly(k, ""))] = friendly(e, "")
+		}
+		return out, true
+	case duckdbdriver.Interval:
+		return map[string]any{"months": int64(x.Months), "days": int64(x.Days), "micros": x.Micros}, true
+	case duckdbdriver.Union:
+		return friendly(x.Value, ""), true
+	case duckdbdriver.UUID:
+		return uuidString(x[:]), true
+	}
+	return nil, false
+}
+
+func decimal(d duckdbdriver.Decimal) any {
+	if d.Value == nil {
+		return nil
+	}
+	q, r := new(big.Int).QuoRem(d.Value, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil), new(big.Int))
+	if r.Sign() == 0 && q.IsInt64() {
+		return q.Int64()
+	}
+	return friendlyFloat(d.Float64())
+}
+
+func orderedMap(m *duckdbdriver.OrderedMap) map[string]any {
+	keys, vals := m.Keys(), m.Values()
+	out := make(map[string]any, len(keys))
+	for i, k := range keys {
+		out[fmt.Sprint(friendly(k, ""))] = friendly(vals[i], "")
+	}
+	return out
+}
+
+// arrays rewrites a result's rows from mappings to lists in column order
+// (as_objects: false).
+func arrays(res map[string]any) {
+	rows, ok := res["rows"].([]any)
+	if !ok {
+		return
+	}
+	cols, _ := res["columns"].([]any)
+	for i, r := range rows {
+		m := r.(map[string]any)
+		list := make([]any, len(cols))
+		for j, c := range cols {
+			list[j] = m[c.(string)]
+		}
+		rows[i] = list
+	}
+}

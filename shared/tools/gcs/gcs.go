@@ -1,0 +1,438 @@
+// Package gcs implements the `gcs` task kind: upload, download, delete and
+// list objects of Google Cloud Storage (cloud.google.com/go/storage) — in
+// GCP with the function's service account or a gcs credential, locally
+// against fake-gcs-server (STORAGE_EMULATOR_HOST, or a gcs credential's
+// endpoint).
+//
+// Local files are confined: a task may only read or write files under
+// Options.LocalDirs (default the temporary directory, the only writable
+// directory of a Cloud Function), so that a playbook cannot upload the
+// engine's own files.
+package gcs
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/iterator"
+
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/creds"
+	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Defaults.
+const (
+	// DefaultTimeout bounds one attempt when the attempt timeout is 0.
+	DefaultTimeout = 300 * time.Second
+	// DefaultMaxInlineBytes caps a download returned in the result (32 MiB);
+	// larger objects must be downloaded to a file.
+	DefaultMaxInlineBytes int64 = 32 << 20
+	// MaxList caps the objects one list returns.
+	MaxList = 10_000
+)
+
+// Options configures the tool.
+type Options struct {
+	// Clients builds storage clients (nil: a private cache).
+	Clients *gcsconn.Clients
+	// Credentials resolves `auth` names (gcs credentials).
+	Credentials credentials.Store
+	// LocalDirs are the directories local files may be read from and
+	// written to (default: os.TempDir()).
+	LocalDirs []string
+	// DefaultTimeout replaces DefaultTimeout when > 0.
+	DefaultTimeout time.Duration
+	// MaxInlineBytes replaces DefaultMaxInlineBytes when > 0.
+	MaxInlineBytes int64
+}
+
+// Tool is the gcs task kind. It is safe for concurrent use.
+type Tool struct {
+	opts  Options
+	roots []string
+}
+
+// New returns a gcs tool configured by opts.
+func New(opts Options) *Tool {
+	if opts.Clients == nil {
+		opts.Clients = &gcsconn.Clients{}
+	}
+	if len(opts.LocalDirs) == 0 {
+		opts.LocalDirs = []string{os.TempDir()}
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	if opts.MaxInlineBytes <= 0 {
+		opts.MaxInlineBytes = DefaultMaxInlineBytes
+	}
+	t := &Tool{opts: opts}
+	for _, d := range opts.LocalDirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real
+			}
+			t.roots = append(t.roots, filepath.Clean(abs))
+		}
+	}
+	return t
+}
+
+// Exec runs one operation (tools.Adapt turns Exec into a tools.Tool).
+// Keys read:
+//
+//	action | operation   upload (default) | download | delete | list
+//	auth | credential    a gcs credential (name or mapping {endpoint,
+//	                     service_account_json, project}); default: the
+//	                     process's client (ADC; STORAGE_EMULATOR_HOST)
+//	upload:   destination | uri (gs://bucket/object, or bucket + object |
+//	          key | blob); the data from source (a local file), content
+//	          (text) or data (a value stored as JSON); content_type
+//	          (default from the file extension, JSON for data, else
+//	          text/plain or application/octet-stream); metadata (mapping)
+//	download: source | uri (or bucket + object); destination (a local
+//	          file) or none (the object comes back in the result)
+//	delete:   uri (or bucket + object); a missing object is not an error
+//	          when missing_ok is true
+//	list:     bucket (or uri gs://bucket/prefix), prefix
+//
+// Results: upload {"status": "success", "uri", "bucket", "object", "size",
+// "content_type", "generation"}; download to a file adds "destination";
+// download to the result adds "content" (text, or base64 with "encoding":
+// "base64" for binary objects) and, for a JSON object, "data" (the decoded
+// value); delete {"status", "uri", "deleted": bool}; list {"status",
+// "bucket", "prefix", "objects": [{"name", "size", "content_type",
+// "updated"}], "count"}. Errors: bad keys, a local path outside
+// Options.LocalDirs or an object over the inline cap are kind "config"; a
+// missing object or bucket kind "not_found"; 401/403 kind "auth"; 408, 429,
+// 5xx and network failures kind "storage" (retryable); other API errors
+// kind "storage"; the deadline kind "timeout".
+func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+	action := "upload"
+	if a, ok := conf.String(cfg, "action", "operation"); ok {
+		action = strings.ToLower(strings.TrimSpace(a))
+	}
+	var fields map[string]any
+	if a, ok := conf.Lookup(cfg, "auth", "credential"); ok {
+		f, err := creds.Resolve(ctx, t.opts.Credentials, a, "gcs task", credentials.KindGCS)
+		if err != nil {
+			return creds.Outcome(err)
+		}
+		fields = f
+	}
+	timeout := t.opts.DefaultTimeout
+	if timeoutS > 0 {
+		timeout = time.Duration(timeoutS * float64(time.Second))
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client, err := t.opts.Clients.Client(rctx, fields)
+	if err != nil {
+		return conf.ConfigError("gcs task: %v", err)
+	}
+	var out types.Outcome
+	switch action {
+	case "upload", "put", "write":
+		out = t.upload(rctx, client, cfg)
+	case "download", "get", "read":
+		out = t.download(rctx, client, cfg)
+	case "delete", "remove":
+		out = t.delete(rctx, client, cfg)
+	case "list":
+		out = t.list(rctx, client, cfg)
+	default:
+		return conf.ConfigError("gcs task: action %q is not supported (upload, download, delete or list)", action)
+	}
+	if out.Status == types.StatusError && out.Error != nil && out.Error.Kind == "storage" {
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			out.Error.Kind, out.Error.Retryable = "canceled", true
+		case rctx.Err() != nil:
+			out.Error.Kind, out.Error.Retryable = "timeout", true
+		}
+	}
+	return out
+}
+
+// object reads the object named by uriKeys or bucket + object.
+func object(cfg map[string]any, uriKeys ...string) (bucket, name string, err error) {
+	if u, ok := conf.String(cfg, uriKeys...); ok && strings.HasPrefix(strings.TrimSpace(u), "gs://") {
+		return gcsconn.ParseURI(u)
+	}
+	b, okB := conf.String(cfg, "bucket")
+	o, okO := conf.String(cfg, "object", "key", "blob")
+	if okB && okO {
+		return strings.TrimSpace(b), strings.TrimPrefix(strings.TrimSpace(o), "/"), nil
+	}
+	return "", "", fmt.Errorf("name the object: %s gs://bucket/object, or bucket and object", strings.Join(uriKeys, " | "))
+}
+
+func (t *Tool) upload(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
+	bucket, name, err := object(cfg, "destination", "uri", "target")
+	if err != nil {
+		return conf.ConfigError("gcs task: upload: %v", err)
+	}
+	var r io.Reader
+	var size int64
+	contentType, _ := conf.String(cfg, "content_type")
+	switch {
+	case cfg["source"] != nil:
+		src, ok := cfg["source"].(string)
+		if !ok || strings.HasPrefix(src, "gs://") {
+			return conf.ConfigError("gcs task: upload: source must be a local file path (use content or data for values)")
+		}
+		p, err := t.localPath(src, false)
+		if err != nil {
+			return conf.ConfigError("gcs task: upload: %v", err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return conf.ConfigError("gcs task: upload: source %s: %v", p, errors.Unwrap(err))
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return conf.ConfigError("gcs task: upload: source %s is not a regular file", p)
+		}
+		r, size = f, st.Size()
+		if contentType == "" {
+			contentType = mime.TypeByExtension(filepath.Ext(p))
+		}
+	case cfg["content"] != nil:
+		s, ok := cfg["content"].(string)
+		if !ok {
+			return conf.ConfigError("gcs task: upload: content must be text (use data for other values)")
+		}
+		r, size = strings.NewReader(s), int64(len(s))
+		if contentType == "" {
+			contentType = "text/plain; charset=utf-8"
+		}
+	case cfg["data"] != nil:
+		b, err := json.Marshal(cfg["data"])
+		if err != nil {
+			return conf.ConfigError("gcs task: upload: data cannot be encoded as JSON: %v", err)
+		}
+		r, size = strings.NewReader(string(b)), int64(len(b))
+		if contentType == "" {
+			contentType = "application/json"
+		}
+	default:
+		return conf.ConfigError("gcs task: upload: give source (a local file), content (text) or data (a value)")
+	}
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	obj := c.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever))
+	w := obj.NewWriter(ctx)
+	w.ContentType = contentType
+	w.ChunkSize = 0 // one request: no resumable session to leak on failure
+	if mv, ok := conf.Lookup(cfg, "metadata"); ok {
+		m, isMap := conf.Map(mv)
+		if !isMap {
+			return conf.ConfigError("gcs task: upload: metadata must be a mapping")
+		}
+		w.Metadata = map[string]string{}
+		for k, v := range m {
+			w.Metadata[k] = conf.Stringify(v)
+		}
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		_ = w.Close()
+		return storageFailure("upload", bucket, name, err)
+	}
+	if err := w.Close(); err != nil {
+		return storageFailure("upload", bucket, name, err)
+	}
+	attrs := w.Attrs()
+	res := map[string]any{"status": "success", "uri": "gs://" + bucket + "/" + name, "bucket": bucket, "object": name,
+		"size": size, "content_type": contentType}
+	if attrs != nil {
+		res["size"], res["generation"] = attrs.Size, attrs.Generation
+	}
+	return types.Outcome{Status: types.StatusOK, Result: res}
+}
+
+func (t *Tool) download(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
+	bucket, name, err := object(cfg, "source", "uri")
+	if err != nil {
+		return conf.ConfigError("gcs task: download: %v", err)
+	}
+	uri := "gs://" + bucket + "/" + name
+	obj := c.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever))
+	var dest string
+	if d, ok := conf.String(cfg, "destination", "path", "local_path"); ok {
+		p, err := t.localPath(d, true)
+		if err != nil {
+			return conf.ConfigError("gcs task: download: %v", err)
+		}
+		dest = p
+	}
+	rd, err := obj.NewReader(ctx)
+	if err != nil {
+		return storageFailure("download", bucket, name, err)
+	}
+	defer rd.Close()
+	res := map[string]any{"status": "success", "uri": uri, "bucket": bucket, "object": name, "content_type": rd.Attrs.ContentType}
+	if dest != "" {
+		tmp, err := os.CreateTemp(filepath.Dir(dest), ".noetl-gcs-*")
+		if err != nil {
+			return conf.ConfigError("gcs task: download: destination %s: %v", dest, errors.Unwrap(err))
+		}
+		n, err := io.Copy(tmp, rd)
+		cerr := tmp.Close()
+		if err != nil || cerr != nil {
+			os.Remove(tmp.Name())
+			if err == nil {
+				err = cerr
+			}
+			return storageFailure("download", bucket, name, err)
+		}
+		if err := os.Rename(tmp.Name(), dest); err != nil {
+			os.Remove(tmp.Name())
+			return conf.ConfigError("gcs task: download: destination %s: %v", dest, errors.Unwrap(err))
+		}
+		res["size"], res["destination"] = n, dest
+		return types.Outcome{Status: types.StatusOK, Result: res}
+	}
+	if rd.Attrs.Size > t.opts.MaxInlineBytes {
+		return conf.ConfigError("gcs task: download: %s has %d bytes, over the %d-byte limit of a result; download it to a file (destination)", uri, rd.Attrs.Size, t.opts.MaxInlineBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, t.opts.MaxInlineBytes+1))
+	if err != nil {
+		return storageFailure("download", bucket, name, err)
+	}
+	if int64(len(data)) > t.opts.MaxInlineBytes {
+		return conf.ConfigError("gcs task: download: %s is over the %d-byte limit of a result; download it to a file (destination)", uri, t.opts.MaxInlineBytes)
+	}
+	res["size"] = int64(len(data))
+	if utf8.Valid(data) {
+		res["content"] = string(data)
+		mt, _, _ := mime.ParseMediaType(rd.Attrs.ContentType)
+		if strings.Contains(mt, "json") {
+			if v, err := jsonx.Decode(data); err == nil {
+				res["data"] = v
+			}
+		}
+	} else {
+		res["content"], res["encoding"] = base64.StdEncoding.EncodeToString(data), "base64"
+	}
+	return types.Outcome{Status: types.StatusOK, Result: res}
+}
+
+func (t *Tool) delete(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
+	bucket, name, err := object(cfg, "uri", "source", "destination")
+	if err != nil {
+		return conf.ConfigError("gcs task: delete: %v", err)
+	}
+	missingOK, _ := cfg["missing_ok"].(bool)
+	err = c.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever)).Delete(ctx)
+	deleted := true
+	if errors.Is(err, storage.ErrObjectNotExist) && missingOK {
+		err, deleted = nil, false
+	}
+	if err != nil {
+		return storageFailure("delete", bucket, name, err)
+	}
+	return types.Outcome{Status: types.StatusOK, Result: map[string]any{"status": "success", "uri": "gs://" + bucket + "/" + name, "deleted": deleted}}
+}
+
+func (t *Tool) list(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
+	bucket, _ := conf.String(cfg, "bucket")
+	prefix, _ := conf.String(cfg, "prefix")
+	if u, ok := conf.String(cfg, "uri"); ok {
+		rest, isGS := strings.CutPrefix(strings.TrimSpace(u), "gs://")
+		if !isGS {
+			return conf.ConfigError("gcs task: list: uri must be gs://bucket[/prefix]")
+		}
+		bucket, prefix, _ = strings.Cut(rest, "/")
+	}
+	if strings.TrimSpace(bucket) == "" {
+		return conf.ConfigError("gcs task: list: bucket (or uri gs://bucket/prefix) is required")
+	}
+	it := c.Bucket(bucket).Retryer(storage.WithPolicy(storage.RetryNever)).Objects(ctx, &storage.Query{Prefix: prefix})
+	objs := []any{}
+	for len(objs) < MaxList {
+		a, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			return storageFailure("list", bucket, prefix, err)
+		}
+		objs = append(objs, map[string]any{"name": a.Name, "size": a.Size, "content_type": a.ContentType, "updated": a.Updated.UTC().Format(time.RFC3339Nano)})
+	}
+	return types.Outcome{Status: types.StatusOK, Result: map[string]any{"status": "success", "bucket": bucket, "prefix": prefix, "objects": objs, "count": int64(len(objs))}}
+}
+
+// localPath makes p absolute and checks it is under a LocalDirs root (for
+// a file to write, the parent directory must exist there).
+func (t *Tool) localPath(p string, forWrite bool) (string, error) {
+	p = strings.TrimSpace(strings.TrimPrefix(p, "file://"))
+	if p == "" {
+		return "", errors.New("empty local path")
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	check := abs
+	if forWrite {
+		check = filepath.Dir(abs)
+	}
+	real, err := filepath.EvalSymlinks(check)
+	if err != nil {
+		return "", fmt.Errorf("local path %s: %v", p, errors.Unwrap(err))
+	}
+	for _, root := range t.roots {
+		if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
+			if forWrite {
+				return filepath.Join(real, filepath.Base(abs)), nil
+			}
+			return real, nil
+		}
+	}
+	return "", fmt.Errorf("local path %s is outside the directories gcs tasks may use (%s)", p, strings.Join(t.roots, ", "))
+}
+
+// storageFailure classifies a storage error.
+func storageFailure(op, bucket, name string, err error) types.Outcome {
+	what := fmt.Sprintf("gcs task: %s gs://%s/%s", op, bucket, name)
+	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
+		return conf.Fail("not_found", false, "%s: %v", what, err)
+	}
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		switch {
+		case ge.Code == http.StatusNotFound:
+			return conf.Fail("not_found", false, "%s: %v", what, err)
+		case ge.Code == http.StatusUnauthorized || ge.Code == http.StatusForbidden:
+			return conf.Fail("auth", false, "%s: %v", what, err)
+		case ge.Code == http.StatusRequestTimeout || ge.Code == http.StatusTooManyRequests || ge.Code >= 500:
+			return conf.Fail("storage", true, "%s: %v", what, err)
+		}
+		return conf.Fail("storage", false, "%s: %v", what, err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
+		return conf.Fail("storage", true, "%s: %v", what, err)
+	}
+	return conf.Fail("storage", true, "%s: %v", what, err)
+}

@@ -1,0 +1,353 @@
+// Package script loads the code of a task's `script:` block — NoETL's
+// external code sources for the python and postgres kinds:
+//
+//	script:
+//	  uri: ./scripts/hello_world.py      # or path:; gs://bucket/object; https://host/x.py
+//	  source:
+//	    type: file | gcs | http | inline # default: from the uri (gs:// gcs,
+//	                                     # http(s):// http, else file)
+//	    code: "..."                      # type inline
+//	    endpoint: https://host/x.py      # type http (default: the uri)
+//	    method: GET                      # type http
+//	    headers: {X-Key: "..."}          # type http
+//	    timeout: 10                      # seconds, gcs/http (default 30)
+//	    auth: <credential>               # gcs: a gcs credential; http: an
+//	                                     # http_bearer/basic/header credential
+//	  encoding: utf-8                    # file (only utf-8)
+//
+// A bare string `script: <uri>` is accepted too.
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"cloud.google.com/go/storage"
+
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/creds"
+	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Defaults.
+const (
+	// DefaultMaxBytes caps a loaded script (4 MiB).
+	DefaultMaxBytes int64 = 4 << 20
+	// DefaultTimeout bounds one gcs/http fetch.
+	DefaultTimeout = 30 * time.Second
+)
+
+// Options are the loader's dependencies. The zero value loads files and
+// http sources with the defaults and fails gcs sources.
+type Options struct {
+	// HTTP fetches http sources (nil: a client without overall timeout;
+	// every fetch carries its own deadline).
+	HTTP *http.Client
+	// GCS builds storage clients (nil: gcs sources fail with a config
+	// error).
+	GCS *gcsconn.Clients
+	// Credentials resolves `source.auth` names.
+	Credentials credentials.Store
+	// BaseDir resolves relative file paths (default: the working
+	// directory).
+	BaseDir string
+	// MaxBytes replaces DefaultMaxBytes when > 0.
+	MaxBytes int64
+}
+
+// Error is a load failure already classified as the task's outcome.
+type Error struct{ Outcome types.Outcome }
+
+// Error implements error.
+func (e *Error) Error() string { return e.Outcome.Error.Message }
+
+func fail(kind string, retryable bool, format string, a ...any) *Error {
+	return &Error{conf.Fail(kind, retryable, format, a...)}
+}
+
+// Load returns the code of cfg["script"]; ok is false when cfg has no
+// script. what names the task in messages ("python task"). Errors: a
+// malformed block, a missing file, an unknown type or a missing dependency
+// are kind "config"; a missing object or a 404 are kind "not_found"; other
+// HTTP failures are kind "http" (retryable for 408, 429, 5xx and transport
+// errors); storage failures are kind "storage" (retryable); a script that
+// is not UTF-8 text or exceeds the size cap is kind "config".
+func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code string, ok bool, err error) {
+	raw, present := cfg["script"]
+	if !present || raw == nil {
+		return "", false, nil
+	}
+	var uri string
+	var src map[string]any
+	switch x := raw.(type) {
+	case string:
+		uri = strings.TrimSpace(x)
+	default:
+		m, isMap := conf.Map(raw)
+		if !isMap {
+			return "", true, fail("config", false, "%s: `script` must be a mapping {uri, source: {type}} or a uri, got %T", what, raw)
+		}
+		uri, _ = conf.String(m, "uri", "path")
+		uri = strings.TrimSpace(uri)
+		if s, has := m["source"]; has && s != nil {
+			if src, isMap = conf.Map(s); !isMap {
+				return "", true, fail("config", false, "%s: `script.source` must be a mapping {type, ...}, got %T", what, s)
+			}
+		}
+		if enc, has := conf.String(m, "encoding"); has && !strings.EqualFold(strings.ReplaceAll(enc, "-", ""), "utf8") {
+			return "", true, fail("config", false, "%s: script encoding %q is not supported (utf-8 only)", what, enc)
+		}
+	}
+	if src == nil {
+		src = map[string]any{}
+	}
+	typ, _ := conf.String(src, "type")
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	if typ == "" {
+		switch {
+		case conf.Stringify(src["code"]) != "":
+			typ = "inline"
+		case strings.HasPrefix(uri, "gs://"):
+			typ = "gcs"
+		case strings.HasPrefix(uri, "http://") || strings.HasPrefix(uri, "https://"):
+			typ = "http"
+		default:
+			typ = "file"
+		}
+	}
+	max := o.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	timeout := DefaultTimeout
+	if v, has := conf.Lookup(src, "timeout"); has {
+		d, isNum := conf.Seconds(v)
+		if !isNum || d <= 0 {
+			return "", true, fail("config", false, "%s: script.source.timeout must be a positive number of seconds, got %v", what, v)
+		}
+		timeout = d
+	}
+	var data []byte
+	var e *Error
+	switch typ {
+	case "inline":
+		c, isStr := src["code"].(string)
+		if !isStr || strings.TrimSpace(c) == "" {
+			return "", true, fail("config", false, "%s: script.source.type inline needs script.source.code", what)
+		}
+		data = []byte(c)
+	case "file":
+		data, e = loadFile(uri, what, o.BaseDir, max)
+	case "http", "https":
+		data, e = loadHTTP(ctx, uri, src, what, o, timeout, max)
+	case "gcs", "gs":
+		data, e = loadGCS(ctx, uri, src, what, o, timeout, max)
+	case "s3":
+		return "", true, fail("config", false, "%s: script.source.type s3 needs AWS, which this engine does not reach; use file, gcs, http or inline", what)
+	default:
+		return "", true, fail("config", false, "%s: script.source.type %q is unknown (file, gcs, http or inline)", what, typ)
+	}
+	if e != nil {
+		return "", true, e
+	}
+	if !utf8.Valid(data) {
+		return "", true, fail("config", false, "%s: the script at %s is not UTF-8 text", what, uri)
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", true, fail("config", false, "%s: the script at %s is empty", what, uri)
+	}
+	return string(data), true, nil
+}
+
+func loadFile(uri, what, base string, max int64) ([]byte, *Error) {
+	p := strings.TrimPrefix(uri, "file://")
+	if p == "" {
+		return nil, fail("config", false, "%s: script.uri (the file path) is required for a file source", what)
+	}
+	if !filepath.IsAbs(p) {
+		if base == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, fail("config", false, "%s: cannot resolve script path %q: %v", what, p, err)
+			}
+			base = wd
+		}
+		p = filepath.Join(base, p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fail("config", false, "%s: script file %s cannot be read: %v", what, p, errors.Unwrap(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, fail("config", false, "%s: script path %s is not a regular file", what, p)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fail("config", false, "%s: reading script file %s: %v", what, p, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fail("config", false, "%s: script file %s exceeds %d bytes", what, p, max)
+	}
+	return data, nil
+}
+
+func loadHTTP(ctx context.Context, uri string, src map[string]any, what string, o Options, timeout time.Duration, max int64) ([]byte, *Error) {
+	u, _ := conf.String(src, "endpoint", "url")
+	if u == "" {
+		u = uri
+	}
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return nil, fail("config", false, "%s: an http script source needs script.source.endpoint or an http(s) script.uri", what)
+	}
+	method := "GET"
+	if m, ok := conf.String(src, "method"); ok {
+		method = strings.ToUpper(strings.TrimSpace(m))
+	}
+	switch method {
+	case "GET", "POST", "PUT", "PATCH", "DELETE":
+	default:
+		return nil, fail("config", false, "%s: script.source.method %q is not an HTTP method", what, method)
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, method, u, nil)
+	if err != nil {
+		return nil, fail("config", false, "%s: script url: %v", what, err)
+	}
+	if a, ok := src["auth"]; ok && a != nil {
+		h, e := authHeaders(ctx, a, what, o.Credentials)
+		if e != nil {
+			return nil, e
+		}
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+	}
+	if hv, ok := src["headers"]; ok && hv != nil {
+		hm, isMap := conf.Map(hv)
+		if !isMap {
+			return nil, fail("config", false, "%s: script.source.headers must be a mapping", what)
+		}
+		for k, v := range hm {
+			req.Header.Set(k, conf.Stringify(v))
+		}
+	}
+	client := o.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return nil, fail("timeout", true, "%s: fetching script %s: timed out after %s", what, redact(u), timeout)
+		}
+		return nil, fail("http", true, "%s: fetching script %s: %v", what, redact(u), errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, fail("http", true, "%s: reading script %s: %v", what, redact(u), err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fail("not_found", false, "%s: script %s: HTTP 404", what, redact(u))
+	case resp.StatusCode >= 400:
+		code := resp.StatusCode
+		return nil, &Error{types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "http", Status: code,
+			Message:   fmt.Sprintf("%s: script %s: HTTP %d", what, redact(u), code),
+			Retryable: code == 408 || code == 429 || code >= 500}}}
+	}
+	if int64(len(data)) > max {
+		return nil, fail("config", false, "%s: script %s exceeds %d bytes", what, redact(u), max)
+	}
+	return data, nil
+}
+
+// authHeaders resolves an http credential into request headers.
+func authHeaders(ctx context.Context, a any, what string, store credentials.Store) (map[string]string, *Error) {
+	var entry map[string]any
+	switch x := a.(type) {
+	case string:
+		kc, err := credentials.Resolve(ctx, store, []any{map[string]any{"name": "script", "credential": x}}, nil)
+		if err != nil {
+			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) || store == nil {
+				return nil, fail("config", false, "%s: script.source.auth: %v", what, err)
+			}
+			return nil, fail("credentials", true, "%s: script.source.auth: %v", what, err)
+		}
+		entry, _ = kc["script"].(map[string]any)
+	default:
+		m, ok := conf.Map(a)
+		if !ok {
+			return nil, fail("config", false, "%s: script.source.auth must be a credential name or a mapping", what)
+		}
+		entry = m
+	}
+	out := map[string]string{}
+	if h, ok := conf.Map(entry["headers"]); ok {
+		for k, v := range h {
+			out[k] = conf.Stringify(v)
+		}
+	}
+	return out, nil
+}
+
+func loadGCS(ctx context.Context, uri string, src map[string]any, what string, o Options, timeout time.Duration, max int64) ([]byte, *Error) {
+	bucket, object, err := gcsconn.ParseURI(uri)
+	if err != nil {
+		return nil, fail("config", false, "%s: script.uri: %v", what, err)
+	}
+	if o.GCS == nil {
+		return nil, fail("config", false, "%s: gcs script sources are not configured in this engine", what)
+	}
+	var fields map[string]any
+	if a, ok := src["auth"]; ok && a != nil {
+		f, err := creds.Resolve(ctx, o.Credentials, a, what+" script.source.auth", credentials.KindGCS)
+		if err != nil {
+			return nil, &Error{creds.Outcome(err)}
+		}
+		fields = f
+	}
+	cl, err := o.GCS.Client(ctx, fields)
+	if err != nil {
+		return nil, fail("config", false, "%s: %v", what, err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := cl.Bucket(bucket).Object(object).NewReader(rctx)
+	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
+		return nil, fail("not_found", false, "%s: script %s not found", what, uri)
+	}
+	if err != nil {
+		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fail("config", false, "%s: script %s exceeds %d bytes", what, uri, max)
+	}
+	return data, nil
+}
+
+// redact drops the query string (which may carry a key) from a URL.
+func redact(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i]
+	}
+	return u
+}

@@ -1,0 +1,451 @@
+// Package subscription implements the `subscription` task kind: a bounded
+// drain of a message subscription (NoETL's subscription tool, operation
+// poll). It fetches up to `batch` messages, waiting at most `timeout_ms`,
+// acknowledges them according to `ack`, and returns them as the task's
+// result — it never holds a worker past its timeout.
+//
+// Source: Google Pub/Sub (synchronous Pull and Acknowledge through
+// cloud.google.com/go/pubsub/v2/apiv1), against the Pub/Sub emulator
+// locally (a pubsub credential's endpoint, or PUBSUB_EMULATOR_HOST) and
+// Pub/Sub in GCP (Application Default Credentials, or a credential's
+// token).
+//
+// This kind is the one-shot drain a playbook step runs; `kind:
+// Subscription` resources that start executions per message are a
+// different mechanism (the subscriptions API).
+package subscription
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"golang.org/x/oauth2"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/internal/creds"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Bounded-drain limits (NoETL's: batch ≤ 1000, timeout ≤ 5000 ms).
+const (
+	DefaultBatch     = 100
+	MaxBatch         = 1000
+	DefaultTimeoutMS = 1000
+	MaxTimeoutMS     = 5000
+)
+
+// followUpWait bounds each pull after the first messages arrived.
+const followUpWait = 250 * time.Millisecond
+
+// Options configures the tool.
+type Options struct {
+	// Credentials resolves `auth` names (pubsub credentials).
+	Credentials credentials.Store
+	// Project completes a short subscription name (default: the
+	// credential's project).
+	Project string
+}
+
+// Tool is the subscription task kind. It is safe for concurrent use; Close
+// releases its clients.
+type Tool struct {
+	opts Options
+
+	mu      sync.Mutex
+	clients map[string]*pubsubapi.SubscriptionAdminClient
+	closed  bool
+}
+
+// New returns a subscription tool configured by opts.
+func New(opts Options) *Tool {
+	return &Tool{opts: opts, clients: map[string]*pubsubapi.SubscriptionAdminClient{}}
+}
+
+// Close closes the cached clients.
+func (t *Tool) Close() {
+	t.mu.Lock()
+	cs := t.clients
+	t.clients = map[string]*pubsubapi.SubscriptionAdminClient{}
+	t.closed = true
+	t.mu.Unlock()
+	for _, c := range cs {
+		_ = c.Close()
+	}
+}
+
+// ackMode is the `ack` policy.
+type ackMode string
+
+const (
+	ackOnSuccess ackMode = "on_success" // ack within the drain (default)
+	ackAuto      ackMode = "auto"       // the same
+	ackManual    ackMode = "manual"     // leave pending, return ack_ids
+	ackDefer     ackMode = "defer"      // the same; dispose later with operation ack/nack
+	ackNone      ackMode = "none"       // leave pending, no ids
+)
+
+func parseAck(v any) (ackMode, error) {
+	switch x := v.(type) {
+	case nil:
+		return ackOnSuccess, nil
+	case bool:
+		if x {
+			return ackOnSuccess, nil
+		}
+		return ackManual, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "on_success", "":
+			return ackOnSuccess, nil
+		case "auto", "true":
+			return ackAuto, nil
+		case "manual", "false":
+			return ackManual, nil
+		case "defer", "deferred":
+			return ackDefer, nil
+		case "none", "peek":
+			return ackNone, nil
+		}
+	}
+	return "", fmt.Errorf("ack must be on_success, auto, manual, defer, none or a boolean, got %v", v)
+}
+
+// Exec runs one operation (tools.Adapt turns Exec into a tools.Tool).
+// Keys read:
+//
+//	source        pubsub (required; nats and kafka sources are not available
+//	              in this engine)
+//	operation     poll (default) | ack | nack
+//	auth          a pubsub credential (name or mapping {endpoint, project,
+//	              token}); without it the process's client (PUBSUB_EMULATOR_HOST
+//	              or Application Default Credentials)
+//	endpoint      emulator host:port (or URL) without a credential
+//	subscription  projects/<p>/subscriptions/<s>, or <s> with the project
+//	              of the credential or Options.Project
+//	batch         most messages to fetch (default 100, at most 1000)
+//	timeout_ms    longest wait (default 1000, at most 5000)
+//	ack           on_success | auto (ack within the drain, default) | manual
+//	              | defer (leave pending, return ack_ids) | none, or a bool
+//	ack_ids       the handles to dispose (operation ack / nack)
+//	nack_delay_ms nack: redeliver after this delay (default 0: at once;
+//	              Pub/Sub counts in whole seconds, at most 600)
+//
+// poll result (NoETL's): {"status": "success", "source": "pubsub",
+// "operation": "poll", "count": N, "messages": [{"id": messageId, "data":
+// body (JSON-decoded when it is JSON, else text, base64 when binary),
+// "headers": attributes with lower-case names, "attributes", "metadata":
+// {"messageId", "publishTime", "deliveryAttempt", "ackId"}, "ack_id"}],
+// "acked": bool, "ack_mode", "ack_ids": [...] (manual/defer), "metrics":
+// {"noetl_subscription_messages_fetched_total": N, "source"}}. The drain
+// pulls repeatedly until batch messages arrived, a pull came back empty,
+// or timeout_ms passed; an empty drain is a success with count 0. ack/nack
+// result: {"status", "source", "operation", "requested", "disposed"}.
+// After the first messages arrive, each further pull waits at most 250 ms.
+// Errors: bad keys kind "config"; a missing subscription kind
+// "not_found"; permission problems kind "auth"; other Pub/Sub failures kind
+// "pubsub" (retryable when the service says so: unavailable, deadline,
+// resource exhausted, aborted, internal).
+func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+	src, _ := conf.String(cfg, "source")
+	switch strings.ToLower(strings.TrimSpace(src)) {
+	case "pubsub", "google_pubsub", "gcp_pubsub":
+	case "":
+		return conf.ConfigError("subscription task: `source` is required (pubsub)")
+	default:
+		return conf.ConfigError("subscription task: source %q is not available in this engine (pubsub); a NATS or Kafka source needs its own subscription backend", src)
+	}
+	op := "poll"
+	if o, ok := conf.String(cfg, "operation", "action"); ok {
+		op = strings.ToLower(strings.TrimSpace(o))
+	}
+	fields := map[string]any{}
+	if a, ok := conf.Lookup(cfg, "auth", "credential"); ok {
+		f, err := creds.Resolve(ctx, t.opts.Credentials, a, "subscription task", credentials.KindPubSub)
+		if err != nil {
+			return creds.Outcome(err)
+		}
+		fields = f
+	}
+	if ep, ok := conf.String(cfg, "endpoint"); ok && creds.String(fields, "endpoint") == "" {
+		fields["endpoint"] = ep
+	}
+	sub, err := t.subscriptionName(cfg, fields)
+	if err != nil {
+		return conf.ConfigError("subscription task: %v", err)
+	}
+	client, err := t.client(ctx, fields)
+	if err != nil {
+		return conf.ConfigError("subscription task: %v", err)
+	}
+	switch op {
+	case "poll", "drain", "fetch":
+		return t.poll(ctx, client, sub, cfg, timeoutS)
+	case "ack", "nack", "nak":
+		return t.dispose(ctx, client, sub, op, cfg)
+	}
+	return conf.ConfigError("subscription task: operation %q is not supported (poll, ack, nack)", op)
+}
+
+// subscriptionName completes the subscription's resource name.
+func (t *Tool) subscriptionName(cfg, fields map[string]any) (string, error) {
+	s, ok := conf.String(cfg, "subscription")
+	s = strings.TrimSpace(s)
+	if !ok || s == "" {
+		return "", errors.New("`subscription` (projects/<project>/subscriptions/<name>) is required")
+	}
+	if strings.HasPrefix(s, "projects/") {
+		parts := strings.Split(s, "/")
+		if len(parts) != 4 || parts[1] == "" || parts[2] != "subscriptions" || parts[3] == "" {
+			return "", fmt.Errorf("subscription %q is not projects/<project>/subscriptions/<name>", s)
+		}
+		return s, nil
+	}
+	if strings.Contains(s, "/") {
+		return "", fmt.Errorf("subscription %q is not projects/<project>/subscriptions/<name>", s)
+	}
+	project := creds.String(fields, "project", "project_id")
+	if project == "" {
+		project = t.opts.Project
+	}
+	if project == "" {
+		return "", fmt.Errorf("subscription %q has no project: write projects/<project>/subscriptions/%s", s, s)
+	}
+	return "projects/" + project + "/subscriptions/" + s, nil
+}
+
+// client returns the cached client for the connection fields.
+func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.SubscriptionAdminClient, error) {
+	ep := creds.String(fields, "endpoint")
+	tok := creds.String(fields, "token", "access_token")
+	key := "default"
+	var opts []option.ClientOption
+	switch {
+	case ep != "":
+		host := ep
+		if i := strings.Index(host, "://"); i >= 0 {
+			host = host[i+3:]
+		}
+		host = strings.TrimRight(host, "/")
+		key = "endpoint:" + host
+		opts = append(opts, option.WithEndpoint(host), option.WithoutAuthentication(),
+			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())), option.WithTelemetryDisabled())
+	case tok != "":
+		h := sha256.Sum256([]byte(tok))
+		key = "token:" + hex.EncodeToString(h[:])
+		opts = append(opts, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok})))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, errors.New("subscription tool is closed")
+	}
+	if c, ok := t.clients[key]; ok {
+		return c, nil
+	}
+	c, err := pubsubapi.NewSubscriptionAdminClient(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("pubsub client: %v", err)
+	}
+	t.clients[key] = c
+	return c, nil
+}
+
+func intKey(cfg map[string]any, key string, def, lo, hi int) (int, error) {
+	v, ok := conf.Lookup(cfg, key)
+	if !ok {
+		return def, nil
+	}
+	d, isNum := conf.Seconds(v)
+	f := d.Seconds()
+	if !isNum || f != float64(int(f)) {
+		return 0, fmt.Errorf("%s must be an integer, got %v", key, v)
+	}
+	return min(max(int(f), lo), hi), nil
+}
+
+func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub string, cfg map[string]any, timeoutS float64) types.Outcome {
+	batch, err := intKey(cfg, "batch", DefaultBatch, 1, MaxBatch)
+	if err != nil {
+		return conf.ConfigError("subscription task: %v", err)
+	}
+	waitMS, err := intKey(cfg, "timeout_ms", DefaultTimeoutMS, 0, MaxTimeoutMS)
+	if err != nil {
+		return conf.ConfigError("subscription task: %v", err)
+	}
+	mode, err := parseAck(cfg["ack"])
+	if err != nil {
+		return conf.ConfigError("subscription task: %v", err)
+	}
+	wait := time.Duration(waitMS) * time.Millisecond
+	if timeoutS > 0 {
+		wait = min(wait, time.Duration(timeoutS*float64(time.Second)))
+	}
+	deadline := time.Now().Add(wait)
+	var received []*pubsubpb.ReceivedMessage
+	for len(received) < batch {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		if len(received) > 0 {
+			// Messages arrived: wait only briefly for more (the drain ends
+			// when the subscription is empty, not at timeout_ms).
+			left = min(left, followUpWait)
+		}
+		pctx, cancel := context.WithTimeout(ctx, left)
+		resp, err := c.Pull(pctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: int32(batch - len(received))})
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && (status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded)) {
+				break // nothing more arrived in time: a normal end of the drain
+			}
+			// Messages already pulled are not acked: Pub/Sub redelivers them.
+			return failure(ctx, sub, "pull", err)
+		}
+		if len(resp.ReceivedMessages) == 0 {
+			break
+		}
+		received = append(received, resp.ReceivedMessages...)
+	}
+	msgs := make([]any, 0, len(received))
+	ids := make([]string, 0, len(received))
+	for _, rm := range received {
+		m := rm.GetMessage()
+		attrs := map[string]any{}
+		headers := map[string]any{}
+		for k, v := range m.GetAttributes() {
+			attrs[k] = v
+			headers[strings.ToLower(k)] = v
+		}
+		pub := ""
+		if ts := m.GetPublishTime(); ts != nil {
+			pub = ts.AsTime().UTC().Format(time.RFC3339Nano)
+		}
+		entry := map[string]any{
+			"id":         m.GetMessageId(),
+			"data":       decodeData(m.GetData()),
+			"headers":    headers,
+			"attributes": attrs,
+			"metadata": map[string]any{"messageId": m.GetMessageId(), "publishTime": pub,
+				"deliveryAttempt": int64(rm.GetDeliveryAttempt()), "ackId": rm.GetAckId(), "orderingKey": m.GetOrderingKey()},
+		}
+		if mode == ackManual || mode == ackDefer {
+			entry["ack_id"] = rm.GetAckId()
+		}
+		msgs = append(msgs, entry)
+		ids = append(ids, rm.GetAckId())
+	}
+	acked := false
+	if (mode == ackOnSuccess || mode == ackAuto) && len(ids) > 0 {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := c.Acknowledge(actx, &pubsubpb.AcknowledgeRequest{Subscription: sub, AckIds: ids})
+		cancel()
+		if err != nil {
+			return failure(ctx, sub, "acknowledge", err)
+		}
+		acked = true
+	}
+	ackIDs := []any{}
+	if mode == ackManual || mode == ackDefer {
+		for _, id := range ids {
+			ackIDs = append(ackIDs, id)
+		}
+	}
+	return types.Outcome{Status: types.StatusOK, Result: map[string]any{
+		"status": "success", "source": "pubsub", "operation": "poll", "subscription": sub,
+		"count": int64(len(msgs)), "messages": msgs, "acked": acked, "ack_mode": string(mode), "ack_ids": ackIDs,
+		"metrics": map[string]any{"noetl_subscription_messages_fetched_total": int64(len(msgs)), "source": "pubsub"},
+	}}
+}
+
+// dispose acks (or nacks: ack deadline 0, redelivered at once) handles of
+// an earlier manual/defer poll.
+func (t *Tool) dispose(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub, op string, cfg map[string]any) types.Outcome {
+	var ids []string
+	switch x := cfg["ack_ids"].(type) {
+	case []any:
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok || s == "" {
+				return conf.ConfigError("subscription task: ack_ids must be a list of strings")
+			}
+			ids = append(ids, s)
+		}
+	case nil:
+	default:
+		return conf.ConfigError("subscription task: ack_ids must be a list of strings")
+	}
+	if op == "nak" {
+		op = "nack"
+	}
+	if len(ids) > 0 {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var err error
+		if op == "ack" {
+			err = c.Acknowledge(actx, &pubsubpb.AcknowledgeRequest{Subscription: sub, AckIds: ids})
+		} else {
+			delayMS, derr := intKey(cfg, "nack_delay_ms", 0, 0, 600_000)
+			if derr != nil {
+				return conf.ConfigError("subscription task: %v", derr)
+			}
+			err = c.ModifyAckDeadline(actx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: sub, AckIds: ids, AckDeadlineSeconds: int32((delayMS + 999) / 1000)})
+		}
+		if err != nil {
+			return failure(ctx, sub, op, err)
+		}
+	}
+	return types.Outcome{Status: types.StatusOK, Result: map[string]any{"status": "success", "source": "pubsub", "operation": op,
+		"requested": int64(len(ids)), "disposed": int64(len(ids))}}
+}
+
+// decodeData is the JSON value of a body, else its text, else base64.
+func decodeData(b []byte) any {
+	if len(b) == 0 {
+		return ""
+	}
+	if v, err := jsonx.Decode(b); err == nil {
+		return v
+	}
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return map[string]any{"encoding": "base64", "data": base64.StdEncoding.EncodeToString(b)}
+}
+
+// failure classifies a Pub/Sub error.
+func failure(ctx context.Context, sub, op string, err error) types.Outcome {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return conf.Fail("canceled", true, "subscription task canceled during %s of %s", op, sub)
+	}
+	st, _ := status.FromError(err)
+	msg := fmt.Sprintf("subscription task: %s %s: %s", op, sub, st.Message())
+	switch st.Code() {
+	case codes.NotFound:
+		return conf.Fail("not_found", false, "%s", msg)
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return conf.Fail("auth", false, "%s", msg)
+	case codes.InvalidArgument, codes.FailedPrecondition:
+		return conf.Fail("pubsub", false, "%s", msg)
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Internal, codes.Unknown:
+		return conf.Fail("pubsub", true, "%s", msg)
+	}
+	return conf.Fail("pubsub", false, "%s", msg)
+}
