@@ -326,7 +326,7 @@ func (s *Supervisor) upTasks(ctx context.Context) (string, error) {
 	defer c.Close()
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := ProvisionTasks(pctx, c, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency); err != nil {
+	if err := ProvisionTasks(pctx, c, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency, s.cfg.TasksMaxAttempts); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf(" on %s; queues %s, %s in projects/%s/locations/%s (max_concurrent_dispatches %d)",

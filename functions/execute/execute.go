@@ -68,7 +68,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	ctx, span := telemetry.Tracer.Start(ctx, "execute "+cmd.Step)
 	defer span.End()
 	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
-	err = d.Worker.Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries})
+	err = d.Worker.Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts})
 	switch {
 	case err == nil:
 		w.WriteHeader(http.StatusOK)

@@ -98,6 +98,8 @@ func open(ctx context.Context) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Deadline = cfg.DispatchDeadline
+	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: storage client: %w", err)
@@ -117,7 +119,7 @@ func open(ctx context.Context) (*Deps, error) {
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
 		Router:  &router.Router{Control: mk("route"), Log: log},
 		Catalog: cat, Credentials: creds,
-		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL},
+		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault},
 	}, nil
 }
 

@@ -64,9 +64,18 @@ type Worker struct {
 	Credentials credentials.Store
 	Log         *slog.Logger
 	// LeaseTTL is the lease of a side-effecting unit (default 30s); a
-	// heartbeat renews it every third of it while the unit runs.
-	LeaseTTL time.Duration
-	Now      func() time.Time
+	// heartbeat renews it every HeartbeatInterval (default a third of it)
+	// while the unit runs.
+	LeaseTTL          time.Duration
+	HeartbeatInterval time.Duration
+	// HandOffAfter is how long a unit runs before it hands the rest of
+	// its pipeline to a new unit (default 80% of the dispatch deadline,
+	// 8 minutes); a playbook may lower it with executor.spec.handoff_s.
+	HandOffAfter time.Duration
+	// ToolTimeout is a task's timeout when it sets none (seed 000 §8.12
+	// timeouts.tool_default_ms; 0: the tool's own default).
+	ToolTimeout time.Duration
+	Now         func() time.Time
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
@@ -130,6 +139,9 @@ type Delivery struct {
 	// Holder identifies this delivery for leases; empty means a new random
 	// one.
 	Holder string
+	// MaxAttempts is the queue's max attempts (0: unknown): the last
+	// attempt's failure files the unit in the DLQ instead of failing again.
+	MaxAttempts int
 }
 
 func (w *Worker) now() time.Time {
@@ -137,6 +149,32 @@ func (w *Worker) now() time.Time {
 		return w.Now()
 	}
 	return time.Now()
+}
+
+func (w *Worker) heartbeat() time.Duration {
+	if w.HeartbeatInterval > 0 && w.HeartbeatInterval < w.ttl() {
+		return w.HeartbeatInterval
+	}
+	return w.ttl() / 3
+}
+
+// handOffAfter is the unit budget before a hand-off: the playbook's
+// executor.spec.handoff_s, else HandOffAfter, else 8 minutes.
+func (w *Worker) handOffAfter(pb *dsl.Playbook) time.Duration {
+	if spec, ok := pb.Executor["spec"].(map[string]any); ok {
+		switch v := spec["handoff_s"].(type) {
+		case int64:
+			return time.Duration(v) * time.Second
+		case int:
+			return time.Duration(v) * time.Second
+		case float64:
+			return time.Duration(v * float64(time.Second))
+		}
+	}
+	if w.HandOffAfter > 0 {
+		return w.HandOffAfter
+	}
+	return 8 * time.Minute
 }
 
 func (w *Worker) ttl() time.Duration {
@@ -182,6 +220,18 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 		return nil
 	}
 	err := w.run(ctx, cmd, d)
+	if err != nil && d.Last() && cmd.Kind == types.CmdRunStep {
+		if errs.Is(err, errs.FailedPrecondition) {
+			// Leased by another delivery on our last attempt: that holder
+			// (or its watchdog) finishes the unit.
+			w.Log.Info("last attempt found the unit leased elsewhere; leaving it to the holder", "execution_id", cmd.ExecutionID, "step", cmd.Step)
+			err = nil
+		} else if derr := w.deadLetter(ctx, cmd, d.RetryCount+1, err); derr != nil {
+			err = derr
+		} else {
+			err = nil
+		}
+	}
 	w.seen.end(name, err == nil, w.now())
 	return err
 }
@@ -220,6 +270,15 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 		log.Info("state older than command, retry later", "state_version", st.Version, "command_version", cmd.StateVersion)
 		return ErrRetryLater
 	}
+	if cmd.Kind == types.CmdExecutionTimeout {
+		log.Warn("execution ran past its deadline: stopping it", "started_at", st.StartedAt)
+		ev := types.NewEvent(types.EvExecutionTimedOut, cmd.ExecutionID, Source, w.now())
+		ev.EntityType, ev.EntityID = "playbook", st.Playbook
+		ev.Status = types.StatusFailed
+		ev.Payload = map[string]any{"message": fmt.Sprintf("execution %s ran past its deadline (started %s)", cmd.ExecutionID, st.StartedAt), "kind": types.ErrKindTimeout}
+		_, err := w.Control.Stop(ctx, cmd.ExecutionID, ev)
+		return err
+	}
 	ss := st.Steps[cmd.Step]
 	if ss == nil || ss.Run != cmd.StepRun || (ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled) {
 		log.Info("dropping unit of a step run that already ended")
@@ -233,14 +292,20 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if step == nil {
 		return errs.New(errs.InvalidArgument, "worker: command names unknown step %q", cmd.Step)
 	}
-	if cmd.Kind == types.CmdStepTimeout {
+	switch cmd.Kind {
+	case types.CmdStepTimeout:
 		return w.stepTimeout(ctx, step, cmd, log)
+	case types.CmdLeaseCheck:
+		return w.leaseCheck(ctx, cmd, log)
 	}
-	u := &unit{w: w, cmd: cmd, rec: rec, st: st, pb: pb, step: step, log: log, holder: d.Holder, clock: cmd.Clock}
+	u := &unit{w: w, cmd: cmd, dispatched: cmd, rec: rec, st: st, pb: pb, step: step, log: log, holder: d.Holder, clock: cmd.Clock,
+		recovering: d.recovering(cmd), started: w.now(), handOffAfter: w.handOffAfter(pb)}
 	if u.holder == "" {
 		u.holder = newHolder()
 	}
-	u.leased = engine.StepSideEffecting(pb, step)
+	// A side-effecting unit runs under a lease; so does any unit on a
+	// retried delivery, so that a watchdog covers it if it dies again.
+	u.leased = engine.StepSideEffecting(pb, step) || u.recovering
 	if cmd.Iteration != nil && cmd.ItemRef {
 		plan, err := w.Control.Plan(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun))
 		if err != nil {
@@ -277,14 +342,17 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 			u.log.Info("iteration already ended, duplicate delivery")
 			return true, w.Control.IterationEnded(ctx, c, *rec)
 		}
-		return false, nil
+		return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 	}
 	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
 	if errors.Is(err, store.ErrLeaseHeld) {
 		u.log.Info("unit leased by another delivery, retry later")
 		return false, ErrRetryLater
 	}
-	return false, err
+	if err != nil {
+		return false, err
+	}
+	return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 }
 
 // runLeased runs the unit with its lease renewed by a heartbeat; a lost
@@ -313,7 +381,7 @@ func (u *unit) runLeased(ctx context.Context) error {
 
 // heartbeat renews the lease every third of its TTL until stop closes.
 func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(u.w.ttl() / 3)
+	t := time.NewTicker(u.w.heartbeat())
 	defer t.Stop()
 	for {
 		select {
