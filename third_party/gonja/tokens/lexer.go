@@ -872,6 +872,14 @@ func (l *Lexer) lexExpression() lexFn {
 			l.emit(Not)
 		case isAlphaNumeric(r):
 			return l.lexIdentifier
+		case r == '\n':
+			// Kept as before: a newline inside an expression is
+			// absorbed into the next token.
+		default:
+			// A character no token starts with (`?`, `$`, `;`, U+FFFD,
+			// ...) used to be skipped without moving Start, so it was
+			// glued into the next token's value (PATCHES.md, patch 2).
+			return l.errorf("unexpected character %q", r)
 		}
 	}
 }
@@ -972,6 +980,7 @@ func (l *Lexer) scanNumber() (Type, error) {
 
 	tokType := Integer
 	if l.peek() == '.' {
+		dot := l.Pos
 		l.next()
 		switch next := l.peek(); {
 		case isNumeric(next):
@@ -982,7 +991,13 @@ func (l *Lexer) scanNumber() (Type, error) {
 		case isSpace(next) || isNumericTerminator(next) || isEOF(next):
 			tokType = Float
 		default:
-			l.backup()
+			// The dot is not part of the number (`1.attr`): give it
+			// back by position. backup() would step back by the width
+			// of the rune peek() just read, not by the dot's, and land
+			// before the token's start when that rune is multi-byte
+			// (PATCHES.md, patch 1).
+			l.Pos = dot
+			l.Width = 0
 		}
 	}
 
@@ -995,9 +1010,12 @@ func (l *Lexer) scanNumber() (Type, error) {
 	}
 
 	if tokType == Float && l.peek() == '.' {
+		dot := l.Pos
 		l.next()
 		next := l.peek()
-		l.backup()
+		// Restore by position, see above (PATCHES.md, patch 1).
+		l.Pos = dot
+		l.Width = 0
 		if isNumeric(next) || isSpace(next) || isNumericTerminator(next) || isEOF(next) {
 			return tokType, fmt.Errorf("two dots in numeric token")
 		}
