@@ -1568,25 +1568,35 @@ func filterWordwrap(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *ex
 		return in
 	}
 
-	lines := make([]string, 0)
-	for _, paragraph := range strings.Split(in.String(), "\n") {
+	// Linear in the input: the current line's length is kept as a rune
+	// count and lines are built in one builder (PATCHES.md, patch 3: the
+	// former `len([]rune(current))` and `current += " " + word` per word
+	// made a long paragraph quadratic).
+	var out strings.Builder
+	for i, paragraph := range strings.Split(in.String(), "\n") {
+		if i > 0 {
+			out.WriteByte('\n')
+		}
 		words := strings.Fields(paragraph)
 		if len(words) == 0 {
-			lines = append(lines, "")
 			continue
 		}
-		current := words[0]
+		out.WriteString(words[0])
+		lineLen := utf8.RuneCountInString(words[0])
 		for _, word := range words[1:] {
-			if len([]rune(current))+1+len([]rune(word)) <= width {
-				current += " " + word
+			wordLen := utf8.RuneCountInString(word)
+			if lineLen+1+wordLen <= width {
+				out.WriteByte(' ')
+				out.WriteString(word)
+				lineLen += 1 + wordLen
 				continue
 			}
-			lines = append(lines, current)
-			current = word
+			out.WriteByte('\n')
+			out.WriteString(word)
+			lineLen = wordLen
 		}
-		lines = append(lines, current)
 	}
-	return exec.AsValue(strings.Join(lines, "\n"))
+	return exec.AsValue(out.String())
 }
 
 func filterXMLAttr(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {

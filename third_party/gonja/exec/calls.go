@@ -106,26 +106,35 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []node
 		parameters.KwArgs[key] = value
 	}
 	var result any
-	err := fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
+	// The "unknown method" error is built only when no method matched
+	// (PATCHES.md, patch 4: formatting parent.String() eagerly converted the
+	// whole receiver to text on every method call).
+	var err error
+	found := false
 	switch {
 	case parent.IsString():
 		if method, ok := e.Environment.Methods.Str.Get(method); ok {
+			found = true
 			result, err = method(parent.String(), parent, parameters)
 		}
 	case parent.IsBool():
 		if method, ok := e.Environment.Methods.Bool.Get(method); ok {
+			found = true
 			result, err = method(parent.Bool(), parent, parameters)
 		}
 	case parent.IsFloat():
 		if method, ok := e.Environment.Methods.Float.Get(method); ok {
+			found = true
 			result, err = method(parent.Float(), parent, parameters)
 		}
 	case parent.IsInteger():
 		if method, ok := e.Environment.Methods.Int.Get(method); ok {
+			found = true
 			result, err = method(parent.Integer(), parent, parameters)
 		}
 	case parent.IsDict():
 		if method, ok := e.Environment.Methods.Dict.Get(method); ok {
+			found = true
 			dict := parent.ToGoSimpleType(false)
 			if err, ok := dict.(error); err != nil && ok {
 				return AsValue(fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err))
@@ -138,6 +147,7 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []node
 		}
 	case parent.IsList():
 		if method, ok := e.Environment.Methods.List.Get(method); ok {
+			found = true
 			list := parent.ToGoSimpleType(false)
 			if err, ok := list.(error); err != nil && ok {
 				return AsValue(fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err))
@@ -149,7 +159,11 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []node
 			result, err = method(goList, parent, parameters)
 		}
 	default:
+		found = true
 		err = AsValue(errors.Errorf(`'%s' is not callable on %s`, method, parent))
+	}
+	if !found {
+		err = fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
 	}
 	if err != nil {
 		if callErr, ok := err.(ErrInvalidCall); ok {
