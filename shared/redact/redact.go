@@ -473,9 +473,10 @@ var (
 	// urlPassword matches scheme://user:PASSWORD@ (group 1 is the password).
 	urlPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:([^\s/@]+)@`)
 	// kvPair matches name=VALUE in query strings, form bodies and libpq
-	// DSNs (group 1 the name, group 2 the value, quoted or not); the value
-	// is masked when the name is a secret key.
-	kvPair = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.\-])([A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'"&;,#]+)`)
+	// DSNs (group 1 the name, group 2 the value: quoted parts and other
+	// characters up to a separator); the value is masked when the name is
+	// a secret key.
+	kvPair = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.\-])([A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*((?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'"&;,#])+)`)
 	// jsonMember matches "name": VALUE inside text (group 1 the name,
 	// group 2 the value: a string, or a scalar up to , } ] or space).
 	jsonMember = regexp.MustCompile(`"([^"\\]{1,128})"\s*:\s*("(?:[^"\\]|\\.)*"|[^\s,}\]]+)`)
