@@ -55,18 +55,25 @@ const MinSecretLen = 4
 
 // secretKeys are the key names (normalised by normKey) whose values are
 // masked: seed 000 §8.9's list (password, token, authorization, secret,
-// key, auth, api_key, bearer, credential) plus issue 10's additions
+// key and auth — exactSecretKeys —, api_key, bearer, credential) plus
+// issue 10's additions
 // (credentials, dsn, pwd, pass, passphrase, access_key, jwt,
 // subscription_key for Azure's Ocp-Apim-Subscription-Key) and common
 // spellings (passwd, apikey, private_key, client_secret, secret_key,
 // secret_access_key, cookie).
 var secretKeys = []string{
 	"password", "passwd", "pwd", "pass", "passphrase", "secret", "token",
-	"authorization", "auth", "key", "api_key", "apikey", "access_key",
-	"secret_key", "private_key", "client_secret", "secret_access_key",
-	"subscription_key", "bearer", "cookie", "dsn", "jwt", "credential",
-	"credentials",
+	"authorization", "api_key", "apikey", "access_key", "secret_key",
+	"private_key", "client_secret", "secret_access_key", "subscription_key",
+	"basic_auth", "proxy_auth", "bearer", "cookie", "dsn", "jwt",
+	"credential", "credentials",
 }
+
+// exactSecretKeys are secret only as the whole key: as the last segment
+// of a longer name they mostly name ordinary things (sort_key, cache_key,
+// requires_auth), and the secret spellings (api_key, basic_auth, ...) are
+// listed above.
+var exactSecretKeys = map[string]bool{"key": true, "auth": true}
 
 var secretKeySet = func() map[string]bool {
 	m := make(map[string]bool, len(secretKeys))
@@ -105,15 +112,16 @@ func normKey(k string) string {
 // IsSecretKey reports whether the value of a mapping key k must be masked
 // (seed 000 §8.9): after normalising k (case-insensitive; '-', '.', ' '
 // and camelCase read as '_'), k equals one of the secret names or its last
-// '_'-separated segments do. So password, DB_PASSWORD, key, api_key,
-// X-Api-Key, Ocp-Apim-Subscription-Key, access_token, clientSecret,
-// basic_auth, Proxy-Authorization, credentials and set-cookie are secret;
-// monkey, keyboard, keychain, token_type, max_tokens, oauth_scope,
-// passwords_policy and secretary are not (secret names match whole
-// segments, never substrings).
+// '_'-separated segments do; key and auth count only as the whole key. So
+// password, DB_PASSWORD, db_pass, key, auth, api_key, X-Api-Key,
+// Ocp-Apim-Subscription-Key, access_token, clientSecret, basic_auth,
+// Proxy-Authorization, credentials and set-cookie are secret; monkey,
+// keyboard, keychain, sort_key, requires_auth, token_type, max_tokens,
+// oauth_scope, passwords_policy and secretary are not (secret names match
+// whole segments, never substrings).
 func IsSecretKey(k string) bool {
 	n := normKey(k)
-	if secretKeySet[n] {
+	if secretKeySet[n] || exactSecretKeys[n] {
 		return true
 	}
 	for i := 0; i < len(n); i++ {

@@ -43,7 +43,9 @@ func TestIsSecretKey(t *testing.T) {
 		"keychain", "kind", "passwords_policy", "secretary", "description", "api_url",
 		// Secret names match whole segments, never substrings.
 		"monkey", "keyboard", "hotkey", "keys", "author", "authority", "oauth", "oauth_scope", "passenger", "compass",
-		"bypass", "dsn_host", "jwt_issuer", "credential_name", "access_key_id"}
+		"bypass", "dsn_host", "jwt_issuer", "credential_name", "access_key_id",
+		// key and auth count only as the whole key.
+		"sort_key", "prepared_key", "cache_key", "requires_auth", "use_auth"}
 	for _, k := range secret {
 		if !redact.IsSecretKey(k) {
 			t.Errorf("IsSecretKey(%q) = false, want true", k)
