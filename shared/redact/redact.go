@@ -27,7 +27,8 @@
 // values tasks receive are never redacted.
 //
 // Where the engine must apply it (issue 10 item 6): every log line's
-// message and attributes (String/Value), every event payload and error
+// message and attributes (NewHandler around the service's slog handler,
+// WithRedactor on an execution's context), every event payload and error
 // before it is published or stored (Value/Error), DLQ payloads (Bytes or
 // Value), Cloud Task bodies and outbox commands (Bytes), API responses
 // (Value), the metadata of offloaded results, and span attributes.
