@@ -147,6 +147,34 @@ func preJoin(g *guard, in *exec.Value, p *exec.VarArgs) {
 	g.refuseText("join()", total)
 }
 
+// preIterate refuses to turn an input of more than MaxItems elements
+// (list items, mapping keys, or a string's characters — `'x' * 8000000 |
+// list` would build 8 million strings) into a list.
+func preIterate(g *guard, in *exec.Value, _ *exec.VarArgs) {
+	n := 0
+	switch x := in.Interface().(type) {
+	case string:
+		n = utf8.RuneCountInString(x)
+	default:
+		if in.IsList() || in.IsDict() {
+			n = in.Len()
+		}
+	}
+	if n > g.limits.MaxItems {
+		g.abortf("a filter would build a list longer than %d items", g.limits.MaxItems)
+	}
+}
+
+func preBatchIterate(g *guard, in *exec.Value, p *exec.VarArgs) {
+	preIterate(g, in, p)
+	preBatch(g, in, p)
+}
+
+func preSliceIterate(g *guard, in *exec.Value, p *exec.VarArgs) {
+	preIterate(g, in, p)
+	preSlice(g, in, p)
+}
+
 func preBatch(g *guard, in *exec.Value, p *exec.VarArgs) {
 	if n, ok := intArg(p, 0, "linecount"); ok && n > g.limits.MaxItems {
 		g.abortf("batch() of %d would build a list longer than %d items", n, g.limits.MaxItems)

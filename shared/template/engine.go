@@ -45,7 +45,10 @@ import (
 //     inputs (center, indent, replace, join, format, tojson, batch,
 //     slice, str.center/ljust/rjust/zfill/expandtabs/join/replace/format,
 //     `*`, `+`, `~`, `%`, range) are checked against MaxOutputBytes /
-//     MaxItems / MaxRange BEFORE they build it.
+//     MaxItems / MaxRange BEFORE they build it, and so are the filters
+//     that turn their input into a list (list, map, select, reject,
+//     selectattr, rejectattr, unique, sort, dictsort, groupby, reverse,
+//     batch, slice: at most MaxItems elements or characters).
 //   - Total allocation: the bytes of every value built by a filter,
 //     operator, call or literal, of every {% set %} value, of every dict
 //     or list a method call copies, and 2 KiB per {% for %} iteration are
