@@ -323,6 +323,7 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_PG_DSN", c.PGDSN()},
 		{"NOETL_RESULTS_BUCKET", c.ResultsBucket},
 		{"NOETL_WORK_CONCURRENCY", itoa(c.WorkConcurrency)},
+		{"NOETL_TASKS_MAX_ATTEMPTS", itoa(c.TasksMaxAttempts)},
 		{"NOETL_PUSH_CONCURRENCY", itoa(c.PushConcurrency)},
 	}
 }

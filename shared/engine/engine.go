@@ -619,7 +619,7 @@ func TimeoutEvent(executionID, step string, run int, timeoutS float64, now time.
 	ev.EntityType, ev.EntityID = "step", step
 	ev.Status = types.StatusFailed
 	ev.Payload = map[string]any{"error": map[string]any{"kind": "timeout", "retryable": false,
-		"message": fmt.Sprintf("step %s run %d exceeded its time budget of %vs", step, run, timeoutS)}}
+		"message": fmt.Sprintf("step %s run %d exceeded its time budget: lifecycle.timeout_s or loop.spec.timeout_s %v", step, run, timeoutS)}}
 	return ev
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/router"
 	"github.com/noetl/gcpengine/shared/store"
@@ -85,7 +86,12 @@ func open(ctx context.Context) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: configuration: %w", err)
 	}
-	log := telemetry.Setup("noetl-functions")
+	// Every log record passes the redaction handler: secret-named keys,
+	// URL query secrets and Basic/Bearer values, and the values of the
+	// credentials of the context's redactor (redact.WithRedactor), are
+	// masked (seed 000 §8.9).
+	log := slog.New(redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil))
+	slog.SetDefault(log)
 	st, err := store.OpenFirestore(ctx, cfg.Project)
 	if err != nil {
 		return nil, err

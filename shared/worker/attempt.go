@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
@@ -67,6 +68,11 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	if out.Extra["adopted"] == true {
 		ae.Payload["adopted"] = true
+	}
+	if vals, ok := out.Extra["secrets"].([]string); ok && len(vals) > 0 {
+		// Values read by a secrets task are masked from here on, in the
+		// unit's events and logs like the keychain's.
+		u.addSecrets(vals)
 	}
 	if out.Logs != "" {
 		l := out.Logs
@@ -368,4 +374,24 @@ func (u *unit) applyAuth(kind string, cfg map[string]any) error {
 		cfg["auth"] = entry
 	}
 	return nil
+}
+
+// addSecrets extends the unit's redactor with secret values read at run
+// time (the secrets kind).
+func (u *unit) addSecrets(vals []string) {
+	kc := make(map[string]any, len(u.kc)+1)
+	for k, v := range u.kc {
+		kc[k] = v
+	}
+	m := map[string]any{}
+	if prev, ok := u.kc["__task_secrets"].(map[string]any); ok {
+		for k, v := range prev {
+			m[k] = v
+		}
+	}
+	for _, v := range vals {
+		m[fmt.Sprintf("v%d", len(m))] = v
+	}
+	kc["__task_secrets"] = m
+	u.kc, u.red = kc, redact.New(kc)
 }
