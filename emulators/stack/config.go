@@ -10,13 +10,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/noetl/gcpengine/emulators/chaos"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/emulators/chaos"
 
 	"github.com/noetl/gcpengine/emulators/fixtures"
 )
@@ -74,7 +75,8 @@ type Config struct {
 	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
 	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 200 (max_concurrent_dispatches of both queues)
 	// TasksMaxAttempts is the queues' max attempts (NOETL_TASKS_MAX_ATTEMPTS,
-	// default 30, as the functions read it to recognise the last attempt).
+	// default 10 on the stack (the deployed default is 30), passed to the
+	// functions, which recognise the last attempt by it).
 	TasksMaxAttempts int
 	PushConcurrency  int // NOETL_PUSH_CONCURRENCY, default 32 (concurrent pushes per subscription)
 
@@ -145,7 +147,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		NATSPort:         num("NOETL_NATS_PORT", 8686, 1, 65535),
 		ResultsBucket:    str("NOETL_RESULTS_BUCKET", DefaultBucket),
 		WorkConcurrency:  num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
-		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 30, 1, 1000),
+		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
 		PushConcurrency:  num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
 		PushMaxAttempts:  num("NOETL_PUSH_MAX_ATTEMPTS", 10, 1, 1000),
 		PushMinBackoff:   dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
@@ -324,6 +326,12 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_RESULTS_BUCKET", c.ResultsBucket},
 		{"NOETL_WORK_CONCURRENCY", itoa(c.WorkConcurrency)},
 		{"NOETL_TASKS_MAX_ATTEMPTS", itoa(c.TasksMaxAttempts)},
+		// Tests may target injected faults at one execution (shared/faults).
+		{"NOETL_FAULTS_WORKLOAD", "1"},
+		// Short leases on the stack: a dead holder's unit is reclaimed
+		// within seconds (deployed defaults: 30 s and 10 s).
+		{"NOETL_LEASE_TTL_S", envOr("NOETL_LEASE_TTL_S", "10")},
+		{"NOETL_HEARTBEAT_INTERVAL_S", envOr("NOETL_HEARTBEAT_INTERVAL_S", "3")},
 		{"NOETL_PUSH_CONCURRENCY", itoa(c.PushConcurrency)},
 	}
 }
@@ -341,4 +349,11 @@ func (c Config) EnvFileContent() string {
 		b.WriteString("export " + kv.Key + "=" + shellQuote(kv.Value) + "\n")
 	}
 	return b.String()
+}
+
+func envOr(k, def string) string {
+	if v := strings.TrimSpace(os.Getenv(k)); v != "" {
+		return v
+	}
+	return def
 }

@@ -128,7 +128,7 @@ func QueueSpec(project, location, id string, concurrency, maxAttempts int) *clou
 		RetryConfig: &cloudtaskspb.RetryConfig{
 			MaxAttempts:  int32(maxAttempts),
 			MinBackoff:   durationpb.New(200 * time.Millisecond),
-			MaxBackoff:   durationpb.New(10 * time.Second),
+			MaxBackoff:   durationpb.New(2 * time.Second),
 			MaxDoublings: 16,
 		},
 	}

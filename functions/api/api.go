@@ -53,6 +53,10 @@ func API(w http.ResponseWriter, r *http.Request) {
 		start(w, r)
 	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
 		Credentials(w, r, strings.TrimPrefix(p, "/credentials"))
+	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
+		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
+	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
+		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:

@@ -29,6 +29,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/store"
@@ -144,6 +145,9 @@ type ApplyParams struct {
 // NotFound.
 func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	var red *redact.Redactor
+	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
+		return false, err
+	}
 	cp, err := c.Store.ExecutionCheckpoint(ctx, store.CheckpointParams{
 		ExecutionID: p.ExecutionID, OutboxID: p.OutboxID, Base: p.Base,
 		Apply: func(rec *store.Execution) (*engine.Output, error) {
@@ -213,6 +217,11 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	})
 	if err != nil {
 		return false, err
+	}
+	if cp.Applied {
+		if err := faults.Inject(c.Source+".after_commit", p.ExecutionID); err != nil {
+			return true, err
+		}
 	}
 	if !cp.Applied {
 		if len(p.Events) > 0 {

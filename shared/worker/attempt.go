@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
@@ -147,6 +148,9 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 		}
 	}
 	out := u.runTool(ctx, task)
+	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0); err != nil {
+		return types.Outcome{}, err
+	}
 	rec := out
 	rec.Logs = ""
 	if u.w.Results != nil {

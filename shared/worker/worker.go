@@ -27,6 +27,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -297,6 +298,9 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 		return w.stepTimeout(ctx, step, cmd, log)
 	case types.CmdLeaseCheck:
 		return w.leaseCheck(ctx, cmd, log)
+	}
+	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0); err != nil {
+		return err
 	}
 	u := &unit{w: w, cmd: cmd, dispatched: cmd, rec: rec, st: st, pb: pb, step: step, log: log, holder: d.Holder, clock: cmd.Clock,
 		recovering: d.recovering(cmd), started: w.now(), handOffAfter: w.handOffAfter(pb)}
