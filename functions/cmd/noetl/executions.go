@@ -28,7 +28,8 @@ func (a *app) listCmd() *cobra.Command {
 		Short: "List executions, newest first",
 		Long: `List executions, newest first (GET /executions): id, status, playbook, creation and
 last update times, parent execution. --status is one of ` + strings.Join(executionStatuses, ", ") + `;
---playbook is the playbook's metadata.name. json prints {"executions": [...]}.`,
+--playbook is the playbook as list shows it (its metadata.path, else its metadata.name).
+json prints {"executions": [...]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if status != "" && !contains(executionStatuses, status) {
@@ -75,7 +76,7 @@ last update times, parent execution. --status is one of ` + strings.Join(executi
 		},
 	}
 	c.Flags().StringVar(&status, "status", "", "only executions with this status ("+strings.Join(executionStatuses, "|")+")")
-	c.Flags().StringVar(&playbook, "playbook", "", "only executions of this playbook (metadata.name)")
+	c.Flags().StringVar(&playbook, "playbook", "", "only executions of this playbook (metadata.path, else metadata.name)")
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many executions (the api allows 1..1000)")
 	return c
 }

@@ -40,7 +40,7 @@ cannot be read.`,
 				return fail(ExitNotFound, "%v (is tracing on? the file exporter writes to NOETL_TRACE_DIR)", err)
 			}
 			if err != nil {
-				return fail(ExitInvalid, "%v (set --dir or NOETL_TRACE_DIR to the stack's trace directory)", err)
+				return fail(ExitInvalid, "%v (set --dir or NOETL_TRACE_DIR to the directory the functions' file exporter writes, e.g. the stack's .stack/traces; is the file exporter on?)", err)
 			}
 			if a.jsonOut() {
 				printValue(a.stdout, tree)
