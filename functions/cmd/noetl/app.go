@@ -93,9 +93,12 @@ type app struct {
 	// Global flags.
 	apiURL, tokenFlag, output string
 
-	// token caches the bearer token once resolved (tokenDone).
-	token     string
-	tokenDone bool
+	// token caches the bearer token once resolved (tokenDone);
+	// tokenMinted says it came from gcloud (identity tokens expire after
+	// an hour: a 401 mints a new one once).
+	token       string
+	tokenDone   bool
+	tokenMinted bool
 }
 
 // Main runs the CLI with os.Args[1:] and returns the exit code.

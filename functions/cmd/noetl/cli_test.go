@@ -796,3 +796,50 @@ func TestCost(t *testing.T) {
 		t.Errorf("unknown: %+v", r)
 	}
 }
+
+// An identity token the api refuses (expired: they live an hour, run
+// may poll longer) is minted again once; a second refusal is exit 4.
+func TestTokenRefreshOn401(t *testing.T) {
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "n")
+	script := "#!/bin/sh\nn=$(cat '" + counter + "' 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > '" + counter + "'\necho tok-$n\n"
+	if err := os.WriteFile(filepath.Join(dir, "gcloud"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	accept := "Bearer tok-2"
+	f := newFake(t)
+	f.on("GET /executions", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != accept {
+			writeFake(w, 401, map[string]any{"error": "token expired"})
+			return
+		}
+		writeFake(w, 200, map[string]any{"executions": []any{}})
+	})
+	run := func() result {
+		a, so, se := testApp(map[string]string{"NOETL_API_URL": "http://api.example.test/api", "PATH": dir})
+		a.hc = dialTo(f.srv.Listener.Addr().String())
+		return execApp(a, so, se, "list")
+	}
+	if r := run(); r.code != 0 {
+		t.Fatalf("refresh: %+v", r)
+	}
+	var auths []string
+	for _, rq := range f.requests() {
+		auths = append(auths, rq.Auth)
+	}
+	if strings.Join(auths, ",") != "Bearer tok-1,Bearer tok-2" {
+		t.Errorf("Authorization sent: %v", auths)
+	}
+	accept = "never"
+	if r := run(); r.code != ExitUnavailable || !strings.Contains(r.stderr, "unauthorized (401): token expired") {
+		t.Errorf("refused twice: %+v", r)
+	}
+	if n := len(f.requests()); n != 4 {
+		t.Errorf("%d requests, want 2 + 2 (one retry, no loop)", n)
+	}
+	// A token given by flag is not retried.
+	a, so, se := testApp(map[string]string{"NOETL_API_URL": f.URL()})
+	if r := execApp(a, so, se, "list", "--token", "static"); r.code != ExitUnavailable || len(f.requests()) != 5 {
+		t.Errorf("static token: %+v, %d requests", r, len(f.requests()))
+	}
+}

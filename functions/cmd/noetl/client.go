@@ -76,6 +76,7 @@ func (a *app) bearer() (string, error) {
 		if tok == "" {
 			return "", fail(ExitUnavailable, "gcloud auth print-identity-token --audiences=%s printed no token (pass --token)", base)
 		}
+		a.tokenMinted = true
 	}
 	a.token, a.tokenDone = tok, true
 	return tok, nil
@@ -97,8 +98,19 @@ type apiError struct {
 // send performs one request to the api: path is relative to the base
 // (e.g. "/executions/ID"), body (if not nil) is sent as JSON. Only a
 // transport error is returned (ExitUnavailable); the status is the
-// caller's to judge (see check).
+// caller's to judge (see check). A 401 to a token minted by gcloud (an
+// identity token lives an hour; run and events --follow may outlive it)
+// mints a new token and sends the request once more.
 func (a *app) send(method, path string, body any) (*response, error) {
+	r, err := a.sendOnce(method, path, body)
+	if err == nil && r.status == http.StatusUnauthorized && a.tokenMinted {
+		a.token, a.tokenDone, a.tokenMinted = "", false, false
+		return a.sendOnce(method, path, body)
+	}
+	return r, err
+}
+
+func (a *app) sendOnce(method, path string, body any) (*response, error) {
 	tok, err := a.bearer()
 	if err != nil {
 		return nil, err
