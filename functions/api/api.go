@@ -51,6 +51,8 @@ func API(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	case p == "/executions" && r.Method == http.MethodPost:
 		start(w, r)
+	case p == "/executions" && r.Method == http.MethodGet:
+		list(w, r)
 	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
 		Credentials(w, r, strings.TrimPrefix(p, "/credentials"))
 	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
