@@ -42,7 +42,7 @@ import (
 type Deps struct {
 	// Control applies transitions on behalf of the api (cancellation,
 	// DLQ discards).
-	Control *control.Control
+	Control    *control.Control
 	Cfg        config.Config
 	Log        *slog.Logger
 	Store      *store.Firestore
