@@ -159,7 +159,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			// Events made outside the execution's clock (a cancellation,
 			// a timer) are stamped after its last event.
 			event, evs := p.Event, append([]types.Event(nil), p.Events...)
-			base := st.Clock
+			base := types.HLC(st.Clock, c.now())
 			for i := range evs {
 				if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
 					base++

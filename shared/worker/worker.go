@@ -435,7 +435,7 @@ func (u *unit) release(ctx context.Context) error {
 func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Command, log *slog.Logger) error {
 	log.Warn("step exceeded its lifecycle timeout", "timeout_s", step.TimeoutS)
 	ev := engine.TimeoutEvent(cmd.ExecutionID, cmd.Step, cmd.StepRun, step.TimeoutS, w.now())
-	ev.Clock = cmd.Clock + 1
+	ev.Clock = types.HLC(cmd.Clock, w.now()) + 1
 	_, err := w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
 		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
 	return err
