@@ -275,6 +275,9 @@ type Command struct {
 	Reclaim int `json:"reclaim,omitempty"`
 	Replay  int `json:"replay,omitempty"`
 	HandOff int `json:"hand_off,omitempty"`
+	// Started is when a loop iteration's first delivery began (its item
+	// budget, loop.spec.item_timeout_s, runs from there across hand-offs).
+	Started time.Time `json:"started,omitempty"`
 	// Unit is, for a lease_check command, the unit it watches (as it was
 	// dispatched); Holder is the lease holder it watches.
 	Unit   *Command `json:"unit,omitempty"`

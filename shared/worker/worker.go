@@ -76,7 +76,11 @@ type Worker struct {
 	// ToolTimeout is a task's timeout when it sets none (seed 000 §8.12
 	// timeouts.tool_default_ms; 0: the tool's own default).
 	ToolTimeout time.Duration
-	Now         func() time.Time
+	// LoopItemTimeout is a loop iteration's budget when its loop sets no
+	// loop.spec.item_timeout_s (seed 000 §8.12 timeouts.loop_item_ms; 0:
+	// none).
+	LoopItemTimeout time.Duration
+	Now             func() time.Time
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
@@ -301,6 +305,9 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	}
 	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0); err != nil {
 		return err
+	}
+	if cmd.Iteration != nil && cmd.Started.IsZero() {
+		cmd.Started = w.now()
 	}
 	u := &unit{w: w, cmd: cmd, dispatched: cmd, rec: rec, st: st, pb: pb, step: step, log: log, holder: d.Holder, clock: cmd.Clock,
 		recovering: d.recovering(cmd), started: w.now(), handOffAfter: w.handOffAfter(pb)}
