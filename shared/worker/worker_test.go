@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -852,4 +853,78 @@ func num(v any) float64 {
 		return x
 	}
 	return -1
+}
+
+// TestFailingToolFailsStep: a task whose outcome is a non-retryable error
+// and whose policy says nothing fails its step, and (on_step_fail halt)
+// the execution.
+func TestFailingToolFailsStep(t *testing.T) {
+	env := controltest.NewEnv()
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "python", Message: "ValueError: no"}}
+	}}
+	w := newWorker(env, py, nil)
+	start(t, env, "ex1", pipeline, nil)
+	drain(t, env, w)
+	st := status(t, env, "ex1")
+	if st.Status != engine.ExecFailed || st.Steps["start"].Status != types.StatusFailed || st.Steps["after"] != nil {
+		t.Fatalf("execution %s, steps %v; want failed at start", st.Status, st.Steps)
+	}
+	if py.calls("count") != 1 || py.calls("echo") != 0 {
+		t.Fatalf("count ran %d times, want 1 (no retry of a non-retryable error)", py.calls("count"))
+	}
+	tf := eventsOf(env, "ex1", types.EvTaskFailed)
+	if len(tf) != 1 || tf[0].Task != "count" || !strings.Contains(strings.ToLower(fmtAny(tf[0].Payload["error"])), "valueerror") {
+		t.Fatalf("task.failed events %+v", tf)
+	}
+	checkCausal(t, env, "ex1")
+}
+
+func fmtAny(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestUnwantedUnits: units that must not run are dropped (or deferred)
+// without running their tools.
+func TestUnwantedUnits(t *testing.T) {
+	ctx := context.Background()
+	env := controltest.NewEnv()
+	py := &fakeTool{}
+	w := newWorker(env, py, nil)
+	start(t, env, "ex1", pipeline, nil)
+	unit := take(t, env)
+	ahead := unit
+	ahead.StateVersion++
+	ghost := unit
+	ghost.ExecutionID = "ghost"
+	stale := unit
+	stale.StepRun = 7
+	cases := []struct {
+		name string
+		cmd  types.Command
+		want error
+	}{
+		{"a unit of an unknown execution is dropped", ghost, nil},
+		{"a unit derived from a newer state is retried later", ahead, ErrRetryLater},
+		{"a unit of a step run that is not current is dropped", stale, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := w.Run(ctx, c.cmd, Delivery{TaskName: c.cmd.TaskName()}); !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+				t.Fatalf("Run: %v, want %v", err, c.want)
+			}
+		})
+	}
+	if py.calls("") != 0 {
+		t.Fatalf("an unwanted unit ran a tool %d times", py.calls(""))
+	}
+	t.Run("a unit of a finished execution is dropped", func(t *testing.T) {
+		if _, err := env.Control.Stop(ctx, "ex1", control.CancelEvent("ex1", "test", "api", env.Clock.Now())); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(ctx, unit, Delivery{TaskName: unit.TaskName()}); err != nil || py.calls("") != 0 {
+			t.Fatalf("Run: %v, tool runs %d", err, py.calls(""))
+		}
+	})
 }
