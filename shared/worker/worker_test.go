@@ -928,3 +928,113 @@ func TestUnwantedUnits(t *testing.T) {
 		}
 	})
 }
+
+const sideEffectLoop = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: loop, path: tests/loop}
+workflow:
+  - step: start
+    loop:
+      in: "{{ workload.items }}"
+      iterator: item
+      spec: {mode: parallel, max_in_flight: 2}
+    tool:
+      - send: {kind: python, code: "send()", input: {v: "{{ item }}"}}
+`
+
+// TestIterationLeases: a side-effecting iteration whose delivery fails
+// after its tool ran is retried at once (its lease expired with the
+// failure) and adopts the recorded outcome; the watchdog of an iteration
+// reclaims it when its lease expired and stops once it ended.
+func TestIterationLeases(t *testing.T) {
+	ctx := context.Background()
+	env := controltest.NewEnv()
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		return types.Outcome{Status: types.StatusOK, Result: req.Args["v"]}
+	}}
+	w := newWorker(env, py, nil)
+	start(t, env, "ex1", sideEffectLoop, map[string]any{"items": []any{"a", "b", "c"}})
+	iteration := func(i int) types.Command {
+		t.Helper()
+		c, ok := env.Tasks.Take(func(c types.Command) bool { return isUnit(c) && c.Iteration != nil && *c.Iteration == i })
+		if !ok {
+			t.Fatalf("iteration %d not pending", i)
+		}
+		return c
+	}
+	it0 := iteration(0)
+	env.Bus.FailBatch = controltest.FailTimes(1, errDown, func(b types.Batch) bool { return true })
+	if err := w.Run(ctx, it0, Delivery{TaskName: it0.TaskName()}); !errors.Is(err, errDown) {
+		t.Fatalf("first delivery: %v, want the outage", err)
+	}
+	status0, holder, expires, err := env.Memory.IterationGet(ctx, "ex1", "start.1", 0)
+	if err != nil || status0 != types.StatusRunning || expires.After(env.Clock.Now()) {
+		t.Fatalf("iteration 0 after the failure: %s held by %q until %s (%v); want running, expired", status0, holder, expires, err)
+	}
+	if err := otherInstance(env, w).Run(ctx, it0, Delivery{TaskName: it0.TaskName(), RetryCount: 1}); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if py.calls("send") != 1 {
+		t.Fatalf("send ran %d times for iteration 0, want 1", py.calls("send"))
+	}
+	// Iteration 1: its holder dies after taking the lease.
+	it1 := iteration(1)
+	if _, err := env.Memory.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: "ex1", LoopKey: "start.1", Index: 1, Holder: "dead", TTL: w.ttl(), Now: env.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	chk := leaseCheckOf(it1, "dead", 0, env.Clock.Now().Add(w.ttl()+WatchdogGrace))
+	env.Clock.Set(chk.NotBefore)
+	if err := w.Run(ctx, chk, Delivery{TaskName: chk.TaskName()}); err != nil {
+		t.Fatal(err)
+	}
+	var reclaimed *types.Command
+	for _, c := range env.Tasks.Pending() {
+		if c.Reclaim == 1 && c.Iteration != nil && *c.Iteration == 1 {
+			reclaimed = &c
+		}
+	}
+	if reclaimed == nil {
+		t.Fatalf("iteration 1 not reclaimed: pending %+v", env.Tasks.Pending())
+	}
+	drain(t, env, w)
+	st := status(t, env, "ex1")
+	if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"results": []any{"a", "b", "c"}}) {
+		t.Fatalf("execution %s result %v", st.Status, st.Results["start"])
+	}
+	// The watchdog of an ended iteration does nothing.
+	before := len(env.Tasks.Created())
+	late := leaseCheckOf(it1, "dead", 1, env.Clock.Now())
+	if err := w.Run(ctx, late, Delivery{TaskName: late.TaskName()}); err != nil || len(env.Tasks.Created()) != before {
+		t.Fatalf("watchdog of an ended iteration: %v, %d new tasks", err, len(env.Tasks.Created())-before)
+	}
+	if n := py.calls("send"); n != 3 {
+		t.Fatalf("send ran %d times for 3 items, want 3", n)
+	}
+	checkCausal(t, env, "ex1")
+}
+
+// TestLargeItemsReadFromPlan: iterations whose items were left out of
+// their Cloud Task bodies read them from the loop plan (through the
+// results tier, on another instance).
+func TestLargeItemsReadFromPlan(t *testing.T) {
+	env := controltest.NewEnv()
+	off := &controltest.Offloader{InlineMax: control.ItemsInlineMax}
+	env.Control.Results = off
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		s, _ := req.Args["v"].(string)
+		return types.Outcome{Status: types.StatusOK, Result: int64(len(s))}
+	}}
+	w := newWorker(env, py, nil)
+	big := strings.Repeat("y", control.ItemInlineMax+100)
+	items := []any{big, "small", big + big, big, big}
+	start(t, env, "ex1", sideEffectLoop, map[string]any{"items": items})
+	other := otherInstance(env, w)
+	other.Control.Results = off
+	drain(t, env, other)
+	st := status(t, env, "ex1")
+	want := []any{int64(len(big)), int64(5), int64(2 * len(big)), int64(len(big)), int64(len(big))}
+	if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"results": want}) {
+		t.Fatalf("execution %s result %v", st.Status, st.Results["start"])
+	}
+}
