@@ -233,7 +233,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			evs := p.Events
 			if cp.State != nil {
 				evs = append([]types.Event(nil), p.Events...)
-				base := cp.State.Clock
+				base := types.HLC(cp.State.Clock, c.now())
 				for i := range evs {
 					if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
 						base++
