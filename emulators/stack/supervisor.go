@@ -543,8 +543,11 @@ func (f *functionsRunner) start(ctx context.Context) error {
 	return nil
 }
 
-// loop restarts the server whenever it exits, with backoff (1s doubling to
-// 30s; reset after a minute of uptime).
+// loop restarts the server whenever it exits: after 100 ms when it
+// crashed on purpose (an injected fault, exit code faults.ExitCode), after
+// 1 s when it had run for 5 s or more (a dying instance: the soak kills
+// it), and with backoff while it keeps exiting within 5 s of its start (a
+// crash loop: 1 s doubling to 30 s).
 func (f *functionsRunner) loop(p *proc) {
 	defer close(f.loopDone)
 	lg := f.s.log
@@ -557,7 +560,7 @@ func (f *functionsRunner) loop(p *proc) {
 			return
 		}
 		f.mu.Unlock()
-		if time.Since(p.started) > time.Minute {
+		if time.Since(p.started) >= 5*time.Second {
 			wait = time.Second
 		}
 		var ee *exec.ExitError

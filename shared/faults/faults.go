@@ -67,7 +67,7 @@ var (
 	rng    *rand.Rand
 	counts = map[string]int{}
 	loaded bool
-	log    = slog.Default()
+	log    *slog.Logger // nil: slog.Default() at the time of logging
 	exit   = os.Exit
 )
 
@@ -107,7 +107,7 @@ func load() {
 	}
 	r, err := Parse(v)
 	if err != nil {
-		log.Error("fault injection disabled: bad configuration", "error", err.Error())
+		logger().Error("fault injection disabled: bad configuration", "error", err.Error())
 		return
 	}
 	seed, _ := strconv.ParseUint(os.Getenv(SeedEnv), 10, 64)
@@ -118,10 +118,20 @@ func load() {
 	// repeat the same crash at the same place forever).
 	seed ^= uint64(os.Getpid()) * 0x9e3779b97f4a7c15
 	rules, rng = r, rand.New(rand.NewPCG(seed, seed>>1|1))
-	log.Warn("fault injection enabled", "faults", v)
+	logger().Warn("fault injection enabled", "faults", v)
 }
 
-// SetLogger sets the logger of injected faults.
+// logger is the logger set by SetLogger, else the process's default (read
+// when logging, so that a default installed after this package's init —
+// the functions' JSON logger — is used). Callers hold mu or run in load.
+func logger() *slog.Logger {
+	if log != nil {
+		return log
+	}
+	return slog.Default()
+}
+
+// SetLogger sets the logger of injected faults (nil: slog.Default()).
 func SetLogger(l *slog.Logger) {
 	mu.Lock()
 	log = l
@@ -153,7 +163,7 @@ func Inject(point, executionID string) error {
 		return nil
 	}
 	counts[point+"."+r.action]++
-	l := log
+	l := logger()
 	mu.Unlock()
 	l.Warn("fault injected", "event", "fault_injected", "point", point, "action", r.action, "execution_id", executionID)
 	if r.action == "crash" {
@@ -208,7 +218,7 @@ func InjectFor(point, executionID, step string, workload map[string]any, replay 
 					if hit {
 						counts[point+"."+rr.action]++
 					}
-					l := log
+					l := logger()
 					mu.Unlock()
 					if hit {
 						l.Warn("fault injected", "event", "fault_injected", "point", point, "action", rr.action, "execution_id", executionID, "scope", "workload")

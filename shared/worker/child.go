@@ -19,7 +19,7 @@ import (
 // the command's pointer: derived from the parent unit, so a redelivered
 // task finds the child it already started instead of starting another.
 func ChildID(c types.Command) string {
-	return "child-" + types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
+	return launch.DerivedID("child", c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
 }
 
 // cursorCommand is the unit's command at its current cursor.
