@@ -322,7 +322,7 @@ type PyOutcome struct {
 // Retryable is the tool's classification (HTTP 408/429/5xx and network
 // errors are retryable, ../shared/DSL.md).
 type TaskError struct {
-	Kind      string `json:"kind"` // "http", "network", "python", "postgres", "timeout", "template", "config", ...
+	Kind      string `json:"kind"` // "server_error", "connection", "python", "postgres", "timeout", "template", "config", ...
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
 	Status    int    `json:"status,omitempty"` // HTTP status, for kind "http"
