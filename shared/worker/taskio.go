@@ -87,3 +87,16 @@ func scriptConfig(s *dsl.Script, sc template.Scope) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+// taskResultNames returns a new map with the results of the unit's
+// finished tasks by label, the names a later task of the pipeline reads
+// them by (NoETL's task sequence: `{{ save_profile.profile_score }}`; a
+// label shadows a step of the same name inside the pipeline). They are
+// also under `_task`.
+func taskResultNames(results map[string]any) map[string]any {
+	out := make(map[string]any, len(results)+2)
+	for k, v := range results {
+		out[k] = v
+	}
+	return out
+}

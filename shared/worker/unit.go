@@ -166,7 +166,8 @@ func (u *unit) scope(extra map[string]any) template.Scope {
 
 // taskScope is the scope a task's templates render in.
 func (u *unit) taskScope() template.Scope {
-	extra := map[string]any{"_task": u.cur.TaskResults, "_attempt": u.cur.Attempt}
+	extra := taskResultNames(u.cur.TaskResults) // hook (h-conf): finished tasks by label (taskio.go)
+	extra["_task"], extra["_attempt"] = u.cur.TaskResults, u.cur.Attempt
 	if u.cur.HasPrev {
 		extra["_prev"] = u.cur.Prev
 	}
