@@ -33,7 +33,8 @@ import (
 //     payload, e.g. `{{ run_python_from_file.data }}`).
 //
 // The kind of a step's result is its last task's (a workbook task: the
-// workbook entry's); a loop step is rule 2 whatever its tasks.
+// workbook entry's); a loop step is rule 2 whatever its tasks. A step
+// whose output block has `as` is also visible by that name.
 
 // RefView is the view key of a stored result's reference (rule 1).
 const RefView = "_ref"
@@ -58,6 +59,18 @@ func ResultViews(pb *dsl.Playbook, raw, resolved map[string]any) map[string]any 
 		}
 		full, isFull := resolved[name]
 		out[name] = ResultView(pb, step, v, full, isFull)
+	}
+	// output.as: an extra name the result is also visible by (never
+	// shadowing a step's own result).
+	for name := range raw {
+		if pb == nil {
+			break
+		}
+		if step := pb.Step(name); step != nil && step.Output != nil && step.Output.As != "" {
+			if _, taken := raw[step.Output.As]; !taken {
+				out[step.Output.As] = out[name]
+			}
+		}
 	}
 	return out
 }

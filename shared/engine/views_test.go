@@ -30,6 +30,10 @@ workflow:
     next: {arcs: [{step: wb}]}
   - step: wb
     tool: {kind: workbook, name: q}
+    next: {arcs: [{step: aliased}]}
+  - step: aliased
+    tool: {kind: noop}
+    output: {as: other_name}
 `
 
 func TestResultViews(t *testing.T) {
@@ -113,5 +117,23 @@ func TestOutputDataAndRefTarget(t *testing.T) {
 	}
 	if got := RefTarget("x_ref", map[string]any{"a": 1}); !reflect.DeepEqual(got, map[string]any{"a": 1}) {
 		t.Fatalf("_ref target without a reference got %v", got)
+	}
+}
+
+func TestResultViewsOutputAs(t *testing.T) {
+	pb, err := dsl.Load([]byte(viewsPB), "views.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pb.Step("aliased").Output == nil || pb.Step("aliased").Output.As != "other_name" {
+		t.Fatalf("output.as not loaded: %+v", pb.Step("aliased").Output)
+	}
+	v := ResultViews(pb, map[string]any{"aliased": map[string]any{"data": 1}}, nil)
+	if !reflect.DeepEqual(v["other_name"], map[string]any{"data": 1}) || !reflect.DeepEqual(v["aliased"], v["other_name"]) {
+		t.Fatalf("views %v", v)
+	}
+	v = ResultViews(pb, map[string]any{"aliased": 1, "other_name": 2}, nil)
+	if v["other_name"] != 2 {
+		t.Fatalf("output.as shadowed a step result: %v", v)
 	}
 }
