@@ -10,13 +10,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/noetl/gcpengine/emulators/chaos"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/emulators/chaos"
 
 	"github.com/noetl/gcpengine/emulators/fixtures"
 )
@@ -73,7 +74,11 @@ type Config struct {
 
 	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
 	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 200 (max_concurrent_dispatches of both queues)
-	PushConcurrency int    // NOETL_PUSH_CONCURRENCY, default 32 (concurrent pushes per subscription)
+	// TasksMaxAttempts is the queues' max attempts (NOETL_TASKS_MAX_ATTEMPTS,
+	// default 10 on the stack (the deployed default is 30), passed to the
+	// functions, which recognise the last attempt by it).
+	TasksMaxAttempts int
+	PushConcurrency  int // NOETL_PUSH_CONCURRENCY, default 32 (concurrent pushes per subscription)
 
 	PushMaxAttempts int           // NOETL_PUSH_MAX_ATTEMPTS, default 10 (then the message is dead-lettered)
 	PushMinBackoff  time.Duration // NOETL_PUSH_MIN_BACKOFF, default 200ms
@@ -128,27 +133,28 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 
 	c := Config{
-		RepoRoot:        str("NOETL_REPO_ROOT", ""),
-		StackDir:        str("NOETL_STACK_DIR", ""),
-		Project:         str("GOOGLE_CLOUD_PROJECT", defaultProject),
-		Location:        str("NOETL_LOCATION", defaultLocation),
-		PubSubPort:      num("NOETL_PUBSUB_PORT", 8681, 1, 65535),
-		FirestorePort:   num("NOETL_FIRESTORE_PORT", 8682, 1, 65535),
-		GCSPort:         num("NOETL_GCS_PORT", 8683, 1, 65535),
-		TasksPort:       num("NOETL_TASKS_PORT", 8684, 1, 65535),
-		FixturesPort:    num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
-		FunctionsPort:   num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
-		PGPort:          num("NOETL_PG_PORT", 55432, 1, 65535),
-		NATSPort:        num("NOETL_NATS_PORT", 8686, 1, 65535),
-		ResultsBucket:   str("NOETL_RESULTS_BUCKET", DefaultBucket),
-		WorkConcurrency: num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
-		PushConcurrency: num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
-		PushMaxAttempts: num("NOETL_PUSH_MAX_ATTEMPTS", 10, 1, 1000),
-		PushMinBackoff:  dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
-		PushMaxBackoff:  dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
-		FunctionsBin:    str("NOETL_FUNCTIONS_BIN", ""),
-		Gcloud:          str("NOETL_GCLOUD", "gcloud"),
-		PGBinDir:        str("NOETL_PG_BIN", ""),
+		RepoRoot:         str("NOETL_REPO_ROOT", ""),
+		StackDir:         str("NOETL_STACK_DIR", ""),
+		Project:          str("GOOGLE_CLOUD_PROJECT", defaultProject),
+		Location:         str("NOETL_LOCATION", defaultLocation),
+		PubSubPort:       num("NOETL_PUBSUB_PORT", 8681, 1, 65535),
+		FirestorePort:    num("NOETL_FIRESTORE_PORT", 8682, 1, 65535),
+		GCSPort:          num("NOETL_GCS_PORT", 8683, 1, 65535),
+		TasksPort:        num("NOETL_TASKS_PORT", 8684, 1, 65535),
+		FixturesPort:     num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
+		FunctionsPort:    num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
+		PGPort:           num("NOETL_PG_PORT", 55432, 1, 65535),
+		NATSPort:         num("NOETL_NATS_PORT", 8686, 1, 65535),
+		ResultsBucket:    str("NOETL_RESULTS_BUCKET", DefaultBucket),
+		WorkConcurrency:  num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
+		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
+		PushConcurrency:  num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
+		PushMaxAttempts:  num("NOETL_PUSH_MAX_ATTEMPTS", 10, 1, 1000),
+		PushMinBackoff:   dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
+		PushMaxBackoff:   dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
+		FunctionsBin:     str("NOETL_FUNCTIONS_BIN", ""),
+		Gcloud:           str("NOETL_GCLOUD", "gcloud"),
+		PGBinDir:         str("NOETL_PG_BIN", ""),
 	}
 	switch strings.ToLower(str("NOETL_LOG_LEVEL", "info")) {
 	case "debug":
@@ -319,6 +325,13 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_PG_DSN", c.PGDSN()},
 		{"NOETL_RESULTS_BUCKET", c.ResultsBucket},
 		{"NOETL_WORK_CONCURRENCY", itoa(c.WorkConcurrency)},
+		{"NOETL_TASKS_MAX_ATTEMPTS", itoa(c.TasksMaxAttempts)},
+		// Tests may target injected faults at one execution (shared/faults).
+		{"NOETL_FAULTS_WORKLOAD", "1"},
+		// Short leases on the stack: a dead holder's unit is reclaimed
+		// within seconds (deployed defaults: 30 s and 10 s).
+		{"NOETL_LEASE_TTL_S", envOr("NOETL_LEASE_TTL_S", "10")},
+		{"NOETL_HEARTBEAT_INTERVAL_S", envOr("NOETL_HEARTBEAT_INTERVAL_S", "3")},
 		{"NOETL_PUSH_CONCURRENCY", itoa(c.PushConcurrency)},
 	}
 }
@@ -336,4 +349,11 @@ func (c Config) EnvFileContent() string {
 		b.WriteString("export " + kv.Key + "=" + shellQuote(kv.Value) + "\n")
 	}
 	return b.String()
+}
+
+func envOr(k, def string) string {
+	if v := strings.TrimSpace(os.Getenv(k)); v != "" {
+		return v
+	}
+	return def
 }

@@ -115,7 +115,10 @@ func NewTasksClient(ctx context.Context, addr string) (*cloudtasks.Client, error
 }
 
 // QueueSpec returns the desired configuration of queue id.
-func QueueSpec(project, location, id string, concurrency int) *cloudtaskspb.Queue {
+// QueueSpec is a queue of the stack: rate limits and the retry
+// configuration of the deployed queues (maxAttempts: NOETL_TASKS_MAX_ATTEMPTS,
+// which execute reads to recognise the last attempt).
+func QueueSpec(project, location, id string, concurrency, maxAttempts int) *cloudtaskspb.Queue {
 	return &cloudtaskspb.Queue{
 		Name: "projects/" + project + "/locations/" + location + "/queues/" + id,
 		RateLimits: &cloudtaskspb.RateLimits{
@@ -123,9 +126,9 @@ func QueueSpec(project, location, id string, concurrency int) *cloudtaskspb.Queu
 			MaxConcurrentDispatches: int32(concurrency),
 		},
 		RetryConfig: &cloudtaskspb.RetryConfig{
-			MaxAttempts:  100,
+			MaxAttempts:  int32(maxAttempts),
 			MinBackoff:   durationpb.New(200 * time.Millisecond),
-			MaxBackoff:   durationpb.New(10 * time.Second),
+			MaxBackoff:   durationpb.New(2 * time.Second),
 			MaxDoublings: 16,
 		},
 	}
@@ -133,10 +136,10 @@ func QueueSpec(project, location, id string, concurrency int) *cloudtaskspb.Queu
 
 // ProvisionTasks creates (or updates to the desired configuration) the work
 // and timers queues.
-func ProvisionTasks(ctx context.Context, c *cloudtasks.Client, project, location string, concurrency int) error {
+func ProvisionTasks(ctx context.Context, c *cloudtasks.Client, project, location string, concurrency, maxAttempts int) error {
 	parent := "projects/" + project + "/locations/" + location
 	for _, id := range []string{WorkQueue, TimersQueue} {
-		q := QueueSpec(project, location, id, concurrency)
+		q := QueueSpec(project, location, id, concurrency, maxAttempts)
 		_, err := c.CreateQueue(ctx, &cloudtaskspb.CreateQueueRequest{Parent: parent, Queue: q})
 		if err == nil {
 			continue

@@ -168,6 +168,7 @@ func TestStackProvisioned(t *testing.T) {
 	}
 	defer tc.Close()
 	conc, _ := strconv.Atoi(os.Getenv("NOETL_WORK_CONCURRENCY"))
+	attempts, _ := strconv.Atoi(os.Getenv("NOETL_TASKS_MAX_ATTEMPTS"))
 	for _, id := range []string{WorkQueue, TimersQueue} {
 		name := "projects/" + p + "/locations/" + os.Getenv("NOETL_LOCATION") + "/queues/" + id
 		q, err := tc.GetQueue(ctx, &cloudtaskspb.GetQueueRequest{Name: name})
@@ -176,8 +177,8 @@ func TestStackProvisioned(t *testing.T) {
 			continue
 		}
 		rc := q.GetRetryConfig()
-		if q.GetRateLimits().GetMaxConcurrentDispatches() != int32(conc) || rc.GetMaxAttempts() != 100 ||
-			rc.GetMinBackoff().AsDuration() != 200*time.Millisecond || rc.GetMaxBackoff().AsDuration() != 10*time.Second {
+		if q.GetRateLimits().GetMaxConcurrentDispatches() != int32(conc) || rc.GetMaxAttempts() != int32(attempts) ||
+			rc.GetMinBackoff().AsDuration() != 200*time.Millisecond || rc.GetMaxBackoff().AsDuration() != 2*time.Second {
 			t.Errorf("queue %s: %v", id, q)
 		}
 	}

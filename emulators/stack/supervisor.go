@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/noetl/gcpengine/emulators/chaos"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/noetl/gcpengine/emulators/chaos"
+	"github.com/noetl/gcpengine/shared/faults"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
@@ -326,7 +328,7 @@ func (s *Supervisor) upTasks(ctx context.Context) (string, error) {
 	defer c.Close()
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := ProvisionTasks(pctx, c, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency); err != nil {
+	if err := ProvisionTasks(pctx, c, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency, s.cfg.TasksMaxAttempts); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf(" on %s; queues %s, %s in projects/%s/locations/%s (max_concurrent_dispatches %d)",
@@ -558,9 +560,14 @@ func (f *functionsRunner) loop(p *proc) {
 		if time.Since(p.started) > time.Minute {
 			wait = time.Second
 		}
+		var ee *exec.ExitError
+		if errors.As(p.err, &ee) && ee.ExitCode() == faults.ExitCode {
+			// An injected crash (NOETL_FAULTS): restart at once.
+			wait = 100 * time.Millisecond
+		}
 		lg.Error("functions server exited; restarting", "status", fmt.Sprint(p.err), "uptime", time.Since(p.started).String(), "restart_in", wait.String(), "log", p.logPath)
 		time.Sleep(wait)
-		wait = min(2*wait, 30*time.Second)
+		wait = min(2*max(wait, time.Second/2), 30*time.Second)
 		f.mu.Lock()
 		if f.stopping {
 			f.mu.Unlock()

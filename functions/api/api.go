@@ -51,8 +51,14 @@ func API(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	case p == "/executions" && r.Method == http.MethodPost:
 		start(w, r)
+	case p == "/executions" && r.Method == http.MethodGet:
+		list(w, r)
 	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
 		Credentials(w, r, strings.TrimPrefix(p, "/credentials"))
+	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
+		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
+	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
+		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:

@@ -48,7 +48,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	var cmd types.Command
 	if len(body) > MaxBody {
 		err = errs.New(errs.InvalidArgument, "command body larger than %d bytes", MaxBody)
-	} else if err = jsonx.Unmarshal(body, &cmd); err == nil && (cmd.ExecutionID == "" || cmd.Step == "") {
+	} else if err = jsonx.Unmarshal(body, &cmd); err == nil && (cmd.ExecutionID == "" || (cmd.Step == "" && cmd.Kind != types.CmdExecutionTimeout)) {
 		err = errs.New(errs.InvalidArgument, "command without execution_id or step")
 	}
 	if err != nil {
@@ -68,7 +68,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	ctx, span := telemetry.Tracer.Start(ctx, "execute "+cmd.Step)
 	defer span.End()
 	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
-	err = d.Worker.Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries})
+	err = d.Worker.Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts})
 	switch {
 	case err == nil:
 		w.WriteHeader(http.StatusOK)

@@ -1,17 +1,31 @@
 // Package catalog finds playbooks by path (DSL.md "Document": metadata.path):
 // first in the playbook catalog (Firestore playbooks/{path}/versions/{v},
-// registered through POST /playbooks), then as a file under the repository
-// root. The api (POST /executions {path, version}) and `kind: playbook`
-// tasks use it.
+// registered through POST /playbooks), then as a file under the configured
+// playbook root. The api (POST /executions {path, version}) and `kind:
+// playbook` tasks use it.
+//
+// File lookups are confined to the root (issue 10 item 4): a path must be
+// local (relative, no `..` leaving the root; filepath.IsLocal), it is
+// opened through os.Root, so symbolic links are followed only while they
+// stay inside the root, only regular files of at most MaxFileBytes are
+// read, and a file that does not declare `kind: Playbook` is refused
+// without its contents appearing in the error.
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/store"
@@ -20,12 +34,30 @@ import (
 // Catalog resolves playbook paths.
 type Catalog struct {
 	Store store.Store
-	// Root is the directory relative file paths are resolved against.
+	// Root is the playbook root: the directory file paths are resolved
+	// against and confined to ("" means the working directory).
 	Root string
 }
 
 // ErrNotFound: neither the catalog nor the file system has the playbook.
+// The errors below wrap it too, so callers that treat "not found" as a
+// permanent failure (a `kind: playbook` task) do the same for them.
 var ErrNotFound = errors.New("catalog: playbook not found")
+
+// ErrOutsideRoot is wrapped by the error for a file path that is absolute,
+// climbs out of the playbook root with `..`, or reaches outside it through
+// a symbolic link (issue 10 item 4).
+var ErrOutsideRoot = errors.New("playbook paths must be relative to the playbook root and stay inside it")
+
+// ErrNotPlaybook is wrapped by the error for a file that is not a NoETL
+// playbook (no top-level `kind: Playbook`), is not a regular file, or is
+// larger than MaxFileBytes. The error names the path only, never the
+// file's contents.
+var ErrNotPlaybook = errors.New("not a NoETL playbook")
+
+// MaxFileBytes is the largest playbook file read (the api's request body
+// limit).
+const MaxFileBytes = 8 << 20
 
 // Entry is a resolved playbook.
 type Entry struct {
@@ -33,13 +65,15 @@ type Entry struct {
 	Source   []byte
 	// Version is the catalog version (0 when loaded from a file).
 	Version int
-	// Origin is "catalog" or the file path.
+	// Origin is "catalog" or the file path (relative to the root).
 	Origin string
 }
 
 // Load resolves path (and version; 0 = latest) to a validated playbook.
-// A file is only consulted when version is 0. Errors: ErrNotFound, or a
-// *dsl.ValidationError for an invalid playbook.
+// A file is only consulted when version is 0, and only inside the root
+// (see the package doc). Errors: ErrNotFound (alone, or with
+// ErrOutsideRoot or ErrNotPlaybook), or a *dsl.ValidationError for a file
+// or catalog entry that declares itself a playbook but is invalid.
 func (c *Catalog) Load(ctx context.Context, path string, version int) (*Entry, error) {
 	if c.Store != nil {
 		v, err := c.Store.PlaybookGet(ctx, path, version)
@@ -57,10 +91,35 @@ func (c *Catalog) Load(ctx context.Context, path string, version int) (*Entry, e
 	if version != 0 {
 		return nil, fmt.Errorf("%w: %s version %d", ErrNotFound, path, version)
 	}
-	for _, cand := range candidates(c.Root, path) {
-		b, err := os.ReadFile(cand)
-		if err != nil {
+	if !filepath.IsLocal(path) || strings.ContainsRune(path, 0) {
+		return nil, fmt.Errorf("%w: %q: %w", ErrNotFound, path, ErrOutsideRoot)
+	}
+	root := c.Root
+	if root == "" {
+		root = "."
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: playbook root: %w", err)
+	}
+	defer r.Close()
+	for _, cand := range candidates(path) {
+		b, err := readFile(r, cand)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			continue
+		case errors.Is(err, ErrNotPlaybook):
+			return nil, fmt.Errorf("%w: %q: %w", ErrNotFound, cand, err)
+		case err != nil:
+			// os.Root's errors for an escaping symlink or `..` name
+			// the path only.
+			if escapes(err) {
+				return nil, fmt.Errorf("%w: %q: %w", ErrNotFound, cand, ErrOutsideRoot)
+			}
+			continue
+		}
+		if !declaresPlaybook(b) {
+			return nil, fmt.Errorf("%w: %q: %w (no top-level kind: Playbook)", ErrNotFound, cand, ErrNotPlaybook)
 		}
 		pb, err := dsl.Load(b, cand)
 		if err != nil {
@@ -68,17 +127,83 @@ func (c *Catalog) Load(ctx context.Context, path string, version int) (*Entry, e
 		}
 		return &Entry{Playbook: pb, Source: b, Origin: cand}, nil
 	}
-	return nil, fmt.Errorf("%w: %s (not in the catalog, no file under %s)", ErrNotFound, path, c.Root)
+	return nil, fmt.Errorf("%w: %s (not in the catalog, no file in the playbook root)", ErrNotFound, path)
 }
 
-func candidates(root, p string) []string {
-	base := p
-	if !filepath.IsAbs(p) {
-		base = filepath.Join(root, p)
-	}
-	out := []string{base}
-	if !strings.HasSuffix(base, ".yaml") && !strings.HasSuffix(base, ".yml") {
-		out = append(out, base+".yaml", base+".yml")
+// candidates are the file names tried for a path: the path itself, then
+// with .yaml and .yml appended when it has neither.
+func candidates(p string) []string {
+	out := []string{p}
+	if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") {
+		out = append(out, p+".yaml", p+".yml")
 	}
 	return out
+}
+
+// readFile reads a regular file of at most MaxFileBytes through the root.
+func readFile(r *os.Root, name string) ([]byte, error) {
+	// O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		if info.IsDir() {
+			return nil, fs.ErrNotExist
+		}
+		return nil, fmt.Errorf("%w: not a regular file", ErrNotPlaybook)
+	}
+	if info.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrNotPlaybook, MaxFileBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrNotPlaybook, MaxFileBytes)
+	}
+	return b, nil
+}
+
+// escapes reports whether err is os.Root refusing a path that leaves the
+// root.
+func escapes(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes from parent")
+}
+
+// kindLine is a top-level `kind: Playbook` line.
+var kindLine = regexp.MustCompile(`(?m)^kind:[ \t]*["']?Playbook["']?[ \t]*(#.*)?\r?$`)
+
+// declaresPlaybook reports whether the first YAML document of b is a
+// mapping with `kind: Playbook` at the top level (every valid playbook
+// has it, DSL.md "Document"). Only then are the validator's messages,
+// which may quote the document, shown to the caller.
+func declaresPlaybook(b []byte) bool {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
+		// A playbook with a YAML syntax error: let the validator report
+		// it when a top-level `kind: Playbook` line is there.
+		return kindLine.Match(b)
+	}
+	if len(doc.Content) == 0 {
+		return false
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "kind" && m.Content[i+1].Kind == yaml.ScalarNode && m.Content[i+1].Value == "Playbook" {
+			return true
+		}
+	}
+	return false
 }

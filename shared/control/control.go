@@ -29,6 +29,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/store"
@@ -144,6 +145,9 @@ type ApplyParams struct {
 // NotFound.
 func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	var red *redact.Redactor
+	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
+		return false, err
+	}
 	cp, err := c.Store.ExecutionCheckpoint(ctx, store.CheckpointParams{
 		ExecutionID: p.ExecutionID, OutboxID: p.OutboxID, Base: p.Base,
 		Apply: func(rec *store.Execution) (*engine.Output, error) {
@@ -152,6 +156,19 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 				return nil, err
 			}
 			st := rec.State
+			// Events made outside the execution's clock (a cancellation,
+			// a timer) are stamped after its last event.
+			event, evs := p.Event, append([]types.Event(nil), p.Events...)
+			base := types.HLC(st.Clock, c.now())
+			for i := range evs {
+				if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
+					base++
+					evs[i].Clock = base
+					if evs[i].EventID == event.EventID {
+						event.Clock = base
+					}
+				}
+			}
 			if len(e.PB.Keychain) > 0 && c.Credentials != nil {
 				kc, err := launch.Keychain(ctx, c.Credentials, e.PB, st.Workload, st.ExecutionID)
 				if err != nil {
@@ -161,20 +178,27 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			}
 			var out engine.Output
 			var changed bool
-			if p.Event.EventType == types.EvExecutionRequested {
+			switch p.Event.EventType {
+			case types.EvExecutionRequested:
 				if st.Status != engine.ExecRequested {
 					return nil, nil
 				}
 				out, err = e.Start(st, c.now())
 				changed = err == nil
-			} else {
-				out, changed, err = e.Apply(st, p.Event, c.now())
+			case types.EvCancelRequested:
+				msg, _ := event.Payload["reason"].(string)
+				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecCanceled, Kind: types.ErrKindCanceled, Message: "canceled: " + msg}, c.now())
+			case types.EvExecutionTimedOut:
+				msg, _ := event.Payload["message"].(string)
+				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecFailed, Kind: types.ErrKindTimeout, Message: msg}, c.now())
+			default:
+				out, changed, err = e.Apply(st, event, c.now())
 			}
 			if err != nil || !changed {
 				return nil, err
 			}
-			if len(p.Events) > 0 {
-				out.Events = append(append([]types.Event{}, p.Events...), out.Events...)
+			if len(evs) > 0 {
+				out.Events = append(evs, out.Events...)
 			}
 			if red != nil {
 				// Control-plane events (next.evaluated, step.scheduled) may
@@ -194,11 +218,30 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if cp.Applied {
+		if err := faults.Inject(c.Source+".after_commit", p.ExecutionID); err != nil {
+			return true, err
+		}
+	}
 	if !cp.Applied {
 		if len(p.Events) > 0 {
 			// A late or duplicate unit: its events still belong in the log
-			// (ids dedup against a copy that made it).
-			b := types.Batch{ID: types.DeriveID(p.ExecutionID, "unapplied", p.OutboxID, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
+			// (ids dedup against a copy that made it). Events made outside
+			// the execution's clock (a repeated cancellation) are stamped
+			// after its last event, as when they apply: with clock 0 they
+			// would sort first and hide the copy that applied.
+			evs := p.Events
+			if cp.State != nil {
+				evs = append([]types.Event(nil), p.Events...)
+				base := types.HLC(cp.State.Clock, c.now())
+				for i := range evs {
+					if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
+						base++
+						evs[i].Clock = base
+					}
+				}
+			}
+			b := types.Batch{ID: types.DeriveID(p.ExecutionID, "unapplied", p.OutboxID, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: evs}
 			if err := c.Bus.PublishBatch(ctx, b); err != nil {
 				return false, err
 			}
@@ -270,4 +313,46 @@ func (c *Control) Dispatch(ctx context.Context, cmds ...types.Command) error {
 		}
 	}
 	return first
+}
+
+// Stop ends an execution at once — canceled (POST /executions/{id}/cancel)
+// or failed past its deadline — and then deletes its pending Cloud Tasks
+// and stops its child executions (seed 000 §8.5): nothing new is
+// dispatched, running units stop at their next task boundary. It returns
+// applied=false when the execution had already ended (the cleanup runs
+// anyway: it is idempotent).
+func (c *Control) Stop(ctx context.Context, executionID string, ev types.Event) (bool, error) {
+	applied, err := c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: types.DeriveID(executionID, "stop"), Events: []types.Event{ev}})
+	if err != nil {
+		return false, err
+	}
+	if n, err := c.Tasks.TaskDeleteExecution(ctx, executionID); err != nil {
+		c.log().Warn("deleting the pending tasks of a stopped execution failed; its units will be dropped when delivered", "execution_id", executionID, "error", err.Error())
+	} else if n > 0 {
+		c.log().Info("deleted the pending tasks of a stopped execution", "execution_id", executionID, "tasks", n)
+	}
+	children, err := c.Store.ExecutionList(ctx, store.ExecutionListParams{ParentID: executionID, Limit: 1000})
+	if err != nil {
+		return applied, err
+	}
+	for _, ch := range children {
+		if ch.Status != engine.ExecRunning && ch.Status != engine.ExecRequested {
+			continue
+		}
+		cev := types.NewEvent(types.EvCancelRequested, ch.ExecutionID, c.Source, c.now(), "parent", executionID)
+		cev.EntityType, cev.EntityID, cev.ParentID = "playbook", ch.Playbook, executionID
+		cev.Payload = map[string]any{"reason": "parent execution " + executionID + " stopped"}
+		if _, err := c.Stop(ctx, ch.ExecutionID, cev); err != nil {
+			return applied, err
+		}
+	}
+	return applied, nil
+}
+
+// CancelEvent returns the event of a cancellation request.
+func CancelEvent(executionID, reason, source string, now time.Time) types.Event {
+	ev := types.NewEvent(types.EvCancelRequested, executionID, source, now)
+	ev.EntityType, ev.EntityID = "playbook", executionID
+	ev.Payload = map[string]any{"reason": reason}
+	return ev
 }

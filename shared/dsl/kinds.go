@@ -30,7 +30,7 @@ var Kinds = []string{
 // timeout and tool knobs), timeout, legacy retry, set (composite tool
 // items), output (and NoETL's tool-level output_select), assert (NoETL's
 // workbook contracts, kept verbatim) and the legacy type.
-var CommonTaskKeys = []string{"name", "kind", "type", "input", "args", "spec", "timeout", "retry", "set", "output", "output_select", "assert"}
+var CommonTaskKeys = []string{"name", "kind", "type", "input", "args", "spec", "timeout", "timeout_ms", "retry", "set", "output", "output_select", "assert"}
 
 // KindKeys maps each kind to the kind-specific keys it reads (kept in
 // Task.Config; script goes to Task.Script). Source, per kind:

@@ -151,6 +151,11 @@ type Step struct {
 	Name string `json:"step"`
 	// Desc is free text.
 	Desc string `json:"desc,omitempty"`
+	// Compensate names the step that undoes this one (seed 000 §8.7
+	// pattern B): with executor.spec.policy.rollback: on_fail, a failing
+	// execution runs the compensating steps of its completed steps
+	// backwards, once each, before it ends failed.
+	Compensate string `json:"compensate,omitempty"`
 	// Line is the 1-based line of the step's mapping (0 if built in Go).
 	Line int `json:"-"`
 	// Path is the step's YAML path, e.g. "workflow[2]" (empty if built in Go).

@@ -251,7 +251,7 @@ func (l *loader) workbookEntry(n *yaml.Node, path, label string) *Task {
 
 // ---- steps ----------------------------------------------------------------
 
-var stepKeys = []string{"step", "desc", "spec", "loop", "input", "args", "tool", "set", "set_ctx", "output", "next"}
+var stepKeys = []string{"step", "desc", "spec", "loop", "input", "args", "tool", "set", "set_ctx", "output", "next", "compensate"}
 
 // legacyStepKeys are step keys of older dialects, rejected with the
 // canonical rewrite (DSL.md "Step", canonical step spec §13).
@@ -334,6 +334,8 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 		case "step":
 		case "desc":
 			s.Desc, _ = l.str(e.v, ep, "desc")
+		case "compensate":
+			s.Compensate, _ = l.str(e.v, ep, "compensate")
 		case "spec":
 			l.stepSpec(s, e.v, ep)
 		case "loop":
@@ -796,6 +798,12 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 				config["timeout"] = l.value(e.v, ep)
 			} else if f, ok := l.num(e.v, ep, "timeout (seconds)"); ok {
 				t.TimeoutS = f
+			}
+		case "timeout_ms":
+			if kindReads(t.Kind, "timeout_ms") {
+				config["timeout_ms"] = l.value(e.v, ep)
+			} else if f, ok := l.num(e.v, ep, "timeout_ms (milliseconds)"); ok {
+				t.TimeoutS = f / 1000
 			}
 		case "retry":
 			retry = &e

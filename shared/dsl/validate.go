@@ -248,6 +248,9 @@ func (v *validator) step(s *Step, sp string) {
 	if s.Output != nil {
 		v.output(s.Output, sp+".output", s.Line)
 	}
+	if s.Compensate != "" && v.steps[s.Compensate] == nil {
+		v.add(sp+".compensate", s.Line, "compensate names unknown step %q%s", s.Compensate, v.suggestStep(s.Compensate))
+	}
 	if s.Next != nil {
 		switch s.Next.Mode {
 		case "", "exclusive", "inclusive":

@@ -22,6 +22,13 @@ type Options struct {
 	// DefaultMaxInFlight applies to parallel loops without max_in_flight
 	// (default 10).
 	DefaultMaxInFlight int
+	// OnStepFail and OnWhenError are the failure policies when the
+	// playbook's executor.spec.policy sets none (seed 000 §8.8; defaults
+	// halt and treat_as_false).
+	OnStepFail, OnWhenError string
+	// ExecutionDeadline bounds an execution when executor.spec.timeout_s
+	// is not set (0: none).
+	ExecutionDeadline time.Duration
 }
 
 // Engine is the pure transition function over one playbook. It is safe for
@@ -101,6 +108,11 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 	st.StartedAt = ts(now)
 	t.event(types.EvPlaybookStarted, "", 0, map[string]any{"playbook": st.Playbook, "parent_id": st.ParentID})
 	t.event(types.EvWorkflowStarted, "", 0, nil)
+	if d := e.ExecutionDeadline(); d > 0 {
+		tc := types.Command{Kind: types.CmdExecutionTimeout, ExecutionID: st.ExecutionID, StateVersion: st.Version, NotBefore: now.Add(d)}
+		tc.ID = tc.TaskName()
+		t.out.Commands = append(t.out.Commands, tc)
+	}
 	if err := t.schedule(e.PB.EntryStep(), nil, nil, "", 0); err != nil {
 		return Output{}, err
 	}
@@ -114,7 +126,7 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 // command the time of the last event, so the units' events follow the
 // transition's in the log's causal order (types.Event "Clock").
 func (t *transition) stamp(evClock int64) {
-	base := max(t.st.Clock, evClock)
+	base := types.HLC(max(t.st.Clock, evClock), t.now)
 	last := types.StampClocks(t.out.Events, base)
 	for i := range t.out.Commands {
 		t.out.Commands[i].Clock = last
@@ -184,6 +196,9 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 		ss.Error = nil
 		st.Results[step.Name] = result
 		st.Result = result
+		if !st.Compensating && !contains(st.Completed, step.Name) {
+			st.Completed = append(st.Completed, step.Name)
+		}
 		// Worker-side patches (policy set to ctx and step), then the
 		// step's own set (DSL.md "DSL v2 names": the step completes →
 		// step-level set → arc conditions → the chosen arc's set).
@@ -221,9 +236,36 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 	}
 	t.noMatch(step.Name, ss, ev.EventType, ok, fired) // hook (h-conf): no_next_is_error (termination.go)
 	if !ok && fired == 0 {
-		st.Failures = append(st.Failures, fmt.Sprintf("step %s failed: %v", step.Name, describeError(ss.Error)))
+		if st.Compensating {
+			// A compensation that fails is recorded; the rollback goes on.
+			st.Failures = append(st.Failures, fmt.Sprintf("compensation %s failed: %v", step.Name, describeError(ss.Error)))
+			return nil
+		}
+		handled, err := t.failedStep(step, ss, result, evPayload)
+		if err != nil {
+			return t.stepError(step, ss, err)
+		}
+		if !handled {
+			msg := fmt.Sprintf("step %s failed: %v", step.Name, describeError(ss.Error))
+			st.Failures = append(st.Failures, msg)
+			if t.e.PolicyOf().OnStepFail == OnStepFailHalt && st.Active > 0 {
+				// Halt: the other branches stop now (seed 000 §8.8).
+				st.Failures = st.Failures[:len(st.Failures)-1]
+				t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: msg})
+				return nil
+			}
+		}
 	}
 	return t.startQueued(step.Name)
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // startQueued starts the next queued token of a step that just ended.
@@ -317,6 +359,7 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 	// Hook (h-conf): arcs also read the DSL v2 `output` envelope (termination.go).
 	sc := t.scope(ss, map[string]any{"event": eventView, "output": outputEnvelope(ok, OutputData(resultKind(t.e.PB, step) == "http", result), payload)})
 	matched := []any{}
+	var whenErrors []any
 	var fire []*dsl.Arc
 	for _, a := range step.Next.Arcs {
 		if !arcListens(a, evName, ok) {
@@ -326,7 +369,12 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 		if a.When != "" {
 			v, err := template.Truthy(a.When, sc)
 			if err != nil {
-				return 0, fmt.Errorf("step %s arc to %s: when: %w", step.Name, a.Step, err)
+				if t.e.PolicyOf().OnWhenError == OnWhenErrorFail {
+					return 0, fmt.Errorf("step %s arc to %s: when: %w", step.Name, a.Step, err)
+				}
+				// on_when_error: treat_as_false (seed 000 §8.8): the arc
+				// does not match; the error is recorded.
+				whenErrors = append(whenErrors, map[string]any{"arc": a.Step, "error": err.Error()})
 			}
 			hit = v
 		}
@@ -342,9 +390,11 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 	for _, a := range fire {
 		fired = append(fired, a.Step)
 	}
-	t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{
-		"event": string(evName), "mode": modeOf(step.Next), "matched": matched, "fired": fired,
-	})
+	np := map[string]any{"event": string(evName), "mode": modeOf(step.Next), "matched": matched, "fired": fired}
+	if len(whenErrors) > 0 {
+		np["when_errors"] = whenErrors
+	}
+	t.event(types.EvNextEvaluated, step.Name, ss.Run, np)
 	for _, a := range fire {
 		var args map[string]any
 		if len(a.Args) > 0 {
@@ -428,9 +478,9 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 	ss.Loop = nil
 	st.Active++
 	t.event(types.EvStepScheduled, name, run, map[string]any{"from": from, "args": args})
-	if step.TimeoutS > 0 {
+	if budget := StepBudget(step); budget > 0 {
 		tc := types.Command{Kind: types.CmdStepTimeout, ExecutionID: st.ExecutionID, Step: name, StepRun: run,
-			StateVersion: st.Version, NotBefore: t.now.Add(time.Duration(step.TimeoutS * float64(time.Second)))}
+			StateVersion: st.Version, NotBefore: t.now.Add(time.Duration(budget * float64(time.Second)))}
 		tc.ID = tc.TaskName()
 		t.out.Commands = append(t.out.Commands, tc)
 	}
@@ -553,46 +603,69 @@ func asList(v any) ([]any, bool) {
 	return nil, false
 }
 
-// maybeFinish ends the execution when no step run is active.
+// maybeFinish ends the execution when no step run is active (after its
+// compensation, see stop.go).
 func (t *transition) maybeFinish() {
 	t.beforeFinish() // hook (h-conf): joins and final_step (termination.go)
 	st := t.st
 	if st.Active > 0 || st.Terminal() {
 		return
 	}
+	if st.Compensating {
+		t.nextCompensation()
+		return
+	}
 	status := ExecOK
 	if len(st.Failures) > 0 {
 		status = ExecFailed
 	}
-	st.Status = status
-	st.FinishedAt = ts(t.now)
-	var dur int64
-	if started, err := time.Parse(time.RFC3339Nano, st.StartedAt); err == nil {
-		dur = t.now.Sub(started).Milliseconds()
-	}
-	p := map[string]any{"status": status, "duration_ms": dur}
-	if len(st.Failures) > 0 {
-		p["failures"] = st.Failures
-	}
-	wf := t.event(types.EvWorkflowFinished, "", 0, p)
-	wf.Status, wf.DurationMS = status, dur
-	pf := t.event(types.EvPlaybookFinished, "", 0, map[string]any{"status": status, "result": st.Result, "duration_ms": dur})
-	pf.Status, pf.DurationMS = status, dur
-	if st.Resume != nil {
-		// Wake the parent's suspended `kind: playbook` task.
-		t.out.Commands = append(t.out.Commands, *st.Resume)
-	}
+	t.finish(status)
 }
 
 // TimeoutEvent returns the deterministic step.failed event of a step run
-// that exceeded its lifecycle.timeout_s (DSL.md "Step": spec.policy.
-// lifecycle.timeout_s).
+// that exceeded its time budget: lifecycle.timeout_s (DSL.md "Step":
+// spec.policy.lifecycle.timeout_s) or a loop's total budget
+// (loop.spec.timeout_s), whichever is shorter.
 func TimeoutEvent(executionID, step string, run int, timeoutS float64, now time.Time) types.Event {
 	ev := types.NewEvent(types.EvStepFailed, executionID, "execute", now, step, itoa(run), "timeout")
 	ev.Step, ev.StepRun = step, run
 	ev.EntityType, ev.EntityID = "step", step
 	ev.Status = types.StatusFailed
 	ev.Payload = map[string]any{"error": map[string]any{"kind": "timeout", "retryable": false,
-		"message": fmt.Sprintf("step %s run %d exceeded lifecycle.timeout_s %v", step, run, timeoutS)}}
+		"message": fmt.Sprintf("step %s run %d exceeded its time budget: lifecycle.timeout_s or loop.spec.timeout_s %v", step, run, timeoutS)}}
 	return ev
+}
+
+// StepBudget returns a step run's time budget in seconds (0: none): the
+// shorter of spec.policy.lifecycle.timeout_s and, for a loop step, the
+// loop's total budget loop.spec.timeout_s.
+func StepBudget(step *dsl.Step) float64 {
+	b := step.TimeoutS
+	if step.Loop != nil {
+		if lt := specSeconds(step.Loop.Spec, "timeout_s"); lt > 0 && (b <= 0 || lt < b) {
+			b = lt
+		}
+	}
+	return b
+}
+
+// ItemBudget returns a loop iteration's time budget (loop.spec.
+// item_timeout_s), 0 when not set.
+func ItemBudget(step *dsl.Step) time.Duration {
+	if step.Loop == nil {
+		return 0
+	}
+	return time.Duration(specSeconds(step.Loop.Spec, "item_timeout_s") * float64(time.Second))
+}
+
+func specSeconds(spec map[string]any, key string) float64 {
+	switch v := spec[key].(type) {
+	case int64:
+		return float64(v)
+	case int:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return 0
 }

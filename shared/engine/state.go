@@ -64,6 +64,15 @@ type State struct {
 	// Joins holds the tokens parked at fan-in joins that have not fired
 	// yet, by join step name (joins.go).
 	Joins map[string]*JoinWait `json:"joins,omitempty"`
+	// Completed lists the steps that completed ok, in the order of their
+	// first completion (SAGA rollback walks it backwards).
+	Completed []string `json:"completed,omitempty"`
+	// Compensating is set while a SAGA rollback runs; Rollback holds its
+	// remaining entries "<step>><compensating step>" and Compensated the
+	// steps whose compensation started (seed 000 §8.7).
+	Compensating bool     `json:"compensating,omitempty"`
+	Rollback     []string `json:"rollback,omitempty"`
+	Compensated  []string `json:"compensated,omitempty"`
 	// Keychain is the resolved keychain for control-plane templates (arc
 	// when/args, set_ctx, loop.in, admission). The caller sets it before a
 	// transition; it is never serialised.

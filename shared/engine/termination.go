@@ -57,8 +57,8 @@ func (t *transition) noMatch(stepName string, ss *StepState, ev types.EventType,
 // joins fire (all waiting ones once nothing else is active), then, when
 // nothing is active any more, executor.spec.final_step runs once.
 func (t *transition) beforeFinish() {
-	if t.st.Terminal() {
-		return
+	if t.st.Terminal() || t.st.Compensating {
+		return // a SAGA rollback (stop.go) runs neither joins nor the final step
 	}
 	t.checkJoins(false)
 	// A join fired here may complete at once (a routing-only step) and

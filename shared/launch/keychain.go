@@ -25,24 +25,10 @@ func Keychain(ctx context.Context, s credentials.Store, pb *dsl.Playbook, worklo
 	return credentials.Resolve(ctx, s, pb.Keychain, render)
 }
 
-// Redactor returns the redactor of a resolved keychain: the values of its
-// secret fields (password, token, ... and every header value) are masked
-// wherever they appear (seed 000 §8.9). Descriptive fields such as host or
-// user are left readable.
+// Redactor returns the redactor of a resolved keychain: every value of
+// every credential is masked wherever it appears (seed 000 §8.9; issue 10:
+// also the fields whose names do not look secret), besides secret-named
+// keys, URL query secrets and Basic/Bearer values.
 func Redactor(kc map[string]any) *redact.Redactor {
-	secrets := map[string]any{}
-	for name, e := range kc {
-		m, ok := e.(map[string]any)
-		if !ok {
-			continue
-		}
-		keep := map[string]any{}
-		for k, v := range m {
-			if redact.IsSecretKey(k) || k == "headers" || k == "value" {
-				keep[k] = v
-			}
-		}
-		secrets[name] = keep
-	}
-	return redact.New(secrets)
+	return redact.New(kc)
 }

@@ -1,29 +1,42 @@
 // Package redact masks secrets in values before they leave the engine:
-// logs, events, error messages, DLQ payloads and API responses (seed 000
-// §8.9 "Redaction & PII Safety": redact known keys in logs/traces, mask
-// secrets in API responses).
+// logs, events, error messages, DLQ payloads, Cloud Task bodies and API
+// responses (seed 000 §8.9 "Redaction & PII Safety": redact known keys in
+// logs/traces, mask secrets in API responses; issue 10 item 6).
 //
 // Three rules, applied together by Redactor:
 //
-//   - by value: every secret a Redactor knows (the string leaves of the
-//     resolved keychain, New) is replaced by Mask wherever it occurs, as a
-//     whole string or as a substring (a password inside a DSN, a token
-//     inside a URL or an error message), including its URL- and
-//     JSON-escaped spellings;
+//   - by value: every value of every resolved credential a Redactor was
+//     built with (New: all string fields, also those with ordinary names
+//     such as user or host, except the descriptors kind and source) is
+//     replaced by Mask wherever it occurs, as a whole string or as a
+//     substring (a password inside a DSN, a token inside a URL or an error
+//     message), including its URL-, JSON- and base64-escaped spellings;
 //   - by key: the value of a mapping key that names a secret (IsSecretKey:
-//     password, token, authorization, api_key, ...) is replaced by Mask,
-//     whatever it is;
-//   - by pattern: the password of a URL's userinfo (scheme://user:PASS@host),
-//     a password=... keyword (libpq DSNs, query strings) and the token after
-//     "Bearer " (8 or more characters with a digit) are masked in every
-//     string.
+//     password, token, key, auth, api_key, credential, dsn, jwt,
+//     Ocp-Apim-Subscription-Key, ...) is replaced by Mask, whatever it is;
+//   - by pattern, in every string: the password of a URL's userinfo
+//     (scheme://user:PASS@host); a `name=value` pair whose name is a secret
+//     key (URL query strings `?api_key=...&token=...`, form bodies, libpq
+//     DSNs `password=...`); a JSON member `"name": value` and a header line
+//     `Name: value` whose name is a secret key, inside text; the
+//     credentials after `Basic ` (base64 of user:password) and the token
+//     after `Bearer `; JSON Web Tokens (eyJ....eyJ....sig).
 //
 // Keys applies the key and pattern rules only, for values shown without a
-// keychain at hand (API responses). Masking is for output only: the
-// engine's state and the values tasks receive are never redacted.
+// keychain at hand. Masking is for output only: the engine's state and the
+// values tasks receive are never redacted.
+//
+// Where the engine must apply it (issue 10 item 6): every log line's
+// message and attributes (NewHandler around the service's slog handler,
+// WithRedactor on an execution's context), every event payload and error
+// before it is published or stored (Value/Error), DLQ payloads (Bytes or
+// Value), Cloud Task bodies and outbox commands (Bytes), API responses
+// (Value), the metadata of offloaded results, and span attributes.
 package redact
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -36,21 +49,32 @@ import (
 // Mask replaces every secret.
 const Mask = "***"
 
-// MinSecretLen is the shortest keychain string treated as a secret by
-// value: shorter strings (a port "5432" is a number, not a string; "on",
-// "dev") would mask ordinary text everywhere.
+// MinSecretLen is the shortest credential string treated as a secret by
+// value: shorter strings ("on", "dev", "us") would mask ordinary text
+// everywhere.
 const MinSecretLen = 4
 
 // secretKeys are the key names (normalised by normKey) whose values are
-// masked: the brief's list plus seed 000 §8.9's "bearer", AWS's
-// secret_access_key and cookies. Seed 000 also lists key, auth and
-// credential; they are left out on purpose: `auth:` and `credential:`
-// hold keychain names in NoETL playbooks, and `key` names GCS objects and
-// idempotency keys everywhere.
+// masked: seed 000 §8.9's list (password, token, authorization, secret,
+// key and auth — exactSecretKeys —, api_key, bearer, credential) plus
+// issue 10's additions
+// (credentials, dsn, pwd, pass, passphrase, access_key, jwt,
+// subscription_key for Azure's Ocp-Apim-Subscription-Key) and common
+// spellings (passwd, apikey, private_key, client_secret, secret_key,
+// secret_access_key, cookie).
 var secretKeys = []string{
-	"password", "passwd", "secret", "token", "api_key", "apikey", "authorization",
-	"private_key", "client_secret", "bearer", "secret_access_key", "secret_key", "cookie",
+	"password", "passwd", "pwd", "pass", "passphrase", "secret", "token",
+	"authorization", "api_key", "apikey", "access_key", "secret_key",
+	"private_key", "client_secret", "secret_access_key", "subscription_key",
+	"basic_auth", "proxy_auth", "bearer", "cookie", "dsn", "jwt",
+	"credential", "credentials",
 }
+
+// exactSecretKeys are secret only as the whole key: as the last segment
+// of a longer name they mostly name ordinary things (sort_key, cache_key,
+// requires_auth), and the secret spellings (api_key, basic_auth, ...) are
+// listed above.
+var exactSecretKeys = map[string]bool{"key": true, "auth": true}
 
 var secretKeySet = func() map[string]bool {
 	m := make(map[string]bool, len(secretKeys))
@@ -86,15 +110,19 @@ func normKey(k string) string {
 	return b.String()
 }
 
-// IsSecretKey reports whether the value of a mapping key k must be masked:
-// after normalising k (case-insensitive; '-', '.', ' ' and camelCase read
-// as '_'), k equals one of the secret names or ends with "_" + one of them.
-// So password, DB_PASSWORD, X-Api-Key, access_token, clientSecret,
-// Proxy-Authorization and set-cookie are secret; token_type, max_tokens,
-// keychain, auth and key are not.
+// IsSecretKey reports whether the value of a mapping key k must be masked
+// (seed 000 §8.9): after normalising k (case-insensitive; '-', '.', ' '
+// and camelCase read as '_'), k equals one of the secret names or its last
+// '_'-separated segments do; key and auth count only as the whole key. So
+// password, DB_PASSWORD, db_pass, key, auth, api_key, X-Api-Key,
+// Ocp-Apim-Subscription-Key, access_token, clientSecret, basic_auth,
+// Proxy-Authorization, credentials and set-cookie are secret; monkey,
+// keyboard, keychain, sort_key, requires_auth, token_type, max_tokens,
+// oauth_scope, passwords_policy and secretary are not (secret names match
+// whole segments, never substrings).
 func IsSecretKey(k string) bool {
 	n := normKey(k)
-	if secretKeySet[n] {
+	if secretKeySet[n] || exactSecretKeys[n] {
 		return true
 	}
 	for i := 0; i < len(n); i++ {
@@ -121,10 +149,12 @@ var descriptorFields = map[string]bool{"kind": true, "source": true}
 // New builds a Redactor from a resolved keychain (credentials.Resolve's
 // result: entry name → mapping of fields). Every string leaf of every
 // entry, at any depth, of at least MinSecretLen characters (ignoring
-// surrounding space) is a secret, except the top-level descriptor fields
-// kind and source of each entry. Entry names and mapping keys are not
-// secrets. A nil or empty keychain gives a Redactor that only applies the
-// key and pattern rules.
+// surrounding space) is a secret — the values of ordinary-named fields
+// (user, host, database, a header's value) as much as password or token
+// (issue 10 item 6) — except the top-level descriptor fields kind and
+// source of each entry. Entry names, mapping keys, numbers and booleans
+// are not secrets. A nil or empty keychain gives a Redactor that only
+// applies the key and pattern rules.
 func New(keychain map[string]any) *Redactor {
 	var found []string
 	for _, entry := range keychain {
@@ -163,9 +193,15 @@ func collect(v any, out *[]string) {
 	}
 }
 
+// FromCredential builds a Redactor from one resolved credential's fields
+// (field name → value), with New's rules.
+func FromCredential(fields map[string]any) *Redactor {
+	return New(map[string]any{"credential": fields})
+}
+
 // FromSecrets builds a Redactor that masks the given literal secrets
 // (those shorter than MinSecretLen, ignoring surrounding space, are
-// ignored), plus their URL- and JSON-escaped spellings.
+// ignored), plus their URL-, JSON- and base64-escaped spellings.
 func FromSecrets(secrets ...string) *Redactor {
 	seen := map[string]bool{}
 	var list []string
@@ -184,6 +220,11 @@ func FromSecrets(secrets ...string) *Redactor {
 		add(url.PathEscape(s))
 		if b, err := json.Marshal(s); err == nil {
 			add(string(b[1 : len(b)-1]))
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			b64 := enc.EncodeToString([]byte(s))
+			add(b64)
+			add(strings.TrimRight(b64, "="))
 		}
 	}
 	sort.Slice(list, func(i, j int) bool {
@@ -205,7 +246,9 @@ var keysOnly = &Redactor{}
 func Keys(v any) any { return keysOnly.Value(v) }
 
 // Value returns a deep copy of v with every secret masked (see the package
-// doc); v is never modified. JSON-like values keep their types (nil,
+// doc); v is never modified. The engine's own result references
+// ({"$ref": {"key": <object key>, ...}}, seed 004) keep their object key
+// readable (it is still masked by value and pattern). JSON-like values keep their types (nil,
 // bools, numbers, strings, []byte, map[string]any, []any,
 // map[string]string, []string, map[string][]string, http.Header,
 // []map[string]any); an error becomes its masked message; any other value
@@ -226,9 +269,16 @@ func (r *Redactor) Value(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if IsSecretKey(k) && e != nil {
+			switch {
+			case k == "$ref":
+				if ref, ok := e.(map[string]any); ok {
+					out[k] = r.ref(ref)
+					continue
+				}
+				out[k] = r.Value(e)
+			case IsSecretKey(k) && e != nil:
 				out[r.String(k)] = Mask
-			} else {
+			default:
 				out[r.String(k)] = r.Value(e)
 			}
 		}
@@ -279,6 +329,65 @@ func (r *Redactor) Value(v any) any {
 	return r.Value(g)
 }
 
+// ref redacts a result reference: its "key" is an object name, not a
+// secret.
+func (r *Redactor) ref(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		if k != "key" && IsSecretKey(k) && e != nil {
+			out[r.String(k)] = Mask
+			continue
+		}
+		out[r.String(k)] = r.Value(e)
+	}
+	return out
+}
+
+// Error returns err with its message masked, or nil for nil. The result
+// prints only the masked message; errors.Is and errors.As still see err
+// (Unwrap), so callers keep classifying errors — print the returned error,
+// never the unwrapped one.
+func (r *Redactor) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &redactedError{msg: r.String(err.Error()), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// Bytes returns a masked copy of a body: a JSON document is decoded,
+// masked with Value (numbers keep their spelling) and re-encoded (object
+// keys sorted); anything else is masked as text with String. b is never
+// modified; a body without anything to mask is returned as it is.
+func (r *Redactor) Bytes(b []byte) []byte {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[' || trimmed[0] == '"') && json.Valid(trimmed) {
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err == nil {
+			if out, err := json.Marshal(r.Value(v)); err == nil {
+				if bytes.Equal(out, trimmed) {
+					return b
+				}
+				return out
+			}
+		}
+	}
+	s := string(b)
+	if m := r.String(s); m != s {
+		return []byte(m)
+	}
+	return b
+}
+
 // multi redacts a map of string lists (http.Header, url.Values).
 func (r *Redactor) multi(x map[string][]string) map[string][]string {
 	out := make(map[string][]string, len(x))
@@ -300,6 +409,32 @@ func (r *Redactor) multi(x map[string][]string) map[string][]string {
 // replaced by Mask. Overlapping or adjacent matches are masked as one span.
 // s is returned unchanged (without copying) when nothing matches.
 func (r *Redactor) String(s string) string {
+	out := r.maskOnce(s)
+	// A secret that contains the mask itself ("x***") can reappear where
+	// masks were put next to text; mask again until none is left. Every
+	// such pass replaces at least MinSecretLen bytes by len(Mask) < that,
+	// so the loop ends; passes are capped anyway.
+	for i := 0; i < 16 && out != s && r.hasSecret(out); i++ {
+		s, out = out, r.maskOnce(out)
+	}
+	return out
+}
+
+// hasSecret reports whether s contains one of r's secrets.
+func (r *Redactor) hasSecret(s string) bool {
+	if r == nil {
+		return false
+	}
+	for _, sec := range r.secrets {
+		if strings.Contains(s, sec) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskOnce is one masking pass of String.
+func (r *Redactor) maskOnce(s string) string {
 	if s == "" {
 		return s
 	}
@@ -346,35 +481,106 @@ type span struct{ start, end int }
 var (
 	// urlPassword matches scheme://user:PASSWORD@ (group 1 is the password).
 	urlPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:([^\s/@]+)@`)
-	// kvPassword matches password=VALUE in libpq DSNs and query strings
-	// (group 1 is the value, quoted or not).
-	kvPassword = regexp.MustCompile(`(?i)(?:password|passwd|pwd)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s'&;,]+)`)
-	// bearerToken matches the token after "Bearer " (group 1); only
-	// tokens of 8 or more characters with a digit count, so prose such as
-	// "Bearer authentication" stays readable.
+	// kvPair matches name=VALUE in query strings, form bodies and libpq
+	// DSNs (group 1 the name, group 2 the value: quoted parts and other
+	// characters up to a separator); the value is masked when the name is
+	// a secret key.
+	kvPair = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.\-])([A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*((?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'"&;,#])+)`)
+	// jsonMember matches "name": VALUE inside text (group 1 the name,
+	// group 2 the value: a string, or a scalar up to , } ] or space).
+	jsonMember = regexp.MustCompile(`"([^"\\]{1,128})"\s*:\s*("(?:[^"\\]|\\.)*"|[^\s,}\]]+)`)
+	// headerLine matches a "Name: value" line (HTTP headers, YAML) inside
+	// text (group 1 the name, group 2 the value up to the end of the line).
+	headerLine = regexp.MustCompile(`(?m)^[ \t]*([A-Za-z][A-Za-z0-9_\-]*)[ \t]*:[ \t]*([^\r\n]+)`)
+	// basicCreds matches the credentials after "Basic " (group 1); masked
+	// when they decode as base64 to user:password.
+	basicCreds = regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/_\-]{4,}={0,2})`)
+	// bearerToken matches the token after "Bearer " (group 1).
 	bearerToken = regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{8,}=*)`)
+	// jwtToken matches a JSON Web Token: base64url header and payload
+	// (both JSON objects, so starting with "eyJ") and a signature.
+	jwtToken = regexp.MustCompile(`eyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*`)
 )
 
 // patternSpans appends the spans of the secret patterns in s. Cheap
 // substring checks keep the regular expressions off ordinary strings.
 func patternSpans(s string, spans []span) []span {
-	addGroup := func(re *regexp.Regexp, needDigit bool) {
+	addGroup := func(re *regexp.Regexp, group int, keep func(name, value string) bool) {
 		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
-			if m[2] >= 0 && m[3] > m[2] && (!needDigit || strings.ContainsAny(s[m[2]:m[3]], "0123456789")) {
-				spans = append(spans, span{m[2], m[3]})
+			a, b := m[2*group], m[2*group+1]
+			if a < 0 || b <= a {
+				continue
+			}
+			name := ""
+			if group == 2 {
+				name = s[m[2]:m[3]]
+			}
+			if keep == nil || keep(name, s[a:b]) {
+				if re == jsonMember && b-a >= 2 && s[a] == '"' {
+					// Keep the quotes: "token": "***".
+					a, b = a+1, b-1
+					if a == b {
+						continue
+					}
+				}
+				spans = append(spans, span{a, b})
 			}
 		}
 	}
+	secretName := func(name, _ string) bool { return IsSecretKey(name) }
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
-		addGroup(urlPassword, false)
+		addGroup(urlPassword, 1, nil)
 	}
-	if strings.Contains(s, "=") && containsFold(s, "pass", "pwd") {
-		addGroup(kvPassword, false)
+	if strings.IndexByte(s, '=') >= 0 {
+		addGroup(kvPair, 2, secretName)
+	}
+	if strings.Contains(s, "\"") && strings.IndexByte(s, ':') >= 0 {
+		addGroup(jsonMember, 2, func(name, value string) bool {
+			return IsSecretKey(name) && value != "null" && value != `""`
+		})
+	}
+	if strings.IndexByte(s, ':') >= 0 {
+		addGroup(headerLine, 2, secretName)
+	}
+	if containsFold(s, "basic") {
+		addGroup(basicCreds, 1, func(_, v string) bool { return isBasicCredentials(v) })
 	}
 	if containsFold(s, "bearer") {
-		addGroup(bearerToken, true)
+		addGroup(bearerToken, 1, func(_, v string) bool { return looksLikeToken(v) })
+	}
+	if strings.Contains(s, "eyJ") {
+		addGroup(jwtToken, 0, nil)
 	}
 	return spans
+}
+
+// isBasicCredentials reports whether v is base64 (any alphabet, padded or
+// not) of "user:password".
+func isBasicCredentials(v string) bool {
+	raw := strings.TrimRight(v, "=")
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(raw); err == nil && bytes.IndexByte(b, ':') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeToken tells a bearer token from prose ("Bearer authentication"):
+// a token has a digit, a symbol or mixed case.
+func looksLikeToken(v string) bool {
+	var lower, upper bool
+	for _, c := range v {
+		switch {
+		case c >= '0' && c <= '9', strings.ContainsRune("-._~+/=", c):
+			return true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		}
+	}
+	return lower && upper
 }
 
 // containsFold reports whether s contains any of the lower-case words,

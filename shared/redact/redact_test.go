@@ -34,9 +34,18 @@ func TestIsSecretKey(t *testing.T) {
 	secret := []string{"password", "PASSWORD", "Password", "passwd", "db_password", "DB_PASSWORD", "secret", "client_secret",
 		"clientSecret", "token", "access_token", "accessToken", "refresh_token", "X-Auth-Token", "api_key", "apikey", "apiKey",
 		"APIKey", "X-Api-Key", "x-api-key", "Authorization", "authorization", "Proxy-Authorization", "private_key",
-		"ssh.private_key", "bearer", "aws_secret_access_key", "Set-Cookie", "cookie"}
+		"ssh.private_key", "bearer", "aws_secret_access_key", "Set-Cookie", "cookie",
+		// Seed 000 §8.9 and issue 10 additions, exact or as the last segments.
+		"key", "Key", "auth", "basic_auth", "credential", "credentials", "aws_credentials", "dsn", "DATABASE_DSN",
+		"pwd", "pass", "api_pass", "passphrase", "ssh_passphrase", "access_key", "AWS_ACCESS_KEY", "jwt", "id_jwt",
+		"Ocp-Apim-Subscription-Key", "subscriptionKey", "X-Goog-Api-Key"}
 	plain := []string{"", "user", "username", "host", "port", "token_type", "max_tokens", "total_tokens", "tokenizer",
-		"keychain", "auth", "key", "credential", "kind", "passwords_policy", "secretary", "description", "api_url"}
+		"keychain", "kind", "passwords_policy", "secretary", "description", "api_url",
+		// Secret names match whole segments, never substrings.
+		"monkey", "keyboard", "hotkey", "keys", "author", "authority", "oauth", "oauth_scope", "passenger", "compass",
+		"bypass", "dsn_host", "jwt_issuer", "credential_name", "access_key_id",
+		// key and auth count only as the whole key.
+		"sort_key", "prepared_key", "cache_key", "requires_auth", "use_auth"}
 	for _, k := range secret {
 		if !redact.IsSecretKey(k) {
 			t.Errorf("IsSecretKey(%q) = false, want true", k)
@@ -110,7 +119,8 @@ func TestPatternsWithoutKeychain(t *testing.T) {
 		{"https://host:8443/path@x", "https://host:8443/path@x"},
 		{"user=u password='a b\\'c' host=h", "user=u password=*** host=h"},
 		{"https://x/?db_password=abc&q=1", "https://x/?db_password=***&q=1"},
-		{"Authorization: Bearer eyJhbGciOi.J9x-y_z", "Authorization: Bearer ***"},
+		{"Authorization: Bearer eyJhbGciOi.J9x-y_z", "Authorization: ***"},
+		{"sent with Bearer eyJhbGciOi.J9x-y_z today", "sent with Bearer *** today"},
 		{"uses Bearer authentication", "uses Bearer authentication"},
 		{"plain text", "plain text"},
 	}
@@ -148,7 +158,7 @@ func TestValueNested(t *testing.T) {
 		"n":    int64(3),
 		"ok":   true,
 		"none": nil,
-		"dsn":  "postgres://***:***@***/***",
+		"dsn":  "***",
 		"rows": []any{
 			map[string]any{"id": int64(1), "note": "pw is ***"},
 			[]any{"***", 2.5},

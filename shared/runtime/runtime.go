@@ -27,6 +27,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/router"
 	"github.com/noetl/gcpengine/shared/store"
@@ -39,6 +40,9 @@ import (
 
 // Deps are the process-wide dependencies.
 type Deps struct {
+	// Control applies transitions on behalf of the api (cancellation,
+	// DLQ discards).
+	Control    *control.Control
 	Cfg        config.Config
 	Log        *slog.Logger
 	Store      *store.Firestore
@@ -85,7 +89,12 @@ func open(ctx context.Context) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: configuration: %w", err)
 	}
-	log := telemetry.Setup("noetl-functions")
+	// Every log record passes the redaction handler: secret-named keys,
+	// URL query secrets and Basic/Bearer values, and the values of the
+	// credentials of the context's redactor (redact.WithRedactor), are
+	// masked (seed 000 §8.9).
+	log := slog.New(redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil))
+	slog.SetDefault(log)
 	st, err := store.OpenFirestore(ctx, cfg.Project)
 	if err != nil {
 		return nil, err
@@ -98,6 +107,8 @@ func open(ctx context.Context) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Deadline = cfg.DispatchDeadline
+	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: storage client: %w", err)
@@ -116,8 +127,9 @@ func open(ctx context.Context) (*Deps, error) {
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
 		Router:  &router.Router{Control: mk("route"), Log: log},
+		Control: mk("api"),
 		Catalog: cat, Credentials: creds,
-		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL},
+		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem},
 	}, nil
 }
 
@@ -198,12 +210,22 @@ func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, exe
 		return err
 	}
 	now := nowRFC3339()
-	payload := string(msg.Data)
+	red := redact.New(nil)
+	payload := string(red.Bytes(msg.Data))
 	if len(payload) > 2048 {
 		payload = payload[:2048]
 	}
+	topic, kind := d.Cfg.EventsTopic, "message"
+	switch fn {
+	case "dispatch":
+		topic = d.Cfg.CommandsTopic
+	case "execute":
+		topic, kind = "", "unit"
+	}
+	msgErr := red.String(err.Error())
 	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
-		LastError: err.Error(), FirstSeen: now, LastSeen: now, Payload: payload, ContextExcerpt: fn}
+		LastError: msgErr, FirstSeen: now, LastSeen: now, Payload: payload,
+		ContextExcerpt: fn + ": " + msgErr, Source: fn, Kind: kind, Topic: topic, Unit: string(msg.Data), Attributes: msg.Attributes}
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}

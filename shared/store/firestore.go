@@ -65,6 +65,10 @@ type execDoc struct {
 // (the expire_at TTL field; Terraform declares the TTL policies).
 var Retention = 30 * 24 * time.Hour
 
+// DLQRetention is how long DLQ entries are kept (seed 000 §8.12
+// dlq.retention_days; the functions set it from configuration).
+var DLQRetention = 30 * 24 * time.Hour
+
 func toDoc(rec *Execution) (execDoc, error) {
 	b, err := json.Marshal(rec.State)
 	if err != nil {
@@ -205,6 +209,9 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 	}
 	if p.Playbook != "" {
 		q = q.Where("playbook", "==", p.Playbook)
+	}
+	if p.ParentID != "" {
+		q = q.Where("parent_id", "==", p.ParentID)
 	}
 	q = q.OrderBy("created_at", firestore.Desc).Limit(limit).Select("status", "playbook", "parent_id", "created_at", "updated_at")
 	it := q.Documents(ctx)
@@ -908,7 +915,11 @@ func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[strin
 // its first_seen and status and the larger attempt count.
 func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 	if e.Status == "" {
-		e.Status = "pending"
+		e.Status = DLQPending
+	}
+	if e.ExpireAt == nil {
+		exp := time.Now().UTC().Add(DLQRetention)
+		e.ExpireAt = &exp
 	}
 	ref := f.c.Collection("dlq").Doc(e.MessageID)
 	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
@@ -931,4 +942,160 @@ func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 		return errs.Wrap(errs.CodeOf(err), err, "store: put dlq entry")
 	}
 	return nil
+}
+
+// LeaseGet implements Store.
+func (f *Firestore) LeaseGet(ctx context.Context, executionID, unit string) (string, time.Time, error) {
+	meterOf(ctx, executionID).Read(1)
+	s, err := f.unit(executionID, unit).Get(ctx)
+	if err != nil {
+		if isCode(err, codes.NotFound) {
+			return "", time.Time{}, ErrNotFound
+		}
+		return "", time.Time{}, errs.Wrap(errs.CodeOf(err), err, "store: get lease")
+	}
+	var d leaseDoc
+	if err := s.DataTo(&d); err != nil {
+		return "", time.Time{}, err
+	}
+	return d.Holder, d.Expires, nil
+}
+
+// IterationGet implements Store.
+func (f *Firestore) IterationGet(ctx context.Context, executionID, loopKey string, index int) (types.Status, string, time.Time, error) {
+	meterOf(ctx, executionID).Read(1)
+	s, err := f.iteration(executionID, loopKey, index).Get(ctx)
+	if err != nil {
+		if isCode(err, codes.NotFound) {
+			return "", "", time.Time{}, ErrNotFound
+		}
+		return "", "", time.Time{}, errs.Wrap(errs.CodeOf(err), err, "store: get iteration")
+	}
+	var d iterDoc
+	if err := s.DataTo(&d); err != nil {
+		return "", "", time.Time{}, err
+	}
+	return types.Status(d.Status), d.Holder, d.Expires, nil
+}
+
+// DLQGet implements Store.
+func (f *Firestore) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
+	s, err := f.c.Collection("dlq").Doc(id).Get(ctx)
+	if err != nil {
+		if isCode(err, codes.NotFound) {
+			return nil, ErrNotFound
+		}
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get dlq entry")
+	}
+	var e DLQEntry
+	if err := s.DataTo(&e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// DLQList implements Store (ordered by last_seen, newest first).
+func (f *Firestore) DLQList(ctx context.Context, status string, limit int) ([]DLQEntry, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	q := f.c.Collection("dlq").Query
+	if status != "" {
+		q = q.Where("status", "==", status)
+	}
+	docs, err := q.OrderBy("last_seen", firestore.Desc).Limit(limit).Documents(ctx).GetAll()
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: list dlq")
+	}
+	out := make([]DLQEntry, 0, len(docs))
+	for _, d := range docs {
+		var e DLQEntry
+		if err := d.DataTo(&e); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// DLQSetStatus implements Store.
+func (f *Firestore) DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error) {
+	ref := f.c.Collection("dlq").Doc(id)
+	var out *DLQEntry
+	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		s, err := tx.Get(ref)
+		if err != nil {
+			if isCode(err, codes.NotFound) {
+				return ErrNotFound
+			}
+			return err
+		}
+		var e DLQEntry
+		if err := s.DataTo(&e); err != nil {
+			return err
+		}
+		if e.Status != from {
+			return errs.New(errs.FailedPrecondition, "store: dlq entry %s is %s, not %s", id, e.Status, from)
+		}
+		e.Status, e.Note = to, note
+		out = &e
+		return tx.Set(ref, e)
+	})
+	if err != nil {
+		var ce *errs.Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: set dlq status")
+	}
+	return out, nil
+}
+
+type attemptDoc struct {
+	Data     string    `firestore:"data"`
+	ExpireAt time.Time `firestore:"expire_at"`
+}
+
+func (f *Firestore) attempt(executionID, unit, key string) *firestore.DocumentRef {
+	return f.unit(executionID, unit).Collection("attempts").Doc(key)
+}
+
+// AttemptPut implements Store (a Create: the first record wins).
+func (f *Firestore) AttemptPut(ctx context.Context, executionID, unit, key string, out types.Outcome) error {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("store: encode attempt: %w", err)
+	}
+	meterOf(ctx, executionID).Write(1)
+	_, err = f.attempt(executionID, unit, key).Create(ctx, attemptDoc{Data: string(b), ExpireAt: time.Now().UTC().Add(Retention)})
+	if err != nil && !isCode(err, codes.AlreadyExists) {
+		return errs.Wrap(errs.CodeOf(err), err, "store: put attempt")
+	}
+	return nil
+}
+
+// AttemptGet implements Store.
+func (f *Firestore) AttemptGet(ctx context.Context, executionID, unit, key string) (*types.Outcome, error) {
+	meterOf(ctx, executionID).Read(1)
+	s, err := f.attempt(executionID, unit, key).Get(ctx)
+	if err != nil {
+		if isCode(err, codes.NotFound) {
+			return nil, ErrNotFound
+		}
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get attempt")
+	}
+	var d attemptDoc
+	if err := s.DataTo(&d); err != nil {
+		return nil, err
+	}
+	return decodeOutcome(d.Data)
+}
+
+func decodeOutcome(data string) (*types.Outcome, error) {
+	o := &types.Outcome{}
+	if err := jsonx.Unmarshal([]byte(data), o); err != nil {
+		return nil, fmt.Errorf("store: decode attempt: %w", err)
+	}
+	o.Result = jsonx.Normalize(o.Result)
+	return o, nil
 }

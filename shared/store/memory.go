@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -45,6 +46,7 @@ type memExec struct {
 	lanes    map[string]map[int]bool
 	loopDone map[string]string
 	units    map[string]leaseDoc
+	attempts map[string]string
 	batches  map[string]batchDoc
 }
 
@@ -174,7 +176,7 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 			return nil, err
 		}
 		st := rec.State
-		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) {
+		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) || (p.ParentID != "" && st.ParentID != p.ParentID) {
 			continue
 		}
 		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
@@ -606,7 +608,7 @@ func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e.Status == "" {
-		e.Status = "pending"
+		e.Status = DLQPending
 	}
 	if old, ok := m.dlq[e.MessageID]; ok {
 		e.FirstSeen, e.Status = old.FirstSeen, old.Status
@@ -616,16 +618,85 @@ func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
 	return nil
 }
 
-// DLQList returns the in-memory DLQ entries (tests).
-func (m *Memory) DLQList() []DLQEntry {
+// DLQGet implements Store.
+func (m *Memory) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]DLQEntry, 0, len(m.dlq))
-	for _, e := range m.dlq {
-		out = append(out, e)
+	e, ok := m.dlq[id]
+	if !ok {
+		return nil, ErrNotFound
 	}
-	sort.Slice(out, func(i, j int) bool { return strings.Compare(out[i].MessageID, out[j].MessageID) < 0 })
-	return out
+	return &e, nil
+}
+
+// DLQList implements Store.
+func (m *Memory) DLQList(ctx context.Context, status string, limit int) ([]DLQEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if limit <= 0 {
+		limit = 100
+	}
+	out := []DLQEntry{}
+	for _, e := range m.dlq {
+		if status == "" || e.Status == status {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].LastSeen != out[j].LastSeen {
+			return out[i].LastSeen > out[j].LastSeen
+		}
+		return strings.Compare(out[i].MessageID, out[j].MessageID) < 0
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// DLQSetStatus implements Store.
+func (m *Memory) DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.dlq[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if e.Status != from {
+		return nil, errs.New(errs.FailedPrecondition, "store: dlq entry %s is %s, not %s", id, e.Status, from)
+	}
+	e.Status, e.Note = to, note
+	m.dlq[id] = e
+	return &e, nil
+}
+
+// LeaseGet implements Store.
+func (m *Memory) LeaseGet(ctx context.Context, executionID, unit string) (string, time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Read(1)
+	e := m.execs[executionID]
+	if e == nil {
+		return "", time.Time{}, ErrNotFound
+	}
+	d, ok := e.units[unit]
+	if !ok {
+		return "", time.Time{}, ErrNotFound
+	}
+	return d.Holder, d.Expires, nil
+}
+
+// IterationGet implements Store.
+func (m *Memory) IterationGet(ctx context.Context, executionID, loopKey string, index int) (types.Status, string, time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Read(1)
+	e := m.execs[executionID]
+	if e == nil || e.iters[loopKey] == nil || e.iters[loopKey][index] == nil {
+		return "", "", time.Time{}, ErrNotFound
+	}
+	it := e.iters[loopKey][index]
+	return types.Status(it.status), it.holder, it.expires, nil
 }
 
 // Close implements Store.
@@ -633,3 +704,39 @@ func (m *Memory) Close() error { return nil }
 
 var _ Store = (*Memory)(nil)
 var _ Store = (*Firestore)(nil)
+
+// AttemptPut implements Store.
+func (m *Memory) AttemptPut(ctx context.Context, executionID, unit, key string, out types.Outcome) error {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("store: encode attempt: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Write(1)
+	e := m.doc(executionID)
+	if e.attempts == nil {
+		e.attempts = map[string]string{}
+	}
+	k := unit + "/" + key
+	if _, ok := e.attempts[k]; !ok {
+		e.attempts[k] = string(b)
+	}
+	return nil
+}
+
+// AttemptGet implements Store.
+func (m *Memory) AttemptGet(ctx context.Context, executionID, unit, key string) (*types.Outcome, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	meterOf(ctx, executionID).Read(1)
+	e := m.execs[executionID]
+	if e == nil || e.attempts == nil {
+		return nil, ErrNotFound
+	}
+	d, ok := e.attempts[unit+"/"+key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return decodeOutcome(d)
+}

@@ -142,6 +142,8 @@ type ExecutionSummary struct {
 type ExecutionListParams struct {
 	Status   types.Status
 	Playbook string
+	// ParentID lists the children of an execution (kind: playbook tasks).
+	ParentID string
 	// Limit bounds the result (default 50), newest first.
 	Limit int
 }
@@ -205,6 +207,19 @@ type Store interface {
 	// LeaseRenew extends the holder's lease to now+ttl; ErrLeaseLost when
 	// another holder took it over or it is gone.
 	LeaseRenew(ctx context.Context, p LeaseAcquireParams) error
+	// AttemptPut records a side-effecting task attempt's outcome under its
+	// coordinates within the unit (the side-effect barrier, seed 004 §4.4):
+	// the first record wins.
+	AttemptPut(ctx context.Context, executionID, unit, key string, out types.Outcome) error
+	// AttemptGet reads a recorded attempt outcome; ErrNotFound.
+	AttemptGet(ctx context.Context, executionID, unit, key string) (*types.Outcome, error)
+	// LeaseGet reads a unit's lease: its holder and expiry; ErrNotFound
+	// when the unit holds none (never leased, released).
+	LeaseGet(ctx context.Context, executionID, unit string) (holder string, expires time.Time, err error)
+	// IterationGet reads an iteration's record document: its status
+	// (running while leased, ok|error once ended), holder and expiry;
+	// ErrNotFound when absent.
+	IterationGet(ctx context.Context, executionID, loopKey string, index int) (status types.Status, holder string, expires time.Time, err error)
 	// LeaseRelease drops the holder's lease (a lease taken over by another
 	// holder is left alone).
 	LeaseRelease(ctx context.Context, executionID, unit, holder string) error
@@ -224,8 +239,19 @@ type Store interface {
 	PlaybookGet(ctx context.Context, path string, version int) (*PlaybookVersion, error)
 	// PlaybookList lists the catalog.
 	PlaybookList(ctx context.Context) ([]PlaybookSummary, error)
-	// DLQPut records a dead-lettered message (idempotent by message id).
+	// DLQPut records a dead-lettered message (idempotent by message id:
+	// a repeated put keeps first_seen and status, takes the larger attempt
+	// count).
 	DLQPut(ctx context.Context, e DLQEntry) error
+	// DLQGet reads one entry; ErrNotFound.
+	DLQGet(ctx context.Context, id string) (*DLQEntry, error)
+	// DLQList lists entries, most recently seen first, filtered by status
+	// ("" = any); limit ≤ 0 means 100.
+	DLQList(ctx context.Context, status string, limit int) ([]DLQEntry, error)
+	// DLQSetStatus moves an entry from status from to status to (with a
+	// note, e.g. a discard reason), atomically; FailedPrecondition when the
+	// entry is not in from (it was replayed or discarded already).
+	DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error)
 	// Close releases the client.
 	Close() error
 }
@@ -247,4 +273,25 @@ type DLQEntry struct {
 	Payload        string `json:"payload" firestore:"payload"`
 	ContextExcerpt string `json:"context_excerpt" firestore:"context_excerpt"`
 	Status         string `json:"status" firestore:"status"` // pending|replayed|discarded
+	// Source is the function that filed the entry (execute, route,
+	// materialize, dispatch); Kind says what Unit holds: "unit" (a
+	// command, replayed as a Cloud Task) or "message" (a Pub/Sub message,
+	// replayed on Topic with Attributes).
+	Source string `json:"source,omitempty" firestore:"source"`
+	Kind   string `json:"kind,omitempty" firestore:"kind"`
+	Topic  string `json:"topic,omitempty" firestore:"topic"`
+	// Unit is what replay re-enqueues (the command or message body, JSON);
+	// never shown by the API (Payload is its redacted form).
+	Unit       string            `json:"-" firestore:"unit"`
+	Attributes map[string]string `json:"-" firestore:"attributes"`
+	// Note is the discard reason or the replay's patches.
+	Note     string     `json:"note,omitempty" firestore:"note"`
+	ExpireAt *time.Time `json:"-" firestore:"expire_at,omitempty"`
 }
+
+// DLQ statuses.
+const (
+	DLQPending   = "pending"
+	DLQReplayed  = "replayed"
+	DLQDiscarded = "discarded"
+)

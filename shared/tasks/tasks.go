@@ -8,10 +8,14 @@ package tasks
 
 import (
 	"context"
+	"strings"
+
 	"encoding/json"
 	"fmt"
 	"os"
 	"time"
+
+	"google.golang.org/api/iterator"
 
 	cloudtasks "cloud.google.com/go/cloudtasks/apiv2"
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
@@ -37,6 +41,10 @@ import (
 type Creator interface {
 	TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error)
 	TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error
+	// TaskDeleteExecution deletes every pending task of an execution (its
+	// names start with types.TaskPrefix) from the queues and returns how
+	// many it deleted.
+	TaskDeleteExecution(ctx context.Context, executionID string) (int, error)
 }
 
 // Dispatcher creates Cloud Tasks for commands.
@@ -126,4 +134,35 @@ func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time
 		return false, errs.Wrap(errs.CodeOf(err), err, "tasks: create task")
 	}
 	return true, nil
+}
+
+// TaskDeleteExecution implements Creator: it lists both queues and deletes
+// the tasks whose names carry the execution's prefix (a canceled
+// execution's pending units and timers).
+func (d *Dispatcher) TaskDeleteExecution(ctx context.Context, executionID string) (int, error) {
+	prefix := "/tasks/" + types.TaskPrefix(executionID) + "-"
+	n := 0
+	m := meter.For(ctx, executionID)
+	for _, q := range []string{d.WorkQueue, d.TimersQueue} {
+		it := d.c.ListTasks(ctx, &cloudtaskspb.ListTasksRequest{Parent: q, PageSize: 1000})
+		m.Add(meter.TasksDelete, 0)
+		for {
+			t, err := it.Next()
+			if err == iterator.Done {
+				break
+			}
+			if err != nil {
+				return n, errs.Wrap(errs.CodeOf(err), err, "tasks: list tasks")
+			}
+			if !strings.Contains(t.Name, prefix) {
+				continue
+			}
+			m.Add(meter.TasksDelete, 1)
+			if err := d.c.DeleteTask(ctx, &cloudtaskspb.DeleteTaskRequest{Name: t.Name}); err != nil && status.Code(err) != codes.NotFound {
+				return n, errs.Wrap(errs.CodeOf(err), err, "tasks: delete task")
+			}
+			n++
+		}
+	}
+	return n, nil
 }

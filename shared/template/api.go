@@ -55,12 +55,14 @@
 // Limits (see SetLimits).
 //
 // Performance: parsed templates are cached by their text (sync.Map, reset
-// after 4096 entries); a string with neither "{{" nor "{%" is returned
+// after 4096 entries or 32 MiB of text); a string with neither "{{" nor "{%" is returned
 // without parsing. Renders are safe for concurrent use.
 package template
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -137,12 +139,13 @@ func hasMarkup(s string) bool {
 //
 // Errors are *Error carrying the template text.
 func Render(tmpl string, s Scope) (any, error) {
-	v, _, err := render(tmpl, s)
+	v, _, err := render(tmpl, s, nil)
 	return v, err
 }
 
-// render is Render that also reports whether the result is text.
-func render(tmpl string, s Scope) (v any, text bool, err error) {
+// render is Render that also reports whether the result is text. g is the
+// budget to render under (nil: a fresh one).
+func render(tmpl string, s Scope, g *guard) (v any, text bool, err error) {
 	if !hasMarkup(tmpl) {
 		return tmpl, true, nil
 	}
@@ -150,10 +153,13 @@ func render(tmpl string, s Scope) (v any, text bool, err error) {
 	if cp.err != nil {
 		return nil, false, &Error{Template: tmpl, Err: cp.err}
 	}
+	if g == nil {
+		g = newGuard()
+	}
 	if cp.native != nil {
-		v, err = cp.evalNative(s)
+		v, err = cp.evalNative(s, g)
 	} else {
-		v, err = cp.renderText(s)
+		v, err = cp.renderText(s, g)
 		text = true
 	}
 	if err != nil {
@@ -167,16 +173,21 @@ func render(tmpl string, s Scope) (v any, text bool, err error) {
 // fresh []any, other scalars are normalised (Normalize). The first error is
 // an *Error whose Path names the string ("" for v itself, then ".key" /
 // "[i]" steps without a leading dot: "input_data.temp_table", "[0].url").
-// When several entries of a map fail, the one with the smallest key is
-// reported, so the error is deterministic.
+// Map entries are rendered in key order and rendering stops at the first
+// error, so when several entries fail the one with the smallest key is
+// reported. All strings of one RenderValue call share one Limits budget
+// (time, allocation).
 func RenderValue(v any, s Scope) (any, error) {
-	return renderValue(v, s, "")
+	return renderValue(v, s, "", nil)
 }
 
-func renderValue(v any, s Scope, path string) (any, error) {
+func renderValue(v any, s Scope, path string, g *guard) (any, error) {
 	switch x := v.(type) {
 	case string:
-		out, err := Render(x, s)
+		if g == nil && hasMarkup(x) {
+			g = newGuard()
+		}
+		out, _, err := render(x, s, g)
 		if err != nil {
 			var te *Error
 			if errors.As(err, &te) && te.Path == "" {
@@ -186,27 +197,25 @@ func renderValue(v any, s Scope, path string) (any, error) {
 		}
 		return out, nil
 	case map[string]any:
+		if g == nil {
+			g = newGuard()
+		}
 		out := make(map[string]any, len(x))
-		var firstErr error
-		firstKey := ""
-		for k, e := range x {
-			r, err := renderValue(e, s, joinPath(path, k))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			r, err := renderValue(x[k], s, joinPath(path, k), g)
 			if err != nil {
-				if firstErr == nil || k < firstKey {
-					firstErr, firstKey = err, k
-				}
-				continue
+				return nil, err
 			}
 			out[k] = r
 		}
-		if firstErr != nil {
-			return nil, firstErr
-		}
 		return out, nil
 	case []any:
+		if g == nil {
+			g = newGuard()
+		}
 		out := make([]any, len(x))
 		for i, e := range x {
-			r, err := renderValue(e, s, path+"["+strconv.Itoa(i)+"]")
+			r, err := renderValue(e, s, path+"["+strconv.Itoa(i)+"]", g)
 			if err != nil {
 				return nil, err
 			}
@@ -221,7 +230,7 @@ func renderValue(v any, s Scope, path string) (any, error) {
 	if !changed {
 		return n, nil
 	}
-	return renderValue(n, s, path)
+	return renderValue(n, s, path, g)
 }
 
 func joinPath(path, key string) string {
@@ -249,7 +258,7 @@ func Truthy(tmpl string, s Scope) (bool, error) {
 	if !hasMarkup(t) {
 		src = "{{ " + t + " }}"
 	}
-	v, text, err := render(src, s)
+	v, text, err := render(src, s, nil)
 	if err != nil {
 		var te *Error
 		if errors.As(err, &te) {
@@ -268,6 +277,10 @@ func Truthy(tmpl string, s Scope) (bool, error) {
 // any, as an *Error carrying the template text (nil for text without
 // markup). The validator calls it on every template of a playbook so an
 // unparsable template is rejected before anything runs.
+//
+// Check is safe on hostile input: a template over Limits.MaxTemplateBytes
+// or Limits.MaxNesting is refused (an error wrapping ErrLimit) before it
+// is parsed, and parsing is linear in the template's length.
 func Check(tmpl string) error {
 	if !hasMarkup(tmpl) {
 		return nil

@@ -79,7 +79,7 @@ func BenchmarkRenderPlain(b *testing.B) {
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if cp := parse("{{ args.input_data.temp_table | default(process_data.data.temp_table) }}"); cp.err != nil {
+		if cp := parse("{{ args.input_data.temp_table | default(process_data.data.temp_table) }}", DefaultLimits); cp.err != nil {
 			b.Fatal(cp.err)
 		}
 	}

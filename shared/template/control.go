@@ -106,6 +106,11 @@ func (s *setStatement) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock)
 	if value.IsError() {
 		return valueErr(value)
 	}
+	// The value lives on in the context (or a namespace, across loop
+	// iterations): size-check it and charge it.
+	g := guardOf(r.Environment.Context)
+	g.check(value)
+	g.charge(shallowSize(value.Interface()))
 	if s.Attr == "" {
 		r.Environment.Context.Set(s.Name, value.Interface())
 		return nil
@@ -179,6 +184,9 @@ func (w *withStatement) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock
 		if v.IsError() {
 			return valueErr(v)
 		}
+		g := guardOf(r.Environment.Context)
+		g.check(v)
+		g.charge(shallowSize(v.Interface()))
 		sub.Environment.Context.Set(name, v)
 	}
 	return sub.ExecuteWrapper(w.Body)
@@ -254,14 +262,28 @@ func renderBody(r *exec.Renderer, body *nodes.Wrapper) (string, error) {
 }
 
 // tickStatement is inserted by the rewriter at the top of every loop body:
-// it checks the render's clock once per iteration.
+// it checks the render's clock once per iteration, and the loop's nesting
+// depth (`recursive` loops call themselves once per level of the data; a
+// namespace that contains itself would recurse until the stack overflows).
 type tickStatement struct{ Location *tokens.Token }
 
 func (t *tickStatement) Position() *tokens.Token { return t.Location }
 func (t *tickStatement) String() string          { return "loop budget check" }
 
 func (t *tickStatement) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) error {
-	return guardOf(r.Environment.Context).tick()
+	g := guardOf(r.Environment.Context)
+	if err := g.tick(); err != nil {
+		return err
+	}
+	g.charge(loopIterationBytes)
+	if l, ok := r.Environment.Context.Get("loop"); ok {
+		if a, ok := l.(exec.AttributeGetter); ok {
+			if d, ok := a.GetAttribute("depth"); ok && d.IsInteger() && d.Integer() > maxValueDepth {
+				g.abortf("loops nested deeper than %d levels", maxValueDepth)
+			}
+		}
+	}
+	return nil
 }
 
 // valueErr extracts the error carried by an error *exec.Value.

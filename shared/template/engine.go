@@ -18,17 +18,43 @@ import (
 	"github.com/nikolalohinski/gonja/v2/parser"
 )
 
-// Limits bounds the work one Render call may do (DSL.md "Templates":
-// templates are sandboxed). gonja has no context or cancellation, so the
-// package checks the budget cooperatively: the clock at the top of every
-// {% for %} iteration (a check the rewriter inserts into every loop body)
-// and on every output write (so a render stops at most one loop-item
-// materialisation — up to MaxRange items or the data's own length — after
-// its deadline); sizes in range(), in the results of + ~ * and str % args,
-// and on output. Without loops a template's work is linear in
-// its size and in the data it touches (macros and recursion are not
-// available), so these checks bound every render. A render over budget
-// fails with an error wrapping ErrLimit.
+// Limits bounds the work of one Render, Truthy or RenderValue call and the
+// templates it accepts (DSL.md "Templates": templates are sandboxed; issue
+// 10 item 1: no template may exhaust memory or run past its budget).
+//
+// How each bound is enforced:
+//
+//   - Template text: Check, Render, Truthy and RenderValue refuse a
+//     template longer than MaxTemplateBytes or nested deeper than
+//     MaxNesting (brackets, parentheses and block statements together)
+//     before gonja parses it, so parsing is linear and its recursion
+//     bounded.
+//   - Time: gonja has no cancellation, so the clock is checked
+//     cooperatively at the top of every {% for %} iteration, on every
+//     filter, test and operator call and on every output write. One call
+//     works on values of at most MaxValueBytes, so a render stops shortly
+//     after its deadline.
+//   - Size: every value a render touches — the input and arguments of
+//     filters, tests, operators and method calls, every printed or
+//     returned value, compared operands, {% set %} values — is measured
+//     by its logical size (the size it would have fully expanded, with
+//     shared sub-values counted each time they appear, so
+//     [[0] * 100000] * 100000 counts 10^10 elements) and its nesting
+//     depth; over MaxValueBytes or 256 levels the render stops. Filters,
+//     methods and operators that can build large results from small
+//     inputs (center, indent, replace, join, format, tojson, batch,
+//     slice, str.center/ljust/rjust/zfill/expandtabs/join/replace/format,
+//     `*`, `+`, `~`, `%`, range) are checked against MaxOutputBytes /
+//     MaxItems / MaxRange BEFORE they build it, and so are the filters
+//     that turn their input into a list (list, map, select, reject,
+//     selectattr, rejectattr, unique, sort, dictsort, groupby, reverse,
+//     batch, slice: at most MaxItems elements or characters).
+//   - Total allocation: the bytes of every value built by a filter,
+//     operator, call or literal, of every {% set %} value, of every dict
+//     or list a method call copies, and 2 KiB per {% for %} iteration are
+//     added up; over MaxAllocBytes the render stops.
+//
+// A render over budget fails with an *Error wrapping ErrLimit.
 type Limits struct {
 	// Timeout is the wall-clock budget of one render; zero or negative
 	// means no clock (SetLimits turns zero into the default).
@@ -37,21 +63,40 @@ type Limits struct {
 	// (Jinja2's sandbox uses the same 100000).
 	MaxRange int
 	// MaxOutputBytes caps the size, in bytes, of a text render, of a
-	// {% set %}/{% filter %} block body and of any string built with
-	// `+`, `~`, `*` or `%`.
+	// {% set %}/{% filter %} block body and of any string a filter,
+	// method or operator builds.
 	MaxOutputBytes int
-	// MaxItems caps the length of a list built with `+` or `*`.
+	// MaxItems caps the length of any list a filter, method or operator
+	// builds.
 	MaxItems int
+	// MaxTemplateBytes caps the length, in bytes, of a template's text.
+	MaxTemplateBytes int
+	// MaxNesting caps how deeply brackets, parentheses and block
+	// statements may nest in a template.
+	MaxNesting int
+	// MaxValueBytes caps the logical size, in bytes, of any value a render
+	// touches: 16 per scalar or container slot plus string bytes (see
+	// Limits above).
+	MaxValueBytes int
+	// MaxAllocBytes caps the total bytes of the values one render builds.
+	MaxAllocBytes int
 }
 
 // DefaultLimits are the limits in force until SetLimits is called: 2s per
 // render, range() of at most 100000 elements (Jinja2 SandboxedEnvironment's
-// MAX_RANGE), 8 MiB of text, lists of at most 1000000 items.
+// MAX_RANGE), 8 MiB of text, lists of at most 1000000 items, templates of
+// at most 64 KiB nested at most 64 levels, values of at most 16 MiB
+// logical size, 512 MiB built in total (a {% for %} iteration counts 2
+// KiB, so about 250000 iterations per render).
 var DefaultLimits = Limits{
-	Timeout:        2 * time.Second,
-	MaxRange:       100_000,
-	MaxOutputBytes: 8 << 20,
-	MaxItems:       1_000_000,
+	Timeout:          2 * time.Second,
+	MaxRange:         100_000,
+	MaxOutputBytes:   8 << 20,
+	MaxItems:         1_000_000,
+	MaxTemplateBytes: 64 << 10,
+	MaxNesting:       64,
+	MaxValueBytes:    16 << 20,
+	MaxAllocBytes:    512 << 20,
 }
 
 var currentLimits atomic.Pointer[Limits]
@@ -61,119 +106,46 @@ func init() {
 	currentLimits.Store(&l)
 }
 
-// SetLimits replaces the Limits used by every later Render, RenderValue and
-// Truthy call (renders already running keep theirs; safe to call
-// concurrently). Zero or negative fields take the DefaultLimits value,
-// except Timeout where a negative value disables the clock.
+// SetLimits replaces the Limits used by every later Check, Render,
+// RenderValue and Truthy call (renders already running keep theirs; safe
+// to call concurrently). Zero or negative fields take the DefaultLimits
+// value, except Timeout where a negative value disables the clock.
 func SetLimits(l Limits) {
 	if l.Timeout == 0 {
 		l.Timeout = DefaultLimits.Timeout
 	}
-	if l.MaxRange <= 0 {
-		l.MaxRange = DefaultLimits.MaxRange
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
 	}
-	if l.MaxOutputBytes <= 0 {
-		l.MaxOutputBytes = DefaultLimits.MaxOutputBytes
-	}
-	if l.MaxItems <= 0 {
-		l.MaxItems = DefaultLimits.MaxItems
-	}
+	def(&l.MaxRange, DefaultLimits.MaxRange)
+	def(&l.MaxOutputBytes, DefaultLimits.MaxOutputBytes)
+	def(&l.MaxItems, DefaultLimits.MaxItems)
+	def(&l.MaxTemplateBytes, DefaultLimits.MaxTemplateBytes)
+	def(&l.MaxNesting, DefaultLimits.MaxNesting)
+	def(&l.MaxValueBytes, DefaultLimits.MaxValueBytes)
+	def(&l.MaxAllocBytes, DefaultLimits.MaxAllocBytes)
 	currentLimits.Store(&l)
+	// Parse results depend on MaxTemplateBytes and MaxNesting.
+	cache.Store(&templateCache{})
 }
 
 // CurrentLimits returns the Limits in force (DefaultLimits unless
 // SetLimits changed them).
 func CurrentLimits() Limits { return *currentLimits.Load() }
 
-// ErrLimit is wrapped by the error (an *Error) of a render that ran out of
-// a Limits budget — time, range size, output size, string or list size —
-// as opposed to a template bug; test with errors.Is. Rule: DSL.md
-// "Templates" (sandboxed).
+// ErrLimit is wrapped by the error (an *Error) of a template or render
+// that ran out of a Limits budget — template length or nesting, time,
+// range size, output, string, list or value size, total allocation — as
+// opposed to a template bug; test with errors.Is. Rule: DSL.md "Templates"
+// (sandboxed), issue 10 item 1.
 var ErrLimit = errors.New("template limit exceeded")
 
 // ErrSandbox is wrapped by the error of an attempt to load another
 // template (include/import/extends are not statements at all; the loader
 // refuses any other name). Rule: DSL.md "Templates" (no file access).
 var ErrSandbox = errors.New("not allowed in the template sandbox")
-
-// guardKey is the context name of the per-render guard. It contains a ':'
-// so no template identifier can name it.
-const guardKey = "noetl:guard"
-
-// guard carries one render's budget and the last error a filter produced.
-type guard struct {
-	limits   Limits
-	deadline time.Time
-	err      error
-	// evalErr is the last error a filter returned; gonja reports it only
-	// as text inside its own wrapping, so it is kept to report it plainly.
-	evalErr error
-}
-
-// recordingFilter wraps a filter so the errors it originates are kept in
-// the render's guard (see limitOr); it also hands dict literals to
-// gonja's builtin filters as maps.
-func recordingFilter(name string, f exec.FilterFunction) exec.FilterFunction {
-	internal := strings.HasPrefix(name, "noetl:")
-	return func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
-		if !internal {
-			// Dict literals evaluate to gonja's *exec.Dict, which most
-			// builtin filters (dictsort, ...) do not understand.
-			if d, ok := in.Interface().(*exec.Dict); ok && d != nil {
-				in = exec.AsValue(dictToNative(d, 0))
-			}
-		}
-		out := f(e, in, params)
-		if out != nil && out.IsError() && !in.IsError() {
-			err := valueErr(out)
-			if !internal && !errors.Is(err, ErrLimit) {
-				err = fmt.Errorf("filter '%s': %w", name, err)
-			}
-			guardOf(e.Environment.Context).evalErr = err
-		}
-		return out
-	}
-}
-
-func newGuard() *guard {
-	g := &guard{limits: *currentLimits.Load()}
-	if g.limits.Timeout > 0 {
-		g.deadline = time.Now().Add(g.limits.Timeout)
-	}
-	return g
-}
-
-// fail records the first limit error and returns it.
-func (g *guard) fail(err error) error {
-	if g.err == nil {
-		g.err = err
-	}
-	return g.err
-}
-
-// tick checks the clock.
-func (g *guard) tick() error {
-	if g.err != nil {
-		return g.err
-	}
-	if !g.deadline.IsZero() && time.Now().After(g.deadline) {
-		return g.fail(fmt.Errorf("%w: render took longer than %s", ErrLimit, g.limits.Timeout))
-	}
-	return nil
-}
-
-// guardOf finds the render's guard in a gonja context; renders always set
-// one, the fallback only serves evaluators built elsewhere.
-func guardOf(ctx *exec.Context) *guard {
-	if ctx != nil {
-		if v, ok := ctx.Get(guardKey); ok {
-			if g, ok := v.(*guard); ok {
-				return g
-			}
-		}
-	}
-	return newGuard()
-}
 
 // limitWriter collects text output up to the guard's MaxOutputBytes.
 type limitWriter struct {
@@ -263,6 +235,8 @@ func init() {
 	for name, f := range extraFilters() {
 		filters[name] = f
 	}
+	filters[filterCheckName] = filterCheck
+	filters[filterNewName] = filterNew
 	for name, f := range filters {
 		filters[name] = recordingFilter(name, f)
 	}
@@ -273,6 +247,9 @@ func init() {
 		if t, ok := builtins.Tests.Get(name); ok {
 			tests[name] = t
 		}
+	}
+	for name, t := range tests {
+		tests[name] = recordingTest(t)
 	}
 	envTests = exec.NewTestSet(tests)
 
@@ -295,10 +272,10 @@ func init() {
 		Bool:  builtins.Methods.Bool,
 		Int:   builtins.Methods.Int,
 		Float: builtins.Methods.Float,
-		Str:   builtins.Methods.Str,
-		Dict:  copyMethods(builtins.Methods.Dict, "keys", "values", "items", "get", "copy"),
+		Str:   limitedMethods(builtins.Methods.Str, strMethodNames...),
+		Dict:  limitedMethods(builtins.Methods.Dict, "keys", "values", "items", "get", "copy"),
 		// list.reverse() reverses the Scope's own slice in place: left out.
-		List: copyMethods(builtins.Methods.List, "append", "copy"),
+		List: limitedMethods(builtins.Methods.List, "append", "copy"),
 	}
 
 	envGlobals = map[string]any{
@@ -312,14 +289,17 @@ func init() {
 	}
 }
 
-func copyMethods[I any](from *exec.MethodSet[I], names ...string) *exec.MethodSet[I] {
-	m := map[string]exec.Method[I]{}
-	for _, n := range names {
-		if f, ok := from.Get(n); ok {
-			m[n] = f
-		}
-	}
-	return exec.NewMethodSet(m)
+// strMethodNames are gonja's Python string methods (all of them; the
+// amplifying ones get a pre-check in methodPre).
+var strMethodNames = []string{
+	"capitalize", "capwords", "casefold", "center", "count", "encode",
+	"endswith", "expandtabs", "find", "format", "format_map", "isalnum",
+	"isalpha", "isascii", "isdecimal", "isdigit", "islower", "isnumeric",
+	"isprintable", "isspace", "istitle", "isupper", "join", "ljust", "lower",
+	"lstrip", "partition", "removeprefix", "removesuffix", "replace",
+	"rfind", "rjust", "rpartition", "rsplit", "rstrip", "split",
+	"splitlines", "startswith", "strip", "swapcase", "title", "upper",
+	"zfill",
 }
 
 // compiled is a parsed and rewritten template, shared by every render of
@@ -333,13 +313,18 @@ type compiled struct {
 	err    error
 }
 
-// cacheLimit bounds the parse cache; when it is reached the cache starts
-// over (templates come from playbooks, so this only trips on abuse).
-const cacheLimit = 4096
+// cacheLimit and cacheMaxBytes bound the parse cache (entries, bytes of
+// template text); when either is reached the cache starts over (templates
+// come from playbooks, so this only trips on abuse).
+const (
+	cacheLimit    = 4096
+	cacheMaxBytes = 32 << 20
+)
 
 type templateCache struct {
-	m sync.Map // string -> *compiled
-	n atomic.Int64
+	m     sync.Map // string -> *compiled
+	n     atomic.Int64
+	bytes atomic.Int64
 }
 
 var cache atomic.Pointer[templateCache]
@@ -347,28 +332,38 @@ var cache atomic.Pointer[templateCache]
 func init() { cache.Store(&templateCache{}) }
 
 // compile returns the cached compilation of src, parsing it on first use.
+// A template over Limits.MaxTemplateBytes is refused without being parsed
+// or cached.
 func compile(src string) *compiled {
+	l := currentLimits.Load()
+	if len(src) > l.MaxTemplateBytes {
+		return &compiled{err: checkTemplateText(src, *l)}
+	}
 	c := cache.Load()
 	if v, ok := c.m.Load(src); ok {
 		return v.(*compiled)
 	}
-	cp := parse(src)
+	cp := parse(src, *l)
 	if v, loaded := c.m.LoadOrStore(src, cp); loaded {
 		return v.(*compiled)
 	}
-	if c.n.Add(1) > cacheLimit {
+	if c.n.Add(1) > cacheLimit || c.bytes.Add(int64(len(src))) > cacheMaxBytes {
 		cache.CompareAndSwap(c, &templateCache{})
 	}
 	return cp
 }
 
-func parse(src string) (cp *compiled) {
+func parse(src string, l Limits) (cp *compiled) {
 	cp = &compiled{loader: &sandboxLoader{src: src}}
 	defer func() {
 		if r := recover(); r != nil {
 			cp.err = fmt.Errorf("template parser failed: %v", r)
 		}
 	}()
+	if err := checkTemplateText(src, l); err != nil {
+		cp.err = err
+		return cp
+	}
 	env := &exec.Environment{
 		Filters:           envFilters,
 		Tests:             envTests,
@@ -445,14 +440,31 @@ func environment(ctx *exec.Context) *exec.Environment {
 	}
 }
 
+// recovered turns a panic inside gonja into the render's error: the
+// guard's limit error for an abort, else a generic failure.
+func recovered(g *guard, r any, what string) error {
+	if a, ok := r.(abortRender); ok {
+		if g.err == nil && a.err != nil {
+			g.fail(a.err)
+		}
+		if g.err != nil {
+			return g.err
+		}
+	}
+	return fmt.Errorf("%s: %v", what, r)
+}
+
 // evalNative evaluates a single-expression template to a native value.
-func (cp *compiled) evalNative(s Scope) (result any, err error) {
-	g := newGuard()
+func (cp *compiled) evalNative(s Scope, g *guard) (result any, err error) {
+	g.evalErr = nil
 	defer func() {
 		if r := recover(); r != nil {
-			result, err = nil, fmt.Errorf("template evaluation failed: %v", r)
+			result, err = nil, recovered(g, r, "template evaluation failed")
 		}
 	}()
+	if err := g.tick(); err != nil {
+		return nil, err
+	}
 	e := &exec.Evaluator{
 		Config:      gonjaConfig,
 		Environment: environment(newContext(s, g)),
@@ -483,17 +495,22 @@ func (cp *compiled) evalNative(s Scope) (result any, err error) {
 		// A limit is hard even when default() swallowed the error.
 		return nil, g.err
 	}
+	// The expression went through noetl:check (rewriter), so the copy is
+	// bounded by MaxValueBytes.
 	return toNative(v, 0), nil
 }
 
 // renderText renders a template to a string.
-func (cp *compiled) renderText(s Scope) (result string, err error) {
-	g := newGuard()
+func (cp *compiled) renderText(s Scope, g *guard) (result string, err error) {
+	g.evalErr = nil
 	defer func() {
 		if r := recover(); r != nil {
-			result, err = "", fmt.Errorf("template rendering failed: %v", r)
+			result, err = "", recovered(g, r, "template rendering failed")
 		}
 	}()
+	if err := g.tick(); err != nil {
+		return "", err
+	}
 	w := &limitWriter{g: g}
 	r := exec.NewRenderer(environment(newContext(s, g)), w, gonjaConfig, cp.loader, cp.tpl)
 	if err := r.Execute(); err != nil {

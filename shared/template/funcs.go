@@ -343,7 +343,7 @@ func binaryOp(e *exec.Evaluator, op string, l, r *exec.Value) (*exec.Value, erro
 			default:
 				args = []*exec.Value{r}
 			}
-			s, err := pyPercent(l.String(), args, mapping)
+			s, err := pyPercent(l.String(), args, mapping, guardOf(e.Environment.Context).limits.MaxOutputBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -605,7 +605,7 @@ func contains(container, item *exec.Value) (bool, error) {
 
 // filterToJSON is Jinja2's tojson: sorted keys, Python separators,
 // HTML-safe escapes; `indent` (int or string) pretty-prints.
-func filterToJSON(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterToJSON(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
@@ -615,13 +615,18 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 	); err != nil {
 		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
-	var o jsonOpts
+	limit := guardOf(e.Environment.Context).limits.MaxOutputBytes
+	o := jsonOpts{limit: limit}
 	switch {
 	case indent.IsNil():
 	case indent.IsInteger():
-		o = jsonOpts{pretty: true, indent: strings.Repeat(" ", max(indent.Integer(), 0))}
+		n := max(indent.Integer(), 0)
+		if n > limit {
+			return exec.AsValue(fmt.Errorf("%w: tojson indent of %d", ErrLimit, n))
+		}
+		o.pretty, o.indent = true, strings.Repeat(" ", n)
 	case indent.IsString():
-		o = jsonOpts{pretty: true, indent: indent.String()}
+		o.pretty, o.indent = true, indent.String()
 	default:
 		return exec.AsValue(fmt.Errorf("tojson: indent must be an integer or a string, not %s", pyTypeName(indent)))
 	}

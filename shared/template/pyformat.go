@@ -13,12 +13,17 @@ import (
 // which Jinja2 uses for the `%` operator on strings and for the format
 // filter: %s %r %d %i %u %f %F %e %E %g %G %x %X %o %c %% with flags
 // (-+ 0#), width, precision and %(key)s mapping keys. args are the
-// positional values; mapping (may be nil) serves %(key)s.
-func pyPercent(format string, args []*exec.Value, mapping *exec.Value) (string, error) {
+// positional values; mapping (may be nil) serves %(key)s. A width or
+// precision above limit, or a result longer than limit bytes, is an error
+// wrapping ErrLimit (Limits.MaxOutputBytes).
+func pyPercent(format string, args []*exec.Value, mapping *exec.Value, limit int) (string, error) {
 	var b strings.Builder
 	next := 0
 	usedKey := false
 	for i := 0; i < len(format); i++ {
+		if b.Len() > limit {
+			return "", errFormatLimit(limit)
+		}
 		c := format[i]
 		if c != '%' {
 			b.WriteByte(c)
@@ -71,6 +76,9 @@ func pyPercent(format string, args []*exec.Value, mapping *exec.Value) (string, 
 				prec = ".0"
 			}
 		}
+		if largestNumber(width) > limit || largestNumber(prec) > limit {
+			return "", errFormatLimit(limit)
+		}
 		for i < len(format) && strings.IndexByte("hlL", format[i]) >= 0 {
 			i++
 		}
@@ -93,6 +101,9 @@ func pyPercent(format string, args []*exec.Value, mapping *exec.Value) (string, 
 	}
 	if !usedKey && next < len(args) {
 		return "", errors.New("not all arguments converted during string formatting")
+	}
+	if b.Len() > limit {
+		return "", errFormatLimit(limit)
 	}
 	return b.String(), nil
 }
@@ -160,7 +171,7 @@ func pyConvert(conv byte, flags, width, prec string, arg *exec.Value) (string, e
 
 // filterFormat is Jinja2's format filter: `"%s-%s" | format(a, b)` or
 // `"%(x)s" | format(x=1)`, with Python printf-style semantics.
-func filterFormat(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterFormat(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
@@ -175,7 +186,7 @@ func filterFormat(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 		}
 		mapping = exec.AsValue(m)
 	}
-	s, err := pyPercent(in.String(), params.Args, mapping)
+	s, err := pyPercent(in.String(), params.Args, mapping, guardOf(e.Environment.Context).limits.MaxOutputBytes)
 	if err != nil {
 		return exec.AsValue(err)
 	}

@@ -21,7 +21,12 @@ import (
 //     semantics, size limits);
 //   - the global functions (range, dict, namespace, cycler, joiner) are
 //     resolved by name without copying them into every render's context;
-//   - every {% for %} body starts with a budget check.
+//   - every {% for %} body starts with a budget check;
+//   - printed values, compared operands, call arguments and call results
+//     and list/tuple/dict literals go through the internal check/new
+//     filters, which measure them
+//     against Limits before gonja expands them (its string form, deep
+//     equality and method calls walk a value whole).
 type rewriter struct {
 	memo map[nodes.Node]nodes.Node
 	// err is the first unknown filter or test: reported at parse time, as
@@ -40,6 +45,23 @@ var opNames = map[tokens.Type]string{
 	tokens.Modulo:        "%",
 	tokens.Power:         "**",
 	tokens.Tilde:         "~",
+}
+
+// comparisons are the operators gonja evaluates itself after the rewrite
+// by walking both operands (deep equality, string forms).
+var comparisons = map[tokens.Type]bool{
+	tokens.Equals: true, tokens.Ne: true, tokens.LowerThan: true,
+	tokens.LowerThanOrEqual: true, tokens.GreaterThan: true,
+	tokens.GreaterThanOrEqual: true, tokens.In: true,
+}
+
+// checked wraps an expression in one of the internal budget filters
+// (filterCheckName or filterNewName); nil stays nil.
+func checked(n nodes.Node, filter string) nodes.Expression {
+	if n == nil {
+		return nil
+	}
+	return filtered(n.(nodes.Expression), n.Position(), filter)
 }
 
 // filtered builds `base | <name>(args...)` as a parse-tree node.
@@ -99,9 +121,9 @@ func (rw *rewriter) wrapper(w *nodes.Wrapper) {
 func (rw *rewriter) stmt(n nodes.Node) {
 	switch t := n.(type) {
 	case *nodes.Output:
-		t.Expression = rw.expr(t.Expression)
+		t.Expression = checked(rw.expr(t.Expression), filterCheckName)
 		t.Condition = rw.expr(t.Condition)
-		t.Alternative = rw.expr(t.Alternative)
+		t.Alternative = checked(rw.expr(t.Alternative), filterCheckName)
 	case *nodes.Wrapper:
 		rw.wrapper(t)
 	case *nodes.ControlStructureBlock:
@@ -203,12 +225,12 @@ func (rw *rewriter) rewrite(n nodes.Node) nodes.Node {
 			t.Parent = rw.expr(t.Parent)
 		}
 		for i := range t.Args {
-			t.Args[i] = rw.expr(t.Args[i])
+			t.Args[i] = checked(rw.expr(t.Args[i]), filterNewName)
 		}
 		for k, v := range t.Kwargs {
-			t.Kwargs[k] = rw.expr(v)
+			t.Kwargs[k] = checked(rw.expr(v), filterNewName)
 		}
-		return t
+		return checked(t, filterNewName)
 	case *nodes.BinaryExpression:
 		left, right := rw.expr(t.Left), rw.expr(t.Right)
 		if op, ok := opNames[t.Operator.Token.Type]; ok {
@@ -216,6 +238,10 @@ func (rw *rewriter) rewrite(n nodes.Node) nodes.Node {
 				op = "%t"
 			}
 			return filtered(left, t.Operator.Token, filterOpName, stringLiteral(t.Operator.Token, op), right)
+		}
+		if comparisons[t.Operator.Token.Type] {
+			// gonja compares by deep equality or string forms.
+			left, right = checked(left, filterCheckName), checked(right, filterCheckName)
 		}
 		t.Left, t.Right = left, right
 		return t
@@ -263,18 +289,18 @@ func (rw *rewriter) rewrite(n nodes.Node) nodes.Node {
 		for i := range t.Val {
 			t.Val[i] = rw.expr(t.Val[i])
 		}
-		return t
+		return checked(t, filterNewName)
 	case *nodes.Tuple:
 		for i := range t.Val {
 			t.Val[i] = rw.expr(t.Val[i])
 		}
-		return t
+		return checked(t, filterNewName)
 	case *nodes.Dict:
 		for _, p := range t.Pairs {
 			p.Key = rw.expr(p.Key)
 			p.Value = rw.expr(p.Value)
 		}
-		return t
+		return checked(t, filterNewName)
 	case *nodes.Pair:
 		t.Key = rw.expr(t.Key)
 		t.Value = rw.expr(t.Value)

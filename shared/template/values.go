@@ -412,6 +412,9 @@ func pyTypeName(v *exec.Value) string {
 // ", " and ": " (or "," and ": " with an indent), then <, >, & and ' escaped
 // as \u003c, \u003e, \u0026 and \u0027 (HTML-safe).
 func writePyJSON(b *strings.Builder, v any, o jsonOpts, level int) error {
+	if o.limit > 0 && b.Len() > o.limit {
+		return fmt.Errorf("%w: tojson would build a string longer than %d bytes", ErrLimit, o.limit)
+	}
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")
@@ -446,12 +449,16 @@ func writePyJSON(b *strings.Builder, v any, o jsonOpts, level int) error {
 			if i > 0 {
 				writeSep(b, o)
 			}
-			writeNewline(b, o, level+1)
+			if err := writeNewline(b, o, level+1); err != nil {
+				return err
+			}
 			if err := writePyJSON(b, e, o, level+1); err != nil {
 				return err
 			}
 		}
-		writeNewline(b, o, level)
+		if err := writeNewline(b, o, level); err != nil {
+			return err
+		}
 		b.WriteByte(']')
 	case map[string]any:
 		if len(x) == 0 {
@@ -468,14 +475,18 @@ func writePyJSON(b *strings.Builder, v any, o jsonOpts, level int) error {
 			if i > 0 {
 				writeSep(b, o)
 			}
-			writeNewline(b, o, level+1)
+			if err := writeNewline(b, o, level+1); err != nil {
+				return err
+			}
 			writePyJSONString(b, k)
 			b.WriteString(": ")
 			if err := writePyJSON(b, x[k], o, level+1); err != nil {
 				return err
 			}
 		}
-		writeNewline(b, o, level)
+		if err := writeNewline(b, o, level); err != nil {
+			return err
+		}
 		b.WriteByte('}')
 	default:
 		return fmt.Errorf("Object of type %T is not JSON serializable", v)
@@ -491,21 +502,27 @@ func writeSep(b *strings.Builder, o jsonOpts) {
 	}
 }
 
-func writeNewline(b *strings.Builder, o jsonOpts, level int) {
+func writeNewline(b *strings.Builder, o jsonOpts, level int) error {
 	if !o.pretty {
-		return
+		return nil
+	}
+	if o.limit > 0 && satAdd(b.Len(), satMul(level, len(o.indent))) > o.limit {
+		return fmt.Errorf("%w: tojson would build a string longer than %d bytes", ErrLimit, o.limit)
 	}
 	b.WriteByte('\n')
 	for range level {
 		b.WriteString(o.indent)
 	}
+	return nil
 }
 
 // jsonOpts selects Python json.dumps layout: compact (pretty false) or one
-// item per line indented by indent per level.
+// item per line indented by indent per level; limit (0: none) caps the
+// output's length in bytes.
 type jsonOpts struct {
 	pretty bool
 	indent string
+	limit  int
 }
 
 const hexDigits = "0123456789abcdef"

@@ -43,6 +43,31 @@ const (
 	EvLoopIterationFailed  EventType = "loop.iteration.failed"
 	EvLoopDone             EventType = "loop.done"
 	EvResultStored         EventType = "result.stored"
+
+	// Engine events beyond DSL.md's list (resilience, seed 000 §8.5-§8.7).
+
+	// EvCancelRequested records a cancellation (POST /executions/{id}/cancel);
+	// the transition that applies it ends the execution canceled.
+	EvCancelRequested EventType = "playbook.cancel.requested"
+	// EvStepCanceled records a step run stopped by a cancellation, an
+	// execution deadline or a halting failure.
+	EvStepCanceled EventType = "step.canceled"
+	// EvExecutionTimedOut records an execution that ran past its deadline
+	// (executor.spec.timeout_s or NOETL_EXECUTION_DEADLINE_S): it fails.
+	EvExecutionTimedOut EventType = "playbook.timed_out"
+	// EvUnitDeadLettered records a unit filed in the DLQ after its
+	// attempts (its step run is parked until the entry is replayed or
+	// discarded).
+	EvUnitDeadLettered EventType = "unit.dead_lettered"
+	// EvUnitReclaimed records a unit re-dispatched because its lease
+	// expired (its holder died).
+	EvUnitReclaimed EventType = "unit.reclaimed"
+	// EvUnitHandedOff records a long unit continuing in a new unit before
+	// the dispatch deadline.
+	EvUnitHandedOff EventType = "unit.handed_off"
+	// EvCompensationStarted records the start of a SAGA rollback
+	// (policy.rollback: on_fail, seed 000 §8.7 pattern B).
+	EvCompensationStarted EventType = "compensation.started"
 )
 
 // IsBoundary reports whether an event ends a step run (step.done,
@@ -100,9 +125,10 @@ const (
 // The envelope fields are always present in JSON (null or zero when they do
 // not apply). Events travel in batches (Batch: one Pub/Sub message on the
 // "events" topic per unit of work or transition) and are projected per batch
-// (materialize). No handler relies on delivery order: Clock is a Lamport
-// clock assigned by the producer (every event's causes have a smaller
-// Clock), and Seq and PrevEventID are derived from it when the log is read
+// (materialize). No handler relies on delivery order: Clock is a hybrid
+// logical clock assigned by the producer (every event's causes have a
+// smaller Clock; events unrelated by causality order by wall time, see
+// HLC), and Seq and PrevEventID are derived from it when the log is read
 // (EventsInOrder), so each execution's events form one causal chain whatever
 // order their messages arrived in. Persistence is idempotent by
 // (ExecutionID, EventID); EventID is derived deterministically from the
@@ -119,7 +145,8 @@ type Event struct {
 	ParentID    string    `json:"parent_id" firestore:"parent_id"`
 	PrevEventID string    `json:"prev_event_id" firestore:"prev_event_id"`
 	Seq         int64     `json:"seq" firestore:"seq"`
-	// Clock is the event's Lamport time within its execution (see Event).
+	// Clock is the event's hybrid logical clock value (microseconds since
+	// the epoch, or later than its causes; see Event and HLC).
 	Clock int64  `json:"clock" firestore:"clock"`
 	Step  string `json:"step,omitempty" firestore:"step,omitempty"`
 	// StepRun is the 1-based number of this run of Step within the execution
@@ -168,9 +195,16 @@ const (
 	// (the whole step, or one loop iteration), starting at TaskIndex.
 	CmdRunStep CommandKind = "run_step"
 	// CmdStepTimeout is the durable timer of a step run's
-	// lifecycle.timeout_s: when it fires and the run is still going, the
-	// step fails with an error of kind "timeout".
+	// lifecycle.timeout_s (and of a loop's total budget): when it fires and
+	// the run is still going, the step fails with an error of kind
+	// "timeout".
 	CmdStepTimeout CommandKind = "step_timeout"
+	// CmdExecutionTimeout is the durable timer of the execution deadline.
+	CmdExecutionTimeout CommandKind = "execution_timeout"
+	// CmdLeaseCheck is the watchdog of a leased unit (armed when the lease
+	// is taken): when it fires, a unit whose holder stopped renewing its
+	// lease is reclaimed (re-dispatched) or dead-lettered.
+	CmdLeaseCheck CommandKind = "lease_check"
 )
 
 // Command is one unit of work, delivered to execute as the JSON body of
@@ -242,6 +276,22 @@ type Command struct {
 	// ChildID is set on the command that resumes a unit suspended on a
 	// `kind: playbook` task: the child execution it waited for.
 	ChildID string `json:"child_id,omitempty"`
+	// Reclaim counts the re-dispatches of this unit after its holder's
+	// lease expired; Replay counts DLQ replays; HandOff counts hand-offs
+	// before the dispatch deadline. Each is part of the task name, so a
+	// re-dispatch is a new Cloud Task.
+	Reclaim int `json:"reclaim,omitempty"`
+	Replay  int `json:"replay,omitempty"`
+	HandOff int `json:"hand_off,omitempty"`
+	// Started is when a loop iteration's first delivery began (its item
+	// budget, loop.spec.item_timeout_s, runs from there across hand-offs).
+	Started time.Time `json:"started,omitempty"`
+	// Unit is, for a lease_check command, the unit it watches (as it was
+	// dispatched); Holder is the lease holder it watches.
+	Unit   *Command `json:"unit,omitempty"`
+	Holder string   `json:"holder,omitempty"`
+	// Seq numbers the watchdogs of one holder (each re-arms the next).
+	Seq int `json:"seq,omitempty"`
 }
 
 // UnitKey names the unit independent of attempt/pointer: one step run, or
@@ -253,17 +303,30 @@ func (c Command) UnitKey() string {
 	return c.Step + "." + itoa(c.StepRun)
 }
 
-// TaskName returns the Cloud Task name id for this command: unique per
-// (execution, unit, task pointer, attempt, jumps) so duplicate dispatches
-// dedup to AlreadyExists.
+// TaskPrefix returns the prefix of every Cloud Task name of an execution
+// (16 hex characters derived from its id), so the tasks of one execution
+// can be found and deleted when it is canceled.
+func TaskPrefix(executionID string) string { return DeriveID(executionID)[:16] }
+
+// TaskName returns the Cloud Task name id for this command:
+// TaskPrefix(execution) + "-" + a hash unique per (unit, kind, task
+// pointer, attempt, jumps, resume, reclaim, replay, hand-off), so
+// duplicate dispatches dedup to AlreadyExists.
 func (c Command) TaskName() string {
-	if c.Kind != "" && c.Kind != CmdRunStep {
-		return DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind))
+	p := TaskPrefix(c.ExecutionID) + "-"
+	extra := []string{}
+	if c.Reclaim > 0 || c.Replay > 0 || c.HandOff > 0 {
+		extra = append(extra, "r", itoa(c.Reclaim), itoa(c.Replay), itoa(c.HandOff))
 	}
-	if c.ChildID != "" {
-		return DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), "resume", c.ChildID)
+	switch {
+	case c.Kind == CmdLeaseCheck:
+		return p + DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind), c.Holder, itoa(c.Seq))
+	case c.Kind != "" && c.Kind != CmdRunStep:
+		return p + DeriveID(append([]string{c.ExecutionID, c.UnitKey(), string(c.Kind)}, extra...)...)
+	case c.ChildID != "":
+		return p + DeriveID(append([]string{c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), "resume", c.ChildID}, extra...)...)
 	}
-	return DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
+	return p + DeriveID(append([]string{c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps)}, extra...)...)
 }
 
 func itoa(i int) string {

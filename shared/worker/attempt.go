@@ -2,11 +2,17 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -42,7 +48,10 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		}
 		out = o
 	} else {
-		out = u.runTool(ctx, task)
+		var err error
+		if out, err = u.runBarriered(ctx, task); err != nil {
+			return types.Outcome{}, engine.Decision{}, false, err
+		}
 	}
 	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
 	typ := types.EvTaskAttemptDone
@@ -57,6 +66,14 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	if out.HTTP != nil {
 		ae.Payload["http_status"] = out.HTTP.Status
+	}
+	if out.Extra["adopted"] == true {
+		ae.Payload["adopted"] = true
+	}
+	if vals, ok := out.Extra["secrets"].([]string); ok && len(vals) > 0 {
+		// Values read by a secrets task are masked from here on, in the
+		// unit's events and logs like the keychain's.
+		u.addSecrets(vals)
 	}
 	if out.Logs != "" {
 		l := out.Logs
@@ -96,6 +113,63 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil
 	}
 	return out, d, false, nil
+}
+
+// barrierKey names a task attempt within its unit: the pipeline position,
+// the attempt and the jumps taken (a page of a pagination loop).
+func (u *unit) barrierKey() string {
+	return itoa(u.cur.TaskIndex) + "." + itoa(u.cur.Attempt) + "." + itoa(u.cur.Jumps)
+}
+
+// runBarriered runs a task behind the side-effect barrier (seed 004 §4.4):
+// a side-effecting task's outcome is made durable as soon as it returns,
+// under its coordinates (execution, unit = step run and iteration, task,
+// attempt, page); a unit that may have run before (a retried delivery, a
+// reclaim after its holder died) adopts that outcome instead of running
+// the task again. Read-only tasks simply run.
+func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome, error) {
+	if !engine.SideEffecting(u.pb, task) {
+		return u.runTool(ctx, task), nil
+	}
+	key := u.barrierKey()
+	if u.recovering {
+		prev, err := u.w.Store.AttemptGet(ctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key)
+		if err == nil {
+			u.log.Info("adopting the durable outcome of a task attempt that ran before", "task", task.Name, "attempt", u.cur.Attempt, "jumps", u.cur.Jumps)
+			if u.w.Results != nil && results.IsRef(prev.Result) {
+				if prev.Result, err = u.w.Results.Resolve(ctx, prev.Result); err != nil {
+					return types.Outcome{}, fmt.Errorf("worker: load the recorded result of %s: %w", task.Name, err)
+				}
+			}
+			prev.Extra = map[string]any{"adopted": true}
+			return *prev, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return types.Outcome{}, err
+		}
+	}
+	out := u.runTool(ctx, task)
+	rec := out
+	rec.Logs = ""
+	if u.w.Results != nil {
+		// A large result goes to the results tier; the record keeps the
+		// reference (resolved again when adopted).
+		ref, err := u.w.Results.Offload(ctx, types.ResultCoords{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step + "." + task.Name + "." + itoa(u.cur.Jumps),
+			Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}, out.Result)
+		if err != nil {
+			return types.Outcome{}, fmt.Errorf("worker: store the result of %s: %w", task.Name, err)
+		}
+		if ref != nil {
+			rec.Result = ref
+		}
+	}
+	if err := u.w.Store.AttemptPut(ctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec); err != nil {
+		return types.Outcome{}, err
+	}
+	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0); err != nil {
+		return types.Outcome{}, err
+	}
+	return out, nil
 }
 
 // runTool renders the task and runs its tool. Rendering errors become an
@@ -158,11 +232,75 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 	if kind == "postgres" {
 		u.defaultConnection(cfg, args)
 	}
-	return tool.Run(ctx, tools.Request{
+	if kind == "http" {
+		addIdempotencyKey(cfg, u.idempotencyKey())
+	}
+	timeout := task.TimeoutS
+	if timeout <= 0 {
+		timeout = u.w.ToolTimeout.Seconds()
+	}
+	if budget := u.itemBudget(); budget > 0 && u.cmd.Iteration != nil {
+		// The iteration's budget caps every task's timeout; once spent,
+		// the task times out at once.
+		left := budget - u.w.now().Sub(u.cmd.Started)
+		if left <= 0 {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout,
+				Message: fmt.Sprintf("step %s task %s: loop item budget of %s spent", u.step.Name, task.Name, budget)}}
+		}
+		if timeout <= 0 || left.Seconds() < timeout {
+			timeout = left.Seconds()
+		}
+	}
+	tctx := ctx
+	if timeout > 0 {
+		// The tool's own timeout plus a grace period: a tool that ignores
+		// its timeout is stopped here, and its outcome is a timeout.
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(ctx, time.Duration(timeout*float64(time.Second))+2*time.Second)
+		defer cancel()
+	}
+	out := tool.Run(tctx, tools.Request{
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
-		Args: args, Config: cfg, TimeoutS: task.TimeoutS,
+		Args: args, Config: cfg, TimeoutS: timeout,
 		Context: u.taskContext(task), // hook (h-conf, issue 9): python's `context` (taskio.go)
 	})
+	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil && (out.Error == nil || out.Error.Kind != types.ErrKindTimeout) {
+		out = types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout, Retryable: true,
+			Message: fmt.Sprintf("step %s task %s: timed out after %gs", u.step.Name, task.Name, timeout)}}
+	}
+	return out
+}
+
+// idempotencyKey is the unit's idempotency key (seed 000 §8.4):
+// {execution_id}:{step}[:{iteration}], the same for every attempt of the
+// unit, so a receiver can recognise a retried request.
+func (u *unit) idempotencyKey() string {
+	k := u.cmd.ExecutionID + ":" + u.cmd.Step
+	if u.cmd.Iteration != nil {
+		k += ":" + itoa(*u.cmd.Iteration)
+	}
+	return k
+}
+
+// addIdempotencyKey sends the key as the Idempotency-Key header of an http
+// request that is not a GET or HEAD, unless the task sets the header.
+func addIdempotencyKey(cfg map[string]any, key string) {
+	m, _ := cfg["method"].(string)
+	switch strings.ToUpper(strings.TrimSpace(m)) {
+	case "", "GET", "HEAD":
+		return
+	}
+	h, _ := cfg["headers"].(map[string]any)
+	if h == nil {
+		h = map[string]any{}
+	}
+	for k := range h {
+		if strings.EqualFold(k, "Idempotency-Key") {
+			return
+		}
+	}
+	h["Idempotency-Key"] = key
+	cfg["headers"] = h
 }
 
 type failFunc func(kind, msg string) types.Outcome
@@ -270,4 +408,36 @@ func (u *unit) applyAuth(kind string, cfg map[string]any) error {
 		cfg["auth"] = entry
 	}
 	return nil
+}
+
+// addSecrets extends the unit's redactor with secret values read at run
+// time (the secrets kind).
+func (u *unit) addSecrets(vals []string) {
+	kc := make(map[string]any, len(u.kc)+1)
+	for k, v := range u.kc {
+		kc[k] = v
+	}
+	m := map[string]any{}
+	if prev, ok := u.kc["__task_secrets"].(map[string]any); ok {
+		for k, v := range prev {
+			m[k] = v
+		}
+	}
+	for _, v := range vals {
+		m[fmt.Sprintf("v%d", len(m))] = v
+	}
+	kc["__task_secrets"] = m
+	u.kc, u.red = kc, redact.New(kc)
+}
+
+// itemBudget is the unit's loop item budget (loop.spec.item_timeout_s,
+// else the worker's default; 0: none).
+func (u *unit) itemBudget() time.Duration {
+	if u.step.Loop == nil {
+		return 0
+	}
+	if _, set := u.step.Loop.Spec["item_timeout_s"]; set {
+		return engine.ItemBudget(u.step)
+	}
+	return u.w.LoopItemTimeout
 }

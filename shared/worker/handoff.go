@@ -36,7 +36,7 @@ func (u *unit) spillCursor(ctx context.Context, cmd *types.Command) error {
 		"ctx_patch": cmd.CtxPatch, "step_vars": cmd.StepVars, "vars": cmd.Vars, "cursor_rest": cmd.CursorRest,
 	}
 	coords := types.ResultCoords{ExecutionID: cmd.ExecutionID,
-		Step:  fmt.Sprintf("%s.handoff.t%d.a%d.j%d", cmd.Step, cmd.TaskIndex, cmd.Attempt, cmd.Jumps),
+		Step:  cmd.Step + ".handoff." + cmd.TaskName(), // one object per continuation
 		Frame: cmd.StepRun, Row: iterOr0(cmd.Iteration), Attempt: 1}
 	var ref any
 	if lo, ok := u.w.Results.(limitOffloader); ok {

@@ -45,6 +45,20 @@ type unit struct {
 	// side effects and runs under a lease.
 	holder string
 	leased bool
+	// dispatched is the command as delivered (a reclaim re-dispatches it);
+	// recovering reports that the unit may have run before (retried
+	// delivery, reclaim, replay): side-effecting tasks then adopt their
+	// durable results instead of running again.
+	dispatched types.Command
+	recovering bool
+	// started is when the unit began; handOffAfter its budget before it
+	// hands the rest of its pipeline to a new unit; progressed reports a
+	// task ended since (a hand-off needs a new cursor); checked is when the
+	// execution's state was last looked at (cancellation).
+	started      time.Time
+	handOffAfter time.Duration
+	progressed   bool
+	checked      time.Time
 	// kc is the resolved keychain (never persisted, never in events).
 	kc map[string]any
 	// red masks the keychain's secrets in events and logs.
@@ -87,7 +101,7 @@ func (u *unit) seal() []types.Event {
 			}
 		}
 	}
-	u.clock = types.StampClocks(u.pending, u.clock)
+	u.clock = types.StampClocks(u.pending, types.HLC(u.clock, u.w.now()))
 	evs := u.pending
 	u.pending = nil
 	return evs
@@ -147,6 +161,7 @@ func (u *unit) scope(extra map[string]any) template.Scope {
 		ex[k] = v
 	}
 	ex["input"] = c.Args
+	ex["idempotency_key"] = u.idempotencyKey()
 	if u.cur.StepVars != nil {
 		ex["step"] = u.cur.StepVars
 	} else {
@@ -245,6 +260,9 @@ func (u *unit) run(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if stop, err := u.checkpoint(ctx); err != nil || stop {
+			return err
+		}
 		task := tasks[u.cur.TaskIndex]
 		out, d, suspended, err := u.attempt(ctx, task)
 		if err != nil {
@@ -274,6 +292,7 @@ func (u *unit) run(ctx context.Context) error {
 			pe.Payload["exhausted"] = true
 		}
 		if mv.TaskEnd != "" {
+			u.progressed = true
 			var em map[string]any
 			if mv.TaskEnd == types.EvTaskFailed {
 				em = mv.Error
@@ -289,7 +308,7 @@ func (u *unit) run(ctx context.Context) error {
 		case engine.MoveHandOff:
 			pe.Payload["delay_s"] = mv.Delay.Seconds()
 			pe.Payload["next_attempt"] = u.cur.Attempt
-			return u.handOff(ctx, mv.Delay, task)
+			return u.handOff(ctx, mv.Delay, "retry of "+task.Name)
 		}
 		if u.cur.Attempt > attempt && u.cur.TaskIndex == indexOf(tasks, task) {
 			pe.Payload["next_attempt"] = u.cur.Attempt
@@ -310,14 +329,21 @@ func indexOf(tasks []*dsl.Task, t *dsl.Task) int {
 }
 
 // handOff continues the unit in a new Cloud Task after delay (a delayed
-// retry): the cursor travels in the command.
-func (u *unit) handOff(ctx context.Context, delay time.Duration, task *dsl.Task) error {
-	if err := u.flush(ctx); err != nil {
-		return err
-	}
+// retry, or, with delay 0, a long unit before the dispatch deadline): the
+// cursor travels in the command.
+func (u *unit) handOff(ctx context.Context, delay time.Duration, why string) error {
 	next := u.cmd
 	u.cur.Into(&next)
 	next.ChildID = ""
+	next.Reclaim, next.Replay = 0, 0
+	if delay <= 0 {
+		next.HandOff++
+		e := u.event(types.EvUnitHandedOff, "", "handoff", itoa(next.HandOff))
+		e.Payload = map[string]any{"reason": why, "task_index": next.TaskIndex, "jumps": next.Jumps, "ran_s": u.w.now().Sub(u.started).Seconds()}
+	}
+	if err := u.flush(ctx); err != nil {
+		return err
+	}
 	next.NotBefore = u.w.now().Add(delay)
 	next.Clock = u.clock
 	next.ID = next.TaskName()
@@ -327,8 +353,41 @@ func (u *unit) handOff(ctx context.Context, delay time.Duration, task *dsl.Task)
 	if _, err := u.w.Control.Tasks.TaskCreate(ctx, next, u.w.now()); err != nil {
 		return err
 	}
-	u.log.Info("retry scheduled", "task", task.Name, "delay_s", delay.Seconds(), "next_attempt", next.Attempt)
+	u.log.Info("unit handed off", "reason", why, "delay_s", delay.Seconds(), "task_index", next.TaskIndex, "attempt", next.Attempt, "jumps", next.Jumps)
 	return u.release(ctx)
+}
+
+// CancelCheckEvery is how often a running unit looks at its execution's
+// state between tasks (a cancellation, a halting failure or a timeout
+// stops it at its next task boundary).
+const CancelCheckEvery = 2 * time.Second
+
+// checkpoint runs between tasks: a unit that has run past its budget hands
+// the rest of its pipeline to a new unit (so no unit outlives the Cloud
+// Tasks dispatch deadline, and a 30-minute pagination finishes), and a
+// unit whose execution or step run ended stops.
+func (u *unit) checkpoint(ctx context.Context) (stop bool, err error) {
+	now := u.w.now()
+	if u.progressed && u.handOffAfter > 0 && now.Sub(u.started) >= u.handOffAfter {
+		return true, u.handOff(ctx, 0, "unit budget reached")
+	}
+	if now.Sub(u.started) < CancelCheckEvery || now.Sub(u.checked) < CancelCheckEvery {
+		return false, nil
+	}
+	u.checked = now
+	rec, err := u.w.Store.ExecutionGet(ctx, u.cmd.ExecutionID)
+	if err != nil {
+		return false, nil // not decisive: go on, the next check retries
+	}
+	ss := rec.State.Steps[u.cmd.Step]
+	if !rec.State.Terminal() && ss != nil && ss.Run == u.cmd.StepRun && (ss.Status == types.StatusRunning || ss.Status == types.StatusScheduled) {
+		return false, nil
+	}
+	u.log.Info("execution or step run ended while the unit ran: stopping at this task boundary", "execution_status", string(rec.State.Status))
+	if err := u.flush(ctx); err != nil {
+		return true, err
+	}
+	return true, u.release(ctx)
 }
 
 func (u *unit) taskEnd(typ types.EventType, task *dsl.Task, out types.Outcome, em map[string]any) {

@@ -27,6 +27,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -64,9 +65,22 @@ type Worker struct {
 	Credentials credentials.Store
 	Log         *slog.Logger
 	// LeaseTTL is the lease of a side-effecting unit (default 30s); a
-	// heartbeat renews it every third of it while the unit runs.
-	LeaseTTL time.Duration
-	Now      func() time.Time
+	// heartbeat renews it every HeartbeatInterval (default a third of it)
+	// while the unit runs.
+	LeaseTTL          time.Duration
+	HeartbeatInterval time.Duration
+	// HandOffAfter is how long a unit runs before it hands the rest of
+	// its pipeline to a new unit (default 80% of the dispatch deadline,
+	// 8 minutes); a playbook may lower it with executor.spec.handoff_s.
+	HandOffAfter time.Duration
+	// ToolTimeout is a task's timeout when it sets none (seed 000 §8.12
+	// timeouts.tool_default_ms; 0: the tool's own default).
+	ToolTimeout time.Duration
+	// LoopItemTimeout is a loop iteration's budget when its loop sets no
+	// loop.spec.item_timeout_s (seed 000 §8.12 timeouts.loop_item_ms; 0:
+	// none).
+	LoopItemTimeout time.Duration
+	Now             func() time.Time
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
@@ -130,6 +144,9 @@ type Delivery struct {
 	// Holder identifies this delivery for leases; empty means a new random
 	// one.
 	Holder string
+	// MaxAttempts is the queue's max attempts (0: unknown): the last
+	// attempt's failure files the unit in the DLQ instead of failing again.
+	MaxAttempts int
 }
 
 func (w *Worker) now() time.Time {
@@ -137,6 +154,32 @@ func (w *Worker) now() time.Time {
 		return w.Now()
 	}
 	return time.Now()
+}
+
+func (w *Worker) heartbeat() time.Duration {
+	if w.HeartbeatInterval > 0 && w.HeartbeatInterval < w.ttl() {
+		return w.HeartbeatInterval
+	}
+	return w.ttl() / 3
+}
+
+// handOffAfter is the unit budget before a hand-off: the playbook's
+// executor.spec.handoff_s, else HandOffAfter, else 8 minutes.
+func (w *Worker) handOffAfter(pb *dsl.Playbook) time.Duration {
+	if spec, ok := pb.Executor["spec"].(map[string]any); ok {
+		switch v := spec["handoff_s"].(type) {
+		case int64:
+			return time.Duration(v) * time.Second
+		case int:
+			return time.Duration(v) * time.Second
+		case float64:
+			return time.Duration(v * float64(time.Second))
+		}
+	}
+	if w.HandOffAfter > 0 {
+		return w.HandOffAfter
+	}
+	return 8 * time.Minute
 }
 
 func (w *Worker) ttl() time.Duration {
@@ -181,7 +224,25 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 		w.Log.Info("duplicate delivery of a unit that ended here, dropped", "execution_id", cmd.ExecutionID, "step", cmd.Step, "task", name)
 		return nil
 	}
+	if d.Holder == "" {
+		d.Holder = newHolder()
+	}
 	err := w.run(ctx, cmd, d)
+	if err != nil && d.Last() && cmd.Kind == types.CmdRunStep {
+		if errs.Is(err, errs.FailedPrecondition) {
+			// Leased by another delivery on our last attempt: that holder
+			// (or its watchdog) finishes the unit.
+			w.Log.Info("last attempt found the unit leased elsewhere; leaving it to the holder", "execution_id", cmd.ExecutionID, "step", cmd.Step)
+			err = nil
+		} else if derr := w.deadLetter(ctx, cmd, d.RetryCount+1, err); derr != nil {
+			err = derr
+		} else {
+			// Parked in the DLQ: its lease goes, so that its watchdog does
+			// not reclaim it.
+			w.releaseLease(context.WithoutCancel(ctx), cmd, d.Holder)
+			err = nil
+		}
+	}
 	w.seen.end(name, err == nil, w.now())
 	return err
 }
@@ -220,6 +281,15 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 		log.Info("state older than command, retry later", "state_version", st.Version, "command_version", cmd.StateVersion)
 		return ErrRetryLater
 	}
+	if cmd.Kind == types.CmdExecutionTimeout {
+		log.Warn("execution ran past its deadline: stopping it", "started_at", st.StartedAt)
+		ev := types.NewEvent(types.EvExecutionTimedOut, cmd.ExecutionID, Source, w.now())
+		ev.EntityType, ev.EntityID = "playbook", st.Playbook
+		ev.Status = types.StatusFailed
+		ev.Payload = map[string]any{"message": fmt.Sprintf("execution %s ran past its deadline (started %s)", cmd.ExecutionID, st.StartedAt), "kind": types.ErrKindTimeout}
+		_, err := w.Control.Stop(ctx, cmd.ExecutionID, ev)
+		return err
+	}
 	ss := st.Steps[cmd.Step]
 	if ss == nil || ss.Run != cmd.StepRun || (ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled) {
 		log.Info("dropping unit of a step run that already ended")
@@ -233,14 +303,26 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if step == nil {
 		return errs.New(errs.InvalidArgument, "worker: command names unknown step %q", cmd.Step)
 	}
-	if cmd.Kind == types.CmdStepTimeout {
+	switch cmd.Kind {
+	case types.CmdStepTimeout:
 		return w.stepTimeout(ctx, step, cmd, log)
+	case types.CmdLeaseCheck:
+		return w.leaseCheck(ctx, cmd, log)
 	}
-	u := &unit{w: w, cmd: cmd, rec: rec, st: st, pb: pb, step: step, log: log, holder: d.Holder, clock: cmd.Clock}
+	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0); err != nil {
+		return err
+	}
+	if cmd.Iteration != nil && cmd.Started.IsZero() {
+		cmd.Started = w.now()
+	}
+	u := &unit{w: w, cmd: cmd, dispatched: cmd, rec: rec, st: st, pb: pb, step: step, log: log, holder: d.Holder, clock: cmd.Clock,
+		recovering: d.recovering(cmd), started: w.now(), handOffAfter: w.handOffAfter(pb)}
 	if u.holder == "" {
 		u.holder = newHolder()
 	}
-	u.leased = engine.StepSideEffecting(pb, step)
+	// A side-effecting unit runs under a lease; so does any unit on a
+	// retried delivery, so that a watchdog covers it if it dies again.
+	u.leased = engine.StepSideEffecting(pb, step) || u.recovering
 	if cmd.Iteration != nil && cmd.ItemRef {
 		plan, err := w.Control.Plan(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun))
 		if err != nil {
@@ -254,7 +336,50 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 			return err
 		}
 	}
-	return u.runLeased(ctx)
+	err = u.runLeased(ctx)
+	if err != nil && u.leased {
+		// Cloud Tasks retries a failed delivery: its lease expires now, so
+		// the retry (another holder) takes the unit over at once instead
+		// of waiting out the TTL; if no retry comes, the watchdog finds
+		// the lease expired and reclaims the unit.
+		u.expire(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// expire ends this delivery's lease at once without giving it up (see
+// run); a lease another holder took over is left alone. Best effort: the
+// lease otherwise expires after its TTL.
+func (u *unit) expire(ctx context.Context) {
+	c, w := u.cmd, u.w
+	var err error
+	if c.Iteration != nil {
+		key := engine.LoopKey(c.Step, c.StepRun)
+		status, holder, _, gerr := w.Store.IterationGet(ctx, c.ExecutionID, key, *c.Iteration)
+		if gerr != nil || status != types.StatusRunning || holder != u.holder {
+			return
+		}
+		_, err = w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID, LoopKey: key, Index: *c.Iteration, Holder: u.holder, Now: w.now()})
+	} else {
+		err = w.Store.LeaseRenew(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, Now: w.now()})
+	}
+	if err != nil && !errs.Is(err, errs.FailedPrecondition) {
+		u.log.Warn("expiring the lease of a failed delivery failed; the retry waits for its TTL", "error", err.Error())
+	}
+}
+
+// releaseLease drops holder's lease of cmd's unit (a lease another holder
+// took over is left alone). Best effort: it is logged when it fails.
+func (w *Worker) releaseLease(ctx context.Context, cmd types.Command, holder string) {
+	var err error
+	if cmd.Iteration != nil {
+		err = w.Store.IterationRelease(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration, holder)
+	} else {
+		err = w.Store.LeaseRelease(ctx, cmd.ExecutionID, cmd.UnitKey(), holder)
+	}
+	if err != nil {
+		w.Log.Warn("releasing the lease of a dead-lettered unit failed; its watchdog may reclaim it", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())
+	}
 }
 
 // lease takes the unit's lease: the iteration record document for a loop
@@ -277,14 +402,17 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 			u.log.Info("iteration already ended, duplicate delivery")
 			return true, w.Control.IterationEnded(ctx, c, *rec)
 		}
-		return false, nil
+		return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 	}
 	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
 	if errors.Is(err, store.ErrLeaseHeld) {
 		u.log.Info("unit leased by another delivery, retry later")
 		return false, ErrRetryLater
 	}
-	return false, err
+	if err != nil {
+		return false, err
+	}
+	return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 }
 
 // runLeased runs the unit with its lease renewed by a heartbeat; a lost
@@ -313,7 +441,7 @@ func (u *unit) runLeased(ctx context.Context) error {
 
 // heartbeat renews the lease every third of its TTL until stop closes.
 func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(u.w.ttl() / 3)
+	t := time.NewTicker(u.w.heartbeat())
 	defer t.Stop()
 	for {
 		select {
@@ -363,7 +491,7 @@ func (u *unit) release(ctx context.Context) error {
 func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Command, log *slog.Logger) error {
 	log.Warn("step exceeded its lifecycle timeout", "timeout_s", step.TimeoutS)
 	ev := engine.TimeoutEvent(cmd.ExecutionID, cmd.Step, cmd.StepRun, step.TimeoutS, w.now())
-	ev.Clock = cmd.Clock + 1
+	ev.Clock = types.HLC(cmd.Clock, w.now()) + 1
 	_, err := w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
 		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
 	return err

@@ -18,8 +18,11 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -57,22 +60,83 @@ type Options struct {
 	UserAgent string
 	// Credentials resolves an `auth` that names a credential (auth.go).
 	Credentials credentials.Store
+	// AllowLinkLocal lets tasks reach link-local addresses (169.254.0.0/16,
+	// fe80::/10) and the cloud metadata server (metadata.google.internal,
+	// 169.254.169.254), which are refused by default (issue 10 item 5: user
+	// code must not borrow the function's service account). Also turned on
+	// by the environment variable NOETL_HTTP_ALLOW_LINK_LOCAL=true.
+	AllowLinkLocal bool
+}
+
+// EnvAllowLinkLocal is the config switch for Options.AllowLinkLocal
+// (README "Security").
+const EnvAllowLinkLocal = "NOETL_HTTP_ALLOW_LINK_LOCAL"
+
+// ErrForbiddenAddress is wrapped by the error of a request to a link-local
+// address or a metadata server while Options.AllowLinkLocal is off; the
+// task fails with error kind "forbidden_address" (not retryable).
+var ErrForbiddenAddress = errors.New("link-local and cloud metadata addresses are not allowed (NOETL_HTTP_ALLOW_LINK_LOCAL)")
+
+// metadataHosts are the names of cloud metadata servers (GCP's, and the
+// bare name GCE's resolver answers).
+var metadataHosts = map[string]bool{"metadata.google.internal": true, "metadata.goog": true, "metadata": true}
+
+// forbiddenIP reports whether ip is link-local (IPv4 169.254.0.0/16, which
+// holds 169.254.169.254, IPv6 fe80::/10, link-local multicast) or AWS's
+// IPv6 metadata address fd00:ec2::254.
+func forbiddenIP(ip net.IP) bool {
+	return ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.Equal(net.ParseIP("fd00:ec2::254"))
+}
+
+// forbiddenHost reports whether a URL host (name or literal address) is
+// refused before anything is resolved or sent.
+func forbiddenHost(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if metadataHosts[h] {
+		return true
+	}
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i]
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && forbiddenIP(ip)
+}
+
+// forbidDial is the dialer Control that refuses forbidden addresses after
+// DNS resolution, so no name (or redirect) can lead there.
+func forbidDial(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	if forbiddenHost(host) {
+		return fmt.Errorf("dial %s: %w", address, ErrForbiddenAddress)
+	}
+	return nil
 }
 
 // Tool is the http task kind. It is safe for concurrent use.
 type Tool struct {
-	creds      credentials.Store
-	client     *nethttp.Client
-	maxBody    int64
-	defTimeout time.Duration
-	userAgent  string
+	creds          credentials.Store
+	client         *nethttp.Client
+	maxBody        int64
+	defTimeout     time.Duration
+	userAgent      string
+	allowLinkLocal bool
 }
 
 // New returns an http tool configured by opts.
 func New(opts Options) *Tool {
-	t := &Tool{creds: opts.Credentials, client: opts.Client, maxBody: opts.MaxBodyBytes, defTimeout: opts.DefaultTimeout, userAgent: opts.UserAgent}
+	allow := opts.AllowLinkLocal
+	if v, err := strconv.ParseBool(strings.TrimSpace(os.Getenv(EnvAllowLinkLocal))); err == nil && v {
+		allow = true
+	}
+	t := &Tool{creds: opts.Credentials, client: opts.Client, maxBody: opts.MaxBodyBytes, defTimeout: opts.DefaultTimeout, userAgent: opts.UserAgent, allowLinkLocal: allow}
 	if t.client == nil {
 		t.client = SharedClient()
+		if allow {
+			t.client = sharedOpenClient()
+		}
 	}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxBodyBytes
@@ -88,8 +152,18 @@ func New(opts Options) *Tool {
 
 type connectTimeoutKey struct{}
 
-var sharedClient = sync.OnceValue(func() *nethttp.Client {
+var (
+	sharedClient     = sync.OnceValue(func() *nethttp.Client { return newClient(false) })
+	sharedOpenClient = sync.OnceValue(func() *nethttp.Client { return newClient(true) })
+)
+
+// newClient builds a shared client; unless allowLinkLocal its dialer
+// refuses link-local and metadata addresses (forbidDial).
+func newClient(allowLinkLocal bool) *nethttp.Client {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	if !allowLinkLocal {
+		dialer.Control = forbidDial
+	}
 	tr := &nethttp.Transport{
 		Proxy: nethttp.ProxyFromEnvironment,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -108,12 +182,15 @@ var sharedClient = sync.OnceValue(func() *nethttp.Client {
 		ExpectContinueTimeout: time.Second,
 	}
 	return &nethttp.Client{Transport: tr}
-})
+}
 
 // SharedClient returns the process-wide client used by tools built without
 // Options.Client: keep-alive on, up to 64 idle connections per host, 90 s
-// idle timeout, HTTP/2 when offered, proxy from the environment, and no
-// client-wide timeout (every request carries its own deadline).
+// idle timeout, HTTP/2 when offered, proxy from the environment, no
+// client-wide timeout (every request carries its own deadline), and no
+// connection to a link-local or metadata address (checked on the resolved
+// address, so redirects and DNS names cannot get around it; through an
+// HTTP proxy only the URL's own host is checked).
 func SharedClient() *nethttp.Client { return sharedClient() }
 
 // Exec sends one request (tools.Adapt turns Exec into a tools.Tool; args
@@ -147,7 +224,9 @@ func SharedClient() *nethttp.Client { return sharedClient() }
 // (404), client_error (other 4xx) or server_error (5xx), retryable for
 // 408, 429 and 5xx (StatusKind, NoETL's taxonomy). Transport failures are
 // error kind "connection" or "timeout" (retryable, no result, outcome.http
-// nil); a cancelled ctx is kind "canceled". Invalid configuration is kind
+// nil); a cancelled ctx is kind "canceled"; a link-local or metadata
+// destination is kind "forbidden_address" (not retryable) unless
+// Options.AllowLinkLocal. Invalid configuration is kind
 // "config". A W3C traceparent header is injected from ctx's span unless the
 // task sets one.
 func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
@@ -165,6 +244,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return conf.ConfigError("http task: url %q must be an absolute http:// or https:// URL", redactURL(u, true))
+	}
+	if !t.allowLinkLocal && forbiddenHost(u.Hostname()) {
+		return conf.Fail("forbidden_address", false, "http task: %s: %v", redactURL(u, true), ErrForbiddenAddress)
 	}
 	method := "GET"
 	if m, ok := conf.String(cfg, "method"); ok {
@@ -436,6 +518,9 @@ func transportError(parent context.Context, err error, method string, u *url.URL
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		cause = ue.Err
+	}
+	if errors.Is(err, ErrForbiddenAddress) {
+		return conf.Fail("forbidden_address", false, "%s %s: %v", method, redactURL(u, true), ErrForbiddenAddress)
 	}
 	kind := KindConnection
 	var ne net.Error

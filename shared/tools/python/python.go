@@ -1,7 +1,9 @@
 // Package python implements the `python` task kind (DSL.md "Python tasks"):
 // the task's code runs in a fresh CPython 3 subprocess per attempt, in an
 // empty temporary working directory, without the engine's environment and
-// under a timeout.
+// under a timeout, contained by shared/sandbox (issue 10 item 5: its own
+// unprivileged uid when the engine is root, resource limits, its whole
+// process tree killed at the end of the attempt).
 //
 // NoETL conventions supported (every conformance playbook relies on one):
 //
@@ -35,16 +37,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/types"
@@ -80,10 +83,14 @@ type Options struct {
 	// Path is the PATH given to the subprocess; default the engine's PATH.
 	Path string
 	// TempDir is where per-attempt working directories are created; default
-	// os.TempDir().
+	// os.TempDir(). With a dedicated sandbox uid it must be traversable by
+	// other users (as /tmp is).
 	TempDir string
 	// Scripts loads the code of `script:` blocks (script.go).
 	Scripts script.Options
+	// Sandbox runs every attempt; nil means sandbox.Default() (configured
+	// by the NOETL_SANDBOX_* variables).
+	Sandbox *sandbox.Sandbox
 }
 
 // Tool is the python task kind. It is safe for concurrent use; every Exec
@@ -120,10 +127,75 @@ func New(opts Options) *Tool {
 }
 
 // Interpreter returns the absolute path of the python executable the tool
-// runs (resolved on first use), or an error when none is found.
+// runs (resolved on first use), or an error when none is found. The
+// interpreter must start inside the sandbox: when the configured one cannot
+// (a dedicated uid cannot read an interpreter installed under /root, e.g.
+// pyenv's), /usr/bin/python3 and /usr/local/bin/python3 are tried and the
+// substitution is logged; when none starts, the error says why.
 func (t *Tool) Interpreter() (string, error) {
-	t.once.Do(func() { t.interp, t.interpErr = t.resolve() })
+	t.once.Do(func() {
+		t.interp, t.interpErr = t.resolve()
+		if t.interpErr == nil {
+			t.interp, t.interpErr = t.sandboxed(t.interp)
+		}
+	})
 	return t.interp, t.interpErr
+}
+
+// sandbox returns the tool's sandbox.
+func (t *Tool) sandbox() (*sandbox.Sandbox, error) {
+	if t.opts.Sandbox != nil {
+		return t.opts.Sandbox, nil
+	}
+	return sandbox.Default()
+}
+
+// sandboxed checks that interp starts inside the sandbox, falling back to a
+// system interpreter (see Interpreter).
+func (t *Tool) sandboxed(interp string) (string, error) {
+	sb, err := t.sandbox()
+	if err != nil {
+		return "", err
+	}
+	probeErr := t.probe(sb, interp)
+	if probeErr == nil {
+		return interp, nil
+	}
+	for _, alt := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if alt == interp {
+			continue
+		}
+		if t.probe(sb, alt) == nil {
+			slog.Warn("python: the configured interpreter does not start in the sandbox; using a system interpreter",
+				"configured", interp, "error", probeErr, "using", alt)
+			return alt, nil
+		}
+	}
+	return "", fmt.Errorf("python interpreter %s does not start in the sandbox (install python where unprivileged users can read it, or set NOETL_PYTHON): %v", interp, probeErr)
+}
+
+// probe runs interp inside the sandbox and checks it imports json.
+func (t *Tool) probe(sb *sandbox.Sandbox, interp string) error {
+	dir, err := os.MkdirTemp(t.opts.TempDir, "noetl-py-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := sb.Command(ctx, interp, "-s", "-c", "import json, sys; sys.stdout.write('ok')")
+	c.Dir = dir
+	c.Env = t.env(dir)
+	var out bytes.Buffer
+	c.Stdout = &out
+	c.Stderr = &out
+	if err := c.Start(); err != nil {
+		return err
+	}
+	if err := c.Wait(); err != nil || out.String() != "ok" {
+		return fmt.Errorf("%v: %s", err, lastLine(out.String()))
+	}
+	return nil
 }
 
 func (t *Tool) resolve() (string, error) {
@@ -175,7 +247,7 @@ func (t *Tool) env(dir string) []string {
 
 // Exec executes config["code"] once with the rendered args (see the package
 // documentation for the conventions; tools.Adapt turns Exec into a
-// tools.Tool). The attempt timeout is timeoutS seconds (0: default 300 s); on expiry the whole process group is killed and the outcome is
+// tools.Tool). The attempt timeout is timeoutS seconds (0: default 300 s); on expiry the whole process tree is killed (shared/sandbox) and the outcome is
 // error {kind "timeout", retryable true}. Result and logs as documented on
 // the package; a missing `code` or args that cannot be encoded as JSON are
 // kind "config"; a runner that dies without reporting (killed, os._exit) is
@@ -216,6 +288,11 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		timeout = time.Duration(timeoutS * float64(time.Second))
 	}
 
+	sb, err := t.sandbox()
+	if err != nil {
+		return conf.Fail("internal", true, "python task: %v", err)
+	}
+
 	dir, err := os.MkdirTemp(t.opts.TempDir, "noetl-py-")
 	if err != nil {
 		return conf.Fail("internal", true, "python task: cannot create working directory: %v", err)
@@ -224,7 +301,9 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, interp, "-s", "-c", runnerSource)
+	// The sandbox owns identity, limits and the process tree: ctx's end
+	// kills the whole tree, and Wait kills what is left of it.
+	cmd := sb.Command(rctx, interp, "-s", "-c", runnerSource)
 	cmd.Dir = dir
 	cmd.Env = t.env(dir)
 	cmd.Stdin = bytes.NewReader(payload)
@@ -245,8 +324,6 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	cmd.Stdout = lw
 	cmd.Stderr = lw
 	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second // bounds the stdin copier
 	err = cmd.Start()
 	lw.Close()
@@ -282,11 +359,11 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		resCh <- read{data, over}
 	}()
 
+	// Wait also kills what is left of the process tree (the sandbox).
 	waitErr := cmd.Wait()
-	// Stragglers (background children of the user code) die with the group.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	// A grandchild that left the group could keep the pipes open: stop
-	// reading after a grace period.
+	// Should a descendant have escaped the sandbox's containment (no PID
+	// namespace, no dedicated uid) and keep the pipes open, stop reading
+	// after a grace period.
 	grace := time.NewTimer(2 * time.Second)
 	defer grace.Stop()
 	var res read
@@ -331,6 +408,9 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		return withLogs(conf.Fail("canceled", true, "python task canceled: %v", context.Cause(ctx)), out.Logs)
 	case rctx.Err() != nil:
 		return withLogs(conf.Fail("timeout", true, "python task timeout: killed after %s", timeout), out.Logs)
+	}
+	if cmd.ExceededCPU() {
+		return withLogs(conf.Fail("resource_limit", false, "python task: CPU time limit of %d s exceeded", sb.Limits().CPUSeconds), out.Logs)
 	}
 	status := "exited without reporting a result"
 	if waitErr != nil {

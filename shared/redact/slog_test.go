@@ -1,0 +1,45 @@
+package redact_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/noetl/gcpengine/shared/redact"
+)
+
+func TestHandlerMasksLogRecords(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(redact.NewHandler(slog.NewJSONHandler(&buf, nil), nil))
+	kc := redact.FromCredential(map[string]any{"user": "svc_reporting", "password": "Pw-9912!"})
+	ctx := redact.WithRedactor(context.Background(), kc)
+
+	log.With("token", "tok-with-attrs").InfoContext(ctx, "login as svc_reporting failed",
+		"error", errors.New("auth Pw-9912! rejected"),
+		"url", "https://h/x?api_key=zz9&page=1",
+		"args", map[string]any{"password": "x", "n": 1},
+		slog.Group("req", "Authorization", "Basic c3ZjOnB3", "path", "/x"),
+		"retryable", true,
+		"sort_key", "k1",
+	)
+	out := buf.String()
+	for _, leak := range []string{"svc_reporting", "Pw-9912!", "tok-with-attrs", "zz9", "c3ZjOnB3", `"password":"x"`} {
+		if strings.Contains(out, leak) {
+			t.Errorf("log line leaks %q: %s", leak, out)
+		}
+	}
+	for _, keep := range []string{`"page=1"`, `"path":"/x"`, `"retryable":true`, `"sort_key":"k1"`, `"n":1`} {
+		if !strings.Contains(out, strings.Trim(keep, `"`)) {
+			t.Errorf("log line lost %s: %s", keep, out)
+		}
+	}
+	// Without a Redactor in the context, keys and patterns still apply.
+	buf.Reset()
+	log.Info("dial postgres://u:pw77@h/db", "secret", "s")
+	if out := buf.String(); strings.Contains(out, "pw77") || strings.Contains(out, `"secret":"s"`) {
+		t.Errorf("log line without keychain: %s", out)
+	}
+}

@@ -1,0 +1,209 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Resilience of units of work (seed 000 §8.4-§8.6, ARCHITECTURE.md
+// "Invariants"): leases with a watchdog, the last delivery attempt, the
+// DLQ, and hand-off before the dispatch deadline.
+
+// WatchdogGrace is how long after a lease's expiry its watchdog looks at
+// it (heartbeats renew the lease every third of its TTL, so a live holder
+// always renews before that).
+const WatchdogGrace = 5 * time.Second
+
+// MaxReclaims bounds the re-dispatches of a unit whose holder keeps dying
+// (its lease expires without completion): after that it is dead-lettered.
+const MaxReclaims = 3
+
+// Last reports whether this delivery is the Cloud Task's last attempt
+// (X-CloudTasks-TaskRetryCount + 1 reaches the queue's max attempts).
+func (d Delivery) Last() bool {
+	return d.MaxAttempts > 0 && d.RetryCount+1 >= d.MaxAttempts
+}
+
+// recovering reports whether a unit may have run before (a retried
+// delivery, a reclaim, a replay): its side-effecting tasks then look for a
+// durable result before running (the side-effect barrier).
+func (d Delivery) recovering(cmd types.Command) bool {
+	return d.RetryCount > 0 || cmd.Reclaim > 0 || cmd.Replay > 0
+}
+
+// armWatchdog creates the delayed Cloud Task that checks the unit's lease
+// after it would expire (no polling loop: one task per lease period).
+func (u *unit) armWatchdog(ctx context.Context, seq int, at time.Time) error {
+	unitCmd := u.dispatched
+	chk := types.Command{Kind: types.CmdLeaseCheck, ExecutionID: unitCmd.ExecutionID, Step: unitCmd.Step, StepRun: unitCmd.StepRun,
+		Iteration: unitCmd.Iteration, StateVersion: unitCmd.StateVersion, Unit: &unitCmd, Holder: u.holder, Seq: seq,
+		NotBefore: at, Clock: unitCmd.Clock}
+	chk.ID = chk.TaskName()
+	_, err := u.w.Control.Tasks.TaskCreate(ctx, chk, u.w.now())
+	return err
+}
+
+// leaseCheck handles a watchdog: a unit whose holder still renews its
+// lease gets the next watchdog; one whose lease expired without the unit
+// ending is reclaimed (re-dispatched, the side-effect barrier making the
+// re-run safe) or, after MaxReclaims, dead-lettered.
+func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, log *slog.Logger) error {
+	if cmd.Unit == nil {
+		return errs.New(errs.InvalidArgument, "worker: lease_check without its unit")
+	}
+	unitCmd := *cmd.Unit
+	var holder string
+	var expires time.Time
+	var err error
+	if unitCmd.Iteration != nil {
+		var status types.Status
+		status, holder, expires, err = w.Store.IterationGet(ctx, unitCmd.ExecutionID, engine.LoopKey(unitCmd.Step, unitCmd.StepRun), *unitCmd.Iteration)
+		if err == nil && status != types.StatusRunning {
+			return nil // the iteration ended
+		}
+	} else {
+		holder, expires, err = w.Store.LeaseGet(ctx, unitCmd.ExecutionID, unitCmd.UnitKey())
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // released: the unit ended or handed off
+	}
+	if err != nil {
+		return err
+	}
+	now := w.now()
+	switch {
+	case holder != cmd.Holder:
+		return nil // another delivery took the unit over and watches it
+	case expires.After(now):
+		next := cmd
+		next.Seq++
+		next.NotBefore = expires.Add(WatchdogGrace)
+		next.ID = next.TaskName()
+		_, err := w.Control.Tasks.TaskCreate(ctx, next, now)
+		return err
+	}
+	// The holder stopped renewing: it died.
+	if unitCmd.Reclaim >= MaxReclaims {
+		log.Error("unit's holder died too often; dead-lettering it", "reclaims", unitCmd.Reclaim)
+		return w.deadLetter(ctx, unitCmd, unitCmd.Reclaim+1, fmt.Errorf("lease expired %d times without the unit ending (its holder stopped)", unitCmd.Reclaim+1))
+	}
+	next := unitCmd
+	next.Reclaim++
+	next.NotBefore = time.Time{}
+	next.ID = next.TaskName()
+	log.Warn("lease expired without the unit ending: reclaiming it", "reclaim", next.Reclaim)
+	if _, err := w.Control.Tasks.TaskCreate(ctx, next, now); err != nil {
+		return err
+	}
+	ev := w.unitEvent(unitCmd, types.EvUnitReclaimed, map[string]any{"reclaim": next.Reclaim, "holder": cmd.Holder}, "reclaim", itoa(next.Reclaim))
+	return w.publishOne(ctx, ev)
+}
+
+// unitEvent builds an event about a unit (outside the unit's own run).
+func (w *Worker) unitEvent(c types.Command, typ types.EventType, payload map[string]any, idParts ...string) types.Event {
+	ev := types.NewEvent(typ, c.ExecutionID, Source, w.now(), append([]string{c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps)}, idParts...)...)
+	ev.Step, ev.StepRun, ev.Iteration = c.Step, c.StepRun, c.Iteration
+	ev.EntityType, ev.EntityID = "step", c.Step
+	if c.Iteration != nil {
+		ev.EntityType, ev.EntityID = "iteration", c.Step+"#"+itoa(*c.Iteration)
+	}
+	ev.Payload = payload
+	ev.Clock = types.HLC(c.Clock, w.now()) + 1
+	return ev
+}
+
+func (w *Worker) publishOne(ctx context.Context, ev types.Event) error {
+	return w.Bus.PublishBatch(ctx, types.Batch{ID: types.DeriveID(ev.ExecutionID, "event", ev.EventID), ExecutionID: ev.ExecutionID, Source: Source, Events: []types.Event{ev}})
+}
+
+// DLQMessageID is the DLQ entry id of a unit.
+func DLQMessageID(c types.Command) string { return "unit-" + c.TaskName() }
+
+// deadLetter files a unit in the DLQ (seed 000 §8.6: max attempts
+// exceeded, non-retryable error, poison) and records it in the event log.
+// The unit's step run stays running — parked — until the entry is
+// replayed (the unit runs again and the execution goes on) or discarded
+// (the step fails).
+func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int, cause error) error {
+	now := w.now().UTC().Format(time.RFC3339Nano)
+	raw, _ := json.Marshal(cmd)
+	red := redact.New(nil)
+	payload, _ := json.Marshal(red.Value(jsonAny(raw)))
+	kind := ""
+	if rec, err := w.Store.ExecutionGet(ctx, cmd.ExecutionID); err == nil {
+		if pb, err := w.playbook(rec.Source); err == nil {
+			if st := pb.Step(cmd.Step); st != nil && cmd.TaskIndex < len(st.Tasks) {
+				kind = st.Tasks[cmd.TaskIndex].Kind
+			}
+		}
+	}
+	msg := red.String(cause.Error())
+	e := store.DLQEntry{
+		MessageID: DLQMessageID(cmd), ExecutionID: cmd.ExecutionID, StepID: cmd.Step, LoopIndex: cmd.Iteration,
+		ToolKind: kind, Attempts: attempts, LastError: msg, FirstSeen: now, LastSeen: now,
+		Payload: string(payload), ContextExcerpt: excerpt(fmt.Sprintf("unit %s (step %s run %d, task %d attempt %d, jumps %d): %s", cmd.UnitKey(), cmd.Step, cmd.StepRun, cmd.TaskIndex, cmd.Attempt, cmd.Jumps, msg)),
+		Source: Source, Kind: "unit", Unit: string(raw),
+	}
+	if cmd.Iteration != nil {
+		e.LoopKey = engine.LoopKey(cmd.Step, cmd.StepRun)
+	}
+	if err := w.Store.DLQPut(ctx, e); err != nil {
+		return err
+	}
+	w.Log.Error("unit dead-lettered; its step run is parked until the entry is replayed or discarded", "event", "task_dlq",
+		"execution_id", cmd.ExecutionID, "step", cmd.Step, "dlq_id", e.MessageID, "attempts", attempts, "error", msg)
+	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, map[string]any{"dlq_id": e.MessageID, "attempts": attempts, "error": msg}, "dlq")
+	ev.Status = types.StatusError
+	return w.publishOne(ctx, ev)
+}
+
+func jsonAny(b []byte) any {
+	var v any
+	_ = json.Unmarshal(b, &v)
+	return v
+}
+
+// excerpt keeps the last 2 KB of a context text (seed 000 §8.6).
+func excerpt(s string) string {
+	if len(s) > 2048 {
+		return s[len(s)-2048:]
+	}
+	return s
+}
+
+// DiscardUnit ends a dead-lettered unit's parked step run as failed (error
+// kind dead_lettered with the reason): through the step's boundary for a
+// step unit, through the iteration's record for a loop iteration.
+func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reason string) error {
+	em := map[string]any{"kind": "dead_lettered", "message": "discarded from the DLQ: " + reason, "dlq_id": dlqID, "retryable": false}
+	if cmd.Iteration != nil {
+		key := engine.LoopKey(cmd.Step, cmd.StepRun)
+		rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusError, Error: em, Clock: types.HLC(cmd.Clock, w.now()) + 1}
+		// A leased iteration's record document holds its (dead) holder:
+		// end it as that holder.
+		_, holder, _, err := w.Store.IterationGet(ctx, cmd.ExecutionID, key, *cmd.Iteration)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if _, err := w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder}); err != nil {
+			return err
+		}
+		return w.Control.IterationEnded(ctx, cmd, rec)
+	}
+	ev := w.unitEvent(cmd, types.EvStepFailed, map[string]any{"error": em}, "discard")
+	ev.Status = types.StatusFailed
+	_, err := w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
+		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
+	return err
+}

@@ -1,0 +1,2 @@
+// Package docs provides embedded documentation assets.
+package docs

@@ -1,0 +1,2 @@
+{{ "<script>"|forceescape }}
+{{ "<script>"|safe|forceescape }}

@@ -1,0 +1,1 @@
+{{ "<strong><i>Hello!</i></strong>"|striptags|safe }}

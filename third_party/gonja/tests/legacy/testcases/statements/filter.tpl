@@ -1,0 +1,1 @@
+{% filter upper %}This text becomes uppercase{% endfilter %}

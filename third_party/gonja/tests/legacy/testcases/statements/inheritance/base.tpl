@@ -1,0 +1,3 @@
+{% extends "sub/skeleton.tpl" %}
+
+{% block body %}This is base's body{% block content %}Default content{% endblock %}{% endblock %}

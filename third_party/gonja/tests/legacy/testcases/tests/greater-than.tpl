@@ -1,0 +1,10 @@
+{{ 42 is gt 2 }}
+{{ 42 is greaterthan 2 }}
+{{ 42 is > 2 }}
+{{ 42 is gt 2.0 }}
+{{ 42 is gt 42 }}
+{{ 42 is greaterthan 42 }}
+{{ 42 is > 42 }}
+{{ 42.0 is gt 42 }}
+{{ 42 is gt 51 }}
+{{ 42.0 is gt 51 }}

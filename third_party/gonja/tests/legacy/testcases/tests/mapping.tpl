@@ -1,0 +1,4 @@
+{}: {{ {} is mapping }}
+simple.intmap: {{ simple.intmap is mapping }}
+[]: {{ [] is mapping }}
+42: {{ 42 is mapping }}

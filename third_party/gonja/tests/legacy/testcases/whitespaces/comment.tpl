@@ -1,0 +1,5 @@
+left   {#- some multiline
+comment
+#} indent
+right {# some comment -#}
+indent
