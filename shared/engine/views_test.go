@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/template"
 )
 
 const viewsPB = `
@@ -135,5 +136,24 @@ func TestResultViewsOutputAs(t *testing.T) {
 	v = ResultViews(pb, map[string]any{"aliased": 1, "other_name": 2}, nil)
 	if v["other_name"] != 2 {
 		t.Fatalf("output.as shadowed a step result: %v", v)
+	}
+}
+
+// A set target ending in _ref receives the reference of a stored result,
+// not its data (DSL.md "DSL v2 names").
+func TestApplySetRefTarget(t *testing.T) {
+	ref := map[string]any{"$ref": map[string]any{"key": "k", "format": "json"}, SelectedKey: map[string]any{"n": 2}}
+	views := ResultViews(nil, map[string]any{"big": ref}, map[string]any{"big": map[string]any{"n": 2, "rows": []any{1, 2}}})
+	sc := template.NewScope(template.ScopeParams{Results: views})
+	ctx := map[string]any{}
+	err := ApplySet([]dsl.Assignment{
+		{Scope: dsl.ScopeCtx, Key: "big_ref", Value: "{{ big }}"},
+		{Scope: dsl.ScopeCtx, Key: "big_data", Value: "{{ big.rows }}"},
+	}, sc, SetTargets{Ctx: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ctx["big_ref"], ref) || !reflect.DeepEqual(ctx["big_data"], []any{1, 2}) {
+		t.Fatalf("ctx %v", ctx)
 	}
 }
