@@ -18,6 +18,9 @@ import (
 // Lanes returns the number of lanes of the plan: min(MaxInFlight, Total),
 // at least 1.
 func (p LoopPlan) Lanes() int {
+	if p.Cursor != nil { // a cursor loop has one lane per cursor worker (cursor.go)
+		return max(p.MaxInFlight, 1)
+	}
 	l := p.MaxInFlight
 	if l <= 0 {
 		l = 1
@@ -58,6 +61,8 @@ type IterationRecord struct {
 	Result any          `json:"result,omitempty"`
 	Error  any          `json:"error,omitempty"`
 	Clock  int64        `json:"clock,omitempty"`
+	// Cursor is a cursor loop iteration's frame state (cursor.go).
+	Cursor *CursorFrame `json:"cursor,omitempty"`
 }
 
 // AfterIteration is what follows the end of one iteration.

@@ -228,6 +228,14 @@ type Command struct {
 	// ItemRef says Item was left out of the body (too large for a Cloud
 	// Task): execute reads it from the loop plan.
 	ItemRef bool `json:"item_ref,omitempty"`
+	// Spill is a results-tier reference to the pipeline state (Prev,
+	// TaskResults, Iter, CtxPatch, StepVars, Vars, CursorRest) of a
+	// continuation too large for a Cloud Task body (worker/handoff.go);
+	// those fields are then empty.
+	Spill any `json:"spill,omitempty"`
+	// CursorRest is, for a cursor loop's iteration unit, the rows of its
+	// frame after Item, in claim order (engine/cursor.go).
+	CursorRest []any `json:"cursor_rest,omitempty"`
 	// Args is the token the step was entered with (an arc's rendered args).
 	Args map[string]any `json:"args,omitempty"`
 	// TaskIndex is the pipeline position to start at (0 = first task).
@@ -385,7 +393,7 @@ type PyOutcome struct {
 // Retryable is the tool's classification (HTTP 408/429/5xx and network
 // errors are retryable, ../shared/DSL.md).
 type TaskError struct {
-	Kind      string `json:"kind"` // "http", "network", "python", "postgres", "timeout", "template", "config", ...
+	Kind      string `json:"kind"` // "server_error", "connection", "python", "postgres", "timeout", "template", "config", ...
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
 	Status    int    `json:"status,omitempty"` // HTTP status, for kind "http"

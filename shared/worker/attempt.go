@@ -93,6 +93,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		}
 		u.log.Warn("task attempt failed", "task", task.Name, "error_kind", out.Error.Kind, "error", msg)
 	}
+	u.accumulate(task, out) // hook (h-conf): output.accumulate (output.go)
 	sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
 	if out.Status == types.StatusOK && len(task.Set) > 0 {
 		// A tool item's own set (DSL v2) applies after its successful
@@ -201,6 +202,14 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 			}
 			cfg[k] = r
 		}
+		if wt.Script != nil && task.Script == nil {
+			// Hook (h-conf, issue 9): the workbook entry's script block.
+			sb, err := scriptConfig(wt.Script, sc)
+			if err != nil {
+				return fail("template", "workbook "+err.Error())
+			}
+			cfg["script"] = sb
+		}
 		if len(wt.Input) > 0 {
 			v, err := template.RenderValue(wt.Input, sc)
 			if err != nil {
@@ -253,6 +262,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 	out := tool.Run(tctx, tools.Request{
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
 		Args: args, Config: cfg, TimeoutS: timeout,
+		Context: u.taskContext(task), // hook (h-conf, issue 9): python's `context` (taskio.go)
 	})
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil && (out.Error == nil || out.Error.Kind != types.ErrKindTimeout) {
 		out = types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout, Retryable: true,
@@ -336,6 +346,14 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 			return ret("template", k+": "+err.Error())
 		}
 		cfg[k] = r
+	}
+	if task.Script != nil {
+		// Hook (h-conf, issue 9): the script: block (taskio.go).
+		sb, err := scriptConfig(task.Script, sc)
+		if err != nil {
+			return ret("template", err.Error())
+		}
+		cfg["script"] = sb
 	}
 	return args, cfg, fail, nil
 }

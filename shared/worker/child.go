@@ -93,6 +93,9 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	resume.ChildID = id
 	resume.NotBefore = time.Time{}
 	resume.ID = resume.TaskName()
+	if err := u.spillCursor(ctx, &resume); err != nil { // hook (h-conf): large continuations (handoff.go)
+		return types.Outcome{}, false, err
+	}
 	if _, err := launch.Start(ctx, u.w.Store, u.w.Bus, launch.Params{
 		Playbook: entry.Playbook, Source: entry.Source, Workload: wl, ParentID: cc.ExecutionID,
 		ExecutionID: id, Resume: &resume, ParentIter: u.iterView(), Credentials: u.w.Credentials, Now: u.w.now(),

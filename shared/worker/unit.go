@@ -63,6 +63,9 @@ type unit struct {
 	kc map[string]any
 	// red masks the keychain's secrets in events and logs.
 	red *redact.Redactor
+	// cursorEnd, when set, is the frame state a failed cursor claim leaves
+	// (cursor.go).
+	cursorEnd *engine.CursorFrame
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }
@@ -178,7 +181,8 @@ func (u *unit) scope(extra map[string]any) template.Scope {
 
 // taskScope is the scope a task's templates render in.
 func (u *unit) taskScope() template.Scope {
-	extra := map[string]any{"_task": u.cur.TaskResults, "_attempt": u.cur.Attempt}
+	extra := taskResultNames(u.cur.TaskResults) // hook (h-conf): finished tasks by label (taskio.go)
+	extra["_task"], extra["_attempt"] = u.cur.TaskResults, u.cur.Attempt
 	if u.cur.HasPrev {
 		extra["_prev"] = u.cur.Prev
 	}
@@ -188,7 +192,7 @@ func (u *unit) taskScope() template.Scope {
 // resolveResults loads the results-tier references among the state's step
 // results (cached per instance: a stored result never changes).
 func (u *unit) resolveResults(ctx context.Context) error {
-	u.results = u.st.Results
+	u.results = engine.ResultViews(u.pb, u.st.Results, nil) // hook (h-conf): step-result views (engine/views.go)
 	if u.w.Results == nil || len(u.st.Results) == 0 {
 		return nil
 	}
@@ -212,7 +216,7 @@ func (u *unit) resolveResults(ctx context.Context) error {
 		}
 		out[k] = r
 	}
-	u.results = out
+	u.results = engine.ResultViews(u.pb, u.st.Results, out) // hook (h-conf): views of the loaded results
 	return nil
 }
 
@@ -226,12 +230,18 @@ func refKey(v any) string {
 // run executes the unit's pipeline from its cursor and ends the unit.
 func (u *unit) run(ctx context.Context) error {
 	c := &u.cmd
+	if err := u.restoreSpill(ctx); err != nil { // hook (h-conf): large continuations (handoff.go)
+		return err
+	}
 	u.cur = engine.CursorOf(*c)
 	u.lastFlush = u.w.now()
 	if err := u.keychain(ctx); err != nil {
 		return err
 	}
 	if err := u.resolveResults(ctx); err != nil {
+		return err
+	}
+	if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
 		return err
 	}
 	tasks := u.step.Tasks
@@ -337,6 +347,9 @@ func (u *unit) handOff(ctx context.Context, delay time.Duration, why string) err
 	next.NotBefore = u.w.now().Add(delay)
 	next.Clock = u.clock
 	next.ID = next.TaskName()
+	if err := u.spillCursor(ctx, &next); err != nil { // hook (h-conf): large continuations (handoff.go)
+		return err
+	}
 	if _, err := u.w.Control.Tasks.TaskCreate(ctx, next, u.w.now()); err != nil {
 		return err
 	}
@@ -400,7 +413,8 @@ func (u *unit) taskEndAt(typ types.EventType, task *dsl.Task, out types.Outcome,
 func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]any) error {
 	c := u.cmd
 	if ok && u.w.Results != nil {
-		r, err := u.w.Results.Offload(ctx, types.ResultCoords{ExecutionID: c.ExecutionID, Step: c.Step, Frame: c.StepRun, Row: iterOr0(c.Iteration), Attempt: 1}, result)
+		// Hook (h-conf): output.store / output.select (output.go).
+		r, err := u.offloadResult(ctx, types.ResultCoords{ExecutionID: c.ExecutionID, Step: c.Step, Frame: c.StepRun, Row: iterOr0(c.Iteration), Attempt: 1}, result)
 		if err != nil {
 			return fmt.Errorf("worker: store result: %w", err)
 		}
@@ -458,7 +472,8 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if err := u.flush(ctx); err != nil {
 		return err
 	}
-	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Result: result, Clock: u.clock}
+	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Result: result, Clock: u.clock,
+		Cursor: u.cursorFrame()} // hook (h-conf): cursor loops (cursor.go)
 	if !ok {
 		rec.Status, rec.Result, rec.Error = types.StatusError, nil, errv
 	}
