@@ -75,8 +75,15 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	s := engine.NewState(id, p.ParentID, p.Playbook, wl, now)
 	s.Resume = p.Resume
 	s.ParentIter = p.ParentIter
-	if err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)}); err != nil && !errors.Is(err, store.ErrExists) {
+	// The execution's trace starts here (observe.go): its request batch
+	// carries the root's traceparent and sampling decision.
+	ctx = executionContext(ctx, s)
+	err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)})
+	if err != nil && !errors.Is(err, store.ErrExists) {
 		return "", err
+	}
+	if err == nil {
+		observeStart(ctx, s)
 	}
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID

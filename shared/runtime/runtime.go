@@ -108,6 +108,7 @@ func open(ctx context.Context) (*Deps, error) {
 		return nil, err
 	}
 	d.Deadline = cfg.DispatchDeadline
+	d.ServiceAccount, d.Audience = cfg.TasksServiceAccount, cfg.ExecuteAudience
 	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
@@ -229,6 +230,6 @@ func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, exe
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}
-	d.Log.Error("message dead-lettered", "function", fn, "message_id", msg.MessageID, "execution_id", execID, "error", err.Error())
+	observeDLQ(ctx, d.Log, fn, kind, msg.MessageID, execID, step, msgErr) // telemetry (observe.go)
 	return nil
 }
