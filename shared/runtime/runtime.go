@@ -168,8 +168,9 @@ func DecodeBatch(msg PushMessage) (types.Batch, error) {
 	return b, nil
 }
 
-// PushMessage is the Pub/Sub message inside an Eventarc
-// google.cloud.pubsub.topic.v1.messagePublished CloudEvent.
+// PushMessage is the Pub/Sub message inside a
+// google.cloud.pubsub.topic.v1.messagePublished CloudEvent (the one
+// functions-framework-go makes of a push subscription's body).
 type PushMessage struct {
 	Data        []byte            `json:"data"`
 	Attributes  map[string]string `json:"attributes"`
