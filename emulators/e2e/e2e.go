@@ -56,11 +56,22 @@ func RequireStack(t testing.TB) {
 		}
 		t.Skip("local stack not configured (run scripts/test, or scripts/up and source .stack/env)")
 	}
-	resp, err := http.Get(url + "/api/healthz")
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("stack not healthy at %s: %v", url, err)
+	// The functions host may be restarting after an injected crash.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url + "/api/healthz")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			return
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stack not healthy at %s: %v", url, err)
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
-	resp.Body.Close()
 }
 
 // RunResult is the outcome of scripts/run.

@@ -50,7 +50,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	var cmd types.Command
 	if len(body) > MaxBody {
 		err = errs.New(errs.InvalidArgument, "command body larger than %d bytes", MaxBody)
-	} else if err = jsonx.Unmarshal(body, &cmd); err == nil && (cmd.ExecutionID == "" || cmd.Step == "") {
+	} else if err = jsonx.Unmarshal(body, &cmd); err == nil && (cmd.ExecutionID == "" || (cmd.Step == "" && cmd.Kind != types.CmdExecutionTimeout)) {
 		err = errs.New(errs.InvalidArgument, "command without execution_id or step")
 	}
 	if err != nil {

@@ -143,7 +143,7 @@ type RetriesConfig struct {
 type TimeoutsConfig struct {
 	ToolDefault time.Duration // NOETL_TIMEOUTS_TOOL_DEFAULT_MS, default 30s
 	SinkDefault time.Duration // NOETL_TIMEOUTS_SINK_DEFAULT_MS, default 30s
-	LoopItem    time.Duration // NOETL_TIMEOUTS_LOOP_ITEM_MS, default 30s
+	LoopItem    time.Duration // NOETL_TIMEOUTS_LOOP_ITEM_MS, default 0 (none)
 	LoopTotal   time.Duration // NOETL_TIMEOUTS_LOOP_TOTAL_MS, default 0 (none)
 }
 

@@ -161,7 +161,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			// Events made outside the execution's clock (a cancellation,
 			// a timer) are stamped after its last event.
 			event, evs := p.Event, append([]types.Event(nil), p.Events...)
-			base := st.Clock
+			base := types.HLC(st.Clock, c.now())
 			for i := range evs {
 				if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
 					base++
@@ -229,8 +229,22 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	if !cp.Applied {
 		if len(p.Events) > 0 {
 			// A late or duplicate unit: its events still belong in the log
-			// (ids dedup against a copy that made it).
-			b := types.Batch{ID: types.DeriveID(p.ExecutionID, "unapplied", p.OutboxID, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
+			// (ids dedup against a copy that made it). Events made outside
+			// the execution's clock (a repeated cancellation) are stamped
+			// after its last event, as when they apply: with clock 0 they
+			// would sort first and hide the copy that applied.
+			evs := p.Events
+			if cp.State != nil {
+				evs = append([]types.Event(nil), p.Events...)
+				base := types.HLC(cp.State.Clock, c.now())
+				for i := range evs {
+					if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
+						base++
+						evs[i].Clock = base
+					}
+				}
+			}
+			b := types.Batch{ID: types.DeriveID(p.ExecutionID, "unapplied", p.OutboxID, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: evs}
 			if err := c.Bus.PublishBatch(ctx, b); err != nil {
 				return false, err
 			}

@@ -124,7 +124,7 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 // command the time of the last event, so the units' events follow the
 // transition's in the log's causal order (types.Event "Clock").
 func (t *transition) stamp(evClock int64) {
-	base := max(t.st.Clock, evClock)
+	base := types.HLC(max(t.st.Clock, evClock), t.now)
 	last := types.StampClocks(t.out.Events, base)
 	for i := range t.out.Commands {
 		t.out.Commands[i].Clock = last

@@ -119,7 +119,7 @@ func LoopDoneEvent(executionID string, p LoopPlan, result any, clock int64, now 
 	ev.EntityType, ev.EntityID = "loop", p.Step
 	ev.Status = types.StatusOK
 	ev.Payload = map[string]any{"result": result, "total": p.Total}
-	ev.Clock = clock + 1
+	ev.Clock = types.HLC(clock, now) + 1
 	return ev
 }
 
@@ -132,6 +132,6 @@ func LoopFailedEvent(executionID string, p LoopPlan, idx int, errv any, clock in
 	ev.Status = types.StatusFailed
 	ev.Iteration = types.IntPtr(idx)
 	ev.Payload = map[string]any{"error": errv, "iteration": idx}
-	ev.Clock = clock + 1
+	ev.Clock = types.HLC(clock, now) + 1
 	return ev
 }

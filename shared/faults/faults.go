@@ -30,8 +30,9 @@ import (
 const (
 	// ExecuteStart: a unit was delivered, nothing done yet.
 	ExecuteStart = "execute.start"
-	// ExecuteAfterTool: a task's tool returned (its side effect happened),
-	// before its outcome is durable.
+	// ExecuteAfterTool: a side-effecting task's tool returned (its side
+	// effect happened) and its outcome was recorded (the side-effect
+	// barrier); the unit has not ended and the delivery is not acked.
 	ExecuteAfterTool = "execute.after_tool"
 	// ExecuteBeforeCommit: the unit ended, its transition is not committed.
 	ExecuteBeforeCommit = "execute.before_commit"

@@ -88,7 +88,7 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID
 	ev.Payload = map[string]any{"playbook": s.Playbook, "parent_id": p.ParentID}
-	ev.Clock = 0
+	ev.Clock = types.HLC(0, now)
 	b := types.Batch{ID: types.DeriveID(id, "requested"), ExecutionID: id, Source: "api", Route: true, Events: []types.Event{ev}}
 	if err := pub.PublishBatch(ctx, b); err != nil {
 		return "", err

@@ -146,9 +146,6 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 		}
 	}
 	out := u.runTool(ctx, task)
-	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0); err != nil {
-		return types.Outcome{}, err
-	}
 	rec := out
 	rec.Logs = ""
 	if u.w.Results != nil {
@@ -164,6 +161,9 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 		}
 	}
 	if err := u.w.Store.AttemptPut(ctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec); err != nil {
+		return types.Outcome{}, err
+	}
+	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0); err != nil {
 		return types.Outcome{}, err
 	}
 	return out, nil
@@ -227,6 +227,18 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 	timeout := task.TimeoutS
 	if timeout <= 0 {
 		timeout = u.w.ToolTimeout.Seconds()
+	}
+	if budget := u.itemBudget(); budget > 0 && u.cmd.Iteration != nil {
+		// The iteration's budget caps every task's timeout; once spent,
+		// the task times out at once.
+		left := budget - u.w.now().Sub(u.cmd.Started)
+		if left <= 0 {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout,
+				Message: fmt.Sprintf("step %s task %s: loop item budget of %s spent", u.step.Name, task.Name, budget)}}
+		}
+		if timeout <= 0 || left.Seconds() < timeout {
+			timeout = left.Seconds()
+		}
 	}
 	tctx := ctx
 	if timeout > 0 {
@@ -396,4 +408,16 @@ func (u *unit) addSecrets(vals []string) {
 	}
 	kc["__task_secrets"] = m
 	u.kc, u.red = kc, redact.New(kc)
+}
+
+// itemBudget is the unit's loop item budget (loop.spec.item_timeout_s,
+// else the worker's default; 0: none).
+func (u *unit) itemBudget() time.Duration {
+	if u.step.Loop == nil {
+		return 0
+	}
+	if _, set := u.step.Loop.Spec["item_timeout_s"]; set {
+		return engine.ItemBudget(u.step)
+	}
+	return u.w.LoopItemTimeout
 }

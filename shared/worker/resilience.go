@@ -120,7 +120,7 @@ func (w *Worker) unitEvent(c types.Command, typ types.EventType, payload map[str
 		ev.EntityType, ev.EntityID = "iteration", c.Step+"#"+itoa(*c.Iteration)
 	}
 	ev.Payload = payload
-	ev.Clock = c.Clock + 1
+	ev.Clock = types.HLC(c.Clock, w.now()) + 1
 	return ev
 }
 
@@ -189,7 +189,7 @@ func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reas
 	em := map[string]any{"kind": "dead_lettered", "message": "discarded from the DLQ: " + reason, "dlq_id": dlqID, "retryable": false}
 	if cmd.Iteration != nil {
 		key := engine.LoopKey(cmd.Step, cmd.StepRun)
-		rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusError, Error: em, Clock: cmd.Clock + 1}
+		rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusError, Error: em, Clock: types.HLC(cmd.Clock, w.now()) + 1}
 		// A leased iteration's record document holds its (dead) holder:
 		// end it as that holder.
 		_, holder, _, err := w.Store.IterationGet(ctx, cmd.ExecutionID, key, *cmd.Iteration)

@@ -98,7 +98,7 @@ func (u *unit) seal() []types.Event {
 			}
 		}
 	}
-	u.clock = types.StampClocks(u.pending, u.clock)
+	u.clock = types.StampClocks(u.pending, types.HLC(u.clock, u.w.now()))
 	evs := u.pending
 	u.pending = nil
 	return evs
