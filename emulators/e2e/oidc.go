@@ -58,13 +58,20 @@ func ExecuteToken(t testing.TB, key *rsa.PrivateKey, email, aud string, now time
 	return tok
 }
 
+// ExecuteAuthorization returns the Authorization header value Cloud Tasks
+// sends to the stack's execute function: "Bearer <ID token>" of the tasks
+// service account for the execute URL, signed by the stack's key.
+func ExecuteAuthorization(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("NOETL_FUNCTIONS_URL") + "/execute"
+	return "Bearer " + ExecuteToken(t, OIDCKey(t), os.Getenv("NOETL_TASKS_SERVICE_ACCOUNT"), url, time.Now())
+}
+
 // PostExecute POSTs body to the stack's execute function the way Cloud
 // Tasks does: with a valid OIDC token of the tasks service account.
 func PostExecute(t testing.TB, body []byte) (int, string) {
 	t.Helper()
-	url := os.Getenv("NOETL_FUNCTIONS_URL") + "/execute"
-	tok := ExecuteToken(t, OIDCKey(t), os.Getenv("NOETL_TASKS_SERVICE_ACCOUNT"), url, time.Now())
-	return postWith(t, url, body, "Bearer "+tok)
+	return postWith(t, os.Getenv("NOETL_FUNCTIONS_URL")+"/execute", body, ExecuteAuthorization(t))
 }
 
 // postWith POSTs a JSON body with an Authorization header ("" for none).
