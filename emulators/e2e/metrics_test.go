@@ -187,3 +187,17 @@ func intOf(v any) int {
 	}
 	return 0
 }
+
+// A unit body that never decodes is acked, filed in the DLQ and counted as
+// a poison dead letter of execute (noetl_dlq_total, seed 000 §8.6).
+func TestDeadLetterMetric(t *testing.T) {
+	RequireStack(t)
+	key := SeriesKey("noetl_dlq_total", "kind", "", "reason", "poison", "source", "execute")
+	before := Scrape(t)
+	if code, body := postWith(t, os.Getenv("NOETL_FUNCTIONS_URL")+"/execute", []byte(`{"execution_id": 7`), ExecuteAuthorization(t)); code != 200 {
+		t.Fatalf("poison unit: %d %s, want 200", code, body)
+	}
+	if d := before.Delta(Scrape(t), key); d != 1 {
+		t.Errorf("%s grew by %g, want 1", key, d)
+	}
+}

@@ -25,14 +25,14 @@ func unitContext(ctx context.Context, r *http.Request, cmd types.Command) contex
 	return worker.WithPool(ctx, r.Header.Get("X-CloudTasks-QueueName"))
 }
 
-// acked records a delivery answered for good (2xx: the unit ended, was
-// dropped or dead-lettered): noetl_task_queue_inflight{pool} -= 1.
+// acked records a Cloud Tasks delivery answered for good (2xx: the unit
+// ended, was dropped or dead-lettered): noetl_task_queue_inflight{pool}
+// -= 1, pool being X-CloudTasks-QueueName. A call that did not come from a
+// queue (no such header: a test, an operator) is not counted.
 func acked(ctx context.Context, r *http.Request) {
-	q := r.Header.Get("X-CloudTasks-QueueName")
-	if q == "" {
-		q = "unknown"
+	if q := r.Header.Get("X-CloudTasks-QueueName"); q != "" {
+		telemetry.M.TaskAcknowledged(ctx, q)
 	}
-	telemetry.M.TaskAcknowledged(ctx, q)
 }
 
 // flush exports the spans the request ended (and metrics when due) before
