@@ -172,12 +172,12 @@ func (u *unit) observeAttempt(ctx context.Context, task *dsl.Task, run func(cont
 	if !ok {
 		lvl = slog.LevelInfo
 	}
-	u.log.Log(ctx, lvl, "plugin done", telemetry.Event(telemetry.EventPluginDone), slog.String("task", task.Name), telemetry.ToolKind(kind),
+	u.log.Log(context.Background(), lvl, "plugin done", telemetry.Event(telemetry.EventPluginDone), slog.String("task", task.Name), telemetry.ToolKind(kind),
 		slog.Int(telemetry.LogAttempt, u.cur.Attempt), telemetry.DurationMS(d.Milliseconds()), telemetry.OK(ok), telemetry.ErrorClass(class))
 	if sink != "" {
 		telemetry.M.SinkDispatched(ctx, sink, wf, u.cmd.Step, d)
 		telemetry.M.SinkTaskCompleted(ctx, sink, ok)
-		u.log.Log(ctx, lvl, "sink done", telemetry.Event(telemetry.EventSinkDone), slog.String(telemetry.LogSinkID, sink),
+		u.log.Log(context.Background(), lvl, "sink done", telemetry.Event(telemetry.EventSinkDone), slog.String(telemetry.LogSinkID, sink),
 			telemetry.DurationMS(d.Milliseconds()), telemetry.OK(ok))
 	}
 	return out, suspended, err
