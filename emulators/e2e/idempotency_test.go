@@ -57,7 +57,7 @@ func TestDuplicateDeliveriesChangeNothing(t *testing.T) {
 	}
 	cmd := map[string]any{"id": "dup", "kind": "run_step", "execution_id": r.ExecutionID, "step": "start", "step_run": 1,
 		"iteration": 0, "loop_total": 5, "item": 1, "task_index": 0, "attempt": 1, "state_version": 1}
-	if code, body := post(t, base+"/execute", []byte(MustJSON(cmd))); code != http.StatusOK {
+	if code, body := PostExecute(t, []byte(MustJSON(cmd))); code != http.StatusOK {
 		t.Fatalf("execute duplicate: %d %s", code, body)
 	}
 	// Give route and materialize time to see the duplicates.

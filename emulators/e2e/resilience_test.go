@@ -304,6 +304,7 @@ func TestPoisonMessagesAreDeadLettered(t *testing.T) {
 	name := "poison-" + randSuffix()
 	req, _ := http.NewRequest(http.MethodPost, os.Getenv("NOETL_FUNCTIONS_URL")+"/execute", strings.NewReader("{not json"))
 	req.Header.Set("X-CloudTasks-TaskName", name)
+	req.Header.Set("Authorization", ExecuteAuthorization(t))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -390,6 +391,7 @@ workflow:
 			for k, v := range headers {
 				req.Header.Set(k, v)
 			}
+			req.Header.Set("Authorization", ExecuteAuthorization(t))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Error(err)

@@ -2,7 +2,7 @@
 // the Pub/Sub and Firestore emulators (gcloud), fake GCS, the Cloud Tasks
 // emulator, the fixture services, PostgreSQL and the functions server;
 // provisions topics, subscriptions, queues and the results bucket; pushes
-// Pub/Sub messages to the functions as CloudEvents the way Eventarc does; and
+// Pub/Sub messages to the functions the way push subscriptions do; and
 // takes it all down again on SIGTERM. scripts/up and scripts/down drive it.
 package stack
 
@@ -295,6 +295,25 @@ func (c Config) ReadyFile() string { return filepath.Join(c.StackDir, "ready") }
 // PIDFile holds the supervisor's pid.
 func (c Config) PIDFile() string { return filepath.Join(c.StackDir, "stack.pid") }
 
+// TraceDir is the directory of the functions' file span exporter
+// (NOETL_TRACE_DIR), read by `scripts/noetl trace`.
+func (c Config) TraceDir() string { return filepath.Join(c.StackDir, "traces") }
+
+// JWKSFile is the JSON Web Key Set of the Cloud Tasks emulator's OIDC key
+// (NOETL_OIDC_JWKS_FILE): execute verifies the tokens of its calls with it.
+func (c Config) JWKSFile() string { return filepath.Join(c.StackDir, "oidc", "jwks.json") }
+
+// OIDCKeyFile is the emulator's OIDC private key (PKCS #8 PEM, mode 0600;
+// NOETL_OIDC_KEY_FILE): tests mint tokens with it to call execute directly.
+func (c Config) OIDCKeyFile() string { return filepath.Join(c.StackDir, "oidc", "key.pem") }
+
+// TasksServiceAccount is the service account of the OIDC tokens the
+// stack's Cloud Tasks attach (NOETL_TASKS_SERVICE_ACCOUNT): noetl-tasks,
+// as terraform/ names it, in the stack's project.
+func (c Config) TasksServiceAccount() string {
+	return "noetl-tasks@" + c.Project + ".iam.gserviceaccount.com"
+}
+
 // EnvVar is one exported variable of the stack's environment contract.
 type EnvVar struct{ Key, Value string }
 
@@ -333,6 +352,16 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_LEASE_TTL_S", envOr("NOETL_LEASE_TTL_S", "10")},
 		{"NOETL_HEARTBEAT_INTERVAL_S", envOr("NOETL_HEARTBEAT_INTERVAL_S", "3")},
 		{"NOETL_PUSH_CONCURRENCY", itoa(c.PushConcurrency)},
+		// Telemetry (README "Observability"): every execution traced, spans
+		// in JSON-lines files that `scripts/noetl trace ID` reads; metrics
+		// at $NOETL_FUNCTIONS_URL/metrics.
+		{"NOETL_TRACE_DIR", c.TraceDir()},
+		{"NOETL_TRACING_SAMPLE_RATE", envOr("NOETL_TRACING_SAMPLE_RATE", "1")},
+		// Cloud Tasks calls execute with an OIDC token signed by the
+		// emulator's key; execute verifies it with the key's JWK set.
+		{"NOETL_TASKS_SERVICE_ACCOUNT", c.TasksServiceAccount()},
+		{"NOETL_OIDC_JWKS_FILE", c.JWKSFile()},
+		{"NOETL_OIDC_KEY_FILE", c.OIDCKeyFile()},
 	}
 }
 

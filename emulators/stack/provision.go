@@ -35,8 +35,9 @@ type SubscriptionSpec struct {
 	Filter string
 }
 
-// Subscriptions are the push subscriptions of the stack, the Eventarc
-// triggers of route, materialize and dispatch.
+// Subscriptions are the push subscriptions of the stack, which deliver to
+// route, materialize and dispatch (endpoint PushEndpoint(<functions
+// URL>+Path, project, Topic)).
 var Subscriptions = []SubscriptionSpec{
 	{RouteSub, EventsTopic, "/route", EventsDeadTopic, RouteFilter},
 	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic, ""},

@@ -315,7 +315,11 @@ func (s *Supervisor) upTasks(ctx context.Context) (string, error) {
 	if s.cfg.Chaos.Enabled() {
 		in = chaos.New(s.cfg.Chaos)
 	}
-	s.tasks = cloudtasks.NewServer(cloudtasks.Options{Logger: lg, Chaos: in})
+	signer, err := newOIDCSigner(s.cfg)
+	if err != nil {
+		return "", err
+	}
+	s.tasks = cloudtasks.NewServer(cloudtasks.Options{Logger: lg, Chaos: in, OIDC: signer})
 	go func() {
 		if err := s.tasks.Serve(l); err != nil {
 			lg.Error("cloud tasks server ended", "error", err)
@@ -331,8 +335,8 @@ func (s *Supervisor) upTasks(ctx context.Context) (string, error) {
 	if err := ProvisionTasks(pctx, c, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency, s.cfg.TasksMaxAttempts); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf(" on %s; queues %s, %s in projects/%s/locations/%s (max_concurrent_dispatches %d)",
-		hostPort(s.cfg.TasksPort), WorkQueue, TimersQueue, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency), nil
+	return fmt.Sprintf(" on %s; queues %s, %s in projects/%s/locations/%s (max_concurrent_dispatches %d); OIDC tokens of %s (JWK set %s)",
+		hostPort(s.cfg.TasksPort), WorkQueue, TimersQueue, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency, s.cfg.TasksServiceAccount(), s.cfg.JWKSFile()), nil
 }
 
 func (s *Supervisor) upFixtures(ctx context.Context) (string, error) {
@@ -408,7 +412,7 @@ func (s *Supervisor) startBridges() error {
 			Project:         s.cfg.Project,
 			Subscription:    spec.Name,
 			Topic:           spec.Topic,
-			Endpoint:        s.cfg.FunctionsURL() + spec.Path,
+			Endpoint:        PushEndpoint(s.cfg.FunctionsURL()+spec.Path, s.cfg.Project, spec.Topic),
 			DeadLetterTopic: spec.DeadLetter,
 			Concurrency:     s.cfg.PushConcurrency,
 			MaxAttempts:     s.cfg.PushMaxAttempts,
@@ -428,8 +432,8 @@ func (s *Supervisor) startBridges() error {
 			_ = b.Run(ctx)
 		}()
 	}
-	s.progress("push bridges: %s → %s/route (filter %s), %s → /materialize, %s → /dispatch (CloudEvents, %d concurrent per subscription)",
-		RouteSub, s.cfg.FunctionsURL(), RouteFilter, MaterializeSub, DispatchSub, s.cfg.PushConcurrency)
+	s.progress("push bridges: %s → %s (filter %s), %s → /materialize/..., %s → /dispatch/... (Pub/Sub push bodies, %d concurrent per subscription)",
+		RouteSub, PushEndpoint(s.cfg.FunctionsURL()+"/route", s.cfg.Project, EventsTopic), RouteFilter, MaterializeSub, DispatchSub, s.cfg.PushConcurrency)
 	if s.cfg.Chaos.Enabled() {
 		s.progress("delivery chaos (%s): %s in the push bridges and the Cloud Tasks emulator", chaos.Env, s.cfg.Chaos)
 	}

@@ -101,9 +101,9 @@ type StartRequest struct {
 func start(w http.ResponseWriter, r *http.Request) {
 	// One trace follows the execution: it starts here (or continues the
 	// caller's) and rides in Pub/Sub attributes and Cloud Task headers.
+	// (launch.Start makes the execution's root the parent: a sampled
+	// caller's traceparent makes the execution sampled.)
 	ctx := telemetry.Extract(r.Context(), map[string]string{"traceparent": r.Header.Get("traceparent"), "tracestate": r.Header.Get("tracestate")})
-	ctx, span := telemetry.Tracer.Start(ctx, "api start execution")
-	defer span.End()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})

@@ -145,6 +145,7 @@ type ApplyParams struct {
 // NotFound.
 func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	var red *redact.Redactor
+	var eng *engine.Engine // the transition's engine, for observe
 	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
 		return false, err
 	}
@@ -155,6 +156,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			if err != nil {
 				return nil, err
 			}
+			eng = e
 			st := rec.State
 			// Events made outside the execution's clock (a cancellation,
 			// a timer) are stamped after its last event.
@@ -219,6 +221,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 		return false, err
 	}
 	if cp.Applied {
+		c.observe(ctx, eng, cp.State, cp.Output) // telemetry (observe.go)
 		if err := faults.Inject(c.Source+".after_commit", p.ExecutionID); err != nil {
 			return true, err
 		}

@@ -78,16 +78,21 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 		}
 	}
 	var s *engine.State
+	created := false
 	for draw := 0; ; draw++ {
 		s = engine.NewState(id, p.ParentID, p.Playbook, wl, now)
 		s.Resume = p.Resume
 		s.ParentIter = p.ParentIter
+		// The execution's trace starts here (observe.go): its request
+		// batch carries the root's traceparent and sampling decision.
+		ctx = executionContext(ctx, s)
 		err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)})
-		if err == nil || !errors.Is(err, store.ErrExists) {
-			if err != nil {
-				return "", err
-			}
+		if err == nil {
+			created = true
 			break
+		}
+		if !errors.Is(err, store.ErrExists) {
+			return "", err
 		}
 		if !fresh {
 			break // an explicit id that exists: start it again (idempotent)
@@ -96,6 +101,9 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 			return "", err
 		}
 		id = NewID() // a drawn id that another start took
+	}
+	if created {
+		observeStart(ctx, s)
 	}
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID

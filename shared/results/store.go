@@ -127,6 +127,7 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 	if err := s.Backend.Put(ctx, key, data, contentType); err != nil {
 		return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
 	}
+	observeOffload(ctx, ref["format"].(string), len(data)) // telemetry (observe.go)
 	ref["key"] = key
 	ref["bytes"] = int64(len(data))
 	if bn, ok := s.Backend.(BucketNamer); ok {
@@ -243,7 +244,8 @@ func (s *Store) resolve(ctx context.Context, v any) (any, bool, error) {
 }
 
 // load fetches and decodes the object a "$ref" value describes.
-func (s *Store) load(ctx context.Context, r any) (any, error) {
+func (s *Store) load(ctx context.Context, r any) (v any, err error) {
+	defer func() { observeResolve(ctx, r, err) }() // telemetry (observe.go)
 	ref, ok := r.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is %T, want an object", ErrBadRef, RefKey, r)

@@ -108,6 +108,7 @@ func open(ctx context.Context) (*Deps, error) {
 		return nil, err
 	}
 	d.Deadline = cfg.DispatchDeadline
+	d.ServiceAccount, d.Audience = cfg.TasksServiceAccount, cfg.ExecuteAudience
 	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
@@ -167,8 +168,9 @@ func DecodeBatch(msg PushMessage) (types.Batch, error) {
 	return b, nil
 }
 
-// PushMessage is the Pub/Sub message inside an Eventarc
-// google.cloud.pubsub.topic.v1.messagePublished CloudEvent.
+// PushMessage is the Pub/Sub message inside a
+// google.cloud.pubsub.topic.v1.messagePublished CloudEvent (the one
+// functions-framework-go makes of a push subscription's body).
 type PushMessage struct {
 	Data        []byte            `json:"data"`
 	Attributes  map[string]string `json:"attributes"`
@@ -229,6 +231,6 @@ func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, exe
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}
-	d.Log.Error("message dead-lettered", "function", fn, "message_id", msg.MessageID, "execution_id", execID, "error", err.Error())
+	observeDLQ(ctx, d.Log, fn, kind, msg.MessageID, execID, step, msgErr) // telemetry (observe.go)
 	return nil
 }

@@ -57,6 +57,11 @@ type Dispatcher struct {
 	TargetURL string
 	// Deadline is the dispatch deadline of each task (default 10 min).
 	Deadline time.Duration
+	// ServiceAccount is the email of the service account whose OIDC token
+	// Cloud Tasks attaches to every call of TargetURL (NOETL_TASKS_SERVICE_ACCOUNT;
+	// "" attaches none); Audience is the token's audience
+	// (NOETL_EXECUTE_AUDIENCE; "" means TargetURL). See oidc.go.
+	ServiceAccount, Audience string
 }
 
 // Open connects to Cloud Tasks, or to the emulator when
@@ -125,6 +130,7 @@ func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time
 	if !cmd.NotBefore.IsZero() {
 		t.ScheduleTime = timestamppb.New(cmd.NotBefore)
 	}
+	d.authorize(t) // OIDC token of execute's caller (oidc.go)
 	meter.For(ctx, cmd.ExecutionID).Add(meter.TasksCreate, 1)
 	_, err = d.c.CreateTask(ctx, &cloudtaskspb.CreateTaskRequest{Parent: queue, Task: t})
 	if err != nil {
@@ -133,6 +139,7 @@ func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time
 		}
 		return false, errs.Wrap(errs.CodeOf(err), err, "tasks: create task")
 	}
+	observeEnqueued(ctx, cmd, queue) // telemetry (observe.go)
 	return true, nil
 }
 

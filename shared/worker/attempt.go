@@ -37,21 +37,19 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	st.Attempt = attempt
 	st.Payload = map[string]any{"kind": task.Kind}
 	started := u.w.now()
-	var out types.Outcome
-	if task.Kind == "playbook" {
-		o, suspended, err := u.runChild(ctx, task)
-		if err != nil {
-			return types.Outcome{}, engine.Decision{}, false, err
+	// The attempt runs in its worker.plugin.<kind> span (observe.go).
+	out, suspended, err := u.observeAttempt(ctx, task, func(ctx context.Context) (types.Outcome, bool, error) {
+		if task.Kind == "playbook" {
+			return u.runChild(ctx, task)
 		}
-		if suspended {
-			return types.Outcome{}, engine.Decision{Action: types.ActSuspend, Rule: -1}, true, nil
-		}
-		out = o
-	} else {
-		var err error
-		if out, err = u.runBarriered(ctx, task); err != nil {
-			return types.Outcome{}, engine.Decision{}, false, err
-		}
+		o, err := u.runBarriered(ctx, task)
+		return o, false, err
+	})
+	if err != nil {
+		return types.Outcome{}, engine.Decision{}, false, err
+	}
+	if suspended {
+		return types.Outcome{}, engine.Decision{Action: types.ActSuspend, Rule: -1}, true, nil
 	}
 	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
 	typ := types.EvTaskAttemptDone

@@ -106,6 +106,7 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, log *slog.Lo
 	if _, err := w.Control.Tasks.TaskCreate(ctx, next, now); err != nil {
 		return err
 	}
+	w.observeReclaim(ctx, unitCmd, next.Reclaim, log) // telemetry: lease_reclaimed
 	ev := w.unitEvent(unitCmd, types.EvUnitReclaimed, map[string]any{"reclaim": next.Reclaim, "holder": cmd.Holder}, "reclaim", itoa(next.Reclaim))
 	return w.publishOne(ctx, ev)
 }
@@ -161,8 +162,7 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int
 	if err := w.Store.DLQPut(ctx, e); err != nil {
 		return err
 	}
-	w.Log.Error("unit dead-lettered; its step run is parked until the entry is replayed or discarded", "event", "task_dlq",
-		"execution_id", cmd.ExecutionID, "step", cmd.Step, "dlq_id", e.MessageID, "attempts", attempts, "error", msg)
+	w.observeDLQ(ctx, cmd, kind, e.MessageID, attempts, cause, msg) // telemetry: noetl_dlq_total, task_dlq
 	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, map[string]any{"dlq_id": e.MessageID, "attempts": attempts, "error": msg}, "dlq")
 	ev.Status = types.StatusError
 	return w.publishOne(ctx, ev)

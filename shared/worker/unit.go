@@ -245,6 +245,7 @@ func (u *unit) run(ctx context.Context) error {
 		return err
 	}
 	tasks := u.step.Tasks
+	u.observeClaimed() // telemetry: task_claimed
 	if c.TaskIndex == 0 && c.Attempt <= 1 && c.Jumps == 0 && c.ChildID == "" {
 		if c.Iteration != nil {
 			e := u.event(types.EvLoopIterationStarted, "")
@@ -287,6 +288,7 @@ func (u *unit) run(ctx context.Context) error {
 		}
 		attempt := u.cur.Attempt
 		mv := engine.Advance(tasks, u.cur, d, out)
+		u.observePolicy(task, d, mv, out, attempt) // telemetry: task_retry
 		u.cur = mv.Cursor
 		if mv.Exhausted {
 			pe.Payload["exhausted"] = true
@@ -453,11 +455,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if c.Iteration != nil {
 		e.Payload["index"] = *c.Iteration
 	}
-	if ok {
-		u.log.Info("unit done", "event", string(typ))
-	} else {
-		u.log.Warn("unit failed", "event", string(typ), "error", u.maskAny(errv))
-	}
+	u.observeEnd(typ, ok, errv) // telemetry: task_ack
 	if c.Iteration == nil {
 		// The unit's last events travel in the transition's outbox and
 		// batch: one commit, one message.
@@ -467,6 +465,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec}); err != nil {
 			return err
 		}
+		u.observeDone(ctx, ok, true, errv) // telemetry: server.dispatch
 		return u.release(ctx)
 	}
 	if err := u.flush(ctx); err != nil {
@@ -481,10 +480,12 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if u.leased {
 		holder = u.holder
 	}
-	if _, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
-		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder}); err != nil {
+	first, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
+		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder})
+	if err != nil {
 		return err
 	}
+	u.observeDone(ctx, ok, first, errv) // telemetry: server.dispatch, loop items
 	return u.w.Control.IterationEnded(ctx, c, rec)
 }
 

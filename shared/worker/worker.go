@@ -248,10 +248,7 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 }
 
 func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
-	log := w.Log.With("execution_id", cmd.ExecutionID, "step", cmd.Step, "step_run", cmd.StepRun, "attempt", cmd.Attempt, "task_index", cmd.TaskIndex)
-	if cmd.Iteration != nil {
-		log = log.With("iteration", *cmd.Iteration)
-	}
+	log := unitLogger(ctx, w.Log, cmd) // seed 000 §8.2 fields and the trace (observe.go)
 	var rec *store.Execution
 	if cmd.Iteration != nil {
 		// Read-only use: the cached record is shared by concurrent units.
@@ -402,6 +399,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 			u.log.Info("iteration already ended, duplicate delivery")
 			return true, w.Control.IterationEnded(ctx, c, *rec)
 		}
+		u.observeLease(ctx, leaseAcquired)
 		return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 	}
 	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
@@ -412,6 +410,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	u.observeLease(ctx, leaseAcquired)
 	return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 }
 
@@ -464,11 +463,14 @@ func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel conte
 		}
 		if errors.Is(err, store.ErrLeaseLost) {
 			u.log.Warn("lease lost: another delivery took over the unit; stopping")
+			u.observeLease(ctx, leaseLost)
 			cancel(store.ErrLeaseLost)
 			return
 		}
 		if err != nil {
 			u.log.Warn("lease renewal failed; will retry", "error", err.Error())
+		} else {
+			u.observeLease(ctx, leaseRenewed)
 		}
 	}
 }
