@@ -309,7 +309,8 @@ func (f *Firestore) outputWrites(executionID, outboxID string, out *engine.Outpu
 		if err != nil {
 			return nil, fmt.Errorf("store: encode loop plan: %w", err)
 		}
-		ws = append(ws, docWrite{f.loop(executionID, plan.Key()), blobDoc{Data: string(b)}})
+		exp := time.Now().UTC().Add(Retention)
+		ws = append(ws, docWrite{f.loop(executionID, plan.Key()), blobDoc{Data: string(b), ExpireAt: &exp}})
 	}
 	return ws, nil
 }
@@ -418,6 +419,14 @@ type iterDoc struct {
 	Holder  string    `firestore:"holder,omitempty"`
 	Expires time.Time `firestore:"expires,omitempty"`
 	Data    string    `firestore:"data,omitempty"`
+	// ExpireAt is the TTL field (Retention after the last write).
+	ExpireAt time.Time `firestore:"expire_at"`
+}
+
+// withTTL returns d with its TTL field set Retention from now.
+func (d iterDoc) withTTL() iterDoc {
+	d.ExpireAt = time.Now().UTC().Add(Retention)
+	return d
 }
 
 func (f *Firestore) iteration(execID, loopKey string, idx int) *firestore.DocumentRef {
@@ -440,7 +449,7 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
 	m := meterOf(ctx, p.ExecutionID)
 	m.Write(1)
-	running := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)}
+	running := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)}.withTTL()
 	_, err := ref.Create(ctx, running)
 	if err == nil {
 		return nil, nil
@@ -486,7 +495,7 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 	if err != nil {
 		return false, fmt.Errorf("store: encode iteration: %w", err)
 	}
-	doc := iterDoc{Index: p.Record.Index, Status: string(p.Record.Status), Data: string(b)}
+	doc := iterDoc{Index: p.Record.Index, Status: string(p.Record.Status), Data: string(b)}.withTTL()
 	m := meterOf(ctx, p.ExecutionID)
 	if p.Holder == "" {
 		m.Write(1)
@@ -539,7 +548,7 @@ func (f *Firestore) IterationRelease(ctx context.Context, executionID, loopKey s
 		if d.Status != string(types.StatusRunning) || d.Holder != holder {
 			return casWrite{}, nil
 		}
-		return casWrite{update: iterUpdate(iterDoc{Index: index, Status: string(types.StatusRunning)})}, nil
+		return casWrite{update: iterUpdate(iterDoc{Index: index, Status: string(types.StatusRunning)}.withTTL())}, nil
 	})
 }
 
@@ -604,7 +613,7 @@ func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey stri
 // LaneDone implements Store.
 func (f *Firestore) LaneDone(ctx context.Context, executionID, loopKey string, lane int) error {
 	meterOf(ctx, executionID).Write(1)
-	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane})
+	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane, "expire_at": time.Now().UTC().Add(Retention)})
 	if err != nil && !isCode(err, codes.AlreadyExists) {
 		return errs.Wrap(errs.CodeOf(err), err, "store: lane done")
 	}

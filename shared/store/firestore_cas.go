@@ -108,7 +108,7 @@ func leaseUpdate(d leaseDoc) []firestore.Update {
 // iterUpdate is the Update of every field of an iteration document
 // (omitted fields are deleted, as a Set of the document would).
 func iterUpdate(d iterDoc) []firestore.Update {
-	u := []firestore.Update{{Path: "index", Value: d.Index}, {Path: "status", Value: d.Status}}
+	u := []firestore.Update{{Path: "index", Value: d.Index}, {Path: "status", Value: d.Status}, {Path: "expire_at", Value: d.ExpireAt}}
 	opt := func(path string, v any, zero bool) {
 		if zero {
 			v = firestore.Delete
