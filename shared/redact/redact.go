@@ -410,27 +410,18 @@ func (r *Redactor) multi(x map[string][]string) map[string][]string {
 // s is returned unchanged (without copying) when nothing matches.
 func (r *Redactor) String(s string) string {
 	out := r.maskOnce(s)
-	// A secret that contains the mask itself ("x***") can reappear where
-	// masks were put next to text; mask again until none is left. Every
-	// such pass replaces at least MinSecretLen bytes by len(Mask) < that,
-	// so the loop ends; passes are capped anyway.
-	for i := 0; i < 16 && out != s && r.hasSecret(out); i++ {
+	// A mask can make new matches: a secret that contains the mask itself
+	// ("x***") can reappear where masks were put next to text, and a mask
+	// can end a word so that what follows starts a name=value pair
+	// ("AbC123key=0" with secret "C123" -> "Ab***key=0"). Mask again until
+	// nothing changes, so that String is idempotent. A pass that changes
+	// anything either shortens the text (a secret of at least MinSecretLen
+	// bytes becomes len(Mask) bytes) or masks a value that was not masked
+	// before, so the loop ends; passes are capped anyway.
+	for i := 0; i < 16 && out != s; i++ {
 		s, out = out, r.maskOnce(out)
 	}
 	return out
-}
-
-// hasSecret reports whether s contains one of r's secrets.
-func (r *Redactor) hasSecret(s string) bool {
-	if r == nil {
-		return false
-	}
-	for _, sec := range r.secrets {
-		if strings.Contains(s, sec) {
-			return true
-		}
-	}
-	return false
 }
 
 // maskOnce is one masking pass of String.
