@@ -37,8 +37,13 @@ func init() { functions.HTTP("api", API) }
 
 // API routes the HTTP API. Paths are matched after an optional "/api"
 // prefix so the same handler serves at "/" (Cloud Functions) and "/api/"
-// (the local server).
+// (the local server). Every request passes the guard first (auth.go:
+// caller identity, role, body limit).
 func API(w http.ResponseWriter, r *http.Request) {
+	r, ok := authorize(w, r)
+	if !ok {
+		return
+	}
 	if r.Method == http.MethodGet {
 		// Reads by operators (status, events, cost) are not part of what an
 		// execution costs to run: they are metered apart (and dropped).

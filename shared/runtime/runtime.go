@@ -14,10 +14,12 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"cloud.google.com/go/storage"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/config"
@@ -30,6 +32,7 @@ import (
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/router"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/telemetry"
@@ -51,8 +54,36 @@ type Deps struct {
 	// Credentials is the credential store (keychain resolution).
 	Credentials credentials.Store
 	// Catalog resolves playbook paths (catalog first, then files).
-	Catalog    *catalog.Catalog
+	Catalog *catalog.Catalog
+	// Signer signs what the functions publish and create, and verifies
+	// what they receive (NOETL_SIGNING_KEY, shared/sign).
+	Signer     *sign.Signer
 	closeTools func()
+
+	authOnce sync.Mutex
+	auth     *auth.Authenticator
+}
+
+// Authenticator returns the authenticator of the api and emit functions
+// (shared/auth), built on first use from NOETL_API_TOKEN,
+// NOETL_API_AUDIENCES and NOETL_API_ROLES_FILE. A bad roles file is an
+// error (retried on the next call), never an open api.
+func (d *Deps) Authenticator(ctx context.Context) (*auth.Authenticator, error) {
+	d.authOnce.Lock()
+	defer d.authOnce.Unlock()
+	if d.auth != nil {
+		return d.auth, nil
+	}
+	roles, err := auth.LoadRoles(d.Cfg.API.RolesFile)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.New(ctx, auth.Config{Token: d.Cfg.API.Token, Audiences: d.Cfg.API.Audiences, Roles: roles})
+	if err != nil {
+		return nil, err
+	}
+	d.auth = a
+	return a, nil
 }
 
 var (
@@ -92,11 +123,17 @@ func open(ctx context.Context) (*Deps, error) {
 	// masked (seed 000 §8.9).
 	log := slog.New(redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil))
 	slog.SetDefault(log)
+	// Only the engine drives the engine (issue 10 item 3): without a
+	// signing key nothing could be verified, so no function starts.
+	signer, err := sign.Parse(cfg.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: NOETL_SIGNING_KEY: %w (every function needs the deployment's signing key: Secret Manager in GCP, .stack/env locally)", err)
+	}
 	st, err := store.OpenFirestore(ctx, cfg.Project)
 	if err != nil {
 		return nil, err
 	}
-	b, err := bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic)
+	b, err := bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic, signer)
 	if err != nil {
 		return nil, err
 	}
@@ -105,12 +142,14 @@ func open(ctx context.Context) (*Deps, error) {
 		return nil, err
 	}
 	d.Deadline = cfg.DispatchDeadline
+	d.Signer = signer
 	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: storage client: %w", err)
 	}
 	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
+	d.Bodies = rs
 	creds := credentials.NewFirestore(st.Client())
 	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin, Credentials: creds, Results: rs, Project: cfg.Project, ScriptDir: cfg.RepoRoot})
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
@@ -124,7 +163,7 @@ func open(ctx context.Context) (*Deps, error) {
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
 		Router:  &router.Router{Control: mk("route"), Log: log},
-		Catalog: cat, Credentials: creds,
+		Catalog: cat, Credentials: creds, Signer: signer,
 		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault},
 	}, nil
 }
@@ -144,9 +183,15 @@ func (d *Deps) Close() {
 	_ = d.Store.Close()
 }
 
-// DecodeBatch decodes the event batch carried by a Pub/Sub message. Its
-// error is permanent: a message that does not decode never will.
-func DecodeBatch(msg PushMessage) (types.Batch, error) {
+// DecodeBatch verifies and decodes the event batch carried by a Pub/Sub
+// message: its data must carry the signature of the engine
+// (sign.Attribute, purpose sign.Batch) before anything else is looked at.
+// Its error is permanent: a message that does not verify or decode never
+// will (an unsigned or forged one wraps sign.ErrUnsigned/ErrForged).
+func DecodeBatch(msg PushMessage, s *sign.Signer) (types.Batch, error) {
+	if err := s.Verify(sign.Batch, msg.Data, msg.Attributes[sign.Attribute]); err != nil {
+		return types.Batch{}, Permanent(fmt.Errorf("refusing an event batch that the engine did not sign: %w", err))
+	}
 	var b types.Batch
 	if err := jsonx.Unmarshal(msg.Data, &b); err != nil {
 		return types.Batch{}, Permanent(fmt.Errorf("decode event batch: %w", err))
@@ -161,6 +206,28 @@ func DecodeBatch(msg PushMessage) (types.Batch, error) {
 		}
 	}
 	return b, nil
+}
+
+// DecodeCommand verifies and decodes a command: the body of a Cloud Task
+// (sig from the sign.Header header) or of a commands-topic message (sig
+// from the sign.Attribute attribute). The signature (purpose sign.Command)
+// is checked before the body is decoded; the command must name an
+// execution and a step. Errors are permanent (an unsigned or forged body
+// wraps sign.ErrUnsigned/ErrForged). A reference body (BodyRef) is
+// returned as is: the caller loads the full command (tasks.LoadBody).
+func DecodeCommand(body []byte, sig string, s *sign.Signer) (types.Command, error) {
+	if err := s.Verify(sign.Command, body, sig); err != nil {
+		return types.Command{}, Permanent(fmt.Errorf("refusing a unit that the engine did not sign: %w", err))
+	}
+	var cmd types.Command
+	if err := jsonx.Unmarshal(body, &cmd); err != nil {
+		return types.Command{}, Permanent(fmt.Errorf("decode command: %w", err))
+	}
+	if cmd.ExecutionID == "" || cmd.Step == "" {
+		return types.Command{}, Permanent(errors.New("command without execution_id or step"))
+	}
+	store.NormCommand(&cmd)
+	return cmd, nil
 }
 
 // PushMessage is the Pub/Sub message inside an Eventarc
@@ -200,21 +267,54 @@ func B64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
 // AckPermanent records a message whose handling failed permanently in the
 // DLQ and returns nil so the message is acked (not redelivered); any other
 // error is returned unchanged for redelivery (functions-framework samples:
-// permanent → ack-and-record, transient → retry).
+// permanent → ack-and-record, transient → retry). The entry names the
+// function (Source) and what was refused (Kind "message" for a Pub/Sub
+// message, "unit" for a Cloud Task body); its payload is redacted
+// (shared/redact key and pattern rules) and cut to 2 KiB, and the message
+// itself is not kept for replay (Unit empty): a message that was refused
+// once is refused again.
 func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
 	if err == nil || !IsPermanent(err) {
 		return err
 	}
-	now := nowRFC3339()
-	payload := string(msg.Data)
-	if len(payload) > 2048 {
-		payload = payload[:2048]
+	return d.deadLetter(ctx, fn, "message", msg, execID, step, err)
+}
+
+// AckPermanentUnit is AckPermanent for a Cloud Task body delivered to
+// execute (Kind "unit").
+func (d *Deps) AckPermanentUnit(ctx context.Context, msg PushMessage, execID, step string, err error) error {
+	if err == nil || !IsPermanent(err) {
+		return err
 	}
+	return d.deadLetter(ctx, "execute", "unit", msg, execID, step, err)
+}
+
+func (d *Deps) deadLetter(ctx context.Context, fn, kind string, msg PushMessage, execID, step string, err error) error {
+	now := nowRFC3339()
 	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
-		LastError: err.Error(), FirstSeen: now, LastSeen: now, Payload: payload, ContextExcerpt: fn}
+		LastError: redact.Keys(err.Error()).(string), FirstSeen: now, LastSeen: now, Payload: DLQPayload(msg.Data),
+		ContextExcerpt: fn, Source: fn, Kind: kind}
+	if msg.MessageID == "" {
+		e.MessageID = fn + "-" + types.DeriveID(string(msg.Data))
+	}
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}
-	d.Log.Error("message dead-lettered", "function", fn, "message_id", msg.MessageID, "execution_id", execID, "error", err.Error())
+	d.Log.Error("message dead-lettered", "function", fn, "kind", kind, "message_id", msg.MessageID, "execution_id", execID, "error", e.LastError)
 	return nil
+}
+
+// DLQPayload is the payload kept in a DLQ entry for a refused body: masked
+// by key and pattern (redact.Keys rules: a forged body can carry anything)
+// and cut to its first 2 KiB (on a UTF-8 boundary).
+func DLQPayload(body []byte) string {
+	p := string(redact.New(nil).Bytes(body))
+	if len(p) > 2048 {
+		cut := 2048
+		for cut > 0 && !utf8.RuneStart(p[cut]) {
+			cut--
+		}
+		p = p[:cut]
+	}
+	return p
 }

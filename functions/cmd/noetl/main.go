@@ -45,6 +45,9 @@ func main() {
 	if len(os.Args) < 2 {
 		usage()
 	}
+	// Every api call carries the caller's token (NOETL_API_TOKEN, from
+	// .stack/env on the local stack): the api refuses anonymous calls.
+	http.DefaultClient.Transport = bearer{base: http.DefaultTransport, token: os.Getenv("NOETL_API_TOKEN")}
 	switch os.Args[1] {
 	case "validate":
 		os.Exit(validate(os.Args[2:]))
@@ -59,6 +62,21 @@ func main() {
 	default:
 		usage()
 	}
+}
+
+// bearer adds "Authorization: Bearer <token>" to every request.
+type bearer struct {
+	base  http.RoundTripper
+	token string
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token == "" || r.Header.Get("Authorization") != "" {
+		return b.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
 }
 
 func apiURL() string {
