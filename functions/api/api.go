@@ -145,6 +145,10 @@ func start(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		return
 	}
+	if err := documentFits(src, req.Workload); err != nil {
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": err.Error()})
+		return
+	}
 	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID, Credentials: d.Credentials})
 	var ke *launch.KeychainError
 	if errors.As(err, &ke) {

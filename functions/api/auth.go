@@ -21,13 +21,16 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/noetl/gcpengine/shared/auth"
+	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/runtime"
 )
 
@@ -128,4 +131,18 @@ func authorize(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 		return nil, false
 	}
 	return Guard(w, r, a, need, false)
+}
+
+// documentFits checks that a playbook's source and its workload fit one
+// execution document (control.StateMaxBytes, under Firestore's 1 MiB):
+// an execution that could never be written is refused (413) at start.
+func documentFits(src []byte, workload map[string]any) error {
+	wl, err := json.Marshal(workload)
+	if err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	if n := len(src) + len(wl); n > control.StateMaxBytes {
+		return fmt.Errorf("the playbook (%d bytes) and its workload (%d bytes) are over the %d-byte limit of an execution document (Firestore's 1 MiB): pass large inputs by reference (a results-tier object, a table, a URL)", len(src), len(wl), control.StateMaxBytes)
+	}
+	return nil
 }

@@ -208,6 +208,10 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			if err := c.prepareLoops(ctx, p.ExecutionID, &out); err != nil {
 				return nil, err
 			}
+			// The document must fit Firestore's 1 MiB (limits.go).
+			if err := c.FitState(ctx, e, st, rec.Source, &out); err != nil {
+				return nil, err
+			}
 			return &out, nil
 		},
 	})
