@@ -259,18 +259,10 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 // redactorOf returns the redactor for an execution's API views: its
-// keychain's secrets and secret-named keys are masked (seed 000 §8.9).
-// A keychain that no longer resolves still masks by key name.
+// keychain's values, its secret-named workload values and secret-named
+// keys are masked (seed 000 §8.9; runtime.Deps.RedactorOf).
 func redactorOf(ctx context.Context, d *runtime.Deps, rec *store.Execution) *redact.Redactor {
-	pb, err := dsl.Load([]byte(rec.Source), "execution")
-	if err != nil || len(pb.Keychain) == 0 || d.Credentials == nil {
-		return redact.New(nil)
-	}
-	kc, err := launch.Keychain(ctx, d.Credentials, pb, rec.State.Workload, rec.State.ExecutionID)
-	if err != nil {
-		return redact.New(nil)
-	}
-	return launch.Redactor(kc)
+	return d.RedactorOf(ctx, rec.State.ExecutionID)
 }
 
 // CostView is GET /executions/{id}/cost: the cloud operations the

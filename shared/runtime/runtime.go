@@ -25,9 +25,11 @@ import (
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
@@ -144,6 +146,8 @@ func open(ctx context.Context) (*Deps, error) {
 	d.Deadline = cfg.DispatchDeadline
 	d.Signer = signer
 	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
+	// Secret-named workload values are sealed in execution documents.
+	store.WorkloadSealer = SignerSealer{Signer: signer}
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: storage client: %w", err)
@@ -291,8 +295,15 @@ func (d *Deps) AckPermanentUnit(ctx context.Context, msg PushMessage, execID, st
 
 func (d *Deps) deadLetter(ctx context.Context, fn, kind string, msg PushMessage, execID, step string, err error) error {
 	now := nowRFC3339()
+	// A refused body may carry an execution's secrets (a forged unit with
+	// copied args): masked with that execution's redactor when the body
+	// names one, whatever the body's origin.
+	red := d.RedactorOf(ctx, execID)
+	if execID == "" {
+		red = d.RedactorOf(ctx, claimedExecution(msg.Data))
+	}
 	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
-		LastError: redact.Keys(err.Error()).(string), FirstSeen: now, LastSeen: now, Payload: DLQPayload(msg.Data),
+		LastError: red.String(err.Error()), FirstSeen: now, LastSeen: now, Payload: dlqPayload(red, msg.Data),
 		ContextExcerpt: fn, Source: fn, Kind: kind}
 	if msg.MessageID == "" {
 		e.MessageID = fn + "-" + types.DeriveID(string(msg.Data))
@@ -304,11 +315,55 @@ func (d *Deps) deadLetter(ctx context.Context, fn, kind string, msg PushMessage,
 	return nil
 }
 
+// SignerSealer seals with the deployment's key (store.Sealer; purpose
+// sign.Workload).
+type SignerSealer struct{ Signer *sign.Signer }
+
+// Seal implements store.Sealer.
+func (s SignerSealer) Seal(b []byte) (string, error) { return s.Signer.Seal(sign.Workload, b) }
+
+// Open implements store.Sealer.
+func (s SignerSealer) Open(t string) ([]byte, error) { return s.Signer.Open(sign.Workload, t) }
+
+// RedactorOf returns the redactor of an execution (launch.ExecRedactor:
+// its keychain's values when they still resolve, its secret-named
+// workload values, the key and pattern rules); only the key and pattern
+// rules when id is empty or the execution cannot be read.
+func (d *Deps) RedactorOf(ctx context.Context, id string) *redact.Redactor {
+	if id == "" || d.Store == nil {
+		return redact.New(nil)
+	}
+	rec, err := d.Store.ExecutionGet(ctx, id)
+	if err != nil {
+		return redact.New(nil)
+	}
+	var kc map[string]any
+	if pb, err := dsl.Load([]byte(rec.Source), "execution"); err == nil && len(pb.Keychain) > 0 && d.Credentials != nil {
+		kc, _ = launch.Keychain(ctx, d.Credentials, pb, rec.State.Workload, id)
+	}
+	return launch.ExecRedactor(kc, rec.State.Workload)
+}
+
+// claimedExecution returns the execution_id a (possibly forged) JSON body
+// claims, "" when there is none (only used to mask secrets).
+func claimedExecution(body []byte) string {
+	var v struct {
+		ExecutionID string `json:"execution_id"`
+	}
+	if json.Unmarshal(body, &v) != nil || len(v.ExecutionID) > 200 {
+		return ""
+	}
+	return v.ExecutionID
+}
+
 // DLQPayload is the payload kept in a DLQ entry for a refused body: masked
-// by key and pattern (redact.Keys rules: a forged body can carry anything)
+// by key and pattern (redact.Keys rules: a forged body can carry anything;
+// the functions also mask the secrets of the execution the body names)
 // and cut to its first 2 KiB (on a UTF-8 boundary).
-func DLQPayload(body []byte) string {
-	p := string(redact.New(nil).Bytes(body))
+func DLQPayload(body []byte) string { return dlqPayload(redact.New(nil), body) }
+
+func dlqPayload(red *redact.Redactor, body []byte) string {
+	p := string(red.Bytes(body))
 	if len(p) > 2048 {
 		cut := 2048
 		for cut > 0 && !utf8.RuneStart(p[cut]) {

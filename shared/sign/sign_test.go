@@ -89,3 +89,33 @@ func TestKeys(t *testing.T) {
 		t.Errorf("nil Signer Verify = %v, want ErrNoKey", err)
 	}
 }
+
+func TestSealOpen(t *testing.T) {
+	s := mustParse(t, keyA)
+	sealed, err := s.Seal(Workload, []byte(`"hunter2"`))
+	if err != nil || !strings.HasPrefix(sealed, "s1.") || strings.Contains(sealed, "hunter2") {
+		t.Fatalf("Seal = %q, %v", sealed, err)
+	}
+	again, _ := s.Seal(Workload, []byte(`"hunter2"`))
+	if again == sealed {
+		t.Error("two seals of the same value must differ (random nonce)")
+	}
+	if got, err := s.Open(Workload, sealed); err != nil || string(got) != `"hunter2"` {
+		t.Fatalf("Open = %q, %v", got, err)
+	}
+	rotated := mustParse(t, keyB+","+keyA)
+	if got, err := rotated.Open(Workload, sealed); err != nil || string(got) != `"hunter2"` {
+		t.Fatalf("a rotated deployment must open values sealed with the previous key: %v", err)
+	}
+	for name, bad := range map[string]string{
+		"other key":     func() string { v, _ := mustParse(t, keyB).Seal(Workload, []byte("x")); return v }(),
+		"other purpose": func() string { v, _ := s.Seal(Batch, []byte("x")); return v }(),
+		"altered":       sealed[:len(sealed)-2] + "AA",
+		"no version":    strings.TrimPrefix(sealed, "s1."),
+		"short":         "s1.AAAA",
+	} {
+		if _, err := s.Open(Workload, bad); !errors.Is(err, ErrSealed) {
+			t.Errorf("%s: Open = %v, want ErrSealed", name, err)
+		}
+	}
+}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/telemetry"
@@ -146,6 +147,9 @@ func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time
 	if err != nil {
 		return false, fmt.Errorf("tasks: encode command: %w", err)
 	}
+	// The execution's secret values never travel in a task body (issue 10
+	// item 6): the creator's context names them (redact.WithRedactor).
+	body = redact.FromContext(ctx).SecretsBytes(body)
 	queue := d.queueOf(cmd, now)
 	t := d.task(queue, cmd, body)
 	if n := proto.Size(t); n > MaxTaskBytes {
