@@ -46,7 +46,7 @@ var (
 )
 
 // Authenticator returns the instance's authenticator: the runtime's
-// (runtime.Deps.Authenticator: NOETL_API_TOKEN, NOETL_API_AUDIENCES,
+// (runtime.Authenticator: NOETL_API_TOKEN, NOETL_API_AUDIENCES,
 // NOETL_API_ROLES_FILE), or the one a test installed.
 func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
 	authMu.Lock()
@@ -55,11 +55,7 @@ func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
 	if a != nil {
 		return a, nil
 	}
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return d.Authenticator(ctx)
+	return runtime.Authenticator(ctx)
 }
 
 // RequiredRole returns the role a request needs (see the table above);

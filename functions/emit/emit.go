@@ -45,12 +45,7 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": "POST only"})
 		return
 	}
-	d, err := runtime.Get(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
-		return
-	}
-	a, err := d.Authenticator(r.Context())
+	a, err := runtime.Authenticator(r.Context())
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
 		return
@@ -75,6 +70,11 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 	evs, problems := Decode(body, time.Now())
 	if len(problems) > 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid events: " + strings.Join(problems, "; "), "problems": problems})
+		return
+	}
+	d, err := runtime.Get(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
 		return
 	}
 	// Each event is placed after its execution's current state in the

@@ -61,30 +61,37 @@ type Deps struct {
 	// what they receive (NOETL_SIGNING_KEY, shared/sign).
 	Signer     *sign.Signer
 	closeTools func()
-
-	authOnce sync.Mutex
-	auth     *auth.Authenticator
 }
 
+var (
+	authMu sync.Mutex
+	authn  *auth.Authenticator
+)
+
 // Authenticator returns the authenticator of the api and emit functions
-// (shared/auth), built on first use from NOETL_API_TOKEN,
-// NOETL_API_AUDIENCES and NOETL_API_ROLES_FILE. A bad roles file is an
-// error (retried on the next call), never an open api.
-func (d *Deps) Authenticator(ctx context.Context) (*auth.Authenticator, error) {
-	d.authOnce.Lock()
-	defer d.authOnce.Unlock()
-	if d.auth != nil {
-		return d.auth, nil
+// (shared/auth), built once from the configuration alone
+// (NOETL_API_TOKEN, NOETL_API_AUDIENCES, NOETL_API_ROLES_FILE: no backend
+// is needed to refuse a caller). A bad configuration or roles file is an
+// error (tried again on the next call), never an open api.
+func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
+	authMu.Lock()
+	defer authMu.Unlock()
+	if authn != nil {
+		return authn, nil
 	}
-	roles, err := auth.LoadRoles(d.Cfg.API.RolesFile)
+	cfg, err := config.LoadE()
+	if err != nil {
+		return nil, fmt.Errorf("runtime: configuration: %w", err)
+	}
+	roles, err := auth.LoadRoles(cfg.API.RolesFile)
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.New(ctx, auth.Config{Token: d.Cfg.API.Token, Audiences: d.Cfg.API.Audiences, Roles: roles})
+	a, err := auth.New(ctx, auth.Config{Token: cfg.API.Token, Audiences: cfg.API.Audiences, Roles: roles})
 	if err != nil {
 		return nil, err
 	}
-	d.auth = a
+	authn = a
 	return a, nil
 }
 
