@@ -23,8 +23,10 @@
 //     after `Bearer `; JSON Web Tokens (eyJ....eyJ....sig).
 //
 // Keys applies the key and pattern rules only, for values shown without a
-// keychain at hand. Masking is for output only: the engine's state and the
-// values tasks receive are never redacted.
+// keychain at hand. Secrets applies the literal secrets only: the engine
+// masks its own data with it (execution state, commands, stored results),
+// so values under secret-looking names keep flowing; the values tasks
+// receive (their scope: keychain, workload) are never masked.
 //
 // Where the engine must apply it (issue 10 item 6): every log line's
 // message and attributes (NewHandler around the service's slog handler,
