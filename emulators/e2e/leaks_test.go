@@ -345,6 +345,21 @@ workflow:
 		sc.scan("log", filepath.Base(f), b)
 	}
 
+	// Span files, when the stack exports spans to files (NOETL_TRACE_DIR,
+	// default <stack>/traces).
+	traceDir := os.Getenv("NOETL_TRACE_DIR")
+	if traceDir == "" {
+		traceDir = filepath.Join(os.Getenv("NOETL_STACK_DIR"), "traces")
+	}
+	_ = filepath.WalkDir(traceDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, err := os.ReadFile(p); err == nil {
+				sc.scan("trace", p, b)
+			}
+		}
+		return nil
+	})
+
 	t.Logf("scanned: %v", sc.scanned)
 	if sc.scanned["task"] == 0 || sc.scanned["firestore"] == 0 || len(logs) == 0 {
 		t.Fatalf("the scan saw no task bodies or no documents or no logs: %v", sc.scanned)
