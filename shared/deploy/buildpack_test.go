@@ -231,6 +231,10 @@ func (in *instance) do(t *testing.T, method, path, contentType, body string) (in
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	if tok := os.Getenv("NOETL_API_TOKEN"); tok != "" {
+		// The stack's token (api and emit refuse anonymous callers).
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", method, path, err, in.logs())
