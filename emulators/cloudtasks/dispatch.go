@@ -162,6 +162,7 @@ func (s *Server) startAttemptLocked(q *queue, t *task, now time.Time, run bool) 
 	t.pb.LastAttempt = att
 	spec := buildAttempt(q, t, retryCount)
 	spec.run, spec.started = run, now
+	s.authorizeLocked(q, t, &spec, now)
 	s.wg.Add(1)
 	go s.runAttempt(q, t, att, spec)
 }

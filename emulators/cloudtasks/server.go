@@ -25,10 +25,15 @@
 // the task, anything else (including 3xx, a dispatch_deadline timeout or a
 // connection error) is retried.
 //
-// Not emulated: App Engine tasks (CreateTask answers Unimplemented), OIDC /
-// OAuth Authorization headers (the token settings are stored but no token is
-// minted), the Locations and Operations mixin services, and the adaptive
-// "system throttling" the real service applies on 429/503 responses.
+// OIDC: with Options.OIDC, a task (or its queue's HTTP target) with an
+// oidc_token is dispatched with Authorization: Bearer <ID token> minted for
+// each attempt (see OIDCSigner); without it the token settings are stored
+// but no token is sent.
+//
+// Not emulated: App Engine tasks (CreateTask answers Unimplemented), OAuth
+// access tokens (oauth_token), the Locations and Operations mixin services,
+// and the adaptive "system throttling" the real service applies on 429/503
+// responses.
 package cloudtasks
 
 import (
@@ -102,6 +107,10 @@ type Options struct {
 	// before each attempt's request, and a share of attempts delivered twice
 	// at the same moment (the duplicate's answer is ignored). Nil: none.
 	Chaos *chaos.Injector
+
+	// OIDC signs the ID token of tasks with an oidc_token (one per
+	// attempt). Nil: no token is attached.
+	OIDC *OIDCSigner
 }
 
 // Server implements cloudtaskspb.CloudTasksServer in memory and dispatches
@@ -122,6 +131,7 @@ type Server struct {
 	queueTombTTL time.Duration
 	minDeadline  time.Duration
 	chaos        *chaos.Injector
+	oidc         *OIDCSigner
 
 	ctx    context.Context // cancelled by Stop; parent of dispatch requests
 	cancel context.CancelFunc
@@ -150,6 +160,7 @@ func NewServer(opts Options) *Server {
 		queueTombTTL: opts.QueueTombstoneTTL,
 		minDeadline:  opts.MinDispatchDeadline,
 		chaos:        opts.Chaos,
+		oidc:         opts.OIDC,
 		queues:       map[string]*queue{},
 		tombstones:   map[string]time.Time{},
 		queueTombs:   map[string]time.Time{},

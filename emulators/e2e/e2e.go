@@ -35,12 +35,14 @@ func init() {
 }
 
 // stackAuth adds "Authorization: Bearer $NOETL_API_TOKEN" to requests for
-// the functions host ($NOETL_FUNCTIONS_URL) that carry none.
+// the api and emit of the functions host ($NOETL_FUNCTIONS_URL) that carry
+// none (execute takes the Cloud Tasks OIDC token instead: oidc.go).
 type stackAuth struct{ base http.RoundTripper }
 
 func (a stackAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 	tok, base := os.Getenv("NOETL_API_TOKEN"), os.Getenv("NOETL_FUNCTIONS_URL")
-	if tok == "" || base == "" || r.Header.Get("Authorization") != "" || !strings.HasPrefix(r.URL.String(), base) {
+	u := r.URL.String()
+	if tok == "" || base == "" || r.Header.Get("Authorization") != "" || !(strings.HasPrefix(u, base+"/api") || strings.HasPrefix(u, base+"/emit")) {
 		return a.base.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())
@@ -85,11 +87,22 @@ func RequireStack(t testing.TB) {
 		}
 		t.Skip("local stack not configured (run scripts/test, or scripts/up and source .stack/env)")
 	}
-	resp, err := http.Get(url + "/api/healthz")
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("stack not healthy at %s: %v", url, err)
+	// The functions host may be restarting after an injected crash.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url + "/api/healthz")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			return
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stack not healthy at %s: %v", url, err)
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
-	resp.Body.Close()
 }
 
 // RunResult is the outcome of scripts/run.
@@ -257,8 +270,9 @@ func Signer(t testing.TB) *sign.Signer {
 	return s
 }
 
-// PostUnit posts a command to execute as Cloud Tasks would, signed with
-// sig ("" = unsigned), and returns the status and body.
+// PostUnit posts a command to execute as Cloud Tasks would — with the
+// stack's OIDC token — signed with sig ("" = unsigned), and returns the
+// status and body.
 func PostUnit(t testing.TB, body []byte, sig string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, os.Getenv("NOETL_FUNCTIONS_URL")+"/execute", bytes.NewReader(body))
@@ -270,6 +284,7 @@ func PostUnit(t testing.TB, body []byte, sig string) (int, string) {
 	if sig != "" {
 		req.Header.Set(sign.Header, sig)
 	}
+	req.Header.Set("Authorization", ExecuteAuthorization(t))
 	resp, err := Anonymous.Do(req)
 	if err != nil {
 		t.Fatal(err)

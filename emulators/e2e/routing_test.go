@@ -239,14 +239,10 @@ workflow:
 	exNever(t, r, evs, "lp_ok")
 }
 
-// Two inclusive branches converge on one step (a join without a barrier):
-// each token fires the join once, and the execution finishes. Here the
-// second token arrives while the join's first run is still running.
-//
-// Known bug (engine): schedule() starts a new run of a step that is still
-// running, superseding it; the first run's step.done is then ignored as
-// stale, so State.Active never returns to 0 and the execution stays
-// "running" forever. See the report of this change.
+// Two inclusive branches converge on one step: the step is the fan-in join
+// of the fan-out (dsl.Step.JoinOf), so it runs once, after both branches,
+// with their args merged in JoinOf order (issue 9, "Fan-out/reduce"), and
+// the execution finishes.
 func TestRoutingInclusiveJoinFinishes(t *testing.T) {
 	RequireStack(t)
 	pb := exWrite(t, `apiVersion: noetl.io/v2
@@ -291,7 +287,10 @@ workflow:
 			from = append(from, res["from"].(string))
 		}
 	}
-	if len(from) != 2 {
-		t.Fatalf("join completed for tokens %v, want one run per token (fast and slow)", from)
+	if len(from) != 1 || from[0] != "slow" {
+		t.Fatalf("join completed for tokens %v, want one run with the merged args (from: slow, the later of fast and slow)", from)
+	}
+	if n := len(exEvents(evs, "step.started", "join", "")); n != 1 {
+		t.Fatalf("join started %d times, want once", n)
 	}
 }

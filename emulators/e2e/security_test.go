@@ -58,18 +58,21 @@ func publishRaw(t *testing.T, data []byte, attrs map[string]string) string {
 	return id
 }
 
-// pushTo posts a Pub/Sub push CloudEvent straight to a function's push
-// endpoint (what anyone who can reach the URL could do).
+// pushTo posts a Pub/Sub push body straight to a function's push
+// endpoint (<fn>/projects/P/topics/T, what a push subscription does and
+// what anyone who can reach the URL could do).
 func pushTo(t *testing.T, fn, msgID string, data []byte, attrs map[string]string) int {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"message": map[string]any{"data": base64.StdEncoding.EncodeToString(data), "attributes": attrs, "messageId": msgID},
-		"subscription": "projects/" + os.Getenv("GOOGLE_CLOUD_PROJECT") + "/subscriptions/" + fn})
-	req, _ := http.NewRequest(http.MethodPost, os.Getenv("NOETL_FUNCTIONS_URL")+"/"+fn, bytes.NewReader(body))
+	project := os.Getenv("GOOGLE_CLOUD_PROJECT")
+	topic := "events"
+	if fn == "dispatch" {
+		topic = "commands"
+	}
+	body, _ := json.Marshal(map[string]any{"message": map[string]any{"data": base64.StdEncoding.EncodeToString(data), "attributes": attrs, "messageId": msgID,
+		"publishTime": time.Now().UTC().Format(time.RFC3339Nano)},
+		"subscription": "projects/" + project + "/subscriptions/" + fn})
+	req, _ := http.NewRequest(http.MethodPost, os.Getenv("NOETL_FUNCTIONS_URL")+"/"+fn+"/projects/"+project+"/topics/"+topic, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Ce-Specversion", "1.0")
-	req.Header.Set("Ce-Type", "google.cloud.pubsub.topic.v1.messagePublished")
-	req.Header.Set("Ce-Source", "//pubsub.googleapis.com/projects/x/topics/events")
-	req.Header.Set("Ce-Id", msgID)
 	resp, err := Anonymous.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,11 +20,9 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 )
 
-// CloudEvent constants of Pub/Sub push delivery through Eventarc.
-const (
-	MessagePublishedType = "google.cloud.pubsub.topic.v1.messagePublished"
-	ceSpecVersion        = "1.0"
-)
+// MessagePublishedType is the type of the CloudEvent functions-framework-go
+// makes of a Pub/Sub push body.
+const MessagePublishedType = "google.cloud.pubsub.topic.v1.messagePublished"
 
 // Attributes the bridge adds to a dead-lettered message; the first four are
 // the ones Pub/Sub itself adds.
@@ -43,7 +42,8 @@ type BridgeOptions struct {
 	Project      string
 	Subscription string
 	Topic        string
-	// Endpoint is the URL the CloudEvents are POSTed to.
+	// Endpoint is the push endpoint the messages are POSTed to
+	// (PushEndpoint).
 	Endpoint string
 	// DeadLetterTopic (an ID) receives messages whose delivery failed
 	// MaxAttempts times. Empty disables dead-lettering: such messages keep
@@ -86,9 +86,11 @@ type BridgeStats struct {
 	Duplicated   int64 // extra deliveries made by chaos
 }
 
-// Bridge turns a pull subscription into push delivery the way Eventarc does:
-// it receives messages with the official client and POSTs each as a
-// CloudEvent in binary content mode to Endpoint.
+// Bridge turns a pull subscription into push delivery the way an explicit
+// Pub/Sub push subscription does: it receives messages with the official
+// client and POSTs each as a push request (a JSON push body, see
+// newRequest) to Endpoint; the function's functions-framework turns it
+// into a CloudEvent.
 //
 // Ordering: on a subscription with message ordering, the client hands over
 // the messages of one ordering key one at a time, in order, and the next
@@ -313,17 +315,22 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// pushMessage is the "message" of a Pub/Sub push body.
+// pushMessage is the "message" of a Pub/Sub push body: the fields of the
+// PubsubMessage, with messageId and publishTime also under their
+// snake_case names, as Pub/Sub sends them.
 type pushMessage struct {
-	Data        []byte            `json:"data"`
-	Attributes  map[string]string `json:"attributes"`
-	MessageID   string            `json:"messageId"`
-	PublishTime string            `json:"publishTime"`
-	OrderingKey string            `json:"orderingKey,omitempty"`
+	Data             []byte            `json:"data"`
+	Attributes       map[string]string `json:"attributes"`
+	MessageID        string            `json:"messageId"`
+	MessageIDSnake   string            `json:"message_id"`
+	PublishTime      string            `json:"publishTime"`
+	PublishTimeSnake string            `json:"publish_time"`
+	OrderingKey      string            `json:"orderingKey,omitempty"`
 }
 
-// pushBody is the JSON body of the CloudEvent (the MessagePublishedData of
-// google.cloud.pubsub.topic.v1.messagePublished).
+// pushBody is the JSON body of a push request: the message, the
+// subscription and, on a subscription with a dead-letter policy, the
+// delivery attempt.
 type pushBody struct {
 	Message         pushMessage `json:"message"`
 	Subscription    string      `json:"subscription"`
@@ -332,16 +339,32 @@ type pushBody struct {
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// newRequest builds the binary-mode CloudEvent POST for m.
+// PushEndpoint is the push endpoint of a subscription delivering topic to
+// the function at functionURL: <functionURL>/projects/<project>/topics/<topic>,
+// as terraform/pubsub.tf declares it (functions-framework-go takes the
+// topic of the CloudEvent it makes from a raw push body from this path).
+func PushEndpoint(functionURL, project, topic string) string {
+	return strings.TrimSuffix(functionURL, "/") + "/projects/" + project + "/topics/" + topic
+}
+
+// newRequest builds the POST of one delivery attempt of m as a Pub/Sub
+// push subscription sends it to a gen2 function's endpoint: Content-Type
+// application/json, body {"message": {...}, "subscription":
+// "projects/<p>/subscriptions/<s>", "deliveryAttempt": n}, no CloudEvent
+// headers (functions-framework-go converts the body into a
+// google.cloud.pubsub.topic.v1.messagePublished CloudEvent whose source
+// names the topic of the endpoint's path). The trace context travels in
+// the message's attributes, as in GCP.
 func (b *Bridge) newRequest(ctx context.Context, m *pubsub.Message, attempt int) (*http.Request, error) {
 	attrs := m.Attributes
 	if attrs == nil {
 		attrs = map[string]string{}
 	}
+	pt := formatTime(m.PublishTime)
 	body, err := json.Marshal(pushBody{
 		Message: pushMessage{
-			Data: m.Data, Attributes: attrs, MessageID: m.ID,
-			PublishTime: formatTime(m.PublishTime), OrderingKey: m.OrderingKey,
+			Data: m.Data, Attributes: attrs, MessageID: m.ID, MessageIDSnake: m.ID,
+			PublishTime: pt, PublishTimeSnake: pt, OrderingKey: m.OrderingKey,
 		},
 		Subscription:    "projects/" + b.opts.Project + "/subscriptions/" + b.opts.Subscription,
 		DeliveryAttempt: attempt,
@@ -353,31 +376,8 @@ func (b *Bridge) newRequest(ctx context.Context, m *pubsub.Message, attempt int)
 	if err != nil {
 		return nil, err
 	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("Ce-Specversion", ceSpecVersion)
-	h.Set("Ce-Type", MessagePublishedType)
-	h.Set("Ce-Source", "//pubsub.googleapis.com/projects/"+b.opts.Project+"/topics/"+b.opts.Topic)
-	h.Set("Ce-Id", m.ID)
-	h.Set("Ce-Time", formatTime(m.PublishTime))
-	// Eventarc sets no subject for Pub/Sub events; the bridge puts the
-	// ordering key there (the execution id of engine events), or the
-	// subscription when there is none.
-	subject := m.OrderingKey
-	if subject == "" {
-		subject = "subscriptions/" + b.opts.Subscription
-	}
-	h.Set("Ce-Subject", subject)
-	for _, k := range []string{"traceparent", "tracestate"} {
-		v := attrs[k]
-		if v == "" {
-			v = attrs["googclient_"+k] // the Go client's OpenTelemetry propagation
-		}
-		if v != "" {
-			h.Set(k, v)
-		}
-	}
-	h.Set("User-Agent", "noetl-stack-bridge (Eventarc emulation)")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "noetl-stack-bridge (Pub/Sub push emulation)")
 	return req, nil
 }
 

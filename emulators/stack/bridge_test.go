@@ -2,7 +2,7 @@ package stack
 
 import (
 	"context"
-	"net/http"
+	"io"
 	"testing"
 	"time"
 
@@ -41,26 +41,31 @@ func TestBridgeBackoff(t *testing.T) {
 	}
 }
 
-func TestBridgeRequestWithoutOrderingKey(t *testing.T) {
-	b := &Bridge{opts: BridgeOptions{Project: "p", Subscription: "dispatch", Topic: "commands", Endpoint: "http://127.0.0.1:1/dispatch"}}
+// A push request is the push body Pub/Sub sends, byte for byte in shape:
+// snake_case and camelCase ids and times, no orderingKey without one.
+func TestBridgePushRequest(t *testing.T) {
+	b := &Bridge{opts: BridgeOptions{Project: "p", Subscription: "dispatch", Topic: "commands",
+		Endpoint: PushEndpoint("http://127.0.0.1:1/dispatch/", "p", "commands")}}
 	m := &pubsub.Message{ID: "42", Data: []byte("{}"), PublishTime: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC),
-		Attributes: map[string]string{"googclient_traceparent": testTraceparent}}
-	req, err := b.newRequest(context.Background(), m, 1)
+		Attributes: map[string]string{"traceparent": testTraceparent}}
+	req, err := b.newRequest(context.Background(), m, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := http.Header{}
-	want.Set("Ce-Subject", "subscriptions/dispatch")
-	want.Set("Ce-Time", "2026-01-02T03:04:05.006Z")
-	want.Set("Ce-Source", "//pubsub.googleapis.com/projects/p/topics/commands")
-	want.Set("Traceparent", testTraceparent)
-	for k := range want {
-		if req.Header.Get(k) != want.Get(k) {
-			t.Errorf("%s = %q, want %q", k, req.Header.Get(k), want.Get(k))
-		}
+	if req.URL.String() != "http://127.0.0.1:1/dispatch/projects/p/topics/commands" {
+		t.Errorf("URL %s", req.URL)
 	}
-	if req.Header.Get("Tracestate") != "" {
-		t.Errorf("unexpected tracestate %q", req.Header.Get("Tracestate"))
+	raw, _ := io.ReadAll(req.Body)
+	if err := checkPush(req, raw); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"message":{"data":"e30=","attributes":{"traceparent":"` + testTraceparent + `"},"messageId":"42","message_id":"42",` +
+		`"publishTime":"2026-01-02T03:04:05.006Z","publish_time":"2026-01-02T03:04:05.006Z"},"subscription":"projects/p/subscriptions/dispatch","deliveryAttempt":2}`
+	if string(raw) != want {
+		t.Errorf("body\n%s\nwant\n%s", raw, want)
+	}
+	if req.Header.Get("Traceparent") != "" {
+		t.Error("the trace context travels in the attributes, not in headers")
 	}
 }
 

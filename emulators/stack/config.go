@@ -2,7 +2,7 @@
 // the Pub/Sub and Firestore emulators (gcloud), fake GCS, the Cloud Tasks
 // emulator, the fixture services, PostgreSQL and the functions server;
 // provisions topics, subscriptions, queues and the results bucket; pushes
-// Pub/Sub messages to the functions as CloudEvents the way Eventarc does; and
+// Pub/Sub messages to the functions the way push subscriptions do; and
 // takes it all down again on SIGTERM. scripts/up and scripts/down drive it.
 package stack
 
@@ -12,13 +12,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/noetl/gcpengine/emulators/chaos"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/emulators/chaos"
 
 	"github.com/noetl/gcpengine/emulators/fixtures"
 )
@@ -76,7 +77,8 @@ type Config struct {
 	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
 	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 200 (max_concurrent_dispatches of both queues)
 	// TasksMaxAttempts is the queues' max attempts (NOETL_TASKS_MAX_ATTEMPTS,
-	// default 30, as the functions read it to recognise the last attempt).
+	// default 10 on the stack (the deployed default is 30), passed to the
+	// functions, which recognise the last attempt by it).
 	TasksMaxAttempts int
 	PushConcurrency  int // NOETL_PUSH_CONCURRENCY, default 32 (concurrent pushes per subscription)
 
@@ -156,7 +158,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		NATSPort:         num("NOETL_NATS_PORT", 8686, 1, 65535),
 		ResultsBucket:    str("NOETL_RESULTS_BUCKET", DefaultBucket),
 		WorkConcurrency:  num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
-		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 30, 1, 1000),
+		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
 		PushConcurrency:  num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
 		PushMaxAttempts:  num("NOETL_PUSH_MAX_ATTEMPTS", 10, 1, 1000),
 		PushMinBackoff:   dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
@@ -306,6 +308,25 @@ func (c Config) ReadyFile() string { return filepath.Join(c.StackDir, "ready") }
 // PIDFile holds the supervisor's pid.
 func (c Config) PIDFile() string { return filepath.Join(c.StackDir, "stack.pid") }
 
+// TraceDir is the directory of the functions' file span exporter
+// (NOETL_TRACE_DIR), read by `scripts/noetl trace`.
+func (c Config) TraceDir() string { return filepath.Join(c.StackDir, "traces") }
+
+// JWKSFile is the JSON Web Key Set of the Cloud Tasks emulator's OIDC key
+// (NOETL_OIDC_JWKS_FILE): execute verifies the tokens of its calls with it.
+func (c Config) JWKSFile() string { return filepath.Join(c.StackDir, "oidc", "jwks.json") }
+
+// OIDCKeyFile is the emulator's OIDC private key (PKCS #8 PEM, mode 0600;
+// NOETL_OIDC_KEY_FILE): tests mint tokens with it to call execute directly.
+func (c Config) OIDCKeyFile() string { return filepath.Join(c.StackDir, "oidc", "key.pem") }
+
+// TasksServiceAccount is the service account of the OIDC tokens the
+// stack's Cloud Tasks attach (NOETL_TASKS_SERVICE_ACCOUNT): noetl-tasks,
+// as terraform/ names it, in the stack's project.
+func (c Config) TasksServiceAccount() string {
+	return "noetl-tasks@" + c.Project + ".iam.gserviceaccount.com"
+}
+
 // EnvVar is one exported variable of the stack's environment contract.
 type EnvVar struct{ Key, Value string }
 
@@ -337,7 +358,23 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_RESULTS_BUCKET", c.ResultsBucket},
 		{"NOETL_WORK_CONCURRENCY", itoa(c.WorkConcurrency)},
 		{"NOETL_TASKS_MAX_ATTEMPTS", itoa(c.TasksMaxAttempts)},
+		// Tests may target injected faults at one execution (shared/faults).
+		{"NOETL_FAULTS_WORKLOAD", "1"},
+		// Short leases on the stack: a dead holder's unit is reclaimed
+		// within seconds (deployed defaults: 30 s and 10 s).
+		{"NOETL_LEASE_TTL_S", envOr("NOETL_LEASE_TTL_S", "10")},
+		{"NOETL_HEARTBEAT_INTERVAL_S", envOr("NOETL_HEARTBEAT_INTERVAL_S", "3")},
 		{"NOETL_PUSH_CONCURRENCY", itoa(c.PushConcurrency)},
+		// Telemetry (README "Observability"): every execution traced, spans
+		// in JSON-lines files that `scripts/noetl trace ID` reads; metrics
+		// at $NOETL_FUNCTIONS_URL/metrics.
+		{"NOETL_TRACE_DIR", c.TraceDir()},
+		{"NOETL_TRACING_SAMPLE_RATE", envOr("NOETL_TRACING_SAMPLE_RATE", "1")},
+		// Cloud Tasks calls execute with an OIDC token signed by the
+		// emulator's key; execute verifies it with the key's JWK set.
+		{"NOETL_TASKS_SERVICE_ACCOUNT", c.TasksServiceAccount()},
+		{"NOETL_OIDC_JWKS_FILE", c.JWKSFile()},
+		{"NOETL_OIDC_KEY_FILE", c.OIDCKeyFile()},
 		{"NOETL_SIGNING_KEY", c.SigningKey},
 		{"NOETL_API_TOKEN", c.APIToken},
 	}
@@ -391,4 +428,11 @@ func (c Config) EnvFileContent() string {
 		b.WriteString("export " + kv.Key + "=" + shellQuote(kv.Value) + "\n")
 	}
 	return b.String()
+}
+
+func envOr(k, def string) string {
+	if v := strings.TrimSpace(os.Getenv(k)); v != "" {
+		return v
+	}
+	return def
 }

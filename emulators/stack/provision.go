@@ -35,8 +35,9 @@ type SubscriptionSpec struct {
 	Filter string
 }
 
-// Subscriptions are the push subscriptions of the stack, the Eventarc
-// triggers of route, materialize and dispatch.
+// Subscriptions are the push subscriptions of the stack, which deliver to
+// route, materialize and dispatch (endpoint PushEndpoint(<functions
+// URL>+Path, project, Topic)).
 var Subscriptions = []SubscriptionSpec{
 	{RouteSub, EventsTopic, "/route", EventsDeadTopic, RouteFilter},
 	{MaterializeSub, EventsTopic, "/materialize", EventsDeadTopic, ""},
@@ -128,7 +129,7 @@ func QueueSpec(project, location, id string, concurrency, maxAttempts int) *clou
 		RetryConfig: &cloudtaskspb.RetryConfig{
 			MaxAttempts:  int32(maxAttempts),
 			MinBackoff:   durationpb.New(200 * time.Millisecond),
-			MaxBackoff:   durationpb.New(10 * time.Second),
+			MaxBackoff:   durationpb.New(2 * time.Second),
 			MaxDoublings: 16,
 		},
 	}

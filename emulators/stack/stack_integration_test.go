@@ -178,7 +178,7 @@ func TestStackProvisioned(t *testing.T) {
 		}
 		rc := q.GetRetryConfig()
 		if q.GetRateLimits().GetMaxConcurrentDispatches() != int32(conc) || rc.GetMaxAttempts() != int32(attempts) ||
-			rc.GetMinBackoff().AsDuration() != 200*time.Millisecond || rc.GetMaxBackoff().AsDuration() != 10*time.Second {
+			rc.GetMinBackoff().AsDuration() != 200*time.Millisecond || rc.GetMaxBackoff().AsDuration() != 2*time.Second {
 			t.Errorf("queue %s: %v", id, q)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/noetl/gcpengine/emulators/chaos"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/noetl/gcpengine/emulators/chaos"
+	"github.com/noetl/gcpengine/shared/faults"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
@@ -317,7 +319,11 @@ func (s *Supervisor) upTasks(ctx context.Context) (string, error) {
 	if s.cfg.Chaos.Enabled() {
 		in = chaos.New(s.cfg.Chaos)
 	}
-	s.tasks = cloudtasks.NewServer(cloudtasks.Options{Logger: lg, Chaos: in})
+	signer, err := newOIDCSigner(s.cfg)
+	if err != nil {
+		return "", err
+	}
+	s.tasks = cloudtasks.NewServer(cloudtasks.Options{Logger: lg, Chaos: in, OIDC: signer})
 	go func() {
 		if err := s.tasks.Serve(l); err != nil {
 			lg.Error("cloud tasks server ended", "error", err)
@@ -333,8 +339,8 @@ func (s *Supervisor) upTasks(ctx context.Context) (string, error) {
 	if err := ProvisionTasks(pctx, c, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency, s.cfg.TasksMaxAttempts); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf(" on %s; queues %s, %s in projects/%s/locations/%s (max_concurrent_dispatches %d)",
-		hostPort(s.cfg.TasksPort), WorkQueue, TimersQueue, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency), nil
+	return fmt.Sprintf(" on %s; queues %s, %s in projects/%s/locations/%s (max_concurrent_dispatches %d); OIDC tokens of %s (JWK set %s)",
+		hostPort(s.cfg.TasksPort), WorkQueue, TimersQueue, s.cfg.Project, s.cfg.Location, s.cfg.WorkConcurrency, s.cfg.TasksServiceAccount(), s.cfg.JWKSFile()), nil
 }
 
 func (s *Supervisor) upFixtures(ctx context.Context) (string, error) {
@@ -410,7 +416,7 @@ func (s *Supervisor) startBridges() error {
 			Project:         s.cfg.Project,
 			Subscription:    spec.Name,
 			Topic:           spec.Topic,
-			Endpoint:        s.cfg.FunctionsURL() + spec.Path,
+			Endpoint:        PushEndpoint(s.cfg.FunctionsURL()+spec.Path, s.cfg.Project, spec.Topic),
 			DeadLetterTopic: spec.DeadLetter,
 			Concurrency:     s.cfg.PushConcurrency,
 			MaxAttempts:     s.cfg.PushMaxAttempts,
@@ -430,8 +436,8 @@ func (s *Supervisor) startBridges() error {
 			_ = b.Run(ctx)
 		}()
 	}
-	s.progress("push bridges: %s → %s/route (filter %s), %s → /materialize, %s → /dispatch (CloudEvents, %d concurrent per subscription)",
-		RouteSub, s.cfg.FunctionsURL(), RouteFilter, MaterializeSub, DispatchSub, s.cfg.PushConcurrency)
+	s.progress("push bridges: %s → %s (filter %s), %s → /materialize/..., %s → /dispatch/... (Pub/Sub push bodies, %d concurrent per subscription)",
+		RouteSub, PushEndpoint(s.cfg.FunctionsURL()+"/route", s.cfg.Project, EventsTopic), RouteFilter, MaterializeSub, DispatchSub, s.cfg.PushConcurrency)
 	if s.cfg.Chaos.Enabled() {
 		s.progress("delivery chaos (%s): %s in the push bridges and the Cloud Tasks emulator", chaos.Env, s.cfg.Chaos)
 	}
@@ -545,8 +551,11 @@ func (f *functionsRunner) start(ctx context.Context) error {
 	return nil
 }
 
-// loop restarts the server whenever it exits, with backoff (1s doubling to
-// 30s; reset after a minute of uptime).
+// loop restarts the server whenever it exits: after 100 ms when it
+// crashed on purpose (an injected fault, exit code faults.ExitCode), after
+// 1 s when it had run for 5 s or more (a dying instance: the soak kills
+// it), and with backoff while it keeps exiting within 5 s of its start (a
+// crash loop: 1 s doubling to 30 s).
 func (f *functionsRunner) loop(p *proc) {
 	defer close(f.loopDone)
 	lg := f.s.log
@@ -559,12 +568,17 @@ func (f *functionsRunner) loop(p *proc) {
 			return
 		}
 		f.mu.Unlock()
-		if time.Since(p.started) > time.Minute {
+		if time.Since(p.started) >= 5*time.Second {
 			wait = time.Second
+		}
+		var ee *exec.ExitError
+		if errors.As(p.err, &ee) && ee.ExitCode() == faults.ExitCode {
+			// An injected crash (NOETL_FAULTS): restart at once.
+			wait = 100 * time.Millisecond
 		}
 		lg.Error("functions server exited; restarting", "status", fmt.Sprint(p.err), "uptime", time.Since(p.started).String(), "restart_in", wait.String(), "log", p.logPath)
 		time.Sleep(wait)
-		wait = min(2*wait, 30*time.Second)
+		wait = min(2*max(wait, time.Second/2), 30*time.Second)
 		f.mu.Lock()
 		if f.stopping {
 			f.mu.Unlock()

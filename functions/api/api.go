@@ -56,8 +56,14 @@ func API(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	case p == "/executions" && r.Method == http.MethodPost:
 		start(w, r)
+	case p == "/executions" && r.Method == http.MethodGet:
+		list(w, r)
 	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
 		Credentials(w, r, strings.TrimPrefix(p, "/credentials"))
+	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
+		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
+	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
+		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:
@@ -100,9 +106,9 @@ type StartRequest struct {
 func start(w http.ResponseWriter, r *http.Request) {
 	// One trace follows the execution: it starts here (or continues the
 	// caller's) and rides in Pub/Sub attributes and Cloud Task headers.
+	// (launch.Start makes the execution's root the parent: a sampled
+	// caller's traceparent makes the execution sampled.)
 	ctx := telemetry.Extract(r.Context(), map[string]string{"traceparent": r.Header.Get("traceparent"), "tracestate": r.Header.Get("tracestate")})
-	ctx, span := telemetry.Tracer.Start(ctx, "api start execution")
-	defer span.End()
 	d, err := runtime.Get(ctx)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})

@@ -46,9 +46,7 @@ func Dispatch(ctx context.Context, e event.Event) error {
 	}()
 	m.Add(meter.PubSubDelivery, 1)
 	m.Add(meter.PubSubDeliveryBytes, meter.Billable(len(msg.Data)))
-	ctx = telemetry.Extract(ctx, msg.Attributes)
-	ctx, span := telemetry.Tracer.Start(ctx, "dispatch "+cmd.Step)
-	defer span.End()
+	ctx = telemetry.Execution{ID: cmd.ExecutionID}.Context(telemetry.Extract(ctx, msg.Attributes))
 	if cmd.TraceParent == "" {
 		cmd.TraceParent = telemetry.TraceParent(ctx)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tasks"
-	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/worker"
 )
@@ -55,6 +54,9 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	if !authorized(w, r, d) { // OIDC token of Cloud Tasks (oidc.go)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -75,6 +77,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 		// A body that is not the engine's, or never decodes, is acked (200)
 		// and dead-lettered: nothing of it runs.
 		_ = d.AckPermanentUnit(ctx, delivery, cmd.ExecutionID, cmd.Step, runtime.Permanent(err))
+		acked(ctx, r)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -84,19 +87,20 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 		m.Add(meter.Invocations("execute"), 1)
 		m.Add(meter.Milliseconds("execute"), req.End())
 	}()
-	ctx = telemetry.WithTraceParent(ctx, r.Header.Get("traceparent"))
-	ctx, span := telemetry.Tracer.Start(ctx, "execute "+cmd.Step)
-	defer span.End()
+	ctx = unitContext(ctx, r, cmd) // trace and pool (observe.go)
+	defer flush(ctx)
 	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
 	err = d.Worker.Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts})
 	switch {
 	case err == nil:
+		acked(ctx, r)
 		w.WriteHeader(http.StatusOK)
 		_ = json.NewEncoder(w).Encode(map[string]any{"ok": true})
 	case errs.Is(err, errs.FailedPrecondition):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	case errs.Permanent(err):
 		_ = d.AckPermanentUnit(ctx, delivery, cmd.ExecutionID, cmd.Step, err)
+		acked(ctx, r)
 		w.WriteHeader(http.StatusOK)
 	default:
 		d.Log.ErrorContext(ctx, "execute failed, Cloud Tasks will retry", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())

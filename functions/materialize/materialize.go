@@ -14,6 +14,7 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/types"
@@ -37,6 +38,9 @@ func Materialize(ctx context.Context, e event.Event) error {
 	b, err := runtime.DecodeBatch(msg, d.Signer)
 	if err != nil {
 		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
+	}
+	if err := faults.Inject(faults.MaterializeBeforeWrite, b.ExecutionID); err != nil {
+		return err
 	}
 	// The projection's own cost travels in the document it writes; the
 	// store's own count goes to a throw-away meter so that nothing is left

@@ -7,6 +7,7 @@ package route
 
 import (
 	"context"
+	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -43,9 +44,14 @@ func Route(ctx context.Context, e event.Event) error {
 	}()
 	m.Add(meter.PubSubDelivery, 1)
 	m.Add(meter.PubSubDeliveryBytes, meter.Billable(len(msg.Data)))
-	ctx = telemetry.Extract(ctx, msg.Attributes)
-	ctx, span := telemetry.Tracer.Start(ctx, "route")
-	defer span.End()
+	// The execution's trace (traceparent attribute, else its root's ids):
+	// the server.route spans of the transitions route applies join it.
+	ctx = telemetry.Execution{ID: b.ExecutionID}.Context(telemetry.Extract(ctx, msg.Attributes))
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = telemetry.Flush(fctx)
+		cancel()
+	}()
 	err = d.Router.Handle(ctx, b)
 	if err != nil {
 		d.Log.WarnContext(ctx, "route failed, will be redelivered", "execution_id", b.ExecutionID, "batch_id", b.ID, "error", err.Error())

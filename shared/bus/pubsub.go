@@ -97,3 +97,14 @@ func (p *PubSub) publish(ctx context.Context, t *pubsub.Publisher, msgs []Encode
 	}
 	return first
 }
+
+// Republish publishes a raw message on a topic (a DLQ replay of a message
+// that was dead-lettered as it arrived) and waits for the ack.
+func (p *PubSub) Republish(ctx context.Context, topic string, data []byte, attrs map[string]string) error {
+	t := p.client.Publisher(topic)
+	defer t.Stop()
+	if _, err := t.Publish(ctx, &pubsub.Message{Data: data, Attributes: attrs}).Get(ctx); err != nil {
+		return fmt.Errorf("bus: republish on %s: %w", topic, err)
+	}
+	return nil
+}

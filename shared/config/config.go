@@ -50,6 +50,10 @@ type Config struct {
 	// TasksServiceAccount is the email of the service account whose OIDC
 	// token Cloud Tasks attaches ("" = no token: the local stack).
 	TasksServiceAccount string // NOETL_TASKS_SERVICE_ACCOUNT, default ""
+	// OIDCJWKSFile is a JSON Web Key Set that verifies the OIDC tokens of
+	// Cloud Tasks calls instead of Google's certificates: the local
+	// stack's Cloud Tasks emulator key ("" = Google's, in GCP).
+	OIDCJWKSFile string // NOETL_OIDC_JWKS_FILE, default ""
 	// ResultsBucket is the GCS bucket of over-budget results.
 	ResultsBucket string // NOETL_RESULTS_BUCKET, default "noetl-results"
 	// ResultInlineMax is the largest JSON result (bytes) kept inline in
@@ -145,7 +149,7 @@ type RetriesConfig struct {
 type TimeoutsConfig struct {
 	ToolDefault time.Duration // NOETL_TIMEOUTS_TOOL_DEFAULT_MS, default 30s
 	SinkDefault time.Duration // NOETL_TIMEOUTS_SINK_DEFAULT_MS, default 30s
-	LoopItem    time.Duration // NOETL_TIMEOUTS_LOOP_ITEM_MS, default 30s
+	LoopItem    time.Duration // NOETL_TIMEOUTS_LOOP_ITEM_MS, default 0 (none)
 	LoopTotal   time.Duration // NOETL_TIMEOUTS_LOOP_TOTAL_MS, default 0 (none)
 }
 
@@ -160,8 +164,9 @@ type TracingConfig struct {
 	Enabled            bool    // NOETL_TRACING_ENABLED, default true
 	SampleRate         float64 // NOETL_TRACING_SAMPLE_RATE, default 0.1
 	ForceSampleOnError bool    // NOETL_TRACING_FORCE_SAMPLE_ON_ERROR, default true
-	Exporter           string  // NOETL_TRACING_EXPORTER: otlp|gcp|none, default otlp
+	Exporter           string  // NOETL_TRACING_EXPORTER: otlp|gcp|file|none, default otlp
 	Endpoint           string  // NOETL_TRACING_ENDPOINT, default ""
+	Dir                string  // NOETL_TRACE_DIR: the file exporter's directory, default ""
 }
 
 // MetricsConfig is seed 000 §8.12 "metrics".

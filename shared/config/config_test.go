@@ -67,7 +67,7 @@ func TestDefaults(t *testing.T) {
 	if c.Retries.Plugin != (Backoff{6, 200 * time.Millisecond, 30 * time.Second}) || c.Retries.Sink != (Backoff{8, 200 * time.Millisecond, time.Minute}) {
 		t.Errorf("retries = %+v", c.Retries)
 	}
-	if c.Timeouts.ToolDefault != 30*time.Second || c.Timeouts.LoopItem != 30*time.Second {
+	if c.Timeouts.ToolDefault != 30*time.Second || c.Timeouts.LoopItem != 0 {
 		t.Errorf("timeouts = %+v", c.Timeouts)
 	}
 	if !c.DLQ.Enabled || c.DLQ.RetentionDays != 30 || c.Tracing.SampleRate != 0.1 || !c.Tracing.ForceSampleOnError ||
@@ -172,7 +172,7 @@ func TestRelationsBetweenKnobs(t *testing.T) {
 		{map[string]string{"NOETL_LEASE_TTL_S": "900"}, "NOETL_LEASE_TTL_S"},
 		{map[string]string{"NOETL_RETRIES_PLUGIN_BASE_MS": "40000"}, "NOETL_RETRIES_PLUGIN_BASE_MS"},
 		{map[string]string{"NOETL_RETRIES_SINK_MAX_MS": "100"}, "NOETL_RETRIES_SINK_BASE_MS"},
-		{map[string]string{"NOETL_TIMEOUTS_LOOP_TOTAL_MS": "1000"}, "NOETL_TIMEOUTS_LOOP_ITEM_MS"},
+		{map[string]string{"NOETL_TIMEOUTS_LOOP_TOTAL_MS": "1000", "NOETL_TIMEOUTS_LOOP_ITEM_MS": "2000"}, "NOETL_TIMEOUTS_LOOP_ITEM_MS"},
 		{map[string]string{"NOETL_FUNCTIONS_URL": ""}, ""}, // unset: default applies, no problem
 	} {
 		_, err := Parse(envOf(tc.env), files(nil))

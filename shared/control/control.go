@@ -29,6 +29,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/store"
@@ -144,6 +145,10 @@ type ApplyParams struct {
 // NotFound.
 func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	var red *redact.Redactor
+	var eng *engine.Engine // the transition's engine, for observe
+	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
+		return false, err
+	}
 	cp, err := c.Store.ExecutionCheckpoint(ctx, store.CheckpointParams{
 		ExecutionID: p.ExecutionID, OutboxID: p.OutboxID, Base: p.Base,
 		Apply: func(rec *store.Execution) (*engine.Output, error) {
@@ -151,11 +156,12 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			if err != nil {
 				return nil, err
 			}
+			eng = e
 			st := rec.State
 			// Events made outside the execution's clock (a cancellation,
 			// a timer) are stamped after its last event.
 			event, evs := p.Event, append([]types.Event(nil), p.Events...)
-			base := st.Clock
+			base := types.HLC(st.Clock, c.now())
 			for i := range evs {
 				if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
 					base++
@@ -222,11 +228,31 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if cp.Applied {
+		c.observe(ctx, eng, cp.State, cp.Output) // telemetry (observe.go)
+		if err := faults.Inject(c.Source+".after_commit", p.ExecutionID); err != nil {
+			return true, err
+		}
+	}
 	if !cp.Applied {
 		if len(p.Events) > 0 {
 			// A late or duplicate unit: its events still belong in the log
-			// (ids dedup against a copy that made it).
-			b := types.Batch{ID: types.DeriveID(p.ExecutionID, "unapplied", p.OutboxID, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
+			// (ids dedup against a copy that made it). Events made outside
+			// the execution's clock (a repeated cancellation) are stamped
+			// after its last event, as when they apply: with clock 0 they
+			// would sort first and hide the copy that applied.
+			evs := p.Events
+			if cp.State != nil {
+				evs = append([]types.Event(nil), p.Events...)
+				base := types.HLC(cp.State.Clock, c.now())
+				for i := range evs {
+					if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
+						base++
+						evs[i].Clock = base
+					}
+				}
+			}
+			b := types.Batch{ID: types.DeriveID(p.ExecutionID, "unapplied", p.OutboxID, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: evs}
 			if err := c.Bus.PublishBatch(ctx, b); err != nil {
 				return false, err
 			}

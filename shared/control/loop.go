@@ -140,6 +140,9 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 	if err != nil {
 		return err
 	}
+	if plan.Cursor != nil { // hook (h-conf): cursor loops (cursor.go)
+		return c.cursorIterationEnded(ctx, cmd, plan, rec)
+	}
 	after := engine.IterationEnded(*plan, rec.Index, rec.Status == types.StatusOK)
 	switch {
 	case after.FailStep:

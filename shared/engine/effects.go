@@ -93,8 +93,12 @@ func mergeCfg(base, over map[string]any) map[string]any {
 	return m
 }
 
-// StepSideEffecting reports whether any task of step is side-effecting.
+// StepSideEffecting reports whether any task of step is side-effecting, or
+// the step is a cursor loop (its units claim work rows).
 func StepSideEffecting(pb *dsl.Playbook, step *dsl.Step) bool {
+	if step.Loop != nil && step.Loop.Cursor != nil {
+		return true // a cursor loop's units claim rows (cursor.go)
+	}
 	for _, t := range step.Tasks {
 		if SideEffecting(pb, t) {
 			return true

@@ -73,6 +73,8 @@ type transition struct {
 	st  *State
 	now time.Time
 	out Output
+	// firing names the join being scheduled by checkJoins (joins.go).
+	firing string
 }
 
 func (t *transition) event(typ types.EventType, step string, run int, payload map[string]any, idParts ...string) *types.Event {
@@ -126,7 +128,7 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 // command the time of the last event, so the units' events follow the
 // transition's in the log's causal order (types.Event "Clock").
 func (t *transition) stamp(evClock int64) {
-	base := max(t.st.Clock, evClock)
+	base := types.HLC(max(t.st.Clock, evClock), t.now)
 	last := types.StampClocks(t.out.Events, base)
 	for i := range t.out.Commands {
 		t.out.Commands[i].Clock = last
@@ -222,7 +224,7 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 			if ss.Vars == nil {
 				ss.Vars = map[string]any{}
 			}
-			sc := t.scope(ss, map[string]any{"output": map[string]any{"status": "ok", "data": result}})
+			sc := t.scope(ss, map[string]any{"output": outputEnvelope(true, OutputData(resultKind(t.e.PB, step) == "http", result), nil)}) // h-conf: termination.go
 			if err := ApplySet(step.Set, sc, SetTargets{Ctx: st.Ctx, Step: ss.Vars}); err != nil {
 				return t.stepError(step, ss, fmt.Errorf("step %s %w", step.Name, err))
 			}
@@ -237,6 +239,7 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 	if err != nil {
 		return t.stepError(step, ss, err)
 	}
+	t.noMatch(step.Name, ss, ev.EventType, ok, fired) // hook (h-conf): no_next_is_error (termination.go)
 	if !ok && fired == 0 {
 		if st.Compensating {
 			// A compensation that fails is recorded; the rollback goes on.
@@ -341,7 +344,7 @@ func (t *transition) scope(ss *StepState, extra map[string]any) template.Scope {
 		Ctx:         t.st.Ctx,
 		Args:        args,
 		ExecutionID: t.st.ExecutionID,
-		Results:     t.st.Results,
+		Results:     t.resultViews(), // hook (h-conf): step-result views (views.go)
 		Keychain:    t.st.Keychain,
 		Extra:       extra,
 	})
@@ -373,7 +376,8 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 	if payload != nil {
 		eventView["error"] = payload["error"]
 	}
-	sc := t.scope(ss, map[string]any{"event": eventView})
+	// Hook (h-conf): arcs also read the DSL v2 `output` envelope (termination.go).
+	sc := t.scope(ss, map[string]any{"event": eventView, "output": outputEnvelope(ok, OutputData(resultKind(t.e.PB, step) == "http", result), payload)})
 	matched := []any{}
 	var whenErrors []any
 	var fire []*dsl.Arc
@@ -450,6 +454,9 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 		st.Failures = append(st.Failures, fmt.Sprintf("arc to unknown step %q", name))
 		return nil
 	}
+	if t.joinAbsorb(name, args, vars, from, fromRun) { // hook (h-conf): fan-in joins (joins.go)
+		return nil
+	}
 	ss := st.Steps[name]
 	if ss == nil {
 		ss = &StepState{}
@@ -469,7 +476,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 		return nil
 	}
 	if step.Admit != nil && len(step.Admit.Rules) > 0 {
-		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results, Keychain: st.Keychain})
+		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: t.resultViews(), Keychain: st.Keychain}) // views: views.go
 		allowed, rule, err := EvalAdmit(step.Admit, sc)
 		if err != nil {
 			// The run fails before it starts (a template error in an
@@ -533,7 +540,10 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]any) error {
 	st := t.st
 	l := step.Loop
-	sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: st.Results, Keychain: st.Keychain})
+	if l.Cursor != nil { // hook (h-conf): cursor loops (cursor.go)
+		return t.startCursorLoop(step, ss, args)
+	}
+	sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: t.resultViews(), Keychain: st.Keychain}) // views: views.go
 	v, err := template.RenderValue(l.In, sc)
 	if err != nil {
 		return t.failNow(step, ss, fmt.Sprintf("loop.in: %v", err))
@@ -548,10 +558,12 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	}
 	mif := 1
 	if mode == "parallel" {
-		mif = l.MaxInFlight
-		if mif <= 0 {
-			mif = t.e.Opts.DefaultMaxInFlight
+		// Hook (h-conf): templated max_in_flight (loopspec.go).
+		n, err := LoopMaxInFlight(l, sc, t.e.Opts.DefaultMaxInFlight)
+		if err != nil {
+			return t.failLoop(step, ss, err.Error())
 		}
+		mif = n
 	}
 	ss.Status = types.StatusRunning
 	ss.Loop = &LoopStatus{Total: len(items), Mode: mode, MaxInFlight: mif}
@@ -622,6 +634,7 @@ func asList(v any) ([]any, bool) {
 // maybeFinish ends the execution when no step run is active (after its
 // compensation, see stop.go).
 func (t *transition) maybeFinish() {
+	t.beforeFinish() // hook (h-conf): joins and final_step (termination.go)
 	st := t.st
 	if st.Active > 0 || st.Terminal() {
 		return

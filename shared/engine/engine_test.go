@@ -325,29 +325,29 @@ workflow:
     tool: {kind: noop}
 `
 
-// A step re-entered while it still runs queues the token and runs once
-// more after the current run; the execution finishes when all are done.
-func TestJoinWhileRunningQueuesToken(t *testing.T) {
+// The fan-in of an inclusive fan-out is a join (dsl.Step.JoinOf): the
+// first arriving token is parked, the join runs once when both branches
+// have arrived, with their args merged in JoinOf order (joins.go).
+func TestJoinRunsOnceAfterAllBranches(t *testing.T) {
 	e := load(t, join)
+	if got := e.PB.Step("join").JoinOf; len(got) != 2 {
+		t.Fatalf("JoinOf %v", got)
+	}
 	st, _ := started(t, e, nil)
 	e.Apply(st, done("start", 1, nil), t0)
 	out, _, _ := e.Apply(st, done("fast", 1, nil), t0)
-	if len(out.Commands) != 1 || out.Commands[0].Step != "join" || out.Commands[0].Args["from"] != "fast" {
-		t.Fatalf("join run 1: %+v", out.Commands)
+	if len(out.Commands) != 0 || st.Joins["join"] == nil || st.Steps["join"] != nil {
+		t.Fatalf("fast's token must be parked: commands %+v joins %+v", out.Commands, st.Joins)
 	}
 	out, _, _ = e.Apply(st, done("slow", 1, nil), t0)
-	if len(out.Commands) != 0 || len(st.Steps["join"].Pending) != 1 || st.Active != 2 {
-		t.Fatalf("slow's token must queue: commands %+v pending %v active %d", out.Commands, st.Steps["join"].Pending, st.Active)
+	if len(out.Commands) != 1 || out.Commands[0].Step != "join" || out.Commands[0].StepRun != 1 || out.Commands[0].Args["from"] != "slow" {
+		t.Fatalf("join run: %+v", out.Commands)
 	}
-	out, changed, _ := e.Apply(st, done("join", 1, "first"), t0)
-	if !changed || len(out.Commands) != 1 || out.Commands[0].StepRun != 2 || out.Commands[0].Args["from"] != "slow" {
-		t.Fatalf("join run 2: %+v", out.Commands)
+	if st.Joins != nil || st.Status != ExecRunning {
+		t.Fatalf("joins %+v status %s", st.Joins, st.Status)
 	}
-	if st.Status != ExecRunning {
-		t.Fatalf("finished early: %s", st.Status)
-	}
-	e.Apply(st, done("join", 2, "second"), t0)
-	if st.Status != ExecOK || st.Active != 0 || st.Steps["join"].Runs != 2 {
+	e.Apply(st, done("join", 1, "once"), t0)
+	if st.Status != ExecOK || st.Active != 0 || st.Steps["join"].Runs != 1 {
 		t.Fatalf("status %s active %d runs %d", st.Status, st.Active, st.Steps["join"].Runs)
 	}
 }

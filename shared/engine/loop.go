@@ -18,6 +18,9 @@ import (
 // Lanes returns the number of lanes of the plan: min(MaxInFlight, Total),
 // at least 1.
 func (p LoopPlan) Lanes() int {
+	if p.Cursor != nil { // a cursor loop has one lane per cursor worker (cursor.go)
+		return max(p.MaxInFlight, 1)
+	}
 	l := p.MaxInFlight
 	if l <= 0 {
 		l = 1
@@ -58,6 +61,8 @@ type IterationRecord struct {
 	Result any          `json:"result,omitempty"`
 	Error  any          `json:"error,omitempty"`
 	Clock  int64        `json:"clock,omitempty"`
+	// Cursor is a cursor loop iteration's frame state (cursor.go).
+	Cursor *CursorFrame `json:"cursor,omitempty"`
 }
 
 // AfterIteration is what follows the end of one iteration.
@@ -119,7 +124,7 @@ func LoopDoneEvent(executionID string, p LoopPlan, result any, clock int64, now 
 	ev.EntityType, ev.EntityID = "loop", p.Step
 	ev.Status = types.StatusOK
 	ev.Payload = map[string]any{"result": result, "total": p.Total}
-	ev.Clock = clock + 1
+	ev.Clock = types.HLC(clock, now) + 1
 	return ev
 }
 
@@ -132,6 +137,6 @@ func LoopFailedEvent(executionID string, p LoopPlan, idx int, errv any, clock in
 	ev.Status = types.StatusFailed
 	ev.Iteration = types.IntPtr(idx)
 	ev.Payload = map[string]any{"error": errv, "iteration": idx}
-	ev.Clock = clock + 1
+	ev.Clock = types.HLC(clock, now) + 1
 	return ev
 }

@@ -215,12 +215,17 @@ func TestLoopDoneEvent(t *testing.T) {
 	res := map[string]any{"results": []any{1, 2, 3}}
 	ev := LoopDoneEvent("ex1", p, res, 41, t0)
 	if ev.EventType != types.EvLoopDone || ev.ExecutionID != "ex1" || ev.Step != "fetch" || ev.StepRun != 2 ||
-		ev.EntityType != "loop" || ev.EntityID != "fetch" || ev.Status != types.StatusOK || ev.Clock != 42 ||
+		ev.EntityType != "loop" || ev.EntityID != "fetch" || ev.Status != types.StatusOK || ev.Clock != t0.UnixMicro()+1 ||
 		ev.Timestamp != "2026-11-21T10:00:00.000Z" {
 		t.Fatalf("loop.done = %+v", ev)
 	}
 	if !reflect.DeepEqual(ev.Payload, map[string]any{"result": res, "total": 3}) {
 		t.Fatalf("payload %v", ev.Payload)
+	}
+	// The clock follows its causes (the iterations' clocks) when they are
+	// later than the producer's wall clock (hybrid logical clock).
+	if late := LoopDoneEvent("ex1", p, res, t0.UnixMicro()+500, t0); late.Clock != t0.UnixMicro()+501 {
+		t.Fatalf("loop.done clock %d, want %d", late.Clock, t0.UnixMicro()+501)
 	}
 	// The id names the loop run only: any producer, any time, any result.
 	if again := LoopDoneEvent("ex1", p, nil, 99, t0.Add(time.Hour)); again.EventID != ev.EventID {
@@ -244,7 +249,7 @@ func TestLoopFailedEvent(t *testing.T) {
 	errv := map[string]any{"kind": "http"}
 	ev := LoopFailedEvent("ex1", p, 1, errv, 10, t0)
 	if ev.EventType != types.EvStepFailed || ev.Step != "fetch" || ev.StepRun != 2 || ev.EntityType != "step" ||
-		ev.Status != types.StatusFailed || ev.Iteration == nil || *ev.Iteration != 1 || ev.Clock != 11 {
+		ev.Status != types.StatusFailed || ev.Iteration == nil || *ev.Iteration != 1 || ev.Clock != t0.UnixMicro()+1 {
 		t.Fatalf("step.failed = %+v", ev)
 	}
 	if !reflect.DeepEqual(ev.Payload, map[string]any{"error": errv, "iteration": 1}) {

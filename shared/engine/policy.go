@@ -80,16 +80,16 @@ func HasLegacyRules(task *dsl.Task) bool {
 
 // PolicyExtra returns the names a policy rule sees besides the task scope
 // (DSL.md "Task policy"): outcome (and its DSL v2 name output, with
-// output.data = the result), _task (results of the unit's finished tasks
-// by label), _attempt, and _prev when the pipeline has one. legacy adds
-// seed 001's names (LegacyNames).
+// output.data = the result, for http the parsed body: OutputData), _task
+// (results of the unit's finished tasks by label), _attempt, and _prev
+// when the pipeline has one. legacy adds seed 001's names (LegacyNames).
 func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 	om := out.ToMap()
 	output := map[string]any{}
 	for k, v := range om {
 		output[k] = v
 	}
-	output["data"] = out.Result
+	output["data"] = OutputData(out.HTTP != nil, out.Result) // h-conf: http output.data is the body (views.go)
 	m := map[string]any{
 		"outcome":  om,
 		"output":   output,

@@ -51,7 +51,7 @@ func ApplySet(as []dsl.Assignment, sc template.Scope, t SetTargets) error {
 		if m == nil {
 			return fmt.Errorf("set %s: the %s scope cannot be written here", a.Target(), a.Scope)
 		}
-		if err := setPath(m, a.Key, vals[i]); err != nil {
+		if err := setPath(m, a.Key, RefTarget(a.Key, vals[i])); err != nil { // _ref targets: views.go
 			return fmt.Errorf("set %s: %w", a.Target(), err)
 		}
 	}

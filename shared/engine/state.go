@@ -61,6 +61,9 @@ type State struct {
 	// iteration, the parent's iteration state: templates see it as
 	// iter.parent (nested loops, DSL.md "Loops").
 	ParentIter map[string]any `json:"parent_iter,omitempty"`
+	// Joins holds the tokens parked at fan-in joins that have not fired
+	// yet, by join step name (joins.go).
+	Joins map[string]*JoinWait `json:"joins,omitempty"`
 	// Completed lists the steps that completed ok, in the order of their
 	// first completion (SAGA rollback walks it backwards).
 	Completed []string `json:"completed,omitempty"`
@@ -136,6 +139,10 @@ type LoopPlan struct {
 	FailureMode  string         `json:"failure_mode"`
 	Args         map[string]any `json:"args,omitempty"`
 	StateVersion int64          `json:"state_version"`
+	// Cursor is set for a cursor loop (cursor.go): Total is then 0 (the
+	// rows are not known in advance) and MaxInFlight is the number of
+	// cursor workers (lanes).
+	Cursor *CursorPlan `json:"cursor,omitempty"`
 }
 
 // Key returns the loop run's document id "<step>.<run>".

@@ -7,8 +7,12 @@ package launch
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/credentials"
@@ -52,7 +56,8 @@ type Params struct {
 // published again (idempotent; route ignores repeats).
 func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string, error) {
 	id := p.ExecutionID
-	if id == "" {
+	fresh := id == ""
+	if fresh {
 		id = NewID()
 	}
 	now := p.Now
@@ -72,16 +77,38 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 			return "", &KeychainError{Err: err}
 		}
 	}
-	s := engine.NewState(id, p.ParentID, p.Playbook, wl, now)
-	s.Resume = p.Resume
-	s.ParentIter = p.ParentIter
-	if err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)}); err != nil && !errors.Is(err, store.ErrExists) {
-		return "", err
+	var s *engine.State
+	created := false
+	for draw := 0; ; draw++ {
+		s = engine.NewState(id, p.ParentID, p.Playbook, wl, now)
+		s.Resume = p.Resume
+		s.ParentIter = p.ParentIter
+		// The execution's trace starts here (observe.go): its request
+		// batch carries the root's traceparent and sampling decision.
+		ctx = executionContext(ctx, s)
+		err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)})
+		if err == nil {
+			created = true
+			break
+		}
+		if !errors.Is(err, store.ErrExists) {
+			return "", err
+		}
+		if !fresh {
+			break // an explicit id that exists: start it again (idempotent)
+		}
+		if draw == 4 {
+			return "", err
+		}
+		id = NewID() // a drawn id that another start took
+	}
+	if created {
+		observeStart(ctx, s)
 	}
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID
 	ev.Payload = map[string]any{"playbook": s.Playbook, "parent_id": p.ParentID}
-	ev.Clock = 0
+	ev.Clock = types.HLC(0, now)
 	b := types.Batch{ID: types.DeriveID(id, "requested"), ExecutionID: id, Source: "api", Route: true, Events: []types.Event{ev}}
 	if err := pub.PublishBatch(ctx, b); err != nil {
 		return "", err
@@ -99,11 +126,59 @@ func (e *KeychainError) Error() string { return "keychain: " + e.Err.Error() }
 // Unwrap returns the resolution error (errors.Is credentials.ErrNotFound).
 func (e *KeychainError) Unwrap() error { return e.Err }
 
-// NewID returns a new execution id (time-ordered prefix + random suffix).
-func NewID() string {
-	var b [6]byte
+// IDEpoch is the epoch of execution ids: 2020-01-01T00:00:00Z in Unix
+// milliseconds.
+const IDEpoch = 1577836800000
+
+// idGen is this process's snowflake state: a random node and the last
+// millisecond and sequence drawn.
+var idGen struct {
+	sync.Mutex
+	node, ms, seq uint64
+}
+
+func init() {
+	var b [2]byte
 	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(b[:])
+	idGen.node = uint64(binary.BigEndian.Uint16(b[:])) & 0x3ff
+}
+
+// NewID returns a new execution id: a 64-bit snowflake in decimal, as
+// NoETL's execution ids are (seed 000: "484377543601029219"), so that a
+// playbook can store {{ execution_id }} in a BIGINT column. Layout (63
+// bits, always positive): milliseconds since IDEpoch << 22 | a 10-bit
+// node drawn at random when the process starts << 12 | a 12-bit sequence
+// within the millisecond (the 4097th id of a millisecond waits for the
+// next one). Ids of one process are unique and increasing; ids sort by
+// creation time (numerically; as strings while they have the same number
+// of digits, 18 until mid-2027, then 19). Two processes draw the same id
+// only with the same node in the same millisecond; Start then draws again
+// (the execution document is created with a precondition).
+func NewID() string {
+	idGen.Lock()
+	defer idGen.Unlock()
+	for {
+		ms := uint64(max(time.Now().UnixMilli()-IDEpoch, 0)) & (1<<41 - 1)
+		switch {
+		case ms > idGen.ms:
+			idGen.ms, idGen.seq = ms, 0
+		case idGen.seq < 0xfff:
+			idGen.seq++ // same millisecond (or the clock stepped back)
+		default:
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		return strconv.FormatUint(idGen.ms<<22|idGen.node<<12|idGen.seq, 10)
+	}
+}
+
+// DerivedID returns the execution id derived from parts (a child
+// execution's id from its parent's task, so a redelivered task finds the
+// same child): the first 63 bits of SHA-256 of the parts joined by 0x1f,
+// in decimal, like NewID's ids (a BIGINT).
+func DerivedID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x1f")))
+	return strconv.FormatUint(binary.BigEndian.Uint64(h[:8])>>1, 10)
 }
 
 // DeepMerge merges over into base (maps recursively; other values of over

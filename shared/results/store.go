@@ -67,9 +67,19 @@ type Store struct {
 // Errors: c lacks ExecutionID or Step (wrapping ErrBadURI); v cannot be
 // JSON-encoded (e.g. NaN); encoding failed; Backend.Put failed (wrapped).
 func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
-	limit := s.InlineMax
-	if limit <= 0 {
-		limit = DefaultInlineMax
+	return s.OffloadLimit(ctx, c, v, -1)
+}
+
+// OffloadLimit is Offload with the inline budget of one result (a step's
+// output.inline_max_bytes, DSL.md "DSL v2 names" output.store): limit < 0
+// means the Store's InlineMax, 0 stores v whatever its size, > 0 is the
+// largest JSON encoding in bytes kept inline.
+func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, limit int) (any, error) {
+	if limit < 0 {
+		limit = s.InlineMax
+		if limit <= 0 {
+			limit = DefaultInlineMax
+		}
 	}
 	over, err := jsonOver(v, limit)
 	if err != nil {
@@ -117,6 +127,7 @@ func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, 
 	if err := s.Backend.Put(ctx, key, data, contentType); err != nil {
 		return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
 	}
+	observeOffload(ctx, ref["format"].(string), len(data)) // telemetry (observe.go)
 	ref["key"] = key
 	ref["bytes"] = int64(len(data))
 	if bn, ok := s.Backend.(BucketNamer); ok {
@@ -244,7 +255,8 @@ func (s *Store) resolve(ctx context.Context, v any) (any, bool, error) {
 }
 
 // load fetches and decodes the object a "$ref" value describes.
-func (s *Store) load(ctx context.Context, r any) (any, error) {
+func (s *Store) load(ctx context.Context, r any) (v any, err error) {
+	defer func() { observeResolve(ctx, r, err) }() // telemetry (observe.go)
 	ref, ok := r.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is %T, want an object", ErrBadRef, RefKey, r)

@@ -45,6 +45,9 @@ import (
 
 // Deps are the process-wide dependencies.
 type Deps struct {
+	// Control applies transitions on behalf of the api (cancellation,
+	// DLQ discards).
+	Control    *control.Control
 	Cfg        config.Config
 	Log        *slog.Logger
 	Store      *store.Firestore
@@ -152,6 +155,7 @@ func open(ctx context.Context) (*Deps, error) {
 	}
 	d.Deadline = cfg.DispatchDeadline
 	d.Signer = signer
+	d.ServiceAccount, d.Audience = cfg.TasksServiceAccount, cfg.ExecuteAudience
 	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
 	// Secret-named workload values are sealed in execution documents.
 	store.WorkloadSealer = SignerSealer{Signer: signer}
@@ -174,8 +178,9 @@ func open(ctx context.Context) (*Deps, error) {
 	return &Deps{
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
 		Router:  &router.Router{Control: mk("route"), Log: log},
+		Control: mk("api"),
 		Catalog: cat, Credentials: creds, Signer: signer,
-		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault},
+		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem},
 	}, nil
 }
 
@@ -223,7 +228,7 @@ func DecodeBatch(msg PushMessage, s *sign.Signer) (types.Batch, error) {
 // (sig from the sign.Header header) or of a commands-topic message (sig
 // from the sign.Attribute attribute). The signature (purpose sign.Command)
 // is checked before the body is decoded; the command must name an
-// execution and a step. Errors are permanent (an unsigned or forged body
+// execution and (but for an execution timeout) a step. Errors are permanent (an unsigned or forged body
 // wraps sign.ErrUnsigned/ErrForged). A reference body (BodyRef) is
 // returned as is: the caller loads the full command (tasks.LoadBody).
 func DecodeCommand(body []byte, sig string, s *sign.Signer) (types.Command, error) {
@@ -234,15 +239,16 @@ func DecodeCommand(body []byte, sig string, s *sign.Signer) (types.Command, erro
 	if err := jsonx.Unmarshal(body, &cmd); err != nil {
 		return types.Command{}, Permanent(fmt.Errorf("decode command: %w", err))
 	}
-	if cmd.ExecutionID == "" || cmd.Step == "" {
+	if cmd.ExecutionID == "" || (cmd.Step == "" && cmd.Kind != types.CmdExecutionTimeout) {
 		return types.Command{}, Permanent(errors.New("command without execution_id or step"))
 	}
 	store.NormCommand(&cmd)
 	return cmd, nil
 }
 
-// PushMessage is the Pub/Sub message inside an Eventarc
-// google.cloud.pubsub.topic.v1.messagePublished CloudEvent.
+// PushMessage is the Pub/Sub message inside a
+// google.cloud.pubsub.topic.v1.messagePublished CloudEvent (the one
+// functions-framework-go makes of a push subscription's body).
 type PushMessage struct {
 	Data        []byte            `json:"data"`
 	Attributes  map[string]string `json:"attributes"`
@@ -279,16 +285,18 @@ func B64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
 // DLQ and returns nil so the message is acked (not redelivered); any other
 // error is returned unchanged for redelivery (functions-framework samples:
 // permanent → ack-and-record, transient → retry). The entry names the
-// function (Source) and what was refused (Kind "message" for a Pub/Sub
-// message, "unit" for a Cloud Task body); its payload is redacted
-// (shared/redact key and pattern rules) and cut to 2 KiB, and the message
-// itself is not kept for replay (Unit empty): a message that was refused
-// once is refused again.
+// function (Source), what was refused (Kind "message" for a Pub/Sub
+// message — Topic is where a replay publishes it —, "unit" for a Cloud
+// Task body) and keeps the message for replay (Unit, Attributes); its
+// payload and error are redacted (the secrets of the execution the body
+// names, shared/redact key and pattern rules) and the payload cut to 2
+// KiB. A message the engine did not sign (sign.Rejected) is not kept for
+// replay (Unit empty): it would be refused again.
 func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
 	if err == nil || !IsPermanent(err) {
 		return err
 	}
-	return d.deadLetter(ctx, fn, "message", msg, execID, step, err)
+	return d.deadLetter(ctx, fn, msg, execID, step, err)
 }
 
 // AckPermanentUnit is AckPermanent for a Cloud Task body delivered to
@@ -297,10 +305,10 @@ func (d *Deps) AckPermanentUnit(ctx context.Context, msg PushMessage, execID, st
 	if err == nil || !IsPermanent(err) {
 		return err
 	}
-	return d.deadLetter(ctx, "execute", "unit", msg, execID, step, err)
+	return d.deadLetter(ctx, "execute", msg, execID, step, err)
 }
 
-func (d *Deps) deadLetter(ctx context.Context, fn, kind string, msg PushMessage, execID, step string, err error) error {
+func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
 	now := nowRFC3339()
 	// A refused body may carry an execution's secrets (a forged unit with
 	// copied args): masked with that execution's redactor when the body
@@ -309,16 +317,29 @@ func (d *Deps) deadLetter(ctx context.Context, fn, kind string, msg PushMessage,
 	if execID == "" {
 		red = d.RedactorOf(ctx, claimedExecution(msg.Data))
 	}
+	topic, kind := d.Cfg.EventsTopic, "message"
+	switch fn {
+	case "dispatch":
+		topic = d.Cfg.CommandsTopic
+	case "execute":
+		topic, kind = "", "unit"
+	}
+	msgErr := red.String(err.Error())
 	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
-		LastError: red.String(err.Error()), FirstSeen: now, LastSeen: now, Payload: dlqPayload(red, msg.Data),
-		ContextExcerpt: fn, Source: fn, Kind: kind}
+		LastError: msgErr, FirstSeen: now, LastSeen: now, Payload: dlqPayload(red, msg.Data),
+		ContextExcerpt: fn + ": " + msgErr, Source: fn, Kind: kind, Topic: topic, Unit: string(msg.Data), Attributes: msg.Attributes}
+	if sign.Rejected(err) {
+		// What the engine did not sign is never replayable: it would be
+		// refused again (and its bytes are the sender's).
+		e.Unit, e.Attributes = "", nil
+	}
 	if msg.MessageID == "" {
 		e.MessageID = fn + "-" + types.DeriveID(string(msg.Data))
 	}
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}
-	d.Log.Error("message dead-lettered", "function", fn, "kind", kind, "message_id", msg.MessageID, "execution_id", execID, "error", e.LastError)
+	observeDLQ(ctx, d.Log, fn, kind, msg.MessageID, execID, step, msgErr) // telemetry (observe.go)
 	return nil
 }
 

@@ -66,6 +66,11 @@ type Dispatcher struct {
 	TargetURL string
 	// Deadline is the dispatch deadline of each task (default 10 min).
 	Deadline time.Duration
+	// ServiceAccount is the email of the service account whose OIDC token
+	// Cloud Tasks attaches to every call of TargetURL (NOETL_TASKS_SERVICE_ACCOUNT;
+	// "" attaches none); Audience is the token's audience
+	// (NOETL_EXECUTE_AUDIENCE; "" means TargetURL). See oidc.go.
+	ServiceAccount, Audience string
 	// Signer signs every body (header sign.Header); nil creates unsigned
 	// tasks, which execute refuses.
 	Signer *sign.Signer
@@ -176,6 +181,7 @@ func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time
 		}
 		return false, errs.Wrap(errs.CodeOf(err), err, "tasks: create task")
 	}
+	observeEnqueued(ctx, cmd, queue) // telemetry (observe.go)
 	return true, nil
 }
 
@@ -198,6 +204,7 @@ func (d *Dispatcher) task(queue string, cmd types.Command, body []byte) *cloudta
 	if !cmd.NotBefore.IsZero() {
 		t.ScheduleTime = timestamppb.New(cmd.NotBefore)
 	}
+	d.authorize(t) // OIDC token of execute's caller (oidc.go)
 	return t
 }
 

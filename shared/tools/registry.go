@@ -57,13 +57,16 @@ type Executor interface {
 }
 
 // Adapt returns a Tool that runs e with the request's Args, Config and
-// TimeoutS.
+// TimeoutS (and Context when e is a ContextExecutor).
 func Adapt(e Executor) Tool { return adapter{e} }
 
 type adapter struct{ e Executor }
 
-// Run implements Tool.
+// Run implements Tool (ExecContext for a ContextExecutor).
 func (a adapter) Run(ctx context.Context, req Request) types.Outcome {
+	if ce, ok := a.e.(ContextExecutor); ok {
+		return ce.ExecContext(ctx, req.Args, req.Config, req.Context, req.TimeoutS)
+	}
 	return a.e.Exec(ctx, req.Args, req.Config, req.TimeoutS)
 }
 

@@ -24,6 +24,17 @@ type Request struct {
 	Config map[string]any
 	// TimeoutS is the attempt's timeout in seconds (0 = the tool's default).
 	TimeoutS float64
+	// Context is the execution context a task may read besides its args
+	// (NoETL's python `context` global): execution_id, step, task,
+	// workload, ctx, iter and input. Nil when the caller has none.
+	Context map[string]any
+}
+
+// ContextExecutor is implemented by kinds that also read Request.Context
+// (python's `context` global); Adapt calls ExecContext instead of Exec
+// for them.
+type ContextExecutor interface {
+	ExecContext(ctx context.Context, args, config, taskCtx map[string]any, timeoutS float64) types.Outcome
 }
 
 // Tool runs one attempt. It returns an Outcome whose Status is "ok" or

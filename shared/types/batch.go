@@ -2,6 +2,7 @@ package types
 
 import (
 	"sort"
+	"time"
 )
 
 // Batch is one Pub/Sub message on the "events" topic: the events one
@@ -41,14 +42,26 @@ func (b Batch) Boundary() (Event, bool) {
 	return Event{}, false
 }
 
-// StampClocks assigns consecutive Lamport times after base to evs (base+1,
+// StampClocks assigns consecutive clock values after base to evs (base+1,
 // base+2, ...) and returns the last one (base when evs is empty).
+//
+// Clocks are hybrid logical clocks (HLC): a producer takes as base the
+// larger of its causes' clocks and its wall clock in microseconds
+// (HLC(base, now)), so every event's causes have smaller clocks (causal
+// order, whatever the machines' clock skew) and events unrelated by
+// causality order as they happened in time.
 func StampClocks(evs []Event, base int64) int64 {
 	for i := range evs {
 		base++
 		evs[i].Clock = base
 	}
 	return base
+}
+
+// HLC returns the base of the next clock values: the larger of the last
+// clock and now in microseconds since the Unix epoch.
+func HLC(last int64, now time.Time) int64 {
+	return max(last, now.UnixMicro())
 }
 
 // MaxClock returns the largest Clock in evs (0 when empty).

@@ -146,9 +146,10 @@ const (
 // The envelope fields are always present in JSON (null or zero when they do
 // not apply). Events travel in batches (Batch: one Pub/Sub message on the
 // "events" topic per unit of work or transition) and are projected per batch
-// (materialize). No handler relies on delivery order: Clock is a Lamport
-// clock assigned by the producer (every event's causes have a smaller
-// Clock), and Seq and PrevEventID are derived from it when the log is read
+// (materialize). No handler relies on delivery order: Clock is a hybrid
+// logical clock assigned by the producer (every event's causes have a
+// smaller Clock; events unrelated by causality order by wall time, see
+// HLC), and Seq and PrevEventID are derived from it when the log is read
 // (EventsInOrder), so each execution's events form one causal chain whatever
 // order their messages arrived in. Persistence is idempotent by
 // (ExecutionID, EventID); EventID is derived deterministically from the
@@ -165,7 +166,8 @@ type Event struct {
 	ParentID    string    `json:"parent_id" firestore:"parent_id"`
 	PrevEventID string    `json:"prev_event_id" firestore:"prev_event_id"`
 	Seq         int64     `json:"seq" firestore:"seq"`
-	// Clock is the event's Lamport time within its execution (see Event).
+	// Clock is the event's hybrid logical clock value (microseconds since
+	// the epoch, or later than its causes; see Event and HLC).
 	Clock int64  `json:"clock" firestore:"clock"`
 	Step  string `json:"step,omitempty" firestore:"step,omitempty"`
 	// StepRun is the 1-based number of this run of Step within the execution
@@ -247,6 +249,14 @@ type Command struct {
 	// ItemRef says Item was left out of the body (too large for a Cloud
 	// Task): execute reads it from the loop plan.
 	ItemRef bool `json:"item_ref,omitempty"`
+	// Spill is a results-tier reference to the pipeline state (Prev,
+	// TaskResults, Iter, CtxPatch, StepVars, Vars, CursorRest) of a
+	// continuation too large for a Cloud Task body (worker/handoff.go);
+	// those fields are then empty.
+	Spill any `json:"spill,omitempty"`
+	// CursorRest is, for a cursor loop's iteration unit, the rows of its
+	// frame after Item, in claim order (engine/cursor.go).
+	CursorRest []any `json:"cursor_rest,omitempty"`
 	// Args is the token the step was entered with (an arc's rendered args).
 	Args map[string]any `json:"args,omitempty"`
 	// TaskIndex is the pipeline position to start at (0 = first task).
@@ -294,6 +304,9 @@ type Command struct {
 	Reclaim int `json:"reclaim,omitempty"`
 	Replay  int `json:"replay,omitempty"`
 	HandOff int `json:"hand_off,omitempty"`
+	// Started is when a loop iteration's first delivery began (its item
+	// budget, loop.spec.item_timeout_s, runs from there across hand-offs).
+	Started time.Time `json:"started,omitempty"`
 	// Unit is, for a lease_check command, the unit it watches (as it was
 	// dispatched); Holder is the lease holder it watches.
 	Unit   *Command `json:"unit,omitempty"`
@@ -414,7 +427,7 @@ type PyOutcome struct {
 // Retryable is the tool's classification (HTTP 408/429/5xx and network
 // errors are retryable, ../shared/DSL.md).
 type TaskError struct {
-	Kind      string `json:"kind"` // "http", "network", "python", "postgres", "timeout", "template", "config", ...
+	Kind      string `json:"kind"` // "server_error", "connection", "python", "postgres", "timeout", "template", "config", ...
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
 	Status    int    `json:"status,omitempty"` // HTTP status, for kind "http"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
@@ -35,21 +36,19 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	st.Attempt = attempt
 	st.Payload = map[string]any{"kind": task.Kind}
 	started := u.w.now()
-	var out types.Outcome
-	if task.Kind == "playbook" {
-		o, suspended, err := u.runChild(ctx, task)
-		if err != nil {
-			return types.Outcome{}, engine.Decision{}, false, err
+	// The attempt runs in its worker.plugin.<kind> span (observe.go).
+	out, suspended, err := u.observeAttempt(ctx, task, func(ctx context.Context) (types.Outcome, bool, error) {
+		if task.Kind == "playbook" {
+			return u.runChild(ctx, task)
 		}
-		if suspended {
-			return types.Outcome{}, engine.Decision{Action: types.ActSuspend, Rule: -1}, true, nil
-		}
-		out = o
-	} else {
-		var err error
-		if out, err = u.runBarriered(ctx, task); err != nil {
-			return types.Outcome{}, engine.Decision{}, false, err
-		}
+		o, err := u.runBarriered(ctx, task)
+		return o, false, err
+	})
+	if err != nil {
+		return types.Outcome{}, engine.Decision{}, false, err
+	}
+	if suspended {
+		return types.Outcome{}, engine.Decision{Action: types.ActSuspend, Rule: -1}, true, nil
 	}
 	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
 	typ := types.EvTaskAttemptDone
@@ -91,6 +90,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		}
 		u.log.Warn("task attempt failed", "task", task.Name, "error_kind", out.Error.Kind, "error", msg)
 	}
+	u.accumulate(task, out) // hook (h-conf): output.accumulate (output.go)
 	sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
 	if out.Status == types.StatusOK && len(task.Set) > 0 {
 		// A tool item's own set (DSL v2) applies after its successful
@@ -163,6 +163,9 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	if err := u.w.Store.AttemptPut(ctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec); err != nil {
 		return types.Outcome{}, err
 	}
+	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0); err != nil {
+		return types.Outcome{}, err
+	}
 	return out, nil
 }
 
@@ -196,6 +199,14 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 			}
 			cfg[k] = r
 		}
+		if wt.Script != nil && task.Script == nil {
+			// Hook (h-conf, issue 9): the workbook entry's script block.
+			sb, err := scriptConfig(wt.Script, sc)
+			if err != nil {
+				return fail("template", "workbook "+err.Error())
+			}
+			cfg["script"] = sb
+		}
 		if len(wt.Input) > 0 {
 			v, err := template.RenderValue(wt.Input, sc)
 			if err != nil {
@@ -225,6 +236,18 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 	if timeout <= 0 {
 		timeout = u.w.ToolTimeout.Seconds()
 	}
+	if budget := u.itemBudget(); budget > 0 && u.cmd.Iteration != nil {
+		// The iteration's budget caps every task's timeout; once spent,
+		// the task times out at once.
+		left := budget - u.w.now().Sub(u.cmd.Started)
+		if left <= 0 {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout,
+				Message: fmt.Sprintf("step %s task %s: loop item budget of %s spent", u.step.Name, task.Name, budget)}}
+		}
+		if timeout <= 0 || left.Seconds() < timeout {
+			timeout = left.Seconds()
+		}
+	}
 	tctx := ctx
 	if timeout > 0 {
 		// The tool's own timeout plus a grace period: a tool that ignores
@@ -236,6 +259,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 	out := tool.Run(tctx, tools.Request{
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
 		Args: args, Config: cfg, TimeoutS: timeout,
+		Context: u.taskContext(task), // hook (h-conf, issue 9): python's `context` (taskio.go)
 	})
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil && (out.Error == nil || out.Error.Kind != types.ErrKindTimeout) {
 		out = types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout, Retryable: true,
@@ -320,6 +344,14 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		}
 		cfg[k] = r
 	}
+	if task.Script != nil {
+		// Hook (h-conf, issue 9): the script: block (taskio.go).
+		sb, err := scriptConfig(task.Script, sc)
+		if err != nil {
+			return ret("template", err.Error())
+		}
+		cfg["script"] = sb
+	}
 	return args, cfg, fail, nil
 }
 
@@ -394,4 +426,16 @@ func (u *unit) addSecrets(vals []string) {
 	kc["__task_secrets"] = m
 	u.kc = kc
 	u.setRedactor(kc)
+}
+
+// itemBudget is the unit's loop item budget (loop.spec.item_timeout_s,
+// else the worker's default; 0: none).
+func (u *unit) itemBudget() time.Duration {
+	if u.step.Loop == nil {
+		return 0
+	}
+	if _, set := u.step.Loop.Spec["item_timeout_s"]; set {
+		return engine.ItemBudget(u.step)
+	}
+	return u.w.LoopItemTimeout
 }

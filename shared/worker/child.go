@@ -19,7 +19,7 @@ import (
 // the command's pointer: derived from the parent unit, so a redelivered
 // task finds the child it already started instead of starting another.
 func ChildID(c types.Command) string {
-	return "child-" + types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
+	return launch.DerivedID("child", c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps))
 }
 
 // cursorCommand is the unit's command at its current cursor.
@@ -93,6 +93,9 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	resume.ChildID = id
 	resume.NotBefore = time.Time{}
 	resume.ID = resume.TaskName()
+	if err := u.spillCursor(ctx, &resume); err != nil { // hook (h-conf): large continuations (handoff.go)
+		return types.Outcome{}, false, err
+	}
 	if _, err := launch.Start(ctx, u.w.Store, u.w.Bus, launch.Params{
 		Playbook: entry.Playbook, Source: entry.Source, Workload: wl, ParentID: cc.ExecutionID,
 		ExecutionID: id, Resume: &resume, ParentIter: u.iterView(), Credentials: u.w.Credentials, Now: u.w.now(),

@@ -37,8 +37,8 @@ func (u *unit) maskData(v any) any {
 	return u.red.Secrets(v)
 }
 
-// maskErr removes the execution's literal secrets from an error map.
-func (u *unit) maskErr(m map[string]any) map[string]any {
+// maskErrMap removes the execution's literal secrets from an error map.
+func (u *unit) maskErrMap(m map[string]any) map[string]any {
 	if m == nil || u.red == nil {
 		return m
 	}

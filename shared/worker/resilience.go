@@ -105,6 +105,7 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, log *slog.Lo
 	if _, err := w.Control.Tasks.TaskCreate(ctx, next, now); err != nil {
 		return err
 	}
+	w.observeReclaim(ctx, unitCmd, next.Reclaim, log) // telemetry: lease_reclaimed
 	ev := w.unitEvent(unitCmd, types.EvUnitReclaimed, map[string]any{"reclaim": next.Reclaim, "holder": cmd.Holder}, "reclaim", itoa(next.Reclaim))
 	return w.publishOne(ctx, ev)
 }
@@ -118,7 +119,7 @@ func (w *Worker) unitEvent(c types.Command, typ types.EventType, payload map[str
 		ev.EntityType, ev.EntityID = "iteration", c.Step+"#"+itoa(*c.Iteration)
 	}
 	ev.Payload = payload
-	ev.Clock = c.Clock + 1
+	ev.Clock = types.HLC(c.Clock, w.now()) + 1
 	return ev
 }
 
@@ -160,8 +161,7 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int
 	if err := w.Store.DLQPut(ctx, e); err != nil {
 		return err
 	}
-	w.Log.Error("unit dead-lettered; its step run is parked until the entry is replayed or discarded", "event", "task_dlq",
-		"execution_id", cmd.ExecutionID, "step", cmd.Step, "dlq_id", e.MessageID, "attempts", attempts, "error", msg)
+	w.observeDLQ(ctx, cmd, kind, e.MessageID, attempts, cause, msg) // telemetry: noetl_dlq_total, task_dlq
 	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, map[string]any{"dlq_id": e.MessageID, "attempts": attempts, "error": msg}, "dlq")
 	ev.Status = types.StatusError
 	return w.publishOne(ctx, ev)
@@ -193,7 +193,7 @@ func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reas
 	em := map[string]any{"kind": "dead_lettered", "message": "discarded from the DLQ: " + reason, "dlq_id": dlqID, "retryable": false}
 	if cmd.Iteration != nil {
 		key := engine.LoopKey(cmd.Step, cmd.StepRun)
-		rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusError, Error: em, Clock: cmd.Clock + 1}
+		rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusError, Error: em, Clock: types.HLC(cmd.Clock, w.now()) + 1}
 		// A leased iteration's record document holds its (dead) holder:
 		// end it as that holder.
 		_, holder, _, err := w.Store.IterationGet(ctx, cmd.ExecutionID, key, *cmd.Iteration)

@@ -63,6 +63,9 @@ type unit struct {
 	kc map[string]any
 	// red masks the keychain's secrets in events and logs.
 	red *redact.Redactor
+	// cursorEnd, when set, is the frame state a failed cursor claim leaves
+	// (cursor.go).
+	cursorEnd *engine.CursorFrame
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }
@@ -98,7 +101,7 @@ func (u *unit) seal() []types.Event {
 			}
 		}
 	}
-	u.clock = types.StampClocks(u.pending, u.clock)
+	u.clock = types.StampClocks(u.pending, types.HLC(u.clock, u.w.now()))
 	evs := u.pending
 	u.pending = nil
 	return evs
@@ -178,7 +181,8 @@ func (u *unit) scope(extra map[string]any) template.Scope {
 
 // taskScope is the scope a task's templates render in.
 func (u *unit) taskScope() template.Scope {
-	extra := map[string]any{"_task": u.cur.TaskResults, "_attempt": u.cur.Attempt}
+	extra := taskResultNames(u.cur.TaskResults) // hook (h-conf): finished tasks by label (taskio.go)
+	extra["_task"], extra["_attempt"] = u.cur.TaskResults, u.cur.Attempt
 	if u.cur.HasPrev {
 		extra["_prev"] = u.cur.Prev
 	}
@@ -188,7 +192,7 @@ func (u *unit) taskScope() template.Scope {
 // resolveResults loads the results-tier references among the state's step
 // results (cached per instance: a stored result never changes).
 func (u *unit) resolveResults(ctx context.Context) error {
-	u.results = u.st.Results
+	u.results = engine.ResultViews(u.pb, u.st.Results, nil) // hook (h-conf): step-result views (engine/views.go)
 	if u.w.Results == nil || len(u.st.Results) == 0 {
 		return nil
 	}
@@ -212,7 +216,7 @@ func (u *unit) resolveResults(ctx context.Context) error {
 		}
 		out[k] = r
 	}
-	u.results = out
+	u.results = engine.ResultViews(u.pb, u.st.Results, out) // hook (h-conf): views of the loaded results
 	return nil
 }
 
@@ -226,6 +230,9 @@ func refKey(v any) string {
 // run executes the unit's pipeline from its cursor and ends the unit.
 func (u *unit) run(ctx context.Context) error {
 	c := &u.cmd
+	if err := u.restoreSpill(ctx); err != nil { // hook (h-conf): large continuations (handoff.go)
+		return err
+	}
 	u.cur = engine.CursorOf(*c)
 	u.lastFlush = u.w.now()
 	if err := u.keychain(ctx); err != nil {
@@ -235,7 +242,11 @@ func (u *unit) run(ctx context.Context) error {
 	if err := u.resolveResults(ctx); err != nil {
 		return err
 	}
+	if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
+		return err
+	}
 	tasks := u.step.Tasks
+	u.observeClaimed() // telemetry: task_claimed
 	if c.TaskIndex == 0 && c.Attempt <= 1 && c.Jumps == 0 && c.ChildID == "" {
 		if c.Iteration != nil {
 			e := u.event(types.EvLoopIterationStarted, "")
@@ -278,6 +289,7 @@ func (u *unit) run(ctx context.Context) error {
 		}
 		attempt := u.cur.Attempt
 		mv := engine.Advance(tasks, u.cur, d, out)
+		u.observePolicy(task, d, mv, out, attempt) // telemetry: task_retry
 		u.cur = mv.Cursor
 		if mv.Exhausted {
 			pe.Payload["exhausted"] = true
@@ -338,6 +350,9 @@ func (u *unit) handOff(ctx context.Context, delay time.Duration, why string) err
 	next.NotBefore = u.w.now().Add(delay)
 	next.Clock = u.clock
 	next.ID = next.TaskName()
+	if err := u.spillCursor(ctx, &next); err != nil { // hook (h-conf): large continuations (handoff.go)
+		return err
+	}
 	if _, err := u.w.Control.Tasks.TaskCreate(ctx, next, u.w.now()); err != nil {
 		return err
 	}
@@ -402,9 +417,10 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	c := u.cmd
 	// What the unit hands on (state, the iteration record, the results
 	// tier) holds no secret value (redact.go).
-	result, errv = u.maskData(result), u.maskErr(errv)
+	result, errv = u.maskData(result), u.maskErrMap(errv)
 	if ok && u.w.Results != nil {
-		r, err := u.w.Results.Offload(ctx, types.ResultCoords{ExecutionID: c.ExecutionID, Step: c.Step, Frame: c.StepRun, Row: iterOr0(c.Iteration), Attempt: 1}, result)
+		// Hook (h-conf): output.store / output.select (output.go).
+		r, err := u.offloadResult(ctx, types.ResultCoords{ExecutionID: c.ExecutionID, Step: c.Step, Frame: c.StepRun, Row: iterOr0(c.Iteration), Attempt: 1}, result)
 		if err != nil {
 			return fmt.Errorf("worker: store result: %w", err)
 		}
@@ -443,11 +459,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if c.Iteration != nil {
 		e.Payload["index"] = *c.Iteration
 	}
-	if ok {
-		u.log.Info("unit done", "event", string(typ))
-	} else {
-		u.log.Warn("unit failed", "event", string(typ), "error", u.maskAny(errv))
-	}
+	u.observeEnd(typ, ok, errv) // telemetry: task_ack
 	if c.Iteration == nil {
 		// The unit's last events travel in the transition's outbox and
 		// batch: one commit, one message.
@@ -458,12 +470,14 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec}); err != nil {
 			return err
 		}
+		u.observeDone(ctx, ok, true, errv) // telemetry: server.dispatch
 		return u.release(ctx)
 	}
 	if err := u.flush(ctx); err != nil {
 		return err
 	}
-	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Result: result, Clock: u.clock}
+	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Result: result, Clock: u.clock,
+		Cursor: u.cursorFrame()} // hook (h-conf): cursor loops (cursor.go)
 	if !ok {
 		rec.Status, rec.Result, rec.Error = types.StatusError, nil, errv
 	}
@@ -471,10 +485,12 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if u.leased {
 		holder = u.holder
 	}
-	if _, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
-		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder}); err != nil {
+	first, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
+		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder})
+	if err != nil {
 		return err
 	}
+	u.observeDone(ctx, ok, first, errv) // telemetry: server.dispatch, loop items
 	return u.w.Control.IterationEnded(ctx, c, rec)
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -75,7 +76,11 @@ type Worker struct {
 	// ToolTimeout is a task's timeout when it sets none (seed 000 §8.12
 	// timeouts.tool_default_ms; 0: the tool's own default).
 	ToolTimeout time.Duration
-	Now         func() time.Time
+	// LoopItemTimeout is a loop iteration's budget when its loop sets no
+	// loop.spec.item_timeout_s (seed 000 §8.12 timeouts.loop_item_ms; 0:
+	// none).
+	LoopItemTimeout time.Duration
+	Now             func() time.Time
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
@@ -219,6 +224,9 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 		w.Log.Info("duplicate delivery of a unit that ended here, dropped", "execution_id", cmd.ExecutionID, "step", cmd.Step, "task", name)
 		return nil
 	}
+	if d.Holder == "" {
+		d.Holder = newHolder()
+	}
 	err := w.run(ctx, cmd, d)
 	if err != nil && d.Last() && cmd.Kind == types.CmdRunStep {
 		if errs.Is(err, errs.FailedPrecondition) {
@@ -229,6 +237,9 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 		} else if derr := w.deadLetter(ctx, cmd, d.RetryCount+1, err); derr != nil {
 			err = derr
 		} else {
+			// Parked in the DLQ: its lease goes, so that its watchdog does
+			// not reclaim it.
+			w.releaseLease(context.WithoutCancel(ctx), cmd, d.Holder)
 			err = nil
 		}
 	}
@@ -237,10 +248,7 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 }
 
 func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
-	log := w.Log.With("execution_id", cmd.ExecutionID, "step", cmd.Step, "step_run", cmd.StepRun, "attempt", cmd.Attempt, "task_index", cmd.TaskIndex)
-	if cmd.Iteration != nil {
-		log = log.With("iteration", *cmd.Iteration)
-	}
+	log := unitLogger(ctx, w.Log, cmd) // seed 000 §8.2 fields and the trace (observe.go)
 	var rec *store.Execution
 	if cmd.Iteration != nil {
 		// Read-only use: the cached record is shared by concurrent units.
@@ -298,6 +306,12 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	case types.CmdLeaseCheck:
 		return w.leaseCheck(ctx, cmd, log)
 	}
+	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0); err != nil {
+		return err
+	}
+	if cmd.Iteration != nil && cmd.Started.IsZero() {
+		cmd.Started = w.now()
+	}
 	u := &unit{w: w, cmd: cmd, dispatched: cmd, rec: rec, st: st, pb: pb, step: step, log: log, holder: d.Holder, clock: cmd.Clock,
 		recovering: d.recovering(cmd), started: w.now(), handOffAfter: w.handOffAfter(pb)}
 	if u.holder == "" {
@@ -319,7 +333,50 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 			return err
 		}
 	}
-	return u.runLeased(ctx)
+	err = u.runLeased(ctx)
+	if err != nil && u.leased {
+		// Cloud Tasks retries a failed delivery: its lease expires now, so
+		// the retry (another holder) takes the unit over at once instead
+		// of waiting out the TTL; if no retry comes, the watchdog finds
+		// the lease expired and reclaims the unit.
+		u.expire(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// expire ends this delivery's lease at once without giving it up (see
+// run); a lease another holder took over is left alone. Best effort: the
+// lease otherwise expires after its TTL.
+func (u *unit) expire(ctx context.Context) {
+	c, w := u.cmd, u.w
+	var err error
+	if c.Iteration != nil {
+		key := engine.LoopKey(c.Step, c.StepRun)
+		status, holder, _, gerr := w.Store.IterationGet(ctx, c.ExecutionID, key, *c.Iteration)
+		if gerr != nil || status != types.StatusRunning || holder != u.holder {
+			return
+		}
+		_, err = w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID, LoopKey: key, Index: *c.Iteration, Holder: u.holder, Now: w.now()})
+	} else {
+		err = w.Store.LeaseRenew(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, Now: w.now()})
+	}
+	if err != nil && !errs.Is(err, errs.FailedPrecondition) {
+		u.log.Warn("expiring the lease of a failed delivery failed; the retry waits for its TTL", "error", err.Error())
+	}
+}
+
+// releaseLease drops holder's lease of cmd's unit (a lease another holder
+// took over is left alone). Best effort: it is logged when it fails.
+func (w *Worker) releaseLease(ctx context.Context, cmd types.Command, holder string) {
+	var err error
+	if cmd.Iteration != nil {
+		err = w.Store.IterationRelease(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration, holder)
+	} else {
+		err = w.Store.LeaseRelease(ctx, cmd.ExecutionID, cmd.UnitKey(), holder)
+	}
+	if err != nil {
+		w.Log.Warn("releasing the lease of a dead-lettered unit failed; its watchdog may reclaim it", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())
+	}
 }
 
 // lease takes the unit's lease: the iteration record document for a loop
@@ -342,6 +399,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 			u.log.Info("iteration already ended, duplicate delivery")
 			return true, w.Control.IterationEnded(ctx, c, *rec)
 		}
+		u.observeLease(ctx, leaseAcquired)
 		return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 	}
 	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
@@ -352,6 +410,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	u.observeLease(ctx, leaseAcquired)
 	return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
 }
 
@@ -404,11 +463,14 @@ func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel conte
 		}
 		if errors.Is(err, store.ErrLeaseLost) {
 			u.log.Warn("lease lost: another delivery took over the unit; stopping")
+			u.observeLease(ctx, leaseLost)
 			cancel(store.ErrLeaseLost)
 			return
 		}
 		if err != nil {
 			u.log.Warn("lease renewal failed; will retry", "error", err.Error())
+		} else {
+			u.observeLease(ctx, leaseRenewed)
 		}
 	}
 }
@@ -431,7 +493,7 @@ func (u *unit) release(ctx context.Context) error {
 func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Command, log *slog.Logger) error {
 	log.Warn("step exceeded its lifecycle timeout", "timeout_s", step.TimeoutS)
 	ev := engine.TimeoutEvent(cmd.ExecutionID, cmd.Step, cmd.StepRun, step.TimeoutS, w.now())
-	ev.Clock = cmd.Clock + 1
+	ev.Clock = types.HLC(cmd.Clock, w.now()) + 1
 	_, err := w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
 		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
 	return err

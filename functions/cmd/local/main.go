@@ -1,15 +1,25 @@
-// Command local serves every Cloud Function of the engine in one process
-// for the local emulator stack, each at its own path, the way they are
-// reached in the cloud (HTTP triggers and Eventarc Pub/Sub push):
+// Command local serves every Cloud Function of the engine for the local
+// emulator stack the way Cloud Functions (gen2) runs them: each function is
+// served by functions-framework-go (funcframework.StartHostPort with
+// FUNCTION_TARGET naming it, as the Go buildpack's generated main does on
+// its own Cloud Run service: HTTP functions as HTTP, route, materialize
+// and dispatch as CloudEvent functions fed by push subscriptions), on a
+// loopback port of its own. The functions are registered by importing the
+// module's root package, like the buildpack. A front server on
+// 127.0.0.1:$NOETL_FUNCTIONS_PORT (default 8680) stands in for the
+// functions' URLs and forwards by path prefix, the prefix removed (each
+// function sees the paths it sees in GCP):
 //
-//	/api/...      api (HTTP)
-//	/emit         emit (HTTP)
-//	/execute      execute (HTTP, the Cloud Tasks target)
-//	/route        route (CloudEvents)
-//	/materialize  materialize (CloudEvents)
-//	/dispatch     dispatch (CloudEvents)
+//	/api/...              → api         (/executions, /healthz, ...)
+//	/emit                 → emit
+//	/execute              → execute     (the Cloud Tasks target)
+//	/route/projects/P/topics/T        → route        (push endpoint: a raw
+//	/materialize/projects/P/topics/T  → materialize   Pub/Sub push body that
+//	/dispatch/projects/P/topics/T     → dispatch      funcframework converts)
+//	/metrics              → the process's Prometheus metrics (telemetry)
 //
-// It listens on 127.0.0.1:$NOETL_FUNCTIONS_PORT (default 8680).
+// All functions share the process's dependencies (shared/runtime), as
+// one instance of each would.
 package main
 
 import (
@@ -21,28 +31,12 @@ import (
 	"syscall"
 	"time"
 
-	cloudevents "github.com/cloudevents/sdk-go/v2"
+	_ "github.com/noetl/gcpengine" // registers the six functions (functions-framework)
 
-	"github.com/noetl/gcpengine/functions/api"
-	"github.com/noetl/gcpengine/functions/dispatch"
-	"github.com/noetl/gcpengine/functions/emit"
-	"github.com/noetl/gcpengine/functions/execute"
-	"github.com/noetl/gcpengine/functions/materialize"
-	"github.com/noetl/gcpengine/functions/route"
+	"github.com/noetl/gcpengine/shared/deploy"
 	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/telemetry"
 )
-
-func ceHandler(fn func(context.Context, cloudevents.Event) error) http.Handler {
-	p, err := cloudevents.NewHTTP()
-	if err != nil {
-		log.Fatal(err)
-	}
-	h, err := cloudevents.NewHTTPReceiveHandler(context.Background(), p, fn)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return h
-}
 
 func main() {
 	port := os.Getenv("NOETL_FUNCTIONS_PORT")
@@ -52,14 +46,15 @@ func main() {
 	if _, err := runtime.Get(context.Background()); err != nil {
 		log.Fatalf("functions: %v", err)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/api/", api.API)
-	mux.HandleFunc("/emit", emit.Emit)
-	mux.HandleFunc("/execute", execute.Execute)
-	mux.Handle("/route", ceHandler(route.Route))
-	mux.Handle("/materialize", ceHandler(materialize.Materialize))
-	mux.Handle("/dispatch", ceHandler(dispatch.Dispatch))
-	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	names := make([]string, 0, len(deploy.Functions))
+	for _, f := range deploy.Functions {
+		names = append(names, f.Name)
+	}
+	backends, err := ServeFunctions(names)
+	if err != nil {
+		log.Fatalf("functions: %v", err)
+	}
+	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: Front(backends, telemetry.MetricsHandler()), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -67,6 +62,7 @@ func main() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+		_ = telemetry.Shutdown(ctx)
 	}()
 	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 		log.Fatal(err)

@@ -219,9 +219,11 @@ func SharedClient() *nethttp.Client { return sharedClient() }
 // base64 with "encoding": "base64" for binary bodies; nil when empty),
 // "status_code": int, "headers": {lower-case name: value}, "url": final URL,
 // "elapsed_ms": int64} and outcome.http {status, headers}. Status < 400 is
-// "ok"; 4xx/5xx are "error" with error {kind "http", status, retryable for
-// 408, 429 and 5xx} and the result still filled. Transport failures are
-// error kind "network" or "timeout" (retryable, no result, outcome.http
+// "ok"; 4xx/5xx are "error" with error {kind, status, retryable} and the
+// result still filled: kind rate_limit (429), auth (401, 403), not_found
+// (404), client_error (other 4xx) or server_error (5xx), retryable for
+// 408, 429 and 5xx (StatusKind, NoETL's taxonomy). Transport failures are
+// error kind "connection" or "timeout" (retryable, no result, outcome.http
 // nil); a cancelled ctx is kind "canceled"; a link-local or metadata
 // destination is kind "forbidden_address" (not retryable) unless
 // Options.AllowLinkLocal. Invalid configuration is kind
@@ -358,13 +360,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		if s := snippet(raw); s != "" {
 			msg += ": " + s
 		}
+		kind, retryable := StatusKind(code) // NoETL's taxonomy (kinds.go)
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{
-			Kind:      "http",
-			Message:   msg,
-			Retryable: code == nethttp.StatusRequestTimeout || code == nethttp.StatusTooManyRequests || code >= 500,
-			Status:    code,
-		}
+		out.Error = &types.TaskError{Kind: kind, Message: msg, Retryable: retryable, Status: code}
 	}
 	return out
 }
@@ -524,7 +522,7 @@ func transportError(parent context.Context, err error, method string, u *url.URL
 	if errors.Is(err, ErrForbiddenAddress) {
 		return conf.Fail("forbidden_address", false, "%s %s: %v", method, redactURL(u, true), ErrForbiddenAddress)
 	}
-	kind := "network"
+	kind := KindConnection
 	var ne net.Error
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):

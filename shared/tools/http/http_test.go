@@ -160,7 +160,9 @@ func TestErrorStatuses(t *testing.T) {
 	tl := New(Options{})
 	for code, retryable := range map[int]bool{400: false, 401: false, 404: false, 408: true, 429: true, 500: true, 502: true, 503: true} {
 		o := do(t, tl, nil, M{"url": s.URL + fmt.Sprintf("/status/%d", code)})
-		if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != "http" || o.Error.Status != code || o.Error.Retryable != retryable {
+		wantKind := map[int]string{400: "client_error", 401: "auth", 404: "not_found", 408: "client_error", 429: "rate_limit",
+			500: "server_error", 502: "server_error", 503: "server_error"}[code]
+		if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != wantKind || o.Error.Status != code || o.Error.Retryable != retryable {
 			t.Fatalf("%d: %+v", code, o.Error)
 		}
 		if !strings.Contains(o.Error.Message, fmt.Sprintf("HTTP %d", code)) || !strings.Contains(o.Error.Message, fmt.Sprintf("status %d", code)) {
@@ -215,7 +217,7 @@ func TestNetworkError(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	o := do(t, New(Options{}), nil, M{"url": "http://user:hunter2@" + addr + "/x?api_key=SECRETKEY"})
-	if o.Status != types.StatusError || o.Error.Kind != "network" || !o.Error.Retryable || o.HTTP != nil {
+	if o.Status != types.StatusError || o.Error.Kind != "connection" || !o.Error.Retryable || o.HTTP != nil {
 		t.Fatalf("%+v %+v", o, o.Error)
 	}
 	if strings.Contains(o.Error.Message, "hunter2") || strings.Contains(o.Error.Message, "SECRETKEY") {

@@ -17,6 +17,9 @@
 //     input_data gets input_data).
 //   - config["libs"] maps alias to module (`{np: numpy}` is
 //     `import numpy as np`); a list of module names is accepted too.
+//   - `context` is a global mapping with the execution context
+//     (ExecContext: execution_id, step, task, workload, ctx, iter, input);
+//     an arg named context takes precedence.
 //   - print output (stdout and stderr) becomes Outcome.Logs (tail, 64 KiB),
 //     never the result. The result travels back as JSON on fd 3; values JSON
 //     cannot hold are converted (sets/tuples to lists, datetimes to
@@ -250,6 +253,14 @@ func (t *Tool) env(dir string) []string {
 // kind "config"; a runner that dies without reporting (killed, os._exit) is
 // kind "python" with the exit status in the message.
 func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
+	return t.ExecContext(ctx, args, config, nil, timeoutS)
+}
+
+// ExecContext is Exec with the execution context the code sees as the
+// global mapping `context` (NoETL python tasks read it; tools.Request
+// Context: execution_id, step, task, workload, ctx, iter, input). A nil
+// taskCtx gives an empty mapping.
+func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string]any, timeoutS float64) types.Outcome {
 	config, failed := t.prepare(ctx, config, timeoutS) // script: and libs (script.go)
 	if failed != nil {
 		return *failed
@@ -261,7 +272,10 @@ func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS f
 	if args == nil {
 		args = map[string]any{}
 	}
-	payload, err := json.Marshal(map[string]any{"code": code, "args": args, "libs": config["libs"]})
+	if taskCtx == nil {
+		taskCtx = map[string]any{}
+	}
+	payload, err := json.Marshal(map[string]any{"code": code, "args": args, "libs": config["libs"], "context": taskCtx})
 	if err != nil {
 		return conf.ConfigError("python task: args/libs cannot be encoded as JSON: %v", err)
 	}

@@ -1,7 +1,7 @@
 # NoETL python task runner (embedded in the Go python tool, run with -c).
 #
 # Protocol: stdin carries one JSON object {"code": str, "args": {...},
-# "libs": {alias: module} | [module, ...]}; the outcome is written as one JSON
+# "libs": {alias: module} | [module, ...], "context": {...}}; the outcome is written as one JSON
 # object to fd 3: {"ok": true, "result": ...} or {"ok": false, "type": str,
 # "message": str, "traceback": str}. stdout/stderr belong to the user code
 # (the task's logs). Only the standard library is used and heavy modules are
@@ -69,6 +69,9 @@ def _run(payload):
     import builtins
 
     g = {"__builtins__": builtins, "__name__": "__noetl_task__", "__doc__": None}
+    # NoETL's `context` global: the execution context (an arg of the same
+    # name, bound below, takes precedence).
+    g["context"] = payload.get("context") or {}
     if isinstance(libs, dict):
         items = list(libs.items())
     elif isinstance(libs, (list, tuple)):

@@ -103,8 +103,9 @@ func New(opts Options) *Tool {
 // "source_type", "target_type", "mode", "rows_transferred",
 // "chunks_processed", "target_table", "columns": [target columns]} plus
 // "records_fetched" for http. Errors: configuration problems are kind
-// "config"; the http source's failures are the http kind's (kind "http"
-// with the status, retryable for 408/429/5xx; "network", "timeout");
+// "config"; the http source's failures are the http kind's (kinds
+// rate_limit, auth, not_found, client_error, server_error with the status,
+// retryable for 408/429/5xx; "connection", "timeout");
 // database failures are the postgres/duckdb kinds' (kind "postgres" with
 // outcome.pg, or "duckdb"); the deadline is kind "timeout".
 func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {

@@ -171,11 +171,11 @@ func TestHTTPDataPathAuthAndDuckDB(t *testing.T) {
 	}
 	// Without the credential the API answers 401: the http kind's error.
 	o = e.run(t, M{"source": M{"type": "http", "url": srv.URL + "/wrapped"}, "target": M{"type": "duckdb", "database": db, "table": "posts"}})
-	if o.Status != types.StatusError || o.Error.Kind != "http" || o.Error.Status != 401 || !strings.HasPrefix(o.Error.Message, "transfer source: ") {
+	if o.Status != types.StatusError || o.Error.Kind != "auth" || o.Error.Status != 401 || !strings.HasPrefix(o.Error.Message, "transfer source: ") {
 		t.Fatalf("%+v", o.Error)
 	}
 	o = e.run(t, M{"source": M{"type": "http", "url": srv.URL + "/down"}, "target": M{"type": "duckdb", "database": db, "table": "posts"}})
-	if o.Status != types.StatusError || o.Error.Kind != "http" || !o.Error.Retryable {
+	if o.Status != types.StatusError || o.Error.Kind != "server_error" || !o.Error.Retryable {
 		t.Fatalf("%+v", o.Error)
 	}
 }

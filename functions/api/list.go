@@ -1,0 +1,71 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// MaxListLimit bounds GET /executions?limit=N (an operator listing, not a
+// bulk export): larger values are refused with 400.
+const MaxListLimit = 1000
+
+// ListStatuses are the execution statuses GET /executions?status= accepts
+// (engine.State.Status: requested → running → ok | failed | canceled).
+var ListStatuses = []types.Status{engine.ExecRequested, engine.ExecRunning, engine.ExecOK, engine.ExecFailed, engine.ExecCanceled}
+
+// executionLister is the part of the store GET /executions needs
+// (store.Store.ExecutionList).
+type executionLister interface {
+	ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.ExecutionSummary, error)
+}
+
+// list serves GET /executions?status=&playbook=&limit= (issue 8 item 8):
+//
+//	→ 200 {"executions": [{execution_id, parent_id, playbook, status, created_at, updated_at}]}
+//	  newest first (store.ExecutionList); limit defaults to 50
+//	→ 400 {"error"} for an unknown status or a limit that is not an
+//	  integer in 1..MaxListLimit
+//	→ 503 {"error"} when the store cannot be read
+func list(w http.ResponseWriter, r *http.Request) {
+	d, err := runtime.Get(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+		return
+	}
+	listExecutions(w, r, d.Store)
+}
+
+// listExecutions is list over any executionLister (unit tests use the
+// in-memory store).
+func listExecutions(w http.ResponseWriter, r *http.Request, s executionLister) {
+	q := r.URL.Query()
+	p := store.ExecutionListParams{Status: types.Status(q.Get("status")), Playbook: q.Get("playbook"), Limit: 50}
+	if p.Status != "" && !slices.Contains(ListStatuses, p.Status) {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "status " + strconv.Quote(string(p.Status)) + " is not an execution status (requested, running, ok, failed, canceled)"})
+		return
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxListLimit {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "limit " + strconv.Quote(v) + " is not an integer in 1.." + strconv.Itoa(MaxListLimit)})
+			return
+		}
+		p.Limit = n
+	}
+	out, err := s.ExecutionList(r.Context(), p)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		return
+	}
+	if out == nil {
+		out = []store.ExecutionSummary{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"executions": out})
+}

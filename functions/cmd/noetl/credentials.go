@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/noetl/gcpengine/shared/jsonx"
+)
+
+func (a *app) credentialsCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "credentials",
+		Short: "The credential store behind playbook keychains: set, list, show, delete",
+		Long: `The credential store behind playbook keychains (POST|GET /credentials,
+GET|DELETE /credentials/{name}). Secret values go in and are never shown back: list
+and show print metadata and the data field names only.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprint(a.stderr, cmd.UsageString())
+			return &exitError{code: ExitInvalid}
+		},
+	}
+	c.AddCommand(a.credentialsSetCmd(), a.credentialsListCmd(), a.credentialsShowCmd(), a.credentialsDeleteCmd())
+	return c
+}
+
+func (a *app) credentialsSetCmd() *cobra.Command {
+	var kind, data, description string
+	c := &cobra.Command{
+		Use:   "set NAME --kind KIND --data JSON",
+		Short: "Create or replace a credential",
+		Long: `Create or replace a credential (POST /credentials). --kind is postgres,
+http_bearer, http_basic, http_header, secret, gcs, nats or pubsub (NoETL aliases such
+as postgres_credential are accepted); --data is the JSON object of its secret fields,
+or @FILE to read it from a file, or - to read it from stdin (keeps secrets out of the
+shell history). Exit 2 when the api rejects it (every problem is listed).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if kind == "" {
+				return fail(ExitInvalid, "credentials set needs --kind")
+			}
+			src := []byte(data)
+			switch {
+			case data == "-":
+				b, err := io.ReadAll(a.stdin)
+				if err != nil {
+					return fail(ExitInvalid, "--data -: %v", err)
+				}
+				src = b
+			case strings.HasPrefix(data, "@"):
+				b, err := os.ReadFile(data[1:])
+				if err != nil {
+					return fail(ExitInvalid, "--data %s: %v", data, err)
+				}
+				src = b
+			case data == "":
+				return fail(ExitInvalid, "credentials set needs --data JSON (or @FILE, or - for stdin)")
+			}
+			var obj map[string]any
+			if err := jsonx.Unmarshal(src, &obj); err != nil || obj == nil {
+				// Never echo the value: it holds secrets.
+				return fail(ExitInvalid, "--data is not a JSON object of the secret fields")
+			}
+			b, err := a.call(http.MethodPost, "/credentials", map[string]any{"name": name, "kind": kind, "description": description, "data": obj}, "credential "+name)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				printJSON(a.stdout, b)
+				return nil
+			}
+			var r struct {
+				Name string `json:"name"`
+				Kind string `json:"kind"`
+			}
+			_ = json.Unmarshal(b, &r)
+			fmt.Fprintf(a.stdout, "credential %s stored (kind %s)\n", r.Name, r.Kind)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&kind, "kind", "", "credential kind (required)")
+	c.Flags().StringVar(&data, "data", "", "JSON object of the secret fields, @FILE, or - for stdin (required)")
+	c.Flags().StringVar(&description, "description", "", "free text shown by list and show")
+	return c
+}
+
+// credentialView is a credential's metadata (never its values).
+type credentialView struct {
+	Name        string   `json:"name"`
+	Kind        string   `json:"kind"`
+	Description string   `json:"description"`
+	Keys        []string `json:"keys"`
+	CreatedAt   string   `json:"created_at"`
+	UpdatedAt   string   `json:"updated_at"`
+}
+
+func (a *app) credentialsListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List credentials (metadata only)",
+		Long:  `List credentials (GET /credentials): name, kind, description, last update. json prints {"credentials": [...]}.`,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var body struct {
+				Credentials []credentialView `json:"credentials"`
+			}
+			raw, err := a.getJSON("/credentials", "credentials", &body)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				printJSON(a.stdout, raw)
+				return nil
+			}
+			t := newTable(a.stdout, "NAME", "KIND", "DESCRIPTION", "UPDATED")
+			for _, c := range body.Credentials {
+				t.row(c.Name, c.Kind, oneLine(c.Description, 60), fmtTime(c.UpdatedAt))
+			}
+			t.flush()
+			if len(body.Credentials) == 0 {
+				fmt.Fprintln(a.stderr, "no credentials")
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) credentialsShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a credential's metadata and data field names",
+		Long:  `Show a credential (GET /credentials/{name}): kind, description, the names of its data fields (never their values), times. Exit 3 for an unknown name.`,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			var v credentialView
+			raw, err := a.getJSON("/credentials/"+url.PathEscape(name), "credential "+name, &v)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				printJSON(a.stdout, raw)
+				return nil
+			}
+			t := newTable(a.stdout, "name", v.Name)
+			t.row("kind", v.Kind)
+			t.row("description", v.Description)
+			t.row("keys", strings.Join(v.Keys, ", "))
+			t.row("created", fmtTime(v.CreatedAt))
+			t.row("updated", fmtTime(v.UpdatedAt))
+			t.flush()
+			return nil
+		},
+	}
+}
+
+func (a *app) credentialsDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a credential",
+		Long:  `Delete a credential (DELETE /credentials/{name}). Exit 3 for an unknown name.`,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if _, err := a.call(http.MethodDelete, "/credentials/"+url.PathEscape(name), nil, "credential "+name); err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				printValue(a.stdout, map[string]any{"name": name, "deleted": true})
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "credential %s deleted\n", name)
+			return nil
+		},
+	}
+}

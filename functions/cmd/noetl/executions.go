@@ -1,0 +1,593 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/noetl/gcpengine/shared/jsonx"
+)
+
+// executionStatuses are the values of list --status.
+var executionStatuses = []string{"requested", "running", "ok", "failed", "canceled"}
+
+func (a *app) listCmd() *cobra.Command {
+	var (
+		status, playbook string
+		limit            int
+	)
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List executions, newest first",
+		Long: `List executions, newest first (GET /executions): id, status, playbook, creation and
+last update times, parent execution. --status is one of ` + strings.Join(executionStatuses, ", ") + `;
+--playbook is the playbook as list shows it (its metadata.path, else its metadata.name).
+json prints {"executions": [...]}.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if status != "" && !contains(executionStatuses, status) {
+				return fail(ExitInvalid, "--status %q: want one of %s", status, strings.Join(executionStatuses, ", "))
+			}
+			if limit < 1 {
+				return fail(ExitInvalid, "--limit %d: want a positive number", limit)
+			}
+			q := url.Values{}
+			if status != "" {
+				q.Set("status", status)
+			}
+			if playbook != "" {
+				q.Set("playbook", playbook)
+			}
+			q.Set("limit", strconv.Itoa(limit))
+			var body struct {
+				Executions []struct {
+					ExecutionID string `json:"execution_id"`
+					ParentID    string `json:"parent_id"`
+					Playbook    string `json:"playbook"`
+					Status      string `json:"status"`
+					CreatedAt   string `json:"created_at"`
+					UpdatedAt   string `json:"updated_at"`
+				} `json:"executions"`
+			}
+			raw, err := a.getJSON("/executions?"+q.Encode(), "executions", &body)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut() {
+				printJSON(a.stdout, raw)
+				return nil
+			}
+			t := newTable(a.stdout, "EXECUTION", "STATUS", "PLAYBOOK", "CREATED", "UPDATED", "PARENT")
+			for _, e := range body.Executions {
+				t.row(e.ExecutionID, e.Status, e.Playbook, fmtTime(e.CreatedAt), fmtTime(e.UpdatedAt), e.ParentID)
+			}
+			t.flush()
+			if len(body.Executions) == 0 {
+				fmt.Fprintln(a.stderr, "no executions match")
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&status, "status", "", "only executions with this status ("+strings.Join(executionStatuses, "|")+")")
+	c.Flags().StringVar(&playbook, "playbook", "", "only executions of this playbook (metadata.path, else metadata.name)")
+	c.Flags().IntVar(&limit, "limit", 50, "at most this many executions (the api allows 1..1000)")
+	return c
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// statusView is the part of GET /executions/{id} the tables show.
+type statusView struct {
+	ExecutionID string              `json:"execution_id"`
+	ParentID    string              `json:"parent_id"`
+	Playbook    string              `json:"playbook"`
+	Status      string              `json:"status"`
+	CreatedAt   string              `json:"created_at"`
+	StartedAt   string              `json:"started_at"`
+	FinishedAt  string              `json:"finished_at"`
+	DurationMS  int64               `json:"duration_ms"`
+	Version     any                 `json:"version"`
+	Steps       map[string]stepView `json:"steps"`
+	Failures    []any               `json:"failures"`
+}
+
+// stepView is one step of statusView.
+type stepView struct {
+	Status     string    `json:"status"`
+	Run        int       `json:"run"`
+	Runs       int       `json:"runs"`
+	DurationMS int64     `json:"duration_ms"`
+	Loop       *loopView `json:"loop"`
+	Error      any       `json:"error"`
+}
+
+// loopView is a loop step's progress.
+type loopView struct {
+	Total       int    `json:"total"`
+	Done        int    `json:"done"`
+	Mode        string `json:"mode"`
+	MaxInFlight int    `json:"max_in_flight"`
+}
+
+// event is the part of an event the CLI reads (types.Event).
+type event struct {
+	EventID    string `json:"event_id"`
+	EventType  string `json:"event_type"`
+	Timestamp  string `json:"timestamp"`
+	Source     string `json:"source"`
+	Step       string `json:"step"`
+	StepRun    int    `json:"step_run"`
+	Task       string `json:"task"`
+	Attempt    int    `json:"attempt"`
+	Iteration  *int   `json:"iteration"`
+	Status     string `json:"status"`
+	DurationMS int64  `json:"duration_ms"`
+	Seq        int64  `json:"seq"`
+}
+
+// eventList is GET /executions/{id}/events, each event kept raw (json
+// output prints them as received) and decoded.
+type eventList struct {
+	raw    []json.RawMessage
+	events []event
+}
+
+// fetchEvents reads the events of an execution once (through p when
+// polling; p == nil: a single request).
+func (a *app) fetchEvents(p *poller, id string) (*eventList, []byte, error) {
+	path := "/executions/" + url.PathEscape(id) + "/events"
+	var (
+		b   []byte
+		err error
+	)
+	if p != nil {
+		b, err = p.get(path, "execution "+id)
+	} else {
+		b, err = a.call(http.MethodGet, path, nil, "execution "+id)
+	}
+	if err != nil || b == nil {
+		return nil, nil, err
+	}
+	var body struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, nil, fail(ExitUnavailable, "api at %s: events of %s are not JSON: %v", a.base(), id, err)
+	}
+	l := &eventList{raw: body.Events, events: make([]event, len(body.Events))}
+	for i, r := range body.Events {
+		if err := json.Unmarshal(r, &l.events[i]); err != nil {
+			return nil, nil, fail(ExitUnavailable, "api at %s: event %d of %s: %v", a.base(), i, id, err)
+		}
+	}
+	return l, b, nil
+}
+
+// stepStats are the per-step figures describe derives from the events.
+type stepStats struct {
+	// Attempts counts task attempts (task.attempt.started, or the
+	// finished ones when a start is not projected yet).
+	Attempts int `json:"attempts"`
+	// FailedAttempts counts task.attempt.failed events.
+	FailedAttempts int `json:"failed_attempts"`
+	order          int
+}
+
+// attemptStats counts task.attempt.* events per step (each event once,
+// by event_id) and records the order in which steps first appear.
+func attemptStats(evs []event) map[string]*stepStats {
+	out := map[string]*stepStats{}
+	seen := map[string]bool{}
+	started, finished := map[string]int{}, map[string]int{}
+	for _, e := range evs {
+		if e.Step == "" || (e.EventID != "" && seen[e.EventID]) {
+			continue
+		}
+		seen[e.EventID] = true
+		s := out[e.Step]
+		if s == nil {
+			s = &stepStats{order: len(out)}
+			out[e.Step] = s
+		}
+		switch e.EventType {
+		case "task.attempt.started":
+			started[e.Step]++
+		case "task.attempt.done":
+			finished[e.Step]++
+		case "task.attempt.failed":
+			finished[e.Step]++
+			s.FailedAttempts++
+		}
+	}
+	for name, s := range out {
+		s.Attempts = max(started[name], finished[name])
+	}
+	return out
+}
+
+func (a *app) describeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "describe ID",
+		Aliases: []string{"status"},
+		Short:   "Show an execution: steps with status, runs, durations, attempts, loops, failures",
+		Long: `Show an execution (GET /executions/{id} and its events): status, playbook, times,
+then one row per step (in the order the steps first ran): status, current run and
+number of runs, duration, task attempts and failed attempts (counted from the
+task.attempt.* events), loop progress (done/total, mode, max_in_flight) and error;
+then the execution's failures. json prints the api's status document with
+"attempts" and "failed_attempts" added to each step. "status" is an alias.
+Exit 3 for an unknown id.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.describe(args[0]) },
+	}
+}
+
+func (a *app) describe(id string) error {
+	var st statusView
+	raw, err := a.getJSON("/executions/"+url.PathEscape(id), "execution "+id, &st)
+	if err != nil {
+		return err
+	}
+	evs, _, err := a.fetchEvents(nil, id)
+	if err != nil {
+		return err
+	}
+	stats := attemptStats(evs.events)
+	if a.jsonOut() {
+		var m map[string]any
+		if err := jsonx.Unmarshal(raw, &m); err != nil {
+			return fail(ExitUnavailable, "api at %s: status of %s is not JSON: %v", a.base(), id, err)
+		}
+		if steps, ok := m["steps"].(map[string]any); ok {
+			for name, v := range steps {
+				sv, ok := v.(map[string]any)
+				if !ok {
+					continue
+				}
+				s := stats[name]
+				if s == nil {
+					s = &stepStats{}
+				}
+				sv["attempts"], sv["failed_attempts"] = s.Attempts, s.FailedAttempts
+			}
+		}
+		printValue(a.stdout, m)
+		return nil
+	}
+	w := a.stdout
+	kv := newTable(w, "execution", st.ExecutionID)
+	kv.row("playbook", st.Playbook)
+	kv.row("version", str(st.Version))
+	kv.row("status", st.Status)
+	if st.ParentID != "" {
+		kv.row("parent", st.ParentID)
+	}
+	kv.row("created", fmtTime(st.CreatedAt))
+	kv.row("started", fmtTime(st.StartedAt))
+	kv.row("finished", fmtTime(st.FinishedAt))
+	kv.row("duration", fmtMS(st.DurationMS))
+	kv.row("events", strconv.Itoa(len(evs.events)))
+	kv.flush()
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(st.Steps))
+	for n := range st.Steps {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		si, sj := stats[names[i]], stats[names[j]]
+		switch {
+		case si != nil && sj != nil:
+			return si.order < sj.order
+		case si != nil || sj != nil:
+			return si != nil
+		}
+		return names[i] < names[j]
+	})
+	t := newTable(w, "STEP", "STATUS", "RUN", "RUNS", "DURATION", "ATTEMPTS", "FAILED", "LOOP", "ERROR")
+	for _, n := range names {
+		s := st.Steps[n]
+		at, fa := 0, 0
+		if ss := stats[n]; ss != nil {
+			at, fa = ss.Attempts, ss.FailedAttempts
+		}
+		loop := ""
+		if s.Loop != nil {
+			loop = fmt.Sprintf("%d/%d", s.Loop.Done, s.Loop.Total)
+			if s.Loop.Mode != "" {
+				loop += " " + s.Loop.Mode
+			}
+			if s.Loop.MaxInFlight > 0 {
+				loop += fmt.Sprintf(" (max_in_flight %d)", s.Loop.MaxInFlight)
+			}
+		}
+		t.row(n, s.Status, strconv.Itoa(s.Run), strconv.Itoa(s.Runs), fmtMS(s.DurationMS), strconv.Itoa(at), strconv.Itoa(fa), loop, oneLine(str(s.Error), 100))
+	}
+	t.flush()
+	if len(st.Failures) > 0 {
+		fmt.Fprintln(w, "\nfailures:")
+		for _, f := range st.Failures {
+			fmt.Fprintln(w, "  - "+oneLine(str(f), 0))
+		}
+	}
+	return nil
+}
+
+func (a *app) eventsCmd() *cobra.Command {
+	var follow bool
+	c := &cobra.Command{
+		Use:   "events ID",
+		Short: "Print an execution's events (optionally following them)",
+		Long: `Print an execution's events in the api's causal order (GET /executions/{id}/events).
+table: one line per event (seq, time, type, step and run, task, iteration, attempt,
+status, duration); json: the api's {"execution_id", "count", "events"} object.
+
+--follow polls and prints each new event once (by event_id; json: one event object
+per line) until the execution has ended and its event list has stopped growing.
+Events are projected in any order: each poll prints the new ones in the api's order,
+never one twice. An unknown id exits 3 at once; an api that stops answering for
+30 s exits 4.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if follow {
+				return a.followEvents(args[0])
+			}
+			return a.events(args[0])
+		},
+	}
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the execution ends")
+	return c
+}
+
+// exists returns the execution's status document (ExitNotFound for an
+// unknown id); p != nil polls.
+func (a *app) exists(p *poller, id string) (*statusView, error) {
+	path := "/executions/" + url.PathEscape(id)
+	var (
+		b   []byte
+		err error
+	)
+	if p != nil {
+		b, err = p.get(path, "execution "+id)
+	} else {
+		b, err = a.call(http.MethodGet, path, nil, "execution "+id)
+	}
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var st statusView
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fail(ExitUnavailable, "api at %s: status of %s is not JSON: %v", a.base(), id, err)
+	}
+	return &st, nil
+}
+
+func (a *app) events(id string) error {
+	evs, raw, err := a.fetchEvents(nil, id)
+	if err != nil {
+		return err
+	}
+	if len(evs.events) == 0 {
+		// The events api answers an empty list for any id: tell an
+		// unknown execution from one whose events are not projected yet.
+		if _, err := a.exists(nil, id); err != nil {
+			return err
+		}
+	}
+	if a.jsonOut() {
+		printJSON(a.stdout, raw)
+		return nil
+	}
+	for _, e := range evs.events {
+		fmt.Fprintln(a.stdout, eventLine(e))
+	}
+	return nil
+}
+
+// eventLine is one event as a table line.
+func eventLine(e event) string {
+	step := e.Step
+	if e.StepRun > 1 {
+		step += "#" + strconv.Itoa(e.StepRun)
+	}
+	iter, att, dur := "", "", ""
+	if e.Iteration != nil {
+		iter = "i=" + strconv.Itoa(*e.Iteration)
+	}
+	if e.Attempt > 0 {
+		att = "a=" + strconv.Itoa(e.Attempt)
+	}
+	if e.DurationMS > 0 {
+		dur = fmtMS(e.DurationMS)
+	}
+	ts := e.Timestamp
+	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+		ts = t.UTC().Format("15:04:05.000")
+	}
+	return strings.TrimRight(fmt.Sprintf("%5d  %-12s  %-26s  %-20s  %-14s  %-7s  %-4s  %-8s  %s",
+		e.Seq, ts, e.EventType, step, e.Task, iter, att, e.Status, dur), " ")
+}
+
+// followEvents prints new events until the execution has ended and the
+// list has not grown for a.settle.
+func (a *app) followEvents(id string) error {
+	// Status and events are polled apart: each must answer within the
+	// give-up window.
+	sp, ep := a.newPoller(), a.newPoller()
+	// An unknown id is reported at once (the events api would answer an
+	// empty list forever).
+	for {
+		st, err := a.exists(sp, id)
+		if err != nil {
+			return err
+		}
+		if st != nil {
+			break
+		}
+		time.Sleep(a.interval)
+	}
+	printed := map[string]bool{}
+	asJSON := a.jsonOut()
+	var endedAt, grewAt time.Time
+	lastLen := -1
+	for {
+		evs, _, err := a.fetchEvents(ep, id)
+		if err != nil {
+			return err
+		}
+		if evs != nil {
+			for i, e := range evs.events {
+				key := e.EventID
+				if key == "" {
+					key = string(evs.raw[i])
+				}
+				if printed[key] {
+					continue
+				}
+				printed[key] = true
+				if asJSON {
+					fmt.Fprintln(a.stdout, strings.TrimSpace(string(compact(evs.raw[i]))))
+				} else {
+					fmt.Fprintln(a.stdout, eventLine(e))
+				}
+			}
+			if len(printed) != lastLen {
+				lastLen, grewAt = len(printed), time.Now()
+			}
+		}
+		if endedAt.IsZero() {
+			st, err := a.exists(sp, id)
+			if err != nil {
+				return err
+			}
+			if st != nil && terminal(st.Status) {
+				endedAt = time.Now()
+			}
+		}
+		if !endedAt.IsZero() && evs != nil && time.Since(grewAt) >= a.settle && time.Since(endedAt) >= a.settle {
+			return nil
+		}
+		time.Sleep(a.interval)
+	}
+}
+
+// compact removes insignificant space from a JSON value.
+func compact(b []byte) []byte {
+	var m any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return b
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+func (a *app) cancelCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a running execution",
+		Long: `Cancel an execution (POST /executions/{id}/cancel): its status becomes canceled at
+once, nothing new is dispatched, pending units are dropped and running ones stop at
+their next checkpoint; child executions are canceled too. Exit 3 for an unknown id,
+2 when the execution has already ended (409).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			b, err := a.call(http.MethodPost, "/executions/"+url.PathEscape(id)+"/cancel", nil, "execution "+id)
+			if err != nil {
+				return err
+			}
+			return a.statusLine(b, "execution "+id, "canceled")
+		},
+	}
+}
+
+// costView is GET /executions/{id}/cost.
+type costView struct {
+	ExecutionID string `json:"execution_id"`
+	Steps       int    `json:"steps"`
+	Lines       []struct {
+		Service string  `json:"service"`
+		Kind    string  `json:"kind"`
+		Count   float64 `json:"count"`
+		USD     float64 `json:"usd"`
+	} `json:"lines"`
+	Operations      map[string]map[string]float64 `json:"operations"`
+	USDTotal        float64                       `json:"usd_total"`
+	USDPer1000Steps float64                       `json:"usd_per_1000_steps"`
+	PriceSource     string                        `json:"price_source"`
+	PriceDate       string                        `json:"price_date"`
+}
+
+func (a *app) costCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "cost ID",
+		Short: "Print the cloud operations an execution used and their price",
+		Long: `Print the cloud operations an execution's functions counted (Pub/Sub, Firestore,
+Cloud Tasks, function invocations and time), by service and kind, with their price
+at GCP list prices, the total in USD and the price per 1,000 steps (step runs plus
+loop iterations), from GET /executions/{id}/cost. --json (or --output json) prints
+the api's object: {execution_id, steps, operations: {service: {kind: count}}, lines,
+usd_total, usd_per_1000_steps, price_source, price_date}. Exit 3 for an unknown id.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			var v costView
+			raw, err := a.getJSON("/executions/"+url.PathEscape(id)+"/cost", "execution "+id, &v)
+			if err != nil {
+				return err
+			}
+			if asJSON || a.jsonOut() {
+				printJSON(a.stdout, raw)
+				return nil
+			}
+			if len(v.Lines) == 0 {
+				for svc, kinds := range v.Operations {
+					for k, n := range kinds {
+						v.Lines = append(v.Lines, struct {
+							Service string  `json:"service"`
+							Kind    string  `json:"kind"`
+							Count   float64 `json:"count"`
+							USD     float64 `json:"usd"`
+						}{svc, k, n, 0})
+					}
+				}
+				sort.Slice(v.Lines, func(i, j int) bool {
+					if v.Lines[i].Service != v.Lines[j].Service {
+						return v.Lines[i].Service < v.Lines[j].Service
+					}
+					return v.Lines[i].Kind < v.Lines[j].Kind
+				})
+			}
+			fmt.Fprintf(a.stdout, "execution %s: %d steps\n\n", id, v.Steps)
+			t := newTable(a.stdout, "SERVICE", "KIND", "COUNT", "USD")
+			for _, l := range v.Lines {
+				t.row(l.Service, l.Kind, strconv.FormatFloat(l.Count, 'f', -1, 64), fmt.Sprintf("%.8f", l.USD))
+			}
+			t.row("total", "", "", fmt.Sprintf("%.8f", v.USDTotal))
+			t.flush()
+			if v.Steps > 0 {
+				fmt.Fprintf(a.stdout, "\nUSD per 1,000 steps: %.6f\n", v.USDPer1000Steps)
+			}
+			if v.PriceSource != "" {
+				fmt.Fprintf(a.stdout, "prices: %s (%s)\n", v.PriceSource, v.PriceDate)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the api's JSON object (same as --output json)")
+	return c
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/jsonx"
+)
+
+func (a *app) validateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Validate playbooks (every problem with its YAML line)",
+		Long: `Validate playbooks against the DSL: for each FILE, "FILE: ok (N steps)" on stdout,
+or every problem as "FILE:LINE: path: message" on stderr; warnings go to stderr.
+Needs no api. Exit 0 when every file is valid, 2 otherwise.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			bad := false
+			for _, f := range files {
+				pb, err := dsl.LoadFile(f)
+				if err != nil {
+					fmt.Fprintln(a.stderr, err)
+					bad = true
+					continue
+				}
+				for _, w := range pb.Warnings {
+					fmt.Fprintf(a.stderr, "%s:%d: warning: %s: %s\n", f, w.Line, w.Path, w.Message)
+				}
+				fmt.Fprintf(a.stdout, "%s: ok (%d steps)\n", f, len(pb.Workflow))
+			}
+			if bad {
+				return &exitError{code: ExitInvalid}
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) lintCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "lint FILE...",
+		Short: "Validate, then analyse the workflow as a Petri net",
+		Long: `Validate each FILE, then analyse its workflow as a Petri net: unreachable steps,
+no path to a terminal step, unguarded arc cycles, jump cycles without break or a
+bounded attempt, dead arcs, ... Each finding is printed on stdout as
+"FILE:LINE: severity: path: message [code]", then "FILE: N finding(s)".
+Needs no api. Exit 2 when a file does not validate, 0 when there are only warnings.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			bad := false
+			for _, f := range files {
+				pb, err := dsl.LoadFile(f)
+				if err != nil {
+					fmt.Fprintln(a.stderr, err)
+					bad = true
+					continue
+				}
+				findings := dsl.Lint(pb)
+				for _, p := range findings {
+					sev := p.Severity
+					if sev == "" {
+						sev = "warning"
+					}
+					fmt.Fprintf(a.stdout, "%s:%d: %s: %s: %s [%s]\n", f, p.Line, sev, p.Path, p.Message, p.Code)
+				}
+				fmt.Fprintf(a.stdout, "%s: %d finding(s)\n", f, len(findings))
+			}
+			if bad {
+				return &exitError{code: ExitInvalid}
+			}
+			return nil
+		},
+	}
+}
+
+// terminal reports whether an execution status is final.
+func terminal(status string) bool {
+	switch status {
+	case "ok", "failed", "canceled", "cancelled":
+		return true
+	}
+	return false
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var (
+		workload string
+		timeout  time.Duration
+		quiet    bool
+	)
+	c := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Start an execution of a playbook file and wait for its end",
+		Long: `Validate FILE, start an execution of it through the api (POST /executions with the
+playbook inline), show each step's progress on stderr (status, run, loop counts, as
+they change) and print one JSON line on stdout whatever --output says:
+
+  {"execution_id", "status", "duration_ms", "steps": {step: result}, "failures"?}
+
+--workload is a JSON object deep-merged over the playbook's workload. An unknown
+execution id (404) stops at once (exit 3); an api that stops answering for 30 s
+stops with exit 4.
+
+Exit 0 iff the status is ok, 1 if it failed or was canceled or --timeout passed,
+2 on invalid input (the playbook, --workload, or a 400 from the api).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runPlaybook(args[0], workload, timeout, quiet)
+		},
+	}
+	c.Flags().StringVar(&workload, "workload", "", "JSON object deep-merged over the playbook's workload")
+	c.Flags().DurationVar(&timeout, "timeout", 60*time.Minute, "give up waiting after this long (exit 1)")
+	c.Flags().BoolVar(&quiet, "quiet", false, "no progress output on stderr")
+	return c
+}
+
+func (a *app) runPlaybook(file, workload string, timeout time.Duration, quiet bool) error {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return fail(ExitInvalid, "%v", err)
+	}
+	pb, err := dsl.Load(src, file)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return &exitError{code: ExitInvalid}
+	}
+	for _, w := range pb.Warnings {
+		fmt.Fprintf(a.stderr, "%s:%d: warning: %s: %s\n", file, w.Line, w.Path, w.Message)
+	}
+	var wl map[string]any
+	if workload != "" {
+		if err := jsonx.Unmarshal([]byte(workload), &wl); err != nil {
+			return fail(ExitInvalid, "--workload is not a JSON object: %v", err)
+		}
+	}
+	r, err := a.send(http.MethodPost, "/executions", map[string]any{"playbook": string(src), "workload": wl})
+	if err != nil {
+		return err
+	}
+	if r.status == http.StatusBadRequest {
+		return fail(ExitInvalid, "rejected: %s", r.body)
+	}
+	if err := a.check(http.MethodPost, "/executions", r, "execution"); err != nil {
+		return err
+	}
+	var started struct {
+		ExecutionID string `json:"execution_id"`
+	}
+	if err := json.Unmarshal(r.body, &started); err != nil || started.ExecutionID == "" {
+		return fail(ExitUnavailable, "api at %s: POST /executions answered %d without an execution_id: %s", a.base(), r.status, r.body)
+	}
+	id := started.ExecutionID
+	if !quiet {
+		fmt.Fprintf(a.stderr, "execution %s started (%s)\n", id, file)
+	}
+	deadline := time.Now().Add(timeout)
+	last := map[string]string{}
+	p := a.newPoller()
+	for {
+		b, err := p.get("/executions/"+id, "execution "+id)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			var st map[string]any
+			if err := jsonx.Unmarshal(b, &st); err != nil {
+				return fail(ExitUnavailable, "api at %s: status of %s is not JSON: %v", a.base(), id, err)
+			}
+			if !quiet {
+				a.progress(st, last)
+			}
+			status, _ := st["status"].(string)
+			if terminal(status) {
+				out := map[string]any{"execution_id": id, "status": status, "duration_ms": st["duration_ms"], "steps": st["results"]}
+				if f, ok := st["failures"]; ok && f != nil {
+					out["failures"] = f
+				}
+				ob, _ := json.Marshal(out)
+				fmt.Fprintln(a.stdout, string(ob))
+				if status == "ok" {
+					return nil
+				}
+				return &exitError{code: ExitFailed}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fail(ExitFailed, "execution %s still running after %s", id, timeout)
+		}
+		time.Sleep(a.interval)
+	}
+}
+
+// progress prints one line per step whose status, run or loop count
+// changed since the last call.
+func (a *app) progress(st map[string]any, last map[string]string) {
+	steps, _ := st["steps"].(map[string]any)
+	names := make([]string, 0, len(steps))
+	for n := range steps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s, _ := steps[n].(map[string]any)
+		line := fmt.Sprintf("%v", s["status"])
+		if r, _ := s["run"].(int64); r > 1 {
+			line += fmt.Sprintf(" (run %d)", r)
+		}
+		if l, ok := s["loop"].(map[string]any); ok {
+			line += fmt.Sprintf(" loop %v/%v", l["done"], l["total"])
+		}
+		if last[n] != line {
+			last[n] = line
+			fmt.Fprintf(a.stderr, "  %-28s %s\n", n, line)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package control
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// cursorIterationEnded is IterationEnded for a cursor loop
+// (engine/cursor.go): a failed row fails the step under fail_fast; the
+// lane's next unit (the frame's next row, or a new claim) becomes a Cloud
+// Task; an empty claim marks the lane done and, when every lane is, the
+// loop's result is assembled and loop.done applied. Items are never moved
+// out of the command (the plan holds no items to read them back from).
+func (c *Control) cursorIterationEnded(ctx context.Context, cmd types.Command, plan *engine.LoopPlan, rec engine.IterationRecord) error {
+	key := plan.Key()
+	after := engine.CursorIterationEnded(*plan, rec)
+	switch {
+	case after.FailStep:
+		ev := engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now())
+		_, err := c.Apply(ctx, ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev, OutboxID: EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
+		return err
+	case after.HasNext:
+		next := engine.CursorIterationCommand(cmd.ExecutionID, *plan, after.Next, after.NextItem, after.NextRest, rec.Clock)
+		next.TraceParent = cmd.TraceParent
+		_, err := c.Tasks.TaskCreate(ctx, next, c.now())
+		return err
+	}
+	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(rec.Index)); err != nil {
+		return err
+	}
+	n, err := c.Store.LaneCount(ctx, cmd.ExecutionID, key)
+	if err != nil {
+		return err
+	}
+	if !engine.LoopComplete(*plan, n) {
+		return nil
+	}
+	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.TaskName())
+	if err != nil {
+		return err
+	}
+	if owner != cmd.TaskName() {
+		return nil
+	}
+	return c.completeCursorLoop(ctx, cmd.ExecutionID, plan)
+}
+
+// completeCursorLoop assembles a cursor loop's result from its iteration
+// records (offloaded to the results tier when large) and applies
+// loop.done, whose total is the number of rows processed.
+func (c *Control) completeCursorLoop(ctx context.Context, executionID string, plan *engine.LoopPlan) error {
+	recs, err := c.Store.IterationList(ctx, executionID, plan.Key())
+	if err != nil {
+		return err
+	}
+	result, rows, clock := engine.CursorLoopResult(recs)
+	var res any = result
+	if c.Results != nil {
+		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: plan.Step, Frame: plan.Run}, result)
+		if err != nil {
+			return fmt.Errorf("control: store loop result: %w", err)
+		}
+		if ref != nil {
+			res = ref
+		}
+	}
+	ev := engine.LoopDoneEvent(executionID, *plan, res, clock, c.now())
+	ev.Payload["total"] = rows
+	_, err = c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: EndOutboxID(executionID, plan.Step, plan.Run), Events: []types.Event{ev}})
+	return err
+}

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"maps"
+	"strings"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/results"
+)
+
+// Step-result views: how templates see a finished step's result by the
+// step's name (DSL.md "Templates": `{{ fetch_page.data }}`), in the
+// shapes NoETL's playbooks read (README "Running NoETL v2 playbooks"). The
+// state, the events and the API keep the result as the step produced it;
+// only the template scope sees the view. The rules, in order:
+//
+//  1. A result stored in the results tier (a reference, seed 004) is its
+//     full value when the caller resolved it (the worker does), else the
+//     reference map with its selected fields (output.select) at the top
+//     level (the control plane does not load payloads). Either way the
+//     view has `_ref`: the reference itself (DSL.md "DSL v2 names": a
+//     reference is read back explicitly, e.g. by the artifact kind).
+//  2. A loop step's result {results: [...]} also reads as `data` (the list
+//     of iteration results: `{{ process_users.data }}`).
+//  3. An http result {data, status_code, headers, ...} also reads as
+//     `body` (the parsed body, NoETL's Rust http tool's name:
+//     `{{ fetch_page }}` is {status_code, headers, body}).
+//  4. A duckdb query result {rows, columns, row_count, ...} reads as its
+//     rows (a list of row mappings: duckdb_test reads `{{ start }}` as the
+//     list of users).
+//  5. Any other mapping without a `data` key also reads as `data`: the
+//     result itself (NoETL's envelope convention: `{{ step.data }}` is the
+//     payload, e.g. `{{ run_python_from_file.data }}`).
+//
+// The kind of a step's result is its last task's (a workbook task: the
+// workbook entry's); a loop step is rule 2 whatever its tasks. A step
+// whose output block has `as` is also visible by that name.
+
+// RefView is the view key of a stored result's reference (rule 1).
+const RefView = "_ref"
+
+// SelectedKey holds, inside a result reference map, the fields
+// output.select kept inline ({as: value}); see the worker's result store.
+const SelectedKey = "selected"
+
+// ResultViews returns the template views of raw (step name → result, the
+// state's Results) following the rules above. resolved holds, for the
+// steps whose result is a reference, the loaded value (nil or a missing
+// key: not loaded). raw is never modified; unchanged results are shared.
+func ResultViews(pb *dsl.Playbook, raw, resolved map[string]any) map[string]any {
+	if len(raw) == 0 {
+		return raw
+	}
+	out := make(map[string]any, len(raw))
+	for name, v := range raw {
+		var step *dsl.Step
+		if pb != nil {
+			step = pb.Step(name)
+		}
+		full, isFull := resolved[name]
+		out[name] = ResultView(pb, step, v, full, isFull)
+	}
+	// output.as: an extra name the result is also visible by (never
+	// shadowing a step's own result).
+	for name := range raw {
+		if pb == nil {
+			break
+		}
+		if step := pb.Step(name); step != nil && step.Output != nil && step.Output.As != "" {
+			if _, taken := raw[step.Output.As]; !taken {
+				out[step.Output.As] = out[name]
+			}
+		}
+	}
+	return out
+}
+
+// ResultView is the view of one step's result v (see ResultViews); full is
+// the loaded value of a reference when loaded is true.
+func ResultView(pb *dsl.Playbook, step *dsl.Step, v, full any, loaded bool) any {
+	if results.IsRef(v) {
+		ref := v.(map[string]any)
+		base := full
+		if !loaded {
+			m := maps.Clone(ref)
+			if sel, ok := ref[SelectedKey].(map[string]any); ok {
+				for k, x := range sel {
+					if _, taken := m[k]; !taken {
+						m[k] = x
+					}
+				}
+			}
+			base = m
+		}
+		view := shapeView(pb, step, base)
+		if m, ok := view.(map[string]any); ok {
+			if _, own := m[RefView]; !own {
+				m = maps.Clone(m) // never write into a shared result
+				m[RefView] = ref
+			}
+			return m
+		}
+		return view
+	}
+	return shapeView(pb, step, v)
+}
+
+// shapeView applies rules 2-5 to a (loaded) result.
+func shapeView(pb *dsl.Playbook, step *dsl.Step, v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if step != nil && step.Loop != nil {
+		if res, ok := m["results"].([]any); ok {
+			if _, has := m["data"]; !has {
+				c := maps.Clone(m)
+				c["data"] = res
+				return c
+			}
+		}
+		return m
+	}
+	switch resultKind(pb, step) {
+	case "http":
+		if _, hasStatus := m["status_code"]; hasStatus {
+			if _, has := m["body"]; !has {
+				if d, has := m["data"]; has {
+					c := maps.Clone(m)
+					c["body"] = d
+					return c
+				}
+			}
+		}
+	case "duckdb":
+		if rows, ok := m["rows"].([]any); ok {
+			return rows
+		}
+	}
+	if _, has := m["data"]; !has {
+		c := maps.Clone(m)
+		c["data"] = m
+		return c
+	}
+	return m
+}
+
+// resultKind is the kind of the task whose result a step produces: its
+// last task's kind, a workbook task's entry kind ("" when unknown).
+func resultKind(pb *dsl.Playbook, step *dsl.Step) string {
+	if step == nil || len(step.Tasks) == 0 {
+		return ""
+	}
+	t := step.Tasks[len(step.Tasks)-1]
+	if t.Kind == "workbook" && pb != nil {
+		name := t.Workbook
+		if name == "" {
+			name, _ = t.Config["name"].(string)
+		}
+		if wt := pb.Workbook[name]; wt != nil {
+			return wt.Kind
+		}
+	}
+	return t.Kind
+}
+
+// RefTarget is the value a set target receives (DSL.md "DSL v2 names": a
+// target whose name ends in `_ref` receives a reference object, not
+// hydrated data): for such a key, a view carrying `_ref` yields the
+// reference; every other value is returned unchanged.
+func RefTarget(key string, v any) any {
+	if !strings.HasSuffix(key, RefView) {
+		return v
+	}
+	if m, ok := v.(map[string]any); ok {
+		if r, ok := m[RefView]; ok && results.IsRef(r) {
+			return r
+		}
+	}
+	return v
+}
+
+// resultViews is the transition's view of the finished steps' results
+// (control plane: references stay unloaded).
+func (t *transition) resultViews() map[string]any {
+	return ResultViews(t.e.PB, t.st.Results, nil)
+}
+
+// OutputData is the DSL v2 `output.data` of a task outcome or a step's
+// boundary (README "Running NoETL v2 playbooks": output.data is the tool's
+// data): for an http result {data, status_code, ...} the parsed body
+// (NoETL's pipelines read output.data.data and output.data.paging of the
+// JSON body), for every other kind the result itself. The v10 names
+// (outcome.result, {{ <step> }}) keep the whole http result.
+func OutputData(isHTTP bool, result any) any {
+	if !isHTTP {
+		return result
+	}
+	if m, ok := result.(map[string]any); ok {
+		if _, hasStatus := m["status_code"]; hasStatus {
+			if d, has := m["data"]; has {
+				return d
+			}
+		}
+	}
+	return result
+}

@@ -1,0 +1,235 @@
+// Package faults injects failures into the functions at named points, to
+// prove that work is never lost nor done twice (issue 7, the fault-injection
+// soak): a point can crash the process (as an instance dying mid-handler
+// would) or fail the handler with an error. It is off unless
+// NOETL_FAULTS is set, which only the local stack does (scripts/soak);
+// deployments never set it.
+//
+// NOETL_FAULTS is a comma-separated list of point=action:probability, e.g.
+//
+//	execute.after_tool=crash:0.02,route.before_commit=error:0.05
+//
+// with NOETL_FAULTS_SEED making the choices repeatable. Actions: crash (the
+// process exits with ExitCode at once, without answering), error (the
+// handler fails with a transient error). Counts of injected faults are
+// logged with event "fault_injected" and kept in Counts.
+package faults
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Points where the functions call Inject.
+const (
+	// ExecuteStart: a unit was delivered, nothing done yet.
+	ExecuteStart = "execute.start"
+	// ExecuteAfterTool: a side-effecting task's tool returned (its side
+	// effect happened) and its outcome was recorded (the side-effect
+	// barrier); the unit has not ended and the delivery is not acked.
+	ExecuteAfterTool = "execute.after_tool"
+	// ExecuteBeforeCommit: the unit ended, its transition is not committed.
+	ExecuteBeforeCommit = "execute.before_commit"
+	// ExecuteAfterCommit: the transition is committed, its outbox not
+	// flushed (next units not created, events not published).
+	ExecuteAfterCommit = "execute.after_commit"
+	// RouteBeforeCommit / RouteAfterCommit: around route's checkpoint.
+	RouteBeforeCommit = "route.before_commit"
+	RouteAfterCommit  = "route.after_commit"
+	// MaterializeBeforeWrite: a batch arrived, not projected.
+	MaterializeBeforeWrite = "materialize.before_write"
+)
+
+// ExitCode is the exit status of an injected crash (the stack's
+// supervisor restarts the functions host at once after it).
+const ExitCode = 86
+
+// Env and SeedEnv name the variables.
+const (
+	Env     = "NOETL_FAULTS"
+	SeedEnv = "NOETL_FAULTS_SEED"
+)
+
+type rule struct {
+	action string
+	p      float64
+}
+
+var (
+	mu     sync.Mutex
+	rules  map[string]rule
+	rng    *rand.Rand
+	counts = map[string]int{}
+	loaded bool
+	log    *slog.Logger // nil: slog.Default() at the time of logging
+	exit   = os.Exit
+)
+
+// Parse parses a NOETL_FAULTS value.
+func Parse(s string) (map[string]rule, error) {
+	out := map[string]rule{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		point, spec, ok := strings.Cut(part, "=")
+		action, ps, ok2 := strings.Cut(spec, ":")
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("%s: %q is not point=action:probability", Env, part)
+		}
+		p, err := strconv.ParseFloat(ps, 64)
+		if err != nil || p < 0 || p > 1 {
+			return nil, fmt.Errorf("%s: %q: probability must be between 0 and 1", Env, part)
+		}
+		if action != "crash" && action != "error" {
+			return nil, fmt.Errorf("%s: %q: action must be crash or error", Env, part)
+		}
+		out[point] = rule{action: action, p: p}
+	}
+	return out, nil
+}
+
+func load() {
+	if loaded {
+		return
+	}
+	loaded = true
+	v := os.Getenv(Env)
+	if v == "" {
+		return
+	}
+	r, err := Parse(v)
+	if err != nil {
+		logger().Error("fault injection disabled: bad configuration", "error", err.Error())
+		return
+	}
+	seed, _ := strconv.ParseUint(os.Getenv(SeedEnv), 10, 64)
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	// Each process start draws differently (a restarted host must not
+	// repeat the same crash at the same place forever).
+	seed ^= uint64(os.Getpid()) * 0x9e3779b97f4a7c15
+	rules, rng = r, rand.New(rand.NewPCG(seed, seed>>1|1))
+	logger().Warn("fault injection enabled", "faults", v)
+}
+
+// logger is the logger set by SetLogger, else the process's default (read
+// when logging, so that a default installed after this package's init —
+// the functions' JSON logger — is used). Callers hold mu or run in load.
+func logger() *slog.Logger {
+	if log != nil {
+		return log
+	}
+	return slog.Default()
+}
+
+// SetLogger sets the logger of injected faults (nil: slog.Default()).
+func SetLogger(l *slog.Logger) {
+	mu.Lock()
+	log = l
+	mu.Unlock()
+}
+
+// Enabled reports whether any fault is configured.
+func Enabled() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	load()
+	return len(rules) > 0
+}
+
+// Injected is the error of an injected error fault.
+type Injected struct{ Point string }
+
+// Error implements error.
+func (e Injected) Error() string { return "injected fault at " + e.Point }
+
+// Inject draws at point: it crashes the process, returns an Injected
+// error, or returns nil (the usual case, and always when disabled).
+func Inject(point, executionID string) error {
+	mu.Lock()
+	load()
+	r, ok := rules[point]
+	if !ok || rng.Float64() >= r.p {
+		mu.Unlock()
+		return nil
+	}
+	counts[point+"."+r.action]++
+	l := logger()
+	mu.Unlock()
+	l.Warn("fault injected", "event", "fault_injected", "point", point, "action", r.action, "execution_id", executionID)
+	if r.action == "crash" {
+		exit(ExitCode)
+	}
+	return Injected{Point: point}
+}
+
+// Counts returns the faults injected by this process, by "point.action".
+func Counts() map[string]int {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make(map[string]int, len(counts))
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out[k] = counts[k]
+	}
+	return out
+}
+
+// WorkloadKey is the workload entry through which a test targets faults at
+// one execution (honoured only when NOETL_FAULTS_WORKLOAD=1, which only the
+// local stack sets): a mapping point → "action:probability", applied to
+// the execution's units except replayed ones (so a DLQ replay can succeed).
+const WorkloadKey = "_noetl_faults"
+
+// WorkloadEnv enables WorkloadKey.
+const WorkloadEnv = "NOETL_FAULTS_WORKLOAD"
+
+// InjectFor is Inject plus the execution's own faults (WorkloadKey) when
+// enabled; a key "point@step" limits a fault to one step's units; replay
+// reports a replayed unit (exempt from workload faults).
+func InjectFor(point, executionID, step string, workload map[string]any, replay bool) error {
+	if !replay && os.Getenv(WorkloadEnv) == "1" {
+		if m, ok := workload[WorkloadKey].(map[string]any); ok {
+			spec, ok := m[point].(string)
+			if !ok {
+				spec, ok = m[point+"@"+step].(string)
+			}
+			if ok {
+				if r, err := Parse(point + "=" + spec); err == nil {
+					rr := r[point]
+					mu.Lock()
+					if rng == nil {
+						rng = rand.New(rand.NewPCG(rand.Uint64(), 1))
+					}
+					hit := rng.Float64() < rr.p
+					if hit {
+						counts[point+"."+rr.action]++
+					}
+					l := logger()
+					mu.Unlock()
+					if hit {
+						l.Warn("fault injected", "event", "fault_injected", "point", point, "action", rr.action, "execution_id", executionID, "scope", "workload")
+						if rr.action == "crash" {
+							exit(ExitCode)
+						}
+						return Injected{Point: point}
+					}
+				}
+			}
+		}
+	}
+	return Inject(point, executionID)
+}

@@ -1,0 +1,28 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/noetl/gcpengine/shared/telemetry"
+)
+
+// observeDLQ records a message or unit body that function fn acked and
+// filed in the DLQ because it can never be handled: noetl_dlq_total with
+// reason poison when it did not even decode to an execution (execID ""),
+// fatal otherwise, and a message_dlq line (task_dlq for execute's unit
+// bodies) (seed 000 §8.2, §8.6). msgErr is the redacted error.
+func observeDLQ(ctx context.Context, log *slog.Logger, fn, kind, messageID, execID, step, msgErr string) {
+	reason := telemetry.DLQFatal
+	if execID == "" {
+		reason = telemetry.DLQPoison
+	}
+	telemetry.M.DeadLettered(ctx, "", reason, fn)
+	ev := telemetry.EventMessageDLQ
+	if kind == "unit" {
+		ev = telemetry.EventTaskDLQ
+	}
+	log.ErrorContext(ctx, "message dead-lettered", telemetry.Event(ev), slog.String("function", fn),
+		slog.String(telemetry.LogMessageID, messageID), telemetry.ExecutionID(execID), telemetry.StepID(step),
+		slog.String(telemetry.LogReason, string(reason)), slog.String(telemetry.LogError, msgErr))
+}

@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"fmt"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/template"
+)
+
+// taskContext is the execution context a task reads besides its args
+// (tools.Request.Context; NoETL python's global `context`): the execution
+// id, step and task names, workload, ctx (with the unit's patches), the
+// iteration state and the step's input token.
+func (u *unit) taskContext(task *dsl.Task) map[string]any {
+	ctxv := make(map[string]any, len(u.st.Ctx)+len(u.cur.CtxPatch))
+	for k, v := range u.st.Ctx {
+		ctxv[k] = v
+	}
+	for k, v := range u.cur.CtxPatch {
+		ctxv[k] = v
+	}
+	iter := u.iterView()
+	if iter == nil {
+		iter = map[string]any{}
+	}
+	return map[string]any{
+		"execution_id": u.cmd.ExecutionID,
+		"step":         u.step.Name,
+		"task":         task.Name,
+		"workload":     u.st.Workload,
+		"ctx":          ctxv,
+		"iter":         iter,
+		"input":        u.cmd.Args,
+	}
+}
+
+// scriptConfig turns a task's script block (dsl.Script) back into the
+// `script` configuration the python and postgres kinds load their code
+// from ({uri, source: {type, code, endpoint, method, auth, timeout}}), with
+// the URI, endpoint and auth rendered in sc (the code is never rendered:
+// it is source text).
+func scriptConfig(s *dsl.Script, sc template.Scope) (map[string]any, error) {
+	render := func(what, v string) (string, error) {
+		if v == "" {
+			return "", nil
+		}
+		r, err := template.Render(v, sc)
+		if err != nil {
+			return "", fmt.Errorf("script.%s: %w", what, err)
+		}
+		if r == nil {
+			return "", nil
+		}
+		return fmt.Sprint(r), nil
+	}
+	uri, err := render("uri", s.URI)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := render("source.endpoint", s.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := render("source.auth", s.Auth)
+	if err != nil {
+		return nil, err
+	}
+	src := map[string]any{"type": s.Source}
+	if s.Code != "" {
+		src["code"] = s.Code
+	}
+	if endpoint != "" {
+		src["endpoint"] = endpoint
+	}
+	if s.Method != "" {
+		src["method"] = s.Method
+	}
+	if auth != "" {
+		src["auth"] = auth
+	}
+	if s.TimeoutS > 0 {
+		src["timeout"] = s.TimeoutS
+	}
+	out := map[string]any{"source": src}
+	if uri != "" {
+		out["uri"] = uri
+	}
+	return out, nil
+}
+
+// taskResultNames returns a new map with the results of the unit's
+// finished tasks by label, the names a later task of the pipeline reads
+// them by (NoETL's task sequence: `{{ save_profile.profile_score }}`; a
+// label shadows a step of the same name inside the pipeline). They are
+// also under `_task`.
+func taskResultNames(results map[string]any) map[string]any {
+	out := make(map[string]any, len(results)+2)
+	for k, v := range results {
+		out[k] = v
+	}
+	return out
+}
