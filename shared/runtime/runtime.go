@@ -332,6 +332,15 @@ func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execI
 		// What the engine did not sign is never replayable: it would be
 		// refused again (and its bytes are the sender's).
 		e.Unit, e.Attributes = "", nil
+	} else if masked := red.SecretsBytes(msg.Data); len(masked) != len(msg.Data) || string(masked) != string(msg.Data) {
+		// No secret value is kept (issue 10 item 6): a unit is replayed
+		// as a new signed task of the masked command; a message with a
+		// secret (the engine masks them at the source) loses its
+		// signature and would be refused on replay.
+		e.Unit = string(masked)
+		if kind == "message" {
+			e.Attributes = nil
+		}
 	}
 	if msg.MessageID == "" {
 		e.MessageID = fn + "-" + types.DeriveID(string(msg.Data))
