@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
@@ -58,9 +59,25 @@ func ExecRedactor(kc map[string]any, workload map[string]any) *redact.Redactor {
 }
 
 // WorkloadSecrets lists the string values found under secret-named
-// fields of a workload (at any depth; a secret-named field's whole value
-// counts: every string inside it).
+// fields of a workload (redact.IsSecretKey, at any depth; a secret-named
+// field's whole value counts: every string inside it). The bare names
+// "key" and "auth", secret only as a whole key for output, do not make a
+// workload value an execution secret: as workload fields they mostly name
+// ordinary things (an object key, a cache key) that must keep flowing
+// between steps.
 func WorkloadSecrets(workload map[string]any) []string {
+	return workloadSecrets(workload)
+}
+
+func isWorkloadSecretKey(k string) bool {
+	switch strings.ToLower(strings.TrimSpace(k)) {
+	case "key", "auth":
+		return false
+	}
+	return redact.IsSecretKey(k)
+}
+
+func workloadSecrets(workload map[string]any) []string {
 	var out []string
 	var walk func(v any, secret bool)
 	walk = func(v any, secret bool) {
@@ -71,7 +88,7 @@ func WorkloadSecrets(workload map[string]any) []string {
 			}
 		case map[string]any:
 			for k, e := range x {
-				walk(e, secret || redact.IsSecretKey(k))
+				walk(e, secret || isWorkloadSecretKey(k))
 			}
 		case []any:
 			for _, e := range x {
