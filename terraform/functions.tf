@@ -55,10 +55,12 @@ resource "google_cloudfunctions2_function" "fn" {
     all_traffic_on_latest_revision = true
     environment_variables          = local.env
 
+    # Secrets as environment variables (local.secret_env): the signing
+    # key on every function, the api's static token on api and emit.
     dynamic "secret_environment_variables" {
-      for_each = each.key == "api" && var.api_token_secret != "" ? [var.api_token_secret] : []
+      for_each = local.secret_env[each.key]
       content {
-        key        = "NOETL_API_TOKEN"
+        key        = secret_environment_variables.key
         project_id = var.project
         secret     = secret_environment_variables.value
         version    = "latest"
@@ -97,5 +99,8 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 
-  depends_on = [google_project_service.services, google_project_iam_member.fn, google_project_iam_member.build]
+  depends_on = [
+    google_project_service.services, google_project_iam_member.fn, google_project_iam_member.build,
+    google_secret_manager_secret_version.signing_key, google_secret_manager_secret_iam_member.signing_key,
+  ]
 }

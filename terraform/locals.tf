@@ -111,5 +111,14 @@ locals {
     NOETL_DLQ_RETENTION_DAYS         = tostring(var.dlq_retention_days)
     NOETL_TRACING_EXPORTER           = var.tracing_exporter
     NOETL_METRICS_EXPORTER           = "gcp"
+    NOETL_API_AUDIENCES              = join(",", [local.run_url["api"], local.run_url["emit"]])
   }, var.extra_env)
+
+  # Secret environment variables of each function: variable → Secret
+  # Manager secret id (latest version). Every function signs or verifies
+  # (NOETL_SIGNING_KEY); api and emit accept the optional static token.
+  secret_env = { for name in keys(local.functions) : name => merge(
+    { NOETL_SIGNING_KEY = google_secret_manager_secret.signing_key.secret_id },
+    contains(["api", "emit"], name) && var.api_token_secret != "" ? { NOETL_API_TOKEN = var.api_token_secret } : {},
+  ) }
 }

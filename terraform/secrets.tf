@@ -13,10 +13,42 @@ resource "google_secret_manager_secret" "credential" {
   depends_on = [google_project_service.services]
 }
 
-# The api's static bearer token (optional; NOETL_API_TOKEN).
+# The static bearer token api and emit accept (optional; NOETL_API_TOKEN).
 resource "google_secret_manager_secret_iam_member" "api_token" {
-  count     = var.api_token_secret == "" ? 0 : 1
+  for_each  = var.api_token_secret == "" ? toset([]) : toset(["api", "emit"])
   secret_id = var.api_token_secret
   role      = "roles/secretmanager.secretAccessor"
-  member    = google_service_account.fn["api"].member
+  member    = google_service_account.fn[each.value].member
+}
+
+# The deployment's signing key (NOETL_SIGNING_KEY, shared/sign): every
+# event batch, command and Cloud Task body the functions produce carries
+# its HMAC-SHA256, and route, materialize, dispatch and execute refuse
+# anything else; it also seals secret-named workload values in Firestore.
+# Terraform generates 32 random bytes (kept in its state: protect the
+# state) as the secret's first version. To rotate, add a version
+# "NEW,OLD" (the first key signs, every key verifies), redeploy, then
+# "NEW" once the queues and subscriptions hold nothing signed with OLD.
+resource "random_bytes" "signing_key" {
+  length = 32
+}
+
+resource "google_secret_manager_secret" "signing_key" {
+  secret_id = "noetl-signing-key"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.services]
+}
+
+resource "google_secret_manager_secret_version" "signing_key" {
+  secret      = google_secret_manager_secret.signing_key.id
+  secret_data = random_bytes.signing_key.hex
+}
+
+resource "google_secret_manager_secret_iam_member" "signing_key" {
+  for_each  = local.functions
+  secret_id = google_secret_manager_secret.signing_key.secret_id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.fn[each.key].member
 }

@@ -491,6 +491,7 @@ func TestEnvironment(t *testing.T) {
 		"NOETL_TASKS_SERVICE_ACCOUNT":      `google_service_account.tasks.email`,
 		"NOETL_EXECUTE_URL":                `local.run_url["execute"]`,
 		"NOETL_EXECUTE_AUDIENCE":           `local.run_url["execute"]`,
+		"NOETL_API_AUDIENCES":              `join(",", [local.run_url["api"], local.run_url["emit"]])`,
 		"NOETL_TASKS_MAX_ATTEMPTS":         `tostring(var.tasks_max_attempts)`,
 		"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": `tostring(var.push.max_delivery_attempts)`,
 		"NOETL_DISPATCH_DEADLINE_S":        `tostring(var.dispatch_deadline_s)`,
@@ -514,15 +515,37 @@ func TestEnvironment(t *testing.T) {
 	if m.text(m.locals["repo_root"].Expr.Range()) != `"/workspace/serverless_function_source_code"` {
 		t.Error("NOETL_REPO_ROOT must be where the Go buildpack puts the source")
 	}
-	// The api's secret environment variable is a knob too.
+	// Secret environment variables are secret knobs too: every function
+	// gets the signing key, api and emit the optional static token.
 	fn := m.resource("resource", "google_cloudfunctions2_function", "fn")
 	sev := child(child(fn.Body, "service_config").Body, "dynamic")
-	if sev == nil || sev.Labels[0] != "secret_environment_variables" {
-		t.Fatal("service_config lacks the dynamic secret_environment_variables block")
+	if sev == nil || sev.Labels[0] != "secret_environment_variables" || m.attr(sev.Body, "for_each") != "local.secret_env[each.key]" {
+		t.Fatal("service_config lacks the dynamic secret_environment_variables block over local.secret_env[each.key]")
 	}
-	key := m.static(child(sev.Body, "content").Body.Attributes["key"].Expr).AsString()
-	if k, ok := config.ByEnv(key); !ok || !k.Secret {
-		t.Errorf("secret environment variable %s is not a secret knob of shared/config", key)
+	if m.attr(child(sev.Body, "content").Body, "key") != "secret_environment_variables.key" {
+		t.Error("the secret environment variable's name must be local.secret_env's key")
+	}
+	se := m.text(m.locals["secret_env"].Expr.Range())
+	if !strings.Contains(se, "for name in keys(local.functions)") {
+		t.Error("local.secret_env must cover every function")
+	}
+	keys := regexp.MustCompile(`(NOETL_[A-Z0-9_]+)\s*=`).FindAllStringSubmatch(se, -1)
+	seen := map[string]bool{}
+	for _, k := range keys {
+		seen[k[1]] = true
+		if kb, ok := config.ByEnv(k[1]); !ok || !kb.Secret {
+			t.Errorf("secret environment variable %s is not a secret knob of shared/config", k[1])
+		}
+	}
+	if !seen["NOETL_SIGNING_KEY"] || !strings.Contains(se, "NOETL_SIGNING_KEY = google_secret_manager_secret.signing_key.secret_id") {
+		t.Error("every function must get NOETL_SIGNING_KEY from the signing key secret")
+	}
+	sk := m.resource("resource", "google_secret_manager_secret", "signing_key")
+	if m.attr(sk.Body, "secret_id") != `"`+deploy.SigningKeySecret+`"` {
+		t.Errorf("the signing key secret must be %s", deploy.SigningKeySecret)
+	}
+	if m.attr(m.resource("resource", "google_secret_manager_secret_iam_member", "signing_key").Body, "for_each") != "local.functions" {
+		t.Error("every function must be able to read the signing key")
 	}
 }
 

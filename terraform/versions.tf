@@ -12,6 +12,10 @@ terraform {
       source  = "hashicorp/archive"
       version = ">= 2.4" # excludes with doublestar globs
     }
+    random = {
+      source  = "hashicorp/random"
+      version = ">= 3.5" # random_bytes (the signing key)
+    }
   }
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/sign"
 )
 
 // v2 returns the path of a playbook of the DSL v2 set (relative to its
@@ -493,7 +494,8 @@ func TestConformanceV2SideEffectBarrier(t *testing.T) {
 	for _, s := range []string{"start", "pure"} {
 		cmd := map[string]any{"id": "redrive-" + s, "kind": "run_step", "execution_id": r.ExecutionID, "step": s, "step_run": 1,
 			"task_index": 0, "attempt": 1, "state_version": 1}
-		if code, body := post(t, base+"/execute", []byte(MustJSON(cmd))); code != http.StatusOK {
+		b := []byte(MustJSON(cmd)) // a redelivery: signed as the engine signs
+		if code, body := PostUnit(t, b, Signer(t).Sign(sign.Command, b)); code != http.StatusOK {
 			t.Fatalf("re-drive of %s: %d %s", s, code, body)
 		}
 	}

@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,8 +21,38 @@ import (
 	"testing"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/types"
 )
+
+func init() {
+	// The api and emit refuse anonymous calls: every request of the tests
+	// to the functions host carries the stack's token (NOETL_API_TOKEN in
+	// .stack/env), as the CLI's do.
+	http.DefaultClient.Transport = stackAuth{base: http.DefaultTransport}
+}
+
+// stackAuth adds "Authorization: Bearer $NOETL_API_TOKEN" to requests for
+// the api and emit of the functions host ($NOETL_FUNCTIONS_URL) that carry
+// none (execute takes the Cloud Tasks OIDC token instead: oidc.go).
+type stackAuth struct{ base http.RoundTripper }
+
+func (a stackAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	tok, base := os.Getenv("NOETL_API_TOKEN"), os.Getenv("NOETL_FUNCTIONS_URL")
+	u := r.URL.String()
+	if tok == "" || base == "" || r.Header.Get("Authorization") != "" || !(strings.HasPrefix(u, base+"/api") || strings.HasPrefix(u, base+"/emit")) {
+		return a.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return a.base.RoundTrip(r)
+}
+
+// Anonymous is an HTTP client that sends no token (for tests of the
+// api's refusals).
+var Anonymous = &http.Client{Transport: http.DefaultTransport}
 
 // RepoRoot returns the repository root (two levels above this file).
 func RepoRoot() string {
@@ -226,4 +257,55 @@ func waitDone(t testing.TB, id string) map[string]any {
 	}
 	t.Fatalf("execution %s did not finish", id)
 	return nil
+}
+
+// Signer returns the stack's signer (NOETL_SIGNING_KEY from .stack/env):
+// tests that play the engine's part (re-deliveries) sign with it.
+func Signer(t testing.TB) *sign.Signer {
+	t.Helper()
+	s, err := sign.Parse(os.Getenv("NOETL_SIGNING_KEY"))
+	if err != nil {
+		t.Fatalf("NOETL_SIGNING_KEY: %v (source .stack/env)", err)
+	}
+	return s
+}
+
+// PostUnit posts a command to execute as Cloud Tasks would — with the
+// stack's OIDC token — signed with sig ("" = unsigned), and returns the
+// status and body.
+func PostUnit(t testing.TB, body []byte, sig string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, os.Getenv("NOETL_FUNCTIONS_URL")+"/execute", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CloudTasks-TaskName", "e2e-"+randSuffix())
+	if sig != "" {
+		req.Header.Set(sign.Header, sig)
+	}
+	req.Header.Set("Authorization", ExecuteAuthorization(t))
+	resp, err := Anonymous.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// PublishBatch publishes an event batch on the stack's events topic with
+// signer (nil: unsigned), as a function would.
+func PublishBatch(t testing.TB, signer *sign.Signer, b types.Batch) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := bus.Open(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT"), "events", "commands", signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.PublishBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 func getJSON(t *testing.T, url string) map[string]any {
@@ -38,8 +40,9 @@ func post(t *testing.T, url string, body []byte) (int, string) {
 }
 
 // Duplicate and out-of-order deliveries change nothing: every event of a
-// finished execution is published again (in reverse order) through the emit
-// function, and a finished unit of work is delivered to execute again.
+// finished execution is delivered again, in reverse order and signed as
+// the engine signs (a redelivery), to route and materialize, and a
+// finished unit of work is delivered to execute again.
 func TestDuplicateDeliveriesChangeNothing(t *testing.T) {
 	RequireStack(t)
 	base := os.Getenv("NOETL_FUNCTIONS_URL")
@@ -48,16 +51,19 @@ func TestDuplicateDeliveriesChangeNothing(t *testing.T) {
 	evs := Events(t, r.ExecutionID)
 	before := getJSON(t, base+"/api/executions/"+r.ExecutionID)
 
-	rev := make([]map[string]any, 0, len(evs))
+	var rev []types.Event
 	for i := len(evs) - 1; i >= 0; i-- {
-		rev = append(rev, evs[i])
+		var ev types.Event
+		if err := jsonUnmarshal(MustJSON(evs[i]), &ev); err != nil {
+			t.Fatal(err)
+		}
+		rev = append(rev, ev)
 	}
-	if code, body := post(t, base+"/emit", []byte(MustJSON(rev))); code != http.StatusAccepted {
-		t.Fatalf("emit: %d %s", code, body)
-	}
-	cmd := map[string]any{"id": "dup", "kind": "run_step", "execution_id": r.ExecutionID, "step": "start", "step_run": 1,
-		"iteration": 0, "loop_total": 5, "item": 1, "task_index": 0, "attempt": 1, "state_version": 1}
-	if code, body := PostExecute(t, []byte(MustJSON(cmd))); code != http.StatusOK {
+	s := Signer(t)
+	PublishBatch(t, s, types.Batch{ID: "dup-" + r.ExecutionID, ExecutionID: r.ExecutionID, Source: "execute", Route: true, Events: rev})
+	cmd := []byte(MustJSON(map[string]any{"id": "dup", "kind": "run_step", "execution_id": r.ExecutionID, "step": "start", "step_run": 1,
+		"iteration": 0, "loop_total": 5, "item": 1, "task_index": 0, "attempt": 1, "state_version": 1}))
+	if code, body := PostUnit(t, cmd, s.Sign(sign.Command, cmd)); code != http.StatusOK {
 		t.Fatalf("execute duplicate: %d %s", code, body)
 	}
 	// Give route and materialize time to see the duplicates.

@@ -8,6 +8,8 @@ package stack
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -94,6 +96,15 @@ type Config struct {
 	// "dup=0.2,delay=500ms,seed=N"; see emulators/chaos).
 	Chaos    chaos.Options
 	LogLevel slog.Level // NOETL_LOG_LEVEL: debug, info (default), warn, error
+
+	// SigningKey is the HMAC key of the engine's messages (shared/sign):
+	// NOETL_SIGNING_KEY, else the key kept in <stack>/signing.key, else a
+	// new random one written there (EnsureSecrets).
+	SigningKey string
+	// APIToken is the bearer token of the api and emit: NOETL_API_TOKEN,
+	// else <stack>/api.token, else a new random one written there
+	// (EnsureSecrets). The CLI sends it (.stack/env).
+	APIToken string
 }
 
 // LoadConfig reads the configuration from getenv (os.Getenv in production).
@@ -155,6 +166,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		FunctionsBin:     str("NOETL_FUNCTIONS_BIN", ""),
 		Gcloud:           str("NOETL_GCLOUD", "gcloud"),
 		PGBinDir:         str("NOETL_PG_BIN", ""),
+		SigningKey:       str("NOETL_SIGNING_KEY", ""),
+		APIToken:         str("NOETL_API_TOKEN", ""),
 	}
 	switch strings.ToLower(str("NOETL_LOG_LEVEL", "info")) {
 	case "debug":
@@ -362,7 +375,44 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_TASKS_SERVICE_ACCOUNT", c.TasksServiceAccount()},
 		{"NOETL_OIDC_JWKS_FILE", c.JWKSFile()},
 		{"NOETL_OIDC_KEY_FILE", c.OIDCKeyFile()},
+		{"NOETL_SIGNING_KEY", c.SigningKey},
+		{"NOETL_API_TOKEN", c.APIToken},
 	}
+}
+
+// SigningKeyFile and APITokenFile keep the stack's generated secrets
+// (mode 0600) so that a restarted stack keeps verifying the messages and
+// tasks still in flight and the token the CLI holds stays valid.
+func (c Config) SigningKeyFile() string { return filepath.Join(c.StackDir, "signing.key") }
+
+// APITokenFile: see SigningKeyFile.
+func (c Config) APITokenFile() string { return filepath.Join(c.StackDir, "api.token") }
+
+// EnsureSecrets fills SigningKey and APIToken when the environment did not
+// set them: from their files under the stack directory, else with 32
+// random bytes (hex) written to those files (mode 0600).
+func (c *Config) EnsureSecrets() error {
+	for _, s := range []struct {
+		v    *string
+		path string
+	}{{&c.SigningKey, c.SigningKeyFile()}, {&c.APIToken, c.APITokenFile()}} {
+		if *s.v != "" {
+			continue
+		}
+		if b, err := os.ReadFile(s.path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+			*s.v = strings.TrimSpace(string(b))
+			continue
+		}
+		var r [32]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return err
+		}
+		*s.v = hex.EncodeToString(r[:])
+		if err := writeFileAtomic(s.path, []byte(*s.v+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", s.path, err)
+		}
+	}
+	return nil
 }
 
 // shellQuote quotes s for a POSIX shell.

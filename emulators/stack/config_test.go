@@ -117,3 +117,44 @@ func TestFindRepoRoot(t *testing.T) {
 		t.Error("found a root in an empty directory")
 	}
 }
+
+// The stack generates its signing key and api token once into the stack
+// directory (mode 0600), reuses them on restart, exports both, and lets
+// the environment override them.
+func TestEnsureSecrets(t *testing.T) {
+	root := t.TempDir()
+	c, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(c.StackDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnsureSecrets(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.SigningKey) != 64 || len(c.APIToken) != 64 || c.SigningKey == c.APIToken {
+		t.Fatalf("generated secrets: key %d chars, token %d chars", len(c.SigningKey), len(c.APIToken))
+	}
+	for _, f := range []string{c.SigningKeyFile(), c.APITokenFile()} {
+		fi, err := os.Stat(f)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v mode %v, want 0600", f, err, fi.Mode().Perm())
+		}
+	}
+	again, _ := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root}))
+	if err := again.EnsureSecrets(); err != nil || again.SigningKey != c.SigningKey || again.APIToken != c.APIToken {
+		t.Fatal("a restarted stack must keep its key and token")
+	}
+	env := map[string]string{}
+	for _, kv := range again.Env() {
+		env[kv.Key] = kv.Value
+	}
+	if env["NOETL_SIGNING_KEY"] != c.SigningKey || env["NOETL_API_TOKEN"] != c.APIToken {
+		t.Error(".stack/env must export NOETL_SIGNING_KEY and NOETL_API_TOKEN")
+	}
+	set, _ := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root, "NOETL_API_TOKEN": "from-the-environment-0123456789abcdef"}))
+	if err := set.EnsureSecrets(); err != nil || set.APIToken != "from-the-environment-0123456789abcdef" || set.SigningKey != c.SigningKey {
+		t.Errorf("environment must win: %q", set.APIToken)
+	}
+}

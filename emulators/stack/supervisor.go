@@ -114,7 +114,11 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		return err
 	}
 	s.started = true
-	if err := writeFileAtomic(s.cfg.EnvFile(), []byte(s.cfg.EnvFileContent()), 0o644); err != nil {
+	if err := s.cfg.EnsureSecrets(); err != nil {
+		return err
+	}
+	// The environment holds the signing key and the api token: owner only.
+	if err := writeFileAtomic(s.cfg.EnvFile(), []byte(s.cfg.EnvFileContent()), 0o600); err != nil {
 		return err
 	}
 	s.progress("starting the local stack for project %s (state in %s)", s.cfg.Project, s.cfg.StackDir)

@@ -37,8 +37,13 @@ func init() { functions.HTTP("api", API) }
 
 // API routes the HTTP API. Paths are matched after an optional "/api"
 // prefix so the same handler serves at "/" (Cloud Functions) and "/api/"
-// (the local server).
+// (the local server). Every request passes the guard first (auth.go:
+// caller identity, role, body limit).
 func API(w http.ResponseWriter, r *http.Request) {
+	r, ok := authorize(w, r)
+	if !ok {
+		return
+	}
 	if r.Method == http.MethodGet {
 		// Reads by operators (status, events, cost) are not part of what an
 		// execution costs to run: they are metered apart (and dropped).
@@ -144,6 +149,10 @@ func start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	if err := documentFits(src, req.Workload); err != nil {
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": err.Error()})
 		return
 	}
 	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID, Credentials: d.Credentials})
@@ -256,18 +265,10 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 // redactorOf returns the redactor for an execution's API views: its
-// keychain's secrets and secret-named keys are masked (seed 000 §8.9).
-// A keychain that no longer resolves still masks by key name.
+// keychain's values, its secret-named workload values and secret-named
+// keys are masked (seed 000 §8.9; runtime.Deps.RedactorOf).
 func redactorOf(ctx context.Context, d *runtime.Deps, rec *store.Execution) *redact.Redactor {
-	pb, err := dsl.Load([]byte(rec.Source), "execution")
-	if err != nil || len(pb.Keychain) == 0 || d.Credentials == nil {
-		return redact.New(nil)
-	}
-	kc, err := launch.Keychain(ctx, d.Credentials, pb, rec.State.Workload, rec.State.ExecutionID)
-	if err != nil {
-		return redact.New(nil)
-	}
-	return launch.Redactor(kc)
+	return d.RedactorOf(ctx, rec.State.ExecutionID)
 }
 
 // CostView is GET /executions/{id}/cost: the cloud operations the

@@ -13,18 +13,16 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/noetl/gcpengine/shared/errs"
-	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/runtime"
-	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/telemetry"
-	"github.com/noetl/gcpengine/shared/types"
 )
 
 func init() { functions.CloudEvent("dispatch", Dispatch) }
 
-// Dispatch creates the Cloud Task of one command.
+// Dispatch creates the Cloud Task of one command (signed by the engine:
+// an unsigned or forged message is acked and dead-lettered).
 func Dispatch(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("dispatch").Begin()
 	d, err := runtime.Get(ctx)
@@ -35,14 +33,12 @@ func Dispatch(ctx context.Context, e event.Event) error {
 	if err != nil {
 		return d.AckPermanent(ctx, "dispatch", msg, "", "", err)
 	}
-	var cmd types.Command
-	if err := jsonx.Unmarshal(msg.Data, &cmd); err != nil || cmd.ExecutionID == "" || cmd.Step == "" {
-		if err == nil {
-			err = errs.New(errs.InvalidArgument, "command without execution_id or step")
-		}
-		return d.AckPermanent(ctx, "dispatch", msg, "", "", runtime.Permanent(err))
+	// A command the engine did not sign would become a signed Cloud Task
+	// here: it is refused (acked and dead-lettered) like any forgery.
+	cmd, err := runtime.DecodeCommand(msg.Data, msg.Attributes[sign.Attribute], d.Signer)
+	if err != nil {
+		return d.AckPermanent(ctx, "dispatch", msg, "", "", err)
 	}
-	store.NormCommand(&cmd)
 	m := meter.For(ctx, cmd.ExecutionID)
 	defer func() {
 		m.Add(meter.Invocations("dispatch"), 1)

@@ -3,8 +3,8 @@
 // (shared/worker) and answers 200 when the unit is done, handed off or not
 // wanted any more, 503 to have Cloud Tasks redeliver it later (a lease held
 // by another delivery, state behind), and 500 on infrastructure errors
-// (also redelivered). A body that can never run is acked (200) and
-// dead-lettered.
+// (also redelivered). A body that the engine did not sign (shared/sign),
+// or that can never run, is acked (200) and dead-lettered.
 package execute
 
 import (
@@ -16,10 +16,10 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
 	"github.com/noetl/gcpengine/shared/errs"
-	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/runtime"
-	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/worker"
 )
@@ -27,8 +27,23 @@ import (
 func init() { functions.HTTP("execute", Execute) }
 
 // MaxBody is the largest command body accepted, in bytes; a larger one is
-// dead-lettered (the engine keeps bodies under Cloud Tasks' 100 KB).
+// dead-lettered (the engine keeps bodies under Cloud Tasks' 100 KB task
+// limit, shared/tasks MaxTaskBytes).
 const MaxBody = 1 << 20
+
+// DecodeUnit verifies and decodes the body of one Cloud Tasks delivery:
+// at most MaxBody bytes, signed by the engine (sig is the sign.Header
+// header, purpose sign.Command), a types.Command naming an execution and a
+// step. Every error is permanent (the unit is dead-lettered, never
+// retried); an unsigned or forged body wraps sign.ErrUnsigned or
+// sign.ErrForged. A reference body (BodyRef) is returned as is
+// (tasks.LoadBody loads the full command).
+func DecodeUnit(body []byte, sig string, s *sign.Signer) (types.Command, error) {
+	if len(body) > MaxBody {
+		return types.Command{}, runtime.Permanent(errs.New(errs.InvalidArgument, "command body larger than %d bytes", MaxBody))
+	}
+	return runtime.DecodeCommand(body, sig, s)
+}
 
 // Execute handles one Cloud Tasks delivery.
 func Execute(w http.ResponseWriter, r *http.Request) {
@@ -47,20 +62,25 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	var cmd types.Command
-	if len(body) > MaxBody {
-		err = errs.New(errs.InvalidArgument, "command body larger than %d bytes", MaxBody)
-	} else if err = jsonx.Unmarshal(body, &cmd); err == nil && (cmd.ExecutionID == "" || (cmd.Step == "" && cmd.Kind != types.CmdExecutionTimeout)) {
-		err = errs.New(errs.InvalidArgument, "command without execution_id or step")
+	delivery := runtime.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}
+	cmd, err := DecodeUnit(body, r.Header.Get(sign.Header), d.Signer)
+	if err == nil && cmd.BodyRef != nil {
+		// A unit too large for a Cloud Task: its body is in the results
+		// tier, bound to this signed reference by its digest.
+		cmd, err = tasks.LoadBody(ctx, d.Results, cmd)
+		if err != nil && !errs.Permanent(err) {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 	}
 	if err != nil {
-		// A body that never decodes is acked (200) and dead-lettered.
-		_ = d.AckPermanent(ctx, "execute", runtime.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}, "", "", runtime.Permanent(err))
+		// A body that is not the engine's, or never decodes, is acked (200)
+		// and dead-lettered: nothing of it runs.
+		_ = d.AckPermanentUnit(ctx, delivery, cmd.ExecutionID, cmd.Step, runtime.Permanent(err))
 		acked(ctx, r)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	store.NormCommand(&cmd)
 	m := meter.For(ctx, cmd.ExecutionID)
 	m.Add(meter.TasksDispatch, 1)
 	defer func() {
@@ -79,7 +99,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	case errs.Is(err, errs.FailedPrecondition):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	case errs.Permanent(err):
-		_ = d.AckPermanent(ctx, "execute", runtime.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}, cmd.ExecutionID, cmd.Step, err)
+		_ = d.AckPermanentUnit(ctx, delivery, cmd.ExecutionID, cmd.Step, err)
 		acked(ctx, r)
 		w.WriteHeader(http.StatusOK)
 	default:

@@ -22,7 +22,9 @@ import (
 
 func init() { functions.CloudEvent("materialize", Materialize) }
 
-// Materialize projects one batch.
+// Materialize projects one batch. A message the engine did not sign
+// (shared/sign) or that does not decode is acked and dead-lettered, never
+// projected.
 func Materialize(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("materialize").Begin()
 	d, err := runtime.Get(ctx)
@@ -33,7 +35,7 @@ func Materialize(ctx context.Context, e event.Event) error {
 	if err != nil {
 		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
 	}
-	b, err := runtime.DecodeBatch(msg)
+	b, err := runtime.DecodeBatch(msg, d.Signer)
 	if err != nil {
 		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
 	}

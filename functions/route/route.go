@@ -20,8 +20,9 @@ import (
 func init() { functions.CloudEvent("route", Route) }
 
 // Route handles one Pub/Sub push CloudEvent carrying a types.Batch. It
-// returns an error (→ redelivery) only for transient failures; an
-// undecodable message is acked and dead-lettered.
+// returns an error (→ redelivery) only for transient failures; a message
+// the engine did not sign (shared/sign), or one that does not decode, is
+// acked and dead-lettered before anything is applied.
 func Route(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("route").Begin()
 	d, err := runtime.Get(ctx)
@@ -32,7 +33,7 @@ func Route(ctx context.Context, e event.Event) error {
 	if err != nil {
 		return d.AckPermanent(ctx, "route", msg, "", "", err)
 	}
-	b, err := runtime.DecodeBatch(msg)
+	b, err := runtime.DecodeBatch(msg, d.Signer)
 	if err != nil {
 		return d.AckPermanent(ctx, "route", msg, "", "", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -56,15 +57,18 @@ type Encoded struct {
 // EncodeBatch drains the meter's pending operations of the batch's
 // execution into it and encodes it as one or more messages (split by
 // events when over MaxMessageBytes; split ids are derived from the batch
-// id, so re-publishing gives the same ids).
-func EncodeBatch(m *meter.Meter, b types.Batch, traceAttrs map[string]string) ([]Encoded, error) {
+// id, so re-publishing gives the same ids). Each message carries the
+// signature of its data (purpose sign.Batch) in the attribute
+// sign.Attribute; a nil signer adds none (consumers then refuse the
+// message).
+func EncodeBatch(m *meter.Meter, s *sign.Signer, b types.Batch, traceAttrs map[string]string) ([]Encoded, error) {
 	b.Ops = meter.Merge(b.Ops, m.Drain(b.ExecutionID))
 	data, err := json.Marshal(b)
 	if err != nil {
 		return nil, fmt.Errorf("bus: encode batch %s: %w", b.ID, err)
 	}
 	if len(data) <= MaxMessageBytes || len(b.Events) <= 1 {
-		return []Encoded{encoded(b, data, traceAttrs)}, nil
+		return []Encoded{encoded(s, b, data, traceAttrs)}, nil
 	}
 	// Split in halves until every part fits.
 	half := len(b.Events) / 2
@@ -78,37 +82,47 @@ func EncodeBatch(m *meter.Meter, b types.Batch, traceAttrs map[string]string) ([
 	if _, ok := first.Boundary(); !ok {
 		first.Route = false
 	}
-	a, err := EncodeBatch(m, first, traceAttrs)
+	a, err := EncodeBatch(m, s, first, traceAttrs)
 	if err != nil {
 		return nil, err
 	}
-	c, err := EncodeBatch(m, second, traceAttrs)
+	c, err := EncodeBatch(m, s, second, traceAttrs)
 	if err != nil {
 		return nil, err
 	}
 	return append(a, c...), nil
 }
 
-func encoded(b types.Batch, data []byte, traceAttrs map[string]string) Encoded {
-	attrs := map[string]string{AttrExecutionID: b.ExecutionID, AttrBatchID: b.ID}
+func encoded(s *sign.Signer, b types.Batch, data []byte, traceAttrs map[string]string) Encoded {
+	attrs := map[string]string{}
+	for k, v := range traceAttrs {
+		attrs[k] = v
+	}
+	attrs[AttrExecutionID], attrs[AttrBatchID] = b.ExecutionID, b.ID
 	if b.Route {
 		attrs[AttrRoute] = "1"
 	}
-	for k, v := range traceAttrs {
-		attrs[k] = v
+	if sig := s.Sign(sign.Batch, data); sig != "" {
+		attrs[sign.Attribute] = sig
 	}
 	return Encoded{Data: data, Attributes: attrs, ExecutionID: b.ExecutionID}
 }
 
-// EncodeCommand encodes one command message.
-func EncodeCommand(c types.Command, traceAttrs map[string]string) (Encoded, error) {
+// EncodeCommand encodes one command message, signed like a Cloud Task
+// body (purpose sign.Command, attribute sign.Attribute; a nil signer adds
+// no signature).
+func EncodeCommand(s *sign.Signer, c types.Command, traceAttrs map[string]string) (Encoded, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return Encoded{}, fmt.Errorf("bus: encode command: %w", err)
 	}
-	attrs := map[string]string{AttrExecutionID: c.ExecutionID, AttrStep: c.Step}
+	attrs := map[string]string{}
 	for k, v := range traceAttrs {
 		attrs[k] = v
+	}
+	attrs[AttrExecutionID], attrs[AttrStep] = c.ExecutionID, c.Step
+	if sig := s.Sign(sign.Command, b); sig != "" {
+		attrs[sign.Attribute] = sig
 	}
 	return Encoded{Data: b, Attributes: attrs, ExecutionID: c.ExecutionID}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -67,7 +68,7 @@ func TestEncodeBatch(t *testing.T) {
 				m.Add("other", meter.FirestoreRead, 1)
 				b := batchOf(c.n, c.size, c.route)
 				b.Ops = map[string]float64{meter.FirestoreWrite: 1, meter.TasksCreate: 2}
-				msgs, err := bus.EncodeBatch(m, b, map[string]string{"traceparent": "00-abc-def-01"})
+				msgs, err := bus.EncodeBatch(m, testSigner, b, map[string]string{"traceparent": "00-abc-def-01"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -76,6 +77,12 @@ func TestEncodeBatch(t *testing.T) {
 			msgs, m := encode()
 			if len(msgs) != c.wantParts {
 				t.Fatalf("%d messages, want %d", len(msgs), c.wantParts)
+			}
+			for i, e := range msgs {
+				// Every part carries the signature of its own bytes.
+				if err := testSigner.Verify(sign.Batch, e.Data, e.Attributes[sign.Attribute]); err != nil {
+					t.Fatalf("message %d: %v", i, err)
+				}
 			}
 			var events []types.Event
 			ops := map[string]float64{}
@@ -136,11 +143,16 @@ func TestEncodeBatch(t *testing.T) {
 	}
 }
 
+var testSigner, _ = sign.Parse("bus-test-signing-key-0123456789abcdef0123")
+
 func TestEncodeCommand(t *testing.T) {
 	c := types.Command{Kind: types.CmdRunStep, ExecutionID: "ex1", Step: "s", StepRun: 2, Attempt: 1}
-	e, err := bus.EncodeCommand(c, map[string]string{"traceparent": "tp"})
+	e, err := bus.EncodeCommand(testSigner, c, map[string]string{"traceparent": "tp"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := testSigner.Verify(sign.Command, e.Data, e.Attributes[sign.Attribute]); err != nil {
+		t.Fatalf("command not signed: %v", err)
 	}
 	var got types.Command
 	if err := json.Unmarshal(e.Data, &got); err != nil || got.Step != "s" || got.StepRun != 2 {

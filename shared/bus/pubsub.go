@@ -8,6 +8,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -18,10 +19,13 @@ type PubSub struct {
 	client   *pubsub.Client
 	events   *pubsub.Publisher
 	commands *pubsub.Publisher
+	signer   *sign.Signer
 }
 
-// Open connects to Pub/Sub and returns the publisher of the two topics.
-func Open(ctx context.Context, project, eventsTopic, commandsTopic string) (*PubSub, error) {
+// Open connects to Pub/Sub and returns the publisher of the two topics;
+// every message it publishes is signed with signer (shared/sign; nil
+// publishes unsigned messages, which the engine's consumers refuse).
+func Open(ctx context.Context, project, eventsTopic, commandsTopic string, signer *sign.Signer) (*PubSub, error) {
 	c, err := pubsub.NewClient(ctx, project)
 	if err != nil {
 		return nil, fmt.Errorf("bus: pubsub client: %w", err)
@@ -35,7 +39,7 @@ func Open(ctx context.Context, project, eventsTopic, commandsTopic string) (*Pub
 		p.PublishSettings.CountThreshold = 100
 		return p
 	}
-	return &PubSub{client: c, events: mk(eventsTopic), commands: mk(commandsTopic)}, nil
+	return &PubSub{client: c, events: mk(eventsTopic), commands: mk(commandsTopic), signer: signer}, nil
 }
 
 // Close flushes and stops the publishers.
@@ -53,7 +57,7 @@ func traceAttrs(ctx context.Context) map[string]string {
 
 // PublishBatch implements Publisher.
 func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
-	msgs, err := EncodeBatch(meter.From(ctx), b, traceAttrs(ctx))
+	msgs, err := EncodeBatch(meter.From(ctx), p.signer, b, traceAttrs(ctx))
 	if err != nil {
 		return err
 	}
@@ -68,7 +72,7 @@ func (p *PubSub) PublishCommands(ctx context.Context, cmds ...types.Command) err
 		if c.TraceParent == "" {
 			c.TraceParent = telemetry.TraceParent(ctx)
 		}
-		e, err := EncodeCommand(c, ta)
+		e, err := EncodeCommand(p.signer, c, ta)
 		if err != nil {
 			return err
 		}

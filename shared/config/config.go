@@ -86,6 +86,9 @@ type Config struct {
 	Sandbox SandboxConfig
 	// API is the api function's access control.
 	API APIConfig
+	// SigningKey holds the HMAC keys of the engine's messages
+	// (shared/sign; "" = unset: the functions refuse to start).
+	SigningKey string // NOETL_SIGNING_KEY
 
 	Orchestrator OrchestratorConfig
 	Retries      RetriesConfig
@@ -116,6 +119,9 @@ type APIConfig struct {
 	RolesFile string // NOETL_API_ROLES_FILE
 	// Token is a static bearer token accepted by the api ("" = none).
 	Token string // NOETL_API_TOKEN
+	// Audiences are the audiences of the Google identity tokens accepted
+	// (the api's and emit's URLs; empty = identity tokens are refused).
+	Audiences []string // NOETL_API_AUDIENCES
 }
 
 // OrchestratorConfig is seed 000 §8.12 "orchestrator".

@@ -171,13 +171,16 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 					}
 				}
 			}
+			var kc map[string]any
 			if len(e.PB.Keychain) > 0 && c.Credentials != nil {
-				kc, err := launch.Keychain(ctx, c.Credentials, e.PB, st.Workload, st.ExecutionID)
-				if err != nil {
+				if kc, err = launch.Keychain(ctx, c.Credentials, e.PB, st.Workload, st.ExecutionID); err != nil {
 					return nil, fmt.Errorf("control: keychain: %w", err)
 				}
-				st.Keychain, red = kc, launch.Redactor(kc)
+				st.Keychain = kc
 			}
+			// The execution's secrets: keychain values and secret-named
+			// workload values (mask.go).
+			red = launch.ExecRedactor(kc, st.Workload)
 			var out engine.Output
 			var changed bool
 			switch p.Event.EventType {
@@ -211,7 +214,12 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 					}
 				}
 			}
+			MaskTransition(red, st, &out)
 			if err := c.prepareLoops(ctx, p.ExecutionID, &out); err != nil {
+				return nil, err
+			}
+			// The document must fit Firestore's 1 MiB (limits.go).
+			if err := c.FitState(ctx, e, st, rec.Source, &out); err != nil {
 				return nil, err
 			}
 			return &out, nil

@@ -144,6 +144,10 @@ const ResultsBucket = "results"
 // credential: secret "noetl-cred-<name>" holds credential <name>.
 const SecretPrefix = "noetl-cred-"
 
+// SigningKeySecret is the Secret Manager secret holding the deployment's
+// signing key (NOETL_SIGNING_KEY, shared/sign): every function reads it.
+const SigningKeySecret = "noetl-signing-key"
+
 // TTLField is the timestamp field Firestore TTL policies expire documents
 // on. Firestore TTL deletes a document, never its subcollections, so every
 // collection of an execution carries its own expire_at.

@@ -114,7 +114,9 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 		t.out.Commands = append(t.out.Commands, tc)
 	}
 	if err := t.schedule(e.PB.EntryStep(), nil, nil, "", 0); err != nil {
-		return Output{}, err
+		// As in Apply: a failure to start is the execution's, never an
+		// error for the caller to retry.
+		t.stop(StopReason{Status: ExecFailed, Kind: types.ErrKindTemplate, Message: fmt.Sprintf("start: %v", err)})
 	}
 	t.maybeFinish()
 	t.stamp(0)
@@ -169,7 +171,10 @@ func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, ch
 		sd.Status = types.StatusOK
 	}
 	if err := t.finishStep(step, ss, ok, result, ev); err != nil {
-		return Output{}, false, err
+		// Nothing the playbook does may turn into a Go error here: the
+		// caller would retry the same transition forever (issue 10 item
+		// 1). An error that still gets this far fails the execution.
+		t.stop(StopReason{Status: ExecFailed, Kind: types.ErrKindTemplate, Message: fmt.Sprintf("step %s: %v", step.Name, err)})
 	}
 	t.maybeFinish()
 	t.stamp(ev.Clock)
@@ -280,14 +285,29 @@ func (t *transition) startQueued(name string) error {
 	return t.schedule(name, tok.Args, tok.Vars, tok.From, tok.FromRun)
 }
 
-// stepError records an engine-side failure of a step (a template error in
-// set_ctx or an arc) as an unhandled failure.
+// stepError fails a step run whose transition cannot be computed: a
+// template error (a render error, template.ErrLimit, a bad value) in the
+// step's set, in an arc's when (under on_when_error: fail_step), args or
+// set, or in the on_step_fail routing. The error is the step's (kind
+// template), recorded in the execution's failures and in two events —
+// next.evaluated with the error and a step.failed carrying it — and never
+// returned: a returned error would make the caller retry the same
+// transition forever (issue 10 item 1). The execution's on_step_fail halt
+// stops the other branches; the step's queued tokens then run as after
+// any failure.
 func (t *transition) stepError(step *dsl.Step, ss *StepState, err error) error {
+	msg := err.Error()
 	ss.Status = types.StatusFailed
-	ss.Error = map[string]any{"kind": "template", "message": err.Error()}
-	t.st.Failures = append(t.st.Failures, err.Error())
-	t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{"error": err.Error(), "matched": []any{}, "fired": []any{}})
-	return nil
+	ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
+	t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{"error": msg, "matched": []any{}, "fired": []any{}})
+	sf := t.event(types.EvStepFailed, step.Name, ss.Run, map[string]any{"error": ss.Error}, "engine")
+	sf.Status = types.StatusFailed
+	if t.e.PolicyOf().OnStepFail == OnStepFailHalt && t.st.Active > 0 && !t.st.Compensating {
+		t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: fmt.Sprintf("step %s failed: %s", step.Name, msg)})
+		return nil
+	}
+	t.st.Failures = append(t.st.Failures, msg)
+	return t.startQueued(step.Name)
 }
 
 func describeError(e any) string {
@@ -459,7 +479,15 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: t.resultViews(), Keychain: st.Keychain}) // views: views.go
 		allowed, rule, err := EvalAdmit(step.Admit, sc)
 		if err != nil {
-			st.Failures = append(st.Failures, fmt.Sprintf("step %s admit: %v", name, err))
+			// The run fails before it starts (a template error in an
+			// admission rule): recorded on the step and as step.failed.
+			msg := fmt.Sprintf("step %s admit: %v", name, err)
+			ss.Run, ss.Status, ss.Args = run, types.StatusFailed, args
+			ss.StartedAt, ss.FinishedAt = ts(t.now), ts(t.now)
+			ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
+			sf := t.event(types.EvStepFailed, name, run, map[string]any{"error": ss.Error}, "admit", idPart)
+			sf.Status = types.StatusFailed
+			st.Failures = append(st.Failures, msg)
 			return nil
 		}
 		t.event(types.EvAdmitEvaluated, name, run, map[string]any{"allowed": allowed, "rule": rule}, idPart)

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
@@ -31,4 +32,70 @@ func Keychain(ctx context.Context, s credentials.Store, pb *dsl.Playbook, worklo
 // keys, URL query secrets and Basic/Bearer values.
 func Redactor(kc map[string]any) *redact.Redactor {
 	return redact.New(kc)
+}
+
+// ExecRedactor returns the redactor of an execution (issue 10 item 6):
+// every value of its resolved keychain (kc, as Redactor) and every string
+// value under a secret-named field of its workload (redact.IsSecretKey:
+// workload.api_token, workload.db.password, at any depth) is a secret, on
+// top of the key and pattern rules. The engine masks its output with it
+// (Value) and its own data — state, commands, plans, stored results —
+// with its literal secrets only (Secrets).
+func ExecRedactor(kc map[string]any, workload map[string]any) *redact.Redactor {
+	ws := WorkloadSecrets(workload)
+	if len(ws) == 0 {
+		return redact.New(kc)
+	}
+	all := make(map[string]any, len(kc)+1)
+	for k, v := range kc {
+		all[k] = v
+	}
+	vals := make([]any, len(ws))
+	for i, s := range ws {
+		vals[i] = s
+	}
+	all["__workload_secrets"] = map[string]any{"values": vals}
+	return redact.New(all)
+}
+
+// WorkloadSecrets lists the string values found under secret-named
+// fields of a workload (redact.IsSecretKey, at any depth; a secret-named
+// field's whole value counts: every string inside it). The bare names
+// "key" and "auth", secret only as a whole key for output, do not make a
+// workload value an execution secret: as workload fields they mostly name
+// ordinary things (an object key, a cache key) that must keep flowing
+// between steps.
+func WorkloadSecrets(workload map[string]any) []string {
+	return workloadSecrets(workload)
+}
+
+func isWorkloadSecretKey(k string) bool {
+	switch strings.ToLower(strings.TrimSpace(k)) {
+	case "key", "auth":
+		return false
+	}
+	return redact.IsSecretKey(k)
+}
+
+func workloadSecrets(workload map[string]any) []string {
+	var out []string
+	var walk func(v any, secret bool)
+	walk = func(v any, secret bool) {
+		switch x := v.(type) {
+		case string:
+			if secret {
+				out = append(out, x)
+			}
+		case map[string]any:
+			for k, e := range x {
+				walk(e, secret || isWorkloadSecretKey(k))
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, secret)
+			}
+		}
+	}
+	walk(workload, false)
+	return out
 }

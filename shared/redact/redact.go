@@ -23,8 +23,10 @@
 //     after `Bearer `; JSON Web Tokens (eyJ....eyJ....sig).
 //
 // Keys applies the key and pattern rules only, for values shown without a
-// keychain at hand. Masking is for output only: the engine's state and the
-// values tasks receive are never redacted.
+// keychain at hand. Secrets applies the literal secrets only: the engine
+// masks its own data with it (execution state, commands, stored results),
+// so values under secret-looking names keep flowing; the values tasks
+// receive (their scope: keychain, workload) are never masked.
 //
 // Where the engine must apply it (issue 10 item 6): every log line's
 // message and attributes (NewHandler around the service's slog handler,
@@ -329,16 +331,26 @@ func (r *Redactor) Value(v any) any {
 	return r.Value(g)
 }
 
-// ref redacts a result reference: its "key" is an object name, not a
-// secret.
+// refFields are the fields of a result reference ({"$ref": {...}}, seed
+// 004) that the engine derives itself (object key, logical URI, bucket,
+// format, sizes): never secrets, and masking them would break the
+// reference (a credential value "noetl" inside "noetl://..." or the bucket
+// name would make the stored result unreadable).
+var refFields = map[string]bool{"key": true, "uri": true, "bucket": true, "format": true, "bytes": true, "rows": true}
+
+// ref redacts a result reference: its engine-derived fields (refFields)
+// are kept as they are, anything else is masked like any value.
 func (r *Redactor) ref(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, e := range m {
-		if k != "key" && IsSecretKey(k) && e != nil {
+		switch {
+		case refFields[k]:
+			out[k] = e
+		case IsSecretKey(k) && e != nil:
 			out[r.String(k)] = Mask
-			continue
+		default:
+			out[r.String(k)] = r.Value(e)
 		}
-		out[r.String(k)] = r.Value(e)
 	}
 	return out
 }

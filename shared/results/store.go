@@ -142,6 +142,17 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 	return map[string]any{RefKey: ref, ExtractedKey: extracted}, nil
 }
 
+// OffloadForced stores v in the result tier whatever its size (Offload
+// with an inline budget of one byte) and returns its reference; a value
+// whose JSON is at most one byte is kept inline (nil, nil). The control
+// plane uses it to keep an execution document under Firestore's 1 MiB
+// limit (shared/control StateMaxBytes). Errors as Offload.
+func (s *Store) OffloadForced(ctx context.Context, c types.ResultCoords, v any) (any, error) {
+	cp := *s
+	cp.InlineMax = 1
+	return cp.Offload(ctx, c, v)
+}
+
 // IsRef reports whether v is a result reference: a map[string]any with a
 // "$ref" key (the shape Offload returns).
 func IsRef(v any) bool {

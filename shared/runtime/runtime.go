@@ -14,22 +14,27 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"cloud.google.com/go/storage"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/router"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/telemetry"
@@ -54,8 +59,43 @@ type Deps struct {
 	// Credentials is the credential store (keychain resolution).
 	Credentials credentials.Store
 	// Catalog resolves playbook paths (catalog first, then files).
-	Catalog    *catalog.Catalog
+	Catalog *catalog.Catalog
+	// Signer signs what the functions publish and create, and verifies
+	// what they receive (NOETL_SIGNING_KEY, shared/sign).
+	Signer     *sign.Signer
 	closeTools func()
+}
+
+var (
+	authMu sync.Mutex
+	authn  *auth.Authenticator
+)
+
+// Authenticator returns the authenticator of the api and emit functions
+// (shared/auth), built once from the configuration alone
+// (NOETL_API_TOKEN, NOETL_API_AUDIENCES, NOETL_API_ROLES_FILE: no backend
+// is needed to refuse a caller). A bad configuration or roles file is an
+// error (tried again on the next call), never an open api.
+func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
+	authMu.Lock()
+	defer authMu.Unlock()
+	if authn != nil {
+		return authn, nil
+	}
+	cfg, err := config.LoadE()
+	if err != nil {
+		return nil, fmt.Errorf("runtime: configuration: %w", err)
+	}
+	roles, err := auth.LoadRoles(cfg.API.RolesFile)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.New(ctx, auth.Config{Token: cfg.API.Token, Audiences: cfg.API.Audiences, Roles: roles})
+	if err != nil {
+		return nil, err
+	}
+	authn = a
+	return a, nil
 }
 
 var (
@@ -95,11 +135,17 @@ func open(ctx context.Context) (*Deps, error) {
 	// masked (seed 000 §8.9).
 	log := slog.New(redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil))
 	slog.SetDefault(log)
+	// Only the engine drives the engine (issue 10 item 3): without a
+	// signing key nothing could be verified, so no function starts.
+	signer, err := sign.Parse(cfg.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: NOETL_SIGNING_KEY: %w (every function needs the deployment's signing key: Secret Manager in GCP, .stack/env locally)", err)
+	}
 	st, err := store.OpenFirestore(ctx, cfg.Project)
 	if err != nil {
 		return nil, err
 	}
-	b, err := bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic)
+	b, err := bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic, signer)
 	if err != nil {
 		return nil, err
 	}
@@ -108,13 +154,17 @@ func open(ctx context.Context) (*Deps, error) {
 		return nil, err
 	}
 	d.Deadline = cfg.DispatchDeadline
+	d.Signer = signer
 	d.ServiceAccount, d.Audience = cfg.TasksServiceAccount, cfg.ExecuteAudience
 	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
+	// Secret-named workload values are sealed in execution documents.
+	store.WorkloadSealer = SignerSealer{Signer: signer}
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: storage client: %w", err)
 	}
 	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
+	d.Bodies = rs
 	creds := credentials.NewFirestore(st.Client())
 	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin, Credentials: creds, Results: rs, Project: cfg.Project, ScriptDir: cfg.RepoRoot})
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
@@ -129,7 +179,7 @@ func open(ctx context.Context) (*Deps, error) {
 		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
 		Router:  &router.Router{Control: mk("route"), Log: log},
 		Control: mk("api"),
-		Catalog: cat, Credentials: creds,
+		Catalog: cat, Credentials: creds, Signer: signer,
 		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem},
 	}, nil
 }
@@ -149,9 +199,15 @@ func (d *Deps) Close() {
 	_ = d.Store.Close()
 }
 
-// DecodeBatch decodes the event batch carried by a Pub/Sub message. Its
-// error is permanent: a message that does not decode never will.
-func DecodeBatch(msg PushMessage) (types.Batch, error) {
+// DecodeBatch verifies and decodes the event batch carried by a Pub/Sub
+// message: its data must carry the signature of the engine
+// (sign.Attribute, purpose sign.Batch) before anything else is looked at.
+// Its error is permanent: a message that does not verify or decode never
+// will (an unsigned or forged one wraps sign.ErrUnsigned/ErrForged).
+func DecodeBatch(msg PushMessage, s *sign.Signer) (types.Batch, error) {
+	if err := s.Verify(sign.Batch, msg.Data, msg.Attributes[sign.Attribute]); err != nil {
+		return types.Batch{}, Permanent(fmt.Errorf("refusing an event batch that the engine did not sign: %w", err))
+	}
 	var b types.Batch
 	if err := jsonx.Unmarshal(msg.Data, &b); err != nil {
 		return types.Batch{}, Permanent(fmt.Errorf("decode event batch: %w", err))
@@ -166,6 +222,28 @@ func DecodeBatch(msg PushMessage) (types.Batch, error) {
 		}
 	}
 	return b, nil
+}
+
+// DecodeCommand verifies and decodes a command: the body of a Cloud Task
+// (sig from the sign.Header header) or of a commands-topic message (sig
+// from the sign.Attribute attribute). The signature (purpose sign.Command)
+// is checked before the body is decoded; the command must name an
+// execution and (but for an execution timeout) a step. Errors are permanent (an unsigned or forged body
+// wraps sign.ErrUnsigned/ErrForged). A reference body (BodyRef) is
+// returned as is: the caller loads the full command (tasks.LoadBody).
+func DecodeCommand(body []byte, sig string, s *sign.Signer) (types.Command, error) {
+	if err := s.Verify(sign.Command, body, sig); err != nil {
+		return types.Command{}, Permanent(fmt.Errorf("refusing a unit that the engine did not sign: %w", err))
+	}
+	var cmd types.Command
+	if err := jsonx.Unmarshal(body, &cmd); err != nil {
+		return types.Command{}, Permanent(fmt.Errorf("decode command: %w", err))
+	}
+	if cmd.ExecutionID == "" || (cmd.Step == "" && cmd.Kind != types.CmdExecutionTimeout) {
+		return types.Command{}, Permanent(errors.New("command without execution_id or step"))
+	}
+	store.NormCommand(&cmd)
+	return cmd, nil
 }
 
 // PushMessage is the Pub/Sub message inside a
@@ -206,16 +284,38 @@ func B64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
 // AckPermanent records a message whose handling failed permanently in the
 // DLQ and returns nil so the message is acked (not redelivered); any other
 // error is returned unchanged for redelivery (functions-framework samples:
-// permanent → ack-and-record, transient → retry).
+// permanent → ack-and-record, transient → retry). The entry names the
+// function (Source), what was refused (Kind "message" for a Pub/Sub
+// message — Topic is where a replay publishes it —, "unit" for a Cloud
+// Task body) and keeps the message for replay (Unit, Attributes); its
+// payload and error are redacted (the secrets of the execution the body
+// names, shared/redact key and pattern rules) and the payload cut to 2
+// KiB. A message the engine did not sign (sign.Rejected) is not kept for
+// replay (Unit empty): it would be refused again.
 func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
 	if err == nil || !IsPermanent(err) {
 		return err
 	}
+	return d.deadLetter(ctx, fn, msg, execID, step, err)
+}
+
+// AckPermanentUnit is AckPermanent for a Cloud Task body delivered to
+// execute (Kind "unit").
+func (d *Deps) AckPermanentUnit(ctx context.Context, msg PushMessage, execID, step string, err error) error {
+	if err == nil || !IsPermanent(err) {
+		return err
+	}
+	return d.deadLetter(ctx, "execute", msg, execID, step, err)
+}
+
+func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
 	now := nowRFC3339()
-	red := redact.New(nil)
-	payload := string(red.Bytes(msg.Data))
-	if len(payload) > 2048 {
-		payload = payload[:2048]
+	// A refused body may carry an execution's secrets (a forged unit with
+	// copied args): masked with that execution's redactor when the body
+	// names one, whatever the body's origin.
+	red := d.RedactorOf(ctx, execID)
+	if execID == "" {
+		red = d.RedactorOf(ctx, claimedExecution(msg.Data))
 	}
 	topic, kind := d.Cfg.EventsTopic, "message"
 	switch fn {
@@ -226,11 +326,87 @@ func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, exe
 	}
 	msgErr := red.String(err.Error())
 	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
-		LastError: msgErr, FirstSeen: now, LastSeen: now, Payload: payload,
+		LastError: msgErr, FirstSeen: now, LastSeen: now, Payload: dlqPayload(red, msg.Data),
 		ContextExcerpt: fn + ": " + msgErr, Source: fn, Kind: kind, Topic: topic, Unit: string(msg.Data), Attributes: msg.Attributes}
+	if sign.Rejected(err) {
+		// What the engine did not sign is never replayable: it would be
+		// refused again (and its bytes are the sender's).
+		e.Unit, e.Attributes = "", nil
+	} else if masked := red.SecretsBytes(msg.Data); len(masked) != len(msg.Data) || string(masked) != string(msg.Data) {
+		// No secret value is kept (issue 10 item 6): a unit is replayed
+		// as a new signed task of the masked command; a message with a
+		// secret (the engine masks them at the source) loses its
+		// signature and would be refused on replay.
+		e.Unit = string(masked)
+		if kind == "message" {
+			e.Attributes = nil
+		}
+	}
+	if msg.MessageID == "" {
+		e.MessageID = fn + "-" + types.DeriveID(string(msg.Data))
+	}
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}
 	observeDLQ(ctx, d.Log, fn, kind, msg.MessageID, execID, step, msgErr) // telemetry (observe.go)
 	return nil
+}
+
+// SignerSealer seals with the deployment's key (store.Sealer; purpose
+// sign.Workload).
+type SignerSealer struct{ Signer *sign.Signer }
+
+// Seal implements store.Sealer.
+func (s SignerSealer) Seal(b []byte) (string, error) { return s.Signer.Seal(sign.Workload, b) }
+
+// Open implements store.Sealer.
+func (s SignerSealer) Open(t string) ([]byte, error) { return s.Signer.Open(sign.Workload, t) }
+
+// RedactorOf returns the redactor of an execution (launch.ExecRedactor:
+// its keychain's values when they still resolve, its secret-named
+// workload values, the key and pattern rules); only the key and pattern
+// rules when id is empty or the execution cannot be read.
+func (d *Deps) RedactorOf(ctx context.Context, id string) *redact.Redactor {
+	if id == "" || d.Store == nil {
+		return redact.New(nil)
+	}
+	rec, err := d.Store.ExecutionGet(ctx, id)
+	if err != nil {
+		return redact.New(nil)
+	}
+	var kc map[string]any
+	if pb, err := dsl.Load([]byte(rec.Source), "execution"); err == nil && len(pb.Keychain) > 0 && d.Credentials != nil {
+		kc, _ = launch.Keychain(ctx, d.Credentials, pb, rec.State.Workload, id)
+	}
+	return launch.ExecRedactor(kc, rec.State.Workload)
+}
+
+// claimedExecution returns the execution_id a (possibly forged) JSON body
+// claims, "" when there is none (only used to mask secrets).
+func claimedExecution(body []byte) string {
+	var v struct {
+		ExecutionID string `json:"execution_id"`
+	}
+	if json.Unmarshal(body, &v) != nil || len(v.ExecutionID) > 200 {
+		return ""
+	}
+	return v.ExecutionID
+}
+
+// DLQPayload is the payload kept in a DLQ entry for a refused body: masked
+// by key and pattern (redact.Keys rules: a forged body can carry anything;
+// the functions also mask the secrets of the execution the body names)
+// and cut to its first 2 KiB (on a UTF-8 boundary).
+func DLQPayload(body []byte) string { return dlqPayload(redact.New(nil), body) }
+
+func dlqPayload(red *redact.Redactor, body []byte) string {
+	p := string(red.Bytes(body))
+	if len(p) > 2048 {
+		cut := 2048
+		for cut > 0 && !utf8.RuneStart(p[cut]) {
+			cut--
+		}
+		p = p[:cut]
+	}
+	return p
 }

@@ -70,7 +70,13 @@ var Retention = 30 * 24 * time.Hour
 var DLQRetention = 30 * 24 * time.Hour
 
 func toDoc(rec *Execution) (execDoc, error) {
-	b, err := json.Marshal(rec.State)
+	st := *rec.State
+	wl, err := sealWorkload(st.Workload) // seal.go
+	if err != nil {
+		return execDoc{}, err
+	}
+	st.Workload = wl
+	b, err := json.Marshal(&st)
 	if err != nil {
 		return execDoc{}, fmt.Errorf("store: encode state: %w", err)
 	}
@@ -94,6 +100,11 @@ func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
 	if err := jsonx.Unmarshal([]byte(d.State), st); err != nil {
 		return nil, fmt.Errorf("store: decode state: %w", err)
 	}
+	wl, err := openWorkload(st.Workload) // seal.go
+	if err != nil {
+		return nil, err
+	}
+	st.Workload = wl
 	NormState(st)
 	return &Execution{State: st, Source: d.Source}, nil
 }

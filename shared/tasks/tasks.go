@@ -3,16 +3,21 @@
 // idempotency key so a duplicate dispatch is refused by Cloud Tasks with
 // AlreadyExists (treated as success), scheduled at the command's NotBefore
 // (a durable timer: retry delays and backoff are never sleeps), and
-// carrying the W3C trace context as a header.
+// carrying the W3C trace context as a header. Every body is signed
+// (shared/sign, header sign.Header) so that execute runs only units the
+// engine produced; a body too large for a Cloud Task is kept in the
+// results tier and the task carries a signed reference to it (BodyRef).
 package tasks
 
 import (
 	"context"
-	"strings"
-
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/api/iterator"
@@ -24,11 +29,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -62,6 +71,34 @@ type Dispatcher struct {
 	// "" attaches none); Audience is the token's audience
 	// (NOETL_EXECUTE_AUDIENCE; "" means TargetURL). See oidc.go.
 	ServiceAccount, Audience string
+	// Signer signs every body (header sign.Header); nil creates unsigned
+	// tasks, which execute refuses.
+	Signer *sign.Signer
+	// Bodies keeps bodies too large for a Cloud Task (MaxTaskBytes); nil
+	// makes such a command fail with an error naming the limit.
+	Bodies BodyStore
+}
+
+// MaxTaskBytes is the largest Cloud Task the dispatcher creates, in bytes
+// of the serialized task (name, URL, headers, body): Cloud Tasks' 100 KB
+// task size limit (CreateTask API reference; the emulator enforces it the
+// same way). A command whose task would be larger is stored in Bodies and
+// the task carries only its reference (BodyRef).
+const MaxTaskBytes = 100 * 1024
+
+// BodyStore is the byte store of large command bodies (the results tier:
+// results.Store and results.Backend implement it). Put overwrites; Get
+// returns the bytes last put at key.
+type BodyStore interface {
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
+// BodyKey is the results-tier object key of a command's offloaded body:
+// bodies/<execution id>/<task name>.json (the bucket's lifecycle rule
+// expires it with the execution's results).
+func BodyKey(cmd types.Command) string {
+	return "bodies/" + cmd.ExecutionID + "/" + cmd.TaskName() + ".json"
 }
 
 // Open connects to Cloud Tasks, or to the emulator when
@@ -115,10 +152,47 @@ func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time
 	if err != nil {
 		return false, fmt.Errorf("tasks: encode command: %w", err)
 	}
+	// The execution's secret values never travel in a task body (issue 10
+	// item 6): the creator's context names them (redact.WithRedactor).
+	body = redact.FromContext(ctx).SecretsBytes(body)
 	queue := d.queueOf(cmd, now)
+	t := d.task(queue, cmd, body)
+	if n := proto.Size(t); n > MaxTaskBytes {
+		// Too large for Cloud Tasks: the body goes to the results tier and
+		// the task carries a signed reference with the body's digest.
+		if d.Bodies == nil {
+			return false, errs.New(errs.InvalidArgument, "tasks: the unit of step %s is %d bytes, over Cloud Tasks' 100 KB task limit (%d bytes), and no results tier is configured to hold it", cmd.Step, n, MaxTaskBytes)
+		}
+		ref := RefCommand(cmd, body)
+		if err := d.Bodies.Put(ctx, ref.BodyRef.Key, body, "application/json"); err != nil {
+			return false, fmt.Errorf("tasks: store the body of a large unit: %w", err)
+		}
+		small, err := json.Marshal(ref)
+		if err != nil {
+			return false, fmt.Errorf("tasks: encode command reference: %w", err)
+		}
+		t = d.task(queue, cmd, small)
+	}
+	meter.For(ctx, cmd.ExecutionID).Add(meter.TasksCreate, 1)
+	_, err = d.c.CreateTask(ctx, &cloudtaskspb.CreateTaskRequest{Parent: queue, Task: t})
+	if err != nil {
+		if status.Code(err) == codes.AlreadyExists {
+			return false, nil
+		}
+		return false, errs.Wrap(errs.CodeOf(err), err, "tasks: create task")
+	}
+	observeEnqueued(ctx, cmd, queue) // telemetry (observe.go)
+	return true, nil
+}
+
+// task builds the Cloud Task of cmd with body (signed).
+func (d *Dispatcher) task(queue string, cmd types.Command, body []byte) *cloudtaskspb.Task {
 	headers := map[string]string{"Content-Type": "application/json"}
 	if cmd.TraceParent != "" {
 		headers["traceparent"] = cmd.TraceParent
+	}
+	if sig := d.Signer.Sign(sign.Command, body); sig != "" {
+		headers[sign.Header] = sig
 	}
 	t := &cloudtaskspb.Task{
 		Name: queue + "/tasks/" + cmd.TaskName(),
@@ -131,16 +205,62 @@ func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time
 		t.ScheduleTime = timestamppb.New(cmd.NotBefore)
 	}
 	d.authorize(t) // OIDC token of execute's caller (oidc.go)
-	meter.For(ctx, cmd.ExecutionID).Add(meter.TasksCreate, 1)
-	_, err = d.c.CreateTask(ctx, &cloudtaskspb.CreateTaskRequest{Parent: queue, Task: t})
-	if err != nil {
-		if status.Code(err) == codes.AlreadyExists {
-			return false, nil
-		}
-		return false, errs.Wrap(errs.CodeOf(err), err, "tasks: create task")
+	return t
+}
+
+// RefCommand returns the reference body of a command whose full body is
+// stored at BodyKey(cmd): the fields its task name derives from (so
+// TaskName is the same), its schedule and trace, and BodyRef with
+// the body's SHA-256 and size. Signed like any body, it authenticates the
+// stored bytes through their digest.
+func RefCommand(cmd types.Command, body []byte) types.Command {
+	sum := sha256.Sum256(body)
+	return types.Command{
+		ID: cmd.ID, Kind: cmd.Kind, ExecutionID: cmd.ExecutionID, Step: cmd.Step, StepRun: cmd.StepRun,
+		Iteration: cmd.Iteration, TaskIndex: cmd.TaskIndex, Attempt: cmd.Attempt, Jumps: cmd.Jumps, NotBefore: cmd.NotBefore,
+		StateVersion: cmd.StateVersion, Clock: cmd.Clock, TraceParent: cmd.TraceParent, ChildID: cmd.ChildID,
+		Reclaim: cmd.Reclaim, Replay: cmd.Replay, HandOff: cmd.HandOff, Holder: cmd.Holder, Seq: cmd.Seq,
+		BodyRef: &types.BodyRef{Key: BodyKey(cmd), SHA256: hex.EncodeToString(sum[:]), Bytes: len(body)},
 	}
-	observeEnqueued(ctx, cmd, queue) // telemetry (observe.go)
-	return true, nil
+}
+
+// LoadBody returns the full command of a reference body (cmd.BodyRef set)
+// read from bs, after checking its SHA-256 and that it is the command the
+// reference names (same id, execution and step); a command without
+// BodyRef is returned as is. Errors: a missing store or object, or a
+// digest or identity mismatch, are permanent (errs.InvalidArgument) — the
+// unit can never run — except a store failure, which is returned as is
+// (transient).
+func LoadBody(ctx context.Context, bs BodyStore, cmd types.Command) (types.Command, error) {
+	ref := cmd.BodyRef
+	if ref == nil {
+		return cmd, nil
+	}
+	if bs == nil {
+		return cmd, errs.New(errs.InvalidArgument, "tasks: the unit's body is in the results tier (%s) but no results tier is configured", ref.Key)
+	}
+	if ref.Key != BodyKey(cmd) {
+		return cmd, errs.New(errs.InvalidArgument, "tasks: the unit's body reference %q is not the unit's own key", ref.Key)
+	}
+	body, err := bs.Get(ctx, ref.Key)
+	if err != nil {
+		if errors.Is(err, results.ErrNotFound) {
+			return cmd, errs.Wrap(errs.InvalidArgument, err, "tasks: the unit's stored body is gone")
+		}
+		return cmd, fmt.Errorf("tasks: load the unit's stored body: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != ref.SHA256 || len(body) != ref.Bytes {
+		return cmd, errs.New(errs.InvalidArgument, "tasks: the unit's stored body %s does not match its digest", ref.Key)
+	}
+	var full types.Command
+	if err := json.Unmarshal(body, &full); err != nil {
+		return cmd, errs.Wrap(errs.InvalidArgument, err, "tasks: decode the unit's stored body")
+	}
+	if full.TaskName() != cmd.TaskName() || full.ID != cmd.ID || full.BodyRef != nil {
+		return cmd, errs.New(errs.InvalidArgument, "tasks: the unit's stored body %s is another unit", ref.Key)
+	}
+	return full, nil
 }
 
 // TaskDeleteExecution implements Creator: it lists both queues and deletes

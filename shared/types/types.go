@@ -70,6 +70,27 @@ const (
 	EvCompensationStarted EventType = "compensation.started"
 )
 
+// ExternalPrefix starts the type of every event that comes from outside
+// the engine through the emit function (issue 10 item 3): such events are
+// recorded in the execution's log and never applied to its state.
+const ExternalPrefix = "external."
+
+// IsExternal reports whether t is an external event type: ExternalPrefix
+// followed by 1-200 characters of lower-case letters, digits, '.', '_' and
+// '-' (e.g. "external.webhook", "external.order.created").
+func (t EventType) IsExternal() bool {
+	s := string(t)
+	if !strings.HasPrefix(s, ExternalPrefix) || len(s) == len(ExternalPrefix) || len(s) > len(ExternalPrefix)+200 {
+		return false
+	}
+	for _, r := range s[len(ExternalPrefix):] {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // IsBoundary reports whether an event ends a step run (step.done,
 // step.failed, loop.done): the events the engine's transition function
 // applies to an execution's state.
@@ -292,6 +313,19 @@ type Command struct {
 	Holder string   `json:"holder,omitempty"`
 	// Seq numbers the watchdogs of one holder (each re-arms the next).
 	Seq int `json:"seq,omitempty"`
+	// BodyRef is set on the body of a Cloud Task whose command was too
+	// large for one (Cloud Tasks' 100 KB task limit): the full command is
+	// in the results tier and execute loads it (shared/tasks LoadBody).
+	BodyRef *BodyRef `json:"body_ref,omitempty"`
+}
+
+// BodyRef names a command body stored in the results tier.
+type BodyRef struct {
+	// Key is the object key (shared/tasks BodyKey).
+	Key string `json:"key"`
+	// SHA256 is the hex SHA-256 of the stored body; Bytes its length.
+	SHA256 string `json:"sha256"`
+	Bytes  int    `json:"bytes"`
 }
 
 // UnitKey names the unit independent of attempt/pointer: one step run, or

@@ -10,7 +10,6 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
-	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
@@ -151,13 +150,13 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	// crash there re-runs the task; postgres then returns the result it
 	// recorded instead of running the SQL again).
 	out := u.runTool(ctx, task, u.cmd.ExecutionID+"/"+u.cmd.UnitKey()+"/"+key)
-	rec := out
+	rec := u.maskOutcome(out) // the attempt record holds no secret (redact.go)
 	rec.Logs = ""
 	if u.w.Results != nil {
 		// A large result goes to the results tier; the record keeps the
 		// reference (resolved again when adopted).
 		ref, err := u.w.Results.Offload(ctx, types.ResultCoords{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step + "." + task.Name + "." + itoa(u.cur.Jumps),
-			Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}, out.Result)
+			Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}, rec.Result)
 		if err != nil {
 			return types.Outcome{}, fmt.Errorf("worker: store the result of %s: %w", task.Name, err)
 		}
@@ -431,7 +430,8 @@ func (u *unit) addSecrets(vals []string) {
 		m[fmt.Sprintf("v%d", len(m))] = v
 	}
 	kc["__task_secrets"] = m
-	u.kc, u.red = kc, redact.New(kc)
+	u.kc = kc
+	u.setRedactor(kc)
 }
 
 // itemBudget is the unit's loop item budget (loop.spec.item_timeout_s,

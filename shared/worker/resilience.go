@@ -11,7 +11,6 @@ import (
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
-	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -138,8 +137,8 @@ func DLQMessageID(c types.Command) string { return "unit-" + c.TaskName() }
 // (the step fails).
 func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int, cause error) error {
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	raw, _ := json.Marshal(cmd)
-	red := redact.New(nil)
+	red := w.execRedactor(ctx, cmd)
+	raw := red.SecretsBytes(mustJSON(cmd)) // replayable, without secret values
 	payload, _ := json.Marshal(red.Value(jsonAny(raw)))
 	kind := ""
 	if rec, err := w.Store.ExecutionGet(ctx, cmd.ExecutionID); err == nil {
@@ -166,6 +165,11 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int
 	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, map[string]any{"dlq_id": e.MessageID, "attempts": attempts, "error": msg}, "dlq")
 	ev.Status = types.StatusError
 	return w.publishOne(ctx, ev)
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 func jsonAny(b []byte) any {

@@ -242,6 +242,7 @@ func (u *unit) run(ctx context.Context) error {
 	if err := u.keychain(ctx); err != nil {
 		return err
 	}
+	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
 	if err := u.resolveResults(ctx); err != nil {
 		return err
 	}
@@ -418,6 +419,9 @@ func (u *unit) taskEndAt(typ types.EventType, task *dsl.Task, out types.Outcome,
 // (control.IterationEnded).
 func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]any) error {
 	c := u.cmd
+	// What the unit hands on (state, the iteration record, the results
+	// tier) holds no secret value (redact.go).
+	result, errv = u.maskData(result), u.maskErrMap(errv)
 	if ok && u.w.Results != nil {
 		// Hook (h-conf): output.store / output.select (output.go).
 		r, err := u.offloadResult(ctx, types.ResultCoords{ExecutionID: c.ExecutionID, Step: c.Step, Frame: c.StepRun, Row: iterOr0(c.Iteration), Attempt: 1}, result)
@@ -463,8 +467,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if c.Iteration == nil {
 		// The unit's last events travel in the transition's outbox and
 		// batch: one commit, one message.
+		raw := u.pending[len(u.pending)-1]
 		evs := u.seal()
-		boundary := evs[len(evs)-1]
+		boundary := u.stateBoundary(raw, evs[len(evs)-1])
 		if _, err := u.w.Control.Apply(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec}); err != nil {
 			return err

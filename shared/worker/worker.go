@@ -502,6 +502,7 @@ func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Comm
 // keychain resolves the playbook's keychain for the unit.
 func (u *unit) keychain(ctx context.Context) error {
 	if len(u.pb.Keychain) == 0 {
+		u.setRedactor(nil) // secret-named workload values (redact.go)
 		return nil
 	}
 	if u.w.Credentials == nil {
@@ -511,6 +512,7 @@ func (u *unit) keychain(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: keychain: %w", err)
 	}
-	u.kc, u.red = kc, launch.Redactor(kc)
+	u.kc = kc
+	u.setRedactor(kc)
 	return nil
 }

@@ -1,0 +1,168 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Empty reports whether r masks no literal secret (it may still apply the
+// key and pattern rules).
+func (r *Redactor) Empty() bool { return r == nil || len(r.secrets) == 0 }
+
+// Secrets returns a deep copy of v with only r's literal secrets masked
+// (the credential values and other secrets it was built with, in their
+// escaped spellings too), wherever they occur in strings and mapping keys;
+// the key and pattern rules are not applied. It is the masking of the
+// engine's own data — execution state, commands and Cloud Task bodies,
+// loop plans, stored results and attempt records (issue 10 item 6) —
+// where a value under a secret-looking name that is not a known secret (a
+// pagination next_token, an OAuth token a task fetched) must keep flowing
+// to the next step, while output (events, logs, API responses) gets Value.
+// Result references keep their engine-derived fields (see Value). v is
+// never modified; a v without secrets to mask is returned as it is.
+func (r *Redactor) Secrets(v any) any {
+	if r.Empty() {
+		return v
+	}
+	return r.secretsValue(v)
+}
+
+func (r *Redactor) secretsValue(v any) any {
+	switch x := v.(type) {
+	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
+		return x
+	case string:
+		return r.SecretsString(x)
+	case []byte:
+		return []byte(r.SecretsString(string(x)))
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k == "$ref" {
+				if ref, ok := e.(map[string]any); ok {
+					m := make(map[string]any, len(ref))
+					for rk, re := range ref {
+						if refFields[rk] {
+							m[rk] = re
+						} else {
+							m[r.SecretsString(rk)] = r.secretsValue(re)
+						}
+					}
+					out[k] = m
+					continue
+				}
+			}
+			out[r.SecretsString(k)] = r.secretsValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.secretsValue(e)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]string, len(x))
+		for k, e := range x {
+			out[r.SecretsString(k)] = r.SecretsString(e)
+		}
+		return out
+	case []string:
+		out := make([]string, len(x))
+		for i, s := range x {
+			out[i] = r.SecretsString(s)
+		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(x))
+		for i, m := range x {
+			out[i], _ = r.secretsValue(m).(map[string]any)
+		}
+		return out
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return r.SecretsString(fmt.Sprint(v))
+	}
+	var g any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&g); err != nil {
+		return r.SecretsString(string(b))
+	}
+	return r.secretsValue(g)
+}
+
+// SecretsString returns s with r's literal secrets masked (no pattern
+// rule); s itself when none occurs.
+func (r *Redactor) SecretsString(s string) string {
+	if r.Empty() || s == "" {
+		return s
+	}
+	out := r.literalOnce(s)
+	for i := 0; i < 16 && out != s && r.hasSecret(out); i++ {
+		s, out = out, r.literalOnce(out)
+	}
+	return out
+}
+
+// SecretsBytes is Secrets for a body: a JSON document is decoded, masked
+// and re-encoded (numbers keep their spelling; object keys sorted),
+// anything else is masked as text. b is returned as it is when nothing
+// was masked.
+func (r *Redactor) SecretsBytes(b []byte) []byte {
+	if r.Empty() || !r.hasSecret(string(b)) {
+		return b
+	}
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err == nil {
+			if out, err := json.Marshal(r.secretsValue(v)); err == nil {
+				return out
+			}
+		}
+	}
+	return []byte(r.SecretsString(string(b)))
+}
+
+// literalOnce masks every occurrence of r's secrets in s (one pass).
+func (r *Redactor) literalOnce(s string) string {
+	var spans []span
+	for _, sec := range r.secrets {
+		if len(sec) > len(s) {
+			continue
+		}
+		for i := 0; i <= len(s)-len(sec); {
+			j := strings.Index(s[i:], sec)
+			if j < 0 {
+				break
+			}
+			spans = append(spans, span{i + j, i + j + len(sec)})
+			i += j + 1
+		}
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	var b strings.Builder
+	b.Grow(len(s))
+	pos := 0
+	for i := 0; i < len(spans); {
+		start, end := spans[i].start, spans[i].end
+		for i++; i < len(spans) && spans[i].start <= end; i++ {
+			end = max(end, spans[i].end)
+		}
+		b.WriteString(s[pos:start])
+		b.WriteString(Mask)
+		pos = end
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
