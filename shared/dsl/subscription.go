@@ -547,7 +547,7 @@ func contains(list []string, s string) bool {
 
 var (
 	pubsubIDRE       = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$`)
-	pubsubProjectRE  = regexp.MustCompile(`^[a-z][a-z0-9\-.:]{1,62}$`)
+	pubsubProjectRE  = regexp.MustCompile(`^[a-z][a-z0-9\-.:]{0,62}$`)
 	gcsBucketRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._\-]{1,220}[a-z0-9]$`)
 	directiveHeaders = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]*$`)
 )
