@@ -289,6 +289,16 @@ func TestBuildpackServesEachFunction(t *testing.T) {
 				if code < 400 || code == 404 || strings.TrimSpace(body) == "" {
 					t.Errorf("POST / without a backend = %d %q, want execute's own error", code, body)
 				}
+			case "subscribe":
+				if code, body := in.do(t, "GET", "/healthz", "", ""); code != 200 || !strings.Contains(body, `"ok":true`) {
+					t.Errorf("GET /healthz = %d %s", code, body)
+				}
+				if code, body := in.do(t, "POST", "/push/x", "application/json", pushBody([]byte(`{}`), nil)); code != 503 || strings.TrimSpace(body) == "" {
+					t.Errorf("POST /push/x without a backend = %d %q, want subscribe's own 503 (Pub/Sub redelivers)", code, body)
+				}
+				if code, body := in.do(t, "GET", "/no/such/route", "", ""); code != 404 || !strings.Contains(body, "no route for GET") {
+					t.Errorf("GET /no/such/route = %d %s (want subscribe's own 404)", code, body)
+				}
 			default: // push functions
 				if f.Trigger != TriggerPush {
 					t.Fatalf("no check for %s", f.Name)
