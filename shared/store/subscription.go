@@ -35,7 +35,7 @@ type Subscription struct {
 	Path string `json:"path,omitempty"`
 	// Source is the resource's YAML as registered (placeholders
 	// substituted).
-	Source string `json:"source"`
+	Source string `json:"source,omitempty"`
 	// PubSubSubscription is the consumed subscription,
 	// projects/<p>/subscriptions/<s>.
 	PubSubSubscription string `json:"pubsub_subscription"`

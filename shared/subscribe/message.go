@@ -257,14 +257,16 @@ func Workload(e Envelope, payloadFrom string, p Plan, subscription, source strin
 }
 
 // DedupKey is the key a message's execution id is derived from: the
-// message id, or, when the resource enables dedup (spec.dedup.enabled),
-// the idempotency key directive's value when there is one (RFC §10 OQ8:
-// the explicit key wins).
-func DedupKey(s *dsl.Subscription, p Plan, messageID string) string {
+// topic and the message id (Pub/Sub message ids are unique within a
+// topic, so every subscription of the topic derives the same key), or,
+// when the resource enables dedup (spec.dedup.enabled), the idempotency
+// key directive's value when there is one (RFC §10 OQ8: the explicit key
+// wins).
+func DedupKey(s *dsl.Subscription, topic string, p Plan, messageID string) string {
 	if s.Dedup != nil && p.IdempotencyKey != "" {
 		return "key:" + p.IdempotencyKey
 	}
-	return "msg:" + messageID
+	return "msg:" + topic + "/" + messageID
 }
 
 // ExecutionID returns the execution id of a message of subscription name

@@ -97,9 +97,6 @@ type Service struct {
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	Log *slog.Logger
-	// RegistrationTTL is how long a registration read is reused (default
-	// 5 s); a store error returns the last one read.
-	RegistrationTTL time.Duration
 	// DrainBudget bounds one drain pass (default 20 s); the rest waits
 	// for the next tick.
 	DrainBudget time.Duration
@@ -114,7 +111,6 @@ type Service struct {
 type subState struct {
 	mu        sync.Mutex
 	reg       *Registration
-	regAt     time.Time
 	gen       int
 	breakers  map[string]*Breaker
 	downs     []dsl.Downstream
@@ -176,40 +172,33 @@ func (s *Service) state(reg *Registration) *subState {
 		st.lastProbe = time.Time{}
 		st.bytesKnown = false
 	}
-	st.reg, st.regAt = reg, s.now()
+	st.reg = reg
 	return st
 }
 
-// Lookup returns the registration named name, read from the store at
-// most once per RegistrationTTL; when the store fails, the last one read
-// is returned (the spool keeps working while Firestore is unreachable).
+// Lookup returns the registration named name, read from the store (one
+// document read per delivery: a deleted or replaced registration takes
+// effect at once); when the store fails, the last one this instance read
+// is returned, so the spool keeps working while Firestore is unreachable.
 // An unknown name is ErrUnknownSubscription.
 func (s *Service) Lookup(ctx context.Context, name string) (*Registration, error) {
-	ttl := s.RegistrationTTL
-	if ttl <= 0 {
-		ttl = 5 * time.Second
-	}
-	s.mu.Lock()
-	st := s.subs[name]
-	s.mu.Unlock()
-	var cached *Registration
-	if st != nil {
-		st.mu.Lock()
-		cached = st.reg
-		fresh := cached != nil && s.now().Sub(st.regAt) < ttl
-		st.mu.Unlock()
-		if fresh {
-			return cached, nil
-		}
-	}
 	rec, err := s.Store.SubscriptionGet(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		s.forget(name)
 		return nil, fmt.Errorf("%w: %s", ErrUnknownSubscription, name)
 	}
 	if err != nil {
-		if cached != nil {
-			return cached, nil
+		s.mu.Lock()
+		st := s.subs[name]
+		s.mu.Unlock()
+		if st != nil {
+			st.mu.Lock()
+			cached := st.reg
+			st.mu.Unlock()
+			if cached != nil {
+				s.log().WarnContext(ctx, "subscription registration read failed; using the last one read", "subscription", name, "error", err.Error())
+				return cached, nil
+			}
 		}
 		return nil, err
 	}
@@ -341,7 +330,7 @@ func (s *Service) start(ctx context.Context, reg *Registration, msg Message, env
 		subPath = spec.Metadata.Name
 	}
 	wl := Workload(env, spec.Dispatch.PayloadFrom, plan, subPath, SourcePubSub)
-	id := ExecutionID(reg.Record.Name, DedupKey(spec, plan, msg.ID))
+	id := ExecutionID(reg.Record.Name, DedupKey(spec, reg.Record.Topic, plan, msg.ID))
 	if plan.Trace != nil {
 		// W3C trace context from the message: a sampled caller makes the
 		// execution sampled (telemetry.Execution), and the request event
@@ -416,7 +405,7 @@ func (s *Service) spool(ctx context.Context, reg *Registration, st *subState, ms
 	now := s.now()
 	st.mu.Lock()
 	it := Item{Subscription: name, Source: SourcePubSub, MessageID: msg.ID, IdempotencyKey: plan.IdempotencyKey,
-		DedupKey: DedupKey(spec, plan, msg.ID), RecvSeq: st.nextSeq(now), Downstream: ds, SHA256: sha256Hex(msg.Data),
+		DedupKey: DedupKey(spec, reg.Record.Topic, plan, msg.ID), RecvSeq: st.nextSeq(now), Downstream: ds, SHA256: sha256Hex(msg.Data),
 		SpooledAtMS: nowMS(now), Reason: reason, Message: msg}
 	known, size := st.bytesKnown, st.bytes
 	st.mu.Unlock()

@@ -384,7 +384,7 @@ func TestRedeliveryStartsNothingNew(t *testing.T) {
 	f := newFixture(t)
 	reg := f.register(nil)
 	r1, r2 := f.handle(reg, msg(1)), f.handle(reg, msg(1))
-	want := ExecutionID("cloudrun_pubsub_stream", "msg:m1")
+	want := ExecutionID("cloudrun_pubsub_stream", "msg:projects/p/topics/stream/m1")
 	if r1.Outcome != OutcomeStarted || r1.ExecutionID != want || r2.ExecutionID != want {
 		t.Fatalf("results %+v %+v; want started %s", r1, r2, want)
 	}
@@ -505,7 +505,7 @@ func TestSpoolWhileControlPlaneDownThenDrain(t *testing.T) {
 	}
 	var want []string
 	for i := 1; i <= 5; i++ {
-		want = append(want, ExecutionID("cloudrun_pubsub_stream", fmt.Sprintf("msg:m%d", i)))
+		want = append(want, ExecutionID("cloudrun_pubsub_stream", fmt.Sprintf("msg:projects/p/topics/stream/m%d", i)))
 	}
 	if got := f.bus.executions(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("replayed %v; want %v (receive order)", got, want)
@@ -553,7 +553,7 @@ func TestDispatchFailureSpoolsAndPassiveRecovery(t *testing.T) {
 		t.Fatalf("%d items left after recovery", len(left))
 	}
 	got := f.bus.executions()
-	if len(got) != 4 || got[3] != ExecutionID("cloudrun_pubsub_stream", "msg:m4") {
+	if len(got) != 4 || got[3] != ExecutionID("cloudrun_pubsub_stream", "msg:projects/p/topics/stream/m4") {
 		t.Errorf("executions %v; want m1..m3 replayed then m4", got)
 	}
 }
@@ -667,7 +667,7 @@ func TestDrainReplayAttempts(t *testing.T) {
 	f.clock.advance(time.Millisecond)
 	f.handle(reg, msg(2))
 	f.probe.set(true)
-	failing := &failFirst{inner: f.bus, fail: ExecutionID("cloudrun_pubsub_stream", "msg:m1")}
+	failing := &failFirst{inner: f.bus, fail: ExecutionID("cloudrun_pubsub_stream", "msg:projects/p/topics/stream/m1")}
 	f.svc.Bus = failing
 	for i := range 3 { // max_replay_attempts: 3
 		f.clock.advance(2 * time.Second)
@@ -777,7 +777,8 @@ func TestBatchDispatch(t *testing.T) {
 }
 
 // TestLookupSurvivesStoreOutage: a registration read once is served from
-// the instance's cache when the store fails, so the spool keeps working.
+// the instance's memory when the store fails, so the spool keeps working;
+// a deleted one is unknown at once.
 func TestLookupSurvivesStoreOutage(t *testing.T) {
 	f := newFixture(t)
 	reg := f.register(nil)
@@ -793,6 +794,12 @@ func TestLookupSurvivesStoreOutage(t *testing.T) {
 	f.svc.Store = f.st
 	if _, err := f.svc.Lookup(context.Background(), "nobody"); !errors.Is(err, ErrUnknownSubscription) {
 		t.Errorf("unknown name: %v", err)
+	}
+	if err := f.st.SubscriptionDelete(context.Background(), reg.Record.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Lookup(context.Background(), reg.Record.Name); !errors.Is(err, ErrUnknownSubscription) {
+		t.Errorf("a deleted registration: %v; want ErrUnknownSubscription", err)
 	}
 }
 
