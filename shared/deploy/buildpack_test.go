@@ -399,6 +399,18 @@ func TestBuildpackFunctionsOnStack(t *testing.T) {
 				if code != 200 && code != 401 && code != 403 {
 					t.Errorf("POST poison = %d %s, want 200 (acked) or 401/403 (no OIDC token)", code, body)
 				}
+			case "subscribe":
+				// A body that is not a push body is acked and filed; a push
+				// for an unregistered name is refused (Pub/Sub keeps it).
+				if code, body := in.do(t, "POST", "/push/buildpack-test-none", "application/json", "not json"); code != 200 || !strings.Contains(body, "dead_lettered") {
+					t.Errorf("POST /push/x not json = %d %s, want 200 dead_lettered", code, body)
+				}
+				if code, body := in.do(t, "POST", "/push/buildpack-test-none", "application/json", pushBody([]byte(`{}`), nil)); code != 404 {
+					t.Errorf("push for an unregistered subscription = %d %s, want 404", code, body)
+				}
+				if code, body := in.do(t, "POST", "/tick", "", ""); code != 200 || !strings.Contains(body, `"subscriptions"`) {
+					t.Errorf("POST /tick = %d %s", code, body)
+				}
 			default:
 				code, body := in.do(t, "POST", "/projects/noetl-local/topics/events", "application/json", pushBody([]byte("not json"), nil))
 				if code < 200 || code > 299 {
