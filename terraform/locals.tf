@@ -36,15 +36,16 @@ locals {
 
   # Firestore collection groups whose documents carry expire_at (TTL).
   # Firestore TTL never deletes subcollections, so each one has its own.
-  ttl_collections = ["executions", "batches", "outbox", "loops", "iterations", "lanes", "loop_done", "units", "dlq"]
+  ttl_collections = ["executions", "batches", "outbox", "loops", "iterations", "lanes", "loop_done", "units", "attempts", "dlq"]
 
   # Large JSON/YAML fields that are never queried: no single-field indexes.
   exempt_fields = {
     executions    = ["state", "source"]
-    batches       = ["events"]
-    outbox        = ["events", "commands"]
-    loops         = ["items"]
-    iterations    = ["result"]
+    batches       = ["data"]
+    outbox        = ["data"]
+    loops         = ["data"]
+    iterations    = ["data"]
+    attempts      = ["data"]
     dlq           = ["payload", "context_excerpt"]
     versions      = ["source"]
     credentials   = ["data"]
@@ -53,6 +54,7 @@ locals {
 
   # Composite indexes of the listings (GET /executions, dlq list).
   indexes = {
+    "executions-parent-created"          = { collection = "executions", fields = [["parent_id", "ASCENDING"], ["created_at", "DESCENDING"]] }
     "executions-status-created"          = { collection = "executions", fields = [["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
     "executions-playbook-created"        = { collection = "executions", fields = [["playbook", "ASCENDING"], ["created_at", "DESCENDING"]] }
     "executions-playbook-status-created" = { collection = "executions", fields = [["playbook", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }

@@ -175,13 +175,14 @@ type Collection struct {
 // "Firestore collections").
 var Collections = []Collection{
 	{Group: "executions", Path: "executions/{id}", TTLField: TTLField, LargeFields: []string{"state", "source"}},
-	{Group: "batches", Path: "executions/{id}/batches/{batch_id}", TTLField: TTLField, LargeFields: []string{"events"}},
-	{Group: "outbox", Path: "executions/{id}/outbox/{event_id}", TTLField: TTLField, LargeFields: []string{"events", "commands"}},
-	{Group: "loops", Path: "executions/{id}/loops/{step.run}", TTLField: TTLField, LargeFields: []string{"items"}},
-	{Group: "iterations", Path: "executions/{id}/loops/{step.run}/iterations/{index}", TTLField: TTLField, LargeFields: []string{"result"}},
+	{Group: "batches", Path: "executions/{id}/batches/{batch_id}", TTLField: TTLField, LargeFields: []string{"data"}},
+	{Group: "outbox", Path: "executions/{id}/outbox/{event_id}", TTLField: TTLField, LargeFields: []string{"data"}},
+	{Group: "loops", Path: "executions/{id}/loops/{step.run}", TTLField: TTLField, LargeFields: []string{"data"}},
+	{Group: "iterations", Path: "executions/{id}/loops/{step.run}/iterations/{index}", TTLField: TTLField, LargeFields: []string{"data"}},
 	{Group: "lanes", Path: "executions/{id}/loops/{step.run}/lanes/{lane}", TTLField: TTLField},
 	{Group: "loop_done", Path: "executions/{id}/loop_done/{step.run}", TTLField: TTLField},
 	{Group: "units", Path: "executions/{id}/units/{unit}", TTLField: TTLField},
+	{Group: "attempts", Path: "executions/{id}/units/{unit}/attempts/{key}", TTLField: TTLField, LargeFields: []string{"data"}},
 	{Group: "dlq", Path: "dlq/{id}", TTLField: TTLField, LargeFields: []string{"payload", "context_excerpt"}},
 	{Group: "playbooks", Path: "playbooks/{path}"},
 	{Group: "versions", Path: "playbooks/{path}/versions/{v}", LargeFields: []string{"source"}},
@@ -202,10 +203,11 @@ type Index struct {
 	Fields     []IndexField
 }
 
-// Indexes are the composite indexes of the listings: executions by status
-// or playbook, newest first (GET /executions), and DLQ entries by status,
-// most recent first (dlq list --status).
+// Indexes are the composite indexes of the listings: executions by status,
+// playbook or parent, newest first (GET /executions), and DLQ entries by
+// status, most recent first (dlq list --status).
 var Indexes = []Index{
+	{Collection: "executions", Fields: []IndexField{{"parent_id", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},

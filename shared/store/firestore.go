@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -244,72 +244,47 @@ func (f *Firestore) outbox(execID, id string) *firestore.DocumentRef {
 	return f.exec(execID).Collection("outbox").Doc(id)
 }
 
-// ExecutionCheckpoint implements Store. With p.Base it first tries the
-// optimistic path: the transition computed on the caller's read is
-// committed in one request with an update-time precondition on the
-// execution document (1 write RPC, no read); a precondition failure
-// (the document changed since) falls back to a transaction.
+// ExecutionCheckpoint implements Store as a compare-and-set (see cas): the
+// transition computed on a read of the execution document is committed in
+// one request with an update-time precondition on that document (1 write
+// RPC with its outbox and loop plans); a precondition failure (the
+// document changed since) re-reads and applies again, at most casAttempts
+// times. With p.Base the first attempt uses the caller's read (no read
+// here). No transaction: an instance dying mid-checkpoint leaves no lock
+// on the execution document.
 func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (Checkpoint, error) {
-	if p.Base != nil && !p.Base.UpdateTime.IsZero() {
+	m := meterOf(ctx, p.ExecutionID)
+	wait := 2 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		if p.Base == nil || p.Base.UpdateTime.IsZero() {
+			m.Read(1)
+			s, err := f.exec(p.ExecutionID).Get(ctx)
+			if err != nil {
+				if isCode(err, codes.NotFound) {
+					return Checkpoint{}, ErrNotFound
+				}
+				return Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
+			}
+			rec, err := fromSnap(s)
+			if err != nil {
+				return Checkpoint{}, err
+			}
+			rec.UpdateTime = s.UpdateTime
+			p.Base = rec
+		}
 		cp, done, err := f.checkpointOptimistic(ctx, p)
 		if done || err != nil {
 			return cp, err
 		}
+		if attempt >= casAttempts {
+			return Checkpoint{}, errs.New(errs.FailedPrecondition, "store: checkpoint of %s: the execution document changed under %d attempts", p.ExecutionID, attempt)
+		}
+		p.Base = nil // re-read
+		if err := sleepCtx(ctx, wait/2+rand.N(wait)); err != nil {
+			return Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
+		}
+		wait = min(2*wait, 100*time.Millisecond)
 	}
-	ref := f.exec(p.ExecutionID)
-	m := meterOf(ctx, p.ExecutionID)
-	var res Checkpoint
-	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		res = Checkpoint{}
-		m.Read(1)
-		s, err := tx.Get(ref)
-		if err != nil {
-			if isCode(err, codes.NotFound) {
-				return ErrNotFound
-			}
-			return err
-		}
-		rec, err := fromSnap(s)
-		if err != nil {
-			return err
-		}
-		out, err := p.Apply(rec)
-		res.State = rec.State
-		if err != nil || out == nil {
-			return err
-		}
-		d, err := toDoc(rec)
-		if err != nil {
-			return err
-		}
-		m.Write(1)
-		if err := tx.Set(ref, d); err != nil {
-			return err
-		}
-		writes, err := f.outputWrites(p.ExecutionID, p.OutboxID, out)
-		if err != nil {
-			return err
-		}
-		for _, w := range writes {
-			m.Write(1)
-			if err := tx.Set(w.ref, w.doc); err != nil {
-				return err
-			}
-		}
-		res.Applied, res.Output = true, out
-		return nil
-	})
-	if err != nil {
-		if errs.Is(err, errs.NotFound) {
-			return Checkpoint{}, ErrNotFound
-		}
-		var ce *errs.Error
-		if errors.As(err, &ce) {
-			return Checkpoint{}, err
-		}
-		return Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
-	}
-	return res, nil
 }
 
 type docWrite struct {
@@ -334,7 +309,8 @@ func (f *Firestore) outputWrites(executionID, outboxID string, out *engine.Outpu
 		if err != nil {
 			return nil, fmt.Errorf("store: encode loop plan: %w", err)
 		}
-		ws = append(ws, docWrite{f.loop(executionID, plan.Key()), blobDoc{Data: string(b)}})
+		exp := time.Now().UTC().Add(Retention)
+		ws = append(ws, docWrite{f.loop(executionID, plan.Key()), blobDoc{Data: string(b), ExpireAt: &exp}})
 	}
 	return ws, nil
 }
@@ -443,6 +419,14 @@ type iterDoc struct {
 	Holder  string    `firestore:"holder,omitempty"`
 	Expires time.Time `firestore:"expires,omitempty"`
 	Data    string    `firestore:"data,omitempty"`
+	// ExpireAt is the TTL field (Retention after the last write).
+	ExpireAt time.Time `firestore:"expire_at"`
+}
+
+// withTTL returns d with its TTL field set Retention from now.
+func (d iterDoc) withTTL() iterDoc {
+	d.ExpireAt = time.Now().UTC().Add(Retention)
+	return d
 }
 
 func (f *Firestore) iteration(execID, loopKey string, idx int) *firestore.DocumentRef {
@@ -459,12 +443,14 @@ func decodeIteration(d iterDoc) (*engine.IterationRecord, error) {
 	return r, nil
 }
 
-// IterationBegin implements Store.
+// IterationBegin implements Store: a Create for the first delivery, else
+// a compare-and-set that takes over an expired lease.
 func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error) {
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
 	m := meterOf(ctx, p.ExecutionID)
 	m.Write(1)
-	_, err := ref.Create(ctx, iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)})
+	running := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)}.withTTL()
+	_, err := ref.Create(ctx, running)
 	if err == nil {
 		return nil, nil
 	}
@@ -472,37 +458,34 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: begin iteration")
 	}
 	var done *engine.IterationRecord
-	err = f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+	err = f.cas(ctx, m, ref, "store: begin iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		done = nil
-		m.Read(1)
-		s, err := tx.Get(ref)
-		if err != nil {
-			return err
+		if s == nil {
+			return casWrite{create: running}, nil
 		}
 		var d iterDoc
 		if err := s.DataTo(&d); err != nil {
-			return err
+			return casWrite{}, err
 		}
 		if d.Status != string(types.StatusRunning) {
+			var err error
 			done, err = decodeIteration(d)
-			return err
+			return casWrite{}, err
 		}
 		if d.Holder != p.Holder && d.Expires.After(p.Now) {
-			return ErrLeaseHeld
+			return casWrite{}, ErrLeaseHeld
 		}
-		m.Write(1)
-		return tx.Set(ref, iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)})
+		return casWrite{update: iterUpdate(running)}, nil
 	})
 	if err != nil {
-		if err == ErrLeaseHeld {
-			return nil, ErrLeaseHeld
-		}
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: begin iteration")
+		return nil, err
 	}
 	return done, nil
 }
 
-// IterationEnd implements Store.
+// IterationEnd implements Store: a Create without a holder, else a
+// compare-and-set that records the end while the holder still holds the
+// iteration.
 func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (bool, error) {
 	if err := checkEnded(p.Record); err != nil {
 		return false, err
@@ -512,7 +495,7 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 	if err != nil {
 		return false, fmt.Errorf("store: encode iteration: %w", err)
 	}
-	doc := iterDoc{Index: p.Record.Index, Status: string(p.Record.Status), Data: string(b)}
+	doc := iterDoc{Index: p.Record.Index, Status: string(p.Record.Status), Data: string(b)}.withTTL()
 	m := meterOf(ctx, p.ExecutionID)
 	if p.Holder == "" {
 		m.Write(1)
@@ -525,65 +508,48 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 		return true, nil
 	}
 	first := false
-	err = f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+	err = f.cas(ctx, m, ref, "store: end iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		first = false
-		m.Read(1)
-		s, err := tx.Get(ref)
-		if err != nil && !isCode(err, codes.NotFound) {
-			return err
+		if s == nil {
+			first = true
+			return casWrite{create: doc}, nil
 		}
-		if err == nil {
-			var d iterDoc
-			if err := s.DataTo(&d); err != nil {
-				return err
-			}
-			if d.Status != string(types.StatusRunning) {
-				return nil
-			}
-			if d.Holder != p.Holder {
-				return ErrLeaseLost
-			}
+		var d iterDoc
+		if err := s.DataTo(&d); err != nil {
+			return casWrite{}, err
+		}
+		if d.Status != string(types.StatusRunning) {
+			return casWrite{}, nil
+		}
+		if d.Holder != p.Holder {
+			return casWrite{}, ErrLeaseLost
 		}
 		first = true
-		m.Write(1)
-		return tx.Set(ref, doc)
+		return casWrite{update: iterUpdate(doc)}, nil
 	})
 	if err != nil {
-		if err == ErrLeaseLost {
-			return false, ErrLeaseLost
-		}
-		return false, errs.Wrap(errs.CodeOf(err), err, "store: end iteration")
+		return false, err
 	}
 	return first, nil
 }
 
-// IterationRelease implements Store.
+// IterationRelease implements Store (a compare-and-set that clears the
+// holder while the caller still holds the iteration).
 func (f *Firestore) IterationRelease(ctx context.Context, executionID, loopKey string, index int, holder string) error {
 	ref := f.iteration(executionID, loopKey, index)
-	m := meterOf(ctx, executionID)
-	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		m.Read(1)
-		s, err := tx.Get(ref)
-		if err != nil {
-			if isCode(err, codes.NotFound) {
-				return nil
-			}
-			return err
+	return f.cas(ctx, meterOf(ctx, executionID), ref, "store: release iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		if s == nil {
+			return casWrite{}, nil
 		}
 		var d iterDoc
 		if err := s.DataTo(&d); err != nil {
-			return err
+			return casWrite{}, err
 		}
 		if d.Status != string(types.StatusRunning) || d.Holder != holder {
-			return nil
+			return casWrite{}, nil
 		}
-		m.Write(1)
-		return tx.Set(ref, iterDoc{Index: index, Status: string(types.StatusRunning)})
+		return casWrite{update: iterUpdate(iterDoc{Index: index, Status: string(types.StatusRunning)}.withTTL())}, nil
 	})
-	if err != nil {
-		return errs.Wrap(errs.CodeOf(err), err, "store: release iteration")
-	}
-	return nil
 }
 
 // endedIterations is the query over a loop run's ended iterations.
@@ -647,7 +613,7 @@ func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey stri
 // LaneDone implements Store.
 func (f *Firestore) LaneDone(ctx context.Context, executionID, loopKey string, lane int) error {
 	meterOf(ctx, executionID).Write(1)
-	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane})
+	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane, "expire_at": time.Now().UTC().Add(Retention)})
 	if err != nil && !isCode(err, codes.AlreadyExists) {
 		return errs.Wrap(errs.CodeOf(err), err, "store: lane done")
 	}
@@ -712,7 +678,7 @@ func newLease(p LeaseAcquireParams) leaseDoc {
 }
 
 // LeaseAcquire implements Store: a Create when the unit has no lease (one
-// write), else a transaction that takes over an expired lease.
+// write), else a compare-and-set that takes over an expired lease.
 func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
 	ref := f.unit(p.ExecutionID, p.Unit)
 	m := meterOf(ctx, p.ExecutionID)
@@ -724,93 +690,57 @@ func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) erro
 	if !isCode(err, codes.AlreadyExists) {
 		return errs.Wrap(errs.CodeOf(err), err, "store: acquire lease")
 	}
-	err = f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		m.Read(1)
-		s, err := tx.Get(ref)
-		if err != nil && !isCode(err, codes.NotFound) {
-			return err
+	return f.cas(ctx, m, ref, "store: acquire lease", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		if s == nil {
+			return casWrite{create: newLease(p)}, nil
 		}
-		if err == nil {
-			var d leaseDoc
-			if err := s.DataTo(&d); err != nil {
-				return err
-			}
-			if d.Holder != p.Holder && d.Expires.After(p.Now) {
-				return ErrLeaseHeld
-			}
+		var d leaseDoc
+		if err := s.DataTo(&d); err != nil {
+			return casWrite{}, err
 		}
-		m.Write(1)
-		return tx.Set(ref, newLease(p))
+		if d.Holder != p.Holder && d.Expires.After(p.Now) {
+			return casWrite{}, ErrLeaseHeld
+		}
+		return casWrite{update: leaseUpdate(newLease(p))}, nil
 	})
-	if err == ErrLeaseHeld {
-		return ErrLeaseHeld
-	}
-	if err != nil {
-		return errs.Wrap(errs.CodeOf(err), err, "store: acquire lease")
-	}
-	return nil
 }
 
-// LeaseRenew implements Store.
+// LeaseRenew implements Store (a compare-and-set while the caller holds
+// the lease).
 func (f *Firestore) LeaseRenew(ctx context.Context, p LeaseAcquireParams) error {
 	ref := f.unit(p.ExecutionID, p.Unit)
-	m := meterOf(ctx, p.ExecutionID)
-	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		m.Read(1)
-		s, err := tx.Get(ref)
-		if err != nil {
-			if isCode(err, codes.NotFound) {
-				return ErrLeaseLost
-			}
-			return err
+	return f.cas(ctx, meterOf(ctx, p.ExecutionID), ref, "store: renew lease", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		if s == nil {
+			return casWrite{}, ErrLeaseLost
 		}
 		var d leaseDoc
 		if err := s.DataTo(&d); err != nil {
-			return err
+			return casWrite{}, err
 		}
 		if d.Holder != p.Holder {
-			return ErrLeaseLost
+			return casWrite{}, ErrLeaseLost
 		}
-		m.Write(1)
-		return tx.Set(ref, newLease(p))
+		return casWrite{update: leaseUpdate(newLease(p))}, nil
 	})
-	if err == ErrLeaseLost {
-		return ErrLeaseLost
-	}
-	if err != nil {
-		return errs.Wrap(errs.CodeOf(err), err, "store: renew lease")
-	}
-	return nil
 }
 
-// LeaseRelease implements Store: a transaction that deletes the lease when
-// the caller still holds it.
+// LeaseRelease implements Store: a compare-and-set that deletes the lease
+// when the caller still holds it.
 func (f *Firestore) LeaseRelease(ctx context.Context, executionID, unit, holder string) error {
 	ref := f.unit(executionID, unit)
-	m := meterOf(ctx, executionID)
-	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		m.Read(1)
-		s, err := tx.Get(ref)
-		if err != nil {
-			if isCode(err, codes.NotFound) {
-				return nil
-			}
-			return err
+	return f.cas(ctx, meterOf(ctx, executionID), ref, "store: release lease", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		if s == nil {
+			return casWrite{}, nil
 		}
 		var d leaseDoc
 		if err := s.DataTo(&d); err != nil {
-			return err
+			return casWrite{}, err
 		}
 		if d.Holder != holder {
-			return nil
+			return casWrite{}, nil
 		}
-		m.Delete(1)
-		return tx.Delete(ref)
+		return casWrite{del: true}, nil
 	})
-	if err != nil {
-		return errs.Wrap(errs.CodeOf(err), err, "store: release lease")
-	}
-	return nil
 }
 
 type batchDoc struct {
@@ -912,7 +842,8 @@ func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[strin
 }
 
 // DLQPut implements Store. A repeated entry for the same message keeps
-// its first_seen and status and the larger attempt count.
+// its first_seen and status and the larger attempt count (a
+// compare-and-set).
 func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 	if e.Status == "" {
 		e.Status = DLQPending
@@ -922,26 +853,22 @@ func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 		e.ExpireAt = &exp
 	}
 	ref := f.c.Collection("dlq").Doc(e.MessageID)
-	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		s, err := tx.Get(ref)
-		if err != nil && !isCode(err, codes.NotFound) {
-			return err
+	return f.cas(ctx, meterOf(ctx, e.ExecutionID), ref, "store: put dlq entry", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		if s == nil {
+			return casWrite{create: e}, nil
 		}
-		if err == nil {
-			var old DLQEntry
-			if err := s.DataTo(&old); err == nil {
-				e.FirstSeen, e.Status = old.FirstSeen, old.Status
-				if old.Attempts > e.Attempts {
-					e.Attempts = old.Attempts
-				}
-			}
+		var old DLQEntry
+		if err := s.DataTo(&old); err != nil {
+			return casWrite{}, err
 		}
-		return tx.Set(ref, e)
+		attempts := max(old.Attempts, e.Attempts)
+		return casWrite{update: []firestore.Update{
+			{Path: "attempts", Value: attempts}, {Path: "last_error", Value: e.LastError}, {Path: "last_seen", Value: e.LastSeen},
+			{Path: "payload", Value: e.Payload}, {Path: "context_excerpt", Value: e.ContextExcerpt}, {Path: "unit", Value: e.Unit},
+			{Path: "attributes", Value: e.Attributes}, {Path: "tool_kind", Value: e.ToolKind}, {Path: "source", Value: e.Source},
+			{Path: "kind", Value: e.Kind}, {Path: "topic", Value: e.Topic}, {Path: "expire_at", Value: e.ExpireAt},
+		}}, nil
 	})
-	if err != nil {
-		return errs.Wrap(errs.CodeOf(err), err, "store: put dlq entry")
-	}
-	return nil
 }
 
 // LeaseGet implements Store.
@@ -1018,35 +945,27 @@ func (f *Firestore) DLQList(ctx context.Context, status string, limit int) ([]DL
 	return out, nil
 }
 
-// DLQSetStatus implements Store.
+// DLQSetStatus implements Store (a compare-and-set from status from).
 func (f *Firestore) DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error) {
 	ref := f.c.Collection("dlq").Doc(id)
 	var out *DLQEntry
-	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		s, err := tx.Get(ref)
-		if err != nil {
-			if isCode(err, codes.NotFound) {
-				return ErrNotFound
-			}
-			return err
+	err := f.cas(ctx, meterOf(ctx, ""), ref, "store: set dlq status", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		if s == nil {
+			return casWrite{}, ErrNotFound
 		}
 		var e DLQEntry
 		if err := s.DataTo(&e); err != nil {
-			return err
+			return casWrite{}, err
 		}
 		if e.Status != from {
-			return errs.New(errs.FailedPrecondition, "store: dlq entry %s is %s, not %s", id, e.Status, from)
+			return casWrite{}, errs.New(errs.FailedPrecondition, "store: dlq entry %s is %s, not %s", id, e.Status, from)
 		}
 		e.Status, e.Note = to, note
 		out = &e
-		return tx.Set(ref, e)
+		return casWrite{update: []firestore.Update{{Path: "status", Value: to}, {Path: "note", Value: note}}}, nil
 	})
 	if err != nil {
-		var ce *errs.Error
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: set dlq status")
+		return nil, err
 	}
 	return out, nil
 }

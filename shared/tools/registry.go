@@ -57,13 +57,17 @@ type Executor interface {
 }
 
 // Adapt returns a Tool that runs e with the request's Args, Config and
-// TimeoutS (and Context when e is a ContextExecutor).
+// TimeoutS (and Context when e is a ContextExecutor, Barrier when e is a
+// BarrierExecutor and the request has one).
 func Adapt(e Executor) Tool { return adapter{e} }
 
 type adapter struct{ e Executor }
 
 // Run implements Tool (ExecContext for a ContextExecutor).
 func (a adapter) Run(ctx context.Context, req Request) types.Outcome {
+	if be, ok := a.e.(BarrierExecutor); ok && req.Barrier != "" {
+		return be.ExecBarrier(ctx, req.Args, req.Config, req.TimeoutS, req.Barrier)
+	}
 	if ce, ok := a.e.(ContextExecutor); ok {
 		return ce.ExecContext(ctx, req.Args, req.Config, req.Context, req.TimeoutS)
 	}

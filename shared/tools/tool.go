@@ -28,6 +28,21 @@ type Request struct {
 	// (NoETL's python `context` global): execution_id, step, task,
 	// workload, ctx, iter and input. Nil when the caller has none.
 	Context map[string]any
+	// Barrier is the attempt's side-effect barrier key (seed 004 §4.4):
+	// unique to (execution, unit, task position, attempt, page) and the
+	// same on every re-run of that attempt; empty when the task is not
+	// behind the barrier. A kind that can commit its side effect and the
+	// key atomically (a BarrierExecutor: postgres, in one transaction)
+	// makes the attempt exactly-once; other kinds ignore it.
+	Barrier string
+}
+
+// BarrierExecutor is implemented by kinds that honour Request.Barrier:
+// ExecBarrier commits the side effect together with a record of barrier,
+// and on a re-run of a recorded attempt returns the recorded result with
+// Outcome.Extra["adopted"] = true instead of repeating the side effect.
+type BarrierExecutor interface {
+	ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string) types.Outcome
 }
 
 // ContextExecutor is implemented by kinds that also read Request.Context

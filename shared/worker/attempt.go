@@ -127,7 +127,7 @@ func (u *unit) barrierKey() string {
 // the task again. Read-only tasks simply run.
 func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome, error) {
 	if !engine.SideEffecting(u.pb, task) {
-		return u.runTool(ctx, task), nil
+		return u.runTool(ctx, task, ""), nil
 	}
 	key := u.barrierKey()
 	if u.recovering {
@@ -146,7 +146,11 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 			return types.Outcome{}, err
 		}
 	}
-	out := u.runTool(ctx, task)
+	// The key also goes to the tool: postgres commits it with the task's
+	// SQL, closing the window between the side effect and AttemptPut (a
+	// crash there re-runs the task; postgres then returns the result it
+	// recorded instead of running the SQL again).
+	out := u.runTool(ctx, task, u.cmd.ExecutionID+"/"+u.cmd.UnitKey()+"/"+key)
 	rec := out
 	rec.Logs = ""
 	if u.w.Results != nil {
@@ -170,9 +174,10 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	return out, nil
 }
 
-// runTool renders the task and runs its tool. Rendering errors become an
-// error outcome of kind "template" naming the step and task.
-func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
+// runTool renders the task and runs its tool with the side-effect barrier
+// key barrier ("" outside the barrier). Rendering errors become an error
+// outcome of kind "template" naming the step and task.
+func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) types.Outcome {
 	args, cfg, fail, bad := u.render(task)
 	if bad != nil {
 		return *bad
@@ -261,6 +266,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task) types.Outcome {
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
 		Args: args, Config: cfg, TimeoutS: timeout,
 		Context: u.taskContext(task), // hook (h-conf, issue 9): python's `context` (taskio.go)
+		Barrier: barrier,
 	})
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil && (out.Error == nil || out.Error.Kind != types.ErrKindTimeout) {
 		out = types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout, Retryable: true,

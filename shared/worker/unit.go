@@ -114,8 +114,12 @@ func (u *unit) flush(ctx context.Context) error {
 	}
 	evs := u.seal()
 	c := u.cmd
+	// The batch id names this run of the unit (its holder): a re-run after
+	// a crash publishes its own batches — a batch with a former run's id
+	// would be dropped as a duplicate, losing the re-run's events. Events
+	// both runs recorded keep one id each and are read once.
 	b := types.Batch{
-		ID:          types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), c.ChildID, "batch", itoa(u.batch)),
+		ID:          types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), c.ChildID, u.holder, "batch", itoa(u.batch)),
 		ExecutionID: c.ExecutionID, Source: Source, Events: evs, TraceParent: c.TraceParent,
 	}
 	if err := u.w.Bus.PublishBatch(ctx, b); err != nil {

@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -420,7 +421,7 @@ func (s *soak) checkEvents(ru *run, r *result) {
 	list, _ := m["events"].([]any)
 	prev := ""
 	requested, finished := 0, 0
-	open := map[string]int{}
+	started, ended := map[string]bool{}, map[string]bool{}
 	problem := ""
 	for i, x := range list {
 		e, _ := x.(map[string]any)
@@ -436,13 +437,13 @@ func (s *soak) checkEvents(ru *run, r *result) {
 		case "playbook.finished":
 			finished++
 		case "step.started":
-			open["step "+fmt.Sprintf("%v.%v", e["step"], e["step_run"])]++
+			started["step "+fmt.Sprintf("%v.%v", e["step"], e["step_run"])] = true
 		case "step.done", "step.failed", "step.canceled":
-			open["step "+fmt.Sprintf("%v.%v", e["step"], e["step_run"])]--
+			ended["step "+fmt.Sprintf("%v.%v", e["step"], e["step_run"])] = true
 		case "loop.iteration.started":
-			open["iteration "+key]++
+			started["iteration "+key] = true // again on a re-run
 		case "loop.iteration.done", "loop.iteration.failed":
-			open["iteration "+key]--
+			ended["iteration "+key] = true
 		}
 		if typ == "loop.iteration.started" || typ == "step.started" || typ == "task.attempt.started" {
 			if !ru.canceled.IsZero() {
@@ -463,13 +464,11 @@ func (s *soak) checkEvents(ru *run, r *result) {
 	if requested != 1 || finished != 1 {
 		problem = fmt.Sprintf("%d requested and %d finished events", requested, finished)
 	}
-	for k, v := range open {
-		// A canceled execution's running iterations may end unrecorded
-		// by their own events (they stop at a task boundary).
-		if v > 0 && ru.status != "canceled" && !strings.HasPrefix(k, "step ") {
-			problem = "unended " + k
-		}
-		if v > 0 && ru.status != "canceled" && strings.HasPrefix(k, "step ") && ru.status == "ok" {
+	for k := range started {
+		// A canceled execution's running iterations and steps stop at a
+		// task boundary without ending events of their own; a failed
+		// execution's other running steps stop with it.
+		if !ended[k] && (ru.status == "ok" || (ru.status == "failed" && strings.HasPrefix(k, "iteration "))) {
 			problem = "unended " + k
 		}
 	}
@@ -580,7 +579,7 @@ func (s *soak) faultCounts(from map[string]int) map[string]int {
 
 // killHost kills the functions host (the stack's supervisor restarts it).
 func (s *soak) killHost() bool {
-	out, err := exec.Command("pgrep", "-f", filepath.Join(s.stackDir, "bin", "functions")).Output()
+	out, err := exec.Command("pgrep", "-f", "^"+regexp.QuoteMeta(filepath.Join(s.stackDir, "bin", "functions"))+"$").Output()
 	if err != nil {
 		return false
 	}

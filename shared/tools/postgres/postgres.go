@@ -80,6 +80,9 @@ type Tool struct {
 	mu     sync.Mutex
 	pools  map[string]*poolEntry
 	closed bool
+	// barrier records, per DSN, whether the marker table is usable
+	// (barrier.go).
+	barrier map[string]bool
 }
 
 type poolEntry struct {
@@ -106,7 +109,7 @@ func New(opts Options) *Tool {
 	if opts.ApplicationName == "" {
 		opts.ApplicationName = DefaultApplicationName
 	}
-	return &Tool{opts: opts, pools: map[string]*poolEntry{}}
+	return &Tool{opts: opts, pools: map[string]*poolEntry{}, barrier: map[string]bool{}}
 }
 
 // Close closes every pool (waiting for connections in use to be returned).
@@ -156,6 +159,16 @@ func (t *Tool) Close() {
 // kind "timeout"; missing/invalid connection settings or SQL are kind
 // "config". Messages never contain the password.
 func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
+	return t.ExecBarrier(ctx, args, config, timeoutS, "")
+}
+
+// ExecBarrier is Exec with the side-effect barrier (barrier.go): with a
+// non-empty barrier key the task's SQL and a marker row holding its result
+// commit in one transaction, so a re-run of the same attempt after a crash
+// returns the recorded result (Outcome.Extra["adopted"] = true) instead of
+// running the SQL again. SQL that cannot run inside a transaction, and
+// databases where the marker table cannot be created, run as Exec does.
+func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string) types.Outcome {
 	config, failed := t.prepare(ctx, config, timeoutS) // auth: <credential> and script: (script.go)
 	if failed != nil {
 		return *failed
@@ -193,12 +206,23 @@ func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS f
 	}
 	defer release()
 
+	qargs := params
+	if named != nil {
+		qargs = []any{named}
+	}
+	if barrier != "" && transactional(stmts) && t.barrierReady(rctx, pool, dsn) {
+		result, adopted, err := t.runBarrier(rctx, pool, barrier, stmts, sqlText, qargs)
+		if err != nil {
+			return t.failure(ctx, rctx, err, password)
+		}
+		out := types.Outcome{Status: types.StatusOK, Result: result}
+		if adopted {
+			out.Extra = map[string]any{"adopted": true}
+		}
+		return out
+	}
 	var result map[string]any
 	if len(stmts) == 1 {
-		qargs := params
-		if named != nil {
-			qargs = []any{named}
-		}
 		result, err = t.query(rctx, pool, stmts[0], qargs)
 	} else {
 		result, err = t.script(rctx, pool, sqlText)
@@ -298,9 +322,14 @@ func (e *configError) Error() string { return e.err.Error() }
 // Unwrap returns the underlying error.
 func (e *configError) Unwrap() error { return e.err }
 
+// querier runs a statement: a pool, a connection or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // query runs one statement with the extended protocol.
-func (t *Tool) query(ctx context.Context, pool *pgxpool.Pool, sql string, args []any) (map[string]any, error) {
-	rows, err := pool.Query(ctx, sql, args...)
+func (t *Tool) query(ctx context.Context, q querier, sql string, args []any) (map[string]any, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -340,8 +369,14 @@ func (t *Tool) script(ctx context.Context, pool *pgxpool.Pool, sql string) (map[
 		return nil, err
 	}
 	defer conn.Release()
-	tm := conn.Conn().TypeMap()
-	mrr := conn.Conn().PgConn().Exec(ctx, sql)
+	return t.scriptOn(ctx, conn.Conn(), sql)
+}
+
+// scriptOn runs sql as one simple-protocol query on conn (inside the
+// connection's transaction, if one is open).
+func (t *Tool) scriptOn(ctx context.Context, conn *pgx.Conn, sql string) (map[string]any, error) {
+	tm := conn.TypeMap()
+	mrr := conn.PgConn().Exec(ctx, sql)
 	var last map[string]any
 	n := 0
 	for mrr.NextResult() {
