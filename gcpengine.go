@@ -2,8 +2,8 @@
 // Functions (gen2) Go buildpack builds: the buildpack generates a main
 // package that blank-imports the package at the module root and calls
 // funcframework.Start, and FUNCTION_TARGET (the entry point: api, emit,
-// execute, route, materialize or dispatch) picks the function registered
-// under that name. Importing the six function packages here registers all
+// execute, route, materialize, dispatch or subscribe) picks the function registered
+// under that name. Importing the seven function packages here registers all
 // of them (each registers itself in init with functions.HTTP or
 // functions.CloudEvent). The direct import of the functions-framework
 // "functions" package makes the buildpack use its declarative template
@@ -22,4 +22,5 @@ import (
 	_ "github.com/noetl/gcpengine/functions/execute"
 	_ "github.com/noetl/gcpengine/functions/materialize"
 	_ "github.com/noetl/gcpengine/functions/route"
+	_ "github.com/noetl/gcpengine/functions/subscribe"
 )

@@ -160,7 +160,7 @@ Endpoints (project ${GOOGLE_CLOUD_PROJECT}, location ${NOETL_LOCATION}):
   Fixtures     ${NOETL_FIXTURES_URL}
   PostgreSQL   ${NOETL_PG_DSN}   (scripts/psql)
   NATS         NATS_URL=${NATS_URL}   (JetStream)
-  Functions    ${NOETL_FUNCTIONS_URL}   (/api/, /emit, /execute; /route, /materialize, /dispatch via push; /metrics; traces in ${NOETL_TRACE_DIR})
+  Functions    ${NOETL_FUNCTIONS_URL}   (/api/, /emit, /execute; /route, /materialize, /dispatch via push; /subscribe (registered subscriptions); /metrics; traces in ${NOETL_TRACE_DIR})
 API token    NOETL_API_TOKEN=${NOETL_API_TOKEN:-}   (Authorization: Bearer; scripts/noetl sends it)
 Environment: . ${STACK_DIR}/env     Logs: ${STACK_DIR}/logs/     Stop: scripts/down
 EOF

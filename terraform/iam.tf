@@ -38,6 +38,7 @@ locals {
     route       = ["events", "commands"] # transitions; bulk fan-out
     materialize = []
     dispatch    = []
+    subscribe   = ["events"] # execution starts of subscription messages
   }
 
   # Cloud Tasks roles per function on both queues: create units, delete

@@ -9,6 +9,10 @@ locals {
     route       = { trigger = "push", invokers = "push", subscription = "route" }
     materialize = { trigger = "push", invokers = "push", subscription = "materialize" }
     dispatch    = { trigger = "push", invokers = "push", subscription = "dispatch" }
+    # Endpoint of the push subscriptions of registered kind: Subscription
+    # resources (set at run time by POST /subscriptions) and of the
+    # Cloud Scheduler tick (subscriptions.tf).
+    subscribe = { trigger = "http", invokers = "push" }
   }
 
   topics = ["events", "commands", "events-dead", "commands-dead"]
@@ -36,15 +40,16 @@ locals {
 
   # Large JSON/YAML fields that are never queried: no single-field indexes.
   exempt_fields = {
-    executions  = ["state", "source"]
-    batches     = ["data"]
-    outbox      = ["data"]
-    loops       = ["data"]
-    iterations  = ["data"]
-    attempts    = ["data"]
-    dlq         = ["payload", "context_excerpt"]
-    versions    = ["source"]
-    credentials = ["data"]
+    executions    = ["state", "source"]
+    batches       = ["data"]
+    outbox        = ["data"]
+    loops         = ["data"]
+    iterations    = ["data"]
+    attempts      = ["data"]
+    dlq           = ["payload", "context_excerpt"]
+    versions      = ["source"]
+    credentials   = ["data"]
+    subscriptions = ["source"]
   }
 
   # Composite indexes of the listings (GET /executions, dlq list).
@@ -66,6 +71,7 @@ locals {
     route       = { memory = "512Mi", cpu = 1, timeout_s = 120, concurrency = 40, min_instances = 0, max_instances = 50 }
     materialize = { memory = "512Mi", cpu = 1, timeout_s = 60, concurrency = 80, min_instances = 0, max_instances = 20 }
     dispatch    = { memory = "512Mi", cpu = 1, timeout_s = 60, concurrency = 80, min_instances = 0, max_instances = 20 }
+    subscribe   = { memory = "512Mi", cpu = 1, timeout_s = 120, concurrency = 40, min_instances = 0, max_instances = 20 }
   }
   function_settings = {
     for name, d in local.function_defaults : name => {
@@ -101,6 +107,8 @@ locals {
     NOETL_EXECUTE_URL                = local.run_url["execute"]
     NOETL_EXECUTE_AUDIENCE           = local.run_url["execute"]
     NOETL_TASKS_SERVICE_ACCOUNT      = google_service_account.tasks.email
+    NOETL_SUBSCRIBE_URL              = local.run_url["subscribe"]
+    NOETL_PUSH_SERVICE_ACCOUNT       = google_service_account.push.email
     NOETL_PUSH_MAX_DELIVERY_ATTEMPTS = tostring(var.push.max_delivery_attempts)
     NOETL_RESULTS_BUCKET             = google_storage_bucket.results.name
     NOETL_RESULT_INLINE_MAX          = tostring(var.result_inline_max)

@@ -13,6 +13,11 @@ output "execute_url" {
   value       = local.run_url["execute"]
 }
 
+output "subscribe_url" {
+  description = "URL of the subscribe function: registered subscriptions push to <url>/push/<name> (NOETL_SUBSCRIBE_URL)"
+  value       = local.run_url["subscribe"]
+}
+
 output "functions" {
   description = "Deployed function names by entry point"
   value       = { for k, f in google_cloudfunctions2_function.fn : k => f.name }
@@ -24,8 +29,8 @@ output "topics" {
 }
 
 output "subscriptions" {
-  description = "Pub/Sub subscriptions (push and dead-letter inspect) by name"
-  value       = merge({ for k, s in google_pubsub_subscription.push : k => s.id }, { for k, s in google_pubsub_subscription.inspect : k => s.id })
+  description = "Pub/Sub subscriptions (push, dead-letter inspect, and those of var.subscriptions) by name"
+  value       = merge({ for k, s in google_pubsub_subscription.push : k => s.id }, { for k, s in google_pubsub_subscription.inspect : k => s.id }, { for k, s in google_pubsub_subscription.registered : k => s.id })
 }
 
 output "queues" {

@@ -44,7 +44,7 @@ variable "go_runtime" {
 variable "functions" {
   description = <<-EOT
     Per-function overrides of the service settings (keys: api, emit, execute,
-    route, materialize, dispatch; unset fields keep the defaults of
+    route, materialize, dispatch, subscribe; unset fields keep the defaults of
     locals.tf): memory ("512Mi", "1Gi"), cpu (vCPUs), timeout_s, concurrency
     (requests per instance), min_instances, max_instances.
   EOT
@@ -58,8 +58,8 @@ variable "functions" {
   }))
   default = {}
   validation {
-    condition     = alltrue([for k in keys(var.functions) : contains(["api", "emit", "execute", "route", "materialize", "dispatch"], k)])
-    error_message = "functions keys must be among api, emit, execute, route, materialize, dispatch."
+    condition     = alltrue([for k in keys(var.functions) : contains(["api", "emit", "execute", "route", "materialize", "dispatch", "subscribe"], k)])
+    error_message = "functions keys must be among api, emit, execute, route, materialize, dispatch, subscribe."
   }
   validation {
     condition     = alltrue([for v in values(var.functions) : v.memory == null || can(regex("^[0-9]+(Mi|Gi)$", v.memory))])

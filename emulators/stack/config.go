@@ -85,6 +85,10 @@ type Config struct {
 	PushMaxAttempts int           // NOETL_PUSH_MAX_ATTEMPTS, default 10 (then the message is dead-lettered)
 	PushMinBackoff  time.Duration // NOETL_PUSH_MIN_BACKOFF, default 200ms
 	PushMaxBackoff  time.Duration // NOETL_PUSH_MAX_BACKOFF, default 10s
+	// SubscribeTick is how often the stack calls the subscribe function's
+	// /tick, as Cloud Scheduler does in GCP (NOETL_SUBSCRIBE_TICK, default
+	// 1s; README "Subscriptions").
+	SubscribeTick time.Duration
 
 	FunctionsBin string // NOETL_FUNCTIONS_BIN, default <stack>/bin/functions (built if missing)
 	Gcloud       string // NOETL_GCLOUD, default gcloud
@@ -163,6 +167,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PushMaxAttempts:  num("NOETL_PUSH_MAX_ATTEMPTS", 10, 1, 1000),
 		PushMinBackoff:   dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
 		PushMaxBackoff:   dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
+		SubscribeTick:    dur("NOETL_SUBSCRIBE_TICK", time.Second),
 		FunctionsBin:     str("NOETL_FUNCTIONS_BIN", ""),
 		Gcloud:           str("NOETL_GCLOUD", "gcloud"),
 		PGBinDir:         str("NOETL_PG_BIN", ""),

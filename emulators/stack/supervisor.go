@@ -441,6 +441,16 @@ func (s *Supervisor) startBridges() error {
 	if s.cfg.Chaos.Enabled() {
 		s.progress("delivery chaos (%s): %s in the push bridges and the Cloud Tasks emulator", chaos.Env, s.cfg.Chaos)
 	}
+	// Registered kind: Subscription resources need no bridge: the Pub/Sub
+	// emulator delivers their push subscriptions itself. The ticker stands
+	// in for the deployment's Cloud Scheduler job (tick.go).
+	tk := &Ticker{URL: s.cfg.FunctionsURL() + "/subscribe/tick", Every: s.cfg.SubscribeTick, Log: lg}
+	s.bridgesDone.Add(1)
+	go func() {
+		defer s.bridgesDone.Done()
+		tk.Run(ctx)
+	}()
+	s.progress("subscriptions: the Pub/Sub emulator pushes to %s/subscribe/push/<name>; ticking %s/subscribe/tick every %s", s.cfg.FunctionsURL(), s.cfg.FunctionsURL(), s.cfg.SubscribeTick)
 	return nil
 }
 

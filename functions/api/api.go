@@ -60,6 +60,8 @@ func API(w http.ResponseWriter, r *http.Request) {
 		list(w, r)
 	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
 		Credentials(w, r, strings.TrimPrefix(p, "/credentials"))
+	case p == "/subscriptions" || strings.HasPrefix(p, "/subscriptions/"):
+		subscriptions(w, r, strings.TrimPrefix(p, "/subscriptions"))
 	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
 		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
 	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:

@@ -50,6 +50,12 @@ type Config struct {
 	// TasksServiceAccount is the email of the service account whose OIDC
 	// token Cloud Tasks attaches ("" = no token: the local stack).
 	TasksServiceAccount string // NOETL_TASKS_SERVICE_ACCOUNT, default ""
+	// SubscribeURL is the subscribe function's URL: registered
+	// subscriptions push to SubscribeURL + "/push/<name>".
+	SubscribeURL string // NOETL_SUBSCRIBE_URL, default FunctionsURL + "/subscribe"
+	// PushServiceAccount is the email whose OIDC token Pub/Sub attaches
+	// to pushes to the subscribe function ("" = no token: the stack).
+	PushServiceAccount string // NOETL_PUSH_SERVICE_ACCOUNT, default ""
 	// OIDCJWKSFile is a JSON Web Key Set that verifies the OIDC tokens of
 	// Cloud Tasks calls instead of Google's certificates: the local
 	// stack's Cloud Tasks emulator key ("" = Google's, in GCP).
@@ -271,6 +277,9 @@ func derive(c *Config) {
 	}
 	if c.ExecuteAudience == "" {
 		c.ExecuteAudience = c.ExecuteURL
+	}
+	if c.SubscribeURL == "" {
+		c.SubscribeURL = strings.TrimSuffix(c.FunctionsURL, "/") + "/subscribe"
 	}
 }
 

@@ -295,6 +295,16 @@ func TestBuildpackServesEachFunction(t *testing.T) {
 				if code < 400 || code == 404 || strings.TrimSpace(body) == "" {
 					t.Errorf("POST / without a backend = %d %q, want execute's own error", code, body)
 				}
+			case "subscribe":
+				if code, body := in.do(t, "GET", "/healthz", "", ""); code != 200 || !strings.Contains(body, `"ok":true`) {
+					t.Errorf("GET /healthz = %d %s", code, body)
+				}
+				if code, body := in.do(t, "POST", "/push/x", "application/json", pushBody([]byte(`{}`), nil)); code != 503 || strings.TrimSpace(body) == "" {
+					t.Errorf("POST /push/x without a backend = %d %q, want subscribe's own 503 (Pub/Sub redelivers)", code, body)
+				}
+				if code, body := in.do(t, "GET", "/no/such/route", "", ""); code != 404 || !strings.Contains(body, "no route for GET") {
+					t.Errorf("GET /no/such/route = %d %s (want subscribe's own 404)", code, body)
+				}
 			default: // push functions
 				if f.Trigger != TriggerPush {
 					t.Fatalf("no check for %s", f.Name)
@@ -394,6 +404,18 @@ func TestBuildpackFunctionsOnStack(t *testing.T) {
 				code, body := in.do(t, "POST", "/", "application/json", `not json`)
 				if code != 200 && code != 401 && code != 403 {
 					t.Errorf("POST poison = %d %s, want 200 (acked) or 401/403 (no OIDC token)", code, body)
+				}
+			case "subscribe":
+				// A body that is not a push body is acked and filed; a push
+				// for an unregistered name is refused (Pub/Sub keeps it).
+				if code, body := in.do(t, "POST", "/push/buildpack-test-none", "application/json", "not json"); code != 200 || !strings.Contains(body, "dead_lettered") {
+					t.Errorf("POST /push/x not json = %d %s, want 200 dead_lettered", code, body)
+				}
+				if code, body := in.do(t, "POST", "/push/buildpack-test-none", "application/json", pushBody([]byte(`{}`), nil)); code != 404 {
+					t.Errorf("push for an unregistered subscription = %d %s, want 404", code, body)
+				}
+				if code, body := in.do(t, "POST", "/tick", "", ""); code != 200 || !strings.Contains(body, `"subscriptions"`) {
+					t.Errorf("POST /tick = %d %s", code, body)
 				}
 			default:
 				code, body := in.do(t, "POST", "/projects/noetl-local/topics/events", "application/json", pushBody([]byte("not json"), nil))

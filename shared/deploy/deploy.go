@@ -48,7 +48,8 @@ type Function struct {
 // Module is the Go module path; the buildpack imports the root package.
 const Module = "github.com/noetl/gcpengine"
 
-// Functions are the six functions (design v2 "Functions").
+// Functions are the engine's functions (design v2 "Functions", plus
+// subscribe for issue 9's subscriptions).
 var Functions = []Function{
 	{Name: "api", Package: Module + "/functions/api", Trigger: TriggerHTTP, Invokers: "users"},
 	{Name: "emit", Package: Module + "/functions/emit", Trigger: TriggerHTTP, Invokers: "users"},
@@ -56,6 +57,11 @@ var Functions = []Function{
 	{Name: "route", Package: Module + "/functions/route", Trigger: TriggerPush, Subscription: "route", Invokers: "push"},
 	{Name: "materialize", Package: Module + "/functions/materialize", Trigger: TriggerPush, Subscription: "materialize", Invokers: "push"},
 	{Name: "dispatch", Package: Module + "/functions/dispatch", Trigger: TriggerPush, Subscription: "dispatch", Invokers: "push"},
+	// subscribe is an HTTP function: the push subscriptions of registered
+	// kind: Subscription resources are created at run time (POST
+	// /subscriptions sets their push config to <url>/push/<name>), and
+	// Cloud Scheduler calls /tick; both authenticate as the push account.
+	{Name: "subscribe", Package: Module + "/functions/subscribe", Trigger: TriggerHTTP, Invokers: "push"},
 }
 
 // Topic names (design v2 "Pub/Sub").
@@ -185,6 +191,7 @@ var Collections = []Collection{
 	{Group: "playbooks", Path: "playbooks/{path}"},
 	{Group: "versions", Path: "playbooks/{path}/versions/{v}", LargeFields: []string{"source"}},
 	{Group: "credentials", Path: "credentials/{name}", LargeFields: []string{"data"}},
+	{Group: "subscriptions", Path: "subscriptions/{name}", LargeFields: []string{"source"}},
 }
 
 // IndexField is one field of a composite index.

@@ -47,7 +47,11 @@ type Params struct {
 	// Credentials resolves the playbook's keychain before the run (nil:
 	// a playbook with a keychain is rejected).
 	Credentials credentials.Store
-	Now         time.Time
+	// Trace is the caller's W3C trace context (traceparent, tracestate,
+	// baggage) recorded in the request event's payload under "trace"
+	// (a subscription message's, NoETL's event meta.trace); nil = none.
+	Trace map[string]string
+	Now   time.Time
 }
 
 // Start creates the execution and publishes its request event in a batch
@@ -108,6 +112,13 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID
 	ev.Payload = map[string]any{"playbook": s.Playbook, "parent_id": p.ParentID}
+	if len(p.Trace) > 0 {
+		tc := map[string]any{}
+		for k, v := range p.Trace {
+			tc[k] = v
+		}
+		ev.Payload["trace"] = tc
+	}
 	ev.Clock = types.HLC(0, now)
 	b := types.Batch{ID: types.DeriveID(id, "requested"), ExecutionID: id, Source: "api", Route: true, Events: []types.Event{ev}}
 	if err := pub.PublishBatch(ctx, b); err != nil {

@@ -436,6 +436,19 @@ func (r *Redactor) String(s string) string {
 	return out
 }
 
+// hasSecret reports whether s contains one of r's secrets.
+func (r *Redactor) hasSecret(s string) bool {
+	if r == nil {
+		return false
+	}
+	for _, sec := range r.secrets {
+		if strings.Contains(s, sec) {
+			return true
+		}
+	}
+	return false
+}
+
 // maskOnce is one masking pass of String.
 func (r *Redactor) maskOnce(s string) string {
 	if s == "" {

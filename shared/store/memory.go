@@ -25,6 +25,7 @@ type Memory struct {
 	execs      map[string]*memExec
 	dlq        map[string]DLQEntry
 	playbooks  map[string]*memPlaybook
+	subs       map[string]Subscription // subscription.go
 	closed     bool
 	sizeHook   func(path string, size int)
 	checkpoint func() // test hook run inside ExecutionCheckpoint, before the write

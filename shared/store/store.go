@@ -239,6 +239,17 @@ type Store interface {
 	PlaybookGet(ctx context.Context, path string, version int) (*PlaybookVersion, error)
 	// PlaybookList lists the catalog.
 	PlaybookList(ctx context.Context) ([]PlaybookSummary, error)
+	// SubscriptionPut registers (creates or replaces) a subscription
+	// resource and returns the record (generation counted, created_at
+	// kept); InvalidArgument without name, source, Pub/Sub subscription
+	// or playbook, or with a delivery other than push or pull.
+	SubscriptionPut(ctx context.Context, p SubscriptionPutParams) (*Subscription, error)
+	// SubscriptionGet reads a registration; ErrNotFound.
+	SubscriptionGet(ctx context.Context, name string) (*Subscription, error)
+	// SubscriptionList lists the registrations sorted by name.
+	SubscriptionList(ctx context.Context) ([]Subscription, error)
+	// SubscriptionDelete removes a registration; ErrNotFound.
+	SubscriptionDelete(ctx context.Context, name string) error
 	// DLQPut records a dead-lettered message (idempotent by message id:
 	// a repeated put keeps first_seen and status, takes the larger attempt
 	// count).

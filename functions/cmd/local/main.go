@@ -16,6 +16,8 @@
 //	/route/projects/P/topics/T        → route        (push endpoint: a raw
 //	/materialize/projects/P/topics/T  → materialize   Pub/Sub push body that
 //	/dispatch/projects/P/topics/T     → dispatch      funcframework converts)
+//	/subscribe/push/NAME, /subscribe/tick → subscribe (HTTP: pushes of
+//	                      registered subscriptions, the stack's ticker)
 //	/metrics              → the process's Prometheus metrics (telemetry)
 //
 // All functions share the process's dependencies (shared/runtime), as

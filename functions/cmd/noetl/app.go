@@ -192,7 +192,7 @@ scripts. validate, lint and run keep their own formats.
 	}
 	root.AddCommand(a.validateCmd(), a.lintCmd(), a.runCmd(),
 		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.costCmd(), a.traceCmd(),
-		a.dlqCmd(), a.catalogCmd(), a.credentialsCmd())
+		a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
 	return root
 }
 

@@ -55,7 +55,8 @@ func TestHelpEveryCommand(t *testing.T) {
 	want := []string{"validate", "lint", "run", "list", "describe", "events", "cancel", "cost", "trace",
 		"dlq", "dlq list", "dlq show", "dlq replay", "dlq discard",
 		"catalog", "catalog register", "catalog list", "catalog show",
-		"credentials", "credentials set", "credentials list", "credentials show", "credentials delete"}
+		"credentials", "credentials set", "credentials list", "credentials show", "credentials delete",
+		"subscription", "subscription register", "subscription list", "subscription describe", "subscription delete"}
 	var got []string
 	for _, p := range paths {
 		got = append(got, strings.Join(p, " "))

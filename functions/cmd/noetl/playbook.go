@@ -18,13 +18,18 @@ func (a *app) validateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Validate playbooks (every problem with its YAML line)",
-		Long: `Validate playbooks against the DSL: for each FILE, "FILE: ok (N steps)" on stdout,
+		Long: `Validate playbooks (and kind: Subscription resources) against the DSL: for each
+FILE, "FILE: ok (N steps)" (a subscription: "FILE: ok (subscription NAME: ...)") on stdout,
 or every problem as "FILE:LINE: path: message" on stderr; warnings go to stderr.
 Needs no api. Exit 0 when every file is valid, 2 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			bad := false
 			for _, f := range files {
+				if src, err := os.ReadFile(f); err == nil && dsl.ResourceKind(src) == "Subscription" {
+					bad = !a.validateSubscription(f, src) || bad
+					continue
+				}
 				pb, err := dsl.LoadFile(f)
 				if err != nil {
 					fmt.Fprintln(a.stderr, err)
@@ -57,6 +62,19 @@ Needs no api. Exit 2 when a file does not validate, 0 when there are only warnin
 		RunE: func(cmd *cobra.Command, files []string) error {
 			bad := false
 			for _, f := range files {
+				if src, err := os.ReadFile(f); err == nil && dsl.ResourceKind(src) == "Subscription" {
+					s, err := dsl.LoadSubscription(src, f)
+					if err != nil {
+						fmt.Fprintln(a.stderr, err)
+						bad = true
+						continue
+					}
+					for _, w := range s.Warnings {
+						fmt.Fprintf(a.stdout, "%s:%d: warning: %s: %s [subscription]\n", f, w.Line, w.Path, w.Message)
+					}
+					fmt.Fprintf(a.stdout, "%s: %d finding(s)\n", f, len(s.Warnings))
+					continue
+				}
 				pb, err := dsl.LoadFile(f)
 				if err != nil {
 					fmt.Fprintln(a.stderr, err)

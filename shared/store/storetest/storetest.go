@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Lease", leaseCases},
 		{"Batch", batchCases},
 		{"Playbook", playbookCases},
+		{"Subscription", subscriptionCases},
 		{"DLQ", dlqCases},
 	}
 	for _, g := range groups {

@@ -1,0 +1,144 @@
+package subscribe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Pulled is a pulled message and its ack id.
+type Pulled struct {
+	Message
+	AckID string
+}
+
+// Puller pulls batches from a Pub/Sub subscription (batch dispatch).
+// Pull waits at most wait and returns what arrived (none is not an
+// error); Nack makes messages available again at once.
+type Puller interface {
+	Pull(ctx context.Context, subscription string, max int, wait time.Duration) ([]Pulled, error)
+	Ack(ctx context.Context, subscription string, ackIDs []string) error
+	Nack(ctx context.Context, subscription string, ackIDs []string) error
+}
+
+// PubSubPuller is the Puller of a Pub/Sub subscription admin client.
+type PubSubPuller struct {
+	Client *pubsubapi.SubscriptionAdminClient
+}
+
+// Pull implements Puller with a synchronous pull.
+func (p PubSubPuller) Pull(ctx context.Context, subscription string, max int, wait time.Duration) ([]Pulled, error) {
+	pctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	resp, err := p.Client.Pull(pctx, &pubsubpb.PullRequest{Subscription: subscription, MaxMessages: int32(max)})
+	if err != nil {
+		if pctx.Err() != nil && ctx.Err() == nil || status.Code(err) == codes.DeadlineExceeded {
+			return nil, nil // nothing arrived in time
+		}
+		return nil, fmt.Errorf("subscribe: pull %s: %w", subscription, err)
+	}
+	out := make([]Pulled, 0, len(resp.ReceivedMessages))
+	for _, rm := range resp.ReceivedMessages {
+		m := rm.GetMessage()
+		pt := ""
+		if m.GetPublishTime() != nil {
+			pt = m.GetPublishTime().AsTime().UTC().Format(time.RFC3339Nano)
+		}
+		out = append(out, Pulled{AckID: rm.AckId, Message: Message{ID: m.GetMessageId(), Data: m.GetData(), Attributes: m.GetAttributes(),
+			PublishTime: pt, OrderingKey: m.GetOrderingKey(), DeliveryAttempt: int(rm.GetDeliveryAttempt())}})
+	}
+	return out, nil
+}
+
+// Ack implements Puller.
+func (p PubSubPuller) Ack(ctx context.Context, subscription string, ackIDs []string) error {
+	if len(ackIDs) == 0 {
+		return nil
+	}
+	return p.Client.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscription, AckIds: ackIDs})
+}
+
+// Nack implements Puller (ack deadline 0).
+func (p PubSubPuller) Nack(ctx context.Context, subscription string, ackIDs []string) error {
+	if len(ackIDs) == 0 {
+		return nil
+	}
+	return p.Client.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: subscription, AckIds: ackIDs, AckDeadlineSeconds: 0})
+}
+
+// pullConcurrency bounds the messages of one batch handled at once.
+const pullConcurrency = 8
+
+// pull runs batch dispatch for reg: pulls of up to dispatch.batch_max
+// messages (each waiting at most runtime.timeout_ms, capped at 10 s),
+// every message handled as a push delivery would be (one execution per
+// message, started together, as NoETL's POST /api/execute/batch), the
+// handled ones acked and the refused ones nacked; it stops when a pull
+// comes back short or PullBudget is spent. It returns the messages pulled.
+func (s *Service) pull(ctx context.Context, reg *Registration) (int, error) {
+	spec := reg.Spec
+	sub := reg.Record.PubSubSubscription
+	wait := min(max(time.Duration(spec.Runtime.TimeoutMS)*time.Millisecond, 100*time.Millisecond), 10*time.Second)
+	budget := s.PullBudget
+	if budget <= 0 {
+		budget = 20 * time.Second
+	}
+	deadline := s.now().Add(budget)
+	batch := max(spec.Dispatch.BatchMax, 1)
+	total := 0
+	for s.now().Before(deadline) && ctx.Err() == nil {
+		msgs, err := s.Puller.Pull(ctx, sub, batch, wait)
+		if err != nil {
+			return total, err
+		}
+		total += len(msgs)
+		if len(msgs) == 0 {
+			return total, nil
+		}
+		acks, nacks := make([]string, 0, len(msgs)), []string{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, pullConcurrency)
+		var firstErr error
+		for _, m := range msgs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				_, err := s.Handle(ctx, reg, m.Message)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					nacks = append(nacks, m.AckID)
+					if firstErr == nil && !errors.Is(err, ErrCircuitOpen) {
+						firstErr = err
+					}
+					return
+				}
+				acks = append(acks, m.AckID)
+			})
+		}
+		wg.Wait()
+		if err := s.Puller.Ack(ctx, sub, acks); err != nil {
+			return total, err
+		}
+		if err := s.Puller.Nack(ctx, sub, nacks); err != nil {
+			return total, err
+		}
+		s.log().InfoContext(ctx, "subscription batch dispatched", "subscription", reg.Record.Name, "messages", len(msgs), "acked", len(acks), "nacked", len(nacks))
+		if len(nacks) > 0 {
+			// The control plane refuses: wait for the next tick.
+			return total, firstErr
+		}
+		if len(msgs) < batch {
+			return total, nil
+		}
+	}
+	return total, nil
+}
