@@ -57,6 +57,13 @@ func (l *loader) assignments(n *yaml.Node, path, what string, level setLevel) []
 			switch e.key[:i] {
 			case ScopeCtx, ScopeIter, ScopeStep:
 				scope, key = e.key[:i], e.key[i+1:]
+				if scope == ScopeIter && level == setStep {
+					// A step's or an arc's set runs when the step run
+					// ends, outside every iteration: there is no iter
+					// scope to write (engine.ApplySet would fail the run).
+					l.errf(e.k, ep, "%s target %q: the iter scope exists only while a loop iteration runs; set iter.<name> in a task's policy rule (then.set) or on a tool item, or use ctx.<name> or step.<name> here", what, e.key)
+					continue
+				}
 			case "workload", "input", "output", "outcome", "args", "keychain", "event":
 				l.errf(e.k, ep, "%s target %q writes the read-only scope %s: set writes ctx.<name>, iter.<name> or step.<name>", what, e.key, e.key[:i])
 				continue

@@ -557,13 +557,13 @@ func TestSetTargets(t *testing.T) {
     set: {bare: 1, step.s: 2}
     set_ctx: {legacy: 3}
     next:
-      arcs: [{step: start, when: "{{ ctx.again }}", set: {ctx.again: false, iter.n: 1}}]
+      arcs: [{step: start, when: "{{ ctx.again }}", set: {ctx.again: false, step.n: 1}}]
 `)
 	s := p.Step("start")
 	sameSet(t, "tool set", s.Tasks[0].Set, assign(ScopeVar, "tmp", "{{ output.data }}"), assign(ScopeStep, "seen", true), assign(ScopeIter, "i", 1), assign(ScopeCtx, "deep.x", 2))
 	sameSet(t, "then set", s.Tasks[0].Policy.Rules[0].Then.Set, assign(ScopeVar, "marker", 1), assign(ScopeCtx, "m", 2), assign(ScopeIter, "k", 3))
 	sameSet(t, "step set", s.Set, assign(ScopeCtx, "bare", 1), assign(ScopeStep, "s", 2), assign(ScopeCtx, "legacy", 3))
-	sameSet(t, "arc set", s.Next.Arcs[0].Set, assign(ScopeCtx, "again", false), assign(ScopeIter, "n", 1))
+	sameSet(t, "arc set", s.Next.Arcs[0].Set, assign(ScopeCtx, "again", false), assign(ScopeStep, "n", 1))
 	warned(t, p, 19, `step set target "bare" has no scope: written to ctx (write ctx.bare)`)
 	for _, w := range p.Warnings {
 		if w.Code == LintUnknownName {
@@ -579,6 +579,8 @@ func TestSetTargets(t *testing.T) {
 		line      int
 		path, msg string
 	}{
+		{"iter at step level", "  - step: start\n    tool: {kind: noop}\n    set: {iter.x: 1}\n", 8, "workflow[0].set.iter.x", "the iter scope exists only while a loop iteration runs"},
+		{"iter on an arc", "  - step: start\n    tool: {kind: noop}\n    next: {arcs: [{step: start, set: {iter.n: 1}}]}\n", 8, "workflow[0].next.arcs[0].set.iter.n", "the iter scope exists only while a loop iteration runs"},
 		{"read-only scope", "  - step: start\n    tool: {kind: noop}\n    set: {workload.x: 1}\n", 8, "workflow[0].set.workload.x", "writes the read-only scope workload"},
 		{"unknown scope at step level", "  - step: start\n    tool: {kind: noop}\n    set: {vars.x: 1}\n", 8, "workflow[0].set.vars.x", `unknown scope "vars"`},
 		{"unknown scope in a tool", "  - step: start\n    tool: {kind: noop, set: {vars.x: 1}}\n", 7, "workflow[0].tool.set.vars.x", `unknown scope "vars"`},

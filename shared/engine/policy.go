@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/results"
+
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
@@ -90,6 +92,12 @@ func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 		output[k] = v
 	}
 	output["data"] = OutputData(out.HTTP != nil, out.Result) // h-conf: http output.data is the body (views.go)
+	if results.IsRef(out.Result) {
+		// DSL v2 output.ref: the result-tier reference of a stored
+		// result ({uri, key, bucket, ...}, seed 004 §4.2); undefined for an
+		// inline result.
+		output["ref"] = out.Result.(map[string]any)[results.RefKey]
+	}
 	m := map[string]any{
 		"outcome":  om,
 		"output":   output,

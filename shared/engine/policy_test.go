@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -212,5 +213,18 @@ func TestBackoffEdges(t *testing.T) {
 		if got := Backoff(c.then, c.attempt); got != c.want {
 			t.Errorf("Backoff(%+v, %d) = %v, want %v", c.then, c.attempt, got, c.want)
 		}
+	}
+}
+
+// output.ref (DSL v2) is the result-tier reference of a stored result and
+// is undefined for an inline one.
+func TestPolicyExtraOutputRef(t *testing.T) {
+	ref := map[string]any{"uri": "noetl://t/p/results/1/s/0/0/1", "key": "k", "bucket": "b"}
+	out := okOut(map[string]any{results.RefKey: ref, results.ExtractedKey: map[string]any{"n": 1}})
+	if got := PolicyExtra(out, Cursor{Attempt: 1}, false)["output"].(map[string]any)["ref"]; !reflect.DeepEqual(got, ref) {
+		t.Fatalf("output.ref = %v, want %v", got, ref)
+	}
+	if _, ok := PolicyExtra(okOut(map[string]any{"n": 1}), Cursor{Attempt: 1}, false)["output"].(map[string]any)["ref"]; ok {
+		t.Fatal("output.ref bound for an inline result")
 	}
 }
