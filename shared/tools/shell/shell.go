@@ -1,6 +1,13 @@
 // Package shell implements the `shell` task kind: one or more shell
-// commands run as a subprocess of /bin/sh, in their own process group,
-// under a timeout, and WITHOUT the engine's environment.
+// commands run as a subprocess of /bin/sh, under a timeout, WITHOUT the
+// engine's environment, and contained by shared/sandbox exactly as python
+// tasks are (issue 10 item 5): when the engine is root every program runs
+// under its own unprivileged uid (it cannot read the engine's
+// /proc/<pid>/environ or files), with the sandbox's resource limits
+// (address space, CPU seconds, open files, processes, file size), in its
+// own process group and, when the kernel allows it, its own PID namespace,
+// so that its whole process tree (descendants that started a new session
+// included) is killed when the program ends or times out.
 //
 // The environment of the subprocess is exactly: PATH (the engine's PATH,
 // which is not secret, unless `env` sets it), HOME and TMPDIR (a fresh
@@ -18,11 +25,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -51,12 +60,44 @@ type Options struct {
 	// MaxOutputBytes replaces DefaultMaxOutputBytes when non-zero.
 	MaxOutputBytes int
 	// TempDir is where per-attempt directories are created (default
-	// os.TempDir()).
+	// os.TempDir()). With a dedicated sandbox uid it must be traversable
+	// by other users (as /tmp is).
 	TempDir string
+	// Sandbox runs every program; nil means sandbox.Default() (configured
+	// by the NOETL_SANDBOX_* variables).
+	Sandbox *sandbox.Sandbox
 }
 
 // Tool is the shell task kind. It is safe for concurrent use.
 type Tool struct{ opts Options }
+
+// sandbox returns the tool's sandbox.
+func (t *Tool) sandbox() (*sandbox.Sandbox, error) {
+	if t.opts.Sandbox != nil {
+		return t.opts.Sandbox, nil
+	}
+	return sandbox.Default()
+}
+
+// starter is the POSIX shell that starts every program inside the sandbox
+// (see starterScript).
+const starter = "/bin/sh"
+
+// starterScript runs as `/bin/sh -c starterScript noetl-shell CWD SHELL -c
+// PROGRAM` under the sandbox's identity and limits. It waits on fd 3 until
+// the engine has handed the attempt's directory to the command's uid
+// (EOF without a newline: the engine gave up), enters CWD when one is set
+// (reporting "cwd" on fd 4 when the uid cannot), closes both descriptors
+// and execs the task's shell: the program itself never sees them.
+const starterScript = `read -r g <&3 || exit 125
+exec 3<&-
+if [ -n "$1" ] && ! cd -- "$1"; then
+	printf cwd >&4
+	exit 125
+fi
+exec 4>&-
+shift
+exec "$@"`
 
 // New returns a shell tool configured by opts.
 func New(opts Options) *Tool {
@@ -86,8 +127,9 @@ func New(opts Options) *Tool {
 //	shell           interpreter, default /bin/sh (run as `<shell> -c`)
 //	env             mapping of extra environment variables (values
 //	                stringified; nil values skipped)
-//	cwd             working directory (must exist); default a fresh empty
-//	                directory removed after the attempt
+//	cwd             working directory (must exist, and be accessible to
+//	                the sandbox's uid); default a fresh empty directory
+//	                (also HOME and TMPDIR) removed after the attempt
 //	timeout | timeout_seconds
 //	                seconds for the whole attempt, bounded by timeoutS;
 //	                default 300 s
@@ -98,8 +140,18 @@ func New(opts Options) *Tool {
 // Status ok when every command exits 0. A non-zero exit is error {kind
 // "shell", retryable false} naming the exit code and the last stderr line;
 // the deadline is error {kind "timeout", retryable true} after the whole
-// process group was killed; a cancelled ctx is kind "canceled". Bad
-// configuration or a shell that cannot start is kind "config".
+// process tree was killed; a cancelled ctx is kind "canceled"; a program
+// killed for using its CPU limit is kind "resource_limit". Bad
+// configuration, a shell that is not found, or a cwd the sandbox's uid
+// cannot enter is kind "config"; a sandbox that cannot start the program
+// is kind "internal" (retryable).
+//
+// Every program runs through the tool's sandbox (Options.Sandbox), as the
+// python tool's code does: its own uid (when the engine is root), rlimits,
+// process group and PID namespace. With a dedicated uid each program of
+// `cmds` gets a uid of its own; the attempt's directory, and what earlier
+// programs left in it, are handed to it before it starts, so that the
+// programs of one task share their files there.
 func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
 	cmds, err := commands(cfg)
 	if err != nil {
@@ -112,6 +164,12 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	shellPath, err := exec.LookPath(shell)
 	if err != nil {
 		return conf.ConfigError("shell task: shell %q not found: %v", shell, err)
+	}
+	if abs, err := filepath.Abs(shellPath); err == nil {
+		shellPath = abs
+	}
+	if _, err := os.Stat(starter); err != nil {
+		return conf.ConfigError("shell task: %s (which starts the commands in the sandbox) not found: %v", starter, err)
 	}
 	timeout := t.opts.DefaultTimeout
 	if v, ok := conf.Lookup(cfg, "timeout", "timeout_seconds"); ok {
@@ -128,22 +186,18 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 			timeout = a
 		}
 	}
-	home, err := os.MkdirTemp(t.opts.TempDir, "noetl-sh-")
-	if err != nil {
-		return conf.Fail("internal", true, "shell task: cannot create working directory: %v", err)
-	}
-	defer os.RemoveAll(home)
-	dir := home
+	cwd := ""
 	if c, ok := conf.String(cfg, "cwd", "working_dir"); ok {
 		st, err := os.Stat(c)
 		if err != nil || !st.IsDir() {
 			return conf.ConfigError("shell task: cwd %q is not a directory", c)
 		}
-		dir = c
-	}
-	env, err := t.environment(cfg, home)
-	if err != nil {
-		return conf.ConfigError("shell task: %v", err)
+		// The command starts in home and enters cwd itself (as its uid,
+		// so the directory's own permissions apply; the sandbox hands
+		// only the fresh home to the uid).
+		if cwd, err = filepath.Abs(c); err != nil {
+			return conf.ConfigError("shell task: cwd %q: %v", c, err)
+		}
 	}
 	capture := true
 	if v, ok := conf.Lookup(cfg, "capture"); ok {
@@ -153,23 +207,50 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		}
 		capture = b
 	}
+	sb, err := t.sandbox()
+	if err != nil {
+		return conf.Fail("internal", true, "shell task: %v", err)
+	}
+	home, err := os.MkdirTemp(t.opts.TempDir, "noetl-sh-")
+	if err != nil {
+		return conf.Fail("internal", true, "shell task: cannot create working directory: %v", err)
+	}
+	defer os.RemoveAll(home)
+	env, err := t.environment(cfg, home)
+	if err != nil {
+		return conf.ConfigError("shell task: %v", err)
+	}
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var allOut, allErr bytes.Buffer
 	var list []any
 	exit := 0
-	truncated := false
+	truncated, cpu := false, false
+	prevUID := -1 // the uid that owns what earlier programs left in home
 	for _, c := range cmds {
-		r := t.runOne(rctx, shellPath, c, dir, env, capture)
+		r := t.runOne(rctx, sb, shellPath, c, home, cwd, prevUID, env, capture)
+		if r.uid >= 0 {
+			prevUID = r.uid
+		}
+		if r.startErr != nil {
+			switch {
+			case errors.Is(ctx.Err(), context.Canceled):
+				return conf.Fail("canceled", true, "shell task canceled before start: %v", context.Cause(ctx))
+			case rctx.Err() != nil:
+				return conf.Fail("timeout", true, "shell task timeout: deadline passed before start")
+			}
+			return conf.Fail("internal", true, "shell task: cannot start %s: %v", shellPath, r.startErr)
+		}
+		if r.cwdDenied {
+			return conf.ConfigError("shell task: cwd %q cannot be entered by the task's sandbox user (uid %d): %s", cwd, r.uid, lastLine(r.stderr))
+		}
 		truncated = truncated || r.truncated
+		cpu = r.cpu
 		allOut.WriteString(r.stdout)
 		allErr.WriteString(r.stderr)
 		list = append(list, map[string]any{"command": firstLine(c), "exit_code": r.exit, "stdout": r.stdout, "stderr": r.stderr})
 		exit = r.exit
-		if r.startErr != nil {
-			return conf.ConfigError("shell task: cannot start %s: %v", shellPath, r.startErr)
-		}
 		if r.exit != 0 || rctx.Err() != nil {
 			break
 		}
@@ -192,6 +273,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	case rctx.Err() != nil:
 		out.Status = types.StatusError
 		out.Error = &types.TaskError{Kind: "timeout", Message: fmt.Sprintf("shell task timeout: killed after %s", timeout), Retryable: true}
+	case cpu:
+		out.Status = types.StatusError
+		out.Error = &types.TaskError{Kind: "resource_limit", Message: fmt.Sprintf("shell task: CPU time limit of %d s exceeded", sb.Limits().CPUSeconds)}
 	case exit != 0:
 		msg := fmt.Sprintf("shell command exited with code %d", exit)
 		if exit < 0 {
@@ -284,45 +368,94 @@ type runResult struct {
 	stdout, stderr string
 	truncated      bool
 	startErr       error
+	uid            int  // the command's dedicated uid, -1 without one
+	cwdDenied      bool // the uid cannot enter cwd
+	cpu            bool // killed for using its CPU limit
 }
 
-// runOne runs one program in its own process group; the group is killed
-// when ctx ends and after the program exits (stragglers).
-func (t *Tool) runOne(ctx context.Context, shellPath, program, dir string, env []string, capture bool) runResult {
-	cmd := exec.CommandContext(ctx, shellPath, "-c", program)
-	cmd.Dir = dir
+// runOne runs one program in the sandbox (own uid, rlimits, process group,
+// PID namespace; starterScript starts it). The sandbox kills the whole
+// process tree when ctx ends and after the program exits. home is the
+// command's working directory; before the program starts, what an earlier
+// program (uid prevUID) left in it is handed to the command's uid, and
+// home is taken back from that uid once it has exited.
+func (t *Tool) runOne(ctx context.Context, sb *sandbox.Sandbox, shellPath, program, home, cwd string, prevUID int, env []string, capture bool) runResult {
+	cmd := sb.Command(ctx, starter, "-c", starterScript, "noetl-shell", cwd, shellPath, "-c", program)
+	cmd.Dir = home // handed to the command's uid by the sandbox
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
 	stdout := &tail{max: t.opts.MaxOutputBytes, discard: !capture}
 	stderr := &tail{max: t.opts.MaxOutputBytes, discard: !capture}
-	or, ow, err := os.Pipe()
-	if err != nil {
-		return runResult{exit: -1, startErr: err}
+	// Plain files handed to the child (so that Wait returns when the
+	// program exits, whoever else holds them): stdout, stderr, the start
+	// gate (fd 3) and the starter's status (fd 4).
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
 	}
-	er, ew, err := os.Pipe()
-	if err != nil {
-		or.Close()
-		ow.Close()
-		return runResult{exit: -1, startErr: err}
+	pipe := func() (*os.File, *os.File, error) {
+		r, w, err := os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
 	}
+	or, ow, err := pipe()
+	if err != nil {
+		return runResult{exit: -1, uid: -1, startErr: err}
+	}
+	er, ew, err := pipe()
+	if err != nil {
+		closeAll()
+		return runResult{exit: -1, uid: -1, startErr: err}
+	}
+	gr, gw, err := pipe()
+	if err != nil {
+		closeAll()
+		return runResult{exit: -1, uid: -1, startErr: err}
+	}
+	sr, sw, err := pipe()
+	if err != nil {
+		closeAll()
+		return runResult{exit: -1, uid: -1, startErr: err}
+	}
+	defer closeAll()
 	cmd.Stdout, cmd.Stderr = ow, ew
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.ExtraFiles = []*os.File{gr, sw}
 	err = cmd.Start()
 	ow.Close()
 	ew.Close()
+	gr.Close()
+	sw.Close()
+	uid := cmd.UID()
 	if err != nil {
-		or.Close()
-		er.Close()
-		return runResult{exit: -1, startErr: err}
+		return runResult{exit: -1, uid: -1, startErr: err}
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _, _ = io.Copy(stdout, or) }()
 	go func() { defer wg.Done(); _, _ = io.Copy(stderr, er) }()
+	// The program waits at the gate until home is its uid's (the sandbox
+	// handed it home itself); a gate closed without a newline stops it.
+	var handErr error
+	if uid >= 0 && prevUID >= 0 && prevUID != uid {
+		handErr = handOver(home, prevUID, uid)
+	}
+	if handErr == nil {
+		_, _ = gw.Write([]byte("\n")) // EPIPE: the program already died (ctx)
+	}
+	gw.Close()
 	waitErr := cmd.Wait()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	// A grandchild that left the group may hold the pipes: stop reading
+	if uid >= 0 {
+		// Take home back: the uid returns to the pool (another task may
+		// get it) while home holds this task's files.
+		_ = os.Chown(home, os.Getuid(), os.Getgid())
+		_ = os.Chmod(home, 0o700)
+	}
+	// Should a descendant have escaped the sandbox's containment (no PID
+	// namespace, no dedicated uid) and keep the pipes open, stop reading
 	// after a grace period.
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -333,9 +466,15 @@ func (t *Tool) runOne(ctx context.Context, shellPath, program, dir string, env [
 		er.Close()
 		<-done
 	}
-	or.Close()
-	er.Close()
-	r := runResult{stdout: stdout.String(), stderr: stderr.String(), truncated: stdout.dropped || stderr.dropped}
+	// Only the starter (exited by now) ever held the status pipe.
+	_ = sr.SetReadDeadline(time.Now().Add(time.Second))
+	status, _ := io.ReadAll(io.LimitReader(sr, 64))
+	r := runResult{stdout: stdout.String(), stderr: stderr.String(), truncated: stdout.dropped || stderr.dropped, uid: uid, cpu: cmd.ExceededCPU()}
+	if handErr != nil {
+		r.exit, r.startErr = -1, fmt.Errorf("cannot hand the working directory to uid %d: %w", uid, handErr)
+		return r
+	}
+	r.cwdDenied = string(status) == "cwd"
 	var ee *exec.ExitError
 	switch {
 	case waitErr == nil:
@@ -345,6 +484,33 @@ func (t *Tool) runOne(ctx context.Context, shellPath, program, dir string, env [
 		r.exit = -1
 	}
 	return r
+}
+
+// handOver gives what uid from left under dir (the files earlier programs
+// of the attempt created) to uid to. Only entries owned by from change
+// hands: a hard link to someone else's file never does. Symbolic links are
+// changed themselves, never followed. Nobody else can change dir meanwhile:
+// from's processes are dead, dir is to's and to's program waits at the
+// gate.
+func handOver(dir string, from, to int) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) != from {
+			return nil
+		}
+		gid := to
+		if int(st.Gid) != from {
+			gid = -1 // keep a group the program could not choose
+		}
+		return os.Lchown(path, to, gid)
+	})
 }
 
 // tail keeps the last max bytes written to it.

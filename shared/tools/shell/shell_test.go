@@ -95,7 +95,7 @@ func TestNoEngineEnvironment(t *testing.T) {
 // including a background grandchild, and the outcome is a retryable
 // timeout.
 func TestTimeoutKillsGroup(t *testing.T) {
-	dir := t.TempDir()
+	dir := sharedDir(t, 0o777) // the sandbox's uid must be able to write the marker
 	marker := filepath.Join(dir, "alive")
 	start := time.Now()
 	o := run(t, map[string]any{
@@ -133,7 +133,7 @@ func TestCanceled(t *testing.T) {
 }
 
 func TestCwdAndShell(t *testing.T) {
-	dir := t.TempDir()
+	dir := sharedDir(t, 0o755) // the sandbox's uid must be able to enter it
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("content"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +156,21 @@ func TestCwdAndShell(t *testing.T) {
 	if _, err := os.Stat(lines[0]); err == nil {
 		t.Fatalf("working directory %s not removed", lines[0])
 	}
+}
+
+// sharedDir is a temporary directory with mode perm that a dedicated
+// sandbox uid can reach (t.TempDir's parent is private to the engine).
+func sharedDir(t *testing.T, perm os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "noetl-sh-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, perm); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func TestOutputTruncated(t *testing.T) {
