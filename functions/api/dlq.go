@@ -129,10 +129,15 @@ func dlqReplay(w http.ResponseWriter, r *http.Request, id string) {
 		b, _ := json.Marshal(req.Patch)
 		note = "patch " + string(b)
 	}
+	unit, uerr := e.UnitBytes()
+	if uerr != nil {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": uerr.Error()})
+		return
+	}
 	switch e.Kind {
 	case "unit":
 		var cmd types.Command
-		if err := jsonx.Unmarshal([]byte(e.Unit), &cmd); err != nil || cmd.ExecutionID == "" {
+		if err := jsonx.Unmarshal(unit, &cmd); err != nil || cmd.ExecutionID == "" {
 			writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": "the entry does not hold a replayable unit (it never decoded)"})
 			return
 		}
@@ -166,7 +171,7 @@ func dlqReplay(w http.ResponseWriter, r *http.Request, id string) {
 			dlqStatusError(w, err)
 			return
 		}
-		if err := d.Bus.Republish(ctx, e.Topic, []byte(e.Unit), e.Attributes); err != nil {
+		if err := d.Bus.Republish(ctx, e.Topic, unit, e.Attributes); err != nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
 			return
 		}
@@ -201,7 +206,7 @@ func dlqDiscard(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	if e.Kind == "unit" {
 		var cmd types.Command
-		if err := jsonx.Unmarshal([]byte(e.Unit), &cmd); err == nil && cmd.ExecutionID != "" {
+		if unit, err := e.UnitBytes(); err == nil && jsonx.Unmarshal(unit, &cmd) == nil && cmd.ExecutionID != "" {
 			store.NormCommand(&cmd)
 			if err := d.Worker.DiscardUnit(ctx, cmd, id, req.Reason); err != nil {
 				writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "entry discarded, but failing its step run failed (retry the call): " + err.Error()})

@@ -327,17 +327,18 @@ func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execI
 	msgErr := red.String(err.Error())
 	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
 		LastError: msgErr, FirstSeen: now, LastSeen: now, Payload: dlqPayload(red, msg.Data),
-		ContextExcerpt: fn + ": " + msgErr, Source: fn, Kind: kind, Topic: topic, Unit: string(msg.Data), Attributes: msg.Attributes}
+		ContextExcerpt: fn + ": " + msgErr, Source: fn, Kind: kind, Topic: topic, Attributes: msg.Attributes}
+	e.SetUnit(msg.Data)
 	if sign.Rejected(err) {
 		// What the engine did not sign is never replayable: it would be
 		// refused again (and its bytes are the sender's).
-		e.Unit, e.Attributes = "", nil
+		e.Unit, e.UnitEncoding, e.Attributes = "", "", nil
 	} else if masked := red.SecretsBytes(msg.Data); len(masked) != len(msg.Data) || string(masked) != string(msg.Data) {
 		// No secret value is kept (issue 10 item 6): a unit is replayed
 		// as a new signed task of the masked command; a message with a
 		// secret (the engine masks them at the source) loses its
 		// signature and would be refused on replay.
-		e.Unit = string(masked)
+		e.SetUnit(masked)
 		if kind == "message" {
 			e.Attributes = nil
 		}

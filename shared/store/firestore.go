@@ -856,6 +856,7 @@ func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[strin
 // its first_seen and status and the larger attempt count (a
 // compare-and-set).
 func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
+	e.normalize()
 	if e.Status == "" {
 		e.Status = DLQPending
 	}
@@ -876,7 +877,7 @@ func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 		return casWrite{update: []firestore.Update{
 			{Path: "attempts", Value: attempts}, {Path: "last_error", Value: e.LastError}, {Path: "last_seen", Value: e.LastSeen},
 			{Path: "payload", Value: e.Payload}, {Path: "context_excerpt", Value: e.ContextExcerpt}, {Path: "unit", Value: e.Unit},
-			{Path: "attributes", Value: e.Attributes}, {Path: "tool_kind", Value: e.ToolKind}, {Path: "source", Value: e.Source},
+			{Path: "attributes", Value: e.Attributes}, {Path: "unit_encoding", Value: e.UnitEncoding}, {Path: "tool_kind", Value: e.ToolKind}, {Path: "source", Value: e.Source},
 			{Path: "kind", Value: e.Kind}, {Path: "topic", Value: e.Topic}, {Path: "expire_at", Value: e.ExpireAt},
 		}}, nil
 	})
@@ -918,7 +919,7 @@ func (f *Firestore) IterationGet(ctx context.Context, executionID, loopKey strin
 
 // DLQGet implements Store.
 func (f *Firestore) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
-	s, err := f.c.Collection("dlq").Doc(id).Get(ctx)
+	s, err := f.c.Collection("dlq").Doc(DLQID(id)).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
 			return nil, ErrNotFound
@@ -958,7 +959,7 @@ func (f *Firestore) DLQList(ctx context.Context, status string, limit int) ([]DL
 
 // DLQSetStatus implements Store (a compare-and-set from status from).
 func (f *Firestore) DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error) {
-	ref := f.c.Collection("dlq").Doc(id)
+	ref := f.c.Collection("dlq").Doc(DLQID(id))
 	var out *DLQEntry
 	err := f.cas(ctx, meterOf(ctx, ""), ref, "store: set dlq status", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		if s == nil {

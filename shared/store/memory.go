@@ -606,6 +606,7 @@ func (m *Memory) PlaybookList(ctx context.Context) ([]PlaybookSummary, error) {
 
 // DLQPut implements Store.
 func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
+	e.normalize()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e.Status == "" {
@@ -623,7 +624,7 @@ func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
 func (m *Memory) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, ok := m.dlq[id]
+	e, ok := m.dlq[DLQID(id)]
 	if !ok {
 		return nil, ErrNotFound
 	}
@@ -658,6 +659,7 @@ func (m *Memory) DLQList(ctx context.Context, status string, limit int) ([]DLQEn
 // DLQSetStatus implements Store.
 func (m *Memory) DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error) {
 	m.mu.Lock()
+	id = DLQID(id)
 	defer m.mu.Unlock()
 	e, ok := m.dlq[id]
 	if !ok {

@@ -23,7 +23,12 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
@@ -293,8 +298,12 @@ type DLQEntry struct {
 	Topic  string `json:"topic,omitempty" firestore:"topic"`
 	// Unit is what replay re-enqueues (the command or message body, JSON);
 	// never shown by the API (Payload is its redacted form).
-	Unit       string            `json:"-" firestore:"unit"`
-	Attributes map[string]string `json:"-" firestore:"attributes"`
+	Unit string `json:"-" firestore:"unit"`
+	// UnitEncoding is "base64" when Unit holds base64 of bytes that are
+	// not valid UTF-8 (a binary Pub/Sub message: Firestore strings must
+	// be UTF-8), else "". Set it through SetUnit; read with UnitBytes.
+	UnitEncoding string            `json:"-" firestore:"unit_encoding,omitempty"`
+	Attributes   map[string]string `json:"-" firestore:"attributes"`
 	// Note is the discard reason or the replay's patches.
 	Note     string     `json:"note,omitempty" firestore:"note"`
 	ExpireAt *time.Time `json:"-" firestore:"expire_at,omitempty"`
@@ -306,3 +315,66 @@ const (
 	DLQReplayed  = "replayed"
 	DLQDiscarded = "discarded"
 )
+
+// SetUnit stores b as what replay re-enqueues: as text when b is valid
+// UTF-8, else base64 with UnitEncoding "base64".
+func (e *DLQEntry) SetUnit(b []byte) {
+	if utf8.Valid(b) {
+		e.Unit, e.UnitEncoding = string(b), ""
+		return
+	}
+	e.Unit, e.UnitEncoding = base64.StdEncoding.EncodeToString(b), "base64"
+}
+
+// UnitBytes returns the bytes replay re-enqueues (Unit, decoded when
+// UnitEncoding is "base64"). Errors: InvalidArgument for an encoding it
+// does not know or bad base64.
+func (e DLQEntry) UnitBytes() ([]byte, error) {
+	switch e.UnitEncoding {
+	case "":
+		return []byte(e.Unit), nil
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(e.Unit)
+		if err != nil {
+			return nil, errs.Wrap(errs.InvalidArgument, err, "store: dlq entry "+e.MessageID+": bad base64 unit")
+		}
+		return b, nil
+	}
+	return nil, errs.New(errs.InvalidArgument, "store: dlq entry %s: unknown unit encoding %q", e.MessageID, e.UnitEncoding)
+}
+
+// DLQID returns the document id under which the entry of message id is
+// stored and looked up: id itself when Firestore accepts it as a document
+// id (valid UTF-8, no "/", not "." or "..", not __name__, at most 512
+// bytes), else "dlq-" and the SHA-256 of id in hex. A poison message's
+// id is whatever its sender chose; every driver files it under DLQID so
+// that no id can make DLQPut fail (a function would then retry the
+// message forever).
+func DLQID(id string) string {
+	if id != "" && utf8.ValidString(id) && !strings.Contains(id, "/") && id != "." && id != ".." &&
+		!(strings.HasPrefix(id, "__") && strings.HasSuffix(id, "__")) && len(id) <= 512 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "dlq-" + hex.EncodeToString(sum[:])
+}
+
+// normalize makes e storable by every driver: MessageID becomes DLQID
+// of itself and every text field valid UTF-8 (invalid bytes become
+// U+FFFD; Unit goes through SetUnit).
+func (e *DLQEntry) normalize() {
+	e.MessageID = DLQID(e.MessageID)
+	for _, f := range []*string{&e.ExecutionID, &e.StepID, &e.LoopKey, &e.ToolKind, &e.LastError, &e.Payload, &e.ContextExcerpt, &e.Source, &e.Kind, &e.Topic, &e.Note} {
+		*f = strings.ToValidUTF8(*f, "\uFFFD")
+	}
+	if e.UnitEncoding == "" && !utf8.ValidString(e.Unit) {
+		e.SetUnit([]byte(e.Unit))
+	}
+	if len(e.Attributes) > 0 {
+		attrs := make(map[string]string, len(e.Attributes))
+		for k, v := range e.Attributes {
+			attrs[strings.ToValidUTF8(k, "\uFFFD")] = strings.ToValidUTF8(v, "\uFFFD")
+		}
+		e.Attributes = attrs
+	}
+}

@@ -522,7 +522,8 @@ func (s *Service) fileDLQ(ctx context.Context, reg *Registration, msg Message, a
 	}
 	e := store.DLQEntry{MessageID: "subscribe-" + reg.Record.Name + "-" + msg.ID, Attempts: max(attempts, 1), LastError: reason,
 		FirstSeen: now, LastSeen: now, Payload: payload, ContextExcerpt: "subscription " + reg.Record.Name + ": " + reason,
-		Source: "subscribe", Kind: "message", Topic: reg.Record.Topic, Unit: string(msg.Data), Attributes: msg.Attributes}
+		Source: "subscribe", Kind: "message", Topic: reg.Record.Topic, Attributes: msg.Attributes}
+	e.SetUnit(msg.Data)
 	return s.Store.DLQPut(ctx, e)
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
@@ -22,6 +24,7 @@ var batchCases = []testCase{
 
 var dlqCases = []testCase{
 	{"PutIdempotent", testDLQPutIdempotent},
+	{"PoisonBytes", testDLQPoisonBytes},
 }
 
 // batchEvent returns event name of execution id at Lamport time clock,
@@ -254,5 +257,44 @@ func testDLQPutIdempotent(ctx context.Context, t *testing.T, s store.Store) {
 		if err := s.DLQPut(ctx, bare); err != nil {
 			t.Fatalf("DLQPut without loop index #%d: %v", i+1, err)
 		}
+	}
+}
+
+// testDLQPoisonBytes: a poison message's id and bytes are its sender's
+// (a "/" in the id, bytes that are not UTF-8): the entry is still filed,
+// found again by the id it arrived with, and replays the exact bytes.
+func testDLQPoisonBytes(ctx context.Context, t *testing.T, s store.Store) {
+	id := "route-a/b/" + uniqueID(t) + "\xff"
+	raw := []byte{0xff, 0xfe, 'x', 0x00, 0xc3}
+	e := store.DLQEntry{MessageID: id, Attempts: 1, LastError: "bad \xff body", Payload: string(raw[:3]),
+		ContextExcerpt: "route: \xc3", Source: "route", Kind: "message", Topic: "events",
+		Attributes: map[string]string{"k\xff": "v\xfe"}}
+	e.SetUnit(raw)
+	for i := range 2 {
+		if err := s.DLQPut(ctx, e); err != nil {
+			t.Fatalf("DLQPut #%d of a poison entry: %v", i+1, err)
+		}
+	}
+	got, err := s.DLQGet(ctx, id)
+	if err != nil {
+		t.Fatalf("DLQGet by the arriving id: %v", err)
+	}
+	if got.MessageID != store.DLQID(id) || !strings.HasPrefix(got.MessageID, "dlq-") {
+		t.Errorf("MessageID = %q, want DLQID %q", got.MessageID, store.DLQID(id))
+	}
+	b, err := got.UnitBytes()
+	if err != nil || string(b) != string(raw) {
+		t.Errorf("UnitBytes = %q, %v; want %q", b, err, raw)
+	}
+	if !utf8.ValidString(got.LastError) || !utf8.ValidString(got.Payload) || !utf8.ValidString(got.ContextExcerpt) {
+		t.Errorf("text fields not valid UTF-8: %q %q %q", got.LastError, got.Payload, got.ContextExcerpt)
+	}
+	if _, err := s.DLQSetStatus(ctx, got.MessageID, store.DLQPending, store.DLQDiscarded, "poison"); err != nil {
+		t.Fatalf("DLQSetStatus by the stored id: %v", err)
+	}
+	ok := store.DLQEntry{MessageID: "plain-" + uniqueID(t), Kind: "message"}
+	ok.SetUnit([]byte(`{"a":1}`))
+	if ok.UnitEncoding != "" || ok.Unit != `{"a":1}` {
+		t.Errorf("SetUnit of UTF-8 = %q (%s), want the text itself", ok.Unit, ok.UnitEncoding)
 	}
 }
