@@ -151,6 +151,13 @@ func RunFlusher(ctx context.Context, p Publisher, m *meter.Meter, interval, idle
 				continue
 			}
 			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			// OpsBatch counts its own publish. The publisher counts every
+			// publish again on the context's meter: on m, that count would
+			// be pending once more, flushed as another ops batch a second
+			// later, and so on for ever (every execution the instance ever
+			// metered publishing one message per cycle). Its count goes to
+			// a throw-away meter instead.
+			pctx = meter.With(pctx, meter.New())
 			if err := p.PublishBatch(pctx, OpsBatch(id, ops)); err != nil && log != nil {
 				log.Warn("bus: publishing operation counts failed; they are lost for this execution", "execution_id", id, "error", err.Error())
 			}
