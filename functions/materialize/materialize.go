@@ -10,6 +10,7 @@ package materialize
 
 import (
 	"context"
+	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -49,7 +50,15 @@ func Materialize(ctx context.Context, e event.Event) error {
 	// The write follows; its time (about a millisecond on the emulator)
 	// is estimated, since the document must hold the count before it is
 	// written.
-	_, err = d.Store.BatchPut(ctx, withOwnOps(b, len(msg.Data), req.End()+1))
+	// A write that has not returned in 10 s is abandoned and the delivery
+	// retried: the Firestore emulator can stall one commit for a minute
+	// (seen after large executions) while a fresh one goes through.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err = d.Store.BatchPut(wctx, withOwnOps(b, len(msg.Data), req.End()+1)); err != nil {
+		d.Log.WarnContext(ctx, "materialize: storing the batch failed (the delivery is retried)", "execution_id", b.ExecutionID,
+			"batch_id", b.ID, "events", len(b.Events), "bytes", len(msg.Data), "error", err.Error())
+	}
 	return err
 }
 
