@@ -136,3 +136,5 @@ require (
 )
 
 replace github.com/nikolalohinski/gonja/v2 => ./third_party/gonja
+
+replace github.com/cloudevents/sdk-go/v2 => ./third_party/cloudevents-sdk-go

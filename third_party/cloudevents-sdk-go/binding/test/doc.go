@@ -1,0 +1,9 @@
+/*
+ Copyright 2021 The CloudEvents Authors
+ SPDX-License-Identifier: Apache-2.0
+*/
+
+/*
+Package test provides utilities to test binding implementations and transformers.
+*/
+package test
