@@ -166,7 +166,7 @@ func TestMetricsMatchEvents(t *testing.T) {
 	atLeast(SeriesKey("noetl_worker_tasks_completed_total", "kind", "http", "pool", "work", "ok", "false"), httpFailed)
 	atLeast(SeriesKey("noetl_worker_tasks_completed_total", "kind", "http", "pool", "work", "ok", "true"), httpAttempts-httpFailed)
 	atLeast(SeriesKey("noetl_worker_task_duration_seconds_count", "kind", "python"), pyAttempts)
-	atLeast(SeriesKey("noetl_plugin_errors_total", "kind", "http", "error_class", "http"), httpFailed)
+	atLeast(SeriesKey("noetl_plugin_errors_total", "kind", "http", "error_class", "server_error"), httpFailed) // a 503: NoETL's error taxonomy
 	// The python iterations are side-effecting: each runs under a lease.
 	atLeast(SeriesKey("noetl_lease_acquired_total", "lease", "iteration"), Count(evs, "loop.iteration.done", "fan"))
 }

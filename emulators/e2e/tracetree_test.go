@@ -118,7 +118,7 @@ func TestTraceTreeOfRun(t *testing.T) {
 	// The table form prints the same tree.
 	res = noetlCLI(t, "trace", r.ExecutionID, "-o", "table")
 	if res.code != 0 || !strings.HasPrefix(res.stdout, "execution "+r.ExecutionID) || !strings.Contains(res.stdout, "└─ ") ||
-		!strings.Contains(res.stdout, "worker.plugin.http") || !strings.Contains(res.stdout, "error_class=http") {
+		!strings.Contains(res.stdout, "worker.plugin.http") || !strings.Contains(res.stdout, "error_class=server_error") {
 		t.Errorf("trace table: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
