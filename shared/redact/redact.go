@@ -258,77 +258,89 @@ func Keys(v any) any { return keysOnly.Value(v) }
 // its generic form first, so nothing escapes unmasked. Mapping keys that
 // contain a secret are masked too. The work is linear in the size of v
 // times the number of secrets.
-func (r *Redactor) Value(v any) any {
+func (r *Redactor) Value(v any) any { return walker{str: r.String, keys: true}.value(v) }
+
+// walker is the deep copy that Value and Secrets share: str masks one
+// string (a value or a mapping key), and keys says whether the value under
+// a secret-named key (IsSecretKey) is replaced by Mask whole.
+type walker struct {
+	str  func(string) string
+	keys bool
+}
+
+// secretKey reports whether the value e under key k is masked whole.
+func (w walker) secretKey(k string, e any) bool { return w.keys && e != nil && IsSecretKey(k) }
+
+// value is Value/Secrets for one node (see Value for the types kept).
+func (w walker) value(v any) any {
 	switch x := v.(type) {
 	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
 		return x
 	case string:
-		return r.String(x)
+		return w.str(x)
 	case []byte:
-		return []byte(r.String(string(x)))
+		return []byte(w.str(string(x)))
 	case error:
-		return r.String(x.Error())
+		return w.str(x.Error())
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			switch {
+			switch ref, isRef := e.(map[string]any); {
+			case k == "$ref" && isRef:
+				out[k] = w.ref(ref)
 			case k == "$ref":
-				if ref, ok := e.(map[string]any); ok {
-					out[k] = r.ref(ref)
-					continue
-				}
-				out[k] = r.Value(e)
-			case IsSecretKey(k) && e != nil:
-				out[r.String(k)] = Mask
+				out[k] = w.value(e)
+			case w.secretKey(k, e):
+				out[w.str(k)] = Mask
 			default:
-				out[r.String(k)] = r.Value(e)
+				out[w.str(k)] = w.value(e)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = r.Value(e)
+			out[i] = w.value(e)
 		}
 		return out
 	case map[string]string:
 		out := make(map[string]string, len(x))
 		for k, e := range x {
-			if IsSecretKey(k) {
-				out[r.String(k)] = Mask
+			if w.secretKey(k, e) {
+				out[w.str(k)] = Mask
 			} else {
-				out[r.String(k)] = r.String(e)
+				out[w.str(k)] = w.str(e)
 			}
 		}
 		return out
 	case map[string][]string:
-		return r.multi(x)
+		return w.multi(x)
 	case http.Header:
-		return http.Header(r.multi(x))
+		return http.Header(w.multi(x))
 	case []string:
 		out := make([]string, len(x))
 		for i, s := range x {
-			out[i] = r.String(s)
+			out[i] = w.str(s)
 		}
 		return out
 	case []map[string]any:
 		out := make([]map[string]any, len(x))
 		for i, m := range x {
-			out[i], _ = r.Value(m).(map[string]any)
+			out[i], _ = w.value(m).(map[string]any)
 		}
 		return out
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return r.String(fmt.Sprint(v))
+		return w.str(fmt.Sprint(v))
 	}
 	var g any
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&g); err != nil {
-		return r.String(string(b))
+		return w.str(string(b))
 	}
-	return r.Value(g)
+	return w.value(g)
 }
 
 // refFields are the fields of a result reference ({"$ref": {...}}, seed
@@ -340,16 +352,16 @@ var refFields = map[string]bool{"key": true, "uri": true, "bucket": true, "forma
 
 // ref redacts a result reference: its engine-derived fields (refFields)
 // are kept as they are, anything else is masked like any value.
-func (r *Redactor) ref(m map[string]any) map[string]any {
+func (w walker) ref(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, e := range m {
 		switch {
 		case refFields[k]:
 			out[k] = e
-		case IsSecretKey(k) && e != nil:
-			out[r.String(k)] = Mask
+		case w.secretKey(k, e):
+			out[w.str(k)] = Mask
 		default:
-			out[r.String(k)] = r.Value(e)
+			out[w.str(k)] = w.value(e)
 		}
 	}
 	return out
@@ -401,18 +413,18 @@ func (r *Redactor) Bytes(b []byte) []byte {
 }
 
 // multi redacts a map of string lists (http.Header, url.Values).
-func (r *Redactor) multi(x map[string][]string) map[string][]string {
+func (w walker) multi(x map[string][]string) map[string][]string {
 	out := make(map[string][]string, len(x))
 	for k, e := range x {
 		vs := make([]string, len(e))
 		for i, s := range e {
-			if IsSecretKey(k) {
+			if w.keys && IsSecretKey(k) {
 				vs[i] = Mask
 			} else {
-				vs[i] = r.String(s)
+				vs[i] = w.str(s)
 			}
 		}
-		out[r.String(k)] = vs
+		out[w.str(k)] = vs
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 )
@@ -21,7 +20,8 @@ func (r *Redactor) Empty() bool { return r == nil || len(r.secrets) == 0 }
 // where a value under a secret-looking name that is not a known secret (a
 // pagination next_token, an OAuth token a task fetched) must keep flowing
 // to the next step, while output (events, logs, API responses) gets Value.
-// Result references keep their engine-derived fields (see Value). v is
+// Result references keep their engine-derived fields, and values keep
+// their types as with Value (the same walk, without the key rule). v is
 // never modified; a v without secrets to mask is returned as it is.
 func (r *Redactor) Secrets(v any) any {
 	if r.Empty() {
@@ -30,71 +30,8 @@ func (r *Redactor) Secrets(v any) any {
 	return r.secretsValue(v)
 }
 
-func (r *Redactor) secretsValue(v any) any {
-	switch x := v.(type) {
-	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
-		return x
-	case string:
-		return r.SecretsString(x)
-	case []byte:
-		return []byte(r.SecretsString(string(x)))
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if k == "$ref" {
-				if ref, ok := e.(map[string]any); ok {
-					m := make(map[string]any, len(ref))
-					for rk, re := range ref {
-						if refFields[rk] {
-							m[rk] = re
-						} else {
-							m[r.SecretsString(rk)] = r.secretsValue(re)
-						}
-					}
-					out[k] = m
-					continue
-				}
-			}
-			out[r.SecretsString(k)] = r.secretsValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = r.secretsValue(e)
-		}
-		return out
-	case map[string]string:
-		out := make(map[string]string, len(x))
-		for k, e := range x {
-			out[r.SecretsString(k)] = r.SecretsString(e)
-		}
-		return out
-	case []string:
-		out := make([]string, len(x))
-		for i, s := range x {
-			out[i] = r.SecretsString(s)
-		}
-		return out
-	case []map[string]any:
-		out := make([]map[string]any, len(x))
-		for i, m := range x {
-			out[i], _ = r.secretsValue(m).(map[string]any)
-		}
-		return out
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return r.SecretsString(fmt.Sprint(v))
-	}
-	var g any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&g); err != nil {
-		return r.SecretsString(string(b))
-	}
-	return r.secretsValue(g)
-}
+// secretsValue is Secrets without the emptiness check.
+func (r *Redactor) secretsValue(v any) any { return walker{str: r.SecretsString}.value(v) }
 
 // SecretsString returns s with r's literal secrets masked (no pattern
 // rule); s itself when none occurs.

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,13 @@ func TestSecretsOnlyLiteral(t *testing.T) {
 	}
 	if b := string(r.SecretsBytes([]byte(`{"a":"x Hunter2-pw y","n":1.50}`))); strings.Contains(b, "Hunter2") || !strings.Contains(b, "1.50") {
 		t.Errorf("SecretsBytes = %s", b)
+	}
+	// String-list maps keep their type, as with Value; only the literal
+	// secret is masked (no key rule: the Authorization value is not a
+	// known secret here).
+	h, ok := r.Secrets(http.Header{"Authorization": {"Bearer abc"}, "X-Db": {"pw=Hunter2-pw"}}).(http.Header)
+	if !ok || h.Get("Authorization") != "Bearer abc" || h.Get("X-Db") != "pw="+Mask {
+		t.Errorf("Secrets(http.Header) = %#v", h)
 	}
 	var none *Redactor
 	if none.Secrets(in).(map[string]any)["dsn"] != in["dsn"] || !none.Empty() {
