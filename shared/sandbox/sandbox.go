@@ -242,6 +242,14 @@ type Cmd struct {
 	slot int // -1: no dedicated uid
 	uid  int
 	gid  int
+	// dir is Dir's owner and permission bits before Start handed it to
+	// the command's uid; finish restores them before the uid returns to
+	// the pool (handed: there is something to restore).
+	dir struct {
+		handed   bool
+		uid, gid int
+		mode     os.FileMode
+	}
 }
 
 // Command returns a command that runs name (looked up on the PATH of Env
@@ -282,7 +290,8 @@ type spec struct {
 
 // Start starts the command (see the package doc for what contains it).
 // With a dedicated uid it waits for a free identity, and hands Dir (when
-// set) to that uid.
+// set) to that uid; Wait gives Dir back to its owner, with its mode from
+// before Start, before the uid can go to another command.
 func (c *Cmd) Start() error {
 	s := c.s
 	path := c.name
@@ -305,7 +314,7 @@ func (c *Cmd) Start() error {
 			s.killUID(c.uid)
 		}
 		if c.Dir != "" {
-			if err := os.Chown(c.Dir, c.uid, c.gid); err != nil {
+			if err := c.handDir(); err != nil {
 				s.release(slot)
 				c.slot = -1
 				return fmt.Errorf("sandbox: cannot hand the working directory to uid %d: %w", c.uid, err)
@@ -442,8 +451,43 @@ func (c *Cmd) finish() {
 	if c.Process != nil && (!c.s.mode.PIDNamespace || c.s.nsRefused() != nil) {
 		c.s.killUID(c.uid)
 	}
+	c.takeDir()
 	c.s.release(c.slot)
 	c.slot = -1
+}
+
+// handDir gives Dir to the command's uid, remembering its owner and mode.
+func (c *Cmd) handDir() error {
+	fi, err := os.Lstat(c.Dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok {
+		return fmt.Errorf("%s is not a directory", c.Dir)
+	}
+	if err := os.Chown(c.Dir, c.uid, c.gid); err != nil {
+		return err
+	}
+	c.dir.handed, c.dir.uid, c.dir.gid, c.dir.mode = true, int(st.Uid), int(st.Gid), fi.Mode().Perm()
+	return nil
+}
+
+// takeDir gives Dir back to its owner with its mode from before Start
+// (the command may have opened it to everyone), while the uid's processes
+// are dead and before the uid can go to another command: what the command
+// left there stays out of that command's reach.
+func (c *Cmd) takeDir() {
+	if !c.dir.handed {
+		return
+	}
+	c.dir.handed = false
+	if err := os.Chown(c.Dir, c.dir.uid, c.dir.gid); err != nil {
+		c.s.log.Warn("sandbox: cannot take the working directory back", "dir", c.Dir, "uid", c.uid, "error", err)
+	}
+	if err := os.Chmod(c.Dir, c.dir.mode); err != nil {
+		c.s.log.Warn("sandbox: cannot restore the working directory's mode", "dir", c.Dir, "error", err)
+	}
 }
 
 // killUID kills every process of uid by running the helper as that uid

@@ -306,6 +306,50 @@ func TestPoolWaitsForAFreeIdentity(t *testing.T) {
 	}
 }
 
+// The working directory goes back to its owner, with its mode from before
+// Start, when the command ends: the next command given the same pooled uid
+// cannot read what the previous one left there, even when that one opened
+// the directory to everyone.
+func TestWorkingDirectoryTakenBackBeforeUIDReuse(t *testing.T) {
+	requireRoot(t)
+	s := newSandbox(t, Options{PoolSize: 1})
+	dir, err := os.MkdirTemp("", "noetl-sbx-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	c1 := s.Command(context.Background(), python, "-c", "import os; open('left', 'w').write('secret of task 1'); os.chmod('.', 0o777)")
+	c1.Dir = dir
+	c1.Env = []string{"PATH=/usr/bin"}
+	if err := c1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c1.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("after Wait the directory is uid %d mode %v, want uid %d mode 0700", st.Uid, fi.Mode().Perm(), os.Geteuid())
+	}
+	c2 := s.Command(context.Background(), python, "-c", "import sys; print(open(sys.argv[1]).read())", filepath.Join(dir, "left"))
+	c2.Env = []string{"PATH=/usr/bin"}
+	var out bytes.Buffer
+	c2.Stdout, c2.Stderr = &out, &out
+	if err := c2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = c2.Wait()
+	if c1.UID() != c2.UID() {
+		t.Fatalf("the pool of one did not reuse the uid: %d then %d", c1.UID(), c2.UID())
+	}
+	if err == nil || strings.Contains(out.String(), "secret of task 1") || !strings.Contains(out.String(), "Permission denied") {
+		t.Fatalf("the next command on uid %d read the previous one's file: err=%v output=%q", c2.UID(), err, out.String())
+	}
+}
+
 func TestOptionsFromEnv(t *testing.T) {
 	env := map[string]string{
 		EnvAddressSpace: "1073741824", EnvCPUSeconds: "-1", EnvOpenFiles: "64", EnvProcesses: "16",

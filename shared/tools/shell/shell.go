@@ -378,7 +378,7 @@ type runResult struct {
 // process tree when ctx ends and after the program exits. home is the
 // command's working directory; before the program starts, what an earlier
 // program (uid prevUID) left in it is handed to the command's uid, and
-// home is taken back from that uid once it has exited.
+// the sandbox takes home back from that uid when it has exited.
 func (t *Tool) runOne(ctx context.Context, sb *sandbox.Sandbox, shellPath, program, home, cwd string, prevUID int, env []string, capture bool) runResult {
 	cmd := sb.Command(ctx, starter, "-c", starterScript, "noetl-shell", cwd, shellPath, "-c", program)
 	cmd.Dir = home // handed to the command's uid by the sandbox
@@ -447,13 +447,10 @@ func (t *Tool) runOne(ctx context.Context, sb *sandbox.Sandbox, shellPath, progr
 		_, _ = gw.Write([]byte("\n")) // EPIPE: the program already died (ctx)
 	}
 	gw.Close()
+	// Wait also takes home back (owner and mode) before the uid returns
+	// to the pool, where another task may get it while home holds this
+	// task's files.
 	waitErr := cmd.Wait()
-	if uid >= 0 {
-		// Take home back: the uid returns to the pool (another task may
-		// get it) while home holds this task's files.
-		_ = os.Chown(home, os.Getuid(), os.Getgid())
-		_ = os.Chmod(home, 0o700)
-	}
 	// Should a descendant have escaped the sandbox's containment (no PID
 	// namespace, no dedicated uid) and keep the pipes open, stop reading
 	// after a grace period.
