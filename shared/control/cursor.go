@@ -15,7 +15,6 @@ import (
 // loop's result is assembled and loop.done applied. Items are never moved
 // out of the command (the plan holds no items to read them back from).
 func (c *Control) cursorIterationEnded(ctx context.Context, cmd types.Command, plan *engine.LoopPlan, rec engine.IterationRecord) error {
-	key := plan.Key()
 	after := engine.CursorIterationEnded(*plan, rec)
 	switch {
 	case after.FailStep:
@@ -28,22 +27,8 @@ func (c *Control) cursorIterationEnded(ctx context.Context, cmd types.Command, p
 		_, err := c.Tasks.TaskCreate(ctx, next, c.now())
 		return err
 	}
-	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(rec.Index)); err != nil {
+	if last, err := c.laneDone(ctx, cmd, plan, rec.Index); err != nil || !last {
 		return err
-	}
-	n, err := c.Store.LaneCount(ctx, cmd.ExecutionID, key)
-	if err != nil {
-		return err
-	}
-	if !engine.LoopComplete(*plan, n) {
-		return nil
-	}
-	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.TaskName())
-	if err != nil {
-		return err
-	}
-	if owner != cmd.TaskName() {
-		return nil
 	}
 	return c.completeCursorLoop(ctx, cmd.ExecutionID, plan)
 }

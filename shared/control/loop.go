@@ -156,27 +156,29 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 		_, err := c.Tasks.TaskCreate(ctx, next, c.now())
 		return err
 	}
-	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(rec.Index)); err != nil {
+	if last, err := c.laneDone(ctx, cmd, plan, rec.Index); err != nil || !last {
 		return err
-	}
-	n, err := c.Store.LaneCount(ctx, cmd.ExecutionID, key)
-	if err != nil {
-		return err
-	}
-	if !engine.LoopComplete(*plan, n) {
-		return nil
-	}
-	// Several lanes can see the count complete at once: one of them (by
-	// the name of its Cloud Task, stable across its redeliveries) assembles
-	// the result, reading every iteration record once.
-	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.TaskName())
-	if err != nil {
-		return err
-	}
-	if owner != cmd.TaskName() {
-		return nil
 	}
 	return c.completeLoop(ctx, cmd.ExecutionID, plan)
+}
+
+// laneDone marks the lane of iteration index done and reports whether
+// this command is the one that completes the loop run: every lane is done
+// (engine.LoopComplete) and it won the loop-done marker. Several lanes can
+// see the count complete at once: one of them (by the name of its Cloud
+// Task, stable across its redeliveries) assembles the result, reading
+// every iteration record once.
+func (c *Control) laneDone(ctx context.Context, cmd types.Command, plan *engine.LoopPlan, index int) (bool, error) {
+	key := plan.Key()
+	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(index)); err != nil {
+		return false, err
+	}
+	n, err := c.Store.LaneCount(ctx, cmd.ExecutionID, key)
+	if err != nil || !engine.LoopComplete(*plan, n) {
+		return false, err
+	}
+	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.TaskName())
+	return err == nil && owner == cmd.TaskName(), err
 }
 
 // completeLoop assembles a loop run's result from its iteration records
