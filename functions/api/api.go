@@ -111,9 +111,8 @@ func start(w http.ResponseWriter, r *http.Request) {
 	// (launch.Start makes the execution's root the parent: a sampled
 	// caller's traceparent makes the execution sampled.)
 	ctx := telemetry.Extract(r.Context(), map[string]string{"traceparent": r.Header.Get("traceparent"), "tracestate": r.Header.Get("tracestate")})
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(ctx, w, runtime.Get)
+	if !ok {
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
@@ -122,8 +121,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req StartRequest
-	if err := jsonx.Unmarshal(body, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid JSON body: " + err.Error()})
+	if !decodeJSON(w, body, &req) {
 		return
 	}
 	req.Workload = jsonx.NormalizeMap(req.Workload)
@@ -145,12 +143,9 @@ func start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		var ve *dsl.ValidationError
-		if errors.As(err, &ve) {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid playbook " + name, "problems": ve.Problems, "message": err.Error()})
-			return
+		if !invalidDocument(w, err, "invalid playbook "+name) {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		}
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		return
 	}
 	if err := documentFits(src, req.Workload); err != nil {
@@ -168,7 +163,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	warnings := []string{}
@@ -191,18 +186,8 @@ type StepView struct {
 
 func get(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
-		return
-	}
-	rec, err := d.Store.ExecutionGet(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	d, rec, ok := executionOf(w, r, id)
+	if !ok {
 		return
 	}
 	st := rec.State
@@ -239,14 +224,13 @@ func get(w http.ResponseWriter, r *http.Request, id string) {
 
 func events(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(ctx, w, runtime.Get)
+	if !ok {
 		return
 	}
 	evs, err := d.Store.EventList(ctx, id)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	if evs == nil {
@@ -292,23 +276,13 @@ type CostView struct {
 
 func cost(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
-		return
-	}
-	rec, err := d.Store.ExecutionGet(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	d, rec, ok := executionOf(w, r, id)
+	if !ok {
 		return
 	}
 	ops, err := d.Store.OpsTotal(ctx, id)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	steps := 0

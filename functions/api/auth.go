@@ -121,9 +121,8 @@ func authorize(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	if public {
 		return Guard(w, r, nil, need, true)
 	}
-	a, err := Authenticator(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	a, ok := opened(r.Context(), w, Authenticator)
+	if !ok {
 		return nil, false
 	}
 	return Guard(w, r, a, need, false)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/auth"
@@ -22,14 +23,21 @@ func withAuth(t *testing.T, role string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	authMu.Lock()
-	prev := authenticator
-	authenticator = a
-	authMu.Unlock()
+	setForTest(t, &authMu, &authenticator, a)
+}
+
+// setForTest sets *p to v under mu for the test's duration (an
+// instance-wide value such as the authenticator or the credential store).
+func setForTest[T any](t *testing.T, mu *sync.Mutex, p *T, v T) {
+	t.Helper()
+	mu.Lock()
+	prev := *p
+	*p = v
+	mu.Unlock()
 	t.Cleanup(func() {
-		authMu.Lock()
-		authenticator = prev
-		authMu.Unlock()
+		mu.Lock()
+		*p = prev
+		mu.Unlock()
 	})
 }
 

@@ -1,15 +1,12 @@
 package api
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
-	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
-	"github.com/noetl/gcpengine/shared/store"
 )
 
 // CancelRequest is the optional body of POST /executions/{id}/cancel.
@@ -26,28 +23,19 @@ type CancelRequest struct {
 // already ended (with its status).
 func cancel(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(ctx, w, runtime.Get)
+	if !ok {
 		return
 	}
 	var req CancelRequest
-	if b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10)); len(b) > 0 {
-		if err := jsonx.Unmarshal(b, &req); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid JSON body: " + err.Error()})
-			return
-		}
+	if b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10)); len(b) > 0 && !decodeJSON(w, b, &req) {
+		return
 	}
 	if req.Reason == "" {
 		req.Reason = "requested through the API"
 	}
-	rec, err := d.Store.ExecutionGet(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	rec, ok := execution(ctx, w, d, id)
+	if !ok {
 		return
 	}
 	if rec.State.Terminal() {
@@ -57,7 +45,7 @@ func cancel(w http.ResponseWriter, r *http.Request, id string) {
 	ev := control.CancelEvent(id, req.Reason, "api", time.Now())
 	applied, err := d.Control.Stop(ctx, id, ev)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	if !applied {

@@ -45,17 +45,9 @@ var (
 // credentials.Resolve. An error means the runtime could not be opened; the
 // next call tries again.
 func CredentialStore(ctx context.Context) (credentials.Store, error) {
-	credMu.Lock()
-	defer credMu.Unlock()
-	if credStore != nil {
-		return credStore, nil
-	}
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	credStore = credentials.NewFirestore(d.Store.Client())
-	return credStore, nil
+	return openOnce(ctx, &credMu, &credStore, func(d *runtime.Deps) (credentials.Store, error) {
+		return credentials.NewFirestore(d.Store.Client()), nil
+	})
 }
 
 // CredentialRequest is the body of POST /credentials.
@@ -106,45 +98,12 @@ func viewOf(s credentials.Summary, withKeys bool) CredentialView {
 // is the request path after "/credentials": "" or "/" for the collection,
 // "/{name}" for one credential (a trailing slash is ignored).
 func Credentials(w http.ResponseWriter, r *http.Request, rest string) {
-	name := strings.TrimSuffix(strings.TrimPrefix(rest, "/"), "/")
-	if name == "" {
-		switch r.Method {
-		case http.MethodPost:
-			credentialCreate(w, r)
-		case http.MethodGet:
-			credentialList(w, r)
-		default:
-			methodNotAllowed(w, r, "GET, POST")
-		}
-		return
-	}
-	if strings.Contains(name, "/") {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		credentialGet(w, r, name)
-	case http.MethodDelete:
-		credentialDelete(w, r, name)
-	default:
-		methodNotAllowed(w, r, "GET, DELETE")
-	}
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
-	w.Header().Set("Allow", allow)
-	writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": "method " + r.Method + " not allowed on " + r.URL.Path + " (allowed: " + allow + ")"})
+	collection{create: credentialCreate, list: credentialList, get: credentialGet, del: credentialDelete}.serve(w, r, rest)
 }
 
 // openCredentials returns the store or writes a 500.
 func openCredentials(w http.ResponseWriter, r *http.Request) (credentials.Store, bool) {
-	s, err := CredentialStore(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
-		return nil, false
-	}
-	return s, true
+	return opened(r.Context(), w, CredentialStore)
 }
 
 func badCredential(w http.ResponseWriter, problems []string) {
@@ -188,7 +147,7 @@ func credentialCreate(w http.ResponseWriter, r *http.Request) {
 			badCredential(w, messages(err))
 			return
 		}
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	kind, _ := credentials.NormalizeKind(c.Kind)
@@ -216,7 +175,7 @@ func credentialList(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := s.CredentialList(r.Context())
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	views := make([]CredentialView, 0, len(list))
@@ -232,12 +191,7 @@ func credentialGet(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	c, err := s.CredentialGet(r.Context(), name)
-	if errors.Is(err, credentials.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "credential " + name + " not found"})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	if !found(w, err, credentials.ErrNotFound, "credential "+name+" not found", unavailable) {
 		return
 	}
 	writeJSON(w, http.StatusOK, viewOf(c.Summary(), true))
@@ -249,12 +203,7 @@ func credentialDelete(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	err := s.CredentialDelete(r.Context(), name)
-	if errors.Is(err, credentials.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "credential " + name + " not found"})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	if !found(w, err, credentials.ErrNotFound, "credential "+name+" not found", unavailable) {
 		return
 	}
 	slog.Default().InfoContext(r.Context(), "credential deleted", "name", name)

@@ -12,20 +12,14 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/store"
 )
 
 // useStore installs s as the instance's credential store for the test.
 func useStore(t *testing.T, s credentials.Store) {
 	t.Helper()
-	credMu.Lock()
-	old := credStore
-	credStore = s
-	credMu.Unlock()
-	t.Cleanup(func() {
-		credMu.Lock()
-		credStore = old
-		credMu.Unlock()
-	})
+	setForTest(t, &credMu, &credStore, s)
 }
 
 // call runs one request through Credentials; path is the part after
@@ -240,5 +234,70 @@ func TestCredentialStoreReturnsInjected(t *testing.T) {
 	s, err := CredentialStore(context.Background())
 	if err != nil || s != m {
 		t.Fatalf("CredentialStore = %v, %v; want the injected store", s, err)
+	}
+}
+
+// answer decodes a recorded {"error", ...} answer.
+func answer(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("answer %q is not JSON: %v", rec.Body.String(), err)
+	}
+	return out
+}
+
+// The shared answers keep each route's status codes and bodies: 500 when
+// the runtime cannot be opened, 404 with the route's message or the
+// route's own mapping after a store read, 400 for a body that is not JSON
+// or a document that does not validate.
+func TestSharedAnswers(t *testing.T) {
+	rec := httptest.NewRecorder()
+	if v, ok := opened(context.Background(), rec, func(context.Context) (int, error) { return 0, errors.New("no runtime") }); ok || v != 0 ||
+		rec.Code != http.StatusInternalServerError || answer(t, rec)["error"] != "no runtime" {
+		t.Errorf("opened failing = %v %v, %d %s", v, ok, rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	if v, ok := opened(context.Background(), rec, func(context.Context) (string, error) { return "deps", nil }); !ok || v != "deps" || rec.Body.Len() != 0 {
+		t.Errorf("opened = %v %v, wrote %s", v, ok, rec.Body)
+	}
+
+	rec = httptest.NewRecorder()
+	if !found(rec, nil, store.ErrNotFound, "x not found", unavailable) || rec.Body.Len() != 0 {
+		t.Errorf("found(nil) wrote %s", rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	if found(rec, errors.Join(errors.New("lookup"), store.ErrNotFound), store.ErrNotFound, "subscription s not registered", subscriptionError) ||
+		rec.Code != http.StatusNotFound || answer(t, rec)["error"] != "subscription s not registered" {
+		t.Errorf("found(not found) = %d %s", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	if found(rec, errors.New("firestore: unavailable"), store.ErrNotFound, "x not found", unavailable) ||
+		rec.Code != http.StatusServiceUnavailable || answer(t, rec)["error"] != "firestore: unavailable" {
+		t.Errorf("found(down) = %d %s", rec.Code, rec.Body)
+	}
+
+	rec = httptest.NewRecorder()
+	var req CancelRequest
+	if decodeJSON(rec, []byte(`{"reason": 3`), &req) || rec.Code != http.StatusBadRequest ||
+		!strings.HasPrefix(answer(t, rec)["error"].(string), "invalid JSON body: ") {
+		t.Errorf("decodeJSON(bad) = %d %s", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	if !decodeJSON(rec, []byte(`{"reason": "why"}`), &req) || req.Reason != "why" || rec.Body.Len() != 0 {
+		t.Errorf("decodeJSON = %+v, wrote %s", req, rec.Body)
+	}
+
+	_, err := dsl.Load([]byte("apiVersion: noetl.io/v2\nkind: Playbook\nworkflow: 3\n"), "playbook")
+	rec = httptest.NewRecorder()
+	if !invalidDocument(rec, err, "invalid playbook p") || rec.Code != http.StatusBadRequest {
+		t.Fatalf("invalidDocument(%v) = %d %s", err, rec.Code, rec.Body)
+	}
+	if out := answer(t, rec); out["error"] != "invalid playbook p" || out["message"] != err.Error() || len(out["problems"].([]any)) == 0 {
+		t.Errorf("invalidDocument body %v", out)
+	}
+	rec = httptest.NewRecorder()
+	if invalidDocument(rec, errors.New("either path or playbook is required"), "invalid playbook") || rec.Body.Len() != 0 {
+		t.Errorf("invalidDocument(plain error) wrote %s", rec.Body)
 	}
 }

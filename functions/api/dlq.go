@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,9 +48,8 @@ func dlqRoute(w http.ResponseWriter, r *http.Request, rest string) {
 }
 
 func dlqList(w http.ResponseWriter, r *http.Request) {
-	d, err := runtime.Get(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(r.Context(), w, runtime.Get)
+	if !ok {
 		return
 	}
 	status := r.URL.Query().Get("status")
@@ -72,25 +70,19 @@ func dlqList(w http.ResponseWriter, r *http.Request) {
 	}
 	entries, err := d.Store.DLQList(r.Context(), status, limit)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"entries": entries, "count": len(entries)})
 }
 
 func dlqEntry(w http.ResponseWriter, r *http.Request, id string) (*runtime.Deps, *store.DLQEntry, bool) {
-	d, err := runtime.Get(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(r.Context(), w, runtime.Get)
+	if !ok {
 		return nil, nil, false
 	}
 	e, err := d.Store.DLQGet(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "dlq entry " + id + " not found"})
-		return nil, nil, false
-	}
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	if !found(w, err, store.ErrNotFound, "dlq entry "+id+" not found", unavailable) {
 		return nil, nil, false
 	}
 	return d, e, true
@@ -113,11 +105,8 @@ func dlqReplay(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	var req ReplayRequest
-	if b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(b) > 0 {
-		if err := jsonx.Unmarshal(b, &req); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid JSON body: " + err.Error()})
-			return
-		}
+	if b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(b) > 0 && !decodeJSON(w, b, &req) {
+		return
 	}
 	if e.Status != store.DLQPending {
 		writeJSON(w, http.StatusConflict, map[string]any{"error": "dlq entry " + id + " is " + e.Status + ", only pending entries can be replayed"})
@@ -155,7 +144,7 @@ func dlqReplay(w http.ResponseWriter, r *http.Request, id string) {
 			return
 		}
 		if _, err := d.Dispatcher.TaskCreate(ctx, patched, time.Now()); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+			unavailable(w, err)
 			return
 		}
 	case "message":
@@ -172,7 +161,7 @@ func dlqReplay(w http.ResponseWriter, r *http.Request, id string) {
 			return
 		}
 		if err := d.Bus.Republish(ctx, e.Topic, unit, e.Attributes); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+			unavailable(w, err)
 			return
 		}
 	default:
@@ -223,7 +212,7 @@ func dlqStatusError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	unavailable(w, err)
 }
 
 // patchCommand applies dotted-path patches to a command (through its JSON

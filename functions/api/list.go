@@ -34,9 +34,8 @@ type executionLister interface {
 //	  integer in 1..MaxListLimit
 //	→ 503 {"error"} when the store cannot be read
 func list(w http.ResponseWriter, r *http.Request) {
-	d, err := runtime.Get(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(r.Context(), w, runtime.Get)
+	if !ok {
 		return
 	}
 	listExecutions(w, r, d.Store)
@@ -61,7 +60,7 @@ func listExecutions(w http.ResponseWriter, r *http.Request, s executionLister) {
 	}
 	out, err := s.ExecutionList(r.Context(), p)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 		return
 	}
 	if out == nil {

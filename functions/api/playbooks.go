@@ -1,14 +1,12 @@
 package api
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/dsl"
-	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 )
@@ -25,9 +23,8 @@ import (
 // returns that version.
 func playbooks(w http.ResponseWriter, r *http.Request, rest string) {
 	ctx := r.Context()
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(ctx, w, runtime.Get)
+	if !ok {
 		return
 	}
 	rest = strings.TrimPrefix(rest, "/")
@@ -44,20 +41,16 @@ func playbooks(w http.ResponseWriter, r *http.Request, rest string) {
 				Playbook string `json:"playbook"`
 				Path     string `json:"path"`
 			}
-			if err := jsonx.Unmarshal(body, &req); err != nil {
-				writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid JSON body: " + err.Error()})
+			if !decodeJSON(w, body, &req) {
 				return
 			}
 			src, path = []byte(req.Playbook), req.Path
 		}
 		pb, err := dsl.Load(src, "playbook")
 		if err != nil {
-			var ve *dsl.ValidationError
-			if errors.As(err, &ve) {
-				writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid playbook", "problems": ve.Problems, "message": err.Error()})
-				return
+			if !invalidDocument(w, err, "invalid playbook") {
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 			}
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 			return
 		}
 		if path == "" {
@@ -68,14 +61,14 @@ func playbooks(w http.ResponseWriter, r *http.Request, rest string) {
 		}
 		v, err := d.Store.PlaybookPut(ctx, store.PlaybookPutParams{Path: path, Name: pb.Metadata.Name, Source: string(src)})
 		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+			unavailable(w, err)
 			return
 		}
 		writeJSON(w, http.StatusCreated, map[string]any{"path": path, "name": pb.Metadata.Name, "version": v})
 	case rest == "" && r.Method == http.MethodGet:
 		list, err := d.Store.PlaybookList(ctx)
 		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+			unavailable(w, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"playbooks": list})
@@ -90,12 +83,7 @@ func playbooks(w http.ResponseWriter, r *http.Request, rest string) {
 			return
 		}
 		v, err := d.Store.PlaybookGet(ctx, path, version)
-		if errors.Is(err, store.ErrNotFound) {
-			writeJSON(w, http.StatusNotFound, map[string]any{"error": "playbook " + path + " not in the catalog"})
-			return
-		}
-		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		if !found(w, err, store.ErrNotFound, "playbook "+path+" not in the catalog", unavailable) {
 			return
 		}
 		writeJSON(w, http.StatusOK, v)

@@ -26,9 +26,7 @@ import (
 
 	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
 
-	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/errs"
-	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	sub "github.com/noetl/gcpengine/shared/subscribe"
@@ -48,22 +46,14 @@ var (
 // PUBSUB_EMULATOR_HOST on the stack). An error is returned to this
 // request and tried again on the next.
 func Registrar(ctx context.Context) (*sub.Registrar, error) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if registrar != nil {
-		return registrar, nil
-	}
-	d, err := runtime.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	admin, err := pubsubapi.NewSubscriptionAdminClient(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	registrar = &sub.Registrar{Store: d.Store, Admin: admin, Playbooks: d.Catalog, Project: d.Cfg.Project,
-		SubscribeURL: d.Cfg.SubscribeURL, PushServiceAccount: d.Cfg.PushServiceAccount, Log: d.Log}
-	return registrar, nil
+	return openOnce(ctx, &regMu, &registrar, func(d *runtime.Deps) (*sub.Registrar, error) {
+		admin, err := pubsubapi.NewSubscriptionAdminClient(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		return &sub.Registrar{Store: d.Store, Admin: admin, Playbooks: d.Catalog, Project: d.Cfg.Project,
+			SubscribeURL: d.Cfg.SubscribeURL, PushServiceAccount: d.Cfg.PushServiceAccount, Log: d.Log}, nil
+	})
 }
 
 // SubscriptionRequest is the JSON form of a POST /subscriptions body.
@@ -74,39 +64,16 @@ type SubscriptionRequest struct {
 
 // subscriptions serves /subscriptions (rest: after "/subscriptions").
 func subscriptions(w http.ResponseWriter, r *http.Request, rest string) {
-	name := strings.TrimSuffix(strings.TrimPrefix(rest, "/"), "/")
-	if name == "" {
-		switch r.Method {
-		case http.MethodPost:
-			subscriptionRegister(w, r)
-		case http.MethodGet:
-			subscriptionList(w, r)
-		default:
-			methodNotAllowed(w, r, "GET, POST")
-		}
-		return
-	}
-	if strings.Contains(name, "/") {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		subscriptionGet(w, r, name)
-	case http.MethodDelete:
-		subscriptionDelete(w, r, name)
-	default:
-		methodNotAllowed(w, r, "GET, DELETE")
-	}
+	collection{create: subscriptionRegister, list: subscriptionList, get: subscriptionGet, del: subscriptionDelete}.serve(w, r, rest)
 }
 
 // subscriptionError writes err with its status: 400 for an invalid
 // resource or request, 404, 409, else 503.
 func subscriptionError(w http.ResponseWriter, err error) {
-	var ve *dsl.ValidationError
+	if invalidDocument(w, err, "invalid subscription resource") {
+		return
+	}
 	switch {
-	case errors.As(err, &ve):
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid subscription resource", "problems": ve.Problems, "message": err.Error()})
 	case errs.Is(err, errs.InvalidArgument):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 	case errors.Is(err, store.ErrNotFound):
@@ -114,7 +81,7 @@ func subscriptionError(w http.ResponseWriter, err error) {
 	case errs.Is(err, errs.AlreadyExists):
 		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
 	default:
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+		unavailable(w, err)
 	}
 }
 
@@ -131,8 +98,7 @@ func subscriptionRegister(w http.ResponseWriter, r *http.Request) {
 	src := body
 	if strings.HasPrefix(strings.TrimSpace(string(body)), "{") {
 		var req SubscriptionRequest
-		if err := jsonx.Unmarshal(body, &req); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid JSON body: " + err.Error()})
+		if !decodeJSON(w, body, &req) {
 			return
 		}
 		if req.Resource == "" {
@@ -141,9 +107,8 @@ func subscriptionRegister(w http.ResponseWriter, r *http.Request) {
 		}
 		src = []byte(req.Resource)
 	}
-	reg, err := Registrar(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	reg, ok := opened(r.Context(), w, Registrar)
+	if !ok {
 		return
 	}
 	rec, spec, err := reg.Register(r.Context(), src)
@@ -162,9 +127,8 @@ func subscriptionRegister(w http.ResponseWriter, r *http.Request) {
 }
 
 func subscriptionList(w http.ResponseWriter, r *http.Request) {
-	d, err := runtime.Get(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(r.Context(), w, runtime.Get)
+	if !ok {
 		return
 	}
 	list, err := d.Store.SubscriptionList(r.Context())
@@ -179,36 +143,23 @@ func subscriptionList(w http.ResponseWriter, r *http.Request) {
 }
 
 func subscriptionGet(w http.ResponseWriter, r *http.Request, name string) {
-	d, err := runtime.Get(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	d, ok := opened(r.Context(), w, runtime.Get)
+	if !ok {
 		return
 	}
 	rec, err := d.Store.SubscriptionGet(r.Context(), name)
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "subscription " + name + " not registered"})
-		return
-	}
-	if err != nil {
-		subscriptionError(w, err)
+	if !found(w, err, store.ErrNotFound, "subscription "+name+" not registered", subscriptionError) {
 		return
 	}
 	writeJSON(w, http.StatusOK, rec)
 }
 
 func subscriptionDelete(w http.ResponseWriter, r *http.Request, name string) {
-	reg, err := Registrar(r.Context())
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
+	reg, ok := opened(r.Context(), w, Registrar)
+	if !ok {
 		return
 	}
-	err = reg.Delete(r.Context(), name)
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "subscription " + name + " not registered"})
-		return
-	}
-	if err != nil {
-		subscriptionError(w, err)
+	if !found(w, reg.Delete(r.Context(), name), store.ErrNotFound, "subscription "+name+" not registered", subscriptionError) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

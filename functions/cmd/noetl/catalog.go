@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -14,19 +12,12 @@ import (
 )
 
 func (a *app) catalogCmd() *cobra.Command {
-	c := &cobra.Command{
+	return a.groupCmd(&cobra.Command{
 		Use:   "catalog",
 		Short: "The playbook catalog: register, list, show",
 		Long: `The playbook catalog (POST|GET /playbooks, GET /playbooks/{path}): versioned
 playbooks that executions start by path ({"path": "..."} in POST /executions).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprint(a.stderr, cmd.UsageString())
-			return &exitError{code: ExitInvalid}
-		},
-	}
-	c.AddCommand(a.catalogRegisterCmd(), a.catalogListCmd(), a.catalogShowCmd())
-	return c
+	}, a.catalogRegisterCmd(), a.catalogListCmd(), a.catalogShowCmd())
 }
 
 func (a *app) catalogRegisterCmd() *cobra.Command {
@@ -49,22 +40,14 @@ the path, version and name (json: the api's {"path", "version", "name"}).`,
 				fmt.Fprintln(a.stderr, err)
 				return &exitError{code: ExitInvalid}
 			}
-			b, err := a.call(http.MethodPost, "/playbooks", map[string]any{"playbook": string(src), "path": path}, "catalog")
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, b)
-				return nil
-			}
 			var r struct {
 				Path    string `json:"path"`
 				Name    string `json:"name"`
 				Version int    `json:"version"`
 			}
-			_ = json.Unmarshal(b, &r)
-			fmt.Fprintf(a.stdout, "registered %s version %d (%s)\n", r.Path, r.Version, r.Name)
-			return nil
+			return a.post("/playbooks", map[string]any{"playbook": string(src), "path": path}, "catalog", &r, func() {
+				fmt.Fprintf(a.stdout, "registered %s version %d (%s)\n", r.Path, r.Version, r.Name)
+			})
 		},
 	}
 	c.Flags().StringVar(&path, "path", "", "catalog path (default the playbook's metadata.path, else its name)")
@@ -86,23 +69,12 @@ func (a *app) catalogListCmd() *cobra.Command {
 					UpdatedAt string `json:"updated_at"`
 				} `json:"playbooks"`
 			}
-			raw, err := a.getJSON("/playbooks", "catalog", &body)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			t := newTable(a.stdout, "PATH", "NAME", "LATEST", "UPDATED")
-			for _, p := range body.Playbooks {
-				t.row(p.Path, p.Name, strconv.Itoa(p.Latest), fmtTime(p.UpdatedAt))
-			}
-			t.flush()
-			if len(body.Playbooks) == 0 {
-				fmt.Fprintln(a.stderr, "the catalog is empty")
-			}
-			return nil
+			return a.showList("/playbooks", "catalog", &body, []string{"PATH", "NAME", "LATEST", "UPDATED"}, func(t *table) int {
+				for _, p := range body.Playbooks {
+					t.row(p.Path, p.Name, strconv.Itoa(p.Latest), fmtTime(p.UpdatedAt))
+				}
+				return len(body.Playbooks)
+			}, "the catalog is empty")
 		},
 	}
 }
@@ -136,25 +108,14 @@ unknown path or version.`,
 				Source    string `json:"source"`
 				CreatedAt string `json:"created_at"`
 			}
-			raw, err := a.getJSON("/playbooks/"+escapePath(path)+q, what, &v)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			t := newTable(a.stdout, "path", v.Path)
-			t.row("name", v.Name)
-			t.row("version", strconv.Itoa(v.Version))
-			t.row("created", fmtTime(v.CreatedAt))
-			t.flush()
-			fmt.Fprintln(a.stdout, "---")
-			fmt.Fprint(a.stdout, v.Source)
-			if !strings.HasSuffix(v.Source, "\n") {
-				fmt.Fprintln(a.stdout)
-			}
-			return nil
+			return a.show("/playbooks/"+escapePath(path)+q, what, &v, func() {
+				t := newTable(a.stdout, "path", v.Path)
+				t.row("name", v.Name)
+				t.row("version", strconv.Itoa(v.Version))
+				t.row("created", fmtTime(v.CreatedAt))
+				t.flush()
+				a.printSource(v.Source)
+			})
 		},
 	}
 	c.Flags().IntVar(&version, "version", 0, "catalog version (default the latest)")

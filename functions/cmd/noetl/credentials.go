@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -15,20 +13,13 @@ import (
 )
 
 func (a *app) credentialsCmd() *cobra.Command {
-	c := &cobra.Command{
+	return a.groupCmd(&cobra.Command{
 		Use:   "credentials",
 		Short: "The credential store behind playbook keychains: set, list, show, delete",
 		Long: `The credential store behind playbook keychains (POST|GET /credentials,
 GET|DELETE /credentials/{name}). Secret values go in and are never shown back: list
 and show print metadata and the data field names only.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprint(a.stderr, cmd.UsageString())
-			return &exitError{code: ExitInvalid}
-		},
-	}
-	c.AddCommand(a.credentialsSetCmd(), a.credentialsListCmd(), a.credentialsShowCmd(), a.credentialsDeleteCmd())
-	return c
+	}, a.credentialsSetCmd(), a.credentialsListCmd(), a.credentialsShowCmd(), a.credentialsDeleteCmd())
 }
 
 func (a *app) credentialsSetCmd() *cobra.Command {
@@ -69,21 +60,13 @@ shell history). Exit 2 when the api rejects it (every problem is listed).`,
 				// Never echo the value: it holds secrets.
 				return fail(ExitInvalid, "--data is not a JSON object of the secret fields")
 			}
-			b, err := a.call(http.MethodPost, "/credentials", map[string]any{"name": name, "kind": kind, "description": description, "data": obj}, "credential "+name)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, b)
-				return nil
-			}
 			var r struct {
 				Name string `json:"name"`
 				Kind string `json:"kind"`
 			}
-			_ = json.Unmarshal(b, &r)
-			fmt.Fprintf(a.stdout, "credential %s stored (kind %s)\n", r.Name, r.Kind)
-			return nil
+			return a.post("/credentials", map[string]any{"name": name, "kind": kind, "description": description, "data": obj}, "credential "+name, &r, func() {
+				fmt.Fprintf(a.stdout, "credential %s stored (kind %s)\n", r.Name, r.Kind)
+			})
 		},
 	}
 	c.Flags().StringVar(&kind, "kind", "", "credential kind (required)")
@@ -112,23 +95,12 @@ func (a *app) credentialsListCmd() *cobra.Command {
 			var body struct {
 				Credentials []credentialView `json:"credentials"`
 			}
-			raw, err := a.getJSON("/credentials", "credentials", &body)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			t := newTable(a.stdout, "NAME", "KIND", "DESCRIPTION", "UPDATED")
-			for _, c := range body.Credentials {
-				t.row(c.Name, c.Kind, oneLine(c.Description, 60), fmtTime(c.UpdatedAt))
-			}
-			t.flush()
-			if len(body.Credentials) == 0 {
-				fmt.Fprintln(a.stderr, "no credentials")
-			}
-			return nil
+			return a.showList("/credentials", "credentials", &body, []string{"NAME", "KIND", "DESCRIPTION", "UPDATED"}, func(t *table) int {
+				for _, c := range body.Credentials {
+					t.row(c.Name, c.Kind, oneLine(c.Description, 60), fmtTime(c.UpdatedAt))
+				}
+				return len(body.Credentials)
+			}, "no credentials")
 		},
 	}
 }
@@ -142,43 +114,22 @@ func (a *app) credentialsShowCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			var v credentialView
-			raw, err := a.getJSON("/credentials/"+url.PathEscape(name), "credential "+name, &v)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			t := newTable(a.stdout, "name", v.Name)
-			t.row("kind", v.Kind)
-			t.row("description", v.Description)
-			t.row("keys", strings.Join(v.Keys, ", "))
-			t.row("created", fmtTime(v.CreatedAt))
-			t.row("updated", fmtTime(v.UpdatedAt))
-			t.flush()
-			return nil
+			return a.show("/credentials/"+url.PathEscape(name), "credential "+name, &v, func() {
+				t := newTable(a.stdout, "name", v.Name)
+				t.row("kind", v.Kind)
+				t.row("description", v.Description)
+				t.row("keys", strings.Join(v.Keys, ", "))
+				t.row("created", fmtTime(v.CreatedAt))
+				t.row("updated", fmtTime(v.UpdatedAt))
+				t.flush()
+			})
 		},
 	}
 }
 
 func (a *app) credentialsDeleteCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a credential",
-		Long:  `Delete a credential (DELETE /credentials/{name}). Exit 3 for an unknown name.`,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if _, err := a.call(http.MethodDelete, "/credentials/"+url.PathEscape(name), nil, "credential "+name); err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printValue(a.stdout, map[string]any{"name": name, "deleted": true})
-				return nil
-			}
-			fmt.Fprintf(a.stdout, "credential %s deleted\n", name)
-			return nil
-		},
-	}
+	return a.deleteCmd("Delete a credential", `Delete a credential (DELETE /credentials/{name}). Exit 3 for an unknown name.`,
+		"/credentials", "credential", "", func(name string) {
+			printValue(a.stdout, map[string]any{"name": name, "deleted": true})
+		})
 }

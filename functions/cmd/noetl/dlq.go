@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,21 +27,14 @@ func entryID(e map[string]any) string {
 }
 
 func (a *app) dlqCmd() *cobra.Command {
-	c := &cobra.Command{
+	return a.groupCmd(&cobra.Command{
 		Use:   "dlq",
 		Short: "Work the dead-letter queue: list, show, replay, discard",
 		Long: `Work the dead-letter queue (seed 000 §8.6): units that exhausted their attempts,
 non-retryable errors and poison messages, each with message_id, execution_id,
 step_id, loop_index, tool_kind, attempts, last_error, first_seen, last_seen, the
 redacted payload, a context excerpt and a status (pending, replayed, discarded).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprint(a.stderr, cmd.UsageString())
-			return &exitError{code: ExitInvalid}
-		},
-	}
-	c.AddCommand(a.dlqListCmd(), a.dlqShowCmd(), a.dlqReplayCmd(), a.dlqDiscardCmd())
-	return c
+	}, a.dlqListCmd(), a.dlqShowCmd(), a.dlqReplayCmd(), a.dlqDiscardCmd())
 }
 
 func (a *app) dlqListCmd() *cobra.Command {
@@ -58,38 +49,21 @@ func (a *app) dlqListCmd() *cobra.Command {
 attempts, last seen, last error. json prints {"entries": [...]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if status != "" && !contains(dlqStatuses, status) {
-				return fail(ExitInvalid, "--status %q: want one of %s", status, strings.Join(dlqStatuses, ", "))
-			}
-			if limit < 1 {
-				return fail(ExitInvalid, "--limit %d: want a positive number", limit)
-			}
-			q := url.Values{}
-			if status != "" {
-				q.Set("status", status)
-			}
-			q.Set("limit", strconv.Itoa(limit))
-			var body struct {
-				Entries []map[string]any `json:"entries"`
-			}
-			raw, err := a.getJSON("/dlq?"+q.Encode(), "dlq", &body)
+			q, err := listQuery(status, dlqStatuses, limit)
 			if err != nil {
 				return err
 			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
+			var body struct {
+				Entries []map[string]any `json:"entries"`
 			}
-			t := newTable(a.stdout, "ID", "STATUS", "EXECUTION", "STEP", "ITERATION", "KIND", "ATTEMPTS", "LAST_SEEN", "LAST_ERROR")
-			for _, e := range body.Entries {
-				t.row(entryID(e), str(e["status"]), str(e["execution_id"]), str(e["step_id"]), str(e["loop_index"]),
-					str(e["tool_kind"]), str(e["attempts"]), fmtTime(str(e["last_seen"])), oneLine(str(e["last_error"]), 80))
-			}
-			t.flush()
-			if len(body.Entries) == 0 {
-				fmt.Fprintln(a.stderr, "no DLQ entries match")
-			}
-			return nil
+			header := []string{"ID", "STATUS", "EXECUTION", "STEP", "ITERATION", "KIND", "ATTEMPTS", "LAST_SEEN", "LAST_ERROR"}
+			return a.showList("/dlq?"+q.Encode(), "dlq", &body, header, func(t *table) int {
+				for _, e := range body.Entries {
+					t.row(entryID(e), str(e["status"]), str(e["execution_id"]), str(e["step_id"]), str(e["loop_index"]),
+						str(e["tool_kind"]), str(e["attempts"]), fmtTime(str(e["last_seen"])), oneLine(str(e["last_error"]), 80))
+				}
+				return len(body.Entries)
+			}, "no DLQ entries match")
 		},
 	}
 	c.Flags().StringVar(&status, "status", "", "only entries with this status ("+strings.Join(dlqStatuses, "|")+")")
@@ -107,48 +81,45 @@ JSON) and the context excerpt. Exit 3 for an unknown id.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			var e map[string]any
-			raw, err := a.getJSON("/dlq/"+url.PathEscape(id), "DLQ entry "+id, &e)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			t := newTable(a.stdout, "id", entryID(e))
-			shown := map[string]bool{"id": true, "payload": true, "context_excerpt": true}
-			for _, k := range dlqFields[1:] {
-				shown[k] = true
-				if _, ok := e[k]; ok {
-					t.row(k, str(e[k]))
-				}
-			}
-			var rest []string
-			for k := range e {
-				if !shown[k] {
-					rest = append(rest, k)
-				}
-			}
-			sort.Strings(rest)
-			for _, k := range rest {
-				t.row(k, str(e[k]))
-			}
-			t.flush()
-			for _, k := range []string{"payload", "context_excerpt"} {
-				v, ok := e[k]
-				if !ok || v == nil || v == "" {
-					continue
-				}
-				fmt.Fprintf(a.stdout, "\n%s:\n", k)
-				s := str(v)
-				var buf bytes.Buffer
-				if json.Indent(&buf, []byte(s), "  ", "  ") == nil {
-					s = buf.String()
-				}
-				fmt.Fprintln(a.stdout, "  "+s)
-			}
-			return nil
+			return a.show("/dlq/"+url.PathEscape(id), "DLQ entry "+id, &e, func() { a.dlqEntryTable(e) })
 		},
+	}
+}
+
+// dlqEntryTable prints a DLQ entry: its fields (seed 000 §8.6 ones first),
+// then the payload and context excerpt as indented JSON.
+func (a *app) dlqEntryTable(e map[string]any) {
+	t := newTable(a.stdout, "id", entryID(e))
+	shown := map[string]bool{"id": true, "payload": true, "context_excerpt": true}
+	for _, k := range dlqFields[1:] {
+		shown[k] = true
+		if _, ok := e[k]; ok {
+			t.row(k, str(e[k]))
+		}
+	}
+	var rest []string
+	for k := range e {
+		if !shown[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		t.row(k, str(e[k]))
+	}
+	t.flush()
+	for _, k := range []string{"payload", "context_excerpt"} {
+		v, ok := e[k]
+		if !ok || v == nil || v == "" {
+			continue
+		}
+		fmt.Fprintf(a.stdout, "\n%s:\n", k)
+		s := str(v)
+		var buf bytes.Buffer
+		if json.Indent(&buf, []byte(s), "  ", "  ") == nil {
+			s = buf.String()
+		}
+		fmt.Fprintln(a.stdout, "  "+s)
 	}
 }
 
@@ -173,11 +144,7 @@ sent as strings: {"patch": {"key": "value"}}). Exit 3 for an unknown id.`,
 				}
 				patch[strings.TrimSpace(k)] = v
 			}
-			b, err := a.call(http.MethodPost, "/dlq/"+url.PathEscape(id)+"/replay", map[string]any{"patch": patch}, "DLQ entry "+id)
-			if err != nil {
-				return err
-			}
-			return a.statusLine(b, "DLQ entry "+id, "replayed")
+			return a.postStatus("/dlq/"+url.PathEscape(id)+"/replay", map[string]any{"patch": patch}, "DLQ entry "+id, "replayed")
 		},
 	}
 	c.Flags().StringArrayVar(&patches, "patch", nil, "key=value correction applied to the unit before the replay (repeatable)")
@@ -198,31 +165,9 @@ unknown id.`,
 			if strings.TrimSpace(reason) == "" {
 				return fail(ExitInvalid, "dlq discard needs --reason TEXT (why the entry is dropped)")
 			}
-			b, err := a.call(http.MethodPost, "/dlq/"+url.PathEscape(id)+"/discard", map[string]any{"reason": reason}, "DLQ entry "+id)
-			if err != nil {
-				return err
-			}
-			return a.statusLine(b, "DLQ entry "+id, "discarded")
+			return a.postStatus("/dlq/"+url.PathEscape(id)+"/discard", map[string]any{"reason": reason}, "DLQ entry "+id, "discarded")
 		},
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why the entry is discarded (required)")
 	return c
-}
-
-// statusLine prints an api's {"status"} answer: the body in json, else
-// "<what>: <status>".
-func (a *app) statusLine(b []byte, what, def string) error {
-	if a.jsonOut() {
-		printJSON(a.stdout, b)
-		return nil
-	}
-	var r struct {
-		Status string `json:"status"`
-	}
-	_ = json.Unmarshal(b, &r)
-	if r.Status == "" {
-		r.Status = def
-	}
-	fmt.Fprintf(a.stdout, "%s: %s\n", what, r.Status)
-	return nil
 }

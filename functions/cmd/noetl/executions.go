@@ -32,20 +32,13 @@ last update times, parent execution. --status is one of ` + strings.Join(executi
 json prints {"executions": [...]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if status != "" && !contains(executionStatuses, status) {
-				return fail(ExitInvalid, "--status %q: want one of %s", status, strings.Join(executionStatuses, ", "))
-			}
-			if limit < 1 {
-				return fail(ExitInvalid, "--limit %d: want a positive number", limit)
-			}
-			q := url.Values{}
-			if status != "" {
-				q.Set("status", status)
+			q, err := listQuery(status, executionStatuses, limit)
+			if err != nil {
+				return err
 			}
 			if playbook != "" {
 				q.Set("playbook", playbook)
 			}
-			q.Set("limit", strconv.Itoa(limit))
 			var body struct {
 				Executions []struct {
 					ExecutionID string `json:"execution_id"`
@@ -56,23 +49,12 @@ json prints {"executions": [...]}.`,
 					UpdatedAt   string `json:"updated_at"`
 				} `json:"executions"`
 			}
-			raw, err := a.getJSON("/executions?"+q.Encode(), "executions", &body)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			t := newTable(a.stdout, "EXECUTION", "STATUS", "PLAYBOOK", "CREATED", "UPDATED", "PARENT")
-			for _, e := range body.Executions {
-				t.row(e.ExecutionID, e.Status, e.Playbook, fmtTime(e.CreatedAt), fmtTime(e.UpdatedAt), e.ParentID)
-			}
-			t.flush()
-			if len(body.Executions) == 0 {
-				fmt.Fprintln(a.stderr, "no executions match")
-			}
-			return nil
+			return a.showList("/executions?"+q.Encode(), "executions", &body, []string{"EXECUTION", "STATUS", "PLAYBOOK", "CREATED", "UPDATED", "PARENT"}, func(t *table) int {
+				for _, e := range body.Executions {
+					t.row(e.ExecutionID, e.Status, e.Playbook, fmtTime(e.CreatedAt), fmtTime(e.UpdatedAt), e.ParentID)
+				}
+				return len(body.Executions)
+			}, "no executions match")
 		},
 	}
 	c.Flags().StringVar(&status, "status", "", "only executions with this status ("+strings.Join(executionStatuses, "|")+")")
@@ -149,16 +131,7 @@ type eventList struct {
 // fetchEvents reads the events of an execution once (through p when
 // polling; p == nil: a single request).
 func (a *app) fetchEvents(p *poller, id string) (*eventList, []byte, error) {
-	path := "/executions/" + url.PathEscape(id) + "/events"
-	var (
-		b   []byte
-		err error
-	)
-	if p != nil {
-		b, err = p.get(path, "execution "+id)
-	} else {
-		b, err = a.call(http.MethodGet, path, nil, "execution "+id)
-	}
+	b, err := a.getVia(p, "/executions/"+url.PathEscape(id)+"/events", "execution "+id)
 	if err != nil || b == nil {
 		return nil, nil, err
 	}
@@ -175,6 +148,15 @@ func (a *app) fetchEvents(p *poller, id string) (*eventList, []byte, error) {
 		}
 	}
 	return l, b, nil
+}
+
+// getVia GETs path once (p == nil: a.call) or through the poller p (nil
+// body and error: a transient failure to retry).
+func (a *app) getVia(p *poller, path, what string) ([]byte, error) {
+	if p != nil {
+		return p.get(path, what)
+	}
+	return a.call(http.MethodGet, path, nil, what)
 }
 
 // stepStats are the per-step figures describe derives from the events.
@@ -355,16 +337,7 @@ never one twice. An unknown id exits 3 at once; an api that stops answering for
 // exists returns the execution's status document (ExitNotFound for an
 // unknown id); p != nil polls.
 func (a *app) exists(p *poller, id string) (*statusView, error) {
-	path := "/executions/" + url.PathEscape(id)
-	var (
-		b   []byte
-		err error
-	)
-	if p != nil {
-		b, err = p.get(path, "execution "+id)
-	} else {
-		b, err = a.call(http.MethodGet, path, nil, "execution "+id)
-	}
+	b, err := a.getVia(p, "/executions/"+url.PathEscape(id), "execution "+id)
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -505,11 +478,7 @@ their next checkpoint; child executions are canceled too. Exit 3 for an unknown 
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
-			b, err := a.call(http.MethodPost, "/executions/"+url.PathEscape(id)+"/cancel", nil, "execution "+id)
-			if err != nil {
-				return err
-			}
-			return a.statusLine(b, "execution "+id, "canceled")
+			return a.postStatus("/executions/"+url.PathEscape(id)+"/cancel", nil, "execution "+id, "canceled")
 		},
 	}
 }

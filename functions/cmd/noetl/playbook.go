@@ -24,27 +24,15 @@ or every problem as "FILE:LINE: path: message" on stderr; warnings go to stderr.
 Needs no api. Exit 0 when every file is valid, 2 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			bad := false
-			for _, f := range files {
-				if src, err := os.ReadFile(f); err == nil && dsl.ResourceKind(src) == "Subscription" {
-					bad = !a.validateSubscription(f, src) || bad
-					continue
-				}
-				pb, err := dsl.LoadFile(f)
-				if err != nil {
-					fmt.Fprintln(a.stderr, err)
-					bad = true
-					continue
-				}
+			return a.eachFile(files, func(f string, s *dsl.Subscription) {
+				a.subscriptionWarnings(f, s)
+				fmt.Fprintf(a.stdout, "%s: ok (subscription %s: %s → %s)\n", f, s.Metadata.Name, s.PubSubSubscription, s.Dispatch.Playbook)
+			}, func(f string, pb *dsl.Playbook) {
 				for _, w := range pb.Warnings {
 					fmt.Fprintf(a.stderr, "%s:%d: warning: %s: %s\n", f, w.Line, w.Path, w.Message)
 				}
 				fmt.Fprintf(a.stdout, "%s: ok (%d steps)\n", f, len(pb.Workflow))
-			}
-			if bad {
-				return &exitError{code: ExitInvalid}
-			}
-			return nil
+			})
 		},
 	}
 }
@@ -60,27 +48,12 @@ bounded attempt, dead arcs, ... Each finding is printed on stdout as
 Needs no api. Exit 2 when a file does not validate, 0 when there are only warnings.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			bad := false
-			for _, f := range files {
-				if src, err := os.ReadFile(f); err == nil && dsl.ResourceKind(src) == "Subscription" {
-					s, err := dsl.LoadSubscription(src, f)
-					if err != nil {
-						fmt.Fprintln(a.stderr, err)
-						bad = true
-						continue
-					}
-					for _, w := range s.Warnings {
-						fmt.Fprintf(a.stdout, "%s:%d: warning: %s: %s [subscription]\n", f, w.Line, w.Path, w.Message)
-					}
-					fmt.Fprintf(a.stdout, "%s: %d finding(s)\n", f, len(s.Warnings))
-					continue
+			return a.eachFile(files, func(f string, s *dsl.Subscription) {
+				for _, w := range s.Warnings {
+					fmt.Fprintf(a.stdout, "%s:%d: warning: %s: %s [subscription]\n", f, w.Line, w.Path, w.Message)
 				}
-				pb, err := dsl.LoadFile(f)
-				if err != nil {
-					fmt.Fprintln(a.stderr, err)
-					bad = true
-					continue
-				}
+				fmt.Fprintf(a.stdout, "%s: %d finding(s)\n", f, len(s.Warnings))
+			}, func(f string, pb *dsl.Playbook) {
 				findings := dsl.Lint(pb)
 				for _, p := range findings {
 					sev := p.Severity
@@ -90,13 +63,40 @@ Needs no api. Exit 2 when a file does not validate, 0 when there are only warnin
 					fmt.Fprintf(a.stdout, "%s:%d: %s: %s: %s [%s]\n", f, p.Line, sev, p.Path, p.Message, p.Code)
 				}
 				fmt.Fprintf(a.stdout, "%s: %d finding(s)\n", f, len(findings))
-			}
-			if bad {
-				return &exitError{code: ExitInvalid}
-			}
-			return nil
+			})
 		},
 	}
+}
+
+// eachFile loads each of files as a kind: Subscription resource (for sub)
+// or a playbook (for play) for validate and lint; a file that does not
+// load has its problems printed on stderr, the others are still done, and
+// the error is then ExitInvalid.
+func (a *app) eachFile(files []string, sub func(file string, s *dsl.Subscription), play func(file string, pb *dsl.Playbook)) error {
+	bad := false
+	for _, f := range files {
+		if src, err := os.ReadFile(f); err == nil && dsl.ResourceKind(src) == "Subscription" {
+			s, err := dsl.LoadSubscription(src, f)
+			if err != nil {
+				fmt.Fprintln(a.stderr, err)
+				bad = true
+				continue
+			}
+			sub(f, s)
+			continue
+		}
+		pb, err := dsl.LoadFile(f)
+		if err != nil {
+			fmt.Fprintln(a.stderr, err)
+			bad = true
+			continue
+		}
+		play(f, pb)
+	}
+	if bad {
+		return &exitError{code: ExitInvalid}
+	}
+	return nil
 }
 
 // terminal reports whether an execution status is final.

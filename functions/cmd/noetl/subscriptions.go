@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"sort"
@@ -16,7 +14,7 @@ import (
 )
 
 func (a *app) subscriptionCmd() *cobra.Command {
-	c := &cobra.Command{
+	return a.groupCmd(&cobra.Command{
 		Use:     "subscription",
 		Aliases: []string{"subscriptions"},
 		Short:   "kind: Subscription resources: register, list, describe, delete",
@@ -24,14 +22,7 @@ func (a *app) subscriptionCmd() *cobra.Command {
 each message of the resource's Pub/Sub subscription starts one execution of its
 playbook (README "Subscriptions"). Registering points the subscription's push config
 at the subscribe function; deleting makes it a pull subscription again.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprint(a.stderr, cmd.UsageString())
-			return &exitError{code: ExitInvalid}
-		},
-	}
-	c.AddCommand(a.subscriptionRegisterCmd(), a.subscriptionListCmd(), a.subscriptionDescribeCmd(), a.subscriptionDeleteCmd())
-	return c
+	}, a.subscriptionRegisterCmd(), a.subscriptionListCmd(), a.subscriptionDescribeCmd(), a.subscriptionDeleteCmd())
 }
 
 // substitutePlaceholders fills the ${VAR} placeholders of src from sets
@@ -96,17 +87,7 @@ delivery and playbook (json: the api's answer).`,
 				fmt.Fprintln(a.stderr, err)
 				return &exitError{code: ExitInvalid}
 			}
-			for _, w := range spec.Warnings {
-				fmt.Fprintf(a.stderr, "%s:%d: warning: %s\n", file, w.Line, w.String())
-			}
-			raw, err := a.call(http.MethodPost, "/subscriptions", map[string]any{"resource": src}, "subscription "+spec.Metadata.Name)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
+			a.subscriptionWarnings(file, spec)
 			var r struct {
 				Name               string `json:"name"`
 				Generation         int    `json:"generation"`
@@ -115,13 +96,13 @@ delivery and playbook (json: the api's answer).`,
 				PushEndpoint       string `json:"push_endpoint"`
 				Playbook           string `json:"playbook"`
 			}
-			_ = json.Unmarshal(raw, &r)
-			how := "pushes to " + r.PushEndpoint
-			if r.Delivery == "pull" {
-				how = "pulled in batches by the subscribe function"
-			}
-			fmt.Fprintf(a.stdout, "registered subscription %s (generation %d): %s %s; each message starts %s\n", r.Name, r.Generation, r.PubSubSubscription, how, r.Playbook)
-			return nil
+			return a.post("/subscriptions", map[string]any{"resource": src}, "subscription "+spec.Metadata.Name, &r, func() {
+				how := "pushes to " + r.PushEndpoint
+				if r.Delivery == "pull" {
+					how = "pulled in batches by the subscribe function"
+				}
+				fmt.Fprintf(a.stdout, "registered subscription %s (generation %d): %s %s; each message starts %s\n", r.Name, r.Generation, r.PubSubSubscription, how, r.Playbook)
+			})
 		},
 	}
 	c.Flags().StringArrayVar(&sets, "set", nil, "value of a ${NAME} placeholder, as NAME=VALUE (repeatable)")
@@ -156,24 +137,13 @@ delivery (push or pull), playbook, generation, last registration. json prints
 			var body struct {
 				Subscriptions []subscriptionView `json:"subscriptions"`
 			}
-			raw, err := a.getJSON("/subscriptions", "subscriptions", &body)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			sort.Slice(body.Subscriptions, func(i, j int) bool { return body.Subscriptions[i].Name < body.Subscriptions[j].Name })
-			t := newTable(a.stdout, "NAME", "PUBSUB SUBSCRIPTION", "DELIVERY", "PLAYBOOK", "GEN", "UPDATED")
-			for _, s := range body.Subscriptions {
-				t.row(s.Name, s.PubSubSubscription, s.Delivery, s.Playbook, strconv.Itoa(s.Generation), fmtTime(s.UpdatedAt))
-			}
-			t.flush()
-			if len(body.Subscriptions) == 0 {
-				fmt.Fprintln(a.stderr, "no subscription is registered")
-			}
-			return nil
+			return a.showList("/subscriptions", "subscriptions", &body, []string{"NAME", "PUBSUB SUBSCRIPTION", "DELIVERY", "PLAYBOOK", "GEN", "UPDATED"}, func(t *table) int {
+				sort.Slice(body.Subscriptions, func(i, j int) bool { return body.Subscriptions[i].Name < body.Subscriptions[j].Name })
+				for _, s := range body.Subscriptions {
+					t.row(s.Name, s.PubSubSubscription, s.Delivery, s.Playbook, strconv.Itoa(s.Generation), fmtTime(s.UpdatedAt))
+				}
+				return len(body.Subscriptions)
+			}, "no subscription is registered")
 		},
 	}
 }
@@ -190,72 +160,39 @@ registered. Exit 3 for an unknown name.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			var v subscriptionView
-			raw, err := a.getJSON("/subscriptions/"+url.PathEscape(name), "subscription "+name, &v)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, raw)
-				return nil
-			}
-			t := newTable(a.stdout, "name", v.Name)
-			t.row("path", v.Path)
-			t.row("pubsub subscription", v.PubSubSubscription)
-			t.row("topic", v.Topic)
-			t.row("delivery", v.Delivery)
-			if v.PushEndpoint != "" {
-				t.row("push endpoint", v.PushEndpoint)
-			}
-			t.row("playbook", v.Playbook)
-			t.row("generation", strconv.Itoa(v.Generation))
-			t.row("created", fmtTime(v.CreatedAt))
-			t.row("updated", fmtTime(v.UpdatedAt))
-			t.flush()
-			fmt.Fprintln(a.stdout, "---")
-			fmt.Fprint(a.stdout, v.Source)
-			if !strings.HasSuffix(v.Source, "\n") {
-				fmt.Fprintln(a.stdout)
-			}
-			return nil
+			return a.show("/subscriptions/"+url.PathEscape(name), "subscription "+name, &v, func() {
+				t := newTable(a.stdout, "name", v.Name)
+				t.row("path", v.Path)
+				t.row("pubsub subscription", v.PubSubSubscription)
+				t.row("topic", v.Topic)
+				t.row("delivery", v.Delivery)
+				if v.PushEndpoint != "" {
+					t.row("push endpoint", v.PushEndpoint)
+				}
+				t.row("playbook", v.Playbook)
+				t.row("generation", strconv.Itoa(v.Generation))
+				t.row("created", fmtTime(v.CreatedAt))
+				t.row("updated", fmtTime(v.UpdatedAt))
+				t.flush()
+				a.printSource(v.Source)
+			})
 		},
 	}
 }
 
 func (a *app) subscriptionDeleteCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a registered subscription",
-		Long: `Delete a registration (DELETE /subscriptions/{name}): its Pub/Sub subscription stops
+	return a.deleteCmd("Delete a registered subscription", `Delete a registration (DELETE /subscriptions/{name}): its Pub/Sub subscription stops
 pushing to the subscribe function and becomes a pull subscription again (messages
 published afterwards wait there). Exit 3 for an unknown name.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if _, err := a.call(http.MethodDelete, "/subscriptions/"+url.PathEscape(name), nil, "subscription "+name); err != nil {
-				return err
-			}
-			if a.jsonOut() {
-				printJSON(a.stdout, []byte(`{"name": `+strconv.Quote(name)+`, "deleted": true}`))
-				return nil
-			}
-			fmt.Fprintf(a.stdout, "subscription %s deleted (its Pub/Sub subscription no longer pushes to the engine)\n", name)
-			return nil
-		},
-	}
+		"/subscriptions", "subscription", " (its Pub/Sub subscription no longer pushes to the engine)", func(name string) {
+			printJSON(a.stdout, []byte(`{"name": `+strconv.Quote(name)+`, "deleted": true}`))
+		})
 }
 
-// validateSubscription validates a subscription resource file for the
-// validate and lint commands: warnings on stderr, "FILE: ok ..." on
-// stdout; false when it is invalid (problems on stderr).
-func (a *app) validateSubscription(file string, src []byte) bool {
-	s, err := dsl.LoadSubscription(src, file)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return false
-	}
+// subscriptionWarnings prints a subscription resource's warnings on
+// stderr, each as "FILE:LINE: warning: ...".
+func (a *app) subscriptionWarnings(file string, s *dsl.Subscription) {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(a.stderr, "%s:%d: warning: %s\n", file, w.Line, w.String())
 	}
-	fmt.Fprintf(a.stdout, "%s: ok (subscription %s: %s → %s)\n", file, s.Metadata.Name, s.PubSubSubscription, s.Dispatch.Playbook)
-	return true
 }
