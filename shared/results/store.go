@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -214,44 +213,37 @@ func (s *Store) resolve(ctx context.Context, v any) (any, bool, error) {
 			return out, true, nil
 		}
 	case []any:
-		var out []any
-		for i, e := range x {
-			ne, changed, err := s.resolve(ctx, e)
-			if err != nil {
-				return nil, false, err
-			}
-			if changed {
-				if out == nil {
-					out = slices.Clone(x)
-				}
-				out[i] = ne
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
+		return resolveList(ctx, s, x)
 	case []map[string]any:
-		var out []any // a resolved element need not be a map
-		for i, e := range x {
-			ne, changed, err := s.resolve(ctx, e)
-			if err != nil {
-				return nil, false, err
-			}
-			if changed {
-				if out == nil {
-					out = make([]any, len(x))
-					for j, m := range x {
-						out[j] = m
-					}
-				}
-				out[i] = ne
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
+		return resolveList(ctx, s, x) // a resolved element need not be a map
 	}
 	return v, false, nil
+}
+
+// resolveList resolves the references inside a list's elements; changed
+// is false (and the list returned as is) when none held one, else the
+// result is a new []any with the resolved elements.
+func resolveList[E any](ctx context.Context, s *Store, x []E) (any, bool, error) {
+	var out []any
+	for i, e := range x {
+		ne, changed, err := s.resolve(ctx, e)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			if out == nil {
+				out = make([]any, len(x))
+				for j, v := range x {
+					out[j] = v
+				}
+			}
+			out[i] = ne
+		}
+	}
+	if out != nil {
+		return out, true, nil
+	}
+	return x, false, nil
 }
 
 // load fetches and decodes the object a "$ref" value describes.
