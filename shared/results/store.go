@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -196,55 +198,49 @@ func (s *Store) resolve(ctx context.Context, v any) (any, bool, error) {
 			val, err := s.load(ctx, r)
 			return val, true, err
 		}
-		var out map[string]any
-		for k, e := range x {
-			ne, changed, err := s.resolve(ctx, e)
-			if err != nil {
-				return nil, false, err
-			}
-			if changed {
-				if out == nil {
-					out = maps.Clone(x)
-				}
-				out[k] = ne
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
+		return resolveIn(ctx, s, x, maps.All(x), func() map[string]any { return maps.Clone(x) },
+			func(out map[string]any, k string, e any) { out[k] = e })
 	case []any:
-		return resolveList(ctx, s, x)
+		return resolveIn(ctx, s, x, slices.All(x), func() []any { return slices.Clone(x) }, setAt)
 	case []map[string]any:
-		return resolveList(ctx, s, x) // a resolved element need not be a map
+		return resolveIn(ctx, s, x, slices.All(x), func() []any { // a resolved element need not be a map
+			out := make([]any, len(x))
+			for j, m := range x {
+				out[j] = m
+			}
+			return out
+		}, setAt)
 	}
 	return v, false, nil
 }
 
-// resolveList resolves the references inside a list's elements; changed
-// is false (and the list returned as is) when none held one, else the
-// result is a new []any with the resolved elements.
-func resolveList[E any](ctx context.Context, s *Store, x []E) (any, bool, error) {
-	var out []any
-	for i, e := range x {
+// resolveIn resolves the references inside the elements of v, a map or a
+// list (all yields its elements by key). When none held one it returns v
+// as is (changed false); else a copy (made by clone) in which set replaced
+// every element that changed. It stops at the first error.
+func resolveIn[K, E any, C any](ctx context.Context, s *Store, v any, all iter.Seq2[K, E], clone func() C, set func(C, K, any)) (any, bool, error) {
+	var out C
+	copied := false
+	for k, e := range all {
 		ne, changed, err := s.resolve(ctx, e)
 		if err != nil {
 			return nil, false, err
 		}
 		if changed {
-			if out == nil {
-				out = make([]any, len(x))
-				for j, v := range x {
-					out[j] = v
-				}
+			if !copied {
+				out, copied = clone(), true
 			}
-			out[i] = ne
+			set(out, k, ne)
 		}
 	}
-	if out != nil {
+	if copied {
 		return out, true, nil
 	}
-	return x, false, nil
+	return v, false, nil
 }
+
+// setAt sets element i of a list copy (for resolveIn).
+func setAt(out []any, i int, e any) { out[i] = e }
 
 // load fetches and decodes the object a "$ref" value describes.
 func (s *Store) load(ctx context.Context, r any) (v any, err error) {
