@@ -505,34 +505,31 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// httpCodes maps the HTTP statuses with a canonical gRPC code of their
+// own; httpToCode maps the others by range.
+var httpCodes = map[int]codes.Code{
+	http.StatusBadRequest:                   codes.InvalidArgument,
+	http.StatusUnauthorized:                 codes.Unauthenticated,
+	http.StatusForbidden:                    codes.PermissionDenied,
+	http.StatusNotFound:                     codes.NotFound,
+	http.StatusConflict:                     codes.Aborted,
+	http.StatusRequestedRangeNotSatisfiable: codes.OutOfRange,
+	http.StatusTooManyRequests:              codes.ResourceExhausted,
+	499:                                     codes.Canceled,
+	http.StatusNotImplemented:               codes.Unimplemented,
+	http.StatusServiceUnavailable:           codes.Unavailable,
+	http.StatusGatewayTimeout:               codes.DeadlineExceeded,
+}
+
 // httpToCode maps an HTTP status to the canonical gRPC code recorded in
 // Attempt.response_status.
 func httpToCode(st int) codes.Code {
+	if c, ok := httpCodes[st]; ok {
+		return c
+	}
 	switch {
 	case st >= 200 && st < 300:
 		return codes.OK
-	case st == http.StatusBadRequest:
-		return codes.InvalidArgument
-	case st == http.StatusUnauthorized:
-		return codes.Unauthenticated
-	case st == http.StatusForbidden:
-		return codes.PermissionDenied
-	case st == http.StatusNotFound:
-		return codes.NotFound
-	case st == http.StatusConflict:
-		return codes.Aborted
-	case st == http.StatusRequestedRangeNotSatisfiable:
-		return codes.OutOfRange
-	case st == http.StatusTooManyRequests:
-		return codes.ResourceExhausted
-	case st == 499:
-		return codes.Canceled
-	case st == http.StatusNotImplemented:
-		return codes.Unimplemented
-	case st == http.StatusServiceUnavailable:
-		return codes.Unavailable
-	case st == http.StatusGatewayTimeout:
-		return codes.DeadlineExceeded
 	case st >= 400 && st < 500:
 		return codes.FailedPrecondition
 	case st >= 500:

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -133,61 +134,31 @@ func (s *Server) UpdateCmekConfig(_ context.Context, req *cloudtaskspb.UpdateCme
 // (whole batch): InvalidArgument (malformed parent, no or more than 100
 // requests, a request for another queue), NotFound (queue).
 func (s *Server) BatchCreateTasks(_ context.Context, req *cloudtaskspb.BatchCreateTasksRequest) (*longrunningpb.Operation, error) {
-	parent := req.GetParent()
-	loc, _, err := parseQueueName(parent)
-	if err != nil {
-		return nil, err
-	}
-	n := len(req.GetRequests())
-	if n == 0 || n > maxBatchCreate {
-		return nil, status.Errorf(codes.InvalidArgument, "BatchCreateTasksRequest.requests must contain between 1 and %d requests.", maxBatchCreate)
-	}
-	for _, r := range req.GetRequests() {
-		if r.GetParent() != "" && r.GetParent() != parent {
-			return nil, status.Errorf(codes.InvalidArgument, "All requests must be for queue %q, got %q.", parent, r.GetParent())
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.queues[parent]; !ok {
-		return nil, status.Error(codes.NotFound, msgQueueNotFound)
-	}
-	now := s.now()
-	s.sweepLocked(now)
-	key := "create|" + parent + "|" + req.GetRequestId()
-	if prev, ok := s.ops[key]; ok && req.GetRequestId() != "" {
-		return proto.Clone(prev.op).(*longrunningpb.Operation), nil
-	}
-	md := &cloudtaskspb.BatchCreateTasksMetadata{StartTime: timestamppb.New(now)}
+	parent, n := req.GetParent(), len(req.GetRequests())
 	resp := &cloudtaskspb.BatchCreateTasksResponse{}
-	for i, r := range req.GetRequests() {
-		t, err := s.createTaskLocked(parent, r.GetTask(), now)
-		if err != nil {
-			if md.FailedRequests == nil {
-				md.FailedRequests = map[int32]*spb.Status{}
+	return s.runBatch(batch{kind: "create", parent: parent, requestID: req.GetRequestId(), n: n, max: maxBatchCreate,
+		sizeMsg: fmt.Sprintf("BatchCreateTasksRequest.requests must contain between 1 and %d requests.", maxBatchCreate),
+		check: func() error {
+			for _, r := range req.GetRequests() {
+				if r.GetParent() != "" && r.GetParent() != parent {
+					return status.Errorf(codes.InvalidArgument, "All requests must be for queue %q, got %q.", parent, r.GetParent())
+				}
 			}
-			md.FailedRequests[int32(i)] = status.Convert(err).Proto()
-			continue
-		}
-		resp.Tasks = append(resp.Tasks, taskView(t, r.GetResponseView()))
-	}
-	md.EndTime = timestamppb.New(s.now())
-	switch len(md.FailedRequests) {
-	case 0:
-		md.State = cloudtaskspb.BatchCreateTasksMetadata_SUCCEEDED
-	case n:
-		md.State = cloudtaskspb.BatchCreateTasksMetadata_FAILED
-	default:
-		md.State = cloudtaskspb.BatchCreateTasksMetadata_PARTIALLY_SUCCEEDED
-	}
-	op, err := finishedOp(loc, req.GetRequestId(), md, resp)
-	if err != nil {
-		return nil, err
-	}
-	if req.GetRequestId() != "" {
-		s.ops[key] = storedOp{op: op, at: now}
-	}
-	return proto.Clone(op).(*longrunningpb.Operation), nil
+			return nil
+		},
+		item: func(i int, now time.Time) error {
+			r := req.GetRequests()[i]
+			t, err := s.createTaskLocked(parent, r.GetTask(), now)
+			if err == nil {
+				resp.Tasks = append(resp.Tasks, taskView(t, r.GetResponseView()))
+			}
+			return err
+		},
+		done: func(start, end *timestamppb.Timestamp, failed map[int32]*spb.Status) (md, out proto.Message) {
+			return &cloudtaskspb.BatchCreateTasksMetadata{StartTime: start, EndTime: end, FailedRequests: failed,
+				State: batchState(n, len(failed), cloudtaskspb.BatchCreateTasksMetadata_SUCCEEDED,
+					cloudtaskspb.BatchCreateTasksMetadata_PARTIALLY_SUCCEEDED, cloudtaskspb.BatchCreateTasksMetadata_FAILED)}, resp
+		}})
 }
 
 // BatchDeleteTasks deletes up to 1000 tasks of queue req.Parent, as
@@ -196,67 +167,102 @@ func (s *Server) BatchCreateTasks(_ context.Context, req *cloudtaskspb.BatchCrea
 // of every failed name to its status). A repeated req.RequestId returns the
 // earlier operation. Errors (whole batch): InvalidArgument, NotFound (queue).
 func (s *Server) BatchDeleteTasks(_ context.Context, req *cloudtaskspb.BatchDeleteTasksRequest) (*longrunningpb.Operation, error) {
-	parent := req.GetParent()
-	loc, _, err := parseQueueName(parent)
+	parent, n := req.GetParent(), len(req.GetNames())
+	return s.runBatch(batch{kind: "delete", parent: parent, requestID: req.GetRequestId(), n: n, max: maxBatchDeleteLen,
+		sizeMsg: fmt.Sprintf("BatchDeleteTasksRequest.names must contain between 1 and %d names.", maxBatchDeleteLen),
+		item: func(i int, now time.Time) error {
+			name := req.GetNames()[i]
+			qn, _, err := parseTaskName(name)
+			if err != nil {
+				return err
+			}
+			if qn != parent {
+				return status.Errorf(codes.InvalidArgument, "Task %q is not in queue %q.", name, parent)
+			}
+			q, t, err := s.taskLocked(name, false)
+			if err != nil {
+				return err
+			}
+			s.removeTaskLocked(q, t, now)
+			return nil
+		},
+		done: func(start, end *timestamppb.Timestamp, failed map[int32]*spb.Status) (md, resp proto.Message) {
+			return &cloudtaskspb.BatchDeleteTasksMetadata{StartTime: start, EndTime: end, FailedRequests: failed,
+				State: batchState(n, len(failed), cloudtaskspb.BatchDeleteTasksMetadata_SUCCEEDED,
+					cloudtaskspb.BatchDeleteTasksMetadata_PARTIALLY_SUCCEEDED, cloudtaskspb.BatchDeleteTasksMetadata_FAILED)}, &emptypb.Empty{}
+		}})
+}
+
+// batch is one BatchCreateTasks or BatchDeleteTasks request, for runBatch.
+type batch struct {
+	kind, parent, requestID string                           // kind: "create" | "delete" (keys the request_id dedup)
+	n, max                  int                              // the items in the request; at most max are allowed
+	sizeMsg                 string                           // the InvalidArgument message for no or over max items
+	check                   func() error                     // more whole-batch checks before the lock (nil: none)
+	item                    func(i int, now time.Time) error // applies item i under the lock; an error fails that item alone
+	done                    func(start, end *timestamppb.Timestamp, failed map[int32]*spb.Status) (md, resp proto.Message)
+}
+
+// runBatch runs b: it checks the parent and the batch size, then (under
+// the lock) the queue, answers a repeated request ID with the earlier
+// operation, applies every item, and returns the finished operation b.done
+// describes (failed maps the index of each failed item to its status; nil
+// when none failed), remembered under its request ID. Errors (whole batch):
+// InvalidArgument, NotFound (queue), or b.check's.
+func (s *Server) runBatch(b batch) (*longrunningpb.Operation, error) {
+	loc, _, err := parseQueueName(b.parent)
 	if err != nil {
 		return nil, err
 	}
-	n := len(req.GetNames())
-	if n == 0 || n > maxBatchDeleteLen {
-		return nil, status.Errorf(codes.InvalidArgument, "BatchDeleteTasksRequest.names must contain between 1 and %d names.", maxBatchDeleteLen)
+	if b.n == 0 || b.n > b.max {
+		return nil, status.Error(codes.InvalidArgument, b.sizeMsg)
+	}
+	if b.check != nil {
+		if err := b.check(); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.queues[parent]; !ok {
+	if _, ok := s.queues[b.parent]; !ok {
 		return nil, status.Error(codes.NotFound, msgQueueNotFound)
 	}
 	now := s.now()
 	s.sweepLocked(now)
-	key := "delete|" + parent + "|" + req.GetRequestId()
-	if prev, ok := s.ops[key]; ok && req.GetRequestId() != "" {
+	key := b.kind + "|" + b.parent + "|" + b.requestID
+	if prev, ok := s.ops[key]; ok && b.requestID != "" {
 		return proto.Clone(prev.op).(*longrunningpb.Operation), nil
 	}
-	md := &cloudtaskspb.BatchDeleteTasksMetadata{StartTime: timestamppb.New(now)}
-	fail := func(i int, err error) {
-		if md.FailedRequests == nil {
-			md.FailedRequests = map[int32]*spb.Status{}
+	var failed map[int32]*spb.Status
+	for i := range b.n {
+		if err := b.item(i, now); err != nil {
+			if failed == nil {
+				failed = map[int32]*spb.Status{}
+			}
+			failed[int32(i)] = status.Convert(err).Proto()
 		}
-		md.FailedRequests[int32(i)] = status.Convert(err).Proto()
 	}
-	for i, name := range req.GetNames() {
-		qn, _, err := parseTaskName(name)
-		if err != nil {
-			fail(i, err)
-			continue
-		}
-		if qn != parent {
-			fail(i, status.Errorf(codes.InvalidArgument, "Task %q is not in queue %q.", name, parent))
-			continue
-		}
-		q, t, err := s.taskLocked(name, false)
-		if err != nil {
-			fail(i, err)
-			continue
-		}
-		s.removeTaskLocked(q, t, now)
-	}
-	md.EndTime = timestamppb.New(s.now())
-	switch len(md.FailedRequests) {
-	case 0:
-		md.State = cloudtaskspb.BatchDeleteTasksMetadata_SUCCEEDED
-	case n:
-		md.State = cloudtaskspb.BatchDeleteTasksMetadata_FAILED
-	default:
-		md.State = cloudtaskspb.BatchDeleteTasksMetadata_PARTIALLY_SUCCEEDED
-	}
-	op, err := finishedOp(loc, req.GetRequestId(), md, &emptypb.Empty{})
+	md, resp := b.done(timestamppb.New(now), timestamppb.New(s.now()), failed)
+	op, err := finishedOp(loc, b.requestID, md, resp)
 	if err != nil {
 		return nil, err
 	}
-	if req.GetRequestId() != "" {
+	if b.requestID != "" {
 		s.ops[key] = storedOp{op: op, at: now}
 	}
 	return proto.Clone(op).(*longrunningpb.Operation), nil
+}
+
+// batchState is a finished batch's State: succeeded when none of its n
+// items failed, failed when all did, else partial.
+func batchState[S ~int32](n, failed int, succeeded, partial, allFailed S) S {
+	switch failed {
+	case 0:
+		return succeeded
+	case n:
+		return allFailed
+	}
+	return partial
 }
 
 // finishedOp builds a done Operation named loc/operations/ID.

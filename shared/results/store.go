@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"time"
@@ -197,62 +198,49 @@ func (s *Store) resolve(ctx context.Context, v any) (any, bool, error) {
 			val, err := s.load(ctx, r)
 			return val, true, err
 		}
-		var out map[string]any
-		for k, e := range x {
-			ne, changed, err := s.resolve(ctx, e)
-			if err != nil {
-				return nil, false, err
-			}
-			if changed {
-				if out == nil {
-					out = maps.Clone(x)
-				}
-				out[k] = ne
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
+		return resolveIn(ctx, s, x, maps.All(x), func() map[string]any { return maps.Clone(x) },
+			func(out map[string]any, k string, e any) { out[k] = e })
 	case []any:
-		var out []any
-		for i, e := range x {
-			ne, changed, err := s.resolve(ctx, e)
-			if err != nil {
-				return nil, false, err
-			}
-			if changed {
-				if out == nil {
-					out = slices.Clone(x)
-				}
-				out[i] = ne
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
+		return resolveIn(ctx, s, x, slices.All(x), func() []any { return slices.Clone(x) }, setAt)
 	case []map[string]any:
-		var out []any // a resolved element need not be a map
-		for i, e := range x {
-			ne, changed, err := s.resolve(ctx, e)
-			if err != nil {
-				return nil, false, err
+		return resolveIn(ctx, s, x, slices.All(x), func() []any { // a resolved element need not be a map
+			out := make([]any, len(x))
+			for j, m := range x {
+				out[j] = m
 			}
-			if changed {
-				if out == nil {
-					out = make([]any, len(x))
-					for j, m := range x {
-						out[j] = m
-					}
-				}
-				out[i] = ne
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
+			return out
+		}, setAt)
 	}
 	return v, false, nil
 }
+
+// resolveIn resolves the references inside the elements of v, a map or a
+// list (all yields its elements by key). When none held one it returns v
+// as is (changed false); else a copy (made by clone) in which set replaced
+// every element that changed. It stops at the first error.
+func resolveIn[K, E any, C any](ctx context.Context, s *Store, v any, all iter.Seq2[K, E], clone func() C, set func(C, K, any)) (any, bool, error) {
+	var out C
+	copied := false
+	for k, e := range all {
+		ne, changed, err := s.resolve(ctx, e)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			if !copied {
+				out, copied = clone(), true
+			}
+			set(out, k, ne)
+		}
+	}
+	if copied {
+		return out, true, nil
+	}
+	return v, false, nil
+}
+
+// setAt sets element i of a list copy (for resolveIn).
+func setAt(out []any, i int, e any) { out[i] = e }
 
 // load fetches and decodes the object a "$ref" value describes.
 func (s *Store) load(ctx context.Context, r any) (v any, err error) {

@@ -259,27 +259,18 @@ func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (C
 
 // OutboxGet implements Store.
 func (m *Memory) OutboxGet(ctx context.Context, executionID, id string) (*engine.Output, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	meterOf(ctx, executionID).Read(1)
-	e, err := m.get(executionID)
-	if err != nil {
-		return nil, err
-	}
-	b, ok := e.outbox[id]
-	if !ok {
-		return nil, ErrNotFound
-	}
-	o := &engine.Output{}
-	if err := jsonx.Unmarshal(b, o); err != nil {
-		return nil, err
-	}
-	NormOutput(o)
-	return o, nil
+	return getSub(ctx, m, executionID, func(e *memExec) map[string][]byte { return e.outbox }, id, NormOutput)
 }
 
 // LoopGet implements Store.
 func (m *Memory) LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error) {
+	return getSub(ctx, m, executionID, func(e *memExec) map[string][]byte { return e.loops }, key, NormPlan)
+}
+
+// getSub reads document key of the execution's subcollection (coll picks
+// it), decodes it into a new T and normalises it with norm: one read;
+// ErrNotFound when the execution or the document is absent.
+func getSub[T any](ctx context.Context, m *Memory, executionID string, coll func(*memExec) map[string][]byte, key string, norm func(*T)) (*T, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, executionID).Read(1)
@@ -287,16 +278,16 @@ func (m *Memory) LoopGet(ctx context.Context, executionID, key string) (*engine.
 	if err != nil {
 		return nil, err
 	}
-	b, ok := e.loops[key]
+	b, ok := coll(e)[key]
 	if !ok {
 		return nil, ErrNotFound
 	}
-	p := &engine.LoopPlan{}
-	if err := jsonx.Unmarshal(b, p); err != nil {
+	v := new(T)
+	if err := jsonx.Unmarshal(b, v); err != nil {
 		return nil, err
 	}
-	NormPlan(p)
-	return p, nil
+	norm(v)
+	return v, nil
 }
 
 func (e *memExec) iter(loopKey string) map[int]*memIter {

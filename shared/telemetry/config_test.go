@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// clearEnv unsets every variable FromEnv reads for the test's duration.
-func clearEnv(t *testing.T) {
+// fromEnv unsets every variable FromEnv reads for the test's duration,
+// sets the ones in env and returns FromEnv("svc").
+func fromEnv(t *testing.T, env map[string]string) (Config, error) {
 	for _, k := range []string{
 		"GOOGLE_CLOUD_PROJECT", "NOETL_LOG_LEVEL", "NOETL_LOG_SOURCE", "NOETL_METRICS_EXPORTER", "NOETL_METRICS_ENABLED",
 		"NOETL_METRICS_EXPORT_INTERVAL_S", "NOETL_TRACING_SAMPLE_RATE", "NOETL_TRACING_FORCE_SAMPLE_ON_ERROR",
@@ -17,11 +18,14 @@ func clearEnv(t *testing.T) {
 	} {
 		t.Setenv(k, "")
 	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return FromEnv("svc")
 }
 
 func TestFromEnvDefaults(t *testing.T) {
-	clearEnv(t)
-	c, err := FromEnv("svc")
+	c, err := fromEnv(t, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,17 +37,9 @@ func TestFromEnvDefaults(t *testing.T) {
 }
 
 func TestFromEnvSettings(t *testing.T) {
-	clearEnv(t)
-	t.Setenv("GOOGLE_CLOUD_PROJECT", "prod-1")
-	t.Setenv("NOETL_LOG_LEVEL", "WARN")
-	t.Setenv("NOETL_METRICS_EXPORTER", "gcp")
-	t.Setenv("NOETL_METRICS_EXPORT_INTERVAL_S", "30")
-	t.Setenv("NOETL_TRACING_SAMPLE_RATE", "0.05")
-	t.Setenv("NOETL_TRACING_FORCE_SAMPLE_ON_ERROR", "false")
-	t.Setenv("NOETL_TRACE_DIR", "/tmp/traces")
-	t.Setenv("NOETL_TRACING_ENDPOINT", "grpc://collector:4317")
-	t.Setenv("NOETL_TRACING_LIBRARY_SPANS", "true")
-	c, err := FromEnv("svc")
+	c, err := fromEnv(t, map[string]string{"GOOGLE_CLOUD_PROJECT": "prod-1", "NOETL_LOG_LEVEL": "WARN", "NOETL_METRICS_EXPORTER": "gcp",
+		"NOETL_METRICS_EXPORT_INTERVAL_S": "30", "NOETL_TRACING_SAMPLE_RATE": "0.05", "NOETL_TRACING_FORCE_SAMPLE_ON_ERROR": "false",
+		"NOETL_TRACE_DIR": "/tmp/traces", "NOETL_TRACING_ENDPOINT": "grpc://collector:4317", "NOETL_TRACING_LIBRARY_SPANS": "true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,15 +61,8 @@ func TestFromEnvSettings(t *testing.T) {
 }
 
 func TestFromEnvInvalid(t *testing.T) {
-	clearEnv(t)
-	t.Setenv("NOETL_LOG_LEVEL", "loud")
-	t.Setenv("NOETL_METRICS_EXPORTER", "statsd")
-	t.Setenv("NOETL_METRICS_EXPORT_INTERVAL_S", "1")
-	t.Setenv("NOETL_TRACING_SAMPLE_RATE", "1.5")
-	t.Setenv("NOETL_TRACING_EXPORTER", "file,zipkin,otlp")
-	t.Setenv("NOETL_TRACING_ENDPOINT", "ftp://x")
-	t.Setenv("NOETL_LOG_SOURCE", "maybe")
-	c, err := FromEnv("svc")
+	c, err := fromEnv(t, map[string]string{"NOETL_LOG_LEVEL": "loud", "NOETL_METRICS_EXPORTER": "statsd", "NOETL_METRICS_EXPORT_INTERVAL_S": "1",
+		"NOETL_TRACING_SAMPLE_RATE": "1.5", "NOETL_TRACING_EXPORTER": "file,zipkin,otlp", "NOETL_TRACING_ENDPOINT": "ftp://x", "NOETL_LOG_SOURCE": "maybe"})
 	if err == nil {
 		t.Fatal("no error")
 	}

@@ -310,37 +310,9 @@ func (m *meter) walk(v any, depth int) (size, d int, volatile bool) {
 		}
 		return m.walk(x.Interface(), depth)
 	case []any:
-		k := sizeKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
-		if s, ok := m.lookup(k, depth); ok {
-			return s.size, s.depth, false
-		}
-		size = headerBytes
-		m.add(headerBytes)
-		for _, e := range x {
-			es, ed, ev := m.walk(e, depth+1)
-			size, d, volatile = satAdd(size, es), max(d, ed+1), volatile || ev
-			if m.over || m.tooDeep {
-				return size, d, volatile
-			}
-		}
-		m.remember(k, size, d, volatile)
-		return size, d, volatile
+		return walkList(m, x, depth)
 	case exec.ValuesList:
-		k := sizeKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
-		if s, ok := m.lookup(k, depth); ok {
-			return s.size, s.depth, false
-		}
-		size = headerBytes
-		m.add(headerBytes)
-		for _, e := range x {
-			es, ed, ev := m.walk(e, depth+1)
-			size, d, volatile = satAdd(size, es), max(d, ed+1), volatile || ev
-			if m.over || m.tooDeep {
-				return size, d, volatile
-			}
-		}
-		m.remember(k, size, d, volatile)
-		return size, d, volatile
+		return walkList(m, x, depth)
 	case map[string]any:
 		k := sizeKey{reflect.ValueOf(x).UnsafePointer(), len(x)}
 		if s, ok := m.lookup(k, depth); ok {
@@ -385,6 +357,26 @@ func (m *meter) walk(v any, depth int) (size, d int, volatile bool) {
 		return slotBytes, 0, false
 	}
 	return m.reflectWalk(v, depth)
+}
+
+// walkList measures a list (a []any or gonja's []*exec.Value) and its
+// elements, remembered by its backing array like the other containers.
+func walkList[E any](m *meter, x []E, depth int) (size, d int, volatile bool) {
+	k := sizeKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
+	if s, ok := m.lookup(k, depth); ok {
+		return s.size, s.depth, false
+	}
+	size = headerBytes
+	m.add(headerBytes)
+	for _, e := range x {
+		es, ed, ev := m.walk(e, depth+1)
+		size, d, volatile = satAdd(size, es), max(d, ed+1), volatile || ev
+		if m.over || m.tooDeep {
+			return size, d, volatile
+		}
+	}
+	m.remember(k, size, d, volatile)
+	return size, d, volatile
 }
 
 func (m *meter) mapEntries(x map[string]any, depth int) (size, d int, volatile bool) {

@@ -54,15 +54,10 @@ workflow:
 var errDown = errs.New(errs.Unavailable, "injected outage")
 
 func TestUnitRunsPipelineAndAppliesBoundary(t *testing.T) {
-	ctx := context.Background()
-	env := controltest.NewEnv()
 	py := &fakeTool{}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", pipeline, nil)
+	env, w := setup(t, py, pipeline, nil)
 	cmd := take(t, env)
-	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
-		t.Fatal(err)
-	}
+	deliver(t, w, cmd)
 	st := status(t, env, "ex1")
 	if st.Steps["start"].Status != types.StatusOK || st.Steps["after"] == nil {
 		t.Fatalf("steps after the unit: %v", st.Steps)
@@ -72,20 +67,16 @@ func TestUnitRunsPipelineAndAppliesBoundary(t *testing.T) {
 		t.Fatalf("result of start %#v, want %#v (the noop echoing _prev)", st.Results["start"], want)
 	}
 	// The unit's side-effecting attempt is durable and its lease released.
-	if _, err := env.Memory.AttemptGet(ctx, "ex1", cmd.UnitKey(), "0.1.0"); err != nil {
+	if _, err := env.Memory.AttemptGet(context.Background(), "ex1", cmd.UnitKey(), "0.1.0"); err != nil {
 		t.Fatalf("the barrier record of count: %v", err)
 	}
-	if _, _, err := env.Memory.LeaseGet(ctx, "ex1", cmd.UnitKey()); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("lease after the unit: %v, want released", err)
-	}
+	wantReleased(t, env, cmd, "after the unit")
 	// The next unit was created by this delivery (no queue hop).
 	if next := env.Tasks.Pending(); len(next) == 0 || !hasUnit(next, "after") {
 		t.Fatalf("pending after the unit: %+v", next)
 	}
 	drain(t, env, w)
-	if st := status(t, env, "ex1"); st.Status != engine.ExecOK {
-		t.Fatalf("execution %s, want ok", st.Status)
-	}
+	wantOK(t, env)
 	if py.calls("count") != 1 || py.calls("after") != 1 {
 		t.Fatalf("tool runs: count %d, after %d; want 1 each", py.calls("count"), py.calls("after"))
 	}
@@ -126,26 +117,16 @@ workflow:
                 - when: "{{ outcome.status == 'error' }}"
                   then: {do: retry, attempts: 5, delay: 2}
 `
-	ctx := context.Background()
-	env := controltest.NewEnv()
 	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
 		if n <= 2 {
 			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "python", Message: "flaky", Retryable: true}}
 		}
 		return ok(req, n)
 	}}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", src, nil)
+	env, w := setup(t, py, src, nil)
 	first := take(t, env)
-	if err := w.Run(ctx, first, Delivery{TaskName: first.TaskName()}); err != nil {
-		t.Fatal(err)
-	}
-	var next []types.Command
-	for _, c := range env.Tasks.Pending() {
-		if isUnit(c) {
-			next = append(next, c)
-		}
-	}
+	deliver(t, w, first)
+	next := pending(env, isUnit)
 	if len(next) != 1 {
 		t.Fatalf("continuations %+v; want one", next)
 	}
@@ -160,13 +141,9 @@ workflow:
 	if st := status(t, env, "ex1"); st.Steps["start"].Status != types.StatusRunning {
 		t.Fatalf("step %s during the delay, want running", st.Steps["start"].Status)
 	}
-	if _, _, err := env.Memory.LeaseGet(ctx, "ex1", first.UnitKey()); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("lease during the delay: %v, want released", err)
-	}
+	wantReleased(t, env, first, "during the delay")
 	drain(t, env, w)
-	if st := status(t, env, "ex1"); st.Status != engine.ExecOK {
-		t.Fatalf("execution %s, want ok", st.Status)
-	}
+	wantOK(t, env)
 	if n := py.calls("flaky"); n != 3 {
 		t.Fatalf("flaky ran %d times, want 3", n)
 	}
@@ -181,15 +158,10 @@ workflow:
 // other delivery is told to retry later (the lease is held).
 func TestTwoInstancesRunSideEffectOnce(t *testing.T) {
 	ctx := context.Background()
-	env := controltest.NewEnv()
 	g := newGate()
-	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
-		g.wait(ctx)
-		return ok(req, n)
-	}}
-	w1 := newWorker(env, py, nil)
+	py := gated(g)
+	env, w1 := setup(t, py, single, nil)
 	w2 := otherInstance(env, w1)
-	start(t, env, "ex1", single, nil)
 	cmd := take(t, env)
 	done := make(chan error, 1)
 	go func() { done <- w1.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}) }()
@@ -200,12 +172,7 @@ func TestTwoInstancesRunSideEffectOnce(t *testing.T) {
 	}
 	// The running delivery armed its watchdog: one lease_check after the
 	// lease would expire.
-	var checks []types.Command
-	for _, c := range env.Tasks.Pending() {
-		if c.Kind == types.CmdLeaseCheck {
-			checks = append(checks, c)
-		}
-	}
+	checks := pending(env, isLeaseCheck)
 	if len(checks) != 1 || checks[0].Unit == nil || checks[0].Unit.TaskName() != cmd.TaskName() ||
 		!checks[0].NotBefore.Equal(controltest.T0.Add(w1.ttl()+WatchdogGrace)) {
 		t.Fatalf("watchdogs %+v; want one for the unit at T0+ttl+grace", checks)
@@ -231,14 +198,9 @@ func TestTwoInstancesRunSideEffectOnce(t *testing.T) {
 // answered without touching the store.
 func TestSameInstanceDedupsWithoutIO(t *testing.T) {
 	ctx := context.Background()
-	env := controltest.NewEnv()
 	g := newGate()
-	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
-		g.wait(ctx)
-		return ok(req, n)
-	}}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", single, nil)
+	py := gated(g)
+	env, w := setup(t, py, single, nil)
 	cmd := take(t, env)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}) }()
@@ -279,12 +241,7 @@ func TestSideEffectBarrier(t *testing.T) {
 		wantAdopted bool
 	}{
 		{"the commit fails", func(env *controltest.Env) func() {
-			env.Control.Store = &controltest.FlakyStore{Store: env.Memory, Fail: func(op, id string) error {
-				if op == "ExecutionCheckpoint" {
-					return errDown
-				}
-				return nil
-			}}
+			failCheckpoints(env)
 			return func() { env.Control.Store = env.Memory }
 		}, true},
 		{"the transition's publish fails", func(env *controltest.Env) func() {
@@ -300,12 +257,10 @@ func TestSideEffectBarrier(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			env := controltest.NewEnv()
 			py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
 				return types.Outcome{Status: types.StatusOK, Result: map[string]any{"charged": int64(100 * n)}}
 			}}
-			w := newWorker(env, py, nil)
-			start(t, env, "ex1", single, nil)
+			env, w := setup(t, py, single, nil)
 			cmd := take(t, env)
 			restore := c.breakFirst(env)
 			if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); !errors.Is(err, errDown) {
@@ -327,14 +282,8 @@ func TestSideEffectBarrier(t *testing.T) {
 			if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"charged": int64(100)}) {
 				t.Fatalf("execution %s result %v; want ok with the first run's outcome", st.Status, st.Results["start"])
 			}
-			var adopted bool
-			for _, e := range eventsOf(env, "ex1", types.EvTaskAttemptDone) {
-				if e.Payload["adopted"] == true {
-					adopted = true
-				}
-			}
-			if adopted != c.wantAdopted {
-				t.Fatalf("adopted %v, want %v", adopted, c.wantAdopted)
+			if got := adopted(env); got != c.wantAdopted {
+				t.Fatalf("adopted %v, want %v", got, c.wantAdopted)
 			}
 			if len(eventsOf(env, "ex1", types.EvStepDone)) != 1 || len(eventsOf(env, "ex1", types.EvPlaybookFinished)) != 1 {
 				t.Fatal("the end of the step or of the execution is missing from the log")
@@ -376,28 +325,21 @@ func TestLeaseWatchdog(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := context.Background()
-			env := controltest.NewEnv()
 			py := &fakeTool{}
-			w := newWorker(env, py, nil)
-			start(t, env, "ex1", single, nil)
+			env, w := setup(t, py, single, nil)
 			unit := take(t, env)
 			unit.Reclaim = c.reclaim
 			if c.holder != "" {
-				if err := env.Memory.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: "ex1", Unit: unit.UnitKey(), Holder: c.holder, TTL: ttl, Now: controltest.T0}); err != nil {
-					t.Fatal(err)
-				}
+				holdLease(t, env, unit, c.holder, ttl)
 			}
 			chk := leaseCheckOf(unit, "h1", 0, controltest.T0.Add(ttl+WatchdogGrace))
 			env.Clock.Set(controltest.T0.Add(c.at))
 			before := len(env.Tasks.Created())
-			if err := w.Run(ctx, chk, Delivery{TaskName: chk.TaskName()}); err != nil {
-				t.Fatal(err)
-			}
+			deliver(t, w, chk)
 			created := env.Tasks.Created()[before:]
 			reclaimed := eventsOf(env, "ex1", types.EvUnitReclaimed)
 			dead := eventsOf(env, "ex1", types.EvUnitDeadLettered)
-			dlq, dlqErr := env.Memory.DLQGet(ctx, DLQMessageID(unit))
+			dlq, dlqErr := env.Memory.DLQGet(context.Background(), DLQMessageID(unit))
 			switch c.want {
 			case "rearm":
 				if len(created) != 1 || created[0].Kind != types.CmdLeaseCheck || created[0].Seq != 1 || created[0].Holder != "h1" ||
@@ -445,23 +387,16 @@ func TestLeaseWatchdog(t *testing.T) {
 // unit takes the expired lease and adopts the outcome instead of running
 // the task again.
 func TestReclaimAdoptsOutcomeOfDeadHolder(t *testing.T) {
-	ctx := context.Background()
-	env := controltest.NewEnv()
 	py := &fakeTool{}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", single, nil)
+	env, w := setup(t, py, single, nil)
 	unit := take(t, env)
-	if err := env.Memory.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: "ex1", Unit: unit.UnitKey(), Holder: "dead", TTL: w.ttl(), Now: controltest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Memory.AttemptPut(ctx, "ex1", unit.UnitKey(), "0.1.0", types.Outcome{Status: types.StatusOK, Result: "charged by the dead holder"}); err != nil {
+	holdLease(t, env, unit, "dead", w.ttl())
+	if err := env.Memory.AttemptPut(context.Background(), "ex1", unit.UnitKey(), "0.1.0", types.Outcome{Status: types.StatusOK, Result: "charged by the dead holder"}); err != nil {
 		t.Fatal(err)
 	}
 	chk := leaseCheckOf(unit, "dead", 0, controltest.T0.Add(w.ttl()+WatchdogGrace))
 	env.Clock.Set(chk.NotBefore)
-	if err := w.Run(ctx, chk, Delivery{TaskName: chk.TaskName()}); err != nil {
-		t.Fatal(err)
-	}
+	deliver(t, w, chk)
 	drain(t, env, otherInstance(env, w))
 	if n := py.calls(""); n != 0 {
 		t.Fatalf("the reclaimed unit ran the tool %d times, want 0", n)
@@ -470,11 +405,7 @@ func TestReclaimAdoptsOutcomeOfDeadHolder(t *testing.T) {
 	if st.Status != engine.ExecOK || st.Results["start"] != "charged by the dead holder" {
 		t.Fatalf("execution %s result %v", st.Status, st.Results["start"])
 	}
-	var adopted bool
-	for _, e := range eventsOf(env, "ex1", types.EvTaskAttemptDone) {
-		adopted = adopted || e.Payload["adopted"] == true
-	}
-	if !adopted {
+	if !adopted(env) {
 		t.Fatal("no adopted attempt in the log")
 	}
 	checkCausal(t, env, "ex1")
@@ -486,17 +417,10 @@ func TestReclaimAdoptsOutcomeOfDeadHolder(t *testing.T) {
 func TestLastAttempt(t *testing.T) {
 	t.Run("a failure on the last attempt dead-letters", func(t *testing.T) {
 		ctx := context.Background()
-		env := controltest.NewEnv()
 		py := &fakeTool{}
-		w := newWorker(env, py, nil)
-		start(t, env, "ex1", single, nil)
+		env, w := setup(t, py, single, nil)
 		unit := take(t, env)
-		env.Control.Store = &controltest.FlakyStore{Store: env.Memory, Fail: func(op, id string) error {
-			if op == "ExecutionCheckpoint" {
-				return errDown
-			}
-			return nil
-		}}
+		failCheckpoints(env)
 		for retry := range 4 {
 			if err := w.Run(ctx, unit, Delivery{TaskName: unit.TaskName(), RetryCount: retry, MaxAttempts: 5}); !errors.Is(err, errDown) {
 				t.Fatalf("attempt %d: %v, want the outage", retry+1, err)
@@ -524,14 +448,12 @@ func TestLastAttempt(t *testing.T) {
 		before := len(env.Tasks.Created())
 		checks := 0
 		for {
-			chk, ok := env.Tasks.Take(func(c types.Command) bool { return c.Kind == types.CmdLeaseCheck })
+			chk, ok := env.Tasks.Take(isLeaseCheck)
 			if !ok {
 				break
 			}
 			checks++
-			if err := w.Run(ctx, chk, Delivery{TaskName: chk.TaskName()}); err != nil {
-				t.Fatal(err)
-			}
+			deliver(t, w, chk)
 		}
 		if checks != 5 {
 			t.Fatalf("%d watchdogs armed by 5 attempts, want 5", checks)
@@ -542,17 +464,10 @@ func TestLastAttempt(t *testing.T) {
 	})
 	t.Run("a failed delivery that is not retried is reclaimed by its watchdog", func(t *testing.T) {
 		ctx := context.Background()
-		env := controltest.NewEnv()
 		py := &fakeTool{}
-		w := newWorker(env, py, nil)
-		start(t, env, "ex1", single, nil)
+		env, w := setup(t, py, single, nil)
 		unit := take(t, env)
-		env.Control.Store = &controltest.FlakyStore{Store: env.Memory, Fail: func(op, id string) error {
-			if op == "ExecutionCheckpoint" {
-				return errDown
-			}
-			return nil
-		}}
+		failCheckpoints(env)
 		if err := w.Run(ctx, unit, Delivery{TaskName: unit.TaskName(), MaxAttempts: 5}); !errors.Is(err, errDown) {
 			t.Fatalf("delivery: %v, want the outage", err)
 		}
@@ -563,14 +478,12 @@ func TestLastAttempt(t *testing.T) {
 		if err != nil || expires.After(env.Clock.Now()) {
 			t.Fatalf("lease after the failed delivery: holder %q expires %s (%v); want expired now", holder, expires, err)
 		}
-		chk, ok := env.Tasks.Take(func(c types.Command) bool { return c.Kind == types.CmdLeaseCheck })
+		chk, ok := env.Tasks.Take(isLeaseCheck)
 		if !ok || chk.Holder != holder {
 			t.Fatalf("watchdog %+v of holder %q", chk, holder)
 		}
 		env.Clock.Set(chk.NotBefore)
-		if err := w.Run(ctx, chk, Delivery{TaskName: chk.TaskName()}); err != nil {
-			t.Fatal(err)
-		}
+		deliver(t, w, chk)
 		if r := eventsOf(env, "ex1", types.EvUnitReclaimed); len(r) != 1 {
 			t.Fatalf("unit.reclaimed events %+v; want the unit reclaimed", r)
 		}
@@ -581,13 +494,9 @@ func TestLastAttempt(t *testing.T) {
 	})
 	t.Run("a lease held elsewhere on the last attempt is left to its holder", func(t *testing.T) {
 		ctx := context.Background()
-		env := controltest.NewEnv()
-		w := newWorker(env, nil, nil)
-		start(t, env, "ex1", single, nil)
+		env, w := setup(t, nil, single, nil)
 		unit := take(t, env)
-		if err := env.Memory.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: "ex1", Unit: unit.UnitKey(), Holder: "other", TTL: w.ttl(), Now: controltest.T0}); err != nil {
-			t.Fatal(err)
-		}
+		holdLease(t, env, unit, "other", w.ttl())
 		if err := w.Run(ctx, unit, Delivery{TaskName: unit.TaskName(), RetryCount: 2, MaxAttempts: 5}); !errors.Is(err, ErrRetryLater) {
 			t.Fatalf("not the last attempt: %v, want ErrRetryLater", err)
 		}
@@ -617,41 +526,28 @@ workflow:
       - b: {kind: python, code: "b()"}
       - c: {kind: python, code: "c()"}
 `
-	ctx := context.Background()
-	env := controltest.NewEnv()
+	var env *controltest.Env
 	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
 		env.Clock.Advance(1500 * time.Millisecond) // each task takes 1.5 s
 		return ok(req, n)
 	}}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", src, nil)
+	env, w := setup(t, py, src, nil)
 	first := take(t, env)
-	if err := w.Run(ctx, first, Delivery{TaskName: first.TaskName()}); err != nil {
-		t.Fatal(err)
-	}
+	deliver(t, w, first)
 	if py.calls("a") != 1 || py.calls("b") != 0 {
 		t.Fatalf("first unit ran a %d, b %d times; want a only", py.calls("a"), py.calls("b"))
 	}
-	var next []types.Command
-	for _, c := range env.Tasks.Pending() {
-		if isUnit(c) {
-			next = append(next, c)
-		}
-	}
+	next := pending(env, isUnit)
 	if len(next) != 1 || next[0].HandOff != 1 || next[0].TaskIndex != 1 || next[0].Attempt != 1 || !next[0].NotBefore.Equal(env.Clock.Now()) {
 		t.Fatalf("continuation %+v; want hand-off 1 at task 1, due now", next)
 	}
-	if _, _, err := env.Memory.LeaseGet(ctx, "ex1", first.UnitKey()); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("lease after the hand-off: %v, want released", err)
-	}
+	wantReleased(t, env, first, "after the hand-off")
 	ho := eventsOf(env, "ex1", types.EvUnitHandedOff)
 	if len(ho) != 1 || ho[0].Payload["task_index"] != int64(1) {
 		t.Fatalf("unit.handed_off events %+v", ho)
 	}
 	drain(t, env, w)
-	if st := status(t, env, "ex1"); st.Status != engine.ExecOK {
-		t.Fatalf("execution %s", st.Status)
-	}
+	wantOK(t, env)
 	for _, task := range []string{"a", "b", "c"} {
 		if n := py.calls(task); n != 1 {
 			t.Fatalf("%s ran %d times, want 1", task, n)
@@ -677,8 +573,7 @@ workflow:
       - first: {kind: python, code: "first()"}
       - second: {kind: python, code: "second()"}
 `
-	ctx := context.Background()
-	env := controltest.NewEnv()
+	var env *controltest.Env
 	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
 		if req.Task == "first" {
 			if _, err := env.Control.Stop(ctx, req.ExecutionID, control.CancelEvent(req.ExecutionID, "test", "api", env.Clock.Now())); err != nil {
@@ -688,21 +583,16 @@ workflow:
 		}
 		return ok(req, n)
 	}}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", src, nil)
+	env, w := setup(t, py, src, nil)
 	unit := take(t, env)
-	if err := w.Run(ctx, unit, Delivery{TaskName: unit.TaskName()}); err != nil {
-		t.Fatal(err)
-	}
+	deliver(t, w, unit)
 	if py.calls("first") != 1 || py.calls("second") != 0 {
 		t.Fatalf("first ran %d, second %d times; want 1, 0", py.calls("first"), py.calls("second"))
 	}
 	if st := status(t, env, "ex1"); st.Status != engine.ExecCanceled {
 		t.Fatalf("execution %s, want canceled", st.Status)
 	}
-	if _, _, err := env.Memory.LeaseGet(ctx, "ex1", unit.UnitKey()); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("lease after the stop: %v, want released", err)
-	}
+	wantReleased(t, env, unit, "after the stop")
 	var firstDone bool
 	for _, e := range eventsOf(env, "ex1", types.EvTaskAttemptDone) {
 		firstDone = firstDone || e.Task == "first"
@@ -747,9 +637,7 @@ workflow:
 	w := newWorker(env, nil, h)
 	start(t, env, "ex1", src, map[string]any{"items": []any{"x", "y", "z"}})
 	drain(t, env, w)
-	if st := status(t, env, "ex1"); st.Status != engine.ExecOK {
-		t.Fatalf("execution %s", st.Status)
-	}
+	wantOK(t, env)
 	got := map[string]any{}
 	for _, r := range h.requests() {
 		k := r.Task
@@ -801,11 +689,9 @@ func TestAddIdempotencyKey(t *testing.T) {
 	}
 }
 
-// TestLoopThroughWorker runs a parallel loop of side-effecting iterations
-// end to end: each iteration runs once under its lease, lanes dispatch
-// their successors, and loop.done carries the results in order.
-func TestLoopThroughWorker(t *testing.T) {
-	const src = `
+// sideEffectLoop runs a side-effecting python task (send, input v: the
+// item) for each item of workload.items, two at a time.
+const sideEffectLoop = `
 apiVersion: noetl.io/v2
 kind: Playbook
 metadata: {name: loop, path: tests/loop}
@@ -816,25 +702,26 @@ workflow:
       iterator: item
       spec: {mode: parallel, max_in_flight: 2}
     tool:
-      - double: {kind: python, code: "double()", input: {v: "{{ item }}"}}
+      - send: {kind: python, code: "send()", input: {v: "{{ item }}"}}
 `
-	env := controltest.NewEnv()
+
+// TestLoopThroughWorker runs a parallel loop of side-effecting iterations
+// end to end: each iteration runs once under its lease, lanes dispatch
+// their successors, and loop.done carries the results in order.
+func TestLoopThroughWorker(t *testing.T) {
 	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
 		return types.Outcome{Status: types.StatusOK, Result: int64(num(req.Args["v"]) * 2)}
 	}}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", src, map[string]any{"items": []any{int64(1), int64(2), int64(3), int64(4), int64(5)}})
+	env, w := setup(t, py, sideEffectLoop, map[string]any{"items": []any{int64(1), int64(2), int64(3), int64(4), int64(5)}})
 	drain(t, env, w)
+	wantOK(t, env)
 	st := status(t, env, "ex1")
-	if st.Status != engine.ExecOK {
-		t.Fatalf("execution %s", st.Status)
-	}
 	want := map[string]any{"results": []any{int64(2), int64(4), int64(6), int64(8), int64(10)}}
 	if !reflect.DeepEqual(st.Results["start"], want) {
 		t.Fatalf("loop result %v, want %v", st.Results["start"], want)
 	}
-	if n := py.calls("double"); n != 5 {
-		t.Fatalf("double ran %d times, want 5", n)
+	if n := py.calls("send"); n != 5 {
+		t.Fatalf("send ran %d times, want 5", n)
 	}
 	if n := len(eventsOf(env, "ex1", types.EvLoopDone)); n != 1 {
 		t.Fatalf("loop.done %d times", n)
@@ -859,12 +746,10 @@ func num(v any) float64 {
 // and whose policy says nothing fails its step, and (on_step_fail halt)
 // the execution.
 func TestFailingToolFailsStep(t *testing.T) {
-	env := controltest.NewEnv()
 	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
 		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "python", Message: "ValueError: no"}}
 	}}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", pipeline, nil)
+	env, w := setup(t, py, pipeline, nil)
 	drain(t, env, w)
 	st := status(t, env, "ex1")
 	if st.Status != engine.ExecFailed || st.Steps["start"].Status != types.StatusFailed || st.Steps["after"] != nil {
@@ -889,10 +774,8 @@ func fmtAny(v any) string {
 // without running their tools.
 func TestUnwantedUnits(t *testing.T) {
 	ctx := context.Background()
-	env := controltest.NewEnv()
 	py := &fakeTool{}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", pipeline, nil)
+	env, w := setup(t, py, pipeline, nil)
 	unit := take(t, env)
 	ahead := unit
 	ahead.StateVersion++
@@ -929,32 +812,16 @@ func TestUnwantedUnits(t *testing.T) {
 	})
 }
 
-const sideEffectLoop = `
-apiVersion: noetl.io/v2
-kind: Playbook
-metadata: {name: loop, path: tests/loop}
-workflow:
-  - step: start
-    loop:
-      in: "{{ workload.items }}"
-      iterator: item
-      spec: {mode: parallel, max_in_flight: 2}
-    tool:
-      - send: {kind: python, code: "send()", input: {v: "{{ item }}"}}
-`
-
 // TestIterationLeases: a side-effecting iteration whose delivery fails
 // after its tool ran is retried at once (its lease expired with the
 // failure) and adopts the recorded outcome; the watchdog of an iteration
 // reclaims it when its lease expired and stops once it ended.
 func TestIterationLeases(t *testing.T) {
 	ctx := context.Background()
-	env := controltest.NewEnv()
 	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
 		return types.Outcome{Status: types.StatusOK, Result: req.Args["v"]}
 	}}
-	w := newWorker(env, py, nil)
-	start(t, env, "ex1", sideEffectLoop, map[string]any{"items": []any{"a", "b", "c"}})
+	env, w := setup(t, py, sideEffectLoop, map[string]any{"items": []any{"a", "b", "c"}})
 	iteration := func(i int) types.Command {
 		t.Helper()
 		c, ok := env.Tasks.Take(func(c types.Command) bool { return isUnit(c) && c.Iteration != nil && *c.Iteration == i })
@@ -985,16 +852,8 @@ func TestIterationLeases(t *testing.T) {
 	}
 	chk := leaseCheckOf(it1, "dead", 0, env.Clock.Now().Add(w.ttl()+WatchdogGrace))
 	env.Clock.Set(chk.NotBefore)
-	if err := w.Run(ctx, chk, Delivery{TaskName: chk.TaskName()}); err != nil {
-		t.Fatal(err)
-	}
-	var reclaimed *types.Command
-	for _, c := range env.Tasks.Pending() {
-		if c.Reclaim == 1 && c.Iteration != nil && *c.Iteration == 1 {
-			reclaimed = &c
-		}
-	}
-	if reclaimed == nil {
+	deliver(t, w, chk)
+	if len(pending(env, func(c types.Command) bool { return c.Reclaim == 1 && c.Iteration != nil && *c.Iteration == 1 })) == 0 {
 		t.Fatalf("iteration 1 not reclaimed: pending %+v", env.Tasks.Pending())
 	}
 	drain(t, env, w)

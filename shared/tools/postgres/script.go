@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/credentials"
@@ -54,28 +52,15 @@ func (t *Tool) prepare(ctx context.Context, config map[string]any, timeoutS floa
 			out["command"] = sqlText
 		}
 	}
-	if _, has := config["script"]; has {
-		lctx := ctx
-		if timeoutS > 0 {
-			var cancel context.CancelFunc
-			lctx, cancel = context.WithTimeout(ctx, time.Duration(timeoutS*float64(time.Second)))
-			defer cancel()
-		}
-		code, ok, err := script.Load(lctx, config, "postgres task", t.opts.Scripts)
-		if err != nil {
-			var se *script.Error
-			o := conf.Fail("internal", true, "%v", err)
-			if errors.As(err, &se) {
-				o = se.Outcome
-			}
-			return nil, &o
-		}
-		if ok {
-			clone()
-			delete(out, "sql")
-			delete(out, "query")
-			out["command"] = code
-		}
+	code, ok, failed := script.LoadOutcome(ctx, config, "postgres task", t.opts.Scripts, timeoutS)
+	if failed != nil {
+		return nil, failed
+	}
+	if ok {
+		clone()
+		delete(out, "sql")
+		delete(out, "query")
+		out["command"] = code
 	}
 	return out, nil
 }

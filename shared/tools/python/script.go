@@ -3,12 +3,10 @@ package python
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
@@ -28,26 +26,13 @@ import (
 // (see script.Load) or kind "config" for malformed libs.
 func (t *Tool) prepare(ctx context.Context, config map[string]any, timeoutS float64) (map[string]any, *types.Outcome) {
 	out, copied := config, false
-	if _, has := config["script"]; has {
-		lctx := ctx
-		if timeoutS > 0 {
-			var cancel context.CancelFunc
-			lctx, cancel = context.WithTimeout(ctx, time.Duration(timeoutS*float64(time.Second)))
-			defer cancel()
-		}
-		code, ok, err := script.Load(lctx, config, "python task", t.opts.Scripts)
-		if err != nil {
-			var se *script.Error
-			o := conf.Fail("internal", true, "%v", err)
-			if errors.As(err, &se) {
-				o = se.Outcome
-			}
-			return nil, &o
-		}
-		if ok {
-			out, copied = maps.Clone(config), true
-			out["code"] = code
-		}
+	code, ok, failed := script.LoadOutcome(ctx, config, "python task", t.opts.Scripts, timeoutS)
+	if failed != nil {
+		return nil, failed
+	}
+	if ok {
+		out, copied = maps.Clone(config), true
+		out["code"] = code
 	}
 	if _, has := out["code"]; !has {
 		if b64, ok := conf.String(out, "code_b64", "code_base64"); ok {
