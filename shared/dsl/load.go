@@ -492,6 +492,14 @@ func looksLikeUnquotedTemplate(n *yaml.Node) bool {
 
 const quoteHint = " (an unquoted {{ ... }} is parsed as a YAML mapping: quote the template, e.g. \"{{ expr }}\")"
 
+// templateHint is quoteHint when n looks like an unquoted template, else "".
+func templateHint(n *yaml.Node) string {
+	if looksLikeUnquotedTemplate(n) {
+		return quoteHint
+	}
+	return ""
+}
+
 // fields returns the entries of a mapping node, following aliases and `<<`
 // merge keys (explicit keys win). It reports non-mappings (null counts as
 // empty), non-string keys and duplicate keys. ok is false when n is not a
@@ -579,6 +587,72 @@ func (l *loader) mergeEntries(v *yaml.Node, path string) []entry {
 		}
 	}
 	return out
+}
+
+// walk calls f with each entry of the mapping n (see fields: aliases and
+// merge keys followed, problems reported) and the entry's path; false when
+// n is not a mapping (f is not called).
+func (l *loader) walk(n *yaml.Node, path, what string, f func(e entry, ep string)) bool {
+	fs, ok := l.fields(n, path, what)
+	if !ok {
+		return false
+	}
+	for _, e := range fs {
+		f(e, join(path, e.key))
+	}
+	return true
+}
+
+// mapping returns the mapping n (aliases followed), or nil: for null, and
+// for anything else (an unquoted {{ ... }} included), reported as "<what>
+// must be <shape>, got ...".
+func (l *loader) mapping(n *yaml.Node, path, what, shape string) *yaml.Node {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
+		l.errf(n, path, "%s must be %s, got %s%s", what, shape, describe(d), templateHint(d))
+		return nil
+	}
+	return d
+}
+
+// list returns the items of the sequence n (aliases followed); ok is false
+// for null, and for anything else, reported as "<what> must be <shape>,
+// got ...".
+func (l *loader) list(n *yaml.Node, path, what, shape string) ([]*yaml.Node, bool) {
+	d := deref(n)
+	if isNull(d) {
+		return nil, false
+	}
+	if d.Kind != yaml.SequenceNode {
+		l.errf(n, path, "%s must be %s, got %s", what, shape, describe(d))
+		return nil, false
+	}
+	return d.Content, true
+}
+
+// choice reads e's value as a string (what names it in a type error),
+// stores it in *dst (when dst is not nil) and, unless it is one of allowed,
+// reports format at e's key with the value (clipped to 40 characters when
+// clipped; %[1]q to show it twice) as its operand. It returns str's result.
+func (l *loader) choice(dst *string, e entry, path, what string, clipped bool, format string, allowed ...string) (string, bool) {
+	v, ok := l.str(e.v, path, what)
+	if !ok {
+		return v, false
+	}
+	if !oneOf(v, allowed) {
+		shown := v
+		if clipped {
+			shown = clip(v)
+		}
+		l.errf(e.k, path, format, shown)
+	}
+	if dst != nil {
+		*dst = v
+	}
+	return v, true
 }
 
 func index(fs []entry) map[string]entry {
@@ -673,16 +747,7 @@ func (l *loader) scalar(n *yaml.Node, path string) any {
 
 // dict converts a node that must be a mapping (null = empty → nil).
 func (l *loader) dict(n *yaml.Node, path, what string) map[string]any {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a mapping, got %s%s", what, describe(d), hint)
+	if l.mapping(n, path, what, "a mapping") == nil {
 		return nil
 	}
 	m, _ := l.value(n, path).(map[string]any)
@@ -693,11 +758,7 @@ func (l *loader) dict(n *yaml.Node, path, what string) map[string]any {
 func (l *loader) str(n *yaml.Node, path, what string) (string, bool) {
 	d := deref(n)
 	if d == nil || d.Kind != yaml.ScalarNode || d.ShortTag() == "!!null" {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a string, got %s%s", what, describe(d), hint)
+		l.errf(n, path, "%s must be a string, got %s%s", what, describe(d), templateHint(d))
 		return "", false
 	}
 	return d.Value, true

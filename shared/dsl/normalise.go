@@ -52,12 +52,7 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 				p.APIVersion = s
 			}
 		case "kind":
-			if s, ok := l.str(e.v, path, "kind"); ok {
-				if s != "Playbook" {
-					l.errf(e.k, path, "kind must be Playbook, got %q", s)
-				}
-				p.Kind = s
-			}
+			l.choice(&p.Kind, e, path, "kind", false, "kind must be Playbook, got %q", "Playbook")
 		case "metadata":
 			l.metadata(p, e.v, path)
 		case "workload":
@@ -107,17 +102,13 @@ func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
 }
 
 func (l *loader) keychain(n *yaml.Node, path string) []any {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "keychain must be a list of credential declarations like {name: pg, kind: postgres_credential}, got %s", describe(d))
+	items, ok := l.list(n, path, "keychain", "a list of credential declarations like {name: pg, kind: postgres_credential}")
+	if !ok {
 		return nil
 	}
 	seen := map[string]int{}
-	out := make([]any, 0, len(d.Content))
-	for i, item := range d.Content {
+	out := make([]any, 0, len(items))
+	for i, item := range items {
 		ip := idx(path, i)
 		fs, ok := l.fields(item, ip, "a keychain entry")
 		if !ok {
@@ -407,9 +398,7 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 					case "rules":
 						s.Admit = &Policy{Rules: l.rules(ae.v, ap, true)}
 					case "mode":
-						if m, ok := l.str(ae.v, ap, "admit.mode"); ok && m != "exclusive" && m != "inclusive" {
-							l.errf(ae.k, ap, "admit.mode must be exclusive or inclusive, got %q", m)
-						}
+						l.choice(nil, ae, ap, "admit.mode", false, "admit.mode must be exclusive or inclusive, got %q", "exclusive", "inclusive")
 					default:
 						l.errf(ae.k, ap, "unknown admit key %q (allowed: rules, mode)", ae.key)
 					}
@@ -506,11 +495,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 			}
 			d := deref(e.v)
 			if d != nil && (d.Kind == yaml.MappingNode || isNull(d)) {
-				hint := ""
-				if looksLikeUnquotedTemplate(d) {
-					hint = quoteHint
-				}
-				l.errf(e.v, ep, "loop.in must be a template string or a list, got %s%s", describe(d), hint)
+				l.errf(e.v, ep, "loop.in must be a template string or a list, got %s%s", describe(d), templateHint(d))
 				continue
 			}
 			if d != nil && d.Kind == yaml.ScalarNode && !strings.Contains(d.Value, "{{") {
@@ -567,12 +552,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 							l.warnf(pe.k, pp, "loop.spec.policy.%s is not part of NoETL's loop policy (it has exec only): ignored", pe.key)
 							continue
 						}
-						if x, ok := l.str(pe.v, pp, "loop.spec.policy.exec"); ok {
-							if x != "distributed" && x != "local" {
-								l.errf(pe.k, pp, "loop.spec.policy.exec must be distributed or local, got %q", x)
-							}
-							lp.Exec = x
-						}
+						l.choice(&lp.Exec, pe, pp, "loop.spec.policy.exec", false, "loop.spec.policy.exec must be distributed or local, got %q", "distributed", "local")
 					}
 				case "frame":
 					lp.Frame = l.frame(se.v, sp)
@@ -932,17 +912,10 @@ func (l *loader) taskPolicy(n *yaml.Node, path string) *Policy {
 // rules converts a rule list (seed 003 §2). admit selects step admission
 // rules (then.allow) instead of task rules (then.do).
 func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "rules must be a list of {when: ..., then: {...}} / {else: {then: {...}}}, got %s", describe(d))
-		return nil
-	}
+	items, _ := l.list(n, path, "rules", "a list of {when: ..., then: {...}} / {else: {then: {...}}}")
 	var out []*Rule
 	sawElse := false
-	for i, item := range d.Content {
+	for i, item := range items {
 		ip := idx(path, i)
 		fs, ok := l.fields(item, ip, "a rule")
 		if !ok {
@@ -1161,12 +1134,7 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 				case "mode":
 					nx.Mode, _ = l.str(se.v, sp, "next.spec.mode")
 				case "on_no_match":
-					if x, ok := l.str(se.v, sp, "next.spec.on_no_match"); ok {
-						if x != "complete" && x != "quiet" {
-							l.errf(se.k, sp, "next.spec.on_no_match must be complete or quiet, got %q", x)
-						}
-						nx.OnNoMatch = x
-					}
+					l.choice(&nx.OnNoMatch, se, sp, "next.spec.on_no_match", false, "next.spec.on_no_match must be complete or quiet, got %q", "complete", "quiet")
 				case "policy":
 					// Routing hints placeholder (canonical step spec §5.5).
 				default:
@@ -1174,15 +1142,8 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 				}
 			}
 		case "arcs":
-			ad := deref(e.v)
-			if isNull(ad) {
-				continue
-			}
-			if ad.Kind != yaml.SequenceNode {
-				l.errf(e.v, ep, "next.arcs must be a list of {step: ..., when: ..., set: ...}, got %s", describe(ad))
-				continue
-			}
-			for i, item := range ad.Content {
+			items, _ := l.list(e.v, ep, "next.arcs", "a list of {step: ..., when: ..., set: ...}")
+			for i, item := range items {
 				if a := l.arc(item, idx(ep, i)); a != nil {
 					nx.Arcs = append(nx.Arcs, a)
 				}

@@ -36,16 +36,8 @@ var setKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // assignments parses a DSL v2 set block: a mapping of targets
 // (ctx.x, iter.x, step.x, or a bare name) to values, in YAML order.
 func (l *loader) assignments(n *yaml.Node, path, what string, level setLevel) []Assignment {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a mapping of targets (ctx.<name>, iter.<name>, step.<name>) to values, got %s%s", what, describe(d), hint)
+	d := l.mapping(n, path, what, "a mapping of targets (ctx.<name>, iter.<name>, step.<name>) to values")
+	if d == nil {
 		return nil
 	}
 	fs, _ := l.fields(d, path, what)
@@ -110,16 +102,8 @@ func validSetKey(key string) bool {
 // patch parses a v10 set_ctx / set_iter mapping into assignments of one
 // scope (each top-level key is one target, its value as written).
 func (l *loader) patch(n *yaml.Node, path, what, scope string) []Assignment {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a mapping, got %s%s", what, describe(d), hint)
+	d := l.mapping(n, path, what, "a mapping")
+	if d == nil {
 		return nil
 	}
 	fs, _ := l.fields(d, path, what)
@@ -603,19 +587,9 @@ func (l *loader) frame(n *yaml.Node, path string) *Frame {
 		case "verify_ipc":
 			f.VerifyIPC, _ = l.boolean(e.v, ep, "frame.verify_ipc")
 		case "process":
-			if s, ok := l.str(e.v, ep, "frame.process"); ok {
-				if s != "row" && s != "frame" {
-					l.errf(e.k, ep, "frame.process must be row or frame, got %q", s)
-				}
-				f.Process = s
-			}
+			l.choice(&f.Process, e, ep, "frame.process", false, "frame.process must be row or frame, got %q", "row", "frame")
 		case "retry_mode":
-			if s, ok := l.str(e.v, ep, "frame.retry_mode"); ok {
-				if s != "whole_frame" {
-					l.errf(e.k, ep, "frame.retry_mode must be whole_frame, got %q", s)
-				}
-				f.RetryMode = s
-			}
+			l.choice(&f.RetryMode, e, ep, "frame.retry_mode", false, "frame.retry_mode must be whole_frame, got %q", "whole_frame")
 		default:
 			l.errf(e.k, ep, "unknown frame key %q (allowed: %s)", e.key, strings.Join(frameKeys, ", "))
 		}
@@ -679,9 +653,7 @@ func (l *loader) executor(p *Playbook, n *yaml.Node, path string) {
 		ep := join(path, e.key)
 		switch e.key {
 		case "profile":
-			if s, ok := l.str(e.v, ep, "executor.profile"); ok && s != "local" && s != "distributed" && s != "auto" {
-				l.errf(e.k, ep, "executor.profile must be local, distributed or auto, got %q", s)
-			}
+			l.choice(nil, e, ep, "executor.profile", false, "executor.profile must be local, distributed or auto, got %q", "local", "distributed", "auto")
 		case "version", "requires":
 		case "spec":
 			sfs, ok := l.fields(e.v, ep, "executor.spec")
