@@ -75,12 +75,7 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 }
 
 func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "metadata")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	l.walk(n, path, "metadata", func(e entry, fp string) {
 		switch e.key {
 		case "name":
 			p.Metadata.Name, _ = l.str(e.v, fp, "metadata.name")
@@ -98,7 +93,7 @@ func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
 		default:
 			l.warnf(e.k, fp, "unknown metadata key %q ignored (known: name, path, version, description, labels, tags, exposed_in_ui, exposes_as_mcp, agent, capabilities)", e.key)
 		}
-	}
+	})
 }
 
 func (l *loader) keychain(n *yaml.Node, path string) []any {
@@ -366,30 +361,20 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 }
 
 func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "step spec")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	l.walk(n, path, "step spec", func(e entry, ep string) {
 		if e.key != "policy" {
 			if s.Spec == nil {
 				s.Spec = map[string]any{}
 			}
 			s.Spec[e.key] = l.value(e.v, ep)
-			continue
+			return
 		}
-		pfs, ok := l.fields(e.v, ep, "step spec.policy")
-		if !ok {
-			continue
-		}
-		for _, pe := range pfs {
-			pp := join(ep, pe.key)
+		l.walk(e.v, ep, "step spec.policy", func(pe entry, pp string) {
 			switch pe.key {
 			case "admit":
 				afs, ok := l.fields(pe.v, pp, "spec.policy.admit")
 				if !ok {
-					continue
+					return
 				}
 				am := index(afs)
 				for _, ae := range afs {
@@ -407,12 +392,7 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 					l.errf(pe.k, join(pp, "rules"), "spec.policy.admit needs rules: [{when: ..., then: {allow: true}}, {else: {then: {allow: false}}}]")
 				}
 			case "lifecycle":
-				lfs, ok := l.fields(pe.v, pp, "spec.policy.lifecycle")
-				if !ok {
-					continue
-				}
-				for _, le := range lfs {
-					lp := join(pp, le.key)
+				l.walk(pe.v, pp, "spec.policy.lifecycle", func(le entry, lp string) {
 					switch le.key {
 					case "timeout_s":
 						if f, ok := l.num(le.v, lp, "lifecycle.timeout_s"); ok {
@@ -423,20 +403,15 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 					default:
 						l.errf(le.k, lp, "unknown lifecycle key %q (allowed: timeout_s)", le.key)
 					}
-				}
+				})
 			case "failure":
-				ffs, ok := l.fields(pe.v, pp, "spec.policy.failure")
-				if !ok {
-					continue
-				}
-				for _, fe := range ffs {
-					fp := join(pp, fe.key)
+				l.walk(pe.v, pp, "spec.policy.failure", func(fe entry, fp string) {
 					if fe.key == "mode" {
 						s.FailureMode, _ = l.str(fe.v, fp, "failure.mode")
 					} else {
 						l.errf(fe.k, fp, "unknown failure key %q (allowed: mode)", fe.key)
 					}
-				}
+				})
 			case "emit", "tracing", "quotas", "compensation":
 				l.warnf(pe.k, pp, "spec.policy.%s is a reserved placeholder: ignored", pe.key)
 			case "rules", "retry":
@@ -444,8 +419,8 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 			default:
 				l.errf(pe.k, pp, "unknown step policy key %q (allowed: admit, lifecycle, failure)", pe.key)
 			}
-		}
-	}
+		})
+	})
 }
 
 func (l *loader) loop(n *yaml.Node, path string) *Loop {
@@ -528,12 +503,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 			l.warnf(e.k, ep, "loop.%s is deprecated: write loop.spec.max_in_flight", e.key)
 			l.maxInFlight(lp, e, ep)
 		case "spec":
-			sfs, ok := l.fields(e.v, ep, "loop.spec")
-			if !ok {
-				continue
-			}
-			for _, se := range sfs {
-				sp := join(ep, se.key)
+			l.walk(e.v, ep, "loop.spec", func(se entry, sp string) {
 				switch se.key {
 				case "mode":
 					setMode(se, sp)
@@ -542,18 +512,13 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 				case "allow_set_ctx":
 					lp.AllowSetCtx, _ = l.boolean(se.v, sp, "allow_set_ctx")
 				case "policy":
-					pfs, ok := l.fields(se.v, sp, "loop.spec.policy")
-					if !ok {
-						continue
-					}
-					for _, pe := range pfs {
-						pp := join(sp, pe.key)
+					l.walk(se.v, sp, "loop.spec.policy", func(pe entry, pp string) {
 						if pe.key != "exec" {
 							l.warnf(pe.k, pp, "loop.spec.policy.%s is not part of NoETL's loop policy (it has exec only): ignored", pe.key)
-							continue
+							return
 						}
 						l.choice(&lp.Exec, pe, pp, "loop.spec.policy.exec", false, "loop.spec.policy.exec must be distributed or local, got %q", "distributed", "local")
-					}
+					})
 				case "frame":
 					lp.Frame = l.frame(se.v, sp)
 				default:
@@ -562,7 +527,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 					}
 					lp.Spec[se.key] = l.value(se.v, sp)
 				}
-			}
+			})
 		default:
 			l.errf(e.k, ep, "unknown loop key %q (allowed: in, cursor, iterator, spec)", e.key)
 		}
@@ -844,12 +809,7 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 // records them so the same key at the top level is reported); the other
 // keys stay in t.Spec verbatim.
 func (l *loader) taskSpec(t *Task, n *yaml.Node, path string, config map[string]any, fromSpec map[string]string, input *string) {
-	fs, ok := l.fields(n, path, "task spec")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	l.walk(n, path, "task spec", func(e entry, ep string) {
 		switch e.key {
 		case "policy":
 			t.Policy = l.taskPolicy(e.v, ep)
@@ -871,14 +831,14 @@ func (l *loader) taskSpec(t *Task, n *yaml.Node, path string, config map[string]
 			if knownKind(t.Kind) && t.Kind != "workbook" && !commonKeySet[e.key] && kindReads(t.Kind, e.key) && e.key != "script" {
 				config[e.key] = l.value(e.v, ep)
 				fromSpec[e.key] = "spec." + e.key
-				continue
+				return
 			}
 			if t.Spec == nil {
 				t.Spec = map[string]any{}
 			}
 			t.Spec[e.key] = l.value(e.v, ep)
 		}
-	}
+	})
 }
 
 func (l *loader) taskPolicy(n *yaml.Node, path string) *Policy {
@@ -1124,12 +1084,7 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 		ep := join(path, e.key)
 		switch e.key {
 		case "spec":
-			sfs, ok := l.fields(e.v, ep, "next.spec")
-			if !ok {
-				continue
-			}
-			for _, se := range sfs {
-				sp := join(ep, se.key)
+			l.walk(e.v, ep, "next.spec", func(se entry, sp string) {
 				switch se.key {
 				case "mode":
 					nx.Mode, _ = l.str(se.v, sp, "next.spec.mode")
@@ -1140,7 +1095,7 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 				default:
 					l.errf(se.k, sp, "unknown next.spec key %q (allowed: mode, on_no_match, policy)", se.key)
 				}
-			}
+			})
 		case "arcs":
 			items, _ := l.list(e.v, ep, "next.arcs", "a list of {step: ..., when: ..., set: ...}")
 			for i, item := range items {
