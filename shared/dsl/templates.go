@@ -149,10 +149,7 @@ func (p *Playbook) templateSites() []templateSite {
 			if t == nil {
 				continue
 			}
-			tp := t.Path
-			if tp == "" {
-				tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-			}
+			tp := taskPath(t, sp, j)
 			task(t, tp)
 		}
 		sets(s.Set, sp+".set", s.Line)

@@ -217,10 +217,7 @@ func (v *validator) step(s *Step, sp string) {
 		if t == nil {
 			continue
 		}
-		tp := t.Path
-		if tp == "" {
-			tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-		}
+		tp := taskPath(t, sp, j)
 		switch {
 		case t.Name == "":
 			v.add(tp+".name", t.Line, "task label is required")
@@ -237,10 +234,7 @@ func (v *validator) step(s *Step, sp string) {
 		if t == nil {
 			continue
 		}
-		tp := t.Path
-		if tp == "" {
-			tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-		}
+		tp := taskPath(t, sp, j)
 		v.task(t, tp, labels)
 	}
 
@@ -266,10 +260,7 @@ func (v *validator) step(s *Step, sp string) {
 			if a == nil {
 				continue
 			}
-			ap := a.Path
-			if ap == "" {
-				ap = fmt.Sprintf("%s.next.arcs[%d]", sp, k)
-			}
+			ap := arcPath(a, sp, k)
 			switch {
 			case a.Step == "":
 				v.add(ap+".step", a.Line, "arc needs step: <target step name>")
@@ -305,10 +296,7 @@ func (v *validator) step(s *Step, sp string) {
 			if t == nil {
 				continue
 			}
-			tp := t.Path
-			if tp == "" {
-				tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-			}
+			tp := taskPath(t, sp, j)
 			ctxIn(t.Set, tp+".set", t.Line)
 			if t.Policy == nil {
 				continue
@@ -408,11 +396,23 @@ func rulePath(t *Task, r *Rule, sp string, j, k int) string {
 	if r.Path != "" {
 		return r.Path
 	}
-	tp := t.Path
-	if tp == "" {
-		tp = fmt.Sprintf("%s.tool[%d]", sp, j)
+	return fmt.Sprintf("%s.spec.policy.rules[%d]", taskPath(t, sp, j), k)
+}
+
+// taskPath is t's YAML path: t.Path, else that of task j of the step at sp.
+func taskPath(t *Task, sp string, j int) string {
+	if t.Path != "" {
+		return t.Path
 	}
-	return fmt.Sprintf("%s.spec.policy.rules[%d]", tp, k)
+	return fmt.Sprintf("%s.tool[%d]", sp, j)
+}
+
+// arcPath is a's YAML path: a.Path, else that of arc k of the step at sp.
+func arcPath(a *Arc, sp string, k int) string {
+	if a.Path != "" {
+		return a.Path
+	}
+	return fmt.Sprintf("%s.next.arcs[%d]", sp, k)
 }
 
 // thenPath is the path of a rule's then block (under else for else rules).
