@@ -69,12 +69,16 @@ func (p Problem) String() string {
 
 // LoadFile reads and loads the playbook at path (see Load); the file name is
 // used in problem messages.
-func LoadFile(path string) (*Playbook, error) {
+func LoadFile(path string) (*Playbook, error) { return loadFile(path, Load) }
+
+// loadFile reads the file at path and gives it to load under its name.
+func loadFile[T any](path string, load func(src []byte, name string) (T, error)) (T, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("dsl: %w", err)
+		var none T
+		return none, fmt.Errorf("dsl: %w", err)
 	}
-	return Load(src, path)
+	return load(src, path)
 }
 
 // Load parses a playbook (YAML, one document), normalises it into the model
@@ -133,15 +137,10 @@ func LoadFile(path string) (*Playbook, error) {
 // the entry step, shadowed names, empty steps, template names no scope
 // defines); Lint runs the full static analysis.
 func Load(src []byte, name string) (pb *Playbook, err error) {
-	file := name
-	if file == "" {
-		file = "<input>"
-	}
-	l := &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+	l := newLoader(name)
 	defer func() {
 		if r := recover(); r != nil {
-			l.problems = append(l.problems, Problem{Message: fmt.Sprintf("internal error while loading the playbook: %v", r)})
-			pb, err = nil, &ValidationError{File: file, Problems: sortProblems(l.problems), Warnings: sortProblems(l.warnings)}
+			pb, err = nil, l.panicked(r, "playbook")
 		}
 	}()
 	p := l.load(src)
@@ -163,11 +162,33 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 		}
 	}
 	if len(l.problems) > 0 {
-		return nil, &ValidationError{File: file, Problems: sortProblems(dedup(l.problems)), Warnings: sortProblems(dedup(l.warnings))}
+		return nil, l.rejected()
 	}
 	p.Warnings = sortProblems(dedup(l.warnings))
 	p.Source = string(src)
 	return p, nil
+}
+
+// newLoader starts a load of the source called name ("<input>" when
+// empty).
+func newLoader(name string) *loader {
+	file := name
+	if file == "" {
+		file = "<input>"
+	}
+	return &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+}
+
+// rejected is the ValidationError of a load that found problems.
+func (l *loader) rejected() *ValidationError {
+	return &ValidationError{File: l.file, Problems: sortProblems(dedup(l.problems)), Warnings: sortProblems(dedup(l.warnings))}
+}
+
+// panicked reports the panic r of a load of a <what> as one more problem
+// and returns the load's ValidationError.
+func (l *loader) panicked(r any, what string) *ValidationError {
+	l.problems = append(l.problems, Problem{Message: fmt.Sprintf("internal error while loading the %s: %v", what, r)})
+	return &ValidationError{File: l.file, Problems: sortProblems(l.problems), Warnings: sortProblems(l.warnings)}
 }
 
 // finish applies the normalisations that need the whole playbook: the
@@ -229,12 +250,25 @@ var (
 )
 
 func (l *loader) load(src []byte) *Playbook {
+	root := l.document(src, "playbook", "workflow")
+	if root == nil {
+		return nil
+	}
+	return l.playbook(root)
+}
+
+// document decodes src, which must hold one YAML document of a <what>
+// (whose last required key is last), records its lines (walkLines) and
+// returns its root node; nil when there is none (empty, or a syntax error).
+// A second document and syntax errors are reported as problems.
+func (l *loader) document(src []byte, what, last string) *yaml.Node {
 	l.src = src
+	empty := Problem{Line: 1, Message: fmt.Sprintf("empty document: a %s needs apiVersion, kind, metadata and %s", what, last)}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a playbook needs apiVersion, kind, metadata and workflow"})
+			l.problems = append(l.problems, empty)
 		} else {
 			l.syntax(err)
 		}
@@ -242,20 +276,20 @@ func (l *loader) load(src []byte) *Playbook {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		l.problems = append(l.problems, Problem{Line: extra.Line, Message: "more than one YAML document: a file holds exactly one playbook"})
+		l.problems = append(l.problems, Problem{Line: extra.Line, Message: "more than one YAML document: a file holds exactly one " + what})
 	} else if !errors.Is(err, io.EOF) {
 		l.syntax(err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a playbook needs apiVersion, kind, metadata and workflow"})
+			l.problems = append(l.problems, empty)
 			return nil
 		}
 		root = root.Content[0]
 	}
 	l.walkLines(root, "")
-	return l.playbook(root)
+	return root
 }
 
 // parserProblems are the YAML library's parser (not scanner) error texts.

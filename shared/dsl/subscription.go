@@ -2,12 +2,9 @@ package dsl
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	stdnet "net"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 
@@ -295,11 +292,7 @@ func ResourceKind(src []byte) string {
 
 // LoadSubscriptionFile reads and loads the subscription resource at path.
 func LoadSubscriptionFile(path string) (*Subscription, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("dsl: %w", err)
-	}
-	return LoadSubscription(src, path)
+	return loadFile(path, LoadSubscription)
 }
 
 // LoadSubscription parses and validates a `kind: Subscription` resource.
@@ -314,41 +307,14 @@ func LoadSubscriptionFile(path string) (*Subscription, error) {
 // Pub/Sub and GCS with its own service account), spool backends other
 // than gcs, the nats/kafka connection keys.
 func LoadSubscription(src []byte, name string) (sub *Subscription, err error) {
-	file := name
-	if file == "" {
-		file = "<input>"
-	}
-	l := &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+	l := newLoader(name)
 	defer func() {
 		if r := recover(); r != nil {
-			l.problems = append(l.problems, Problem{Message: fmt.Sprintf("internal error while loading the subscription: %v", r)})
-			sub, err = nil, &ValidationError{File: file, Problems: sortProblems(l.problems), Warnings: sortProblems(l.warnings)}
+			sub, err = nil, l.panicked(r, "subscription")
 		}
 	}()
-	l.src = src
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a subscription needs apiVersion, kind, metadata and spec"})
-		} else {
-			l.syntax(err)
-		}
-	} else {
-		var extra yaml.Node
-		if err := dec.Decode(&extra); err == nil {
-			l.problems = append(l.problems, Problem{Line: extra.Line, Message: "more than one YAML document: a file holds exactly one subscription"})
-		} else if !errors.Is(err, io.EOF) {
-			l.syntax(err)
-		}
-		root := &doc
-		if len(root.Content) > 0 {
-			root = root.Content[0]
-			l.walkLines(root, "")
-			sub = l.subscription(root)
-		} else {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a subscription needs apiVersion, kind, metadata and spec"})
-		}
+	if root := l.document(src, "subscription", "spec"); root != nil {
+		sub = l.subscription(root)
 	}
 	if sub != nil {
 		for _, p := range Placeholders(string(src)) {
@@ -356,7 +322,7 @@ func LoadSubscription(src []byte, name string) (sub *Subscription, err error) {
 		}
 	}
 	if len(l.problems) > 0 {
-		return nil, &ValidationError{File: file, Problems: sortProblems(dedup(l.problems)), Warnings: sortProblems(dedup(l.warnings))}
+		return nil, l.rejected()
 	}
 	sub.Warnings = sortProblems(dedup(l.warnings))
 	sub.Text = string(src)
