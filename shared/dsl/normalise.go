@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -1331,6 +1332,19 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 		}
 	} else {
 		ok := true
+		// number stores e's number in *dst when it is at least min
+		// (math.SmallestNonzeroFloat64 for "> 0"; bound is the rule as
+		// the error states it), else fails the block.
+		number := func(e entry, ep string, dst *float64, min float64, bound string) {
+			if f, good := l.num(e.v, ep, e.key); good && f >= min {
+				*dst = f
+			} else {
+				if good {
+					l.errf(e.k, ep, "%s must be %s", e.key, bound)
+				}
+				ok = false
+			}
+		}
 		var apply func(n *yaml.Node, path string)
 		apply = func(n *yaml.Node, path string) {
 			fs, good := l.fields(n, path, "retry")
@@ -1355,32 +1369,11 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 						ok = false
 					}
 				case "initial_delay":
-					if f, good := l.num(e.v, ep, "initial_delay"); good && f >= 0 {
-						cfg.delay = f
-					} else {
-						if good {
-							l.errf(e.k, ep, "initial_delay must be ≥ 0")
-						}
-						ok = false
-					}
+					number(e, ep, &cfg.delay, 0, "≥ 0")
 				case "backoff_multiplier":
-					if f, good := l.num(e.v, ep, "backoff_multiplier"); good && f > 0 {
-						cfg.mult = f
-					} else {
-						if good {
-							l.errf(e.k, ep, "backoff_multiplier must be > 0")
-						}
-						ok = false
-					}
+					number(e, ep, &cfg.mult, math.SmallestNonzeroFloat64, "> 0")
 				case "max_delay":
-					if f, good := l.num(e.v, ep, "max_delay"); good && f >= 0 {
-						cfg.maxDelay = f
-					} else {
-						if good {
-							l.errf(e.k, ep, "max_delay must be ≥ 0")
-						}
-						ok = false
-					}
+					number(e, ep, &cfg.maxDelay, 0, "≥ 0")
 				case "jitter":
 					if b, good := l.boolean(e.v, ep, "jitter"); good && b {
 						l.warnf(e.k, ep, "retry jitter is not part of task policy (it must stay deterministic): ignored")
