@@ -86,10 +86,7 @@ func (p *Playbook) templateSites() []templateSite {
 			if r == nil {
 				continue
 			}
-			rp := r.Path
-			if rp == "" {
-				rp = fmt.Sprintf("%s.rules[%d]", path, k)
-			}
+			rp := ruleIn(r, path, k)
 			var extra []string
 			if r.Legacy {
 				extra = legacyRuleNames

@@ -150,10 +150,7 @@ func (v *validator) step(s *Step, sp string) {
 			if r == nil {
 				continue
 			}
-			rp := r.Path
-			if rp == "" {
-				rp = fmt.Sprintf("%s.spec.policy.admit.rules[%d]", sp, k)
-			}
+			rp := ruleIn(r, sp+".spec.policy.admit", k)
 			v.ruleShape(r, rp)
 			if r.Then.Allow == nil {
 				v.add(thenPath(r, rp)+".allow", r.Line, "admit rules decide with then.allow: true|false")
@@ -393,10 +390,16 @@ func storeKindsList() string {
 }
 
 func rulePath(t *Task, r *Rule, sp string, j, k int) string {
+	return ruleIn(r, taskPath(t, sp, j)+".spec.policy", k)
+}
+
+// ruleIn is r's YAML path: r.Path, else that of rule k of the policy at
+// policy.
+func ruleIn(r *Rule, policy string, k int) string {
 	if r.Path != "" {
 		return r.Path
 	}
-	return fmt.Sprintf("%s.spec.policy.rules[%d]", taskPath(t, sp, j), k)
+	return fmt.Sprintf("%s.rules[%d]", policy, k)
 }
 
 // taskPath is t's YAML path: t.Path, else that of task j of the step at sp.
@@ -481,10 +484,7 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 		if r == nil {
 			continue
 		}
-		rp := r.Path
-		if rp == "" {
-			rp = fmt.Sprintf("%s.spec.policy.rules[%d]", tp, k)
-		}
+		rp := ruleIn(r, tp+".spec.policy", k)
 		v.ruleShape(r, rp)
 		th := r.Then
 		thp := thenPath(r, rp)
