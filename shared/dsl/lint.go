@@ -228,10 +228,7 @@ func newNet(p *Playbook) *net {
 			if !ok {
 				continue
 			}
-			ap := a.Path
-			if ap == "" {
-				ap = fmt.Sprintf("%s.next.arcs[%d]", n.paths[i], k)
-			}
+			ap := arcPath(a, n.paths[i], k)
 			e := edge{to: to, arc: a, path: ap}
 			switch a.On {
 			case "", "step.done", "loop.done":
@@ -377,6 +374,21 @@ func (n *net) deadArcs() []Problem {
 	return out
 }
 
+// spread marks in mark every node reachable in adj from the nodes of
+// queue (already marked), breadth first.
+func spread(mark []bool, queue []int, adj [][]int) {
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, w := range adj[v] {
+			if !mark[w] {
+				mark[w] = true
+				queue = append(queue, w)
+			}
+		}
+	}
+}
+
 func (n *net) noTerminal() []Problem {
 	var out []Problem
 	ok := make([]bool, len(n.steps))
@@ -393,16 +405,7 @@ func (n *net) noTerminal() []Problem {
 			queue = append(queue, i)
 		}
 	}
-	for len(queue) > 0 {
-		j := queue[0]
-		queue = queue[1:]
-		for _, i := range rev[j] {
-			if !ok[i] {
-				ok[i] = true
-				queue = append(queue, i)
-			}
-		}
-	}
+	spread(ok, queue, rev)
 	reached := n.reachable()
 	for i, s := range n.steps {
 		if ok[i] || !reached[s.Name] {
@@ -728,31 +731,11 @@ func (n *net) jumpCycles() []Problem {
 		}
 		escapes := make([]bool, size+1)
 		escapes[exit] = true
-		queue := []int{exit}
-		for len(queue) > 0 {
-			v := queue[0]
-			queue = queue[1:]
-			for _, u := range rev[v] {
-				if !escapes[u] {
-					escapes[u] = true
-					queue = append(queue, u)
-				}
-			}
-		}
+		spread(escapes, []int{exit}, rev)
 		// Tasks reachable from the first.
 		seen := make([]bool, size+1)
 		seen[0] = true
-		queue = []int{0}
-		for len(queue) > 0 {
-			v := queue[0]
-			queue = queue[1:]
-			for _, w := range adj[v] {
-				if !seen[w] {
-					seen[w] = true
-					queue = append(queue, w)
-				}
-			}
-		}
+		spread(seen, []int{0}, adj)
 		for k, t := range tasks {
 			if t == nil || !seen[k] || escapes[k] || t.Policy == nil {
 				continue
@@ -760,10 +743,6 @@ func (n *net) jumpCycles() []Problem {
 			for r, rule := range t.Policy.Rules {
 				if rule == nil || rule.Then.Do != "jump" {
 					continue
-				}
-				tp := t.Path
-				if tp == "" {
-					tp = fmt.Sprintf("%s.tool[%d]", n.paths[i], k)
 				}
 				rp := rulePath(t, rule, n.paths[i], k, r)
 				n.add(&out, SeverityWarning, LintJumpCycle, thenPath(rule, rp)+".to", rule.Line, "jump cycle without a break or bounded attempt: in step %q, task %q jumps to %q and no task on the cycle has a rule that leaves the pipeline (do: break or fail, a bounded retry, a continue past the last task, or a guarded rule with no else); the pipeline can only stop at the engine's jump limit", s.Name, t.Name, rule.Then.To)

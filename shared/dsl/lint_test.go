@@ -319,7 +319,7 @@ func TestLintNoDefaultArc(t *testing.T) {
 }
 
 func TestLintFanIn(t *testing.T) {
-	ps := lintOf(t, `  - step: start
+	fanIn := `  - step: start
     tool: {kind: noop}
     next:
       spec: {mode: inclusive}
@@ -338,30 +338,12 @@ func TestLintFanIn(t *testing.T) {
     next: {arcs: [{step: after}]}
   - step: after
     tool: {kind: noop}
-`)
+`
+	ps := lintOf(t, fanIn)
 	// join is the join of the fan-out (NoETL's planner rule): it runs once,
 	// so converging on it is not a finding, and nor are the steps after it.
 	noFinding(t, ps, LintFanIn)
-	pb := mustLoad(t, hdr+`  - step: start
-    tool: {kind: noop}
-    next:
-      spec: {mode: inclusive}
-      arcs: [{step: left}, {step: right}]
-  - step: left
-    tool: {kind: noop}
-    next: {arcs: [{step: join}]}
-  - step: right
-    tool: {kind: noop}
-    next: {arcs: [{step: middle}]}
-  - step: middle
-    tool: {kind: noop}
-    next: {arcs: [{step: join}]}
-  - step: join
-    tool: {kind: noop}
-    next: {arcs: [{step: after}]}
-  - step: after
-    tool: {kind: noop}
-`)
+	pb := mustLoad(t, hdr+fanIn)
 	if got := pb.Step("join").JoinOf; !reflect.DeepEqual(got, []string{"left", "middle"}) {
 		t.Errorf("join.JoinOf = %v", got)
 	}

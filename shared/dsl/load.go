@@ -69,12 +69,16 @@ func (p Problem) String() string {
 
 // LoadFile reads and loads the playbook at path (see Load); the file name is
 // used in problem messages.
-func LoadFile(path string) (*Playbook, error) {
+func LoadFile(path string) (*Playbook, error) { return loadFile(path, Load) }
+
+// loadFile reads the file at path and gives it to load under its name.
+func loadFile[T any](path string, load func(src []byte, name string) (T, error)) (T, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("dsl: %w", err)
+		var none T
+		return none, fmt.Errorf("dsl: %w", err)
 	}
-	return Load(src, path)
+	return load(src, path)
 }
 
 // Load parses a playbook (YAML, one document), normalises it into the model
@@ -133,15 +137,10 @@ func LoadFile(path string) (*Playbook, error) {
 // the entry step, shadowed names, empty steps, template names no scope
 // defines); Lint runs the full static analysis.
 func Load(src []byte, name string) (pb *Playbook, err error) {
-	file := name
-	if file == "" {
-		file = "<input>"
-	}
-	l := &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+	l := newLoader(name)
 	defer func() {
 		if r := recover(); r != nil {
-			l.problems = append(l.problems, Problem{Message: fmt.Sprintf("internal error while loading the playbook: %v", r)})
-			pb, err = nil, &ValidationError{File: file, Problems: sortProblems(l.problems), Warnings: sortProblems(l.warnings)}
+			pb, err = nil, l.panicked(r, "playbook")
 		}
 	}()
 	p := l.load(src)
@@ -163,11 +162,33 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 		}
 	}
 	if len(l.problems) > 0 {
-		return nil, &ValidationError{File: file, Problems: sortProblems(dedup(l.problems)), Warnings: sortProblems(dedup(l.warnings))}
+		return nil, l.rejected()
 	}
 	p.Warnings = sortProblems(dedup(l.warnings))
 	p.Source = string(src)
 	return p, nil
+}
+
+// newLoader starts a load of the source called name ("<input>" when
+// empty).
+func newLoader(name string) *loader {
+	file := name
+	if file == "" {
+		file = "<input>"
+	}
+	return &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+}
+
+// rejected is the ValidationError of a load that found problems.
+func (l *loader) rejected() *ValidationError {
+	return &ValidationError{File: l.file, Problems: sortProblems(dedup(l.problems)), Warnings: sortProblems(dedup(l.warnings))}
+}
+
+// panicked reports the panic r of a load of a <what> as one more problem
+// and returns the load's ValidationError.
+func (l *loader) panicked(r any, what string) *ValidationError {
+	l.problems = append(l.problems, Problem{Message: fmt.Sprintf("internal error while loading the %s: %v", what, r)})
+	return &ValidationError{File: l.file, Problems: sortProblems(l.problems), Warnings: sortProblems(l.warnings)}
 }
 
 // finish applies the normalisations that need the whole playbook: the
@@ -229,12 +250,25 @@ var (
 )
 
 func (l *loader) load(src []byte) *Playbook {
+	root := l.document(src, "playbook", "workflow")
+	if root == nil {
+		return nil
+	}
+	return l.playbook(root)
+}
+
+// document decodes src, which must hold one YAML document of a <what>
+// (whose last required key is last), records its lines (walkLines) and
+// returns its root node; nil when there is none (empty, or a syntax error).
+// A second document and syntax errors are reported as problems.
+func (l *loader) document(src []byte, what, last string) *yaml.Node {
 	l.src = src
+	empty := Problem{Line: 1, Message: fmt.Sprintf("empty document: a %s needs apiVersion, kind, metadata and %s", what, last)}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a playbook needs apiVersion, kind, metadata and workflow"})
+			l.problems = append(l.problems, empty)
 		} else {
 			l.syntax(err)
 		}
@@ -242,20 +276,20 @@ func (l *loader) load(src []byte) *Playbook {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		l.problems = append(l.problems, Problem{Line: extra.Line, Message: "more than one YAML document: a file holds exactly one playbook"})
+		l.problems = append(l.problems, Problem{Line: extra.Line, Message: "more than one YAML document: a file holds exactly one " + what})
 	} else if !errors.Is(err, io.EOF) {
 		l.syntax(err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a playbook needs apiVersion, kind, metadata and workflow"})
+			l.problems = append(l.problems, empty)
 			return nil
 		}
 		root = root.Content[0]
 	}
 	l.walkLines(root, "")
-	return l.playbook(root)
+	return root
 }
 
 // parserProblems are the YAML library's parser (not scanner) error texts.
@@ -492,6 +526,14 @@ func looksLikeUnquotedTemplate(n *yaml.Node) bool {
 
 const quoteHint = " (an unquoted {{ ... }} is parsed as a YAML mapping: quote the template, e.g. \"{{ expr }}\")"
 
+// templateHint is quoteHint when n looks like an unquoted template, else "".
+func templateHint(n *yaml.Node) string {
+	if looksLikeUnquotedTemplate(n) {
+		return quoteHint
+	}
+	return ""
+}
+
 // fields returns the entries of a mapping node, following aliases and `<<`
 // merge keys (explicit keys win). It reports non-mappings (null counts as
 // empty), non-string keys and duplicate keys. ok is false when n is not a
@@ -579,6 +621,72 @@ func (l *loader) mergeEntries(v *yaml.Node, path string) []entry {
 		}
 	}
 	return out
+}
+
+// walk calls f with each entry of the mapping n (see fields: aliases and
+// merge keys followed, problems reported) and the entry's path; false when
+// n is not a mapping (f is not called).
+func (l *loader) walk(n *yaml.Node, path, what string, f func(e entry, ep string)) bool {
+	fs, ok := l.fields(n, path, what)
+	if !ok {
+		return false
+	}
+	for _, e := range fs {
+		f(e, join(path, e.key))
+	}
+	return true
+}
+
+// mapping returns the mapping n (aliases followed), or nil: for null, and
+// for anything else (an unquoted {{ ... }} included), reported as "<what>
+// must be <shape>, got ...".
+func (l *loader) mapping(n *yaml.Node, path, what, shape string) *yaml.Node {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
+		l.errf(n, path, "%s must be %s, got %s%s", what, shape, describe(d), templateHint(d))
+		return nil
+	}
+	return d
+}
+
+// list returns the items of the sequence n (aliases followed); ok is false
+// for null, and for anything else, reported as "<what> must be <shape>,
+// got ...".
+func (l *loader) list(n *yaml.Node, path, what, shape string) ([]*yaml.Node, bool) {
+	d := deref(n)
+	if isNull(d) {
+		return nil, false
+	}
+	if d.Kind != yaml.SequenceNode {
+		l.errf(n, path, "%s must be %s, got %s", what, shape, describe(d))
+		return nil, false
+	}
+	return d.Content, true
+}
+
+// choice reads e's value as a string (what names it in a type error),
+// stores it in *dst (when dst is not nil) and, unless it is one of allowed,
+// reports format at e's key with the value (clipped to 40 characters when
+// clipped; %[1]q to show it twice) as its operand. It returns str's result.
+func (l *loader) choice(dst *string, e entry, path, what string, clipped bool, format string, allowed ...string) (string, bool) {
+	v, ok := l.str(e.v, path, what)
+	if !ok {
+		return v, false
+	}
+	if !oneOf(v, allowed) {
+		shown := v
+		if clipped {
+			shown = clip(v)
+		}
+		l.errf(e.k, path, format, shown)
+	}
+	if dst != nil {
+		*dst = v
+	}
+	return v, true
 }
 
 func index(fs []entry) map[string]entry {
@@ -673,16 +781,7 @@ func (l *loader) scalar(n *yaml.Node, path string) any {
 
 // dict converts a node that must be a mapping (null = empty → nil).
 func (l *loader) dict(n *yaml.Node, path, what string) map[string]any {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a mapping, got %s%s", what, describe(d), hint)
+	if l.mapping(n, path, what, "a mapping") == nil {
 		return nil
 	}
 	m, _ := l.value(n, path).(map[string]any)
@@ -693,11 +792,7 @@ func (l *loader) dict(n *yaml.Node, path, what string) map[string]any {
 func (l *loader) str(n *yaml.Node, path, what string) (string, bool) {
 	d := deref(n)
 	if d == nil || d.Kind != yaml.ScalarNode || d.ShortTag() == "!!null" {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a string, got %s%s", what, describe(d), hint)
+		l.errf(n, path, "%s must be a string, got %s%s", what, describe(d), templateHint(d))
 		return "", false
 	}
 	return d.Value, true

@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -52,12 +53,7 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 				p.APIVersion = s
 			}
 		case "kind":
-			if s, ok := l.str(e.v, path, "kind"); ok {
-				if s != "Playbook" {
-					l.errf(e.k, path, "kind must be Playbook, got %q", s)
-				}
-				p.Kind = s
-			}
+			l.choice(&p.Kind, e, path, "kind", false, "kind must be Playbook, got %q", "Playbook")
 		case "metadata":
 			l.metadata(p, e.v, path)
 		case "workload":
@@ -80,12 +76,7 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 }
 
 func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "metadata")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	l.walk(n, path, "metadata", func(e entry, fp string) {
 		switch e.key {
 		case "name":
 			p.Metadata.Name, _ = l.str(e.v, fp, "metadata.name")
@@ -103,21 +94,17 @@ func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
 		default:
 			l.warnf(e.k, fp, "unknown metadata key %q ignored (known: name, path, version, description, labels, tags, exposed_in_ui, exposes_as_mcp, agent, capabilities)", e.key)
 		}
-	}
+	})
 }
 
 func (l *loader) keychain(n *yaml.Node, path string) []any {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "keychain must be a list of credential declarations like {name: pg, kind: postgres_credential}, got %s", describe(d))
+	items, ok := l.list(n, path, "keychain", "a list of credential declarations like {name: pg, kind: postgres_credential}")
+	if !ok {
 		return nil
 	}
 	seen := map[string]int{}
-	out := make([]any, 0, len(d.Content))
-	for i, item := range d.Content {
+	out := make([]any, 0, len(items))
+	for i, item := range items {
 		ip := idx(path, i)
 		fs, ok := l.fields(item, ip, "a keychain entry")
 		if !ok {
@@ -375,30 +362,20 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 }
 
 func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "step spec")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	l.walk(n, path, "step spec", func(e entry, ep string) {
 		if e.key != "policy" {
 			if s.Spec == nil {
 				s.Spec = map[string]any{}
 			}
 			s.Spec[e.key] = l.value(e.v, ep)
-			continue
+			return
 		}
-		pfs, ok := l.fields(e.v, ep, "step spec.policy")
-		if !ok {
-			continue
-		}
-		for _, pe := range pfs {
-			pp := join(ep, pe.key)
+		l.walk(e.v, ep, "step spec.policy", func(pe entry, pp string) {
 			switch pe.key {
 			case "admit":
 				afs, ok := l.fields(pe.v, pp, "spec.policy.admit")
 				if !ok {
-					continue
+					return
 				}
 				am := index(afs)
 				for _, ae := range afs {
@@ -407,9 +384,7 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 					case "rules":
 						s.Admit = &Policy{Rules: l.rules(ae.v, ap, true)}
 					case "mode":
-						if m, ok := l.str(ae.v, ap, "admit.mode"); ok && m != "exclusive" && m != "inclusive" {
-							l.errf(ae.k, ap, "admit.mode must be exclusive or inclusive, got %q", m)
-						}
+						l.choice(nil, ae, ap, "admit.mode", false, "admit.mode must be exclusive or inclusive, got %q", "exclusive", "inclusive")
 					default:
 						l.errf(ae.k, ap, "unknown admit key %q (allowed: rules, mode)", ae.key)
 					}
@@ -418,12 +393,7 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 					l.errf(pe.k, join(pp, "rules"), "spec.policy.admit needs rules: [{when: ..., then: {allow: true}}, {else: {then: {allow: false}}}]")
 				}
 			case "lifecycle":
-				lfs, ok := l.fields(pe.v, pp, "spec.policy.lifecycle")
-				if !ok {
-					continue
-				}
-				for _, le := range lfs {
-					lp := join(pp, le.key)
+				l.walk(pe.v, pp, "spec.policy.lifecycle", func(le entry, lp string) {
 					switch le.key {
 					case "timeout_s":
 						if f, ok := l.num(le.v, lp, "lifecycle.timeout_s"); ok {
@@ -434,20 +404,15 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 					default:
 						l.errf(le.k, lp, "unknown lifecycle key %q (allowed: timeout_s)", le.key)
 					}
-				}
+				})
 			case "failure":
-				ffs, ok := l.fields(pe.v, pp, "spec.policy.failure")
-				if !ok {
-					continue
-				}
-				for _, fe := range ffs {
-					fp := join(pp, fe.key)
+				l.walk(pe.v, pp, "spec.policy.failure", func(fe entry, fp string) {
 					if fe.key == "mode" {
 						s.FailureMode, _ = l.str(fe.v, fp, "failure.mode")
 					} else {
 						l.errf(fe.k, fp, "unknown failure key %q (allowed: mode)", fe.key)
 					}
-				}
+				})
 			case "emit", "tracing", "quotas", "compensation":
 				l.warnf(pe.k, pp, "spec.policy.%s is a reserved placeholder: ignored", pe.key)
 			case "rules", "retry":
@@ -455,8 +420,8 @@ func (l *loader) stepSpec(s *Step, n *yaml.Node, path string) {
 			default:
 				l.errf(pe.k, pp, "unknown step policy key %q (allowed: admit, lifecycle, failure)", pe.key)
 			}
-		}
-	}
+		})
+	})
 }
 
 func (l *loader) loop(n *yaml.Node, path string) *Loop {
@@ -506,11 +471,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 			}
 			d := deref(e.v)
 			if d != nil && (d.Kind == yaml.MappingNode || isNull(d)) {
-				hint := ""
-				if looksLikeUnquotedTemplate(d) {
-					hint = quoteHint
-				}
-				l.errf(e.v, ep, "loop.in must be a template string or a list, got %s%s", describe(d), hint)
+				l.errf(e.v, ep, "loop.in must be a template string or a list, got %s%s", describe(d), templateHint(d))
 				continue
 			}
 			if d != nil && d.Kind == yaml.ScalarNode && !strings.Contains(d.Value, "{{") {
@@ -543,12 +504,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 			l.warnf(e.k, ep, "loop.%s is deprecated: write loop.spec.max_in_flight", e.key)
 			l.maxInFlight(lp, e, ep)
 		case "spec":
-			sfs, ok := l.fields(e.v, ep, "loop.spec")
-			if !ok {
-				continue
-			}
-			for _, se := range sfs {
-				sp := join(ep, se.key)
+			l.walk(e.v, ep, "loop.spec", func(se entry, sp string) {
 				switch se.key {
 				case "mode":
 					setMode(se, sp)
@@ -557,23 +513,13 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 				case "allow_set_ctx":
 					lp.AllowSetCtx, _ = l.boolean(se.v, sp, "allow_set_ctx")
 				case "policy":
-					pfs, ok := l.fields(se.v, sp, "loop.spec.policy")
-					if !ok {
-						continue
-					}
-					for _, pe := range pfs {
-						pp := join(sp, pe.key)
+					l.walk(se.v, sp, "loop.spec.policy", func(pe entry, pp string) {
 						if pe.key != "exec" {
 							l.warnf(pe.k, pp, "loop.spec.policy.%s is not part of NoETL's loop policy (it has exec only): ignored", pe.key)
-							continue
+							return
 						}
-						if x, ok := l.str(pe.v, pp, "loop.spec.policy.exec"); ok {
-							if x != "distributed" && x != "local" {
-								l.errf(pe.k, pp, "loop.spec.policy.exec must be distributed or local, got %q", x)
-							}
-							lp.Exec = x
-						}
-					}
+						l.choice(&lp.Exec, pe, pp, "loop.spec.policy.exec", false, "loop.spec.policy.exec must be distributed or local, got %q", "distributed", "local")
+					})
 				case "frame":
 					lp.Frame = l.frame(se.v, sp)
 				default:
@@ -582,7 +528,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 					}
 					lp.Spec[se.key] = l.value(se.v, sp)
 				}
-			}
+			})
 		default:
 			l.errf(e.k, ep, "unknown loop key %q (allowed: in, cursor, iterator, spec)", e.key)
 		}
@@ -864,12 +810,7 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 // records them so the same key at the top level is reported); the other
 // keys stay in t.Spec verbatim.
 func (l *loader) taskSpec(t *Task, n *yaml.Node, path string, config map[string]any, fromSpec map[string]string, input *string) {
-	fs, ok := l.fields(n, path, "task spec")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	l.walk(n, path, "task spec", func(e entry, ep string) {
 		switch e.key {
 		case "policy":
 			t.Policy = l.taskPolicy(e.v, ep)
@@ -891,14 +832,14 @@ func (l *loader) taskSpec(t *Task, n *yaml.Node, path string, config map[string]
 			if knownKind(t.Kind) && t.Kind != "workbook" && !commonKeySet[e.key] && kindReads(t.Kind, e.key) && e.key != "script" {
 				config[e.key] = l.value(e.v, ep)
 				fromSpec[e.key] = "spec." + e.key
-				continue
+				return
 			}
 			if t.Spec == nil {
 				t.Spec = map[string]any{}
 			}
 			t.Spec[e.key] = l.value(e.v, ep)
 		}
-	}
+	})
 }
 
 func (l *loader) taskPolicy(n *yaml.Node, path string) *Policy {
@@ -932,17 +873,10 @@ func (l *loader) taskPolicy(n *yaml.Node, path string) *Policy {
 // rules converts a rule list (seed 003 §2). admit selects step admission
 // rules (then.allow) instead of task rules (then.do).
 func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "rules must be a list of {when: ..., then: {...}} / {else: {then: {...}}}, got %s", describe(d))
-		return nil
-	}
+	items, _ := l.list(n, path, "rules", "a list of {when: ..., then: {...}} / {else: {then: {...}}}")
 	var out []*Rule
 	sawElse := false
-	for i, item := range d.Content {
+	for i, item := range items {
 		ip := idx(path, i)
 		fs, ok := l.fields(item, ip, "a rule")
 		if !ok {
@@ -1151,38 +1085,21 @@ func (l *loader) next(n *yaml.Node, path string) *Next {
 		ep := join(path, e.key)
 		switch e.key {
 		case "spec":
-			sfs, ok := l.fields(e.v, ep, "next.spec")
-			if !ok {
-				continue
-			}
-			for _, se := range sfs {
-				sp := join(ep, se.key)
+			l.walk(e.v, ep, "next.spec", func(se entry, sp string) {
 				switch se.key {
 				case "mode":
 					nx.Mode, _ = l.str(se.v, sp, "next.spec.mode")
 				case "on_no_match":
-					if x, ok := l.str(se.v, sp, "next.spec.on_no_match"); ok {
-						if x != "complete" && x != "quiet" {
-							l.errf(se.k, sp, "next.spec.on_no_match must be complete or quiet, got %q", x)
-						}
-						nx.OnNoMatch = x
-					}
+					l.choice(&nx.OnNoMatch, se, sp, "next.spec.on_no_match", false, "next.spec.on_no_match must be complete or quiet, got %q", "complete", "quiet")
 				case "policy":
 					// Routing hints placeholder (canonical step spec §5.5).
 				default:
 					l.errf(se.k, sp, "unknown next.spec key %q (allowed: mode, on_no_match, policy)", se.key)
 				}
-			}
+			})
 		case "arcs":
-			ad := deref(e.v)
-			if isNull(ad) {
-				continue
-			}
-			if ad.Kind != yaml.SequenceNode {
-				l.errf(e.v, ep, "next.arcs must be a list of {step: ..., when: ..., set: ...}, got %s", describe(ad))
-				continue
-			}
-			for i, item := range ad.Content {
+			items, _ := l.list(e.v, ep, "next.arcs", "a list of {step: ..., when: ..., set: ...}")
+			for i, item := range items {
 				if a := l.arc(item, idx(ep, i)); a != nil {
 					nx.Arcs = append(nx.Arcs, a)
 				}
@@ -1415,6 +1332,19 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 		}
 	} else {
 		ok := true
+		// number stores e's number in *dst when it is at least min
+		// (math.SmallestNonzeroFloat64 for "> 0"; bound is the rule as
+		// the error states it), else fails the block.
+		number := func(e entry, ep string, dst *float64, min float64, bound string) {
+			if f, good := l.num(e.v, ep, e.key); good && f >= min {
+				*dst = f
+			} else {
+				if good {
+					l.errf(e.k, ep, "%s must be %s", e.key, bound)
+				}
+				ok = false
+			}
+		}
 		var apply func(n *yaml.Node, path string)
 		apply = func(n *yaml.Node, path string) {
 			fs, good := l.fields(n, path, "retry")
@@ -1439,32 +1369,11 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 						ok = false
 					}
 				case "initial_delay":
-					if f, good := l.num(e.v, ep, "initial_delay"); good && f >= 0 {
-						cfg.delay = f
-					} else {
-						if good {
-							l.errf(e.k, ep, "initial_delay must be ≥ 0")
-						}
-						ok = false
-					}
+					number(e, ep, &cfg.delay, 0, "≥ 0")
 				case "backoff_multiplier":
-					if f, good := l.num(e.v, ep, "backoff_multiplier"); good && f > 0 {
-						cfg.mult = f
-					} else {
-						if good {
-							l.errf(e.k, ep, "backoff_multiplier must be > 0")
-						}
-						ok = false
-					}
+					number(e, ep, &cfg.mult, math.SmallestNonzeroFloat64, "> 0")
 				case "max_delay":
-					if f, good := l.num(e.v, ep, "max_delay"); good && f >= 0 {
-						cfg.maxDelay = f
-					} else {
-						if good {
-							l.errf(e.k, ep, "max_delay must be ≥ 0")
-						}
-						ok = false
-					}
+					number(e, ep, &cfg.maxDelay, 0, "≥ 0")
 				case "jitter":
 					if b, good := l.boolean(e.v, ep, "jitter"); good && b {
 						l.warnf(e.k, ep, "retry jitter is not part of task policy (it must stay deterministic): ignored")

@@ -178,19 +178,13 @@ func (l *loader) successRetry(e entry, path string) *successRetry {
 				pg.maxCalls = i
 			}
 		case "next_call":
-			nfs, ok := l.fields(f.v, fp, "next_call")
-			if !ok {
-				good = false
-				continue
-			}
-			for _, ne := range nfs {
-				np := join(fp, ne.key)
+			if !l.walk(f.v, fp, "next_call", func(ne entry, np string) {
 				switch ne.key {
 				case "params", "headers":
 					d := deref(ne.v)
 					if d == nil || d.Kind != yaml.MappingNode {
 						bad(ne.v, np, fmt.Sprintf("next_call.%s must be a mapping, got %s", ne.key, describe(d)))
-						continue
+						return
 					}
 					pfs, _ := l.fields(d, np, "next_call."+ne.key)
 					for _, pe := range pfs {
@@ -214,6 +208,8 @@ func (l *loader) successRetry(e entry, path string) *successRetry {
 				default:
 					bad(ne.k, np, fmt.Sprintf("next_call.%s: only params, headers and url can be carried to the next call", ne.key))
 				}
+			}) {
+				good = false
 			}
 		case "collect":
 			d := deref(f.v)
@@ -221,13 +217,7 @@ func (l *loader) successRetry(e entry, path string) *successRetry {
 				setStrategy(f.v, fp)
 				continue
 			}
-			cfs, ok := l.fields(f.v, fp, "collect")
-			if !ok {
-				good = false
-				continue
-			}
-			for _, ce := range cfs {
-				cp := join(fp, ce.key)
+			if !l.walk(f.v, fp, "collect", func(ce entry, cp string) {
 				switch ce.key {
 				case "strategy":
 					setStrategy(ce.v, cp)
@@ -239,6 +229,8 @@ func (l *loader) successRetry(e entry, path string) *successRetry {
 					l.errf(ce.k, cp, "unknown collect key %q (allowed: strategy, path, merge_path, into)", ce.key)
 					good = false
 				}
+			}) {
+				good = false
 			}
 		case "merge_path", "path":
 			if c, ok := m["collect"]; ok && (hasKey(c.v, "path") || hasKey(c.v, "merge_path")) {

@@ -2,12 +2,9 @@ package dsl
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	stdnet "net"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 
@@ -295,11 +292,7 @@ func ResourceKind(src []byte) string {
 
 // LoadSubscriptionFile reads and loads the subscription resource at path.
 func LoadSubscriptionFile(path string) (*Subscription, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("dsl: %w", err)
-	}
-	return LoadSubscription(src, path)
+	return loadFile(path, LoadSubscription)
 }
 
 // LoadSubscription parses and validates a `kind: Subscription` resource.
@@ -314,41 +307,14 @@ func LoadSubscriptionFile(path string) (*Subscription, error) {
 // Pub/Sub and GCS with its own service account), spool backends other
 // than gcs, the nats/kafka connection keys.
 func LoadSubscription(src []byte, name string) (sub *Subscription, err error) {
-	file := name
-	if file == "" {
-		file = "<input>"
-	}
-	l := &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+	l := newLoader(name)
 	defer func() {
 		if r := recover(); r != nil {
-			l.problems = append(l.problems, Problem{Message: fmt.Sprintf("internal error while loading the subscription: %v", r)})
-			sub, err = nil, &ValidationError{File: file, Problems: sortProblems(l.problems), Warnings: sortProblems(l.warnings)}
+			sub, err = nil, l.panicked(r, "subscription")
 		}
 	}()
-	l.src = src
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a subscription needs apiVersion, kind, metadata and spec"})
-		} else {
-			l.syntax(err)
-		}
-	} else {
-		var extra yaml.Node
-		if err := dec.Decode(&extra); err == nil {
-			l.problems = append(l.problems, Problem{Line: extra.Line, Message: "more than one YAML document: a file holds exactly one subscription"})
-		} else if !errors.Is(err, io.EOF) {
-			l.syntax(err)
-		}
-		root := &doc
-		if len(root.Content) > 0 {
-			root = root.Content[0]
-			l.walkLines(root, "")
-			sub = l.subscription(root)
-		} else {
-			l.problems = append(l.problems, Problem{Line: 1, Message: "empty document: a subscription needs apiVersion, kind, metadata and spec"})
-		}
+	if root := l.document(src, "subscription", "spec"); root != nil {
+		sub = l.subscription(root)
 	}
 	if sub != nil {
 		for _, p := range Placeholders(string(src)) {
@@ -356,7 +322,7 @@ func LoadSubscription(src []byte, name string) (sub *Subscription, err error) {
 		}
 	}
 	if len(l.problems) > 0 {
-		return nil, &ValidationError{File: file, Problems: sortProblems(dedup(l.problems)), Warnings: sortProblems(dedup(l.warnings))}
+		return nil, l.rejected()
 	}
 	sub.Warnings = sortProblems(dedup(l.warnings))
 	sub.Text = string(src)
@@ -383,35 +349,31 @@ func ValidSubscriptionName(name string) bool { return subscriptionNameRE.MatchSt
 func hasPlaceholder(s string) bool { return placeholderRE.MatchString(s) }
 
 func (l *loader) subscription(root *yaml.Node) *Subscription {
-	fs, ok := l.fields(root, "", "the subscription document")
-	if !ok {
-		return nil
-	}
 	s := &Subscription{}
 	have := map[string]bool{}
-	for _, e := range fs {
+	if !l.walk(root, "", "the subscription document", func(e entry, fp string) {
 		have[e.key] = true
 		switch e.key {
 		case "apiVersion":
-			if v, ok := l.str(e.v, e.key, "apiVersion"); ok {
+			if v, ok := l.str(e.v, fp, "apiVersion"); ok {
 				switch v {
 				case APIVersion, LegacyAPIVersion, "noetl.io/v10":
 				default:
-					l.errf(e.k, e.key, "unsupported apiVersion %q: use %s or %s", v, LegacyAPIVersion, APIVersion)
+					l.errf(e.k, fp, "unsupported apiVersion %q: use %s or %s", v, LegacyAPIVersion, APIVersion)
 				}
 				s.APIVersion = v
 			}
 		case "kind":
-			if v, ok := l.str(e.v, e.key, "kind"); ok && v != "Subscription" {
-				l.errf(e.k, e.key, "kind must be Subscription, got %q", v)
-			}
+			l.choice(nil, e, fp, "kind", false, "kind must be Subscription, got %q", "Subscription")
 		case "metadata":
-			l.subMetadata(s, e.v, e.key)
+			l.subMetadata(s, e.v, fp)
 		case "spec":
-			l.subSpec(s, e.v, e.key)
+			l.subSpec(s, e.v, fp)
 		default:
-			l.errf(e.k, e.key, "unknown root key %q (allowed: apiVersion, kind, metadata, spec)", e.key)
+			l.errf(e.k, fp, "unknown root key %q (allowed: apiVersion, kind, metadata, spec)", e.key)
 		}
+	}) {
+		return nil
 	}
 	for _, k := range []string{"apiVersion", "kind", "metadata", "spec"} {
 		if !have[k] {
@@ -422,12 +384,7 @@ func (l *loader) subscription(root *yaml.Node) *Subscription {
 }
 
 func (l *loader) subMetadata(s *Subscription, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "metadata")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	if !l.walk(n, path, "metadata", func(e entry, fp string) {
 		switch e.key {
 		case "name":
 			if v, ok := l.str(e.v, fp, "metadata.name"); ok {
@@ -448,6 +405,8 @@ func (l *loader) subMetadata(s *Subscription, n *yaml.Node, path string) {
 		default:
 			l.warnf(e.k, fp, "unknown metadata key %q ignored (known: name, path, description, version, labels, tags)", e.key)
 		}
+	}) {
+		return
 	}
 	if s.Metadata.Name == "" {
 		l.errf(n, path+".name", "metadata.name is required")
@@ -459,10 +418,6 @@ func (l *loader) subMetadata(s *Subscription, n *yaml.Node, path string) {
 var sourceKeys = []string{"url", "user", "password", "token", "stream", "consumer", "topic", "group", "brokers"}
 
 func (l *loader) subSpec(s *Subscription, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spec")
-	if !ok {
-		return
-	}
 	s.Mode, s.Activation = "pull", "continuous"
 	s.Runtime = SubscriptionRuntime{Batch: 100, TimeoutMS: 1000}
 	s.Dispatch.PayloadFrom = PayloadJSON
@@ -470,31 +425,15 @@ func (l *loader) subSpec(s *Subscription, n *yaml.Node, path string) {
 	s.Spool = defaultSpool()
 	s.Spool.Mode = SpoolOff
 	have := map[string]entry{}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	if !l.walk(n, path, "spec", func(e entry, fp string) {
 		have[e.key] = e
 		switch e.key {
 		case "source":
-			if v, ok := l.str(e.v, fp, "spec.source"); ok {
-				if v != "pubsub" {
-					l.errf(e.k, fp, "source %q is not supported: this engine consumes Google Pub/Sub subscriptions (source: pubsub); %s needs NoETL's worker runtime", clip(v), clip(v))
-				}
-				s.Source = v
-			}
+			l.choice(&s.Source, e, fp, "spec.source", true, "source %[1]q is not supported: this engine consumes Google Pub/Sub subscriptions (source: pubsub); %[1]s needs NoETL's worker runtime", "pubsub")
 		case "mode":
-			if v, ok := l.str(e.v, fp, "spec.mode"); ok {
-				if v != "pull" && v != "push" {
-					l.errf(e.k, fp, "mode %q: want pull or push", clip(v))
-				}
-				s.Mode = v
-			}
+			l.choice(&s.Mode, e, fp, "spec.mode", true, "mode %q: want pull or push", "pull", "push")
 		case "activation":
-			if v, ok := l.str(e.v, fp, "spec.activation"); ok {
-				if v != "continuous" {
-					l.errf(e.k, fp, "activation %q is not supported: a registered subscription is continuous until deleted (activation: continuous)", clip(v))
-				}
-				s.Activation = v
-			}
+			l.choice(&s.Activation, e, fp, "spec.activation", true, "activation %q is not supported: a registered subscription is continuous until deleted (activation: continuous)", "continuous")
 		case "subscription":
 			if v, ok := l.str(e.v, fp, "spec.subscription"); ok {
 				if !hasPlaceholder(v) && !validPubSubSubscription(v) {
@@ -519,12 +458,14 @@ func (l *loader) subSpec(s *Subscription, n *yaml.Node, path string) {
 		case "spool":
 			l.subSpool(s, e.v, fp)
 		default:
-			if contains(sourceKeys, e.key) {
+			if oneOf(e.key, sourceKeys) {
 				l.errf(e.k, fp, "%s is a connection key of NoETL's nats/kafka sources: a pubsub subscription names its Pub/Sub subscription (spec.subscription) only", e.key)
-				continue
+				return
 			}
 			l.errf(e.k, fp, "unknown spec key %q (allowed: source, mode, activation, subscription, runtime, dispatch, headers, dedup, limits, spool)", e.key)
 		}
+	}) {
+		return
 	}
 	for _, k := range []string{"source", "subscription", "dispatch"} {
 		if _, ok := have[k]; !ok {
@@ -534,15 +475,6 @@ func (l *loader) subSpec(s *Subscription, n *yaml.Node, path string) {
 	if s.Dispatch.BatchMax == 0 {
 		s.Dispatch.BatchMax = s.Runtime.Batch
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var (
@@ -562,12 +494,7 @@ func validPubSubSubscription(s string) bool {
 }
 
 func (l *loader) subRuntime(s *Subscription, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spec.runtime")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	l.walk(n, path, "spec.runtime", func(e entry, fp string) {
 		switch e.key {
 		case "target", "pool":
 			v, _ := l.str(e.v, fp, "runtime."+e.key)
@@ -594,26 +521,16 @@ func (l *loader) subRuntime(s *Subscription, n *yaml.Node, path string) {
 		default:
 			l.errf(e.k, fp, "unknown runtime key %q (allowed: target, pool, batch, timeout_ms)", e.key)
 		}
-	}
+	})
 }
 
 func (l *loader) subDispatch(s *Subscription, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spec.dispatch")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	if !l.walk(n, path, "spec.dispatch", func(e entry, fp string) {
 		switch e.key {
 		case "playbook":
 			s.Dispatch.Playbook, _ = l.str(e.v, fp, "dispatch.playbook")
 		case "payload_from":
-			if v, ok := l.str(e.v, fp, "dispatch.payload_from"); ok {
-				if v != PayloadJSON && v != PayloadBody && v != PayloadAttributes {
-					l.errf(e.k, fp, "payload_from %q: want %s, %s or %s", clip(v), PayloadJSON, PayloadBody, PayloadAttributes)
-				}
-				s.Dispatch.PayloadFrom = v
-			}
+			l.choice(&s.Dispatch.PayloadFrom, e, fp, "dispatch.payload_from", true, "payload_from %q: want "+PayloadJSON+", "+PayloadBody+" or "+PayloadAttributes, PayloadJSON, PayloadBody, PayloadAttributes)
 		case "execution_pool":
 			s.Dispatch.ExecutionPool, _ = l.str(e.v, fp, "dispatch.execution_pool")
 			l.warnf(e.k, fp, "execution_pool has no effect here: every execution's units go through the work queue")
@@ -629,6 +546,8 @@ func (l *loader) subDispatch(s *Subscription, n *yaml.Node, path string) {
 		default:
 			l.errf(e.k, fp, "unknown dispatch key %q (allowed: playbook, payload_from, execution_pool, batch_dispatch, batch_max)", e.key)
 		}
+	}) {
+		return
 	}
 	if s.Dispatch.Playbook == "" {
 		l.errf(n, path+".playbook", "dispatch.playbook is required: the playbook each message starts")
@@ -636,54 +555,27 @@ func (l *loader) subDispatch(s *Subscription, n *yaml.Node, path string) {
 }
 
 func (l *loader) subHeaders(s *Subscription, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spec.headers")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	l.walk(n, path, "spec.headers", func(e entry, fp string) {
 		switch e.key {
 		case "normalize":
 			s.Headers.Normalize, _ = l.boolean(e.v, fp, "headers.normalize")
 		case "passthrough":
-			if v, ok := l.str(e.v, fp, "headers.passthrough"); ok {
-				if v != "data" {
-					l.errf(e.k, fp, "passthrough %q: only data (headers that are not directives stay in message.headers)", clip(v))
-				}
-				s.Headers.Passthrough = v
-			}
+			l.choice(&s.Headers.Passthrough, e, fp, "headers.passthrough", true, "passthrough %q: only data (headers that are not directives stay in message.headers)", "data")
 		case "trace":
-			tf, ok := l.fields(e.v, fp, "headers.trace")
-			if !ok {
-				continue
-			}
-			for _, t := range tf {
-				tp := join(fp, t.key)
+			l.walk(e.v, fp, "headers.trace", func(t entry, tp string) {
 				switch t.key {
 				case "propagate":
-					if v, ok := l.str(t.v, tp, "trace.propagate"); ok {
-						if v != "w3c" && v != "none" {
-							l.errf(t.k, tp, "trace.propagate %q: want w3c or none", clip(v))
-						}
-						s.Headers.Trace.Propagate = v
-					}
+					l.choice(&s.Headers.Trace.Propagate, t, tp, "trace.propagate", true, "trace.propagate %q: want w3c or none", "w3c", "none")
 				case "baggage_allowlist":
 					s.Headers.Trace.BaggageAllowlist = l.strList(t.v, tp, "trace.baggage_allowlist")
 				default:
 					l.errf(t.k, tp, "unknown trace key %q (allowed: propagate, baggage_allowlist)", t.key)
 				}
-			}
+			})
 		case "directives":
-			d := deref(e.v)
-			if isNull(d) {
-				continue
-			}
-			if d.Kind != yaml.SequenceNode {
-				l.errf(e.v, fp, "headers.directives must be a list, got %s", describe(d))
-				continue
-			}
+			items, _ := l.list(e.v, fp, "headers.directives", "a list")
 			seen := map[string]bool{}
-			for i, c := range d.Content {
+			for i, c := range items {
 				if dv, ok := l.directive(c, idx(fp, i)); ok {
 					if seen[dv.Header+"\x00"+dv.Controls] {
 						l.errf(c, idx(fp, i), "directive %s → %s is declared twice", dv.Header, dv.Controls)
@@ -695,18 +587,13 @@ func (l *loader) subHeaders(s *Subscription, n *yaml.Node, path string) {
 		default:
 			l.errf(e.k, fp, "unknown headers key %q (allowed: normalize, directives, trace, passthrough)", e.key)
 		}
-	}
+	})
 }
 
 func (l *loader) directive(n *yaml.Node, path string) (Directive, bool) {
-	fs, ok := l.fields(n, path, "a directive")
-	if !ok {
-		return Directive{}, false
-	}
 	var d Directive
 	good := true
-	for _, e := range fs {
-		fp := join(path, e.key)
+	if !l.walk(n, path, "a directive", func(e entry, fp string) {
 		switch e.key {
 		case "header":
 			if v, ok := l.str(e.v, fp, "directive header"); ok {
@@ -718,7 +605,7 @@ func (l *loader) directive(n *yaml.Node, path string) (Directive, bool) {
 			}
 		case "controls":
 			if v, ok := l.str(e.v, fp, "directive controls"); ok {
-				if !contains(controls, v) {
+				if !oneOf(v, controls) {
 					l.errf(e.k, fp, "controls %q: want one of %s", clip(v), strings.Join(controls, ", "))
 					good = false
 				}
@@ -743,6 +630,8 @@ func (l *loader) directive(n *yaml.Node, path string) (Directive, bool) {
 		default:
 			l.errf(e.k, fp, "unknown directive key %q (allowed: header, controls, allowed, map)", e.key)
 		}
+	}) {
+		return Directive{}, false
 	}
 	if d.Header == "" {
 		l.errf(n, path+".header", "a directive needs header")
@@ -768,16 +657,9 @@ func (l *loader) directive(n *yaml.Node, path string) (Directive, bool) {
 }
 
 func (l *loader) strList(n *yaml.Node, path, what string) []string {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "%s must be a list of strings, got %s", what, describe(d))
-		return nil
-	}
+	items, _ := l.list(n, path, what, "a list of strings")
 	var out []string
-	for i, c := range d.Content {
+	for i, c := range items {
 		if v, ok := l.str(c, idx(path, i), what+" items"); ok {
 			out = append(out, v)
 		}
@@ -786,13 +668,8 @@ func (l *loader) strList(n *yaml.Node, path, what string) []string {
 }
 
 func (l *loader) subDedup(s *Subscription, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spec.dedup")
-	if !ok {
-		return
-	}
 	enabled, window := false, 300
-	for _, e := range fs {
-		fp := join(path, e.key)
+	if !l.walk(n, path, "spec.dedup", func(e entry, fp string) {
 		switch e.key {
 		case "enabled":
 			enabled, _ = l.boolean(e.v, fp, "dedup.enabled")
@@ -807,6 +684,8 @@ func (l *loader) subDedup(s *Subscription, n *yaml.Node, path string) {
 		default:
 			l.errf(e.k, fp, "unknown dedup key %q (allowed: enabled, window_secs)", e.key)
 		}
+	}) {
+		return
 	}
 	if enabled {
 		s.Dedup = &SubscriptionDedup{WindowSecs: window}
@@ -814,12 +693,7 @@ func (l *loader) subDedup(s *Subscription, n *yaml.Node, path string) {
 }
 
 func (l *loader) subLimits(n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spec.limits")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	l.walk(n, path, "spec.limits", func(e entry, fp string) {
 		switch e.key {
 		case "max_in_flight", "max_dispatch_per_sec":
 			if v, ok := l.integer(e.v, fp, "limits."+e.key); ok && v < 1 {
@@ -829,7 +703,7 @@ func (l *loader) subLimits(n *yaml.Node, path string) {
 		default:
 			l.errf(e.k, fp, "unknown limits key %q (allowed: max_in_flight, max_dispatch_per_sec)", e.key)
 		}
-	}
+	})
 }
 
 func defaultSpool() Spool {
@@ -847,7 +721,7 @@ func (l *loader) enum(n *yaml.Node, path, what string, allowed ...string) (strin
 	if !ok {
 		return "", false
 	}
-	if !contains(allowed, v) {
+	if !oneOf(v, allowed) {
 		l.errf(n, path, "%s %q: want one of %s", what, clip(v), strings.Join(allowed, ", "))
 		return v, false
 	}
@@ -864,14 +738,9 @@ func (l *loader) nonNegative(n *yaml.Node, path, what string) (int, bool) {
 }
 
 func (l *loader) subSpool(s *Subscription, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spec.spool")
-	if !ok {
-		return
-	}
 	sp := defaultSpool()
 	modeSet := false
-	for _, e := range fs {
-		fp := join(path, e.key)
+	if !l.walk(n, path, "spec.spool", func(e entry, fp string) {
 		switch e.key {
 		case "mode":
 			sp.Mode, _ = l.enum(e.v, fp, "spool.mode", SpoolOff, SpoolBufferAndAck, SpoolHybrid)
@@ -909,19 +778,14 @@ func (l *loader) subSpool(s *Subscription, n *yaml.Node, path string) {
 		case "circuit":
 			l.subCircuit(&sp.Circuit, e.v, fp)
 		case "retention":
-			rf, ok := l.fields(e.v, fp, "spool.retention")
-			if !ok {
-				continue
-			}
-			for _, r := range rf {
-				rp := join(fp, r.key)
+			l.walk(e.v, fp, "spool.retention", func(r entry, rp string) {
 				switch r.key {
 				case "max_age_hours":
 					sp.Retention.MaxAgeHours, _ = l.nonNegative(r.v, rp, "retention.max_age_hours")
 				case "max_bytes":
 					if isNull(r.v) {
 						sp.Retention.MaxBytes = 0
-						continue
+						return
 					}
 					v, _ := l.nonNegative(r.v, rp, "retention.max_bytes")
 					sp.Retention.MaxBytes = int64(v)
@@ -930,14 +794,9 @@ func (l *loader) subSpool(s *Subscription, n *yaml.Node, path string) {
 				default:
 					l.errf(r.k, rp, "unknown retention key %q (allowed: max_age_hours, max_bytes, on_full)", r.key)
 				}
-			}
+			})
 		case "drain":
-			df, ok := l.fields(e.v, fp, "spool.drain")
-			if !ok {
-				continue
-			}
-			for _, d := range df {
-				dp := join(fp, d.key)
+			l.walk(e.v, fp, "spool.drain", func(d entry, dp string) {
 				switch d.key {
 				case "rate_per_sec":
 					sp.Drain.RatePerSec, _ = l.nonNegative(d.v, dp, "drain.rate_per_sec")
@@ -953,10 +812,12 @@ func (l *loader) subSpool(s *Subscription, n *yaml.Node, path string) {
 				default:
 					l.errf(d.k, dp, "unknown drain key %q (allowed: rate_per_sec, max_replay_attempts, on_recovery)", d.key)
 				}
-			}
+			})
 		default:
 			l.errf(e.k, fp, "unknown spool key %q (allowed: mode, backend, bucket, ordering, ordering_key, circuit, retention, drain, hybrid_escalate_after_ms)", e.key)
 		}
+	}) {
+		return
 	}
 	if !modeSet {
 		// NoETL's default mode is off: a spool block without a mode only
@@ -970,12 +831,7 @@ func (l *loader) subSpool(s *Subscription, n *yaml.Node, path string) {
 }
 
 func (l *loader) subCircuit(c *CircuitConfig, n *yaml.Node, path string) {
-	fs, ok := l.fields(n, path, "spool.circuit")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		fp := join(path, e.key)
+	l.walk(n, path, "spool.circuit", func(e entry, fp string) {
 		switch e.key {
 		case "trip_after":
 			if v, ok := l.integer(e.v, fp, "circuit.trip_after"); ok {
@@ -989,16 +845,9 @@ func (l *loader) subCircuit(c *CircuitConfig, n *yaml.Node, path string) {
 		case "probe_interval_ms":
 			c.ProbeIntervalMS, _ = l.nonNegative(e.v, fp, "circuit.probe_interval_ms")
 		case "downstream":
-			d := deref(e.v)
-			if isNull(d) {
-				continue
-			}
-			if d.Kind != yaml.SequenceNode {
-				l.errf(e.v, fp, "circuit.downstream must be a list, got %s", describe(d))
-				continue
-			}
+			items, _ := l.list(e.v, fp, "circuit.downstream", "a list")
 			seen := map[string]bool{}
-			for i, item := range d.Content {
+			for i, item := range items {
 				ip := idx(fp, i)
 				ds, ok := l.downstream(item, ip)
 				if !ok {
@@ -1013,18 +862,13 @@ func (l *loader) subCircuit(c *CircuitConfig, n *yaml.Node, path string) {
 		default:
 			l.errf(e.k, fp, "unknown circuit key %q (allowed: trip_after, probe_after_ms, probe_interval_ms, downstream)", e.key)
 		}
-	}
+	})
 }
 
 func (l *loader) downstream(n *yaml.Node, path string) (Downstream, bool) {
-	fs, ok := l.fields(n, path, "a downstream")
-	if !ok {
-		return Downstream{}, false
-	}
 	ds := Downstream{Probe: "http"}
 	var typeNode *yaml.Node
-	for _, e := range fs {
-		fp := join(path, e.key)
+	if !l.walk(n, path, "a downstream", func(e entry, fp string) {
 		switch e.key {
 		case "name":
 			ds.Name, _ = l.str(e.v, fp, "downstream name")
@@ -1036,6 +880,8 @@ func (l *loader) downstream(n *yaml.Node, path string) (Downstream, bool) {
 		default:
 			l.errf(e.k, fp, "unknown downstream key %q (allowed: name, type, target)", e.key)
 		}
+	}) {
+		return Downstream{}, false
 	}
 	good := true
 	if ds.Name == "" {

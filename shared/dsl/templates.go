@@ -86,10 +86,7 @@ func (p *Playbook) templateSites() []templateSite {
 			if r == nil {
 				continue
 			}
-			rp := r.Path
-			if rp == "" {
-				rp = fmt.Sprintf("%s.rules[%d]", path, k)
-			}
+			rp := ruleIn(r, path, k)
 			var extra []string
 			if r.Legacy {
 				extra = legacyRuleNames
@@ -149,10 +146,7 @@ func (p *Playbook) templateSites() []templateSite {
 			if t == nil {
 				continue
 			}
-			tp := t.Path
-			if tp == "" {
-				tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-			}
+			tp := taskPath(t, sp, j)
 			task(t, tp)
 		}
 		sets(s.Set, sp+".set", s.Line)

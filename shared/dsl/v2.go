@@ -36,16 +36,8 @@ var setKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // assignments parses a DSL v2 set block: a mapping of targets
 // (ctx.x, iter.x, step.x, or a bare name) to values, in YAML order.
 func (l *loader) assignments(n *yaml.Node, path, what string, level setLevel) []Assignment {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a mapping of targets (ctx.<name>, iter.<name>, step.<name>) to values, got %s%s", what, describe(d), hint)
+	d := l.mapping(n, path, what, "a mapping of targets (ctx.<name>, iter.<name>, step.<name>) to values")
+	if d == nil {
 		return nil
 	}
 	fs, _ := l.fields(d, path, what)
@@ -110,16 +102,8 @@ func validSetKey(key string) bool {
 // patch parses a v10 set_ctx / set_iter mapping into assignments of one
 // scope (each top-level key is one target, its value as written).
 func (l *loader) patch(n *yaml.Node, path, what, scope string) []Assignment {
-	d := deref(n)
-	if isNull(d) {
-		return nil
-	}
-	if d.Kind != yaml.MappingNode || looksLikeUnquotedTemplate(d) {
-		hint := ""
-		if looksLikeUnquotedTemplate(d) {
-			hint = quoteHint
-		}
-		l.errf(n, path, "%s must be a mapping, got %s%s", what, describe(d), hint)
+	d := l.mapping(n, path, what, "a mapping")
+	if d == nil {
 		return nil
 	}
 	fs, _ := l.fields(d, path, what)
@@ -198,13 +182,8 @@ var outputKeys = []string{"store", "select", "output_select", "accumulate", "inl
 
 // output parses an output block (tool.output or step.output).
 func (l *loader) output(n *yaml.Node, path string) *Output {
-	fs, ok := l.fields(n, path, "output")
-	if !ok {
-		return nil
-	}
 	o := &Output{Line: l.lineFor(deref(n), path), Path: path}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	if !l.walk(n, path, "output", func(e entry, ep string) {
 		switch e.key {
 		case "store":
 			o.Store = l.store(e.v, ep, o)
@@ -246,6 +225,8 @@ func (l *loader) output(n *yaml.Node, path string) *Output {
 		default:
 			l.errf(e.k, ep, "unknown output key %q (allowed: %s)", e.key, strings.Join(outputKeys, ", "))
 		}
+	}) {
+		return nil
 	}
 	return o
 }
@@ -253,13 +234,8 @@ func (l *loader) output(n *yaml.Node, path string) *Output {
 var storeKeys = []string{"kind", "driver", "bucket", "prefix", "ttl", "compression", "credential", "inline_max_bytes"}
 
 func (l *loader) store(n *yaml.Node, path string, o *Output) *OutputStore {
-	fs, ok := l.fields(n, path, "output.store")
-	if !ok {
-		return nil
-	}
 	st := &OutputStore{Kind: "auto"}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	if !l.walk(n, path, "output.store", func(e entry, ep string) {
 		switch e.key {
 		case "kind":
 			st.Kind, _ = l.str(e.v, ep, "output.store.kind")
@@ -296,6 +272,8 @@ func (l *loader) store(n *yaml.Node, path string, o *Output) *OutputStore {
 		default:
 			l.errf(e.k, ep, "unknown output.store key %q (allowed: %s)", e.key, strings.Join(storeKeys, ", "))
 		}
+	}) {
+		return nil
 	}
 	st.Tier = StoreTiers[st.Kind]
 	return st
@@ -360,13 +338,8 @@ func (l *loader) selects(n *yaml.Node, path string) []OutputSelect {
 var accumulateKeys = []string{"enabled", "strategy", "merge_path", "manifest_as", "on_success", "on_error", "max_items"}
 
 func (l *loader) accumulate(n *yaml.Node, path string) *OutputAccumulate {
-	fs, ok := l.fields(n, path, "output.accumulate")
-	if !ok {
-		return nil
-	}
 	a := &OutputAccumulate{Strategy: "append", OnSuccess: true}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	if !l.walk(n, path, "output.accumulate", func(e entry, ep string) {
 		switch e.key {
 		case "enabled":
 			a.Enabled, _ = l.boolean(e.v, ep, "accumulate.enabled")
@@ -402,6 +375,8 @@ func (l *loader) accumulate(n *yaml.Node, path string) *OutputAccumulate {
 		default:
 			l.errf(e.k, ep, "unknown accumulate key %q (allowed: %s)", e.key, strings.Join(accumulateKeys, ", "))
 		}
+	}) {
+		return nil
 	}
 	return a
 }
@@ -415,25 +390,15 @@ var scriptSources = []string{"inline", "file", "http", "gcs"}
 // method, auth, timeout}} block (NoETL noetl/core/script, noetl-tools
 // PythonScript).
 func (l *loader) script(n *yaml.Node, path string) *Script {
-	fs, ok := l.fields(n, path, "script")
-	if !ok {
-		return nil
-	}
 	sc := &Script{Line: l.lineFor(deref(n), path), Path: path}
 	var srcLine *yaml.Node
-	for _, e := range fs {
-		ep := join(path, e.key)
+	if !l.walk(n, path, "script", func(e entry, ep string) {
 		switch e.key {
 		case "uri":
 			sc.URI, _ = l.str(e.v, ep, "script.uri")
 		case "source":
 			srcLine = e.k
-			sfs, ok := l.fields(e.v, ep, "script.source")
-			if !ok {
-				continue
-			}
-			for _, se := range sfs {
-				sp := join(ep, se.key)
+			l.walk(e.v, ep, "script.source", func(se entry, sp string) {
 				switch se.key {
 				case "type":
 					sc.Source, _ = l.str(se.v, sp, "script.source.type")
@@ -457,10 +422,12 @@ func (l *loader) script(n *yaml.Node, path string) *Script {
 				default:
 					l.errf(se.k, sp, "unknown script.source key %q (allowed: type, code, endpoint, method, auth, timeout)", se.key)
 				}
-			}
+			})
 		default:
 			l.errf(e.k, ep, "unknown script key %q (allowed: uri, source)", e.key)
 		}
+	}) {
+		return nil
 	}
 	if sc.Source == "" {
 		if sc.Code == "" {
@@ -544,10 +511,6 @@ var frameKeys = []string{"max_rows", "max_seconds", "max_bytes", "lease_seconds"
 
 // frame parses loop.spec.frame; defaults are NoETL FramePolicy's.
 func (l *loader) frame(n *yaml.Node, path string) *Frame {
-	fs, ok := l.fields(n, path, "loop.spec.frame")
-	if !ok {
-		return nil
-	}
 	f := defaultFrame()
 	def := defaultFrame()
 	// templated reports (and records) a numeric field written as a
@@ -583,8 +546,7 @@ func (l *loader) frame(n *yaml.Node, path string) *Frame {
 		}
 		return v
 	}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	if !l.walk(n, path, "loop.spec.frame", func(e entry, ep string) {
 		switch e.key {
 		case "max_rows":
 			f.MaxRows = posInt(e, ep, 1, def.MaxRows)
@@ -603,22 +565,14 @@ func (l *loader) frame(n *yaml.Node, path string) *Frame {
 		case "verify_ipc":
 			f.VerifyIPC, _ = l.boolean(e.v, ep, "frame.verify_ipc")
 		case "process":
-			if s, ok := l.str(e.v, ep, "frame.process"); ok {
-				if s != "row" && s != "frame" {
-					l.errf(e.k, ep, "frame.process must be row or frame, got %q", s)
-				}
-				f.Process = s
-			}
+			l.choice(&f.Process, e, ep, "frame.process", false, "frame.process must be row or frame, got %q", "row", "frame")
 		case "retry_mode":
-			if s, ok := l.str(e.v, ep, "frame.retry_mode"); ok {
-				if s != "whole_frame" {
-					l.errf(e.k, ep, "frame.retry_mode must be whole_frame, got %q", s)
-				}
-				f.RetryMode = s
-			}
+			l.choice(&f.RetryMode, e, ep, "frame.retry_mode", false, "frame.retry_mode must be whole_frame, got %q", "whole_frame")
 		default:
 			l.errf(e.k, ep, "unknown frame key %q (allowed: %s)", e.key, strings.Join(frameKeys, ", "))
 		}
+	}) {
+		return nil
 	}
 	return f
 }
@@ -671,25 +625,13 @@ var executorSpecKeys = []string{"entry_step", "final_step", "no_next_is_error", 
 // entry and termination keys (NoETL ExecutorSpecFull).
 func (l *loader) executor(p *Playbook, n *yaml.Node, path string) {
 	p.Executor = l.dict(n, path, "executor")
-	fs, ok := l.fields(n, path, "executor")
-	if !ok {
-		return
-	}
-	for _, e := range fs {
-		ep := join(path, e.key)
+	l.walk(n, path, "executor", func(e entry, ep string) {
 		switch e.key {
 		case "profile":
-			if s, ok := l.str(e.v, ep, "executor.profile"); ok && s != "local" && s != "distributed" && s != "auto" {
-				l.errf(e.k, ep, "executor.profile must be local, distributed or auto, got %q", s)
-			}
+			l.choice(nil, e, ep, "executor.profile", false, "executor.profile must be local, distributed or auto, got %q", "local", "distributed", "auto")
 		case "version", "requires":
 		case "spec":
-			sfs, ok := l.fields(e.v, ep, "executor.spec")
-			if !ok {
-				continue
-			}
-			for _, se := range sfs {
-				sp := join(ep, se.key)
+			l.walk(e.v, ep, "executor.spec", func(se entry, sp string) {
 				switch se.key {
 				case "entry_step":
 					p.Entry, _ = l.str(se.v, sp, "executor.spec.entry_step")
@@ -708,9 +650,9 @@ func (l *loader) executor(p *Playbook, n *yaml.Node, path string) {
 					// Spec layering: other keys are defaults merged under
 					// step.spec / task.spec (DSL.md "Step" Spec).
 				}
-			}
+			})
 		default:
 			l.warnf(e.k, ep, "unknown executor key %q ignored (NoETL knows profile, version, requires, spec)", e.key)
 		}
-	}
+	})
 }

@@ -150,10 +150,7 @@ func (v *validator) step(s *Step, sp string) {
 			if r == nil {
 				continue
 			}
-			rp := r.Path
-			if rp == "" {
-				rp = fmt.Sprintf("%s.spec.policy.admit.rules[%d]", sp, k)
-			}
+			rp := ruleIn(r, sp+".spec.policy.admit", k)
 			v.ruleShape(r, rp)
 			if r.Then.Allow == nil {
 				v.add(thenPath(r, rp)+".allow", r.Line, "admit rules decide with then.allow: true|false")
@@ -217,10 +214,7 @@ func (v *validator) step(s *Step, sp string) {
 		if t == nil {
 			continue
 		}
-		tp := t.Path
-		if tp == "" {
-			tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-		}
+		tp := taskPath(t, sp, j)
 		switch {
 		case t.Name == "":
 			v.add(tp+".name", t.Line, "task label is required")
@@ -237,10 +231,7 @@ func (v *validator) step(s *Step, sp string) {
 		if t == nil {
 			continue
 		}
-		tp := t.Path
-		if tp == "" {
-			tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-		}
+		tp := taskPath(t, sp, j)
 		v.task(t, tp, labels)
 	}
 
@@ -266,10 +257,7 @@ func (v *validator) step(s *Step, sp string) {
 			if a == nil {
 				continue
 			}
-			ap := a.Path
-			if ap == "" {
-				ap = fmt.Sprintf("%s.next.arcs[%d]", sp, k)
-			}
+			ap := arcPath(a, sp, k)
 			switch {
 			case a.Step == "":
 				v.add(ap+".step", a.Line, "arc needs step: <target step name>")
@@ -305,10 +293,7 @@ func (v *validator) step(s *Step, sp string) {
 			if t == nil {
 				continue
 			}
-			tp := t.Path
-			if tp == "" {
-				tp = fmt.Sprintf("%s.tool[%d]", sp, j)
-			}
+			tp := taskPath(t, sp, j)
 			ctxIn(t.Set, tp+".set", t.Line)
 			if t.Policy == nil {
 				continue
@@ -405,14 +390,32 @@ func storeKindsList() string {
 }
 
 func rulePath(t *Task, r *Rule, sp string, j, k int) string {
+	return ruleIn(r, taskPath(t, sp, j)+".spec.policy", k)
+}
+
+// ruleIn is r's YAML path: r.Path, else that of rule k of the policy at
+// policy.
+func ruleIn(r *Rule, policy string, k int) string {
 	if r.Path != "" {
 		return r.Path
 	}
-	tp := t.Path
-	if tp == "" {
-		tp = fmt.Sprintf("%s.tool[%d]", sp, j)
+	return fmt.Sprintf("%s.rules[%d]", policy, k)
+}
+
+// taskPath is t's YAML path: t.Path, else that of task j of the step at sp.
+func taskPath(t *Task, sp string, j int) string {
+	if t.Path != "" {
+		return t.Path
 	}
-	return fmt.Sprintf("%s.spec.policy.rules[%d]", tp, k)
+	return fmt.Sprintf("%s.tool[%d]", sp, j)
+}
+
+// arcPath is a's YAML path: a.Path, else that of arc k of the step at sp.
+func arcPath(a *Arc, sp string, k int) string {
+	if a.Path != "" {
+		return a.Path
+	}
+	return fmt.Sprintf("%s.next.arcs[%d]", sp, k)
 }
 
 // thenPath is the path of a rule's then block (under else for else rules).
@@ -481,10 +484,7 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 		if r == nil {
 			continue
 		}
-		rp := r.Path
-		if rp == "" {
-			rp = fmt.Sprintf("%s.spec.policy.rules[%d]", tp, k)
-		}
+		rp := ruleIn(r, tp+".spec.policy", k)
 		v.ruleShape(r, rp)
 		th := r.Then
 		thp := thenPath(r, rp)
