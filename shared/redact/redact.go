@@ -466,23 +466,35 @@ func (r *Redactor) maskOnce(s string) string {
 	if s == "" {
 		return s
 	}
+	return maskSpans(s, patternSpans(s, r.literalSpans(s)))
+}
+
+// literalSpans returns where r's secrets occur in s (overlaps included);
+// none for a nil r.
+func (r *Redactor) literalSpans(s string) []span {
+	if r == nil {
+		return nil
+	}
 	var spans []span
-	if r != nil {
-		for _, sec := range r.secrets {
-			if len(sec) > len(s) {
-				continue
+	for _, sec := range r.secrets {
+		if len(sec) > len(s) {
+			continue
+		}
+		for i := 0; i <= len(s)-len(sec); {
+			j := strings.Index(s[i:], sec)
+			if j < 0 {
+				break
 			}
-			for i := 0; i <= len(s)-len(sec); {
-				j := strings.Index(s[i:], sec)
-				if j < 0 {
-					break
-				}
-				spans = append(spans, span{i + j, i + j + len(sec)})
-				i += j + 1
-			}
+			spans = append(spans, span{i + j, i + j + len(sec)})
+			i += j + 1
 		}
 	}
-	spans = patternSpans(s, spans)
+	return spans
+}
+
+// maskSpans returns s with every span replaced by Mask, overlapping or
+// adjacent spans as one; s itself when there is none.
+func maskSpans(s string, spans []span) string {
 	if len(spans) == 0 {
 		return s
 	}

@@ -3,8 +3,6 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
-	"strings"
 )
 
 // Empty reports whether r masks no literal secret (it may still apply the
@@ -69,37 +67,4 @@ func (r *Redactor) SecretsBytes(b []byte) []byte {
 }
 
 // literalOnce masks every occurrence of r's secrets in s (one pass).
-func (r *Redactor) literalOnce(s string) string {
-	var spans []span
-	for _, sec := range r.secrets {
-		if len(sec) > len(s) {
-			continue
-		}
-		for i := 0; i <= len(s)-len(sec); {
-			j := strings.Index(s[i:], sec)
-			if j < 0 {
-				break
-			}
-			spans = append(spans, span{i + j, i + j + len(sec)})
-			i += j + 1
-		}
-	}
-	if len(spans) == 0 {
-		return s
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	var b strings.Builder
-	b.Grow(len(s))
-	pos := 0
-	for i := 0; i < len(spans); {
-		start, end := spans[i].start, spans[i].end
-		for i++; i < len(spans) && spans[i].start <= end; i++ {
-			end = max(end, spans[i].end)
-		}
-		b.WriteString(s[pos:start])
-		b.WriteString(Mask)
-		pos = end
-	}
-	b.WriteString(s[pos:])
-	return b.String()
-}
+func (r *Redactor) literalOnce(s string) string { return maskSpans(s, r.literalSpans(s)) }
