@@ -1,6 +1,6 @@
 // Package dsl loads, normalises and validates NoETL playbooks
 // (apiVersion noetl.io/v2, kind Playbook) into the model below
-// (../shared/DSL.md is the contract; seed 003 gives task policy).
+// (the DSL contract, README "The DSL"; seed 003 gives task policy).
 //
 // The model is the normalised form: every step has a labelled task list,
 // `next` is always a list of arcs with a mode, policy rules are parsed, and

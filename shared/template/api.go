@@ -1,5 +1,5 @@
 // Package template renders the playbook's Jinja2 templates through gonja v2
-// (../shared/DSL.md "Templates").
+// (README "The DSL", templates).
 //
 // Entry points: NewScope builds the names a template sees, Render renders
 // one string, RenderValue every string inside a YAML/JSON value, and Truthy

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// The templates below are copied from ../shared/conformance/noetl/*.yaml
-// (the DSL contract); each test feeds them the scope the engine would build
+// The templates below are copied from the NoETL conformance playbooks
+// (emulators/e2e/testdata/conformance/noetl/*.yaml); each test feeds them the scope the engine would build
 // at that point of the run.
 
 // jsonResult decodes a step result the way it comes back from a Python task

@@ -385,8 +385,8 @@ func itoa(i int) string {
 	return string(b[p:])
 }
 
-// Outcome is the envelope every task attempt yields (../shared/DSL.md
-// "Outcome envelope"). It is the `outcome` name in policy templates.
+// Outcome is the envelope every task attempt yields (the DSL's outcome
+// envelope, README "The DSL"). It is the `outcome` name in policy templates.
 type Outcome struct {
 	Status Status         `json:"status"` // StatusOK | StatusError
 	Result any            `json:"result"`
@@ -425,7 +425,7 @@ type PyOutcome struct {
 
 // TaskError is outcome.error. It survives JSON unchanged (go-workflows style);
 // Retryable is the tool's classification (HTTP 408/429/5xx and network
-// errors are retryable, ../shared/DSL.md).
+// errors are retryable, as in the DSL contract).
 type TaskError struct {
 	Kind      string `json:"kind"` // "server_error", "connection", "python", "postgres", "timeout", "template", "config", ...
 	Message   string `json:"message"`

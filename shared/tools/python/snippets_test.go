@@ -1,4 +1,4 @@
-// Code generated from ../shared/conformance/noetl/*.yaml (python tasks); DO NOT EDIT.
+// Code generated from emulators/e2e/testdata/conformance/noetl/*.yaml (python tasks); DO NOT EDIT.
 // TestConformanceSnippetsUpToDate checks it against the playbooks when they are present.
 
 package python
