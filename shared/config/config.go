@@ -323,10 +323,14 @@ type Problem struct {
 	// Origin says where the value came from: "NOETL_X=value" for the
 	// environment, "file.yaml:12" for the file, "relation" for a check
 	// between knobs.
-	Origin  string
+	Origin string
+	// Message says what is wrong with the value.
 	Message string
 }
 
+// String renders the problem as one line, its origin first:
+// "NOETL_X=value: message", "file.yaml:12: path (NOETL_X): message", or
+// "NOETL_X: message" for a check between knobs.
 func (p Problem) String() string {
 	switch {
 	case p.Env == FileEnv:
@@ -343,6 +347,8 @@ func (p Problem) String() string {
 // Error lists every invalid configuration value.
 type Error struct{ Problems []Problem }
 
+// Error returns "config: " and the problems' lines (Problem.String)
+// joined by "; ".
 func (e *Error) Error() string {
 	parts := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
