@@ -433,7 +433,6 @@ func (w walker) multi(x map[string][]string) map[string][]string {
 // replaced by Mask. Overlapping or adjacent matches are masked as one span.
 // s is returned unchanged (without copying) when nothing matches.
 func (r *Redactor) String(s string) string {
-	out := r.maskOnce(s)
 	// A mask can make new matches: a secret that contains the mask itself
 	// ("x***") can reappear where masks were put next to text, and a mask
 	// can end a word so that what follows starts a name=value pair
@@ -442,8 +441,15 @@ func (r *Redactor) String(s string) string {
 	// anything either shortens the text (a secret of at least MinSecretLen
 	// bytes becomes len(Mask) bytes) or masks a value that was not masked
 	// before, so the loop ends; passes are capped anyway.
+	return untilStable(s, r.maskOnce(s), r.maskOnce)
+}
+
+// untilStable applies pass to out (pass's result for s) until it changes
+// nothing, at most 16 more times: String and SecretsString mask to a
+// fixpoint (see String).
+func untilStable(s, out string, pass func(string) string) string {
 	for i := 0; i < 16 && out != s; i++ {
-		s, out = out, r.maskOnce(out)
+		s, out = out, pass(out)
 	}
 	return out
 }

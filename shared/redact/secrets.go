@@ -37,11 +37,7 @@ func (r *Redactor) SecretsString(s string) string {
 	if r.Empty() || s == "" {
 		return s
 	}
-	out := r.literalOnce(s)
-	for i := 0; i < 16 && out != s && r.hasSecret(out); i++ {
-		s, out = out, r.literalOnce(out)
-	}
-	return out
+	return untilStable(s, r.literalOnce(s), r.literalOnce)
 }
 
 // SecretsBytes is Secrets for a body: a JSON document is decoded, masked
