@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/types"
@@ -18,9 +17,7 @@ func (c *Control) cursorIterationEnded(ctx context.Context, cmd types.Command, p
 	after := engine.CursorIterationEnded(*plan, rec)
 	switch {
 	case after.FailStep:
-		ev := engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now())
-		_, err := c.Apply(ctx, ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev, OutboxID: EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
-		return err
+		return c.applyLoopEnd(ctx, cmd.ExecutionID, plan, engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now()))
 	case after.HasNext:
 		next := engine.CursorIterationCommand(cmd.ExecutionID, *plan, after.Next, after.NextItem, after.NextRest, rec.Clock)
 		next.TraceParent = cmd.TraceParent
@@ -42,18 +39,10 @@ func (c *Control) completeCursorLoop(ctx context.Context, executionID string, pl
 		return err
 	}
 	result, rows, clock := engine.CursorLoopResult(recs)
-	var res any = result
-	if c.Results != nil {
-		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: plan.Step, Frame: plan.Run}, result)
-		if err != nil {
-			return fmt.Errorf("control: store loop result: %w", err)
-		}
-		if ref != nil {
-			res = ref
-		}
+	ev, err := c.loopDoneEvent(ctx, executionID, plan, result, clock)
+	if err != nil {
+		return err
 	}
-	ev := engine.LoopDoneEvent(executionID, *plan, res, clock, c.now())
 	ev.Payload["total"] = rows
-	_, err = c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: EndOutboxID(executionID, plan.Step, plan.Run), Events: []types.Event{ev}})
-	return err
+	return c.applyLoopEnd(ctx, executionID, plan, ev)
 }

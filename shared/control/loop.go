@@ -146,9 +146,7 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 	after := engine.IterationEnded(*plan, rec.Index, rec.Status == types.StatusOK)
 	switch {
 	case after.FailStep:
-		ev := engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now())
-		_, err := c.Apply(ctx, ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev, OutboxID: EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
-		return err
+		return c.applyLoopEnd(ctx, cmd.ExecutionID, plan, engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now()))
 	case after.HasNext:
 		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, plan.Items[after.Next], rec.Clock)
 		next.TraceParent = cmd.TraceParent
@@ -192,17 +190,34 @@ func (c *Control) completeLoop(ctx context.Context, executionID string, plan *en
 		return errs.New(errs.Unavailable, "control: loop %s: %d of %d iteration records visible", plan.Key(), len(recs), plan.Total)
 	}
 	result, clock := engine.LoopResult(recs)
-	var res any = result
+	ev, err := c.loopDoneEvent(ctx, executionID, plan, result, clock)
+	if err != nil {
+		return err
+	}
+	return c.applyLoopEnd(ctx, executionID, plan, ev)
+}
+
+// loopDoneEvent is the loop.done event of a loop run whose assembled
+// result is result, that result offloaded to the results tier when large
+// (only the reference then travels in the event).
+func (c *Control) loopDoneEvent(ctx context.Context, executionID string, plan *engine.LoopPlan, result any, clock int64) (types.Event, error) {
+	res := result
 	if c.Results != nil {
-		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: plan.Step, Frame: plan.Run, Attempt: 0}, result)
+		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: plan.Step, Frame: plan.Run}, result)
 		if err != nil {
-			return fmt.Errorf("control: store loop result: %w", err)
+			return types.Event{}, fmt.Errorf("control: store loop result: %w", err)
 		}
 		if ref != nil {
 			res = ref
 		}
 	}
-	ev := engine.LoopDoneEvent(executionID, *plan, res, clock, c.now())
-	_, err = c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: EndOutboxID(executionID, plan.Step, plan.Run), Events: []types.Event{ev}})
+	return engine.LoopDoneEvent(executionID, *plan, res, clock, c.now()), nil
+}
+
+// applyLoopEnd applies a loop run's ending event (loop.done, or the
+// loop.failed of fail_fast) under the step run's end outbox id, so that
+// it is applied once however many lanes or deliveries get here.
+func (c *Control) applyLoopEnd(ctx context.Context, executionID string, plan *engine.LoopPlan, ev types.Event) error {
+	_, err := c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: EndOutboxID(executionID, plan.Step, plan.Run), Events: []types.Event{ev}})
 	return err
 }
