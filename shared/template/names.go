@@ -224,5 +224,9 @@ func (w *nameWalker) expr(n nodes.Node) {
 	case *nodes.Pair:
 		w.expr(t.Key)
 		w.expr(t.Value)
+	case *nodes.CondExpr:
+		w.expr(t.Expression)
+		w.expr(t.Condition)
+		w.expr(t.Alternative)
 	}
 }

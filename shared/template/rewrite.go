@@ -305,6 +305,12 @@ func (rw *rewriter) rewrite(n nodes.Node) nodes.Node {
 		t.Key = rw.expr(t.Key)
 		t.Value = rw.expr(t.Value)
 		return t
+	case *nodes.CondExpr:
+		// `a if c else b` inside an expression (third_party/gonja patch 5).
+		t.Expression = rw.expr(t.Expression)
+		t.Condition = rw.expr(t.Condition)
+		t.Alternative = rw.expr(t.Alternative)
+		return t
 	}
 	return n
 }

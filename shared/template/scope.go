@@ -31,7 +31,7 @@ type ScopeParams struct {
 	// Extra adds names: the reserved event, outcome, _prev, _task and
 	// _attempt, and any other name (bound above all bare names). Entries
 	// named like a dedicated field (workload, ctx, iter, args,
-	// execution_id, keychain, loop_index) are ignored.
+	// execution_id, job, keychain, loop_index) are ignored.
 	Extra map[string]any
 }
 
@@ -39,7 +39,7 @@ type ScopeParams struct {
 // override (DSL.md "Templates").
 var reservedNames = map[string]bool{
 	"workload": true, "ctx": true, "iter": true, "args": true,
-	"execution_id": true, "keychain": true, "event": true, "outcome": true,
+	"execution_id": true, "job": true, "keychain": true, "event": true, "outcome": true,
 	"_prev": true, "_task": true, "_attempt": true, "loop_index": true,
 }
 
@@ -50,7 +50,11 @@ var extraReserved = []string{"event", "outcome", "_prev", "_task", "_attempt"}
 // NewScope builds the names a template sees (DSL.md "Templates"):
 //
 //   - reserved names, which always win: workload, ctx, iter, args, keychain
-//     (maps, empty when not given), execution_id (string), loop_index (int,
+//     (maps, empty when not given), execution_id (string), job (the map
+//     {uuid, execution_id, id}, each the execution id: NoETL's render
+//     context defines job so, noetl/core/dsl/engine/executor/state.py
+//     get_render_context, and playbooks pass {{ job.execution_id }} to
+//     child playbooks and SQL), loop_index (int,
 //     only inside a loop), and event, outcome, _prev, _task, _attempt when
 //     Extra has them;
 //   - iter holds Iter's keys, then iter.<Iterator> = Item and iter.index =
@@ -100,6 +104,7 @@ func NewScope(p ScopeParams) Scope {
 	s["args"] = orEmpty(args)
 	s["keychain"] = orEmpty(normalizeMap(p.Keychain))
 	s["execution_id"] = p.ExecutionID
+	s["job"] = map[string]any{"uuid": p.ExecutionID, "execution_id": p.ExecutionID, "id": p.ExecutionID}
 
 	iter := make(map[string]any, len(p.Iter)+2)
 	for k, v := range normalizeMap(p.Iter) {

@@ -69,6 +69,19 @@ func (e *Evaluator) Eval(node nodes.Expression) *Value {
 		return e.EvaluateFiltered(n)
 	case *nodes.TestExpression:
 		return e.EvalTest(n)
+	case *nodes.CondExpr:
+		// Patch 5: Jinja2's conditional expression.
+		cond := e.Eval(n.Condition)
+		if cond.IsError() {
+			return AsValue(errors.Wrapf(cond, `Unable to evaluate condition %s`, n.Condition))
+		}
+		if cond.IsTrue() {
+			return e.Eval(n.Expression)
+		}
+		if n.Alternative == nil {
+			return AsValue(nil)
+		}
+		return e.Eval(n.Alternative)
 	default:
 		return AsValue(errors.Errorf(`Unknown expression type "%T"`, n))
 	}

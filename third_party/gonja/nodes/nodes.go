@@ -146,6 +146,24 @@ type FilterCall struct {
 	// filterFunc FilterFunction
 }
 
+// CondExpr is Jinja2's conditional expression `Expression if Condition
+// else Alternative` inside another expression (a list item, a dict value,
+// a call argument, ...; patch 5). Alternative is nil when there is no else:
+// the value is then none when the condition is false.
+type CondExpr struct {
+	Expression  Expression
+	Condition   Expression
+	Alternative Expression
+}
+
+func (c *CondExpr) Position() *tokens.Token { return c.Expression.Position() }
+func (c *CondExpr) String() string {
+	if c.Alternative != nil {
+		return fmt.Sprintf("(%s if %s else %s)", c.Expression, c.Condition, c.Alternative)
+	}
+	return fmt.Sprintf("(%s if %s)", c.Expression, c.Condition)
+}
+
 type TestExpression struct {
 	Expression Expression
 	Test       *TestCall

@@ -84,7 +84,9 @@ func (p *Parser) ParseCondition() (nodes.Expression, nodes.Expression, error) {
 		returnedCondition = condition
 
 		if p.MatchName("else") != nil {
-			alternative, err := p.ParseExpression()
+			// Patch 5: the alternative may itself be a conditional
+			// expression (`a if x else b if y else c`), as in Jinja2.
+			alternative, err := p.ParseCondExpression()
 			if err != nil {
 				return nil, nil, err
 			}
@@ -96,6 +98,29 @@ func (p *Parser) ParseCondition() (nodes.Expression, nodes.Expression, error) {
 	}
 
 	return returnedCondition, returnedAlternative, nil
+}
+
+// ParseCondExpression parses an expression that may be a conditional
+// expression, `expr if condition [else alternative]` (Jinja2's CondExpr,
+// patch 5). Jinja2 accepts one wherever an expression is expected inside
+// brackets: list, tuple and dict items (keys and values), parenthesised
+// expressions, subscripts and call (and filter or test) arguments. The
+// `{{ ... }}` output node and `{% set %}` keep their own handling
+// (ParseCondition), and `{% for x in xs if cond %}` keeps its filter: those
+// callers use ParseExpression.
+func (p *Parser) ParseCondExpression() (nodes.Expression, error) {
+	expr, err := p.ParseExpression()
+	if err != nil || expr == nil {
+		return expr, err
+	}
+	if p.CurrentName("if") == nil {
+		return expr, nil
+	}
+	condition, alternative, err := p.ParseCondition()
+	if err != nil {
+		return nil, err
+	}
+	return &nodes.CondExpr{Expression: expr, Condition: condition, Alternative: alternative}, nil
 }
 
 func (p *Parser) ParseExpressionNode() (nodes.Node, error) {

@@ -110,3 +110,39 @@ func TestPatchMethodCallDoesNotFormatReceiver(t *testing.T) {
 		t.Fatalf("unknown method error = %v", err)
 	}
 }
+
+func TestPatchConditionalExpressionInsideExpressions(t *testing.T) {
+	// Patch 5: Jinja2's `a if c else b` inside a dict, list, tuple,
+	// parentheses, subscript and call or filter arguments used to fail to
+	// parse ("Expected ,"/"Expected }"). Expected outputs are Jinja2 3.1's
+	// for the same templates and data (tojson's separators aside: gonja
+	// writes compact JSON, Jinja2 ", " and ": ").
+	upper := func(s string) string { return strings.ToUpper(s) }
+	cases := []struct {
+		src  string
+		data map[string]any
+		want string
+	}{
+		{`{{ {"status": "ok" if x == 200 else "error", "code": x} | tojson }}`, map[string]any{"x": 200}, `{"code":200,"status":"ok"}`},
+		{`{{ {"status": "ok" if x == 200 else "error", "code": x} | tojson }}`, map[string]any{"x": 500}, `{"code":500,"status":"error"}`},
+		{`{{ [1 if x else 2, 3] | tojson }}`, map[string]any{"x": false}, `[2,3]`},
+		{`{{ (1 if x else 2) + 1 }}`, map[string]any{"x": true}, `2`},
+		{`{{ f("a" if x else "b") }}`, map[string]any{"x": true, "f": upper}, `A`},
+		{`{{ ["a", "b"][0 if x else 1] }}`, map[string]any{"x": false}, `b`},
+		{`{{ {"v": "a" if x == 1 else "b" if x == 2 else "c"} | tojson }}`, map[string]any{"x": 2}, `{"v":"b"}`},
+		{`{{ "yes" if x else "no" if y else "neither" }}`, map[string]any{"x": false, "y": false}, `neither`},
+		{`{{ {"s": e.status if e is defined else 0} | tojson }}`, map[string]any{}, `{"s":0}`},
+		{`{{ items | join("," if x else ";") }}`, map[string]any{"x": false, "items": []string{"a", "b"}}, `a;b`},
+		// The for filter keeps its meaning (not a conditional expression).
+		{`{% for i in [1, 2, 3] if i > 1 %}{{ i }}{% endfor %}`, map[string]any{}, `23`},
+	}
+	for _, c := range cases {
+		if got := renderString(t, c.src, c.data); got != c.want {
+			t.Errorf("%s = %q, want %q", c.src, got, c.want)
+		}
+	}
+	// A conditional without its condition is still a syntax error.
+	if _, err := gonja.FromString(`{{ [1 if] }}`); err == nil {
+		t.Error(`{{ [1 if] }} parsed`)
+	}
+}

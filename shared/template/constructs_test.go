@@ -1,0 +1,48 @@
+package template
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestJobNamespace: NoETL's render context defines job = {uuid,
+// execution_id, id}, each the execution id (noetl/core/dsl/engine/executor/
+// state.py, get_render_context); playbooks pass {{ job.execution_id }} to
+// child playbooks and SQL ({{ job.uuid }}). A workload key or an Extra
+// entry named job never replaces it.
+func TestJobNamespace(t *testing.T) {
+	s := NewScope(ScopeParams{ExecutionID: "e-42", Workload: map[string]any{"job": "workload's"}, Extra: map[string]any{"job": "extra's"}})
+	runCases(t, s, []renderCase{
+		{"{{ job.uuid }}", "e-42"},
+		{"{{ job.execution_id }}", "e-42"},
+		{"{{ job.id }}", "e-42"},
+		{"INSERT ... VALUES ('{{ job.uuid }}')", "INSERT ... VALUES ('e-42')"},
+	})
+	if got := mustRender(t, "{{ job }}", s); !reflect.DeepEqual(got, map[string]any{"uuid": "e-42", "execution_id": "e-42", "id": "e-42"}) {
+		t.Fatalf("job = %#v", got)
+	}
+	names, err := Names("{{ job.uuid }}")
+	if err != nil || !reflect.DeepEqual(names, []string{"job"}) {
+		t.Fatalf("Names = %v, %v", names, err)
+	}
+}
+
+// TestConditionalExpressionInLiterals: Jinja2's `a if c else b` inside a
+// dict or list literal (third_party/gonja patch 5), as NoETL's
+// google_id_token fixtures write it in SQL:
+// $${{ {"status": "success" if r.status_code == 200 else "error", ...} | tojson }}$$.
+func TestConditionalExpressionInLiterals(t *testing.T) {
+	s := NewScope(ScopeParams{Results: map[string]any{"call": map[string]any{"status_code": 200, "data": map[string]any{"data": []any{1, 2}}}}})
+	runCases(t, s, []renderCase{
+		{`{{ {"status": "success" if call.status_code == 200 else "error", "n": call.data.data | length} }}`, map[string]any{"status": "success", "n": 2}},
+		{`{{ {"status": "ok" if call.status_code >= 400 else "error"} }}`, map[string]any{"status": "error"}},
+		{`{{ [1 if call.status_code == 200 else 2, 3] }}`, []any{1, 3}},
+		{`{{ {"s": error.status if error is defined else 0} }}`, map[string]any{"s": 0}},
+		{`{{ ("a" if call.status_code == 200 else "b") ~ "!" }}`, "a!"},
+		{`{{ "x" if call.missing else "y" if call.status_code == 200 else "z" }}`, "y"},
+	})
+	names, err := Names(`{{ {"s": a if b else c} }}`)
+	if err != nil || !reflect.DeepEqual(names, []string{"a", "b", "c"}) {
+		t.Fatalf("Names = %v, %v", names, err)
+	}
+}
