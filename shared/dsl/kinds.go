@@ -58,7 +58,8 @@ var CommonTaskKeys = []string{"name", "kind", "type", "input", "args", "spec", "
 //     kind reads (it overrides the entry's value);
 //   - duckdb: query/command/commands/sql, params, database / db_path,
 //     as_objects, auth/credentials (noetl-tools DuckdbConfig; noetl duckdb
-//     config: only local files and :memory:, no extensions);
+//     config: only local files and :memory:, no extensions); gcs_credential
+//     is known only to be rejected (it needs the httpfs extension);
 //   - transfer: source, target (each {type: http|postgres|duckdb, ...}),
 //     chunk_size, mode (append|replace|upsert), direction (noetl-tools
 //     TransferConfig);
@@ -96,7 +97,7 @@ var KindKeys = map[string][]string{
 		"password", "schema", "db_host", "db_port", "db_name", "db_user", "db_password", "db_conn_string", "as_objects", "pool"},
 	"playbook": {"path", "catalog_id", "version", "workload", "payload", "return_step", "return_result", "result_step", "poll_interval", "task"},
 	"workbook": {},
-	"duckdb":   {"query", "command", "commands", "sql", "params", "database", "db_path", "as_objects", "auth", "credentials"},
+	"duckdb":   {"query", "command", "commands", "sql", "params", "database", "db_path", "as_objects", "auth", "credentials", "gcs_credential"},
 	"transfer": {"source", "target", "chunk_size", "mode", "direction"},
 	"gcs":      {"action", "source", "destination", "content_type", "metadata", "credential", "auth"},
 	"secrets":  {"provider", "secret_name", "key", "project_id", "version", "default", "auth", "credential"},
@@ -246,6 +247,18 @@ func oneOf(s string, set []string) bool {
 // kindChecks validates the kind-specific values of a task (required keys
 // and literal enumerations).
 func (v *validator) kindChecks(t *Task, tp string) {
+	if !v.inWorkbook {
+		// A workbook entry may leave a required key to the tasks that
+		// call it (their keys override the entry's): checked per call.
+		v.requirements(t, tp, "")
+	}
+	v.kindValues(t, tp)
+}
+
+// requirements reports the required keys (kindRequirements) missing from
+// t; via names the workbook entry a calling task is merged with ("" for a
+// task of its own).
+func (v *validator) requirements(t *Task, tp, via string) {
 	for _, alts := range kindRequirements[t.Kind] {
 		found := false
 		for _, k := range alts {
@@ -259,9 +272,17 @@ func (v *validator) kindChecks(t *Task, tp string) {
 			if len(alts) > 1 {
 				what = "one of " + strings.Join(alts, ", ") + " is"
 			}
+			if via != "" {
+				v.add(tp+"."+alts[0], t.Line, "%s required for a %s task: neither this task nor the workbook entry %q it calls gives it", what, t.Kind, via)
+				continue
+			}
 			v.add(tp+"."+alts[0], t.Line, "%s required for a %s task", what, t.Kind)
 		}
 	}
+}
+
+// kindValues checks the literal values of a task's kind-specific keys.
+func (v *validator) kindValues(t *Task, tp string) {
 	if t.Script != nil && t.Kind != "python" && t.Kind != "postgres" {
 		v.add(tp+".script", t.Line, "script: is only read by python and postgres tasks")
 	}
@@ -305,6 +326,11 @@ func (v *validator) kindChecks(t *Task, tp string) {
 			v.add(tp+".input.result_ref", t.Line, "an artifact get needs input.result_ref (a stored result's reference, e.g. \"{{ start._ref }}\")")
 		}
 	case "duckdb":
+		if _, ok := t.Config["gcs_credential"]; ok {
+			// NoETL's duckdb tool creates a DuckDB GCS secret (HMAC keys)
+			// for httpfs from gcs_credential (noetl/tools/duckdb).
+			v.add(tp+".gcs_credential", t.Line, "duckdb gcs_credential reads and writes gs:// objects through DuckDB's httpfs extension, which this stack does not download (DuckDB here reads local files and :memory: only): move the data with a gcs task (upload/download) and a local file")
+		}
 		for _, k := range []string{"database", "db_path"} {
 			if s, ok := literal(t.Config[k]); ok && (strings.HasPrefix(s, "md:") || strings.Contains(s, "://")) {
 				v.add(tp+"."+k, t.Line, "duckdb %s %q needs a remote service or a DuckDB extension download; only local files and :memory: are available", k, s)

@@ -139,9 +139,16 @@ workbook:
 	if wb := p.Workbook["greet"]; wb == nil || wb.Kind != "python" || wb.Path != "workbook[0]" {
 		t.Errorf("workbook = %+v", wb)
 	}
-	ve := loadErr(t, hdr+"  - step: start\n    tool: {kind: noop}\nworkbook:\n  a: {kind: workbook, name: b}\n  b: {kind: workbook, name: a}\n  c: {kind: http}\n  c2: {kind: python, code: x}\n")
-	find(t, ve.Problems, 9, "workbook.a.name", "calls itself")
-	find(t, ve.Problems, 11, "workbook.c.url", "url is required for a http task")
+	// A workbook entry may leave a required key to its callers (their keys
+	// override the entry's): a call that does not give it is the error.
+	ve := loadErr(t, hdr+"  - step: start\n    tool: {kind: workbook, name: c}\n  - step: two\n    tool: {kind: workbook, name: c, url: \"http://x\"}\nworkbook:\n  a: {kind: workbook, name: b}\n  b: {kind: workbook, name: a}\n  c: {kind: http}\n  c2: {kind: python, code: x}\n")
+	find(t, ve.Problems, 11, "workbook.a.name", "calls itself")
+	find(t, ve.Problems, 7, "workflow[0].tool.url", `url is required for a http task: neither this task nor the workbook entry "c" it calls gives it`)
+	for _, p := range ve.Problems {
+		if strings.HasPrefix(p.Path, "workflow[1]") || strings.HasPrefix(p.Path, "workbook.c") {
+			t.Errorf("unexpected problem %v", p)
+		}
+	}
 }
 
 func TestLegacyNext(t *testing.T) {

@@ -242,6 +242,10 @@ type loader struct {
 	// pending holds task-level retry.on_success blocks until the enclosing
 	// step rewrites its pipeline (stepPagination / taskPagination).
 	pending map[*Task]*successRetry
+	// renamed maps a step name that is not an identifier to the
+	// identifier it is loaded as (stepName); arcs, the entry and final
+	// steps and compensate follow it (renameSteps).
+	renamed map[string]string
 }
 
 var (
@@ -623,6 +627,18 @@ func (l *loader) mergeEntries(v *yaml.Node, path string) []entry {
 	return out
 }
 
+// peekFields returns the literal entries of the mapping n without
+// reporting anything (for messages about a mapping that is then ignored).
+func (l *loader) peekFields(n *yaml.Node) []entry {
+	var out []entry
+	for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if k := deref(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode {
+			out = append(out, entry{key: k.Value, k: k, v: n.Content[i+1]})
+		}
+	}
+	return out
+}
+
 // walk calls f with each entry of the mapping n (see fields: aliases and
 // merge keys followed, problems reported) and the entry's path; false when
 // n is not a mapping (f is not called).
@@ -661,10 +677,26 @@ func (l *loader) list(n *yaml.Node, path, what, shape string) ([]*yaml.Node, boo
 		return nil, false
 	}
 	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "%s must be %s, got %s", what, shape, describe(d))
+		l.errf(n, path, "%s must be %s, got %s%s", what, shape, describe(d), listHint(d, what))
 		return nil, false
 	}
 	return d.Content, true
+}
+
+// listHint completes the error for a mapping (or scalar) where a list is
+// expected with both forms: a single entry must still be a list item.
+func listHint(d *yaml.Node, what string) string {
+	switch {
+	case d.Kind == yaml.MappingNode && !looksLikeUnquotedTemplate(d):
+		first := "..."
+		if len(d.Content) > 0 && d.Content[0].Kind == yaml.ScalarNode {
+			first = d.Content[0].Value + ": ..."
+		}
+		return fmt.Sprintf(": a single entry is still a list item, write %s: [{%s}] (or \"- %s\" on its own line) instead of %s: {%s}", what, first, first, what, first)
+	case d.Kind == yaml.ScalarNode:
+		return fmt.Sprintf(": write %s: [%s] for one entry", what, clip(d.Value))
+	}
+	return templateHint(d)
 }
 
 // choice reads e's value as a string (what names it in a type error),

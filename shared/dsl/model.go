@@ -72,6 +72,9 @@ type Playbook struct {
 	// step whose next.spec.on_no_match is "quiet"; a failed step without a
 	// matching arc fails the execution either way.
 	NoNextIsError bool `json:"no_next_is_error,omitempty"`
+	// Ignored holds the root keys NoETL's playbook model ignores (tracing,
+	// spec), verbatim; the engine does not read them either.
+	Ignored map[string]any `json:"ignored,omitempty"`
 	// Workbook holds named task templates (kind: workbook calls them).
 	Workbook map[string]*Task `json:"workbook,omitempty"`
 	// Workflow is the ordered list of steps.

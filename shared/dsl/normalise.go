@@ -3,6 +3,7 @@ package dsl
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,6 +21,15 @@ import (
 // built in Go.
 
 var rootKeys = []string{"apiVersion", "kind", "metadata", "workload", "workflow", "keychain", "executor", "workbook"}
+
+// ignoredRootKeys are root keys NoETL's playbook model ignores (pydantic's
+// default for unknown fields, noetl/core/dsl/engine/models/executor.py
+// Playbook): Load warns and keeps their value verbatim in Playbook.Ignored;
+// templates do not see them.
+var ignoredRootKeys = map[string]string{
+	"tracing": "root tracing is not read by NoETL's playbook model (it is ignored there too): kept verbatim and ignored; this engine traces every execution with OpenTelemetry (README \"Observability\")",
+	"spec":    "root spec is not read by NoETL's playbook model (it is ignored there too, and templates do not see it: {{ spec.x }} is undefined): kept verbatim and ignored; put inputs in workload and executor settings under executor.spec",
+}
 
 func (l *loader) playbook(root *yaml.Node) *Playbook {
 	fs, ok := l.fields(root, "", "the playbook document")
@@ -66,13 +76,80 @@ func (l *loader) playbook(root *yaml.Node) *Playbook {
 			l.executor(p, e.v, path)
 		case "workbook":
 			p.Workbook = l.workbook(e.v, path)
+		case "tracing", "spec":
+			l.warnf(e.k, path, "%s", ignoredRootKeys[e.key])
+			if p.Ignored == nil {
+				p.Ignored = map[string]any{}
+			}
+			p.Ignored[e.key] = l.value(e.v, path)
 		case "vars":
 			l.errf(e.k, path, "root vars is not canonical (v10 has no root vars): move static inputs to workload (read them as workload.<name>) and values computed at run time to set (step set or a task policy's then.set with ctx.<name> targets; v10: set_ctx) and read them as ctx.<name>")
 		default:
 			l.errf(e.k, path, "unknown root key %q (allowed: %s)", e.key, strings.Join(rootKeys, ", "))
 		}
 	}
+	l.renameSteps(p)
 	return p
+}
+
+// stepName is the identifier a step name that is not one is loaded as:
+// every run of characters other than letters, digits and _ becomes one _
+// (a leading digit gets a _ prefix), e.g. "tests/fixtures/hello_world" →
+// "tests_fixtures_hello_world". NoETL accepts any string as a step name
+// (its master regression playbook names steps by catalog path); here a
+// step name must be an identifier, because templates read a step's
+// result as {{ <name> }} and the name is part of the keys of the
+// execution's documents and Cloud Tasks.
+func stepName(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range s {
+		if r == '_' || r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			under = r == '_'
+			continue
+		}
+		if !under && b.Len() > 0 {
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	out := strings.TrimRight(b.String(), "_")
+	if out == "" {
+		return ""
+	}
+	if out[0] >= '0' && out[0] <= '9' {
+		out = "_" + out
+	}
+	return out
+}
+
+// renameSteps points the arcs, the entry and final steps and compensate at
+// the identifiers of renamed steps (loader.renamed).
+func (l *loader) renameSteps(p *Playbook) {
+	if len(l.renamed) == 0 {
+		return
+	}
+	re := func(name *string) {
+		if n, ok := l.renamed[*name]; ok {
+			*name = n
+		}
+	}
+	re(&p.Entry)
+	re(&p.FinalStep)
+	for _, s := range p.Workflow {
+		if s == nil {
+			continue
+		}
+		re(&s.Compensate)
+		if s.Next != nil {
+			for _, a := range s.Next.Arcs {
+				if a != nil {
+					re(&a.Step)
+				}
+			}
+		}
+	}
 }
 
 func (l *loader) metadata(p *Playbook, n *yaml.Node, path string) {
@@ -238,6 +315,29 @@ func (l *loader) workbookEntry(n *yaml.Node, path, label string) *Task {
 
 // ---- steps ----------------------------------------------------------------
 
+// legacyResult reads NoETL's legacy step `result:` block, which older
+// fixtures give the keys of today's output block (output_select, store,
+// ...: how the step's result is stored and which fields stay inline), as
+// the step's output block, with a warning; nil (nothing reported) when the
+// block has a key the output block does not know, which stays an error.
+func (l *loader) legacyResult(e entry, path string) *Output {
+	d := deref(e.v)
+	if d == nil || d.Kind != yaml.MappingNode {
+		return nil
+	}
+	fs := l.peekFields(d)
+	if len(fs) == 0 {
+		return nil
+	}
+	for _, f := range fs {
+		if !oneOf(f.key, outputKeys) {
+			return nil
+		}
+	}
+	l.warnf(e.k, path, "step result: {%s} is NoETL's legacy spelling of the step's output block: loaded as output: {%s} (write it so)", strings.Join(keysOf(fs), ", "), strings.Join(keysOf(fs), ", "))
+	return l.output(e.v, path)
+}
+
 var stepKeys = []string{"step", "desc", "spec", "loop", "input", "args", "tool", "set", "set_ctx", "output", "next", "compensate"}
 
 // legacyStepKeys are step keys of older dialects, rejected with the
@@ -254,8 +354,34 @@ var legacyStepKeys = map[string]string{
 	"name":    "step.name is not canonical: a step is named with step: <name>",
 	"with":    "step.with is not canonical: use input (step input, or next.arcs[].set / args on the incoming arc)",
 	"data":    "step.data is not canonical: use input (step input, or next.arcs[].set / args on the incoming arc)",
-	"result":  "step.result is not canonical: a step's result is its tool's output (read it as {{ <step> }} or output.data); configure storage with output (tool.output or step.output)",
+	"result":  "step.result is not canonical: a step's result is its tool's output (read it as {{ <step> }} or output.data); configure storage with output (step.output: {output_select: [...], store: {...}})",
 	"outcome": "step.outcome is not canonical: the outcome is the output envelope of a task (output.status, output.data, ...), read in policy rules",
+}
+
+// misplacedTaskKey is the error for a step key, or a legacy key, written
+// on a task: the canonical rewrite in one message (never "move it to the
+// step" when the step would reject it in turn); "" for other keys.
+func misplacedTaskKey(key string) string {
+	const rules = "tool.spec.policy.rules: [{when: \"{{ output.status == 'error' }}\", then: {do: retry, attempts: 3}}, {else: {then: {do: continue}}}] (do: continue | retry | jump | break | fail)"
+	switch key {
+	case "next", "loop", "desc", "compensate":
+		return fmt.Sprintf("%s is a step key, not a task key: move it to the step, beside tool:", key)
+	case "eval", "case":
+		return fmt.Sprintf("task %s is not canonical (legacy %s is rejected): decide on this task's outcome with its policy rules, %s; route to other steps with the step's next.arcs[].when (event.name is in scope)", key, key, rules)
+	case "expr":
+		return "task expr is not canonical (when is the only conditional keyword): a condition on this task's outcome is a policy rule, " + rules
+	case "when":
+		return "task when is not canonical: to run the step only under a condition, guard the arc that leads to it (next.arcs[].when of the routing step) or gate it with the step's spec.policy.admit.rules; to act on this task's outcome, use " + rules
+	case "sink", "save":
+		return fmt.Sprintf("task %s is not canonical (there is no special sink): add a storage task after this one in the step's tool list, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]", key)
+	case "vars", "set_ctx", "set_iter":
+		return fmt.Sprintf("task %s is not canonical: write the values with the task's set (DSL v2: set: {ctx.x: ..., iter.y: ...}) or a policy rule's then.set", key)
+	case "result", "outcome":
+		return fmt.Sprintf("task %s is not canonical: a task's result is its output (read it as output.data in its policy rules, {{ <label> }} in later tasks); storage goes in the task's output block, output: {store: {...}, select: [...]}", key)
+	case "data":
+		return "task data is not canonical: the values a task receives are its input, tool.input: {...} (v10: args)"
+	}
+	return ""
 }
 
 // actionKeys are task fields that old dialects put directly on the step.
@@ -273,7 +399,11 @@ func (l *loader) steps(n *yaml.Node, path string) []*Step {
 		return nil
 	}
 	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "workflow must be a list of steps, got %s", describe(d))
+		hint := ""
+		if d.Kind == yaml.MappingNode {
+			hint = ": write each step as a list item, - step: <name> with its keys under it (workflow: [{step: start, tool: {...}}, ...]), not a mapping name → step"
+		}
+		l.errf(n, path, "workflow must be a list of steps, got %s%s", describe(d), hint)
 		return nil
 	}
 	if len(d.Content) == 0 {
@@ -302,6 +432,21 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 	m := index(fs)
 	if e, ok := m["step"]; ok {
 		s.Name, _ = l.str(e.v, join(path, "step"), "step name")
+		if s.Name != "" && !isIdent(s.Name) {
+			if id := stepName(s.Name); id != "" {
+				if l.renamed == nil {
+					l.renamed = map[string]string{}
+				}
+				for orig, other := range l.renamed {
+					if other == id && orig != s.Name {
+						l.errf(e.k, join(path, "step"), "step names %q and %q are both loaded as %q (a step name must be an identifier: letters, digits, _): rename one", orig, s.Name, id)
+					}
+				}
+				l.warnf(e.k, join(path, "step"), "step name %q is not an identifier (letters, digits, _): loaded as %q, the name templates read its result by ({{ %s }}) and events and the API show; arcs to %q follow it", s.Name, id, id, s.Name)
+				l.renamed[s.Name] = id
+				s.Name = id
+			}
+		}
 	}
 	legacyAction := false
 	if _, ok := m["type"]; ok {
@@ -313,6 +458,7 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 		}
 	}
 	var retry *entry
+	var legacyOut *Output
 	input := ""
 	for _, e := range fs {
 		e := e
@@ -341,6 +487,12 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 			s.Next = l.next(e.v, ep)
 		case "retry":
 			retry = &e
+		case "result":
+			if o := l.legacyResult(e, ep); o != nil {
+				legacyOut = o
+				continue
+			}
+			l.errf(e.k, ep, "%s", legacyStepKeys[e.key])
 		default:
 			if msg, ok := legacyStepKeys[e.key]; ok {
 				l.errf(e.k, ep, "%s", msg)
@@ -351,6 +503,13 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 			} else {
 				l.errf(e.k, ep, "unknown step key %q (allowed: %s)", e.key, strings.Join(stepKeys, ", "))
 			}
+		}
+	}
+	if legacyOut != nil {
+		if s.Output != nil {
+			l.errf(m["result"].k, join(path, "result"), "step has both output and the legacy result block (NoETL's older spelling of output): keep output")
+		} else {
+			s.Output = legacyOut
 		}
 	}
 	l.checkAssignments(s.Set)
@@ -615,6 +774,22 @@ func (l *loader) tools(stepName string, n *yaml.Node, path string) []*Task {
 	return nil
 }
 
+// describeValue names the shape of a converted value for messages ("a
+// list [a, b]", "the string \"x\"").
+func describeValue(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			parts = append(parts, fmt.Sprint(e))
+		}
+		return "a list [" + clip(strings.Join(parts, ", ")) + "]"
+	case string:
+		return fmt.Sprintf("the string %q", clip(x))
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 // hasKey reports whether n is a mapping with the given literal key.
 func hasKey(n *yaml.Node, key string) bool {
 	d := deref(n)
@@ -674,6 +849,7 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 	fromSpec := map[string]string{}
 	var retry *entry
 	input := ""
+	withSeen := false // a postgres with: block was merged into t.Input
 	var specEntry *entry
 	for _, e := range fs {
 		if e.key == "spec" {
@@ -714,6 +890,18 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 				t.Workbook = s
 			}
 		case "args", "input":
+			if withSeen {
+				// with: came first: merge the input under it.
+				in := l.input(nil, &input, e, path, "task")
+				for _, k := range sortedKeys(in) {
+					if _, dup := t.Input[k]; dup {
+						l.errf(e.k, join(ep, k), "%s is given both in with and in %s: keep it in %s", k, e.key, e.key)
+						continue
+					}
+					t.Input[k] = in[k]
+				}
+				continue
+			}
 			t.Input = l.input(t.Input, &input, e, path, "task")
 		case "spec":
 		case "set":
@@ -753,17 +941,38 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 			}
 		case "retry":
 			retry = &e
+		case "with":
+			if t.Kind != "postgres" {
+				l.errf(e.k, ep, "task key with is not read by kind %s: the values a task receives are its input (tool.input: {...}; v10: args)", t.Kind)
+				continue
+			}
+			// NoETL's postgres executor renders its SQL and connection
+			// fields with task_with, the task's with: block
+			// (noetl/tools/postgres/executor.py): the task's input here.
+			l.warnf(e.k, ep, "postgres with: is NoETL's legacy spelling of the task's input (the values its SQL templates and connection fields db_host, db_port, db_user, db_password, db_name read): loaded as input (write input: {...})")
+			w := l.dict(e.v, ep, "with")
+			if len(w) > 0 && t.Input == nil {
+				t.Input = map[string]any{}
+			}
+			for _, k := range sortedKeys(w) {
+				if _, dup := t.Input[k]; dup {
+					l.errf(e.k, join(ep, k), "%s is given both in with and in input: keep it in input", k)
+					continue
+				}
+				t.Input[k] = w[k]
+			}
+			withSeen = true
 		default:
 			if msg, ok := IgnoredTaskKeys[e.key]; ok && !kindReads(t.Kind, e.key) {
 				l.warnf(e.k, ep, "%s", msg)
 				continue
 			}
 			if !kindReads(t.Kind, e.key) {
-				hint := ""
-				if legacyStepKeys[e.key] != "" || e.key == "next" || e.key == "loop" || e.key == "when" {
-					hint = " (it is a step key: move it to the step)"
+				if msg := misplacedTaskKey(e.key); msg != "" {
+					l.errf(e.k, ep, "%s", msg)
+					continue
 				}
-				l.errf(e.k, ep, "task key %q is not read by kind %s (it reads: %s)%s", e.key, t.Kind, kindKeysList(t.Kind), hint)
+				l.errf(e.k, ep, "task key %q is not read by kind %s (it reads: %s)", e.key, t.Kind, kindKeysList(t.Kind))
 				continue
 			}
 			config[e.key] = l.value(e.v, ep)
@@ -777,6 +986,21 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 				config["url"] = ep
 			}
 			delete(config, "endpoint")
+		}
+	}
+	if t.Kind == "python" {
+		if libs, ok := config["libs"]; ok {
+			switch libs.(type) {
+			case map[string]any, nil:
+			default:
+				// NoETL's python executor imports only a mapping alias →
+				// module and ignores anything else with a warning
+				// (noetl/tools/python/executor.py: "'libs' must be a
+				// dict"); fixtures list pip names there
+				// ([psycopg2-binary]), which are not importable modules.
+				l.warnf(d, join(path, "libs"), "python libs as %s is ignored (NoETL ignores it too: it imports only a mapping alias → module, e.g. libs: {pd: pandas}); packages are not installed at run time: use the modules the interpreter has", describeValue(libs))
+				delete(config, "libs")
+			}
 		}
 	}
 	if t.Kind == "workbook" && t.Workbook != "" {
@@ -897,6 +1121,13 @@ func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
 			}
 		}
 		switch {
+		case hasElse && hasThen && !hasWhen && isNull(elseE.v):
+			// `- else:` with then: at the same indentation (NoETL's
+			// v10_canonical_example): NoETL's PolicyRule model reads it as
+			// a rule without when, i.e. the catch-all.
+			r.Else = true
+			l.warnf(elseE.k, join(ip, "else"), "else: with no value and then: beside it (then is indented as a sibling of else): read as {else: {then: {...}}}; indent then under else")
+			r.Then = l.then(m["then"].v, join(ip, "then"), admit)
 		case hasElse:
 			r.Else = true
 			if hasWhen {
@@ -1233,6 +1464,22 @@ func (l *loader) arc(n *yaml.Node, path string) *Arc {
 			a.Args = l.dict(e.v, ep, "arc "+e.key)
 		case "spec":
 			l.warnf(e.k, ep, "arc spec is a reserved placeholder: ignored")
+		case "cond":
+			// NoETL's Arc model ignores unknown keys, so a cond there
+			// leaves the arc unguarded; its author meant a guard.
+			if _, both := m["when"]; both {
+				l.errf(e.k, ep, "arc has both when and cond (cond is not a NoETL arc key): keep when")
+				continue
+			}
+			c, ok := l.str(e.v, ep, "arc cond")
+			if !ok {
+				continue
+			}
+			if !strings.Contains(c, "{{") {
+				c = "{{ " + c + " }}"
+			}
+			a.When = c
+			l.warnf(e.k, ep, "arc cond is not a NoETL arc key (NoETL ignores it, leaving the arc unguarded): read as its guard, when: %q (write when)", c)
 		default:
 			l.errf(e.k, ep, "unknown arc key %q (allowed: step, when, set, args, on)", e.key)
 		}
@@ -1242,7 +1489,48 @@ func (l *loader) arc(n *yaml.Node, path string) *Arc {
 
 // ---- legacy retry (seed 001) ----------------------------------------------
 
-var legacyRetryKeys = []string{"max_attempts", "initial_delay", "backoff_multiplier", "max_delay", "jitter", "retry_when", "stop_when", "on_error", "on_success"}
+var legacyRetryKeys = []string{"max_attempts", "initial_delay", "backoff_multiplier", "max_delay", "jitter", "retry_when", "stop_when", "retry_on", "retry_on_status", "backoff", "backoff_seconds", "on_error", "on_success"}
+
+// retryOnKinds maps the error names of a legacy retry_on list to this
+// engine's error kinds (outcome.error.kind): NoETL fixtures write
+// connection_error for what the http tool reports as connection.
+var retryOnKinds = map[string][]string{
+	"connection_error": {"connection_error", "connection"},
+	"connection":       {"connection", "connection_error"},
+	"timeout_error":    {"timeout_error", "timeout"},
+}
+
+// retryOnWhen is the retry condition of a legacy retry_on (error kinds)
+// and retry_on_status (HTTP statuses) list: an error outcome whose kind or
+// HTTP status is listed.
+func retryOnWhen(kinds []string, statuses []int) string {
+	var conds []string
+	if len(kinds) > 0 {
+		var quoted []string
+		seen := map[string]bool{}
+		for _, k := range kinds {
+			names := retryOnKinds[k]
+			if names == nil {
+				names = []string{k}
+			}
+			for _, n := range names {
+				if !seen[n] {
+					seen[n] = true
+					quoted = append(quoted, "'"+n+"'")
+				}
+			}
+		}
+		conds = append(conds, "outcome.error.kind in ["+strings.Join(quoted, ", ")+"]")
+	}
+	if len(statuses) > 0 {
+		parts := make([]string, len(statuses))
+		for i, c := range statuses {
+			parts[i] = strconv.Itoa(c)
+		}
+		conds = append(conds, "outcome.http.status in ["+strings.Join(parts, ", ")+"]")
+	}
+	return "{{ outcome.status == 'error' and (" + strings.Join(conds, " or ") + ") }}"
+}
 
 // stepRetry applies a step-level legacy retry block to the step's tasks
 // that have no policy of their own.
@@ -1301,9 +1589,14 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 		maxDelay  float64
 		retryWhen string
 		stopWhen  string
+		// retryOn and retryStatus are the legacy retry_on (error kinds)
+		// and retry_on_status (HTTP statuses) lists.
+		retryOn     []string
+		retryStatus []int
 	}{attempts: 3, delay: 1.0, mult: 2.0, maxDelay: 60}
 	var pg *successRetry
 	errCfg := false
+	fromLists := false // retry_when built from retry_on / retry_on_status
 	if d == nil || d.Kind != yaml.MappingNode {
 		switch {
 		case d != nil && d.Kind == yaml.ScalarNode && d.ShortTag() == "!!bool":
@@ -1378,6 +1671,44 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 					if b, good := l.boolean(e.v, ep, "jitter"); good && b {
 						l.warnf(e.k, ep, "retry jitter is not part of task policy (it must stay deterministic): ignored")
 					}
+				case "retry_on":
+					// NoETL fixtures: retry_on: [timeout, connection_error].
+					items, good := l.list(e.v, ep, "retry_on", "a list of error kinds, e.g. [timeout, connection_error]")
+					for i, it := range items {
+						if k, good := l.str(it, idx(ep, i), "a retry_on error kind"); good && isIdent(k) {
+							cfg.retryOn = append(cfg.retryOn, k)
+						} else {
+							if good {
+								l.errf(it, idx(ep, i), "retry_on error kind %q must be an identifier, e.g. timeout, connection_error, rate_limit, server_error", clip(k))
+							}
+							ok = false
+						}
+					}
+					if !good {
+						ok = false
+					}
+				case "retry_on_status":
+					// NoETL fixtures: retry_on_status: [429, 500, 502, 503, 504].
+					items, good := l.list(e.v, ep, "retry_on_status", "a list of HTTP statuses, e.g. [429, 503]")
+					for i, it := range items {
+						if c, good := l.integer(it, idx(ep, i), "a retry_on_status HTTP status"); good {
+							cfg.retryStatus = append(cfg.retryStatus, c)
+						} else {
+							ok = false
+						}
+					}
+					if !good {
+						ok = false
+					}
+				case "backoff", "backoff_seconds":
+					// NoETL fixtures: backoff: 5 / backoff_seconds: 2, the
+					// seconds before the first retry.
+					if _, both := index(fs)["initial_delay"]; both {
+						l.errf(e.k, ep, "retry has both %s and initial_delay (the seconds before the first retry): keep initial_delay", e.key)
+						ok = false
+						continue
+					}
+					number(e, ep, &cfg.delay, 0, "≥ 0 seconds")
 				case "retry_when":
 					cfg.retryWhen, _ = l.template(e.v, ep, "retry_when")
 				case "stop_when":
@@ -1407,6 +1738,14 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 		apply(d, path)
 		if !ok {
 			return nil, nil, false
+		}
+		if len(cfg.retryOn) > 0 || len(cfg.retryStatus) > 0 {
+			if cfg.retryWhen != "" {
+				l.errf(d, path, "retry has both retry_when and retry_on/retry_on_status: keep one (retry_on lists error kinds, retry_on_status HTTP statuses)")
+				return nil, nil, false
+			}
+			cfg.retryWhen = retryOnWhen(cfg.retryOn, cfg.retryStatus)
+			fromLists = true
 		}
 	}
 	backoff := "exponential"
@@ -1456,6 +1795,10 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 		rules = append(rules, mk(isError, false, retry))
 	}
 	rules = append(rules, &Rule{Else: true, Then: Then{Do: "fail"}, Line: line, Path: path})
+	if fromLists && cfg.stopWhen == "" {
+		l.warnf(d, path, "legacy retry is deprecated: normalised to task policy spec.policy.rules: [{when: \"{{ outcome.status == 'ok' }}\", then: {do: continue}}, {when: \"%s\", then: {do: retry, attempts: %d, backoff: %s, delay: %g, max_delay: %g}}, {else: {then: {do: fail}}}]", cfg.retryWhen, cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
+		return rules, nil, true
+	}
 	l.warnf(d, path, "legacy retry is deprecated: normalised to task policy spec.policy.rules [ok → continue, stop_when → fail, retry_when → retry (attempts %d, backoff %s, delay %g, max_delay %g), else → fail]; retry_when/stop_when are kept verbatim and the worker provides their legacy names (status_code, error, success, result, data, attempt); canonical form: when: \"{{ outcome.status == 'error' and outcome.http.status >= 500 }}\"", cfg.attempts, backoff, cfg.delay, cfg.maxDelay)
 	return rules, nil, true
 }

@@ -288,8 +288,16 @@ func (l *loader) selects(n *yaml.Node, path string) []OutputSelect {
 	if isNull(d) {
 		return nil
 	}
+	if d.Kind == yaml.MappingNode && !looksLikeUnquotedTemplate(d) {
+		// NoETL fixtures write output_select: {strategy: size_threshold,
+		// threshold_kb: 100}; NoETL's extract_output_select iterates a
+		// mapping's keys as field paths, which select nothing
+		// (noetl/core/storage/extractor.py): ignored here too.
+		l.warnf(n, path, "output select as a mapping (keys %s) selects nothing in NoETL either (it reads the keys as field paths): ignored; to keep fields inline write a list of field paths, e.g. [status, data.count] or [{path: data.count, as: count}]; the inline size budget is output.inline_max_bytes", strings.Join(keysOf(l.peekFields(d)), ", "))
+		return nil
+	}
 	if d.Kind != yaml.SequenceNode {
-		l.errf(n, path, "output select must be a list of field paths (e.g. [status, data.count]) or of {path, as}, got %s", describe(d))
+		l.errf(n, path, "output select must be a list of field paths (e.g. [status, data.count]) or of {path, as}, got %s%s", describe(d), templateHint(d))
 		return nil
 	}
 	var out []OutputSelect

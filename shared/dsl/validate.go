@@ -36,6 +36,8 @@ type validator struct {
 	p        *Playbook
 	problems []Problem
 	steps    map[string]*Step
+	// inWorkbook is set while the root workbook's entries are checked.
+	inWorkbook bool
 }
 
 func (v *validator) add(path string, line int, format string, args ...any) {
@@ -117,7 +119,9 @@ func (v *validator) run() {
 		if t.Name != "" && t.Name != name {
 			v.add(tp, t.Line, "workbook entry %q is stored under %q", t.Name, name)
 		}
+		v.inWorkbook = true
 		v.task(t, tp, nil)
+		v.inWorkbook = false
 	}
 	v.workbookCycles()
 
@@ -452,12 +456,28 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 		case v.p.Workbook[ref] == nil:
 			v.add(tp+".name", t.Line, "workbook entry %q does not exist (root workbook has: %s)", ref, listOrNone(sortedKeys(v.p.Workbook)))
 		default:
-			if ek := v.p.Workbook[ref].Kind; knownKind(ek) && ek != "workbook" {
+			entry := v.p.Workbook[ref]
+			if ek := entry.Kind; knownKind(ek) && ek != "workbook" {
 				for _, k := range sortedKeys(t.Config) {
 					if k != "name" && !kindReads(ek, k) {
 						v.add(tp+"."+k, t.Line, "task key %q is not read by the %s entry %q this workbook task calls (it reads: %s)", k, ek, ref, kindKeysList(ek))
 					}
 				}
+				// The call's keys override the entry's (the worker merges
+				// them the same way): the merged task must be complete.
+				merged := &Task{Kind: ek, Line: t.Line, Script: entry.Script, Config: map[string]any{}}
+				for k, x := range entry.Config {
+					merged.Config[k] = x
+				}
+				for k, x := range t.Config {
+					if k != "name" {
+						merged.Config[k] = x
+					}
+				}
+				if t.Script != nil {
+					merged.Script = t.Script
+				}
+				v.requirements(merged, tp, ref)
 			}
 		}
 	case !knownKind(t.Kind):

@@ -584,7 +584,8 @@ func scrub(s, password string) string {
 }
 
 // connString resolves the DSN and its password (for scrubbing) from the
-// task configuration, in order: connection/dsn, auth, db_* keys, pg_dsn.
+// task configuration, in order: connection/dsn, auth, db_* keys (of the
+// config, then of the args), pg_dsn.
 func connString(cfg, args map[string]any) (dsn, password string, err error) {
 	if v, ok := conf.Lookup(cfg, "connection", "dsn", "connection_string"); ok {
 		if m, isMap := conf.Map(v); isMap {
@@ -617,6 +618,13 @@ func connString(cfg, args map[string]any) (dsn, password string, err error) {
 	}
 	if _, ok := conf.Lookup(cfg, "db_host", "db_name", "db_user"); ok {
 		return dsnFromMap(cfg)
+	}
+	if _, ok := conf.Lookup(args, "db_host", "db_name", "db_user"); ok {
+		// NoETL's postgres executor reads the connection fields from the
+		// task's with: block (task_with, noetl/tools/postgres/auth.py
+		// validate_and_render_connection_params), which Load turns into
+		// the task's input.
+		return dsnFromMap(args)
 	}
 	for _, m := range []map[string]any{cfg, args} {
 		if s, ok := conf.String(m, "pg_dsn"); ok {
