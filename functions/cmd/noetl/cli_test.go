@@ -367,6 +367,36 @@ func TestValidateAndLint(t *testing.T) {
 	}
 }
 
+// TestValidateDirectory: a directory stands for the YAML files under it
+// (recursively, lexical order) and the last stdout line counts them — how
+// NoETL's fixture sets are measured (README "The DSL").
+func TestValidateDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"a/good.yaml":  validPlaybook,
+		"b/c/bad.yml":  "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: x}\nworkflow:\n  - step: start\n    tool: {kind: nosuchkind}\n",
+		"b/notes.txt":  "not yaml",
+		"z/other.yaml": validPlaybook,
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFake(t)
+	r := f.cli("validate", dir)
+	want := filepath.Join(dir, "a/good.yaml") + ": ok (2 steps)\n" + filepath.Join(dir, "z/other.yaml") + ": ok (2 steps)\n2 of 3 files valid\n"
+	if r.code != ExitInvalid || r.stdout != want || !strings.Contains(r.stderr, "bad.yml:6") {
+		t.Errorf("validate DIR: %+v\nwant stdout %q", r, want)
+	}
+	if r := f.cli("validate", t.TempDir()); r.code != ExitInvalid || !strings.Contains(r.stderr, "no *.yaml or *.yml file under it") {
+		t.Errorf("validate empty DIR: %+v", r)
+	}
+}
+
 // runFake serves POST /executions and a status sequence for id "e1".
 func runFake(t *testing.T, statuses ...map[string]any) *fakeAPI {
 	f := newFake(t)

@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,11 +19,14 @@ import (
 
 func (a *app) validateCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate FILE...",
+		Use:   "validate FILE|DIR...",
 		Short: "Validate playbooks (every problem with its YAML line)",
 		Long: `Validate playbooks (and kind: Subscription resources) against the DSL: for each
 FILE, "FILE: ok (N steps)" (a subscription: "FILE: ok (subscription NAME: ...)") on stdout,
 or every problem as "FILE:LINE: path: message" on stderr; warnings go to stderr.
+A DIR stands for every *.yaml and *.yml file under it (recursively, in lexical
+order); when a DIR is given, the last line on stdout counts the files:
+"N of M files valid".
 Needs no api. Exit 0 when every file is valid, 2 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
@@ -39,12 +45,13 @@ Needs no api. Exit 0 when every file is valid, 2 otherwise.`,
 
 func (a *app) lintCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "lint FILE...",
+		Use:   "lint FILE|DIR...",
 		Short: "Validate, then analyse the workflow as a Petri net",
 		Long: `Validate each FILE, then analyse its workflow as a Petri net: unreachable steps,
 no path to a terminal step, unguarded arc cycles, jump cycles without break or a
 bounded attempt, dead arcs, ... Each finding is printed on stdout as
 "FILE:LINE: severity: path: message [code]", then "FILE: N finding(s)".
+A DIR stands for every *.yaml and *.yml file under it (recursively).
 Needs no api. Exit 2 when a file does not validate, 0 when there are only warnings.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
@@ -72,8 +79,19 @@ Needs no api. Exit 2 when a file does not validate, 0 when there are only warnin
 // or a playbook (for play) for validate and lint; a file that does not
 // load has its problems printed on stderr, the others are still done, and
 // the error is then ExitInvalid.
-func (a *app) eachFile(files []string, sub func(file string, s *dsl.Subscription), play func(file string, pb *dsl.Playbook)) error {
+func (a *app) eachFile(args []string, sub func(file string, s *dsl.Subscription), play func(file string, pb *dsl.Playbook)) error {
+	files, dirs, err := expandFiles(args)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return &exitError{code: ExitInvalid}
+	}
 	bad := false
+	valid := 0
+	defer func() {
+		if dirs {
+			fmt.Fprintf(a.stdout, "%d of %d files valid\n", valid, len(files))
+		}
+	}()
 	for _, f := range files {
 		if src, err := os.ReadFile(f); err == nil && dsl.ResourceKind(src) == "Subscription" {
 			s, err := dsl.LoadSubscription(src, f)
@@ -83,6 +101,7 @@ func (a *app) eachFile(files []string, sub func(file string, s *dsl.Subscription
 				continue
 			}
 			sub(f, s)
+			valid++
 			continue
 		}
 		pb, err := dsl.LoadFile(f)
@@ -92,11 +111,45 @@ func (a *app) eachFile(files []string, sub func(file string, s *dsl.Subscription
 			continue
 		}
 		play(f, pb)
+		valid++
 	}
 	if bad {
 		return &exitError{code: ExitInvalid}
 	}
 	return nil
+}
+
+// expandFiles replaces each directory of args by the *.yaml and *.yml
+// files under it (recursively, lexical order); dirs reports that one was
+// given. A directory without such files is an error.
+func expandFiles(args []string) (files []string, dirs bool, err error) {
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			files = append(files, a) // a missing file is reported when read
+			continue
+		}
+		dirs = true
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, dirs, fmt.Errorf("%s: %v", a, err)
+		}
+		if len(found) == 0 {
+			return nil, dirs, fmt.Errorf("%s: no *.yaml or *.yml file under it", a)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, dirs, nil
 }
 
 // terminal reports whether an execution status is final.
