@@ -44,5 +44,8 @@ func (c *Control) completeCursorLoop(ctx context.Context, executionID string, pl
 		return err
 	}
 	ev.Payload["total"] = rows
+	if patch := engine.LoopCtxPatch(recs); patch != nil {
+		ev.Payload["ctx"] = patch // merged into the execution's ctx with loop.done
+	}
 	return c.applyLoopEnd(ctx, executionID, plan, ev)
 }

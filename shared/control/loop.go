@@ -150,6 +150,11 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 	case after.HasNext:
 		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, plan.Items[after.Next], rec.Clock)
 		next.TraceParent = cmd.TraceParent
+		if plan.Mode != "parallel" {
+			// A sequential loop's next iteration starts from the ctx
+			// patches of the ones before it (engine.LoopCtxPatch).
+			next.CtxPatch = rec.Ctx
+		}
 		stripItem(&next)
 		_, err := c.Tasks.TaskCreate(ctx, next, c.now())
 		return err
@@ -193,6 +198,9 @@ func (c *Control) completeLoop(ctx context.Context, executionID string, plan *en
 	ev, err := c.loopDoneEvent(ctx, executionID, plan, result, clock)
 	if err != nil {
 		return err
+	}
+	if patch := engine.LoopCtxPatch(recs); patch != nil {
+		ev.Payload["ctx"] = patch // merged into the execution's ctx with loop.done
 	}
 	return c.applyLoopEnd(ctx, executionID, plan, ev)
 }

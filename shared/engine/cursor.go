@@ -194,12 +194,14 @@ func CursorIterationCommand(executionID string, p LoopPlan, idx int, item any, r
 	return cmd
 }
 
-// CursorLoopResult assembles a cursor loop's result {results: [...]} from
+// CursorLoopResult assembles a cursor loop's result {results: [...],
+// stats} from
 // its iteration records in index order, skipping empty claims (cf.
 // LoopResult), and returns the number of rows and the largest Clock.
 func CursorLoopResult(recs []IterationRecord) (map[string]any, int, int64) {
 	results := make([]any, 0, len(recs))
 	var clock int64
+	failed := 0
 	for _, r := range recs {
 		clock = max(clock, r.Clock)
 		if r.Cursor != nil && r.Cursor.Empty {
@@ -209,7 +211,8 @@ func CursorLoopResult(recs []IterationRecord) (map[string]any, int, int64) {
 			results = append(results, r.Result)
 		} else {
 			results = append(results, map[string]any{"status": "error", "error": r.Error})
+			failed++
 		}
 	}
-	return map[string]any{"results": results}, len(results), clock
+	return map[string]any{"results": results, "stats": LoopStats(len(results), failed)}, len(results), clock
 }

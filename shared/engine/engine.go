@@ -572,7 +572,7 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	if len(items) == 0 {
 		done := types.NewEvent(types.EvLoopDone, st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
 		done.Step, done.StepRun = step.Name, ss.Run
-		res := map[string]any{"results": []any{}}
+		res := map[string]any{"results": []any{}, "stats": LoopStats(0, 0)}
 		t.event(types.EvLoopDone, step.Name, ss.Run, map[string]any{"result": res, "total": 0})
 		sd := t.event(types.EvStepDone, step.Name, ss.Run, map[string]any{"result": res, "loop": true})
 		sd.Status = types.StatusOK

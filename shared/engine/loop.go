@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"sort"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -63,6 +65,50 @@ type IterationRecord struct {
 	Clock  int64        `json:"clock,omitempty"`
 	// Cursor is a cursor loop iteration's frame state (cursor.go).
 	Cursor *CursorFrame `json:"cursor,omitempty"`
+	// Ctx is the iteration's ctx patch (its set ctx.x / set_ctx targets,
+	// with, in a sequential loop, the patches of the iterations before it,
+	// which it started from): LoopCtxPatch merges the records' patches
+	// into the execution's ctx when the loop ends, as NoETL merges each
+	// task sequence's ctx into the execution's variables when it ends
+	// (noetl/core/dsl/engine/executor/events.py, call.done of a
+	// task_sequence).
+	Ctx map[string]any `json:"ctx,omitempty"`
+}
+
+// LoopCtxPatch merges the ctx patches of a loop run's iteration records
+// (IterationRecord.Ctx) in iteration index order, a later index winning on
+// the same key, and returns nil when no iteration patched ctx. The order
+// is fixed so that a redelivered loop end computes the same ctx: NoETL
+// applies each iteration's patch when its task sequence ends, so its
+// result depends on the order iterations finish in; here parallel
+// iterations (which only patch ctx with loop.spec.allow_set_ctx) are
+// merged by index instead, and a sequential loop's last iteration already
+// carries the patches of all the iterations before it. Failed iterations
+// contribute nothing.
+func LoopCtxPatch(recs []IterationRecord) map[string]any {
+	sorted := append([]IterationRecord(nil), recs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
+	var out map[string]any
+	for _, r := range sorted {
+		if r.Status != types.StatusOK || len(r.Ctx) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		for k, v := range jsonx.NormalizeMap(r.Ctx) { // records read back from JSON hold json.Number
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// LoopStats is the stats entry of a loop step's result, NoETL's loop
+// aggregation counters (noetl/core/dsl/engine/executor/state.py,
+// get_loop_aggregation: {total, success, failed}).
+// The counts are int64, the form numbers take once read back from JSON.
+func LoopStats(total, failed int) map[string]any {
+	return map[string]any{"total": int64(total), "success": int64(total - failed), "failed": int64(failed)}
 }
 
 // AfterIteration is what follows the end of one iteration.
@@ -97,22 +143,25 @@ func IterationEnded(p LoopPlan, idx int, ok bool) AfterIteration {
 // is done.
 func LoopComplete(p LoopPlan, lanesDone int) bool { return lanesDone >= p.Lanes() }
 
-// LoopResult assembles a loop step's result {results: [...]} in iteration
-// order from its records (DSL.md "Loops"): an ok iteration contributes its
-// result, a failed one {status: error, error}. It also returns the largest
-// Clock of the records.
+// LoopResult assembles a loop step's result {results: [...], stats:
+// {total, success, failed}} in iteration order from its records (DSL.md
+// "Loops"; stats: LoopStats): an ok iteration contributes its result, a
+// failed one (best_effort) {status: error, error}. It also returns the
+// largest Clock of the records.
 func LoopResult(recs []IterationRecord) (map[string]any, int64) {
 	results := make([]any, 0, len(recs))
 	var clock int64
+	failed := 0
 	for _, r := range recs {
 		if r.Status == types.StatusOK {
 			results = append(results, r.Result)
 		} else {
 			results = append(results, map[string]any{"status": "error", "error": r.Error})
+			failed++
 		}
 		clock = max(clock, r.Clock)
 	}
-	return map[string]any{"results": results}, clock
+	return map[string]any{"results": results, "stats": LoopStats(len(results), failed)}, clock
 }
 
 // LoopDoneEvent returns the deterministic loop.done event of a loop run

@@ -184,17 +184,18 @@ func TestLoopResult(t *testing.T) {
 		want      string // JSON of the result
 		wantClock int64
 	}{
-		{"no iterations", nil, `{"results":[]}`, 0},
+		// stats: NoETL's loop aggregation {total, success, failed}.
+		{"no iterations", nil, `{"results":[],"stats":{"failed":0,"success":0,"total":0}}`, 0},
 		{"all ok, in order", []IterationRecord{
 			{Index: 0, Status: types.StatusOK, Result: 1, Clock: 7},
 			{Index: 1, Status: types.StatusOK, Result: map[string]any{"a": []any{1, 2}}, Clock: 9},
 			{Index: 2, Status: types.StatusOK, Result: nil, Clock: 8},
-		}, `{"results":[1,{"a":[1,2]},null]}`, 9},
+		}, `{"results":[1,{"a":[1,2]},null],"stats":{"failed":0,"success":3,"total":3}}`, 9},
 		{"best_effort keeps failures as error entries", []IterationRecord{
 			{Index: 0, Status: types.StatusOK, Result: "a", Clock: 3},
 			{Index: 1, Status: types.StatusError, Error: errv, Result: "ignored", Clock: 12},
 			{Index: 2, Status: types.StatusOK, Result: "c", Clock: 5},
-		}, `{"results":["a",{"error":{"kind":"http","status":503},"status":"error"},"c"]}`, 12},
+		}, `{"results":["a",{"error":{"kind":"http","status":503},"status":"error"},"c"],"stats":{"failed":1,"success":2,"total":3}}`, 12},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -284,5 +285,24 @@ func TestIterationCommand(t *testing.T) {
 	}
 	if IterationCommand("ex1", p, 3, "other item", 99).ID != c.ID {
 		t.Fatal("an iteration's command id depends on its item or clock (a redispatch would not dedup)")
+	}
+}
+
+// TestLoopCtxPatch: iteration ctx patches merge in index order (a later
+// index wins), whatever order the records come in; failed iterations and
+// empty patches contribute nothing; no patch at all is nil.
+func TestLoopCtxPatch(t *testing.T) {
+	recs := []IterationRecord{
+		{Index: 2, Status: types.StatusOK, Ctx: map[string]any{"last": 2, "two": true}},
+		{Index: 0, Status: types.StatusOK, Ctx: map[string]any{"last": 0, "zero": true}},
+		{Index: 1, Status: types.StatusError, Ctx: map[string]any{"last": 1, "failed": true}},
+		{Index: 3, Status: types.StatusOK},
+	}
+	want := map[string]any{"last": 2, "two": true, "zero": true}
+	if got := LoopCtxPatch(recs); !reflect.DeepEqual(got, want) {
+		t.Fatalf("LoopCtxPatch = %v, want %v", got, want)
+	}
+	if got := LoopCtxPatch([]IterationRecord{{Index: 0, Status: types.StatusOK}}); got != nil {
+		t.Fatalf("no patches = %v, want nil", got)
 	}
 }

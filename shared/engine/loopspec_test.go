@@ -156,7 +156,7 @@ func TestCursorLoopResult(t *testing.T) {
 		{Index: 3, Status: types.StatusOK, Result: "b", Cursor: &CursorFrame{}},
 	}
 	res, rows, clock := CursorLoopResult(recs)
-	want := map[string]any{"results": []any{"a", map[string]any{"status": "error", "error": "x"}, "b"}}
+	want := map[string]any{"results": []any{"a", map[string]any{"status": "error", "error": "x"}, "b"}, "stats": LoopStats(3, 1)}
 	if !reflect.DeepEqual(res, want) || rows != 3 || clock != 9 {
 		t.Fatalf("%v %d %d", res, rows, clock)
 	}

@@ -481,9 +481,10 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		return err
 	}
 	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Result: result, Clock: u.clock,
-		Cursor: u.cursorFrame()} // hook (h-conf): cursor loops (cursor.go)
+		Cursor: u.cursorFrame(),              // hook (h-conf): cursor loops (cursor.go)
+		Ctx:    u.maskErrMap(u.cur.CtxPatch)} // merged into ctx when the loop ends (engine.LoopCtxPatch)
 	if !ok {
-		rec.Status, rec.Result, rec.Error = types.StatusError, nil, errv
+		rec.Status, rec.Result, rec.Error, rec.Ctx = types.StatusError, nil, errv, nil
 	}
 	holder := ""
 	if u.leased {

@@ -716,7 +716,7 @@ func TestLoopThroughWorker(t *testing.T) {
 	drain(t, env, w)
 	wantOK(t, env)
 	st := status(t, env, "ex1")
-	want := map[string]any{"results": []any{int64(2), int64(4), int64(6), int64(8), int64(10)}}
+	want := map[string]any{"results": []any{int64(2), int64(4), int64(6), int64(8), int64(10)}, "stats": engine.LoopStats(5, 0)}
 	if !reflect.DeepEqual(st.Results["start"], want) {
 		t.Fatalf("loop result %v, want %v", st.Results["start"], want)
 	}
@@ -858,7 +858,7 @@ func TestIterationLeases(t *testing.T) {
 	}
 	drain(t, env, w)
 	st := status(t, env, "ex1")
-	if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"results": []any{"a", "b", "c"}}) {
+	if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"results": []any{"a", "b", "c"}, "stats": engine.LoopStats(3, 0)}) {
 		t.Fatalf("execution %s result %v", st.Status, st.Results["start"])
 	}
 	// The watchdog of an ended iteration does nothing.
@@ -893,7 +893,7 @@ func TestLargeItemsReadFromPlan(t *testing.T) {
 	drain(t, env, other)
 	st := status(t, env, "ex1")
 	want := []any{int64(len(big)), int64(5), int64(2 * len(big)), int64(len(big)), int64(len(big))}
-	if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"results": want}) {
+	if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"results": want, "stats": engine.LoopStats(5, 0)}) {
 		t.Fatalf("execution %s result %v", st.Status, st.Results["start"])
 	}
 }

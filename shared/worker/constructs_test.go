@@ -1,0 +1,111 @@
+package worker
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Iteration ctx patches reach the execution's ctx when the loop ends, as
+// NoETL merges each task sequence's ctx into the execution's variables
+// (noetl/core/dsl/engine/executor/events.py); the merge order is the
+// iteration index (engine.LoopCtxPatch).
+
+const ctxLoopSequential = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: ctxloop}
+workflow:
+  - step: start
+    loop:
+      in: "{{ workload.items }}"
+      iterator: item
+    tool:
+      - add:
+          kind: python
+          code: "result = item"
+          input: {item: "{{ item }}"}
+          set:
+            ctx.sum: "{{ (ctx.sum | default(0)) + item }}"
+            ctx.last: "{{ item }}"
+    next:
+      arcs: [{step: after}]
+  - step: after
+    tool: {kind: python, code: "result = 1", input: {seen: "{{ ctx.sum }}"}}
+`
+
+// TestIterationCtxPatchSequential: each iteration of a sequential loop
+// sees the ctx patches of the ones before it, and the execution's ctx holds
+// them all when the loop ends.
+func TestIterationCtxPatchSequential(t *testing.T) {
+	var mu sync.Mutex
+	var seen []any
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		c, _ := req.Context["ctx"].(map[string]any)
+		seen = append(seen, c["sum"])
+		return types.Outcome{Status: types.StatusOK, Result: req.Args["item"]}
+	}}
+	env, w := setup(t, py, ctxLoopSequential, map[string]any{"items": []any{int64(1), int64(2), int64(3)}})
+	drain(t, env, w)
+	wantOK(t, env)
+	st := status(t, env, "ex1")
+	if st.Ctx["sum"] != int64(6) || st.Ctx["last"] != int64(3) {
+		t.Fatalf("ctx = %v, want sum 6, last 3", st.Ctx)
+	}
+	// Iterations 0, 1, 2 saw sum nil, 1, 3; the step after the loop 6.
+	if want := []any{nil, int64(1), int64(3), int64(6)}; !reflect.DeepEqual(seen, want) {
+		t.Fatalf("ctx.sum seen by the tasks = %v, want %v", seen, want)
+	}
+}
+
+// TestIterationCtxPatchParallelMergedByIndex: a parallel loop that opts in
+// with allow_set_ctx merges its iterations' patches by iteration index
+// (a later index wins), whatever order the iterations end in.
+func TestIterationCtxPatchParallelMergedByIndex(t *testing.T) {
+	src := `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: ctxloop}
+workflow:
+  - step: start
+    loop:
+      in: "{{ workload.items }}"
+      iterator: item
+      spec: {mode: parallel, max_in_flight: 3, allow_set_ctx: true}
+    tool:
+      - add:
+          kind: python
+          code: "result = item"
+          input: {item: "{{ item }}"}
+          set:
+            ctx.last: "{{ item }}"
+`
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		return types.Outcome{Status: types.StatusOK, Result: req.Args["item"]}
+	}}
+	env, w := setup(t, py, src, map[string]any{"items": []any{"a", "b", "c"}})
+	for _, idx := range []int{2, 0, 1} { // the last iteration ends first
+		cmd, ok := env.Tasks.Take(func(c types.Command) bool { return isUnit(c) && c.Iteration != nil && *c.Iteration == idx })
+		if !ok {
+			t.Fatalf("iteration %d not pending", idx)
+		}
+		deliver(t, w, cmd)
+	}
+	drain(t, env, w)
+	wantOK(t, env)
+	st := status(t, env, "ex1")
+	if st.Ctx["last"] != "c" {
+		t.Fatalf("ctx.last = %v, want c (iteration 2, the highest index)", st.Ctx["last"])
+	}
+	res, _ := st.Results["start"].(map[string]any)
+	if !reflect.DeepEqual(res["stats"], engine.LoopStats(3, 0)) {
+		t.Fatalf("loop stats = %v", res["stats"])
+	}
+}
