@@ -113,7 +113,54 @@ func ErrorMap(out types.Outcome, task string) map[string]any {
 // failed). The decision's set_iter/set_ctx patches must already be in c
 // (ApplyPatches). Running off the end of the pipeline finishes ok with the
 // last result.
+//
+// A pipeline of several tasks that finishes ok has its last task's result
+// as its result, with the map of every finished task's result by label
+// beside it (PipelineResult).
 func Advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
+	m := advance(tasks, c, d, out)
+	if m.Kind == MoveFinish && m.OK {
+		m.Result = PipelineResult(tasks, m.Result, m.Cursor.TaskResults)
+	}
+	return m
+}
+
+// PipelineResultsKey is the key of the task results map in a pipeline
+// step's result (PipelineResult).
+const PipelineResultsKey = "results"
+
+// PipelineResult is the result of a pipeline that finished ok with last,
+// its last (or breaking) task's result: for a pipeline of more than one
+// task whose last result is a mapping without a "results" key, that
+// mapping plus "results": the results of the tasks that finished ok, by
+// label (taskResults) — NoETL promotes the last tool's result to the top
+// of a task sequence's step result and keeps the sequence's results map
+// beside it (noetl/core/dsl/engine/executor/events.py, call.done of a
+// task_sequence: {**last_result, **response}). Anything else is last
+// unchanged: a single task's result keeps its own shape, and a result
+// that already has "results" (a loop's, a child playbook's) is not
+// shadowed.
+func PipelineResult(tasks []*dsl.Task, last any, taskResults map[string]any) any {
+	m, ok := last.(map[string]any)
+	if !ok || len(tasks) < 2 || len(taskResults) == 0 {
+		return last
+	}
+	if _, has := m[PipelineResultsKey]; has {
+		return last
+	}
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	byLabel := make(map[string]any, len(taskResults))
+	for k, v := range taskResults {
+		byLabel[k] = v
+	}
+	out[PipelineResultsKey] = byLabel
+	return out
+}
+
+func advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
 	task := tasks[c.TaskIndex]
 	done := func(m Move) Move {
 		if out.Status == types.StatusOK {

@@ -66,7 +66,9 @@ func TestAdvance(t *testing.T) {
 				OK: true, Result: "rc", TaskEnd: types.EvTaskDone}},
 		{"continue-on-error off the end finishes ok", at(2, 1, 0), decision(types.ActContinue, dsl.Then{}), unavailable,
 			Move{Kind: MoveFinish, Cursor: Cursor{TaskIndex: 3, Attempt: 1, Prev: unavailable.Result, HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}},
-				OK: true, Result: unavailable.Result, TaskEnd: types.EvTaskFailed}},
+				// A pipeline's result has its finished tasks' results
+				// beside the last one (PipelineResult).
+				OK: true, Result: map[string]any{"body": "busy", "results": map[string]any{"earlier": "e"}}, TaskEnd: types.EvTaskFailed}},
 		{"retry without delay runs again now", at(1, 1, 0), retry(3, 0, ""), unavailable,
 			Move{Kind: MoveRun, Cursor: Cursor{TaskIndex: 1, Attempt: 2, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}}},
 		{"retry with delay hands off after the backoff", at(1, 2, 4), retry(5, 2, "exponential"), unavailable,
@@ -207,5 +209,47 @@ func TestApplyPatches(t *testing.T) {
 				t.Fatalf("ApplyPatches: iter %v ctx %v step %v vars %v; want %v %v %v %v", cur.Iter, cur.CtxPatch, cur.StepVars, cur.Vars, c.wantIter, c.wantCtx, c.wantStep, c.want)
 			}
 		})
+	}
+}
+
+// TestPipelineResult: NoETL keeps a task sequence's results map beside the
+// promoted last result; a single task, a result that is not a mapping or
+// one that has its own results key keep their shape.
+func TestPipelineResult(t *testing.T) {
+	two := []*dsl.Task{{Name: "fetch"}, {Name: "store"}}
+	byLabel := map[string]any{"fetch": map[string]any{"rows": 2}, "store": map[string]any{"row_count": 2}}
+	got := PipelineResult(two, map[string]any{"row_count": 2}, byLabel)
+	want := map[string]any{"row_count": 2, "results": byLabel}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("PipelineResult = %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		tasks []*dsl.Task
+		last  any
+	}{
+		{two[:1], map[string]any{"row_count": 2}},
+		{two, []any{1, 2}},
+		{two, map[string]any{"results": []any{1}}},
+	} {
+		if got := PipelineResult(c.tasks, c.last, byLabel); !reflect.DeepEqual(got, c.last) {
+			t.Errorf("PipelineResult(%d tasks, %v) = %v, want it unchanged", len(c.tasks), c.last, got)
+		}
+	}
+}
+
+// TestSetExtra: a tool item's own set reads the result's fields as
+// output.<field>; the envelope's keys win.
+func TestSetExtra(t *testing.T) {
+	out := types.Outcome{Status: types.StatusOK, Result: map[string]any{"count": 2, "status": "mine", "data": "own"}}
+	m := SetExtra(out, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any)
+	if m["count"] != 2 || m["status"] != "ok" || !reflect.DeepEqual(m["data"], out.Result) {
+		t.Fatalf("output = %v", m)
+	}
+	if p := PolicyExtra(out, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any); p["count"] != nil {
+		t.Fatalf("policy output reads result fields: %v", p)
+	}
+	list := types.Outcome{Status: types.StatusOK, Result: []any{1}}
+	if m := SetExtra(list, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any); !reflect.DeepEqual(m["data"], []any{1}) {
+		t.Fatalf("list result output = %v", m)
 	}
 }

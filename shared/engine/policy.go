@@ -113,6 +113,31 @@ func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 	return m
 }
 
+// SetExtra is PolicyExtra for a composite tool item's own set (DSL v2
+// tool[].set, applied after a successful attempt): there `output` also
+// reads the fields of the task's data — output.count is the result's
+// count, output.rows a postgres result's rows — with the envelope's own
+// keys (status, data, error, meta, ref and the kind helpers http, pg, py)
+// winning over fields of the same name. A result that is not a mapping
+// leaves output the envelope.
+func SetExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
+	m := PolicyExtra(out, c, legacy)
+	env, _ := m["output"].(map[string]any)
+	data, ok := env["data"].(map[string]any)
+	if !ok {
+		return m
+	}
+	o := make(map[string]any, len(data)+len(env))
+	for k, v := range data {
+		o[k] = v
+	}
+	for k, v := range env {
+		o[k] = v
+	}
+	m["output"] = o
+	return m
+}
+
 // LegacyNames adds the names seed 001's retry_when / stop_when expressions
 // use (status_code, error, success, result, data, attempt), derived from
 // the outcome.

@@ -19,7 +19,8 @@ import (
 //     reference map with its selected fields (output.select) at the top
 //     level (the control plane does not load payloads). Either way the
 //     view has `_ref`: the reference itself (DSL.md "DSL v2 names": a
-//     reference is read back explicitly, e.g. by the artifact kind).
+//     reference is read back explicitly, e.g. by the artifact kind), and
+//     `_store`: the name of NoETL's tier for it (StoreName).
 //  2. A loop step's result {results: [...]} also reads as `data` (the list
 //     of iteration results: `{{ process_users.data }}`).
 //  3. An http result {data, status_code, headers, ...} also reads as
@@ -38,6 +39,68 @@ import (
 
 // RefView is the view key of a stored result's reference (rule 1).
 const RefView = "_ref"
+
+// StoreView is the view key of a stored result's tier name (rule 1,
+// StoreName).
+const StoreView = "_store"
+
+// kvMaxBytes is the size below which NoETL's auto tier picks its KV store
+// (noetl/worker/result_handler.py _select_tier: < 1 MiB → kv, else disk).
+const kvMaxBytes = 1 << 20
+
+// StoreName is the `_store` of a stored result's view: the name NoETL's
+// result handler gives the tier it stored the result in
+// (noetl/worker/result_handler.py: `_store` = the tier's value) — the
+// output.store kind the step (else its last task) asks for (kv, disk,
+// gcs; object is NoETL's former name of disk), and for auto NoETL's size
+// rule: kv below 1 MiB, disk above. Here every stored result is in the
+// GCS results tier whatever the name says; size is the reference's
+// object size in bytes.
+func StoreName(pb *dsl.Playbook, step *dsl.Step, ref map[string]any) string {
+	kind := ""
+	if o := outputOf(step); o != nil && o.Store != nil {
+		kind = o.Store.Kind
+	}
+	switch kind {
+	case "object":
+		return "disk"
+	case "kv", "disk", "gcs":
+		return kind
+	}
+	inner, _ := ref[results.RefKey].(map[string]any)
+	if n, ok := toInt64(inner["bytes"]); ok && n >= kvMaxBytes {
+		return "disk"
+	}
+	return "kv"
+}
+
+// outputOf is the output block that applies to a step's result: the
+// step's, else its last task's.
+func outputOf(step *dsl.Step) *dsl.Output {
+	if step == nil {
+		return nil
+	}
+	if step.Output != nil {
+		return step.Output
+	}
+	if n := len(step.Tasks); n > 0 && step.Tasks[n-1] != nil {
+		return step.Tasks[n-1].Output
+	}
+	return nil
+}
+
+// toInt64 reads a JSON number (int, int64, float64).
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case float64:
+		return int64(x), true
+	}
+	return 0, false
+}
 
 // SelectedKey holds, inside a result reference map, the fields
 // output.select kept inline ({as: value}); see the worker's result store.
@@ -94,9 +157,16 @@ func ResultView(pb *dsl.Playbook, step *dsl.Step, v, full any, loaded bool) any 
 		}
 		view := shapeView(pb, step, base)
 		if m, ok := view.(map[string]any); ok {
-			if _, own := m[RefView]; !own {
+			_, ownRef := m[RefView]
+			_, ownStore := m[StoreView]
+			if !ownRef || !ownStore {
 				m = maps.Clone(m) // never write into a shared result
+			}
+			if !ownRef {
 				m[RefView] = ref
+			}
+			if !ownStore {
+				m[StoreView] = StoreName(pb, step, ref)
 			}
 			return m
 		}
@@ -188,20 +258,55 @@ func (t *transition) resultViews() map[string]any {
 
 // OutputData is the DSL v2 `output.data` of a task outcome or a step's
 // boundary (README "Running NoETL v2 playbooks": output.data is the tool's
-// data): for an http result {data, status_code, ...} the parsed body
-// (NoETL's pipelines read output.data.data and output.data.paging of the
-// JSON body), for every other kind the result itself. The v10 names
-// (outcome.result, {{ <step> }}) keep the whole http result.
+// data). For an http result {data, status_code, headers, url, elapsed_ms}
+// whose parsed body is a mapping it is that body (NoETL's pipelines read
+// output.data.paging, output.data.meta of the JSON body) with NoETL's
+// response envelope filling the keys the body does not have: status_code,
+// headers, url, elapsed (seconds) and data (the body itself) — NoETL's
+// http tool returns {status_code, headers, url, elapsed, data: body} as
+// the task's data (noetl/tools/http/response.py), so other playbooks read
+// output.data.status_code and output.data.data.<field>. The body's own keys
+// win: a body with a data key keeps it. A body that is not a mapping is
+// output.data as it is. For every other kind it is the result itself. The
+// v10 names (outcome.result, {{ <step> }}) keep the whole http result.
 func OutputData(isHTTP bool, result any) any {
 	if !isHTTP {
 		return result
 	}
-	if m, ok := result.(map[string]any); ok {
-		if _, hasStatus := m["status_code"]; hasStatus {
-			if d, has := m["data"]; has {
-				return d
-			}
+	m, ok := result.(map[string]any)
+	if !ok {
+		return result
+	}
+	if _, hasStatus := m["status_code"]; !hasStatus {
+		return result
+	}
+	body, has := m["data"]
+	if !has {
+		return result
+	}
+	bm, isMap := body.(map[string]any)
+	if !isMap {
+		return body
+	}
+	out := make(map[string]any, len(bm)+5)
+	for k, v := range bm {
+		out[k] = v
+	}
+	env := map[string]any{"data": body}
+	for _, k := range []string{"status_code", "headers", "url"} {
+		if v, ok := m[k]; ok {
+			env[k] = v
 		}
 	}
-	return result
+	if e, ok := m["elapsed"]; ok {
+		env["elapsed"] = e
+	} else if ms, ok := toInt64(m["elapsed_ms"]); ok {
+		env["elapsed"] = float64(ms) / 1000
+	}
+	for k, v := range env {
+		if _, own := out[k]; !own {
+			out[k] = v
+		}
+	}
+	return out
 }

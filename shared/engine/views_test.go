@@ -69,10 +69,10 @@ func TestResultViews(t *testing.T) {
 		{"workbook duckdb entry reads as its rows", "wb", map[string]any{"rows": rows}, nil, false, rows, false},
 		{"unknown step: data alias", "gone", map[string]any{"x": 1}, nil, false, map[string]any{"x": 1, "data": map[string]any{"x": 1}}, true},
 		{"loaded reference: full value with _ref", "py", ref, map[string]any{"count": 2, "items": []any{1, 2}}, true,
-			map[string]any{"count": 2, "items": []any{1, 2}, "data": map[string]any{"count": 2, "items": []any{1, 2}}, RefView: ref}, false},
+			map[string]any{"count": 2, "items": []any{1, 2}, "data": map[string]any{"count": 2, "items": []any{1, 2}}, RefView: ref, StoreView: "kv"}, false},
 		{"unloaded reference: selected fields with _ref", "py", ref, nil, false,
 			func() map[string]any {
-				m := map[string]any{"$ref": ref["$ref"], "extracted": ref["extracted"], SelectedKey: ref[SelectedKey], "count": 2, RefView: ref}
+				m := map[string]any{"$ref": ref["$ref"], "extracted": ref["extracted"], SelectedKey: ref[SelectedKey], "count": 2, RefView: ref, StoreView: "kv"}
 				d := map[string]any{"$ref": ref["$ref"], "extracted": ref["extracted"], SelectedKey: ref[SelectedKey], "count": 2}
 				m["data"] = d
 				return m
@@ -98,9 +98,19 @@ func TestResultViews(t *testing.T) {
 }
 
 func TestOutputDataAndRefTarget(t *testing.T) {
+	// http: the body's keys, and NoETL's response envelope (status_code,
+	// headers, url, elapsed, data: body) for the keys the body lacks.
 	httpRes := map[string]any{"data": map[string]any{"page": 1}, "status_code": 200}
-	if got := OutputData(true, httpRes); !reflect.DeepEqual(got, map[string]any{"page": 1}) {
+	if got := OutputData(true, httpRes); !reflect.DeepEqual(got, map[string]any{"page": 1, "status_code": 200, "data": map[string]any{"page": 1}}) {
 		t.Fatalf("http output.data = %v", got)
+	}
+	full := map[string]any{"data": map[string]any{"data": []any{1}, "url": "body's"}, "status_code": 201, "headers": map[string]any{"A": "b"}, "url": "http://x/y", "elapsed_ms": int64(1500)}
+	want := map[string]any{"data": []any{1}, "url": "body's", "status_code": 201, "headers": map[string]any{"A": "b"}, "elapsed": 1.5}
+	if got := OutputData(true, full); !reflect.DeepEqual(got, want) {
+		t.Fatalf("http output.data with the body's own data/url = %v, want %v", got, want)
+	}
+	if got := OutputData(true, map[string]any{"data": []any{1, 2}, "status_code": 200}); !reflect.DeepEqual(got, []any{1, 2}) {
+		t.Fatalf("http list body = %v", got)
 	}
 	if got := OutputData(false, httpRes); !reflect.DeepEqual(got, httpRes) {
 		t.Fatalf("non-http output.data = %v", got)
@@ -155,5 +165,39 @@ func TestApplySetRefTarget(t *testing.T) {
 	}
 	if !reflect.DeepEqual(ctx["big_ref"], ref) || !reflect.DeepEqual(ctx["big_data"], []any{1, 2}) {
 		t.Fatalf("ctx %v", ctx)
+	}
+}
+
+// TestStoreName: a stored result's _store is NoETL's tier name
+// (noetl/worker/result_handler.py): the output.store kind asked for
+// (object is NoETL's former disk), else kv below 1 MiB and disk above.
+func TestStoreName(t *testing.T) {
+	ref := func(bytes int64) map[string]any {
+		return map[string]any{"$ref": map[string]any{"key": "k", "bytes": bytes}}
+	}
+	step := func(kind string, onTask bool) *dsl.Step {
+		o := &dsl.Output{Store: &dsl.OutputStore{Kind: kind}}
+		if onTask {
+			return &dsl.Step{Tasks: []*dsl.Task{{Name: "a"}, {Name: "b", Output: o}}}
+		}
+		return &dsl.Step{Output: o, Tasks: []*dsl.Task{{Name: "a"}}}
+	}
+	cases := []struct {
+		step *dsl.Step
+		ref  map[string]any
+		want string
+	}{
+		{nil, ref(100 << 10), "kv"},
+		{nil, ref(2 << 20), "disk"},
+		{step("auto", false), ref(1<<20 - 1), "kv"},
+		{step("kv", false), ref(5 << 20), "kv"},
+		{step("object", false), ref(10), "disk"},
+		{step("gcs", true), ref(10), "gcs"},
+		{step("disk", true), ref(10), "disk"},
+	}
+	for i, c := range cases {
+		if got := StoreName(nil, c.step, c.ref); got != c.want {
+			t.Errorf("case %d: StoreName = %q, want %q", i, got, c.want)
+		}
 	}
 }

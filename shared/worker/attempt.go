@@ -94,8 +94,9 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
 	if out.Status == types.StatusOK && len(task.Set) > 0 {
 		// A tool item's own set (DSL v2) applies after its successful
-		// attempt, before its policy is evaluated.
-		if err := engine.ApplyPatches(&u.cur, task.Set, sc); err != nil {
+		// attempt, before its policy is evaluated; its output also reads
+		// the result's fields (engine.SetExtra).
+		if err := engine.ApplyPatches(&u.cur, task.Set, u.scope(engine.SetExtra(out, u.cur, engine.HasLegacyRules(task)))); err != nil {
 			out.Status = types.StatusError
 			out.Error = &types.TaskError{Kind: types.ErrKindTemplate, Message: fmt.Sprintf("task %s: %v", task.Name, err)}
 			return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil

@@ -109,3 +109,42 @@ workflow:
 		t.Fatalf("loop stats = %v", res["stats"])
 	}
 }
+
+// TestTaskSetReadsResultFields: in a tool item's own set, output.<field>
+// reads the task's result fields (output.count), while output.status and
+// output.data stay the envelope's (engine.SetExtra).
+func TestTaskSetReadsResultFields(t *testing.T) {
+	src := `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: setout}
+workflow:
+  - step: start
+    tool:
+      - count:
+          kind: python
+          code: "result = {'count': 3, 'status': 'mine'}"
+          set:
+            ctx.n: "{{ output.count }}"
+            ctx.st: "{{ output.status }}"
+            ctx.same: "{{ output.data.count == output.count }}"
+      - after: {kind: python, code: "result = 1"}
+`
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		return types.Outcome{Status: types.StatusOK, Result: map[string]any{"count": int64(3), "status": "mine"}}
+	}}
+	env, w := setup(t, py, src, nil)
+	drain(t, env, w)
+	wantOK(t, env)
+	st := status(t, env, "ex1")
+	if st.Ctx["n"] != int64(3) || st.Ctx["st"] != "ok" || st.Ctx["same"] != true {
+		t.Fatalf("ctx = %v, want n 3, st ok (the envelope's status wins), same true", st.Ctx)
+	}
+	// The step's result: the last task's, with every task's result by
+	// label beside it (engine.PipelineResult).
+	res, _ := st.Results["start"].(map[string]any)
+	byLabel, _ := res["results"].(map[string]any)
+	if _, ok := byLabel["count"]; !ok {
+		t.Fatalf("step result = %#v (%T), want results.count", st.Results["start"], st.Results["start"])
+	}
+}

@@ -62,9 +62,12 @@ func TestUnitRunsPipelineAndAppliesBoundary(t *testing.T) {
 	if st.Steps["start"].Status != types.StatusOK || st.Steps["after"] == nil {
 		t.Fatalf("steps after the unit: %v", st.Steps)
 	}
-	want := map[string]any{"n": int64(1), "task": "count"}
+	// The noop echoing _prev, with the pipeline's results by label beside
+	// it (engine.PipelineResult).
+	last := map[string]any{"n": int64(1), "task": "count"}
+	want := map[string]any{"n": int64(1), "task": "count", "results": map[string]any{"count": last, "echo": last}}
 	if !reflect.DeepEqual(st.Results["start"], want) {
-		t.Fatalf("result of start %#v, want %#v (the noop echoing _prev)", st.Results["start"], want)
+		t.Fatalf("result of start %#v, want %#v", st.Results["start"], want)
 	}
 	// The unit's side-effecting attempt is durable and its lease released.
 	if _, err := env.Memory.AttemptGet(context.Background(), "ex1", cmd.UnitKey(), "0.1.0"); err != nil {
