@@ -17,9 +17,38 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// unrendered config keys: source code is passed verbatim (a python f-string
-// like f"{{x}}" must not be taken for a template).
+// unrendered config keys: base64 source is passed verbatim; code is
+// rendered by renderCode.
 var unrendered = map[string]bool{"code": true, "code_b64": true}
+
+// renderCode renders a python task's code (code, an inline script's
+// source.code) as NoETL does: its task sequence renders every tool key but
+// kind, spec and output (noetl/worker/task_sequence_executor.py) with
+// noetl.core.dsl.render.render_template, which renders a string only when
+// it holds both {{ and }} (or {% and %}), and returns the string unchanged
+// when rendering fails — so code that Jinja2 cannot parse (a dict
+// comprehension {{...}}) still runs, while a Jinja2-valid {{ x }} in it is
+// replaced as it is there (an undefined name renders empty, also inside a
+// python f-string: f"{{x}}" becomes f""). A result that is not text
+// (a template that is one expression of a mapping) leaves the code
+// unchanged as well. failed reports the rendering error, for the logs.
+func renderCode(code any, sc template.Scope) (out any, failed error) {
+	s, ok := code.(string)
+	if !ok || !(strings.Contains(s, "{{") && strings.Contains(s, "}}") || strings.Contains(s, "{%") && strings.Contains(s, "%}")) {
+		return code, nil
+	}
+	r, err := template.Render(s, sc)
+	if err != nil {
+		return code, err
+	}
+	switch x := r.(type) {
+	case string:
+		return x, nil
+	case nil:
+		return "", nil
+	}
+	return code, nil
+}
 
 // logsInEvent bounds the task logs copied into attempt events.
 const logsInEvent = 4096
@@ -195,6 +224,10 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 			if _, set := cfg[k]; set && k != "name" {
 				continue
 			}
+			if k == "code" {
+				cfg[k] = u.code(task, v, sc)
+				continue
+			}
 			if unrendered[k] {
 				cfg[k] = v
 				continue
@@ -341,6 +374,10 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 	}
 	cfg = map[string]any{}
 	for k, v := range task.Config {
+		if k == "code" {
+			cfg[k] = u.code(task, v, sc)
+			continue
+		}
 		if unrendered[k] {
 			cfg[k] = v
 			continue
@@ -360,6 +397,16 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		cfg["script"] = sb
 	}
 	return args, cfg, fail, nil
+}
+
+// code is renderCode with a rendering failure logged (the code then runs
+// as written).
+func (u *unit) code(task *dsl.Task, v any, sc template.Scope) any {
+	out, err := renderCode(v, sc)
+	if err != nil {
+		u.log.Info("python code kept as written: it does not render as a template", "task", task.Name, "error", err.Error())
+	}
+	return out
 }
 
 // defaultConnection gives a postgres task without connection settings the

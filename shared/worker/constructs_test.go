@@ -148,3 +148,66 @@ workflow:
 		t.Fatalf("step result = %#v (%T), want results.count", st.Results["start"], st.Results["start"])
 	}
 }
+
+// TestPythonCodeRenderedAsNoETL: python code and an inline script's code
+// are rendered as NoETL renders tool keys (a string with {{ and }} is a
+// template; one that does not render runs as written), and the code's
+// context global holds the finished steps' results by name (NoETL's
+// render context) — a playbook reads context.get('load', {}).get('command_0').
+func TestPythonCodeRenderedAsNoETL(t *testing.T) {
+	src := `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: code}
+workload:
+  who: world
+  snippet: "result = 'from workload'"
+workflow:
+  - step: load
+    tool: {kind: python, code: "result = 1"}
+    next: {arcs: [{step: use}]}
+  - step: use
+    tool:
+      - greet: {kind: python, code: "print('hello {{ workload.who }}')\nresult = f'{{ missing }}'"}
+      - literal: {kind: python, code: "d = {{'a': 1}}\nresult = d"}
+      - inline:
+          kind: python
+          script: {uri: inline, source: {type: inline, code: "{{ workload.snippet }}"}}
+`
+	var mu sync.Mutex
+	codes := map[string]any{}
+	var ctxSeen map[string]any
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.Task == "load_task" {
+			return types.Outcome{Status: types.StatusOK, Result: map[string]any{"command_0": map[string]any{"rows": []any{"r"}}}}
+		}
+		codes[req.Task] = req.Config["code"]
+		if sc, ok := req.Config["script"].(map[string]any); ok {
+			codes[req.Task] = sc["source"].(map[string]any)["code"]
+		}
+		if req.Task == "greet" {
+			ctxSeen = req.Context
+		}
+		return types.Outcome{Status: types.StatusOK, Result: 1}
+	}}
+	env, w := setup(t, py, src, nil)
+	drain(t, env, w)
+	wantOK(t, env)
+	want := map[string]any{
+		"greet":   "print('hello world')\nresult = f''", // an undefined name renders empty, as in Jinja2
+		"literal": "d = {{'a': 1}}\nresult = d",       // not a valid template: run as written
+		"inline":  "result = 'from workload'",
+	}
+	if !reflect.DeepEqual(codes, want) {
+		t.Fatalf("code run = %#v\nwant       %#v", codes, want)
+	}
+	load, _ := ctxSeen["load"].(map[string]any)
+	if !reflect.DeepEqual(load["command_0"], map[string]any{"rows": []any{"r"}}) || ctxSeen["step"] != "use" {
+		t.Fatalf("context = %v, want load's result and step use", ctxSeen)
+	}
+	if job, _ := ctxSeen["job"].(map[string]any); job["execution_id"] != "ex1" {
+		t.Fatalf("context job = %v", ctxSeen["job"])
+	}
+}

@@ -9,8 +9,14 @@ import (
 
 // taskContext is the execution context a task reads besides its args
 // (tools.Request.Context; NoETL python's global `context`): the execution
-// id, step and task names, workload, ctx (with the unit's patches), the
-// iteration state and the step's input token.
+// id, job ({uuid, execution_id, id}), step and task names, workload, ctx
+// (with the unit's patches), the iteration state, the step's input token
+// and — as in NoETL, whose python executor gets its render context there
+// (noetl/tools/python/executor.py: exec_globals["context"]), which holds
+// every finished step's result by name — the results of the finished
+// steps (results-tier references loaded) and of this pipeline's finished
+// tasks by label, under their names; a step or task named like one of the
+// fixed keys is not added.
 func (u *unit) taskContext(task *dsl.Task) map[string]any {
 	ctxv := make(map[string]any, len(u.st.Ctx)+len(u.cur.CtxPatch))
 	for k, v := range u.st.Ctx {
@@ -23,8 +29,10 @@ func (u *unit) taskContext(task *dsl.Task) map[string]any {
 	if iter == nil {
 		iter = map[string]any{}
 	}
-	return map[string]any{
-		"execution_id": u.cmd.ExecutionID,
+	id := u.cmd.ExecutionID
+	out := map[string]any{
+		"execution_id": id,
+		"job":          map[string]any{"uuid": id, "execution_id": id, "id": id},
 		"step":         u.step.Name,
 		"task":         task.Name,
 		"workload":     u.st.Workload,
@@ -32,13 +40,25 @@ func (u *unit) taskContext(task *dsl.Task) map[string]any {
 		"iter":         iter,
 		"input":        u.cmd.Args,
 	}
+	for _, m := range []map[string]any{u.loaded, u.cur.TaskResults} {
+		for k, v := range m {
+			if !fixedContextKeys[k] {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
+
+// fixedContextKeys are taskContext's own keys, never replaced by a result.
+var fixedContextKeys = map[string]bool{"execution_id": true, "job": true, "step": true, "task": true, "workload": true, "ctx": true, "iter": true, "input": true}
 
 // scriptConfig turns a task's script block (dsl.Script) back into the
 // `script` configuration the python and postgres kinds load their code
 // from ({uri, source: {type, code, endpoint, method, auth, timeout}}), with
-// the URI, endpoint and auth rendered in sc (the code is never rendered:
-// it is source text).
+// the URI, endpoint and auth rendered in sc and the inline code rendered
+// as NoETL renders tool keys (renderCode: code: "{{ workload.code }}"
+// runs the workload's code; code that does not render runs as written).
 func scriptConfig(s *dsl.Script, sc template.Scope) (map[string]any, error) {
 	render := func(what, v string) (string, error) {
 		if v == "" {
@@ -67,7 +87,7 @@ func scriptConfig(s *dsl.Script, sc template.Scope) (map[string]any, error) {
 	}
 	src := map[string]any{"type": s.Source}
 	if s.Code != "" {
-		src["code"] = s.Code
+		src["code"], _ = renderCode(s.Code, sc)
 	}
 	if endpoint != "" {
 		src["endpoint"] = endpoint

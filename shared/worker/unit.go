@@ -35,6 +35,9 @@ type unit struct {
 	step    *dsl.Step
 	log     *slog.Logger
 	results map[string]any
+	// loaded is the state's step results with results-tier references
+	// loaded (resolveResults): python's context global (taskio.go).
+	loaded  map[string]any
 	pending []types.Event
 	// batch numbers the unit's batches (their ids derive from it); clock is
 	// the Lamport time of the unit's last event.
@@ -197,6 +200,7 @@ func (u *unit) taskScope() template.Scope {
 // results (cached per instance: a stored result never changes).
 func (u *unit) resolveResults(ctx context.Context) error {
 	u.results = engine.ResultViews(u.pb, u.st.Results, nil) // hook (h-conf): step-result views (engine/views.go)
+	u.loaded = u.st.Results
 	if u.w.Results == nil || len(u.st.Results) == 0 {
 		return nil
 	}
@@ -221,6 +225,7 @@ func (u *unit) resolveResults(ctx context.Context) error {
 		out[k] = r
 	}
 	u.results = engine.ResultViews(u.pb, u.st.Results, out) // hook (h-conf): views of the loaded results
+	u.loaded = out
 	return nil
 }
 

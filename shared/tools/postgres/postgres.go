@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -152,7 +153,9 @@ func (t *Tool) Close() {
 // dates YYYY-MM-DD, bytea base64, json/jsonb decoded, uuid text, others
 // text); a command gives {"row_count": rows affected, "command": tag such as
 // "INSERT 0 5"}; a script gives its last statement's result plus
-// "statements": N. Errors: SQL errors are kind "postgres" with outcome.pg
+// "statements": N. Beside that summary, each statement's own result is
+// under command_0, command_1, ... (statementEntry: NoETL's per-statement
+// results). Errors: SQL errors are kind "postgres" with outcome.pg
 // {code, sqlstate} and retryable for 40001, 40P01, class 08, class 53,
 // 57P01-57P03; failing to connect is kind "postgres", code 08001, retryable;
 // a connection lost mid-query is code 08006, retryable; deadline expiry is
@@ -358,7 +361,35 @@ func (t *Tool) query(ctx context.Context, q querier, sql string, args []any) (ma
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return shape(fds, out, rows.CommandTag(), truncated), nil
+	r := shape(fds, out, rows.CommandTag(), truncated)
+	r[commandKey(0)] = statementEntry(r)
+	return r, nil
+}
+
+// commandKey is the key of statement i's entry in a result: command_0,
+// command_1, ... (statementEntry).
+func commandKey(i int) string { return "command_" + strconv.Itoa(i) }
+
+// statementEntry is one statement's entry of a result, beside the
+// summary (the last statement's result): NoETL's postgres executor keys
+// each statement's result by command_<i> (noetl/tools/postgres/
+// execution.py, execute_sql_statements_async; the task's data until
+// noetl/noetl b2fd0519), which playbooks read as
+// {{ step.command_0.rows }}: a statement returning rows gives {status:
+// success, rows, row_count, columns}, any other {status: success,
+// row_count, message: "Command executed. N rows affected."}. r is the
+// statement's shape (shape).
+func statementEntry(r map[string]any) map[string]any {
+	e := map[string]any{"status": "success", "row_count": r["row_count"]}
+	if rows, ok := r["rows"]; ok {
+		e["rows"], e["columns"] = rows, r["columns"]
+		if r["truncated"] == true {
+			e["truncated"] = true
+		}
+		return e
+	}
+	e["message"] = fmt.Sprintf("Command executed. %v rows affected.", r["row_count"])
+	return e
 }
 
 // script runs several statements as one simple-protocol query (one implicit
@@ -378,6 +409,7 @@ func (t *Tool) scriptOn(ctx context.Context, conn *pgx.Conn, sql string) (map[st
 	tm := conn.TypeMap()
 	mrr := conn.PgConn().Exec(ctx, sql)
 	var last map[string]any
+	var entries []map[string]any
 	n := 0
 	for mrr.NextResult() {
 		rr := mrr.ResultReader()
@@ -416,6 +448,7 @@ func (t *Tool) scriptOn(ctx context.Context, conn *pgx.Conn, sql string) (map[st
 		}
 		n++
 		last = shape(fds, out, tag, truncated)
+		entries = append(entries, statementEntry(last))
 	}
 	if err := mrr.Close(); err != nil {
 		return nil, err
@@ -424,6 +457,9 @@ func (t *Tool) scriptOn(ctx context.Context, conn *pgx.Conn, sql string) (map[st
 		last = map[string]any{"row_count": int64(0), "command": ""}
 	}
 	last["statements"] = int64(n)
+	for i, e := range entries {
+		last[commandKey(i)] = e
+	}
 	return last, nil
 }
 
