@@ -197,7 +197,7 @@ workflow:
 	wantOK(t, env)
 	want := map[string]any{
 		"greet":   "print('hello world')\nresult = f''", // an undefined name renders empty, as in Jinja2
-		"literal": "d = {{'a': 1}}\nresult = d",       // not a valid template: run as written
+		"literal": "d = {{'a': 1}}\nresult = d",         // not a valid template: run as written
 		"inline":  "result = 'from workload'",
 	}
 	if !reflect.DeepEqual(codes, want) {
