@@ -2,10 +2,13 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -210,4 +213,95 @@ workflow:
 	if job, _ := ctxSeen["job"].(map[string]any); job["execution_id"] != "ex1" {
 		t.Fatalf("context job = %v", ctxSeen["job"])
 	}
+}
+
+// TestParallelIterationsOverlapInTheLog: iterations of a parallel loop
+// released together appear together in the execution's event log. One
+// 4-second iteration and four instant ones run concurrently; the max
+// overlap is read from the log's causal order (seq, as `noetl events`
+// shows it: an iteration runs from its loop.iteration.started to its
+// loop.iteration.done), not from wall time. Clocks stamped when a unit
+// sealed its batch, at its end, put the slow iteration's start after the
+// others' ends: max overlap 1.
+func TestParallelIterationsOverlapInTheLog(t *testing.T) {
+	src := `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: slowloop}
+workflow:
+  - step: start
+    loop:
+      in: "{{ workload.items }}"
+      iterator: s
+      spec: {mode: parallel, max_in_flight: 5}
+    tool: {kind: python, code: "result = s", input: {s: "{{ s }}"}}
+`
+	var fast sync.WaitGroup
+	fast.Add(4)
+	var env *controltest.Env
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		if num(req.Args["s"]) == 4 {
+			fast.Wait()                        // the instant iterations end while this one runs
+			env.Clock.Advance(4 * time.Second) // ... for 4 seconds
+		} else {
+			defer fast.Done()
+		}
+		return types.Outcome{Status: types.StatusOK, Result: req.Args["s"]}
+	}}
+	env, w := setup(t, py, src, map[string]any{"items": []any{int64(4), int64(0), int64(0), int64(0), int64(0)}})
+	var units []types.Command
+	for {
+		cmd, ok := env.Tasks.Take(isUnit)
+		if !ok {
+			break
+		}
+		units = append(units, cmd)
+	}
+	if len(units) != 5 {
+		t.Fatalf("%d units released, want 5", len(units))
+	}
+	var all sync.WaitGroup
+	errc := make(chan error, len(units))
+	for _, cmd := range units {
+		all.Add(1)
+		go func(cmd types.Command) {
+			defer all.Done()
+			errc <- w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()})
+		}(cmd)
+	}
+	all.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(t, env, w)
+	wantOK(t, env)
+	cur, peak := 0, 0
+	var order []string
+	for _, e := range env.Bus.Log("ex1") {
+		switch e.EventType {
+		case types.EvLoopIterationStarted:
+			cur++
+			peak = max(peak, cur)
+			order = append(order, fmt.Sprintf("s%d", *e.Iteration))
+		case types.EvLoopIterationDone, types.EvLoopIterationFailed:
+			cur--
+			order = append(order, fmt.Sprintf("e%d", *e.Iteration))
+		}
+	}
+	if peak != 5 {
+		t.Fatalf("max overlap in the log = %d, want 5 (order %v)", peak, order)
+	}
+	// The slow iteration (0) starts before any iteration ends.
+	for _, o := range order {
+		if o == "s0" {
+			break
+		}
+		if o[0] == 'e' {
+			t.Fatalf("iteration 0 starts after %s in the log: %v", o, order)
+		}
+	}
+	checkCausal(t, env, "ex1")
 }

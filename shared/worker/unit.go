@@ -74,11 +74,20 @@ type unit struct {
 func itoa(i int) string { return types.DeriveIDPart(i) }
 
 // event appends an event of the unit (its id derives from the unit, the
-// task, the jumps taken and idParts, so a re-run has the same ids).
+// task, the jumps taken and idParts, so a re-run has the same ids) and
+// stamps its hybrid logical clock now, when it happens: after the unit's
+// previous event and at least its wall time (types.HLC). Stamping when the
+// batch is sealed, at the unit's end, gave every event of a long unit its
+// end time: the log's causal order then showed a 4-second iteration
+// starting after the instant iterations released with it had ended
+// (types.Event: events unrelated by causality order by wall time).
 func (u *unit) event(typ types.EventType, task string, idParts ...string) *types.Event {
 	c := u.cmd
 	parts := append([]string{c.UnitKey(), task, itoa(u.cur.Jumps)}, idParts...)
-	ev := types.NewEvent(typ, c.ExecutionID, Source, u.w.now(), parts...)
+	now := u.w.now()
+	ev := types.NewEvent(typ, c.ExecutionID, Source, now, parts...)
+	u.clock = types.HLC(u.clock, now) + 1
+	ev.Clock = u.clock
 	ev.Step, ev.StepRun, ev.Task, ev.Iteration, ev.ParentID = c.Step, c.StepRun, task, c.Iteration, u.st.ParentID
 	switch {
 	case task != "":
@@ -92,8 +101,8 @@ func (u *unit) event(typ types.EventType, task string, idParts ...string) *types
 	return &u.pending[len(u.pending)-1]
 }
 
-// seal masks secrets in the pending events, stamps their Lamport times
-// after the unit's clock, and hands them over (the pending list empties).
+// seal masks secrets in the pending events and hands them over (the
+// pending list empties); their clocks were stamped by event.
 func (u *unit) seal() []types.Event {
 	if u.red != nil {
 		for i := range u.pending {
@@ -104,7 +113,6 @@ func (u *unit) seal() []types.Event {
 			}
 		}
 	}
-	u.clock = types.StampClocks(u.pending, types.HLC(u.clock, u.w.now()))
 	evs := u.pending
 	u.pending = nil
 	return evs
