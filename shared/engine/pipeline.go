@@ -113,24 +113,17 @@ func ErrorMap(out types.Outcome, task string) map[string]any {
 // failed). The decision's set_iter/set_ctx patches must already be in c
 // (ApplyPatches). Running off the end of the pipeline finishes ok with the
 // last result.
-//
-// A pipeline of several tasks that finishes ok has its last task's result
-// as its result, with the map of every finished task's result by label
-// beside it (PipelineResult).
 func Advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
-	m := advance(tasks, c, d, out)
-	if m.Kind == MoveFinish && m.OK {
-		m.Result = PipelineResult(tasks, m.Result, m.Cursor.TaskResults)
-	}
-	return m
+	return advance(tasks, c, d, out)
 }
 
 // PipelineResultsKey is the key of the task results map in a pipeline
 // step's result (PipelineResult).
 const PipelineResultsKey = "results"
 
-// PipelineResult is the result of a pipeline that finished ok with last,
-// its last (or breaking) task's result: for a pipeline of more than one
+// PipelineResult is the result of a step (not of a loop iteration: see
+// below) whose pipeline finished ok with last, its last (or breaking)
+// task's result (Move.Result): for a pipeline of more than one
 // task whose last result is a mapping without a "results" key, that
 // mapping plus "results": the results of the tasks that finished ok, by
 // label (taskResults) — NoETL promotes the last tool's result to the top
@@ -139,7 +132,11 @@ const PipelineResultsKey = "results"
 // task_sequence: {**last_result, **response}). Anything else is last
 // unchanged: a single task's result keeps its own shape, and a result
 // that already has "results" (a loop's, a child playbook's) is not
-// shadowed.
+// shadowed. NoETL promotes a sequence's result so for a step only; a loop
+// iteration's result there is the results map alone, here the last
+// task's result (README "Running NoETL v2 playbooks"): the worker calls
+// PipelineResult for steps, not iterations, which keeps a loop's
+// {results: [...]} the size of its tasks' last results.
 func PipelineResult(tasks []*dsl.Task, last any, taskResults map[string]any) any {
 	m, ok := last.(map[string]any)
 	if !ok || len(tasks) < 2 || len(taskResults) == 0 {

@@ -66,9 +66,7 @@ func TestAdvance(t *testing.T) {
 				OK: true, Result: "rc", TaskEnd: types.EvTaskDone}},
 		{"continue-on-error off the end finishes ok", at(2, 1, 0), decision(types.ActContinue, dsl.Then{}), unavailable,
 			Move{Kind: MoveFinish, Cursor: Cursor{TaskIndex: 3, Attempt: 1, Prev: unavailable.Result, HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}},
-				// A pipeline's result has its finished tasks' results
-				// beside the last one (PipelineResult).
-				OK: true, Result: map[string]any{"body": "busy", "results": map[string]any{"earlier": "e"}}, TaskEnd: types.EvTaskFailed}},
+				OK: true, Result: unavailable.Result, TaskEnd: types.EvTaskFailed}},
 		{"retry without delay runs again now", at(1, 1, 0), retry(3, 0, ""), unavailable,
 			Move{Kind: MoveRun, Cursor: Cursor{TaskIndex: 1, Attempt: 2, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}}},
 		{"retry with delay hands off after the backoff", at(1, 2, 4), retry(5, 2, "exponential"), unavailable,

@@ -305,3 +305,31 @@ workflow:
 	}
 	checkCausal(t, env, "ex1")
 }
+
+// TestIterationResultWithoutTaskResults: a loop iteration's result is its
+// pipeline's last task's result alone (engine.PipelineResult applies to
+// steps), so a loop's results stay the size of its tasks' last results.
+func TestIterationResultWithoutTaskResults(t *testing.T) {
+	src := `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: loop2}
+workflow:
+  - step: start
+    loop: {in: "{{ workload.items }}", iterator: i}
+    tool:
+      - a: {kind: python, code: "result = 1"}
+      - b: {kind: python, code: "result = 2"}
+`
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		return types.Outcome{Status: types.StatusOK, Result: map[string]any{"task": req.Task}}
+	}}
+	env, w := setup(t, py, src, map[string]any{"items": []any{1, 2}})
+	drain(t, env, w)
+	wantOK(t, env)
+	res, _ := status(t, env, "ex1").Results["start"].(map[string]any)
+	want := []any{map[string]any{"task": "b"}, map[string]any{"task": "b"}}
+	if !reflect.DeepEqual(res["results"], want) {
+		t.Fatalf("loop results = %v, want %v", res["results"], want)
+	}
+}

@@ -324,7 +324,13 @@ func (u *unit) run(ctx context.Context) error {
 		}
 		switch mv.Kind {
 		case engine.MoveFinish:
-			return u.finish(ctx, mv.OK, mv.Result, mv.Error)
+			result := mv.Result
+			if mv.OK && u.cmd.Iteration == nil {
+				// A step's result keeps its tasks' results by label
+				// beside the last one (an iteration's does not).
+				result = engine.PipelineResult(tasks, result, u.cur.TaskResults)
+			}
+			return u.finish(ctx, mv.OK, result, mv.Error)
 		case engine.MoveHandOff:
 			pe.Payload["delay_s"] = mv.Delay.Seconds()
 			pe.Payload["next_attempt"] = u.cur.Attempt
