@@ -96,7 +96,8 @@ func loadFile[T any](path string, load func(src []byte, name string) (T, error))
 //     workflow, keychain, executor (spec.entry_step, final_step,
 //     no_next_is_error parsed), workbook (a list of NoETL's {name, tool:
 //     {...}, assert}, a list of {name, kind, ...}, or a mapping name →
-//     task); anything else, and root vars, is an error;
+//     task), tracing and spec (kept in Playbook.Ignored, with a warning);
+//     anything else, and root vars, is an error;
 //   - step keys step, desc, spec, loop, input | args, tool, set, set_ctx,
 //     output, next (and legacy retry);
 //   - tool: a single mapping (label "<step>_task"; its name, if any, is the
@@ -128,10 +129,19 @@ func loadFile[T any](path string, load func(src []byte, name string) (T, error))
 // loop.collection/element/concurrency, mode async/sync; arc data/with/input;
 // else: {do: ...} without then; a bare set target at step or arc level
 // (written to ctx); tool keys NoETL itself ignores (IgnoredTaskKeys,
-// dropped). Legacy forms rejected with the canonical rewrite: step when,
-// eval, expr, case, sink, save, type, vars, name, with/data, result,
-// outcome; tool: <kind string>; task type:; set under spec; the
-// retry.on_success forms pagination.go cannot map.
+// dropped). Forms of NoETL's own fixtures, accepted and mapped with a
+// warning: root tracing and spec (ignored, as NoETL's model does); step
+// names that are not identifiers (loaded as stepName gives them; arcs
+// follow); retry retry_on / retry_on_status / backoff / backoff_seconds; a
+// mapping output_select (ignored, it selects nothing in NoETL); the step
+// result: block of output keys (the step's output); postgres with: (its
+// input); arc cond (its when); else: null beside then (the else rule);
+// python libs that are not a mapping (ignored). Legacy forms rejected with
+// the canonical rewrite: step when, eval, expr, case, sink, save, type,
+// vars, name, with/data, result (other than output keys), outcome; the
+// same keys on a task (misplacedTaskKey: the rewrite in one message); tool:
+// <kind string>; task type:; set under spec; the retry.on_success forms
+// pagination.go cannot map.
 //
 // Load's warnings include a few workflow checks (steps unreachable from
 // the entry step, shadowed names, empty steps, template names no scope
