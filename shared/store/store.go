@@ -151,6 +151,12 @@ type ExecutionListParams struct {
 	ParentID string
 	// Limit bounds the result (default 50), newest first.
 	Limit int
+	// BeforeCreated and BeforeID page the list: when BeforeCreated is
+	// set, only executions after (older than, in the list's order) the
+	// one created then with id BeforeID are listed — the last summary of
+	// the previous page.
+	BeforeCreated time.Time
+	BeforeID      string
 }
 
 // Store is the persistence contract of the control plane.
