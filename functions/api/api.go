@@ -42,10 +42,17 @@ func init() { functions.HTTP("api", API) }
 // caller identity, role, body limit).
 func API(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
-		// Reads by operators (status, events, cost) are not
+		// Reads by operators (status, events, cost, console pages) are not
 		// part of what an execution costs to run: they are metered apart
 		// (and dropped).
 		r = r.WithContext(meter.With(r.Context(), meter.New()))
+	}
+	if isConsole(r.URL.Path) {
+		// The console authenticates its visitors with the api's
+		// authenticator (a bearer token, or its session cookie) and
+		// reaches the api's routes in process as them (console.go).
+		consoleHandler.ServeHTTP(w, r)
+		return
 	}
 	r, ok := authorize(w, r)
 	if !ok {
