@@ -192,7 +192,32 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 		g.Roots = []int{e}
 	}
 	res := layout.Layered(g, layout.Options{LayerGap: 70, NodeGap: 48, Margin: 20})
-	view.Width, view.Height = res.Width, res.Height
+	// Guard labels sit beside their edges and may reach past the nodes:
+	// widen the drawing (and move it right) so that none is cut off.
+	lo, hi := 0.0, res.Width
+	for k, ar := range arcs {
+		p := res.Paths[k]
+		if p.Self || len(p.Points) < 2 || ar.arc.When == "" && ar.arc.On == "" {
+			continue
+		}
+		x, _, anchor := labelAt(p.Points)
+		w := labelWidth(ar.arc)
+		if anchor == "end" {
+			lo = min(lo, x-w-6)
+		} else {
+			hi = max(hi, x+w+6)
+		}
+	}
+	shift := -lo
+	for i := range res.Centers {
+		res.Centers[i].X += shift
+	}
+	for k := range res.Paths {
+		for j := range res.Paths[k].Points {
+			res.Paths[k].Points[j].X += shift
+		}
+	}
+	view.Width, view.Height = hi+shift, res.Height
 	for i := range nodes {
 		c := res.Centers[i]
 		nodes[i].X, nodes[i].Y = c.X-nodes[i].W/2, c.Y-nodes[i].H/2
@@ -216,10 +241,7 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 			cls = append(cls, "implicit")
 		}
 		e.Class = strings.Join(cls, " ")
-		label := ar.arc.When
-		if ar.arc.On != "" {
-			label = strings.TrimSpace("on " + ar.arc.On + " " + label)
-		}
+		label := guard(ar.arc)
 		e.Title = from + " → " + to
 		if label != "" {
 			e.Title += ": " + label
@@ -227,8 +249,7 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 		if n := taken[[2]string{from, to}]; n > 0 {
 			e.Title += fmt.Sprintf(" (taken %d×)", n)
 		}
-		e.Label = shorten(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(label), "{{"), "}}"), 34)
-		e.Label = strings.TrimSpace(e.Label)
+		e.Label = edgeLabel(ar.arc)
 		if p.Self {
 			n := nodes[ar.from]
 			x, y := n.X+n.W, n.Y+n.H/2
@@ -242,6 +263,28 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 	}
 	sort.SliceStable(view.Edges, func(i, j int) bool { return view.Edges[i].Class < view.Edges[j].Class })
 	return view
+}
+
+// guard is an arc's condition as written: its event (when not the
+// step's success) and its when.
+func guard(a *dsl.Arc) string {
+	if a.On != "" {
+		return strings.TrimSpace("on " + a.On + " " + a.When)
+	}
+	return a.When
+}
+
+// edgeLabel is the guard drawn beside an arc: without the template
+// braces, cut to 34 characters (the arcs table has it whole).
+func edgeLabel(a *dsl.Arc) string {
+	l := strings.TrimSpace(guard(a))
+	l = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "{{"), "}}"))
+	return shorten(l, 34)
+}
+
+// labelWidth estimates the drawn width of an arc's label (11px text).
+func labelWidth(a *dsl.Arc) float64 {
+	return float64(utf8.RuneCountInString(edgeLabel(a))) * 6.4
 }
 
 // pathD is a smooth SVG path through points: vertical tangents at each
