@@ -1,11 +1,14 @@
 // Package api is the api Cloud Function (HTTP trigger): it starts
-// executions and serves their status and events.
+// executions and serves their status and events, and the operator console.
 //
 //	POST /executions             {"path": "examples/x.yaml" | "playbook": "<yaml>", "workload": {...}}
 //	                             → 202 {"execution_id", "status"}; 400 {"error", "problems": [{line, path, message}]}
-//	GET  /executions/{id}        → 200 status view; 404
-//	GET  /executions/{id}/events → 200 {"events": [...]} in timestamp order
+//	GET  /executions/{id}        → 200 status view (inspect.Status); 404
+//	GET  /executions/{id}/events → 200 {"events": [...]} in causal order
+//	GET  /console/...            → the operator console (console.go, package console)
 //	GET  /healthz                → 200
+//
+// (README "HTTP API" lists every route.)
 package api
 
 import (
