@@ -396,8 +396,8 @@ func TestExecutionPage(t *testing.T) {
 		"python",                                                // the failure kind
 		`action="/console/executions/x1/cancel"`, `id="cancel"`, // running, admin: cancel
 		`href="/console/dlq/d1"`, `action="/console/dlq/d1/replay"`, // this execution's DLQ entry
-		"0.00012300",   // cost
-		`data-follow=`, // followed while running
+		"0.00012300",         // cost
+		`data-follow="2000"`, // followed while running, every 2 s
 		"21 events",
 	} {
 		if !strings.Contains(body, want) {

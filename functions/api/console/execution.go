@@ -60,7 +60,16 @@ type executionPage struct {
 	MayDLQ, MayCancel bool
 	// Render is how long the server took to build the page.
 	Render time.Duration
+	// FollowEvery is how often the script refreshes a running execution's
+	// page (FollowMS in milliseconds): every 2 s, every 10 s past
+	// FollowFastUnits units (each refresh reads all the events again).
+	FollowEvery time.Duration
+	FollowMS    int64
 }
+
+// FollowFastUnits is the most units an execution may have for its page to
+// be refreshed every 2 s while it runs.
+const FollowFastUnits = 1000
 
 // stepRow is one step of the steps table.
 type stepRow struct {
@@ -121,6 +130,11 @@ func (v *visit) execution(id string) {
 	data := &executionPage{ID: id, Status: &st, Ended: ended(st.Status), Duration: time.Duration(st.DurationMS) * time.Millisecond,
 		MayDLQ: v.may(http.MethodGet, "/dlq"), MayCancel: v.may(http.MethodPost, "/executions/"+id+"/cancel")}
 	data.Units = unitsOf(&st)
+	data.FollowEvery = 2 * time.Second
+	if data.Units > FollowFastUnits {
+		data.FollowEvery = 10 * time.Second
+	}
+	data.FollowMS = data.FollowEvery.Milliseconds()
 	data.Detail = data.Units <= v.h.cfg.DetailUnits || q.Get("detail") == "all"
 	pathID := url.PathEscape(id)
 	if !data.Detail {
