@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/noetl/gcpengine/functions/api/console"
 	"github.com/noetl/gcpengine/shared/auth"
@@ -70,6 +71,9 @@ func request(ctx context.Context, method, path string, body []byte) (*http.Reque
 	u, err := url.ParseRequestURI(path)
 	if err != nil {
 		return nil, err
+	}
+	if u.Scheme != "" || u.Host != "" || !strings.HasPrefix(u.Path, "/") {
+		return nil, fmt.Errorf("%q is not an api path", path)
 	}
 	r, err := http.NewRequestWithContext(ctx, method, u.String(), io.NopCloser(bytes.NewReader(body)))
 	if err != nil {
