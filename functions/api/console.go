@@ -50,13 +50,18 @@ type recorder struct {
 	body bytes.Buffer
 }
 
+// Header implements http.ResponseWriter.
 func (r *recorder) Header() http.Header { return r.h }
+
+// Write implements http.ResponseWriter (200 unless a status was written).
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.code == 0 {
 		r.code = http.StatusOK
 	}
 	return r.body.Write(b)
 }
+
+// WriteHeader implements http.ResponseWriter (the first status wins).
 func (r *recorder) WriteHeader(code int) {
 	if r.code == 0 {
 		r.code = code
