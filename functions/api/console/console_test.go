@@ -457,6 +457,9 @@ func TestSummaryMode(t *testing.T) {
 	if !strings.Contains(body, `data-iterations="99960"`) || !strings.Contains(body, "?detail=all") || !strings.Contains(body, "/executions/big/events") {
 		t.Error("the summary lacks the iteration count or the links to the events and the details")
 	}
+	if !strings.Contains(body, `class="edge unknown`) || strings.Contains(body, `class="edge taken`) || strings.Contains(body, `class="edge idle`) {
+		t.Error("summary mode: an arc is drawn as taken or not taken without its events")
+	}
 	if len(body) > 200<<10 {
 		t.Errorf("the page is %d bytes", len(body))
 	}

@@ -188,7 +188,11 @@ func (v *visit) execution(id string) {
 		if data.Detail {
 			detailStats = stats
 		}
-		data.Graph = buildGraph(pb, &st, detailStats, takenArcs(evs))
+		var taken map[[2]string]int
+		if data.Detail {
+			taken = takenArcs(evs)
+		}
+		data.Graph = buildGraph(pb, &st, detailStats, taken)
 	}
 	data.Steps = stepRows(&st, stats, data.Detail)
 	t0, t1 := spanOf(&st, tl, now)

@@ -77,8 +77,8 @@ const (
 // buildGraph lays out pb's steps and arcs, each step coloured by its
 // status in st, with its figures (runs; attempts and failed attempts
 // when stats has them, nil in summary mode), and each arc marked with the
-// number of times it fired (taken: from next.evaluated events, nil in
-// summary mode).
+// number of times it fired (taken: from next.evaluated events; nil in
+// summary mode, where no arc is known to have fired or not).
 func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.StepStats, taken map[[2]string]int) *graphView {
 	index := map[string]int{}
 	var steps []*dsl.Step
@@ -228,7 +228,10 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 		from, to := steps[ar.from].Name, ar.arc.Step
 		e := graphEdge{From: from, To: to}
 		cls := []string{"idle"}
-		if n := taken[[2]string{from, to}]; n > 0 {
+		switch {
+		case taken == nil:
+			cls[0] = "unknown" // summary mode: the arcs' events were not read
+		case taken[[2]string{from, to}] > 0:
 			cls[0] = "taken"
 		}
 		if p.Back {
