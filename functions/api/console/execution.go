@@ -121,14 +121,36 @@ func (v *visit) execution(id string) {
 	start := time.Now()
 	ctx := v.r.Context()
 	q := v.r.URL.Query()
+	// The playbook's source and the DLQ do not depend on the status: read
+	// them while the status is read (then events and cost, when the
+	// status says the page reads them).
+	var (
+		wg              sync.WaitGroup
+		evs             []types.Event
+		evErr, srcErr   error
+		src             string
+		cost            inspect.Cost
+		costErr, dlqErr error
+		dlq             []dlqRow
+	)
+	mayDLQ := v.may(http.MethodGet, "/dlq")
+	wg.Add(2)
+	go func() { defer wg.Done(); src, srcErr = v.h.cfg.Backend.Source(ctx, id) }()
+	go func() {
+		defer wg.Done()
+		if mayDLQ {
+			dlq, dlqErr = v.dlqOf(id)
+		}
+	}()
 	var st inspect.Status
 	if err := v.call(http.MethodGet, "/executions/"+url.PathEscape(id), nil, &st); err != nil {
+		wg.Wait()
 		v.fail(err)
 		return
 	}
 	now := v.h.cfg.Now()
 	data := &executionPage{ID: id, Status: &st, Ended: ended(st.Status), Duration: time.Duration(st.DurationMS) * time.Millisecond,
-		MayDLQ: v.may(http.MethodGet, "/dlq"), MayCancel: v.may(http.MethodPost, "/executions/"+id+"/cancel")}
+		MayDLQ: mayDLQ, MayCancel: v.may(http.MethodPost, "/executions/"+id+"/cancel")}
 	data.Units = unitsOf(&st)
 	data.FollowEvery = 2 * time.Second
 	if data.Units > FollowFastUnits {
@@ -143,24 +165,6 @@ func (v *visit) execution(id string) {
 		data.EventsURL = v.base + "/executions/" + pathID + "/events"
 		data.CostURL = v.base + "/executions/" + pathID + "/cost"
 	}
-	// The reads after the status are independent: run them together.
-	var (
-		wg              sync.WaitGroup
-		evs             []types.Event
-		evErr, srcErr   error
-		src             string
-		cost            inspect.Cost
-		costErr, dlqErr error
-		dlq             []dlqRow
-	)
-	wg.Add(2)
-	go func() { defer wg.Done(); src, srcErr = v.h.cfg.Backend.Source(ctx, id) }()
-	go func() {
-		defer wg.Done()
-		if data.MayDLQ {
-			dlq, dlqErr = v.dlqOf(id)
-		}
-	}()
 	if data.Detail {
 		wg.Add(2)
 		go func() { defer wg.Done(); evs, evErr = v.h.cfg.Backend.Events(ctx, id) }()
