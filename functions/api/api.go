@@ -226,6 +226,11 @@ func redactedEvents(ctx context.Context, d *runtime.Deps, id string) ([]types.Ev
 	if err != nil {
 		return nil, err
 	}
+	return redactEvents(ctx, d, id, evs), nil
+}
+
+// redactEvents masks the payloads of execution id's events (in place).
+func redactEvents(ctx context.Context, d *runtime.Deps, id string, evs []types.Event) []types.Event {
 	if evs == nil {
 		evs = []types.Event{}
 	}
@@ -240,7 +245,7 @@ func redactedEvents(ctx context.Context, d *runtime.Deps, id string) ([]types.Ev
 			evs[i].Payload = m
 		}
 	}
-	return evs, nil
+	return evs
 }
 
 // redactorOf returns the redactor for an execution's API views: its

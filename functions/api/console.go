@@ -176,18 +176,20 @@ func (consoleBackend) Source(ctx context.Context, id string) (string, error) {
 	return rec.Source, nil
 }
 
-// Events implements console.Backend (redactedEvents, as GET
-// /executions/{id}/events).
-func (consoleBackend) Events(ctx context.Context, id string) ([]types.Event, error) {
+// Events implements console.Backend: the events redacted as GET
+// /executions/{id}/events redacts them, and the operations GET
+// /executions/{id}/cost prices, from one read of the batches
+// (store.Store.EventLog).
+func (consoleBackend) Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error) {
 	d, err := readable(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	evs, err := redactedEvents(ctx, d, id)
+	evs, ops, err := d.Store.EventLog(ctx, id)
 	if err != nil {
-		return nil, &console.Error{Code: http.StatusServiceUnavailable, Message: err.Error()}
+		return nil, nil, &console.Error{Code: http.StatusServiceUnavailable, Message: err.Error()}
 	}
-	return evs, nil
+	return redactEvents(ctx, d, id, evs), ops, nil
 }
 
 // decodeJSONBytes decodes a JSON answer (jsonx).

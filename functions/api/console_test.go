@@ -52,7 +52,7 @@ func TestConsoleBackendGuard(t *testing.T) {
 	// Source and Events are refused like GET /executions/{id}.
 	for _, f := range []func() error{
 		func() error { _, err := b.Source(context.Background(), "x"); return err },
-		func() error { _, err := b.Events(as(auth.None), "x"); return err },
+		func() error { _, _, err := b.Events(as(auth.None), "x"); return err },
 	} {
 		var ce *console.Error
 		if err := f(); !errors.As(err, &ce) || (ce.Code != http.StatusUnauthorized && ce.Code != http.StatusForbidden) {

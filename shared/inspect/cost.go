@@ -36,8 +36,27 @@ func CostOf(st *engine.State, ops map[string]float64) Cost {
 			steps += ss.Runs
 		}
 	}
+	return costFor(st.ExecutionID, steps, ops)
+}
+
+// CostOfStatus is CostOf for an execution known by its status document
+// (the same step count: loop iterations, else completed runs).
+func CostOfStatus(st *Status, ops map[string]float64) Cost {
+	steps := 0
+	for _, ss := range st.Steps {
+		if ss.Loop != nil {
+			steps += ss.Loop.Total
+		} else {
+			steps += ss.Runs
+		}
+	}
+	return costFor(st.ExecutionID, steps, ops)
+}
+
+// costFor prices the operations of an execution of steps steps.
+func costFor(id string, steps int, ops map[string]float64) Cost {
 	lines, total := meter.Prices.Price(ops)
-	v := Cost{ExecutionID: st.ExecutionID, Steps: steps, Operations: map[string]map[string]float64{}, Lines: lines, USDTotal: total,
+	v := Cost{ExecutionID: id, Steps: steps, Operations: map[string]map[string]float64{}, Lines: lines, USDTotal: total,
 		PriceSource: meter.Prices.Source, PriceDate: meter.Prices.Date}
 	for _, l := range lines {
 		if v.Operations[l.Service] == nil {

@@ -193,6 +193,11 @@ func TestCostOf(t *testing.T) {
 	if d := c.USDPer1000Steps - want/10*1000; d > 1e-9 || d < -1e-9 {
 		t.Errorf("usd_per_1000_steps %v", c.USDPer1000Steps)
 	}
+	// From the status document: the same figures.
+	sv := StatusOf(st, nil, nil, time.Now())
+	if cs := CostOfStatus(&sv, map[string]float64{"firestore.read": 100000, "firestore.write": 100000}); cs.Steps != c.Steps || cs.USDTotal != c.USDTotal || cs.ExecutionID != "x" {
+		t.Errorf("CostOfStatus %+v, CostOf %+v", cs, c)
+	}
 	// An answer with operations only (no lines) still lists them, sorted.
 	c2 := Cost{Operations: map[string]map[string]float64{"pubsub": {"publish": 2}, "firestore": {"write": 3, "read": 1}}}
 	lines := c2.SortedLines()

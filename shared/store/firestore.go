@@ -850,6 +850,24 @@ func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.
 	return types.EventsInOrder(ps), nil
 }
 
+// EventLog implements Store.
+func (f *Firestore) EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error) {
+	var ps []types.Projected
+	tot := map[string]float64{}
+	err := f.batches(ctx, executionID, func(id string, d batchDoc) error {
+		for k, v := range d.Ops {
+			tot[k] += v
+		}
+		p, err := decodeBatch(id, d)
+		ps = append(ps, p...)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return types.EventsInOrder(ps), tot, nil
+}
+
 // OpsTotal implements Store.
 func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[string]float64, error) {
 	tot := map[string]float64{}

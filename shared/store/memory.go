@@ -533,6 +533,16 @@ func (m *Memory) EventList(ctx context.Context, executionID string) ([]types.Eve
 	return types.EventsInOrder(ps), nil
 }
 
+// EventLog implements Store.
+func (m *Memory) EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error) {
+	evs, err := m.EventList(ctx, executionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ops, err := m.OpsTotal(ctx, executionID)
+	return evs, ops, err
+}
+
 // OpsTotal implements Store.
 func (m *Memory) OpsTotal(ctx context.Context, executionID string) (map[string]float64, error) {
 	m.mu.Lock()

@@ -244,6 +244,9 @@ type Store interface {
 	// OpsTotal sums the metered cloud operations of an execution's batches
 	// (operation name → count).
 	OpsTotal(ctx context.Context, executionID string) (map[string]float64, error)
+	// EventLog is EventList and OpsTotal from one read of the execution's
+	// batches (the console shows both).
+	EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error)
 	// PlaybookPut registers a playbook version in the catalog.
 	PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error)
 	// PlaybookGet reads a catalog version (0 = latest); ErrNotFound.

@@ -67,9 +67,10 @@ type Backend interface {
 	// access GET /executions/{id} has (an *Error otherwise).
 	Source(ctx context.Context, id string) (string, error)
 	// Events returns an execution's events in the api's causal order,
-	// redacted as GET /executions/{id}/events redacts them (an *Error
-	// when not allowed).
-	Events(ctx context.Context, id string) ([]types.Event, error)
+	// redacted as GET /executions/{id}/events redacts them, and the sums
+	// of its metered operations (what GET /executions/{id}/cost prices),
+	// from one read (an *Error when not allowed).
+	Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error)
 }
 
 // Error is a refusal or failure with its HTTP status.

@@ -49,6 +49,7 @@ type fakeAPI struct {
 	list     []store.ExecutionSummary
 	dlq      []store.DLQEntry
 	cost     inspect.Cost
+	ops      map[string]float64
 	calls    []string
 	// eventReads counts Events calls.
 	eventReads int
@@ -126,11 +127,11 @@ func (f *fakeAPI) Source(ctx context.Context, id string) (string, error) {
 	return "", &Error{404, "execution " + id + " not found"}
 }
 
-func (f *fakeAPI) Events(ctx context.Context, id string) ([]types.Event, error) {
+func (f *fakeAPI) Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error) {
 	f.mu.Lock()
 	f.eventReads++
 	f.mu.Unlock()
-	return f.events[id], nil
+	return f.events[id], f.ops, nil
 }
 
 // fixture is a console over a fakeAPI.
@@ -372,6 +373,7 @@ workflow:
 	}
 	f.api.statuses[id] = st
 	f.api.cost = inspect.Cost{ExecutionID: id, Steps: 4, USDTotal: 0.000123, Lines: []meter.Line{{Service: "firestore", Kind: "read", Count: 10, USD: 0.000003}}}
+	f.api.ops = map[string]float64{"firestore.write": 1000}
 }
 
 func TestExecutionPage(t *testing.T) {
@@ -396,7 +398,7 @@ func TestExecutionPage(t *testing.T) {
 		"python",                                                // the failure kind
 		`action="/console/executions/x1/cancel"`, `id="cancel"`, // running, admin: cancel
 		`href="/console/dlq/d1"`, `action="/console/dlq/d1/replay"`, // this execution's DLQ entry
-		"0.00012300",         // cost
+		"0.00090000",         // cost: 1,000 writes at $0.09 per 100,000
 		`data-follow="2000"`, // followed while running, every 2 s
 		"21 events",
 	} {

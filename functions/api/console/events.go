@@ -162,7 +162,7 @@ func (v *visit) eventsPage(id string) {
 		v.fail(err)
 		return
 	}
-	evs, err := v.h.cfg.Backend.Events(v.r.Context(), id)
+	evs, _, err := v.h.cfg.Backend.Events(v.r.Context(), id)
 	if err != nil {
 		v.fail(err)
 		return

@@ -125,13 +125,12 @@ func (v *visit) execution(id string) {
 	// them while the status is read (then events and cost, when the
 	// status says the page reads them).
 	var (
-		wg              sync.WaitGroup
-		evs             []types.Event
-		evErr, srcErr   error
-		src             string
-		cost            inspect.Cost
-		costErr, dlqErr error
-		dlq             []dlqRow
+		wg            sync.WaitGroup
+		evs           []types.Event
+		evErr, srcErr error
+		src           string
+		dlqErr        error
+		dlq           []dlqRow
 	)
 	mayDLQ := v.may(http.MethodGet, "/dlq")
 	wg.Add(2)
@@ -165,10 +164,11 @@ func (v *visit) execution(id string) {
 		data.EventsURL = v.base + "/executions/" + pathID + "/events"
 		data.CostURL = v.base + "/executions/" + pathID + "/cost"
 	}
+	var ops map[string]float64
 	if data.Detail {
-		wg.Add(2)
-		go func() { defer wg.Done(); evs, evErr = v.h.cfg.Backend.Events(ctx, id) }()
-		go func() { defer wg.Done(); costErr = v.call(http.MethodGet, "/executions/"+pathID+"/cost", nil, &cost) }()
+		// One read of the batches gives the events and the cost.
+		wg.Add(1)
+		go func() { defer wg.Done(); evs, ops, evErr = v.h.cfg.Backend.Events(ctx, id) }()
 	}
 	wg.Wait()
 	if evErr != nil {
@@ -210,11 +210,8 @@ func (v *visit) execution(id string) {
 	data.Failures = failures(&st, tl)
 	data.Results = resultRows(&st)
 	if data.Detail {
-		if costErr != nil {
-			data.CostError = costErr.Error()
-		} else {
-			data.Cost = &cost
-		}
+		cost := inspect.CostOfStatus(&st, ops)
+		data.Cost = &cost
 		data.Events = v.eventsTable(id, evs, !data.Ended, "")
 	}
 	if dlqErr == nil {
