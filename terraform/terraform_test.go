@@ -496,8 +496,11 @@ func TestEnvironment(t *testing.T) {
 		"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": `tostring(var.push.max_delivery_attempts)`,
 		"NOETL_DISPATCH_DEADLINE_S":        `tostring(var.dispatch_deadline_s)`,
 		"NOETL_REPO_ROOT":                  `local.repo_root`,
-		"GOOGLE_CLOUD_PROJECT":             `var.project`,
-		"NOETL_LOCATION":                   `var.region`,
+		// infra/ (dashboards, alerts) queries the series the gcp exporter
+		// lands in Cloud Monitoring (shared/telemetry cloudmonitoring.go).
+		"NOETL_METRICS_EXPORTER": `"gcp"`,
+		"GOOGLE_CLOUD_PROJECT":   `var.project`,
+		"NOETL_LOCATION":         `var.region`,
 	}
 	// Subscriptions cannot be referenced (they depend on the functions):
 	// their names are literals that must name the manifest's push
