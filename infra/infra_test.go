@@ -523,7 +523,7 @@ func TestEveryJSONParses(t *testing.T) {
 }
 
 // The READMEs name Cloud Monitoring metric types the way the exporter
-// produces them.
+// produces them, and their PromQL queries exported series.
 func TestREADMEMetricTypes(t *testing.T) {
 	for _, f := range []string{"README.md", "../README.md"} {
 		b, err := os.ReadFile(f)
@@ -531,5 +531,10 @@ func TestREADMEMetricTypes(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkCMTypes(t, f, string(b))
+		for _, block := range regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+			for _, line := range strings.Split(strings.TrimSpace(block[1]), "\n") {
+				checkPromQL(t, f, strings.TrimSpace(line))
+			}
+		}
 	}
 }
