@@ -4,11 +4,13 @@ import (
 	"context"
 	"net"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	"google.golang.org/grpc"
@@ -19,17 +21,93 @@ type collector struct {
 	colmetricpb.UnimplementedMetricsServiceServer
 	mu  sync.Mutex
 	got []*metricpb.Metric
+	// points is the number of data points of each request.
+	points []int
 }
 
 func (c *collector) Export(_ context.Context, req *colmetricpb.ExportMetricsServiceRequest) (*colmetricpb.ExportMetricsServiceResponse, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	n := 0
 	for _, rm := range req.GetResourceMetrics() {
 		for _, sm := range rm.GetScopeMetrics() {
 			c.got = append(c.got, sm.GetMetrics()...)
+			for _, m := range sm.GetMetrics() {
+				n += len(m.GetSum().GetDataPoints()) + len(m.GetHistogram().GetDataPoints()) + len(m.GetGauge().GetDataPoints())
+			}
 		}
 	}
+	c.points = append(c.points, n)
 	return &colmetricpb.ExportMetricsServiceResponse{}, nil
+}
+
+// startCollector starts a local OTLP collector and returns it with a
+// meter provider exporting to it the way the gcp exporter does
+// (otlpMetricExporter, pushMeterProvider; flushed by ForceFlush).
+func startCollector(t *testing.T) (*collector, *sdkmetric.MeterProvider, context.Context) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	col := &collector{}
+	colmetricpb.RegisterMetricsServiceServer(srv, col)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	exp, err := otlpMetricExporter(ctx, l.Addr().String(), otlpmetricgrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return col, pushMeterProvider(nil, exp, time.Hour), ctx
+}
+
+// An export with more data points than the Telemetry API accepts in one
+// request goes out in requests of at most TelemetryAPIMaxPoints, every
+// point exactly once.
+func TestOTLPExportRespectsTheTelemetryAPILimit(t *testing.T) {
+	col, mp, ctx := startCollector(t)
+	m := NewMetrics(mp)
+	const steps = 450
+	for i := range steps {
+		m.StepCalled(ctx, "examples/big", "step"+strconv.Itoa(i))
+	}
+	m.StepRunEnded(ctx, "examples/big", "step0", true, time.Second) // a counter point and a histogram point
+	if err := mp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	total := 0
+	for _, n := range col.points {
+		if n > TelemetryAPIMaxPoints {
+			t.Errorf("a request carried %d data points, over the Telemetry API's %d", n, TelemetryAPIMaxPoints)
+		}
+		total += n
+	}
+	if want := steps + 2; total != want || len(col.points) != (want+TelemetryAPIMaxPoints-1)/TelemetryAPIMaxPoints {
+		t.Errorf("requests of %v points (total %d), want %d points in %d requests", col.points, total, want, (want+TelemetryAPIMaxPoints-1)/TelemetryAPIMaxPoints)
+	}
+	steps0 := map[string]int{}
+	for _, mt := range col.got {
+		for _, dp := range mt.GetSum().GetDataPoints() {
+			for _, kv := range dp.GetAttributes() {
+				if kv.GetKey() == LabelStep {
+					steps0[mt.GetName()+"/"+kv.GetValue().GetStringValue()]++
+				}
+			}
+		}
+	}
+	for k, c := range steps0 {
+		if c != 1 {
+			t.Errorf("%s exported %d times", k, c)
+		}
+	}
+	if len(steps0) != steps+1 {
+		t.Errorf("%d distinct counter points, want %d", len(steps0), steps+1)
+	}
 }
 
 // cloudMonitoringType applies the Telemetry API's Prometheus mapping
@@ -59,23 +137,7 @@ func cloudMonitoringType(m *metricpb.Metric) string {
 // against these types (infra/infra_test.go), so a change of name or
 // instrument kind fails there.
 func TestOTLPExportMatchesCloudMonitoringTypes(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	col := &collector{}
-	colmetricpb.RegisterMetricsServiceServer(srv, col)
-	go func() { _ = srv.Serve(l) }()
-	defer srv.Stop()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	exp, err := otlpMetricExporter(ctx, l.Addr().String(), otlpmetricgrpc.WithInsecure())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mp := pushMeterProvider(nil, exp, time.Hour)
+	col, mp, ctx := startCollector(t)
 	m := NewMetrics(mp)
 	for _, s := range Instruments {
 		if s.Kind == KindHistogram {

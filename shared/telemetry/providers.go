@@ -180,9 +180,14 @@ func newMeterProvider(ctx context.Context, cfg Config, res *resource.Resource) (
 
 // otlpMetricExporter returns the OTLP/gRPC metric exporter of the gcp
 // metrics exporter, sending to endpoint (host:port; GCPTelemetryEndpoint
-// in production) with opts.
+// in production) with opts, in requests of at most TelemetryAPIMaxPoints
+// data points.
 func otlpMetricExporter(ctx context.Context, endpoint string, opts ...otlpmetricgrpc.Option) (sdkmetric.Exporter, error) {
-	return otlpmetricgrpc.New(ctx, append([]otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(endpoint)}, opts...)...)
+	exp, err := otlpmetricgrpc.New(ctx, append([]otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(endpoint)}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return newBatchingExporter(exp, TelemetryAPIMaxPoints), nil
 }
 
 // pushMeterProvider returns a meter provider that pushes its metrics
