@@ -1,8 +1,10 @@
 // Package terraform holds the offline checks of the Terraform deployment in
-// this directory (the Google provider cannot be downloaded here, so
-// `terraform validate` cannot run): the HCL is parsed with hashicorp/hcl
-// and compared, in both directions, with shared/deploy (the names the code
-// uses) and shared/config (the environment the code reads).
+// this directory: the HCL is parsed with hashicorp/hcl and compared, in
+// both directions, with shared/deploy (the names, APIs and IAM table the
+// code uses) and shared/config (the environment the code reads), and the
+// deployment documentation with both. The provider schemas are checked by
+// scripts/check-terraform (terraform validate with the providers built
+// from their Go modules).
 package terraform
 
 import (
