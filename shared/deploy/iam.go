@@ -14,9 +14,10 @@ import "slices"
 //     of a function's service account in terraform/ and fails unless it
 //     is exactly Grants(function).
 //
-// To add a principal (the runner's service account, say): add its ops to
-// Access (and its source evidence to the runtime test), and its bindings
-// to terraform/ keyed by the same name.
+// To add a principal that is not a function (the runner's service
+// account, say): name it in OtherPrincipals, add its operations to
+// Access, its source evidence to a test like shared/runtime's, and its
+// bindings to terraform/ and terraform/iam_test.go (bindings).
 
 // Resource names a deployed resource, or a set of them, that roles are
 // granted on.
@@ -150,7 +151,21 @@ var subsumes = map[string][]string{
 // instance).
 var common = []Op{OpFirestore, OpTelemetry, OpReadSigningKey, OpPublishEvents}
 
-// Access is what each function's code does: its operations besides the
+// OtherPrincipals are the runtime identities besides the functions'
+// service accounts that the IAM table covers.
+var OtherPrincipals = []string{}
+
+// Principals are the runtime identities of the IAM table: every
+// function (its service account noetl-<name>) and OtherPrincipals.
+func Principals() []string {
+	var out []string
+	for _, f := range Functions {
+		out = append(out, f.Name)
+	}
+	return append(out, OtherPrincipals...)
+}
+
+// Access is what each principal's code does: its operations besides the
 // common ones every function performs.
 var Access = map[string][]Op{
 	// Starts and cancels executions, replays DLQ entries (units: tasks,

@@ -5,21 +5,19 @@ import (
 	"testing"
 )
 
-// The IAM table covers every function and only functions (a new
-// principal, such as a runner's service account, is added to Access and
-// granted in terraform/), and every operation has grants.
+// The IAM table covers every principal and only them (a new one, such as
+// a runner's service account, is named in OtherPrincipals, added to
+// Access and granted in terraform/), and every operation has grants.
 func TestAccessTable(t *testing.T) {
-	var fns, principals []string
-	for _, f := range Functions {
-		fns = append(fns, f.Name)
-	}
+	want := Principals()
+	var principals []string
 	for p := range Access {
 		principals = append(principals, p)
 	}
-	slices.Sort(fns)
+	slices.Sort(want)
 	slices.Sort(principals)
-	if !slices.Equal(fns, principals) {
-		t.Errorf("deploy.Access principals %v, functions %v", principals, fns)
+	if !slices.Equal(want, principals) {
+		t.Errorf("deploy.Access principals %v, want %v (the functions and OtherPrincipals)", principals, want)
 	}
 	for _, p := range principals {
 		for _, op := range Ops(p) {
