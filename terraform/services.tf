@@ -9,7 +9,7 @@
 resource "google_project_service" "services" {
   for_each = toset([
     "serviceusage.googleapis.com", "cloudresourcemanager.googleapis.com", "pubsub.googleapis.com",
-    "iam.googleapis.com", "cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com",
+    "iam.googleapis.com", "iamcredentials.googleapis.com", "cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com",
     "artifactregistry.googleapis.com", "storage.googleapis.com", "cloudtasks.googleapis.com",
     "firestore.googleapis.com", "secretmanager.googleapis.com", "cloudscheduler.googleapis.com",
     "logging.googleapis.com", "monitoring.googleapis.com", "telemetry.googleapis.com", "cloudtrace.googleapis.com",

@@ -13,13 +13,14 @@ import (
 // configuration is created (or read) through. A type missing here fails
 // TestServicesMatch: say which API it needs.
 var resourceAPIs = map[string][]string{
-	"google_project_service":                  {"serviceusage.googleapis.com"},
-	"google_project":                          {"cloudresourcemanager.googleapis.com"}, // data source: the project number
-	"google_project_iam_member":               {"cloudresourcemanager.googleapis.com"},
-	"google_service_account":                  {"iam.googleapis.com"},
-	"google_service_account_iam_member":       {"iam.googleapis.com"},
-	"google_cloudfunctions2_function":         {"cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com", "artifactregistry.googleapis.com"},
+	"google_project_service":            {"serviceusage.googleapis.com"},
+	"google_project":                    {"cloudresourcemanager.googleapis.com"}, // data source: the project number
+	"google_project_iam_member":         {"cloudresourcemanager.googleapis.com"},
+	"google_service_account_iam_member": {"iam.googleapis.com"},
+	// People mint noetl-operator's identity tokens through IAM Credentials.
+	"google_service_account":                  {"iam.googleapis.com", "iamcredentials.googleapis.com"},
 	"google_cloud_run_v2_service_iam_member":  {"run.googleapis.com"},
+	"google_cloudfunctions2_function":         {"cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com", "artifactregistry.googleapis.com"},
 	"google_storage_bucket":                   {"storage.googleapis.com"},
 	"google_storage_bucket_object":            {"storage.googleapis.com"},
 	"google_storage_bucket_iam_member":        {"storage.googleapis.com"},

@@ -25,6 +25,7 @@ var Services = []Service{
 	{Name: "serviceusage.googleapis.com", Bootstrap: true, Why: "Terraform: google_project_service (enabling every other API)"},
 	{Name: "cloudresourcemanager.googleapis.com", Bootstrap: true, Why: "Terraform: data google_project (the project number), google_project_iam_member"},
 	{Name: "iam.googleapis.com", Why: "Terraform: service accounts and their IAM"},
+	{Name: "iamcredentials.googleapis.com", Why: "people's identity tokens as noetl-operator (gcloud auth print-identity-token --impersonate-service-account: generateIdToken)"},
 	{Name: "cloudfunctions.googleapis.com", Why: "Terraform: the gen2 functions"},
 	{Name: "run.googleapis.com", Why: "Terraform: the functions' Cloud Run services and their invokers"},
 	{Name: "cloudbuild.googleapis.com", Why: "Terraform: the functions' builds"},
