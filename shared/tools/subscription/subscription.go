@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
@@ -61,6 +63,9 @@ type Options struct {
 	// Project completes a short subscription name (default: the
 	// credential's project).
 	Project string
+	// Egress is the network policy of connections (the runner's); nil:
+	// none (tests).
+	Egress *egress.Policy
 }
 
 // Tool is the subscription task kind. It is safe for concurrent use; Close
@@ -251,6 +256,11 @@ func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.Su
 		key = "token:" + hex.EncodeToString(h[:])
 		opts = append(opts, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok})))
 	}
+	if p := t.opts.Egress; p != nil {
+		opts = append(opts, option.WithGRPCDialOption(grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return p.DialContext(ctx, "tcp", addr)
+		})))
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -432,6 +442,9 @@ func decodeData(b []byte) any {
 
 // failure classifies a Pub/Sub error.
 func failure(ctx context.Context, sub, op string, err error) types.Outcome {
+	if egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy") {
+		return conf.Fail("forbidden_address", false, "subscription task: %s of %s: %v", op, sub, err)
+	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return conf.Fail("canceled", true, "subscription task canceled during %s of %s", op, sub)
 	}
