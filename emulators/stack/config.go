@@ -33,14 +33,18 @@ const (
 	RouteSub          = "route"
 	// RouteFilter is the route subscription's filter: only batches marked
 	// for route (bus.AttrRoute).
-	RouteFilter        = `attributes.route = "1"`
-	MaterializeSub     = "materialize"
-	DispatchSub        = "dispatch"
-	WorkQueue          = "work"
-	TimersQueue        = "timers"
-	DefaultBucket      = "noetl-results"
-	PGDatabase         = "noetl"
-	PGUser             = "postgres"
+	RouteFilter    = `attributes.route = "1"`
+	MaterializeSub = "materialize"
+	DispatchSub    = "dispatch"
+	WorkQueue      = "work"
+	TimersQueue    = "timers"
+	DefaultBucket  = "noetl-results"
+	PGDatabase     = "noetl"
+	// PGUser is the role playbooks and tests connect as (owner of the
+	// noetl database, no superuser); PGSuperuser connects only over the
+	// server's socket (postgres.go, pg_hba.conf).
+	PGUser             = "noetl"
+	PGSuperuser        = "postgres"
 	modulePath         = "github.com/noetl/gcpengine"
 	ownerEnv           = "NOETL_STACK_OWNER"
 	defaultProject     = "noetl-local"

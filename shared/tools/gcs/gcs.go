@@ -394,7 +394,8 @@ func (t *Tool) list(ctx context.Context, c *storage.Client, cfg map[string]any) 
 // to write, the parent directory must exist there).
 func (t *Tool) localPath(ctx context.Context, p string, forWrite bool) (string, error) {
 	roots := t.roots
-	if ws := sandbox.WorkspaceFrom(ctx); ws != nil {
+	ws := sandbox.WorkspaceFrom(ctx)
+	if ws != nil {
 		roots = nil
 		for _, d := range append([]string{ws.Dir}, t.opts.DataRoots...) {
 			if real, err := filepath.EvalSymlinks(d); err == nil {
@@ -405,6 +406,9 @@ func (t *Tool) localPath(ctx context.Context, p string, forWrite bool) (string, 
 	p = strings.TrimSpace(strings.TrimPrefix(p, "file://"))
 	if p == "" {
 		return "", errors.New("empty local path")
+	}
+	if ws != nil && !filepath.IsAbs(p) {
+		p = filepath.Join(ws.Dir, p) // relative to the task's workspace
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {

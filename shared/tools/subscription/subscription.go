@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -196,6 +197,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		return conf.ConfigError("subscription task: %v", err)
 	}
 	client, err := t.client(ctx, fields)
+	if egress.IsRefused(err) {
+		return conf.Fail("forbidden_address", false, "subscription task: %v", err)
+	}
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
 	}
@@ -248,6 +252,19 @@ func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.Su
 			host = host[i+3:]
 		}
 		host = strings.TrimRight(host, "/")
+		if p := t.opts.Egress; p != nil {
+			// The endpoint is decided before anything dials it (gRPC
+			// would keep retrying a refused dial until the poll's timeout
+			// and answer an empty drain).
+			h, ps, err := net.SplitHostPort(host)
+			if err != nil {
+				return nil, fmt.Errorf("endpoint %q is not host:port: %v", host, err)
+			}
+			port, _ := strconv.Atoi(ps)
+			if _, err := p.Resolve(ctx, h, port); err != nil {
+				return nil, err
+			}
+		}
 		key = "endpoint:" + host
 		opts = append(opts, option.WithEndpoint(host), option.WithoutAuthentication(),
 			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())), option.WithTelemetryDisabled())
