@@ -129,6 +129,10 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	if cfg.Logging.Level == "debug" {
+		log = slog.New(redact.NewHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}), nil)).With("component", "runner")
+		slog.SetDefault(log)
+	}
 	if cfg.Runner.Audience == "" {
 		return errors.New("NOETL_RUNNER_AUDIENCE (or NOETL_RUNNER_URL) is not set: the runner must know its own URL to verify its callers' tokens")
 	}

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +49,48 @@ type cgroups struct {
 	version CgroupVersion
 	v2      string            // parent directory (v2)
 	v1      map[string]string // controller → parent directory (v1)
+	weight  *parentWeight     // the parent's CPU weight, kept in step with its tasks
+}
+
+// parentWeight keeps the CPU weight of the parent group proportional to
+// the commands running in it: the kernel weighs a group as one process
+// among its siblings, so the runner's tasks together would get the CPU of
+// one process of the host (the local stack: every other process is the
+// parent's sibling); with the weight of n processes they get what n
+// processes would. Each command's own group still caps it at its quota
+// (Limits.CPUs).
+type parentWeight struct {
+	file string // cpu.shares (v1) or cpu.weight (v2) of the parent
+	unit int64  // the weight of one process: 1024 (v1), 100 (v2)
+	max  int64  // the largest weight the file takes
+
+	mu      sync.Mutex
+	running int64
+}
+
+// add counts a command in (+1) or out (-1) and writes the weight.
+func (w *parentWeight) add(d int64) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running += d
+	_ = os.WriteFile(w.file, []byte(strconv.FormatInt(min(max(w.running, 1)*w.unit, w.max), 10)), 0)
+}
+
+// weightOf returns the weight file of parent when the process may write it.
+func weightOf(parent string, v2 bool) *parentWeight {
+	w := &parentWeight{file: filepath.Join(parent, "cpu.shares"), unit: 1024, max: 262144}
+	if v2 {
+		w = &parentWeight{file: filepath.Join(parent, "cpu.weight"), unit: 100, max: 10000}
+	}
+	f, err := os.OpenFile(w.file, os.O_WRONLY, 0)
+	if err != nil {
+		return nil
+	}
+	f.Close()
+	return w
 }
 
 // detectCgroups interprets spec: "" (look for the process's own groups),
@@ -81,8 +125,12 @@ func detectCgroups(spec string) (cgroups, error) {
 		if err := c.enableV2(); err != nil {
 			return cgroups{}, err
 		}
+		c.weight = weightOf(c.v2, true)
 	} else if len(c.v1) > 0 {
 		c.version = CgroupV1
+		if d, ok := c.v1["cpu"]; ok {
+			c.weight = weightOf(d, false)
+		}
 	}
 	if c.version == NoCgroup {
 		return c, errors.New("sandbox: no cgroup directory to create task groups in")
@@ -188,6 +236,8 @@ type group struct {
 	version CgroupVersion
 	dirs    map[string]string // controller → directory ("" key for v2)
 	limits  Limits
+	weight  *parentWeight
+	counted bool // counted in weight
 }
 
 // create makes a command's group with the limits (zero fields: none).
@@ -195,7 +245,7 @@ func (c cgroups) create(l Limits) (*group, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "task-" + hex.EncodeToString(b[:])
-	g := &group{version: c.version, dirs: map[string]string{}, limits: l}
+	g := &group{version: c.version, dirs: map[string]string{}, limits: l, weight: c.weight}
 	write := func(dir, file, v string) error {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(v), 0); err != nil {
 			return fmt.Errorf("sandbox: cgroup %s: %w", filepath.Join(dir, file), err)
@@ -262,6 +312,8 @@ func (c cgroups) create(l Limits) (*group, error) {
 	default:
 		return nil, errors.New("sandbox: no cgroup hierarchy")
 	}
+	g.weight.add(1)
+	g.counted = true
 	return g, nil
 }
 
@@ -336,6 +388,10 @@ func (g *group) remove() {
 	if g == nil {
 		return
 	}
+	if g.counted {
+		g.counted = false
+		g.weight.add(-1)
+	}
 	for _, d := range g.dirs {
 		for i := 0; i < 50; i++ {
 			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
@@ -391,6 +447,7 @@ func Delegate(name string, uid int) (string, *os.File, error) {
 				leaf, filepath.Join(leaf, "cgroup.procs"), filepath.Join(leaf, "cgroup.threads")); err != nil {
 				return "", nil, err
 			}
+			_ = own(filepath.Join(g, "cpu.weight")) // the weight of its tasks (parentWeight)
 			f, err := os.Open(leaf)
 			if err != nil {
 				return "", nil, fmt.Errorf("sandbox: delegate: %w", err)
@@ -407,6 +464,9 @@ func Delegate(name string, uid int) (string, *os.File, error) {
 		if err := own(g, filepath.Join(g, "cgroup.procs"), filepath.Join(g, "tasks")); err != nil {
 			_ = os.Remove(g)
 			continue
+		}
+		if slices.Contains(v1Controllers(d), "cpu") {
+			_ = own(filepath.Join(g, "cpu.shares")) // the weight of its tasks (parentWeight)
 		}
 		v1 = append(v1, g)
 	}

@@ -275,3 +275,39 @@ func TestCommandsOutliveOtherNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// The parent group weighs as many processes as commands run in it, so
+// the runner's tasks together get the CPU that many processes would (a
+// parent of one process's weight starved them on a busy host).
+func TestParentCPUWeight(t *testing.T) {
+	requireRoot(t)
+	parent := filepath.Join("/sys/fs/cgroup/cpu", fmt.Sprintf("noetl-weight-test-%d", os.Getpid()))
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		t.Skipf("no cgroup v1 cpu hierarchy to test in: %v", err)
+	}
+	defer os.Remove(parent)
+	s := newSandbox(t, Options{Cgroup: parent, Limits: Limits{CPUs: 1}})
+	shares := func() string {
+		b, _ := os.ReadFile(filepath.Join(parent, "cpu.shares"))
+		return strings.TrimSpace(string(b))
+	}
+	var cmds []*Cmd
+	for i := 0; i < 3; i++ {
+		c := s.Command(context.Background(), python, "-S", "-c", "import time; time.sleep(1)")
+		c.Dir = workdir(t)
+		c.Env = []string{"PATH=/usr/bin"}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	if got := shares(); got != "3072" {
+		t.Errorf("3 commands running: parent cpu.shares %s, want 3072", got)
+	}
+	for _, c := range cmds {
+		_ = c.Wait()
+	}
+	if got := shares(); got != "1024" {
+		t.Errorf("none running: parent cpu.shares %s, want 1024", got)
+	}
+}

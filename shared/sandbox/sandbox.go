@@ -327,6 +327,9 @@ type Cmd struct {
 	grp   *group
 	ctl   string // per-command control directory (isolated commands)
 	limit string // the limit the command hit (finish)
+	// times of the command's phases (the debug line of Wait)
+	tStart, tPrepared, tStarted, tExited time.Time
+	started                              time.Time // Start returned
 	// dir is Dir's owner and permission bits before Start handed it to
 	// the command's uid; finish restores them before the uid returns to
 	// the pool (handed: there is something to restore).
@@ -384,6 +387,7 @@ type spec struct {
 // set) to that uid; Wait gives Dir back to its owner, with its mode from
 // before Start, before the uid can go to another command.
 func (c *Cmd) Start() error {
+	c.tStart = time.Now()
 	s := c.s
 	path := c.name
 	if !strings.Contains(path, "/") {
@@ -417,6 +421,7 @@ func (c *Cmd) Start() error {
 		c.finish()
 		return err
 	}
+	c.tPrepared = time.Now()
 	b, err := json.Marshal(sp)
 	if err != nil {
 		c.finish()
@@ -466,6 +471,7 @@ func (c *Cmd) Start() error {
 			s.killUID(uid)
 		}()
 	}
+	c.started = time.Now()
 	return nil
 }
 
@@ -512,9 +518,24 @@ func (s *Sandbox) nsRefused() error {
 // process tree (process group; with a dedicated uid and no namespace,
 // every process of the uid) and frees its identity.
 func (c *Cmd) Wait() error {
+	c.tStarted = c.startedAt()
 	err := c.Cmd.Wait()
+	c.tExited = time.Now()
 	c.finish()
+	if c.s.log.Enabled(context.Background(), slog.LevelDebug) && !c.tPrepared.IsZero() {
+		ms := func(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1000 }
+		c.s.log.Debug("sandbox: command", "uid", c.uid, "prepare_ms", ms(c.tStart, c.tPrepared), "start_ms", ms(c.tPrepared, c.tStarted),
+			"run_ms", ms(c.tStarted, c.tExited), "finish_ms", ms(c.tExited, time.Now()), "limit", c.limit)
+	}
 	return err
+}
+
+// startedAt is when Start returned (now when Wait is called right after).
+func (c *Cmd) startedAt() time.Time {
+	if c.started.IsZero() {
+		return time.Now()
+	}
+	return c.started
 }
 
 // ExceededCPU reports, after Wait, whether the command was killed for
