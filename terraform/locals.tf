@@ -120,6 +120,9 @@ locals {
     NOETL_TRACING_EXPORTER           = var.tracing_exporter
     NOETL_METRICS_EXPORTER           = "gcp"
     NOETL_API_AUDIENCES              = join(",", [local.run_url["api"], local.run_url["emit"]])
+    NOETL_RUNNER_URL                 = local.runner_url
+    NOETL_RUNNER_AUDIENCE            = local.runner_url
+    NOETL_RUNNER_INVOKER             = google_service_account.fn["execute"].email
   }, var.extra_env)
 
   # Secret environment variables of each function: variable → Secret

@@ -258,3 +258,38 @@ variable "notification_channels" {
   type        = list(string)
   default     = []
 }
+
+variable "runner_image" {
+  description = "Image of the runner (empty: <region>-docker.pkg.dev/<project>/noetl/runner:latest, which `gcloud builds submit --config runner/cloudbuild.yaml` pushes)"
+  type        = string
+  default     = ""
+}
+
+variable "runner" {
+  description = <<-EOT
+    The runner's Cloud Run service and its tasks' limits: concurrency
+    (requests per instance; 1 keeps authors' code apart), cpu, memory,
+    min/max instances, per-task memory, CPU seconds and workspace (disk) of
+    the sandbox, DuckDB's memory, egress_allow (destinations user code may
+    reach despite the policy: host, host:port, CIDR; e.g. a private
+    database), extra_env (more NOETL_* knobs of the runner).
+  EOT
+  type = object({
+    concurrency      = optional(number, 1)
+    cpu              = optional(number, 1)
+    memory           = optional(string, "2Gi")
+    min_instances    = optional(number, 0)
+    max_instances    = optional(number, 50)
+    task_memory_mb   = optional(number, 1024)
+    task_cpu_s       = optional(number, 300)
+    task_disk_mb     = optional(number, 512)
+    duckdb_memory_mb = optional(number, 512)
+    egress_allow     = optional(list(string), [])
+    extra_env        = optional(map(string), {})
+  })
+  default = {}
+  validation {
+    condition     = var.runner.concurrency >= 1 && var.runner.concurrency <= 1000
+    error_message = "runner.concurrency must be between 1 and 1000."
+  }
+}

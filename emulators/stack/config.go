@@ -33,14 +33,18 @@ const (
 	RouteSub          = "route"
 	// RouteFilter is the route subscription's filter: only batches marked
 	// for route (bus.AttrRoute).
-	RouteFilter        = `attributes.route = "1"`
-	MaterializeSub     = "materialize"
-	DispatchSub        = "dispatch"
-	WorkQueue          = "work"
-	TimersQueue        = "timers"
-	DefaultBucket      = "noetl-results"
-	PGDatabase         = "noetl"
-	PGUser             = "postgres"
+	RouteFilter    = `attributes.route = "1"`
+	MaterializeSub = "materialize"
+	DispatchSub    = "dispatch"
+	WorkQueue      = "work"
+	TimersQueue    = "timers"
+	DefaultBucket  = "noetl-results"
+	PGDatabase     = "noetl"
+	// PGUser is the role playbooks and tests connect as (owner of the
+	// noetl database, no superuser); PGSuperuser connects only over the
+	// server's socket (postgres.go, pg_hba.conf).
+	PGUser             = "noetl"
+	PGSuperuser        = "postgres"
 	modulePath         = "github.com/noetl/gcpengine"
 	ownerEnv           = "NOETL_STACK_OWNER"
 	defaultProject     = "noetl-local"
@@ -73,6 +77,19 @@ type Config struct {
 	FunctionsPort int // NOETL_FUNCTIONS_PORT, default 8680
 	PGPort        int // NOETL_PG_PORT, default 55432
 	NATSPort      int // NOETL_NATS_PORT, default 8686 (embedded NATS server with JetStream, nats.go)
+	// RunnerPort is the runner's port (the data plane, runner.go).
+	RunnerPort int // NOETL_RUNNER_PORT, default 8687
+	// DataGCSPort and DataPubSubPort are the fake GCS and fake Pub/Sub of
+	// user data (the buckets and subscriptions playbooks use): the
+	// runner may reach them, never the engine's own emulators.
+	DataGCSPort    int // NOETL_DATA_GCS_PORT, default 8688
+	DataPubSubPort int // NOETL_DATA_PUBSUB_PORT, default 8689
+	// RunnerUID is the first host uid of the 65536 uids the runner's user
+	// namespace maps (it runs as the first, its tasks as others).
+	RunnerUID int // NOETL_RUNNER_UID, default 1610612736 + (RunnerPort mod 8192) × 65536
+	// RunnerBin is the runner binary (NOETL_RUNNER_BIN, default
+	// <stack>/bin/runner, built by scripts/up).
+	RunnerBin string
 
 	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
 	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 200 (max_concurrent_dispatches of both queues)
@@ -160,6 +177,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		FunctionsPort:    num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
 		PGPort:           num("NOETL_PG_PORT", 55432, 1, 65535),
 		NATSPort:         num("NOETL_NATS_PORT", 8686, 1, 65535),
+		RunnerPort:       num("NOETL_RUNNER_PORT", 8687, 1, 65535),
+		DataGCSPort:      num("NOETL_DATA_GCS_PORT", 8688, 1, 65535),
+		DataPubSubPort:   num("NOETL_DATA_PUBSUB_PORT", 8689, 1, 65535),
+		RunnerBin:        str("NOETL_RUNNER_BIN", ""),
 		ResultsBucket:    str("NOETL_RESULTS_BUCKET", DefaultBucket),
 		WorkConcurrency:  num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
 		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
@@ -226,6 +247,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.FunctionsBin == "" {
 		c.FunctionsBin = filepath.Join(c.StackDir, "bin", "functions")
 	}
+	if c.RunnerBin == "" {
+		c.RunnerBin = filepath.Join(c.StackDir, "bin", "runner")
+	}
+	c.RunnerUID = num("NOETL_RUNNER_UID", 0x60000000+(c.RunnerPort%8192)*65536, 1000, 1<<31-65536)
 	if c.PushMaxBackoff < c.PushMinBackoff {
 		errs = append(errs, fmt.Errorf("NOETL_PUSH_MAX_BACKOFF (%v) is below NOETL_PUSH_MIN_BACKOFF (%v)", c.PushMaxBackoff, c.PushMinBackoff))
 	}
@@ -279,6 +304,9 @@ func (c Config) Ports() []Port {
 		{"fixtures", "NOETL_FIXTURES_PORT", c.FixturesPort},
 		{"PostgreSQL", "NOETL_PG_PORT", c.PGPort},
 		{"NATS", "NOETL_NATS_PORT", c.NATSPort},
+		{"data GCS (fake-gcs-server)", "NOETL_DATA_GCS_PORT", c.DataGCSPort},
+		{"data Pub/Sub (pstest)", "NOETL_DATA_PUBSUB_PORT", c.DataPubSubPort},
+		{"runner", "NOETL_RUNNER_PORT", c.RunnerPort},
 		{"functions", "NOETL_FUNCTIONS_PORT", c.FunctionsPort},
 	}
 }
@@ -385,6 +413,20 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_OIDC_KEY_FILE", c.OIDCKeyFile()},
 		{"NOETL_SIGNING_KEY", c.SigningKey},
 		{"NOETL_API_TOKEN", c.APIToken},
+		// The data plane (runner.go): execute calls the runner with ID
+		// tokens it mints with its key; user data lives in the data GCS
+		// and Pub/Sub; the egress policy of the control plane's http kind.
+		{"NOETL_RUNNER_PORT", itoa(c.RunnerPort)},
+		{"NOETL_RUNNER_URL", c.RunnerURL()},
+		{"NOETL_RUNNER_TOKEN_KEY_FILE", c.RunnerKeyFile()},
+		{"NOETL_RUNNER_INVOKER", c.RunnerInvoker()},
+		{"NOETL_DATA_GCS_PORT", itoa(c.DataGCSPort)},
+		{"NOETL_DATA_GCS_URL", c.DataGCSURL()},
+		{"NOETL_DATA_PUBSUB_PORT", itoa(c.DataPubSubPort)},
+		{"NOETL_DATA_PUBSUB_HOST", hostPort(c.DataPubSubPort)},
+		{"NOETL_EGRESS_PROFILE", "local"},
+		{"NOETL_EGRESS_ALLOW", strings.Join(c.EgressAllow(), ",")},
+		{"NOETL_EGRESS_DENY", strings.Join(c.EgressDeny(), ",")},
 	}
 }
 

@@ -54,6 +54,9 @@ const (
 	ResRegisteredSubscriptions Resource = "subscriptions:registered"
 	// ResSpoolBuckets are the spool buckets of registered subscriptions.
 	ResSpoolBuckets Resource = "buckets:spool"
+	// ResRunner is the runner's Cloud Run service (noetl-runner): the data
+	// plane that runs authors' code for execute.
+	ResRunner Resource = "run:noetl-runner"
 )
 
 // Op is an operation the code performs on a deployed resource.
@@ -103,6 +106,9 @@ const (
 	OpPullSubscriptions Op = "subscriptions:pull"
 	// OpSpool writes, lists, reads and deletes spool objects.
 	OpSpool Op = "spool"
+	// OpInvokeRunner calls the runner's service with an ID token (one
+	// request per task attempt of a runner kind).
+	OpInvokeRunner Op = "runner:invoke"
 )
 
 // Grant is a role on a resource.
@@ -137,6 +143,7 @@ var OpGrants = map[Op][]Grant{
 	},
 	OpPullSubscriptions: {{ResRegisteredSubscriptions, "roles/pubsub.subscriber"}, {ResRegisteredSubscriptions, "roles/pubsub.viewer"}},
 	OpSpool:             {{ResSpoolBuckets, "roles/storage.objectAdmin"}},
+	OpInvokeRunner:      {{ResRunner, "roles/run.invoker"}},
 }
 
 // subsumes lists roles that include another role's permissions on the
@@ -177,8 +184,9 @@ var Access = map[string][]Op{
 	// Starts executions from external events.
 	"emit": {OpReadAPIToken},
 	// Runs units: transitions (next units, bulk fan-out, timers),
-	// results, execution deadlines (stop), keychains.
-	"execute": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults, OpReadCredentials},
+	// results, execution deadlines (stop), keychains; hands the runner
+	// kinds' attempts to the runner.
+	"execute": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults, OpReadCredentials, OpInvokeRunner},
 	// Applies transitions: next units, bulk fan-out, loop plans and
 	// loop.done results, control-plane templates' keychains.
 	"route": {OpPublishCommands, OpCreateTasks, OpReadResults, OpWriteResults, OpReadCredentials},

@@ -26,6 +26,7 @@ import (
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -62,7 +63,9 @@ type Deps struct {
 	Catalog *catalog.Catalog
 	// Signer signs what the functions publish and create, and verifies
 	// what they receive (NOETL_SIGNING_KEY, shared/sign).
-	Signer     *sign.Signer
+	Signer *sign.Signer
+
+	toolsOnce  sync.Once
 	closeTools func()
 }
 
@@ -166,7 +169,6 @@ func open(ctx context.Context) (*Deps, error) {
 	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
 	d.Bodies = rs
 	creds := credentials.NewFirestore(st.Client())
-	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin, Credentials: creds, Results: rs, Project: cfg.Project, ScriptDir: cfg.RepoRoot})
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
 	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
 	mk := func(source string) *control.Control {
@@ -176,12 +178,35 @@ func open(ctx context.Context) (*Deps, error) {
 	flusherStop = stop
 	go bus.RunFlusher(fctx, b, meter.Default, 500*time.Millisecond, time.Second, log)
 	return &Deps{
-		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
+		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs,
 		Router:  &router.Router{Control: mk("route"), Log: log},
 		Control: mk("api"),
 		Catalog: cat, Credentials: creds, Signer: signer,
-		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem},
+		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem},
 	}, nil
+}
+
+// Executor returns execute's worker with its tool registry, built on the
+// first call (functions that run no tasks never build it): the control
+// plane's own kinds (tools.ControlKinds) and, for the runner kinds, the
+// runner client (runnerTools).
+func (d *Deps) Executor() *worker.Worker {
+	d.toolsOnce.Do(func() {
+		// The control plane's http kind passes the same egress policy as
+		// the runner's kinds (NOETL_EGRESS_*; validated at start).
+		policy, err := egress.New(d.Cfg.Egress.Profile, d.Cfg.Egress.Allow, d.Cfg.Egress.Deny)
+		if err != nil {
+			d.Log.Error("egress policy", "error", err.Error())
+			policy, _ = egress.New("cloud", nil, nil)
+		}
+		reg, closeTools := tools.Control(tools.DefaultOptions{Credentials: d.Credentials, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy})
+		for k, t := range runnerTools(d.Cfg, d.Credentials, d.Log) {
+			reg[k] = t
+		}
+		d.Worker.Tools = reg
+		d.closeTools = closeTools
+	})
+	return d.Worker
 }
 
 // Close stops the flusher (flushing pending operation counts) and closes

@@ -35,6 +35,15 @@ type Request struct {
 	// key atomically (a BarrierExecutor: postgres, in one transaction)
 	// makes the attempt exactly-once; other kinds ignore it.
 	Barrier string
+	// BarrierKey is the secret that authenticates the attempt's barrier
+	// record (the kind MACs the record it writes with its side effect and
+	// ignores a record whose MAC does not verify), derived by the engine
+	// per attempt; nil when the task is not behind the barrier or the
+	// engine derives none. It crosses to the runner with the request.
+	BarrierKey []byte
+	// Inputs are the result references ("$ref" maps, shared/results) the
+	// attempt may read; the runner receives them with the request.
+	Inputs []map[string]any
 }
 
 // BarrierExecutor is implemented by kinds that honour Request.Barrier:

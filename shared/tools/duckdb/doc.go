@@ -23,7 +23,8 @@
 //	database | db_path | path | db
 //	            ":memory:" (default: a fresh database discarded after the
 //	            task) or a database file path (created when missing;
-//	            relative paths resolve against Options.BaseDir)
+//	            relative paths resolve against the task's workspace in the
+//	            runner, else Options.BaseDir)
 //	read_only   open the file read-only (bool)
 //	params      a list bound to ?/$1.. or a mapping bound to $name in the
 //	            last statement (maps and lists as JSON text)
@@ -46,6 +47,20 @@
 // a missing extension, a missing SQL text or a bad database path are kind
 // "config"; the deadline is kind "timeout" (the query is interrupted); a
 // cancelled ctx is kind "canceled".
+//
+// Confinement (the runner: a task whose context carries a workspace,
+// shared/sandbox): the database has enable_external_access off and
+// allowed_directories set to the workspace and Options.DataRoots, so SQL
+// reads and writes files (read_csv, COPY, ATTACH, glob) only there — not
+// /proc, not the engine's files, not another task's workspace, not a URL;
+// `database:` files must be there too (a database in a data root is
+// shared by tasks and opened with the data roots only); it spills into
+// the workspace (temp_directory) up to Options.MaxTempBytes, with
+// Options.MemoryLimit and Options.Threads; the configuration is locked
+// after that. A path outside is kind "forbidden_path"; running out of
+// memory or spill space is kind "limit". Outside the runner (tests, a
+// single-process tool) files are not confined, and spill goes to a
+// private directory of the tool (never a shared, world-writable one).
 //
 // The engine needs cgo. A build without cgo (CGO_ENABLED=0) compiles a
 // stub whose every task fails with kind "config" naming the reason; the
@@ -88,11 +103,20 @@ type Options struct {
 	// BaseDir resolves relative database paths (default: the working
 	// directory).
 	BaseDir string
-	// TempDir is where DuckDB spills (default os.TempDir()).
+	// TempDir is where the tool creates its private spill directory
+	// (default os.TempDir()); a task with a workspace spills there.
 	TempDir string
 	// MemoryLimit is DuckDB's memory_limit, e.g. "512MB" (default DuckDB's
 	// own, 80% of RAM).
 	MemoryLimit string
+	// MaxTempBytes is DuckDB's max_temp_directory_size (0: DuckDB's
+	// default, 90% of the disk).
+	MaxTempBytes int64
+	// DataRoots are the directories a confined task (one whose context
+	// carries a workspace: the runner's) may read and write besides its
+	// workspace, and where its database files may live
+	// (NOETL_RUNNER_DATA_ROOTS).
+	DataRoots []string
 	// Threads is DuckDB's threads setting (0: DuckDB's default, the number
 	// of cores).
 	Threads int

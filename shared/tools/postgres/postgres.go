@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -71,6 +72,9 @@ type Options struct {
 	Credentials credentials.Store
 	// Scripts loads the SQL of `script:` blocks (script.go).
 	Scripts script.Options
+	// Egress is the network policy of connections (the runner's); nil:
+	// none (tests).
+	Egress *egress.Policy
 }
 
 // Tool is the postgres task kind. It is safe for concurrent use. Close
@@ -264,6 +268,13 @@ func (t *Tool) pool(ctx context.Context, dsn string) (*pgxpool.Pool, func(), err
 		cfg.HealthCheckPeriod = time.Minute
 		if cfg.ConnConfig.ConnectTimeout == 0 {
 			cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+		}
+		if p := t.opts.Egress; p != nil {
+			// pgx hands the host name (not its addresses) to the policy,
+			// which resolves, checks every address and dials a checked one;
+			// unix sockets are refused.
+			cfg.ConnConfig.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
+			cfg.ConnConfig.DialFunc = p.DialContext
 		}
 		if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
 			cfg.ConnConfig.RuntimeParams["application_name"] = t.opts.ApplicationName
@@ -552,6 +563,9 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 	}
 	if errors.Is(err, errClosed) {
 		return conf.Fail("internal", true, "postgres task: %s", msg)
+	}
+	if egress.IsRefused(err) {
+		return conf.Fail("forbidden_address", false, "postgres task: %s", msg)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
