@@ -58,7 +58,12 @@ locals {
     "executions-status-created"          = { collection = "executions", fields = [["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
     "executions-playbook-created"        = { collection = "executions", fields = [["playbook", "ASCENDING"], ["created_at", "DESCENDING"]] }
     "executions-playbook-status-created" = { collection = "executions", fields = [["playbook", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
-    "dlq-status-last-seen"               = { collection = "dlq", fields = [["status", "ASCENDING"], ["last_seen", "DESCENDING"]] }
+    # Callers below the operator role list their own executions only.
+    "executions-creator-created"                 = { collection = "executions", fields = [["creator", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-creator-status-created"          = { collection = "executions", fields = [["creator", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-creator-playbook-created"        = { collection = "executions", fields = [["creator", "ASCENDING"], ["playbook", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-creator-playbook-status-created" = { collection = "executions", fields = [["creator", "ASCENDING"], ["playbook", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "dlq-status-last-seen"                       = { collection = "dlq", fields = [["status", "ASCENDING"], ["last_seen", "DESCENDING"]] }
   }
 
   # Service settings per function; var.functions overrides any field.
@@ -120,6 +125,12 @@ locals {
     NOETL_TRACING_EXPORTER           = var.tracing_exporter
     NOETL_METRICS_EXPORTER           = "gcp"
     NOETL_API_AUDIENCES              = join(",", [local.run_url["api"], local.run_url["emit"]])
+    # The cloud profile: the api and emit refuse to serve without roles,
+    # credential values are read from Secret Manager.
+    NOETL_PROFILE = "cloud"
+    # Roles of the api's callers (YAML role: [principal, ...]); empty
+    # (unset) leaves the api serving no one.
+    NOETL_API_ROLES = length(var.api_roles) > 0 ? yamlencode(var.api_roles) : ""
   }, var.extra_env)
 
   # Secret environment variables of each function: variable → Secret

@@ -2,7 +2,8 @@
 // executions and serves their status and events.
 //
 //	POST /executions             {"path": "examples/x.yaml" | "playbook": "<yaml>", "workload": {...}}
-//	                             → 202 {"execution_id", "status"}; 400 {"error", "problems": [{line, path, message}]}
+//	                             → 202 {"execution_id", "status"}; 400 {"error", "problems": [{line, path, message}]};
+//	                             403 {"error"} naming a credential the playbook is not granted
 //	GET  /executions/{id}        → 200 status view; 404
 //	GET  /executions/{id}/events → 200 {"events": [...]} in timestamp order
 //	GET  /healthz                → 200
@@ -19,6 +20,7 @@ import (
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
@@ -53,6 +55,12 @@ func API(w http.ResponseWriter, r *http.Request) {
 	p = strings.TrimSuffix(p, "/")
 	switch {
 	case p == "/healthz" || p == "":
+		// Healthy only when callers can be identified: in the cloud
+		// profile without roles the api serves no one (runtime.Roles).
+		if _, err := Authenticator(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	case p == "/executions" && r.Method == http.MethodPost:
 		start(w, r)
@@ -126,9 +134,10 @@ func start(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Workload = jsonx.NormalizeMap(req.Workload)
 	var (
-		src  []byte
-		name string
-		pb   *dsl.Playbook
+		src         []byte
+		name        string
+		pb          *dsl.Playbook
+		catalogPath string // "" for an inline playbook: it matches inline grants only
 	)
 	if req.Playbook != "" {
 		src, name = []byte(req.Playbook), "playbook"
@@ -139,7 +148,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		var e *catalog.Entry
 		name = req.Path
 		if e, err = d.Catalog.Load(ctx, req.Path, req.Version); err == nil {
-			pb, src = e.Playbook, e.Source
+			pb, src, catalogPath = e.Playbook, e.Source, e.Path
 		}
 	}
 	if err != nil {
@@ -152,8 +161,23 @@ func start(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": err.Error()})
 		return
 	}
-	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID, Credentials: d.Credentials})
+	if req.ParentID != "" {
+		// A parent shares its results with its children (shared/results
+		// ownership): only a caller who may read the parent may name it.
+		parent, ok := execution(ctx, w, d, req.ParentID)
+		if !ok || !owned(w, r, parent) {
+			return
+		}
+	}
+	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID,
+		Credentials: d.Credentials, Creator: principal(r), CatalogPath: catalogPath})
 	var ke *launch.KeychainError
+	if errors.Is(err, credentials.ErrNotGranted) {
+		// Credentials by grant (issue 13 item 5): refused before it runs,
+		// naming the credential, the playbook and the grants.
+		writeJSON(w, http.StatusForbidden, map[string]any{"error": err.Error()})
+		return
+	}
 	if errors.As(err, &ke) {
 		code := http.StatusServiceUnavailable
 		if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) {
@@ -216,6 +240,7 @@ func get(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"execution_id": st.ExecutionID, "parent_id": st.ParentID, "playbook": st.Playbook, "status": st.Status,
+		"creator": st.Creator, "catalog_path": st.CatalogPath,
 		"created_at": st.CreatedAt, "started_at": st.StartedAt, "finished_at": st.FinishedAt, "duration_ms": dur,
 		"version": st.Version, "steps": steps, "results": red.Value(st.Results), "ctx": red.Value(st.Ctx),
 		"failures": red.Value(st.Failures), "result": red.Value(st.Result),
@@ -228,6 +253,22 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 	if !ok {
 		return
 	}
+	// The execution first: its creator decides who may read its log (a
+	// log without its execution document is an operator's to read).
+	var red *redact.Redactor
+	rec, err := d.Store.ExecutionGet(ctx, id)
+	switch {
+	case err == nil:
+		if !owned(w, r, rec) {
+			return
+		}
+		red = redactorOf(ctx, d, rec)
+	case errors.Is(err, store.ErrNotFound) && operator(r):
+		red = redact.New(nil)
+	default:
+		found(w, err, store.ErrNotFound, "execution "+id+" not found", unavailable)
+		return
+	}
 	evs, err := d.Store.EventList(ctx, id)
 	if err != nil {
 		unavailable(w, err)
@@ -236,18 +277,25 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 	if evs == nil {
 		evs = []types.Event{}
 	}
-	var red *redact.Redactor
-	if rec, err := d.Store.ExecutionGet(ctx, id); err == nil {
-		red = redactorOf(ctx, d, rec)
-	} else {
-		red = redact.New(nil)
-	}
 	for i := range evs {
 		if m, ok := red.Value(evs[i].Payload).(map[string]any); ok {
 			evs[i].Payload = m
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"execution_id": id, "count": len(evs), "events": evs})
+}
+
+// operator reports whether the request's caller has the operator role
+// (or admin): it reads and cancels every execution and runs the DLQ.
+func operator(r *http.Request) bool {
+	p, ok := auth.PrincipalOf(r.Context())
+	return ok && p.Role >= auth.Operator
+}
+
+// principal is the request's caller's name ("" when the guard set none).
+func principal(r *http.Request) string {
+	p, _ := auth.PrincipalOf(r.Context())
+	return p.Name
 }
 
 // redactorOf returns the redactor for an execution's API views: its

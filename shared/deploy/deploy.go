@@ -208,13 +208,19 @@ type Index struct {
 }
 
 // Indexes are the composite indexes of the listings: executions by status,
-// playbook or parent, newest first (GET /executions), and DLQ entries by
+// playbook, parent or creator, newest first (GET /executions), and DLQ entries by
 // status, most recent first (dlq list --status).
 var Indexes = []Index{
 	{Collection: "executions", Fields: []IndexField{{"parent_id", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	// A caller below the operator role lists its own executions only
+	// (issue 13 item 8): the same listings under creator ==.
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"playbook", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"playbook", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "dlq", Fields: []IndexField{{"status", "ASCENDING"}, {"last_seen", "DESCENDING"}}},
 }
 

@@ -140,6 +140,10 @@ const (
 	ErrKindConfig   = "config"
 	ErrKindPlaybook = "playbook"
 	ErrKindCanceled = "canceled"
+	// ErrKindForbidden: a control refused the task (not retried): a
+	// credential the playbook is not granted, a result reference of an
+	// execution that is not its own, its parent's or a child's.
+	ErrKindForbidden = "forbidden"
 )
 
 // Event is the envelope of every entry of the event log (DSL.md "Events").

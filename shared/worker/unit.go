@@ -2,13 +2,16 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
@@ -206,6 +209,11 @@ func (u *unit) resolveResults(ctx context.Context) error {
 			out[k] = v
 			continue
 		}
+		// Ownership first: the cache below holds what any execution of
+		// this instance loaded.
+		if err := results.Authorize(ctx, v); err != nil {
+			return fmt.Errorf("worker: result of %s: %w", k, err)
+		}
 		key := refKey(v)
 		if cached, ok := u.w.resolved.Load(key); ok && key != "" {
 			out[k] = cached
@@ -234,20 +242,41 @@ func refKey(v any) string {
 // run executes the unit's pipeline from its cursor and ends the unit.
 func (u *unit) run(ctx context.Context) error {
 	c := &u.cmd
+	// The unit reads only its own execution's results and its parent's
+	// and children's (results by ownership), and only the credentials
+	// granted to its playbook (credentials by grant), whatever its
+	// templates compute.
+	ctx = results.WithReader(ctx, u.w.reader(u.st))
+	ctx = credentials.WithGrantee(ctx, launch.Grantee(u.st))
 	if err := u.restoreSpill(ctx); err != nil { // hook (h-conf): large continuations (handoff.go)
 		return err
 	}
 	u.cur = engine.CursorOf(*c)
 	u.lastFlush = u.w.now()
+	// A refusal (a credential computed at run time that is not granted, a
+	// step result that is a reference of another execution) fails the
+	// step at once, with kind forbidden; it is not retried.
+	var refused map[string]any
 	if err := u.keychain(ctx); err != nil {
-		return err
+		if !errors.Is(err, credentials.ErrNotGranted) {
+			return err
+		}
+		u.setRedactor(nil)
+		refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
 	}
 	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
-	if err := u.resolveResults(ctx); err != nil {
-		return err
+	if refused == nil {
+		if err := u.resolveResults(ctx); err != nil {
+			if !errors.Is(err, results.ErrForbidden) {
+				return err
+			}
+			refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
+		}
 	}
-	if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
-		return err
+	if refused == nil {
+		if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
+			return err
+		}
 	}
 	tasks := u.step.Tasks
 	u.observeClaimed() // telemetry: task_claimed
@@ -258,6 +287,11 @@ func (u *unit) run(ctx context.Context) error {
 		} else {
 			u.event(types.EvStepStarted, "")
 		}
+	}
+	if refused != nil {
+		refused["message"] = u.red.String(refused["message"].(string))
+		u.log.Warn("unit refused", "error", refused["message"])
+		return u.finish(ctx, false, nil, refused)
 	}
 	if len(tasks) == 0 {
 		return u.finish(ctx, true, nil, nil)

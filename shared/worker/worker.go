@@ -29,6 +29,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -499,6 +500,23 @@ func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Comm
 	return err
 }
 
+// reader is the results.Reader of an execution's units: its own
+// results, its parent's, and its children's (a child's execution
+// document names it as its parent).
+func (w *Worker) reader(st *engine.State) results.Reader {
+	id := st.ExecutionID
+	return results.Reader{Execution: id, Parent: st.ParentID, IsChild: func(ctx context.Context, child string) (bool, error) {
+		rec, err := w.Store.ExecutionGet(ctx, child)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return rec.State.ParentID == id, nil
+	}}
+}
+
 // keychain resolves the playbook's keychain for the unit.
 func (u *unit) keychain(ctx context.Context) error {
 	if len(u.pb.Keychain) == 0 {
@@ -508,7 +526,7 @@ func (u *unit) keychain(ctx context.Context) error {
 	if u.w.Credentials == nil {
 		return errs.New(errs.InvalidArgument, "worker: playbook declares a keychain but no credential store is configured")
 	}
-	kc, err := launch.Keychain(ctx, u.w.Credentials, u.pb, u.st.Workload, u.cmd.ExecutionID)
+	kc, err := launch.Keychain(ctx, u.w.Credentials, u.pb, u.st)
 	if err != nil {
 		return fmt.Errorf("worker: keychain: %w", err)
 	}
