@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/noetl/gcpengine/shared/engine"
-	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
