@@ -66,7 +66,7 @@ type adapter struct{ e Executor }
 // Run implements Tool (ExecContext for a ContextExecutor).
 func (a adapter) Run(ctx context.Context, req Request) types.Outcome {
 	if be, ok := a.e.(BarrierExecutor); ok && req.Barrier != "" {
-		return be.ExecBarrier(ctx, req.Args, req.Config, req.TimeoutS, req.Barrier)
+		return be.ExecBarrier(ctx, req.Args, req.Config, req.TimeoutS, req.Barrier, req.BarrierMAC)
 	}
 	if ce, ok := a.e.(ContextExecutor); ok {
 		return ce.ExecContext(ctx, req.Args, req.Config, req.Context, req.TimeoutS)
@@ -203,3 +203,7 @@ func Default(opts DefaultOptions) (Registry, func()) {
 		clients.Close()
 	}
 }
+
+// The postgres kind honours the barrier (a signature drift would silently
+// turn it into a plain Executor).
+var _ BarrierExecutor = (*postgres.Tool)(nil)

@@ -30,6 +30,7 @@ import (
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -81,7 +82,12 @@ type Worker struct {
 	// loop.spec.item_timeout_s (seed 000 §8.12 timeouts.loop_item_ms; 0:
 	// none).
 	LoopItemTimeout time.Duration
-	Now             func() time.Time
+	// BarrierKey derives the MAC key of a side-effect barrier
+	// (tools.Request.BarrierMAC; sign.Signer.BarrierKey). Nil: a key
+	// random to this process, so a record is adopted only by the process
+	// that wrote it (tests; the functions always set it).
+	BarrierKey func(barrier string) []byte
+	Now        func() time.Time
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
@@ -498,6 +504,26 @@ func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Comm
 	_, err := w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
 		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
 	return err
+}
+
+// processBarrierKey is the barrier key source of a Worker without
+// BarrierKey.
+var processBarrierKey = func() *sign.Signer {
+	k := make([]byte, sign.MinKeyLen)
+	_, _ = rand.Read(k)
+	s, _ := sign.New(k)
+	return s
+}()
+
+// barrierMAC returns the MAC key of barrier ("" → nil).
+func (w *Worker) barrierMAC(barrier string) []byte {
+	if barrier == "" {
+		return nil
+	}
+	if w.BarrierKey != nil {
+		return w.BarrierKey(barrier)
+	}
+	return processBarrierKey.BarrierKey(barrier)
 }
 
 // reader is the results.Reader of an execution's units: its own
