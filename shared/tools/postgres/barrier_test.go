@@ -177,9 +177,15 @@ func TestBarrierForgedRowIsIgnored(t *testing.T) {
 	insert := M{"connection": testDSN, "command": "INSERT INTO barrier_forged VALUES ('real')"}
 	forged := `{"rows": [{"note": "FORGED BY ANOTHER PLAYBOOK"}], "row_count": 1, "command": "INSERT"}`
 	for name, forge := range map[string]func(key string){
-		"no mac":          func(key string) { exec(t, `INSERT INTO noetl_task_barrier (key, result) VALUES ($1, $2::jsonb)`, key, forged) },
-		"made-up mac":     func(key string) { exec(t, `INSERT INTO noetl_task_barrier (key, result, mac) VALUES ($1, $2::jsonb, 'v1=AAAA')`, key, forged) },
-		"other key's mac": func(key string) { exec(t, `INSERT INTO noetl_task_barrier (key, result, mac) VALUES ($1, $2::jsonb, $3)`, key, forged, rowMAC(bkey("other/unit/0.1.0"), key, forged)) },
+		"no mac": func(key string) {
+			exec(t, `INSERT INTO noetl_task_barrier (key, result) VALUES ($1, $2::jsonb)`, key, forged)
+		},
+		"made-up mac": func(key string) {
+			exec(t, `INSERT INTO noetl_task_barrier (key, result, mac) VALUES ($1, $2::jsonb, 'v1=AAAA')`, key, forged)
+		},
+		"other key's mac": func(key string) {
+			exec(t, `INSERT INTO noetl_task_barrier (key, result, mac) VALUES ($1, $2::jsonb, $3)`, key, forged, rowMAC(bkey("other/unit/0.1.0"), key, forged))
+		},
 	} {
 		key := "victim-exec/" + name + "/0.1.0"
 		forge(key)
