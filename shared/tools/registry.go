@@ -168,6 +168,11 @@ func Default(opts DefaultOptions) (Registry, func()) {
 	if opts.GCS.Clients == nil {
 		opts.GCS.Clients = clients
 	}
+	if opts.GCS.ReservedBuckets == nil && opts.Results != nil {
+		if bn, ok := opts.Results.Backend.(results.BucketNamer); ok {
+			opts.GCS.ReservedBuckets = []string{bn.Bucket()}
+		}
+	}
 	if opts.HTTP.Credentials == nil {
 		opts.HTTP.Credentials = opts.Credentials
 	}

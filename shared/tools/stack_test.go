@@ -190,7 +190,15 @@ func TestStackKinds(t *testing.T) {
 	}
 
 	// gcs, secrets, artifact.
-	obj := "gs://" + bucket + "/tools-stack/" + suffix + ".json"
+	// The results bucket is out of the tasks' reach; another is not.
+	if o := reg[KindGCS].Run(ctx, Request{Config: map[string]any{"data": map[string]any{"forged": true}, "destination": "gs://" + bucket + "/x.json"}}); o.Status != types.StatusError || o.Error.Kind != types.ErrKindForbidden {
+		t.Fatalf("gcs into the results bucket: %+v", o)
+	}
+	userBucket := "tools-stack-" + suffix
+	if err := gcsClient.Bucket(userBucket).Create(ctx, project, nil); err != nil {
+		t.Fatal(err)
+	}
+	obj := "gs://" + userBucket + "/tools-stack/" + suffix + ".json"
 	run(KindGCS, nil, map[string]any{"data": map[string]any{"ok": true}, "destination": obj})
 	if r = run(KindGCS, nil, map[string]any{"action": "download", "source": obj}); !reflect.DeepEqual(r["data"], map[string]any{"ok": true}) {
 		t.Fatalf("gcs %#v", r)

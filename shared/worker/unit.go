@@ -255,7 +255,8 @@ func (u *unit) run(ctx context.Context) error {
 	u.lastFlush = u.w.now()
 	// A refusal (a credential computed at run time that is not granted, a
 	// step result that is a reference of another execution) fails the
-	// step at once, with kind forbidden; it is not retried.
+	// step at once, with kind forbidden, and so does a stored result that
+	// no longer matches its sha256 (kind artifact); neither is retried.
 	var refused map[string]any
 	if err := u.keychain(ctx); err != nil {
 		if !errors.Is(err, credentials.ErrNotGranted) {
@@ -267,10 +268,16 @@ func (u *unit) run(ctx context.Context) error {
 	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
 	if refused == nil {
 		if err := u.resolveResults(ctx); err != nil {
-			if !errors.Is(err, results.ErrForbidden) {
+			switch {
+			case errors.Is(err, results.ErrForbidden):
+				refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
+			case errors.Is(err, results.ErrDigest):
+				// A stored result that changed after it was written
+				// never reads back: not retried.
+				refused = map[string]any{"kind": types.ErrKindArtifact, "message": err.Error()}
+			default:
 				return err
 			}
-			refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
 		}
 	}
 	if refused == nil {
