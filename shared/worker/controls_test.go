@@ -187,4 +187,3 @@ workflow:
 		t.Fatal("the signing key travels with the task")
 	}
 }
-
