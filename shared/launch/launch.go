@@ -92,7 +92,7 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 		if p.Credentials == nil {
 			return "", &KeychainError{Err: errors.New("the playbook declares a keychain but no credential store is configured")}
 		}
-		if _, err := keychain(gctx, p.Credentials, p.Playbook, wl, id); err != nil {
+		if _, err := keychain(gctx, credentials.Guard(p.Credentials), p.Playbook, wl, id); err != nil {
 			return "", &KeychainError{Err: err}
 		}
 	}
