@@ -48,7 +48,6 @@ locals {
     attempts      = ["data"]
     dlq           = ["payload", "context_excerpt"]
     versions      = ["source"]
-    credentials   = ["data"]
     subscriptions = ["source"]
   }
 

@@ -190,7 +190,11 @@ var Collections = []Collection{
 	{Group: "dlq", Path: "dlq/{id}", TTLField: TTLField, LargeFields: []string{"payload", "context_excerpt"}},
 	{Group: "playbooks", Path: "playbooks/{path}"},
 	{Group: "versions", Path: "playbooks/{path}/versions/{v}", LargeFields: []string{"source"}},
-	{Group: "credentials", Path: "credentials/{name}", LargeFields: []string{"data"}},
+	// Credential metadata and grants; the values are in Secret Manager
+	// (GCP) or sealed in credential_values (NOETL_CREDENTIAL_VALUES=
+	// firestore: the local stack; never written in GCP).
+	{Group: "credentials", Path: "credentials/{name}"},
+	{Group: "credential_values", Path: "credential_values/{name}.{version}"},
 	{Group: "subscriptions", Path: "subscriptions/{name}", LargeFields: []string{"source"}},
 }
 
