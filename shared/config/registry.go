@@ -420,7 +420,7 @@ var registry = []Knob{
 		Doc: "audiences of the Google identity tokens the api and emit accept (their URLs; empty: identity tokens are refused)", Source: "issue 10", field: func(c *Config) any { return &c.API.Audiences }},
 	{Path: "security.profile", Env: "NOETL_PROFILE", Kind: KindString, Enum: []string{"local", "cloud"}, Deploy: true,
 		DefaultDoc: "`cloud` when `K_SERVICE` is set (Cloud Run and Cloud Functions gen2 set it), else `local`",
-		Doc:        "where the functions run: `cloud` makes the api and emit refuse to serve without roles and keeps credential values in Secret Manager; set by Terraform", Source: "issue 13", field: func(c *Config) any { return &c.Profile }},
+		Doc:        "where the functions run: `cloud` makes the api and emit refuse to serve without roles and keeps credential values in Secret Manager", Source: "issue 13", field: func(c *Config) any { return &c.Profile }},
 	{Path: "security.credential_values", Env: "NOETL_CREDENTIAL_VALUES", Kind: KindString, Enum: []string{"secretmanager", "firestore"},
 		DefaultDoc: "`secretmanager` in the cloud profile, else `firestore`",
 		Doc:        "where credential values live: one Secret Manager secret `noetl-cred-<name>` each, or sealed (AES-256-GCM under the signing key) in Firestore `credential_values`; metadata and grants are in Firestore `credentials` either way", Source: "issue 13", field: func(c *Config) any { return &c.CredentialValues }},
