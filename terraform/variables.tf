@@ -112,6 +112,16 @@ variable "operators" {
   }
 }
 
+variable "api_roles" {
+  description = "Roles of the api's callers (NOETL_API_ROLES): role (viewer, runner, operator, admin) => principals (emails, *@domain). Without it the api and emit serve no one (the cloud profile's roles default closed)"
+  type        = map(list(string))
+  default     = {}
+  validation {
+    condition     = alltrue([for r in keys(var.api_roles) : contains(["viewer", "runner", "operator", "admin"], r)])
+    error_message = "api_roles keys must be viewer, runner, operator or admin."
+  }
+}
+
 variable "dispatch_deadline_s" {
   description = "Cloud Tasks dispatch deadline of a unit (NOETL_DISPATCH_DEADLINE_S); execute's timeout must cover it"
   type        = number

@@ -40,6 +40,12 @@ func v2(name string) string { return Conformance("noetl-v2", "playbooks/"+name) 
 
 var v2Setup sync.Once
 
+// ConformanceGrants are the grants of the credentials the conformance
+// playbooks use (issue 13 item 5): inline playbooks of the stack's token
+// (scripts/run), and the catalog paths of NoETL's fixtures (children of
+// playbook_composition, subscription playbooks).
+var ConformanceGrants = []string{"inline:token", "fixtures/**", "tests/fixtures/**"}
+
 // setupV2 registers what the v2 playbooks assume (README "What the
 // playbooks assume"), once per test binary: the credentials pg_local,
 // pg_k8s (the stack's PostgreSQL), nats_credential (the stack's NATS) and
@@ -65,6 +71,9 @@ func setupV2(t *testing.T) string {
 			{"name": "pubsub_e2e", "kind": "pubsub", "data": map[string]any{"endpoint": os.Getenv("NOETL_DATA_PUBSUB_HOST")}},
 		}
 		for _, c := range creds {
+			// scripts/run sends the playbooks inline with the stack's token;
+			// their children and subscriptions run from the catalog.
+			c["grants"] = ConformanceGrants
 			if code, body := post(t, base+"/credentials", []byte(MustJSON(c))); code != http.StatusCreated {
 				t.Fatalf("POST /credentials %s: %d %s", c["name"], code, body)
 			}

@@ -17,7 +17,7 @@ func TestKeychainCredentials(t *testing.T) {
 	base := os.Getenv("NOETL_FUNCTIONS_URL") + "/api"
 	name := "pg_e2e_" + randSuffix()
 	secret := "Sup3r-Secret-" + randSuffix()
-	cred := map[string]any{"name": name, "kind": "postgres", "description": "e2e", "data": map[string]any{
+	cred := map[string]any{"name": name, "kind": "postgres", "description": "e2e", "grants": []string{"inline:token"}, "data": map[string]any{
 		"host": "127.0.0.1", "port": asInt(mustAtoi(os.Getenv("NOETL_PG_PORT"))), "user": "noetl", "password": secret, "database": "noetl"}}
 	if code, body := post(t, base+"/credentials", []byte(MustJSON(cred))); code != http.StatusCreated {
 		t.Fatalf("POST /credentials: %d %s", code, body)

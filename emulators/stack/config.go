@@ -427,7 +427,43 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_EGRESS_PROFILE", "local"},
 		{"NOETL_EGRESS_ALLOW", strings.Join(c.EgressAllow(), ",")},
 		{"NOETL_EGRESS_DENY", strings.Join(c.EgressDeny(), ",")},
+		// Access control as in the cloud profile, with the stack's own
+		// identities: the roles file (RolesFile) gives the static token
+		// admin, and the api and emit accept identity tokens signed with
+		// the stack's OIDC key (tests mint them, IdentityDomains).
+		{"NOETL_PROFILE", "local"},
+		{"NOETL_API_ROLES_FILE", envOr("NOETL_API_ROLES_FILE", c.RolesFile())},
+		{"NOETL_API_AUDIENCES", c.FunctionsURL() + "/api," + c.FunctionsURL() + "/emit"},
 	}
+}
+
+// RolesFile is the stack's roles file (NOETL_API_ROLES_FILE unless the
+// environment names another), written by WriteRoles.
+func (c Config) RolesFile() string { return filepath.Join(c.StackDir, "roles.yaml") }
+
+// IdentityDomains maps each role to the e-mail domain whose identity
+// tokens get it on the stack (the tests mint such tokens with the stack's
+// OIDC key, NOETL_OIDC_KEY_FILE): reserved .test names, no real identity.
+var IdentityDomains = map[string]string{
+	"admin": "admins.noetl.test", "operator": "operators.noetl.test", "runner": "runners.noetl.test", "viewer": "viewers.noetl.test",
+}
+
+// WriteRoles writes the stack's roles file (mode 0600): the static token
+// is admin; an identity token of <anyone>@<IdentityDomains[role]> has
+// that role.
+func (c Config) WriteRoles() error {
+	var b strings.Builder
+	b.WriteString("# The local stack's api roles (NOETL_API_ROLES_FILE), written by scripts/up.\n")
+	b.WriteString("# The static token (NOETL_API_TOKEN) is admin; identity tokens signed with the\n")
+	b.WriteString("# stack's OIDC key get the role of their e-mail domain.\n")
+	for _, role := range []string{"admin", "operator", "runner", "viewer"} {
+		extra := ""
+		if role == "admin" {
+			extra = "token, "
+		}
+		fmt.Fprintf(&b, "%s: [%s\"*@%s\"]\n", role, extra, IdentityDomains[role])
+	}
+	return writeFileAtomic(c.RolesFile(), []byte(b.String()), 0o600)
 }
 
 // SigningKeyFile and APITokenFile keep the stack's generated secrets

@@ -123,6 +123,9 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 	if err := s.cfg.EnsureSecrets(); err != nil {
 		return err
 	}
+	if err := s.cfg.WriteRoles(); err != nil {
+		return fmt.Errorf("roles file: %w", err)
+	}
 	// The environment holds the signing key and the api token: owner only.
 	if err := writeFileAtomic(s.cfg.EnvFile(), []byte(s.cfg.EnvFileContent()), 0o600); err != nil {
 		return err

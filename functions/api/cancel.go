@@ -35,7 +35,7 @@ func cancel(w http.ResponseWriter, r *http.Request, id string) {
 		req.Reason = "requested through the API"
 	}
 	rec, ok := execution(ctx, w, d, id)
-	if !ok {
+	if !ok || !owned(w, r, rec) {
 		return
 	}
 	if rec.State.Terminal() {

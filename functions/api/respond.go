@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
@@ -56,15 +57,32 @@ func execution(ctx context.Context, w http.ResponseWriter, d *runtime.Deps, id s
 	return rec, found(w, err, store.ErrNotFound, "execution "+id+" not found", unavailable)
 }
 
-// executionOf opens the runtime and reads execution id (execution), or
-// writes 500, 404 or 503 and returns false.
+// executionOf opens the runtime and reads execution id (execution) for
+// the request's caller (owned), or writes 500, 404 or 503 and returns
+// false.
 func executionOf(w http.ResponseWriter, r *http.Request, id string) (*runtime.Deps, *store.Execution, bool) {
 	d, ok := opened(r.Context(), w, runtime.Get)
 	if !ok {
 		return nil, nil, false
 	}
 	rec, ok := execution(r.Context(), w, d, id)
+	if ok && !owned(w, r, rec) {
+		return nil, nil, false
+	}
 	return d, rec, ok
+}
+
+// owned reports whether the request's caller may read, cancel or emit
+// into rec (auth.MayAccess: an operator or admin, or the principal that
+// started it); else it writes 404 {"error": "execution ID not found"},
+// the answer for an execution that does not exist, so that a caller
+// cannot tell another's executions from missing ones.
+func owned(w http.ResponseWriter, r *http.Request, rec *store.Execution) bool {
+	if p, ok := auth.PrincipalOf(r.Context()); ok && auth.MayAccess(p, rec.State.Creator) {
+		return true
+	}
+	writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + rec.State.ExecutionID + " not found"})
+	return false
 }
 
 // openOnce returns *cached, or on first use opens it on the runtime

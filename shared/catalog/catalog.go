@@ -20,6 +20,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	slashpath "path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -67,6 +68,11 @@ type Entry struct {
 	Version int
 	// Origin is "catalog" or the file path (relative to the root).
 	Origin string
+	// Path is what the playbook is known by for credential grants
+	// (engine.State.CatalogPath): the catalog path, or the file's path
+	// relative to the root, cleaned ("examples/./x.yaml" is
+	// "examples/x.yaml").
+	Path string
 }
 
 // Load resolves path (and version; 0 = latest) to a validated playbook.
@@ -83,7 +89,7 @@ func (c *Catalog) Load(ctx context.Context, path string, version int) (*Entry, e
 			if err != nil {
 				return nil, err
 			}
-			return &Entry{Playbook: pb, Source: []byte(v.Source), Version: v.Version, Origin: "catalog"}, nil
+			return &Entry{Playbook: pb, Source: []byte(v.Source), Version: v.Version, Origin: "catalog", Path: slashpath.Clean(path)}, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
 		}
@@ -125,7 +131,7 @@ func (c *Catalog) Load(ctx context.Context, path string, version int) (*Entry, e
 		if err != nil {
 			return nil, err
 		}
-		return &Entry{Playbook: pb, Source: b, Origin: cand}, nil
+		return &Entry{Playbook: pb, Source: b, Origin: cand, Path: slashpath.Clean(filepath.ToSlash(cand))}, nil
 	}
 	return nil, fmt.Errorf("%w: %s (not in the catalog, no file in the playbook root)", ErrNotFound, path)
 }

@@ -103,6 +103,17 @@ type Config struct {
 	// SigningKey holds the HMAC keys of the engine's messages
 	// (shared/sign; "" = unset: the functions refuse to start).
 	SigningKey string // NOETL_SIGNING_KEY
+	// Profile is where the functions run: ProfileCloud (GCP: the api
+	// refuses to serve without roles, credential values live in Secret
+	// Manager) or ProfileLocal (the emulator stack). Unset, it is cloud
+	// when K_SERVICE is set (Cloud Run and Cloud Functions gen2 set it
+	// on every instance), else local.
+	Profile string // NOETL_PROFILE
+	// CredentialValues is where credential values are kept:
+	// "secretmanager" (one Secret Manager secret per credential) or
+	// "firestore" (sealed in the emulator's Firestore). Unset: Secret
+	// Manager in the cloud profile, Firestore locally.
+	CredentialValues string // NOETL_CREDENTIAL_VALUES
 
 	Orchestrator OrchestratorConfig
 	Retries      RetriesConfig
@@ -194,7 +205,20 @@ type APIConfig struct {
 	// Audiences are the audiences of the Google identity tokens accepted
 	// (the api's and emit's URLs; empty = identity tokens are refused).
 	Audiences []string // NOETL_API_AUDIENCES
+	// Roles is a roles document (the roles file's YAML) given inline, as
+	// Terraform sets it; exclusive with RolesFile.
+	Roles string // NOETL_API_ROLES
 }
+
+// Profiles (Config.Profile).
+const (
+	// ProfileCloud: deployed on GCP. The api and emit refuse to serve
+	// without roles (NOETL_API_ROLES_FILE or NOETL_API_ROLES), and
+	// credential values default to Secret Manager.
+	ProfileCloud = "cloud"
+	// ProfileLocal: the local emulator stack and tests.
+	ProfileLocal = "local"
+)
 
 // OrchestratorConfig is seed 000 §8.12 "orchestrator".
 type OrchestratorConfig struct {
@@ -329,6 +353,18 @@ func Parse(lookup func(string) (string, bool), readFile func(string) ([]byte, er
 		k.set(&c, v)
 	}
 	derive(&c)
+	if c.Profile == "" {
+		c.Profile = ProfileLocal
+		if v, ok := lookup("K_SERVICE"); ok && v != "" {
+			c.Profile = ProfileCloud
+		}
+	}
+	if c.CredentialValues == "" {
+		c.CredentialValues = "firestore"
+		if c.Profile == ProfileCloud {
+			c.CredentialValues = "secretmanager"
+		}
+	}
 	crossCheck(&c, errs)
 	if len(errs.Problems) > 0 {
 		return c, errs
@@ -378,6 +414,9 @@ func crossCheck(c *Config, errs *Error) {
 	}
 	if c.Timeouts.LoopTotal > 0 && c.Timeouts.LoopItem > c.Timeouts.LoopTotal {
 		rel("NOETL_TIMEOUTS_LOOP_ITEM_MS", "loop item budget %s exceeds NOETL_TIMEOUTS_LOOP_TOTAL_MS %s", c.Timeouts.LoopItem, c.Timeouts.LoopTotal)
+	}
+	if c.API.RolesFile != "" && c.API.Roles != "" {
+		rel("NOETL_API_ROLES", "set either NOETL_API_ROLES (the roles inline) or NOETL_API_ROLES_FILE, not both")
 	}
 	if err := checkURL(c.ExecuteURL); err != nil {
 		rel("NOETL_EXECUTE_URL", "%s (derived from NOETL_FUNCTIONS_URL when unset)", err)

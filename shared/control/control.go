@@ -173,7 +173,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			}
 			var kc map[string]any
 			if len(e.PB.Keychain) > 0 && c.Credentials != nil {
-				if kc, err = launch.Keychain(ctx, c.Credentials, e.PB, st.Workload, st.ExecutionID); err != nil {
+				if kc, err = launch.Keychain(ctx, c.Credentials, e.PB, st); err != nil {
 					return nil, fmt.Errorf("control: keychain: %w", err)
 				}
 				st.Keychain = kc

@@ -8,6 +8,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -111,7 +112,7 @@ func (c *Control) Plan(ctx context.Context, executionID, loopKey string) (*engin
 		if c.Results == nil {
 			return nil, errs.New(errs.Internal, "control: loop %s keeps its items in the results tier but no results store is configured", loopKey)
 		}
-		v, err := c.Results.Resolve(ctx, p.ItemsRef)
+		v, err := c.Results.Resolve(results.WithReader(ctx, results.Reader{Execution: executionID}), p.ItemsRef)
 		if err != nil {
 			return nil, fmt.Errorf("control: load loop items: %w", err)
 		}

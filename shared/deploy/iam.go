@@ -93,9 +93,9 @@ const (
 	OpWriteResults Op = "results:write"
 	// OpReadCredentials reads keychain credentials' secrets.
 	OpReadCredentials Op = "credentials:read"
-	// OpAddCredentials adds versions to keychain credentials' secrets
-	// (POST /credentials).
-	OpAddCredentials Op = "credentials:add"
+	// OpAddCredentials manages the versions of keychain credentials'
+	// secrets (the api's credentials set adds one, delete destroys them)
+OpAddCredentials Op = "credentials:add"
 	// OpReadAPIToken reads the api's static bearer token.
 	OpReadAPIToken Op = "api-token:read"
 	// OpRewireSubscriptions reads registered subscriptions and sets their
@@ -136,7 +136,7 @@ var OpGrants = map[Op][]Grant{
 	OpReadResults:     {{ResResultsBucket, "roles/storage.objectViewer"}},
 	OpWriteResults:    {{ResResultsBucket, "roles/storage.objectAdmin"}}, // overwriting needs storage.objects.delete
 	OpReadCredentials: {{ResCredentials, "roles/secretmanager.secretAccessor"}},
-	OpAddCredentials:  {{ResCredentials, "roles/secretmanager.secretVersionAdder"}},
+	OpAddCredentials:  {{ResCredentials, "roles/secretmanager.secretVersionManager"}},
 	OpReadAPIToken:    {{ResAPIToken, "roles/secretmanager.secretAccessor"}},
 	OpRewireSubscriptions: {
 		{ResRegisteredSubscriptions, "roles/pubsub.editor"}, {ResPushAccount, "roles/iam.serviceAccountUser"},
@@ -177,10 +177,11 @@ func Principals() []string {
 var Access = map[string][]Op{
 	// Starts and cancels executions, replays DLQ entries (units: tasks,
 	// large ones through the results tier; messages: either topic),
-	// describes executions (offloaded results), adds credentials, and
+	// describes executions (offloaded results, redaction of keychain
+	// values), manages credentials, and
 	// wires registered subscriptions.
 	"api": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults,
-		OpAddCredentials, OpReadAPIToken, OpRewireSubscriptions},
+		OpReadCredentials, OpAddCredentials, OpReadAPIToken, OpRewireSubscriptions},
 	// Starts executions from external events.
 	"emit": {OpReadAPIToken},
 	// Runs units: transitions (next units, bulk fan-out, timers),
@@ -195,8 +196,9 @@ var Access = map[string][]Op{
 	// Creates the tasks of bulk fan-out commands (large bodies through
 	// the results tier).
 	"dispatch": {OpCreateTasks, OpWriteResults},
-	// Pulls registered subscriptions, spools, starts executions.
-	"subscribe": {OpPullSubscriptions, OpSpool},
+	// Pulls registered subscriptions, spools, starts executions (their
+	// playbooks' keychains).
+	"subscribe": {OpPullSubscriptions, OpSpool, OpReadCredentials},
 }
 
 // Ops returns every operation of principal p (the common ones and

@@ -27,8 +27,20 @@ type State struct {
 	ExecutionID string `json:"execution_id"`
 	ParentID    string `json:"parent_id,omitempty"`
 	// Playbook is the playbook's metadata.path (or name) for display.
-	Playbook string       `json:"playbook"`
-	Status   types.Status `json:"status"`
+	Playbook string `json:"playbook"`
+	// Creator is the principal that started the execution (the api's
+	// caller, shared/auth): a caller below the operator role reads and
+	// cancels only its own executions. A child execution inherits its
+	// parent's; a subscription's executions are "subscription:<name>".
+	// Empty for executions started before creators were recorded.
+	Creator string `json:"creator,omitempty"`
+	// CatalogPath is where the playbook was loaded from: its catalog path
+	// or its file under the playbook root (cleaned, extension kept), ""
+	// for an inline playbook (POST /executions {playbook}). Credential
+	// grants match it (shared/credentials Grantee); metadata.path, which
+	// the author chooses, never counts.
+	CatalogPath string       `json:"catalog_path,omitempty"`
+	Status      types.Status `json:"status"`
 	// Workload is the merged workload (playbook defaults deep-merged with
 	// the request payload); immutable after start (DSL.md "Document").
 	Workload map[string]any `json:"workload"`

@@ -79,7 +79,7 @@ func TestGCSBackendDetails(t *testing.T) {
 // TestStoreOverGCS: Offload → GCS (fake) → Resolve for both formats.
 func TestStoreOverGCS(t *testing.T) {
 	_, client := fakeGCS(t)
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "e-1"})
 	s := &results.Store{
 		Backend:   results.NewGCS(client, testBucket),
 		Locator:   results.Locator{Env: "dev", Region: "us-central1", Cell: "c1"},

@@ -2,12 +2,15 @@ package results
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -31,6 +34,18 @@ const DefaultInlineMax = 65536
 // ErrBadRef is returned (wrapped) by Store.Resolve for a "$ref" map that is
 // malformed (missing key, unknown format) or names another bucket.
 var ErrBadRef = errors.New("results: bad result reference")
+
+// ErrForbidden is returned (wrapped) by Store.Resolve for a reference the
+// reading execution may not load (results by ownership, issue 13 item 6):
+// one of another execution than the reader, its parent or one of its
+// children, a key that names no execution, or a read outside any
+// execution (no Reader in the context).
+var ErrForbidden = errors.New("results: reference refused")
+
+// ErrDigest is returned (wrapped) by Store.Resolve when the stored object
+// does not match the sha256 its reference records: the object was
+// changed (or replaced) after it was written.
+var ErrDigest = errors.New("results: the stored object does not match its reference's sha256")
 
 // Store is the result tier's policy (seed 004 §5): it moves over-budget
 // results to its Backend under names from its Locator, and turns references
@@ -62,8 +77,13 @@ type Store struct {
 // "rows" only for feather; numbers are int64):
 //
 //	{"$ref": {"uri": LogicalURI(c), "key": <physical key>, "bucket": <bucket>,
-//	          "format": "feather"|"json", "bytes": <object size>, "rows": <row count>},
+//	          "format": "feather"|"json", "bytes": <object size>, "rows": <row count>,
+//	          "sha256": <hex SHA-256 of the object's bytes>},
 //	 "extracted": Extract(v)}
+//
+// The uri and the key both name the execution c.ExecutionID (Resolve
+// loads a reference only for that execution, its parent or its
+// children), and Resolve checks the object against "sha256".
 //
 // Errors: c lacks ExecutionID or Step (wrapping ErrBadURI); v cannot be
 // JSON-encoded (e.g. NaN); encoding failed; Backend.Put failed (wrapped).
@@ -131,6 +151,8 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 	observeOffload(ctx, ref["format"].(string), len(data)) // telemetry (observe.go)
 	ref["key"] = key
 	ref["bytes"] = int64(len(data))
+	sum := sha256.Sum256(data)
+	ref[DigestKey] = hex.EncodeToString(sum[:])
 	if bn, ok := s.Backend.(BucketNamer); ok {
 		ref["bucket"] = bn.Bucket()
 	}
@@ -176,6 +198,14 @@ func IsRef(v any) bool {
 //   - JSON objects decode with whole numbers as int64, others float64
 //     (jsonx).
 //
+// Only references the context's Reader may load are loaded (WithReader:
+// the reading execution's own results, its parent's and its children's);
+// the execution is read from the reference's key (and must agree with
+// its uri), never taken on trust. A reference that records a "sha256"
+// (every one Offload makes) is loaded only if the object's bytes hash to
+// it; one without (made before digests were recorded, or a bare key
+// string given to an artifact task) is checked for ownership only.
+//
 // Copy on write: v itself is never modified; containers on the path to a
 // reference are shallow-copied, everything else is shared, and a v without
 // references is returned as is. The object is read from "$ref.key" (the
@@ -183,9 +213,11 @@ func IsRef(v any) bool {
 // recomputed); the bucket, when present, must be the Backend's. Nothing is
 // cached across calls.
 //
-// Errors (wrapped, naming the reference's URI): ErrBadRef for a malformed
-// reference or another bucket, ErrNotFound when the object is missing,
-// ErrFormat when it cannot be decoded, or the Backend's error.
+// Errors (wrapped, naming the reference's URI or key): ErrBadRef for a
+// malformed reference or another bucket, ErrForbidden for a reference the
+// reader may not load, ErrNotFound when the object is missing, ErrDigest
+// when it does not match its sha256, ErrFormat when it cannot be decoded,
+// or the Backend's error.
 func (s *Store) Resolve(ctx context.Context, v any) (any, error) {
 	out, _, err := s.resolve(ctx, v)
 	return out, err
@@ -263,12 +295,25 @@ func (s *Store) load(ctx context.Context, r any) (v any, err error) {
 			return nil, fmt.Errorf("%w: %s: bucket %q, store reads %q", ErrBadRef, uri, b, bn.Bucket())
 		}
 	}
+	if err := Authorize(ctx, r); err != nil {
+		return nil, err
+	}
+	want, hasDigest := ref[DigestKey].(string)
+	if _, present := ref[DigestKey]; present && (!hasDigest || len(want) != 64) {
+		return nil, fmt.Errorf("%w: %s: %s is not a hex SHA-256", ErrBadRef, uri, DigestKey)
+	}
 	if s.Backend == nil {
 		return nil, errors.New("results: resolve: Store has no Backend")
 	}
 	data, err := s.Backend.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("results: resolve %s: %w", uri, err)
+	}
+	if hasDigest {
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, want) {
+			return nil, fmt.Errorf("%w: reference %s (object %s) records sha256 %s, the object's is %s", ErrDigest, uri, key, want, got)
+		}
 	}
 	if format == FormatFeather {
 		rows, err := DecodeFeather(data)

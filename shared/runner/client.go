@@ -133,7 +133,7 @@ func fail(k string, retryable bool, format string, args ...any) types.Outcome {
 func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.Outcome {
 	wr := Request{Version: Version, Kind: kind, ExecutionID: req.ExecutionID, Step: req.Step, Task: req.Task, Attempt: req.Attempt,
 		Args: req.Args, Config: req.Config, Context: req.Context, TimeoutS: req.TimeoutS,
-		Barrier: req.Barrier, BarrierKey: req.BarrierKey, Inputs: req.Inputs}
+		Barrier: req.Barrier, BarrierKey: req.BarrierMAC, Inputs: req.Inputs}
 	for _, name := range CredentialNames(req.Config) {
 		if c.Credentials == nil {
 			break

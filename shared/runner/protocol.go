@@ -78,7 +78,7 @@ type Request struct {
 	// Barrier is the attempt's side-effect barrier key (tools.Request).
 	Barrier string `json:"barrier,omitempty"`
 	// BarrierKey is the secret that authenticates the barrier record of
-	// this attempt (tools.Request.BarrierKey), for the kind to MAC the row
+	// this attempt (tools.Request.BarrierMAC), for the kind to MAC the row
 	// it writes with its side effect and to check a row it finds.
 	BarrierKey []byte `json:"barrier_key,omitempty"`
 	// Credentials are the credentials the task is granted, by name: the

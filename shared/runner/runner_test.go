@@ -33,7 +33,7 @@ var echo = toolFunc(func(ctx context.Context, req tools.Request) types.Outcome {
 	}
 	return types.Outcome{Status: types.StatusOK, Result: map[string]any{
 		"args": req.Args, "config": req.Config, "context": req.Context, "timeout_s": req.TimeoutS,
-		"barrier": req.Barrier, "barrier_key": hex.EncodeToString(req.BarrierKey), "inputs": inputs,
+		"barrier": req.Barrier, "barrier_key": hex.EncodeToString(req.BarrierMAC), "inputs": inputs,
 		"execution_id": req.ExecutionID, "step": req.Step, "task": req.Task, "attempt": int64(req.Attempt),
 	}}
 })
@@ -77,7 +77,7 @@ func TestRequestCrossesUnchanged(t *testing.T) {
 		Args:    map[string]any{"i": int64(2), "f": 2.0, "g": 0.5, "s": "x", "l": []any{int64(1), 1.0, nil, true}, "m": map[string]any{"n": 3.0}},
 		Config:  map[string]any{"code": "result = 1", "libs": []any{"json"}},
 		Context: map[string]any{"workload": map[string]any{"k": "v"}},
-		Barrier: "e1/u/k", BarrierKey: []byte("mac-key\x00\xff"),
+		Barrier: "e1/u/k", BarrierMAC: []byte("mac-key\x00\xff"),
 		Inputs: []map[string]any{{"$ref": map[string]any{"uri": "noetl://default/default/results/e1/s/1/0/1"}}},
 	}
 	out := c.Tool("python").Run(context.Background(), req)

@@ -120,7 +120,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	if out.Error == nil {
 		out = tool.Run(ctx, tools.Request{ExecutionID: req.ExecutionID, Step: req.Step, Task: req.Task, Attempt: req.Attempt,
 			Args: req.Args, Config: req.Config, Context: req.Context, TimeoutS: req.TimeoutS,
-			Barrier: req.Barrier, BarrierKey: req.BarrierKey, Inputs: req.Inputs})
+			Barrier: req.Barrier, BarrierMAC: req.BarrierKey, Inputs: req.Inputs})
 	}
 	release()
 	resp := Response{Outcome: out, Extra: out.Extra}
@@ -181,6 +181,18 @@ func (GrantedStore) CredentialGet(ctx context.Context, name string) (*credential
 	cp := c
 	cp.Data = cloneMap(c.Data)
 	return &cp, nil
+}
+
+// CredentialInfo implements credentials.Store: the summary of a granted
+// credential; credentials.ErrNotFound for any other name.
+func (GrantedStore) CredentialInfo(ctx context.Context, name string) (*credentials.Summary, error) {
+	g, _ := ctx.Value(grantsKey{}).(map[string]credentials.Credential)
+	c, ok := g[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: credential %q was not granted to this task", credentials.ErrNotFound, name)
+	}
+	s := c.Summary()
+	return &s, nil
 }
 
 // CredentialList implements credentials.Store: summaries of the granted

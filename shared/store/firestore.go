@@ -51,6 +51,7 @@ type execDoc struct {
 	Status    string    `firestore:"status"`
 	Playbook  string    `firestore:"playbook"`
 	ParentID  string    `firestore:"parent_id"`
+	Creator   string    `firestore:"creator"`
 	Version   int64     `firestore:"version"`
 	CreatedAt time.Time `firestore:"created_at"`
 	UpdatedAt time.Time `firestore:"updated_at"`
@@ -82,7 +83,7 @@ func toDoc(rec *Execution) (execDoc, error) {
 	}
 	created, _ := time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
 	now := time.Now().UTC()
-	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID,
+	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID, Creator: rec.State.Creator,
 		Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}
 	if rec.State.Terminal() {
 		exp := now.Add(Retention)
@@ -224,13 +225,16 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 	if p.ParentID != "" {
 		q = q.Where("parent_id", "==", p.ParentID)
 	}
+	if p.Creator != "" {
+		q = q.Where("creator", "==", p.Creator)
+	}
 	// Ties order by descending document id, as Firestore's implicit last
 	// order does; written out so that a page can start after a cursor.
 	q = q.OrderBy("created_at", firestore.Desc).OrderBy(firestore.DocumentID, firestore.Desc)
 	if !p.BeforeCreated.IsZero() {
 		q = q.StartAfter(p.BeforeCreated, p.BeforeID)
 	}
-	q = q.Limit(limit).Select("status", "playbook", "parent_id", "created_at", "updated_at")
+	q = q.Limit(limit).Select("status", "playbook", "parent_id", "creator", "created_at", "updated_at")
 	it := q.Documents(ctx)
 	defer it.Stop()
 	out := []ExecutionSummary{}
@@ -246,7 +250,7 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook,
+		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator,
 			Status: types.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt})
 	}
 	return out, nil

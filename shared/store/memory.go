@@ -177,13 +177,13 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 			return nil, err
 		}
 		st := rec.State
-		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) || (p.ParentID != "" && st.ParentID != p.ParentID) {
+		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) || (p.ParentID != "" && st.ParentID != p.ParentID) || (p.Creator != "" && st.Creator != p.Creator) {
 			continue
 		}
 		if !p.BeforeCreated.IsZero() && !(e.created.Before(p.BeforeCreated) || (e.created.Equal(p.BeforeCreated) && id < p.BeforeID)) {
 			continue
 		}
-		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
+		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
 	}
 	// Newest first; ties by descending id, as Firestore orders them (its
 	// implicit last order is the document name, in the same direction).

@@ -135,12 +135,15 @@ type IterationEndParams struct {
 
 // ExecutionSummary is one entry of ExecutionList.
 type ExecutionSummary struct {
-	ExecutionID string       `json:"execution_id"`
-	ParentID    string       `json:"parent_id,omitempty"`
-	Playbook    string       `json:"playbook"`
-	Status      types.Status `json:"status"`
-	CreatedAt   time.Time    `json:"created_at"`
-	UpdatedAt   time.Time    `json:"updated_at"`
+	ExecutionID string `json:"execution_id"`
+	ParentID    string `json:"parent_id,omitempty"`
+	Playbook    string `json:"playbook"`
+	// Creator is the principal that started the execution
+	// (engine.State.Creator; "" when none was recorded).
+	Creator   string       `json:"creator,omitempty"`
+	Status    types.Status `json:"status"`
+	CreatedAt time.Time    `json:"created_at"`
+	UpdatedAt time.Time    `json:"updated_at"`
 }
 
 // ExecutionListParams filters ExecutionList; zero fields match anything.
@@ -149,6 +152,9 @@ type ExecutionListParams struct {
 	Playbook string
 	// ParentID lists the children of an execution (kind: playbook tasks).
 	ParentID string
+	// Creator lists the executions a principal started (the api forces
+	// it to the caller for callers below the operator role).
+	Creator string
 	// Limit bounds the result (default 50), newest first.
 	Limit int
 	// BeforeCreated and BeforeID page the list: when BeforeCreated is

@@ -338,10 +338,11 @@ func (s *Service) start(ctx context.Context, reg *Registration, msg Message, env
 		ctx = telemetry.Extract(ctx, plan.Trace)
 	}
 	_, err = launch.Start(ctx, s.Store, s.Bus, launch.Params{Playbook: entry.Playbook, Source: entry.Source, Workload: wl,
-		ExecutionID: id, Credentials: s.Credentials, Trace: plan.Trace})
+		ExecutionID: id, Credentials: s.Credentials, Trace: plan.Trace,
+		Creator: "subscription:" + reg.Record.Name, CatalogPath: entry.Path})
 	if err != nil {
 		var ke *launch.KeychainError
-		if errors.As(err, &ke) && (errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid)) {
+		if errors.Is(err, credentials.ErrNotGranted) || errors.As(err, &ke) && (errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid)) {
 			return Result{}, errs.Wrap(errs.InvalidArgument, err, "subscribe")
 		}
 		return Result{}, err

@@ -78,7 +78,7 @@ type adapter struct{ e Executor }
 // Run implements Tool (ExecContext for a ContextExecutor).
 func (a adapter) Run(ctx context.Context, req Request) types.Outcome {
 	if be, ok := a.e.(BarrierExecutor); ok && req.Barrier != "" {
-		return be.ExecBarrier(ctx, req.Args, req.Config, req.TimeoutS, req.Barrier)
+		return be.ExecBarrier(ctx, req.Args, req.Config, req.TimeoutS, req.Barrier, req.BarrierMAC)
 	}
 	if ce, ok := a.e.(ContextExecutor); ok {
 		return ce.ExecContext(ctx, req.Args, req.Config, req.Context, req.TimeoutS)
@@ -217,6 +217,11 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 	if opts.GCS.Clients == nil {
 		opts.GCS.Clients = clients
 	}
+	if opts.GCS.ReservedBuckets == nil && opts.Results != nil {
+		if bn, ok := opts.Results.Backend.(results.BucketNamer); ok {
+			opts.GCS.ReservedBuckets = []string{bn.Bucket()}
+		}
+	}
 	if opts.HTTP.Credentials == nil {
 		opts.HTTP.Credentials = opts.Credentials
 	}
@@ -282,3 +287,7 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 		}
 	}
 }
+
+// The postgres kind honours the barrier (a signature drift would silently
+// turn it into a plain Executor).
+var _ BarrierExecutor = (*postgres.Tool)(nil)

@@ -63,7 +63,7 @@ func TestDefaultPythonBin(t *testing.T) {
 // project reach the kinds that use them; every new kind answers through
 // the registry.
 func TestDefaultWiring(t *testing.T) {
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "1"})
 	store := credentials.NewMemory()
 	if err := store.CredentialPut(ctx, credentials.Credential{Name: "api", Kind: "http_bearer", Data: map[string]any{"token": "tok-9"}}); err != nil {
 		t.Fatal(err)

@@ -140,6 +140,15 @@ const (
 	ErrKindConfig   = "config"
 	ErrKindPlaybook = "playbook"
 	ErrKindCanceled = "canceled"
+	// ErrKindForbidden: a control refused the task (not retried): a
+	// credential the playbook is not granted, a result reference of an
+	// execution that is not its own, its parent's or a child's.
+	ErrKindForbidden = "forbidden"
+	// ErrKindArtifact: a stored result does not read back as written (its
+	// object does not match the sha256 its reference records, or does not
+	// decode): the artifact and result_fetch kinds, and a step whose
+	// templates read such a result.
+	ErrKindArtifact = "artifact"
 )
 
 // Event is the envelope of every entry of the event log (DSL.md "Events").

@@ -2,13 +2,16 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
@@ -218,6 +221,11 @@ func (u *unit) resolveResults(ctx context.Context) error {
 			out[k] = v
 			continue
 		}
+		// Ownership first: the cache below holds what any execution of
+		// this instance loaded.
+		if err := results.Authorize(ctx, v); err != nil {
+			return fmt.Errorf("worker: result of %s: %w", k, err)
+		}
 		key := refKey(v)
 		if cached, ok := u.w.resolved.Load(key); ok && key != "" {
 			out[k] = cached
@@ -247,20 +255,48 @@ func refKey(v any) string {
 // run executes the unit's pipeline from its cursor and ends the unit.
 func (u *unit) run(ctx context.Context) error {
 	c := &u.cmd
+	// The unit reads only its own execution's results and its parent's
+	// and children's (results by ownership), and only the credentials
+	// granted to its playbook (credentials by grant), whatever its
+	// templates compute.
+	ctx = results.WithReader(ctx, u.w.reader(u.st))
+	ctx = credentials.WithGrantee(ctx, launch.Grantee(u.st))
 	if err := u.restoreSpill(ctx); err != nil { // hook (h-conf): large continuations (handoff.go)
 		return err
 	}
 	u.cur = engine.CursorOf(*c)
 	u.lastFlush = u.w.now()
+	// A refusal (a credential computed at run time that is not granted, a
+	// step result that is a reference of another execution) fails the
+	// step at once, with kind forbidden, and so does a stored result that
+	// no longer matches its sha256 (kind artifact); neither is retried.
+	var refused map[string]any
 	if err := u.keychain(ctx); err != nil {
-		return err
+		if !errors.Is(err, credentials.ErrNotGranted) {
+			return err
+		}
+		u.setRedactor(nil)
+		refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
 	}
 	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
-	if err := u.resolveResults(ctx); err != nil {
-		return err
+	if refused == nil {
+		if err := u.resolveResults(ctx); err != nil {
+			switch {
+			case errors.Is(err, results.ErrForbidden):
+				refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
+			case errors.Is(err, results.ErrDigest):
+				// A stored result that changed after it was written
+				// never reads back: not retried.
+				refused = map[string]any{"kind": types.ErrKindArtifact, "message": err.Error()}
+			default:
+				return err
+			}
+		}
 	}
-	if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
-		return err
+	if refused == nil {
+		if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
+			return err
+		}
 	}
 	tasks := u.step.Tasks
 	u.observeClaimed() // telemetry: task_claimed
@@ -271,6 +307,11 @@ func (u *unit) run(ctx context.Context) error {
 		} else {
 			u.event(types.EvStepStarted, "")
 		}
+	}
+	if refused != nil {
+		refused["message"] = u.red.String(refused["message"].(string))
+		u.log.Warn("unit refused", "error", refused["message"])
+		return u.finish(ctx, false, nil, refused)
 	}
 	if len(tasks) == 0 {
 		return u.finish(ctx, true, nil, nil)

@@ -29,6 +29,8 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -80,7 +82,12 @@ type Worker struct {
 	// loop.spec.item_timeout_s (seed 000 §8.12 timeouts.loop_item_ms; 0:
 	// none).
 	LoopItemTimeout time.Duration
-	Now             func() time.Time
+	// BarrierKey derives the MAC key of a side-effect barrier
+	// (tools.Request.BarrierMAC; sign.Signer.BarrierKey). Nil: a key
+	// random to this process, so a record is adopted only by the process
+	// that wrote it (tests; the functions always set it).
+	BarrierKey func(barrier string) []byte
+	Now        func() time.Time
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
 	resolved sync.Map // results-tier key → resolved value (immutable)
@@ -499,6 +506,43 @@ func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Comm
 	return err
 }
 
+// processBarrierKey is the barrier key source of a Worker without
+// BarrierKey.
+var processBarrierKey = func() *sign.Signer {
+	k := make([]byte, sign.MinKeyLen)
+	_, _ = rand.Read(k)
+	s, _ := sign.New(k)
+	return s
+}()
+
+// barrierMAC returns the MAC key of barrier ("" → nil).
+func (w *Worker) barrierMAC(barrier string) []byte {
+	if barrier == "" {
+		return nil
+	}
+	if w.BarrierKey != nil {
+		return w.BarrierKey(barrier)
+	}
+	return processBarrierKey.BarrierKey(barrier)
+}
+
+// reader is the results.Reader of an execution's units: its own
+// results, its parent's, and its children's (a child's execution
+// document names it as its parent).
+func (w *Worker) reader(st *engine.State) results.Reader {
+	id := st.ExecutionID
+	return results.Reader{Execution: id, Parent: st.ParentID, IsChild: func(ctx context.Context, child string) (bool, error) {
+		rec, err := w.Store.ExecutionGet(ctx, child)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return rec.State.ParentID == id, nil
+	}}
+}
+
 // keychain resolves the playbook's keychain for the unit.
 func (u *unit) keychain(ctx context.Context) error {
 	if len(u.pb.Keychain) == 0 {
@@ -508,7 +552,7 @@ func (u *unit) keychain(ctx context.Context) error {
 	if u.w.Credentials == nil {
 		return errs.New(errs.InvalidArgument, "worker: playbook declares a keychain but no credential store is configured")
 	}
-	kc, err := launch.Keychain(ctx, u.w.Credentials, u.pb, u.st.Workload, u.cmd.ExecutionID)
+	kc, err := launch.Keychain(ctx, u.w.Credentials, u.pb, u.st)
 	if err != nil {
 		return fmt.Errorf("worker: keychain: %w", err)
 	}

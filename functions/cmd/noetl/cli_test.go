@@ -500,6 +500,13 @@ func TestRunErrors(t *testing.T) {
 	if r := f.cli("run", pb); r.code != ExitNotFound || !strings.Contains(r.stderr, "execution gone not found (404)") || time.Since(t0) > 2*time.Second {
 		t.Errorf("404 while polling: %+v", r)
 	}
+	// A credential the playbook is not granted: the request is refused,
+	// exit 2 with the api's message (not a token problem).
+	refusal := `credential "pg" is not granted to inline playbooks of "token" (its grants are examples/*; grant it with ...)`
+	f.reply("POST /executions", 403, map[string]any{"error": refusal})
+	if r := f.cli("run", pb); r.code != ExitInvalid || !strings.Contains(r.stderr, refusal+" (403)") || strings.Contains(r.stderr, "--token") {
+		t.Errorf("403 not granted: %+v", r)
+	}
 	// 401 on start.
 	f.reply("POST /executions", 401, map[string]any{"error": "no token"})
 	if r := f.cli("run", pb); r.code != ExitUnavailable || !strings.Contains(r.stderr, "unauthorized (401)") {

@@ -256,6 +256,9 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		if i == 1 {
 			st.Status = engine.ExecOK
 		}
+		if i == 0 || i == 3 {
+			st.Creator = "alice-" + playbook + "@example.com"
+		}
 		create(ctx, t, s, st)
 	}
 	// Another playbook's execution is never listed.
@@ -304,6 +307,14 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		t.Errorf("summary status = %q, want ok", okList[0].Status)
 	}
 	mustEqual(t, "ExecutionList(status failed) ids", []string{}, idsOf(list(store.ExecutionListParams{Status: engine.ExecFailed})))
+	// Filtered by creator (the api's view for callers below operator).
+	alice := "alice-" + playbook + "@example.com"
+	mine := list(store.ExecutionListParams{Creator: alice})
+	mustEqual(t, "ExecutionList(creator) ids", []string{ids[3], ids[0]}, idsOf(mine))
+	if mine[0].Creator != alice || got[1].Creator != "" {
+		t.Errorf("summary creators = %q, %q; want %q and none", mine[0].Creator, got[1].Creator, alice)
+	}
+	mustEqual(t, "ExecutionList(creator, status ok) ids", []string{}, idsOf(list(store.ExecutionListParams{Creator: alice, Status: engine.ExecOK})))
 
 	// A checkpoint that ends execution 2 moves it between the status
 	// filters, on the transactional path and on the optimistic one.

@@ -49,10 +49,17 @@ func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 // Result: the stored value itself (tabular results come back as a list of
 // row mappings). A value that is not a reference (a result that stayed
 // inline) is returned unchanged, so a playbook reads the same either way.
+// Only references of the task's own execution, its parent's or its
+// children's load (results.Reader, set by the worker); the execution is
+// read from the reference's key, and the object must match the sha256 the
+// reference records.
+//
 // Errors: a missing or malformed reference, a logical noetl:// URI without
-// its key, or another bucket are kind "config"; a missing object is kind
-// "not_found"; an object that does not decode is kind "artifact"; other
-// store failures are kind "storage" (retryable).
+// its key, or another bucket are kind "config"; a reference of another
+// execution (or an object that is no execution's result) is kind
+// "forbidden"; a missing object is kind "not_found"; an object that does
+// not decode or does not match its sha256 is kind "artifact"; other store
+// failures are kind "storage" (retryable).
 func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) types.Outcome {
 	if a, ok := conf.String(cfg, "action", "operation"); ok && !strings.EqualFold(strings.TrimSpace(a), "get") {
 		if strings.EqualFold(strings.TrimSpace(a), "put") {
@@ -78,6 +85,10 @@ func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) ty
 	switch {
 	case err == nil:
 		return types.Outcome{Status: types.StatusOK, Result: out}
+	case errors.Is(err, results.ErrForbidden):
+		return conf.Fail(types.ErrKindForbidden, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrDigest):
+		return conf.Fail("artifact", false, "artifact task: %v", err)
 	case errors.Is(err, results.ErrBadRef):
 		return conf.ConfigError("artifact task: %v", err)
 	case errors.Is(err, results.ErrNotFound):

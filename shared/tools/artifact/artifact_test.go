@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/types"
@@ -42,7 +44,7 @@ func TestGetSpellings(t *testing.T) {
 	tabKey := tabRef[results.RefKey].(map[string]any)["key"].(string)
 
 	tl := New(rs)
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "484377543601029219"})
 	for name, c := range map[string]struct {
 		args, cfg map[string]any
 		want      any
@@ -71,8 +73,11 @@ func TestGetSpellings(t *testing.T) {
 func TestGetErrors(t *testing.T) {
 	rs := &results.Store{Backend: results.NewMemory()}
 	tl := New(rs)
-	ctx := context.Background()
-	missing := map[string]any{results.RefKey: map[string]any{"uri": "noetl://x", "key": "results/none.json", "format": "json"}}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "7"})
+	key := func(step string) string {
+		return rs.PhysicalKey(types.ResultCoords{ExecutionID: "7", Step: step}, "json", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+	}
+	missing := map[string]any{results.RefKey: map[string]any{"uri": "noetl://default/default/results/7/none/0/0/0", "key": key("none"), "format": "json"}}
 	for _, c := range []struct {
 		tool *Tool
 		cfg  map[string]any
@@ -95,10 +100,55 @@ func TestGetErrors(t *testing.T) {
 		}
 	}
 	// A corrupt object is kind artifact.
-	if err := rs.Backend.Put(ctx, "results/bad.json", []byte("{not json"), "application/json"); err != nil {
+	if err := rs.Backend.Put(ctx, key("bad"), []byte("{not json"), "application/json"); err != nil {
 		t.Fatal(err)
 	}
-	if o := tl.Exec(ctx, nil, map[string]any{"ref": "results/bad.json"}, 0); o.Status != types.StatusError || o.Error.Kind != "artifact" {
+	if o := tl.Exec(ctx, nil, map[string]any{"ref": key("bad")}, 0); o.Status != types.StatusError || o.Error.Kind != "artifact" {
 		t.Errorf("corrupt: %+v", o.Error)
+	}
+}
+
+// Results by ownership (issue 13 item 6): a reference of another
+// execution, or an object that is no execution's result, is refused with
+// kind forbidden; a tampered object (sha256 mismatch) with kind artifact,
+// naming the reference.
+func TestGetRefusals(t *testing.T) {
+	rs := &results.Store{Backend: results.NewMemory()}
+	tl := New(rs)
+	victim := offload(t, rs, "secret_step", bigValue()) // execution 484377543601029219
+	mine := results.WithReader(context.Background(), results.Reader{Execution: "111", Parent: "222"})
+	vkey := victim[results.RefKey].(map[string]any)["key"].(string)
+	for name, cfg := range map[string]map[string]any{
+		"reference":        {"ref": victim},
+		"inner map":        {"ref": victim[results.RefKey]},
+		"key string":       {"ref": vkey},
+		"gs:// uri":        {"ref": "gs://noetl-results/" + vkey},
+		"another object":   {"ref": "bodies/484377543601029219/task.json"},
+		"no reader at all": {"ref": victim},
+	} {
+		ctx := mine
+		if name == "no reader at all" {
+			ctx = context.Background()
+		}
+		o := tl.Exec(ctx, nil, cfg, 0)
+		if o.Status != types.StatusError || o.Error.Kind != types.ErrKindForbidden || !strings.Contains(o.Error.Message, "results: reference refused") {
+			t.Errorf("%s: %+v, want kind forbidden", name, o.Error)
+		}
+	}
+	o := tl.Exec(mine, nil, map[string]any{"ref": victim}, 0)
+	if want := "execution 111 may read its own results, its parent's and its children's, not those of execution 484377543601029219"; !strings.Contains(o.Error.Message, want) {
+		t.Errorf("message %q lacks %q", o.Error.Message, want)
+	}
+	// The owner reads it, until the object is changed behind the reference.
+	owner := results.WithReader(context.Background(), results.Reader{Execution: "484377543601029219"})
+	if o := tl.Exec(owner, nil, map[string]any{"ref": victim}, 0); o.Status != types.StatusOK {
+		t.Fatalf("owner: %+v", o.Error)
+	}
+	if err := rs.Backend.Put(owner, vkey, []byte(`{"status": "forged"}`), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	o = tl.Exec(owner, nil, map[string]any{"ref": victim}, 0)
+	if o.Status != types.StatusError || o.Error.Kind != "artifact" || !strings.Contains(o.Error.Message, "does not match its reference's sha256") || !strings.Contains(o.Error.Message, "noetl://default/default/results/484377543601029219/secret_step/0/0/0") {
+		t.Fatalf("tampered object: %+v", o.Error)
 	}
 }

@@ -69,6 +69,12 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// MaxInlineBytes replaces DefaultMaxInlineBytes when > 0.
 	MaxInlineBytes int64
+	// ReservedBuckets are buckets no task may read, write, delete or list
+	// (kind "forbidden"): the engine's results bucket (NOETL_RESULTS_BUCKET;
+	// results by ownership, issue 13 item 6 — a task reads results through
+	// artifact/result_fetch, which check the reader, and never writes
+	// them).
+	ReservedBuckets []string
 }
 
 // Tool is the gcs task kind. It is safe for concurrent use.
@@ -145,6 +151,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		}
 		fields = f
 	}
+	if b, ok := t.reserved(cfg); ok {
+		return conf.Fail(types.ErrKindForbidden, false, "gcs task: bucket %q is the engine's results bucket: tasks never touch it (read a stored result with an artifact or result_fetch task)", b)
+	}
 	timeout := t.opts.DefaultTimeout
 	if timeoutS > 0 {
 		timeout = time.Duration(timeoutS * float64(time.Second))
@@ -177,6 +186,37 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		}
 	}
 	return out
+}
+
+// reserved returns a reserved bucket that cfg names (in bucket, or a
+// gs:// URI under any key an action reads).
+func (t *Tool) reserved(cfg map[string]any) (string, bool) {
+	if len(t.opts.ReservedBuckets) == 0 {
+		return "", false
+	}
+	var names []string
+	if b, ok := conf.String(cfg, "bucket"); ok {
+		names = append(names, strings.TrimSpace(b))
+	}
+	for _, k := range []string{"destination", "uri", "target", "source"} {
+		if u, ok := cfg[k].(string); ok && strings.HasPrefix(strings.TrimSpace(u), "gs://") {
+			if b, _, err := gcsconn.ParseURI(u); err == nil {
+				names = append(names, b)
+			} else {
+				rest := strings.TrimPrefix(strings.TrimSpace(u), "gs://")
+				b, _, _ := strings.Cut(rest, "/")
+				names = append(names, b)
+			}
+		}
+	}
+	for _, n := range names {
+		for _, r := range t.opts.ReservedBuckets {
+			if r != "" && strings.EqualFold(n, r) {
+				return n, true
+			}
+		}
+	}
+	return "", false
 }
 
 // object reads the object named by uriKeys or bucket + object.

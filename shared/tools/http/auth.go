@@ -36,6 +36,10 @@ func (t *Tool) applyAuth(ctx context.Context, cfg map[string]any) (map[string]an
 		}
 		kc, err := credentials.Resolve(ctx, t.creds, []any{map[string]any{"name": "auth", "credential": name}}, nil)
 		if err != nil {
+			if errors.Is(err, credentials.ErrNotGranted) {
+				o := conf.Fail(types.ErrKindForbidden, false, "http task: auth: %v", err)
+				return nil, &o
+			}
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) {
 				o := conf.ConfigError("http task: auth: %v", err)
 				return nil, &o

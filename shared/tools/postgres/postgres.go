@@ -166,16 +166,23 @@ func (t *Tool) Close() {
 // kind "timeout"; missing/invalid connection settings or SQL are kind
 // "config". Messages never contain the password.
 func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
-	return t.ExecBarrier(ctx, args, config, timeoutS, "")
+	return t.ExecBarrier(ctx, args, config, timeoutS, "", nil)
 }
 
 // ExecBarrier is Exec with the side-effect barrier (barrier.go): with a
 // non-empty barrier key the task's SQL and a marker row holding its result
-// commit in one transaction, so a re-run of the same attempt after a crash
-// returns the recorded result (Outcome.Extra["adopted"] = true) instead of
-// running the SQL again. SQL that cannot run inside a transaction, and
-// databases where the marker table cannot be created, run as Exec does.
-func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string) types.Outcome {
+// and its MAC under macKey (tools.Request.BarrierMAC) commit in one
+// transaction, so a re-run of the same attempt after a crash returns the
+// recorded result (Outcome.Extra["adopted"] = true) instead of running the
+// SQL again; a row whose MAC does not verify (written by someone else:
+// user SQL can write the table) is ignored and replaced. A barrier without
+// a MAC key is a config error. SQL that cannot run inside a transaction,
+// and databases where the marker table cannot be created, run as Exec
+// does.
+func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string, macKey []byte) types.Outcome {
+	if barrier != "" && len(macKey) < 16 {
+		return conf.ConfigError("postgres task: the side-effect barrier %q came without its MAC key (tools.Request.BarrierMAC): an engine bug, the task is not run", barrier)
+	}
 	config, failed := t.prepare(ctx, config, timeoutS) // auth: <credential> and script: (script.go)
 	if failed != nil {
 		return *failed
@@ -218,7 +225,7 @@ func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, tim
 		qargs = []any{named}
 	}
 	if barrier != "" && transactional(stmts) && t.barrierReady(rctx, pool, dsn) {
-		result, adopted, err := t.runBarrier(rctx, pool, barrier, stmts, sqlText, qargs)
+		result, adopted, err := t.runBarrier(rctx, pool, barrier, macKey, stmts, sqlText, qargs)
 		if err != nil {
 			return t.failure(ctx, rctx, err, password)
 		}

@@ -260,6 +260,9 @@ func (t *Tool) credential(ctx context.Context, name string) (map[string]any, err
 	if errors.Is(err, credentials.ErrNotFound) {
 		return nil, &fail{"not_found", false, fmt.Sprintf("credential %q not found (register it with POST /credentials)", name)}
 	}
+	if errors.Is(err, credentials.ErrNotGranted) {
+		return nil, &fail{types.ErrKindForbidden, false, "secrets task: " + err.Error()}
+	}
 	if err != nil {
 		return nil, &fail{"credentials", true, fmt.Sprintf("reading credential %q: %v", name, err)}
 	}

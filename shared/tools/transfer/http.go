@@ -116,6 +116,10 @@ func (t *Tool) authHeaders(ctx context.Context, a any) (map[string]any, *types.O
 		}
 		kc, err := credentials.Resolve(ctx, t.opts.Credentials, []any{map[string]any{"name": "source", "credential": x}}, nil)
 		if err != nil {
+			if errors.Is(err, credentials.ErrNotGranted) {
+				o := conf.Fail(types.ErrKindForbidden, false, "transfer task: source.auth: %v", err)
+				return nil, &o
+			}
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) {
 				o := conf.ConfigError("transfer task: source.auth: %v", err)
 				return nil, &o

@@ -54,6 +54,9 @@ func Resolve(ctx context.Context, store credentials.Store, auth any, what string
 		if errors.Is(err, credentials.ErrNotFound) {
 			return nil, &Error{conf.ConfigError("%s: credential %q not found (register it with POST /credentials)", what, name)}
 		}
+		if errors.Is(err, credentials.ErrNotGranted) {
+			return nil, &Error{conf.Fail(types.ErrKindForbidden, false, "%s: %v", what, err)}
+		}
 		if err != nil {
 			return nil, &Error{conf.Fail("credentials", true, "%s: reading credential %q: %v", what, name, err)}
 		}

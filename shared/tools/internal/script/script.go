@@ -308,6 +308,9 @@ func authHeaders(ctx context.Context, a any, what string, store credentials.Stor
 	case string:
 		kc, err := credentials.Resolve(ctx, store, []any{map[string]any{"name": "script", "credential": x}}, nil)
 		if err != nil {
+			if errors.Is(err, credentials.ErrNotGranted) {
+				return nil, fail(types.ErrKindForbidden, false, "%s: script.source.auth: %v", what, err)
+			}
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) || store == nil {
 				return nil, fail("config", false, "%s: script.source.auth: %v", what, err)
 			}
