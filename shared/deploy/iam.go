@@ -95,7 +95,7 @@ const (
 	OpReadCredentials Op = "credentials:read"
 	// OpAddCredentials manages the versions of keychain credentials'
 	// secrets (the api's credentials set adds one, delete destroys them)
-OpAddCredentials Op = "credentials:add"
+	OpAddCredentials Op = "credentials:add"
 	// OpReadAPIToken reads the api's static bearer token.
 	OpReadAPIToken Op = "api-token:read"
 	// OpRewireSubscriptions reads registered subscriptions and sets their
