@@ -44,7 +44,29 @@ const (
 	RouteAfterCommit  = "route.after_commit"
 	// MaterializeBeforeWrite: a batch arrived, not projected.
 	MaterializeBeforeWrite = "materialize.before_write"
+	// ExecuteAfterDeadLetter: a unit's last attempt filed it in the DLQ
+	// (entry and park committed), the unit.dead_lettered event is not
+	// published and Cloud Tasks has no answer (issue 14: the filing must
+	// stand on its own).
+	ExecuteAfterDeadLetter = "execute.after_dead_letter"
+	// APIBeforeCommit / APIAfterCommit: around the api's checkpoint of a
+	// cancellation (after: its outbox — step.canceled, playbook.finished —
+	// not flushed, its cleanup not done; issue 14: route finishes it).
+	APIBeforeCommit = "api.before_commit"
+	APIAfterCommit  = "api.after_commit"
+	// DLQReplayAfterDispatch: a DLQ replay created the unit's task, the
+	// entry is not marked replayed (issue 14: a retry of the replay
+	// completes it).
+	DLQReplayAfterDispatch = "dlq.replay.after_dispatch"
+	// DLQDiscardAfterFail: a DLQ discard failed the unit's step run (or
+	// iteration), the entry is not marked discarded.
+	DLQDiscardAfterFail = "dlq.discard.after_fail"
 )
+
+// Points lists every point above (the soak counts each one it injects).
+var Points = []string{ExecuteStart, ExecuteAfterTool, ExecuteBeforeCommit, ExecuteAfterCommit, ExecuteAfterDeadLetter,
+	RouteBeforeCommit, RouteAfterCommit, APIBeforeCommit, APIAfterCommit, MaterializeBeforeWrite,
+	DLQReplayAfterDispatch, DLQDiscardAfterFail}
 
 // ExitCode is the exit status of an injected crash (the stack's
 // supervisor restarts the functions host at once after it).
@@ -69,7 +91,56 @@ var (
 	loaded bool
 	log    *slog.Logger // nil: slog.Default() at the time of logging
 	exit   = os.Exit
+	script func(point, executionID, step string) string
 )
+
+// Crashed is the panic value of a crash injected under SetScript: the
+// handler stops there, as the process would, and the test that replays
+// the schedule recovers it (the unit's delivery got no answer).
+type Crashed struct{ Point string }
+
+// SetScript replaces the random draws of Inject and InjectFor with fn (a
+// fault schedule replayed by a test, issue 14): fn is asked at every
+// point with the execution and the step (InjectFor; "" from Inject) and
+// returns the action to inject there —
+// "crash", "error" or "" for none. A crash panics with Crashed instead of
+// exiting. It returns the function that restores the previous behaviour
+// (tests defer it; the script is process-wide, so such tests must not run
+// in parallel).
+func SetScript(fn func(point, executionID, step string) string) (restore func()) {
+	mu.Lock()
+	prev := script
+	script = fn
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		script = prev
+		mu.Unlock()
+	}
+}
+
+// scripted draws from the script when one is set (ok=false otherwise).
+func scripted(point, executionID, step string) (ok bool, err error) {
+	mu.Lock()
+	fn := script
+	mu.Unlock()
+	if fn == nil {
+		return false, nil
+	}
+	action := fn(point, executionID, step)
+	if action == "" {
+		return true, nil
+	}
+	mu.Lock()
+	counts[point+"."+action]++
+	l := logger()
+	mu.Unlock()
+	l.Warn("fault injected", "event", "fault_injected", "point", point, "action", action, "execution_id", executionID, "scope", "script")
+	if action == "crash" {
+		panic(Crashed{Point: point})
+	}
+	return true, Injected{Point: point}
+}
 
 // Parse parses a NOETL_FAULTS value.
 func Parse(s string) (map[string]rule, error) {
@@ -155,6 +226,9 @@ func (e Injected) Error() string { return "injected fault at " + e.Point }
 // Inject draws at point: it crashes the process, returns an Injected
 // error, or returns nil (the usual case, and always when disabled).
 func Inject(point, executionID string) error {
+	if ok, err := scripted(point, executionID, ""); ok {
+		return err
+	}
 	mu.Lock()
 	load()
 	r, ok := rules[point]
@@ -201,6 +275,9 @@ const WorkloadEnv = "NOETL_FAULTS_WORKLOAD"
 // enabled; a key "point@step" limits a fault to one step's units; replay
 // reports a replayed unit (exempt from workload faults).
 func InjectFor(point, executionID, step string, workload map[string]any, replay bool) error {
+	if ok, err := scripted(point, executionID, step); ok {
+		return err
+	}
 	if !replay && os.Getenv(WorkloadEnv) == "1" {
 		if m, ok := workload[WorkloadKey].(map[string]any); ok {
 			spec, ok := m[point].(string)

@@ -11,6 +11,7 @@ import (
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -95,7 +96,7 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, log *slog.Lo
 	// The holder stopped renewing: it died.
 	if unitCmd.Reclaim >= MaxReclaims {
 		log.Error("unit's holder died too often; dead-lettering it", "reclaims", unitCmd.Reclaim)
-		return w.deadLetter(ctx, unitCmd, unitCmd.Reclaim+1, fmt.Errorf("lease expired %d times without the unit ending (its holder stopped)", unitCmd.Reclaim+1))
+		return w.deadLetter(ctx, unitCmd, cmd.Holder, unitCmd.Reclaim+1, fmt.Errorf("lease expired %d times without the unit ending (its holder stopped)", unitCmd.Reclaim+1))
 	}
 	next := unitCmd
 	next.Reclaim++
@@ -130,12 +131,25 @@ func (w *Worker) publishOne(ctx context.Context, ev types.Event) error {
 // DLQMessageID is the DLQ entry id of a unit.
 func DLQMessageID(c types.Command) string { return "unit-" + c.TaskName() }
 
+// rearm creates the successor of a watchdog (Seq+1, due after the grace)
+// that could not do its work.
+func (w *Worker) rearm(ctx context.Context, cmd types.Command) error {
+	next := cmd
+	next.Seq++
+	next.NotBefore = w.now().Add(WatchdogGrace)
+	next.ID = next.TaskName()
+	_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+	return err
+}
+
 // deadLetter files a unit in the DLQ (seed 000 §8.6: max attempts
 // exceeded, non-retryable error, poison) and records it in the event log.
 // The unit's step run stays running — parked — until the entry is
 // replayed (the unit runs again and the execution goes on) or discarded
-// (the step fails).
-func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int, cause error) error {
+// (the step fails). Nothing is filed when the unit has ended, or when a
+// delivery other than holder's holds its lease (control.FileUnit): that
+// delivery, or its watchdog, finishes it.
+func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, holder string, attempts int, cause error) error {
 	now := w.now().UTC().Format(time.RFC3339Nano)
 	red := w.execRedactor(ctx, cmd)
 	raw := red.SecretsBytes(mustJSON(cmd)) // replayable, without secret values
@@ -158,8 +172,21 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int
 	if cmd.Iteration != nil {
 		e.LoopKey = engine.LoopKey(cmd.Step, cmd.StepRun)
 	}
-	if err := w.Store.DLQPut(ctx, e); err != nil {
+	out, err := w.Control.FileUnit(ctx, control.FileParams{Unit: cmd, Holder: holder, Entry: e})
+	if err != nil {
 		return err
+	}
+	if !out.Filed {
+		w.Log.Info("not dead-lettering a unit: "+out.Reason, "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", msg)
+		return nil
+	}
+	if err := faults.Inject(faults.ExecuteAfterDeadLetter, cmd.ExecutionID); err != nil {
+		return err
+	}
+	if cmd.Iteration == nil && holder != "" {
+		// The park keeps the unit; the filer's lease goes, so that its
+		// watchdog stops (it would find the unit parked anyway).
+		w.releaseLease(context.WithoutCancel(ctx), cmd, holder)
 	}
 	w.observeDLQ(ctx, cmd, kind, e.MessageID, attempts, cause, msg) // telemetry: noetl_dlq_total, task_dlq
 	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, map[string]any{"dlq_id": e.MessageID, "attempts": attempts, "error": msg}, "dlq")
@@ -186,28 +213,121 @@ func excerpt(s string) string {
 	return s
 }
 
+// ErrUnitEnded is DiscardUnit's error when the unit had already ended
+// (its iteration was recorded, its step run ended): nothing was
+// discarded. Its code is FailedPrecondition.
+var ErrUnitEnded = &errs.Error{Code: errs.FailedPrecondition, Msg: "worker: the unit had already ended"}
+
 // DiscardUnit ends a dead-lettered unit's parked step run as failed (error
 // kind dead_lettered with the reason): through the step's boundary for a
-// step unit, through the iteration's record for a loop iteration.
+// step unit, through the iteration's record for a loop iteration. The
+// entry dlqID is marked discarded in the same commit when it parks the
+// unit. It is idempotent: repeated after a failure, it carries out what the
+// first call left undone (the transition's outbox, the loop's next
+// iteration). ErrUnitEnded when the unit had ended otherwise.
 func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reason string) error {
 	em := map[string]any{"kind": "dead_lettered", "message": "discarded from the DLQ: " + reason, "dlq_id": dlqID, "retryable": false}
+	discarded := store.DLQResolution{ID: dlqID, Status: store.DLQDiscarded, Note: reason}
 	if cmd.Iteration != nil {
 		key := engine.LoopKey(cmd.Step, cmd.StepRun)
 		rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusError, Error: em, Clock: types.HLC(cmd.Clock, w.now()) + 1}
 		// A leased iteration's record document holds its (dead) holder:
-		// end it as that holder.
-		_, holder, _, err := w.Store.IterationGet(ctx, cmd.ExecutionID, key, *cmd.Iteration)
+		// end it as that holder (a parked one is ended whoever asks).
+		status, holder, _, err := w.Store.IterationGet(ctx, cmd.ExecutionID, key, *cmd.Iteration)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if _, err := w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder}); err != nil {
+		if err == nil && status != types.StatusRunning {
+			// Ended: by this discard before (finish its work), or
+			// otherwise.
+			ended, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Index: *cmd.Iteration, Now: w.now()})
+			if err != nil || ended == nil {
+				return err
+			}
+			if m, _ := ended.Error.(map[string]any); m == nil || m["dlq_id"] != dlqID {
+				return ErrUnitEnded
+			}
+			return w.Control.IterationEnded(ctx, cmd, *ended)
+		}
+		if _, err := w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder, Now: w.now(),
+			Resolve: func(id string) store.DLQResolution {
+				if id == discarded.ID {
+					return discarded
+				}
+				return store.DLQResolution{Status: store.DLQDone, Note: "the iteration was discarded through entry " + dlqID}
+			}}); err != nil {
 			return err
 		}
 		return w.Control.IterationEnded(ctx, cmd, rec)
 	}
+	rec, err := w.Store.ExecutionGet(ctx, cmd.ExecutionID)
+	if err != nil {
+		return err
+	}
+	if ss := rec.State.Steps[cmd.Step]; rec.State.Terminal() || ss == nil || ss.Run != cmd.StepRun || (ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled) {
+		// Ended: by this discard before (its outbox is replayed), or
+		// otherwise.
+		if m, _ := stepError(ss, cmd.StepRun)["dlq_id"].(string); m != dlqID {
+			return ErrUnitEnded
+		}
+		return w.Control.Replay(ctx, cmd.ExecutionID, control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun))
+	}
 	ev := w.unitEvent(cmd, types.EvStepFailed, map[string]any{"error": em}, "discard")
 	ev.Status = types.StatusFailed
-	_, err := w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
-		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
+	_, err = w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
+		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}, Discard: &discarded})
 	return err
+}
+
+// stepError is the error map of step run run (nil when ss is another run
+// or has none).
+func stepError(ss *engine.StepState, run int) map[string]any {
+	if ss == nil || ss.Run != run {
+		return nil
+	}
+	m, _ := ss.Error.(map[string]any)
+	return m
+}
+
+// cutShort closes the chain of a loop iteration dropped because its step
+// run or execution ended without it (issue 14 item 3), when nobody else
+// will: a delivery of the iteration (or its watchdog, which a stop keeps)
+// finding its record running and unheld (released, expired, parked)
+// cancels it and publishes its loop.iteration.canceled; a record canceled
+// earlier has its event published again (a crash between the two). A
+// record its holder still renews is left to that holder, which cancels it
+// at its next task boundary — and its watchdog re-arms, in case it dies
+// first. Other units need nothing: a step run's end is its step.canceled
+// (engine).
+func (w *Worker) cutShort(ctx context.Context, cmd, unitCmd types.Command, st *engine.State, reason string) error {
+	if unitCmd.Iteration == nil || (cmd.Kind != types.CmdRunStep && cmd.Kind != "" && cmd.Kind != types.CmdLeaseCheck) {
+		return nil
+	}
+	status, holder, expires, err := w.Store.IterationGet(ctx, unitCmd.ExecutionID, engine.LoopKey(unitCmd.Step, unitCmd.StepRun), *unitCmd.Iteration)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // never started under a lease, nor registered: nothing to close
+	}
+	if err != nil {
+		return err
+	}
+	if status == types.StatusRunning {
+		if _, parked := store.ParkedBy(holder); !parked && holder != "" && expires.After(w.now()) {
+			if cmd.Kind == types.CmdLeaseCheck && holder == cmd.Holder {
+				next := cmd
+				next.Seq++
+				next.NotBefore = expires.Add(WatchdogGrace)
+				next.ID = next.TaskName()
+				_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+				return err
+			}
+			return nil // a live unit: it closes it at its next task boundary
+		}
+	} else if status != types.StatusCanceled {
+		return nil // completed
+	}
+	ev, err := w.Control.CancelIteration(ctx, unitCmd, "", reason, types.HLC(st.Clock, w.now())+1)
+	if err != nil || ev == nil {
+		return err
+	}
+	return w.publishOne(ctx, *ev)
 }

@@ -170,12 +170,25 @@ func TestTwoInstancesRunSideEffectOnce(t *testing.T) {
 	if !errors.Is(err, ErrRetryLater) || !errs.Is(err, errs.FailedPrecondition) {
 		t.Fatalf("concurrent delivery on another instance: %v, want ErrRetryLater", err)
 	}
-	// The running delivery armed its watchdog: one lease_check after the
-	// lease would expire.
+	// The running delivery armed its watchdog (before its lease) for when
+	// the lease would expire; the other armed one too before finding the
+	// lease held — it finds another holder and stops.
+	holder, _, err := env.Memory.LeaseGet(ctx, "ex1", cmd.UnitKey())
+	if err != nil {
+		t.Fatal(err)
+	}
 	checks := pending(env, isLeaseCheck)
-	if len(checks) != 1 || checks[0].Unit == nil || checks[0].Unit.TaskName() != cmd.TaskName() ||
-		!checks[0].NotBefore.Equal(controltest.T0.Add(w1.ttl()+WatchdogGrace)) {
-		t.Fatalf("watchdogs %+v; want one for the unit at T0+ttl+grace", checks)
+	var mine *types.Command
+	for i, c := range checks {
+		if c.Unit == nil || c.Unit.TaskName() != cmd.TaskName() || !c.NotBefore.Equal(controltest.T0.Add(w1.ttl()+WatchdogGrace)) {
+			t.Fatalf("watchdog %+v; want the unit's at T0+ttl+grace", c)
+		}
+		if c.Holder == holder {
+			mine = &checks[i]
+		}
+	}
+	if len(checks) != 2 || mine == nil {
+		t.Fatalf("watchdogs %+v; want one per delivery, one of the holder %s", checks, holder)
 	}
 	g.release()
 	if err := <-done; err != nil {
