@@ -46,9 +46,13 @@ type FileParams struct {
 }
 
 // FileOutcome is what FileUnit did: Filed reports the unit filed and
-// parked; otherwise Reason says why nothing was filed.
+// parked; otherwise Reason says why nothing was filed, and Ended reports
+// that the unit had ended (its iteration record, step run or execution):
+// what failed was its follow-up (the loop's next step, the transition's
+// outbox), which a later delivery of the unit carries out.
 type FileOutcome struct {
 	Filed  bool
+	Ended  bool
 	Reason string
 }
 
@@ -77,7 +81,7 @@ func (c *Control) FileUnit(ctx context.Context, p FileParams) (FileOutcome, erro
 		return FileOutcome{}, err
 	}
 	if why := unitEnded(rec.State, cmd); why != "" {
-		return FileOutcome{Reason: why}, nil
+		return FileOutcome{Ended: true, Reason: why}, nil
 	}
 	if cmd.Iteration != nil {
 		ended, err := c.Store.IterationPark(ctx, store.IterationParkParams{ExecutionID: cmd.ExecutionID,
@@ -90,7 +94,7 @@ func (c *Control) FileUnit(ctx context.Context, p FileParams) (FileOutcome, erro
 		case err != nil:
 			return FileOutcome{}, err
 		case ended != nil:
-			return FileOutcome{Reason: fmt.Sprintf("the iteration already ended (%s)", ended.Status)}, nil
+			return FileOutcome{Ended: true, Reason: fmt.Sprintf("the iteration already ended (%s)", ended.Status)}, nil
 		}
 		return FileOutcome{Filed: true}, nil
 	}
@@ -109,7 +113,7 @@ func (c *Control) FileUnit(ctx context.Context, p FileParams) (FileOutcome, erro
 			out = FileOutcome{Filed: true}
 			st := rec.State
 			if why := unitEnded(st, cmd); why != "" {
-				out = FileOutcome{Reason: why}
+				out = FileOutcome{Ended: true, Reason: why}
 				return nil, nil
 			}
 			if pk, ok := st.Parked[key]; ok {

@@ -30,6 +30,10 @@ import (
 const (
 	// ExecuteStart: a unit was delivered, nothing done yet.
 	ExecuteStart = "execute.start"
+	// ExecuteAfterLease: a unit's watchdog is armed and its lease taken,
+	// nothing run (issue 14: a holder that dies holding its lease; its
+	// task's retries find the lease held, its watchdog finishes the unit).
+	ExecuteAfterLease = "execute.after_lease"
 	// ExecuteAfterTool: a side-effecting task's tool returned (its side
 	// effect happened) and its outcome was recorded (the side-effect
 	// barrier); the unit has not ended and the delivery is not acked.
@@ -64,7 +68,7 @@ const (
 )
 
 // Points lists every point above (the soak counts each one it injects).
-var Points = []string{ExecuteStart, ExecuteAfterTool, ExecuteBeforeCommit, ExecuteAfterCommit, ExecuteAfterDeadLetter,
+var Points = []string{ExecuteStart, ExecuteAfterLease, ExecuteAfterTool, ExecuteBeforeCommit, ExecuteAfterCommit, ExecuteAfterDeadLetter,
 	RouteBeforeCommit, RouteAfterCommit, APIBeforeCommit, APIAfterCommit, MaterializeBeforeWrite,
 	DLQReplayAfterDispatch, DLQDiscardAfterFail}
 
@@ -265,7 +269,8 @@ func Counts() map[string]int {
 // WorkloadKey is the workload entry through which a test targets faults at
 // one execution (honoured only when NOETL_FAULTS_WORKLOAD=1, which only the
 // local stack sets): a mapping point → "action:probability", applied to
-// the execution's units except replayed ones (so a DLQ replay can succeed).
+// the execution's units except replayed ones — a DLQ replay and the units
+// it continues in (types.Command.ReplayOf) — so that a replay can succeed.
 const WorkloadKey = "_noetl_faults"
 
 // WorkloadEnv enables WorkloadKey.

@@ -311,8 +311,8 @@ type Store interface {
 	// LaneCount counts a loop run's done lanes.
 	LaneCount(ctx context.Context, executionID, loopKey string) (int, error)
 	// LoopDoneCreate claims the completion of a loop run exactly once for
-	// owner (the Cloud Task name of the iteration that found the loop
-	// complete: stable across redeliveries of that task). It returns the
+	// owner (the unit key of the iteration that found the loop complete:
+	// the same for every delivery of that iteration). It returns the
 	// owner on record: owner itself when this call created the claim or
 	// when owner made it earlier (a redelivery after a crash must finish
 	// the job), another owner's name otherwise (whose task completes it).

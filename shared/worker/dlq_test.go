@@ -572,3 +572,93 @@ workflow:
 		}
 	}
 }
+
+// TestFollowUpOfAnEndedUnitSurvivesItsLastAttempt: a unit ends (its
+// iteration record, its step's boundary) and then fails its follow-up —
+// the loop's completion, the transition's outbox — on its task's last
+// attempt. It is not filed in the DLQ (it completed), and its follow-up is
+// not dropped either: a new delivery carries it out. (The first
+// implementation of issue 14's parks dropped it; the soak wedged an
+// execution that way.)
+func TestFollowUpOfAnEndedUnitSurvivesItsLastAttempt(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		wl        map[string]any
+	}{
+		{"iteration", sideEffectLoop, map[string]any{"items": []any{"a"}}},
+		{"step unit", pipeline, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			py := &fakeTool{}
+			env, w := setup(t, py, c.src, c.wl)
+			unit := take(t, env)
+			// The loop's completion (a checkpoint), or the next step's
+			// task, fails.
+			if c.name == "iteration" {
+				failCheckpoints(env)
+			} else {
+				env.Tasks.FailCreate = controltest.FailTimes(1, errDown, func(c types.Command) bool { return c.Step == "after" })
+			}
+			err := w.Run(ctx, unit, Delivery{TaskName: unit.TaskName(), RetryCount: maxAttempts - 1, MaxAttempts: maxAttempts})
+			env.Control.Store = env.Memory
+			if err != nil {
+				t.Fatalf("last attempt: %v, want it handed over", err)
+			}
+			if e, err := env.Memory.DLQGet(ctx, DLQMessageID(unit)); err == nil {
+				t.Fatalf("a unit that completed was filed: %+v", e)
+			}
+			settle(t, env, w)
+			wantOK(t, env)
+			if n := py.calls(""); c.name == "iteration" && n != 1 {
+				t.Fatalf("the tool ran %d times, want 1", n)
+			}
+		})
+	}
+}
+
+// TestHolderDyingAfterItsLeaseIsReclaimed (fault point
+// execute.after_lease): a delivery dies right after taking its lease; its
+// task's retries find the lease held, its last attempt leaves the unit to
+// the holder, and the holder's watchdog (armed before the lease) reclaims
+// it.
+func TestHolderDyingAfterItsLeaseIsReclaimed(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		wl        map[string]any
+	}{
+		{"iteration", sideEffectLoop, map[string]any{"items": []any{"a"}}},
+		{"step unit", single, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			py := &fakeTool{}
+			env, w := setup(t, py, c.src, c.wl)
+			unit := take(t, env)
+			delivery := 0
+			script(t, func(point string) string {
+				if delivery == 0 && point == faults.ExecuteAfterLease {
+					return "crash"
+				}
+				return ""
+			})
+			if crashed, err := runCrashing(func() error {
+				return w.Run(ctx, unit, Delivery{TaskName: unit.TaskName(), MaxAttempts: maxAttempts})
+			}); !crashed {
+				t.Fatalf("first delivery: %v, want the crash", err)
+			}
+			host := otherInstance(env, w)
+			for delivery = 1; delivery < maxAttempts; delivery++ {
+				err := host.Run(ctx, unit, Delivery{TaskName: unit.TaskName(), RetryCount: delivery, MaxAttempts: maxAttempts})
+				if (delivery < maxAttempts-1 && !errors.Is(err, ErrRetryLater)) || (delivery == maxAttempts-1 && err != nil) {
+					t.Fatalf("attempt %d: %v", delivery+1, err)
+				}
+			}
+			settle(t, env, host)
+			wantOK(t, env)
+			if n := py.calls(""); n != 1 {
+				t.Fatalf("the unit ran %d times, want 1", n)
+			}
+		})
+	}
+}

@@ -176,6 +176,9 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, holder strin
 	if err != nil {
 		return err
 	}
+	if !out.Filed && out.Ended {
+		return w.followUp(ctx, cmd, e, out.Reason)
+	}
 	if !out.Filed {
 		w.Log.Info("not dead-lettering a unit: "+out.Reason, "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", msg)
 		return nil
@@ -211,6 +214,27 @@ func excerpt(s string) string {
 		return s[len(s)-2048:]
 	}
 	return s
+}
+
+// followUp hands the follow-up of a unit that ended — the loop's next
+// step, the transition's outbox, which its last attempt failed to carry
+// out — to a successor delivery (Reclaim+1: a new task of the same unit,
+// which finds it ended and carries the follow-up out), up to MaxReclaims
+// times; after that the unit is filed in the DLQ without a park, for an
+// operator to replay (which does the same).
+func (w *Worker) followUp(ctx context.Context, cmd types.Command, e store.DLQEntry, why string) error {
+	if cmd.Reclaim < MaxReclaims {
+		next := cmd
+		next.Reclaim++
+		next.NotBefore = w.now().Add(WatchdogGrace)
+		next.ID = next.TaskName()
+		w.Log.Warn("a unit that ended failed its follow-up on its last attempt; a new delivery carries it out", "execution_id", cmd.ExecutionID, "step", cmd.Step, "why", why, "reclaim", next.Reclaim)
+		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		return err
+	}
+	w.Log.Error("a unit that ended kept failing its follow-up; filing it in the DLQ", "execution_id", cmd.ExecutionID, "step", cmd.Step, "why", why)
+	e.ContextExcerpt = excerpt("the unit ended (" + why + ") but its follow-up kept failing: " + e.LastError)
+	return w.Store.DLQPut(ctx, e)
 }
 
 // ErrUnitEnded is DiscardUnit's error when the unit had already ended

@@ -576,6 +576,13 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if err != nil {
 		return err
 	}
+	if !first {
+		// Ended already: by an earlier run of this unit (its follow-up
+		// goes on), or canceled (nothing follows).
+		if status, _, _, err := u.w.Store.IterationGet(ctx, c.ExecutionID, engine.LoopKey(c.Step, c.StepRun), *c.Iteration); err != nil || status == types.StatusCanceled {
+			return err
+		}
+	}
 	u.observeDone(ctx, ok, first, errv) // telemetry: server.dispatch, loop items
 	return u.w.Control.IterationEnded(ctx, c, rec)
 }

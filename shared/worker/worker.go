@@ -334,7 +334,7 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	case types.CmdLeaseCheck:
 		return w.leaseCheck(ctx, cmd, log)
 	}
-	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0); err != nil {
+	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0 || cmd.ReplayOf != ""); err != nil {
 		return err
 	}
 	if cmd.Iteration != nil && cmd.Started.IsZero() {
@@ -442,7 +442,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 			return true, w.Control.IterationEnded(ctx, c, *rec)
 		}
 		u.observeLease(ctx, leaseAcquired)
-		return false, nil
+		return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 	}
 	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
 	if errors.Is(err, store.ErrLeaseHeld) {
@@ -453,7 +453,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	u.observeLease(ctx, leaseAcquired)
-	return false, nil
+	return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 }
 
 // runLeased runs the unit with its lease renewed by a heartbeat; a lost
@@ -495,12 +495,13 @@ func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel conte
 		c := u.cmd
 		var err error
 		if c.Iteration != nil {
-			var rec *engine.IterationRecord
-			rec, err = u.w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID,
+			_, err = u.w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID,
 				LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: u.w.ttl(), Now: u.w.now()})
-			if errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrParked) || (err == nil && rec != nil) {
-				// Taken over, parked in the DLQ, or ended (canceled) by
-				// another: this delivery no longer runs the iteration.
+			if errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrParked) {
+				// Taken over, or parked in the DLQ: this delivery no
+				// longer runs the iteration. (An ended record is this
+				// unit's own end, between its record and its heartbeat's
+				// stop: its follow-up must go on.)
 				err = store.ErrLeaseLost
 			}
 		} else {
