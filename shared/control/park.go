@@ -164,31 +164,27 @@ func unitEnded(st *engine.State, cmd types.Command) string {
 }
 
 // UnitEnded reports why a unit can no longer run ("" while it can): its
-// execution or step run ended, or, for a loop iteration, its record
-// ended (then done is true: the iteration completed, ok or error). The
-// DLQ operations call it before replaying or discarding a unit.
-func (c *Control) UnitEnded(ctx context.Context, cmd types.Command) (why string, done bool, err error) {
+// execution or step run ended, or, for a loop iteration, its record ended
+// (completed or canceled). The DLQ operations call it before replaying a
+// unit.
+func (c *Control) UnitEnded(ctx context.Context, cmd types.Command) (why string, err error) {
 	rec, err := c.Store.ExecutionGet(ctx, cmd.ExecutionID)
 	if errors.Is(err, store.ErrNotFound) {
-		return "its execution does not exist", false, nil
+		return "its execution does not exist", nil
 	}
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
 	if cmd.Iteration != nil {
 		status, _, _, err := c.Store.IterationGet(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
 		switch {
 		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return "", false, err
+			return "", err
 		case err == nil && status != types.StatusRunning:
-			return fmt.Sprintf("the iteration already ended (%s)", status), true, nil
+			return fmt.Sprintf("the iteration already ended (%s)", status), nil
 		}
 	}
-	if why := unitEnded(rec.State, cmd); why != "" {
-		ss := rec.State.Steps[cmd.Step]
-		return why, cmd.Iteration == nil && ss != nil && ss.Run == cmd.StepRun && ss.Status == types.StatusOK, nil
-	}
-	return "", false, nil
+	return unitEnded(rec.State, cmd), nil
 }
 
 // IterationCanceledEvent is the loop.iteration.canceled of an iteration

@@ -234,7 +234,7 @@ func (o *Ops) pending(ctx context.Context, id string) (*store.DLQEntry, error) {
 // resolveEnded marks a unit entry done when its unit ended otherwise and
 // returns the refusal (nil, nil while the unit can run).
 func (o *Ops) resolveEnded(ctx context.Context, e *store.DLQEntry, cmd types.Command) (*Result, error) {
-	why, _, err := o.Control.UnitEnded(ctx, cmd)
+	why, err := o.Control.UnitEnded(ctx, cmd)
 	if err != nil {
 		return &Result{ID: e.MessageID, Status: e.Status}, err
 	}
