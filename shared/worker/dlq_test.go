@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -659,6 +660,67 @@ func TestHolderDyingAfterItsLeaseIsReclaimed(t *testing.T) {
 			if n := py.calls(""); n != 1 {
 				t.Fatalf("the unit ran %d times, want 1", n)
 			}
+		})
+	}
+}
+
+// TestLostLastAttemptsAreFiledByTheGuard replays what the soak found with
+// issue 14's first fixes (seed 7): a unit fails on every attempt that
+// reaches execute, and its task's last attempts meet the host down — the
+// task ends and no last attempt ever files the unit, so its execution
+// waits forever. The first failed delivery armed a guard, due once every
+// attempt left has had time to come; it files the unit, whose replay then
+// lets the execution go on.
+func TestLostLastAttemptsAreFiledByTheGuard(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		wl        map[string]any
+	}{
+		{"iteration", sideEffectLoop, map[string]any{"items": []any{"a"}}},
+		{"step unit", single, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			py := &fakeTool{}
+			env, w := setup(t, py, c.src, c.wl)
+			unit := take(t, env)
+			script(t, func(point string) string {
+				if point == faults.ExecuteStart {
+					return "error"
+				}
+				return ""
+			})
+			const backoff = 2 * time.Second
+			// Attempts 1 to 8 fail at execute.start; 9 and 10 never reach
+			// execute.
+			for retry := range maxAttempts - 2 {
+				d := Delivery{TaskName: unit.TaskName(), RetryCount: retry, MaxAttempts: maxAttempts, MaxBackoff: backoff}
+				if err := w.Run(ctx, unit, d); err == nil {
+					t.Fatalf("attempt %d succeeded", retry+1)
+				}
+				env.Clock.Advance(backoff)
+			}
+			guards := pending(env, func(c types.Command) bool {
+				return c.Kind == types.CmdLeaseCheck && strings.HasPrefix(c.Holder, GuardPrefix)
+			})
+			if len(guards) != 1 {
+				t.Fatalf("%d guards armed by 8 failed deliveries, want 1", len(guards))
+			}
+			faults.SetScript(nil)
+			settle(t, env, w)
+			e, err := env.Memory.DLQGet(ctx, DLQMessageID(unit))
+			if err != nil || e.Status != store.DLQPending {
+				t.Fatalf("entry %+v (%v); want the guard to have filed the unit", e, err)
+			}
+			if st := status(t, env, "ex1"); st.Status != engine.ExecRunning {
+				t.Fatalf("execution %s, want running (parked)", st.Status)
+			}
+			replay := unit
+			replay.Replay, replay.ReplayOf = 1, e.MessageID
+			replay.ID = replay.TaskName()
+			deliver(t, w, replay)
+			settle(t, env, w)
+			wantOK(t, env)
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
@@ -54,15 +55,81 @@ func (u *unit) armWatchdog(ctx context.Context, seq int, at time.Time) error {
 	return err
 }
 
+// GuardPrefix starts the holder of a guard (a lease_check armed by a
+// failed delivery, guard): GuardPrefix + the Cloud Task name it guards.
+const GuardPrefix = "guard:"
+
+// guard arms the guard of a failed delivery of cmd: a lease_check due
+// once every later attempt of its task has had time to come (the
+// remaining attempts times the queue's largest backoff, plus the grace).
+// A unit's last attempt files it in the DLQ when it fails — but only if
+// it reaches execute: when every attempt left meets an instance that is
+// down (the soak kills the host), the task ends with nobody filing the
+// unit and its execution waits forever. The guard then files it (issue
+// 14). One guard per task: later failures find it armed (the same name).
+func (w *Worker) guard(ctx context.Context, cmd types.Command, d Delivery) error {
+	if d.MaxAttempts <= 0 || d.MaxBackoff <= 0 {
+		return nil
+	}
+	left := d.MaxAttempts - 1 - d.RetryCount
+	g := types.Command{Kind: types.CmdLeaseCheck, ExecutionID: cmd.ExecutionID, Step: cmd.Step, StepRun: cmd.StepRun,
+		Iteration: cmd.Iteration, StateVersion: cmd.StateVersion, Unit: &cmd, Holder: GuardPrefix + cmd.TaskName(),
+		NotBefore: w.now().Add(time.Duration(left)*d.MaxBackoff + WatchdogGrace), Clock: cmd.Clock}
+	g.ID = g.TaskName()
+	_, err := w.Control.Tasks.TaskCreate(ctx, g, w.now())
+	return err
+}
+
+// guardCheck handles a guard (see guard) once its task's attempts are
+// over: a unit that ended, or is parked in the DLQ, needs nothing; one a
+// delivery still holds is looked at again when that lease would expire;
+// any other was never filed by a last attempt (none reached execute) and
+// is filed now — or handed to a new delivery when it turns out to have
+// ended (deadLetter).
+func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, attempts int, log *slog.Logger) error {
+	var holder string
+	var expires time.Time
+	var err error
+	if unitCmd.Iteration != nil {
+		var status types.Status
+		status, holder, expires, err = w.Store.IterationGet(ctx, unitCmd.ExecutionID, engine.LoopKey(unitCmd.Step, unitCmd.StepRun), *unitCmd.Iteration)
+		if err == nil && status != types.StatusRunning {
+			return nil // ended
+		}
+		if _, parked := store.ParkedBy(holder); err == nil && parked {
+			return nil
+		}
+	} else {
+		holder, expires, err = w.Store.LeaseGet(ctx, unitCmd.ExecutionID, unitCmd.UnitKey())
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if err == nil && holder != "" && expires.After(w.now()) {
+		next := cmd
+		next.Seq++
+		next.NotBefore = expires.Add(WatchdogGrace)
+		next.ID = next.TaskName()
+		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		return err
+	}
+	log.Warn("no attempt of a failing unit's task reached execute after its last failure; filing it in the DLQ")
+	return w.deadLetter(ctx, unitCmd, holder, attempts, fmt.Errorf("its task's attempts ran out without the last one reaching execute"))
+}
+
 // leaseCheck handles a watchdog: a unit whose holder still renews its
 // lease gets the next watchdog; one whose lease expired without the unit
 // ending is reclaimed (re-dispatched, the side-effect barrier making the
-// re-run safe) or, after MaxReclaims, dead-lettered.
-func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, log *slog.Logger) error {
+// re-run safe) or, after MaxReclaims, dead-lettered. A guard (GuardPrefix)
+// is guardCheck's.
+func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, d Delivery, log *slog.Logger) error {
 	if cmd.Unit == nil {
 		return errs.New(errs.InvalidArgument, "worker: lease_check without its unit")
 	}
 	unitCmd := *cmd.Unit
+	if strings.HasPrefix(cmd.Holder, GuardPrefix) {
+		return w.guardCheck(ctx, cmd, unitCmd, max(d.MaxAttempts, 1), log)
+	}
 	var holder string
 	var expires time.Time
 	var err error

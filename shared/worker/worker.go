@@ -147,6 +147,10 @@ type Delivery struct {
 	// MaxAttempts is the queue's max attempts (0: unknown): the last
 	// attempt's failure files the unit in the DLQ instead of failing again.
 	MaxAttempts int
+	// MaxBackoff is the queue's largest backoff between two attempts (0:
+	// unknown, then no guard is armed): a failed delivery arms a guard
+	// that files the unit when no later attempt reached execute (guard).
+	MaxBackoff time.Duration
 }
 
 func (w *Worker) now() time.Time {
@@ -229,6 +233,12 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 	}
 	err := w.run(ctx, cmd, d)
 	switch {
+	case err != nil && !d.Last() && cmd.Kind == types.CmdRunStep && !errs.Is(err, errs.FailedPrecondition):
+		// Cloud Tasks retries it; if none of its later attempts reaches
+		// execute (an instance down on each), the guard files it.
+		if gerr := w.guard(ctx, cmd, d); gerr != nil {
+			w.Log.Warn("arming the guard of a failed delivery failed; its retries still run", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", gerr.Error())
+		}
 	case err == nil || !d.Last():
 	case cmd.Kind == types.CmdRunStep && errs.Is(err, errs.FailedPrecondition):
 		// Leased by another delivery on our last attempt: that holder
@@ -332,7 +342,7 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	case types.CmdStepTimeout:
 		return w.stepTimeout(ctx, step, cmd, log)
 	case types.CmdLeaseCheck:
-		return w.leaseCheck(ctx, cmd, log)
+		return w.leaseCheck(ctx, cmd, d, log)
 	}
 	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0 || cmd.ReplayOf != ""); err != nil {
 		return err
