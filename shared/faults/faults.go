@@ -38,6 +38,10 @@ const (
 	// effect happened) and its outcome was recorded (the side-effect
 	// barrier); the unit has not ended and the delivery is not acked.
 	ExecuteAfterTool = "execute.after_tool"
+	// ExecuteAfterIterationEnd: a loop iteration's end is recorded, what
+	// follows it (the lane's next iteration, the loop's completion) is
+	// not done (issue 14: on a task's last attempt, only its guard does it).
+	ExecuteAfterIterationEnd = "execute.after_iteration_end"
 	// ExecuteBeforeCommit: the unit ended, its transition is not committed.
 	ExecuteBeforeCommit = "execute.before_commit"
 	// ExecuteAfterCommit: the transition is committed, its outbox not
@@ -68,7 +72,7 @@ const (
 )
 
 // Points lists every point above (the soak counts each one it injects).
-var Points = []string{ExecuteStart, ExecuteAfterLease, ExecuteAfterTool, ExecuteBeforeCommit, ExecuteAfterCommit, ExecuteAfterDeadLetter,
+var Points = []string{ExecuteStart, ExecuteAfterLease, ExecuteAfterTool, ExecuteAfterIterationEnd, ExecuteBeforeCommit, ExecuteAfterCommit, ExecuteAfterDeadLetter,
 	RouteBeforeCommit, RouteAfterCommit, APIBeforeCommit, APIAfterCommit, MaterializeBeforeWrite,
 	DLQReplayAfterDispatch, DLQDiscardAfterFail}
 

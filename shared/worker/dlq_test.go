@@ -724,3 +724,47 @@ func TestLostLastAttemptsAreFiledByTheGuard(t *testing.T) {
 		})
 	}
 }
+
+// TestLastAttemptDyingAfterItsEndIsFinishedByItsGuard replays another
+// wedge the soak found (seed 7): a loop iteration's last attempt ran and
+// recorded its end, then died before what follows (its lane done, the
+// loop's completion) — nothing retries a last attempt, and its watchdog
+// only sees an ended iteration. The guard the last attempt armed before it
+// ran carries the rest out (and for a step unit, whose rest is its step
+// run's outbox, replays it).
+func TestLastAttemptDyingAfterItsEndIsFinishedByItsGuard(t *testing.T) {
+	for _, c := range []struct {
+		name, src, point string
+		wl               map[string]any
+	}{
+		{"iteration", sideEffectLoop, faults.ExecuteAfterIterationEnd, map[string]any{"items": []any{"a"}}},
+		{"step unit", pipeline, faults.ExecuteAfterCommit, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			py := &fakeTool{}
+			env, w := setup(t, py, c.src, c.wl)
+			unit := take(t, env)
+			script(t, func(point string) string {
+				if point == c.point {
+					return "crash"
+				}
+				return ""
+			})
+			if crashed, err := runCrashing(func() error {
+				return w.Run(ctx, unit, Delivery{TaskName: unit.TaskName(), RetryCount: maxAttempts - 1, MaxAttempts: maxAttempts})
+			}); !crashed {
+				t.Fatalf("last attempt: %v, want the crash", err)
+			}
+			faults.SetScript(nil)
+			settle(t, env, otherInstance(env, w))
+			wantOK(t, env)
+			if n := py.calls(""); c.name == "iteration" && n != 1 {
+				t.Fatalf("the tool ran %d times, want 1", n)
+			}
+			if e, err := env.Memory.DLQGet(ctx, DLQMessageID(unit)); err == nil {
+				t.Fatalf("a unit that completed was filed: %+v", e)
+			}
+		})
+	}
+}

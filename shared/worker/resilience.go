@@ -59,42 +59,56 @@ func (u *unit) armWatchdog(ctx context.Context, seq int, at time.Time) error {
 // failed delivery, guard): GuardPrefix + the Cloud Task name it guards.
 const GuardPrefix = "guard:"
 
-// guard arms the guard of a failed delivery of cmd: a lease_check due
-// once every later attempt of its task has had time to come (the
-// remaining attempts times the queue's largest backoff, plus the grace).
-// A unit's last attempt files it in the DLQ when it fails — but only if
-// it reaches execute: when every attempt left meets an instance that is
-// down (the soak kills the host), the task ends with nobody filing the
-// unit and its execution waits forever. The guard then files it (issue
-// 14). One guard per task: later failures find it armed (the same name).
-func (w *Worker) guard(ctx context.Context, cmd types.Command, d Delivery) error {
-	if d.MaxAttempts <= 0 || d.MaxBackoff <= 0 {
-		return nil
-	}
-	left := d.MaxAttempts - 1 - d.RetryCount
+// guard arms the guard of cmd's task, due at: a lease_check that finishes
+// what the task's deliveries could not (issue 14), armed by its last
+// attempt before it runs (nothing retries it if it dies) and by any
+// failed delivery (guardAfterFailure). One guard per task: a second arm
+// finds it (the same name).
+func (w *Worker) guard(ctx context.Context, cmd types.Command, at time.Time) error {
 	g := types.Command{Kind: types.CmdLeaseCheck, ExecutionID: cmd.ExecutionID, Step: cmd.Step, StepRun: cmd.StepRun,
 		Iteration: cmd.Iteration, StateVersion: cmd.StateVersion, Unit: &cmd, Holder: GuardPrefix + cmd.TaskName(),
-		NotBefore: w.now().Add(time.Duration(left)*d.MaxBackoff + WatchdogGrace), Clock: cmd.Clock}
+		NotBefore: at, Clock: cmd.Clock}
 	g.ID = g.TaskName()
 	_, err := w.Control.Tasks.TaskCreate(ctx, g, w.now())
 	return err
 }
 
-// guardCheck handles a guard (see guard) once its task's attempts are
-// over: a unit that ended, or is parked in the DLQ, needs nothing; one a
-// delivery still holds is looked at again when that lease would expire;
-// any other was never filed by a last attempt (none reached execute) and
-// is filed now — or handed to a new delivery when it turns out to have
-// ended (deadLetter).
+// guardAfterFailure arms the guard of a failed delivery, due once every
+// later attempt of its task has had time to come (the remaining attempts
+// times the queue's largest backoff, plus the grace). A unit's last
+// attempt files it in the DLQ when it fails — but only if it reaches
+// execute: when every attempt left meets an instance that is down (the
+// soak kills the host), the task ends with nobody filing the unit, and
+// its execution would wait forever.
+func (w *Worker) guardAfterFailure(ctx context.Context, cmd types.Command, d Delivery) error {
+	if d.MaxAttempts <= 0 || d.MaxBackoff <= 0 {
+		return nil
+	}
+	left := d.MaxAttempts - 1 - d.RetryCount
+	return w.guard(ctx, cmd, w.now().Add(time.Duration(left)*d.MaxBackoff+WatchdogGrace))
+}
+
+// guardCheck handles a guard (see guard): a unit parked in the DLQ needs
+// nothing; one a delivery still holds is looked at again when that lease
+// would expire; a loop iteration that ended has what follows its end
+// carried out again (idempotent: its last delivery may have died before
+// it; a step unit's is its step run's outbox, which run replays before
+// this); any other was never filed by a last attempt (none reached
+// execute, or it died first) and is filed now.
 func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, attempts int, log *slog.Logger) error {
 	var holder string
 	var expires time.Time
 	var err error
 	if unitCmd.Iteration != nil {
 		var status types.Status
-		status, holder, expires, err = w.Store.IterationGet(ctx, unitCmd.ExecutionID, engine.LoopKey(unitCmd.Step, unitCmd.StepRun), *unitCmd.Iteration)
+		key := engine.LoopKey(unitCmd.Step, unitCmd.StepRun)
+		status, holder, expires, err = w.Store.IterationGet(ctx, unitCmd.ExecutionID, key, *unitCmd.Iteration)
 		if err == nil && status != types.StatusRunning {
-			return nil // ended
+			rec, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: unitCmd.ExecutionID, LoopKey: key, Index: *unitCmd.Iteration, Now: w.now()})
+			if err != nil || rec == nil || rec.Status == types.StatusCanceled {
+				return err
+			}
+			return w.Control.IterationEnded(ctx, unitCmd, *rec)
 		}
 		if _, parked := store.ParkedBy(holder); err == nil && parked {
 			return nil

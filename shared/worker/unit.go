@@ -10,6 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
@@ -584,6 +585,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		}
 	}
 	u.observeDone(ctx, ok, first, errv) // telemetry: server.dispatch, loop items
+	if err := faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != ""); err != nil {
+		return err
+	}
 	return u.w.Control.IterationEnded(ctx, c, rec)
 }
 

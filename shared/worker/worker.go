@@ -231,12 +231,21 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if d.Holder == "" {
 		d.Holder = newHolder()
 	}
+	if d.Last() && cmd.Kind == types.CmdRunStep {
+		// Nothing retries this delivery: if it dies — before it files a
+		// failing unit, or after it ended the unit but before what follows
+		// (the loop's next step, the transition's outbox) — its guard
+		// carries that out (guardCheck).
+		if err := w.guard(ctx, cmd, w.now().Add(w.ttl()+WatchdogGrace)); err != nil {
+			return err
+		}
+	}
 	err := w.run(ctx, cmd, d)
 	switch {
 	case err != nil && !d.Last() && cmd.Kind == types.CmdRunStep && !errs.Is(err, errs.FailedPrecondition):
 		// Cloud Tasks retries it; if none of its later attempts reaches
 		// execute (an instance down on each), the guard files it.
-		if gerr := w.guard(ctx, cmd, d); gerr != nil {
+		if gerr := w.guardAfterFailure(ctx, cmd, d); gerr != nil {
 			w.Log.Warn("arming the guard of a failed delivery failed; its retries still run", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", gerr.Error())
 		}
 	case err == nil || !d.Last():

@@ -455,21 +455,25 @@ func TestLastAttempt(t *testing.T) {
 		if n := py.calls(""); n != 1 {
 			t.Fatalf("the tool ran %d times over 5 attempts, want 1 (adopted afterwards)", n)
 		}
-		// The unit is parked: the watchdogs its attempts armed do not
-		// reclaim it.
+		// The unit is parked: the watchdogs its attempts armed, and the
+		// guard its last attempt armed, do not reclaim it.
 		env.Clock.Advance(time.Hour)
 		before := len(env.Tasks.Created())
-		checks := 0
+		checks, guards := 0, 0
 		for {
 			chk, ok := env.Tasks.Take(isLeaseCheck)
 			if !ok {
 				break
 			}
-			checks++
+			if strings.HasPrefix(chk.Holder, GuardPrefix) {
+				guards++
+			} else {
+				checks++
+			}
 			deliver(t, w, chk)
 		}
-		if checks != 5 {
-			t.Fatalf("%d watchdogs armed by 5 attempts, want 5", checks)
+		if checks != 5 || guards != 1 {
+			t.Fatalf("%d watchdogs and %d guards armed by 5 attempts, want 5 and 1", checks, guards)
 		}
 		if created := env.Tasks.Created()[before:]; len(created) != 0 || len(eventsOf(env, "ex1", types.EvUnitReclaimed)) != 0 {
 			t.Fatalf("a watchdog reclaimed the dead-lettered unit: %+v", created)
