@@ -90,11 +90,12 @@ func (w *Worker) guardAfterFailure(ctx context.Context, cmd types.Command, d Del
 
 // guardCheck handles a guard (see guard): a unit parked in the DLQ needs
 // nothing; one a delivery still holds is looked at again when that lease
-// would expire; a loop iteration that ended has what follows its end
-// carried out again (idempotent: its last delivery may have died before
-// it; a step unit's is its step run's outbox, which run replays before
-// this); any other was never filed by a last attempt (none reached
-// execute, or it died first) and is filed now.
+// would expire, and one whose holder died after its holder's watchdog had
+// its turn (a few times at most); a loop iteration that ended has what
+// follows its end carried out again (idempotent: its last delivery may
+// have died before it; a step unit's is its step run's outbox, which run
+// replays before this); any other was never filed by a last attempt (none
+// reached execute, or it died first) and is filed now.
 func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, attempts int, log *slog.Logger) error {
 	var holder string
 	var expires time.Time
@@ -119,10 +120,22 @@ func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, att
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	if err == nil && holder != "" && expires.After(w.now()) {
+	switch {
+	case err == nil && holder != "" && expires.After(w.now()):
+		// A delivery holds it: look again when its lease would expire.
 		next := cmd
 		next.Seq++
 		next.NotBefore = expires.Add(WatchdogGrace)
+		next.ID = next.TaskName()
+		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		return err
+	case err == nil && holder != "" && cmd.Seq < MaxReclaims+2:
+		// Its holder stopped renewing: the holder's watchdog (armed before
+		// the lease) reclaims it, or files it after MaxReclaims; look
+		// again after that watchdog's turn.
+		next := cmd
+		next.Seq++
+		next.NotBefore = w.now().Add(w.ttl() + WatchdogGrace)
 		next.ID = next.TaskName()
 		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
 		return err
