@@ -383,6 +383,8 @@ func (s *soak) run(n, cancelEvery int, restartEvery time.Duration, concurrency i
 				code, m, err := s.call(http.MethodPost, "/executions/"+ru.id+"/cancel", map[string]any{"reason": "soak"})
 				if err == nil && (code == http.StatusAccepted || (code == http.StatusConflict && m["status"] == "canceled")) {
 					ru.canceled = time.Now()
+				} else {
+					logf("cancel of %s not applied: %d %v %v", ru.id, code, m["status"], err)
 				}
 			}
 			ru.status = s.wait(ru, timeout)
