@@ -108,6 +108,7 @@ locals {
     NOETL_WORK_QUEUE                 = google_cloud_tasks_queue.queue["work"].name
     NOETL_TIMERS_QUEUE               = google_cloud_tasks_queue.queue["timers"].name
     NOETL_TASKS_MAX_ATTEMPTS         = tostring(var.tasks_max_attempts)
+    NOETL_TASKS_MAX_BACKOFF_S        = tostring(max(var.queues["work"].max_backoff_s, var.queues["timers"].max_backoff_s))
     NOETL_EXECUTE_URL                = local.run_url["execute"]
     NOETL_EXECUTE_AUDIENCE           = local.run_url["execute"]
     NOETL_TASKS_SERVICE_ACCOUNT      = google_service_account.tasks.email

@@ -391,6 +391,8 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_RESULTS_BUCKET", c.ResultsBucket},
 		{"NOETL_WORK_CONCURRENCY", itoa(c.WorkConcurrency)},
 		{"NOETL_TASKS_MAX_ATTEMPTS", itoa(c.TasksMaxAttempts)},
+		// The queues' MaxBackoff (QueueSpec).
+		{"NOETL_TASKS_MAX_BACKOFF_S", itoa(int(QueueMaxBackoff / time.Second))},
 		// Tests may target injected faults at one execution (shared/faults).
 		{"NOETL_FAULTS_WORKLOAD", "1"},
 		// Short leases on the stack: a dead holder's unit is reclaimed

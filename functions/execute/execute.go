@@ -90,7 +90,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	ctx = unitContext(ctx, r, cmd) // trace and pool (observe.go)
 	defer flush(ctx)
 	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
-	err = d.Executor().Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts})
+	err = d.Executor().Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts, MaxBackoff: d.Cfg.TasksMaxBackoff})
 	switch {
 	case err == nil:
 		acked(ctx, r)

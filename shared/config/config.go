@@ -40,6 +40,10 @@ type Config struct {
 	// TasksMaxAttempts is the queues' max_attempts: a delivery whose
 	// X-CloudTasks-TaskRetryCount is TasksMaxAttempts-1 is the last one.
 	TasksMaxAttempts int // NOETL_TASKS_MAX_ATTEMPTS, default 30
+	// TasksMaxBackoff is the queues' largest backoff between two attempts:
+	// a failed delivery arms a guard that files its unit in the DLQ if no
+	// later attempt reaches execute (worker.Delivery.MaxBackoff).
+	TasksMaxBackoff time.Duration // NOETL_TASKS_MAX_BACKOFF_S, default 60s
 	// FunctionsURL is the base URL of the local functions host.
 	FunctionsURL string // NOETL_FUNCTIONS_URL, default "http://127.0.0.1:8680"
 	// ExecuteURL is the Cloud Task target; in the cloud each gen2 function

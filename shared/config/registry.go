@@ -389,6 +389,8 @@ var registry = []Knob{
 		Doc: "queue of delayed units (retries, lease reclaim, timeouts)", Source: designV2, field: func(c *Config) any { return &c.TimersQueue }},
 	rangeOf(Knob{Path: "tasks.max_attempts", Env: "NOETL_TASKS_MAX_ATTEMPTS", Kind: KindInt, Default: "30", Deploy: true,
 		Doc: "attempts of a Cloud Task (the queues' retry config); execute files the last one in the DLQ (X-CloudTasks-TaskRetryCount)", Source: "issue 7", field: func(c *Config) any { return &c.TasksMaxAttempts }}, 1, 1000),
+	rangeOf(Knob{Path: "tasks.max_backoff_s", Env: "NOETL_TASKS_MAX_BACKOFF_S", Kind: KindSeconds, Default: "60", Deploy: true,
+		Doc: "largest backoff between two attempts of a Cloud Task (the queues' retry config): a failed delivery's guard files its unit in the DLQ when no later attempt reached execute after that long per remaining attempt", Source: "issue 14", field: func(c *Config) any { return &c.TasksMaxBackoff }}, 1, 3600),
 	{Path: "tasks.functions_url", Env: "NOETL_FUNCTIONS_URL", Kind: KindString, Default: "http://127.0.0.1:8680", check: optionalURL,
 		Doc: "base URL of the local functions host", Source: designV2, field: func(c *Config) any { return &c.FunctionsURL }},
 	{Path: "tasks.execute_url", Env: "NOETL_EXECUTE_URL", Kind: KindString, DefaultDoc: "`$NOETL_FUNCTIONS_URL/execute`", Deploy: true, check: optionalURL,

@@ -169,9 +169,11 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 // laneDone marks the lane of iteration index done and reports whether
 // this command is the one that completes the loop run: every lane is done
 // (engine.LoopComplete) and it won the loop-done marker. Several lanes can
-// see the count complete at once: one of them (by the name of its Cloud
-// Task, stable across its redeliveries) assembles the result, reading
-// every iteration record once.
+// see the count complete at once: one of them (by its iteration's unit
+// key, the same for every delivery of the iteration — its redeliveries,
+// reclaims and follow-ups, which must be able to finish a claim their
+// predecessor made before it died) assembles the result, reading every
+// iteration record once.
 func (c *Control) laneDone(ctx context.Context, cmd types.Command, plan *engine.LoopPlan, index int) (bool, error) {
 	key := plan.Key()
 	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(index)); err != nil {
@@ -181,8 +183,8 @@ func (c *Control) laneDone(ctx context.Context, cmd types.Command, plan *engine.
 	if err != nil || !engine.LoopComplete(*plan, n) {
 		return false, err
 	}
-	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.TaskName())
-	return err == nil && owner == cmd.TaskName(), err
+	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.UnitKey())
+	return err == nil && owner == cmd.UnitKey(), err
 }
 
 // completeLoop assembles a loop run's result from its iteration records

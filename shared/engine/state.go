@@ -85,10 +85,26 @@ type State struct {
 	Compensating bool     `json:"compensating,omitempty"`
 	Rollback     []string `json:"rollback,omitempty"`
 	Compensated  []string `json:"compensated,omitempty"`
+	// Parked holds the step units (not loop iterations: those park on
+	// their iteration record) filed in the DLQ, by unit key
+	// (types.Command.UnitKey). The control plane writes it
+	// (shared/control: filing a unit, and resolving the entry when the
+	// unit's step run ends); the engine never reads it. A parked unit's
+	// deliveries are dropped but for the DLQ replay of its entry.
+	Parked map[string]Park `json:"parked,omitempty"`
 	// Keychain is the resolved keychain for control-plane templates (arc
 	// when/args, set_ctx, loop.in, admission). The caller sets it before a
 	// transition; it is never serialised.
 	Keychain map[string]any `json:"-"`
+}
+
+// Park is a step unit parked in the DLQ (State.Parked): its entry and
+// its step run.
+type Park struct {
+	// DLQID is the DLQ entry's id (store.DLQEntry.MessageID).
+	DLQID string `json:"dlq_id"`
+	Step  string `json:"step"`
+	Run   int    `json:"run"`
 }
 
 // StepState is the control-plane view of one step.

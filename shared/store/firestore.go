@@ -372,6 +372,14 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams
 	for _, w := range writes {
 		b.Set(w.ref, w.doc)
 	}
+	if p.Base.File != nil {
+		f.dlqFile(b, *p.Base.File)
+		m.Write(1)
+	}
+	for _, r := range p.Base.Resolve {
+		f.dlqResolve(b, r)
+		m.Write(1)
+	}
 	m.Write(float64(1 + len(writes)))
 	_, err = b.Commit(ctx)
 	if err != nil {
@@ -493,7 +501,16 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 			done, err = decodeIteration(d)
 			return casWrite{}, err
 		}
-		if d.Holder != p.Holder && d.Expires.After(p.Now) {
+		id, parked := ParkedBy(d.Holder)
+		switch {
+		case parked && id != p.Unpark:
+			return casWrite{}, ErrParked
+		case parked:
+			// The entry's replay takes the iteration: the entry is
+			// replayed (same commit).
+			r := DLQResolution{ID: id, Status: DLQReplayed}
+			return casWrite{update: iterUpdate(running), also: func(b *firestore.WriteBatch) { f.dlqResolve(b, r) }}, nil
+		case d.Holder != p.Holder && d.Expires.After(p.Now):
 			return casWrite{}, ErrLeaseHeld
 		}
 		return casWrite{update: iterUpdate(running)}, nil
@@ -520,13 +537,15 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 	m := meterOf(ctx, p.ExecutionID)
 	if p.Holder == "" {
 		m.Write(1)
-		if _, err := ref.Create(ctx, doc); err != nil {
-			if isCode(err, codes.AlreadyExists) {
-				return false, nil
-			}
+		_, err := ref.Create(ctx, doc)
+		if err == nil {
+			return true, nil
+		}
+		if !isCode(err, codes.AlreadyExists) {
 			return false, errs.Wrap(errs.CodeOf(err), err, "store: end iteration")
 		}
-		return true, nil
+		// The record exists: ended (a duplicate), leased by another
+		// delivery, or parked in the DLQ (read below).
 	}
 	first := false
 	err = f.cas(ctx, m, ref, "store: end iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
@@ -542,7 +561,15 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 		if d.Status != string(types.StatusRunning) {
 			return casWrite{}, nil
 		}
-		if d.Holder != p.Holder {
+		if id, parked := ParkedBy(d.Holder); parked {
+			r := resolution(p.Resolve, id)
+			first = true
+			return casWrite{update: iterUpdate(doc), also: func(b *firestore.WriteBatch) { f.dlqResolve(b, r) }}, nil
+		}
+		if p.Holder == "" && d.Holder != "" && d.Expires.After(p.Now) {
+			return casWrite{}, nil // leased by another delivery: its holder ends it
+		}
+		if p.Holder != "" && d.Holder != p.Holder {
 			return casWrite{}, ErrLeaseLost
 		}
 		first = true
@@ -552,6 +579,98 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 		return false, err
 	}
 	return first, nil
+}
+
+// IterationPark implements Store: a compare-and-set of the iteration
+// record committed with the DLQ entry in one request.
+func (f *Firestore) IterationPark(ctx context.Context, p IterationParkParams) (*engine.IterationRecord, error) {
+	e := p.Entry
+	e.normalize()
+	e.Status = DLQPending
+	park := ParkHolder(e.MessageID)
+	parked := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: park}.withTTL()
+	file := func(b *firestore.WriteBatch) { f.dlqFile(b, e) }
+	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
+	var done *engine.IterationRecord
+	err := f.cas(ctx, meterOf(ctx, p.ExecutionID), ref, "store: park iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		done = nil
+		if s == nil {
+			return casWrite{create: parked, also: file}, nil
+		}
+		var d iterDoc
+		if err := s.DataTo(&d); err != nil {
+			return casWrite{}, err
+		}
+		if d.Status != string(types.StatusRunning) {
+			var err error
+			done, err = decodeIteration(d)
+			return casWrite{}, err
+		}
+		if d.Holder == park {
+			return casWrite{}, nil
+		}
+		if _, ok := ParkedBy(d.Holder); ok {
+			return casWrite{}, ErrParked
+		}
+		if d.Holder != "" && d.Holder != p.Holder && d.Expires.After(p.Now) {
+			return casWrite{}, ErrLeaseHeld
+		}
+		return casWrite{update: iterUpdate(parked), also: file}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// IterationRunning implements Store (a query on the status).
+func (f *Firestore) IterationRunning(ctx context.Context, executionID, loopKey string) ([]IterationLease, error) {
+	docs, err := f.loop(executionID, loopKey).Collection("iterations").Where("status", "in", []string{string(types.StatusRunning), string(types.StatusCanceled)}).Documents(ctx).GetAll()
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: list running iterations")
+	}
+	meterOf(ctx, executionID).Read(float64(max(1, len(docs))))
+	out := make([]IterationLease, 0, len(docs))
+	for _, s := range docs {
+		var d iterDoc
+		if err := s.DataTo(&d); err != nil {
+			return nil, err
+		}
+		l := IterationLease{Index: d.Index, Status: types.Status(d.Status), Holder: d.Holder, Expires: d.Expires}
+		if l.Status == types.StatusCanceled {
+			r, err := decodeIteration(d)
+			if err != nil {
+				return nil, err
+			}
+			l.Clock = r.Clock
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out, nil
+}
+
+// dlqResolve adds the write of a DLQ resolution to b: the entry's status
+// and note merged into it (created bare if it expired meanwhile).
+func (f *Firestore) dlqResolve(b *firestore.WriteBatch, r DLQResolution) {
+	m := map[string]any{"message_id": DLQID(r.ID), "status": r.Status}
+	if r.Note != "" {
+		m["note"] = r.Note
+	}
+	b.Set(f.c.Collection("dlq").Doc(DLQID(r.ID)), m, firestore.MergeAll)
+}
+
+// dlqFile adds the write of a filed DLQ entry to b (status pending).
+func (f *Firestore) dlqFile(b *firestore.WriteBatch, e DLQEntry) {
+	e.normalize()
+	if e.Status == "" {
+		e.Status = DLQPending
+	}
+	if e.ExpireAt == nil {
+		exp := time.Now().UTC().Add(DLQRetention)
+		e.ExpireAt = &exp
+	}
+	b.Set(f.c.Collection("dlq").Doc(e.MessageID), e)
 }
 
 // IterationRelease implements Store (a compare-and-set that clears the

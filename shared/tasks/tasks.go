@@ -51,8 +51,9 @@ type Creator interface {
 	TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error)
 	TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error
 	// TaskDeleteExecution deletes every pending task of an execution (its
-	// names start with types.TaskPrefix) from the queues and returns how
-	// many it deleted.
+	// names start with types.TaskPrefix) from the queues but its watchdogs
+	// (types.IsWatchdog: they close the chains of units whose holders
+	// died) and returns how many it deleted.
 	TaskDeleteExecution(ctx context.Context, executionID string) (int, error)
 }
 
@@ -265,7 +266,7 @@ func LoadBody(ctx context.Context, bs BodyStore, cmd types.Command) (types.Comma
 
 // TaskDeleteExecution implements Creator: it lists both queues and deletes
 // the tasks whose names carry the execution's prefix (a canceled
-// execution's pending units and timers).
+// execution's pending units and timers), but its watchdogs.
 func (d *Dispatcher) TaskDeleteExecution(ctx context.Context, executionID string) (int, error) {
 	prefix := "/tasks/" + types.TaskPrefix(executionID) + "-"
 	n := 0
@@ -281,7 +282,7 @@ func (d *Dispatcher) TaskDeleteExecution(ctx context.Context, executionID string
 			if err != nil {
 				return n, errs.Wrap(errs.CodeOf(err), err, "tasks: list tasks")
 			}
-			if !strings.Contains(t.Name, prefix) {
+			if !strings.Contains(t.Name, prefix) || types.IsWatchdog(t.Name) {
 				continue
 			}
 			m.Add(meter.TasksDelete, 1)

@@ -52,6 +52,12 @@ const (
 	// EvStepCanceled records a step run stopped by a cancellation, an
 	// execution deadline or a halting failure.
 	EvStepCanceled EventType = "step.canceled"
+	// EvLoopIterationCanceled records a loop iteration cut short because
+	// its step run ended without it (a cancellation, an execution
+	// deadline, a halting failure, a step timeout): the terminal event of
+	// its loop.iteration.started (issue 14: every started unit ends in
+	// the log).
+	EvLoopIterationCanceled EventType = "loop.iteration.canceled"
 	// EvExecutionTimedOut records an execution that ran past its deadline
 	// (executor.spec.timeout_s or NOETL_EXECUTION_DEADLINE_S): it fails.
 	EvExecutionTimedOut EventType = "playbook.timed_out"
@@ -313,6 +319,11 @@ type Command struct {
 	Reclaim int `json:"reclaim,omitempty"`
 	Replay  int `json:"replay,omitempty"`
 	HandOff int `json:"hand_off,omitempty"`
+	// ReplayOf is, on a unit replayed from the DLQ (and on its reclaims
+	// and hand-offs), the id of the DLQ entry it replays: the one delivery
+	// allowed to run a unit parked under that entry (worker: a parked
+	// unit's other deliveries are dropped). Not part of the task name.
+	ReplayOf string `json:"replay_of,omitempty"`
 	// Started is when a loop iteration's first delivery began (its item
 	// budget, loop.spec.item_timeout_s, runs from there across hand-offs).
 	Started time.Time `json:"started,omitempty"`
@@ -351,6 +362,21 @@ func (c Command) UnitKey() string {
 // can be found and deleted when it is canceled.
 func TaskPrefix(executionID string) string { return DeriveID(executionID)[:16] }
 
+// WatchdogMark starts the part after TaskPrefix of a watchdog's task name
+// (a lease_check): stopping an execution deletes its pending tasks but its
+// watchdogs, which close the chain of a unit whose holder died
+// (IsWatchdog).
+const WatchdogMark = "w"
+
+// IsWatchdog reports whether a Cloud Task name (its short id, or a full
+// name ending with it) is a watchdog's.
+func IsWatchdog(name string) bool {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return len(name) > 17 && name[16] == '-' && strings.HasPrefix(name[17:], WatchdogMark)
+}
+
 // TaskName returns the Cloud Task name id for this command:
 // TaskPrefix(execution) + "-" + a hash unique per (unit, kind, task
 // pointer, attempt, jumps, resume, reclaim, replay, hand-off), so
@@ -363,7 +389,7 @@ func (c Command) TaskName() string {
 	}
 	switch {
 	case c.Kind == CmdLeaseCheck:
-		return p + DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind), c.Holder, itoa(c.Seq))
+		return p + WatchdogMark + DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind), c.Holder, itoa(c.Seq))
 	case c.Kind != "" && c.Kind != CmdRunStep:
 		return p + DeriveID(append([]string{c.ExecutionID, c.UnitKey(), string(c.Kind)}, extra...)...)
 	case c.ChildID != "":

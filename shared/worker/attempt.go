@@ -197,7 +197,7 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	if err := u.w.Store.AttemptPut(ctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec); err != nil {
 		return types.Outcome{}, err
 	}
-	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0); err != nil {
+	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0 || u.cmd.ReplayOf != ""); err != nil {
 		return types.Outcome{}, err
 	}
 	return out, nil

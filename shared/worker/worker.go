@@ -154,6 +154,10 @@ type Delivery struct {
 	// MaxAttempts is the queue's max attempts (0: unknown): the last
 	// attempt's failure files the unit in the DLQ instead of failing again.
 	MaxAttempts int
+	// MaxBackoff is the queue's largest backoff between two attempts (0:
+	// unknown, then no guard is armed): a failed delivery arms a guard
+	// that files the unit when no later attempt reached execute (guard).
+	MaxBackoff time.Duration
 }
 
 func (w *Worker) now() time.Time {
@@ -234,19 +238,46 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if d.Holder == "" {
 		d.Holder = newHolder()
 	}
+	if d.Last() && cmd.Kind == types.CmdRunStep {
+		// Nothing retries this delivery: if it dies — before it files a
+		// failing unit, or after it ended the unit but before what follows
+		// (the loop's next step, the transition's outbox) — its guard
+		// carries that out (guardCheck).
+		if err := w.guard(ctx, cmd, w.now().Add(w.ttl()+WatchdogGrace)); err != nil {
+			return err
+		}
+	}
 	err := w.run(ctx, cmd, d)
-	if err != nil && d.Last() && cmd.Kind == types.CmdRunStep {
-		if errs.Is(err, errs.FailedPrecondition) {
-			// Leased by another delivery on our last attempt: that holder
-			// (or its watchdog) finishes the unit.
-			w.Log.Info("last attempt found the unit leased elsewhere; leaving it to the holder", "execution_id", cmd.ExecutionID, "step", cmd.Step)
-			err = nil
-		} else if derr := w.deadLetter(ctx, cmd, d.RetryCount+1, err); derr != nil {
+	switch {
+	case err != nil && !d.Last() && cmd.Kind == types.CmdRunStep && !errs.Is(err, errs.FailedPrecondition):
+		// Cloud Tasks retries it; if none of its later attempts reaches
+		// execute (an instance down on each), the guard files it.
+		if gerr := w.guardAfterFailure(ctx, cmd, d); gerr != nil {
+			w.Log.Warn("arming the guard of a failed delivery failed; its retries still run", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", gerr.Error())
+		}
+	case err == nil || !d.Last():
+	case cmd.Kind == types.CmdRunStep && errs.Is(err, errs.FailedPrecondition):
+		// Leased by another delivery on our last attempt: that holder
+		// (or its watchdog, armed before its lease) finishes the unit.
+		w.Log.Info("last attempt found the unit leased elsewhere; leaving it to the holder", "execution_id", cmd.ExecutionID, "step", cmd.Step)
+		err = nil
+	case cmd.Kind == types.CmdRunStep:
+		// The unit is filed only if it is still wanted and nobody else
+		// holds it (control.FileUnit: the filing and its park are one
+		// commit, which its completion sees whichever comes last).
+		if derr := w.deadLetter(ctx, cmd, d.Holder, d.RetryCount+1, err); derr != nil {
 			err = derr
 		} else {
-			// Parked in the DLQ: its lease goes, so that its watchdog does
-			// not reclaim it.
-			w.releaseLease(context.WithoutCancel(ctx), cmd, d.Holder)
+			err = nil
+		}
+	case cmd.Kind == types.CmdLeaseCheck:
+		// A watchdog is the only thing that finishes a dead holder's unit:
+		// its last attempt hands over to the next watchdog instead of
+		// ending the chain.
+		if aerr := w.rearm(ctx, cmd); aerr != nil {
+			w.Log.Error("a watchdog's last attempt failed and its successor could not be armed", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", aerr.Error())
+		} else {
+			w.Log.Warn("a watchdog's last attempt failed; the next watchdog takes over", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())
 			err = nil
 		}
 	}
@@ -277,9 +308,16 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	}
 	st := rec.State
 	end := control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun)
+	unitCmd := cmd // the unit the command runs or watches
+	if cmd.Kind == types.CmdLeaseCheck && cmd.Unit != nil {
+		unitCmd = *cmd.Unit
+	}
 	if st.Terminal() {
 		log.Info("dropping unit of finished execution", "status", st.Status)
-		return w.Control.Replay(ctx, cmd.ExecutionID, end)
+		if err := w.Control.Replay(ctx, cmd.ExecutionID, end); err != nil {
+			return err
+		}
+		return w.cutShort(ctx, cmd, unitCmd, st, fmt.Sprintf("the execution ended (%s)", st.Status))
 	}
 	if st.Version < cmd.StateVersion {
 		log.Info("state older than command, retry later", "state_version", st.Version, "command_version", cmd.StateVersion)
@@ -297,7 +335,16 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	ss := st.Steps[cmd.Step]
 	if ss == nil || ss.Run != cmd.StepRun || (ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled) {
 		log.Info("dropping unit of a step run that already ended")
-		return w.Control.Replay(ctx, cmd.ExecutionID, end)
+		if err := w.Control.Replay(ctx, cmd.ExecutionID, end); err != nil {
+			return err
+		}
+		return w.cutShort(ctx, cmd, unitCmd, st, fmt.Sprintf("its step run %s#%d ended", cmd.Step, cmd.StepRun))
+	}
+	if pk, ok := st.Parked[unitCmd.UnitKey()]; ok && unitCmd.Iteration == nil && unitCmd.ReplayOf != pk.DLQID &&
+		(cmd.Kind == types.CmdRunStep || cmd.Kind == types.CmdLeaseCheck) {
+		// Filed in the DLQ: only its entry's replay runs it again.
+		log.Info("dropping a delivery of a unit parked in the DLQ", "dlq_id", pk.DLQID)
+		return nil
 	}
 	pb, err := w.playbook(rec.Source)
 	if err != nil {
@@ -311,9 +358,9 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	case types.CmdStepTimeout:
 		return w.stepTimeout(ctx, step, cmd, log)
 	case types.CmdLeaseCheck:
-		return w.leaseCheck(ctx, cmd, log)
+		return w.leaseCheck(ctx, cmd, d, log)
 	}
-	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0); err != nil {
+	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0 || cmd.ReplayOf != ""); err != nil {
 		return err
 	}
 	if cmd.Iteration != nil && cmd.Started.IsZero() {
@@ -389,25 +436,39 @@ func (w *Worker) releaseLease(ctx context.Context, cmd types.Command, holder str
 // lease takes the unit's lease: the iteration record document for a loop
 // iteration, units/{unit} otherwise. done reports an iteration that has
 // already ended (its end is carried out again, idempotently).
+//
+// The watchdog is armed before the lease is taken (issue 14): a delivery
+// that dies between the two leaves a watchdog that finds no lease of its
+// holder and stops, never a lease without a watchdog — later deliveries
+// would find it held and leave the unit to a holder that is gone, and
+// nothing would ever finish it (the soak wedged executions that way).
 func (u *unit) lease(ctx context.Context) (done bool, err error) {
 	c, w := u.cmd, u.w
 	now := w.now()
+	if err := u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace)); err != nil {
+		return false, err
+	}
 	if c.Iteration != nil {
 		rec, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID,
-			LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: w.ttl(), Now: now})
-		if errors.Is(err, store.ErrLeaseHeld) {
+			LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: w.ttl(), Now: now, Unpark: c.ReplayOf})
+		switch {
+		case errors.Is(err, store.ErrLeaseHeld):
 			u.log.Info("iteration leased by another delivery, retry later")
 			return false, ErrRetryLater
-		}
-		if err != nil {
+		case errors.Is(err, store.ErrParked):
+			u.log.Info("dropping a delivery of an iteration parked in the DLQ")
+			return true, nil
+		case err != nil:
 			return false, err
-		}
-		if rec != nil {
+		case rec != nil && rec.Status == types.StatusCanceled:
+			u.log.Info("iteration canceled, dropped")
+			return true, nil
+		case rec != nil:
 			u.log.Info("iteration already ended, duplicate delivery")
 			return true, w.Control.IterationEnded(ctx, c, *rec)
 		}
 		u.observeLease(ctx, leaseAcquired)
-		return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
+		return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 	}
 	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
 	if errors.Is(err, store.ErrLeaseHeld) {
@@ -418,7 +479,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	u.observeLease(ctx, leaseAcquired)
-	return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
+	return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 }
 
 // runLeased runs the unit with its lease renewed by a heartbeat; a lost
@@ -462,7 +523,11 @@ func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel conte
 		if c.Iteration != nil {
 			_, err = u.w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID,
 				LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: u.w.ttl(), Now: u.w.now()})
-			if errors.Is(err, store.ErrLeaseHeld) {
+			if errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrParked) {
+				// Taken over, or parked in the DLQ: this delivery no
+				// longer runs the iteration. (An ended record is this
+				// unit's own end, between its record and its heartbeat's
+				// stop: its follow-up must go on.)
 				err = store.ErrLeaseLost
 			}
 		} else {

@@ -111,7 +111,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--bogus", "x.yaml"}, "unknown flag: --bogus"},
 		{[]string{"dlq"}, "Usage:"},
 		{[]string{"dlq", "bogus"}, `unknown command "bogus" for "noetl dlq"`},
-		{[]string{"dlq", "list", "--status", "done"}, `--status "done": want one of pending, replayed, discarded`},
+		{[]string{"dlq", "list", "--status", "finished"}, `--status "finished": want one of pending, replayed, discarded, done`},
 		{[]string{"dlq", "discard", "m1"}, "needs --reason"},
 		{[]string{"dlq", "replay", "m1", "--patch", "novalue"}, `--patch "novalue": want key=value`},
 		{[]string{"dlq", "replay", "m1", "--patch", "=v"}, `--patch "=v": want key=value`},

@@ -332,7 +332,8 @@ func (t *Tasks) TaskDelete(ctx context.Context, cmd types.Command, now time.Time
 }
 
 // TaskDeleteExecution implements tasks.Creator: it deletes the
-// execution's tasks not yet delivered.
+// execution's tasks not yet delivered, but its watchdogs (as the
+// Dispatcher does).
 func (t *Tasks) TaskDeleteExecution(ctx context.Context, executionID string) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -340,7 +341,7 @@ func (t *Tasks) TaskDeleteExecution(ctx context.Context, executionID string) (in
 	prefix := types.TaskPrefix(executionID) + "-"
 	n := 0
 	for _, tk := range t.tasks {
-		if !tk.Taken && !tk.Deleted && strings.HasPrefix(tk.Name, prefix) {
+		if !tk.Taken && !tk.Deleted && strings.HasPrefix(tk.Name, prefix) && !types.IsWatchdog(tk.Name) {
 			tk.Deleted = true
 			n++
 		}
