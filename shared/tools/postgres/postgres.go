@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/url"
 	"sort"
@@ -26,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -496,10 +496,8 @@ func bindValue(v any) (any, error) {
 		}
 		return string(b), nil
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, nil
-		}
-		return x.Float64()
+		n, _ := jsonx.Number(x)
+		return n, nil
 	case int:
 		return int64(x), nil
 	default:
@@ -697,16 +695,3 @@ func quoteDSN(v string) string {
 // decides between the single-statement path (extended protocol, params
 // allowed) and the script path; the server parses the script itself.
 func splitSQL(s string) []string { return sqlsplit.Split(s) }
-
-// friendlyFloat turns NaN/Inf (not representable in JSON) into strings.
-func friendlyFloat(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return f
-}
