@@ -14,10 +14,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/types"
@@ -65,7 +65,7 @@ func EncodeBatch(m *meter.Meter, s *sign.Signer, b types.Batch, traceAttrs map[s
 	b.Ops = meter.Merge(b.Ops, m.Drain(b.ExecutionID))
 	data, err := json.Marshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("bus: encode batch %s: %w", b.ID, err)
+		return nil, errs.Wrap(errs.InvalidArgument, err, "bus: encode batch "+b.ID)
 	}
 	if len(data) <= MaxMessageBytes || len(b.Events) <= 1 {
 		return []Encoded{encoded(s, b, data, traceAttrs)}, nil
@@ -114,7 +114,7 @@ func encoded(s *sign.Signer, b types.Batch, data []byte, traceAttrs map[string]s
 func EncodeCommand(s *sign.Signer, c types.Command, traceAttrs map[string]string) (Encoded, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
-		return Encoded{}, fmt.Errorf("bus: encode command: %w", err)
+		return Encoded{}, errs.Wrap(errs.InvalidArgument, err, "bus: encode command")
 	}
 	attrs := map[string]string{}
 	for k, v := range traceAttrs {

@@ -2,11 +2,12 @@ package bus
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/telemetry"
@@ -28,7 +29,7 @@ type PubSub struct {
 func Open(ctx context.Context, project, eventsTopic, commandsTopic string, signer *sign.Signer) (*PubSub, error) {
 	c, err := pubsub.NewClient(ctx, project)
 	if err != nil {
-		return nil, fmt.Errorf("bus: pubsub client: %w", err)
+		return nil, errs.Wrap(errs.CodeOf(err), err, "bus: pubsub client")
 	}
 	mk := func(name string) *pubsub.Publisher {
 		p := c.Publisher(name)
@@ -92,10 +93,28 @@ func (p *PubSub) publish(ctx context.Context, t *pubsub.Publisher, msgs []Encode
 	var first error
 	for _, r := range rs {
 		if _, err := r.Get(ctx); err != nil && first == nil {
-			first = fmt.Errorf("bus: publish: %w", err)
+			first = publishError(err, "bus: publish")
 		}
 	}
 	return first
+}
+
+// publishError wraps a publish error with its code: the client's own
+// errors by what they mean (an oversized message can never be published:
+// InvalidArgument; a flow-control limit: ResourceExhausted; a stopped
+// publisher, an instance shutting down: Unavailable), any other by
+// errs.CodeOf (the server's gRPC status, the context).
+func publishError(err error, msg string) error {
+	c := errs.CodeOf(err)
+	switch {
+	case errors.Is(err, pubsub.ErrOversizedMessage):
+		c = errs.InvalidArgument
+	case errors.Is(err, pubsub.ErrFlowControllerMaxOutstandingMessages), errors.Is(err, pubsub.ErrFlowControllerMaxOutstandingBytes):
+		c = errs.ResourceExhausted
+	case errors.Is(err, pubsub.ErrPublisherStopped):
+		c = errs.Unavailable
+	}
+	return errs.Wrap(c, err, msg)
 }
 
 // Republish publishes a raw message on a topic (a DLQ replay of a message
@@ -104,7 +123,7 @@ func (p *PubSub) Republish(ctx context.Context, topic string, data []byte, attrs
 	t := p.client.Publisher(topic)
 	defer t.Stop()
 	if _, err := t.Publish(ctx, &pubsub.Message{Data: data, Attributes: attrs}).Get(ctx); err != nil {
-		return fmt.Errorf("bus: republish on %s: %w", topic, err)
+		return publishError(err, "bus: republish on "+topic)
 	}
 	return nil
 }

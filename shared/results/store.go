@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -30,7 +31,8 @@ const DefaultInlineMax = 65536
 
 // ErrBadRef is returned (wrapped) by Store.Resolve for a "$ref" map that is
 // malformed (missing key, unknown format) or names another bucket.
-var ErrBadRef = errors.New("results: bad result reference")
+// Code errs.InvalidArgument.
+var ErrBadRef = errs.Sentinel(errs.InvalidArgument, "results: bad result reference")
 
 // Store is the result tier's policy (seed 004 §5): it moves over-budget
 // results to its Backend under names from its Locator, and turns references
