@@ -8,9 +8,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 
 	"github.com/noetl/gcpengine/shared/errs"
-	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/sign"
-	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -50,15 +48,9 @@ func (p *PubSub) Close() error {
 	return p.client.Close()
 }
 
-func traceAttrs(ctx context.Context) map[string]string {
-	m := map[string]string{}
-	telemetry.Inject(ctx, m)
-	return m
-}
-
 // PublishBatch implements Publisher.
 func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
-	msgs, err := EncodeBatch(meter.From(ctx), p.signer, b, traceAttrs(ctx))
+	msgs, err := BatchMessages(ctx, p.signer, b)
 	if err != nil {
 		return err
 	}
@@ -67,29 +59,19 @@ func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
 
 // PublishCommands implements Publisher.
 func (p *PubSub) PublishCommands(ctx context.Context, cmds ...types.Command) error {
-	ta := traceAttrs(ctx)
-	msgs := make([]Encoded, 0, len(cmds))
-	for _, c := range cmds {
-		if c.TraceParent == "" {
-			c.TraceParent = telemetry.TraceParent(ctx)
-		}
-		e, err := EncodeCommand(p.signer, c, ta)
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, e)
+	msgs, err := CommandMessages(ctx, p.signer, cmds...)
+	if err != nil {
+		return err
 	}
 	return p.publish(ctx, p.commands, msgs)
 }
 
 func (p *PubSub) publish(ctx context.Context, t *pubsub.Publisher, msgs []Encoded) error {
 	rs := make([]*pubsub.PublishResult, len(msgs))
-	m := meter.From(ctx)
 	for i, e := range msgs {
 		rs[i] = t.Publish(ctx, &pubsub.Message{Data: e.Data, Attributes: e.Attributes})
-		m.Add(e.ExecutionID, meter.PubSubPublish, 1)
-		m.Add(e.ExecutionID, meter.PubSubPublishBytes, meter.Billable(len(e.Data)))
 	}
+	CountPublished(ctx, msgs)
 	var first error
 	for _, r := range rs {
 		if _, err := r.Get(ctx); err != nil && first == nil {

@@ -1,13 +1,15 @@
 // Package controltest provides in-memory fakes of the control plane's I/O
 // for in-process unit tests of shared/control, shared/router and
-// shared/worker: a Publisher (the events and commands topics), a
-// tasks.Creator (Cloud Tasks), an Offloader (the results tier), a Store
-// wrapper that fails chosen calls, a settable Clock, and Env, which wires
-// them with store.Memory and a control.Control. The fakes move values the
-// way the real transports do (JSON encoded, decoded with shared/jsonx and
-// normalised like execute and materialize do), so a value that would not
-// survive a Cloud Task body or a Pub/Sub message does not survive here
-// either. They are safe for concurrent use. Integration tests use the real
+// shared/worker: a Publisher (bus.Publisher: the events and commands
+// topics), a Tasks (tasks.Creator: Cloud Tasks), an Offloader
+// (results.Offloader: the results tier), a Store wrapper that fails chosen
+// calls, a settable Clock, and Env, which wires them with store.Memory and
+// a control.Control. The fakes move values the way the real transports do
+// (JSON encoded, decoded with shared/jsonx and normalised like execute and
+// materialize do), so a value that would not survive a Cloud Task body or
+// a Pub/Sub message does not survive here either; each passes the
+// conformance suite its driver passes (bustest, taskstest, resultstest).
+// They are safe for concurrent use. Integration tests use the real
 // emulators instead (scripts/up).
 package controltest
 
@@ -21,10 +23,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -81,9 +86,14 @@ func FailTimes[T any](n int, err error, match func(T) bool) func(T) error {
 	}
 }
 
-// Publisher is an in-memory control.Publisher (and bus.Publisher,
-// launch.Publisher): it records every batch and command it accepts, in
-// order, after a JSON round trip.
+// Publisher is an in-memory bus.Publisher: it publishes exactly the
+// messages the Pub/Sub driver publishes (bus.BatchMessages and
+// bus.CommandMessages: split batches, attributes, trace context,
+// signature, the meter's pending counts, the publish counted on the
+// context's meter), refuses what Pub/Sub refuses (a message over its size
+// limit: InvalidArgument; a done context: Canceled or DeadlineExceeded),
+// and records each message with the batch or command it decodes to
+// (shared/jsonx), in order. bustest.Run holds it to the driver's contract.
 type Publisher struct {
 	// FailBatch, when set, is called before a batch is published; a
 	// non-nil error fails the publish (nothing is recorded).
@@ -91,14 +101,39 @@ type Publisher struct {
 	// FailCommands, when set, is called before commands are published; a
 	// non-nil error fails the publish (nothing is recorded).
 	FailCommands func([]types.Command) error
+	// Signer signs the messages as the driver's does (nil: unsigned).
+	Signer *sign.Signer
 
 	mu       sync.Mutex
 	batches  []types.Batch
 	commands []types.Command
+	messages map[string][]bus.Encoded // topic ("events", "commands") → messages
 	attempts int
 }
 
-// PublishBatch implements control.Publisher.
+// publishable refuses what the Pub/Sub client refuses: a done context,
+// and a message that does not fit in one publish request.
+func publishable(ctx context.Context, msgs []bus.Encoded) error {
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: publish")
+	}
+	for _, m := range msgs {
+		if n := len(m.Data) + attributesSize(m.Attributes); n > bus.MaxPubSubMessageBytes-1024 {
+			return errs.New(errs.InvalidArgument, "controltest: publish: a %d-byte message exceeds Pub/Sub's limit (%d bytes per publish request)", n, bus.MaxPubSubMessageBytes)
+		}
+	}
+	return nil
+}
+
+func attributesSize(a map[string]string) int {
+	n := 0
+	for k, v := range a {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// PublishBatch implements bus.Publisher.
 func (p *Publisher) PublishBatch(ctx context.Context, b types.Batch) error {
 	p.mu.Lock()
 	p.attempts++
@@ -109,46 +144,80 @@ func (p *Publisher) PublishBatch(ctx context.Context, b types.Batch) error {
 			return err
 		}
 	}
-	raw, err := json.Marshal(b)
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: publish")
+	}
+	msgs, err := bus.BatchMessages(ctx, p.Signer, b)
 	if err != nil {
-		return fmt.Errorf("controltest: encode batch: %w", err)
+		return err
 	}
-	var got types.Batch
-	if err := jsonx.Unmarshal(raw, &got); err != nil {
-		return fmt.Errorf("controltest: decode batch: %w", err)
+	if err := publishable(ctx, msgs); err != nil {
+		return err
 	}
-	for i := range got.Events {
-		got.Events[i].Payload = jsonx.NormalizeMap(got.Events[i].Payload)
+	got := make([]types.Batch, len(msgs))
+	for i, m := range msgs {
+		if err := jsonx.Unmarshal(m.Data, &got[i]); err != nil {
+			return fmt.Errorf("controltest: decode batch: %w", err)
+		}
 	}
+	bus.CountPublished(ctx, msgs)
 	p.mu.Lock()
-	p.batches = append(p.batches, got)
+	p.batches = append(p.batches, got...)
+	p.record(bus.EventsTopic, msgs)
 	p.mu.Unlock()
 	return nil
 }
 
-// PublishCommands implements control.Publisher.
+// record keeps msgs as published on topic. Called with p.mu held.
+func (p *Publisher) record(topic string, msgs []bus.Encoded) {
+	if p.messages == nil {
+		p.messages = map[string][]bus.Encoded{}
+	}
+	p.messages[topic] = append(p.messages[topic], msgs...)
+}
+
+// PublishCommands implements bus.Publisher.
 func (p *Publisher) PublishCommands(ctx context.Context, cmds ...types.Command) error {
 	if p.FailCommands != nil {
 		if err := p.FailCommands(cmds); err != nil {
 			return err
 		}
 	}
-	out := make([]types.Command, 0, len(cmds))
-	for _, c := range cmds {
-		d, err := roundTrip(c)
-		if err != nil {
-			return err
-		}
-		out = append(out, d)
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: publish")
 	}
+	msgs, err := bus.CommandMessages(ctx, p.Signer, cmds...)
+	if err != nil {
+		return err
+	}
+	if err := publishable(ctx, msgs); err != nil {
+		return err
+	}
+	out := make([]types.Command, len(msgs))
+	for i, m := range msgs {
+		if err := jsonx.Unmarshal(m.Data, &out[i]); err != nil {
+			return fmt.Errorf("controltest: decode command: %w", err)
+		}
+	}
+	bus.CountPublished(ctx, msgs)
 	p.mu.Lock()
 	p.commands = append(p.commands, out...)
+	p.record(bus.CommandsTopic, msgs)
 	p.mu.Unlock()
 	return nil
 }
 
-// Batches returns the published batches in publish order (repeats
-// included: a republished batch appears again, with the same id).
+// Messages returns the messages published on topic (bus.EventsTopic or
+// bus.CommandsTopic), in publish order: what a subscription receives.
+func (p *Publisher) Messages(topic string) []bus.Encoded {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]bus.Encoded(nil), p.messages[topic]...)
+}
+
+// Batches returns the published batches in publish order, as they arrive
+// (repeats included: a republished batch appears again, with the same id;
+// a batch over bus.MaxMessageBytes appears as its parts).
 func (p *Publisher) Batches() []types.Batch {
 	p.mu.Lock()
 	defer p.mu.Unlock()
