@@ -31,6 +31,7 @@ import (
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -329,9 +330,12 @@ type Task struct {
 }
 
 // Tasks is an in-memory tasks.Creator with Cloud Tasks' name dedup: a
-// second create of a name returns created=false. Commands are stored after
-// the JSON round trip of a task body (jsonx + store.NormCommand, as
-// execute decodes them).
+// second create of a name returns created=false, also after the first was
+// delivered or deleted. Commands are stored as execute decodes the body
+// the driver sends (tasks.Body: the creator's trace, secrets masked; then
+// jsonx); a done context fails the call (Canceled, DeadlineExceeded).
+// taskstest.Run holds it to the contract the driver passes on the Cloud
+// Tasks emulator.
 type Tasks struct {
 	// FailCreate, when set, is called before a task is created; a non-nil
 	// error fails the create (nothing is recorded).
@@ -345,17 +349,26 @@ type Tasks struct {
 	deleted  []string
 }
 
-func roundTrip(c types.Command) (types.Command, error) {
-	raw, err := json.Marshal(c)
+// roundTrip returns cmd as execute decodes the body of its Cloud Task.
+func roundTrip(ctx context.Context, c types.Command) (types.Command, error) {
+	raw, err := tasks.Body(ctx, c)
 	if err != nil {
-		return types.Command{}, fmt.Errorf("controltest: encode command: %w", err)
+		return types.Command{}, err
 	}
 	var d types.Command
 	if err := jsonx.Unmarshal(raw, &d); err != nil {
 		return types.Command{}, fmt.Errorf("controltest: decode command: %w", err)
 	}
-	store.NormCommand(&d)
 	return d, nil
+}
+
+// done fails a call made with a done context, as the Cloud Tasks client
+// does.
+func done(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: tasks")
+	}
+	return nil
 }
 
 // TaskCreate implements tasks.Creator.
@@ -369,7 +382,10 @@ func (t *Tasks) TaskCreate(ctx context.Context, cmd types.Command, now time.Time
 			return false, err
 		}
 	}
-	d, err := roundTrip(cmd)
+	if err := done(ctx); err != nil {
+		return false, err
+	}
+	d, err := roundTrip(ctx, cmd)
 	if err != nil {
 		return false, err
 	}
@@ -390,6 +406,9 @@ func (t *Tasks) TaskCreate(ctx context.Context, cmd types.Command, now time.Time
 
 // TaskDelete implements tasks.Creator.
 func (t *Tasks) TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error {
+	if err := done(ctx); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	name := cmd.TaskName()
@@ -403,6 +422,9 @@ func (t *Tasks) TaskDelete(ctx context.Context, cmd types.Command, now time.Time
 // TaskDeleteExecution implements tasks.Creator: it deletes the
 // execution's tasks not yet delivered.
 func (t *Tasks) TaskDeleteExecution(ctx context.Context, executionID string) (int, error) {
+	if err := done(ctx); err != nil {
+		return 0, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.delExecs = append(t.delExecs, executionID)
@@ -415,6 +437,17 @@ func (t *Tasks) TaskDeleteExecution(ctx context.Context, executionID string) (in
 		}
 	}
 	return n, nil
+}
+
+// Tasks returns a copy of every task created, in creation order.
+func (t *Tasks) Tasks() []Task {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Task, len(t.tasks))
+	for i, tk := range t.tasks {
+		out[i] = *tk
+	}
+	return out
 }
 
 // Calls counts TaskCreate calls (failed and duplicate ones included).

@@ -7,6 +7,7 @@ import (
 	"github.com/noetl/gcpengine/shared/bus/bustest"
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/tasks/taskstest"
 )
 
 // TestPublisherConformance holds the fake publisher to the bus contract
@@ -26,5 +27,23 @@ func TestPublisherConformance(t *testing.T) {
 				}
 				return out, nil
 			}}
+	})
+}
+
+// TestTasksConformance holds the fake task queue to the tasks contract the
+// Cloud Tasks driver passes on the emulator (shared/tasks
+// dispatcher_test.go).
+func TestTasksConformance(t *testing.T) {
+	taskstest.Run(t, func(t *testing.T) taskstest.Harness {
+		q := &controltest.Tasks{}
+		return taskstest.Harness{Creator: q, Pending: func(context.Context) ([]taskstest.Task, error) {
+			var out []taskstest.Task
+			for _, tk := range q.Tasks() {
+				if !tk.Taken && !tk.Deleted {
+					out = append(out, taskstest.Task{Name: tk.Name, Cmd: tk.Cmd, ScheduleTime: tk.Cmd.NotBefore})
+				}
+			}
+			return out, nil
+		}}
 	})
 }
