@@ -21,3 +21,13 @@ type Offloader interface {
 	// ErrNotFound (code NotFound).
 	Resolve(ctx context.Context, v any) (any, error)
 }
+
+// ExtractedOf returns the extracted block Offload puts in the reference of
+// v ("extracted": a table's summary, else Extract(v)), for fakes of the
+// tier that must give the same references.
+func ExtractedOf(v any) map[string]any {
+	if t, ok := scanTable(v); ok {
+		return extractTable(t)
+	}
+	return Extract(v)
+}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
@@ -507,10 +509,13 @@ func (t *Tasks) DeletedExecutions() []string {
 	return append([]string(nil), t.delExecs...)
 }
 
-// Offloader is an in-memory control.Offloader (and worker.ResultResolver):
-// a value whose JSON encoding is longer than InlineMax bytes is stored and
-// replaced by a reference {"$ref": {"key": ...}} (the shape of
-// shared/results references); Resolve returns stored values.
+// Offloader is an in-memory results.Offloader: a value whose JSON
+// encoding is longer than InlineMax bytes is stored (after a JSON round
+// trip) and replaced by the reference {"$ref": {"key": ...}, "extracted":
+// results.ExtractedOf(v)} (the shape of shared/results references); Resolve
+// replaces the references at any depth of a value by fresh copies of their
+// values, and a reference to a value it does not hold is results.ErrNotFound.
+// resultstest.OffloaderSuite holds it to the contract results.Store passes.
 type Offloader struct {
 	// InlineMax is the inline budget in bytes (≤ 0: everything inline).
 	InlineMax int
@@ -521,9 +526,9 @@ type Offloader struct {
 }
 
 // RefKey is the key of a reference map (shared/results.RefKey).
-const RefKey = "$ref"
+const RefKey = results.RefKey
 
-// Offload implements control.Offloader.
+// Offload implements results.Offloader.
 func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -531,6 +536,9 @@ func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (a
 	}
 	if o.InlineMax <= 0 || len(b) <= o.InlineMax {
 		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "controltest: offload")
 	}
 	key := fmt.Sprintf("%s/%s/%d/%d/%d", c.ExecutionID, c.Step, c.Frame, c.Row, c.Attempt)
 	var stored any
@@ -544,28 +552,82 @@ func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (a
 	}
 	o.vals[key] = stored
 	o.coords = append(o.coords, c)
-	return map[string]any{RefKey: map[string]any{"key": key}}, nil
+	return map[string]any{RefKey: map[string]any{"key": key}, results.ExtractedKey: results.ExtractedOf(v)}, nil
 }
 
-// Resolve implements control.Offloader: a reference becomes its stored
-// value (a fresh copy); any other value is returned as is.
+// Resolve implements results.Offloader: every reference inside v (maps
+// and lists, at any depth) becomes a fresh copy of its stored value; any
+// other value is returned as is.
 func (o *Offloader) Resolve(ctx context.Context, v any) (any, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v, nil
+	switch x := v.(type) {
+	case map[string]any:
+		if ref, ok := x[RefKey].(map[string]any); ok {
+			if err := ctx.Err(); err != nil {
+				return nil, errs.Wrap(errs.CodeOf(err), err, "controltest: resolve")
+			}
+			key, _ := ref["key"].(string)
+			o.mu.Lock()
+			val, ok := o.vals[key]
+			o.mu.Unlock()
+			if !ok {
+				return nil, fmt.Errorf("controltest: resolve %q: %w", key, results.ErrNotFound)
+			}
+			return jsonx.Clone(val), nil
+		}
+		var out map[string]any
+		for k, e := range x {
+			r, err := o.Resolve(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			if out == nil && !sameValue(r, e) {
+				out = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					out[k2] = e2
+				}
+			}
+			if out != nil {
+				out[k] = r
+			}
+		}
+		if out != nil {
+			return out, nil
+		}
+		return x, nil
+	case []any:
+		var out []any
+		for i, e := range x {
+			r, err := o.Resolve(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			if out == nil && !sameValue(r, e) {
+				out = append([]any(nil), x...)
+			}
+			if out != nil {
+				out[i] = r
+			}
+		}
+		if out != nil {
+			return out, nil
+		}
+		return x, nil
 	}
-	ref, ok := m[RefKey].(map[string]any)
-	if !ok {
-		return v, nil
+	return v, nil
+}
+
+// sameValue reports whether Resolve left e as it was (the same map or
+// slice, or an equal scalar).
+func sameValue(r, e any) bool {
+	switch x := e.(type) {
+	case map[string]any:
+		y, ok := r.(map[string]any)
+		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := r.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 	}
-	key, _ := ref["key"].(string)
-	o.mu.Lock()
-	val, ok := o.vals[key]
-	o.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("controltest: no stored value %q", key)
-	}
-	return jsonx.Clone(val), nil
+	return true
 }
 
 // Offloaded returns the coordinates of the values stored so far.

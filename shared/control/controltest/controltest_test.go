@@ -6,6 +6,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/bus/bustest"
 	"github.com/noetl/gcpengine/shared/control/controltest"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/resultstest"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tasks/taskstest"
 )
@@ -45,5 +47,13 @@ func TestTasksConformance(t *testing.T) {
 			}
 			return out, nil
 		}}
+	})
+}
+
+// TestOffloaderConformance holds the fake results tier to the contract
+// results.Store passes (shared/results offloader_test.go).
+func TestOffloaderConformance(t *testing.T) {
+	resultstest.OffloaderSuite(t, func(t *testing.T, inlineMax int) results.Offloader {
+		return &controltest.Offloader{InlineMax: inlineMax}
 	})
 }
