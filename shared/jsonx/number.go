@@ -156,15 +156,23 @@ func Float(f float64) any {
 }
 
 // Float32 converts a float32 by Number's rule: the float64 of its shortest
-// decimal form (what encoding/json writes for it), or the string for NaN
-// and ±Inf.
+// decimal form (Widen32), or the string for NaN and ±Inf.
 func Float32(f float32) any {
+	return Float(Widen32(f))
+}
+
+// Widen32 returns the float64 of f's shortest decimal form, the value
+// encoding/json's text of f decodes to (float32(0.1) → 0.1, where a
+// conversion gives 0.10000000149011612); NaN and ±Inf convert as they are.
+// It does not allocate (the results tier's Feather encoder uses it).
+func Widen32(f float32) float64 {
 	g := float64(f)
 	if math.IsNaN(g) || math.IsInf(g, 0) {
-		return Float(g)
+		return g
 	}
-	d, err := strconv.ParseFloat(strconv.FormatFloat(g, 'g', -1, 32), 64)
-	if err != nil { // unreachable: FormatFloat's output always parses
+	var buf [32]byte
+	d, err := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], g, 'g', -1, 32)), 64)
+	if err != nil { // unreachable: AppendFloat's output always parses
 		return g
 	}
 	return d

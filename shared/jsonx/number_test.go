@@ -274,3 +274,19 @@ func ExampleNumber() {
 	// string Infinity
 	// int64 -1
 }
+
+func TestWiden32(t *testing.T) {
+	for _, f := range []float32{0.1, 1.5, -3.3, 1e-30, math.MaxFloat32, math.SmallestNonzeroFloat32} {
+		b, _ := json.Marshal(f)
+		var back float64
+		if err := json.Unmarshal(b, &back); err != nil || Widen32(f) != back {
+			t.Errorf("Widen32(%v) = %v, JSON gives %v", f, Widen32(f), back)
+		}
+	}
+	if g := Widen32(float32(math.Inf(1))); !math.IsInf(g, 1) || !math.IsNaN(Widen32(float32(math.NaN()))) {
+		t.Error("Widen32 keeps NaN and infinities")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Widen32(0.1) }); n != 0 {
+		t.Errorf("Widen32 allocates %v times", n)
+	}
+}

@@ -208,7 +208,7 @@ func asFloat64(v any) (float64, bool) {
 	case float64:
 		return x, true
 	case float32:
-		return float64(x), true
+		return jsonx.Widen32(x), true // as JSON would give it back
 	case uint:
 		return float64(x), uint64(x) > math.MaxInt64
 	case uint64:
