@@ -75,20 +75,41 @@ func NormalizeInto(ptr any) {
 	walk(rv.Elem())
 }
 
-// anyType is the type of an interface value holding anything.
-var anyType = reflect.TypeFor[any]()
+// The generic types, normalised by Normalize without reflection.
+var (
+	anyType   = reflect.TypeFor[any]()
+	mapType   = reflect.TypeFor[map[string]any]()
+	sliceType = reflect.TypeFor[[]any]()
+)
 
 // walk normalises the generic values inside rv (addressable, or a map).
 func walk(rv reflect.Value) {
 	t := rv.Type()
+	switch t {
+	case anyType:
+		if rv.IsNil() {
+			return
+		}
+		switch v := rv.Interface().(type) {
+		case string, bool:
+		case map[string]any, []any:
+			Normalize(v) // in place
+		default:
+			if rv.CanSet() {
+				rv.Set(anyValue(Normalize(v)))
+			}
+		}
+		return
+	case mapType, sliceType:
+		if !rv.IsNil() {
+			Normalize(rv.Interface()) // in place
+		}
+		return
+	}
 	if !holdsGeneric(t) {
 		return
 	}
 	switch rv.Kind() {
-	case reflect.Interface: // an any (holdsGeneric)
-		if !rv.IsNil() && rv.CanSet() {
-			rv.Set(anyValue(Normalize(rv.Interface())))
-		}
 	case reflect.Pointer:
 		if !rv.IsNil() {
 			walk(rv.Elem())
@@ -112,7 +133,7 @@ func walk(rv reflect.Value) {
 		for iter.Next() {
 			e := iter.Value()
 			switch et.Kind() {
-			case reflect.Interface:
+			case reflect.Interface: // any (holdsGeneric)
 				if !e.IsNil() {
 					rv.SetMapIndex(iter.Key(), anyValue(Normalize(e.Interface())))
 				}
