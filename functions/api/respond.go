@@ -1,9 +1,9 @@
 package api
 
 // The answers the handlers share: 500 when the runtime (or a client
-// opened on it) is not there, 404 or 503 after a store read, 400 for a
-// body that is not JSON or a document that does not validate, and the
-// routes of a REST collection.
+// opened on it) is not there, 404 or the status of the error's code after
+// a store read, 400 for a body that is not JSON or a document that does
+// not validate, and the routes of a REST collection.
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
@@ -30,9 +31,14 @@ func opened[T any](ctx context.Context, w http.ResponseWriter, open func(context
 	return v, true
 }
 
-// unavailable writes 503 {"error"}: a store or service failed.
+// unavailable writes {"error"} for a store or service failure with the
+// status of its code (errs.HTTPStatus, the one policy table): 503 for an
+// unavailable or unclassified backend and a retry-later conflict, 500
+// Internal, 504 DeadlineExceeded, 429 ResourceExhausted, 403
+// PermissionDenied, 404 NotFound, 409 AlreadyExists, 400 InvalidArgument,
+// 501 Unimplemented.
 func unavailable(w http.ResponseWriter, err error) {
-	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	writeJSON(w, errs.HTTPStatus(err), map[string]any{"error": err.Error()})
 }
 
 // found reports whether err is nil; else it writes 404 {"error":

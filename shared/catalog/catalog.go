@@ -29,6 +29,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
 )
 
@@ -43,18 +44,21 @@ type Catalog struct {
 // ErrNotFound: neither the catalog nor the file system has the playbook.
 // The errors below wrap it too, so callers that treat "not found" as a
 // permanent failure (a `kind: playbook` task) do the same for them.
-var ErrNotFound = errors.New("catalog: playbook not found")
+// Code errs.NotFound.
+var ErrNotFound = errs.Sentinel(errs.NotFound, "catalog: playbook not found")
 
 // ErrOutsideRoot is wrapped by the error for a file path that is absolute,
 // climbs out of the playbook root with `..`, or reaches outside it through
 // a symbolic link (issue 10 item 4).
-var ErrOutsideRoot = errors.New("playbook paths must be relative to the playbook root and stay inside it")
+// Code errs.InvalidArgument.
+var ErrOutsideRoot = errs.Sentinel(errs.InvalidArgument, "playbook paths must be relative to the playbook root and stay inside it")
 
 // ErrNotPlaybook is wrapped by the error for a file that is not a NoETL
 // playbook (no top-level `kind: Playbook`), is not a regular file, or is
 // larger than MaxFileBytes. The error names the path only, never the
 // file's contents.
-var ErrNotPlaybook = errors.New("not a NoETL playbook")
+// Code errs.InvalidArgument.
+var ErrNotPlaybook = errs.Sentinel(errs.InvalidArgument, "not a NoETL playbook")
 
 // MaxFileBytes is the largest playbook file read (the api's request body
 // limit).

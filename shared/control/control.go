@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
@@ -33,25 +34,11 @@ import (
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
 )
-
-// Publisher is what the control plane needs from the bus.
-type Publisher interface {
-	PublishBatch(ctx context.Context, b types.Batch) error
-	PublishCommands(ctx context.Context, cmds ...types.Command) error
-}
-
-// Offloader moves large values to the results tier (shared/results.Store).
-type Offloader interface {
-	// Offload returns the reference to keep instead of v, or nil when v is
-	// small enough to stay inline.
-	Offload(ctx context.Context, coords types.ResultCoords, v any) (any, error)
-	// Resolve loads the values of references inside v.
-	Resolve(ctx context.Context, v any) (any, error)
-}
 
 // DefaultBulkFanOut is the largest number of units a transition turns into
 // Cloud Tasks itself; more go through the commands topic, where dispatch
@@ -62,11 +49,11 @@ const DefaultBulkFanOut = 8
 // is not usable: set Store, Bus and Tasks.
 type Control struct {
 	Store store.Store
-	Bus   Publisher
+	Bus   bus.Publisher
 	Tasks tasks.Creator
 	// Results offloads large loop items and loop results (nil: kept
 	// inline).
-	Results Offloader
+	Results results.Offloader
 	// Credentials resolves the keychain for control-plane templates (arc
 	// when/args, set_ctx, loop.in, admission); nil: the keychain is empty.
 	Credentials credentials.Store

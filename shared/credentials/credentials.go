@@ -34,17 +34,21 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
-// Sentinel errors. Store methods and Resolve wrap them; test with errors.Is.
+// Sentinel errors. Store methods and Resolve wrap them; test with errors.Is
+// (or errs.Is with their code).
 var (
 	// ErrNotFound: no credential has that name (CredentialGet,
 	// CredentialDelete, and Resolve for a declaration naming a missing
-	// credential).
-	ErrNotFound = errors.New("credentials: not found")
+	// credential). Code errs.NotFound: not retried.
+	ErrNotFound = errs.Sentinel(errs.NotFound, "credentials: not found")
 	// ErrInvalid: a credential or a keychain declaration is malformed
-	// (bad name, unknown kind, missing data or required fields).
-	ErrInvalid = errors.New("credentials: invalid")
+	// (bad name, unknown kind, missing data or required fields). Code
+	// errs.InvalidArgument.
+	ErrInvalid = errs.Sentinel(errs.InvalidArgument, "credentials: invalid")
 )
 
 // Kinds of credential (canonical names). A kind decides which data fields

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
@@ -22,11 +23,6 @@ import (
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
-
-// Publisher is what launching needs from the bus.
-type Publisher interface {
-	PublishBatch(ctx context.Context, b types.Batch) error
-}
 
 // Params describes an execution to start.
 type Params struct {
@@ -68,7 +64,7 @@ type Params struct {
 // marked for route (which applies the start). It returns the execution id.
 // Starting an id that exists is not an error: the request event is
 // published again (idempotent; route ignores repeats).
-func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string, error) {
+func Start(ctx context.Context, st store.Store, pub bus.Publisher, p Params) (string, error) {
 	id := p.ExecutionID
 	fresh := id == ""
 	if fresh {

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/url"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -30,7 +30,8 @@ const (
 
 // ErrBadURI is returned (wrapped) by ParseLogicalURI for a string that is not
 // a logical result URI of the shape LogicalURI produces.
-var ErrBadURI = errors.New("results: not a logical result URI")
+// Code errs.InvalidArgument.
+var ErrBadURI = errs.Sentinel(errs.InvalidArgument, "results: not a logical result URI")
 
 // Locator turns result coordinates into names (seed 004 §4 "Result naming").
 // It is pure: no I/O, no clock.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -33,7 +34,8 @@ const DefaultInlineMax = 65536
 
 // ErrBadRef is returned (wrapped) by Store.Resolve for a "$ref" map that is
 // malformed (missing key, unknown format) or names another bucket.
-var ErrBadRef = errors.New("results: bad result reference")
+// Code errs.InvalidArgument.
+var ErrBadRef = errs.Sentinel(errs.InvalidArgument, "results: bad result reference")
 
 // ErrForbidden is returned (wrapped) by Store.Resolve for a reference the
 // reading execution may not load (results by ownership, issue 13 item 6):

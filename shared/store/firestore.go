@@ -110,24 +110,11 @@ func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
 	return &Execution{State: st, Source: d.Source}, nil
 }
 
-// NormState converts json.Number leftovers inside the generic maps of a
-// decoded state and fills nil maps (drivers call it after decoding).
+// NormState gives every number of a decoded state its kind
+// (jsonx.NormalizeInto: jsonx.Unmarshal already did, for a state decoded
+// with it) and fills nil maps (drivers call it after decoding).
 func NormState(st *engine.State) {
-	st.Workload = jsonx.NormalizeMap(st.Workload)
-	st.Ctx = jsonx.NormalizeMap(st.Ctx)
-	st.Results = jsonx.NormalizeMap(st.Results)
-	st.Result = jsonx.Normalize(st.Result)
-	for _, ss := range st.Steps {
-		ss.Args = jsonx.NormalizeMap(ss.Args)
-		ss.Error = jsonx.Normalize(ss.Error)
-		for i := range ss.Pending {
-			ss.Pending[i].Args = jsonx.NormalizeMap(ss.Pending[i].Args)
-		}
-	}
-	st.ParentIter = jsonx.NormalizeMap(st.ParentIter)
-	if c := st.Resume; c != nil {
-		NormCommand(c)
-	}
+	jsonx.NormalizeInto(st)
 	if st.Workload == nil {
 		st.Workload = map[string]any{}
 	}
@@ -142,33 +129,17 @@ func NormState(st *engine.State) {
 	}
 }
 
-// NormCommand normalises the generic values of a decoded command.
-func NormCommand(c *types.Command) {
-	c.Args, c.Iter, c.CtxPatch, c.TaskResults = jsonx.NormalizeMap(c.Args), jsonx.NormalizeMap(c.Iter), jsonx.NormalizeMap(c.CtxPatch), jsonx.NormalizeMap(c.TaskResults)
-	c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
-}
+// NormCommand gives every number of a decoded command its kind
+// (jsonx.NormalizeInto).
+func NormCommand(c *types.Command) { jsonx.NormalizeInto(c) }
 
-// NormOutput normalises a decoded transition output.
-func NormOutput(o *engine.Output) {
-	for i := range o.Commands {
-		NormCommand(&o.Commands[i])
-	}
-	for i := range o.Events {
-		o.Events[i].Payload = jsonx.NormalizeMap(o.Events[i].Payload)
-	}
-	for i := range o.Loops {
-		NormPlan(&o.Loops[i])
-	}
-}
+// NormOutput gives every number of a decoded transition output its kind
+// (jsonx.NormalizeInto).
+func NormOutput(o *engine.Output) { jsonx.NormalizeInto(o) }
 
-// NormPlan normalises a decoded loop plan.
-func NormPlan(p *engine.LoopPlan) {
-	for i := range p.Items {
-		p.Items[i] = jsonx.Normalize(p.Items[i])
-	}
-	p.Args = jsonx.NormalizeMap(p.Args)
-	p.ItemsRef = jsonx.Normalize(p.ItemsRef)
-}
+// NormPlan gives every number of a decoded loop plan its kind
+// (jsonx.NormalizeInto).
+func NormPlan(p *engine.LoopPlan) { jsonx.NormalizeInto(p) }
 
 // ExecutionCreate implements Store.
 func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
@@ -467,8 +438,6 @@ func decodeIteration(d iterDoc) (*engine.IterationRecord, error) {
 	if err := jsonx.Unmarshal([]byte(d.Data), r); err != nil {
 		return nil, fmt.Errorf("store: decode iteration: %w", err)
 	}
-	r.Result = jsonx.Normalize(r.Result)
-	r.Error = jsonx.Normalize(r.Error)
 	return r, nil
 }
 
@@ -912,7 +881,6 @@ func decodeBatch(id string, d batchDoc) ([]types.Projected, error) {
 	}
 	out := make([]types.Projected, len(evs))
 	for i, e := range evs {
-		e.Payload = jsonx.NormalizeMap(e.Payload)
 		out[i] = types.Projected{Event: e, BatchID: id, Index: i}
 	}
 	return out, nil
@@ -1179,6 +1147,5 @@ func decodeOutcome(data string) (*types.Outcome, error) {
 	if err := jsonx.Unmarshal([]byte(data), o); err != nil {
 		return nil, fmt.Errorf("store: decode attempt: %w", err)
 	}
-	o.Result = jsonx.Normalize(o.Result)
 	return o, nil
 }

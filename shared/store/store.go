@@ -35,13 +35,16 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Code sentinels: errors.Is(err, ErrNotFound) is the same test as
-// errs.Is(err, errs.NotFound).
+// Sentinels (errs.Sentinel: each carries its code, and errors.Is matches
+// the store's own errors only — a NotFound from another backend inside a
+// store call, e.g. a missing credential while a checkpoint applies, is not
+// ErrNotFound).
 var (
-	// ErrNotFound: the document does not exist.
-	ErrNotFound = &errs.Error{Code: errs.NotFound}
-	// ErrExists: a Create found the document already there.
-	ErrExists = &errs.Error{Code: errs.AlreadyExists}
+	// ErrNotFound: the document does not exist (code NotFound).
+	ErrNotFound = errs.Sentinel(errs.NotFound, "store: not found")
+	// ErrExists: a Create found the document already there (code
+	// AlreadyExists).
+	ErrExists = errs.Sentinel(errs.AlreadyExists, "store: already exists")
 	// ErrLeaseHeld: another holder owns an unexpired lease on the unit
 	// (FailedPrecondition: retry later).
 	ErrLeaseHeld = &errs.Error{Code: errs.FailedPrecondition, Msg: "store: lease held by another holder"}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
@@ -84,7 +85,7 @@ func ParseRegistration(rec *store.Subscription) (*Registration, error) {
 // memory): every instance probes and trips on its own.
 type Service struct {
 	Store       store.Store
-	Bus         launch.Publisher
+	Bus         bus.Publisher
 	Playbooks   PlaybookLoader
 	Credentials credentials.Store
 	// Buckets opens spool buckets (nil: a spool write fails transiently).

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
@@ -45,22 +46,16 @@ const Source = "execute"
 // FailedPrecondition.
 var ErrRetryLater = &errs.Error{Code: errs.FailedPrecondition, Msg: "worker: retry later"}
 
-// ResultResolver loads result references found in state (results tier);
-// nil means references are passed to templates unresolved.
-type ResultResolver interface {
-	Resolve(ctx context.Context, v any) (any, error)
-	// Offload stores v in the results tier when it is over the inline
-	// budget and returns the reference to carry instead (nil: keep inline).
-	Offload(ctx context.Context, coords types.ResultCoords, v any) (any, error)
-}
-
 // Worker executes units of work.
 type Worker struct {
 	Control *control.Control
 	Store   store.Store
-	Bus     control.Publisher
+	Bus     bus.Publisher
 	Tools   tools.Registry
-	Results ResultResolver
+	// Results is the results tier: large results are offloaded, and
+	// references found in state are resolved for templates (nil: results
+	// stay inline and references are passed unresolved).
+	Results results.Offloader
 	// Catalog resolves `kind: playbook` task paths (nil: such tasks fail).
 	Catalog *catalog.Catalog
 	// Credentials resolves the playbook's keychain (nil: keychain empty).

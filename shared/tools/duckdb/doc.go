@@ -35,8 +35,10 @@
 // "row_count": N, "columns": [names], "command": "SELECT"} — NoETL's shape;
 // INSERT/UPDATE/DELETE/COPY/CREATE give {"row_count": changed rows,
 // "affected_rows": the same, "command": verb}; a script adds "statements":
-// N. Values: integers int64 (HUGEINT beyond int64 as text), DECIMAL int64
-// when integral else float64, floats float64 (NaN/±Infinity as text),
+// N. Values: numbers by the engine's number rule (shared/jsonx Number):
+// integers int64 (a UBIGINT above 2^63-1 float64), floats float64 (REAL
+// by its shortest decimal form; NaN/±Infinity as text); HUGEINT/UHUGEINT
+// beyond int64 exact as text, DECIMAL int64 when integral else float64,
 // DATE "YYYY-MM-DD", TIME "hh:mm:ss[.ffffff]", timestamps RFC 3339, UUID
 // text, BLOB base64, INTERVAL {"months", "days", "micros"}, LIST/ARRAY
 // lists, STRUCT and MAP mappings (map keys as text), ENUM text. At most
@@ -74,7 +76,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -83,6 +84,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
 )
@@ -277,10 +279,8 @@ func bindValue(v any) (any, error) {
 	case float32:
 		return float64(x), nil
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, nil
-		}
-		return x.Float64()
+		n, _ := jsonx.Number(x)
+		return n, nil
 	case map[string]any, []any:
 		b, err := json.Marshal(x)
 		if err != nil {
@@ -301,28 +301,9 @@ func friendly(v any, typeName string) any {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return x
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case int:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x)
-		}
-		return fmt.Sprint(x)
 	case *big.Int:
+		// HUGEINT/UHUGEINT: exact, as text beyond int64 (a 128-bit SQL
+		// type, not a Go number: the duckdb kind's own choice).
 		if x == nil {
 			return nil
 		}
@@ -330,10 +311,9 @@ func friendly(v any, typeName string) any {
 			return x.Int64()
 		}
 		return x.String()
-	case float32:
-		return friendlyFloat(float64(x))
-	case float64:
-		return friendlyFloat(x)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		n, _ := jsonx.Number(x) // the engine's number rule
+		return n
 	case time.Time:
 		switch {
 		case typeName == "DATE":
@@ -408,17 +388,4 @@ func uuidString(x []byte) string {
 	buf[23] = '-'
 	hex.Encode(buf[24:], x[10:16])
 	return string(buf[:])
-}
-
-// friendlyFloat turns NaN/Inf (not representable in JSON) into strings.
-func friendlyFloat(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return f
 }

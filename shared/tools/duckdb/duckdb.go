@@ -20,6 +20,7 @@ import (
 
 	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -896,7 +897,7 @@ func decimal(d duckdbdriver.Decimal) any {
 	if r.Sign() == 0 && q.IsInt64() {
 		return q.Int64()
 	}
-	return friendlyFloat(d.Float64())
+	return jsonx.Float(d.Float64())
 }
 
 func orderedMap(m *duckdbdriver.OrderedMap) map[string]any {

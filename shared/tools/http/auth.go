@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -44,7 +45,7 @@ func (t *Tool) applyAuth(ctx context.Context, cfg map[string]any) (map[string]an
 				o := conf.ConfigError("http task: auth: %v", err)
 				return nil, &o
 			}
-			o := conf.Fail("credentials", true, "http task: auth: %v", err)
+			o := conf.FailCode(errs.CodeOf(err), "credentials", "http task: auth: %v", err)
 			return nil, &o
 		}
 		entry, _ = kc["auth"].(map[string]any)

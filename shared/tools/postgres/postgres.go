@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/url"
 	"sort"
@@ -28,6 +27,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -160,8 +161,9 @@ func (t *Tool) Close() {
 // "statements": N. Beside that summary, each statement's own result is
 // under command_0, command_1, ... (statementEntry: NoETL's per-statement
 // results). Errors: SQL errors are kind "postgres" with outcome.pg
-// {code, sqlstate} and retryable for 40001, 40P01, class 08, class 53,
-// 57P01-57P03; failing to connect is kind "postgres", code 08001, retryable;
+// {code, sqlstate}, retryable when the SQLSTATE's code is (SQLStateCode:
+// 40001, 40P01, class 08, class 53, 57P01-57P03, 57014 statement timeout,
+// class XX); failing to connect is kind "postgres", code 08001, retryable;
 // a connection lost mid-query is code 08006, retryable; deadline expiry is
 // kind "timeout"; missing/invalid connection settings or SQL are kind
 // "config". Messages never contain the password.
@@ -550,10 +552,8 @@ func bindValue(v any) (any, error) {
 		}
 		return string(b), nil
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, nil
-		}
-		return x.Float64()
+		n, _ := jsonx.Number(x)
+		return n, nil
 	case int:
 		return int64(x), nil
 	default:
@@ -614,16 +614,59 @@ func isConnLost(err error) bool {
 		strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe")
 }
 
-// retryableSQLState reports whether an SQLSTATE denotes a transient failure:
-// serialization failure, deadlock, connection exceptions, insufficient
-// resources, and server shutdown/startup.
-func retryableSQLState(code string) bool {
+// SQLStateCode returns the code of an SQLSTATE (PostgreSQL Appendix A,
+// by class): the engine's one error taxonomy for PostgreSQL's errors.
+//
+//	08 connection exception, 57P01-57P03 (shutdown, crash, starting)
+//	                                       Unavailable
+//	53 insufficient resources              ResourceExhausted
+//	40001 serialization failure, 40P01 deadlock
+//	                                       FailedPrecondition (contention)
+//	57014 query canceled (statement_timeout)
+//	                                       DeadlineExceeded
+//	23505 unique violation                 AlreadyExists
+//	28 invalid authorization, 42501 insufficient privilege
+//	                                       PermissionDenied
+//	3D000 database, 3F000 schema, 42P01 table, 42703 column, 42883
+//	function does not exist                NotFound
+//	0A feature not supported               Unimplemented
+//	XX internal error                      Internal
+//	anything else (syntax, data, other constraints, RAISE)
+//	                                       InvalidArgument: the statement
+//	                                       fails the same way again
+func SQLStateCode(code string) errs.Code {
 	switch code {
-	case "40001", "40P01", "57P01", "57P02", "57P03":
-		return true
+	case "40001", "40P01":
+		return errs.FailedPrecondition
+	case "57P01", "57P02", "57P03":
+		return errs.Unavailable
+	case "57014":
+		return errs.DeadlineExceeded
+	case "23505":
+		return errs.AlreadyExists
+	case "42501":
+		return errs.PermissionDenied
+	case "3D000", "3F000", "42P01", "42703", "42883":
+		return errs.NotFound
 	}
-	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53")
+	switch {
+	case strings.HasPrefix(code, "08"):
+		return errs.Unavailable
+	case strings.HasPrefix(code, "53"):
+		return errs.ResourceExhausted
+	case strings.HasPrefix(code, "28"):
+		return errs.PermissionDenied
+	case strings.HasPrefix(code, "0A"):
+		return errs.Unimplemented
+	case strings.HasPrefix(code, "XX"):
+		return errs.Internal
+	}
+	return errs.InvalidArgument
 }
+
+// retryableSQLState reports whether an SQLSTATE denotes a transient
+// failure: its code's retry policy (errs.PolicyOf).
+func retryableSQLState(code string) bool { return errs.PolicyOf(SQLStateCode(code)).Retry }
 
 // scrub replaces the password in s.
 func scrub(s, password string) string {
@@ -762,16 +805,3 @@ func quoteDSN(v string) string {
 // decides between the single-statement path (extended protocol, params
 // allowed) and the script path; the server parses the script itself.
 func splitSQL(s string) []string { return sqlsplit.Split(s) }
-
-// friendlyFloat turns NaN/Inf (not representable in JSON) into strings.
-func friendlyFloat(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return f
-}

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
@@ -264,7 +265,7 @@ func (t *Tool) credential(ctx context.Context, name string) (map[string]any, err
 		return nil, &fail{types.ErrKindForbidden, false, "secrets task: " + err.Error()}
 	}
 	if err != nil {
-		return nil, &fail{"credentials", true, fmt.Sprintf("reading credential %q: %v", name, err)}
+		return nil, &fail{"credentials", errs.Retryable(err), fmt.Sprintf("reading credential %q: %v", name, err)}
 	}
 	data, _ := jsonx.Clone(c.Data).(map[string]any)
 	if data == nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -124,7 +125,7 @@ func (t *Tool) authHeaders(ctx context.Context, a any) (map[string]any, *types.O
 				o := conf.ConfigError("transfer task: source.auth: %v", err)
 				return nil, &o
 			}
-			o := conf.Fail("credentials", true, "transfer task: source.auth: %v", err)
+			o := conf.FailCode(errs.CodeOf(err), "credentials", "transfer task: source.auth: %v", err)
 			return nil, &o
 		}
 		entry, _ = kc["source"].(map[string]any)

@@ -35,6 +35,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
 	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
@@ -314,7 +315,7 @@ func authHeaders(ctx context.Context, a any, what string, store credentials.Stor
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) || store == nil {
 				return nil, fail("config", false, "%s: script.source.auth: %v", what, err)
 			}
-			return nil, fail("credentials", true, "%s: script.source.auth: %v", what, err)
+			return nil, fail("credentials", errs.Retryable(err), "%s: script.source.auth: %v", what, err)
 		}
 		entry, _ = kc["script"].(map[string]any)
 	default:
