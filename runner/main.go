@@ -54,6 +54,7 @@ import (
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
+	"github.com/noetl/gcpengine/shared/tools/gcs"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 )
@@ -170,6 +171,10 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		DataRoots:   cfg.Sandbox.DataRoots,
 		Python:      python.Options{Sandbox: sb, TempDir: work},
 		Shell:       shell.Options{Sandbox: sb, TempDir: work},
+		// The engine's results bucket is out of the runner's reach (no
+		// role in GCP, another server on the stack); gcs tasks naming it
+		// are refused by name too (kind forbidden).
+		GCS: gcs.Options{ReservedBuckets: []string{cfg.ResultsBucket}},
 		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", cfg.DuckDB.MemoryMB), Threads: cfg.DuckDB.Threads,
 			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots},
 	})

@@ -54,6 +54,7 @@ locals {
     NOETL_EGRESS_ALLOW      = join(",", var.runner.egress_allow)
     NOETL_EGRESS_DENY       = join(",", [for name, url in local.run_url : trimprefix(url, "https://")])
     NOETL_REPO_ROOT         = "/srv/noetl"
+    NOETL_RESULTS_BUCKET    = google_storage_bucket.results.name # refused by name to gcs tasks
     NOETL_SANDBOX_MEMORY_MB = tostring(var.runner.task_memory_mb)
     NOETL_SANDBOX_CPU_S     = tostring(var.runner.task_cpu_s)
     NOETL_SANDBOX_DISK_MB   = tostring(var.runner.task_disk_mb)

@@ -81,6 +81,8 @@ func (c Config) RunnerEnv(cgroup string) []string {
 		"TMPDIR=" + filepath.Join(work, "tmp"),
 		"GOOGLE_CLOUD_PROJECT=" + c.Project,
 		"NOETL_REPO_ROOT=" + c.RepoRoot,
+		// The engine's bucket, which gcs tasks are refused by name.
+		"NOETL_RESULTS_BUCKET=" + c.ResultsBucket,
 		"NOETL_RUNNER_URL=" + c.RunnerURL(),
 		"NOETL_RUNNER_AUDIENCE=" + c.RunnerURL(),
 		"NOETL_RUNNER_INVOKER=" + c.RunnerInvoker(),
