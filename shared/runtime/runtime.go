@@ -188,9 +188,9 @@ func open(ctx context.Context) (*Deps, error) {
 	d.Deadline = cfg.DispatchDeadline
 	d.Signer = signer
 	d.ServiceAccount, d.Audience = cfg.TasksServiceAccount, cfg.ExecuteAudience
-	store.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
+	st.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
 	// Secret-named workload values are sealed in execution documents.
-	store.WorkloadSealer = SignerSealer{Signer: signer}
+	st.Sealer = SignerSealer{Signer: signer}
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: storage client: %w", err)

@@ -24,6 +24,17 @@ import (
 // FIRESTORE_EMULATOR_HOST is set).
 type Firestore struct {
 	c *firestore.Client
+	// Sealer seals the secret-named values of an execution's workload
+	// (redact.IsSecretKey: api_token, db.password, ...) in its document:
+	// no secret value in any document (README "Security"). Nil writes them
+	// as they are; a document with sealed values then fails to read
+	// (ErrSealed). The engine and the API see the opened values (they are
+	// the execution's input).
+	Sealer Sealer
+	// DLQRetention is how long DLQ entries are kept (the expire_at TTL
+	// field; NoETL observability spec §8.12 dlq.retention_days); zero
+	// means DefaultDLQRetention.
+	DLQRetention time.Duration
 }
 
 // OpenFirestore connects to the project's default database.
@@ -66,13 +77,22 @@ type execDoc struct {
 // (the expire_at TTL field; Terraform declares the TTL policies).
 var Retention = 30 * 24 * time.Hour
 
-// DLQRetention is how long DLQ entries are kept (seed 000 §8.12
-// dlq.retention_days; the functions set it from configuration).
-var DLQRetention = 30 * 24 * time.Hour
+// DefaultDLQRetention is the DLQ retention of a Firestore driver whose
+// DLQRetention is zero (30 days).
+const DefaultDLQRetention = 30 * 24 * time.Hour
 
-func toDoc(rec *Execution) (execDoc, error) {
+// dlqExpiry is when a DLQ entry filed now expires.
+func (f *Firestore) dlqExpiry() time.Time {
+	r := f.DLQRetention
+	if r <= 0 {
+		r = DefaultDLQRetention
+	}
+	return time.Now().UTC().Add(r)
+}
+
+func toDoc(sealer Sealer, rec *Execution) (execDoc, error) {
 	st := *rec.State
-	wl, err := sealWorkload(st.Workload) // seal.go
+	wl, err := sealWorkload(sealer, st.Workload) // seal.go
 	if err != nil {
 		return execDoc{}, err
 	}
@@ -92,7 +112,7 @@ func toDoc(rec *Execution) (execDoc, error) {
 	return d, nil
 }
 
-func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
+func fromSnap(sealer Sealer, s *firestore.DocumentSnapshot) (*Execution, error) {
 	var d execDoc
 	if err := s.DataTo(&d); err != nil {
 		return nil, fmt.Errorf("store: decode execution: %w", err)
@@ -101,7 +121,7 @@ func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
 	if err := jsonx.Unmarshal([]byte(d.State), st); err != nil {
 		return nil, fmt.Errorf("store: decode state: %w", err)
 	}
-	wl, err := openWorkload(st.Workload) // seal.go
+	wl, err := openWorkload(sealer, st.Workload) // seal.go
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +166,7 @@ func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
 	if err := checkNew(rec); err != nil {
 		return err
 	}
-	d, err := toDoc(rec)
+	d, err := toDoc(f.Sealer, rec)
 	if err != nil {
 		return err
 	}
@@ -171,7 +191,7 @@ func (f *Firestore) ExecutionGet(ctx context.Context, id string) (*Execution, er
 		}
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get execution")
 	}
-	rec, err := fromSnap(s)
+	rec, err := fromSnap(f.Sealer, s)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +277,7 @@ func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p CheckpointParams)
 				}
 				return Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
 			}
-			rec, err := fromSnap(s)
+			rec, err := fromSnap(f.Sealer, s)
 			if err != nil {
 				return Checkpoint{}, err
 			}
@@ -321,7 +341,7 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams
 		// the document changed, and then the transaction decides.
 		return Checkpoint{State: p.Base.State}, true, nil
 	}
-	d, err := toDoc(p.Base)
+	d, err := toDoc(f.Sealer, p.Base)
 	if err != nil {
 		return Checkpoint{}, true, err
 	}
@@ -636,7 +656,7 @@ func (f *Firestore) dlqFile(b *firestore.WriteBatch, e DLQEntry) {
 		e.Status = DLQPending
 	}
 	if e.ExpireAt == nil {
-		exp := time.Now().UTC().Add(DLQRetention)
+		exp := f.dlqExpiry()
 		e.ExpireAt = &exp
 	}
 	b.Set(f.c.Collection("dlq").Doc(e.MessageID), e)
@@ -981,7 +1001,7 @@ func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 		e.Status = DLQPending
 	}
 	if e.ExpireAt == nil {
-		exp := time.Now().UTC().Add(DLQRetention)
+		exp := f.dlqExpiry()
 		e.ExpireAt = &exp
 	}
 	ref := f.c.Collection("dlq").Doc(e.MessageID)

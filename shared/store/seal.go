@@ -16,13 +16,6 @@ type Sealer interface {
 	Open(sealed string) ([]byte, error)
 }
 
-// WorkloadSealer seals the secret-named values of an execution's workload
-// (redact.IsSecretKey: api_token, db.password, ...) in the Firestore
-// execution document (issue 10 item 6: no secret value in any document);
-// the functions set it at start. Nil writes them as they are. The engine
-// and the API see the opened values (they are the execution's input).
-var WorkloadSealer Sealer
-
 // sealedKey marks a sealed value: {"$sealed": "s1...."}.
 const sealedKey = "$sealed"
 
@@ -31,20 +24,20 @@ const sealedKey = "$sealed"
 var ErrSealed = errors.New("store: the execution's sealed workload values cannot be opened")
 
 // sealWorkload returns a copy of w with every value under a secret-named
-// key (at any depth) replaced by its sealed form; w when WorkloadSealer is
-// nil or nothing is secret.
-func sealWorkload(w map[string]any) (map[string]any, error) {
-	if WorkloadSealer == nil || w == nil {
+// key (at any depth) replaced by its sealed form; w when sealer is nil or
+// nothing is secret.
+func sealWorkload(sealer Sealer, w map[string]any) (map[string]any, error) {
+	if sealer == nil || w == nil {
 		return w, nil
 	}
-	v, err := sealValue(w)
+	v, err := sealValue(sealer, w)
 	if err != nil {
 		return nil, err
 	}
 	return v.(map[string]any), nil
 }
 
-func sealValue(v any) (any, error) {
+func sealValue(sealer Sealer, v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -54,14 +47,14 @@ func sealValue(v any) (any, error) {
 				if err != nil {
 					return nil, fmt.Errorf("store: seal workload.%s: %w", k, err)
 				}
-				s, err := WorkloadSealer.Seal(b)
+				s, err := sealer.Seal(b)
 				if err != nil {
 					return nil, fmt.Errorf("store: seal workload.%s: %w", k, err)
 				}
 				out[k] = map[string]any{sealedKey: s}
 				continue
 			}
-			ne, err := sealValue(e)
+			ne, err := sealValue(sealer, e)
 			if err != nil {
 				return nil, err
 			}
@@ -71,7 +64,7 @@ func sealValue(v any) (any, error) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			ne, err := sealValue(e)
+			ne, err := sealValue(sealer, e)
 			if err != nil {
 				return nil, err
 			}
@@ -83,8 +76,8 @@ func sealValue(v any) (any, error) {
 }
 
 // openWorkload returns w with every sealed value opened (in place).
-func openWorkload(w map[string]any) (map[string]any, error) {
-	v, err := openValue(w)
+func openWorkload(sealer Sealer, w map[string]any) (map[string]any, error) {
+	v, err := openValue(sealer, w)
 	if err != nil {
 		return nil, err
 	}
@@ -92,14 +85,14 @@ func openWorkload(w map[string]any) (map[string]any, error) {
 	return m, nil
 }
 
-func openValue(v any) (any, error) {
+func openValue(sealer Sealer, v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		if s, ok := x[sealedKey].(string); ok && len(x) == 1 {
-			if WorkloadSealer == nil {
+			if sealer == nil {
 				return nil, fmt.Errorf("%w: no key is configured", ErrSealed)
 			}
-			b, err := WorkloadSealer.Open(s)
+			b, err := sealer.Open(s)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrSealed, err)
 			}
@@ -110,7 +103,7 @@ func openValue(v any) (any, error) {
 			return out, nil
 		}
 		for k, e := range x {
-			ne, err := openValue(e)
+			ne, err := openValue(sealer, e)
 			if err != nil {
 				return nil, err
 			}
@@ -119,7 +112,7 @@ func openValue(v any) (any, error) {
 		return x, nil
 	case []any:
 		for i, e := range x {
-			ne, err := openValue(e)
+			ne, err := openValue(sealer, e)
 			if err != nil {
 				return nil, err
 			}

@@ -25,13 +25,10 @@ func (rot) Open(s string) ([]byte, error) {
 // Secret-named workload values never reach the execution document in
 // clear; reading the document gives them back.
 func TestWorkloadSealedAtRest(t *testing.T) {
-	prev := WorkloadSealer
-	WorkloadSealer = rot{}
-	defer func() { WorkloadSealer = prev }()
 	st := &engine.State{ExecutionID: "e", Status: engine.ExecRunning, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
 		Workload: map[string]any{"api_token": "T0ken-Secret", "db": map[string]any{"host": "h", "password": "Pw-Secret"},
 			"list": []any{map[string]any{"secret": []any{"a1-Secret"}}}, "plain": "visible"}}
-	d, err := toDoc(&Execution{State: st})
+	d, err := toDoc(rot{}, &Execution{State: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +43,7 @@ func TestWorkloadSealedAtRest(t *testing.T) {
 	if st.Workload["api_token"] != "T0ken-Secret" {
 		t.Error("toDoc modified the caller's state")
 	}
-	wl, err := openWorkload(mustDecode(t, d.State))
+	wl, err := openWorkload(rot{}, mustDecode(t, d.State))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +51,7 @@ func TestWorkloadSealedAtRest(t *testing.T) {
 		wl["list"].([]any)[0].(map[string]any)["secret"].([]any)[0] != "a1-Secret" {
 		t.Errorf("opened workload %v", wl)
 	}
-	WorkloadSealer = nil
-	if _, err := openWorkload(mustDecode(t, d.State)); !errors.Is(err, ErrSealed) {
+	if _, err := openWorkload(nil, mustDecode(t, d.State)); !errors.Is(err, ErrSealed) {
 		t.Errorf("sealed values without a key: %v, want ErrSealed", err)
 	}
 }
