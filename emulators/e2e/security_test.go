@@ -156,7 +156,10 @@ func TestForgedMessagesAreRefused(t *testing.T) {
 	if start, _ := res["start"].(map[string]any); start["real"] != true || start["forged"] != nil {
 		t.Fatalf("a forged step.done was applied: results %v", res)
 	}
-	for _, want := range []struct{ id, source, kind string }{
+	for _, want := range []struct {
+		id, source string
+		kind       store.DLQKind
+	}{
 		{"route-" + unsigned, "route", "message"}, {"materialize-" + unsigned, "materialize", "message"},
 		{"route-" + otherKey, "route", "message"}, {"materialize-" + otherKey, "materialize", "message"},
 		{"route-direct-" + id, "route", "message"}, {"materialize-direct-" + id, "materialize", "message"},

@@ -51,10 +51,8 @@ func dlqList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	status := r.URL.Query().Get("status")
-	switch status {
-	case "", store.DLQPending, store.DLQReplayed, store.DLQDiscarded, store.DLQDone:
-	default:
+	status := store.DLQStatus(r.URL.Query().Get("status"))
+	if status != "" && !status.Valid() {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "status must be pending, replayed, discarded or done"})
 		return
 	}

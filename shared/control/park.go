@@ -67,7 +67,7 @@ func (c *Control) FileUnit(ctx context.Context, p FileParams) (FileOutcome, erro
 	// discarded, done) is not filed again.
 	switch old, err := c.Store.DLQGet(ctx, e.MessageID); {
 	case err == nil && old.Status != store.DLQPending:
-		return FileOutcome{Reason: "its entry " + e.MessageID + " is already " + old.Status}, nil
+		return FileOutcome{Reason: "its entry " + e.MessageID + " is already " + string(old.Status)}, nil
 	case err == nil:
 		e.FirstSeen, e.Attempts = old.FirstSeen, max(e.Attempts, old.Attempts)
 	case !errors.Is(err, store.ErrNotFound):

@@ -80,8 +80,8 @@ type Ops struct {
 
 // Result is an operation's outcome: the entry and its status after it.
 type Result struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
+	ID     string          `json:"id"`
+	Status store.DLQStatus `json:"status"`
 }
 
 func (o *Ops) log() *slog.Logger {
@@ -115,7 +115,7 @@ func (o *Ops) Replay(ctx context.Context, id string, patch map[string]any) (Resu
 		return Result{ID: id, Status: e.Status}, fmt.Errorf("%w: %v", ErrUnreplayable, err)
 	}
 	switch e.Kind {
-	case "unit":
+	case store.DLQUnit:
 		var cmd types.Command
 		if err := jsonx.Unmarshal(raw, &cmd); err != nil || cmd.ExecutionID == "" {
 			return Result{ID: id, Status: e.Status}, fmt.Errorf("%w: it does not hold a replayable unit (it never decoded)", ErrUnreplayable)
@@ -139,7 +139,7 @@ func (o *Ops) Replay(ctx context.Context, id string, patch map[string]any) (Resu
 		if err := faults.Inject(faults.DLQReplayAfterDispatch, e.ExecutionID); err != nil {
 			return Result{ID: id, Status: e.Status}, err
 		}
-	case "message":
+	case store.DLQMessage:
 		if e.Topic == "" {
 			return Result{ID: id, Status: e.Status}, fmt.Errorf("%w: it names no topic to publish on", ErrUnreplayable)
 		}
@@ -189,7 +189,7 @@ func (o *Ops) Discard(ctx context.Context, id, reason string) (Result, error) {
 	default:
 		return Result{ID: id, Status: e.Status}, fmt.Errorf("%w: entry %s is %s", ErrNotPending, id, e.Status)
 	}
-	if e.Kind == "unit" {
+	if e.Kind == store.DLQUnit {
 		var cmd types.Command
 		if raw, err := e.UnitBytes(); err == nil && jsonx.Unmarshal(raw, &cmd) == nil && cmd.ExecutionID != "" {
 			store.NormCommand(&cmd)
@@ -252,7 +252,7 @@ func (o *Ops) resolveEnded(ctx context.Context, e *store.DLQEntry, cmd types.Com
 // pending, the status it has is the answer if it is the one asked for (a
 // repeated operation, or the unit's own commit marked it) — done is
 // ErrAlreadyDone, anything else ErrNotPending.
-func (o *Ops) mark(ctx context.Context, e *store.DLQEntry, status, note string) (Result, error) {
+func (o *Ops) mark(ctx context.Context, e *store.DLQEntry, status store.DLQStatus, note string) (Result, error) {
 	_, err := o.Store.DLQSetStatus(ctx, e.MessageID, store.DLQPending, status, note)
 	if err == nil {
 		return Result{ID: e.MessageID, Status: status}, nil
@@ -273,7 +273,7 @@ func (o *Ops) mark(ctx context.Context, e *store.DLQEntry, status, note string) 
 	return Result{ID: e.MessageID, Status: cur.Status}, fmt.Errorf("%w: entry %s is %s", ErrNotPending, e.MessageID, cur.Status)
 }
 
-func statusOf(e *store.DLQEntry) string {
+func statusOf(e *store.DLQEntry) store.DLQStatus {
 	if e == nil {
 		return ""
 	}

@@ -431,12 +431,12 @@ func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execI
 	if execID == "" {
 		red = d.RedactorOf(ctx, claimedExecution(msg.Data))
 	}
-	topic, kind := d.Cfg.EventsTopic, "message"
+	topic, kind := d.Cfg.EventsTopic, store.DLQMessage
 	switch fn {
 	case "dispatch":
 		topic = d.Cfg.CommandsTopic
 	case "execute":
-		topic, kind = "", "unit"
+		topic, kind = "", store.DLQUnit
 	}
 	msgErr := red.String(err.Error())
 	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: max(1, msg.DeliveryAttempt),
@@ -463,7 +463,7 @@ func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execI
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}
-	observeDLQ(ctx, d.Log, fn, kind, msg.MessageID, execID, step, msgErr, !IsPermanent(err)) // telemetry (observe.go)
+	observeDLQ(ctx, d.Log, fn, string(kind), msg.MessageID, execID, step, msgErr, !IsPermanent(err)) // telemetry (observe.go)
 	return nil
 }
 

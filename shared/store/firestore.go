@@ -1074,7 +1074,7 @@ func (f *Firestore) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
 }
 
 // DLQList implements Store (ordered by last_seen, newest first).
-func (f *Firestore) DLQList(ctx context.Context, status string, limit int) ([]DLQEntry, error) {
+func (f *Firestore) DLQList(ctx context.Context, status DLQStatus, limit int) ([]DLQEntry, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -1098,7 +1098,7 @@ func (f *Firestore) DLQList(ctx context.Context, status string, limit int) ([]DL
 }
 
 // DLQSetStatus implements Store (a compare-and-set from status from).
-func (f *Firestore) DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error) {
+func (f *Firestore) DLQSetStatus(ctx context.Context, id string, from, to DLQStatus, note string) (*DLQEntry, error) {
 	ref := f.c.Collection("dlq").Doc(DLQID(id))
 	var out *DLQEntry
 	err := f.cas(ctx, meterOf(ctx, ""), ref, "store: set dlq status", func(s *firestore.DocumentSnapshot) (casWrite, error) {

@@ -743,7 +743,7 @@ func (m *Memory) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
 }
 
 // DLQList implements Store.
-func (m *Memory) DLQList(ctx context.Context, status string, limit int) ([]DLQEntry, error) {
+func (m *Memory) DLQList(ctx context.Context, status DLQStatus, limit int) ([]DLQEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if limit <= 0 {
@@ -768,7 +768,7 @@ func (m *Memory) DLQList(ctx context.Context, status string, limit int) ([]DLQEn
 }
 
 // DLQSetStatus implements Store.
-func (m *Memory) DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error) {
+func (m *Memory) DLQSetStatus(ctx context.Context, id string, from, to DLQStatus, note string) (*DLQEntry, error) {
 	m.mu.Lock()
 	id = DLQID(id)
 	defer m.mu.Unlock()

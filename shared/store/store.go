@@ -76,7 +76,7 @@ type DLQResolution struct {
 	// ID is the entry's id.
 	ID string
 	// Status is its new status (DLQDone, DLQReplayed, DLQDiscarded).
-	Status string
+	Status DLQStatus
 	// Note replaces the entry's note; empty keeps it.
 	Note string
 }
@@ -392,11 +392,11 @@ type Store interface {
 	DLQGet(ctx context.Context, id string) (*DLQEntry, error)
 	// DLQList lists entries, most recently seen first, filtered by status
 	// ("" = any); limit ≤ 0 means 100.
-	DLQList(ctx context.Context, status string, limit int) ([]DLQEntry, error)
+	DLQList(ctx context.Context, status DLQStatus, limit int) ([]DLQEntry, error)
 	// DLQSetStatus moves an entry from status from to status to (with a
 	// note, e.g. a discard reason), atomically; FailedPrecondition when the
 	// entry is not in from (it was replayed or discarded already).
-	DLQSetStatus(ctx context.Context, id, from, to, note string) (*DLQEntry, error)
+	DLQSetStatus(ctx context.Context, id string, from, to DLQStatus, note string) (*DLQEntry, error)
 	// Close releases the client.
 	Close() error
 }
@@ -415,16 +415,16 @@ type DLQEntry struct {
 	FirstSeen   string `json:"first_seen" firestore:"first_seen"`
 	LastSeen    string `json:"last_seen" firestore:"last_seen"`
 	// Payload is the redacted message body (JSON text).
-	Payload        string `json:"payload" firestore:"payload"`
-	ContextExcerpt string `json:"context_excerpt" firestore:"context_excerpt"`
-	Status         string `json:"status" firestore:"status"` // pending|replayed|discarded|done
+	Payload        string    `json:"payload" firestore:"payload"`
+	ContextExcerpt string    `json:"context_excerpt" firestore:"context_excerpt"`
+	Status         DLQStatus `json:"status" firestore:"status"`
 	// Source is the function that filed the entry (execute, route,
 	// materialize, dispatch); Kind says what Unit holds: "unit" (a
 	// command, replayed as a Cloud Task) or "message" (a Pub/Sub message,
 	// replayed on Topic with Attributes).
-	Source string `json:"source,omitempty" firestore:"source"`
-	Kind   string `json:"kind,omitempty" firestore:"kind"`
-	Topic  string `json:"topic,omitempty" firestore:"topic"`
+	Source string  `json:"source,omitempty" firestore:"source"`
+	Kind   DLQKind `json:"kind,omitempty" firestore:"kind"`
+	Topic  string  `json:"topic,omitempty" firestore:"topic"`
 	// Unit is what replay re-enqueues (the command or message body, JSON);
 	// never shown by the API (Payload is its redacted form).
 	Unit string `json:"-" firestore:"unit"`
@@ -438,15 +438,46 @@ type DLQEntry struct {
 	ExpireAt *time.Time `json:"-" firestore:"expire_at,omitempty"`
 }
 
+// DLQStatus is where a DLQ entry stands (NoETL observability spec §8.6):
+// pending until an operator replays or discards it, done when its unit
+// ended without it.
+type DLQStatus string
+
+// DLQKind says what a DLQ entry's Unit holds.
+type DLQKind string
+
+// DLQ entry kinds.
+const (
+	// DLQUnit: a command (a unit of work), replayed as a Cloud Task.
+	DLQUnit DLQKind = "unit"
+	// DLQMessage: a Pub/Sub message, replayed on the entry's Topic with
+	// its Attributes.
+	DLQMessage DLQKind = "message"
+)
+
+// DLQStatuses are the statuses an entry can have, in their order of
+// listing in the CLI and the api's errors.
+var DLQStatuses = []DLQStatus{DLQPending, DLQReplayed, DLQDiscarded, DLQDone}
+
+// Valid reports whether s is one of DLQStatuses.
+func (s DLQStatus) Valid() bool {
+	for _, v := range DLQStatuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
 // DLQ statuses.
 const (
-	DLQPending   = "pending"
-	DLQReplayed  = "replayed"
-	DLQDiscarded = "discarded"
+	DLQPending   DLQStatus = "pending"
+	DLQReplayed  DLQStatus = "replayed"
+	DLQDiscarded DLQStatus = "discarded"
 	// DLQDone: the unit ended without this entry — it completed through
 	// another delivery, or its step run or execution ended otherwise (a
 	// cancellation, a timeout): there is nothing to replay.
-	DLQDone = "done"
+	DLQDone DLQStatus = "done"
 )
 
 // SetUnit stores b as what replay re-enqueues: as text when b is valid
@@ -497,9 +528,10 @@ func DLQID(id string) string {
 // U+FFFD; Unit goes through SetUnit).
 func (e *DLQEntry) normalize() {
 	e.MessageID = DLQID(e.MessageID)
-	for _, f := range []*string{&e.ExecutionID, &e.StepID, &e.LoopKey, &e.ToolKind, &e.LastError, &e.Payload, &e.ContextExcerpt, &e.Source, &e.Kind, &e.Topic, &e.Note} {
+	for _, f := range []*string{&e.ExecutionID, &e.StepID, &e.LoopKey, &e.ToolKind, &e.LastError, &e.Payload, &e.ContextExcerpt, &e.Source, &e.Topic, &e.Note} {
 		*f = strings.ToValidUTF8(*f, "\uFFFD")
 	}
+	e.Kind = DLQKind(strings.ToValidUTF8(string(e.Kind), "\uFFFD"))
 	if e.UnitEncoding == "" && !utf8.ValidString(e.Unit) {
 		e.SetUnit([]byte(e.Unit))
 	}

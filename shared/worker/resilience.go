@@ -261,7 +261,7 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, holder strin
 		MessageID: DLQMessageID(cmd), ExecutionID: cmd.ExecutionID, StepID: cmd.Step, LoopIndex: cmd.Iteration,
 		ToolKind: kind, Attempts: attempts, LastError: msg, FirstSeen: now, LastSeen: now,
 		Payload: string(payload), ContextExcerpt: excerpt(fmt.Sprintf("unit %s (step %s run %d, task %d attempt %d, jumps %d): %s", cmd.UnitKey(), cmd.Step, cmd.StepRun, cmd.TaskIndex, cmd.Attempt, cmd.Jumps, msg)),
-		Source: Source, Kind: "unit", Unit: string(raw),
+		Source: Source, Kind: store.DLQUnit, Unit: string(raw),
 	}
 	if cmd.Iteration != nil {
 		e.LoopKey = engine.LoopKey(cmd.Step, cmd.StepRun)

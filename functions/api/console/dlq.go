@@ -11,7 +11,7 @@ import (
 )
 
 // dlqStatuses are the DLQ list's status filter choices.
-var dlqStatuses = []string{store.DLQPending, store.DLQReplayed, store.DLQDiscarded}
+var dlqStatuses = []store.DLQStatus{store.DLQPending, store.DLQReplayed, store.DLQDiscarded}
 
 // DLQScan is how many of the newest DLQ entries are searched for an
 // execution's own (GET /dlq lists at most 1,000 and has no execution
@@ -21,7 +21,7 @@ const DLQScan = 1000
 // dlqListPage is the DLQ list's data.
 type dlqListPage struct {
 	Status   string
-	Statuses []string
+	Statuses []store.DLQStatus
 	Rows     []dlqRow
 	Error    string
 }

@@ -35,7 +35,7 @@ func (it *iters) park(ctx context.Context, idx int, holder, msg string, at time.
 		Entry: parkEntry(it.id, msg), Now: it.t0.Add(at)})
 }
 
-func dlqStatus(ctx context.Context, t *testing.T, s store.Store, msg string) (string, string) {
+func dlqStatus(ctx context.Context, t *testing.T, s store.Store, msg string) (store.DLQStatus, string) {
 	t.Helper()
 	e, err := s.DLQGet(ctx, msg)
 	if err != nil {
@@ -135,7 +135,7 @@ func testIterationEndParked(ctx context.Context, t *testing.T, s store.Store) {
 	for i, c := range []struct {
 		holder  string
 		resolve func(string) store.DLQResolution
-		want    string
+		want    store.DLQStatus
 	}{
 		{"A", nil, store.DLQDone},
 		{"", func(string) store.DLQResolution {
