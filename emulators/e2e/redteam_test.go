@@ -442,7 +442,7 @@ func TestRedTeamNetwork(t *testing.T) {
 			refused(t, "nats → "+name, p, "forbidden_address", "refused by the network policy")
 		})
 		run(func() {
-			p := attack(t, "gcs_"+slug(name), map[string]any{"kind": "gcs", "action": "download", "source": "gs://noetl-results/any.json",
+			p := attack(t, "gcs_"+slug(name), map[string]any{"kind": "gcs", "action": "download", "source": "gs://user-data/any.json",
 				"destination": "out.json", "auth": map[string]any{"endpoint": "http://" + hp}}, nil)
 			refused(t, "gcs → "+name, p, "forbidden_address", "refused by the network policy")
 		})
