@@ -40,7 +40,9 @@ const (
 	ExecuteAfterTool = "execute.after_tool"
 	// ExecuteAfterIterationEnd: a loop iteration's end is recorded, what
 	// follows it (the lane's next iteration, the loop's completion) is
-	// not done (issue 14: on a task's last attempt, only its guard does it).
+	// not done (issue 14: a later attempt of its task does it; when none is
+	// left — a last attempt, or attempts spent while it ran — its guard or
+	// the holder's watchdog does).
 	ExecuteAfterIterationEnd = "execute.after_iteration_end"
 	// ExecuteBeforeCommit: the unit ended, its transition is not committed.
 	ExecuteBeforeCommit = "execute.before_commit"

@@ -728,10 +728,10 @@ func TestLostLastAttemptsAreFiledByTheGuard(t *testing.T) {
 // TestLastAttemptDyingAfterItsEndIsFinishedByItsGuard replays another
 // wedge the soak found (seed 7): a loop iteration's last attempt ran and
 // recorded its end, then died before what follows (its lane done, the
-// loop's completion) — nothing retries a last attempt, and its watchdog
-// only sees an ended iteration. The guard the last attempt armed before it
-// ran carries the rest out (and for a step unit, whose rest is its step
-// run's outbox, replays it).
+// loop's completion) — nothing retries a last attempt. The guard the last
+// attempt armed before it ran carries the rest out (and for a step unit,
+// whose rest is its step run's outbox, replays it); so does the holder's
+// watchdog for an iteration (TestIterationEndedByADeadHolderIsFinishedByItsWatchdog).
 func TestLastAttemptDyingAfterItsEndIsFinishedByItsGuard(t *testing.T) {
 	for _, c := range []struct {
 		name, src, point string
@@ -766,5 +766,69 @@ func TestLastAttemptDyingAfterItsEndIsFinishedByItsGuard(t *testing.T) {
 				t.Fatalf("a unit that completed was filed: %+v", e)
 			}
 		})
+	}
+}
+
+// TestIterationEndedByADeadHolderIsFinishedByItsWatchdog replays the
+// wedge of scripts/soak --executions 40 (seed 1): a delivery of a loop
+// iteration's task that is not its last attempt (a chaos duplicate of
+// attempt 8) runs the iteration and records its end, then its host dies
+// before what follows (the lane done, the loop's completion). While it
+// ran, the task's next attempt reached the same instance and was told to
+// retry later (the unit in flight there), and its last attempt met the
+// host restarting: no attempt is left to carry the end out, and no guard
+// was armed (none failed in execute). The holder's watchdog, armed before
+// its lease, is all that remains: it must finish what follows the end (it
+// used to see an ended iteration and stop, leaving the execution running
+// forever).
+func TestIterationEndedByADeadHolderIsFinishedByItsWatchdog(t *testing.T) {
+	ctx := context.Background()
+	g := newGate()
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		g.wait(ctx)
+		return ok(req, n)
+	}}
+	env, w := setup(t, py, sideEffectLoop, map[string]any{"items": []any{"a"}})
+	it := take(t, env)
+	script(t, func(point string) string {
+		if point == faults.ExecuteAfterIterationEnd {
+			return "crash"
+		}
+		return ""
+	})
+	const doomed = maxAttempts - 3 // attempt 8
+	type result struct {
+		crashed bool
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		crashed, err := runCrashing(func() error {
+			return w.Run(ctx, it, Delivery{TaskName: it.TaskName(), RetryCount: doomed, MaxAttempts: maxAttempts})
+		})
+		done <- result{crashed, err}
+	}()
+	g.waitEntered(t)
+	// Attempt 9 reaches the same instance while the doomed delivery runs.
+	if err := w.Run(ctx, it, Delivery{TaskName: it.TaskName(), RetryCount: doomed + 1, MaxAttempts: maxAttempts}); !errors.Is(err, ErrRetryLater) {
+		t.Fatalf("attempt 9 during the doomed delivery: %v, want retry later", err)
+	}
+	g.release()
+	if r := <-done; !r.crashed {
+		t.Fatalf("doomed delivery: %v, want the crash after the iteration's end", r.err)
+	}
+	if status, _, _, err := env.Memory.IterationGet(ctx, "ex1", engine.LoopKey(it.Step, it.StepRun), *it.Iteration); err != nil || status != types.StatusOK {
+		t.Fatalf("iteration %s (%v), want its end recorded before the crash", status, err)
+	}
+	// Attempt 10 never reaches execute (the host restarts): only the
+	// watchdogs are left.
+	faults.SetScript(nil)
+	if n := len(pending(env, isUnit)); n != 0 {
+		t.Fatalf("%d units pending after the crash, want none (the loop's follow-up was lost)", n)
+	}
+	settle(t, env, otherInstance(env, w))
+	wantOK(t, env)
+	if n := py.calls(""); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 }

@@ -105,11 +105,7 @@ func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, att
 		key := engine.LoopKey(unitCmd.Step, unitCmd.StepRun)
 		status, holder, expires, err = w.Store.IterationGet(ctx, unitCmd.ExecutionID, key, *unitCmd.Iteration)
 		if err == nil && status != types.StatusRunning {
-			rec, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: unitCmd.ExecutionID, LoopKey: key, Index: *unitCmd.Iteration, Now: w.now()})
-			if err != nil || rec == nil || rec.Status == types.StatusCanceled {
-				return err
-			}
-			return w.Control.IterationEnded(ctx, unitCmd, *rec)
+			return w.iterationFollowUp(ctx, unitCmd)
 		}
 		if _, parked := store.ParkedBy(holder); err == nil && parked {
 			return nil
@@ -144,11 +140,27 @@ func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, att
 	return w.deadLetter(ctx, unitCmd, holder, attempts, fmt.Errorf("its task's attempts ran out without the last one reaching execute"))
 }
 
+// iterationFollowUp carries out again what follows the end of unitCmd's
+// loop iteration, which has ended (control.IterationEnded: the lane's next
+// iteration, the lane done, the loop's completion — each idempotent): the
+// delivery that recorded the end may have died before it (issue 14: the
+// soak wedged an execution that way, seed 1). Nothing follows a canceled
+// iteration.
+func (w *Worker) iterationFollowUp(ctx context.Context, unitCmd types.Command) error {
+	key := engine.LoopKey(unitCmd.Step, unitCmd.StepRun)
+	rec, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: unitCmd.ExecutionID, LoopKey: key, Index: *unitCmd.Iteration, Now: w.now()})
+	if err != nil || rec == nil || rec.Status == types.StatusCanceled {
+		return err
+	}
+	return w.Control.IterationEnded(ctx, unitCmd, *rec)
+}
+
 // leaseCheck handles a watchdog: a unit whose holder still renews its
 // lease gets the next watchdog; one whose lease expired without the unit
 // ending is reclaimed (re-dispatched, the side-effect barrier making the
-// re-run safe) or, after MaxReclaims, dead-lettered. A guard (GuardPrefix)
-// is guardCheck's.
+// re-run safe) or, after MaxReclaims, dead-lettered; a loop iteration that
+// ended has what follows its end carried out again (iterationFollowUp). A
+// guard (GuardPrefix) is guardCheck's.
 func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, d Delivery, log *slog.Logger) error {
 	if cmd.Unit == nil {
 		return errs.New(errs.InvalidArgument, "worker: lease_check without its unit")
@@ -164,7 +176,12 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, d Delivery, 
 		var status types.Status
 		status, holder, expires, err = w.Store.IterationGet(ctx, unitCmd.ExecutionID, engine.LoopKey(unitCmd.Step, unitCmd.StepRun), *unitCmd.Iteration)
 		if err == nil && status != types.StatusRunning {
-			return nil // the iteration ended
+			// The iteration ended, but its step run still runs (run
+			// drops the watchdogs of ended step runs): the delivery that
+			// ended it may have died before what follows the end, and no
+			// attempt of its task may be left to do it (they were spent
+			// while it ran, or met the host down) — carried out again.
+			return w.iterationFollowUp(ctx, unitCmd)
 		}
 	} else {
 		holder, expires, err = w.Store.LeaseGet(ctx, unitCmd.ExecutionID, unitCmd.UnitKey())
