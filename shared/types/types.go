@@ -481,13 +481,17 @@ func DeriveIDPart(i int) string { return itoa(i) }
 
 // ResultCoords locate one result in the results tier (seed 004 §4: the
 // logical URI noetl://<tenant>/<project>/results/<execution_id>/<step>/
-// <frame>/<row>/<attempt>).
+// <frame>/<row>/<attempt>[@<version>]).
 type ResultCoords struct {
-	Tenant      string // default "default"
-	Project     string // default "default"
+	Tenant      string // default: the deployment's tenant (results.Locator), else "default"
+	Project     string // default: the deployment's project, else "default"
 	ExecutionID string
 	Step        string
 	Frame       int // the step run
 	Row         int // the loop iteration (0 when none)
 	Attempt     int
+	// Version is the optional @<version> of seed 004's grammar ("" =
+	// none: a rewrite of the same coordinates overwrites the object, OQ1's
+	// default; a version keeps a separate object per version).
+	Version string
 }
