@@ -140,6 +140,16 @@ const (
 	ErrKindConfig   = "config"
 	ErrKindPlaybook = "playbook"
 	ErrKindCanceled = "canceled"
+	// ErrKindResultLost fails a step that reads a stored result whose
+	// object is gone or no longer matches its reference's sha256 (seed
+	// 004 "repair"): the message names the result's URI; a lost result
+	// does not come back by retrying, so it is never redelivered.
+	ErrKindResultLost = "result_lost"
+	// ErrKindResultTooLarge fails a step whose templates or python code
+	// read the whole of a stored result over the materialisation limit
+	// (NOETL_RESULT_MATERIALIZE_MAX_MB): it is read by streaming
+	// consumers (loop.in, transfer source type result, artifact).
+	ErrKindResultTooLarge = "result_too_large"
 )
 
 // Event is the envelope of every entry of the event log (DSL.md "Events").

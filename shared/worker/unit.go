@@ -10,7 +10,6 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/redact"
-	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
@@ -35,9 +34,12 @@ type unit struct {
 	step    *dsl.Step
 	log     *slog.Logger
 	results map[string]any
-	// loaded is the state's step results with results-tier references
-	// loaded (resolveResults): python's context global (taskio.go).
-	loaded  map[string]any
+	// loaded is the state's step results with the results-tier
+	// references the step reads loaded (resolveResults, lazy.go):
+	// python's context global (taskio.go).
+	loaded map[string]any
+	// fetched names the stored results the unit loaded.
+	fetched []string
 	pending []types.Event
 	// batch numbers the unit's batches (their ids derive from it); clock is
 	// the Lamport time of the unit's last event.
@@ -204,46 +206,6 @@ func (u *unit) taskScope() template.Scope {
 	return u.scope(extra)
 }
 
-// resolveResults loads the results-tier references among the state's step
-// results (cached per instance: a stored result never changes).
-func (u *unit) resolveResults(ctx context.Context) error {
-	u.results = engine.ResultViews(u.pb, u.st.Results, nil) // hook (h-conf): step-result views (engine/views.go)
-	u.loaded = u.st.Results
-	if u.w.Results == nil || len(u.st.Results) == 0 {
-		return nil
-	}
-	out := make(map[string]any, len(u.st.Results))
-	for k, v := range u.st.Results {
-		if !results.IsRef(v) {
-			out[k] = v
-			continue
-		}
-		key := refKey(v)
-		if cached, ok := u.w.resolved.Load(key); ok && key != "" {
-			out[k] = cached
-			continue
-		}
-		r, err := u.w.Results.Resolve(ctx, v)
-		if err != nil {
-			return fmt.Errorf("worker: resolve result of %s: %w", k, err)
-		}
-		if key != "" {
-			u.w.resolved.Store(key, r)
-		}
-		out[k] = r
-	}
-	u.results = engine.ResultViews(u.pb, u.st.Results, out) // hook (h-conf): views of the loaded results
-	u.loaded = out
-	return nil
-}
-
-func refKey(v any) string {
-	m, _ := v.(map[string]any)
-	ref, _ := m[results.RefKey].(map[string]any)
-	k, _ := ref["key"].(string)
-	return k
-}
-
 // run executes the unit's pipeline from its cursor and ends the unit.
 func (u *unit) run(ctx context.Context) error {
 	c := &u.cmd
@@ -256,7 +218,11 @@ func (u *unit) run(ctx context.Context) error {
 		return err
 	}
 	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
-	if err := u.resolveResults(ctx); err != nil {
+	if err := u.resolveResults(ctx); err != nil { // hook (issue 16): lazy results (lazy.go)
+		if em, ok := resultFailure(err); ok {
+			u.log.Warn("the step reads a stored result it cannot load; failing it", "error_kind", em["kind"], "error", em["message"])
+			return u.finish(ctx, false, nil, em)
+		}
 		return err
 	}
 	if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)

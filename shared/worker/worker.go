@@ -83,7 +83,6 @@ type Worker struct {
 	Now             func() time.Time
 
 	pbs      sync.Map // sha256(source) → *dsl.Playbook
-	resolved sync.Map // results-tier key → resolved value (immutable)
 	states   stateCache
 	seen     deliveries
 }
