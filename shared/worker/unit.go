@@ -217,7 +217,7 @@ func (u *unit) run(ctx context.Context) error {
 	if err := u.keychain(ctx); err != nil {
 		return err
 	}
-	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
+	ctx = redact.WithRedactor(ctx, u.red)         // units it creates are masked (shared/tasks)
 	if err := u.resolveResults(ctx); err != nil { // hook (issue 16): lazy results (lazy.go)
 		if em, ok := resultFailure(err); ok {
 			u.log.Warn("the step reads a stored result it cannot load; failing it", "error_kind", em["kind"], "error", em["message"])

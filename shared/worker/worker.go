@@ -82,9 +82,9 @@ type Worker struct {
 	LoopItemTimeout time.Duration
 	Now             func() time.Time
 
-	pbs      sync.Map // sha256(source) → *dsl.Playbook
-	states   stateCache
-	seen     deliveries
+	pbs    sync.Map // sha256(source) → *dsl.Playbook
+	states stateCache
+	seen   deliveries
 }
 
 // IterationStateMaxAge bounds how old a cached execution document may be
