@@ -79,7 +79,7 @@ func (pc *planCache) get(executionID, loopKey string) *engine.LoopPlan {
 }
 
 func (pc *planCache) put(executionID string, p engine.LoopPlan) {
-	if p.Items == nil && p.ItemsRef != nil {
+	if _, _, table := engine.StoredTable(p.ItemsRef); p.Items == nil && p.ItemsRef != nil && !table {
 		return // cached once resolved
 	}
 	pc.mu.Lock()
@@ -107,6 +107,14 @@ func (c *Control) Plan(ctx context.Context, executionID, loopKey string) (*engin
 	if err != nil {
 		return nil, err
 	}
+	if _, rows, table := engine.StoredTable(p.ItemsRef); table && p.Items == nil {
+		// A stored table is iterated where it is (Item reads one row).
+		if rows != p.Total {
+			return nil, errs.New(errs.Internal, "control: loop %s plan has a table of %d rows for %d iterations", loopKey, rows, p.Total)
+		}
+		c.plans.put(executionID, *p)
+		return p, nil
+	}
 	if p.ItemsRef != nil {
 		if c.Results == nil {
 			return nil, errs.New(errs.Internal, "control: loop %s keeps its items in the results tier but no results store is configured", loopKey)
@@ -126,6 +134,33 @@ func (c *Control) Plan(ctx context.Context, executionID, loopKey string) (*engin
 	}
 	c.plans.put(executionID, *p)
 	return p, nil
+}
+
+// rowReader reads one row of a stored table (results.Store.Row).
+type rowReader interface {
+	Row(ctx context.Context, ref any, i int) (any, error)
+}
+
+// Item returns iteration idx's item of a loop run: the plan's element,
+// or, for a loop over a stored table (issue 16), row idx read from the
+// table (only its record batch is fetched). Errors: the plan's; a
+// results-tier read error (results.ErrLost for a table that is gone).
+func (c *Control) Item(ctx context.Context, executionID, loopKey string, idx int) (any, error) {
+	plan, err := c.Plan(ctx, executionID, loopKey)
+	if err != nil {
+		return nil, err
+	}
+	if idx < 0 || idx >= plan.Total {
+		return nil, errs.New(errs.Internal, "control: loop %s has %d iterations, not %d", loopKey, plan.Total, idx)
+	}
+	if plan.Items != nil {
+		return plan.Items[idx], nil
+	}
+	rr, ok := c.Results.(rowReader)
+	if !ok {
+		return nil, errs.New(errs.Internal, "control: loop %s iterates a stored table but the results store cannot read rows", loopKey)
+	}
+	return rr.Row(ctx, plan.ItemsRef, idx)
 }
 
 // IterationEnded carries out what follows the end of a loop iteration
@@ -148,7 +183,12 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 	case after.FailStep:
 		return c.applyLoopEnd(ctx, cmd.ExecutionID, plan, engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now()))
 	case after.HasNext:
-		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, plan.Items[after.Next], rec.Clock)
+		var item any
+		if plan.Items != nil {
+			item = plan.Items[after.Next]
+		}
+		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, item, rec.Clock)
+		next.ItemRef = plan.Items == nil // a stored table's row: execute reads it (Item)
 		next.TraceParent = cmd.TraceParent
 		if plan.Mode != "parallel" {
 			// A sequential loop's next iteration starts from the ctx

@@ -255,3 +255,56 @@ workflow:
 		t.Fatalf("reads %d", n)
 	}
 }
+
+// loop.in over a stored table iterates it where it is: each iteration
+// reads its own row (its record batch, cached per instance), nothing
+// loads the whole table.
+func TestLoopOverStoredTable(t *testing.T) {
+	cb := &countingBackend{Backend: results.NewMemory()}
+	rs := &results.Store{Backend: cb, InlineMax: 1024, Cache: results.NewCache(64 << 20)}
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, _ int) types.Outcome {
+		if req.Step == "start" {
+			rows := make([]any, 300)
+			for i := range rows {
+				rows[i] = map[string]any{"i": int64(i), "s": fmt.Sprint("row ", i)}
+			}
+			return types.Outcome{Status: types.StatusOK, Result: rows}
+		}
+		return types.Outcome{Status: types.StatusOK, Result: req.Args["i"]}
+	}}
+	env := controltest.NewEnv()
+	env.Control.Results = rs
+	w := newWorker(env, py, nil)
+	w.Results = rs
+	start(t, env, "ex1", `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: each, path: tests/each}
+workflow:
+  - step: start
+    tool: {kind: python, code: "rows()"}
+    next: {arcs: [{step: each}]}
+  - step: each
+    loop: {in: "{{ start }}", iterator: row, mode: parallel, spec: {max_in_flight: 4}}
+    tool: {kind: python, code: "use(row)", input: {i: "{{ row.i }}", s: "{{ row.s }}"}}
+`, nil)
+	drain(t, env, w)
+	st := status(t, env, "ex1")
+	if st.Status != engine.ExecOK {
+		t.Fatalf("execution %s %v", st.Status, st.Steps["each"].Error)
+	}
+	key := st.Results["start"].(map[string]any)[results.RefKey].(map[string]any)["key"].(string)
+	got := map[string]string{}
+	for _, r := range py.requests() {
+		if r.Step == "each" {
+			got[fmt.Sprint(r.Args["i"])] = fmt.Sprint(r.Args["s"])
+		}
+	}
+	if len(got) != 300 || got["0"] != "row 0" || got["299"] != "row 299" {
+		t.Fatalf("%d items, e.g. %q %q", len(got), got["0"], got["299"])
+	}
+	// The footer and the one batch: read once each on this instance.
+	if n := cb.readsOf(key); n > 2 {
+		t.Fatalf("the table was read %d times for 300 iterations", n)
+	}
+}

@@ -40,6 +40,9 @@ type unit struct {
 	loaded map[string]any
 	// fetched names the stored results the unit loaded.
 	fetched []string
+	// itemFailure is set when the iteration's item (a row of a stored
+	// table) could not be read: the unit fails with it.
+	itemFailure map[string]any
 	pending []types.Event
 	// batch numbers the unit's batches (their ids derive from it); clock is
 	// the Lamport time of the unit's last event.
@@ -218,6 +221,10 @@ func (u *unit) run(ctx context.Context) error {
 		return err
 	}
 	ctx = redact.WithRedactor(ctx, u.red)         // units it creates are masked (shared/tasks)
+	if u.itemFailure != nil {
+		u.log.Warn("the iteration's item is a row of a stored table that cannot be read; failing it", "error_kind", u.itemFailure["kind"], "error", u.itemFailure["message"])
+		return u.finish(ctx, false, nil, u.itemFailure)
+	}
 	if err := u.resolveResults(ctx); err != nil { // hook (issue 16): lazy results (lazy.go)
 		if em, ok := resultFailure(err); ok {
 			u.log.Warn("the step reads a stored result it cannot load; failing it", "error_kind", em["kind"], "error", em["message"])

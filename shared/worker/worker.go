@@ -320,11 +320,13 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	// retried delivery, so that a watchdog covers it if it dies again.
 	u.leased = engine.StepSideEffecting(pb, step) || u.recovering
 	if cmd.Iteration != nil && cmd.ItemRef {
-		plan, err := w.Control.Plan(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun))
-		if err != nil {
+		item, err := w.Control.Item(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
+		if em, lost := resultFailure(err); lost {
+			u.itemFailure = em // the iteration fails once (unit.run)
+		} else if err != nil {
 			return err
 		}
-		u.cmd.Item = plan.Items[*cmd.Iteration]
+		u.cmd.Item = item
 	}
 	if u.leased {
 		done, err := u.lease(ctx)
