@@ -43,7 +43,7 @@ type unit struct {
 	// itemFailure is set when the iteration's item (a row of a stored
 	// table) could not be read: the unit fails with it.
 	itemFailure map[string]any
-	pending []types.Event
+	pending     []types.Event
 	// batch numbers the unit's batches (their ids derive from it); clock is
 	// the Lamport time of the unit's last event.
 	batch     int
@@ -220,7 +220,7 @@ func (u *unit) run(ctx context.Context) error {
 	if err := u.keychain(ctx); err != nil {
 		return err
 	}
-	ctx = redact.WithRedactor(ctx, u.red)         // units it creates are masked (shared/tasks)
+	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
 	if u.itemFailure != nil {
 		u.log.Warn("the iteration's item is a row of a stored table that cannot be read; failing it", "error_kind", u.itemFailure["kind"], "error", u.itemFailure["message"])
 		return u.finish(ctx, false, nil, u.itemFailure)
