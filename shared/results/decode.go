@@ -24,7 +24,7 @@ func isJSONField(f arrow.Field) bool {
 
 // columnValues returns the values of an Arrow column (its field f) as the
 // engine's values: integers as int64 (a uint64 above MaxInt64 as float64),
-// floats as float64, bool, string (utf8, large utf8, string views; a
+// floats as float64 (NaN and ±Inf as "NaN", "Infinity", "-Infinity"), bool, string (utf8, large utf8, string views; a
 // noetl.encoding=json column parsed back), binary as base64 text, struct
 // as map[string]any (every field present, nulls as nil), list (also large,
 // fixed-size and list views) as []any, map as map[string]any (keys as
@@ -45,7 +45,7 @@ func columnValues(col arrow.Array, f arrow.Field) ([]any, error) {
 	case *array.Float64:
 		for i := range out {
 			if a.IsValid(i) {
-				out[i] = a.Value(i)
+				out[i] = finite(a.Value(i))
 			}
 		}
 	case *array.Boolean:
@@ -101,7 +101,7 @@ func columnValues(col arrow.Array, f arrow.Field) ([]any, error) {
 	case *array.Float32:
 		for i := range out {
 			if a.IsValid(i) {
-				out[i] = float64(a.Value(i))
+				out[i] = finite(float64(a.Value(i)))
 			}
 		}
 	case *array.Binary:
@@ -198,6 +198,21 @@ func columnValues(col arrow.Array, f arrow.Field) ([]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// finite returns f, or for NaN and ±Inf (which JSON cannot hold) the
+// strings "NaN", "Infinity", "-Infinity" (as the duckdb and postgres
+// kinds give them).
+func finite(f float64) any {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return f
 }
 
 // viaJSON converts a value through its JSON form (jsonx numbers).

@@ -138,6 +138,16 @@ func (r *TableReader) Columns() []string {
 	return out
 }
 
+// Meta is how the table sits in its result (the file's envelope
+// metadata), for copying it through a Sink.
+func (r *TableReader) Meta() TableMeta {
+	m := TableMeta{At: r.meta.at, RowsAt: r.meta.rowsAt, Envelope: r.meta.env}
+	if m.At != "" && m.Envelope == nil {
+		m.Envelope = map[string]any{}
+	}
+	return m
+}
+
 // Rows is the number of rows read so far.
 func (r *TableReader) Rows() int64 { return r.rows }
 

@@ -186,7 +186,7 @@ func Default(opts DefaultOptions) (Registry, func()) {
 		KindPython:       Adapt(python.New(opts.Python)),
 		KindPostgres:     Adapt(pg),
 		KindDuckDB:       Adapt(dk),
-		KindTransfer:     Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials})),
+		KindTransfer:     Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results})),
 		KindGCS:          Adapt(gcs.New(opts.GCS)),
 		KindSecrets:      Adapt(secrets.New(opts.Secrets)),
 		KindNATS:         Adapt(nt),

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 
@@ -49,9 +50,17 @@ func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 // Result: the stored value itself (tabular results come back as a list of
 // row mappings). A value that is not a reference (a result that stayed
 // inline) is returned unchanged, so a playbook reads the same either way.
-// Errors: a missing or malformed reference, a logical noetl:// URI without
-// its key, or another bucket are kind "config"; a missing object is kind
-// "not_found"; an object that does not decode is kind "artifact"; other
+// A bare logical URI (noetl://<tenant>/<project>/results/...) is resolved
+// from the URI alone (its key derived, seed 004 §4). When the engine
+// offers a sink (results.SinkFrom) a stored Feather table is copied
+// through it batch by batch, never held whole: a small one comes back as
+// its value, a large one as the reference of the copy (the task's own
+// result).
+//
+// Errors: a malformed reference or another bucket are kind "config"; a
+// URI that names no stored result is kind "not_found"; an object that is
+// gone or no longer matches its sha256 is kind "result_lost" naming it;
+// one too large to load whole (without a sink) "result_too_large"; other
 // store failures are kind "storage" (retryable).
 func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) types.Outcome {
 	if a, ok := conf.String(cfg, "action", "operation"); ok && !strings.EqualFold(strings.TrimSpace(a), "get") {
@@ -68,17 +77,32 @@ func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) ty
 	if err != nil {
 		return conf.ConfigError("artifact task: %v", err)
 	}
-	if !results.IsRef(v) {
+	uri, isURI := v.(string)
+	if !isURI && !results.IsRef(v) {
 		return types.Outcome{Status: types.StatusOK, Result: v}
 	}
 	if t.results == nil || t.results.Backend == nil {
 		return conf.ConfigError("artifact task: no results store is configured")
 	}
-	out, err := t.results.Resolve(ctx, v)
+	var out any
+	if isURI {
+		v, err = t.results.ResolveURN(ctx, uri)
+	}
+	if err == nil {
+		if sink, ok := results.SinkFrom(ctx); ok && isTable(v) {
+			out, err = t.copy(ctx, v, sink)
+		} else {
+			out, err = t.results.Resolve(ctx, v)
+		}
+	}
 	switch {
 	case err == nil:
 		return types.Outcome{Status: types.StatusOK, Result: out}
-	case errors.Is(err, results.ErrBadRef):
+	case errors.Is(err, results.ErrLost):
+		return conf.Fail(types.ErrKindResultLost, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrTooLarge):
+		return conf.Fail(types.ErrKindResultTooLarge, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):
 		return conf.ConfigError("artifact task: %v", err)
 	case errors.Is(err, results.ErrNotFound):
 		return conf.Fail("not_found", false, "artifact task: %v", err)
@@ -123,7 +147,10 @@ func normalise(v any) (any, error) {
 			return nil, errors.New("the reference is empty (was the step's result externalised?)")
 		}
 		if strings.HasPrefix(s, "noetl://") {
-			return nil, fmt.Errorf("reference %q is a logical URI: pass the reference object (e.g. {{ step._ref }}), which carries the storage key", s)
+			if _, err := results.ParseLogicalURI(s); err != nil {
+				return nil, err
+			}
+			return s, nil // resolved from the URI alone (Exec)
 		}
 		ref := map[string]any{"uri": s}
 		if rest, ok := strings.CutPrefix(s, "gs://"); ok {
@@ -156,4 +183,41 @@ func normalise(v any) (any, error) {
 		return x, nil
 	}
 	return v, nil
+}
+
+// isTable reports whether a reference names a stored Feather table.
+func isTable(v any) bool {
+	m, _ := v.(map[string]any)
+	inner, _ := m[results.RefKey].(map[string]any)
+	f, _ := inner["format"].(string)
+	return f == results.FormatFeather
+}
+
+// copy streams a stored table through the task's sink, one record batch
+// at a time (its file metadata — a query result's other fields — kept).
+func (t *Tool) copy(ctx context.Context, ref any, sink *results.Sink) (any, error) {
+	tr, err := t.results.OpenTable(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	if err := sink.Begin(tr.Schema(), tr.Meta()); err != nil {
+		return nil, err
+	}
+	for {
+		rec, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return sink.End()
+		}
+		if err != nil {
+			sink.Abort()
+			return nil, err
+		}
+		err = sink.Write(rec)
+		rec.Release()
+		if err != nil {
+			sink.Abort()
+			return nil, err
+		}
+	}
 }

@@ -55,6 +55,7 @@ func TestGetSpellings(t *testing.T) {
 		"uri spelling":                {nil, map[string]any{"uri": inner["key"]}, big},
 		"feather key string":          {nil, map[string]any{"ref": tabKey}, rows},
 		"feather reference":           {nil, map[string]any{"ref": tabRef}, rows},
+		"bare logical URI":            {nil, map[string]any{"ref": inner["uri"]}, big},
 		"inline value passes through": {map[string]any{"result_ref": map[string]any{"status": "small"}}, nil, map[string]any{"status": "small"}},
 	} {
 		o := tl.Exec(ctx, c.args, c.cfg, 0)
@@ -83,10 +84,11 @@ func TestGetErrors(t *testing.T) {
 		{tl, map[string]any{"action": "list", "ref": missing}, "config"},
 		{tl, map[string]any{"ref": ""}, "config"},
 		{tl, map[string]any{"ref": "noetl://execution/1/result/start/0"}, "config"},
+		{tl, map[string]any{"ref": "noetl://default/default/results/1/never/1/0/1"}, "not_found"},
 		{tl, map[string]any{"ref": "gs://bucket-only"}, "config"},
 		{tl, map[string]any{"ref": "results/x.bin"}, "config"},
 		{tl, map[string]any{"ref": map[string]any{results.RefKey: map[string]any{"key": "k", "format": "xml"}}}, "config"},
-		{tl, map[string]any{"ref": missing}, "not_found"},
+		{tl, map[string]any{"ref": missing}, types.ErrKindResultLost},
 		{New(nil), map[string]any{"ref": missing}, "config"},
 	} {
 		o := c.tool.Exec(ctx, nil, c.cfg, 0)
@@ -94,11 +96,35 @@ func TestGetErrors(t *testing.T) {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}
-	// A corrupt object is kind artifact.
+	// A corrupt object is a lost result.
 	if err := rs.Backend.Put(ctx, "results/bad.json", []byte("{not json"), "application/json"); err != nil {
 		t.Fatal(err)
 	}
-	if o := tl.Exec(ctx, nil, map[string]any{"ref": "results/bad.json"}, 0); o.Status != types.StatusError || o.Error.Kind != "artifact" {
+	if o := tl.Exec(ctx, nil, map[string]any{"ref": "results/bad.json"}, 0); o.Status != types.StatusError || o.Error.Kind != types.ErrKindResultLost {
 		t.Errorf("corrupt: %+v", o.Error)
+	}
+}
+
+// With the engine's sink, a stored table is copied batch by batch: a
+// large one becomes the task's own stored result, reading back the same.
+func TestGetStreamsTables(t *testing.T) {
+	rs := &results.Store{Backend: results.NewMemory(), InlineMax: 1024}
+	rows := []any{}
+	for i := 0; i < 5000; i++ {
+		rows = append(rows, map[string]any{"id": int64(i), "v": fmt.Sprint("row ", i)})
+	}
+	src := offload(t, rs, "rows", rows)
+	c := types.ResultCoords{ExecutionID: "484377543601029219", Step: "copy", Attempt: 1}
+	ctx := results.WithSinks(context.Background(), func() *results.Sink { return rs.NewSink(context.Background(), c, results.OffloadOptions{Limit: -1}) })
+	o := New(rs).Exec(ctx, nil, map[string]any{"ref": src}, 0)
+	if o.Status != types.StatusOK || !results.IsRef(o.Result) {
+		t.Fatalf("%+v", o)
+	}
+	if o.Result.(map[string]any)[results.RefKey].(map[string]any)["uri"] == src[results.RefKey].(map[string]any)["uri"] {
+		t.Fatal("the copy is the source")
+	}
+	got, err := rs.Resolve(context.Background(), o.Result)
+	if err != nil || !reflect.DeepEqual(got, rows) {
+		t.Fatalf("copy differs: %v", err)
 	}
 }
