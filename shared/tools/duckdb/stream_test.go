@@ -20,7 +20,9 @@ func TestStreamedQuery(t *testing.T) {
 	defer tl.Close()
 	rs := &results.Store{Backend: results.NewMemory(), InlineMax: 4096}
 	coords := types.ResultCoords{ExecutionID: "ex", Step: "q", Attempt: 1}
-	ctx := results.WithSinks(context.Background(), func() *results.Sink { return rs.NewSink(context.Background(), coords, results.OffloadOptions{Limit: -1}) })
+	ctx := results.WithSinks(context.Background(), func() *results.Sink {
+		return rs.NewSink(context.Background(), coords, results.OffloadOptions{Limit: -1})
+	})
 	query := func(n int) M {
 		return M{"query": `CREATE TABLE t AS SELECT i::INTEGER AS id, 'name ' || i AS name, i / 4 AS q, i % 2 = 0 AS even,
 			DATE '2024-01-01' + i::INTEGER AS born, [i, i + 1] AS pair, {'k': i} AS obj, (i * 1.5)::DECIMAL(10,2) AS dec,

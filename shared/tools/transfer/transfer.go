@@ -19,6 +19,7 @@
 // A stored result (issue 16) is a source too: `source: {type: result,
 // ref: "{{ big._ref }}"}` (or its noetl:// URI) streams a table from the
 // results tier batch by batch into the target, never holding it whole.
+//
 //	mode: append                  # append | replace | upsert (also under target)
 //
 // The postgres and duckdb ends use the postgres and duckdb kinds' own
