@@ -1,6 +1,9 @@
 // Package infra holds the checks of the operational artefacts in this
 // directory: the dashboards, alert rules and runbooks parse, use only the
-// metric names and labels of shared/deploy.Metrics, cover the starter
+// series, labels and Cloud Monitoring metric types of the instruments the
+// engine exports (shared/telemetry.Instruments, InstrumentSpec.
+// CloudMonitoringType: what the OTLP exporter lands in Cloud Monitoring
+// under the Telemetry API's Prometheus mapping), cover the starter
 // panels and alert rules of seed 000 §8.10/§8.11 with the payload fields
 // §8.11 requires, and the runbooks use the CLI's commands.
 package infra
@@ -16,7 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/noetl/gcpengine/shared/deploy"
+	"github.com/noetl/gcpengine/shared/telemetry"
 )
 
 // Seed 000 §8.11 alert names and the payload fields an alert must carry.
@@ -66,59 +69,54 @@ func allStrings(v any, out *[]string) {
 }
 
 var (
-	cmType   = regexp.MustCompile(`workload\.googleapis\.com/([A-Za-z0-9_]+)`)
-	cmProm   = regexp.MustCompile(`workload_googleapis_com:([A-Za-z0-9_]+)`)
-	promName = regexp.MustCompile(`\bnoetl_[a-z0-9_]+\b`)
-	cmLabel  = regexp.MustCompile(`metric\.label\.([a-z_]+)`)
-	byLabels = regexp.MustCompile(`\b(?:by|without)\s*\(([^)]*)\)`)
-	matchers = regexp.MustCompile(`\{([^}]*)\}`)
-	matcher  = regexp.MustCompile(`([a-z_]+)\s*(?:=~|!~|!=|=)`)
+	// cmType is a Cloud Monitoring filter's metric type.
+	cmType = regexp.MustCompile(`metric\.type\s*=\s*"([^"]*)"`)
+	// anyCMType is anything that looks like a Cloud Monitoring metric
+	// type of an engine metric, in any string (prometheus.googleapis.com/
+	// is the only right domain: telemetry.CloudMonitoringPrefix).
+	anyCMType = regexp.MustCompile(`[a-z_]+[.:_]googleapis[._]com[/:]noetl_[A-Za-z0-9_/]*`)
+	promName  = regexp.MustCompile(`\bnoetl_[a-z0-9_]+\b`)
+	cmLabel   = regexp.MustCompile(`metric\.labels?\.([a-z_]+)`)
+	byLabels  = regexp.MustCompile(`\b(?:by|without)\s*\(([^)]*)\)`)
+	matchers  = regexp.MustCompile(`\{([^}]*)\}`)
+	matcher   = regexp.MustCompile(`([a-z_]+)\s*(?:=~|!~|!=|=)`)
 )
 
-// metricOf resolves a Prometheus series name to its metric: histograms
-// appear as <name>_bucket, _sum and _count, never bare.
-func metricOf(t *testing.T, where, series string) (deploy.Metric, bool) {
+// metricOf resolves a PromQL series name to the instrument the exporter
+// produces (shared/telemetry.Instruments): a counter or gauge by its
+// name, a histogram only as <name>_bucket, _sum or _count.
+func metricOf(t *testing.T, where, series string) (telemetry.InstrumentSpec, bool) {
 	t.Helper()
-	if m, ok := deploy.MetricByName(series); ok {
-		if m.Type == deploy.Histogram {
-			t.Errorf("%s: histogram %s used without _bucket/_sum/_count", where, series)
-		}
+	if m, ok := telemetry.InstrumentBySeries(series); ok {
 		return m, true
 	}
-	for _, suf := range []string{"_bucket", "_sum", "_count"} {
-		if base, ok := strings.CutSuffix(series, suf); ok {
-			if m, ok := deploy.MetricByName(base); ok && m.Type == deploy.Histogram {
-				return m, true
-			}
-		}
+	if m, ok := telemetry.InstrumentByName(series); ok && m.Kind == telemetry.KindHistogram {
+		t.Errorf("%s: histogram %s used without _bucket/_sum/_count", where, series)
+		return m, false
 	}
-	t.Errorf("%s: metric %s is not in shared/deploy.Metrics", where, series)
-	return deploy.Metric{}, false
+	t.Errorf("%s: %s is not a series of an instrument the engine exports (shared/telemetry.Instruments)", where, series)
+	return telemetry.InstrumentSpec{}, false
 }
 
 // checkPromQL checks the metric and label names of a PromQL expression
-// (Prometheus names, or Cloud Monitoring's workload_googleapis_com:
-// names when cm is set) and returns the metrics it uses.
-func checkPromQL(t *testing.T, where, expr string, cm bool) []deploy.Metric {
+// (Prometheus names: Cloud Monitoring's PromQL queries the series the
+// Telemetry API ingests by the same names) and returns the instruments it
+// uses.
+func checkPromQL(t *testing.T, where, expr string) []telemetry.InstrumentSpec {
 	t.Helper()
-	var names []string
-	if cm {
-		for _, m := range cmProm.FindAllStringSubmatch(expr, -1) {
-			names = append(names, m[1])
-		}
-		if bare := promName.FindAllString(cmProm.ReplaceAllString(expr, ""), -1); len(bare) > 0 {
-			t.Errorf("%s: %v without the workload_googleapis_com: prefix of Cloud Monitoring", where, bare)
-		}
-	} else {
-		names = promName.FindAllString(expr, -1)
+	if strings.Contains(expr, "googleapis") {
+		t.Errorf("%s: %q names a Cloud Monitoring domain; PromQL uses the Prometheus names", where, expr)
 	}
-	var used []deploy.Metric
-	labels := map[string]bool{"le": true}
-	for _, n := range names {
+	var used []telemetry.InstrumentSpec
+	labels := map[string]bool{}
+	for _, n := range promName.FindAllString(expr, -1) {
 		if m, ok := metricOf(t, where, n); ok {
 			used = append(used, m)
 			for _, l := range m.Labels {
 				labels[l] = true
+			}
+			if strings.HasSuffix(n, "_bucket") {
+				labels["le"] = true
 			}
 		}
 	}
@@ -144,18 +142,23 @@ func checkPromQL(t *testing.T, where, expr string, cm bool) []deploy.Metric {
 	return used
 }
 
-// checkFilter checks a Cloud Monitoring filter: one metric type from the
-// list, and metric.label.X names among its labels.
-func checkFilter(t *testing.T, where, filter string, groupBy []string) deploy.Metric {
+// checkFilter checks a Cloud Monitoring filter: the prometheus_target
+// resource, exactly one metric type, which is the Cloud Monitoring type of
+// an exported instrument (prometheus.googleapis.com/<name>/<kind>), and
+// metric.label.X names among its labels.
+func checkFilter(t *testing.T, where, filter string, groupBy []string) telemetry.InstrumentSpec {
 	t.Helper()
+	if !strings.Contains(filter, `resource.type="`+telemetry.CloudMonitoringResource+`"`) {
+		t.Errorf("%s: filter %q must select resource.type=%q (the Telemetry API's Prometheus mapping)", where, filter, telemetry.CloudMonitoringResource)
+	}
 	ms := cmType.FindAllStringSubmatch(filter, -1)
 	if len(ms) != 1 {
-		t.Errorf("%s: filter %q must name exactly one workload.googleapis.com metric", where, filter)
-		return deploy.Metric{}
+		t.Errorf("%s: filter %q must name exactly one metric type", where, filter)
+		return telemetry.InstrumentSpec{}
 	}
-	m, ok := deploy.MetricByName(ms[0][1])
+	m, ok := telemetry.InstrumentByCloudMonitoringType(ms[0][1])
 	if !ok {
-		t.Errorf("%s: metric %s is not in shared/deploy.Metrics", where, ms[0][1])
+		t.Errorf("%s: metric type %s is not the Cloud Monitoring type of an exported instrument (prometheus.googleapis.com/<name>/<counter|gauge|histogram>, shared/telemetry)", where, ms[0][1])
 		return m
 	}
 	for _, l := range append(cmLabel.FindAllStringSubmatch(filter, -1), cmLabel.FindAllStringSubmatch(strings.Join(groupBy, " "), -1)...) {
@@ -176,8 +179,43 @@ func asStrings(v any) []string {
 	return out
 }
 
+// grafanaPanels returns the Grafana dashboard's panels by title (rows as
+// "section:<title>") with their PromQL expressions, checking each.
+func grafanaPanels(t *testing.T) (map[string][]string, []string) {
+	t.Helper()
+	g := readJSON(t, "grafana/noetl.json")
+	panels := map[string][]string{}
+	var order []string
+	for _, p := range g["panels"].([]any) {
+		pm := p.(map[string]any)
+		title := pm["title"].(string)
+		if pm["type"] == "row" {
+			title = "section:" + title
+		} else {
+			for _, tg := range pm["targets"].([]any) {
+				expr := tg.(map[string]any)["expr"].(string)
+				checkPromQL(t, "grafana: "+title, expr)
+				panels[title] = append(panels[title], expr)
+			}
+		}
+		if _, dup := panels[title]; dup && pm["type"] == "row" {
+			t.Errorf("grafana: %s twice", title)
+		}
+		if pm["type"] == "row" {
+			panels[title] = nil
+		}
+		order = append(order, title)
+	}
+	return panels, order
+}
+
+// The Cloud Monitoring dashboard shows the Grafana panels with the same
+// PromQL (Cloud Monitoring runs PromQL over the series the Telemetry API
+// ingests, under their Prometheus names), and every query names exported
+// series and labels.
 func TestCloudMonitoringDashboard(t *testing.T) {
-	titles := map[string]bool{}
+	grafana, order := grafanaPanels(t)
+	var titles []string
 	for _, f := range glob(t, "monitoring/dashboards/*.json") {
 		d := readJSON(t, f)
 		if d["displayName"] == nil || d["mosaicLayout"] == nil {
@@ -188,20 +226,23 @@ func TestCloudMonitoringDashboard(t *testing.T) {
 			w := tl.(map[string]any)["widget"].(map[string]any)
 			title, _ := w["title"].(string)
 			if _, ok := w["sectionHeader"]; ok {
-				titles["section:"+title] = true
+				titles = append(titles, "section:"+title)
 				continue
 			}
-			titles[title] = true
+			titles = append(titles, title)
 			chart, ok := w["xyChart"].(map[string]any)
 			if !ok {
 				t.Errorf("%s: tile %q is not an xyChart", f, title)
 				continue
 			}
+			var exprs []string
 			for _, ds := range chart["dataSets"].([]any) {
 				q := ds.(map[string]any)["timeSeriesQuery"].(map[string]any)
 				switch {
 				case q["prometheusQuery"] != nil:
-					checkPromQL(t, f+": "+title, q["prometheusQuery"].(string), true)
+					expr := q["prometheusQuery"].(string)
+					checkPromQL(t, f+": "+title, expr)
+					exprs = append(exprs, expr)
 				case q["timeSeriesFilter"] != nil:
 					tf := q["timeSeriesFilter"].(map[string]any)
 					agg, _ := tf["aggregation"].(map[string]any)
@@ -210,35 +251,20 @@ func TestCloudMonitoringDashboard(t *testing.T) {
 					t.Errorf("%s: tile %q has no query", f, title)
 				}
 			}
-		}
-	}
-	for _, s := range seedSections {
-		if !titles["section:"+s] {
-			t.Errorf("Cloud Monitoring dashboard lacks the §8.10 section %q", s)
-		}
-	}
-	// Grafana shows the same panels.
-	g := readJSON(t, "grafana/noetl.json")
-	var gtitles []string
-	for _, p := range g["panels"].([]any) {
-		pm := p.(map[string]any)
-		title := pm["title"].(string)
-		if pm["type"] == "row" {
-			title = "section:" + title
-		} else {
-			for _, tg := range pm["targets"].([]any) {
-				checkPromQL(t, "grafana: "+title, tg.(map[string]any)["expr"].(string), false)
+			if want, ok := grafana[title]; !ok {
+				t.Errorf("%s: tile %q has no Grafana panel of that title", f, title)
+			} else if !slices.Equal(exprs, want) {
+				t.Errorf("%s: tile %q queries %q, the Grafana panel %q", f, title, exprs, want)
 			}
 		}
-		gtitles = append(gtitles, title)
 	}
-	for title := range titles {
-		if !slices.Contains(gtitles, title) {
-			t.Errorf("Grafana dashboard lacks panel %q of the Cloud Monitoring dashboard", title)
+	if !slices.Equal(titles, order) {
+		t.Errorf("Cloud Monitoring tiles %q differ from the Grafana panels %q (same panels, same order)", titles, order)
+	}
+	for _, s := range seedSections {
+		if !slices.Contains(titles, "section:"+s) {
+			t.Errorf("Cloud Monitoring dashboard lacks the §8.10 section %q", s)
 		}
-	}
-	if len(gtitles) != len(titles) {
-		t.Errorf("Grafana has %d panels/rows, Cloud Monitoring %d", len(gtitles), len(titles))
 	}
 }
 
@@ -369,7 +395,7 @@ func TestPrometheusRules(t *testing.T) {
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
 			seen[r.Alert] = true
-			checkPromQL(t, "rule "+r.Alert, r.Expr, false)
+			checkPromQL(t, "rule "+r.Alert, r.Expr)
 			if r.For == "" || r.Labels["severity"] == "" {
 				t.Errorf("rule %s: needs for and a severity label", r.Alert)
 			}
@@ -418,6 +444,7 @@ func TestRunbooks(t *testing.T) {
 			continue
 		}
 		s := string(b)
+		checkCMTypes(t, "runbook "+name, s)
 		if !strings.Contains(s, "seed 000 §8.13") && !strings.Contains(s, "Seed 000 §8.13") {
 			t.Errorf("runbook %s does not name its source", name)
 		}
@@ -443,13 +470,26 @@ func TestRunbooks(t *testing.T) {
 		// PromQL in the runbooks uses the metric list too.
 		for _, block := range regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(s, -1) {
 			for _, line := range strings.Split(strings.TrimSpace(block[1]), "\n") {
-				checkPromQL(t, "runbook "+name, line, false)
+				checkPromQL(t, "runbook "+name, line)
 			}
 		}
 	}
 	for _, c := range []string{"dlq list", "dlq show", "dlq replay", "dlq discard", "list", "describe", "events", "cancel", "trace", "cost"} {
 		if !used[c] {
 			t.Errorf("no runbook uses scripts/noetl %s", c)
+		}
+	}
+}
+
+// checkCMTypes checks every Cloud Monitoring metric type of an engine
+// metric named in s: only prometheus.googleapis.com/<name>/<kind> of an
+// exported instrument exists (workload.googleapis.com/noetl_x or PromQL's
+// workload_googleapis_com:noetl_x never receive data).
+func checkCMTypes(t *testing.T, where, s string) {
+	t.Helper()
+	for _, m := range anyCMType.FindAllString(s, -1) {
+		if _, ok := telemetry.InstrumentByCloudMonitoringType(m); !ok {
+			t.Errorf("%s: %s is not the Cloud Monitoring type of an exported instrument (%snoetl_<name>/<kind>)", where, m, telemetry.CloudMonitoringPrefix)
 		}
 	}
 }
@@ -473,15 +513,28 @@ func TestEveryJSONParses(t *testing.T) {
 		var ss []string
 		allStrings(v, &ss)
 		for _, s := range ss {
-			for _, m := range cmType.FindAllStringSubmatch(s, -1) {
-				if _, ok := deploy.MetricByName(m[1]); !ok {
-					t.Errorf("%s: %s is not in shared/deploy.Metrics", p, m[0])
-				}
-			}
+			checkCMTypes(t, p, s)
 		}
 		return nil
 	})
 	if err != nil || n < 3 {
 		t.Errorf("walked %d JSON files: %v", n, err)
+	}
+}
+
+// The READMEs name Cloud Monitoring metric types the way the exporter
+// produces them, and their PromQL queries exported series.
+func TestREADMEMetricTypes(t *testing.T) {
+	for _, f := range []string{"README.md", "../README.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCMTypes(t, f, string(b))
+		for _, block := range regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+			for _, line := range strings.Split(strings.TrimSpace(block[1]), "\n") {
+				checkPromQL(t, f, strings.TrimSpace(line))
+			}
+		}
 	}
 }

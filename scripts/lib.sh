@@ -97,8 +97,10 @@ pg_bin_dir() {
 # Java runtime, the PostgreSQL server and client, iso-codes, and the
 # PostgreSQL drivers NoETL's python tasks import: python3-psycopg2 and
 # python3-psycopg, for /usr/bin/python3, the interpreter python tasks use
-# when NOETL_PYTHON is unset). The gcloud emulators come from Google's own
-# apt repository and are only reported. NOETL_NO_INSTALL=1 turns this off.
+# when NOETL_PYTHON is unset), and chromium (the console's browser tests
+# and scripts/console-shots drive it headless). The gcloud emulators come
+# from Google's own apt repository and are only reported. NOETL_NO_INSTALL=1
+# turns this off.
 install_debian_prerequisites() {
   [ "${NOETL_NO_INSTALL:-0}" = 1 ] && return 0
   [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 0
@@ -111,6 +113,7 @@ install_debian_prerequisites() {
   # (they depend on Debian's python3, so a missing /usr/bin/python3 comes too)
   /usr/bin/python3 -s -c 'import psycopg2' >/dev/null 2>&1 || pkgs+=(python3-psycopg2)
   /usr/bin/python3 -s -c 'import psycopg' >/dev/null 2>&1 || pkgs+=(python3-psycopg)
+  command -v "${NOETL_CHROMIUM:-chromium}" >/dev/null 2>&1 || pkgs+=(chromium)
   [ "${#pkgs[@]}" = 0 ] && return 0
   echo "installing missing prerequisites: ${pkgs[*]}"
   apt-get update -qq >/dev/null 2>&1 || true
@@ -144,6 +147,9 @@ check_prerequisites() {
   need 'command -v psql' "the PostgreSQL client: sudo apt-get install postgresql-client"
   need "[ -f '${NOETL_ISO_CODES_DIR:-/usr/share/iso-codes/json}/iso_3166-2.json' ]" "ISO 3166 data for the countries fixture: sudo apt-get install iso-codes (or set NOETL_ISO_CODES_DIR)"
   unset -f need
+  if ! command -v "${NOETL_CHROMIUM:-chromium}" >/dev/null 2>&1; then
+    printf 'note: no chromium: the stack runs, but the console browser tests (scripts/test) and scripts/console-shots need it: sudo apt-get install chromium (or set NOETL_CHROMIUM)\n' >&2
+  fi
   [ "$missing" = 0 ] || die "install the missing prerequisites above and run scripts/up again"
 }
 

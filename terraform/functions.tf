@@ -69,6 +69,10 @@ resource "google_cloudfunctions2_function" "fn" {
   }
 
   lifecycle {
+    # Cloud Functions adds LOG_EXECUTION_ID=true to every gen2 function's
+    # environment; without this every plan would redeploy the functions.
+    ignore_changes = [service_config[0].environment_variables["LOG_EXECUTION_ID"]]
+
     precondition {
       condition     = local.function_settings[each.key].concurrency == 1 || local.function_settings[each.key].cpu >= 1
       error_message = "noetl-${each.key}: concurrency > 1 requires at least 1 vCPU."
@@ -99,8 +103,11 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 
+  # A revision starts only when its secret environment variables can be
+  # read: the signing key's and (api, emit) the api token's grants first.
   depends_on = [
     google_project_service.services, google_project_iam_member.fn, google_project_iam_member.build,
     google_secret_manager_secret_version.signing_key, google_secret_manager_secret_iam_member.signing_key,
+    google_secret_manager_secret_iam_member.api_token,
   ]
 }

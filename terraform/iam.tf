@@ -22,39 +22,51 @@ resource "google_service_account" "push" {
   depends_on   = [google_project_service.services]
 }
 
+# The bindings below grant each function exactly what shared/deploy's
+# IAM table (deploy.Access, deploy.OpGrants) says its code does:
+# terraform/iam_test.go compares them, and shared/runtime's
+# TestAccessCoversTheCode checks the table against the functions' code.
 locals {
+  # The Pub/Sub service agent (dead-letter forwarding, push OIDC tokens).
+  # It exists once the Pub/Sub API is enabled and its identity created
+  # (README bootstrap: gcloud beta services identity create
+  # --service=pubsub.googleapis.com, which prints this address).
   pubsub_agent = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
 
-  # Project-level roles: Firestore (every function reads or writes
-  # executions/... or files DLQ entries) and telemetry (logs, metrics,
-  # traces).
-  project_roles = ["roles/datastore.user", "roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/cloudtrace.agent"]
+  # Project-level roles of every function: Firestore (state, DLQ
+  # entries) and telemetry (logs; metrics and traces over OTLP to the
+  # Telemetry API).
+  project_roles = ["roles/datastore.user", "roles/logging.logWriter", "roles/telemetry.metricsWriter", "roles/telemetry.tracesWriter"]
 
-  # Topics each function publishes on.
+  # Topics each function publishes on. Every function's runtime flushes
+  # operation counts to events (bus.RunFlusher).
   publishes = {
-    api         = ["events"]             # execution start and cancel (route="1")
+    api         = ["events", "commands"] # execution start and cancel; DLQ replays of either topic
     emit        = ["events"]             # external events
     execute     = ["events", "commands"] # event batches; bulk fan-out
     route       = ["events", "commands"] # transitions; bulk fan-out
-    materialize = []
-    dispatch    = []
-    subscribe   = ["events"] # execution starts of subscription messages
+    materialize = ["events"]             # operation counts
+    dispatch    = ["events"]             # operation counts
+    subscribe   = ["events"]             # execution starts of subscription messages
   }
 
-  # Cloud Tasks roles per function on both queues: create units, delete
-  # pending ones (cancellation).
+  # Cloud Tasks roles per function on both queues: create units; list and
+  # delete an execution's pending ones (stop: cancel, deadline).
   queue_roles = {
-    api      = ["roles/cloudtasks.enqueuer", "roles/cloudtasks.taskDeleter"] # DLQ replay, cancel
-    execute  = ["roles/cloudtasks.enqueuer"]                                 # next units, timers
-    route    = ["roles/cloudtasks.enqueuer", "roles/cloudtasks.taskDeleter"] # transitions, cancel
-    dispatch = ["roles/cloudtasks.enqueuer"]                                 # bulk fan-out
+    api      = ["roles/cloudtasks.enqueuer", "roles/cloudtasks.taskDeleter", "roles/cloudtasks.viewer"] # DLQ replay, cancel
+    execute  = ["roles/cloudtasks.enqueuer", "roles/cloudtasks.taskDeleter", "roles/cloudtasks.viewer"] # next units, timers, deadlines
+    route    = ["roles/cloudtasks.enqueuer"]                                                            # transitions
+    dispatch = ["roles/cloudtasks.enqueuer"]                                                            # bulk fan-out
   }
 
-  # Results bucket access.
+  # Results bucket access. Every function that creates tasks writes the
+  # bodies of units over Cloud Tasks' 100 KB here first (and overwrites
+  # them on a redelivery: objectAdmin).
   bucket_roles = {
-    api     = "roles/storage.objectViewer" # describe shows offloaded results
-    execute = "roles/storage.objectAdmin"  # task results, loop items
-    route   = "roles/storage.objectAdmin"  # loop plans, loop.done results
+    api      = "roles/storage.objectAdmin" # describe; DLQ replays of large units
+    execute  = "roles/storage.objectAdmin" # task results, loop items
+    route    = "roles/storage.objectAdmin" # loop plans, loop.done results
+    dispatch = "roles/storage.objectAdmin" # bodies of large units
   }
 
   # Keychain secrets: read at run time by execute and route (control-plane
@@ -127,6 +139,22 @@ resource "google_service_account_iam_member" "push_token_creator" {
   depends_on         = [google_project_service.services]
 }
 
+# Operators (people) call the api and emit with identity tokens minted
+# for their URL, which gcloud mints only for service accounts: they
+# impersonate noetl-operator (README "Deploy to GCP").
+resource "google_service_account" "operator" {
+  account_id   = "noetl-operator"
+  display_name = "NoETL operators' identity for the api and emit"
+  depends_on   = [google_project_service.services]
+}
+
+resource "google_service_account_iam_member" "operator_token_creator" {
+  for_each           = toset(var.operators)
+  service_account_id = google_service_account.operator.name
+  role               = "roles/iam.serviceAccountTokenCreator"
+  member             = each.value
+}
+
 resource "google_pubsub_topic_iam_member" "dead_letter_publisher" {
   for_each = toset([for s in values(local.push_subscriptions) : s.dead_letter_topic])
   topic    = google_pubsub_topic.topic[each.value].id
@@ -147,6 +175,7 @@ resource "google_pubsub_subscription_iam_member" "dead_letter_subscriber" {
 locals {
   invoker_members = merge(
     { for p in setproduct(["api", "emit"], var.api_invokers) : "${p[0]}/${p[1]}" => { fn = p[0], member = p[1] } },
+    { for fn in ["api", "emit"] : "${fn}/operator" => { fn = fn, member = google_service_account.operator.member } },
     { "execute/tasks" = { fn = "execute", member = google_service_account.tasks.member } },
     { for name, f in local.functions : "${name}/push" => { fn = name, member = google_service_account.push.member } if f.invokers == "push" },
   )

@@ -1,11 +1,20 @@
+# The api's and emit's deterministic Cloud Run URLs: the audiences they
+# accept (NOETL_API_AUDIENCES) are exactly these, so an identity token
+# minted for this URL (gcloud auth print-identity-token --audiences) is
+# accepted. service_config[0].uri may be the other (hash) form of the URL.
 output "api_url" {
-  description = "URL of the api function (POST /executions, GET /executions/{id}, ...): call it with an identity token"
-  value       = google_cloudfunctions2_function.fn["api"].service_config[0].uri
+  description = "URL of the api function (POST /executions, GET /executions/{id}, ...) and the audience of its identity tokens"
+  value       = local.run_url["api"]
 }
 
 output "emit_url" {
-  description = "URL of the emit function (external events)"
-  value       = google_cloudfunctions2_function.fn["emit"].service_config[0].uri
+  description = "URL of the emit function (external events) and the audience of its identity tokens"
+  value       = local.run_url["emit"]
+}
+
+output "operator_service_account" {
+  description = "Service account the principals of var.operators impersonate to call the api and emit (gcloud auth print-identity-token --impersonate-service-account)"
+  value       = google_service_account.operator.email
 }
 
 output "execute_url" {
@@ -45,5 +54,5 @@ output "results_bucket" {
 
 output "service_accounts" {
   description = "Service account emails: one per function, the Cloud Tasks OIDC account and the push account"
-  value       = merge({ for k, s in google_service_account.fn : k => s.email }, { tasks = google_service_account.tasks.email, push = google_service_account.push.email, build = google_service_account.build.email })
+  value       = merge({ for k, s in google_service_account.fn : k => s.email }, { tasks = google_service_account.tasks.email, push = google_service_account.push.email, build = google_service_account.build.email, operator = google_service_account.operator.email })
 }

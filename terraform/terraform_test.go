@@ -1,8 +1,10 @@
 // Package terraform holds the offline checks of the Terraform deployment in
-// this directory (the Google provider cannot be downloaded here, so
-// `terraform validate` cannot run): the HCL is parsed with hashicorp/hcl
-// and compared, in both directions, with shared/deploy (the names the code
-// uses) and shared/config (the environment the code reads).
+// this directory: the HCL is parsed with hashicorp/hcl and compared, in
+// both directions, with shared/deploy (the names, APIs and IAM table the
+// code uses) and shared/config (the environment the code reads), and the
+// deployment documentation with both. The provider schemas are checked by
+// scripts/check-terraform (terraform validate with the providers built
+// from their Go modules).
 package terraform
 
 import (
@@ -496,8 +498,11 @@ func TestEnvironment(t *testing.T) {
 		"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": `tostring(var.push.max_delivery_attempts)`,
 		"NOETL_DISPATCH_DEADLINE_S":        `tostring(var.dispatch_deadline_s)`,
 		"NOETL_REPO_ROOT":                  `local.repo_root`,
-		"GOOGLE_CLOUD_PROJECT":             `var.project`,
-		"NOETL_LOCATION":                   `var.region`,
+		// infra/ (dashboards, alerts) queries the series the gcp exporter
+		// lands in Cloud Monitoring (shared/telemetry cloudmonitoring.go).
+		"NOETL_METRICS_EXPORTER": `"gcp"`,
+		"GOOGLE_CLOUD_PROJECT":   `var.project`,
+		"NOETL_LOCATION":         `var.region`,
 	}
 	// Subscriptions cannot be referenced (they depend on the functions):
 	// their names are literals that must name the manifest's push

@@ -93,12 +93,22 @@ variable "functions" {
 }
 
 variable "api_invokers" {
-  description = "Principals allowed to call the api and emit functions (e.g. user:me@example.com, group:ops@example.com)"
+  description = "Service accounts (or other principals) that call the api and emit functions with identity tokens of their own, minted for the api_url/emit_url audience (people: var.operators)"
   type        = list(string)
   default     = []
   validation {
     condition     = alltrue([for m in var.api_invokers : can(regex("^(user|group|serviceAccount|domain|principal|principalSet):", m))])
     error_message = "api_invokers must be IAM members such as user:me@example.com (allUsers is not allowed: the api requires authentication)."
+  }
+}
+
+variable "operators" {
+  description = "People or groups (user:..., group:...) who call the api and emit by impersonating noetl-operator (roles/iam.serviceAccountTokenCreator on it)"
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for m in var.operators : can(regex("^(user|group|domain|serviceAccount|principal|principalSet):", m))])
+    error_message = "operators must be IAM members such as user:me@example.com or group:ops@example.com."
   }
 }
 

@@ -1,20 +1,21 @@
-# Providers. The Google provider 6.x/7.x has everything used here:
-# gen2 functions with available_cpu, queue-level http_target (OIDC),
-# Firestore TTL policies (google_firestore_field ttl_config).
+# Providers. scripts/check-terraform validates this configuration against
+# the schemas of the providers it builds from their Go modules (pinned
+# there): google 8.0, random 3.9, archive 2.8. The constraints admit the
+# majors validated.
 terraform {
   required_version = ">= 1.5"
   required_providers {
     google = {
       source  = "hashicorp/google"
-      version = ">= 6.0, < 8.0"
+      version = ">= 8.0, < 9.0"
     }
     archive = {
       source  = "hashicorp/archive"
-      version = ">= 2.4" # excludes with doublestar globs
+      version = ">= 2.4, < 3.0" # excludes with doublestar globs
     }
     random = {
       source  = "hashicorp/random"
-      version = ">= 3.5" # random_bytes (the signing key)
+      version = ">= 3.6, < 4.0" # random_bytes (the signing key) is 3.6
     }
   }
 }

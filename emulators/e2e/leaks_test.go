@@ -252,6 +252,18 @@ workflow:
 	api("GET", "/credentials/"+hdrCred, nil)
 	sc.scan("events", id, []byte(MustJSON(evs)))
 
+	// Console pages: the list, the execution (as drawn, with every event
+	// read, its events page and cost), the DLQ and this execution's
+	// entries (the forged and poison units).
+	for _, p := range []string{"/", "/executions/" + id, "/executions/" + id + "?detail=all", "/executions/" + id + "/events",
+		"/executions/" + id + "/events?type=task.attempt.failed", "/executions/" + id + "/cost", "/dlq"} {
+		code, body, _ := consolePage(t, p)
+		if code != http.StatusOK {
+			t.Errorf("console %s: %d", p, code)
+		}
+		sc.scan("console", p, body)
+	}
+
 	// Firestore: the execution's document with every subcollection
 	// (batches, outbox, loops, iterations, units, attempts, ...), every
 	// other execution document, and every DLQ entry. (The other
@@ -264,6 +276,7 @@ workflow:
 	}
 	defer fs.Close()
 	dlqFound := 0
+	var dlqIDs []string
 	scanDocs := func(it *firestore.DocumentIterator, col string) {
 		for {
 			snap, err := it.Next()
@@ -277,6 +290,7 @@ workflow:
 			sc.scan("firestore", snap.Ref.Path, b)
 			if col == "dlq" && strings.Contains(string(b), id) {
 				dlqFound++
+				dlqIDs = append(dlqIDs, snap.Ref.ID)
 			}
 		}
 	}
@@ -302,6 +316,14 @@ workflow:
 	scanDocs(fs.Collection("executions").Documents(fctx), "executions")
 	walk(fs.Collection("executions").Doc(id))
 	scanDocs(fs.Collection("dlq").Documents(fctx), "dlq")
+	// Every DLQ entry naming the execution, on its console page.
+	for _, dlqID := range dlqIDs {
+		code, body, _ := consolePage(t, "/dlq/"+url.PathEscape(dlqID))
+		if code != http.StatusOK {
+			t.Errorf("console DLQ entry %s: %d", dlqID, code)
+		}
+		sc.scan("console", "/dlq/"+dlqID, body)
+	}
 	if dlqFound < 2 {
 		t.Errorf("the forged and poison units were not dead-lettered (%d dlq entries name the execution)", dlqFound)
 	}
@@ -372,8 +394,8 @@ workflow:
 	})
 
 	t.Logf("scanned: %v", sc.scanned)
-	if sc.scanned["task"] == 0 || sc.scanned["firestore"] == 0 || len(logs) == 0 {
-		t.Fatalf("the scan saw no task bodies or no documents or no logs: %v", sc.scanned)
+	if sc.scanned["task"] == 0 || sc.scanned["firestore"] == 0 || len(logs) == 0 || sc.scanned["console"] < 7+dlqFound {
+		t.Fatalf("the scan saw no task bodies, documents, logs or console pages: %v", sc.scanned)
 	}
 	for label, where := range sc.hits {
 		for i, w := range where {

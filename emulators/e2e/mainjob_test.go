@@ -24,8 +24,7 @@ func TestMainJobCountriesETL(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := int64(len(data["3166-2"]))
-	wl := MustJSON(map[string]any{"api_url": os.Getenv("NOETL_FIXTURES_URL"), "pg_dsn": os.Getenv("NOETL_PG_DSN")})
-	r := Run(t, filepath.Join(RepoRoot(), "examples", "countries_etl.yaml"), wl)
+	r := demo(t) // shared with the console's browser tests
 	ok(t, r)
 	s := step(t, r, "summary")
 	if asInt(s["subdivisions_in_table"]) != want || asInt(s["subdivisions_loaded"]) != want || asInt(s["countries_processed"]) != 249 {

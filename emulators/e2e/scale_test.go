@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -132,7 +133,32 @@ workflow:
 		}
 	}
 	t.Logf("%d items: documents by collection %v", n, counts)
+
+	// The console's page of the execution: drawn from the state and the
+	// loop's profile (one density strip, never a row per iteration),
+	// under MaxConsolePage bytes; its server time is logged (the issue's
+	// budget: 2 s; speed is not asserted in tests).
+	for i := range 3 {
+		code, body, ms := consolePage(t, "/executions/"+id)
+		if code != http.StatusOK {
+			t.Fatalf("console page: %d %.300s", code, body)
+		}
+		if len(body) > MaxConsolePage {
+			t.Errorf("the console page of a %d-iteration loop is %d bytes (> %d)", n, len(body), MaxConsolePage)
+		}
+		if its := strings.Count(string(body), `data-kind="iteration"`); its > 3000 {
+			t.Errorf("the console page draws %d iterations one by one", its)
+		}
+		if !strings.Contains(string(body), `data-kind="density"`) {
+			t.Error("the console page has no density strip of the loop")
+		}
+		t.Logf("console page of the %d-item loop (request %d): %.1f ms server time, %d bytes of HTML/SVG", n, i+1, ms, len(body))
+	}
 }
+
+// MaxConsolePage bounds the console's page of any execution (issue 19:
+// under 2 MB of HTML and SVG).
+const MaxConsolePage = 2 << 20
 
 // scanDocs calls fn with every document under ref (ref included),
 // descending into the subcollections of loop plans and unit leases (the

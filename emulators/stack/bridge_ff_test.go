@@ -2,8 +2,10 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,12 +21,22 @@ import (
 // functions-framework-go exactly as a push subscription's do in GCP: the
 // framework converts the raw push body (the endpoint's path names the
 // topic) into a messagePublished CloudEvent, and the engine's DecodePush
-// reads the message back with its data, attributes and id.
+// reads the message back with its data, attributes, id and delivery
+// attempt (the patched framework keeps it: the function fails the first
+// two deliveries, and the third decodes as attempt 3, the last one
+// runtime.LastDelivery sees for a policy of 3 attempts).
 func TestBridgePushThroughFunctionsFramework(t *testing.T) {
 	t.Setenv("FUNCTION_TARGET", "") // serve every registered function at its path
 	got := make(chan event.Event, 4)
+	var calls atomic.Int32
 	if err := funcframework.RegisterCloudEventFunctionContext(context.Background(), "/fn/projects/",
-		func(_ context.Context, e event.Event) error { got <- e; return nil }); err != nil {
+		func(_ context.Context, e event.Event) error {
+			if calls.Add(1) <= 2 {
+				return errors.New("transient failure (test)")
+			}
+			got <- e
+			return nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -90,12 +102,15 @@ func TestBridgePushThroughFunctionsFramework(t *testing.T) {
 	if string(msg.Data) != `{"batch_id":"b1"}` || msg.MessageID != id || msg.Attributes["execution_id"] != "e1" || msg.Attributes["traceparent"] != testTraceparent {
 		t.Errorf("decoded message %+v", msg)
 	}
-	if st := b.Stats(); st.Delivered != 1 || st.Failed != 0 {
+	if msg.DeliveryAttempt != 3 || !runtime.LastDelivery(msg, 3) || runtime.LastDelivery(msg, 4) {
+		t.Errorf("decoded delivery attempt %d, want 3 (the third delivery)", msg.DeliveryAttempt)
+	}
+	if st := b.Stats(); st.Delivered != 1 || st.Failed != 2 {
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && b.Stats().Delivered != 1; {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if st := b.Stats(); st.Delivered != 1 || st.Failed != 0 {
-			t.Errorf("bridge stats %+v, want one delivery", st)
+		if st := b.Stats(); st.Delivered != 1 || st.Failed != 2 {
+			t.Errorf("bridge stats %+v, want two failed attempts and one delivery", st)
 		}
 	}
 }

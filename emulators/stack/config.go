@@ -82,7 +82,7 @@ type Config struct {
 	TasksMaxAttempts int
 	PushConcurrency  int // NOETL_PUSH_CONCURRENCY, default 32 (concurrent pushes per subscription)
 
-	PushMaxAttempts int           // NOETL_PUSH_MAX_ATTEMPTS, default 10 (then the message is dead-lettered)
+	PushMaxAttempts int           // NOETL_PUSH_MAX_ATTEMPTS, default 10, 5..100 like a dead-letter policy (then the message is dead-lettered)
 	PushMinBackoff  time.Duration // NOETL_PUSH_MIN_BACKOFF, default 200ms
 	PushMaxBackoff  time.Duration // NOETL_PUSH_MAX_BACKOFF, default 10s
 	// SubscribeTick is how often the stack calls the subscribe function's
@@ -164,7 +164,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		WorkConcurrency:  num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
 		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
 		PushConcurrency:  num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
-		PushMaxAttempts:  num("NOETL_PUSH_MAX_ATTEMPTS", 10, 1, 1000),
+		PushMaxAttempts:  num("NOETL_PUSH_MAX_ATTEMPTS", 10, 5, 100),
 		PushMinBackoff:   dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
 		PushMaxBackoff:   dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
 		SubscribeTick:    dur("NOETL_SUBSCRIBE_TICK", time.Second),
@@ -370,6 +370,9 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_LEASE_TTL_S", envOr("NOETL_LEASE_TTL_S", "10")},
 		{"NOETL_HEARTBEAT_INTERVAL_S", envOr("NOETL_HEARTBEAT_INTERVAL_S", "3")},
 		{"NOETL_PUSH_CONCURRENCY", itoa(c.PushConcurrency)},
+		// The functions file the last delivery the bridges make in the
+		// DLQ, as Terraform sets both from var.push.max_delivery_attempts.
+		{"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS", itoa(c.PushMaxAttempts)},
 		// Telemetry (README "Observability"): every execution traced, spans
 		// in JSON-lines files that `scripts/noetl trace ID` reads; metrics
 		// at $NOETL_FUNCTIONS_URL/metrics.

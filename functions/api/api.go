@@ -1,11 +1,14 @@
 // Package api is the api Cloud Function (HTTP trigger): it starts
-// executions and serves their status and events.
+// executions and serves their status and events, and the operator console.
 //
 //	POST /executions             {"path": "examples/x.yaml" | "playbook": "<yaml>", "workload": {...}}
 //	                             → 202 {"execution_id", "status"}; 400 {"error", "problems": [{line, path, message}]}
-//	GET  /executions/{id}        → 200 status view; 404
-//	GET  /executions/{id}/events → 200 {"events": [...]} in timestamp order
+//	GET  /executions/{id}        → 200 status view (inspect.Status); 404
+//	GET  /executions/{id}/events → 200 {"events": [...]} in causal order
+//	GET  /console/...            → the operator console (console.go, package console)
 //	GET  /healthz                → 200
+//
+// (README "HTTP API" lists every route.)
 package api
 
 import (
@@ -23,6 +26,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/inspect"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/meter"
@@ -40,15 +44,28 @@ func init() { functions.HTTP("api", API) }
 // (the local server). Every request passes the guard first (auth.go:
 // caller identity, role, body limit).
 func API(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		// Reads by operators (status, events, cost, console pages) are not
+		// part of what an execution costs to run: they are metered apart
+		// (and dropped).
+		r = r.WithContext(meter.With(r.Context(), meter.New()))
+	}
+	if isConsole(r.URL.Path) {
+		// The console authenticates its visitors with the api's
+		// authenticator (a bearer token, or its session cookie) and
+		// reaches the api's routes in process as them (console.go).
+		consoleHandler.ServeHTTP(w, r)
+		return
+	}
 	r, ok := authorize(w, r)
 	if !ok {
 		return
 	}
-	if r.Method == http.MethodGet {
-		// Reads by operators (status, events, cost) are not part of what an
-		// execution costs to run: they are metered apart (and dropped).
-		r = r.WithContext(meter.With(r.Context(), meter.New()))
-	}
+	route(w, r)
+}
+
+// route serves an authorized request (its principal in its context).
+func route(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimPrefix(r.URL.Path, "/api")
 	p = strings.TrimSuffix(p, "/")
 	switch {
@@ -174,52 +191,16 @@ func start(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"execution_id": id, "status": engine.ExecRequested, "warnings": warnings})
 }
 
-// StepView is one step in GET /executions/{id}.
-type StepView struct {
-	Status     types.Status   `json:"status"`
-	Run        int            `json:"run"`
-	Runs       int            `json:"runs"`
-	DurationMS int64          `json:"duration_ms,omitempty"`
-	Loop       map[string]any `json:"loop,omitempty"`
-	Error      any            `json:"error,omitempty"`
-}
-
+// get serves GET /executions/{id}: the status document (inspect.Status;
+// a running loop's progress is its ended iterations, counted).
 func get(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
 	d, rec, ok := executionOf(w, r, id)
 	if !ok {
 		return
 	}
-	st := rec.State
-	red := redactorOf(ctx, d, rec)
-	steps := map[string]StepView{}
-	for name, ss := range st.Steps {
-		v := StepView{Status: ss.Status, Run: ss.Run, Runs: ss.Runs, DurationMS: ss.DurationMS, Error: red.Value(ss.Error)}
-		if ss.Loop != nil {
-			done := ss.Loop.Total
-			if ss.Status == types.StatusRunning {
-				if n, err := d.Store.IterationCount(ctx, id, engine.LoopKey(name, ss.Run)); err == nil {
-					done = n
-				}
-			}
-			v.Loop = map[string]any{"total": ss.Loop.Total, "done": done, "mode": ss.Loop.Mode, "max_in_flight": ss.Loop.MaxInFlight}
-		}
-		steps[name] = v
-	}
-	var dur int64
-	if t0, err := time.Parse(time.RFC3339Nano, st.CreatedAt); err == nil {
-		end := time.Now()
-		if t1, err := time.Parse(time.RFC3339Nano, st.FinishedAt); err == nil {
-			end = t1
-		}
-		dur = end.Sub(t0).Milliseconds()
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"execution_id": st.ExecutionID, "parent_id": st.ParentID, "playbook": st.Playbook, "status": st.Status,
-		"created_at": st.CreatedAt, "started_at": st.StartedAt, "finished_at": st.FinishedAt, "duration_ms": dur,
-		"version": st.Version, "steps": steps, "results": red.Value(st.Results), "ctx": red.Value(st.Ctx),
-		"failures": red.Value(st.Failures), "result": red.Value(st.Result),
-	})
+	count := func(key string) (int, error) { return d.Store.IterationCount(ctx, id, key) }
+	writeJSON(w, http.StatusOK, inspect.StatusOf(rec.State, redactorOf(ctx, d, rec), count, time.Now()))
 }
 
 func events(w http.ResponseWriter, r *http.Request, id string) {
@@ -228,11 +209,28 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 	if !ok {
 		return
 	}
-	evs, err := d.Store.EventList(ctx, id)
+	evs, err := redactedEvents(ctx, d, id)
 	if err != nil {
 		unavailable(w, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, map[string]any{"execution_id": id, "count": len(evs), "events": evs})
+}
+
+// redactedEvents reads an execution's events in causal order
+// (store.Store.EventList; an empty list for an unknown id), their payloads
+// masked with the execution's redactor (the key rules alone when its
+// document cannot be read).
+func redactedEvents(ctx context.Context, d *runtime.Deps, id string) ([]types.Event, error) {
+	evs, err := d.Store.EventList(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return redactEvents(ctx, d, id, evs), nil
+}
+
+// redactEvents masks the payloads of execution id's events (in place).
+func redactEvents(ctx context.Context, d *runtime.Deps, id string, evs []types.Event) []types.Event {
 	if evs == nil {
 		evs = []types.Event{}
 	}
@@ -247,7 +245,7 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 			evs[i].Payload = m
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"execution_id": id, "count": len(evs), "events": evs})
+	return evs
 }
 
 // redactorOf returns the redactor for an execution's API views: its
@@ -257,23 +255,7 @@ func redactorOf(ctx context.Context, d *runtime.Deps, rec *store.Execution) *red
 	return d.RedactorOf(ctx, rec.State.ExecutionID)
 }
 
-// CostView is GET /executions/{id}/cost: the cloud operations the
-// execution's functions counted (shared/meter), priced at list prices.
-type CostView struct {
-	ExecutionID string `json:"execution_id"`
-	// Steps counts step runs plus loop iterations.
-	Steps int `json:"steps"`
-	// Operations are the counts by service and kind ("firestore" →
-	// {"read": n, ...}).
-	Operations map[string]map[string]float64 `json:"operations"`
-	Lines      []meter.Line                  `json:"lines"`
-	USDTotal   float64                       `json:"usd_total"`
-	// USDPer1000Steps is usd_total / steps × 1000.
-	USDPer1000Steps float64 `json:"usd_per_1000_steps"`
-	PriceSource     string  `json:"price_source"`
-	PriceDate       string  `json:"price_date"`
-}
-
+// cost serves GET /executions/{id}/cost (inspect.Cost).
 func cost(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
 	d, rec, ok := executionOf(w, r, id)
@@ -285,25 +267,5 @@ func cost(w http.ResponseWriter, r *http.Request, id string) {
 		unavailable(w, err)
 		return
 	}
-	steps := 0
-	for _, ss := range rec.State.Steps {
-		if ss.Loop != nil {
-			steps += ss.Loop.Total
-		} else {
-			steps += ss.Runs
-		}
-	}
-	lines, total := meter.Prices.Price(ops)
-	v := CostView{ExecutionID: id, Steps: steps, Operations: map[string]map[string]float64{}, Lines: lines, USDTotal: total,
-		PriceSource: meter.Prices.Source, PriceDate: meter.Prices.Date}
-	for _, l := range lines {
-		if v.Operations[l.Service] == nil {
-			v.Operations[l.Service] = map[string]float64{}
-		}
-		v.Operations[l.Service][l.Kind] = l.Count
-	}
-	if steps > 0 {
-		v.USDPer1000Steps = total / float64(steps) * 1000
-	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, inspect.CostOf(rec.State, ops))
 }

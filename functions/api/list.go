@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/runtime"
@@ -20,18 +22,27 @@ const MaxListLimit = 1000
 // (engine.State.Status: requested → running → ok | failed | canceled).
 var ListStatuses = []types.Status{engine.ExecRequested, engine.ExecRunning, engine.ExecOK, engine.ExecFailed, engine.ExecCanceled}
 
+// ListCursor is the before= value that lists the executions after e
+// (older, in the list's order): "<created_at>,<execution_id>".
+func ListCursor(e store.ExecutionSummary) string {
+	return e.CreatedAt.UTC().Format(time.RFC3339Nano) + "," + e.ExecutionID
+}
+
 // executionLister is the part of the store GET /executions needs
 // (store.Store.ExecutionList).
 type executionLister interface {
 	ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.ExecutionSummary, error)
 }
 
-// list serves GET /executions?status=&playbook=&limit= (issue 8 item 8):
+// list serves GET /executions?status=&playbook=&limit=&before= (issue 8
+// item 8):
 //
 //	→ 200 {"executions": [{execution_id, parent_id, playbook, status, created_at, updated_at}]}
-//	  newest first (store.ExecutionList); limit defaults to 50
-//	→ 400 {"error"} for an unknown status or a limit that is not an
-//	  integer in 1..MaxListLimit
+//	  newest first (store.ExecutionList); limit defaults to 50; before
+//	  pages: "<created_at>,<execution_id>" of the previous page's last
+//	  entry (ListCursor), and the list goes on after it
+//	→ 400 {"error"} for an unknown status, a limit that is not an
+//	  integer in 1..MaxListLimit, or a cursor that does not parse
 //	→ 503 {"error"} when the store cannot be read
 func list(w http.ResponseWriter, r *http.Request) {
 	d, ok := opened(r.Context(), w, runtime.Get)
@@ -57,6 +68,15 @@ func listExecutions(w http.ResponseWriter, r *http.Request, s executionLister) {
 			return
 		}
 		p.Limit = n
+	}
+	if v := q.Get("before"); v != "" {
+		at, id, ok := strings.Cut(v, ",")
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if !ok || err != nil || id == "" {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "before " + strconv.Quote(v) + " is not a cursor <created_at RFC 3339>,<execution_id>"})
+			return
+		}
+		p.BeforeCreated, p.BeforeID = t, id
 	}
 	out, err := s.ExecutionList(r.Context(), p)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,11 @@ func TestListExecutions(t *testing.T) {
 		{"?limit=0", 400, nil, "limit \"0\" is not an integer in 1..1000"},
 		{"?limit=x", 400, nil, "limit \"x\" is not an integer"},
 		{"?limit=1001", 400, nil, "1..1000"},
+		// Pages: after the cursor of e3 (ListCursor of its summary).
+		{"?before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e3", CreatedAt: t0.Add(2 * time.Minute)})), 200, []string{"e2", "e1"}, ""},
+		{"?status=running&before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e4", CreatedAt: t0.Add(3 * time.Minute)})), 200, []string{"e3"}, ""},
+		{"?before=yesterday,e3", 400, nil, "is not a cursor"},
+		{"?before=" + url.QueryEscape(t0.Format(time.RFC3339Nano)), 400, nil, "is not a cursor"},
 	} {
 		rec := httptest.NewRecorder()
 		listExecutions(rec, httptest.NewRequest(http.MethodGet, "/executions"+c.query, nil), m)

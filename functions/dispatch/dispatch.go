@@ -52,7 +52,8 @@ func Dispatch(ctx context.Context, e event.Event) error {
 	}
 	created, err := d.Dispatcher.TaskCreate(ctx, cmd, time.Now())
 	if err != nil {
-		return err
+		// Redelivered, except the last delivery, which is filed in the DLQ.
+		return d.AckPermanent(ctx, "dispatch", msg, cmd.ExecutionID, cmd.Step, err)
 	}
 	d.Log.DebugContext(ctx, "dispatched", "execution_id", cmd.ExecutionID, "step", cmd.Step, "task", cmd.TaskName(), "created", created)
 	return nil

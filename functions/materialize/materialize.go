@@ -41,7 +41,7 @@ func Materialize(ctx context.Context, e event.Event) error {
 		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
 	}
 	if err := faults.Inject(faults.MaterializeBeforeWrite, b.ExecutionID); err != nil {
-		return err
+		return d.AckPermanent(ctx, "materialize", msg, b.ExecutionID, "", err)
 	}
 	// The projection's own cost travels in the document it writes; the
 	// store's own count goes to a throw-away meter so that nothing is left
@@ -59,7 +59,8 @@ func Materialize(ctx context.Context, e event.Event) error {
 		d.Log.WarnContext(ctx, "materialize: storing the batch failed (the delivery is retried)", "execution_id", b.ExecutionID,
 			"batch_id", b.ID, "events", len(b.Events), "bytes", len(msg.Data), "error", err.Error())
 	}
-	return err
+	// Redelivered, except the last delivery, which is filed in the DLQ.
+	return d.AckPermanent(ctx, "materialize", msg, b.ExecutionID, "", err)
 }
 
 // withOwnOps adds materialize's operations for this batch to its counts:

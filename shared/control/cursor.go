@@ -39,7 +39,7 @@ func (c *Control) completeCursorLoop(ctx context.Context, executionID string, pl
 		return err
 	}
 	result, rows, clock := engine.CursorLoopResult(recs)
-	ev, err := c.loopDoneEvent(ctx, executionID, plan, result, clock)
+	ev, err := c.loopDoneEvent(ctx, executionID, plan, recs, result, clock)
 	if err != nil {
 		return err
 	}

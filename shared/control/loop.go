@@ -235,7 +235,7 @@ func (c *Control) completeLoop(ctx context.Context, executionID string, plan *en
 		return errs.New(errs.Unavailable, "control: loop %s: %d of %d iteration records visible", plan.Key(), len(recs), plan.Total)
 	}
 	result, clock := engine.LoopResult(recs)
-	ev, err := c.loopDoneEvent(ctx, executionID, plan, result, clock)
+	ev, err := c.loopDoneEvent(ctx, executionID, plan, recs, result, clock)
 	if err != nil {
 		return err
 	}
@@ -247,8 +247,9 @@ func (c *Control) completeLoop(ctx context.Context, executionID string, plan *en
 
 // loopDoneEvent is the loop.done event of a loop run whose assembled
 // result is result, that result offloaded to the results tier when large
-// (only the reference then travels in the event).
-func (c *Control) loopDoneEvent(ctx context.Context, executionID string, plan *engine.LoopPlan, result any, clock int64) (types.Event, error) {
+// (only the reference then travels in the event), with the profile of its
+// iteration records recs (engine.ProfileOf).
+func (c *Control) loopDoneEvent(ctx context.Context, executionID string, plan *engine.LoopPlan, recs []engine.IterationRecord, result any, clock int64) (types.Event, error) {
 	res := result
 	if c.Results != nil {
 		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: plan.Step, Frame: plan.Run}, result)
@@ -259,7 +260,11 @@ func (c *Control) loopDoneEvent(ctx context.Context, executionID string, plan *e
 			res = ref
 		}
 	}
-	return engine.LoopDoneEvent(executionID, *plan, res, clock, c.now()), nil
+	ev := engine.LoopDoneEvent(executionID, *plan, res, clock, c.now())
+	if p := engine.ProfileOf(recs); p != nil {
+		ev.Payload["profile"] = p
+	}
+	return ev, nil
 }
 
 // applyLoopEnd applies a loop run's ending event (loop.done, or the

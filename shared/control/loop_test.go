@@ -125,6 +125,19 @@ func TestLoopLanes(t *testing.T) {
 	if st.Steps["start"].Status != types.StatusOK || st.Steps["after"] == nil {
 		t.Fatalf("steps after the loop: %v", st.Steps)
 	}
+	// The iterations' profile (when they ended) travels in loop.done and
+	// stays in the loop's status.
+	prof := st.Steps["start"].Loop.Profile
+	if prof == nil || done[0].Payload["profile"] == nil {
+		t.Fatalf("no loop profile: state %+v, loop.done payload %v", st.Steps["start"].Loop, done[0].Payload)
+	}
+	n := 0
+	for _, c := range prof.Ended {
+		n += c
+	}
+	if n != 5 || prof.Failed != nil || prof.FirstUS <= 0 || prof.LastUS < prof.FirstUS {
+		t.Fatalf("loop profile %+v: want the 5 iterations, none failed", prof)
+	}
 	if len(commandsOf(env.Tasks.Created(), "after")) != 1 {
 		t.Fatal("the step after the loop was not dispatched")
 	}

@@ -3,7 +3,6 @@ package deploy
 import (
 	"go/build"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -108,45 +107,5 @@ func TestFunctionPackagesExist(t *testing.T) {
 		if !slices.Contains(p.Imports, "github.com/GoogleCloudPlatform/functions-framework-go/functions") {
 			t.Errorf("%s: package %s does not register with functions-framework", f.Name, f.Package)
 		}
-	}
-}
-
-func TestMetricsWellFormed(t *testing.T) {
-	seen := map[string]bool{}
-	seed := 0
-	for _, m := range Metrics {
-		if seen[m.Name] {
-			t.Errorf("%s declared twice", m.Name)
-		}
-		seen[m.Name] = true
-		if !strings.HasPrefix(m.Name, "noetl_") || m.Help == "" || m.Source == "" {
-			t.Errorf("%s: needs the noetl_ prefix, help and source", m.Name)
-		}
-		switch m.Type {
-		case Counter:
-			if !strings.HasSuffix(m.Name, "_total") || m.Buckets != nil {
-				t.Errorf("counter %s must end in _total and have no buckets", m.Name)
-			}
-		case Histogram:
-			if !sort.Float64sAreSorted(m.Buckets) || len(m.Buckets) == 0 || !strings.HasSuffix(m.Name, "_seconds") {
-				t.Errorf("histogram %s: buckets %v", m.Name, m.Buckets)
-			}
-		case Gauge:
-			if strings.HasSuffix(m.Name, "_total") {
-				t.Errorf("gauge %s must not end in _total", m.Name)
-			}
-		default:
-			t.Errorf("%s: unknown type %q", m.Name, m.Type)
-		}
-		if m.Source == "seed 000 §8.1" || strings.HasPrefix(m.Source, "seed 000 §8.1,") {
-			seed++
-		}
-		if m.CloudMonitoringType() != "workload.googleapis.com/"+m.Name {
-			t.Errorf("%s: Cloud Monitoring type %s", m.Name, m.CloudMonitoringType())
-		}
-	}
-	// Seed 000 §8.1 defines seventeen metrics: all of them are here.
-	if seed != 17 {
-		t.Errorf("%d metrics from seed 000 §8.1, want 17", seed)
 	}
 }

@@ -166,6 +166,9 @@ func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, ch
 		result = ev.Payload["result"]
 	}
 	if ev.EventType == types.EvLoopDone {
+		if ss.Loop != nil && ev.Payload != nil {
+			ss.Loop.Profile = profileFrom(ev.Payload["profile"])
+		}
 		// The loop step's own boundary event, for observers (route ignores
 		// it: the step is no longer running).
 		sd := t.event(types.EvStepDone, step.Name, ss.Run, map[string]any{"result": result, "loop": true})

@@ -118,6 +118,9 @@ type LoopStatus struct {
 	Total       int    `json:"total"`
 	Mode        string `json:"mode"`
 	MaxInFlight int    `json:"max_in_flight"`
+	// Profile is when the iterations ended, set when loop.done carries it
+	// (profile.go); nil while the loop runs.
+	Profile *LoopProfile `json:"profile,omitempty"`
 }
 
 // LoopPlan is everything needed to dispatch any iteration of one loop run.

@@ -8,13 +8,17 @@ import (
 )
 
 // observeDLQ records a message or unit body that function fn acked and
-// filed in the DLQ because it can never be handled: noetl_dlq_total with
-// reason poison when it did not even decode to an execution (execID ""),
-// fatal otherwise, and a message_dlq line (task_dlq for execute's unit
-// bodies) (seed 000 §8.2, §8.6). msgErr is the redacted error.
-func observeDLQ(ctx context.Context, log *slog.Logger, fn, kind, messageID, execID, step, msgErr string) {
+// filed in the DLQ: noetl_dlq_total with reason max_attempts when its
+// last push delivery failed (exhausted), else poison when it did not even
+// decode to an execution (execID ""), fatal otherwise, and a message_dlq
+// line (task_dlq for execute's unit bodies) (seed 000 §8.2, §8.6). msgErr
+// is the redacted error.
+func observeDLQ(ctx context.Context, log *slog.Logger, fn, kind, messageID, execID, step, msgErr string, exhausted bool) {
 	reason := telemetry.DLQFatal
-	if execID == "" {
+	switch {
+	case exhausted:
+		reason = telemetry.DLQMaxAttempts
+	case execID == "":
 		reason = telemetry.DLQPoison
 	}
 	telemetry.M.DeadLettered(ctx, "", reason, fn)

@@ -248,26 +248,47 @@ func DecodeCommand(body []byte, sig string, s *sign.Signer) (types.Command, erro
 
 // PushMessage is the Pub/Sub message inside a
 // google.cloud.pubsub.topic.v1.messagePublished CloudEvent (the one
-// functions-framework-go makes of a push subscription's body).
+// functions-framework-go makes of a push subscription's body), with the
+// delivery's attempt number.
 type PushMessage struct {
 	Data        []byte            `json:"data"`
 	Attributes  map[string]string `json:"attributes"`
 	MessageID   string            `json:"messageId"`
 	PublishTime string            `json:"publishTime"`
 	OrderingKey string            `json:"orderingKey"`
+	// DeliveryAttempt is the push delivery's attempt number (1 on the
+	// first delivery), which Pub/Sub sends on subscriptions with a
+	// dead-letter policy (the patched functions-framework-go keeps it:
+	// third_party/functions-framework-go/PATCHES.md); 0 when unknown (a
+	// subscription without a dead-letter policy, a Cloud Task body).
+	DeliveryAttempt int `json:"-"`
 }
 
-// DecodePush extracts the Pub/Sub message of a push CloudEvent. Its
-// error is permanent (the event will never decode).
+// DecodePush extracts the Pub/Sub message of a push CloudEvent and its
+// delivery attempt (the data's "deliveryAttempt"; a negative one counts
+// as unknown). Its error is permanent (the event will never decode).
 func DecodePush(e event.Event) (PushMessage, error) {
 	var body struct {
-		Message      PushMessage `json:"message"`
-		Subscription string      `json:"subscription"`
+		Message         PushMessage `json:"message"`
+		Subscription    string      `json:"subscription"`
+		DeliveryAttempt int         `json:"deliveryAttempt"`
 	}
 	if err := json.Unmarshal(e.Data(), &body); err != nil {
 		return PushMessage{}, Permanent(fmt.Errorf("decode push body: %w", err))
 	}
+	body.Message.DeliveryAttempt = max(body.DeliveryAttempt, 0)
 	return body.Message, nil
+}
+
+// LastDelivery reports whether msg is the last push delivery its
+// subscription's dead-letter policy allows: its attempt number reaches
+// maxAttempts (NOETL_PUSH_MAX_DELIVERY_ATTEMPTS, the policy's
+// max_delivery_attempts). After a failed last delivery Pub/Sub forwards
+// the message to the dead-letter topic, where nothing replays it; the
+// engine files it in its DLQ instead (AckPermanent). Unknown attempts
+// (0) or maxAttempts (<= 0) are never the last.
+func LastDelivery(msg PushMessage, maxAttempts int) bool {
+	return maxAttempts > 0 && msg.DeliveryAttempt >= maxAttempts
 }
 
 // Permanent marks err as permanent (code InvalidArgument): the function
@@ -282,9 +303,15 @@ func IsPermanent(err error) bool { return errs.Permanent(err) }
 func B64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
 
 // AckPermanent records a message whose handling failed permanently in the
-// DLQ and returns nil so the message is acked (not redelivered); any other
-// error is returned unchanged for redelivery (functions-framework samples:
-// permanent → ack-and-record, transient → retry). The entry names the
+// DLQ and returns nil so the message is acked (not redelivered); a
+// transient error is returned unchanged for redelivery
+// (functions-framework samples: permanent → ack-and-record, transient →
+// retry), except on the last delivery the subscription's dead-letter
+// policy allows (LastDelivery with Cfg.PushMaxDeliveryAttempts), where it
+// is filed in the DLQ too (reason max_attempts, Attempts the delivery's
+// attempt number) and acked: the DLQ keeps it replayable, the dead-letter
+// topic would not. If the DLQ write fails, its error is returned (the
+// message then reaches the dead-letter topic). The entry names the
 // function (Source), what was refused (Kind "message" for a Pub/Sub
 // message — Topic is where a replay publishes it —, "unit" for a Cloud
 // Task body) and keeps the message for replay (Unit, Attributes); its
@@ -293,10 +320,15 @@ func B64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
 // KiB. A message the engine did not sign (sign.Rejected) is not kept for
 // replay (Unit empty): it would be refused again.
 func (d *Deps) AckPermanent(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
-	if err == nil || !IsPermanent(err) {
-		return err
+	switch {
+	case err == nil:
+		return nil
+	case IsPermanent(err):
+		return d.deadLetter(ctx, fn, msg, execID, step, err)
+	case LastDelivery(msg, d.Cfg.PushMaxDeliveryAttempts):
+		return d.deadLetter(ctx, fn, msg, execID, step, err)
 	}
-	return d.deadLetter(ctx, fn, msg, execID, step, err)
+	return err
 }
 
 // AckPermanentUnit is AckPermanent for a Cloud Task body delivered to
@@ -325,7 +357,7 @@ func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execI
 		topic, kind = "", "unit"
 	}
 	msgErr := red.String(err.Error())
-	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: 1,
+	e := store.DLQEntry{MessageID: fn + "-" + msg.MessageID, ExecutionID: execID, StepID: step, Attempts: max(1, msg.DeliveryAttempt),
 		LastError: msgErr, FirstSeen: now, LastSeen: now, Payload: dlqPayload(red, msg.Data),
 		ContextExcerpt: fn + ": " + msgErr, Source: fn, Kind: kind, Topic: topic, Attributes: msg.Attributes}
 	e.SetUnit(msg.Data)
@@ -349,7 +381,7 @@ func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execI
 	if perr := d.Store.DLQPut(ctx, e); perr != nil {
 		return perr
 	}
-	observeDLQ(ctx, d.Log, fn, kind, msg.MessageID, execID, step, msgErr) // telemetry (observe.go)
+	observeDLQ(ctx, d.Log, fn, kind, msg.MessageID, execID, step, msgErr, !IsPermanent(err)) // telemetry (observe.go)
 	return nil
 }
 

@@ -61,6 +61,10 @@ const (
 	// Command is a unit of work (types.Command JSON): a message on the
 	// commands topic or the body of a Cloud Task.
 	Command Purpose = "command"
+	// Session is a console session cookie (sealed: functions/api/console).
+	Session Purpose = "console-session"
+	// CSRF is a console form's anti-forgery token (signed).
+	CSRF Purpose = "console-csrf"
 )
 
 // Errors of Verify (wrapped with detail; branch with errors.Is).

@@ -224,7 +224,13 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 	if p.ParentID != "" {
 		q = q.Where("parent_id", "==", p.ParentID)
 	}
-	q = q.OrderBy("created_at", firestore.Desc).Limit(limit).Select("status", "playbook", "parent_id", "created_at", "updated_at")
+	// Ties order by descending document id, as Firestore's implicit last
+	// order does; written out so that a page can start after a cursor.
+	q = q.OrderBy("created_at", firestore.Desc).OrderBy(firestore.DocumentID, firestore.Desc)
+	if !p.BeforeCreated.IsZero() {
+		q = q.StartAfter(p.BeforeCreated, p.BeforeID)
+	}
+	q = q.Limit(limit).Select("status", "playbook", "parent_id", "created_at", "updated_at")
 	it := q.Documents(ctx)
 	defer it.Stop()
 	out := []ExecutionSummary{}
@@ -805,8 +811,12 @@ func (f *Firestore) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
 	return true, nil
 }
 
-func (f *Firestore) batches(ctx context.Context, executionID string, fn func(id string, d batchDoc) error) error {
-	it := f.exec(executionID).Collection("batches").Documents(ctx)
+func (f *Firestore) batches(ctx context.Context, executionID string, fn func(id string, d batchDoc) error, fields ...string) error {
+	q := f.exec(executionID).Collection("batches").Query
+	if len(fields) > 0 {
+		q = q.Select(fields...)
+	}
+	it := q.Documents(ctx)
 	defer it.Stop()
 	for {
 		s, err := it.Next()
@@ -840,15 +850,34 @@ func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.
 	return types.EventsInOrder(ps), nil
 }
 
+// EventLog implements Store.
+func (f *Firestore) EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error) {
+	var ps []types.Projected
+	tot := map[string]float64{}
+	err := f.batches(ctx, executionID, func(id string, d batchDoc) error {
+		for k, v := range d.Ops {
+			tot[k] += v
+		}
+		p, err := decodeBatch(id, d)
+		ps = append(ps, p...)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return types.EventsInOrder(ps), tot, nil
+}
+
 // OpsTotal implements Store.
 func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[string]float64, error) {
 	tot := map[string]float64{}
+	// Only the ops field: a batch's events are most of its bytes.
 	err := f.batches(ctx, executionID, func(_ string, d batchDoc) error {
 		for k, v := range d.Ops {
 			tot[k] += v
 		}
 		return nil
-	})
+	}, "ops")
 	return tot, err
 }
 

@@ -180,6 +180,9 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) || (p.ParentID != "" && st.ParentID != p.ParentID) {
 			continue
 		}
+		if !p.BeforeCreated.IsZero() && !(e.created.Before(p.BeforeCreated) || (e.created.Equal(p.BeforeCreated) && id < p.BeforeID)) {
+			continue
+		}
 		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
 	}
 	// Newest first; ties by descending id, as Firestore orders them (its
@@ -528,6 +531,16 @@ func (m *Memory) EventList(ctx context.Context, executionID string) ([]types.Eve
 		}
 	}
 	return types.EventsInOrder(ps), nil
+}
+
+// EventLog implements Store.
+func (m *Memory) EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error) {
+	evs, err := m.EventList(ctx, executionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ops, err := m.OpsTotal(ctx, executionID)
+	return evs, ops, err
 }
 
 // OpsTotal implements Store.

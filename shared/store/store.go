@@ -151,6 +151,12 @@ type ExecutionListParams struct {
 	ParentID string
 	// Limit bounds the result (default 50), newest first.
 	Limit int
+	// BeforeCreated and BeforeID page the list: when BeforeCreated is
+	// set, only executions after (older than, in the list's order) the
+	// one created then with id BeforeID are listed — the last summary of
+	// the previous page.
+	BeforeCreated time.Time
+	BeforeID      string
 }
 
 // Store is the persistence contract of the control plane.
@@ -238,6 +244,9 @@ type Store interface {
 	// OpsTotal sums the metered cloud operations of an execution's batches
 	// (operation name → count).
 	OpsTotal(ctx context.Context, executionID string) (map[string]float64, error)
+	// EventLog is EventList and OpsTotal from one read of the execution's
+	// batches (the console shows both).
+	EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error)
 	// PlaybookPut registers a playbook version in the catalog.
 	PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error)
 	// PlaybookGet reads a catalog version (0 = latest); ErrNotFound.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -167,15 +168,33 @@ func newMeterProvider(ctx context.Context, cfg Config, res *resource.Resource) (
 		dial, err := googleCreds(ctx)
 		if err == nil {
 			var exp sdkmetric.Exporter
-			exp, err = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(GCPTelemetryEndpoint), otlpmetricgrpc.WithDialOption(dial))
+			exp, err = otlpMetricExporter(ctx, GCPTelemetryEndpoint, otlpmetricgrpc.WithDialOption(dial))
 			if err == nil {
-				return sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
-					sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(cfg.MetricsInterval)))), nil, nil
+				return pushMeterProvider(res, exp, cfg.MetricsInterval), nil, nil
 			}
 		}
 		return sdkmetric.NewMeterProvider(sdkmetric.WithResource(res)), nil, fmt.Errorf("telemetry: gcp metrics exporter: %w", err)
 	}
 	return sdkmetric.NewMeterProvider(sdkmetric.WithResource(res)), nil, nil
+}
+
+// otlpMetricExporter returns the OTLP/gRPC metric exporter of the gcp
+// metrics exporter, sending to endpoint (host:port; GCPTelemetryEndpoint
+// in production) with opts, in requests of at most TelemetryAPIMaxPoints
+// data points.
+func otlpMetricExporter(ctx context.Context, endpoint string, opts ...otlpmetricgrpc.Option) (sdkmetric.Exporter, error) {
+	exp, err := otlpmetricgrpc.New(ctx, append([]otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(endpoint)}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return newBatchingExporter(exp, TelemetryAPIMaxPoints), nil
+}
+
+// pushMeterProvider returns a meter provider that pushes its metrics
+// through exp every interval (the gcp exporter's periodic reader).
+func pushMeterProvider(res *resource.Resource, exp sdkmetric.Exporter, interval time.Duration) *sdkmetric.MeterProvider {
+	return sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval))))
 }
 
 // PrometheusMeterProvider returns a meter provider whose metrics are

@@ -129,6 +129,10 @@ func Front(backends map[string]string, metrics http.Handler) http.Handler {
 					rest = "/"
 				}
 				pr.Out.URL.Path, pr.Out.URL.RawPath = rest, ""
+				// The function is served under /<name> here, at the
+				// root of its own URL in GCP: say where, so pages that
+				// link to themselves (the api's console) can.
+				pr.Out.Header.Set("X-Forwarded-Prefix", prefix)
 			},
 			Transport: tr,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

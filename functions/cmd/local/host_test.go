@@ -19,6 +19,9 @@ var gotEvents = make(chan event.Event, 4)
 func init() {
 	functions.HTTP("test-http", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, r.Method+" "+r.URL.Path+" ?"+r.URL.RawQuery)
+		if p := r.Header.Get("X-Forwarded-Prefix"); p != "" {
+			_, _ = io.WriteString(w, " prefix "+p)
+		}
 	})
 	functions.CloudEvent("test-ce", func(_ context.Context, e event.Event) error {
 		gotEvents <- e
@@ -57,13 +60,25 @@ func TestFunctionsHost(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	for path, want := range map[string]string{
-		"/test-http/executions/e1?x=1": "GET /executions/e1 ?x=1",
-		"/test-http":                   "GET / ?",
-		"/test-http/":                  "GET / ?",
+		"/test-http/executions/e1?x=1": "GET /executions/e1 ?x=1 prefix /test-http",
+		"/test-http":                   "GET / ? prefix /test-http",
+		"/test-http/":                  "GET / ? prefix /test-http",
 		"/metrics":                     "metrics here",
 	} {
 		if code, body := get(path); code != 200 || body != want {
 			t.Errorf("GET %s: %d %q, want %q", path, code, body, want)
+		}
+	}
+	// The prefix is the host's to say: a caller's own is replaced.
+	req, _ := http.NewRequest(http.MethodGet, front.URL+"/test-http/x", nil)
+	req.Header.Set("X-Forwarded-Prefix", "/evil")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "GET /x ? prefix /test-http" {
+			t.Errorf("a forwarded prefix sent by the caller: %q", b)
 		}
 	}
 	if code, _ := get("/nope"); code != http.StatusNotFound {

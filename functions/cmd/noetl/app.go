@@ -92,6 +92,9 @@ type app struct {
 
 	// Global flags.
 	apiURL, tokenFlag, output string
+	// impersonate is the service account gcloud mints identity tokens
+	// of (--impersonate-service-account, $NOETL_IMPERSONATE_SERVICE_ACCOUNT).
+	impersonate string
 
 	// token caches the bearer token once resolved (tokenDone);
 	// tokenMinted says it came from gcloud (identity tokens expire after
@@ -158,7 +161,10 @@ The api is --api-url, else $NOETL_API_URL, else $NOETL_FUNCTIONS_URL/api (the lo
 stack's .stack/env), else ` + DefaultAPIURL + `. Every request carries
 "Authorization: Bearer <token>" when a token is known: --token, else $NOETL_API_TOKEN,
 else, for an api that is not local (not 127.0.0.1/localhost), an identity token from
-"gcloud auth print-identity-token --audiences=<api url>".
+"gcloud auth print-identity-token --audiences=<api url> --include-email", minted as
+--impersonate-service-account (default $NOETL_IMPERSONATE_SERVICE_ACCOUNT) when set:
+gcloud mints tokens for an audience only for service accounts, so people impersonate
+the deployment's operator account (terraform output -raw operator_service_account).
 
 --output table (the default on a terminal) prints for people; --output json (the
 default when stdout is a pipe or a file, or $NOETL_OUTPUT) prints the api's JSON for
@@ -183,6 +189,7 @@ scripts. validate, lint and run keep their own formats.
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.apiURL, "api-url", "", "api base URL (default $NOETL_API_URL, else $NOETL_FUNCTIONS_URL/api, else "+DefaultAPIURL+")")
 	pf.StringVar(&a.tokenFlag, "token", "", "bearer token (default $NOETL_API_TOKEN; for a non-local api, gcloud auth print-identity-token)")
+	pf.StringVar(&a.impersonate, "impersonate-service-account", "", "service account whose identity token gcloud mints for a non-local api (default $NOETL_IMPERSONATE_SERVICE_ACCOUNT; on GCP: terraform output -raw operator_service_account)")
 	pf.StringVarP(&a.output, "output", "o", "", "output format: table or json (default $NOETL_OUTPUT, else table on a terminal, json otherwise)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if _, err := a.format(); err != nil {

@@ -217,7 +217,9 @@ func TestTokenSelection(t *testing.T) {
 		{name: "local, flag beats env", url: "local", flag: "flag-tok", env: map[string]string{"NOETL_API_TOKEN": "env-tok"}, wantAuth: "Bearer flag-tok"},
 		{name: "remote, flag (no gcloud needed)", url: remote, flag: "flag-tok", env: map[string]string{"PATH": empty}, wantAuth: "Bearer flag-tok"},
 		{name: "remote, env", url: remote, env: map[string]string{"PATH": good, "NOETL_API_TOKEN": "env-tok"}, wantAuth: "Bearer env-tok"},
-		{name: "remote, gcloud", url: remote, env: map[string]string{"PATH": empty + string(os.PathListSeparator) + good}, wantAuth: "Bearer id-token-from-gcloud", audience: "auth print-identity-token --audiences=" + remote},
+		{name: "remote, gcloud", url: remote, env: map[string]string{"PATH": empty + string(os.PathListSeparator) + good}, wantAuth: "Bearer id-token-from-gcloud", audience: "auth print-identity-token --audiences=" + remote + " --include-email"},
+		{name: "remote, gcloud as the operator", url: remote + "/", env: map[string]string{"PATH": good, "NOETL_IMPERSONATE_SERVICE_ACCOUNT": "noetl-operator@p.iam.gserviceaccount.com"}, wantAuth: "Bearer id-token-from-gcloud",
+			audience: "auth print-identity-token --audiences=" + remote + " --include-email --impersonate-service-account=noetl-operator@p.iam.gserviceaccount.com"},
 		{name: "remote, no gcloud", url: remote, env: map[string]string{"PATH": empty}, wantCode: ExitUnavailable, wantErr: "gcloud is not on PATH"},
 		{name: "remote, gcloud fails", url: remote, env: map[string]string{"PATH": bad}, wantCode: ExitUnavailable, wantErr: "You do not currently have an active account"},
 	} {

@@ -49,9 +49,8 @@ func (a *app) lookPath(name string) (string, error) {
 
 // bearer returns the token sent as "Authorization: Bearer": --token,
 // else $NOETL_API_TOKEN, else for a non-local api an identity token from
-// `gcloud auth print-identity-token --audiences=<api url>` ("" for a
-// local api). It is resolved once per invocation; a missing or failing
-// gcloud is ExitUnavailable.
+// gcloudTokenArgs ("" for a local api). It is resolved once per
+// invocation; a missing or failing gcloud is ExitUnavailable.
 func (a *app) bearer() (string, error) {
 	if a.tokenDone {
 		return a.token, nil
@@ -66,20 +65,40 @@ func (a *app) bearer() (string, error) {
 		if err != nil {
 			return "", fail(ExitUnavailable, "the api at %s is not local and no token was given: pass --token or set NOETL_API_TOKEN, or install the Google Cloud SDK so that `gcloud auth print-identity-token` can mint one (gcloud is not on PATH)", base)
 		}
-		cmd := exec.Command(gc, "auth", "print-identity-token", "--audiences="+base)
+		args := a.gcloudTokenArgs(base)
+		cmd := exec.Command(gc, args...)
 		var so, se bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &so, &se
 		if err := cmd.Run(); err != nil {
-			return "", fail(ExitUnavailable, "gcloud auth print-identity-token --audiences=%s failed (%v): %s (log in with `gcloud auth login`, or pass --token)", base, err, strings.TrimSpace(se.String()))
+			return "", fail(ExitUnavailable, "gcloud %s failed (%v): %s (log in with `gcloud auth login`; a person impersonates the operator account: --impersonate-service-account or $NOETL_IMPERSONATE_SERVICE_ACCOUNT; or pass --token)", strings.Join(args, " "), err, strings.TrimSpace(se.String()))
 		}
 		tok = strings.TrimSpace(so.String())
 		if tok == "" {
-			return "", fail(ExitUnavailable, "gcloud auth print-identity-token --audiences=%s printed no token (pass --token)", base)
+			return "", fail(ExitUnavailable, "gcloud %s printed no token (pass --token)", strings.Join(args, " "))
 		}
 		a.tokenMinted = true
 	}
 	a.token, a.tokenDone = tok, true
 	return tok, nil
+}
+
+// gcloudTokenArgs are the arguments of the gcloud command that mints the
+// identity token of a non-local api at base: its audience is base (the
+// api accepts its own URL, NOETL_API_AUDIENCES: use the api_url
+// Terraform outputs), with the email claim the api requires
+// (--include-email), as the service account of --impersonate-service-account
+// or $NOETL_IMPERSONATE_SERVICE_ACCOUNT when set (gcloud mints tokens for
+// an audience only for service accounts).
+func (a *app) gcloudTokenArgs(base string) []string {
+	args := []string{"auth", "print-identity-token", "--audiences=" + base, "--include-email"}
+	sa := a.impersonate
+	if sa == "" {
+		sa = a.env("NOETL_IMPERSONATE_SERVICE_ACCOUNT")
+	}
+	if sa != "" {
+		args = append(args, "--impersonate-service-account="+sa)
+	}
+	return args
 }
 
 // response is one api answer.

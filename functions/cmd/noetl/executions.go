@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/noetl/gcpengine/shared/inspect"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // executionStatuses are the values of list --status.
@@ -72,60 +73,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// statusView is the part of GET /executions/{id} the tables show.
-type statusView struct {
-	ExecutionID string              `json:"execution_id"`
-	ParentID    string              `json:"parent_id"`
-	Playbook    string              `json:"playbook"`
-	Status      string              `json:"status"`
-	CreatedAt   string              `json:"created_at"`
-	StartedAt   string              `json:"started_at"`
-	FinishedAt  string              `json:"finished_at"`
-	DurationMS  int64               `json:"duration_ms"`
-	Version     any                 `json:"version"`
-	Steps       map[string]stepView `json:"steps"`
-	Failures    []any               `json:"failures"`
-}
-
-// stepView is one step of statusView.
-type stepView struct {
-	Status     string    `json:"status"`
-	Run        int       `json:"run"`
-	Runs       int       `json:"runs"`
-	DurationMS int64     `json:"duration_ms"`
-	Loop       *loopView `json:"loop"`
-	Error      any       `json:"error"`
-}
-
-// loopView is a loop step's progress.
-type loopView struct {
-	Total       int    `json:"total"`
-	Done        int    `json:"done"`
-	Mode        string `json:"mode"`
-	MaxInFlight int    `json:"max_in_flight"`
-}
-
-// event is the part of an event the CLI reads (types.Event).
-type event struct {
-	EventID    string `json:"event_id"`
-	EventType  string `json:"event_type"`
-	Timestamp  string `json:"timestamp"`
-	Source     string `json:"source"`
-	Step       string `json:"step"`
-	StepRun    int    `json:"step_run"`
-	Task       string `json:"task"`
-	Attempt    int    `json:"attempt"`
-	Iteration  *int   `json:"iteration"`
-	Status     string `json:"status"`
-	DurationMS int64  `json:"duration_ms"`
-	Seq        int64  `json:"seq"`
-}
-
 // eventList is GET /executions/{id}/events, each event kept raw (json
 // output prints them as received) and decoded.
 type eventList struct {
 	raw    []json.RawMessage
-	events []event
+	events []types.Event
 }
 
 // fetchEvents reads the events of an execution once (through p when
@@ -141,7 +93,7 @@ func (a *app) fetchEvents(p *poller, id string) (*eventList, []byte, error) {
 	if err := json.Unmarshal(b, &body); err != nil {
 		return nil, nil, fail(ExitUnavailable, "api at %s: events of %s are not JSON: %v", a.base(), id, err)
 	}
-	l := &eventList{raw: body.Events, events: make([]event, len(body.Events))}
+	l := &eventList{raw: body.Events, events: make([]types.Event, len(body.Events))}
 	for i, r := range body.Events {
 		if err := json.Unmarshal(r, &l.events[i]); err != nil {
 			return nil, nil, fail(ExitUnavailable, "api at %s: event %d of %s: %v", a.base(), i, id, err)
@@ -157,48 +109,6 @@ func (a *app) getVia(p *poller, path, what string) ([]byte, error) {
 		return p.get(path, what)
 	}
 	return a.call(http.MethodGet, path, nil, what)
-}
-
-// stepStats are the per-step figures describe derives from the events.
-type stepStats struct {
-	// Attempts counts task attempts (task.attempt.started, or the
-	// finished ones when a start is not projected yet).
-	Attempts int `json:"attempts"`
-	// FailedAttempts counts task.attempt.failed events.
-	FailedAttempts int `json:"failed_attempts"`
-	order          int
-}
-
-// attemptStats counts task.attempt.* events per step (each event once,
-// by event_id) and records the order in which steps first appear.
-func attemptStats(evs []event) map[string]*stepStats {
-	out := map[string]*stepStats{}
-	seen := map[string]bool{}
-	started, finished := map[string]int{}, map[string]int{}
-	for _, e := range evs {
-		if e.Step == "" || (e.EventID != "" && seen[e.EventID]) {
-			continue
-		}
-		seen[e.EventID] = true
-		s := out[e.Step]
-		if s == nil {
-			s = &stepStats{order: len(out)}
-			out[e.Step] = s
-		}
-		switch e.EventType {
-		case "task.attempt.started":
-			started[e.Step]++
-		case "task.attempt.done":
-			finished[e.Step]++
-		case "task.attempt.failed":
-			finished[e.Step]++
-			s.FailedAttempts++
-		}
-	}
-	for name, s := range out {
-		s.Attempts = max(started[name], finished[name])
-	}
-	return out
 }
 
 func (a *app) describeCmd() *cobra.Command {
@@ -219,7 +129,7 @@ Exit 3 for an unknown id.`,
 }
 
 func (a *app) describe(id string) error {
-	var st statusView
+	var st inspect.Status
 	raw, err := a.getJSON("/executions/"+url.PathEscape(id), "execution "+id, &st)
 	if err != nil {
 		return err
@@ -228,7 +138,7 @@ func (a *app) describe(id string) error {
 	if err != nil {
 		return err
 	}
-	stats := attemptStats(evs.events)
+	stats := inspect.AttemptStats(evs.events)
 	if a.jsonOut() {
 		var m map[string]any
 		if err := jsonx.Unmarshal(raw, &m); err != nil {
@@ -242,7 +152,7 @@ func (a *app) describe(id string) error {
 				}
 				s := stats[name]
 				if s == nil {
-					s = &stepStats{}
+					s = &inspect.StepStats{}
 				}
 				sv["attempts"], sv["failed_attempts"] = s.Attempts, s.FailedAttempts
 			}
@@ -254,7 +164,7 @@ func (a *app) describe(id string) error {
 	kv := newTable(w, "execution", st.ExecutionID)
 	kv.row("playbook", st.Playbook)
 	kv.row("version", str(st.Version))
-	kv.row("status", st.Status)
+	kv.row("status", string(st.Status))
 	if st.ParentID != "" {
 		kv.row("parent", st.ParentID)
 	}
@@ -269,16 +179,7 @@ func (a *app) describe(id string) error {
 	for n := range st.Steps {
 		names = append(names, n)
 	}
-	sort.Slice(names, func(i, j int) bool {
-		si, sj := stats[names[i]], stats[names[j]]
-		switch {
-		case si != nil && sj != nil:
-			return si.order < sj.order
-		case si != nil || sj != nil:
-			return si != nil
-		}
-		return names[i] < names[j]
-	})
+	inspect.StepOrder(names, stats)
 	t := newTable(w, "STEP", "STATUS", "RUN", "RUNS", "DURATION", "ATTEMPTS", "FAILED", "LOOP", "ERROR")
 	for _, n := range names {
 		s := st.Steps[n]
@@ -296,13 +197,13 @@ func (a *app) describe(id string) error {
 				loop += fmt.Sprintf(" (max_in_flight %d)", s.Loop.MaxInFlight)
 			}
 		}
-		t.row(n, s.Status, strconv.Itoa(s.Run), strconv.Itoa(s.Runs), fmtMS(s.DurationMS), strconv.Itoa(at), strconv.Itoa(fa), loop, oneLine(str(s.Error), 100))
+		t.row(n, string(s.Status), strconv.Itoa(s.Run), strconv.Itoa(s.Runs), fmtMS(s.DurationMS), strconv.Itoa(at), strconv.Itoa(fa), loop, oneLine(str(s.Error), 100))
 	}
 	t.flush()
 	if len(st.Failures) > 0 {
 		fmt.Fprintln(w, "\nfailures:")
 		for _, f := range st.Failures {
-			fmt.Fprintln(w, "  - "+oneLine(str(f), 0))
+			fmt.Fprintln(w, "  - "+oneLine(f, 0))
 		}
 	}
 	return nil
@@ -336,12 +237,12 @@ never one twice. An unknown id exits 3 at once; an api that stops answering for
 
 // exists returns the execution's status document (ExitNotFound for an
 // unknown id); p != nil polls.
-func (a *app) exists(p *poller, id string) (*statusView, error) {
+func (a *app) exists(p *poller, id string) (*inspect.Status, error) {
 	b, err := a.getVia(p, "/executions/"+url.PathEscape(id), "execution "+id)
 	if err != nil || b == nil {
 		return nil, err
 	}
-	var st statusView
+	var st inspect.Status
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fail(ExitUnavailable, "api at %s: status of %s is not JSON: %v", a.base(), id, err)
 	}
@@ -371,7 +272,7 @@ func (a *app) events(id string) error {
 }
 
 // eventLine is one event as a table line.
-func eventLine(e event) string {
+func eventLine(e types.Event) string {
 	step := e.Step
 	if e.StepRun > 1 {
 		step += "#" + strconv.Itoa(e.StepRun)
@@ -446,7 +347,7 @@ func (a *app) followEvents(id string) error {
 			if err != nil {
 				return err
 			}
-			if st != nil && terminal(st.Status) {
+			if st != nil && terminal(string(st.Status)) {
 				endedAt = time.Now()
 			}
 		}
@@ -483,23 +384,6 @@ their next checkpoint; child executions are canceled too. Exit 3 for an unknown 
 	}
 }
 
-// costView is GET /executions/{id}/cost.
-type costView struct {
-	ExecutionID string `json:"execution_id"`
-	Steps       int    `json:"steps"`
-	Lines       []struct {
-		Service string  `json:"service"`
-		Kind    string  `json:"kind"`
-		Count   float64 `json:"count"`
-		USD     float64 `json:"usd"`
-	} `json:"lines"`
-	Operations      map[string]map[string]float64 `json:"operations"`
-	USDTotal        float64                       `json:"usd_total"`
-	USDPer1000Steps float64                       `json:"usd_per_1000_steps"`
-	PriceSource     string                        `json:"price_source"`
-	PriceDate       string                        `json:"price_date"`
-}
-
 func (a *app) costCmd() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
@@ -514,7 +398,7 @@ usd_total, usd_per_1000_steps, price_source, price_date}. Exit 3 for an unknown 
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
-			var v costView
+			var v inspect.Cost
 			raw, err := a.getJSON("/executions/"+url.PathEscape(id)+"/cost", "execution "+id, &v)
 			if err != nil {
 				return err
@@ -523,27 +407,9 @@ usd_total, usd_per_1000_steps, price_source, price_date}. Exit 3 for an unknown 
 				printJSON(a.stdout, raw)
 				return nil
 			}
-			if len(v.Lines) == 0 {
-				for svc, kinds := range v.Operations {
-					for k, n := range kinds {
-						v.Lines = append(v.Lines, struct {
-							Service string  `json:"service"`
-							Kind    string  `json:"kind"`
-							Count   float64 `json:"count"`
-							USD     float64 `json:"usd"`
-						}{svc, k, n, 0})
-					}
-				}
-				sort.Slice(v.Lines, func(i, j int) bool {
-					if v.Lines[i].Service != v.Lines[j].Service {
-						return v.Lines[i].Service < v.Lines[j].Service
-					}
-					return v.Lines[i].Kind < v.Lines[j].Kind
-				})
-			}
 			fmt.Fprintf(a.stdout, "execution %s: %d steps\n\n", id, v.Steps)
 			t := newTable(a.stdout, "SERVICE", "KIND", "COUNT", "USD")
-			for _, l := range v.Lines {
+			for _, l := range v.SortedLines() {
 				t.row(l.Service, l.Kind, strconv.FormatFloat(l.Count, 'f', -1, 64), fmt.Sprintf("%.8f", l.USD))
 			}
 			t.row("total", "", "", fmt.Sprintf("%.8f", v.USDTotal))

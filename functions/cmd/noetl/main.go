@@ -22,7 +22,8 @@
 // Global flags: --api-url (default $NOETL_API_URL, else
 // $NOETL_FUNCTIONS_URL/api, else http://127.0.0.1:8680/api), --token
 // (default $NOETL_API_TOKEN; for a non-local api without one, an identity
-// token from `gcloud auth print-identity-token --audiences=<api url>`),
+// token from `gcloud auth print-identity-token --audiences=<api url>
+// --include-email`, as --impersonate-service-account when set),
 // --output json|table (default $NOETL_OUTPUT, else table on a terminal and
 // json when stdout is a pipe or a file).
 //

@@ -207,7 +207,18 @@ func testBatchOpsTotal(ctx context.Context, t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("OpsTotal: %v", err)
 	}
-	mustEqual(t, "OpsTotal", map[string]float64{"firestore.read": 2, "firestore.write": 5, "functions.execute.ms": 12.75, "pubsub.publish": 1}, got)
+	want := map[string]float64{"firestore.read": 2, "firestore.write": 5, "functions.execute.ms": 12.75, "pubsub.publish": 1}
+	mustEqual(t, "OpsTotal", want, got)
+	// EventLog: the same events and counts from one read.
+	evs, ops, err := s.EventLog(ctx, id)
+	if err != nil {
+		t.Fatalf("EventLog: %v", err)
+	}
+	mustEqual(t, "EventLog events", events(ctx, t, s, id), evs)
+	mustEqual(t, "EventLog ops", want, ops)
+	if evs, ops, err := s.EventLog(ctx, uniqueID(t)); err != nil || len(evs) != 0 || len(ops) != 0 {
+		t.Fatalf("EventLog(unknown execution) = %v, %v, %v; want nothing", evs, ops, err)
+	}
 }
 
 // testBatchBeforeExecution: the projection does not need the execution

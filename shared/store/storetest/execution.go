@@ -286,6 +286,18 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		}
 	}
 	mustEqual(t, "ExecutionList(limit 2) ids", []string{ids[3], ids[2]}, idsOf(list(store.ExecutionListParams{Limit: 2})))
+	// Pages: each starts after the last summary of the previous one.
+	var paged []string
+	for p := (store.ExecutionListParams{Limit: 3}); ; {
+		page := list(p)
+		paged = append(paged, idsOf(page)...)
+		if len(page) < p.Limit {
+			break
+		}
+		last := page[len(page)-1]
+		p.BeforeCreated, p.BeforeID = last.CreatedAt, last.ExecutionID
+	}
+	mustEqual(t, "ExecutionList pages of 3", []string{ids[3], ids[2], ids[1], ids[0]}, paged)
 	okList := list(store.ExecutionListParams{Status: engine.ExecOK})
 	mustEqual(t, "ExecutionList(status ok) ids", []string{ids[1]}, idsOf(okList))
 	if okList[0].Status != engine.ExecOK {
@@ -319,5 +331,9 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		create(ctx, t, s, st)
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(same)))
-	mustEqual(t, "ExecutionList ids (same created_at)", same, idsOf(list(store.ExecutionListParams{})))
+	all := list(store.ExecutionListParams{})
+	mustEqual(t, "ExecutionList ids (same created_at)", same, idsOf(all))
+	// A page after one of them goes on with the next id, at the same time.
+	mustEqual(t, "ExecutionList after the first of the same created_at", same[1:],
+		idsOf(list(store.ExecutionListParams{BeforeCreated: all[0].CreatedAt, BeforeID: all[0].ExecutionID})))
 }

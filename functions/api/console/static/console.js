@@ -1,0 +1,58 @@
+// noetl console: follow a running execution (and refresh the executions
+// list while some run). Every page works without this script: it only
+// re-fetches the page it is on and swaps the regions marked data-live, as
+// long as one of them carries data-follow (the server drops it once the
+// execution has ended). A region holding the keyboard focus is left
+// alone, so typing in a form is never interrupted.
+(function () {
+  'use strict';
+  var timer = null;
+
+  function delay() {
+    var ms = 0;
+    document.querySelectorAll('[data-live][data-follow]').forEach(function (el) {
+      var v = parseInt(el.getAttribute('data-follow'), 10) || 2000;
+      ms = ms === 0 ? v : Math.min(ms, v);
+    });
+    return ms;
+  }
+
+  function schedule(ms) {
+    if (timer) { clearTimeout(timer); }
+    timer = ms > 0 ? setTimeout(refresh, ms) : null;
+  }
+
+  function swap(doc) {
+    document.querySelectorAll('[data-live]').forEach(function (el) {
+      var fresh = doc.getElementById(el.id);
+      if (!fresh) { return; }
+      var active = document.activeElement;
+      if (active && active !== document.body && el.contains(active)) { return; }
+      var open = [];
+      el.querySelectorAll('details').forEach(function (d) { open.push(d.open); });
+      var node = document.importNode(fresh, true);
+      node.querySelectorAll('details').forEach(function (d, i) {
+        if (i < open.length) { d.open = open[i]; }
+      });
+      el.replaceWith(node);
+    });
+    document.title = doc.title;
+  }
+
+  function refresh() {
+    timer = null;
+    fetch(window.location.href, { credentials: 'same-origin', cache: 'no-store' })
+      .then(function (r) {
+        if (!r.ok) { throw new Error('HTTP ' + r.status); }
+        return r.text();
+      })
+      .then(function (html) {
+        swap(new DOMParser().parseFromString(html, 'text/html'));
+        document.documentElement.setAttribute('data-refreshed', String(Date.now()));
+        schedule(delay());
+      })
+      .catch(function () { schedule(5000); });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () { schedule(delay()); });
+})();
