@@ -8,9 +8,11 @@ require (
 	cloud.google.com/go/iam v1.14.0
 	cloud.google.com/go/longrunning v1.3.0
 	cloud.google.com/go/pubsub/v2 v2.8.1
+	cloud.google.com/go/secretmanager v1.24.0
 	cloud.google.com/go/storage v1.70.0
 	github.com/GoogleCloudPlatform/functions-framework-go v1.9.2
 	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cloudevents/sdk-go/v2 v2.16.2

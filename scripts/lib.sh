@@ -51,9 +51,10 @@ stack_is_up() {
   )
 }
 
-# build_binaries builds the supervisor and the functions server into
-# .stack/bin (go build is incremental). NOETL_FUNCTIONS_BIN, when set, names
-# a functions binary to use instead of building one.
+# build_binaries builds the supervisor, the functions server and the runner
+# into .stack/bin (go build is incremental; the runner with cgo, for
+# DuckDB). NOETL_FUNCTIONS_BIN and NOETL_RUNNER_BIN, when set, name binaries
+# to use instead of building them.
 build_binaries() {
   mkdir -p "$STACK_BIN"
   say "building .stack/bin/stack (go build ./emulators/cmd/stack)"
@@ -66,6 +67,14 @@ build_binaries() {
     say "building .stack/bin/functions (go build ./functions/cmd/local)"
     (cd "$REPO_ROOT" && go build -o "$STACK_BIN/functions" ./functions/cmd/local) ||
       die "go build ./functions/cmd/local failed"
+  fi
+  if [ -n "${NOETL_RUNNER_BIN:-}" ]; then
+    [ -x "$NOETL_RUNNER_BIN" ] || die "NOETL_RUNNER_BIN=$NOETL_RUNNER_BIN is not an executable"
+    say "using runner $NOETL_RUNNER_BIN (NOETL_RUNNER_BIN)"
+  else
+    say "building .stack/bin/runner (CGO_ENABLED=1 go build ./runner)"
+    (cd "$REPO_ROOT" && CGO_ENABLED=1 go build -o "$STACK_BIN/runner" ./runner) ||
+      die "go build ./runner failed"
   fi
 }
 
@@ -110,15 +119,25 @@ install_debian_prerequisites() {
   { [ -n "$(pg_bin_dir)" ] && [ -x "$(pg_bin_dir)/initdb" ]; } || pkgs+=(postgresql-15)
   command -v psql >/dev/null 2>&1 || pkgs+=(postgresql-client)
   [ -f "${NOETL_ISO_CODES_DIR:-/usr/share/iso-codes/json}/iso_3166-2.json" ] || pkgs+=(iso-codes)
-  # (they depend on Debian's python3, so a missing /usr/bin/python3 comes too)
-  /usr/bin/python3 -s -c 'import psycopg2' >/dev/null 2>&1 || pkgs+=(python3-psycopg2)
-  /usr/bin/python3 -s -c 'import psycopg' >/dev/null 2>&1 || pkgs+=(python3-psycopg)
+  # The runner's packages (python3 and the libraries NoETL's python tasks
+  # import): runner/packages.txt, the list the runner's image installs too.
+  local p
+  while read -r p; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || pkgs+=("$p")
+  done < <(runner_packages)
   command -v "${NOETL_CHROMIUM:-chromium}" >/dev/null 2>&1 || pkgs+=(chromium)
   [ "${#pkgs[@]}" = 0 ] && return 0
   echo "installing missing prerequisites: ${pkgs[*]}"
   apt-get update -qq >/dev/null 2>&1 || true
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null 2>&1 ||
     echo "warning: apt-get install ${pkgs[*]} failed" >&2
+}
+
+# runner_packages prints the Debian packages of runner/packages.txt (one
+# per line; blank lines and # comments skipped): the one list of what the
+# runner needs installed, read here and by runner/Dockerfile.
+runner_packages() {
+  sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$REPO_ROOT/runner/packages.txt"
 }
 
 # check_prerequisites prints every missing tool with how to install it and
@@ -166,6 +185,8 @@ Endpoints (project ${GOOGLE_CLOUD_PROJECT}, location ${NOETL_LOCATION}):
   Fixtures     ${NOETL_FIXTURES_URL}
   PostgreSQL   ${NOETL_PG_DSN}   (scripts/psql)
   NATS         NATS_URL=${NATS_URL}   (JetStream)
+  User data    GCS ${NOETL_DATA_GCS_URL:-}   Pub/Sub ${NOETL_DATA_PUBSUB_HOST:-}   (what tasks may reach; not the engine's)
+  Runner       ${NOETL_RUNNER_URL:-}   (python, shell, duckdb, postgres, transfer, gcs, nats, subscription; log .stack/logs/runner.log)
   Functions    ${NOETL_FUNCTIONS_URL}   (/api/, /emit, /execute; /route, /materialize, /dispatch via push; /subscribe (registered subscriptions); /metrics; traces in ${NOETL_TRACE_DIR})
 API token    NOETL_API_TOKEN=${NOETL_API_TOKEN:-}   (Authorization: Bearer; scripts/noetl sends it)
 Environment: . ${STACK_DIR}/env     Logs: ${STACK_DIR}/logs/     Stop: scripts/down

@@ -69,12 +69,17 @@ locals {
     dispatch = "roles/storage.objectAdmin" # bodies of large units
   }
 
-  # Keychain secrets: read at run time by execute and route (control-plane
-  # templates); the api adds versions (POST /credentials).
+  # Keychain secrets (credential values; metadata and grants are in
+  # Firestore): read by the functions that resolve keychains — execute
+  # (tasks), route (control-plane templates), api and subscribe (the
+  # keychain is resolved, and its grants checked, when an execution
+  # starts); the api adds and destroys versions (POST/DELETE
+  # /credentials). emit, materialize and dispatch read no value.
   secret_roles = {
-    execute = "roles/secretmanager.secretAccessor"
-    route   = "roles/secretmanager.secretAccessor"
-    api     = "roles/secretmanager.secretVersionAdder"
+    execute   = ["roles/secretmanager.secretAccessor"]
+    route     = ["roles/secretmanager.secretAccessor"]
+    subscribe = ["roles/secretmanager.secretAccessor"]
+    api       = ["roles/secretmanager.secretAccessor", "roles/secretmanager.secretVersionManager"]
   }
 
   project_bindings = { for p in setproduct(keys(local.functions), local.project_roles) : "${p[0]}/${p[1]}" => { fn = p[0], role = p[1] } }
@@ -82,7 +87,7 @@ locals {
   queue_bindings = merge([for fn, roles in local.queue_roles : {
     for p in setproduct(local.queues, roles) : "${fn}/${p[0]}/${p[1]}" => { fn = fn, queue = p[0], role = p[1] }
   }]...)
-  secret_bindings = merge([for fn, role in local.secret_roles : { for c in var.credentials : "${fn}/${c}" => { fn = fn, credential = c, role = role } }]...)
+  secret_bindings = merge([for fn, roles in local.secret_roles : { for p in setproduct(var.credentials, roles) : "${fn}/${p[0]}/${p[1]}" => { fn = fn, credential = p[0], role = p[1] } }]...)
 }
 
 resource "google_project_iam_member" "fn" {

@@ -136,6 +136,11 @@ var bindings = []binding{
 		grants: func(*module) map[string][]deploy.Grant {
 			return map[string][]deploy.Grant{"api": {{Resource: deploy.ResPushAccount, Role: "roles/iam.serviceAccountUser"}}}
 		}},
+	{typ: "google_cloud_run_v2_service_iam_member", name: "runner_invoker",
+		want: map[string]string{"role": `"roles/run.invoker"`, "member": `google_service_account.fn["execute"].member`, "name": "google_cloud_run_v2_service.runner.name"},
+		grants: func(*module) map[string][]deploy.Grant {
+			return map[string][]deploy.Grant{"execute": {{Resource: deploy.ResRunner, Role: "roles/run.invoker"}}}
+		}},
 	{typ: "google_storage_bucket_iam_member", name: "spool",
 		want: map[string]string{"role": `"roles/storage.objectAdmin"`, "member": `google_service_account.fn["subscribe"].member`},
 		grants: func(*module) map[string][]deploy.Grant {

@@ -48,7 +48,6 @@ locals {
     attempts      = ["data"]
     dlq           = ["payload", "context_excerpt"]
     versions      = ["source"]
-    credentials   = ["data"]
     subscriptions = ["source"]
   }
 
@@ -58,7 +57,12 @@ locals {
     "executions-status-created"          = { collection = "executions", fields = [["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
     "executions-playbook-created"        = { collection = "executions", fields = [["playbook", "ASCENDING"], ["created_at", "DESCENDING"]] }
     "executions-playbook-status-created" = { collection = "executions", fields = [["playbook", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
-    "dlq-status-last-seen"               = { collection = "dlq", fields = [["status", "ASCENDING"], ["last_seen", "DESCENDING"]] }
+    # Callers below the operator role list their own executions only.
+    "executions-creator-created"                 = { collection = "executions", fields = [["creator", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-creator-status-created"          = { collection = "executions", fields = [["creator", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-creator-playbook-created"        = { collection = "executions", fields = [["creator", "ASCENDING"], ["playbook", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "executions-creator-playbook-status-created" = { collection = "executions", fields = [["creator", "ASCENDING"], ["playbook", "ASCENDING"], ["status", "ASCENDING"], ["created_at", "DESCENDING"]] }
+    "dlq-status-last-seen"                       = { collection = "dlq", fields = [["status", "ASCENDING"], ["last_seen", "DESCENDING"]] }
   }
 
   # Service settings per function; var.functions overrides any field.
@@ -104,6 +108,7 @@ locals {
     NOETL_WORK_QUEUE                 = google_cloud_tasks_queue.queue["work"].name
     NOETL_TIMERS_QUEUE               = google_cloud_tasks_queue.queue["timers"].name
     NOETL_TASKS_MAX_ATTEMPTS         = tostring(var.tasks_max_attempts)
+    NOETL_TASKS_MAX_BACKOFF_S        = tostring(max(var.queues["work"].max_backoff_s, var.queues["timers"].max_backoff_s))
     NOETL_EXECUTE_URL                = local.run_url["execute"]
     NOETL_EXECUTE_AUDIENCE           = local.run_url["execute"]
     NOETL_TASKS_SERVICE_ACCOUNT      = google_service_account.tasks.email
@@ -120,6 +125,15 @@ locals {
     NOETL_TRACING_EXPORTER           = var.tracing_exporter
     NOETL_METRICS_EXPORTER           = "gcp"
     NOETL_API_AUDIENCES              = join(",", [local.run_url["api"], local.run_url["emit"]])
+    NOETL_RUNNER_URL                 = local.runner_url
+    NOETL_RUNNER_AUDIENCE            = local.runner_url
+    NOETL_RUNNER_INVOKER             = google_service_account.fn["execute"].email
+    # The cloud profile: the api and emit refuse to serve without roles,
+    # credential values are read from Secret Manager.
+    NOETL_PROFILE = "cloud"
+    # Roles of the api's callers (YAML role: [principal, ...]): var.api_roles,
+    # and admin for noetl-operator, the account var.operators impersonate.
+    NOETL_API_ROLES = yamlencode(merge(var.api_roles, { admin = distinct(concat(lookup(var.api_roles, "admin", []), [google_service_account.operator.email])) }))
   }, var.extra_env)
 
   # Secret environment variables of each function: variable → Secret

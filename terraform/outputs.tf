@@ -56,3 +56,13 @@ output "service_accounts" {
   description = "Service account emails: one per function, the Cloud Tasks OIDC account and the push account"
   value       = merge({ for k, s in google_service_account.fn : k => s.email }, { tasks = google_service_account.tasks.email, push = google_service_account.push.email, build = google_service_account.build.email, operator = google_service_account.operator.email })
 }
+
+output "runner_url" {
+  description = "URL of the runner (the data plane; only execute may invoke it)"
+  value       = local.runner_url
+}
+
+output "runner_image" {
+  description = "Image the runner's service runs: build it with gcloud builds submit --config runner/cloudbuild.yaml --substitutions _IMAGE=<this> ."
+  value       = local.runner_image
+}

@@ -1,9 +1,10 @@
 # Keychain credentials: one Secret Manager secret per credential, named
-# noetl-cred-<name>, whose latest version holds the credential's JSON
-# {kind, data}. Terraform creates the secrets; values are added out of
-# band (gcloud secrets versions add noetl-cred-NAME --data-file=cred.json).
-# On the local stack the credential store is the Firestore collection
-# credentials.
+# noetl-cred-<name>, whose versions hold the credential's data (JSON);
+# its kind, grants and current version are in Firestore credentials/{name}.
+# Terraform creates the secrets; values are set through the api
+# (scripts/noetl credentials set NAME --kind K --data - --grant PATTERN),
+# which adds a version and records it. On the local stack the values are
+# sealed in the Firestore collection credential_values.
 resource "google_secret_manager_secret" "credential" {
   for_each  = toset(var.credentials)
   secret_id = "noetl-cred-${each.value}"

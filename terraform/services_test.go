@@ -18,10 +18,13 @@ var resourceAPIs = map[string][]string{
 	"google_project_iam_member":         {"cloudresourcemanager.googleapis.com"},
 	"google_service_account_iam_member": {"iam.googleapis.com"},
 	// People mint noetl-operator's identity tokens through IAM Credentials.
-	"google_service_account":                  {"iam.googleapis.com", "iamcredentials.googleapis.com"},
-	"google_cloud_run_v2_service_iam_member":  {"run.googleapis.com"},
-	"google_cloudfunctions2_function":         {"cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com", "artifactregistry.googleapis.com"},
-	"google_storage_bucket":                   {"storage.googleapis.com"},
+	"google_service_account":                 {"iam.googleapis.com", "iamcredentials.googleapis.com"},
+	"google_cloud_run_v2_service_iam_member": {"run.googleapis.com"},
+	"google_cloudfunctions2_function":        {"cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com", "artifactregistry.googleapis.com"},
+	"google_storage_bucket":                  {"storage.googleapis.com"},
+	"google_artifact_registry_repository":    {"artifactregistry.googleapis.com"},
+	// The runner's service pulls its image from Artifact Registry.
+	"google_cloud_run_v2_service":             {"run.googleapis.com", "artifactregistry.googleapis.com"},
 	"google_storage_bucket_object":            {"storage.googleapis.com"},
 	"google_storage_bucket_iam_member":        {"storage.googleapis.com"},
 	"google_pubsub_topic":                     {"pubsub.googleapis.com"},

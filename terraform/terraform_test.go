@@ -495,6 +495,7 @@ func TestEnvironment(t *testing.T) {
 		"NOETL_EXECUTE_AUDIENCE":           `local.run_url["execute"]`,
 		"NOETL_API_AUDIENCES":              `join(",", [local.run_url["api"], local.run_url["emit"]])`,
 		"NOETL_TASKS_MAX_ATTEMPTS":         `tostring(var.tasks_max_attempts)`,
+		"NOETL_TASKS_MAX_BACKOFF_S":        `tostring(max(var.queues["work"].max_backoff_s, var.queues["timers"].max_backoff_s))`,
 		"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": `tostring(var.push.max_delivery_attempts)`,
 		"NOETL_DISPATCH_DEADLINE_S":        `tostring(var.dispatch_deadline_s)`,
 		"NOETL_REPO_ROOT":                  `local.repo_root`,

@@ -112,6 +112,16 @@ variable "operators" {
   }
 }
 
+variable "api_roles" {
+  description = "Roles of the api's callers (NOETL_API_ROLES): role (viewer, runner, operator, admin) => principals (emails, *@domain). Without it the api and emit serve no one (the cloud profile's roles default closed)"
+  type        = map(list(string))
+  default     = {}
+  validation {
+    condition     = alltrue([for r in keys(var.api_roles) : contains(["viewer", "runner", "operator", "admin"], r)])
+    error_message = "api_roles keys must be viewer, runner, operator or admin."
+  }
+}
+
 variable "dispatch_deadline_s" {
   description = "Cloud Tasks dispatch deadline of a unit (NOETL_DISPATCH_DEADLINE_S); execute's timeout must cover it"
   type        = number
@@ -257,4 +267,39 @@ variable "notification_channels" {
   description = "Cloud Monitoring notification channel ids for the alert policies"
   type        = list(string)
   default     = []
+}
+
+variable "runner_image" {
+  description = "Image of the runner (empty: <region>-docker.pkg.dev/<project>/noetl/runner:latest, which `gcloud builds submit --config runner/cloudbuild.yaml` pushes)"
+  type        = string
+  default     = ""
+}
+
+variable "runner" {
+  description = <<-EOT
+    The runner's Cloud Run service and its tasks' limits: concurrency
+    (requests per instance; 1 keeps authors' code apart), cpu, memory,
+    min/max instances, per-task memory, CPU seconds and workspace (disk) of
+    the sandbox, DuckDB's memory, egress_allow (destinations user code may
+    reach despite the policy: host, host:port, CIDR; e.g. a private
+    database), extra_env (more NOETL_* knobs of the runner).
+  EOT
+  type = object({
+    concurrency      = optional(number, 1)
+    cpu              = optional(number, 1)
+    memory           = optional(string, "2Gi")
+    min_instances    = optional(number, 0)
+    max_instances    = optional(number, 50)
+    task_memory_mb   = optional(number, 1024)
+    task_cpu_s       = optional(number, 300)
+    task_disk_mb     = optional(number, 512)
+    duckdb_memory_mb = optional(number, 512)
+    egress_allow     = optional(list(string), [])
+    extra_env        = optional(map(string), {})
+  })
+  default = {}
+  validation {
+    condition     = var.runner.concurrency >= 1 && var.runner.concurrency <= 1000
+    error_message = "runner.concurrency must be between 1 and 1000."
+  }
 }

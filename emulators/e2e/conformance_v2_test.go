@@ -23,7 +23,12 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/sign"
@@ -34,6 +39,12 @@ import (
 func v2(name string) string { return Conformance("noetl-v2", "playbooks/"+name) }
 
 var v2Setup sync.Once
+
+// ConformanceGrants are the grants of the credentials the conformance
+// playbooks use (issue 13 item 5): inline playbooks of the stack's token
+// (scripts/run), and the catalog paths of NoETL's fixtures (children of
+// playbook_composition, subscription playbooks).
+var ConformanceGrants = []string{"inline:token", "fixtures/**", "tests/fixtures/**"}
 
 // setupV2 registers what the v2 playbooks assume (README "What the
 // playbooks assume"), once per test binary: the credentials pg_local,
@@ -52,14 +63,17 @@ func setupV2(t *testing.T) string {
 	resp.Body.Close()
 	v2Setup.Do(func() {
 		base := os.Getenv("NOETL_FUNCTIONS_URL") + "/api"
-		pg := map[string]any{"host": "127.0.0.1", "port": mustAtoi(os.Getenv("NOETL_PG_PORT")), "user": "postgres", "password": "", "database": "noetl"}
+		pg := map[string]any{"host": "127.0.0.1", "port": mustAtoi(os.Getenv("NOETL_PG_PORT")), "user": "noetl", "password": "", "database": "noetl"}
 		creds := []map[string]any{
 			{"name": "pg_local", "kind": "postgres", "data": pg},
 			{"name": "pg_k8s", "kind": "postgres", "data": pg},
 			{"name": "nats_credential", "kind": "nats", "data": map[string]any{"nats_url": os.Getenv("NATS_URL"), "nats_user": "", "nats_password": ""}},
-			{"name": "pubsub_e2e", "kind": "pubsub", "data": map[string]any{"endpoint": os.Getenv("PUBSUB_EMULATOR_HOST")}},
+			{"name": "pubsub_e2e", "kind": "pubsub", "data": map[string]any{"endpoint": os.Getenv("NOETL_DATA_PUBSUB_HOST")}},
 		}
 		for _, c := range creds {
+			// scripts/run sends the playbooks inline with the stack's token;
+			// their children and subscriptions run from the catalog.
+			c["grants"] = ConformanceGrants
 			if code, body := post(t, base+"/credentials", []byte(MustJSON(c))); code != http.StatusCreated {
 				t.Fatalf("POST /credentials %s: %d %s", c["name"], code, body)
 			}
@@ -71,7 +85,7 @@ func setupV2(t *testing.T) string {
 		if code, body := post(t, base+"/playbooks", child); code != http.StatusCreated && code != http.StatusOK {
 			t.Fatalf("POST /playbooks user_profile_scorer: %d %s", code, body)
 		}
-		gcs := os.Getenv("STORAGE_EMULATOR_HOST")
+		gcs := os.Getenv("NOETL_DATA_GCS_URL")
 		resp, err := http.Post(gcs+"/storage/v1/b?project="+os.Getenv("GOOGLE_CLOUD_PROJECT"), "application/json", strings.NewReader(`{"name":"se-markers"}`))
 		if err != nil {
 			t.Fatal(err)
@@ -466,7 +480,7 @@ func TestConformanceV2OutputSelect(t *testing.T) {
 // markers lists the se-markers objects of one execution.
 func markers(t *testing.T, id string) []string {
 	t.Helper()
-	u := os.Getenv("STORAGE_EMULATOR_HOST") + "/storage/v1/b/se-markers/o?prefix=" + url.QueryEscape("marker/"+id+"_")
+	u := os.Getenv("NOETL_DATA_GCS_URL") + "/storage/v1/b/se-markers/o?prefix=" + url.QueryEscape("marker/"+id+"_")
 	m := exGet(t, u).(map[string]any)
 	var names []string
 	items, _ := m["items"].([]any)
@@ -482,7 +496,7 @@ func markers(t *testing.T, id string) []string {
 // finished start unit does not run it again.
 func TestConformanceV2SideEffectBarrier(t *testing.T) {
 	setupV2(t)
-	gcs := strings.TrimPrefix(strings.TrimPrefix(os.Getenv("STORAGE_EMULATOR_HOST"), "http://"), "https://")
+	gcs := strings.TrimPrefix(strings.TrimPrefix(os.Getenv("NOETL_DATA_GCS_URL"), "http://"), "https://")
 	r := Run(t, v2("test_side_effect_barrier.yaml"), MustJSON(map[string]any{"gcs_host": gcs}))
 	ok(t, r)
 	eq(t, "done", r.Steps["done"], map[string]any{"row_count": 1200, "test_passed": true})
@@ -541,23 +555,18 @@ func TestConformanceV2NATSKV(t *testing.T) {
 	}
 }
 
-// pubsubEmulator calls the Pub/Sub emulator's REST API.
-func pubsubEmulator(t *testing.T, method, path, body string) {
+// dataPubSub is a client of the stack's Pub/Sub of user data (pstest on
+// NOETL_DATA_PUBSUB_HOST): the one subscription tasks may drain — the
+// engine's own Pub/Sub emulator is refused to them (egress policy).
+func dataPubSub(t *testing.T) *pubsub.Client {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+os.Getenv("PUBSUB_EMULATOR_HOST")+"/v1/projects/"+os.Getenv("GOOGLE_CLOUD_PROJECT")+path, strings.NewReader(body))
+	c, err := pubsub.NewClient(context.Background(), os.Getenv("GOOGLE_CLOUD_PROJECT"), option.WithEndpoint(os.Getenv("NOETL_DATA_PUBSUB_HOST")),
+		option.WithoutAuthentication(), option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // A bounded drain of a fresh emulator subscription with 5 messages; then,
@@ -565,12 +574,22 @@ func pubsubEmulator(t *testing.T, method, path, body string) {
 func TestConformanceV2SubscriptionPubSubDrain(t *testing.T) {
 	setupV2(t)
 	name := "conf-drain-" + randSuffix()
-	pubsubEmulator(t, http.MethodPut, "/topics/"+name, "")
-	pubsubEmulator(t, http.MethodPut, "/subscriptions/"+name, MustJSON(map[string]any{"topic": "projects/" + os.Getenv("GOOGLE_CLOUD_PROJECT") + "/topics/" + name}))
-	for i := 1; i <= 5; i++ {
-		data := fmt.Sprintf(`{"seq": %d}`, i)
-		pubsubEmulator(t, http.MethodPost, "/topics/"+name+":publish", MustJSON(map[string]any{"messages": []any{map[string]any{"data": b64(data)}}}))
+	ctx := context.Background()
+	ps := dataPubSub(t)
+	topic := "projects/" + os.Getenv("GOOGLE_CLOUD_PROJECT") + "/topics/" + name
+	if _, err := ps.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := ps.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{Name: "projects/" + os.Getenv("GOOGLE_CLOUD_PROJECT") + "/subscriptions/" + name, Topic: topic, AckDeadlineSeconds: 60}); err != nil {
+		t.Fatal(err)
+	}
+	pub := ps.Publisher(name)
+	for i := 1; i <= 5; i++ {
+		if _, err := pub.Publish(ctx, &pubsub.Message{Data: []byte(fmt.Sprintf(`{"seq": %d}`, i))}).Get(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub.Stop()
 	wl := MustJSON(map[string]any{"subscription": "projects/" + os.Getenv("GOOGLE_CLOUD_PROJECT") + "/subscriptions/" + name})
 	r := Run(t, v2("subscription/subscription_pubsub_drain.yaml"), wl)
 	ok(t, r)

@@ -17,8 +17,8 @@ func TestKeychainCredentials(t *testing.T) {
 	base := os.Getenv("NOETL_FUNCTIONS_URL") + "/api"
 	name := "pg_e2e_" + randSuffix()
 	secret := "Sup3r-Secret-" + randSuffix()
-	cred := map[string]any{"name": name, "kind": "postgres", "description": "e2e", "data": map[string]any{
-		"host": "127.0.0.1", "port": asInt(mustAtoi(os.Getenv("NOETL_PG_PORT"))), "user": "postgres", "password": secret, "database": "noetl"}}
+	cred := map[string]any{"name": name, "kind": "postgres", "description": "e2e", "grants": []string{"inline:token"}, "data": map[string]any{
+		"host": "127.0.0.1", "port": asInt(mustAtoi(os.Getenv("NOETL_PG_PORT"))), "user": "noetl", "password": secret, "database": "noetl"}}
 	if code, body := post(t, base+"/credentials", []byte(MustJSON(cred))); code != http.StatusCreated {
 		t.Fatalf("POST /credentials: %d %s", code, body)
 	}
@@ -53,7 +53,7 @@ workflow:
     next:
       arcs:
         - step: second
-          when: "{{ keychain.pg.user == 'postgres' and keychain.pg.password | length > 0 }}"
+          when: "{{ keychain.pg.user == 'noetl' and keychain.pg.password | length > 0 }}"
           args: {pw: "{{ keychain.pg.password }}"}
   - step: second
     tool: {kind: noop, result: {pw_length: "{{ keychain.pg.password | length }}", arg: "{{ args.pw }}"}}

@@ -100,11 +100,11 @@ func TestNoSecretLeaks(t *testing.T) {
 		return resp.StatusCode, b
 	}
 	pgCred, hdrCred := "leak_pg_"+sfx, "leak_hdr_"+sfx
-	if code, b := api("POST", "/credentials", map[string]any{"name": pgCred, "kind": "postgres", "data": map[string]any{
+	if code, b := api("POST", "/credentials", map[string]any{"name": pgCred, "kind": "postgres", "grants": []string{"inline:token"}, "data": map[string]any{
 		"host": "127.0.0.1", "port": 5432, "user": "leakuser", "password": secrets["credential password"], "database": "noetl"}}); code != 201 {
 		t.Fatalf("POST /credentials: %d %s", code, b)
 	}
-	if code, b := api("POST", "/credentials", map[string]any{"name": hdrCred, "kind": "http_header", "data": map[string]any{
+	if code, b := api("POST", "/credentials", map[string]any{"name": hdrCred, "kind": "http_header", "grants": []string{"inline:token"}, "data": map[string]any{
 		"header": "X-Leak-Key", "value": secrets["credential header value"]}}); code != 201 {
 		t.Fatalf("POST /credentials: %d %s", code, b)
 	}

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -14,24 +11,9 @@ import (
 // iteration is its own Cloud Task), and really runs them in parallel.
 func TestParallelLoopHonoursMaxInFlight(t *testing.T) {
 	RequireStack(t)
-	var mu sync.Mutex
-	inFlight, peak, total := 0, 0, 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		inFlight++
-		total++
-		if inFlight > peak {
-			peak = inFlight
-		}
-		mu.Unlock()
-		time.Sleep(300 * time.Millisecond)
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"ok": true}`))
-	}))
-	defer srv.Close()
+	// The fixture service's record endpoint counts the calls in flight
+	// (a server of the test's own would be refused by the egress policy).
+	key := "mif-" + randSuffix()
 	pb := t.TempDir() + "/mif.yaml"
 	src := `apiVersion: noetl.io/v2
 kind: Playbook
@@ -44,16 +26,16 @@ workflow:
       iterator: i
       spec: {mode: parallel, max_in_flight: 3}
     tool:
-      - call: {kind: http, url: "{{ url }}/{{ i }}"}
+      - call: {kind: http, url: "{{ url }}/{{ i }}?delay_ms=300"}
       - shape: {kind: noop, result: {i: "{{ i }}", index: "{{ loop_index }}"}}
 `
 	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := Run(t, pb, MustJSON(map[string]any{"url": srv.URL}))
+	r := Run(t, pb, MustJSON(map[string]any{"url": os.Getenv("NOETL_FIXTURES_URL") + "/record/" + key}))
 	ok(t, r)
-	mu.Lock()
-	defer mu.Unlock()
+	rec := exGet(t, os.Getenv("NOETL_FIXTURES_URL")+"/recorded/"+key).(map[string]any)
+	total, peak := asInt(rec["count"]), asInt(rec["peak"])
 	if total != 12 {
 		t.Fatalf("%d calls, want 12", total)
 	}

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -13,16 +10,9 @@ import (
 // dispatch → Cloud Tasks → execute → the HTTP calls its tasks make.
 func TestTraceContextPropagates(t *testing.T) {
 	RequireStack(t)
-	var mu sync.Mutex
-	var seen []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Header.Get("traceparent"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"ok": true}`))
-	}))
-	defer srv.Close()
+	// The fixture service's record endpoint keeps each call's traceparent
+	// (a server of the test's own would be refused by the egress policy).
+	key := "trace-" + randSuffix()
 	pb := t.TempDir() + "/trace.yaml"
 	src := `apiVersion: noetl.io/v2
 kind: Playbook
@@ -40,10 +30,12 @@ workflow:
 	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := Run(t, pb, MustJSON(map[string]any{"url": srv.URL}))
+	r := Run(t, pb, MustJSON(map[string]any{"url": os.Getenv("NOETL_FIXTURES_URL") + "/record/" + key}))
 	ok(t, r)
-	mu.Lock()
-	defer mu.Unlock()
+	var seen []string
+	for _, q := range exGet(t, os.Getenv("NOETL_FIXTURES_URL")+"/recorded/"+key).(map[string]any)["requests"].([]any) {
+		seen = append(seen, q.(map[string]any)["traceparent"].(string))
+	}
 	if len(seen) != 3 {
 		t.Fatalf("%d requests, want 3", len(seen))
 	}

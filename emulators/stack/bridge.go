@@ -246,6 +246,9 @@ func (b *Bridge) handle(ctx context.Context, m *pubsub.Message) {
 	}
 	if in := b.opts.Chaos; in != nil {
 		if d := in.Delay(); d > 0 {
+			// One line per delayed delivery: the soak counts them
+			// (pubsub.delay).
+			b.log.Info("bridge: chaos delayed delivery", "message_id", m.ID, "delay_ms", d.Milliseconds())
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():

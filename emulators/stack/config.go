@@ -33,14 +33,18 @@ const (
 	RouteSub          = "route"
 	// RouteFilter is the route subscription's filter: only batches marked
 	// for route (bus.AttrRoute).
-	RouteFilter        = `attributes.route = "1"`
-	MaterializeSub     = "materialize"
-	DispatchSub        = "dispatch"
-	WorkQueue          = "work"
-	TimersQueue        = "timers"
-	DefaultBucket      = "noetl-results"
-	PGDatabase         = "noetl"
-	PGUser             = "postgres"
+	RouteFilter    = `attributes.route = "1"`
+	MaterializeSub = "materialize"
+	DispatchSub    = "dispatch"
+	WorkQueue      = "work"
+	TimersQueue    = "timers"
+	DefaultBucket  = "noetl-results"
+	PGDatabase     = "noetl"
+	// PGUser is the role playbooks and tests connect as (owner of the
+	// noetl database, no superuser); PGSuperuser connects only over the
+	// server's socket (postgres.go, pg_hba.conf).
+	PGUser             = "noetl"
+	PGSuperuser        = "postgres"
 	modulePath         = "github.com/noetl/gcpengine"
 	ownerEnv           = "NOETL_STACK_OWNER"
 	defaultProject     = "noetl-local"
@@ -73,6 +77,19 @@ type Config struct {
 	FunctionsPort int // NOETL_FUNCTIONS_PORT, default 8680
 	PGPort        int // NOETL_PG_PORT, default 55432
 	NATSPort      int // NOETL_NATS_PORT, default 8686 (embedded NATS server with JetStream, nats.go)
+	// RunnerPort is the runner's port (the data plane, runner.go).
+	RunnerPort int // NOETL_RUNNER_PORT, default 8687
+	// DataGCSPort and DataPubSubPort are the fake GCS and fake Pub/Sub of
+	// user data (the buckets and subscriptions playbooks use): the
+	// runner may reach them, never the engine's own emulators.
+	DataGCSPort    int // NOETL_DATA_GCS_PORT, default 8688
+	DataPubSubPort int // NOETL_DATA_PUBSUB_PORT, default 8689
+	// RunnerUID is the first host uid of the 65536 uids the runner's user
+	// namespace maps (it runs as the first, its tasks as others).
+	RunnerUID int // NOETL_RUNNER_UID, default 1610612736 + (RunnerPort mod 8192) × 65536
+	// RunnerBin is the runner binary (NOETL_RUNNER_BIN, default
+	// <stack>/bin/runner, built by scripts/up).
+	RunnerBin string
 
 	ResultsBucket   string // NOETL_RESULTS_BUCKET, default noetl-results
 	WorkConcurrency int    // NOETL_WORK_CONCURRENCY, default 200 (max_concurrent_dispatches of both queues)
@@ -160,6 +177,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		FunctionsPort:    num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
 		PGPort:           num("NOETL_PG_PORT", 55432, 1, 65535),
 		NATSPort:         num("NOETL_NATS_PORT", 8686, 1, 65535),
+		RunnerPort:       num("NOETL_RUNNER_PORT", 8687, 1, 65535),
+		DataGCSPort:      num("NOETL_DATA_GCS_PORT", 8688, 1, 65535),
+		DataPubSubPort:   num("NOETL_DATA_PUBSUB_PORT", 8689, 1, 65535),
+		RunnerBin:        str("NOETL_RUNNER_BIN", ""),
 		ResultsBucket:    str("NOETL_RESULTS_BUCKET", DefaultBucket),
 		WorkConcurrency:  num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
 		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
@@ -226,6 +247,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.FunctionsBin == "" {
 		c.FunctionsBin = filepath.Join(c.StackDir, "bin", "functions")
 	}
+	if c.RunnerBin == "" {
+		c.RunnerBin = filepath.Join(c.StackDir, "bin", "runner")
+	}
+	c.RunnerUID = num("NOETL_RUNNER_UID", 0x60000000+(c.RunnerPort%8192)*65536, 1000, 1<<31-65536)
 	if c.PushMaxBackoff < c.PushMinBackoff {
 		errs = append(errs, fmt.Errorf("NOETL_PUSH_MAX_BACKOFF (%v) is below NOETL_PUSH_MIN_BACKOFF (%v)", c.PushMaxBackoff, c.PushMinBackoff))
 	}
@@ -279,6 +304,9 @@ func (c Config) Ports() []Port {
 		{"fixtures", "NOETL_FIXTURES_PORT", c.FixturesPort},
 		{"PostgreSQL", "NOETL_PG_PORT", c.PGPort},
 		{"NATS", "NOETL_NATS_PORT", c.NATSPort},
+		{"data GCS (fake-gcs-server)", "NOETL_DATA_GCS_PORT", c.DataGCSPort},
+		{"data Pub/Sub (pstest)", "NOETL_DATA_PUBSUB_PORT", c.DataPubSubPort},
+		{"runner", "NOETL_RUNNER_PORT", c.RunnerPort},
 		{"functions", "NOETL_FUNCTIONS_PORT", c.FunctionsPort},
 	}
 }
@@ -363,6 +391,8 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_RESULTS_BUCKET", c.ResultsBucket},
 		{"NOETL_WORK_CONCURRENCY", itoa(c.WorkConcurrency)},
 		{"NOETL_TASKS_MAX_ATTEMPTS", itoa(c.TasksMaxAttempts)},
+		// The queues' MaxBackoff (QueueSpec).
+		{"NOETL_TASKS_MAX_BACKOFF_S", itoa(int(QueueMaxBackoff / time.Second))},
 		// Tests may target injected faults at one execution (shared/faults).
 		{"NOETL_FAULTS_WORKLOAD", "1"},
 		// Short leases on the stack: a dead holder's unit is reclaimed
@@ -385,7 +415,57 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_OIDC_KEY_FILE", c.OIDCKeyFile()},
 		{"NOETL_SIGNING_KEY", c.SigningKey},
 		{"NOETL_API_TOKEN", c.APIToken},
+		// The data plane (runner.go): execute calls the runner with ID
+		// tokens it mints with its key; user data lives in the data GCS
+		// and Pub/Sub; the egress policy of the control plane's http kind.
+		{"NOETL_RUNNER_PORT", itoa(c.RunnerPort)},
+		{"NOETL_RUNNER_URL", c.RunnerURL()},
+		{"NOETL_RUNNER_TOKEN_KEY_FILE", c.RunnerKeyFile()},
+		{"NOETL_RUNNER_INVOKER", c.RunnerInvoker()},
+		{"NOETL_DATA_GCS_PORT", itoa(c.DataGCSPort)},
+		{"NOETL_DATA_GCS_URL", c.DataGCSURL()},
+		{"NOETL_DATA_PUBSUB_PORT", itoa(c.DataPubSubPort)},
+		{"NOETL_DATA_PUBSUB_HOST", hostPort(c.DataPubSubPort)},
+		{"NOETL_EGRESS_PROFILE", "local"},
+		{"NOETL_EGRESS_ALLOW", strings.Join(c.EgressAllow(), ",")},
+		{"NOETL_EGRESS_DENY", strings.Join(c.EgressDeny(), ",")},
+		// Access control as in the cloud profile, with the stack's own
+		// identities: the roles file (RolesFile) gives the static token
+		// admin, and the api and emit accept identity tokens signed with
+		// the stack's OIDC key (tests mint them, IdentityDomains).
+		{"NOETL_PROFILE", "local"},
+		{"NOETL_API_ROLES_FILE", envOr("NOETL_API_ROLES_FILE", c.RolesFile())},
+		{"NOETL_API_AUDIENCES", c.FunctionsURL() + "/api," + c.FunctionsURL() + "/emit"},
 	}
+}
+
+// RolesFile is the stack's roles file (NOETL_API_ROLES_FILE unless the
+// environment names another), written by WriteRoles.
+func (c Config) RolesFile() string { return filepath.Join(c.StackDir, "roles.yaml") }
+
+// IdentityDomains maps each role to the e-mail domain whose identity
+// tokens get it on the stack (the tests mint such tokens with the stack's
+// OIDC key, NOETL_OIDC_KEY_FILE): reserved .test names, no real identity.
+var IdentityDomains = map[string]string{
+	"admin": "admins.noetl.test", "operator": "operators.noetl.test", "runner": "runners.noetl.test", "viewer": "viewers.noetl.test",
+}
+
+// WriteRoles writes the stack's roles file (mode 0600): the static token
+// is admin; an identity token of <anyone>@<IdentityDomains[role]> has
+// that role.
+func (c Config) WriteRoles() error {
+	var b strings.Builder
+	b.WriteString("# The local stack's api roles (NOETL_API_ROLES_FILE), written by scripts/up.\n")
+	b.WriteString("# The static token (NOETL_API_TOKEN) is admin; identity tokens signed with the\n")
+	b.WriteString("# stack's OIDC key get the role of their e-mail domain.\n")
+	for _, role := range []string{"admin", "operator", "runner", "viewer"} {
+		extra := ""
+		if role == "admin" {
+			extra = "token, "
+		}
+		fmt.Fprintf(&b, "%s: [%s\"*@%s\"]\n", role, extra, IdentityDomains[role])
+	}
+	return writeFileAtomic(c.RolesFile(), []byte(b.String()), 0o600)
 }
 
 // SigningKeyFile and APITokenFile keep the stack's generated secrets

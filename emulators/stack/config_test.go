@@ -48,7 +48,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		"CLOUDTASKS_EMULATOR_HOST": "127.0.0.1:8684",
 		"NOETL_FUNCTIONS_URL":      "http://127.0.0.1:8680",
 		"NOETL_FIXTURES_URL":       "http://127.0.0.1:8685",
-		"NOETL_PG_DSN":             "postgres://postgres@127.0.0.1:55432/noetl?sslmode=disable",
+		"NOETL_PG_DSN":             "postgres://noetl@127.0.0.1:55432/noetl?sslmode=disable",
 		"NOETL_RESULTS_BUCKET":     "noetl-results",
 		"NATS_URL":                 "nats://127.0.0.1:8686",
 		"NOETL_REPO_ROOT":          root,
@@ -156,5 +156,50 @@ func TestEnsureSecrets(t *testing.T) {
 	set, _ := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root, "NOETL_API_TOKEN": "from-the-environment-0123456789abcdef"}))
 	if err := set.EnsureSecrets(); err != nil || set.APIToken != "from-the-environment-0123456789abcdef" || set.SigningKey != c.SigningKey {
 		t.Errorf("environment must win: %q", set.APIToken)
+	}
+}
+
+// The runner's environment is built from scratch: its knobs, no engine
+// secret, no emulator host, no cloud identity, whatever the supervisor's
+// environment holds; its egress policy allows the user-data services and
+// denies the engine's endpoints.
+func TestRunnerEnv(t *testing.T) {
+	t.Setenv("NOETL_SIGNING_KEY", "k-0123456789012345678901234567890123456789")
+	t.Setenv("NOETL_API_TOKEN", "t-0123456789012345678901234567890123456789")
+	t.Setenv("FIRESTORE_EMULATOR_HOST", "127.0.0.1:1")
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "/root/key.json")
+	t.Setenv("NOETL_SANDBOX_MEMORY_MB", "256")
+	t.Setenv("NOETL_SANDBOX_CGROUP", "/from/supervisor")
+	c, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := c.RunnerEnv("/sys/fs/cgroup/memory/delegated")
+	joined := strings.Join(env, "\n")
+	for _, bad := range []string{"NOETL_SIGNING_KEY", "NOETL_API_TOKEN", "EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS", "NOETL_RUNNER_TOKEN_KEY_FILE", "NOETL_PG_DSN", "/from/supervisor"} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("the runner's environment has %s", bad)
+		}
+	}
+	for _, want := range []string{"NOETL_SANDBOX_MEMORY_MB=256", "NOETL_SANDBOX_CGROUP=/sys/fs/cgroup/memory/delegated", "NOETL_RUNNER_AUDIENCE=" + c.RunnerURL(),
+		"NOETL_RUNNER_JWKS_FILE=" + c.RunnerJWKSFile(), "NOETL_EGRESS_PROFILE=local", ownerEnv + "=" + c.StackDir} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the runner's environment lacks %s", want)
+		}
+	}
+	allow := strings.Join(c.EgressAllow(), ",")
+	deny := strings.Join(c.EgressDeny(), ",")
+	for _, p := range []int{c.FirestorePort, c.PubSubPort, c.GCSPort, c.TasksPort, c.FunctionsPort, c.RunnerPort} {
+		if strings.Contains(allow, hostPort(p)) || !strings.Contains(deny, hostPort(p)) {
+			t.Errorf("engine endpoint %s: allowed or not denied", hostPort(p))
+		}
+	}
+	for _, p := range []int{c.PGPort, c.NATSPort, c.DataGCSPort, c.DataPubSubPort, c.FixturesPort} {
+		if !strings.Contains(allow, hostPort(p)) {
+			t.Errorf("user-data service %s is not allowed", hostPort(p))
+		}
+	}
+	if c.RunnerUID < 1000 || c.RunnerUID == 0 {
+		t.Errorf("runner uid %d", c.RunnerUID)
 	}
 }

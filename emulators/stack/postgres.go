@@ -231,13 +231,17 @@ func (pg *Postgres) RunningPort() int {
 // It reports whether it started the server.
 func (pg *Postgres) Start(ctx context.Context) (bool, error) {
 	if !pg.Initialized() {
-		if err := pg.run(ctx, "initdb", "-D", pg.DataDir, "-A", "trust", "-U", PGUser, "-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
+		if err := pg.run(ctx, "initdb", "-D", pg.DataDir, "-A", "trust", "-U", PGSuperuser, "-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
 			return false, err
 		}
 	}
+	if err := pg.writeHBA(); err != nil {
+		return false, err
+	}
 	switch port := pg.RunningPort(); {
 	case port == pg.Port:
-		return false, nil
+		// Running from an earlier start: it reads the rules again.
+		return false, pg.run(ctx, "pg_ctl", "reload", "-D", pg.DataDir)
 	case port != 0:
 		// Running from an earlier start on another port: restart it.
 		if err := pg.Stop(ctx); err != nil {
@@ -266,33 +270,81 @@ func (pg *Postgres) Stop(ctx context.Context) error {
 	return pg.run(ctx, "pg_ctl", "stop", "-D", pg.DataDir, "-m", "fast", "-w", "-t", "60")
 }
 
-// Provision creates the noetl database if missing and applies every *.sql
-// file of sqlDir in name order (the files must be idempotent).
+// hba is the server's client authentication (pg_hba.conf), written at
+// every start: the superuser connects only over the server's socket
+// (SockDir, closed to everyone but root and the server's user), never over
+// TCP — a playbook's task or a test connecting as the superuser could run
+// programs as the server's OS user on the host (COPY ... FROM PROGRAM) and
+// read its files (pg_read_file), outside every sandbox. Every other role
+// (PGUser: playbooks, tests) connects over TCP from loopback without a
+// password.
+const hba = `# Written by the stack supervisor (emulators/stack/postgres.go) at every start.
+local all all trust
+host all ` + PGSuperuser + ` 0.0.0.0/0 reject
+host all ` + PGSuperuser + ` ::/0 reject
+host all all 127.0.0.1/32 trust
+host all all ::1/128 trust
+`
+
+// writeHBA writes pg_hba.conf (owned by the server's user).
+func (pg *Postgres) writeHBA() error {
+	p := filepath.Join(pg.DataDir, "pg_hba.conf")
+	if err := writeFileAtomic(p, []byte(hba), 0o600); err != nil {
+		return fmt.Errorf("pg_hba.conf: %w", err)
+	}
+	if pg.cred != nil {
+		return os.Chown(p, int(pg.cred.Uid), int(pg.cred.Gid))
+	}
+	return nil
+}
+
+// Provision creates the role PGUser (no superuser, no role or database
+// creation) and the noetl database it owns, hands it the public schema
+// and what earlier runs created there, and applies every *.sql file of
+// sqlDir in name order as that role (the files must be idempotent). It
+// connects as the superuser over the server's socket.
 func (pg *Postgres) Provision(ctx context.Context, sqlDir string) ([]string, error) {
-	base := fmt.Sprintf("postgres://%s@%s/", PGUser, hostPort(pg.Port))
-	conn, err := connectRetry(ctx, base+"postgres?sslmode=disable")
+	super := func(db string) string {
+		return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.SockDir, pg.Port, PGSuperuser, db)
+	}
+	conn, err := connectRetry(ctx, super("postgres"))
 	if err != nil {
 		return nil, err
 	}
+	role := pgx.Identifier{PGUser}.Sanitize()
 	var exists bool
-	err = conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", PGDatabase).Scan(&exists)
+	_, err = conn.Exec(ctx, `DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '`+PGUser+`') THEN CREATE ROLE `+role+` LOGIN; END IF; END $$`)
+	if err == nil {
+		_, err = conn.Exec(ctx, "ALTER ROLE "+role+" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS")
+	}
+	if err == nil {
+		err = conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", PGDatabase).Scan(&exists)
+	}
 	if err == nil && !exists {
-		_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{PGDatabase}.Sanitize())
+		_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{PGDatabase}.Sanitize()+" OWNER "+role)
+	} else if err == nil {
+		_, err = conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{PGDatabase}.Sanitize()+" OWNER TO "+role)
 	}
 	conn.Close(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("create database %s: %w", PGDatabase, err)
+		return nil, fmt.Errorf("create role %s and database %s: %w", PGUser, PGDatabase, err)
 	}
-	files, _ := filepath.Glob(filepath.Join(sqlDir, "*.sql"))
-	sort.Strings(files)
-	if len(files) == 0 {
-		return nil, nil
-	}
-	db, err := connectRetry(ctx, base+PGDatabase+"?sslmode=disable")
+	db, err := connectRetry(ctx, super(PGDatabase))
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close(ctx)
+	// The schema and what earlier runs made there as the superuser.
+	if _, err := db.Exec(ctx, `ALTER SCHEMA public OWNER TO `+role+`;
+DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relowner <> '`+PGUser+`'::regrole
+  LOOP EXECUTE format('ALTER TABLE public.%I OWNER TO `+PGUser+`', r.relname); END LOOP;
+END $$; SET ROLE `+role, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return nil, fmt.Errorf("hand the noetl database to %s: %w", PGUser, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(sqlDir, "*.sql"))
+	sort.Strings(files)
 	var applied []string
 	for _, f := range files {
 		sql, err := os.ReadFile(f)

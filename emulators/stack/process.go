@@ -27,6 +27,11 @@ type proc struct {
 
 // startProc starts argv[0] with env in its own process group.
 func startProc(name string, argv, env []string, dir, logPath string) (*proc, error) {
+	return startProcWith(name, argv, env, dir, logPath, &syscall.SysProcAttr{Setpgid: true})
+}
+
+// startProcWith is startProc with the process attributes attr.
+func startProcWith(name string, argv, env []string, dir, logPath string, attr *syscall.SysProcAttr) (*proc, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -38,7 +43,7 @@ func startProc(name string, argv, env []string, dir, logPath string) (*proc, err
 	cmd.Dir = dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}

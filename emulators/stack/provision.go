@@ -115,6 +115,10 @@ func NewTasksClient(ctx context.Context, addr string) (*cloudtasks.Client, error
 		option.WithTelemetryDisabled())
 }
 
+// QueueMaxBackoff is the stack's queues' largest backoff between two
+// attempts (the functions get it as NOETL_TASKS_MAX_BACKOFF_S).
+const QueueMaxBackoff = 2 * time.Second
+
 // QueueSpec returns the desired configuration of queue id.
 // QueueSpec is a queue of the stack: rate limits and the retry
 // configuration of the deployed queues (maxAttempts: NOETL_TASKS_MAX_ATTEMPTS,
@@ -129,7 +133,7 @@ func QueueSpec(project, location, id string, concurrency, maxAttempts int) *clou
 		RetryConfig: &cloudtaskspb.RetryConfig{
 			MaxAttempts:  int32(maxAttempts),
 			MinBackoff:   durationpb.New(200 * time.Millisecond),
-			MaxBackoff:   durationpb.New(2 * time.Second),
+			MaxBackoff:   durationpb.New(QueueMaxBackoff),
 			MaxDoublings: 16,
 		},
 	}

@@ -21,13 +21,15 @@ import (
 	"github.com/noetl/gcpengine/shared/faults"
 
 	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/noetl/gcpengine/emulators/cloudtasks"
 	"github.com/noetl/gcpengine/emulators/fixtures"
+	"github.com/noetl/gcpengine/shared/sandbox"
 )
 
-const steps = 8
+const steps = 10
 
 // Supervisor brings the local stack up, keeps it up and takes it down. Create
 // it with NewSupervisor and call Run.
@@ -47,7 +49,11 @@ type Supervisor struct {
 	fixtures          *http.Server
 	pg                *Postgres
 	nats              *natsServer
-	fn                *functionsRunner
+	dataGCS           *fakestorage.Server
+	dataPubSub        *pstest.Server
+	runner            *restarter
+	runnerCgroup      string
+	fn                *restarter
 	psClient          *pubsub.Client
 	bridges           []*Bridge
 	stopBridges       context.CancelFunc
@@ -117,8 +123,16 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 	if err := s.cfg.EnsureSecrets(); err != nil {
 		return err
 	}
+	if err := s.cfg.WriteRoles(); err != nil {
+		return fmt.Errorf("roles file: %w", err)
+	}
 	// The environment holds the signing key and the api token: owner only.
 	if err := writeFileAtomic(s.cfg.EnvFile(), []byte(s.cfg.EnvFileContent()), 0o600); err != nil {
+		return err
+	}
+	// Keys, logs and emulator data are closed to other users (the
+	// runner's uids among them).
+	if err := protectStackDir(s.cfg); err != nil {
 		return err
 	}
 	s.progress("starting the local stack for project %s (state in %s)", s.cfg.Project, s.cfg.StackDir)
@@ -135,6 +149,8 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		{"fixtures", "fixtures", s.upFixtures},
 		{"PostgreSQL", "postgres", s.upPostgres},
 		{"NATS", "nats", s.upNATS},
+		{"user data (GCS, Pub/Sub)", "data", s.upData},
+		{"runner", "runner", s.upRunner},
 		{"functions", "functions", s.upFunctions},
 	} {
 		s.progress("[%d/%d] %s: starting", i+1, steps, st.name)
@@ -395,7 +411,15 @@ func (s *Supervisor) upFunctions(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("go build ./functions/cmd/local: %v\n%s", err, out)
 		}
 	}
-	s.fn = &functionsRunner{s: s}
+	s.fn = &restarter{s: s, name: "functions", health: s.cfg.FunctionsURL() + "/api/healthz", spawn: func() (*proc, error) {
+		env := childEnv(s.cfg.StackDir, s.cfg.Env())
+		p, err := startProc("functions", []string{s.cfg.FunctionsBin}, env, s.cfg.RepoRoot, s.cfg.LogPath("functions"))
+		if err != nil {
+			return nil, err
+		}
+		s.writeGroupFile("functions", p.pgid)
+		return p, nil
+	}}
 	if err := s.fn.start(ctx); err != nil {
 		return "", err
 	}
@@ -485,6 +509,18 @@ func (s *Supervisor) shutdown() {
 	if s.fn != nil {
 		s.fn.stop()
 	}
+	if s.runner != nil {
+		s.runner.stop()
+	}
+	if s.runnerCgroup != "" {
+		sandbox.Undelegate(s.runnerCgroup)
+	}
+	if s.dataPubSub != nil {
+		_ = s.dataPubSub.Close()
+	}
+	if s.dataGCS != nil {
+		s.dataGCS.Stop()
+	}
 	if s.fixtures != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.fixtures.Shutdown(ctx)
@@ -519,9 +555,13 @@ func (s *Supervisor) shutdown() {
 	}
 }
 
-// functionsRunner runs the functions server and restarts it when it exits.
-type functionsRunner struct {
-	s *Supervisor
+// restarter runs one of the stack's processes (the functions server, the
+// runner) and restarts it when it exits.
+type restarter struct {
+	s      *Supervisor
+	name   string
+	health string // URL that answers 2xx when the process is ready
+	spawn  func() (*proc, error)
 
 	mu       sync.Mutex
 	cur      *proc
@@ -529,24 +569,13 @@ type functionsRunner struct {
 	loopDone chan struct{}
 }
 
-func (f *functionsRunner) spawn() (*proc, error) {
-	s := f.s
-	env := childEnv(s.cfg.StackDir, s.cfg.Env())
-	p, err := startProc("functions", []string{s.cfg.FunctionsBin}, env, s.cfg.RepoRoot, s.cfg.LogPath("functions"))
-	if err != nil {
-		return nil, err
-	}
-	s.writeGroupFile("functions", p.pgid)
-	return p, nil
+func (f *restarter) healthy(ctx context.Context, p *proc, timeout time.Duration) error {
+	return waitReady(ctx, timeout, p, func(ctx context.Context) error { return httpOK(ctx, f.health) })
 }
 
-func (f *functionsRunner) healthy(ctx context.Context, p *proc, timeout time.Duration) error {
-	url := f.s.cfg.FunctionsURL() + "/api/healthz"
-	return waitReady(ctx, timeout, p, func(ctx context.Context) error { return httpOK(ctx, url) })
-}
-
-// start launches the server, waits for GET /api/healthz, then supervises.
-func (f *functionsRunner) start(ctx context.Context) error {
+// start launches the process, waits until its health URL answers, then
+// supervises it.
+func (f *restarter) start(ctx context.Context) error {
 	p, err := f.spawn()
 	if err != nil {
 		return err
@@ -566,7 +595,7 @@ func (f *functionsRunner) start(ctx context.Context) error {
 // 1 s when it had run for 5 s or more (a dying instance: the soak kills
 // it), and with backoff while it keeps exiting within 5 s of its start (a
 // crash loop: 1 s doubling to 30 s).
-func (f *functionsRunner) loop(p *proc) {
+func (f *restarter) loop(p *proc) {
 	defer close(f.loopDone)
 	lg := f.s.log
 	wait := time.Second
@@ -586,7 +615,7 @@ func (f *functionsRunner) loop(p *proc) {
 			// An injected crash (NOETL_FAULTS): restart at once.
 			wait = 100 * time.Millisecond
 		}
-		lg.Error("functions server exited; restarting", "status", fmt.Sprint(p.err), "uptime", time.Since(p.started).String(), "restart_in", wait.String(), "log", p.logPath)
+		lg.Error(f.name+" exited; restarting", "status", fmt.Sprint(p.err), "uptime", time.Since(p.started).String(), "restart_in", wait.String(), "log", p.logPath)
 		time.Sleep(wait)
 		wait = min(2*max(wait, time.Second/2), 30*time.Second)
 		f.mu.Lock()
@@ -597,8 +626,8 @@ func (f *functionsRunner) loop(p *proc) {
 		np, err := f.spawn()
 		if err != nil {
 			f.mu.Unlock()
-			lg.Error("functions server restart failed", "error", err)
-			p = &proc{done: closedChan(), started: time.Now(), logPath: f.s.cfg.LogPath("functions")}
+			lg.Error(f.name+" restart failed", "error", err)
+			p = &proc{done: closedChan(), started: time.Now(), logPath: f.s.cfg.LogPath(f.name)}
 			continue
 		}
 		f.cur = np
@@ -606,7 +635,7 @@ func (f *functionsRunner) loop(p *proc) {
 		p = np
 		go func() {
 			if err := f.healthy(context.Background(), np, 60*time.Second); err == nil {
-				lg.Info("functions server restarted and healthy", "pid", np.cmd.Process.Pid)
+				lg.Info(f.name+" restarted and healthy", "pid", np.cmd.Process.Pid)
 			}
 		}()
 	}
@@ -619,14 +648,14 @@ func closedChan() chan struct{} {
 }
 
 // stop ends supervision and stops the server.
-func (f *functionsRunner) stop() {
+func (f *restarter) stop() {
 	f.mu.Lock()
 	f.stopping = true
 	p := f.cur
 	f.mu.Unlock()
 	if p != nil {
 		p.stop(10 * time.Second)
-		f.s.removeGroupFile("functions")
+		f.s.removeGroupFile(f.name)
 	}
 	if f.loopDone != nil {
 		<-f.loopDone

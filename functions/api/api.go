@@ -2,7 +2,8 @@
 // executions and serves their status and events, and the operator console.
 //
 //	POST /executions             {"path": "examples/x.yaml" | "playbook": "<yaml>", "workload": {...}}
-//	                             → 202 {"execution_id", "status"}; 400 {"error", "problems": [{line, path, message}]}
+//	                             → 202 {"execution_id", "status"}; 400 {"error", "problems": [{line, path, message}]};
+//	                             403 {"error"} naming a credential the playbook is not granted
 //	GET  /executions/{id}        → 200 status view (inspect.Status); 404
 //	GET  /executions/{id}/events → 200 {"events": [...]} in causal order
 //	GET  /console/...            → the operator console (console.go, package console)
@@ -22,6 +23,7 @@ import (
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
@@ -70,6 +72,12 @@ func route(w http.ResponseWriter, r *http.Request) {
 	p = strings.TrimSuffix(p, "/")
 	switch {
 	case p == "/healthz" || p == "":
+		// Healthy only when callers can be identified: in the cloud
+		// profile without roles the api serves no one (runtime.Roles).
+		if _, err := Authenticator(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	case p == "/executions" && r.Method == http.MethodPost:
 		start(w, r)
@@ -143,9 +151,10 @@ func start(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Workload = jsonx.NormalizeMap(req.Workload)
 	var (
-		src  []byte
-		name string
-		pb   *dsl.Playbook
+		src         []byte
+		name        string
+		pb          *dsl.Playbook
+		catalogPath string // "" for an inline playbook: it matches inline grants only
 	)
 	if req.Playbook != "" {
 		src, name = []byte(req.Playbook), "playbook"
@@ -156,7 +165,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		var e *catalog.Entry
 		name = req.Path
 		if e, err = d.Catalog.Load(ctx, req.Path, req.Version); err == nil {
-			pb, src = e.Playbook, e.Source
+			pb, src, catalogPath = e.Playbook, e.Source, e.Path
 		}
 	}
 	if err != nil {
@@ -169,8 +178,23 @@ func start(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": err.Error()})
 		return
 	}
-	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID, Credentials: d.Credentials})
+	if req.ParentID != "" {
+		// A parent shares its results with its children (shared/results
+		// ownership): only a caller who may read the parent may name it.
+		parent, ok := execution(ctx, w, d, req.ParentID)
+		if !ok || !owned(w, r, parent) {
+			return
+		}
+	}
+	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID,
+		Credentials: d.Credentials, Creator: principal(r), CatalogPath: catalogPath})
 	var ke *launch.KeychainError
+	if errors.Is(err, credentials.ErrNotGranted) {
+		// Credentials by grant (issue 13 item 5): refused before it runs,
+		// naming the credential, the playbook and the grants.
+		writeJSON(w, http.StatusForbidden, map[string]any{"error": err.Error()})
+		return
+	}
 	if errors.As(err, &ke) {
 		code := http.StatusServiceUnavailable
 		if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) {
@@ -209,36 +233,36 @@ func events(w http.ResponseWriter, r *http.Request, id string) {
 	if !ok {
 		return
 	}
-	evs, err := redactedEvents(ctx, d, id)
+	// The execution first: its creator decides who may read its log (a
+	// log without its execution document is an operator's to read).
+	var red *redact.Redactor
+	rec, err := d.Store.ExecutionGet(ctx, id)
+	switch {
+	case err == nil:
+		if !owned(w, r, rec) {
+			return
+		}
+		red = redactorOf(ctx, d, rec)
+	case errors.Is(err, store.ErrNotFound) && operator(r):
+		red = redact.New(nil)
+	default:
+		found(w, err, store.ErrNotFound, "execution "+id+" not found", unavailable)
+		return
+	}
+	evs, err := d.Store.EventList(ctx, id)
 	if err != nil {
 		unavailable(w, err)
 		return
 	}
+	evs = redactEvents(red, evs)
 	writeJSON(w, http.StatusOK, map[string]any{"execution_id": id, "count": len(evs), "events": evs})
 }
 
-// redactedEvents reads an execution's events in causal order
-// (store.Store.EventList; an empty list for an unknown id), their payloads
-// masked with the execution's redactor (the key rules alone when its
-// document cannot be read).
-func redactedEvents(ctx context.Context, d *runtime.Deps, id string) ([]types.Event, error) {
-	evs, err := d.Store.EventList(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return redactEvents(ctx, d, id, evs), nil
-}
-
-// redactEvents masks the payloads of execution id's events (in place).
-func redactEvents(ctx context.Context, d *runtime.Deps, id string, evs []types.Event) []types.Event {
+// redactEvents masks the payloads of evs with red (in place; nil evs
+// become an empty list).
+func redactEvents(red *redact.Redactor, evs []types.Event) []types.Event {
 	if evs == nil {
 		evs = []types.Event{}
-	}
-	var red *redact.Redactor
-	if rec, err := d.Store.ExecutionGet(ctx, id); err == nil {
-		red = redactorOf(ctx, d, rec)
-	} else {
-		red = redact.New(nil)
 	}
 	for i := range evs {
 		if m, ok := red.Value(evs[i].Payload).(map[string]any); ok {
@@ -246,6 +270,19 @@ func redactEvents(ctx context.Context, d *runtime.Deps, id string, evs []types.E
 		}
 	}
 	return evs
+}
+
+// operator reports whether the request's caller has the operator role
+// (or admin): it reads and cancels every execution and runs the DLQ.
+func operator(r *http.Request) bool {
+	p, ok := auth.PrincipalOf(r.Context())
+	return ok && p.Role >= auth.Operator
+}
+
+// principal is the request's caller's name ("" when the guard set none).
+func principal(r *http.Request) string {
+	p, _ := auth.PrincipalOf(r.Context())
+	return p.Name
 }
 
 // redactorOf returns the redactor for an execution's API views: its

@@ -12,11 +12,14 @@ package api
 //	GET  /playbooks[/{path}]                viewer
 //	POST /executions, /executions/{id}/cancel
 //	                                        runner
-//	/credentials..., /dlq..., POST /playbooks, anything else that is not a GET
+//	/dlq...                                 operator
+//	/credentials..., POST /playbooks, anything else that is not a GET
 //	                                        admin
 //
 // No or bad credentials → 401 {"error"} with WWW-Authenticate: Bearer; a
-// role too low → 403 {"error"}.
+// role too low → 403 {"error"}. Past the guard, the execution routes
+// serve a caller below the operator role its own executions only (the
+// ones it started: owned, listScope); another's is 404, as a missing one.
 
 import (
 	"bytes"
@@ -66,8 +69,10 @@ func RequiredRole(method, path string) (role auth.Role, public bool) {
 	switch {
 	case p == "" || p == "/healthz":
 		return auth.None, true
-	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"), p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
+	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
 		return auth.Admin, false
+	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
+		return auth.Operator, false
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		if read {
 			return auth.Viewer, false

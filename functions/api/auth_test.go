@@ -71,11 +71,17 @@ func TestGuardRoles(t *testing.T) {
 		{"GET", "/api/credentials", auth.Admin},
 		{"POST", "/api/credentials", auth.Admin},
 		{"DELETE", "/api/credentials/pg", auth.Admin},
-		{"GET", "/api/dlq", auth.Admin},
-		{"POST", "/api/dlq/x/replay", auth.Admin},
+		{"GET", "/api/dlq", auth.Operator},
+		{"GET", "/api/dlq/x", auth.Operator},
+		{"POST", "/api/dlq/x/replay", auth.Operator},
+		{"POST", "/api/dlq/x/discard", auth.Operator},
+		{"GET", "/api/credentials/pg", auth.Admin},
+		{"POST", "/api/subscriptions", auth.Admin},
+		{"DELETE", "/api/subscriptions/s", auth.Admin},
+		{"GET", "/api/subscriptions", auth.Viewer},
 		{"DELETE", "/api/executions/x", auth.Admin},
 	}
-	for _, role := range []auth.Role{auth.Viewer, auth.Runner, auth.Admin} {
+	for _, role := range []auth.Role{auth.Viewer, auth.Runner, auth.Operator, auth.Admin} {
 		withAuth(t, role.String())
 		for _, rt := range routes {
 			if w := serve(rt.method, rt.path, "", "{}"); w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") == "" {

@@ -1,12 +1,12 @@
 package api
 
 import (
+	"errors"
 	"io"
 	"net/http"
-	"time"
 
-	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/store"
 )
 
 // CancelRequest is the optional body of POST /executions/{id}/cancel.
@@ -20,7 +20,9 @@ type CancelRequest struct {
 // dispatched, its pending Cloud Tasks are deleted, running units stop at
 // their next task boundary, and its child executions are canceled too.
 // 202 {"execution_id", "status": "canceled"}; 404 unknown; 409 when it had
-// already ended (with its status).
+// already ended (with its status). The work is control.Cancel's, which
+// publishes the cancellation to route before applying it, so that a crash
+// of this handler never leaves a canceled execution's log unfinished.
 func cancel(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
 	d, ok := opened(ctx, w, runtime.Get)
@@ -35,25 +37,21 @@ func cancel(w http.ResponseWriter, r *http.Request, id string) {
 		req.Reason = "requested through the API"
 	}
 	rec, ok := execution(ctx, w, d, id)
-	if !ok {
+	if !ok || !owned(w, r, rec) {
 		return
 	}
-	if rec.State.Terminal() {
-		writeJSON(w, http.StatusConflict, map[string]any{"error": "execution " + id + " already ended", "status": rec.State.Status})
+	ended, err := d.Control.Cancel(ctx, id, req.Reason, "api")
+	if errors.Is(err, store.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
 		return
 	}
-	ev := control.CancelEvent(id, req.Reason, "api", time.Now())
-	applied, err := d.Control.Stop(ctx, id, ev)
 	if err != nil {
 		unavailable(w, err)
 		return
 	}
-	if !applied {
-		rec, _ = d.Store.ExecutionGet(ctx, id)
-		if rec != nil && rec.State.Status != "canceled" {
-			writeJSON(w, http.StatusConflict, map[string]any{"error": "execution " + id + " already ended", "status": rec.State.Status})
-			return
-		}
+	if ended != "" {
+		writeJSON(w, http.StatusConflict, map[string]any{"error": "execution " + id + " already ended", "status": ended})
+		return
 	}
 	d.Log.InfoContext(ctx, "execution canceled", "execution_id", id, "reason", req.Reason)
 	writeJSON(w, http.StatusAccepted, map[string]any{"execution_id": id, "status": "canceled"})

@@ -20,6 +20,7 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -134,21 +135,21 @@ func (consoleBackend) Call(ctx context.Context, method, path string, body []byte
 
 // readable opens the runtime and reads execution id as GET
 // /executions/{id} does (executionOf), as the principal in ctx.
-func readable(ctx context.Context, id string) (*runtime.Deps, error) {
+func readable(ctx context.Context, id string) (*runtime.Deps, *store.Execution, error) {
 	w := newRecorder()
 	path := "/executions/" + url.PathEscape(id)
 	r, err := request(ctx, http.MethodGet, path, nil)
 	if err != nil {
-		return nil, &console.Error{Code: http.StatusBadRequest, Message: err.Error()}
+		return nil, nil, &console.Error{Code: http.StatusBadRequest, Message: err.Error()}
 	}
 	if !allowed(ctx, w, http.MethodGet, r.URL.Path) {
-		return nil, refusal(w)
+		return nil, nil, refusal(w)
 	}
-	d, _, ok := executionOf(w, r, id)
+	d, rec, ok := executionOf(w, r, id)
 	if !ok {
-		return nil, refusal(w)
+		return nil, nil, refusal(w)
 	}
-	return d, nil
+	return d, rec, nil
 }
 
 // refusal turns a recorded error answer into a *console.Error.
@@ -165,13 +166,9 @@ func refusal(w *recorder) error {
 
 // Source implements console.Backend.
 func (consoleBackend) Source(ctx context.Context, id string) (string, error) {
-	d, err := readable(ctx, id)
+	_, rec, err := readable(ctx, id)
 	if err != nil {
 		return "", err
-	}
-	rec, err := d.Store.ExecutionGet(ctx, id)
-	if err != nil {
-		return "", &console.Error{Code: http.StatusServiceUnavailable, Message: err.Error()}
 	}
 	return rec.Source, nil
 }
@@ -181,7 +178,7 @@ func (consoleBackend) Source(ctx context.Context, id string) (string, error) {
 // /executions/{id}/cost prices, from one read of the batches
 // (store.Store.EventLog).
 func (consoleBackend) Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error) {
-	d, err := readable(ctx, id)
+	d, rec, err := readable(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,7 +186,7 @@ func (consoleBackend) Events(ctx context.Context, id string) ([]types.Event, map
 	if err != nil {
 		return nil, nil, &console.Error{Code: http.StatusServiceUnavailable, Message: err.Error()}
 	}
-	return redactEvents(ctx, d, id, evs), ops, nil
+	return redactEvents(redactorOf(ctx, d, rec), evs), ops, nil
 }
 
 // decodeJSONBytes decodes a JSON answer (jsonx).

@@ -30,8 +30,8 @@ func TestConsoleBackendGuard(t *testing.T) {
 	}{
 		{"no principal", context.Background(), "GET", "/executions/x", "", 401, "unauthenticated"},
 		{"viewer cancels", as(auth.Viewer), "POST", "/executions/x/cancel", "{}", 403, "ada@example.com has role viewer; POST /executions/x/cancel needs runner"},
-		{"runner reads the DLQ", as(auth.Runner), "GET", "/dlq?limit=5", "", 403, "needs admin"},
-		{"runner replays", as(auth.Runner), "POST", "/dlq/d1/replay", "{}", 403, "needs admin"},
+		{"runner reads the DLQ", as(auth.Runner), "GET", "/dlq?limit=5", "", 403, "needs operator"},
+		{"runner replays", as(auth.Runner), "POST", "/dlq/d1/replay", "{}", 403, "needs operator"},
 		{"public route", context.Background(), "GET", "/healthz", "", 200, ""},
 		{"too large", as(auth.Admin), "POST", "/executions", strings.Repeat("x", MaxBody+1), 413, "over the limit"},
 		{"not a path", as(auth.Admin), "GET", "http://elsewhere/executions", "", 400, ""},

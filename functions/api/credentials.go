@@ -4,11 +4,16 @@ package api
 // (shared/credentials). Secret values go in and are never served back
 // (seed 000 §8.9 "API Masking"), nor logged:
 //
-//	POST   /credentials         {"name", "kind", "description", "data": {...}}
-//	                            → 201 {"name", "kind"} (creates or replaces);
+//	POST   /credentials         {"name", "kind", "description", "grants": [...], "data": {...}}
+//	                            → 201 {"name", "kind", "grants"} (creates or replaces);
 //	                            400 {"error", "problems": [...]}
-//	GET    /credentials         → 200 {"credentials": [{name, kind, description, created_at, updated_at}]}
-//	GET    /credentials/{name}  → 200 {name, kind, description, keys, created_at, updated_at}; 404
+//	GET    /credentials         → 200 {"credentials": [{name, kind, description, grants, created_at, updated_at}]}
+//	GET    /credentials/{name}  → 200 {name, kind, description, keys, grants, created_at, updated_at}; 404
+//
+// grants are the playbooks that may use the credential (grant patterns,
+// shared/credentials ValidateGrant: "examples/*", "tests/fixtures/**",
+// "inline:<principal>"): none by default, so a credential stored without
+// grants is usable by no playbook until it is set again with some.
 //	DELETE /credentials/{name}  → 204; 404
 //
 // Other methods are 405 with an Allow header; store failures are 503.
@@ -39,14 +44,12 @@ var (
 )
 
 // CredentialStore returns the instance's credential store, opening it on
-// first use on the runtime's Firestore client (runtime.Get(ctx).Store;
-// collection credentials/{name}, the emulator-stack backend). The
-// execution start uses it to resolve a playbook's keychain with
-// credentials.Resolve. An error means the runtime could not be opened; the
-// next call tries again.
+// first use (runtime.Deps.Credentials: metadata in Firestore, values in
+// Secret Manager or sealed on the stack). An error means the runtime
+// could not be opened; the next call tries again.
 func CredentialStore(ctx context.Context) (credentials.Store, error) {
 	return openOnce(ctx, &credMu, &credStore, func(d *runtime.Deps) (credentials.Store, error) {
-		return credentials.NewFirestore(d.Store.Client()), nil
+		return d.Credentials, nil
 	})
 }
 
@@ -60,6 +63,9 @@ type CredentialRequest struct {
 	Kind string `json:"kind"`
 	// Description is free text, shown by GET.
 	Description string `json:"description"`
+	// Grants are the playbooks that may use the credential (grant
+	// patterns; none: no playbook).
+	Grants []string `json:"grants"`
 	// Data is the JSON object of secret fields; never served back.
 	Data any `json:"data"`
 }
@@ -76,6 +82,8 @@ type CredentialView struct {
 	Description string `json:"description"`
 	// Keys are the data field names, sorted (GET /credentials/{name}).
 	Keys []string `json:"keys,omitempty"`
+	// Grants are the credential's grant patterns.
+	Grants []string `json:"grants"`
 	// CreatedAt is the first put, RFC 3339 UTC.
 	CreatedAt string `json:"created_at"`
 	// UpdatedAt is the last put, RFC 3339 UTC.
@@ -83,7 +91,11 @@ type CredentialView struct {
 }
 
 func viewOf(s credentials.Summary, withKeys bool) CredentialView {
-	v := CredentialView{Name: s.Name, Kind: s.Kind, Description: s.Description,
+	grants := s.Grants
+	if grants == nil {
+		grants = []string{}
+	}
+	v := CredentialView{Name: s.Name, Kind: s.Kind, Description: s.Description, Grants: grants,
 		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)}
 	if withKeys {
 		v.Keys = s.Keys
@@ -130,7 +142,7 @@ func credentialCreate(w http.ResponseWriter, r *http.Request) {
 	if req.Data != nil && !isMap {
 		problems = append(problems, "data must be a JSON object of the secret fields")
 	}
-	c := credentials.Credential{Name: req.Name, Kind: req.Kind, Description: req.Description, Data: jsonx.Normalize(data).(map[string]any)}
+	c := credentials.Credential{Name: req.Name, Kind: req.Kind, Description: req.Description, Grants: req.Grants, Data: jsonx.Normalize(data).(map[string]any)}
 	if err := c.Validate(); err != nil {
 		problems = append(problems, messages(err)...)
 	}
@@ -151,8 +163,12 @@ func credentialCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind, _ := credentials.NormalizeKind(c.Kind)
-	slog.Default().InfoContext(r.Context(), "credential stored", "name", c.Name, "kind", kind, "keys", credentials.DataKeys(c.Data))
-	writeJSON(w, http.StatusCreated, map[string]any{"name": c.Name, "kind": kind})
+	grants := c.Grants
+	if grants == nil {
+		grants = []string{}
+	}
+	slog.Default().InfoContext(r.Context(), "credential stored", "name", c.Name, "kind", kind, "keys", credentials.DataKeys(c.Data), "grants", grants, "by", principal(r))
+	writeJSON(w, http.StatusCreated, map[string]any{"name": c.Name, "kind": kind, "grants": grants})
 }
 
 // messages lists the messages of a joined error (one per problem).
@@ -190,11 +206,11 @@ func credentialGet(w http.ResponseWriter, r *http.Request, name string) {
 	if !ok {
 		return
 	}
-	c, err := s.CredentialGet(r.Context(), name)
+	info, err := s.CredentialInfo(r.Context(), name) // metadata only: no value is read
 	if !found(w, err, credentials.ErrNotFound, "credential "+name+" not found", unavailable) {
 		return
 	}
-	writeJSON(w, http.StatusOK, viewOf(c.Summary(), true))
+	writeJSON(w, http.StatusOK, viewOf(*info, true))
 }
 
 func credentialDelete(w http.ResponseWriter, r *http.Request, name string) {

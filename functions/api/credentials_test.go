@@ -46,8 +46,8 @@ func TestCredentialsCreateGetListDelete(t *testing.T) {
 	useStore(t, m)
 
 	rec, out := call(t, http.MethodPost, "", pgBody)
-	if rec.Code != http.StatusCreated || !reflect.DeepEqual(out, map[string]any{"name": "pg_local", "kind": "postgres"}) {
-		t.Fatalf("POST = %d %v, want 201 {name pg_local, kind postgres}", rec.Code, out)
+	if rec.Code != http.StatusCreated || !reflect.DeepEqual(out, map[string]any{"name": "pg_local", "kind": "postgres", "grants": []any{}}) {
+		t.Fatalf("POST = %d %v, want 201 {name pg_local, kind postgres, grants []}", rec.Code, out)
 	}
 	c, err := m.CredentialGet(context.Background(), "pg_local")
 	if err != nil || c.Data["port"] != int64(55432) || c.Data["password"] != "pg-S3cret" || c.Description != "local db" {
@@ -206,6 +206,9 @@ var errDown = errors.New("firestore: unavailable")
 
 func (brokenStore) CredentialPut(context.Context, credentials.Credential) error { return errDown }
 func (brokenStore) CredentialGet(context.Context, string) (*credentials.Credential, error) {
+	return nil, errDown
+}
+func (brokenStore) CredentialInfo(context.Context, string) (*credentials.Summary, error) {
 	return nil, errDown
 }
 func (brokenStore) CredentialList(context.Context) ([]credentials.Summary, error) {

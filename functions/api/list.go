@@ -34,10 +34,11 @@ type executionLister interface {
 	ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.ExecutionSummary, error)
 }
 
-// list serves GET /executions?status=&playbook=&limit=&before= (issue 8
-// item 8):
+// list serves GET /executions?status=&playbook=&creator=&limit=&before=
+// (issue 8 item 8; issue 13 item 8: a caller below the operator role
+// lists its own executions only, listScope):
 //
-//	→ 200 {"executions": [{execution_id, parent_id, playbook, status, created_at, updated_at}]}
+//	→ 200 {"executions": [{execution_id, parent_id, playbook, creator, status, created_at, updated_at}]}
 //	  newest first (store.ExecutionList); limit defaults to 50; before
 //	  pages: "<created_at>,<execution_id>" of the previous page's last
 //	  entry (ListCursor), and the list goes on after it
@@ -52,11 +53,25 @@ func list(w http.ResponseWriter, r *http.Request) {
 	listExecutions(w, r, d.Store)
 }
 
+// listScope is the creator filter of a listing: a caller below the
+// operator role lists only the executions it started (whatever
+// ?creator= says); an operator lists every execution, or one creator's
+// with ?creator=.
+func listScope(r *http.Request) string {
+	if operator(r) {
+		return r.URL.Query().Get("creator")
+	}
+	if n := principal(r); n != "" {
+		return n
+	}
+	return "\x00no caller" // matches no execution
+}
+
 // listExecutions is list over any executionLister (unit tests use the
 // in-memory store).
 func listExecutions(w http.ResponseWriter, r *http.Request, s executionLister) {
 	q := r.URL.Query()
-	p := store.ExecutionListParams{Status: types.Status(q.Get("status")), Playbook: q.Get("playbook"), Limit: 50}
+	p := store.ExecutionListParams{Status: types.Status(q.Get("status")), Playbook: q.Get("playbook"), Creator: listScope(r), Limit: 50}
 	if p.Status != "" && !slices.Contains(ListStatuses, p.Status) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "status " + strconv.Quote(string(p.Status)) + " is not an execution status (requested, running, ok, failed, canceled)"})
 		return

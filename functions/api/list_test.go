@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
@@ -30,42 +31,59 @@ func TestListExecutions(t *testing.T) {
 	for i, e := range []struct {
 		id, playbook string
 		status       types.Status
+		creator      string
 	}{
-		{"e1", "alpha", engine.ExecOK},
-		{"e2", "alpha", engine.ExecFailed},
-		{"e3", "beta", engine.ExecRunning},
-		{"e4", "alpha", engine.ExecRunning},
+		{"e1", "alpha", engine.ExecOK, "alice@example.com"},
+		{"e2", "alpha", engine.ExecFailed, "bob@example.com"},
+		{"e3", "beta", engine.ExecRunning, "alice@example.com"},
+		{"e4", "alpha", engine.ExecRunning, ""},
 	} {
-		st := &engine.State{ExecutionID: e.id, Playbook: e.playbook, Status: e.status,
+		st := &engine.State{ExecutionID: e.id, Playbook: e.playbook, Status: e.status, Creator: e.creator,
 			CreatedAt: t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339Nano)}
 		if err := m.ExecutionCreate(ctx, &store.Execution{State: st, Source: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	operator := auth.Principal{Name: "ops@example.com", Role: auth.Operator}
+	alice := auth.Principal{Name: "alice@example.com", Role: auth.Runner}
+	viewer := auth.Principal{Name: "carol@example.com", Role: auth.Viewer}
 	for _, c := range []struct {
 		query   string
 		code    int
 		ids     []string
 		errPart string
+		as      *auth.Principal
 	}{
-		{"", 200, []string{"e4", "e3", "e2", "e1"}, ""},
-		{"?status=running", 200, []string{"e4", "e3"}, ""},
-		{"?playbook=alpha", 200, []string{"e4", "e2", "e1"}, ""},
-		{"?playbook=alpha&status=running", 200, []string{"e4"}, ""},
-		{"?limit=2", 200, []string{"e4", "e3"}, ""},
-		{"?playbook=nope", 200, []string{}, ""},
-		{"?status=bogus", 400, nil, `status "bogus" is not an execution status`},
-		{"?limit=0", 400, nil, "limit \"0\" is not an integer in 1..1000"},
-		{"?limit=x", 400, nil, "limit \"x\" is not an integer"},
-		{"?limit=1001", 400, nil, "1..1000"},
+		{"", 200, []string{"e4", "e3", "e2", "e1"}, "", nil},
+		// Below the operator role a caller lists its own executions
+		// only, whatever ?creator= says (issue 13 item 8).
+		{"", 200, []string{"e3", "e1"}, "", &alice},
+		{"?creator=bob@example.com", 200, []string{"e3", "e1"}, "", &alice},
+		{"?status=ok", 200, []string{"e1"}, "", &alice},
+		{"", 200, []string{}, "", &viewer},
+		{"?creator=bob@example.com", 200, []string{"e2"}, "", &operator},
+		{"?status=running", 200, []string{"e4", "e3"}, "", nil},
+		{"?playbook=alpha", 200, []string{"e4", "e2", "e1"}, "", nil},
+		{"?playbook=alpha&status=running", 200, []string{"e4"}, "", nil},
+		{"?limit=2", 200, []string{"e4", "e3"}, "", nil},
+		{"?playbook=nope", 200, []string{}, "", nil},
+		{"?status=bogus", 400, nil, `status "bogus" is not an execution status`, nil},
+		{"?limit=0", 400, nil, "limit \"0\" is not an integer in 1..1000", nil},
+		{"?limit=x", 400, nil, "limit \"x\" is not an integer", nil},
+		{"?limit=1001", 400, nil, "1..1000", nil},
 		// Pages: after the cursor of e3 (ListCursor of its summary).
-		{"?before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e3", CreatedAt: t0.Add(2 * time.Minute)})), 200, []string{"e2", "e1"}, ""},
-		{"?status=running&before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e4", CreatedAt: t0.Add(3 * time.Minute)})), 200, []string{"e3"}, ""},
-		{"?before=yesterday,e3", 400, nil, "is not a cursor"},
-		{"?before=" + url.QueryEscape(t0.Format(time.RFC3339Nano)), 400, nil, "is not a cursor"},
+		{"?before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e3", CreatedAt: t0.Add(2 * time.Minute)})), 200, []string{"e2", "e1"}, "", nil},
+		{"?status=running&before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e4", CreatedAt: t0.Add(3 * time.Minute)})), 200, []string{"e3"}, "", nil},
+		{"?before=yesterday,e3", 400, nil, "is not a cursor", nil},
+		{"?before=" + url.QueryEscape(t0.Format(time.RFC3339Nano)), 400, nil, "is not a cursor", nil},
 	} {
+		as := operator
+		if c.as != nil {
+			as = *c.as
+		}
 		rec := httptest.NewRecorder()
-		listExecutions(rec, httptest.NewRequest(http.MethodGet, "/executions"+c.query, nil), m)
+		req := httptest.NewRequest(http.MethodGet, "/executions"+c.query, nil)
+		listExecutions(rec, req.WithContext(auth.WithPrincipal(req.Context(), as)), m)
 		if rec.Code != c.code {
 			t.Errorf("%s: code %d, want %d: %s", c.query, rec.Code, c.code, rec.Body)
 			continue
@@ -94,7 +112,7 @@ func TestListExecutions(t *testing.T) {
 			}
 		}
 		if strings.Join(ids, ",") != strings.Join(c.ids, ",") {
-			t.Errorf("%s: ids %v, want %v", c.query, ids, c.ids)
+			t.Errorf("%s as %s: ids %v, want %v", c.query, as.Name, ids, c.ids)
 		}
 	}
 	rec := httptest.NewRecorder()

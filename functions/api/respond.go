@@ -1,9 +1,9 @@
 package api
 
 // The answers the handlers share: 500 when the runtime (or a client
-// opened on it) is not there, 404 or 503 after a store read, 400 for a
-// body that is not JSON or a document that does not validate, and the
-// routes of a REST collection.
+// opened on it) is not there, 404 or the status of the error's code after
+// a store read, 400 for a body that is not JSON or a document that does
+// not validate, and the routes of a REST collection.
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
@@ -29,9 +31,14 @@ func opened[T any](ctx context.Context, w http.ResponseWriter, open func(context
 	return v, true
 }
 
-// unavailable writes 503 {"error"}: a store or service failed.
+// unavailable writes {"error"} for a store or service failure with the
+// status of its code (errs.HTTPStatus, the one policy table): 503 for an
+// unavailable or unclassified backend and a retry-later conflict, 500
+// Internal, 504 DeadlineExceeded, 429 ResourceExhausted, 403
+// PermissionDenied, 404 NotFound, 409 AlreadyExists, 400 InvalidArgument,
+// 501 Unimplemented.
 func unavailable(w http.ResponseWriter, err error) {
-	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error()})
+	writeJSON(w, errs.HTTPStatus(err), map[string]any{"error": err.Error()})
 }
 
 // found reports whether err is nil; else it writes 404 {"error":
@@ -56,15 +63,32 @@ func execution(ctx context.Context, w http.ResponseWriter, d *runtime.Deps, id s
 	return rec, found(w, err, store.ErrNotFound, "execution "+id+" not found", unavailable)
 }
 
-// executionOf opens the runtime and reads execution id (execution), or
-// writes 500, 404 or 503 and returns false.
+// executionOf opens the runtime and reads execution id (execution) for
+// the request's caller (owned), or writes 500, 404 or 503 and returns
+// false.
 func executionOf(w http.ResponseWriter, r *http.Request, id string) (*runtime.Deps, *store.Execution, bool) {
 	d, ok := opened(r.Context(), w, runtime.Get)
 	if !ok {
 		return nil, nil, false
 	}
 	rec, ok := execution(r.Context(), w, d, id)
+	if ok && !owned(w, r, rec) {
+		return nil, nil, false
+	}
 	return d, rec, ok
+}
+
+// owned reports whether the request's caller may read, cancel or emit
+// into rec (auth.MayAccess: an operator or admin, or the principal that
+// started it); else it writes 404 {"error": "execution ID not found"},
+// the answer for an execution that does not exist, so that a caller
+// cannot tell another's executions from missing ones.
+func owned(w http.ResponseWriter, r *http.Request, rec *store.Execution) bool {
+	if p, ok := auth.PrincipalOf(r.Context()); ok && auth.MayAccess(p, rec.State.Creator) {
+		return true
+	}
+	writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + rec.State.ExecutionID + " not found"})
+	return false
 }
 
 // openOnce returns *cached, or on first use opens it on the runtime

@@ -18,7 +18,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -26,7 +25,6 @@ import (
 
 	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
 
-	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	sub "github.com/noetl/gcpengine/shared/subscribe"
@@ -67,22 +65,14 @@ func subscriptions(w http.ResponseWriter, r *http.Request, rest string) {
 	collection{create: subscriptionRegister, list: subscriptionList, get: subscriptionGet, del: subscriptionDelete}.serve(w, r, rest)
 }
 
-// subscriptionError writes err with its status: 400 for an invalid
-// resource or request, 404, 409, else 503.
+// subscriptionError writes err: an invalid resource with its problems,
+// anything else with the status of its code (400 for an invalid request,
+// 404, 409, 503, ...: errs.HTTPStatus).
 func subscriptionError(w http.ResponseWriter, err error) {
 	if invalidDocument(w, err, "invalid subscription resource") {
 		return
 	}
-	switch {
-	case errs.Is(err, errs.InvalidArgument):
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
-	case errors.Is(err, store.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": err.Error()})
-	case errs.Is(err, errs.AlreadyExists):
-		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
-	default:
-		unavailable(w, err)
-	}
+	unavailable(w, err)
 }
 
 func subscriptionRegister(w http.ResponseWriter, r *http.Request) {

@@ -38,7 +38,8 @@ const MaxEvents = 1000
 // Emit handles POST /emit: 202 {"published": n} on success; 401/403 for a
 // caller without the runner role; 413 for a body over MaxBody; 400 for an
 // invalid event (every problem listed, engine events named as such); 404
-// for an execution that does not exist; 503 when Firestore or Pub/Sub
+// for an execution that does not exist or, for a caller below the
+// operator role, that it did not start; 503 when Firestore or Pub/Sub
 // failed.
 func Emit(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -50,7 +51,8 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
 		return
 	}
-	if _, err := a.Authorize(r, auth.Runner); err != nil {
+	caller, err := a.Authorize(r, auth.Runner)
+	if err != nil {
 		if auth.Status(err) == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="noetl"`)
 		}
@@ -84,7 +86,9 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		id := evs[i].ExecutionID
 		if _, ok := clocks[id]; !ok {
 			rec, err := d.Store.ExecutionGet(r.Context(), id)
-			if errors.Is(err, store.ErrNotFound) {
+			// A caller below the operator role emits into its own
+			// executions only; another's is as missing (issue 13 item 8).
+			if errors.Is(err, store.ErrNotFound) || err == nil && !auth.MayAccess(caller, rec.State.Creator) {
 				writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
 				return
 			}

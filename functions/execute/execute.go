@@ -1,10 +1,13 @@
 // Package execute is the execute Cloud Function: an HTTP function called
 // by Cloud Tasks with one command as the body. It runs the unit of work
-// (shared/worker) and answers 200 when the unit is done, handed off or not
-// wanted any more, 503 to have Cloud Tasks redeliver it later (a lease held
-// by another delivery, state behind), and 500 on infrastructure errors
-// (also redelivered). A body that the engine did not sign (shared/sign),
-// or that can never run, is acked (200) and dead-lettered.
+// (shared/worker) and answers by the code of the unit's error, through the
+// one policy table (errs.ReplyOf): 200 when the unit is done, handed off or
+// not wanted any more; 503 to have Cloud Tasks redeliver it later (a lease
+// held by another delivery, state behind: FailedPrecondition); 500 on
+// transient errors (also redelivered); a unit that can never run (a code
+// that is not retried: InvalidArgument, NotFound, PermissionDenied, ...),
+// or a body that the engine did not sign (shared/sign), is acked (200) and
+// dead-lettered.
 package execute
 
 import (
@@ -90,20 +93,23 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	ctx = unitContext(ctx, r, cmd) // trace and pool (observe.go)
 	defer flush(ctx)
 	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
-	err = d.Worker.Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts})
-	switch {
-	case err == nil:
+	err = d.Executor().Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts, MaxBackoff: d.Cfg.TasksMaxBackoff})
+	// The reply follows the error's code (errs.ReplyOf, the one policy
+	// table): done, dead-lettered (acked), retry later (503, no failure),
+	// or retry (500).
+	switch reply := errs.ReplyOf(err); reply {
+	case errs.ReplyDone:
 		acked(ctx, r)
 		w.WriteHeader(http.StatusOK)
 		_ = json.NewEncoder(w).Encode(map[string]any{"ok": true})
-	case errs.Is(err, errs.FailedPrecondition):
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-	case errs.Permanent(err):
+	case errs.ReplyRetryLater:
+		http.Error(w, err.Error(), reply.HTTPStatus())
+	case errs.ReplyDeadLetter:
 		_ = d.AckPermanentUnit(ctx, delivery, cmd.ExecutionID, cmd.Step, err)
 		acked(ctx, r)
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(reply.HTTPStatus())
 	default:
 		d.Log.ErrorContext(ctx, "execute failed, Cloud Tasks will retry", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		http.Error(w, err.Error(), reply.HTTPStatus())
 	}
 }

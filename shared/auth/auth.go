@@ -14,13 +14,16 @@
 //     the stack into .stack/env); its principal is TokenPrincipal
 //     ("token").
 //
-// Roles are ordered: Viewer (read executions, events, cost, catalog) <
-// Runner (also start and cancel executions, emit external events) < Admin
-// (also credentials, catalog writes, the DLQ). A roles file
-// (NOETL_API_ROLES_FILE, LoadRoles) maps principals to roles; without
-// one, every authenticated caller is Admin (a deployment with one
-// operator). No credentials or bad ones → 401; a role below the one needed
-// → 403.
+// Roles are ordered: Viewer (read its own executions, the catalog) <
+// Runner (also start executions, cancel its own, emit external events
+// into its own) < Operator (every execution: read, cancel; the DLQ) <
+// Admin (also credentials, catalog writes, subscriptions). A roles file
+// (NOETL_API_ROLES_FILE or NOETL_API_ROLES, LoadRoles) maps principals to
+// roles; without one, every authenticated caller is Admin in the local
+// profile, and the cloud profile refuses to serve (shared/runtime). No
+// credentials or bad ones → 401; a role below the one needed → 403.
+// Executions record their creator (the principal that started them); a
+// caller below Operator sees and cancels only its own (MayAccess).
 package auth
 
 import (
@@ -35,6 +38,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/api/idtoken"
+
+	"github.com/noetl/gcpengine/shared/oidc"
 )
 
 // Role is what a principal may do; a higher role includes the lower ones.
@@ -46,19 +51,26 @@ const (
 	None Role = iota
 	// Viewer reads executions, their events and cost, and the catalog.
 	Viewer
-	// Runner also starts and cancels executions and emits external events.
+	// Runner also starts executions, and cancels and emits external
+	// events into its own.
 	Runner
-	// Admin also manages credentials, the catalog and the DLQ.
+	// Operator also reads and cancels every execution and operates the
+	// DLQ (list, show, replay, discard).
+	Operator
+	// Admin also manages credentials, the catalog and subscriptions.
 	Admin
 )
 
-// String returns the role's name ("none", "viewer", "runner", "admin").
+// String returns the role's name ("none", "viewer", "runner",
+// "operator", "admin").
 func (r Role) String() string {
 	switch r {
 	case Viewer:
 		return "viewer"
 	case Runner:
 		return "runner"
+	case Operator:
+		return "operator"
 	case Admin:
 		return "admin"
 	}
@@ -72,10 +84,12 @@ func ParseRole(s string) (Role, error) {
 		return Viewer, nil
 	case "runner":
 		return Runner, nil
+	case "operator":
+		return Operator, nil
 	case "admin":
 		return Admin, nil
 	}
-	return None, fmt.Errorf("auth: unknown role %q (want viewer, runner or admin)", s)
+	return None, fmt.Errorf("auth: unknown role %q (want viewer, runner, operator or admin)", s)
 }
 
 // TokenPrincipal names the holder of the static token in roles files.
@@ -149,6 +163,15 @@ func LoadRoles(path string) (*Roles, error) {
 	return ParseRoles(b)
 }
 
+// MayAccess reports whether p may read (status, events, cost), cancel or
+// emit into an execution created by creator: an Operator or Admin may
+// touch every execution, anyone else only the executions it created. An
+// execution with no recorded creator (started before creators were
+// recorded, or by the engine itself) belongs to operators only.
+func MayAccess(p Principal, creator string) bool {
+	return p.Role >= Operator || (creator != "" && p.Name != "" && strings.EqualFold(creator, p.Name))
+}
+
 // Of returns the role of a principal (None when it is not listed).
 func (r *Roles) Of(principal string) Role {
 	if r == nil {
@@ -187,6 +210,11 @@ type Config struct {
 	// Validator verifies identity tokens (nil: idtoken.NewValidator with
 	// Google's certificates, created by New when Audiences is set).
 	Validator Validator
+	// JWKSFile, when set and Validator is nil, is a JSON Web Key Set
+	// that verifies identity tokens instead of Google's certificates:
+	// the local stack's key (NOETL_OIDC_JWKS_FILE), with which its tests
+	// mint identity tokens of any principal. Empty in GCP.
+	JWKSFile string
 }
 
 // Authenticator identifies callers. It is safe for concurrent use.
@@ -198,7 +226,7 @@ type Authenticator struct {
 // audiences are configured and cfg.Validator is nil).
 func New(ctx context.Context, cfg Config) (*Authenticator, error) {
 	if len(cfg.Audiences) > 0 && cfg.Validator == nil {
-		v, err := idtoken.NewValidator(ctx)
+		v, err := oidc.NewValidator(ctx, cfg.JWKSFile)
 		if err != nil {
 			return nil, fmt.Errorf("auth: identity token validator: %w", err)
 		}

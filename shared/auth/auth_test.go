@@ -200,3 +200,30 @@ func TestIdentityTokens(t *testing.T) {
 		}
 	}
 }
+
+// A caller below the operator role touches its own executions only; an
+// execution without a recorded creator is an operator's.
+func TestMayAccess(t *testing.T) {
+	for _, c := range []struct {
+		p       Principal
+		creator string
+		want    bool
+	}{
+		{Principal{Name: "alice@example.com", Role: Runner}, "alice@example.com", true},
+		{Principal{Name: "ALICE@example.com", Role: Viewer}, "alice@example.com", true},
+		{Principal{Name: "bob@example.com", Role: Runner}, "alice@example.com", false},
+		{Principal{Name: "bob@example.com", Role: Runner}, "", false},
+		{Principal{Name: "", Role: Runner}, "", false},
+		{Principal{Name: "ops@example.com", Role: Operator}, "alice@example.com", true},
+		{Principal{Name: "ops@example.com", Role: Operator}, "", true},
+		{Principal{Name: "token", Role: Admin}, "alice@example.com", true},
+	} {
+		if got := MayAccess(c.p, c.creator); got != c.want {
+			t.Errorf("MayAccess(%+v, %q) = %v, want %v", c.p, c.creator, got, c.want)
+		}
+	}
+	r, err := ParseRoles([]byte("operator: [ops@example.com]\nrunner: [\"*@example.com\"]"))
+	if err != nil || r.Of("ops@example.com") != Operator || r.Of("x@example.com") != Runner || Operator.String() != "operator" {
+		t.Fatalf("operator role: %v %v", r, err)
+	}
+}

@@ -14,12 +14,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -31,6 +32,13 @@ type Publisher interface {
 	// PublishCommands publishes commands for dispatch, one message each.
 	PublishCommands(ctx context.Context, cmds ...types.Command) error
 }
+
+// The bus's two topics by role (their deployed names are configuration:
+// NOETL_EVENTS_TOPIC, NOETL_COMMANDS_TOPIC).
+const (
+	EventsTopic   = "events"
+	CommandsTopic = "commands"
+)
 
 // Message attributes.
 const (
@@ -65,7 +73,7 @@ func EncodeBatch(m *meter.Meter, s *sign.Signer, b types.Batch, traceAttrs map[s
 	b.Ops = meter.Merge(b.Ops, m.Drain(b.ExecutionID))
 	data, err := json.Marshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("bus: encode batch %s: %w", b.ID, err)
+		return nil, errs.Wrap(errs.InvalidArgument, err, "bus: encode batch "+b.ID)
 	}
 	if len(data) <= MaxMessageBytes || len(b.Events) <= 1 {
 		return []Encoded{encoded(s, b, data, traceAttrs)}, nil
@@ -114,7 +122,7 @@ func encoded(s *sign.Signer, b types.Batch, data []byte, traceAttrs map[string]s
 func EncodeCommand(s *sign.Signer, c types.Command, traceAttrs map[string]string) (Encoded, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
-		return Encoded{}, fmt.Errorf("bus: encode command: %w", err)
+		return Encoded{}, errs.Wrap(errs.InvalidArgument, err, "bus: encode command")
 	}
 	attrs := map[string]string{}
 	for k, v := range traceAttrs {
@@ -125,6 +133,61 @@ func EncodeCommand(s *sign.Signer, c types.Command, traceAttrs map[string]string
 		attrs[sign.Attribute] = sig
 	}
 	return Encoded{Data: b, Attributes: attrs, ExecutionID: c.ExecutionID}, nil
+}
+
+// MaxPubSubMessageBytes is Pub/Sub's limit on one publish request
+// (pubsub.MaxPublishRequestBytes, 10 MB): the client refuses a message
+// (data and attributes) that leaves no room in one for the request's topic
+// name, with pubsub.ErrOversizedMessage (code InvalidArgument: it can never
+// be published). MaxMessageBytes keeps event batches far below it; a
+// single event larger than that is published whole and may hit it.
+const MaxPubSubMessageBytes = 10_000_000
+
+// TraceAttributes returns the message attributes that carry ctx's W3C
+// trace context (traceparent, tracestate; empty without one).
+func TraceAttributes(ctx context.Context) map[string]string {
+	m := map[string]string{}
+	telemetry.Inject(ctx, m)
+	return m
+}
+
+// BatchMessages returns the messages PublishBatch publishes for b on the
+// events topic: EncodeBatch with ctx's meter (meter.From) and trace
+// context. The Pub/Sub driver and controltest.Publisher both publish
+// exactly these, so the fake differs from the driver only in transport.
+func BatchMessages(ctx context.Context, s *sign.Signer, b types.Batch) ([]Encoded, error) {
+	return EncodeBatch(meter.From(ctx), s, b, TraceAttributes(ctx))
+}
+
+// CommandMessages returns the messages PublishCommands publishes on the
+// commands topic, one per command in order: each command continues ctx's
+// trace (its TraceParent is set from ctx when empty) and is encoded with
+// EncodeCommand.
+func CommandMessages(ctx context.Context, s *sign.Signer, cmds ...types.Command) ([]Encoded, error) {
+	ta := TraceAttributes(ctx)
+	msgs := make([]Encoded, 0, len(cmds))
+	for _, c := range cmds {
+		if c.TraceParent == "" {
+			c.TraceParent = telemetry.TraceParent(ctx)
+		}
+		e, err := EncodeCommand(s, c, ta)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, e)
+	}
+	return msgs, nil
+}
+
+// CountPublished counts the publishes of msgs on ctx's meter: one
+// operation and the billable bytes per message, on the execution each
+// belongs to.
+func CountPublished(ctx context.Context, msgs []Encoded) {
+	m := meter.From(ctx)
+	for _, e := range msgs {
+		m.Add(e.ExecutionID, meter.PubSubPublish, 1)
+		m.Add(e.ExecutionID, meter.PubSubPublishBytes, meter.Billable(len(e.Data)))
+	}
 }
 
 // OpsBatch returns a batch that carries only an execution's pending

@@ -2,14 +2,13 @@ package bus
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 
-	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/sign"
-	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -28,7 +27,7 @@ type PubSub struct {
 func Open(ctx context.Context, project, eventsTopic, commandsTopic string, signer *sign.Signer) (*PubSub, error) {
 	c, err := pubsub.NewClient(ctx, project)
 	if err != nil {
-		return nil, fmt.Errorf("bus: pubsub client: %w", err)
+		return nil, errs.Wrap(errs.CodeOf(err), err, "bus: pubsub client")
 	}
 	mk := func(name string) *pubsub.Publisher {
 		p := c.Publisher(name)
@@ -49,15 +48,9 @@ func (p *PubSub) Close() error {
 	return p.client.Close()
 }
 
-func traceAttrs(ctx context.Context) map[string]string {
-	m := map[string]string{}
-	telemetry.Inject(ctx, m)
-	return m
-}
-
 // PublishBatch implements Publisher.
 func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
-	msgs, err := EncodeBatch(meter.From(ctx), p.signer, b, traceAttrs(ctx))
+	msgs, err := BatchMessages(ctx, p.signer, b)
 	if err != nil {
 		return err
 	}
@@ -66,36 +59,44 @@ func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
 
 // PublishCommands implements Publisher.
 func (p *PubSub) PublishCommands(ctx context.Context, cmds ...types.Command) error {
-	ta := traceAttrs(ctx)
-	msgs := make([]Encoded, 0, len(cmds))
-	for _, c := range cmds {
-		if c.TraceParent == "" {
-			c.TraceParent = telemetry.TraceParent(ctx)
-		}
-		e, err := EncodeCommand(p.signer, c, ta)
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, e)
+	msgs, err := CommandMessages(ctx, p.signer, cmds...)
+	if err != nil {
+		return err
 	}
 	return p.publish(ctx, p.commands, msgs)
 }
 
 func (p *PubSub) publish(ctx context.Context, t *pubsub.Publisher, msgs []Encoded) error {
 	rs := make([]*pubsub.PublishResult, len(msgs))
-	m := meter.From(ctx)
 	for i, e := range msgs {
 		rs[i] = t.Publish(ctx, &pubsub.Message{Data: e.Data, Attributes: e.Attributes})
-		m.Add(e.ExecutionID, meter.PubSubPublish, 1)
-		m.Add(e.ExecutionID, meter.PubSubPublishBytes, meter.Billable(len(e.Data)))
 	}
+	CountPublished(ctx, msgs)
 	var first error
 	for _, r := range rs {
 		if _, err := r.Get(ctx); err != nil && first == nil {
-			first = fmt.Errorf("bus: publish: %w", err)
+			first = publishError(err, "bus: publish")
 		}
 	}
 	return first
+}
+
+// publishError wraps a publish error with its code: the client's own
+// errors by what they mean (an oversized message can never be published:
+// InvalidArgument; a flow-control limit: ResourceExhausted; a stopped
+// publisher, an instance shutting down: Unavailable), any other by
+// errs.CodeOf (the server's gRPC status, the context).
+func publishError(err error, msg string) error {
+	c := errs.CodeOf(err)
+	switch {
+	case errors.Is(err, pubsub.ErrOversizedMessage):
+		c = errs.InvalidArgument
+	case errors.Is(err, pubsub.ErrFlowControllerMaxOutstandingMessages), errors.Is(err, pubsub.ErrFlowControllerMaxOutstandingBytes):
+		c = errs.ResourceExhausted
+	case errors.Is(err, pubsub.ErrPublisherStopped):
+		c = errs.Unavailable
+	}
+	return errs.Wrap(c, err, msg)
 }
 
 // Republish publishes a raw message on a topic (a DLQ replay of a message
@@ -104,7 +105,7 @@ func (p *PubSub) Republish(ctx context.Context, topic string, data []byte, attrs
 	t := p.client.Publisher(topic)
 	defer t.Stop()
 	if _, err := t.Publish(ctx, &pubsub.Message{Data: data, Attributes: attrs}).Get(ctx); err != nil {
-		return fmt.Errorf("bus: republish on %s: %w", topic, err)
+		return publishError(err, "bus: republish on "+topic)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	slashpath "path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
 )
 
@@ -42,18 +44,21 @@ type Catalog struct {
 // ErrNotFound: neither the catalog nor the file system has the playbook.
 // The errors below wrap it too, so callers that treat "not found" as a
 // permanent failure (a `kind: playbook` task) do the same for them.
-var ErrNotFound = errors.New("catalog: playbook not found")
+// Code errs.NotFound.
+var ErrNotFound = errs.Sentinel(errs.NotFound, "catalog: playbook not found")
 
 // ErrOutsideRoot is wrapped by the error for a file path that is absolute,
 // climbs out of the playbook root with `..`, or reaches outside it through
 // a symbolic link (issue 10 item 4).
-var ErrOutsideRoot = errors.New("playbook paths must be relative to the playbook root and stay inside it")
+// Code errs.InvalidArgument.
+var ErrOutsideRoot = errs.Sentinel(errs.InvalidArgument, "playbook paths must be relative to the playbook root and stay inside it")
 
 // ErrNotPlaybook is wrapped by the error for a file that is not a NoETL
 // playbook (no top-level `kind: Playbook`), is not a regular file, or is
 // larger than MaxFileBytes. The error names the path only, never the
 // file's contents.
-var ErrNotPlaybook = errors.New("not a NoETL playbook")
+// Code errs.InvalidArgument.
+var ErrNotPlaybook = errs.Sentinel(errs.InvalidArgument, "not a NoETL playbook")
 
 // MaxFileBytes is the largest playbook file read (the api's request body
 // limit).
@@ -67,6 +72,11 @@ type Entry struct {
 	Version int
 	// Origin is "catalog" or the file path (relative to the root).
 	Origin string
+	// Path is what the playbook is known by for credential grants
+	// (engine.State.CatalogPath): the catalog path, or the file's path
+	// relative to the root, cleaned ("examples/./x.yaml" is
+	// "examples/x.yaml").
+	Path string
 }
 
 // Load resolves path (and version; 0 = latest) to a validated playbook.
@@ -83,7 +93,7 @@ func (c *Catalog) Load(ctx context.Context, path string, version int) (*Entry, e
 			if err != nil {
 				return nil, err
 			}
-			return &Entry{Playbook: pb, Source: []byte(v.Source), Version: v.Version, Origin: "catalog"}, nil
+			return &Entry{Playbook: pb, Source: []byte(v.Source), Version: v.Version, Origin: "catalog", Path: slashpath.Clean(path)}, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
 		}
@@ -125,7 +135,7 @@ func (c *Catalog) Load(ctx context.Context, path string, version int) (*Entry, e
 		if err != nil {
 			return nil, err
 		}
-		return &Entry{Playbook: pb, Source: b, Origin: cand}, nil
+		return &Entry{Playbook: pb, Source: b, Origin: cand, Path: slashpath.Clean(filepath.ToSlash(cand))}, nil
 	}
 	return nil, fmt.Errorf("%w: %s (not in the catalog, no file in the playbook root)", ErrNotFound, path)
 }

@@ -13,6 +13,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -39,6 +40,10 @@ type Config struct {
 	// TasksMaxAttempts is the queues' max_attempts: a delivery whose
 	// X-CloudTasks-TaskRetryCount is TasksMaxAttempts-1 is the last one.
 	TasksMaxAttempts int // NOETL_TASKS_MAX_ATTEMPTS, default 30
+	// TasksMaxBackoff is the queues' largest backoff between two attempts:
+	// a failed delivery arms a guard that files its unit in the DLQ if no
+	// later attempt reaches execute (worker.Delivery.MaxBackoff).
+	TasksMaxBackoff time.Duration // NOETL_TASKS_MAX_BACKOFF_S, default 60s
 	// FunctionsURL is the base URL of the local functions host.
 	FunctionsURL string // NOETL_FUNCTIONS_URL, default "http://127.0.0.1:8680"
 	// ExecuteURL is the Cloud Task target; in the cloud each gen2 function
@@ -90,11 +95,29 @@ type Config struct {
 	HTTPAllowLinkLocal bool // NOETL_HTTP_ALLOW_LINK_LOCAL, default false
 	// Sandbox bounds python task processes.
 	Sandbox SandboxConfig
+	// Runner is the boundary to the runner (shared/runner): where it is,
+	// how execute authenticates to it and how it verifies execute.
+	Runner RunnerConfig
+	// Egress is the network policy of user code (shared/egress).
+	Egress EgressConfig
+	// DuckDB configures the runner's duckdb kind per task.
+	DuckDB DuckDBConfig
 	// API is the api function's access control.
 	API APIConfig
 	// SigningKey holds the HMAC keys of the engine's messages
 	// (shared/sign; "" = unset: the functions refuse to start).
 	SigningKey string // NOETL_SIGNING_KEY
+	// Profile is where the functions run: ProfileCloud (GCP: the api
+	// refuses to serve without roles, credential values live in Secret
+	// Manager) or ProfileLocal (the emulator stack). Unset, it is cloud
+	// when K_SERVICE is set (Cloud Run and Cloud Functions gen2 set it
+	// on every instance), else local.
+	Profile string // NOETL_PROFILE
+	// CredentialValues is where credential values are kept:
+	// "secretmanager" (one Secret Manager secret per credential) or
+	// "firestore" (sealed in the emulator's Firestore). Unset: Secret
+	// Manager in the cloud profile, Firestore locally.
+	CredentialValues string // NOETL_CREDENTIAL_VALUES
 
 	Orchestrator OrchestratorConfig
 	Retries      RetriesConfig
@@ -109,13 +132,71 @@ type Config struct {
 	File string
 }
 
-// SandboxConfig holds the resource limits (setrlimit) of python task
-// processes; 0 means no limit.
+// SandboxConfig holds the limits and identities of the runner's
+// sandboxed commands (python, shell; shared/sandbox); 0 means no limit.
 type SandboxConfig struct {
-	CPUSeconds int // NOETL_SANDBOX_CPU_S, default 300
-	MemoryMB   int // NOETL_SANDBOX_MEMORY_MB, default 1024
-	OpenFiles  int // NOETL_SANDBOX_OPEN_FILES, default 256
-	Processes  int // NOETL_SANDBOX_PROCESSES, default 64
+	CPUSeconds int     // NOETL_SANDBOX_CPU_S, default 300
+	MemoryMB   int     // NOETL_SANDBOX_MEMORY_MB, default 1024
+	OpenFiles  int     // NOETL_SANDBOX_OPEN_FILES, default 256
+	Processes  int     // NOETL_SANDBOX_PROCESSES, default 64
+	DiskMB     int     // NOETL_SANDBOX_DISK_MB, default 512
+	CPUs       float64 // NOETL_SANDBOX_CPUS, default 1
+	// Cgroup is where task control groups are created ("" = the
+	// process's own).
+	Cgroup string // NOETL_SANDBOX_CGROUP
+	// BaseUID and PoolSize are the dedicated task uids.
+	BaseUID  int // NOETL_SANDBOX_BASE_UID, default 1879048192
+	PoolSize int // NOETL_SANDBOX_POOL_SIZE, default 1024
+	// NoNamespace disables the PID namespace of commands.
+	NoNamespace bool // NOETL_SANDBOX_NO_NAMESPACE, default false
+	// DataRoots are host directories tasks may read and write besides
+	// their workspace (duckdb's allowed directories, binds of python
+	// and shell tasks).
+	DataRoots []string // NOETL_RUNNER_DATA_ROOTS
+}
+
+// RunnerConfig is the boundary between the control plane and the runner
+// (README "Architecture").
+type RunnerConfig struct {
+	// URL is the runner's base URL ("" = the runner kinds fail with a
+	// config error: user code never runs in the control plane).
+	URL string // NOETL_RUNNER_URL
+	// Audience is the audience of execute's ID tokens for the runner.
+	Audience string // NOETL_RUNNER_AUDIENCE, default URL
+	// Invoker is the service account whose ID tokens the runner accepts
+	// (execute's); execute's locally minted tokens carry it.
+	Invoker string // NOETL_RUNNER_INVOKER, default noetl-execute@<project>.iam.gserviceaccount.com
+	// TokenKeyFile is the PEM key execute mints its runner tokens with on
+	// the local stack ("" = Google ID tokens from the metadata server).
+	TokenKeyFile string // NOETL_RUNNER_TOKEN_KEY_FILE
+	// JWKSFile is the JWK set the runner verifies tokens with on the
+	// local stack ("" = Google's certificates).
+	JWKSFile string // NOETL_RUNNER_JWKS_FILE
+	// WorkDir is where the runner creates each task's private directory.
+	WorkDir string // NOETL_RUNNER_WORK_DIR, default <tmp>/noetl-runner
+}
+
+// EgressConfig is the network policy of user code (shared/egress).
+type EgressConfig struct {
+	// Profile is "cloud" (private ranges refused unless allowed) or
+	// "local" (private ranges allowed).
+	Profile string // NOETL_EGRESS_PROFILE, default cloud
+	// Allow lists the destinations allowed despite the policy: host,
+	// host:port, CIDR or CIDR with :port.
+	Allow []string // NOETL_EGRESS_ALLOW
+	// Deny lists destinations refused whatever Allow says (the engine's
+	// own endpoints).
+	Deny []string // NOETL_EGRESS_DENY
+}
+
+// DuckDBConfig bounds the runner's duckdb tasks (per task).
+type DuckDBConfig struct {
+	// MemoryMB is DuckDB's memory_limit per task.
+	MemoryMB int // NOETL_DUCKDB_MEMORY_MB, default 1024
+	// Threads is DuckDB's threads per task.
+	Threads int // NOETL_DUCKDB_THREADS, default 2
+	// MaxTempMB is DuckDB's max_temp_directory_size per task.
+	MaxTempMB int // NOETL_DUCKDB_MAX_TEMP_MB, default 1024
 }
 
 // APIConfig is the api function's access control.
@@ -128,7 +209,20 @@ type APIConfig struct {
 	// Audiences are the audiences of the Google identity tokens accepted
 	// (the api's and emit's URLs; empty = identity tokens are refused).
 	Audiences []string // NOETL_API_AUDIENCES
+	// Roles is a roles document (the roles file's YAML) given inline, as
+	// Terraform sets it; exclusive with RolesFile.
+	Roles string // NOETL_API_ROLES
 }
+
+// Profiles (Config.Profile).
+const (
+	// ProfileCloud: deployed on GCP. The api and emit refuse to serve
+	// without roles (NOETL_API_ROLES_FILE or NOETL_API_ROLES), and
+	// credential values default to Secret Manager.
+	ProfileCloud = "cloud"
+	// ProfileLocal: the local emulator stack and tests.
+	ProfileLocal = "local"
+)
 
 // OrchestratorConfig is seed 000 §8.12 "orchestrator".
 type OrchestratorConfig struct {
@@ -263,6 +357,18 @@ func Parse(lookup func(string) (string, bool), readFile func(string) ([]byte, er
 		k.set(&c, v)
 	}
 	derive(&c)
+	if c.Profile == "" {
+		c.Profile = ProfileLocal
+		if v, ok := lookup("K_SERVICE"); ok && v != "" {
+			c.Profile = ProfileCloud
+		}
+	}
+	if c.CredentialValues == "" {
+		c.CredentialValues = "firestore"
+		if c.Profile == ProfileCloud {
+			c.CredentialValues = "secretmanager"
+		}
+	}
 	crossCheck(&c, errs)
 	if len(errs.Problems) > 0 {
 		return c, errs
@@ -280,6 +386,15 @@ func derive(c *Config) {
 	}
 	if c.SubscribeURL == "" {
 		c.SubscribeURL = strings.TrimSuffix(c.FunctionsURL, "/") + "/subscribe"
+	}
+	if c.Runner.Audience == "" {
+		c.Runner.Audience = c.Runner.URL
+	}
+	if c.Runner.Invoker == "" {
+		c.Runner.Invoker = "noetl-execute@" + c.Project + ".iam.gserviceaccount.com"
+	}
+	if c.Runner.WorkDir == "" {
+		c.Runner.WorkDir = filepath.Join(os.TempDir(), "noetl-runner")
 	}
 }
 
@@ -303,6 +418,9 @@ func crossCheck(c *Config, errs *Error) {
 	}
 	if c.Timeouts.LoopTotal > 0 && c.Timeouts.LoopItem > c.Timeouts.LoopTotal {
 		rel("NOETL_TIMEOUTS_LOOP_ITEM_MS", "loop item budget %s exceeds NOETL_TIMEOUTS_LOOP_TOTAL_MS %s", c.Timeouts.LoopItem, c.Timeouts.LoopTotal)
+	}
+	if c.API.RolesFile != "" && c.API.Roles != "" {
+		rel("NOETL_API_ROLES", "set either NOETL_API_ROLES (the roles inline) or NOETL_API_ROLES_FILE, not both")
 	}
 	if err := checkURL(c.ExecuteURL); err != nil {
 		rel("NOETL_EXECUTE_URL", "%s (derived from NOETL_FUNCTIONS_URL when unset)", err)

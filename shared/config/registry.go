@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net/mail"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/egress"
 )
 
 // Kind is the type of a knob's value and how its text is parsed.
@@ -293,6 +296,27 @@ func signingKeys(v any) error {
 	return nil
 }
 
+// egressItems checks every item of a list is an egress rule (host,
+// host:port, address, CIDR, with :port).
+func egressItems(v any) error {
+	for _, s := range v.([]string) {
+		if _, err := egress.ParseRule(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// absPaths checks every item of a list is an absolute path.
+func absPaths(v any) error {
+	for _, s := range v.([]string) {
+		if !filepath.IsAbs(s) {
+			return fmt.Errorf("%q is not an absolute path", s)
+		}
+	}
+	return nil
+}
+
 func optionalURL(v any) error {
 	if v.(string) == "" {
 		return nil
@@ -337,6 +361,7 @@ const (
 	seed812  = "seed 000 §8.12"
 	designV2 = "design v2"
 	issue7   = "issue 7"
+	issue13  = "issue 13"
 )
 
 // registry is every knob. Keep in documentation order.
@@ -364,6 +389,8 @@ var registry = []Knob{
 		Doc: "queue of delayed units (retries, lease reclaim, timeouts)", Source: designV2, field: func(c *Config) any { return &c.TimersQueue }},
 	rangeOf(Knob{Path: "tasks.max_attempts", Env: "NOETL_TASKS_MAX_ATTEMPTS", Kind: KindInt, Default: "30", Deploy: true,
 		Doc: "attempts of a Cloud Task (the queues' retry config); execute files the last one in the DLQ (X-CloudTasks-TaskRetryCount)", Source: "issue 7", field: func(c *Config) any { return &c.TasksMaxAttempts }}, 1, 1000),
+	rangeOf(Knob{Path: "tasks.max_backoff_s", Env: "NOETL_TASKS_MAX_BACKOFF_S", Kind: KindSeconds, Default: "60", Deploy: true,
+		Doc: "largest backoff between two attempts of a Cloud Task (the queues' retry config): a failed delivery's guard files its unit in the DLQ when no later attempt reached execute after that long per remaining attempt", Source: "issue 14", field: func(c *Config) any { return &c.TasksMaxBackoff }}, 1, 3600),
 	{Path: "tasks.functions_url", Env: "NOETL_FUNCTIONS_URL", Kind: KindString, Default: "http://127.0.0.1:8680", check: optionalURL,
 		Doc: "base URL of the local functions host", Source: designV2, field: func(c *Config) any { return &c.FunctionsURL }},
 	{Path: "tasks.execute_url", Env: "NOETL_EXECUTE_URL", Kind: KindString, DefaultDoc: "`$NOETL_FUNCTIONS_URL/execute`", Deploy: true, check: optionalURL,
@@ -403,19 +430,65 @@ var registry = []Knob{
 	{Path: "tools.http_allow_link_local", Env: "NOETL_HTTP_ALLOW_LINK_LOCAL", Kind: KindBool, Default: "false",
 		Doc: "let http tasks call link-local addresses (the metadata server)", Source: "issue 8", field: func(c *Config) any { return &c.HTTPAllowLinkLocal }},
 	atLeast(Knob{Path: "sandbox.cpu_s", Env: "NOETL_SANDBOX_CPU_S", Kind: KindInt, Default: "300",
-		Doc: "CPU seconds of a python task process (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.CPUSeconds }}, 0),
+		Doc: "CPU seconds of a sandboxed (python, shell) task process (RLIMIT_CPU; 0: unlimited); a task over it fails with error kind `limit` (cpu)", Source: issue13, field: func(c *Config) any { return &c.Sandbox.CPUSeconds }}, 0),
 	atLeast(Knob{Path: "sandbox.memory_mb", Env: "NOETL_SANDBOX_MEMORY_MB", Kind: KindInt, Default: "1024",
-		Doc: "address space (MiB) of a python task process (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.MemoryMB }}, 0),
+		Doc: "memory (MiB) of a sandboxed task's processes together: its control group's limit (swap included), a task over it is killed and fails with error kind `limit` (memory); without control groups, each process's address space is limited to 4× it (0: unlimited)", Source: issue13, field: func(c *Config) any { return &c.Sandbox.MemoryMB }}, 0),
 	atLeast(Knob{Path: "sandbox.open_files", Env: "NOETL_SANDBOX_OPEN_FILES", Kind: KindInt, Default: "256",
-		Doc: "open files of a python task process (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.OpenFiles }}, 0),
+		Doc: "open files of a sandboxed task process (RLIMIT_NOFILE; 0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.OpenFiles }}, 0),
 	atLeast(Knob{Path: "sandbox.processes", Env: "NOETL_SANDBOX_PROCESSES", Kind: KindInt, Default: "64",
-		Doc: "processes of a python task (0: unlimited)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.Processes }}, 0),
+		Doc: "processes of a sandboxed task at once (its control group's pids.max, and RLIMIT_NPROC of its dedicated uid; 0: unlimited); a task whose fork fails at it fails with error kind `limit` (processes)", Source: issue13, field: func(c *Config) any { return &c.Sandbox.Processes }}, 0),
+	atLeast(Knob{Path: "sandbox.disk_mb", Env: "NOETL_SANDBOX_DISK_MB", Kind: KindInt, Default: "512",
+		Doc: "size (MiB) of a runner task's private workspace (a tmpfs: its working directory and /tmp, DuckDB's spill files) and largest file it may write; a task that fills it fails with error kind `limit` (disk)", Source: issue13, field: func(c *Config) any { return &c.Sandbox.DiskMB }}, 1),
+	rangeOf(Knob{Path: "sandbox.cpus", Env: "NOETL_SANDBOX_CPUS", Kind: KindFloat, Default: "1",
+		Doc: "CPU share of a sandboxed task (its control group's CPU quota, in CPUs; 0: none): a CPU hog is throttled, tasks beside it keep their share", Source: issue13, field: func(c *Config) any { return &c.Sandbox.CPUs }}, 0, 256),
+	{Path: "sandbox.cgroup", Env: "NOETL_SANDBOX_CGROUP", Kind: KindString, Default: "",
+		Doc: "parent control group of the runner's task groups: a cgroup v2 directory, or comma-separated v1 controller directories (memory, pids, cpu) (empty: the runner's own groups; none usable: rlimits only)", Source: issue13, field: func(c *Config) any { return &c.Sandbox.Cgroup }},
+	rangeOf(Knob{Path: "sandbox.base_uid", Env: "NOETL_SANDBOX_BASE_UID", Kind: KindInt, Default: "1879048192",
+		Doc: "first uid of the pool of dedicated task uids (when the sandbox runs as root, of its user namespace: the runner uses 1000); the range must belong to no one else", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.BaseUID }}, 1, 1<<31),
+	rangeOf(Knob{Path: "sandbox.pool_size", Env: "NOETL_SANDBOX_POOL_SIZE", Kind: KindInt, Default: "1024",
+		Doc: "dedicated task uids (tasks that run at once as root beyond it wait)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.PoolSize }}, 1, 1<<20),
+	{Path: "sandbox.no_namespace", Env: "NOETL_SANDBOX_NO_NAMESPACE", Kind: KindBool, Default: "false",
+		Doc: "run sandboxed commands without a PID namespace (debugging only: descendants may then outlive a task)", Source: "issue 8", field: func(c *Config) any { return &c.Sandbox.NoNamespace }},
+	{Path: "runner.data_roots", Env: "NOETL_RUNNER_DATA_ROOTS", Kind: KindList, Default: "", check: absPaths,
+		Doc: "absolute host directories runner tasks may read and write besides their workspace: DuckDB's allowed directories (and where `database:` files may live), bound read-write into python and shell tasks", Source: issue13, field: func(c *Config) any { return &c.Sandbox.DataRoots }},
+	{Path: "runner.url", Env: "NOETL_RUNNER_URL", Kind: KindString, Default: "", Deploy: true, check: optionalURL,
+		Doc: "base URL of the runner, the process that runs python, shell, duckdb, postgres, transfer, gcs, nats and subscription tasks (empty: those kinds fail with a config error; user code never runs in the control plane)", Source: issue13, field: func(c *Config) any { return &c.Runner.URL }},
+	{Path: "runner.audience", Env: "NOETL_RUNNER_AUDIENCE", Kind: KindString, DefaultDoc: "`$NOETL_RUNNER_URL`", Deploy: true,
+		Doc: "audience of the ID tokens execute sends to the runner and the runner accepts (the runner's URL)", Source: issue13, field: func(c *Config) any { return &c.Runner.Audience }},
+	{Path: "runner.invoker", Env: "NOETL_RUNNER_INVOKER", Kind: KindString, DefaultDoc: "`noetl-execute@$GOOGLE_CLOUD_PROJECT.iam.gserviceaccount.com`", Deploy: true, check: optionalEmail,
+		Doc: "service account whose ID tokens the runner accepts (execute's; the local stack's execute mints its tokens for it)", Source: issue13, field: func(c *Config) any { return &c.Runner.Invoker }},
+	{Path: "runner.token_key_file", Env: "NOETL_RUNNER_TOKEN_KEY_FILE", Kind: KindString, Default: "",
+		Doc: "PEM RSA key execute signs its runner tokens with (the local stack; empty: Google ID tokens from the metadata server)", Source: issue13, field: func(c *Config) any { return &c.Runner.TokenKeyFile }},
+	{Path: "runner.jwks_file", Env: "NOETL_RUNNER_JWKS_FILE", Kind: KindString, Default: "",
+		Doc: "JWK set the runner verifies execute's tokens with (the local stack; empty: Google's certificates)", Source: issue13, field: func(c *Config) any { return &c.Runner.JWKSFile }},
+	{Path: "runner.work_dir", Env: "NOETL_RUNNER_WORK_DIR", Kind: KindString, DefaultDoc: "`$TMPDIR/noetl-runner`",
+		Doc: "directory of the runner's per-task working directories (private to the runner's uid)", Source: issue13, field: func(c *Config) any { return &c.Runner.WorkDir }},
+	{Path: "egress.profile", Env: "NOETL_EGRESS_PROFILE", Kind: KindString, Default: "cloud", Enum: []string{"cloud", "local"},
+		Doc: "network policy of user code: `cloud` also refuses private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) unless allowed; `local` allows them. Loopback, link-local, the metadata server, unspecified and multicast addresses (and their IPv4-mapped, NAT64 and 6to4 forms) are refused in both unless allowed", Source: issue13, field: func(c *Config) any { return &c.Egress.Profile }},
+	{Path: "egress.allow", Env: "NOETL_EGRESS_ALLOW", Kind: KindList, Default: "", check: egressItems,
+		Doc: "destinations user code may reach despite the policy: `host`, `host:port`, `CIDR` or `CIDR:port` (`[v6]:port`); the local stack lists its PostgreSQL, NATS, data GCS, data Pub/Sub and fixture API", Source: issue13, field: func(c *Config) any { return &c.Egress.Allow }},
+	{Path: "egress.deny", Env: "NOETL_EGRESS_DENY", Kind: KindList, Default: "", check: egressItems,
+		Doc: "destinations refused whatever `NOETL_EGRESS_ALLOW` says (the engine's own endpoints: the local stack lists its functions host and its Firestore, Pub/Sub, GCS and Cloud Tasks emulators)", Source: issue13, field: func(c *Config) any { return &c.Egress.Deny }},
+	atLeast(Knob{Path: "duckdb.memory_mb", Env: "NOETL_DUCKDB_MEMORY_MB", Kind: KindInt, Default: "1024",
+		Doc: "DuckDB `memory_limit` of one duckdb task (MiB)", Source: issue13, field: func(c *Config) any { return &c.DuckDB.MemoryMB }}, 16),
+	rangeOf(Knob{Path: "duckdb.threads", Env: "NOETL_DUCKDB_THREADS", Kind: KindInt, Default: "2",
+		Doc: "DuckDB `threads` of one duckdb task", Source: issue13, field: func(c *Config) any { return &c.DuckDB.Threads }}, 1, 256),
+	atLeast(Knob{Path: "duckdb.max_temp_mb", Env: "NOETL_DUCKDB_MAX_TEMP_MB", Kind: KindInt, Default: "1024",
+		Doc: "DuckDB `max_temp_directory_size` of one duckdb task (MiB; its spill directory is inside the task's own)", Source: issue13, field: func(c *Config) any { return &c.DuckDB.MaxTempMB }}, 0),
 	{Path: "api.roles_file", Env: "NOETL_API_ROLES_FILE", Kind: KindString, Default: "",
-		Doc: "file mapping api principals to roles (empty: every authenticated caller is admin)", Source: "issue 8", field: func(c *Config) any { return &c.API.RolesFile }},
+		Doc: "file mapping api principals to roles (`role: [principal, ...]`; empty and no `NOETL_API_ROLES`: in the local profile every authenticated caller is admin, in the cloud profile the api and emit refuse to serve)", Source: "issue 8, issue 13", field: func(c *Config) any { return &c.API.RolesFile }},
+	{Path: "api.roles", Env: "NOETL_API_ROLES", Kind: KindString, Default: "",
+		Doc: "the roles file's YAML given inline (Terraform sets it from `api_roles`); exclusive with `NOETL_API_ROLES_FILE`", Source: "issue 13", field: func(c *Config) any { return &c.API.Roles }},
 	{Path: "api.token", Env: "NOETL_API_TOKEN", Kind: KindString, Default: "", Secret: true,
 		Doc: "static bearer token the api accepts (empty: none)", Source: "issue 8", field: func(c *Config) any { return &c.API.Token }},
 	{Path: "api.audiences", Env: "NOETL_API_AUDIENCES", Kind: KindList, Default: "", Deploy: true, check: urlItems,
 		Doc: "audiences of the Google identity tokens the api and emit accept (their URLs; empty: identity tokens are refused)", Source: "issue 10", field: func(c *Config) any { return &c.API.Audiences }},
+	{Path: "security.profile", Env: "NOETL_PROFILE", Kind: KindString, Enum: []string{"local", "cloud"}, Deploy: true,
+		DefaultDoc: "`cloud` when `K_SERVICE` is set (Cloud Run and Cloud Functions gen2 set it), else `local`",
+		Doc:        "where the functions run: `cloud` makes the api and emit refuse to serve without roles and keeps credential values in Secret Manager", Source: "issue 13", field: func(c *Config) any { return &c.Profile }},
+	{Path: "security.credential_values", Env: "NOETL_CREDENTIAL_VALUES", Kind: KindString, Enum: []string{"secretmanager", "firestore"},
+		DefaultDoc: "`secretmanager` in the cloud profile, else `firestore`",
+		Doc:        "where credential values live: one Secret Manager secret `noetl-cred-<name>` each, or sealed (AES-256-GCM under the signing key) in Firestore `credential_values`; metadata and grants are in Firestore `credentials` either way", Source: "issue 13", field: func(c *Config) any { return &c.CredentialValues }},
 	{Path: "security.signing_key", Env: "NOETL_SIGNING_KEY", Kind: KindString, Default: "", Secret: true, check: signingKeys,
 		Doc: "HMAC-SHA256 keys (comma-separated, each ≥ 32 bytes; the first signs) of every event batch and unit the functions produce; route, materialize, dispatch and execute refuse unsigned or forged ones; required by every function (Secret Manager in GCP, generated by the local stack)", Source: "issue 10", field: func(c *Config) any { return &c.SigningKey }},
 

@@ -22,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
@@ -32,25 +34,11 @@ import (
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
 )
-
-// Publisher is what the control plane needs from the bus.
-type Publisher interface {
-	PublishBatch(ctx context.Context, b types.Batch) error
-	PublishCommands(ctx context.Context, cmds ...types.Command) error
-}
-
-// Offloader moves large values to the results tier (shared/results.Store).
-type Offloader interface {
-	// Offload returns the reference to keep instead of v, or nil when v is
-	// small enough to stay inline.
-	Offload(ctx context.Context, coords types.ResultCoords, v any) (any, error)
-	// Resolve loads the values of references inside v.
-	Resolve(ctx context.Context, v any) (any, error)
-}
 
 // DefaultBulkFanOut is the largest number of units a transition turns into
 // Cloud Tasks itself; more go through the commands topic, where dispatch
@@ -61,11 +49,11 @@ const DefaultBulkFanOut = 8
 // is not usable: set Store, Bus and Tasks.
 type Control struct {
 	Store store.Store
-	Bus   Publisher
+	Bus   bus.Publisher
 	Tasks tasks.Creator
 	// Results offloads large loop items and loop results (nil: kept
 	// inline).
-	Results Offloader
+	Results results.Offloader
 	// Credentials resolves the keychain for control-plane templates (arc
 	// when/args, set_ctx, loop.in, admission); nil: the keychain is empty.
 	Credentials credentials.Store
@@ -136,6 +124,14 @@ type ApplyParams struct {
 	// Base is the execution as the caller read it: the checkpoint is then
 	// one conditional write (store.CheckpointParams.Base).
 	Base *store.Execution
+	// ReplayOf is the DLQ entry the applying unit replays
+	// (types.Command.ReplayOf) and Discard the entry being discarded (the
+	// DLQ discard of a step unit, with its reason as Note): a parked step
+	// unit whose step run this transition ends has its entry resolved in
+	// the same commit — replayed, discarded, or done (it ended through
+	// another delivery, a timeout, a cancellation) — see resolveParks.
+	ReplayOf string
+	Discard  *store.DLQResolution
 }
 
 // Apply applies one transition and flushes its outbox. It returns
@@ -152,6 +148,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 	cp, err := c.Store.ExecutionCheckpoint(ctx, store.CheckpointParams{
 		ExecutionID: p.ExecutionID, OutboxID: p.OutboxID, Base: p.Base,
 		Apply: func(rec *store.Execution) (*engine.Output, error) {
+			rec.File, rec.Resolve = nil, nil
 			e, err := c.Engine(rec.Source)
 			if err != nil {
 				return nil, err
@@ -173,7 +170,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			}
 			var kc map[string]any
 			if len(e.PB.Keychain) > 0 && c.Credentials != nil {
-				if kc, err = launch.Keychain(ctx, c.Credentials, e.PB, st.Workload, st.ExecutionID); err != nil {
+				if kc, err = launch.Keychain(ctx, c.Credentials, e.PB, st); err != nil {
 					return nil, fmt.Errorf("control: keychain: %w", err)
 				}
 				st.Keychain = kc
@@ -202,6 +199,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			if err != nil || !changed {
 				return nil, err
 			}
+			rec.Resolve = resolveParks(st, p, event.EventType)
 			if len(evs) > 0 {
 				out.Events = append(evs, out.Events...)
 			}
@@ -260,6 +258,48 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 		return false, c.Replay(ctx, p.ExecutionID, p.OutboxID)
 	}
 	return true, c.Flush(ctx, p.ExecutionID, p.OutboxID, cp.Output)
+}
+
+// resolveParks drops from st the DLQ parks of step units whose step run is
+// no longer active after a transition (store: the caller commits the
+// returned resolutions with the state): the entry p.Discard discards is
+// discarded, the one p.ReplayOf replays is replayed (its replay ended the
+// run), any other is done — its unit ended without it (ended tells how).
+func resolveParks(st *engine.State, p ApplyParams, ended types.EventType) []store.DLQResolution {
+	var out []store.DLQResolution
+	keys := make([]string, 0, len(st.Parked))
+	for k := range st.Parked {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		pk := st.Parked[k]
+		ss := st.Steps[pk.Step]
+		if !st.Terminal() && ss != nil && ss.Run == pk.Run && (ss.Status == types.StatusRunning || ss.Status == types.StatusScheduled) {
+			continue
+		}
+		delete(st.Parked, k)
+		switch {
+		case p.Discard != nil && p.Discard.ID == pk.DLQID:
+			out = append(out, store.DLQResolution{ID: pk.DLQID, Status: store.DLQDiscarded, Note: p.Discard.Note})
+		case p.ReplayOf != "" && p.ReplayOf == pk.DLQID:
+			out = append(out, store.DLQResolution{ID: pk.DLQID, Status: store.DLQReplayed})
+		default:
+			out = append(out, store.DLQResolution{ID: pk.DLQID, Status: store.DLQDone,
+				Note: fmt.Sprintf("the unit's step run ended without it (%s; step %s run %d is %s, execution %s)", ended, pk.Step, pk.Run, stepStatus(ss), st.Status)})
+		}
+	}
+	if len(st.Parked) == 0 {
+		st.Parked = nil
+	}
+	return out
+}
+
+func stepStatus(ss *engine.StepState) types.Status {
+	if ss == nil {
+		return "gone"
+	}
+	return ss.Status
 }
 
 // Replay flushes a transition's outbox if it is still there (a previous
@@ -327,24 +367,39 @@ func (c *Control) Dispatch(ctx context.Context, cmds ...types.Command) error {
 }
 
 // Stop ends an execution at once — canceled (POST /executions/{id}/cancel)
-// or failed past its deadline — and then deletes its pending Cloud Tasks
-// and stops its child executions (seed 000 §8.5): nothing new is
-// dispatched, running units stop at their next task boundary. It returns
-// applied=false when the execution had already ended (the cleanup runs
-// anyway: it is idempotent).
+// or failed past its deadline — and then deletes its pending Cloud Tasks,
+// cancels the iterations of its stopped loops that no unit runs
+// (cancelIterations: each started unit's chain ends in the log) and stops
+// its child executions (seed 000 §8.5): nothing new is dispatched, running
+// units stop at their next task boundary. It returns applied=false when
+// the execution had already ended; its transition's outbox is then
+// replayed and the cleanup runs again (all of it is idempotent), so a
+// stop repeated after a crash finishes the first one's work.
 func (c *Control) Stop(ctx context.Context, executionID string, ev types.Event) (bool, error) {
-	applied, err := c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: types.DeriveID(executionID, "stop"), Events: []types.Event{ev}})
+	applied, err := c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: StopOutboxID(executionID), Events: []types.Event{ev}})
 	if err != nil {
 		return false, err
 	}
+	return applied, c.afterStop(ctx, executionID)
+}
+
+// StopOutboxID is the outbox id of the transition that stops an execution
+// (a cancellation or its deadline: one applies).
+func StopOutboxID(executionID string) string { return types.DeriveID(executionID, "stop") }
+
+// afterStop is Stop's cleanup of a stopped execution (idempotent).
+func (c *Control) afterStop(ctx context.Context, executionID string) error {
 	if n, err := c.Tasks.TaskDeleteExecution(ctx, executionID); err != nil {
 		c.log().Warn("deleting the pending tasks of a stopped execution failed; its units will be dropped when delivered", "execution_id", executionID, "error", err.Error())
 	} else if n > 0 {
 		c.log().Info("deleted the pending tasks of a stopped execution", "execution_id", executionID, "tasks", n)
 	}
+	if err := c.cancelIterations(ctx, executionID); err != nil {
+		return err
+	}
 	children, err := c.Store.ExecutionList(ctx, store.ExecutionListParams{ParentID: executionID, Limit: 1000})
 	if err != nil {
-		return applied, err
+		return err
 	}
 	for _, ch := range children {
 		if ch.Status != engine.ExecRunning && ch.Status != engine.ExecRequested {
@@ -354,10 +409,10 @@ func (c *Control) Stop(ctx context.Context, executionID string, ev types.Event) 
 		cev.EntityType, cev.EntityID, cev.ParentID = "playbook", ch.Playbook, executionID
 		cev.Payload = map[string]any{"reason": "parent execution " + executionID + " stopped"}
 		if _, err := c.Stop(ctx, ch.ExecutionID, cev); err != nil {
-			return applied, err
+			return err
 		}
 	}
-	return applied, nil
+	return nil
 }
 
 // CancelEvent returns the event of a cancellation request.
@@ -366,4 +421,46 @@ func CancelEvent(executionID, reason, source string, now time.Time) types.Event 
 	ev.EntityType, ev.EntityID = "playbook", executionID
 	ev.Payload = map[string]any{"reason": reason}
 	return ev
+}
+
+// Cancel cancels an execution on behalf of a caller that is not
+// redelivered when it fails (the api, POST /executions/{id}/cancel). The
+// cancellation is first published to route (types.Batch.Route), then
+// applied here at once (Stop): whatever this call does not finish — a
+// crash between its commit and its outbox leaves the step.canceled and
+// playbook.finished events unpublished and the cleanup undone — route
+// finishes under Pub/Sub redelivery (issue 14: a canceled execution's log
+// ends). An execution that had already ended is not changed, but its stop
+// is repeated when it was canceled (a retried cancellation completes the
+// first one's work). It returns the status the execution had already
+// ended with ("" when this call canceled it). Errors: NotFound for an
+// unknown execution, store and bus errors (retry).
+func (c *Control) Cancel(ctx context.Context, executionID, reason, source string) (ended types.Status, err error) {
+	rec, err := c.Store.ExecutionGet(ctx, executionID)
+	if err != nil {
+		return "", err
+	}
+	if rec.State.Terminal() {
+		if rec.State.Status == engine.ExecCanceled {
+			if err := c.Replay(ctx, executionID, StopOutboxID(executionID)); err != nil {
+				return rec.State.Status, err
+			}
+			if err := c.afterStop(ctx, executionID); err != nil {
+				return rec.State.Status, err
+			}
+		}
+		return rec.State.Status, nil
+	}
+	ev := CancelEvent(executionID, reason, source, c.now())
+	// Stamped after the state as read, so that the copy route applies and
+	// the copy applied here are one event (same id, same clock).
+	ev.Clock = types.HLC(rec.State.Clock, c.now()) + 1
+	b := types.Batch{ID: types.DeriveID(executionID, "cancel", ev.EventID), ExecutionID: executionID, Source: source, Route: true, Events: []types.Event{ev}}
+	if err := c.Bus.PublishBatch(ctx, b); err != nil {
+		return "", err
+	}
+	if _, err := c.Stop(ctx, executionID, ev); err != nil {
+		return "", err
+	}
+	return "", nil
 }

@@ -131,7 +131,7 @@ func TestFitStateMovesLargestResults(t *testing.T) {
 	if !isRef(s.Results["start"]) || isRef(s.Results["b"]) {
 		t.Fatalf("the largest result (start) must have moved, and only it: start ref %v, b ref %v", isRef(s.Results["start"]), isRef(s.Results["b"]))
 	}
-	v, err := c.Results.Resolve(ctx, s.Results["start"])
+	v, err := c.Results.Resolve(results.WithReader(ctx, results.Reader{Execution: "ex1"}), s.Results["start"])
 	if err != nil || v.(map[string]any)["blob"] != strings.Repeat("r", 500_000) {
 		t.Fatalf("moved result not intact: %v", err)
 	}
@@ -169,7 +169,7 @@ func TestFitStateFailsExecutionNamingTheLimit(t *testing.T) {
 			t.Errorf("units dispatched for a failed execution: %+v", tc.cmds[before:])
 		}
 		if withResults {
-			v, err := c.Results.Resolve(context.Background(), s.Ctx["$moved"])
+			v, err := c.Results.Resolve(results.WithReader(context.Background(), results.Reader{Execution: "ex1"}), s.Ctx["$moved"])
 			if err != nil || len(v.(map[string]any)["huge"].(string)) != 1_200_000 {
 				t.Errorf("moved ctx not intact: %v", err)
 			}

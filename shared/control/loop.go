@@ -8,6 +8,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -119,7 +120,7 @@ func (c *Control) Plan(ctx context.Context, executionID, loopKey string) (*engin
 		if c.Results == nil {
 			return nil, errs.New(errs.Internal, "control: loop %s keeps its items in the results tier but no results store is configured", loopKey)
 		}
-		v, err := c.Results.Resolve(ctx, p.ItemsRef)
+		v, err := c.Results.Resolve(readerFor(ctx, executionID), p.ItemsRef)
 		if err != nil {
 			return nil, fmt.Errorf("control: load loop items: %w", err)
 		}
@@ -143,8 +144,10 @@ type rowReader interface {
 
 // Item returns iteration idx's item of a loop run: the plan's element,
 // or, for a loop over a stored table (issue 16), row idx read from the
-// table (only its record batch is fetched). Errors: the plan's; a
-// results-tier read error (results.ErrLost for a table that is gone).
+// table (only its record batch is fetched), for a reader that may load it
+// (readerFor). Errors: the plan's; a results-tier read error
+// (results.ErrLost for a table that is gone, results.ErrForbidden for
+// another execution's).
 func (c *Control) Item(ctx context.Context, executionID, loopKey string, idx int) (any, error) {
 	plan, err := c.Plan(ctx, executionID, loopKey)
 	if err != nil {
@@ -160,7 +163,18 @@ func (c *Control) Item(ctx context.Context, executionID, loopKey string, idx int
 	if !ok {
 		return nil, errs.New(errs.Internal, "control: loop %s iterates a stored table but the results store cannot read rows", loopKey)
 	}
-	return rr.Row(ctx, plan.ItemsRef, idx)
+	return rr.Row(readerFor(ctx, executionID), plan.ItemsRef, idx)
+}
+
+// readerFor returns ctx reading results for executionID (results by
+// ownership): the Reader ctx carries when it is that execution's (the
+// worker's, which also admits the execution's parent and children), else
+// one that admits the execution's own results only.
+func readerFor(ctx context.Context, executionID string) context.Context {
+	if r, ok := results.ReaderOf(ctx); ok && r.Execution == executionID {
+		return ctx
+	}
+	return results.WithReader(ctx, results.Reader{Execution: executionID})
 }
 
 // IterationEnded carries out what follows the end of a loop iteration
@@ -208,9 +222,11 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 // laneDone marks the lane of iteration index done and reports whether
 // this command is the one that completes the loop run: every lane is done
 // (engine.LoopComplete) and it won the loop-done marker. Several lanes can
-// see the count complete at once: one of them (by the name of its Cloud
-// Task, stable across its redeliveries) assembles the result, reading
-// every iteration record once.
+// see the count complete at once: one of them (by its iteration's unit
+// key, the same for every delivery of the iteration — its redeliveries,
+// reclaims and follow-ups, which must be able to finish a claim their
+// predecessor made before it died) assembles the result, reading every
+// iteration record once.
 func (c *Control) laneDone(ctx context.Context, cmd types.Command, plan *engine.LoopPlan, index int) (bool, error) {
 	key := plan.Key()
 	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(index)); err != nil {
@@ -220,8 +236,8 @@ func (c *Control) laneDone(ctx context.Context, cmd types.Command, plan *engine.
 	if err != nil || !engine.LoopComplete(*plan, n) {
 		return false, err
 	}
-	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.TaskName())
-	return err == nil && owner == cmd.TaskName(), err
+	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.UnitKey())
+	return err == nil && owner == cmd.UnitKey(), err
 }
 
 // completeLoop assembles a loop run's result from its iteration records

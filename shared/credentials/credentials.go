@@ -2,31 +2,29 @@
 // `keychain` (DSL.md "Document": credential declarations resolved before
 // the run, read-only as keychain.<name>) and the /credentials API.
 //
-// A Credential is a named secret document {name, kind, description, data};
-// data holds the secret fields (host, user, password, token...). Store is
+// A Credential is a named secret document {name, kind, description,
+// grants, data}; data holds the secret fields (host, user, password,
+// token...), grants the playbooks that may use it (grants.go). Store is
 // the persistence contract, with method names entity-first
 // (CredentialPut, CredentialGet) and sentinel errors (ErrNotFound,
-// ErrInvalid) for callers to branch on, never messages. Resolve turns a
-// playbook's keychain declarations into the values templates read.
+// ErrInvalid, ErrNotGranted) for callers to branch on, never messages.
+// Resolve turns a playbook's keychain declarations into the values
+// templates read; Guard gives values only to granted playbooks.
 //
 // Backends:
 //
-//   - Firestore (NewFirestore): documents credentials/{name} holding the
-//     data as JSON text. This is the backend of the local emulator stack
-//     and of development projects.
+//   - Firestore (NewFirestore): the metadata (name, kind, description,
+//     data field names, grants, the value's version) in documents
+//     credentials/{name}, the values in a Values store: SecretManager (one
+//     Secret Manager secret noetl-cred-<name> per credential, a version per
+//     put: GCP) or FirestoreValues (sealed with the deployment's key in
+//     credential_values/{name}.{version}: the local emulator stack). Never
+//     a value in plain text in Firestore.
 //   - Memory (NewMemory): an in-process map for unit tests.
 //
-// Production keeps secrets in Secret Manager, which Terraform already
-// enables (secretmanager.googleapis.com, and roles/secretmanager.secretAccessor
-// on the functions' service account). The planned Secret Manager backend
-// implements the same Store interface: one secret per credential, with the
-// secret id equal to the credential name (names are restricted to Secret
-// Manager's id alphabet [A-Za-z0-9_-] for that reason), the JSON of Data as
-// the secret payload (a put adds a version; a get reads "latest"), and kind
-// and description as secret labels/annotations so that CredentialList never
-// reads a payload. It needs the cloud.google.com/go/secretmanager module,
-// which this repository does not vendor yet, so it is not part of this
-// package; credentialstest.Run is the acceptance test it must pass.
+// credentialstest.Run is the conformance suite of every Store, and
+// credentialstest.RunValues of every Values driver (the Secret Manager
+// one runs against an in-process fake Secret Manager server, smfake).
 package credentials
 
 import (
@@ -36,17 +34,21 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
-// Sentinel errors. Store methods and Resolve wrap them; test with errors.Is.
+// Sentinel errors. Store methods and Resolve wrap them; test with errors.Is
+// (or errs.Is with their code).
 var (
 	// ErrNotFound: no credential has that name (CredentialGet,
 	// CredentialDelete, and Resolve for a declaration naming a missing
-	// credential).
-	ErrNotFound = errors.New("credentials: not found")
+	// credential). Code errs.NotFound: not retried.
+	ErrNotFound = errs.Sentinel(errs.NotFound, "credentials: not found")
 	// ErrInvalid: a credential or a keychain declaration is malformed
-	// (bad name, unknown kind, missing data or required fields).
-	ErrInvalid = errors.New("credentials: invalid")
+	// (bad name, unknown kind, missing data or required fields). Code
+	// errs.InvalidArgument.
+	ErrInvalid = errs.Sentinel(errs.InvalidArgument, "credentials: invalid")
 )
 
 // Kinds of credential (canonical names). A kind decides which data fields
@@ -124,6 +126,9 @@ type Credential struct {
 	Kind string `json:"kind"`
 	// Description is free text, never secret.
 	Description string `json:"description,omitempty"`
+	// Grants are the playbooks that may use the credential (grant
+	// patterns, ValidateGrant): none by default. Not secret.
+	Grants []string `json:"grants"`
 	// Data holds the secret fields. Values are JSON values; they come back
 	// from a store the way JSON decodes them with jsonx (whole numbers as
 	// int64, other numbers float64, maps map[string]any, lists []any).
@@ -145,6 +150,9 @@ type Summary struct {
 	Description string `json:"description"`
 	// Keys are the names of the data fields, sorted (never their values).
 	Keys []string `json:"keys"`
+	// Grants are the credential's grant patterns, in the order given
+	// (an empty, non-nil slice for none).
+	Grants []string `json:"grants"`
 	// CreatedAt is when the credential was first put (UTC).
 	CreatedAt time.Time `json:"created_at"`
 	// UpdatedAt is when the credential was last put (UTC).
@@ -154,7 +162,14 @@ type Summary struct {
 // Summary returns c without its data.
 func (c Credential) Summary() Summary {
 	return Summary{Name: c.Name, Kind: c.Kind, Description: c.Description, Keys: DataKeys(c.Data),
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		Grants: grantsOrEmpty(c.Grants), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// grantsOrEmpty returns a copy of g, non-nil.
+func grantsOrEmpty(g []string) []string {
+	out := make([]string, len(g))
+	copy(out, g)
+	return out
 }
 
 // DataKeys returns the keys of data, sorted (an empty, non-nil slice for
@@ -169,8 +184,10 @@ func DataKeys(data map[string]any) []string {
 }
 
 // Store persists credentials. Implementations are safe for concurrent use
-// and never retry. Firestore is the emulator-stack backend, Memory the
-// unit-test one; credentialstest.Run is the conformance suite.
+// and never retry. Firestore (metadata) over a Values store is the
+// backend of GCP (SecretManager) and of the emulator stack
+// (FirestoreValues), Memory the unit-test one; credentialstest.Run is the
+// conformance suite. Grants and Data are copied in and out.
 type Store interface {
 	// CredentialPut creates or replaces the credential named c.Name, after
 	// Validate (an invalid credential is an error wrapping ErrInvalid and
@@ -182,6 +199,9 @@ type Store interface {
 	// CredentialGet returns the credential, with a fresh copy of its data;
 	// ErrNotFound if there is none.
 	CredentialGet(ctx context.Context, name string) (*Credential, error)
+	// CredentialInfo returns the credential's Summary (its metadata and
+	// grants) without reading its data; ErrNotFound if there is none.
+	CredentialInfo(ctx context.Context, name string) (*Summary, error)
 	// CredentialList returns every credential's Summary (never data),
 	// sorted by name; an empty, non-nil slice when there are none.
 	CredentialList(ctx context.Context) ([]Summary, error)
@@ -234,7 +254,8 @@ func ValidateName(name string) error {
 // Validate checks c and returns every problem found, joined with
 // errors.Join (Unwrap() []error lists them; each message is one plain
 // sentence, and each wraps ErrInvalid). Rules: a valid name (ValidateName), a known kind
-// (NormalizeKind), non-empty data, and per kind: postgres needs a host
+// (NormalizeKind), valid grants (at most MaxGrants, each ValidateGrant),
+// non-empty data, and per kind: postgres needs a host
 // (host, db_host, hostname or hostaddr) or a DSN (dsn, connection or
 // connection_string); http_bearer a string token (or access_token);
 // http_basic string username (or user) and password; http_header a string
@@ -256,6 +277,7 @@ func (c Credential) Validate() error {
 	case !ok:
 		errs = append(errs, invalidf("unknown kind %q (one of %s)", c.Kind, strings.Join(Kinds, ", ")))
 	}
+	errs = append(errs, validateGrants(c.Grants)...)
 	if len(c.Data) == 0 {
 		errs = append(errs, invalidf("data is required (a non-empty mapping of the secret fields)"))
 	} else if ok {

@@ -43,6 +43,7 @@ func (m *Memory) CredentialPut(ctx context.Context, c Credential) error {
 		c.CreatedAt = old.c.CreatedAt
 	}
 	c.Data = nil
+	c.Grants = grantsOrEmpty(c.Grants)
 	m.items[c.Name] = memItem{c: c, data: data}
 	return nil
 }
@@ -64,7 +65,18 @@ func (m *Memory) CredentialGet(ctx context.Context, name string) (*Credential, e
 	}
 	c := it.c
 	c.Data = data
+	c.Grants = grantsOrEmpty(c.Grants)
 	return &c, nil
+}
+
+// CredentialInfo implements Store.
+func (m *Memory) CredentialInfo(ctx context.Context, name string) (*Summary, error) {
+	c, err := m.CredentialGet(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	s := c.Summary()
+	return &s, nil
 }
 
 // CredentialList implements Store.

@@ -36,7 +36,9 @@ const (
 // ResolveError is one keychain declaration that could not be resolved.
 // Resolve joins them (errors.Join); errors.Is(err, ErrNotFound) tells a
 // missing credential, errors.Is(err, ErrInvalid) a malformed declaration
-// or credential, anything else a store failure (transient).
+// or credential, errors.Is(err, ErrNotGranted) a credential the playbook
+// is not granted (a Guard store), anything else a store failure
+// (transient).
 type ResolveError struct {
 	// Name is the keychain entry's name ("keychain[i]" when it has none).
 	Name string
@@ -200,6 +202,9 @@ func resolveOne(ctx context.Context, s Store, name string, m map[string]any, ren
 	c, err := s.CredentialGet(ctx, cred)
 	if errors.Is(err, ErrNotFound) {
 		return nil, cred, false, notFoundf("credential %q not found in the credential store (create it with POST /credentials)", cred)
+	}
+	if errors.Is(err, ErrNotGranted) {
+		return nil, cred, false, err // names the credential and the rule
 	}
 	if err != nil {
 		return nil, cred, false, fmt.Errorf("credential %q: %w", cred, err)

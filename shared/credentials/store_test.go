@@ -12,6 +12,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/credentials/credentialstest"
+	"github.com/noetl/gcpengine/shared/credentials/smfake"
+	"github.com/noetl/gcpengine/shared/sign"
 )
 
 func TestMemoryConformance(t *testing.T) {
@@ -23,6 +25,72 @@ func TestMemoryConformance(t *testing.T) {
 func TestMemorySharedConformance(t *testing.T) {
 	m := credentials.NewMemory()
 	credentialstest.Run(t, func(t *testing.T) credentials.Store { return m })
+}
+
+func TestMemoryValuesConformance(t *testing.T) {
+	v := credentials.NewMemoryValues()
+	credentialstest.RunValues(t, func(t *testing.T) credentials.Values { return v })
+}
+
+// fakeSecretManager starts the in-process fake Secret Manager and returns
+// the official client's driver on it, for project "noetl-test".
+func fakeSecretManager(t *testing.T) (*credentials.SecretManager, *smfake.Server) {
+	t.Helper()
+	srv := smfake.New()
+	c, stop, err := smfake.Start(context.Background(), srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return credentials.NewSecretManager(c, "noetl-test"), srv
+}
+
+// The Secret Manager driver, through the official client, against the
+// fake Secret Manager gRPC server.
+func TestSecretManagerValuesConformance(t *testing.T) {
+	sm, _ := fakeSecretManager(t)
+	credentialstest.RunValues(t, func(t *testing.T) credentials.Values { return sm })
+}
+
+// The Store of GCP: metadata in Firestore (the emulator), values in
+// Secret Manager (the fake).
+func TestSecretManagerStoreConformance(t *testing.T) {
+	fc := emulatorClient(t)
+	sm, _ := fakeSecretManager(t)
+	credentialstest.Run(t, func(t *testing.T) credentials.Store { return credentials.NewFirestore(fc, sm) })
+}
+
+// What the driver writes to Secret Manager: secret noetl-cred-<name>, one
+// version per put named by its full resource name, the credential's data
+// JSON as the payload; a delete destroys every version.
+func TestSecretManagerLayout(t *testing.T) {
+	sm, _ := fakeSecretManager(t)
+	ctx := t.Context()
+	ver, err := sm.ValuePut(ctx, "pg_main", []byte(`{"password":"pw"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ver != "projects/noetl-test/secrets/noetl-cred-pg_main/versions/1" {
+		t.Fatalf("version = %q", ver)
+	}
+	ver2, err := sm.ValuePut(ctx, "pg_main", []byte(`{"password":"pw2"}`))
+	if err != nil || ver2 != "projects/noetl-test/secrets/noetl-cred-pg_main/versions/2" {
+		t.Fatalf("second version = %q, %v", ver2, err)
+	}
+	// A version name of another secret, or of another project, never
+	// reads through a credential's name.
+	for _, v := range []string{"projects/noetl-test/secrets/noetl-cred-other/versions/1", "projects/x/secrets/noetl-cred-pg_main/versions/1",
+		"projects/noetl-test/secrets/noetl-cred-pg_main/versions/latest", "projects/noetl-test/secrets/noetl-cred-pg_main/versions/1/x"} {
+		if _, err := sm.ValueGet(ctx, "pg_main", v); err == nil {
+			t.Errorf("ValueGet(pg_main, %s) read a value", v)
+		}
+	}
+	if err := sm.ValueDelete(ctx, "pg_main", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sm.ValueGet(ctx, "pg_main", ver2); err == nil {
+		t.Fatal("a destroyed version still reads")
+	}
 }
 
 // emulatorClient returns a Firestore client on the emulator named by
@@ -55,21 +123,40 @@ func emulatorClient(t *testing.T) *firestore.Client {
 	return fc
 }
 
+func testSealer(t *testing.T) credentials.Sealer {
+	t.Helper()
+	s, err := sign.New([]byte("credentials-test-key-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return credentials.SealWith(s)
+}
+
+// The Store of the emulator stack: metadata and sealed values in
+// Firestore.
 func TestFirestoreConformance(t *testing.T) {
 	fc := emulatorClient(t)
-	credentialstest.Run(t, func(t *testing.T) credentials.Store { return credentials.NewFirestore(fc) })
+	v := credentials.NewFirestoreValues(fc, testSealer(t))
+	credentialstest.Run(t, func(t *testing.T) credentials.Store { return credentials.NewFirestore(fc, v) })
+}
+
+func TestFirestoreValuesConformance(t *testing.T) {
+	fc := emulatorClient(t)
+	v := credentials.NewFirestoreValues(fc, testSealer(t))
+	credentialstest.RunValues(t, func(t *testing.T) credentials.Values { return v })
 }
 
 // TestFirestoreDocument checks what the suite cannot see through the
-// interface: the document credentials/{name} keeps the data as JSON text
-// and lists the data keys beside it, so listing reads no secret.
+// interface: the document credentials/{name} holds the metadata only (the
+// data keys, grants and the value's version, never a value), and the
+// value document credential_values/{name}.{version} holds it sealed.
 func TestFirestoreDocument(t *testing.T) {
 	fc := emulatorClient(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	s := credentials.NewFirestore(fc)
+	s := credentials.NewFirestore(fc, credentials.NewFirestoreValues(fc, testSealer(t)))
 	name := "doc-" + strings.ReplaceAll(time.Now().UTC().Format("150405.000000000"), ".", "-")
-	if err := s.CredentialPut(ctx, credentials.Credential{Name: name, Kind: "bearer", Data: map[string]any{"token": "tok-123456", "n": 7}}); err != nil {
+	if err := s.CredentialPut(ctx, credentials.Credential{Name: name, Kind: "bearer", Grants: []string{"examples/*"}, Data: map[string]any{"token": "tok-123456", "n": 7}}); err != nil {
 		t.Fatalf("CredentialPut: %v", err)
 	}
 	t.Cleanup(func() { _ = s.CredentialDelete(context.Background(), name) })
@@ -81,10 +168,29 @@ func TestFirestoreDocument(t *testing.T) {
 	if d["kind"] != "http_bearer" || d["name"] != name {
 		t.Errorf("kind/name = %v/%v", d["kind"], d["name"])
 	}
-	if js, _ := d["data"].(string); js != `{"n":7,"token":"tok-123456"}` {
-		t.Errorf("data = %#v, want the JSON text", d["data"])
+	if _, ok := d["data"]; ok {
+		t.Errorf("the metadata document holds data: %v", d["data"])
 	}
 	if keys, _ := d["keys"].([]any); len(keys) != 2 || keys[0] != "n" || keys[1] != "token" {
 		t.Errorf("keys = %#v, want [n token]", d["keys"])
+	}
+	if g, _ := d["grants"].([]any); len(g) != 1 || g[0] != "examples/*" {
+		t.Errorf("grants = %#v", d["grants"])
+	}
+	ver, _ := d["version"].(string)
+	vs, err := fc.Collection(credentials.ValuesCollection).Doc(name + "." + ver).Get(ctx)
+	if err != nil {
+		t.Fatalf("value document %s.%s: %v", name, ver, err)
+	}
+	sealed, _ := vs.Data()["sealed"].(string)
+	if !strings.HasPrefix(sealed, "s1.") || strings.Contains(sealed, "tok-123456") {
+		t.Errorf("value document = %v, want a sealed text", vs.Data())
+	}
+	// A second put replaces the version and deletes the old one.
+	if err := s.CredentialPut(ctx, credentials.Credential{Name: name, Kind: "bearer", Data: map[string]any{"token": "tok-654321"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fc.Collection(credentials.ValuesCollection).Doc(name + "." + ver).Get(ctx); err == nil {
+		t.Errorf("the replaced value version %s is still stored", ver)
 	}
 }

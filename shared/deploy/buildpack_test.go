@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -278,6 +279,16 @@ func TestBuildpackServesEachFunction(t *testing.T) {
 			in := start(t, bin, f.Name, env)
 			switch f.Name {
 			case "api":
+				// K_SERVICE makes the profile cloud: without roles the
+				// api serves no one, health check included (issue 13
+				// item 8: roles default closed).
+				if code, body := in.do(t, "GET", "/healthz", "", ""); code != 503 || !strings.Contains(body, "NOETL_API_ROLES") {
+					t.Errorf("GET /healthz without roles = %d %s, want 503 naming NOETL_API_ROLES", code, body)
+				}
+				if code, body := in.do(t, "GET", "/no/such/route", "", ""); code != 500 || !strings.Contains(body, "the cloud profile (NOETL_PROFILE=cloud) needs roles") {
+					t.Errorf("GET /no/such/route without roles = %d %s, want the refusal (500)", code, body)
+				}
+				in = start(t, bin, f.Name, append(slices.Clone(env), "NOETL_API_ROLES=admin: [ops@example.com]"))
 				if code, body := in.do(t, "GET", "/healthz", "", ""); code != 200 || !strings.Contains(body, `"ok":true`) {
 					t.Errorf("GET /healthz = %d %s", code, body)
 				}

@@ -190,7 +190,11 @@ var Collections = []Collection{
 	{Group: "dlq", Path: "dlq/{id}", TTLField: TTLField, LargeFields: []string{"payload", "context_excerpt"}},
 	{Group: "playbooks", Path: "playbooks/{path}"},
 	{Group: "versions", Path: "playbooks/{path}/versions/{v}", LargeFields: []string{"source"}},
-	{Group: "credentials", Path: "credentials/{name}", LargeFields: []string{"data"}},
+	// Credential metadata and grants; the values are in Secret Manager
+	// (GCP) or sealed in credential_values (NOETL_CREDENTIAL_VALUES=
+	// firestore: the local stack; never written in GCP).
+	{Group: "credentials", Path: "credentials/{name}"},
+	{Group: "credential_values", Path: "credential_values/{name}.{version}"},
 	{Group: "subscriptions", Path: "subscriptions/{name}", LargeFields: []string{"source"}},
 }
 
@@ -208,13 +212,19 @@ type Index struct {
 }
 
 // Indexes are the composite indexes of the listings: executions by status,
-// playbook or parent, newest first (GET /executions), and DLQ entries by
+// playbook, parent or creator, newest first (GET /executions), and DLQ entries by
 // status, most recent first (dlq list --status).
 var Indexes = []Index{
 	{Collection: "executions", Fields: []IndexField{{"parent_id", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	// A caller below the operator role lists its own executions only
+	// (issue 13 item 8): the same listings under creator ==.
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"playbook", "ASCENDING"}, {"created_at", "DESCENDING"}}},
+	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"playbook", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "dlq", Fields: []IndexField{{"status", "ASCENDING"}, {"last_seen", "DESCENDING"}}},
 }
 

@@ -54,6 +54,9 @@ const (
 	ResRegisteredSubscriptions Resource = "subscriptions:registered"
 	// ResSpoolBuckets are the spool buckets of registered subscriptions.
 	ResSpoolBuckets Resource = "buckets:spool"
+	// ResRunner is the runner's Cloud Run service (noetl-runner): the data
+	// plane that runs authors' code for execute.
+	ResRunner Resource = "run:noetl-runner"
 )
 
 // Op is an operation the code performs on a deployed resource.
@@ -90,8 +93,8 @@ const (
 	OpWriteResults Op = "results:write"
 	// OpReadCredentials reads keychain credentials' secrets.
 	OpReadCredentials Op = "credentials:read"
-	// OpAddCredentials adds versions to keychain credentials' secrets
-	// (POST /credentials).
+	// OpAddCredentials manages the versions of keychain credentials'
+	// secrets (the api's credentials set adds one, delete destroys them)
 	OpAddCredentials Op = "credentials:add"
 	// OpReadAPIToken reads the api's static bearer token.
 	OpReadAPIToken Op = "api-token:read"
@@ -103,6 +106,9 @@ const (
 	OpPullSubscriptions Op = "subscriptions:pull"
 	// OpSpool writes, lists, reads and deletes spool objects.
 	OpSpool Op = "spool"
+	// OpInvokeRunner calls the runner's service with an ID token (one
+	// request per task attempt of a runner kind).
+	OpInvokeRunner Op = "runner:invoke"
 )
 
 // Grant is a role on a resource.
@@ -130,13 +136,14 @@ var OpGrants = map[Op][]Grant{
 	OpReadResults:     {{ResResultsBucket, "roles/storage.objectViewer"}},
 	OpWriteResults:    {{ResResultsBucket, "roles/storage.objectAdmin"}}, // overwriting needs storage.objects.delete
 	OpReadCredentials: {{ResCredentials, "roles/secretmanager.secretAccessor"}},
-	OpAddCredentials:  {{ResCredentials, "roles/secretmanager.secretVersionAdder"}},
+	OpAddCredentials:  {{ResCredentials, "roles/secretmanager.secretVersionManager"}},
 	OpReadAPIToken:    {{ResAPIToken, "roles/secretmanager.secretAccessor"}},
 	OpRewireSubscriptions: {
 		{ResRegisteredSubscriptions, "roles/pubsub.editor"}, {ResPushAccount, "roles/iam.serviceAccountUser"},
 	},
 	OpPullSubscriptions: {{ResRegisteredSubscriptions, "roles/pubsub.subscriber"}, {ResRegisteredSubscriptions, "roles/pubsub.viewer"}},
 	OpSpool:             {{ResSpoolBuckets, "roles/storage.objectAdmin"}},
+	OpInvokeRunner:      {{ResRunner, "roles/run.invoker"}},
 }
 
 // subsumes lists roles that include another role's permissions on the
@@ -170,15 +177,17 @@ func Principals() []string {
 var Access = map[string][]Op{
 	// Starts and cancels executions, replays DLQ entries (units: tasks,
 	// large ones through the results tier; messages: either topic),
-	// describes executions (offloaded results), adds credentials, and
+	// describes executions (offloaded results, redaction of keychain
+	// values), manages credentials, and
 	// wires registered subscriptions.
 	"api": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults,
-		OpAddCredentials, OpReadAPIToken, OpRewireSubscriptions},
+		OpReadCredentials, OpAddCredentials, OpReadAPIToken, OpRewireSubscriptions},
 	// Starts executions from external events.
 	"emit": {OpReadAPIToken},
 	// Runs units: transitions (next units, bulk fan-out, timers),
-	// results, execution deadlines (stop), keychains.
-	"execute": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults, OpReadCredentials},
+	// results, execution deadlines (stop), keychains; hands the runner
+	// kinds' attempts to the runner.
+	"execute": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults, OpReadCredentials, OpInvokeRunner},
 	// Applies transitions: next units, bulk fan-out, loop plans and
 	// loop.done results, control-plane templates' keychains.
 	"route": {OpPublishCommands, OpCreateTasks, OpReadResults, OpWriteResults, OpReadCredentials},
@@ -187,8 +196,9 @@ var Access = map[string][]Op{
 	// Creates the tasks of bulk fan-out commands (large bodies through
 	// the results tier).
 	"dispatch": {OpCreateTasks, OpWriteResults},
-	// Pulls registered subscriptions, spools, starts executions.
-	"subscribe": {OpPullSubscriptions, OpSpool},
+	// Pulls registered subscriptions, spools, starts executions (their
+	// playbooks' keychains).
+	"subscribe": {OpPullSubscriptions, OpSpool, OpReadCredentials},
 }
 
 // Ops returns every operation of principal p (the common ones and

@@ -27,8 +27,20 @@ type State struct {
 	ExecutionID string `json:"execution_id"`
 	ParentID    string `json:"parent_id,omitempty"`
 	// Playbook is the playbook's metadata.path (or name) for display.
-	Playbook string       `json:"playbook"`
-	Status   types.Status `json:"status"`
+	Playbook string `json:"playbook"`
+	// Creator is the principal that started the execution (the api's
+	// caller, shared/auth): a caller below the operator role reads and
+	// cancels only its own executions. A child execution inherits its
+	// parent's; a subscription's executions are "subscription:<name>".
+	// Empty for executions started before creators were recorded.
+	Creator string `json:"creator,omitempty"`
+	// CatalogPath is where the playbook was loaded from: its catalog path
+	// or its file under the playbook root (cleaned, extension kept), ""
+	// for an inline playbook (POST /executions {playbook}). Credential
+	// grants match it (shared/credentials Grantee); metadata.path, which
+	// the author chooses, never counts.
+	CatalogPath string       `json:"catalog_path,omitempty"`
+	Status      types.Status `json:"status"`
 	// Workload is the merged workload (playbook defaults deep-merged with
 	// the request payload); immutable after start (DSL.md "Document").
 	Workload map[string]any `json:"workload"`
@@ -73,10 +85,26 @@ type State struct {
 	Compensating bool     `json:"compensating,omitempty"`
 	Rollback     []string `json:"rollback,omitempty"`
 	Compensated  []string `json:"compensated,omitempty"`
+	// Parked holds the step units (not loop iterations: those park on
+	// their iteration record) filed in the DLQ, by unit key
+	// (types.Command.UnitKey). The control plane writes it
+	// (shared/control: filing a unit, and resolving the entry when the
+	// unit's step run ends); the engine never reads it. A parked unit's
+	// deliveries are dropped but for the DLQ replay of its entry.
+	Parked map[string]Park `json:"parked,omitempty"`
 	// Keychain is the resolved keychain for control-plane templates (arc
 	// when/args, set_ctx, loop.in, admission). The caller sets it before a
 	// transition; it is never serialised.
 	Keychain map[string]any `json:"-"`
+}
+
+// Park is a step unit parked in the DLQ (State.Parked): its entry and
+// its step run.
+type Park struct {
+	// DLQID is the DLQ entry's id (store.DLQEntry.MessageID).
+	DLQID string `json:"dlq_id"`
+	Step  string `json:"step"`
+	Run   int    `json:"run"`
 }
 
 // StepState is the control-plane view of one step.

@@ -1,15 +1,23 @@
 // Package errs gives the engine's errors a code that callers act on,
 // instead of messages or scattered sentinels (google/go-cloud's gcerrors:
-// "programs should act upon an error's code, not its message"). Drivers
-// (store, tasks, bus) return coded errors; each function maps a code to its
-// reply in one table (ack, retry, HTTP status).
+// "programs should act upon an error's code, not its message"). Every
+// driver and tool boundary (store, bus, tasks, results, credentials,
+// catalog, the tools' configuration and backend errors) returns coded
+// errors, deriving the code from its backend's error (CodeOf: context,
+// gRPC status, googleapi HTTP status; a driver with another backend maps
+// its own, e.g. SQLSTATE classes in the postgres kind). What the engine
+// does with a code — retry or not, how a function answers — is in one
+// table (PolicyOf), read by Retryable, Permanent, ReplyOf and HTTPStatus.
 package errs
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
 
+	"google.golang.org/api/googleapi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -17,37 +25,62 @@ import (
 // Code classifies an error.
 type Code int
 
-// Codes. The zero value is Unknown.
+// Codes (google/go-cloud's gcerrors, gRPC's codes). The zero value is
+// Unknown. What the engine does with each is in the Policy table.
 const (
 	// Unknown: not classified; treated as transient (retry).
 	Unknown Code = iota
-	// NotFound: the entity does not exist.
+	// NotFound: the entity does not exist (a missing result object,
+	// credential, playbook, document): do not retry.
 	NotFound
-	// AlreadyExists: a create found the entity already there.
+	// AlreadyExists: a create found the entity already there: do not
+	// retry.
 	AlreadyExists
 	// FailedPrecondition: the operation cannot run now but may later (a
-	// lease held by another holder, state older than the command): retry
-	// later, without counting it as a failure.
+	// lease held by another holder, state older than the command, a
+	// contended write): retry later, without counting it as a failure.
 	FailedPrecondition
 	// InvalidArgument: the input can never succeed (an undecodable message,
-	// a forged or malformed unit): do not retry; dead-letter it.
+	// a forged or malformed unit, a bad configuration, a value over a size
+	// limit): do not retry; dead-letter it.
 	InvalidArgument
-	// ResourceExhausted: a size or rate limit was hit.
+	// ResourceExhausted: a rate limit or quota was hit: retry (with the
+	// transport's backoff).
 	ResourceExhausted
 	// Unavailable: a transient infrastructure failure; retry.
 	Unavailable
-	// Canceled: the caller's context ended.
+	// Canceled: the caller's context was canceled (an instance shutting
+	// down, a client gone): retry.
 	Canceled
-	// Internal: a bug; retry (a redelivery may land on a healthy instance)
-	// and report.
+	// Internal: a bug or a broken invariant; retry (a redelivery may land
+	// on a healthy instance) and report.
 	Internal
+	// PermissionDenied: the caller is not allowed (IAM, authentication):
+	// do not retry; it fails until the permission is granted.
+	PermissionDenied
+	// DeadlineExceeded: a deadline expired before the operation finished
+	// (the caller's or the server's); retry.
+	DeadlineExceeded
+	// Unimplemented: the operation is not supported by this backend or
+	// build: do not retry.
+	Unimplemented
 )
 
 var names = map[Code]string{
 	Unknown: "Unknown", NotFound: "NotFound", AlreadyExists: "AlreadyExists",
 	FailedPrecondition: "FailedPrecondition", InvalidArgument: "InvalidArgument",
 	ResourceExhausted: "ResourceExhausted", Unavailable: "Unavailable", Canceled: "Canceled",
-	Internal: "Internal",
+	Internal: "Internal", PermissionDenied: "PermissionDenied", DeadlineExceeded: "DeadlineExceeded",
+	Unimplemented: "Unimplemented",
+}
+
+// Codes returns every code, in declaration order.
+func Codes() []Code {
+	out := make([]Code, 0, len(names))
+	for c := Unknown; int(c) < len(names); c++ {
+		out = append(out, c)
+	}
+	return out
 }
 
 // String returns the code's name.
@@ -56,6 +89,117 @@ func (c Code) String() string {
 		return n
 	}
 	return fmt.Sprintf("Code(%d)", int(c))
+}
+
+// Policy is what the engine does with work that failed with an error of a
+// code: the one table the retry decisions and the functions' replies read
+// (PolicyOf). Retry is the decision; Later and HTTPStatus refine how it is
+// answered.
+type Policy struct {
+	// Retry reports whether running the same work again can succeed. A
+	// function asks for redelivery (a non-2xx answer to a Pub/Sub push or
+	// a Cloud Task) when true, and acks the work and files it in the DLQ
+	// when false; a tool's error outcome is retryable
+	// (types.TaskError.Retryable, for the task's retry policy) when true.
+	Retry bool
+	// Later: the retry is expected and is not a failure of the work (a
+	// lease held by another delivery, state older than the command):
+	// execute answers 503 and logs no error.
+	Later bool
+	// HTTPStatus is the status an HTTP API answers for a request that
+	// failed with the code (Unknown: 503, treated as transient).
+	HTTPStatus int
+}
+
+// policies is the table (google.rpc.Code's HTTP mapping for the statuses;
+// Unknown, Canceled and FailedPrecondition answer 503 because the engine
+// treats them as "try again").
+var policies = map[Code]Policy{
+	Unknown:            {Retry: true, HTTPStatus: http.StatusServiceUnavailable},
+	NotFound:           {Retry: false, HTTPStatus: http.StatusNotFound},
+	AlreadyExists:      {Retry: false, HTTPStatus: http.StatusConflict},
+	FailedPrecondition: {Retry: true, Later: true, HTTPStatus: http.StatusServiceUnavailable},
+	InvalidArgument:    {Retry: false, HTTPStatus: http.StatusBadRequest},
+	ResourceExhausted:  {Retry: true, HTTPStatus: http.StatusTooManyRequests},
+	Unavailable:        {Retry: true, HTTPStatus: http.StatusServiceUnavailable},
+	Canceled:           {Retry: true, HTTPStatus: http.StatusServiceUnavailable},
+	Internal:           {Retry: true, HTTPStatus: http.StatusInternalServerError},
+	PermissionDenied:   {Retry: false, HTTPStatus: http.StatusForbidden},
+	DeadlineExceeded:   {Retry: true, HTTPStatus: http.StatusGatewayTimeout},
+	Unimplemented:      {Retry: false, HTTPStatus: http.StatusNotImplemented},
+}
+
+// PolicyOf returns the policy of code c (Unknown's for a code not in the
+// table).
+func PolicyOf(c Code) Policy {
+	if p, ok := policies[c]; ok {
+		return p
+	}
+	return policies[Unknown]
+}
+
+// Retryable reports whether work that failed with err may succeed when run
+// again (PolicyOf(CodeOf(err)).Retry); false for nil.
+func Retryable(err error) bool { return err != nil && PolicyOf(CodeOf(err)).Retry }
+
+// Permanent reports whether redelivering the work that failed with err
+// cannot help (its code's policy does not retry: InvalidArgument,
+// NotFound, AlreadyExists, PermissionDenied, Unimplemented): the message
+// is acked and dead-lettered. False for nil.
+func Permanent(err error) bool { return err != nil && !PolicyOf(CodeOf(err)).Retry }
+
+// HTTPStatus returns the status an HTTP API answers for err
+// (PolicyOf(CodeOf(err)).HTTPStatus); 200 for nil.
+func HTTPStatus(err error) int {
+	if err == nil {
+		return http.StatusOK
+	}
+	return PolicyOf(CodeOf(err)).HTTPStatus
+}
+
+// Reply is how a function answers the delivery of work (a Pub/Sub push,
+// a Cloud Task) by the work's error (ReplyOf).
+type Reply int
+
+// Replies.
+const (
+	// ReplyDone: the work is done (no error): 200.
+	ReplyDone Reply = iota
+	// ReplyDeadLetter: redelivery cannot help: the function files the
+	// work in the DLQ and acks it (200).
+	ReplyDeadLetter
+	// ReplyRetryLater: redeliver later; not a failure of the work (503).
+	ReplyRetryLater
+	// ReplyRetry: redeliver with the transport's backoff; a failure of
+	// the work (500).
+	ReplyRetry
+)
+
+// ReplyOf returns the reply to a delivery whose work ended with err, by
+// its code's policy.
+func ReplyOf(err error) Reply {
+	if err == nil {
+		return ReplyDone
+	}
+	p := PolicyOf(CodeOf(err))
+	switch {
+	case !p.Retry:
+		return ReplyDeadLetter
+	case p.Later:
+		return ReplyRetryLater
+	}
+	return ReplyRetry
+}
+
+// HTTPStatus is the status of the reply's HTTP answer.
+func (r Reply) HTTPStatus() int {
+	switch r {
+	case ReplyRetryLater:
+		return http.StatusServiceUnavailable
+	case ReplyRetry:
+		return http.StatusInternalServerError
+	}
+	return http.StatusOK
 }
 
 // Error is an error with a code. It wraps an optional cause.
@@ -108,11 +252,20 @@ func Wrap(c Code, err error, msg string) error {
 	return &Error{Code: c, Msg: msg, Err: err}
 }
 
+// Sentinel returns a package sentinel with code c: errors.Is matches it
+// only (and errors wrapping it), never another error of the same code, and
+// CodeOf of an error wrapping it is c. Packages declare their sentinels
+// with it (results.ErrNotFound, credentials.ErrNotFound, ...) so that
+// callers may test either the sentinel or the code.
+func Sentinel(c Code, msg string) *Error { return &Error{Code: c, Msg: msg} }
+
 // CodeOf returns the code of err: the code of the first *Error in its
-// chain, else a code derived from a gRPC status (the Google Cloud clients'
-// errors) or a context error; Unknown otherwise (and for nil, Unknown is
-// never returned: nil has no code and CodeOf(nil) is Unknown by
-// convention — check err != nil first).
+// chain; else one derived from the backend's error — a context error
+// (Canceled, DeadlineExceeded), a network timeout (os.ErrDeadlineExceeded:
+// DeadlineExceeded), a gRPC status (FromGRPC: Firestore, Pub/Sub, Cloud
+// Tasks), a googleapi.Error (FromHTTP of its HTTP status: the GCS JSON
+// API); Unknown otherwise. nil has no code: CodeOf(nil) is Unknown by
+// convention (check err != nil first).
 func CodeOf(err error) Code {
 	if err == nil {
 		return Unknown
@@ -121,35 +274,91 @@ func CodeOf(err error) Code {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		return Canceled
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return DeadlineExceeded
 	}
-	if s, ok := status.FromError(err); ok {
-		switch s.Code() {
-		case codes.NotFound:
-			return NotFound
-		case codes.AlreadyExists:
-			return AlreadyExists
-		case codes.FailedPrecondition, codes.Aborted:
-			return FailedPrecondition
-		case codes.InvalidArgument, codes.OutOfRange:
-			return InvalidArgument
-		case codes.ResourceExhausted:
-			return ResourceExhausted
-		case codes.Unavailable, codes.DeadlineExceeded:
-			return Unavailable
-		case codes.Canceled:
-			return Canceled
-		case codes.Internal, codes.DataLoss:
-			return Internal
-		}
+	// An HTTP API's error is read by its HTTP status first: the
+	// googleapi.Error also carries a gRPC status derived from it by gax's
+	// coarser table (every other 4xx FailedPrecondition, which would be
+	// retried).
+	var ge *googleapi.Error
+	if errors.As(err, &ge) && ge.Code != 0 {
+		return FromHTTP(ge.Code)
+	}
+	if s, ok := status.FromError(err); ok && s.Code() != codes.OK {
+		return FromGRPC(s.Code())
+	}
+	return Unknown
+}
+
+// FromGRPC returns the code of a gRPC status code (go-cloud's mapping):
+// Aborted (a contended transaction) is FailedPrecondition and OutOfRange
+// InvalidArgument, Unauthenticated PermissionDenied, DataLoss Internal.
+func FromGRPC(c codes.Code) Code {
+	switch c {
+	case codes.NotFound:
+		return NotFound
+	case codes.AlreadyExists:
+		return AlreadyExists
+	case codes.FailedPrecondition, codes.Aborted:
+		return FailedPrecondition
+	case codes.InvalidArgument, codes.OutOfRange:
+		return InvalidArgument
+	case codes.ResourceExhausted:
+		return ResourceExhausted
+	case codes.Unavailable:
+		return Unavailable
+	case codes.DeadlineExceeded:
+		return DeadlineExceeded
+	case codes.Canceled:
+		return Canceled
+	case codes.Internal, codes.DataLoss:
+		return Internal
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return PermissionDenied
+	case codes.Unimplemented:
+		return Unimplemented
+	}
+	return Unknown
+}
+
+// FromHTTP returns the code of an HTTP status a Google API answered
+// (google.rpc.Code's mapping): 400 and the other 4xx InvalidArgument, 401
+// and 403 PermissionDenied, 404 and 410 NotFound, 408 and 504
+// DeadlineExceeded, 409 (a conflict: ABORTED in Google's APIs) and 412
+// FailedPrecondition, 429 ResourceExhausted, 499 Canceled, 500 Internal,
+// 501 Unimplemented, 502, 503 and the other 5xx Unavailable; Unknown below
+// 400.
+func FromHTTP(status int) Code {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return PermissionDenied
+	case http.StatusNotFound, http.StatusGone:
+		return NotFound
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return DeadlineExceeded
+	case http.StatusConflict, http.StatusPreconditionFailed:
+		return FailedPrecondition
+	case http.StatusTooManyRequests:
+		return ResourceExhausted
+	case 499: // client closed request
+		return Canceled
+	case http.StatusInternalServerError:
+		return Internal
+	case http.StatusNotImplemented:
+		return Unimplemented
+	}
+	switch {
+	case status >= 500:
+		return Unavailable
+	case status >= 400:
+		return InvalidArgument
 	}
 	return Unknown
 }
 
 // Is reports whether err has code c.
 func Is(err error, c Code) bool { return err != nil && CodeOf(err) == c }
-
-// Permanent reports whether redelivering the work that failed with err
-// cannot help (InvalidArgument): the message is acked and dead-lettered.
-func Permanent(err error) bool { return Is(err, InvalidArgument) }

@@ -30,10 +30,18 @@ import (
 const (
 	// ExecuteStart: a unit was delivered, nothing done yet.
 	ExecuteStart = "execute.start"
+	// ExecuteAfterLease: a unit's watchdog is armed and its lease taken,
+	// nothing run (issue 14: a holder that dies holding its lease; its
+	// task's retries find the lease held, its watchdog finishes the unit).
+	ExecuteAfterLease = "execute.after_lease"
 	// ExecuteAfterTool: a side-effecting task's tool returned (its side
 	// effect happened) and its outcome was recorded (the side-effect
 	// barrier); the unit has not ended and the delivery is not acked.
 	ExecuteAfterTool = "execute.after_tool"
+	// ExecuteAfterIterationEnd: a loop iteration's end is recorded, what
+	// follows it (the lane's next iteration, the loop's completion) is
+	// not done (issue 14: on a task's last attempt, only its guard does it).
+	ExecuteAfterIterationEnd = "execute.after_iteration_end"
 	// ExecuteBeforeCommit: the unit ended, its transition is not committed.
 	ExecuteBeforeCommit = "execute.before_commit"
 	// ExecuteAfterCommit: the transition is committed, its outbox not
@@ -44,7 +52,29 @@ const (
 	RouteAfterCommit  = "route.after_commit"
 	// MaterializeBeforeWrite: a batch arrived, not projected.
 	MaterializeBeforeWrite = "materialize.before_write"
+	// ExecuteAfterDeadLetter: a unit's last attempt filed it in the DLQ
+	// (entry and park committed), the unit.dead_lettered event is not
+	// published and Cloud Tasks has no answer (issue 14: the filing must
+	// stand on its own).
+	ExecuteAfterDeadLetter = "execute.after_dead_letter"
+	// APIBeforeCommit / APIAfterCommit: around the api's checkpoint of a
+	// cancellation (after: its outbox — step.canceled, playbook.finished —
+	// not flushed, its cleanup not done; issue 14: route finishes it).
+	APIBeforeCommit = "api.before_commit"
+	APIAfterCommit  = "api.after_commit"
+	// DLQReplayAfterDispatch: a DLQ replay created the unit's task, the
+	// entry is not marked replayed (issue 14: a retry of the replay
+	// completes it).
+	DLQReplayAfterDispatch = "dlq.replay.after_dispatch"
+	// DLQDiscardAfterFail: a DLQ discard failed the unit's step run (or
+	// iteration), the entry is not marked discarded.
+	DLQDiscardAfterFail = "dlq.discard.after_fail"
 )
+
+// Points lists every point above (the soak counts each one it injects).
+var Points = []string{ExecuteStart, ExecuteAfterLease, ExecuteAfterTool, ExecuteAfterIterationEnd, ExecuteBeforeCommit, ExecuteAfterCommit, ExecuteAfterDeadLetter,
+	RouteBeforeCommit, RouteAfterCommit, APIBeforeCommit, APIAfterCommit, MaterializeBeforeWrite,
+	DLQReplayAfterDispatch, DLQDiscardAfterFail}
 
 // ExitCode is the exit status of an injected crash (the stack's
 // supervisor restarts the functions host at once after it).
@@ -69,7 +99,56 @@ var (
 	loaded bool
 	log    *slog.Logger // nil: slog.Default() at the time of logging
 	exit   = os.Exit
+	script func(point, executionID, step string) string
 )
+
+// Crashed is the panic value of a crash injected under SetScript: the
+// handler stops there, as the process would, and the test that replays
+// the schedule recovers it (the unit's delivery got no answer).
+type Crashed struct{ Point string }
+
+// SetScript replaces the random draws of Inject and InjectFor with fn (a
+// fault schedule replayed by a test, issue 14): fn is asked at every
+// point with the execution and the step (InjectFor; "" from Inject) and
+// returns the action to inject there —
+// "crash", "error" or "" for none. A crash panics with Crashed instead of
+// exiting. It returns the function that restores the previous behaviour
+// (tests defer it; the script is process-wide, so such tests must not run
+// in parallel).
+func SetScript(fn func(point, executionID, step string) string) (restore func()) {
+	mu.Lock()
+	prev := script
+	script = fn
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		script = prev
+		mu.Unlock()
+	}
+}
+
+// scripted draws from the script when one is set (ok=false otherwise).
+func scripted(point, executionID, step string) (ok bool, err error) {
+	mu.Lock()
+	fn := script
+	mu.Unlock()
+	if fn == nil {
+		return false, nil
+	}
+	action := fn(point, executionID, step)
+	if action == "" {
+		return true, nil
+	}
+	mu.Lock()
+	counts[point+"."+action]++
+	l := logger()
+	mu.Unlock()
+	l.Warn("fault injected", "event", "fault_injected", "point", point, "action", action, "execution_id", executionID, "scope", "script")
+	if action == "crash" {
+		panic(Crashed{Point: point})
+	}
+	return true, Injected{Point: point}
+}
 
 // Parse parses a NOETL_FAULTS value.
 func Parse(s string) (map[string]rule, error) {
@@ -155,6 +234,9 @@ func (e Injected) Error() string { return "injected fault at " + e.Point }
 // Inject draws at point: it crashes the process, returns an Injected
 // error, or returns nil (the usual case, and always when disabled).
 func Inject(point, executionID string) error {
+	if ok, err := scripted(point, executionID, ""); ok {
+		return err
+	}
 	mu.Lock()
 	load()
 	r, ok := rules[point]
@@ -191,7 +273,8 @@ func Counts() map[string]int {
 // WorkloadKey is the workload entry through which a test targets faults at
 // one execution (honoured only when NOETL_FAULTS_WORKLOAD=1, which only the
 // local stack sets): a mapping point → "action:probability", applied to
-// the execution's units except replayed ones (so a DLQ replay can succeed).
+// the execution's units except replayed ones — a DLQ replay and the units
+// it continues in (types.Command.ReplayOf) — so that a replay can succeed.
 const WorkloadKey = "_noetl_faults"
 
 // WorkloadEnv enables WorkloadKey.
@@ -201,6 +284,9 @@ const WorkloadEnv = "NOETL_FAULTS_WORKLOAD"
 // enabled; a key "point@step" limits a fault to one step's units; replay
 // reports a replayed unit (exempt from workload faults).
 func InjectFor(point, executionID, step string, workload map[string]any, replay bool) error {
+	if ok, err := scripted(point, executionID, step); ok {
+		return err
+	}
 	if !replay && os.Getenv(WorkloadEnv) == "1" {
 		if m, ok := workload[WorkloadKey].(map[string]any); ok {
 			spec, ok := m[point].(string)

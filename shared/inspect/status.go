@@ -20,9 +20,13 @@ import (
 // that can carry user data (results, ctx, errors, failures) are redacted
 // with the execution's redactor.
 type Status struct {
-	ExecutionID string       `json:"execution_id"`
-	ParentID    string       `json:"parent_id"`
-	Playbook    string       `json:"playbook"`
+	ExecutionID string `json:"execution_id"`
+	ParentID    string `json:"parent_id"`
+	Playbook    string `json:"playbook"`
+	// Creator is the principal that started the execution; CatalogPath
+	// where its playbook came from (empty for an inline playbook).
+	Creator     string       `json:"creator,omitempty"`
+	CatalogPath string       `json:"catalog_path,omitempty"`
 	Status      types.Status `json:"status"`
 	CreatedAt   string       `json:"created_at"`
 	StartedAt   string       `json:"started_at"`
@@ -102,7 +106,7 @@ func StatusOf(st *engine.State, red *redact.Redactor, count IterationCounter, no
 		failures = append(failures, red.String(f))
 	}
 	return Status{
-		ExecutionID: st.ExecutionID, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status,
+		ExecutionID: st.ExecutionID, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, CatalogPath: st.CatalogPath, Status: st.Status,
 		CreatedAt: st.CreatedAt, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, DurationMS: DurationMS(st, now),
 		Version: st.Version, Steps: steps, Results: red.Value(st.Results), Ctx: red.Value(st.Ctx),
 		Failures: failures, Result: red.Value(st.Result),

@@ -6,17 +6,24 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/template"
 )
 
 // Keychain resolves a playbook's root keychain (DSL.md "Document") from
-// the credential store, rendering templated declarations with the
-// execution's workload. It returns an empty map when the playbook declares
-// none; errors name every failing entry (credentials.ResolveError). The
-// result is never persisted: it is resolved at start (so a missing
+// the credential store for the execution st, rendering templated
+// declarations with its workload; a Guard store gives only the
+// credentials granted to the execution (Grantee(st), set in the context).
+// It returns an empty map when the playbook declares none; errors name
+// every failing entry (credentials.ResolveError). The result is never
+// persisted: it is resolved at start (so a missing or ungranted
 // credential rejects the execution) and again where templates render.
-func Keychain(ctx context.Context, s credentials.Store, pb *dsl.Playbook, workload map[string]any, executionID string) (map[string]any, error) {
+func Keychain(ctx context.Context, s credentials.Store, pb *dsl.Playbook, st *engine.State) (map[string]any, error) {
+	return keychain(credentials.WithGrantee(ctx, Grantee(st)), s, pb, st.Workload, st.ExecutionID)
+}
+
+func keychain(ctx context.Context, s credentials.Store, pb *dsl.Playbook, workload map[string]any, executionID string) (map[string]any, error) {
 	if len(pb.Keychain) == 0 {
 		return map[string]any{}, nil
 	}

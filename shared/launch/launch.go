@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
@@ -22,11 +23,6 @@ import (
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
-
-// Publisher is what launching needs from the bus.
-type Publisher interface {
-	PublishBatch(ctx context.Context, b types.Batch) error
-}
 
 // Params describes an execution to start.
 type Params struct {
@@ -45,8 +41,18 @@ type Params struct {
 	// ParentIter is the parent's iteration state (iter.parent in the child).
 	ParentIter map[string]any
 	// Credentials resolves the playbook's keychain before the run (nil:
-	// a playbook with a keychain is rejected).
+	// a playbook with a keychain is rejected) and holds the grants the
+	// playbook's credential references are checked against.
 	Credentials credentials.Store
+	// Creator is the principal starting the execution (the api's caller;
+	// a child's parent's creator; "subscription:<name>"):
+	// engine.State.Creator.
+	Creator string
+	// CatalogPath is the catalog path or playbook file the playbook was
+	// loaded from (catalog.Entry.Path), "" for an inline playbook:
+	// engine.State.CatalogPath. With Creator it is the grantee of the
+	// playbook's credentials (Grantee).
+	CatalogPath string
 	// Trace is the caller's W3C trace context (traceparent, tracestate,
 	// baggage) recorded in the request event's payload under "trace"
 	// (a subscription message's, NoETL's event meta.trace); nil = none.
@@ -58,7 +64,7 @@ type Params struct {
 // marked for route (which applies the start). It returns the execution id.
 // Starting an id that exists is not an error: the request event is
 // published again (idempotent; route ignores repeats).
-func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string, error) {
+func Start(ctx context.Context, st store.Store, pub bus.Publisher, p Params) (string, error) {
 	id := p.ExecutionID
 	fresh := id == ""
 	if fresh {
@@ -73,18 +79,27 @@ func Start(ctx context.Context, st store.Store, pub Publisher, p Params) (string
 	if wl == nil {
 		wl = map[string]any{}
 	}
+	// Credentials by grant (issue 13 item 5): every credential the
+	// playbook names, in its keychain or literally on a task, must be
+	// granted to it before anything runs.
+	g := credentials.Grantee{Path: p.CatalogPath, Creator: p.Creator}
+	gctx := credentials.WithGrantee(ctx, g)
 	if len(p.Playbook.Keychain) > 0 {
 		if p.Credentials == nil {
 			return "", &KeychainError{Err: errors.New("the playbook declares a keychain but no credential store is configured")}
 		}
-		if _, err := Keychain(ctx, p.Credentials, p.Playbook, wl, id); err != nil {
+		if _, err := keychain(gctx, credentials.Guard(p.Credentials), p.Playbook, wl, id); err != nil {
 			return "", &KeychainError{Err: err}
 		}
+	}
+	if err := CheckGrants(gctx, p.Credentials, p.Playbook, g); err != nil {
+		return "", err
 	}
 	var s *engine.State
 	created := false
 	for draw := 0; ; draw++ {
 		s = engine.NewState(id, p.ParentID, p.Playbook, wl, now)
+		s.Creator, s.CatalogPath = p.Creator, p.CatalogPath
 		s.Resume = p.Resume
 		s.ParentIter = p.ParentIter
 		// The execution's trace starts here (observe.go): its request

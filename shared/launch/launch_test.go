@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"testing"
@@ -58,6 +59,12 @@ type pub struct{ batches []types.Batch }
 func (p *pub) PublishBatch(_ context.Context, b types.Batch) error {
 	p.batches = append(p.batches, b)
 	return nil
+}
+
+// PublishCommands implements bus.Publisher: launching publishes no
+// command.
+func (p *pub) PublishCommands(context.Context, ...types.Command) error {
+	return errors.New("pub: unexpected commands")
 }
 
 func TestStartIsIdempotentForAnExplicitID(t *testing.T) {

@@ -15,11 +15,14 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // ErrNotFound is returned (wrapped) by Backend.Get, and by Store.Resolve,
-// when no object exists at the key. Branch with errors.Is.
-var ErrNotFound = errors.New("results: object not found")
+// when no object exists at the key (code errs.NotFound: not retried).
+// Branch with errors.Is or errs.Is.
+var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
 
 // Backend is a dumb byte store for result objects (seed 004 §5 "stored in
 // object store"), keyed by the physical key (Locator.PhysicalKey).

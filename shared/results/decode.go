@@ -101,7 +101,7 @@ func columnValues(col arrow.Array, f arrow.Field) ([]any, error) {
 	case *array.Float32:
 		for i := range out {
 			if a.IsValid(i) {
-				out[i] = finite(float64(a.Value(i)))
+				out[i] = finite(jsonx.Widen32(a.Value(i))) // a float32 cell as JSON would give it back
 			}
 		}
 	case *array.Binary:

@@ -21,4 +21,8 @@
 //     conformance suite every driver runs.
 //   - Store: the policy (Offload over budget, Resolve references back into
 //     values, IsRef). It caches nothing.
+//   - Ownership (owner.go): Resolve loads a reference only for the reading
+//     execution (Reader, carried by the context), its parent and its
+//     children, and checks the object against the sha256 its reference
+//     records.
 package results

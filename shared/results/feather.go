@@ -7,7 +7,6 @@ package results
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -16,6 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
 // Stored formats and their object content types (seed 004 §5).
@@ -55,7 +57,7 @@ const (
 
 // ErrFormat is returned (wrapped) when a stored object cannot be decoded in
 // its declared format (corrupt or foreign file).
-var ErrFormat = errors.New("results: bad stored object")
+var ErrFormat = errs.Sentinel(errs.Internal, "results: bad stored object")
 
 var arrowMem = memory.NewGoAllocator() // GC-managed: decoded strings may alias buffers safely
 
@@ -416,7 +418,7 @@ func asFloat64(v any) (float64, bool) {
 	case float64:
 		return x, true
 	case float32:
-		return float64(x), true
+		return jsonx.Widen32(x), true // as JSON would give it back
 	case uint:
 		return float64(x), uint64(x) > math.MaxInt64
 	case uint64:

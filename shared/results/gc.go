@@ -4,28 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"regexp"
 
 	"github.com/noetl/gcpengine/shared/types"
 )
-
-// executionSegment finds a physical key's execution (Locator.PhysicalKey:
-// ".../execution=<id>/results/...").
-var executionSegment = regexp.MustCompile(`/execution=([^/]+)/results/`)
-
-// KeyExecution returns the execution a physical key belongs to (its
-// execution= segment, unescaped), false for a key of another shape.
-func KeyExecution(key string) (string, bool) {
-	m := executionSegment.FindStringSubmatch(key)
-	if m == nil {
-		return "", false
-	}
-	id, err := url.PathUnescape(m[1])
-	if err != nil || id == "" {
-		return "", false
-	}
-	return id, true
-}
 
 // Backends returns every distinct backend of the Store by cell name (the
 // home cell under its own name), for sweeps over all cells.

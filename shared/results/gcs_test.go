@@ -80,7 +80,6 @@ func TestGCSBackendDetails(t *testing.T) {
 // TestStoreOverGCS: Offload → GCS (fake) → Resolve for both formats.
 func TestStoreOverGCS(t *testing.T) {
 	_, client := fakeGCS(t)
-	ctx := context.Background()
 	s := &results.Store{
 		Backend:   results.NewGCS(client, testBucket),
 		Locator:   results.Locator{Env: "dev", Region: "us-central1", Cell: "c1"},
@@ -91,6 +90,7 @@ func TestStoreOverGCS(t *testing.T) {
 	// is read from it, not from the time of the write).
 	id := fmt.Sprint((time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli() - types.IDEpoch) << 22)
 	c := types.ResultCoords{Tenant: "acme", Project: "etl", ExecutionID: id, Step: "load", Frame: 1, Attempt: 2}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: id})
 
 	table := make([]any, 100)
 	for i := range table {

@@ -12,7 +12,7 @@ import (
 // OffloadLimit: a negative limit is the Store's budget, 0 stores every
 // value, a positive one is that result's own budget.
 func TestOffloadLimit(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), Reader{Execution: coords.ExecutionID})
 	s := newTestStore(100)
 	cases := []struct {
 		v     any

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -32,7 +32,8 @@ const (
 
 // ErrBadURI is returned (wrapped) by ParseLogicalURI for a string that is not
 // a logical result URI of the shape LogicalURI produces.
-var ErrBadURI = errors.New("results: not a logical result URI")
+// Code errs.InvalidArgument.
+var ErrBadURI = errs.Sentinel(errs.InvalidArgument, "results: not a logical result URI")
 
 // versionPattern is the shape of an @<version> suffix.
 var versionPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -42,24 +43,38 @@ const DefaultMaterializeMax = 256 << 20
 
 // ErrBadRef is returned (wrapped) by Store.Resolve for a "$ref" map that is
 // malformed (missing key, unknown format) or names an unknown cell.
-var ErrBadRef = errors.New("results: bad result reference")
+// Code errs.InvalidArgument (not retried).
+var ErrBadRef = errs.Sentinel(errs.InvalidArgument, "results: bad result reference")
+
+// ErrForbidden is returned (wrapped) by every read of a reference the
+// reading execution may not load (results by ownership, issue 13 item 6):
+// one of another execution than the reader, its parent or one of its
+// children, a key that names no execution, or a read outside any
+// execution (no Reader in the context). Code errs.PermissionDenied (not
+// retried); the worker fails the step with error kind
+// types.ErrKindForbidden.
+var ErrForbidden = errs.Sentinel(errs.PermissionDenied, "results: reference refused")
 
 // ErrDigest is wrapped (with ErrLost) by reads of an object whose bytes
 // do not hash to its reference's sha256: it was changed, replaced or
-// corrupted after it was written.
-var ErrDigest = errors.New("results: the stored object does not match its reference's sha256")
+// corrupted after it was written (checkDigest, the one digest check).
+// Code errs.NotFound: the object that was written is not there, and
+// reading again cannot bring it back.
+var ErrDigest = errs.Sentinel(errs.NotFound, "results: the stored object does not match its reference's sha256")
 
 // ErrLost is wrapped by every read of a reference whose object is gone
 // (with ErrNotFound) or no longer what was written (with ErrDigest or
 // ErrFormat). The worker fails the step once with error kind
 // types.ErrKindResultLost naming the URI (seed 004 "repair"): a lost
-// result does not come back by retrying.
-var ErrLost = errors.New("results: result lost")
+// result does not come back by retrying: code errs.NotFound, which
+// errs.ReplyOf dead-letters and a tool's retry policy does not retry.
+var ErrLost = errs.Sentinel(errs.NotFound, "results: result lost")
 
 // ErrTooLarge is returned (wrapped) by Resolve for a reference whose
 // object is over Store.MaterializeMax: it is read by streaming consumers
 // (loop.in, transfer source type result, artifact), never loaded whole.
-var ErrTooLarge = errors.New("results: result too large to load whole")
+// Code errs.InvalidArgument (a value over a size limit: not retried).
+var ErrTooLarge = errs.Sentinel(errs.InvalidArgument, "results: result too large to load whole")
 
 // Store is the result tier's policy (seed 004 §5): it moves over-budget
 // results to its backends under names from its Locator, and turns references
@@ -118,7 +133,10 @@ func (s *Store) now() time.Time {
 
 // Offload stores v in the result tier when it is over the inline budget
 // (seed 004 §5 "the size threshold that gates inline-vs-reference"); it
-// is OffloadWith with default options.
+// is OffloadWith with default options. The reference's uri and key both
+// name the execution c.ExecutionID (reads load it only for that
+// execution, its parent or its children: Authorize), and reads check the
+// object against its "sha256".
 func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
 	return s.OffloadWith(ctx, c, v, OffloadOptions{Limit: -1})
 }
@@ -426,6 +444,14 @@ func toInt(v any) (int64, bool) {
 //   - JSON objects decode with whole numbers as int64, others float64
 //     (jsonx).
 //
+// Only references the context's Reader may load are loaded (WithReader:
+// the reading execution's own results, its parent's and its children's);
+// the execution is read from the reference's key (and must agree with
+// its uri), never taken on trust. A reference that records a "sha256"
+// (every one Offload makes) is loaded only if the object's bytes hash to
+// it; one without (made before digests were recorded, or a bare key
+// string given to an artifact task) is checked for ownership only.
+//
 // Copy on write: v itself is never modified; containers on the path to a
 // reference are shallow-copied, everything else is shared, and a v without
 // references is returned as is. The object is read from "$ref.key" in the
@@ -434,11 +460,13 @@ func toInt(v any) (int64, bool) {
 // hash to it. Loaded values are kept in the Store's Cache, if any, by key
 // and digest; callers must not modify them.
 //
-// Errors (wrapped, naming the reference's URI): ErrBadRef for a malformed
-// reference; ErrLost with ErrNotFound when the object is missing, with
-// ErrDigest when it does not match its sha256, with ErrFormat when it
-// cannot be decoded; ErrTooLarge for an object over MaterializeMax; or
-// the backend's error.
+// Errors (wrapped, naming the reference's URI or key): ErrBadRef for a
+// malformed reference; ErrForbidden for a reference the reader may not
+// load (checked before anything is read or taken from the Cache);
+// ErrLost with ErrNotFound when the object is missing, with ErrDigest
+// when it does not match its sha256, with ErrFormat when it cannot be
+// decoded; ErrTooLarge for an object over MaterializeMax; or the
+// backend's error.
 func (s *Store) Resolve(ctx context.Context, v any) (any, error) {
 	out, _, err := s.resolve(ctx, v)
 	return out, err
@@ -512,6 +540,9 @@ func (s *Store) load(ctx context.Context, r any) (v any, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := AuthorizeRef(ctx, ref); err != nil {
+		return nil, err
+	}
 	if ref.Bytes > s.materializeMax() {
 		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d a template, python or a loop plan may load (NOETL_RESULT_MATERIALIZE_MAX_MB); stream it (loop.in, transfer source type result, artifact)", ErrTooLarge, ref.Name(), ref.Bytes, s.materializeMax())
 	}
@@ -575,18 +606,21 @@ func lostOr(ref Ref, err error) error {
 	return fmt.Errorf("results: resolve %s: %w", ref.Name(), err)
 }
 
-// checkDigest compares the hash of the bytes read with the reference's.
+// checkDigest compares the hash of the bytes read with the reference's
+// (hex, any case): the one digest check of the tier (Resolve, OpenTable,
+// Row). A mismatch wraps ErrLost and ErrDigest.
 func checkDigest(ref Ref, h hash.Hash) error {
 	if ref.SHA256 == "" {
 		return nil
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != ref.SHA256 {
-		return fmt.Errorf("%w: %s (object %s): %w: has sha256 %s, the reference records %s", ErrLost, ref.Name(), ref.Key, ErrDigest, got, ref.SHA256)
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, ref.SHA256) {
+		return fmt.Errorf("%w: reference %s (object %s): %w: it records sha256 %s, the object's is %s", ErrLost, ref.Name(), ref.Key, ErrDigest, ref.SHA256, got)
 	}
 	return nil
 }
 
-// ResolveURN returns the reference of the result a logical URI names,
+// ResolveURN returns the reference of the result a logical URI names
+// (only for a reader that may load it: ErrForbidden before any probe),
 // found from the URI alone (seed 004 §4: zero central lookup): the key
 // derived in the home cell, as Feather, else as JSON. When the home cell
 // has neither (a cell map that moved the shard after the result was
@@ -601,6 +635,9 @@ func (s *Store) ResolveURN(ctx context.Context, uri string) (map[string]any, err
 	}
 	if s.Backend == nil {
 		return nil, errors.New("results: resolve: Store has no Backend")
+	}
+	if err := AuthorizeExecution(ctx, c.ExecutionID, uri); err != nil {
+		return nil, err // not even whether the object exists is told
 	}
 	home, shard := s.Place(c)
 	cells := []Cell{home}

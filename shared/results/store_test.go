@@ -35,7 +35,7 @@ func sized(n int) map[string]any {
 }
 
 func TestOffloadInlineVsOverBudget(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
 	s := newTestStore(100)
 	for _, v := range []any{nil, 1, "small", sized(100), []any{map[string]any{"a": 1}}} {
 		ref, err := s.Offload(ctx, coords, v)
@@ -89,7 +89,7 @@ func TestOffloadInlineVsOverBudget(t *testing.T) {
 }
 
 func TestOffloadFeatherAndResolve(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
 	s := newTestStore(1024)
 	rows := benchRows(200)
 	v := make([]any, len(rows))
@@ -136,7 +136,7 @@ func withAllColumns(r map[string]any) map[string]any {
 }
 
 func TestJSONRoundTripKeepsInts(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
 	s := newTestStore(64)
 	v := map[string]any{
 		"big":    int64(9007199254740993), // 2^53 + 1: lost by float64
@@ -168,7 +168,7 @@ func TestJSONRoundTripKeepsInts(t *testing.T) {
 }
 
 func TestResolveNestedRefs(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
 	s := newTestStore(32)
 	big := func(i int) any { return map[string]any{"i": int64(i), "pad": strings.Repeat("p", 40)} }
 	table := []any{map[string]any{"a": int64(1), "pad": strings.Repeat("q", 40)}}
@@ -235,7 +235,7 @@ func TestResolveNestedRefs(t *testing.T) {
 }
 
 func TestResolveErrors(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
 	s := newTestStore(16)
 	ref, err := s.Offload(ctx, coords, sized(50))
 	if err != nil {
@@ -243,7 +243,8 @@ func TestResolveErrors(t *testing.T) {
 	}
 	r := ref.(map[string]any)[RefKey].(map[string]any)
 
-	missing := map[string]any{RefKey: map[string]any{"uri": "u", "key": "no/such/key.json", "format": "json"}}
+	missingKey := strings.Replace(r["key"].(string), "/fetch/", "/gone/", 1)
+	missing := map[string]any{RefKey: map[string]any{"uri": "u", "key": missingKey, "format": "json"}}
 	if _, err := s.Resolve(ctx, []any{missing}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing object: err = %v, want ErrNotFound", err)
 	}
@@ -282,7 +283,7 @@ type bucketMem struct {
 func (n bucketMem) Bucket() string { return n.name }
 
 func TestOffloadErrors(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
 	s := newTestStore(16)
 	if _, err := s.Offload(ctx, types.ResultCoords{Step: "s"}, sized(50)); !errors.Is(err, ErrBadURI) {
 		t.Errorf("no execution id: err = %v", err)

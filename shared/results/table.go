@@ -51,12 +51,16 @@ type TableReader struct {
 // footer, after reading the footer's position from the object's end);
 // JSON objects holding a list of maps (or a map with such a list under
 // rows/data/results/items/records) are loaded whole, within
-// MaterializeMax. Errors: ErrBadRef; ErrLost (with ErrNotFound, ErrFormat)
+// MaterializeMax. Errors: ErrBadRef; ErrForbidden for a reference the
+// context's Reader may not load (Authorize, before any read); ErrLost (with ErrNotFound, ErrFormat)
 // for a missing or undecodable object; ErrFormat (not lost) for a JSON
 // result that is not a table; the backend's error.
 func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 	ref, err := s.ParseRef(v)
 	if err != nil {
+		return nil, err
+	}
+	if err := AuthorizeRef(ctx, ref); err != nil {
 		return nil, err
 	}
 	if ref.Format == FormatJSON {
@@ -302,12 +306,16 @@ func (w *windowReader) Seek(off int64, whence int) (int64, error) {
 // as a map holding every column, reading only the record batch that
 // holds it (the file's MetaBatchRows; a file without it, from another
 // tool, is scanned from its first batch). Batches read are kept in the
-// Store's Cache. Errors: ErrBadRef (also for a JSON reference: load it
+// Store's Cache. Errors: ErrForbidden (Authorize, before any read or
+// Cache lookup); ErrBadRef (also for a JSON reference: load it
 // with Resolve); ErrLost for a missing or undecodable object; an i out of
 // range (ErrFormat, not lost).
 func (s *Store) Row(ctx context.Context, v any, i int) (any, error) {
 	ref, err := s.ParseRef(v)
 	if err != nil {
+		return nil, err
+	}
+	if err := AuthorizeRef(ctx, ref); err != nil {
 		return nil, err
 	}
 	if ref.Format != FormatFeather {
@@ -451,10 +459,14 @@ func (s *Store) batch(ctx context.Context, ref Ref, b int) ([]any, error) {
 }
 
 // RowCount returns the rows of the table a reference names: its "rows"
-// field when recorded, else read from the file's footer.
+// field when recorded, else read from the file's footer. Only for a
+// reader that may load it (ErrForbidden).
 func (s *Store) RowCount(ctx context.Context, v any) (int64, error) {
 	ref, err := s.ParseRef(v)
 	if err != nil {
+		return 0, err
+	}
+	if err := AuthorizeRef(ctx, ref); err != nil {
 		return 0, err
 	}
 	if ref.Rows > 0 || ref.Format != FormatFeather {

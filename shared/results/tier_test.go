@@ -78,7 +78,7 @@ func TestFeatherNestedTypes(t *testing.T) {
 // Feather table of its rows in the query's column order, its other
 // fields in the file's metadata; it resolves to the same value.
 func TestOffloadEnvelopeKeepsColumnOrder(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	s := newTestStore(256)
 	rows := make([]any, 50)
 	for i := range rows {
@@ -121,7 +121,7 @@ func TestOffloadEnvelopeKeepsColumnOrder(t *testing.T) {
 // repetitive data; an unknown codec is refused. ttl is recorded on the
 // object and in the reference.
 func TestOffloadCompressionAndTTL(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	s := newTestStore(64)
 	rows := make([]any, 2000)
 	for i := range rows {
@@ -160,7 +160,7 @@ func TestOffloadCompressionAndTTL(t *testing.T) {
 // The key is a pure function of the URI: a redelivery days later writes
 // the same object, and a reader with only the URI finds it.
 func TestKeyIndependentOfWriteTime(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	s := newTestStore(16)
 	c := coords
 	c.ExecutionID = snowflake(time.Date(2026, 2, 3, 23, 59, 0, 0, time.UTC), 1)
@@ -200,7 +200,7 @@ func TestKeyIndependentOfWriteTime(t *testing.T) {
 // a URN whose object sits in another cell than the map now says is found
 // there.
 func TestCellsMoveKeepsReferences(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	m1 := SingleCell("c1", "r1", "b1")
 	c1, c2 := NewMemoryBucket("b1"), NewMemoryBucket("b2")
 	old := &Store{Backend: c1, Locator: Locator{Cells: m1}, CellBackends: map[string]Backend{"c1": c1, "c2": c2}, InlineMax: 16}
@@ -281,7 +281,7 @@ func bigTable(t *testing.T, s *Store, c types.ResultCoords, n int) map[string]an
 // A stored table is read batch by batch; the object's digest is checked
 // after the last batch; a loop item reads only its batch.
 func TestOpenTableAndRow(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	s := newTestStore(16)
 	s.Cache = NewCache(1 << 20)
 	ref := bigTable(t, s, coords, 5000)
@@ -334,7 +334,7 @@ func TestOpenTableAndRow(t *testing.T) {
 // A changed object fails the read as a lost result, naming the URI: the
 // sequential reader at its end, whole loads before decoding.
 func TestLostResults(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	s := newTestStore(16)
 	ref := bigTable(t, s, coords, 2000)
 	key := ref[RefKey].(map[string]any)["key"].(string)
@@ -384,7 +384,7 @@ func TestLostResults(t *testing.T) {
 // A sink keeps a small table as a value and streams a large one to the
 // tier; both read back the same.
 func TestSinkSmallAndLarge(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	s := newTestStore(4096)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "b", Type: arrow.PrimitiveTypes.Int64}, {Name: "a", Type: arrow.BinaryTypes.String}}, nil)
 	batch := func(lo, n int) arrow.RecordBatch {
@@ -459,7 +459,7 @@ func TestCacheLRU(t *testing.T) {
 
 // Resolve refuses to load an object over MaterializeMax.
 func TestMaterializeMax(t *testing.T) {
-	ctx := context.Background()
+	ctx := WithReader(context.Background(), anyReader)
 	s := newTestStore(16)
 	ref, err := s.Offload(ctx, coords, sized(5000))
 	if err != nil {
@@ -482,3 +482,7 @@ func TestMaterializeMax(t *testing.T) {
 	b, _ := json.Marshal(lie)
 	_ = b
 }
+
+// anyReader reads for the tests that are not about ownership
+// (owner_test.go is): every execution is its child.
+var anyReader = Reader{Execution: "tier-test", IsChild: func(context.Context, string) (bool, error) { return true, nil }}

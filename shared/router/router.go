@@ -1,6 +1,6 @@
 // Package router is the route function's logic: it applies the events that
-// do not come from a finishing unit of work — an execution's start request
-// and any step boundary (step.done, step.failed, loop.done) that reached
+// do not come from a finishing unit of work — an execution's start request,
+// a cancellation (control.Stop) and any step boundary (step.done, step.failed, loop.done) that reached
 // the log without being checkpointed by execute — through the control
 // plane (shared/control: the pure engine under one Firestore transaction,
 // then the outbox). The route subscription receives only batches marked
@@ -29,7 +29,7 @@ type Router struct {
 
 // Handles reports whether route acts on an event type.
 func Handles(t types.EventType) bool {
-	return t == types.EvExecutionRequested || t.IsBoundary()
+	return t == types.EvExecutionRequested || t == types.EvCancelRequested || t.IsBoundary()
 }
 
 // Handle applies the batch's start and boundary events in order. A nil
@@ -38,6 +38,20 @@ func Handles(t types.EventType) bool {
 func (r *Router) Handle(ctx context.Context, b types.Batch) error {
 	for _, ev := range b.Events {
 		if !Handles(ev.EventType) || ev.ExecutionID != b.ExecutionID {
+			continue
+		}
+		if ev.EventType == types.EvCancelRequested {
+			// The api applies a cancellation itself and publishes it here
+			// first: whatever it did not finish (its transition's outbox,
+			// the cleanup) is done here, under Pub/Sub redelivery.
+			_, err := r.Control.Stop(ctx, ev.ExecutionID, ev)
+			if errors.Is(err, store.ErrNotFound) {
+				r.Log.Warn("cancellation of an unknown execution dropped", "execution_id", ev.ExecutionID)
+				continue
+			}
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		p := control.ApplyParams{ExecutionID: ev.ExecutionID, Event: ev}

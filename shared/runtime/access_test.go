@@ -21,7 +21,9 @@ import (
 // cover. Every Deps field is classified (TestAccessCoversTheCode fails on
 // a new one).
 var depsOps = map[string][]deploy.Op{
-	"Cfg": nil, "Log": nil, "Signer": nil, "closeTools": nil,
+	"Cfg": nil, "Log": nil, "Signer": nil, "closeTools": nil, "toolsOnce": nil, "granted": nil, "closeCreds": nil,
+	// The executor hands the runner kinds' attempts to the runner.
+	"Executor":    {deploy.OpInvokeRunner},
 	"Store":       {deploy.OpFirestore},
 	"Catalog":     {deploy.OpFirestore},
 	"Credentials": {deploy.OpFirestore}, // the Firestore credential store (credentials.NewFirestore)

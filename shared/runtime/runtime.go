@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	secretmanager "cloud.google.com/go/secretmanager/apiv1"
 	"cloud.google.com/go/storage"
 	"github.com/cloudevents/sdk-go/v2/event"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -56,14 +58,24 @@ type Deps struct {
 	Router     *router.Router
 	Worker     *worker.Worker
 	Results    *results.Store
-	// Credentials is the credential store (keychain resolution).
+	// Credentials is the credential store, unguarded: the api's
+	// /credentials routes, launch (which checks grants itself) and
+	// redaction. The tools, the worker and the control plane get
+	// credentials.Guard of it.
 	Credentials credentials.Store
 	// Catalog resolves playbook paths (catalog first, then files).
 	Catalog *catalog.Catalog
 	// Signer signs what the functions publish and create, and verifies
 	// what they receive (NOETL_SIGNING_KEY, shared/sign).
-	Signer     *sign.Signer
+	Signer *sign.Signer
+
+	toolsOnce  sync.Once
 	closeTools func()
+	// granted is Credentials behind the grant guard (credentials.Guard):
+	// what runs playbooks reads through it; closeCreds closes the
+	// credential store's Secret Manager client (nil: none).
+	granted    credentials.Store
+	closeCreds func()
 }
 
 var (
@@ -86,16 +98,36 @@ func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: configuration: %w", err)
 	}
-	roles, err := auth.LoadRoles(cfg.API.RolesFile)
+	roles, err := Roles(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.New(ctx, auth.Config{Token: cfg.API.Token, Audiences: cfg.API.Audiences, Roles: roles})
+	a, err := auth.New(ctx, auth.Config{Token: cfg.API.Token, Audiences: cfg.API.Audiences, Roles: roles, JWKSFile: cfg.OIDCJWKSFile})
 	if err != nil {
 		return nil, err
 	}
 	authn = a
 	return a, nil
+}
+
+// ErrNoRoles refuses to serve the api and emit in the cloud profile
+// without roles (issue 13 item 8: roles default closed).
+var ErrNoRoles = errors.New("runtime: the cloud profile (NOETL_PROFILE=cloud) needs roles: set NOETL_API_ROLES_FILE or NOETL_API_ROLES (Terraform: var.api_roles); without them the api and emit serve no one")
+
+// Roles returns the roles of cfg: the roles file (NOETL_API_ROLES_FILE)
+// or the inline document (NOETL_API_ROLES). Without either it is nil
+// (every authenticated caller is admin) in the local profile and
+// ErrNoRoles in the cloud profile. A bad document is an error.
+func Roles(cfg config.Config) (*auth.Roles, error) {
+	switch {
+	case cfg.API.Roles != "":
+		return auth.ParseRoles([]byte(cfg.API.Roles))
+	case cfg.API.RolesFile != "":
+		return auth.LoadRoles(cfg.API.RolesFile)
+	case cfg.Profile == config.ProfileCloud:
+		return nil, ErrNoRoles
+	}
+	return nil, nil
 }
 
 var (
@@ -165,23 +197,70 @@ func open(ctx context.Context) (*Deps, error) {
 	}
 	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
 	d.Bodies = rs
-	creds := credentials.NewFirestore(st.Client())
-	reg, closeTools := tools.Default(tools.DefaultOptions{PythonBin: cfg.PythonBin, Credentials: creds, Results: rs, Project: cfg.Project, ScriptDir: cfg.RepoRoot})
+	creds, closeCreds, err := openCredentials(ctx, cfg, st, signer)
+	if err != nil {
+		return nil, err
+	}
+	// What runs playbooks reads only the credentials granted to the
+	// execution at hand (issue 13 item 5): a name a template computes at
+	// run time is checked where the value is read.
+	granted := credentials.Guard(creds)
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
 	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
 	mk := func(source string) *control.Control {
-		return &control.Control{Store: st, Bus: b, Tasks: d, Results: rs, Credentials: creds, Opts: opts, Log: log, Source: source}
+		return &control.Control{Store: st, Bus: b, Tasks: d, Results: rs, Credentials: granted, Opts: opts, Log: log, Source: source}
 	}
 	fctx, stop := context.WithCancel(context.Background())
 	flusherStop = stop
 	go bus.RunFlusher(fctx, b, meter.Default, 500*time.Millisecond, time.Second, log)
 	return &Deps{
-		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs, closeTools: closeTools,
+		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs,
 		Router:  &router.Router{Control: mk("route"), Log: log},
 		Control: mk("api"),
 		Catalog: cat, Credentials: creds, Signer: signer,
-		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Tools: reg, Results: rs, Catalog: cat, Credentials: creds, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem},
+		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Results: rs, Catalog: cat, Credentials: granted, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem,
+			BarrierKey: signer.BarrierKey},
+		granted: granted, closeCreds: closeCreds,
 	}, nil
+}
+
+// Executor returns execute's worker with its tool registry, built on the
+// first call (functions that run no tasks never build it): the control
+// plane's own kinds (tools.ControlKinds) and, for the runner kinds, the
+// runner client (runnerTools).
+func (d *Deps) Executor() *worker.Worker {
+	d.toolsOnce.Do(func() {
+		// The control plane's http kind passes the same egress policy as
+		// the runner's kinds (NOETL_EGRESS_*; validated at start).
+		policy, err := egress.New(d.Cfg.Egress.Profile, d.Cfg.Egress.Allow, d.Cfg.Egress.Deny)
+		if err != nil {
+			d.Log.Error("egress policy", "error", err.Error())
+			policy, _ = egress.New("cloud", nil, nil)
+		}
+		reg, closeTools := tools.Control(tools.DefaultOptions{Credentials: d.granted, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy})
+		for k, t := range runnerTools(d.Cfg, d.granted, d.Log) {
+			reg[k] = t
+		}
+		d.Worker.Tools = reg
+		d.closeTools = closeTools
+	})
+	return d.Worker
+}
+
+// openCredentials opens the credential store of cfg: metadata in
+// Firestore, values in Secret Manager (NOETL_CREDENTIAL_VALUES=
+// secretmanager, the cloud profile's default) or sealed in Firestore
+// under the signing key (firestore, the local stack's). The returned
+// function closes the Secret Manager client (nil when there is none).
+func openCredentials(ctx context.Context, cfg config.Config, st *store.Firestore, signer *sign.Signer) (credentials.Store, func(), error) {
+	if cfg.CredentialValues == "secretmanager" {
+		c, err := secretmanager.NewClient(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("runtime: Secret Manager client: %w", err)
+		}
+		return credentials.NewFirestore(st.Client(), credentials.NewSecretManager(c, cfg.Project)), func() { _ = c.Close() }, nil
+	}
+	return credentials.NewFirestore(st.Client(), credentials.NewFirestoreValues(st.Client(), credentials.SealWith(signer))), nil, nil
 }
 
 // Close stops the flusher (flushing pending operation counts) and closes
@@ -191,6 +270,9 @@ func (d *Deps) Close() {
 		flusherStop()
 	}
 	time.Sleep(100 * time.Millisecond)
+	if d.closeCreds != nil {
+		d.closeCreds()
+	}
 	if d.closeTools != nil {
 		d.closeTools()
 	}
@@ -409,7 +491,7 @@ func (d *Deps) RedactorOf(ctx context.Context, id string) *redact.Redactor {
 	}
 	var kc map[string]any
 	if pb, err := dsl.Load([]byte(rec.Source), "execution"); err == nil && len(pb.Keychain) > 0 && d.Credentials != nil {
-		kc, _ = launch.Keychain(ctx, d.Credentials, pb, rec.State.Workload, id)
+		kc, _ = launch.Keychain(ctx, d.Credentials, pb, rec.State)
 	}
 	return launch.ExecRedactor(kc, rec.State.Workload)
 }

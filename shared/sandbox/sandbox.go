@@ -44,6 +44,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/noetl/gcpengine/shared/config"
+	"github.com/noetl/gcpengine/shared/egress"
 )
 
 // Limits are the resource limits of a sandboxed command (setrlimit; zero
@@ -71,6 +75,13 @@ type Limits struct {
 	// FileSizeBytes is RLIMIT_FSIZE: the largest file the command may
 	// write.
 	FileSizeBytes int64
+	// MemoryBytes is the memory of the command's processes together (its
+	// control group's memory limit, swap included); 0: none. Without a
+	// control group it becomes the address-space limit when that is unset.
+	MemoryBytes int64
+	// CPUs is the command's CPU share (its control group's CPU quota, in
+	// CPUs); 0: none.
+	CPUs float64
 }
 
 // DefaultLimits are the limits used for zero fields: 4 GiB of address
@@ -109,6 +120,35 @@ type Options struct {
 	// Logger receives the one-line notice of how commands are contained;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// Isolate gives each command its own mount, IPC and UTS namespaces
+	// and a root of its own (isolate.go): DefaultReadOnly and the
+	// command's ReadOnly read-only, its Dir (or Workspace) and DataRoots
+	// read-write, a private /tmp (a tmpfs of Limits.FileSizeBytes), a
+	// /proc of its own PID namespace, a minimal /dev. Nothing else of the
+	// host is visible.
+	Isolate bool
+	// DataRoots are host directories every isolated command may read and
+	// write (NOETL_RUNNER_DATA_ROOTS).
+	DataRoots []string
+	// ControlDir holds the sandbox's per-command files (the new roots'
+	// mount points, /etc/hosts files); default os.TempDir()/noetl-sandbox.
+	// It must not be visible to commands (it is not, when isolated).
+	ControlDir string
+	// Network, when set, gives each command a network namespace of its
+	// own with only a loopback interface, on which the sandbox offers
+	// forwarders to the single destinations the policy allows and an
+	// HTTP(S) proxy that applies the policy (netns.go). Needs root (of
+	// the process's user namespace).
+	Network *egress.Policy
+	// Cgroup is where commands get their control groups (cgroup.go: ""
+	// detects the process's own, else a v2 directory or comma-separated
+	// v1 controller directories); NoCgroup turns them off.
+	Cgroup string
+	// NoCgroup: rlimits only.
+	NoCgroup bool
+	// LockDir holds the uid reservation files (default
+	// os.TempDir()/noetl-sandbox-uids); it must be the process's own.
+	LockDir string
 }
 
 // Mode says how a Sandbox contains its commands.
@@ -138,6 +178,7 @@ type Sandbox struct {
 	next    int
 	lockDir string
 	nsErr   error // the kernel refuses the namespace
+	cg      cgroups
 }
 
 // New returns a sandbox configured by opts. It decides the containment
@@ -145,6 +186,7 @@ type Sandbox struct {
 // makes the engine non-dumpable. Errors: the engine's executable cannot be
 // found (the helper runs from it).
 func New(opts Options) (*Sandbox, error) {
+	asSet := opts.Limits.AddressSpaceBytes != 0
 	l := opts.Limits
 	def := func(v *int64, d int64) {
 		if *v == 0 {
@@ -177,7 +219,7 @@ func New(opts Options) (*Sandbox, error) {
 	s.mode.PIDNamespace = !opts.NoNamespace
 	s.mode.UserNamespace = s.mode.PIDNamespace && !root
 	if s.mode.DedicatedUID {
-		dir, err := lockDir()
+		dir, err := lockDir(opts.LockDir)
 		if err != nil {
 			return nil, err
 		}
@@ -188,6 +230,38 @@ func New(opts Options) (*Sandbox, error) {
 		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 			log.Warn("sandbox: cannot make the engine non-dumpable; same-uid user code may read its environment", "error", err)
 		}
+	}
+	if opts.Network != nil && os.Geteuid() != 0 {
+		return nil, fmt.Errorf("sandbox: a network namespace per command needs root (of the process's user namespace: run the runner confined, sandbox.ConfineAttr)")
+	}
+	if opts.ControlDir == "" {
+		opts.ControlDir = filepath.Join(os.TempDir(), "noetl-sandbox")
+	}
+	if opts.Isolate || opts.Network != nil {
+		if err := os.MkdirAll(opts.ControlDir, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: control directory: %w", err)
+		}
+		s.opts.ControlDir = opts.ControlDir
+	}
+	if !opts.NoCgroup {
+		cg, err := detectCgroups(opts.Cgroup)
+		if err != nil {
+			if opts.Cgroup != "" {
+				return nil, fmt.Errorf("sandbox: NOETL_SANDBOX_CGROUP=%s: %w", opts.Cgroup, err)
+			}
+			log.Info("sandbox: no control groups; memory and process limits are rlimits (address space, per-uid processes)", "reason", err.Error())
+		} else {
+			s.cg = cg
+			log.Info("sandbox: each command runs in a control group of its own", "cgroup", cg.version, "memory_bytes", l.MemoryBytes, "processes", l.Processes, "cpus", l.CPUs)
+		}
+	}
+	if s.cg.version == NoCgroup && s.opts.Limits.MemoryBytes > 0 && !asSet {
+		s.opts.Limits.AddressSpaceBytes = s.opts.Limits.MemoryBytes
+	}
+	if s.cg.version != NoCgroup && s.opts.Limits.MemoryBytes > 0 && !asSet {
+		// The group bounds the memory actually used; an address-space
+		// limit would only refuse numeric libraries' reservations.
+		s.opts.Limits.AddressSpaceBytes = -1
 	}
 	if s.mode.PIDNamespace {
 		// Ask the kernel once: user namespaces may be disabled or
@@ -242,6 +316,20 @@ type Cmd struct {
 	slot int // -1: no dedicated uid
 	uid  int
 	gid  int
+	// ReadOnly are host paths an isolated command also sees read-only
+	// (e.g. the interpreter's installation outside DefaultReadOnly).
+	ReadOnly []string
+	// Workspace is the task's workspace (bound read-write at its path in
+	// an isolated command; "" : Dir).
+	Workspace string
+
+	net   *taskNet
+	grp   *group
+	ctl   string // per-command control directory (isolated commands)
+	limit string // the limit the command hit (finish)
+	// times of the command's phases (the debug line of Wait)
+	tStart, tPrepared, tStarted, tExited time.Time
+	started                              time.Time // Start returned
 	// dir is Dir's owner and permission bits before Start handed it to
 	// the command's uid; finish restores them before the uid returns to
 	// the pool (handed: there is something to restore).
@@ -286,6 +374,12 @@ type spec struct {
 	KillAll bool `json:"kill_all,omitempty"`
 	// Noop: exit 0 at once (namespace probe).
 	Noop bool `json:"noop,omitempty"`
+	// Isolation builds the command's root before anything else.
+	Isolation *isolation `json:"isolation,omitempty"`
+	// NetFD is the descriptor of the network namespace to join (0: none).
+	NetFD int `json:"net_fd,omitempty"`
+	// Cgroups are the cgroup.procs files the helper writes itself into.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 // Start starts the command (see the package doc for what contains it).
@@ -293,6 +387,7 @@ type spec struct {
 // set) to that uid; Wait gives Dir back to its owner, with its mode from
 // before Start, before the uid can go to another command.
 func (c *Cmd) Start() error {
+	c.tStart = time.Now()
 	s := c.s
 	path := c.name
 	if !strings.Contains(path, "/") {
@@ -322,6 +417,11 @@ func (c *Cmd) Start() error {
 		}
 	}
 	sp := spec{Path: path, Args: append([]string{c.name}, c.args...), Env: c.Env, UID: c.uid, GID: c.gid, Limits: s.opts.Limits, NProc: c.slot >= 0}
+	if err := c.prepare(&sp); err != nil {
+		c.finish()
+		return err
+	}
+	c.tPrepared = time.Now()
 	b, err := json.Marshal(sp)
 	if err != nil {
 		c.finish()
@@ -342,6 +442,9 @@ func (c *Cmd) Start() error {
 	}
 	useNS := s.mode.PIDNamespace && s.nsRefused() == nil
 	c.SysProcAttr = s.sysProcAttr(useNS)
+	if s.opts.Isolate {
+		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	}
 	err = c.Cmd.Start()
 	if err != nil {
 		c.finish()
@@ -368,6 +471,7 @@ func (c *Cmd) Start() error {
 			s.killUID(uid)
 		}()
 	}
+	c.started = time.Now()
 	return nil
 }
 
@@ -414,9 +518,24 @@ func (s *Sandbox) nsRefused() error {
 // process tree (process group; with a dedicated uid and no namespace,
 // every process of the uid) and frees its identity.
 func (c *Cmd) Wait() error {
+	c.tStarted = c.startedAt()
 	err := c.Cmd.Wait()
+	c.tExited = time.Now()
 	c.finish()
+	if c.s.log.Enabled(context.Background(), slog.LevelDebug) && !c.tPrepared.IsZero() {
+		ms := func(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1000 }
+		c.s.log.Debug("sandbox: command", "uid", c.uid, "prepare_ms", ms(c.tStart, c.tPrepared), "start_ms", ms(c.tPrepared, c.tStarted),
+			"run_ms", ms(c.tStarted, c.tExited), "finish_ms", ms(c.tExited, time.Now()), "limit", c.limit)
+	}
 	return err
+}
+
+// startedAt is when Start returned (now when Wait is called right after).
+func (c *Cmd) startedAt() time.Time {
+	if c.started.IsZero() {
+		return time.Now()
+	}
+	return c.started
 }
 
 // ExceededCPU reports, after Wait, whether the command was killed for
@@ -440,10 +559,25 @@ func (c *Cmd) ExceededCPU() bool {
 	return false
 }
 
-// finish kills leftovers and releases the uid slot (idempotent).
+// finish kills leftovers and releases the uid slot, the network
+// namespace, the control group (after reading which limit the command
+// hit) and the control directory (idempotent).
 func (c *Cmd) finish() {
 	if c.Process != nil {
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	}
+	if c.grp != nil {
+		if h := c.grp.hit(); h != "" {
+			c.limit = h
+		}
+		c.grp.remove()
+		c.grp = nil
+	}
+	c.net.Close()
+	c.net = nil
+	if c.ctl != "" {
+		_ = os.RemoveAll(c.ctl)
+		c.ctl = ""
 	}
 	if c.slot < 0 {
 		return
@@ -455,6 +589,114 @@ func (c *Cmd) finish() {
 	c.s.release(c.slot)
 	c.slot = -1
 }
+
+// prepare sets up what the command runs in besides its identity: its
+// control group, its network namespace (descriptor appended to
+// ExtraFiles, proxy variables added to Env) and its isolated root.
+func (c *Cmd) prepare(sp *spec) error {
+	s := c.s
+	if s.cg.version != NoCgroup {
+		g, err := s.cg.create(s.opts.Limits)
+		if err != nil {
+			return err
+		}
+		c.grp = g
+		sp.Cgroups = g.procsFiles()
+		if s.opts.Limits.Processes > 0 && g.has("pids") {
+			// The group counts the task's processes (and reports the
+			// limit); a per-uid rlimit would refuse the fork first.
+			sp.NProc = false
+		}
+	}
+	if !s.opts.Isolate && s.opts.Network == nil {
+		return nil
+	}
+	ctl, err := os.MkdirTemp(s.opts.ControlDir, "cmd-")
+	if err != nil {
+		return fmt.Errorf("sandbox: control directory: %w", err)
+	}
+	c.ctl = ctl
+	if s.opts.Network != nil {
+		n, err := newTaskNet(s.opts.Network, s.log)
+		if err != nil {
+			return err
+		}
+		c.net = n
+		c.ExtraFiles = append(c.ExtraFiles, n.fd)
+		sp.NetFD = 2 + len(c.ExtraFiles)
+		sp.Env = append(append([]string(nil), sp.Env...), n.ProxyEnv()...)
+	}
+	if s.opts.Isolate {
+		root := filepath.Join(ctl, "root")
+		if err := os.Mkdir(root, 0o755); err != nil {
+			return err
+		}
+		ws := c.Workspace
+		if ws == "" {
+			ws = c.Dir
+		}
+		is := &isolation{RootDir: root, RO: append(append([]string(nil), DefaultReadOnly...), c.ReadOnly...), TmpBytes: s.opts.Limits.FileSizeBytes, Hostname: "noetl-task", Dir: c.Dir}
+		if ws != "" {
+			is.RW = append(is.RW, ws)
+		}
+		if c.Dir != "" && c.Dir != ws {
+			is.RW = append(is.RW, c.Dir)
+		}
+		is.RW = append(is.RW, s.opts.DataRoots...)
+		if c.net != nil {
+			hosts := filepath.Join(ctl, "hosts")
+			if err := os.WriteFile(hosts, []byte(c.net.hosts), 0o644); err != nil {
+				return err
+			}
+			is.Hosts = hosts
+		}
+		sp.Isolation = is
+	}
+	return nil
+}
+
+// LimitHit names, after Wait, the limit the command ran into, or "":
+// "memory" (its control group's memory: the kernel killed it), "processes"
+// (a fork failed at its control group's pids.max), "cpu" (RLIMIT_CPU),
+// "file size" (RLIMIT_FSIZE). A full workspace (disk) is the caller's to
+// check (Workspace.Full).
+func (c *Cmd) LimitHit() string {
+	if c.limit != "" {
+		return c.limit
+	}
+	if c.ExceededCPU() {
+		return "cpu"
+	}
+	if c.ProcessState != nil {
+		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
+			return "file size"
+		}
+	}
+	return ""
+}
+
+// DescribeLimit names a limit LimitHit reported (or "disk", a full
+// workspace) with its value and knob, for the error message of kind
+// "limit": "memory (1024 MiB, NOETL_SANDBOX_MEMORY_MB)".
+func (s *Sandbox) DescribeLimit(name string) string {
+	l := s.opts.Limits
+	switch name {
+	case "memory":
+		return fmt.Sprintf("memory (%d MiB, NOETL_SANDBOX_MEMORY_MB)", l.MemoryBytes>>20)
+	case "processes":
+		return fmt.Sprintf("processes (%d, NOETL_SANDBOX_PROCESSES)", l.Processes)
+	case "cpu":
+		return fmt.Sprintf("cpu (%d s, NOETL_SANDBOX_CPU_S)", l.CPUSeconds)
+	case "file size":
+		return fmt.Sprintf("file size (%d MiB, NOETL_SANDBOX_DISK_MB)", l.FileSizeBytes>>20)
+	case "disk":
+		return "disk (the workspace is full, NOETL_SANDBOX_DISK_MB)"
+	}
+	return name
+}
+
+// Cgroups reports the control group hierarchy commands run in.
+func (s *Sandbox) Cgroups() CgroupVersion { return s.cg.version }
 
 // handDir gives Dir to the command's uid, remembering its owner and mode.
 func (c *Cmd) handDir() error {
@@ -505,8 +747,10 @@ func (s *Sandbox) killUID(uid int) {
 
 // lockDir is the directory of the uid reservation files: root-owned,
 // writable by its owner only.
-func lockDir() (string, error) {
-	dir := filepath.Join(os.TempDir(), "noetl-sandbox-uids")
+func lockDir(dir string) (string, error) {
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "noetl-sandbox-uids")
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("sandbox: uid lock directory: %w", err)
 	}
@@ -603,6 +847,9 @@ func init() {
 // then execs the user's program (or kills every process of a uid). It
 // returns an exit status only on failure.
 func helper(raw string, stderr io.Writer) int {
+	// Everything below runs on this thread: setns (per thread) and
+	// no_new_privs (per thread) must hold for the execve.
+	runtime.LockOSThread()
 	var sp spec
 	if err := json.Unmarshal([]byte(raw), &sp); err != nil {
 		fmt.Fprintf(stderr, "sandbox helper: bad spec: %v\n", err)
@@ -618,6 +865,25 @@ func helper(raw string, stderr io.Writer) int {
 		}
 		_ = syscall.Kill(-1, syscall.SIGKILL)
 		return 0
+	}
+	// The control groups first: nothing of the command runs outside them.
+	for _, f := range sp.Cgroups {
+		if err := os.WriteFile(f, []byte("0"), 0); err != nil {
+			fmt.Fprintf(stderr, "sandbox helper: join %s: %v\n", f, err)
+			return 126
+		}
+	}
+	if sp.NetFD > 0 {
+		if err := joinNet(sp.NetFD); err != nil {
+			fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+			return 126
+		}
+	}
+	if sp.Isolation != nil {
+		if err := isolate(sp.Isolation); err != nil {
+			fmt.Fprintf(stderr, "sandbox helper: isolate: %v\n", err)
+			return 126
+		}
 	}
 	// Everything exec needs is converted before the limits apply, so the
 	// helper does not allocate under them.
@@ -718,76 +984,48 @@ func setLimits(l Limits, nproc bool) error {
 	return nil
 }
 
-// Environment variables read by OptionsFromEnv (README "Security").
-const (
-	EnvAddressSpace = "NOETL_SANDBOX_MAX_AS_BYTES"
-	EnvCPUSeconds   = "NOETL_SANDBOX_MAX_CPU_SECONDS"
-	EnvOpenFiles    = "NOETL_SANDBOX_MAX_OPEN_FILES"
-	EnvProcesses    = "NOETL_SANDBOX_MAX_PROCESSES"
-	EnvFileSize     = "NOETL_SANDBOX_MAX_FILE_BYTES"
-	EnvBaseUID      = "NOETL_SANDBOX_BASE_UID"
-	EnvPoolSize     = "NOETL_SANDBOX_POOL_SIZE"
-	EnvNoNamespace  = "NOETL_SANDBOX_NO_NAMESPACE"
-)
-
-// OptionsFromEnv reads Options from the NOETL_SANDBOX_* variables (getenv
-// is os.Getenv or a stub): integers for the limits (-1 means unlimited,
-// empty the default), the uid base and pool size, and
-// NOETL_SANDBOX_NO_NAMESPACE=1/true to disable PID namespaces. Errors name
-// the variable.
-func OptionsFromEnv(getenv func(string) string) (Options, error) {
-	var o Options
-	num := func(name string, dst *int64) error {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return nil
+// FromConfig returns the Options of the NOETL_SANDBOX_* knobs
+// (shared/config, README "Configuration"): 0 means unlimited for the
+// limits. Memory is the control group's limit of a command's processes
+// together; without control groups it becomes each process's
+// address-space limit, four times the memory (numeric libraries reserve
+// far more address space than they use). The file size limit is the
+// workspace's size (a file cannot be larger than its disk).
+func FromConfig(c config.SandboxConfig) Options {
+	lim := func(v int64, unit int64) int64 {
+		if v <= 0 {
+			return -1
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n == 0 || n < -1 {
-			return fmt.Errorf("sandbox: %s=%q: want a positive integer or -1 (unlimited)", name, v)
-		}
-		*dst = n
-		return nil
+		return v * unit
 	}
-	var base, pool int64
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{
-		{EnvAddressSpace, &o.Limits.AddressSpaceBytes},
-		{EnvCPUSeconds, &o.Limits.CPUSeconds},
-		{EnvOpenFiles, &o.Limits.OpenFiles},
-		{EnvProcesses, &o.Limits.Processes},
-		{EnvFileSize, &o.Limits.FileSizeBytes},
-		{EnvBaseUID, &base},
-		{EnvPoolSize, &pool},
-	} {
-		if err := num(f.name, f.dst); err != nil {
-			return Options{}, err
-		}
+	o := Options{
+		Limits: Limits{
+			CPUSeconds:    lim(int64(c.CPUSeconds), 1),
+			OpenFiles:     lim(int64(c.OpenFiles), 1),
+			Processes:     lim(int64(c.Processes), 1),
+			MemoryBytes:   max(int64(c.MemoryMB), 0) << 20,
+			FileSizeBytes: lim(int64(c.DiskMB), 1<<20),
+			CPUs:          c.CPUs,
+		},
+		BaseUID:     c.BaseUID,
+		PoolSize:    c.PoolSize,
+		NoNamespace: c.NoNamespace,
+		Cgroup:      c.Cgroup,
 	}
-	if base < 0 || base > 1<<31 || pool < 0 || pool > 1<<20 {
-		return Options{}, fmt.Errorf("sandbox: %s/%s out of range", EnvBaseUID, EnvPoolSize)
+	if c.MemoryMB <= 0 {
+		o.Limits.AddressSpaceBytes = -1
 	}
-	o.BaseUID, o.PoolSize = int(base), int(pool)
-	switch strings.ToLower(strings.TrimSpace(getenv(EnvNoNamespace))) {
-	case "", "0", "false", "no":
-	case "1", "true", "yes":
-		o.NoNamespace = true
-	default:
-		return Options{}, fmt.Errorf("sandbox: %s=%q: want true or false", EnvNoNamespace, getenv(EnvNoNamespace))
-	}
-	return o, nil
+	return o
 }
 
 var defaultSandbox = sync.OnceValues(func() (*Sandbox, error) {
-	o, err := OptionsFromEnv(os.Getenv)
+	c, err := config.LoadE()
 	if err != nil {
 		return nil, err
 	}
-	return New(o)
+	return New(FromConfig(c.Sandbox))
 })
 
-// Default returns the process-wide sandbox built from OptionsFromEnv on
-// first use (tools built without their own share it).
+// Default returns the process-wide sandbox built from the configuration
+// (FromConfig) on first use (tools built without their own share it).
 func Default() (*Sandbox, error) { return defaultSandbox() }

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/config"
 )
 
 // python is the interpreter the tests run: a system one, readable by the
@@ -31,6 +33,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("NOETL_SANDBOX_TEST_SECRET", testSecret)
 	if os.Getenv(nonRootScenario) != "" {
 		os.Exit(runNonRootScenario())
+	}
+	if os.Getenv(confinedScenario) != "" {
+		os.Exit(runConfinedScenario())
 	}
 	os.Exit(m.Run())
 }
@@ -350,31 +355,17 @@ func TestWorkingDirectoryTakenBackBeforeUIDReuse(t *testing.T) {
 	}
 }
 
-func TestOptionsFromEnv(t *testing.T) {
-	env := map[string]string{
-		EnvAddressSpace: "1073741824", EnvCPUSeconds: "-1", EnvOpenFiles: "64", EnvProcesses: "16",
-		EnvFileSize: "1024", EnvBaseUID: "200000", EnvPoolSize: "8", EnvNoNamespace: "true",
+func TestFromConfig(t *testing.T) {
+	o := FromConfig(config.SandboxConfig{CPUSeconds: 30, MemoryMB: 256, OpenFiles: 64, Processes: 16, DiskMB: 100, CPUs: 0.5,
+		BaseUID: 200000, PoolSize: 8, NoNamespace: true, Cgroup: "/sys/fs/cgroup/x"})
+	want := Limits{CPUSeconds: 30, OpenFiles: 64, Processes: 16, MemoryBytes: 256 << 20, FileSizeBytes: 100 << 20, CPUs: 0.5}
+	if o.Limits != want || o.BaseUID != 200000 || o.PoolSize != 8 || !o.NoNamespace || o.Cgroup != "/sys/fs/cgroup/x" {
+		t.Errorf("FromConfig = %+v, want limits %+v", o, want)
 	}
-	o, err := OptionsFromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Options{Limits: Limits{AddressSpaceBytes: 1 << 30, CPUSeconds: -1, OpenFiles: 64, Processes: 16, FileSizeBytes: 1024}, BaseUID: 200000, PoolSize: 8, NoNamespace: true}
-	if o.Limits != want.Limits || o.BaseUID != want.BaseUID || o.PoolSize != want.PoolSize || o.NoNamespace != want.NoNamespace {
-		t.Errorf("OptionsFromEnv = %+v, want %+v", o, want)
-	}
-	for k, v := range map[string]string{EnvOpenFiles: "lots", EnvCPUSeconds: "0", EnvProcesses: "-5", EnvNoNamespace: "maybe", EnvBaseUID: "9999999999"} {
-		if _, err := OptionsFromEnv(func(name string) string {
-			if name == k {
-				return v
-			}
-			return ""
-		}); err == nil || !strings.Contains(err.Error(), "NOETL_SANDBOX_") {
-			t.Errorf("%s=%s: err %v, want an error naming the variable", k, v, err)
-		}
-	}
-	if o, err := OptionsFromEnv(func(string) string { return "" }); err != nil || o != (Options{}) {
-		t.Errorf("empty environment: %+v, %v", o, err)
+	// 0 is unlimited: -1 for rlimits, no memory group, no address-space limit.
+	o = FromConfig(config.SandboxConfig{})
+	if want := (Limits{AddressSpaceBytes: -1, CPUSeconds: -1, OpenFiles: -1, Processes: -1, FileSizeBytes: -1}); o.Limits != want {
+		t.Errorf("FromConfig(zero) = %+v, want %+v", o.Limits, want)
 	}
 }
 

@@ -15,6 +15,10 @@ import (
 // the secret-named values of an execution's workload sealed at rest).
 const Workload Purpose = "workload"
 
+// Credential is the purpose of sealed credential values (the local
+// stack's credential value store, shared/credentials FirestoreValues).
+const Credential Purpose = "credential"
+
 // sealVersion prefixes every sealed text.
 const sealVersion = "s1."
 

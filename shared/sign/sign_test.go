@@ -119,3 +119,22 @@ func TestSealOpen(t *testing.T) {
 		}
 	}
 }
+
+// A barrier key is derived per barrier and purpose: stable for one key
+// and barrier, different for another barrier or signing key, never the
+// signing key or a seal key, nil without a key.
+func TestBarrierKey(t *testing.T) {
+	s, _ := New([]byte(strings.Repeat("k", 32)))
+	other, _ := New([]byte(strings.Repeat("o", 32)))
+	a, b := s.BarrierKey("exec/unit/0.1.0"), s.BarrierKey("exec/unit/0.2.0")
+	if len(a) != 32 || bytes.Equal(a, b) || !bytes.Equal(a, s.BarrierKey("exec/unit/0.1.0")) {
+		t.Fatalf("barrier keys: %x %x", a, b)
+	}
+	if bytes.Equal(a, other.BarrierKey("exec/unit/0.1.0")) || bytes.Equal(a, []byte(strings.Repeat("k", 32))) || bytes.Equal(a, sealKey([]byte(strings.Repeat("k", 32)), Barrier)) {
+		t.Fatal("a barrier key equals another key")
+	}
+	var none *Signer
+	if none.BarrierKey("x") != nil || s.BarrierKey("") != nil {
+		t.Fatal("no key or no barrier must derive nothing")
+	}
+}

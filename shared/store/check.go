@@ -23,8 +23,15 @@ func checkNew(rec *Execution) error {
 // the ended-iteration count and list select those two, so a record with
 // another status would never be counted and its loop would never finish.
 func checkEnded(r engine.IterationRecord) error {
-	if r.Status != types.StatusOK && r.Status != types.StatusError {
-		return errs.New(errs.InvalidArgument, "store: end iteration %d: status %q, want %q or %q", r.Index, r.Status, types.StatusOK, types.StatusError)
+	if r.Status != types.StatusOK && r.Status != types.StatusError && r.Status != types.StatusCanceled {
+		return errs.New(errs.InvalidArgument, "store: end iteration %d: status %q, want %q, %q or %q", r.Index, r.Status, types.StatusOK, types.StatusError, types.StatusCanceled)
 	}
 	return nil
+}
+
+// completed reports whether an iteration record's status counts for its
+// loop (ok or error; a canceled iteration was cut short when its step run
+// ended, and never counts).
+func completed(status string) bool {
+	return status == string(types.StatusOK) || status == string(types.StatusError)
 }

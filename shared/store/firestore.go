@@ -51,6 +51,7 @@ type execDoc struct {
 	Status    string    `firestore:"status"`
 	Playbook  string    `firestore:"playbook"`
 	ParentID  string    `firestore:"parent_id"`
+	Creator   string    `firestore:"creator"`
 	Version   int64     `firestore:"version"`
 	CreatedAt time.Time `firestore:"created_at"`
 	UpdatedAt time.Time `firestore:"updated_at"`
@@ -82,7 +83,7 @@ func toDoc(rec *Execution) (execDoc, error) {
 	}
 	created, _ := time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
 	now := time.Now().UTC()
-	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID,
+	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID, Creator: rec.State.Creator,
 		Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}
 	if rec.State.Terminal() {
 		exp := now.Add(Retention)
@@ -109,24 +110,11 @@ func fromSnap(s *firestore.DocumentSnapshot) (*Execution, error) {
 	return &Execution{State: st, Source: d.Source}, nil
 }
 
-// NormState converts json.Number leftovers inside the generic maps of a
-// decoded state and fills nil maps (drivers call it after decoding).
+// NormState gives every number of a decoded state its kind
+// (jsonx.NormalizeInto: jsonx.Unmarshal already did, for a state decoded
+// with it) and fills nil maps (drivers call it after decoding).
 func NormState(st *engine.State) {
-	st.Workload = jsonx.NormalizeMap(st.Workload)
-	st.Ctx = jsonx.NormalizeMap(st.Ctx)
-	st.Results = jsonx.NormalizeMap(st.Results)
-	st.Result = jsonx.Normalize(st.Result)
-	for _, ss := range st.Steps {
-		ss.Args = jsonx.NormalizeMap(ss.Args)
-		ss.Error = jsonx.Normalize(ss.Error)
-		for i := range ss.Pending {
-			ss.Pending[i].Args = jsonx.NormalizeMap(ss.Pending[i].Args)
-		}
-	}
-	st.ParentIter = jsonx.NormalizeMap(st.ParentIter)
-	if c := st.Resume; c != nil {
-		NormCommand(c)
-	}
+	jsonx.NormalizeInto(st)
 	if st.Workload == nil {
 		st.Workload = map[string]any{}
 	}
@@ -141,33 +129,17 @@ func NormState(st *engine.State) {
 	}
 }
 
-// NormCommand normalises the generic values of a decoded command.
-func NormCommand(c *types.Command) {
-	c.Args, c.Iter, c.CtxPatch, c.TaskResults = jsonx.NormalizeMap(c.Args), jsonx.NormalizeMap(c.Iter), jsonx.NormalizeMap(c.CtxPatch), jsonx.NormalizeMap(c.TaskResults)
-	c.Item, c.Prev = jsonx.Normalize(c.Item), jsonx.Normalize(c.Prev)
-}
+// NormCommand gives every number of a decoded command its kind
+// (jsonx.NormalizeInto).
+func NormCommand(c *types.Command) { jsonx.NormalizeInto(c) }
 
-// NormOutput normalises a decoded transition output.
-func NormOutput(o *engine.Output) {
-	for i := range o.Commands {
-		NormCommand(&o.Commands[i])
-	}
-	for i := range o.Events {
-		o.Events[i].Payload = jsonx.NormalizeMap(o.Events[i].Payload)
-	}
-	for i := range o.Loops {
-		NormPlan(&o.Loops[i])
-	}
-}
+// NormOutput gives every number of a decoded transition output its kind
+// (jsonx.NormalizeInto).
+func NormOutput(o *engine.Output) { jsonx.NormalizeInto(o) }
 
-// NormPlan normalises a decoded loop plan.
-func NormPlan(p *engine.LoopPlan) {
-	for i := range p.Items {
-		p.Items[i] = jsonx.Normalize(p.Items[i])
-	}
-	p.Args = jsonx.NormalizeMap(p.Args)
-	p.ItemsRef = jsonx.Normalize(p.ItemsRef)
-}
+// NormPlan gives every number of a decoded loop plan its kind
+// (jsonx.NormalizeInto).
+func NormPlan(p *engine.LoopPlan) { jsonx.NormalizeInto(p) }
 
 // ExecutionCreate implements Store.
 func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
@@ -224,13 +196,16 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 	if p.ParentID != "" {
 		q = q.Where("parent_id", "==", p.ParentID)
 	}
+	if p.Creator != "" {
+		q = q.Where("creator", "==", p.Creator)
+	}
 	// Ties order by descending document id, as Firestore's implicit last
 	// order does; written out so that a page can start after a cursor.
 	q = q.OrderBy("created_at", firestore.Desc).OrderBy(firestore.DocumentID, firestore.Desc)
 	if !p.BeforeCreated.IsZero() {
 		q = q.StartAfter(p.BeforeCreated, p.BeforeID)
 	}
-	q = q.Limit(limit).Select("status", "playbook", "parent_id", "created_at", "updated_at")
+	q = q.Limit(limit).Select("status", "playbook", "parent_id", "creator", "created_at", "updated_at")
 	it := q.Documents(ctx)
 	defer it.Stop()
 	out := []ExecutionSummary{}
@@ -246,7 +221,7 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook,
+		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator,
 			Status: types.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt})
 	}
 	return out, nil
@@ -368,6 +343,14 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams
 	for _, w := range writes {
 		b.Set(w.ref, w.doc)
 	}
+	if p.Base.File != nil {
+		f.dlqFile(b, *p.Base.File)
+		m.Write(1)
+	}
+	for _, r := range p.Base.Resolve {
+		f.dlqResolve(b, r)
+		m.Write(1)
+	}
 	m.Write(float64(1 + len(writes)))
 	_, err = b.Commit(ctx)
 	if err != nil {
@@ -455,8 +438,6 @@ func decodeIteration(d iterDoc) (*engine.IterationRecord, error) {
 	if err := jsonx.Unmarshal([]byte(d.Data), r); err != nil {
 		return nil, fmt.Errorf("store: decode iteration: %w", err)
 	}
-	r.Result = jsonx.Normalize(r.Result)
-	r.Error = jsonx.Normalize(r.Error)
 	return r, nil
 }
 
@@ -489,7 +470,16 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 			done, err = decodeIteration(d)
 			return casWrite{}, err
 		}
-		if d.Holder != p.Holder && d.Expires.After(p.Now) {
+		id, parked := ParkedBy(d.Holder)
+		switch {
+		case parked && id != p.Unpark:
+			return casWrite{}, ErrParked
+		case parked:
+			// The entry's replay takes the iteration: the entry is
+			// replayed (same commit).
+			r := DLQResolution{ID: id, Status: DLQReplayed}
+			return casWrite{update: iterUpdate(running), also: func(b *firestore.WriteBatch) { f.dlqResolve(b, r) }}, nil
+		case d.Holder != p.Holder && d.Expires.After(p.Now):
 			return casWrite{}, ErrLeaseHeld
 		}
 		return casWrite{update: iterUpdate(running)}, nil
@@ -516,13 +506,15 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 	m := meterOf(ctx, p.ExecutionID)
 	if p.Holder == "" {
 		m.Write(1)
-		if _, err := ref.Create(ctx, doc); err != nil {
-			if isCode(err, codes.AlreadyExists) {
-				return false, nil
-			}
+		_, err := ref.Create(ctx, doc)
+		if err == nil {
+			return true, nil
+		}
+		if !isCode(err, codes.AlreadyExists) {
 			return false, errs.Wrap(errs.CodeOf(err), err, "store: end iteration")
 		}
-		return true, nil
+		// The record exists: ended (a duplicate), leased by another
+		// delivery, or parked in the DLQ (read below).
 	}
 	first := false
 	err = f.cas(ctx, m, ref, "store: end iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
@@ -538,7 +530,15 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 		if d.Status != string(types.StatusRunning) {
 			return casWrite{}, nil
 		}
-		if d.Holder != p.Holder {
+		if id, parked := ParkedBy(d.Holder); parked {
+			r := resolution(p.Resolve, id)
+			first = true
+			return casWrite{update: iterUpdate(doc), also: func(b *firestore.WriteBatch) { f.dlqResolve(b, r) }}, nil
+		}
+		if p.Holder == "" && d.Holder != "" && d.Expires.After(p.Now) {
+			return casWrite{}, nil // leased by another delivery: its holder ends it
+		}
+		if p.Holder != "" && d.Holder != p.Holder {
 			return casWrite{}, ErrLeaseLost
 		}
 		first = true
@@ -548,6 +548,98 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 		return false, err
 	}
 	return first, nil
+}
+
+// IterationPark implements Store: a compare-and-set of the iteration
+// record committed with the DLQ entry in one request.
+func (f *Firestore) IterationPark(ctx context.Context, p IterationParkParams) (*engine.IterationRecord, error) {
+	e := p.Entry
+	e.normalize()
+	e.Status = DLQPending
+	park := ParkHolder(e.MessageID)
+	parked := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: park}.withTTL()
+	file := func(b *firestore.WriteBatch) { f.dlqFile(b, e) }
+	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
+	var done *engine.IterationRecord
+	err := f.cas(ctx, meterOf(ctx, p.ExecutionID), ref, "store: park iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
+		done = nil
+		if s == nil {
+			return casWrite{create: parked, also: file}, nil
+		}
+		var d iterDoc
+		if err := s.DataTo(&d); err != nil {
+			return casWrite{}, err
+		}
+		if d.Status != string(types.StatusRunning) {
+			var err error
+			done, err = decodeIteration(d)
+			return casWrite{}, err
+		}
+		if d.Holder == park {
+			return casWrite{}, nil
+		}
+		if _, ok := ParkedBy(d.Holder); ok {
+			return casWrite{}, ErrParked
+		}
+		if d.Holder != "" && d.Holder != p.Holder && d.Expires.After(p.Now) {
+			return casWrite{}, ErrLeaseHeld
+		}
+		return casWrite{update: iterUpdate(parked), also: file}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// IterationRunning implements Store (a query on the status).
+func (f *Firestore) IterationRunning(ctx context.Context, executionID, loopKey string) ([]IterationLease, error) {
+	docs, err := f.loop(executionID, loopKey).Collection("iterations").Where("status", "in", []string{string(types.StatusRunning), string(types.StatusCanceled)}).Documents(ctx).GetAll()
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: list running iterations")
+	}
+	meterOf(ctx, executionID).Read(float64(max(1, len(docs))))
+	out := make([]IterationLease, 0, len(docs))
+	for _, s := range docs {
+		var d iterDoc
+		if err := s.DataTo(&d); err != nil {
+			return nil, err
+		}
+		l := IterationLease{Index: d.Index, Status: types.Status(d.Status), Holder: d.Holder, Expires: d.Expires}
+		if l.Status == types.StatusCanceled {
+			r, err := decodeIteration(d)
+			if err != nil {
+				return nil, err
+			}
+			l.Clock = r.Clock
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out, nil
+}
+
+// dlqResolve adds the write of a DLQ resolution to b: the entry's status
+// and note merged into it (created bare if it expired meanwhile).
+func (f *Firestore) dlqResolve(b *firestore.WriteBatch, r DLQResolution) {
+	m := map[string]any{"message_id": DLQID(r.ID), "status": r.Status}
+	if r.Note != "" {
+		m["note"] = r.Note
+	}
+	b.Set(f.c.Collection("dlq").Doc(DLQID(r.ID)), m, firestore.MergeAll)
+}
+
+// dlqFile adds the write of a filed DLQ entry to b (status pending).
+func (f *Firestore) dlqFile(b *firestore.WriteBatch, e DLQEntry) {
+	e.normalize()
+	if e.Status == "" {
+		e.Status = DLQPending
+	}
+	if e.ExpireAt == nil {
+		exp := time.Now().UTC().Add(DLQRetention)
+		e.ExpireAt = &exp
+	}
+	b.Set(f.c.Collection("dlq").Doc(e.MessageID), e)
 }
 
 // IterationRelease implements Store (a compare-and-set that clears the
@@ -789,7 +881,6 @@ func decodeBatch(id string, d batchDoc) ([]types.Projected, error) {
 	}
 	out := make([]types.Projected, len(evs))
 	for i, e := range evs {
-		e.Payload = jsonx.NormalizeMap(e.Payload)
 		out[i] = types.Projected{Event: e, BatchID: id, Index: i}
 	}
 	return out, nil
@@ -1056,6 +1147,5 @@ func decodeOutcome(data string) (*types.Outcome, error) {
 	if err := jsonx.Unmarshal([]byte(data), o); err != nil {
 		return nil, fmt.Errorf("store: decode attempt: %w", err)
 	}
-	o.Result = jsonx.Normalize(o.Result)
 	return o, nil
 }

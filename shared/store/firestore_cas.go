@@ -36,6 +36,10 @@ type casWrite struct {
 	create any
 	update []firestore.Update
 	del    bool
+	// also adds writes of other documents committed in the same request
+	// (atomically, under the same precondition): a DLQ entry parked or
+	// resolved with an iteration record.
+	also func(b *firestore.WriteBatch)
 }
 
 // cas reads ref, calls decide with the snapshot (nil when the document
@@ -62,6 +66,8 @@ func (f *Firestore) cas(ctx context.Context, m meter.Scope, ref *firestore.Docum
 		switch {
 		case w.create == nil && w.update == nil && !w.del:
 			return nil
+		case w.also != nil:
+			err = f.casBatch(ctx, m, ref, s, w)
 		case s == nil && w.create != nil:
 			m.Write(1)
 			_, err = ref.Create(ctx, w.create)
@@ -86,6 +92,26 @@ func (f *Firestore) cas(ctx context.Context, m meter.Scope, ref *firestore.Docum
 		}
 		wait = min(2*wait, 100*time.Millisecond)
 	}
+}
+
+// casBatch commits w's write of ref (under the precondition of the read
+// s) with its other writes in one request.
+func (f *Firestore) casBatch(ctx context.Context, m meter.Scope, ref *firestore.DocumentRef, s *firestore.DocumentSnapshot, w casWrite) error {
+	b := f.c.Batch() //nolint:staticcheck // one request with preconditions (see checkpointOptimistic)
+	switch {
+	case s == nil && w.create != nil:
+		b.Create(ref, w.create)
+	case s == nil:
+		return nil
+	case w.del:
+		b.Delete(ref, firestore.LastUpdateTime(s.UpdateTime))
+	default:
+		b.Update(ref, w.update, firestore.LastUpdateTime(s.UpdateTime))
+	}
+	w.also(b)
+	m.Write(2)
+	_, err := b.Commit(ctx)
+	return err
 }
 
 // sleepCtx sleeps for d or until ctx ends (returning its error).

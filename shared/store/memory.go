@@ -177,13 +177,13 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 			return nil, err
 		}
 		st := rec.State
-		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) || (p.ParentID != "" && st.ParentID != p.ParentID) {
+		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) || (p.ParentID != "" && st.ParentID != p.ParentID) || (p.Creator != "" && st.Creator != p.Creator) {
 			continue
 		}
 		if !p.BeforeCreated.IsZero() && !(e.created.Before(p.BeforeCreated) || (e.created.Equal(p.BeforeCreated) && id < p.BeforeID)) {
 			continue
 		}
-		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
+		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
 	}
 	// Newest first; ties by descending id, as Firestore orders them (its
 	// implicit last order is the document name, in the same direction).
@@ -247,6 +247,14 @@ func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (C
 	m.size("executions/"+p.ExecutionID, b)
 	e.state, e.updated = b, time.Now().UTC()
 	e.rev++
+	if rec.File != nil {
+		mt.Write(1)
+		m.dlqFileLocked(*rec.File)
+	}
+	for _, r := range rec.Resolve {
+		mt.Write(1)
+		m.dlqResolveLocked(r)
+	}
 	if ob != nil {
 		mt.Write(1)
 		m.size("executions/"+p.ExecutionID+"/outbox/"+p.OutboxID, ob)
@@ -319,7 +327,16 @@ func (m *Memory) IterationBegin(ctx context.Context, p IterationBeginParams) (*e
 		if cur.status != string(types.StatusRunning) {
 			return decodeMemIter(cur)
 		}
-		if cur.holder != p.Holder && cur.expires.After(p.Now) {
+		id, parked := ParkedBy(cur.holder)
+		switch {
+		case parked && id != p.Unpark:
+			return nil, ErrParked
+		case parked:
+			// The entry's replay takes the iteration: the entry is
+			// replayed (same commit).
+			mt.Write(1)
+			m.dlqResolveLocked(DLQResolution{ID: id, Status: DLQReplayed})
+		case cur.holder != p.Holder && cur.expires.After(p.Now):
 			return nil, ErrLeaseHeld
 		}
 		mt.Write(1)
@@ -346,17 +363,82 @@ func (m *Memory) IterationEnd(ctx context.Context, p IterationEndParams) (bool, 
 		mt.Read(1)
 	}
 	mt.Write(1)
+	var res *DLQResolution
 	if cur != nil {
-		if p.Holder == "" || cur.status != string(types.StatusRunning) {
+		if cur.status != string(types.StatusRunning) {
 			return false, nil // the first record wins (a Create in Firestore)
 		}
-		if cur.holder != p.Holder {
+		if id, parked := ParkedBy(cur.holder); parked {
+			r := resolution(p.Resolve, id)
+			res = &r
+		} else if p.Holder == "" && cur.holder != "" && cur.expires.After(p.Now) {
+			return false, nil // leased by another delivery: its holder ends it
+		} else if p.Holder != "" && cur.holder != p.Holder {
 			return false, ErrLeaseLost
 		}
 	}
 	m.size(fmt.Sprintf("executions/%s/loops/%s/iterations/%d", p.ExecutionID, p.LoopKey, p.Record.Index), b)
 	its[p.Record.Index] = &memIter{status: string(p.Record.Status), data: b}
+	if res != nil {
+		mt.Write(1)
+		m.dlqResolveLocked(*res)
+	}
 	return true, nil
+}
+
+// IterationPark implements Store.
+func (m *Memory) IterationPark(ctx context.Context, p IterationParkParams) (*engine.IterationRecord, error) {
+	e := p.Entry
+	e.normalize()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	its := m.doc(p.ExecutionID).iter(p.LoopKey)
+	mt.Read(1)
+	park := ParkHolder(e.MessageID)
+	if cur := its[p.Index]; cur != nil {
+		if cur.status != string(types.StatusRunning) {
+			return decodeMemIter(cur)
+		}
+		if cur.holder == park {
+			return nil, nil
+		}
+		if _, parked := ParkedBy(cur.holder); parked {
+			return nil, ErrParked
+		}
+		if cur.holder != "" && cur.holder != p.Holder && cur.expires.After(p.Now) {
+			return nil, ErrLeaseHeld
+		}
+	}
+	mt.Write(2)
+	its[p.Index] = &memIter{status: string(types.StatusRunning), holder: park}
+	e.Status = DLQPending
+	m.dlqFileLocked(e)
+	return nil, nil
+}
+
+// IterationRunning implements Store.
+func (m *Memory) IterationRunning(ctx context.Context, executionID, loopKey string) ([]IterationLease, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []IterationLease{}
+	if e := m.execs[executionID]; e != nil {
+		for i, it := range e.iters[loopKey] {
+			switch it.status {
+			case string(types.StatusRunning):
+				out = append(out, IterationLease{Index: i, Status: types.StatusRunning, Holder: it.holder, Expires: it.expires})
+			case string(types.StatusCanceled):
+				r, err := decodeMemIter(it)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, IterationLease{Index: i, Status: types.StatusCanceled, Clock: r.Clock})
+			}
+		}
+	}
+	meterOf(ctx, executionID).Read(float64(max(1, len(out))))
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out, nil
 }
 
 // IterationRelease implements Store.
@@ -378,7 +460,7 @@ func (m *Memory) IterationList(ctx context.Context, executionID, loopKey string)
 	defer m.mu.Unlock()
 	out := []engine.IterationRecord{}
 	for _, it := range m.doc(executionID).iters[loopKey] {
-		if it.status == string(types.StatusRunning) {
+		if !completed(it.status) {
 			continue
 		}
 		r, err := decodeMemIter(it)
@@ -399,7 +481,7 @@ func (m *Memory) IterationCount(ctx context.Context, executionID, loopKey string
 	n := 0
 	if e := m.execs[executionID]; e != nil {
 		for _, it := range e.iters[loopKey] {
-			if it.status != string(types.StatusRunning) {
+			if completed(it.status) {
 				n++
 			}
 		}
@@ -622,6 +704,31 @@ func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
 	}
 	m.dlq[e.MessageID] = e
 	return nil
+}
+
+// dlqFileLocked stores a filed entry as given (status pending when
+// unset, normalised). The caller holds m.mu.
+func (m *Memory) dlqFileLocked(e DLQEntry) {
+	e.normalize()
+	if e.Status == "" {
+		e.Status = DLQPending
+	}
+	m.dlq[e.MessageID] = e
+}
+
+// dlqResolveLocked applies a resolution (an absent entry is written bare).
+// The caller holds m.mu.
+func (m *Memory) dlqResolveLocked(r DLQResolution) {
+	id := DLQID(r.ID)
+	e, ok := m.dlq[id]
+	if !ok {
+		e = DLQEntry{MessageID: id}
+	}
+	e.Status = r.Status
+	if r.Note != "" {
+		e.Note = r.Note
+	}
+	m.dlq[id] = e
 }
 
 // DLQGet implements Store.

@@ -35,19 +35,51 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Code sentinels: errors.Is(err, ErrNotFound) is the same test as
-// errs.Is(err, errs.NotFound).
+// Sentinels (errs.Sentinel: each carries its code, and errors.Is matches
+// the store's own errors only — a NotFound from another backend inside a
+// store call, e.g. a missing credential while a checkpoint applies, is not
+// ErrNotFound).
 var (
-	// ErrNotFound: the document does not exist.
-	ErrNotFound = &errs.Error{Code: errs.NotFound}
-	// ErrExists: a Create found the document already there.
-	ErrExists = &errs.Error{Code: errs.AlreadyExists}
+	// ErrNotFound: the document does not exist (code NotFound).
+	ErrNotFound = errs.Sentinel(errs.NotFound, "store: not found")
+	// ErrExists: a Create found the document already there (code
+	// AlreadyExists).
+	ErrExists = errs.Sentinel(errs.AlreadyExists, "store: already exists")
 	// ErrLeaseHeld: another holder owns an unexpired lease on the unit
 	// (FailedPrecondition: retry later).
 	ErrLeaseHeld = &errs.Error{Code: errs.FailedPrecondition, Msg: "store: lease held by another holder"}
 	// ErrLeaseLost: the caller's lease expired and was taken over.
 	ErrLeaseLost = &errs.Error{Code: errs.FailedPrecondition, Msg: "store: lease lost"}
+	// ErrParked: the unit is parked in the DLQ (its iteration record is
+	// held by a DLQ entry, ParkHolder): only that entry's replay may take
+	// it (IterationBeginParams.Unpark); any other delivery is dropped.
+	ErrParked = &errs.Error{Code: errs.FailedPrecondition, Msg: "store: unit parked in the DLQ"}
 )
+
+// ParkPrefix starts the holder of an iteration record parked in the DLQ
+// (ParkHolder): a lease that never expires, held by the DLQ entry.
+const ParkPrefix = "dlq:"
+
+// ParkHolder is the holder of an iteration record parked under the DLQ
+// entry dlqID.
+func ParkHolder(dlqID string) string { return ParkPrefix + dlqID }
+
+// ParkedBy returns the DLQ entry id of a parked record's holder, and
+// whether holder is a park at all.
+func ParkedBy(holder string) (string, bool) {
+	return strings.CutPrefix(holder, ParkPrefix)
+}
+
+// DLQResolution is the change of a DLQ entry when the unit it parks ends
+// (committed with that end: Execution.Resolve, IterationEndParams.Resolve).
+type DLQResolution struct {
+	// ID is the entry's id.
+	ID string
+	// Status is its new status (DLQDone, DLQReplayed, DLQDiscarded).
+	Status string
+	// Note replaces the entry's note; empty keeps it.
+	Note string
+}
 
 // Execution is the execution document.
 type Execution struct {
@@ -58,6 +90,17 @@ type Execution struct {
 	// time; zero for a record not read from the store). A checkpoint based
 	// on this read commits only if the document has not changed since.
 	UpdateTime time.Time
+	// File and Resolve are DLQ writes a CheckpointFunc asks for, committed
+	// in the same commit as the state (never stored with the execution; a
+	// CheckpointFunc sets both on every call): File files a unit's entry
+	// (as given, status pending: the caller merged any earlier copy; the
+	// DLQ parks of step units live in State.Parked, so filing one and
+	// parking it is one commit); Resolve changes the status (and the note,
+	// when not empty) of entries whose parked unit ended with this
+	// transition. An entry to resolve that no longer exists (expired) is
+	// written bare, with its status and note only.
+	File    *DLQEntry
+	Resolve []DLQResolution
 }
 
 // CheckpointFunc computes a transition of rec (it may mutate rec.State).
@@ -117,30 +160,88 @@ type IterationBeginParams struct {
 	Holder      string
 	TTL         time.Duration
 	Now         time.Time
+	// Unpark is the DLQ entry whose park the caller may take over (the
+	// replay of that entry: types.Command.ReplayOf); taking it marks the
+	// entry replayed in the same commit. A record parked under another
+	// entry is ErrParked.
+	Unpark string
+}
+
+// IterationParkParams files a loop iteration in the DLQ and parks it
+// (IterationPark).
+type IterationParkParams struct {
+	ExecutionID string
+	LoopKey     string
+	Index       int
+	// Holder is the filer's own lease holder ("" when it holds none): its
+	// lease may be taken over, as may an expired or released one.
+	Holder string
+	// Entry is the DLQ entry (its MessageID names the park); stored
+	// pending.
+	Entry DLQEntry
+	Now   time.Time
 }
 
 // IterationEndParams records an iteration's end.
 type IterationEndParams struct {
 	ExecutionID string
 	LoopKey     string
-	// Record is the iteration's final record; its Status must be ok or
-	// error (IterationEnd refuses any other with InvalidArgument: only
-	// those count as ended).
+	// Record is the iteration's final record; its Status must be ok,
+	// error, or canceled — an iteration cut short because its step run or
+	// execution ended without it (IterationEnd refuses any other with
+	// InvalidArgument). Only ok and error count for the loop
+	// (IterationList, IterationCount).
 	Record engine.IterationRecord
 	// Holder is the lease holder from IterationBegin, or "" for an
-	// iteration that ran without a lease (no side effects): the record is
-	// then created only if absent.
+	// iteration that ran without a lease (no side effects), or for the end
+	// of an iteration nobody runs (a cancellation): the record is then
+	// created if absent, and a running record is ended only when its lease
+	// is released or expired at Now (else it is left to its holder).
 	Holder string
+	Now    time.Time
+	// Resolve, when the record is parked in the DLQ (ParkHolder), is the
+	// change of that entry committed with the end: the iteration ended
+	// through a delivery that ran before it was parked (a completion after
+	// the filing sees it), or its entry is being discarded. It is called
+	// with the entry's id; nil resolves the entry DLQDone. A parked record
+	// is ended whoever Holder is.
+	Resolve func(dlqID string) DLQResolution
+}
+
+// resolution is the change of the entry dlqID asked by fn (DLQDone when
+// fn is nil), with its ID set.
+func resolution(fn func(string) DLQResolution, dlqID string) DLQResolution {
+	if fn == nil {
+		return DLQResolution{ID: dlqID, Status: DLQDone, Note: "the iteration completed through a delivery that ran before it was parked"}
+	}
+	r := fn(dlqID)
+	r.ID = dlqID
+	return r
+}
+
+// IterationLease is an iteration record that has not completed
+// (IterationRunning): running — leased, released (Holder "") or parked
+// (ParkHolder) — or canceled (with the record's Clock).
+type IterationLease struct {
+	Index   int
+	Status  types.Status
+	Holder  string
+	Expires time.Time
+	// Clock is a canceled record's clock (its loop.iteration.canceled).
+	Clock int64
 }
 
 // ExecutionSummary is one entry of ExecutionList.
 type ExecutionSummary struct {
-	ExecutionID string       `json:"execution_id"`
-	ParentID    string       `json:"parent_id,omitempty"`
-	Playbook    string       `json:"playbook"`
-	Status      types.Status `json:"status"`
-	CreatedAt   time.Time    `json:"created_at"`
-	UpdatedAt   time.Time    `json:"updated_at"`
+	ExecutionID string `json:"execution_id"`
+	ParentID    string `json:"parent_id,omitempty"`
+	Playbook    string `json:"playbook"`
+	// Creator is the principal that started the execution
+	// (engine.State.Creator; "" when none was recorded).
+	Creator   string       `json:"creator,omitempty"`
+	Status    types.Status `json:"status"`
+	CreatedAt time.Time    `json:"created_at"`
+	UpdatedAt time.Time    `json:"updated_at"`
 }
 
 // ExecutionListParams filters ExecutionList; zero fields match anything.
@@ -149,6 +250,9 @@ type ExecutionListParams struct {
 	Playbook string
 	// ParentID lists the children of an execution (kind: playbook tasks).
 	ParentID string
+	// Creator lists the executions a principal started (the api forces
+	// it to the caller for callers below the operator role).
+	Creator string
 	// Limit bounds the result (default 50), newest first.
 	Limit int
 	// BeforeCreated and BeforeID page the list: when BeforeCreated is
@@ -186,13 +290,29 @@ type Store interface {
 	// IterationBegin takes the lease of a side-effecting iteration. It
 	// returns the existing record (and no error) when the iteration has
 	// already ended, ErrLeaseHeld when another holder has an unexpired
-	// lease, nil record and no error when the caller now holds it.
+	// lease, ErrParked when it is parked in the DLQ under another entry
+	// than p.Unpark, nil record and no error when the caller now holds it.
 	IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error)
 	// IterationEnd records an iteration's end. It returns first=true when
 	// this call recorded it, false when a record already existed (a
-	// duplicate run); ErrLeaseLost when p.Holder no longer holds the lease;
-	// InvalidArgument when the record's status is not ok or error.
+	// duplicate run, or a run without a lease finding the record leased);
+	// ErrLeaseLost when p.Holder no longer holds the lease; InvalidArgument
+	// when the record's status is not ok or error. A record parked in the
+	// DLQ is ended and its entry resolved in the same commit (p.Resolve).
 	IterationEnd(ctx context.Context, p IterationEndParams) (first bool, err error)
+	// IterationPark files a loop iteration in the DLQ and parks it, in one
+	// commit: the entry p.Entry is written and the iteration's record held
+	// by it (ParkHolder) without expiry, so that only the entry's replay
+	// runs the iteration again. It returns the record (and writes nothing)
+	// when the iteration has already ended; ErrLeaseHeld when another
+	// holder than p.Holder has an unexpired lease (it runs the unit, its
+	// watchdog covers it); ErrParked when it is parked under another
+	// entry. Parking it again under the same entry writes nothing.
+	IterationPark(ctx context.Context, p IterationParkParams) (*engine.IterationRecord, error)
+	// IterationRunning lists a loop run's iteration records that have not
+	// completed — running (leased, released or parked) or canceled —
+	// ordered by index.
+	IterationRunning(ctx context.Context, executionID, loopKey string) ([]IterationLease, error)
 	// IterationRelease gives up the holder's lease of an iteration that
 	// has not ended (it was handed off: a delayed retry, a child wait), so
 	// its continuation can take it at once.
@@ -206,8 +326,8 @@ type Store interface {
 	// LaneCount counts a loop run's done lanes.
 	LaneCount(ctx context.Context, executionID, loopKey string) (int, error)
 	// LoopDoneCreate claims the completion of a loop run exactly once for
-	// owner (the Cloud Task name of the iteration that found the loop
-	// complete: stable across redeliveries of that task). It returns the
+	// owner (the unit key of the iteration that found the loop complete:
+	// the same for every delivery of that iteration). It returns the
 	// owner on record: owner itself when this call created the claim or
 	// when owner made it earlier (a redelivery after a crash must finish
 	// the job), another owner's name otherwise (whose task completes it).
@@ -297,7 +417,7 @@ type DLQEntry struct {
 	// Payload is the redacted message body (JSON text).
 	Payload        string `json:"payload" firestore:"payload"`
 	ContextExcerpt string `json:"context_excerpt" firestore:"context_excerpt"`
-	Status         string `json:"status" firestore:"status"` // pending|replayed|discarded
+	Status         string `json:"status" firestore:"status"` // pending|replayed|discarded|done
 	// Source is the function that filed the entry (execute, route,
 	// materialize, dispatch); Kind says what Unit holds: "unit" (a
 	// command, replayed as a Cloud Task) or "message" (a Pub/Sub message,
@@ -323,6 +443,10 @@ const (
 	DLQPending   = "pending"
 	DLQReplayed  = "replayed"
 	DLQDiscarded = "discarded"
+	// DLQDone: the unit ended without this entry — it completed through
+	// another delivery, or its step run or execution ended otherwise (a
+	// cancellation, a timeout): there is nothing to replay.
+	DLQDone = "done"
 )
 
 // SetUnit stores b as what replay re-enqueues: as text when b is valid

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
@@ -84,7 +85,7 @@ func ParseRegistration(rec *store.Subscription) (*Registration, error) {
 // memory): every instance probes and trips on its own.
 type Service struct {
 	Store       store.Store
-	Bus         launch.Publisher
+	Bus         bus.Publisher
 	Playbooks   PlaybookLoader
 	Credentials credentials.Store
 	// Buckets opens spool buckets (nil: a spool write fails transiently).
@@ -338,10 +339,11 @@ func (s *Service) start(ctx context.Context, reg *Registration, msg Message, env
 		ctx = telemetry.Extract(ctx, plan.Trace)
 	}
 	_, err = launch.Start(ctx, s.Store, s.Bus, launch.Params{Playbook: entry.Playbook, Source: entry.Source, Workload: wl,
-		ExecutionID: id, Credentials: s.Credentials, Trace: plan.Trace})
+		ExecutionID: id, Credentials: s.Credentials, Trace: plan.Trace,
+		Creator: "subscription:" + reg.Record.Name, CatalogPath: entry.Path})
 	if err != nil {
 		var ke *launch.KeychainError
-		if errors.As(err, &ke) && (errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid)) {
+		if errors.Is(err, credentials.ErrNotGranted) || errors.As(err, &ke) && (errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid)) {
 			return Result{}, errs.Wrap(errs.InvalidArgument, err, "subscribe")
 		}
 		return Result{}, err

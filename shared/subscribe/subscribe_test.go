@@ -84,14 +84,14 @@ func (b *memBucket) names(prefix string) []string {
 	return out
 }
 
-// bus records request batches; fail makes PublishBatch fail.
-type bus struct {
+// recBus records request batches; fail makes PublishBatch fail.
+type recBus struct {
 	mu      sync.Mutex
 	batches []types.Batch
 	fail    error
 }
 
-func (b *bus) PublishBatch(_ context.Context, x types.Batch) error {
+func (b *recBus) PublishBatch(_ context.Context, x types.Batch) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.fail != nil {
@@ -101,13 +101,19 @@ func (b *bus) PublishBatch(_ context.Context, x types.Batch) error {
 	return nil
 }
 
-func (b *bus) setFail(err error) {
+// PublishCommands implements bus.Publisher: starting an execution
+// publishes no command, so none is expected.
+func (b *recBus) PublishCommands(context.Context, ...types.Command) error {
+	return errors.New("recBus: unexpected commands")
+}
+
+func (b *recBus) setFail(err error) {
 	b.mu.Lock()
 	b.fail = err
 	b.mu.Unlock()
 }
 
-func (b *bus) executions() []string {
+func (b *recBus) executions() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
@@ -161,7 +167,7 @@ func (p *prober) set(up bool) {
 type fixture struct {
 	t      *testing.T
 	st     *store.Memory
-	bus    *bus
+	bus    *recBus
 	bucket *memBucket
 	clock  *clock
 	probe  *prober
@@ -170,7 +176,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{t: t, st: store.NewMemory(), bus: &bus{}, bucket: &memBucket{objs: map[string][]byte{}},
+	f := &fixture{t: t, st: store.NewMemory(), bus: &recBus{}, bucket: &memBucket{objs: map[string][]byte{}},
 		clock: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, probe: &prober{up: true}}
 	src, err := os.ReadFile(filepath.Join(confSub, "sub_ingest_default.yaml"))
 	if err != nil {
@@ -689,8 +695,12 @@ func TestDrainReplayAttempts(t *testing.T) {
 }
 
 type failFirst struct {
-	inner *bus
+	inner *recBus
 	fail  string
+}
+
+func (b *failFirst) PublishCommands(ctx context.Context, cmds ...types.Command) error {
+	return b.inner.PublishCommands(ctx, cmds...)
 }
 
 func (b *failFirst) PublishBatch(ctx context.Context, x types.Batch) error {

@@ -34,6 +34,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
@@ -51,8 +52,9 @@ type Creator interface {
 	TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error)
 	TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error
 	// TaskDeleteExecution deletes every pending task of an execution (its
-	// names start with types.TaskPrefix) from the queues and returns how
-	// many it deleted.
+	// names start with types.TaskPrefix) from the queues but its watchdogs
+	// (types.IsWatchdog: they close the chains of units whose holders
+	// died) and returns how many it deleted.
 	TaskDeleteExecution(ctx context.Context, executionID string) (int, error)
 }
 
@@ -131,31 +133,73 @@ func (d *Dispatcher) queueOf(cmd types.Command, now time.Time) string {
 	return d.WorkQueue
 }
 
-// TaskDelete implements Creator. The task's queue is derived like
-// TaskCreate's, so pass the same now (or a zero NotBefore).
+// queueFor returns the queue cmd's task goes to, the same on every
+// dispatch of the command: queueOf at the time the command was made (its
+// Clock, the producing transition's hybrid clock in microseconds), or at
+// now for a command without a clock. Cloud Tasks dedups names within a
+// queue only: a queue chosen by the caller's now sent a re-dispatch of a
+// delayed unit (an outbox replayed, a commands message redelivered, after
+// its NotBefore) to the other queue, where it ran a second time.
+func (d *Dispatcher) queueFor(cmd types.Command, now time.Time) string {
+	if cmd.Clock > 0 {
+		now = time.UnixMicro(cmd.Clock)
+	}
+	return d.queueOf(cmd, now)
+}
+
+// TaskDelete implements Creator. The task is looked for in the queue
+// TaskCreate chose for it, then in the other one (a task is in one
+// queue; deleting one that is in neither is no error).
 func (d *Dispatcher) TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error {
-	meter.For(ctx, cmd.ExecutionID).Add(meter.TasksDelete, 1)
-	err := d.c.DeleteTask(ctx, &cloudtaskspb.DeleteTaskRequest{Name: d.queueOf(cmd, now) + "/tasks/" + cmd.TaskName()})
-	if err != nil && status.Code(err) != codes.NotFound {
-		return errs.Wrap(errs.CodeOf(err), err, "tasks: delete task")
+	first := d.queueFor(cmd, now)
+	queues := []string{first}
+	if other := d.WorkQueue; other != first {
+		queues = append(queues, other)
+	} else if d.TimersQueue != first {
+		queues = append(queues, d.TimersQueue)
+	}
+	m := meter.For(ctx, cmd.ExecutionID)
+	for _, q := range queues {
+		m.Add(meter.TasksDelete, 1)
+		err := d.c.DeleteTask(ctx, &cloudtaskspb.DeleteTaskRequest{Name: q + "/tasks/" + cmd.TaskName()})
+		if err == nil {
+			return nil
+		}
+		if status.Code(err) != codes.NotFound {
+			return errs.Wrap(errs.CodeOf(err), err, "tasks: delete task")
+		}
 	}
 	return nil
 }
 
-// TaskCreate implements Creator: it creates the Cloud Task of cmd.
-func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error) {
+// Body returns the body of cmd's Cloud Task as TaskCreate sends it: the
+// command continuing ctx's trace (TraceParent set from ctx when empty),
+// JSON encoded, with the execution's secret values masked (the redactor of
+// ctx, redact.WithRedactor: a secret never travels in a task body). The
+// fakes of Creator build their bodies with it too.
+func Body(ctx context.Context, cmd types.Command) ([]byte, error) {
 	if cmd.TraceParent == "" {
 		// The unit continues the creator's trace (W3C context in a header).
 		cmd.TraceParent = telemetry.TraceParent(ctx)
 	}
 	body, err := json.Marshal(cmd)
 	if err != nil {
-		return false, fmt.Errorf("tasks: encode command: %w", err)
+		return nil, errs.Wrap(errs.InvalidArgument, err, "tasks: encode command")
 	}
-	// The execution's secret values never travel in a task body (issue 10
-	// item 6): the creator's context names them (redact.WithRedactor).
-	body = redact.FromContext(ctx).SecretsBytes(body)
-	queue := d.queueOf(cmd, now)
+	return redact.FromContext(ctx).SecretsBytes(body), nil
+}
+
+// TaskCreate implements Creator: it creates the Cloud Task of cmd (body:
+// Body) in the queue queueFor chooses.
+func (d *Dispatcher) TaskCreate(ctx context.Context, cmd types.Command, now time.Time) (created bool, err error) {
+	body, err := Body(ctx, cmd)
+	if err != nil {
+		return false, err
+	}
+	if cmd.TraceParent == "" {
+		cmd.TraceParent = telemetry.TraceParent(ctx) // the task's traceparent header
+	}
+	queue := d.queueFor(cmd, now)
 	t := d.task(queue, cmd, body)
 	if n := proto.Size(t); n > MaxTaskBytes {
 		// Too large for Cloud Tasks: the body goes to the results tier and
@@ -254,7 +298,7 @@ func LoadBody(ctx context.Context, bs BodyStore, cmd types.Command) (types.Comma
 		return cmd, errs.New(errs.InvalidArgument, "tasks: the unit's stored body %s does not match its digest", ref.Key)
 	}
 	var full types.Command
-	if err := json.Unmarshal(body, &full); err != nil {
+	if err := jsonx.Unmarshal(body, &full); err != nil {
 		return cmd, errs.Wrap(errs.InvalidArgument, err, "tasks: decode the unit's stored body")
 	}
 	if full.TaskName() != cmd.TaskName() || full.ID != cmd.ID || full.BodyRef != nil {
@@ -265,7 +309,7 @@ func LoadBody(ctx context.Context, bs BodyStore, cmd types.Command) (types.Comma
 
 // TaskDeleteExecution implements Creator: it lists both queues and deletes
 // the tasks whose names carry the execution's prefix (a canceled
-// execution's pending units and timers).
+// execution's pending units and timers), but its watchdogs.
 func (d *Dispatcher) TaskDeleteExecution(ctx context.Context, executionID string) (int, error) {
 	prefix := "/tasks/" + types.TaskPrefix(executionID) + "-"
 	n := 0
@@ -281,7 +325,7 @@ func (d *Dispatcher) TaskDeleteExecution(ctx context.Context, executionID string
 			if err != nil {
 				return n, errs.Wrap(errs.CodeOf(err), err, "tasks: list tasks")
 			}
-			if !strings.Contains(t.Name, prefix) {
+			if !strings.Contains(t.Name, prefix) || types.IsWatchdog(t.Name) {
 				continue
 			}
 			m.Add(meter.TasksDelete, 1)

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,32 +22,6 @@ import (
 )
 
 const loc = "projects/p/locations/us-central1"
-
-// memBodies is an in-memory BodyStore (unit test fake of the results tier).
-type memBodies struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (b *memBodies) Put(_ context.Context, key string, data []byte, _ string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string][]byte{}
-	}
-	b.m[key] = append([]byte(nil), data...)
-	return nil
-}
-
-func (b *memBodies) Get(_ context.Context, key string) ([]byte, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	d, ok := b.m[key]
-	if !ok {
-		return nil, fmt.Errorf("get %s: %w", key, results.ErrNotFound)
-	}
-	return d, nil
-}
 
 // dispatcher serves the Cloud Tasks emulator in-process with one paused
 // queue (nothing is dispatched) and returns a Dispatcher on it.
@@ -118,7 +90,7 @@ func TestTaskCreateLargeBody(t *testing.T) {
 	if _, err := d.TaskCreate(ctx, cmd, time.Now()); !errs.Permanent(err) || !strings.Contains(err.Error(), "100") {
 		t.Fatalf("without a results tier a large unit must fail permanently naming the limit, got %v", err)
 	}
-	bodies := &memBodies{}
+	bodies := results.NewMemory() // the results tier's in-memory backend (resultstest.BackendSuite)
 	d.Bodies = bodies
 	if _, err := d.TaskCreate(ctx, cmd, time.Now()); err != nil {
 		t.Fatalf("large unit: %v", err)
@@ -151,7 +123,7 @@ func TestTaskCreateLargeBody(t *testing.T) {
 	if _, err := LoadBody(ctx, bodies, ref); !errs.Permanent(err) {
 		t.Errorf("swapped body: %v", err)
 	}
-	if _, err := LoadBody(ctx, &memBodies{}, ref); !errs.Permanent(err) {
+	if _, err := LoadBody(ctx, results.NewMemory(), ref); !errs.Permanent(err) {
 		t.Errorf("missing body: %v", err)
 	}
 	bad := ref

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
 // maxNormalizeDepth stops Normalize from recursing forever into cyclic Go
@@ -29,14 +31,17 @@ const maxWholeFloat = 1 << 53
 // Normalize returns v converted to the value shapes templates work on
 // (DSL.md "Templates": values come from YAML, JSON and step results):
 //
-//   - nil, string, bool, int and non-whole float64 are kept;
-//   - every other integer type becomes int (uint64 above MaxInt64 becomes
-//     float64); float32 becomes float64;
+//   - nil, string, bool, int and finite non-whole float64 are kept;
+//   - every other number (every integer and float type, json.Number,
+//     *big.Int) takes its kind by the engine's one number rule
+//     (jsonx.Number: integers in int64's range exact, a uint64 above
+//     MaxInt64 the nearest float64, float32 its shortest decimal form,
+//     NaN and ±Inf the strings "NaN", "Infinity", "-Infinity"); an int64
+//     then becomes int;
 //   - a whole float64 in ±2^53 (what encoding/json produces for the number
 //     35) becomes int, so it prints as "35", not "35.0", and compares equal
 //     to 35 whatever type the other side has;
-//   - json.Number becomes int when it is an integer literal, else float64
-//     (whole floats again as int); json.RawMessage is decoded;
+//   - json.RawMessage is decoded;
 //   - []byte becomes a string, time.Time an RFC 3339 string (nanoseconds
 //     when present);
 //   - maps become map[string]any (keys formatted with fmt when they are not
@@ -94,36 +99,6 @@ func normalize(v any, depth int) (any, bool) {
 			return out, true
 		}
 		return x, false
-	case int64:
-		return int(x), true
-	case int32:
-		return int(x), true
-	case int16:
-		return int(x), true
-	case int8:
-		return int(x), true
-	case uint:
-		return normUint(uint64(x)), true
-	case uint64:
-		return normUint(x), true
-	case uint32:
-		return int(x), true
-	case uint16:
-		return int(x), true
-	case uint8:
-		return int(x), true
-	case float32:
-		f, _ := normFloat(float64(x))
-		return f, true
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return int(i), true
-		}
-		if f, err := x.Float64(); err == nil {
-			nf, _ := normFloat(f)
-			return nf, true
-		}
-		return string(x), true
 	case json.RawMessage:
 		d := json.NewDecoder(bytes.NewReader(x))
 		d.UseNumber()
@@ -144,7 +119,24 @@ func normalize(v any, depth int) (any, bool) {
 		out, _ := normalize(x.Interface(), depth+1)
 		return out, true
 	}
+	if n, ok := jsonx.Number(v); ok {
+		return nativeNumber(n), true
+	}
 	return normalizeReflect(reflect.ValueOf(v), depth)
+}
+
+// nativeNumber turns a value of jsonx.Number into a template value: int64
+// as int, a whole float64 in ±2^53 as int (normFloat), strings and other
+// floats as they are.
+func nativeNumber(n any) any {
+	switch x := n.(type) {
+	case int64:
+		return int(x)
+	case float64:
+		f, _ := normFloat(x)
+		return f
+	}
+	return n
 }
 
 // normalizeReflect handles the named and composite types normalize's type
@@ -190,13 +182,6 @@ func normalizeReflect(rv reflect.Value, depth int) (any, bool) {
 		return rv.String(), true
 	case reflect.Bool:
 		return rv.Bool(), true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return int(rv.Int()), true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return normUint(rv.Uint()), true
-	case reflect.Float32, reflect.Float64:
-		f, _ := normFloat(rv.Float())
-		return f, true
 	}
 	// Functions, channels, complex numbers, unsafe pointers: not data.
 	return nil, true
@@ -229,18 +214,17 @@ func mapKeyString(k reflect.Value) string {
 	return fmt.Sprint(k.Interface())
 }
 
+// normFloat converts a float64 template value: a whole one in ±2^53 to
+// int (changed), NaN and ±Inf to their strings (jsonx.Float, changed),
+// any other as it is.
 func normFloat(f float64) (any, bool) {
 	if f == math.Trunc(f) && f >= -maxWholeFloat && f <= maxWholeFloat {
 		return int(f), true
 	}
-	return f, false
-}
-
-func normUint(u uint64) any {
-	if u <= math.MaxInt64 {
-		return int(u)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return jsonx.Float(f), true
 	}
-	return float64(u)
+	return f, false
 }
 
 // toNative converts an evaluation result to plain Go data: nil, bool, int,
@@ -328,7 +312,7 @@ func toNative(v any, depth int) any {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return int(rv.Int())
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return normUint(rv.Uint())
+		return nativeNumber(jsonx.Uint(rv.Uint()))
 	case reflect.Float32, reflect.Float64:
 		return rv.Float()
 	}

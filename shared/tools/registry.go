@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/artifact"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
@@ -47,6 +48,17 @@ const (
 var Kinds = []string{KindNoop, KindHTTP, KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindSecrets,
 	KindNATS, KindSubscription, KindShell, KindArtifact, KindResultFetch}
 
+// ControlKinds are the kinds the control plane runs itself (Control):
+// they run no author code and reach no endpoint but through the egress
+// policy (http) or the engine's own stores (secrets, artifact).
+var ControlKinds = []string{KindNoop, KindHTTP, KindSecrets, KindArtifact, KindResultFetch}
+
+// RunnerKinds are the kinds that run author code or reach an endpoint the
+// author chooses (a database, a bucket, a NATS or Pub/Sub server, a
+// `script:` source): they run in the runner (Runner, shared/runner), never
+// in the control plane (README "Architecture").
+var RunnerKinds = []string{KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindNATS, KindSubscription, KindShell}
+
 // Executor is what a kind package implements: one attempt over the
 // rendered args and kind configuration, with the attempt timeout in seconds
 // (0 = the kind's default). The kind packages cannot implement Tool
@@ -66,7 +78,7 @@ type adapter struct{ e Executor }
 // Run implements Tool (ExecContext for a ContextExecutor).
 func (a adapter) Run(ctx context.Context, req Request) types.Outcome {
 	if be, ok := a.e.(BarrierExecutor); ok && req.Barrier != "" {
-		return be.ExecBarrier(ctx, req.Args, req.Config, req.TimeoutS, req.Barrier)
+		return be.ExecBarrier(ctx, req.Args, req.Config, req.TimeoutS, req.Barrier, req.BarrierMAC)
 	}
 	if ce, ok := a.e.(ContextExecutor); ok {
 		return ce.ExecContext(ctx, req.Args, req.Config, req.Context, req.TimeoutS)
@@ -108,7 +120,13 @@ type DefaultOptions struct {
 	// error.
 	Credentials credentials.Store
 	// Results is the results tier the artifact and result_fetch kinds
-	// read references from. Nil: they fail with a config error.
+	// read references from (Control), and the transfer kind's source type
+	// result reads stored tables from. Nil: they fail with a config
+	// error. The runner is built without it (Runner: it holds no access
+	// to the tier), so there transfer source type result fails with a
+	// config error; the duckdb kind streams into the tier only through a
+	// sink the engine puts in the context (results.SinkFrom), which only
+	// a kind running in the control plane's process receives.
 	Results *results.Store
 	// Project completes short Pub/Sub subscription names (the
 	// GOOGLE_CLOUD_PROJECT setting).
@@ -117,13 +135,33 @@ type DefaultOptions struct {
 	// postgres tasks (e.g. the NOETL_REPO_ROOT setting; default the
 	// working directory).
 	ScriptDir string
+	// Egress is the network policy of every kind's connections (http,
+	// postgres, nats, gcs, subscription, transfer, script sources;
+	// shared/egress). Nil: the http kind refuses link-local and metadata
+	// addresses only, the others check nothing (tests).
+	Egress *egress.Policy
+	// DataRoots are the operator's data directories (gcs local files of a
+	// task with a workspace; NOETL_RUNNER_DATA_ROOTS).
+	DataRoots []string
 }
 
 // Default returns a registry with every kind of Kinds and a close function
 // that releases their resources (postgres pools, DuckDB files, NATS
 // connections, Pub/Sub and GCS clients). Call close once, after the last
-// Run has returned.
-func Default(opts DefaultOptions) (Registry, func()) {
+// Run has returned. The engine splits them (Control in the control plane,
+// Runner in the runner); Default serves tests and single-process tools.
+func Default(opts DefaultOptions) (Registry, func()) { return Build(opts, Kinds) }
+
+// Control is Build of ControlKinds: the control plane's own kinds.
+func Control(opts DefaultOptions) (Registry, func()) { return Build(opts, ControlKinds) }
+
+// Runner is Build of RunnerKinds: the runner's kinds.
+func Runner(opts DefaultOptions) (Registry, func()) { return Build(opts, RunnerKinds) }
+
+// Build returns a registry of the given kinds (names of Kinds; others are
+// ignored), constructing only what they need, and the function that
+// releases their resources.
+func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 	if opts.PythonBin != "" {
 		opts.Python.Interpreter = opts.PythonBin
 	}
@@ -139,10 +177,27 @@ func Default(opts DefaultOptions) (Registry, func()) {
 			}
 		}
 	}
-	clients := &gcsconn.Clients{}
+	clients := &gcsconn.Clients{Egress: opts.Egress}
+	if opts.Egress != nil {
+		if opts.HTTP.Egress == nil {
+			opts.HTTP.Egress = opts.Egress
+		}
+		if opts.Postgres.Egress == nil {
+			opts.Postgres.Egress = opts.Egress
+		}
+		if opts.NATS.Egress == nil {
+			opts.NATS.Egress = opts.Egress
+		}
+	}
+	if opts.GCS.DataRoots == nil {
+		opts.GCS.DataRoots = opts.DataRoots
+	}
 	fillScripts := func(o *script.Options) {
 		if o.HTTP == nil {
 			o.HTTP = httptool.SharedClient()
+			if opts.Egress != nil {
+				o.HTTP = opts.Egress.Client()
+			}
 		}
 		if o.GCS == nil {
 			o.GCS = clients
@@ -168,38 +223,77 @@ func Default(opts DefaultOptions) (Registry, func()) {
 	if opts.GCS.Clients == nil {
 		opts.GCS.Clients = clients
 	}
+	if opts.GCS.ReservedBuckets == nil && opts.Results != nil {
+		if bn, ok := opts.Results.Backend.(results.BucketNamer); ok {
+			opts.GCS.ReservedBuckets = []string{bn.Bucket()}
+		}
+	}
 	if opts.HTTP.Credentials == nil {
 		opts.HTTP.Credentials = opts.Credentials
 	}
 	if opts.NATS.Credentials == nil {
 		opts.NATS.Credentials = opts.Credentials
 	}
-	pg := postgres.New(opts.Postgres)
-	dk := duckdb.New(opts.DuckDB)
-	ht := httptool.New(opts.HTTP)
-	nt := nats.New(opts.NATS)
-	sub := subscription.New(subscription.Options{Credentials: opts.Credentials, Project: opts.Project})
-	art := artifact.New(opts.Results)
-	reg := Registry{
-		KindNoop:         Adapt(noop.New()),
-		KindHTTP:         Adapt(ht),
-		KindPython:       Adapt(python.New(opts.Python)),
-		KindPostgres:     Adapt(pg),
-		KindDuckDB:       Adapt(dk),
-		KindTransfer:     Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results})),
-		KindGCS:          Adapt(gcs.New(opts.GCS)),
-		KindSecrets:      Adapt(secrets.New(opts.Secrets)),
-		KindNATS:         Adapt(nt),
-		KindSubscription: Adapt(sub),
-		KindShell:        Adapt(shell.New(opts.Shell)),
-		KindArtifact:     Adapt(art),
-		KindResultFetch:  Adapt(art),
+	want := map[string]bool{}
+	for _, k := range kinds {
+		want[k] = true
 	}
+	var closers []func()
+	reg := Registry{}
+	var pg *postgres.Tool
+	var dk *duckdb.Tool
+	var ht *httptool.Tool
+	if want[KindPostgres] || want[KindTransfer] {
+		pg = postgres.New(opts.Postgres)
+		closers = append(closers, pg.Close)
+	}
+	if want[KindDuckDB] || want[KindTransfer] {
+		dk = duckdb.New(opts.DuckDB)
+		closers = append(closers, dk.Close)
+	}
+	if want[KindHTTP] || want[KindTransfer] {
+		ht = httptool.New(opts.HTTP)
+	}
+	for _, k := range kinds {
+		switch k {
+		case KindNoop:
+			reg[k] = Adapt(noop.New())
+		case KindHTTP:
+			reg[k] = Adapt(ht)
+		case KindPython:
+			reg[k] = Adapt(python.New(opts.Python))
+		case KindPostgres:
+			reg[k] = Adapt(pg)
+		case KindDuckDB:
+			reg[k] = Adapt(dk)
+		case KindTransfer:
+			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results}))
+		case KindGCS:
+			reg[k] = Adapt(gcs.New(opts.GCS))
+		case KindSecrets:
+			reg[k] = Adapt(secrets.New(opts.Secrets))
+		case KindNATS:
+			nt := nats.New(opts.NATS)
+			closers = append(closers, nt.Close)
+			reg[k] = Adapt(nt)
+		case KindSubscription:
+			sub := subscription.New(subscription.Options{Credentials: opts.Credentials, Project: opts.Project, Egress: opts.Egress})
+			closers = append(closers, sub.Close)
+			reg[k] = Adapt(sub)
+		case KindShell:
+			reg[k] = Adapt(shell.New(opts.Shell))
+		case KindArtifact, KindResultFetch:
+			reg[k] = Adapt(artifact.New(opts.Results))
+		}
+	}
+	closers = append(closers, clients.Close)
 	return reg, func() {
-		pg.Close()
-		dk.Close()
-		nt.Close()
-		sub.Close()
-		clients.Close()
+		for _, c := range closers {
+			c()
+		}
 	}
 }
+
+// The postgres kind honours the barrier (a signature drift would silently
+// turn it into a plain Executor).
+var _ BarrierExecutor = (*postgres.Tool)(nil)

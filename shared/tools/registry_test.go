@@ -63,7 +63,7 @@ func TestDefaultPythonBin(t *testing.T) {
 // project reach the kinds that use them; every new kind answers through
 // the registry.
 func TestDefaultWiring(t *testing.T) {
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "1"})
 	store := credentials.NewMemory()
 	if err := store.CredentialPut(ctx, credentials.Credential{Name: "api", Kind: "http_bearer", Data: map[string]any{"token": "tok-9"}}); err != nil {
 		t.Fatal(err)
@@ -119,5 +119,38 @@ func TestDefaultPythonInterpreter(t *testing.T) {
 	}
 	if want := python.PreferredInterpreter(); want == python.SystemInterpreter && o.Result != want {
 		t.Fatalf("interpreter %v, want %s", o.Result, want)
+	}
+}
+
+// The planes' registries: the control plane builds its own kinds only, the
+// runner the kinds that run author code or reach author-chosen endpoints;
+// together they are every kind, and neither holds a kind of the other.
+func TestControlAndRunnerKinds(t *testing.T) {
+	ctl, closeCtl := Control(DefaultOptions{})
+	defer closeCtl()
+	run, closeRun := Runner(DefaultOptions{PythonBin: "python3"})
+	defer closeRun()
+	var all []string
+	for k := range ctl {
+		all = append(all, k)
+		if run[k] != nil {
+			t.Errorf("kind %s is in both planes", k)
+		}
+	}
+	for k := range run {
+		all = append(all, k)
+	}
+	if len(ctl) != len(ControlKinds) || len(run) != len(RunnerKinds) || len(all) != len(Kinds) {
+		t.Fatalf("control %d, runner %d, all %d kinds; want %d, %d, %d", len(ctl), len(run), len(all), len(ControlKinds), len(RunnerKinds), len(Kinds))
+	}
+	for _, k := range []string{KindPython, KindShell, KindDuckDB, KindPostgres, KindTransfer, KindGCS, KindNATS, KindSubscription} {
+		if ctl[k] != nil || run[k] == nil {
+			t.Errorf("kind %s must run in the runner only", k)
+		}
+	}
+	for _, k := range []string{KindNoop, KindHTTP, KindSecrets, KindArtifact, KindResultFetch} {
+		if ctl[k] == nil || run[k] != nil {
+			t.Errorf("kind %s must run in the control plane only", k)
+		}
 	}
 }

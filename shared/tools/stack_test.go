@@ -21,6 +21,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -72,8 +73,14 @@ func TestStackKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fc.Close()
-	store := credentials.NewFirestore(fc)
+	signer, err := sign.New([]byte("tools-stack-test-key-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := credentials.NewFirestore(fc, credentials.NewFirestoreValues(fc, credentials.SealWith(signer)))
 	suffix := fmt.Sprint(time.Now().UnixNano())
+	// The tasks run as one execution (results by ownership).
+	ctx = results.WithReader(ctx, results.Reader{Execution: suffix})
 	pgCred, natsCred, psCred, apiCred := "pg_local_"+suffix, "nats_credential_"+suffix, "pubsub_e2e_"+suffix, "api_"+suffix
 	for _, c := range []credentials.Credential{
 		{Name: pgCred, Kind: "postgres", Data: map[string]any{"host": "127.0.0.1", "port": env["NOETL_PG_PORT"], "user": "postgres", "password": "", "database": "noetl", "sslmode": "disable"}},
@@ -183,7 +190,15 @@ func TestStackKinds(t *testing.T) {
 	}
 
 	// gcs, secrets, artifact.
-	obj := "gs://" + bucket + "/tools-stack/" + suffix + ".json"
+	// The results bucket is out of the tasks' reach; another is not.
+	if o := reg[KindGCS].Run(ctx, Request{Config: map[string]any{"data": map[string]any{"forged": true}, "destination": "gs://" + bucket + "/x.json"}}); o.Status != types.StatusError || o.Error.Kind != types.ErrKindForbidden {
+		t.Fatalf("gcs into the results bucket: %+v", o)
+	}
+	userBucket := "tools-stack-" + suffix
+	if err := gcsClient.Bucket(userBucket).Create(ctx, project, nil); err != nil {
+		t.Fatal(err)
+	}
+	obj := "gs://" + userBucket + "/tools-stack/" + suffix + ".json"
 	run(KindGCS, nil, map[string]any{"data": map[string]any{"ok": true}, "destination": obj})
 	if r = run(KindGCS, nil, map[string]any{"action": "download", "source": obj}); !reflect.DeepEqual(r["data"], map[string]any{"ok": true}) {
 		t.Fatalf("gcs %#v", r)

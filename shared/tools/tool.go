@@ -35,14 +35,28 @@ type Request struct {
 	// key atomically (a BarrierExecutor: postgres, in one transaction)
 	// makes the attempt exactly-once; other kinds ignore it.
 	Barrier string
+	// BarrierMAC is the key that authenticates Barrier's record (issue 13
+	// item 7): derived by the engine for this barrier alone
+	// (sign.Signer.BarrierKey), never the signing key. The record lives
+	// where user code can write (the postgres task's own database), so a
+	// kind adopts a recorded result only when its MAC under this key
+	// verifies. Set whenever Barrier is; a runner carries it with the
+	// request and hands it to no user code.
+	BarrierMAC []byte
+	// Inputs are the result references ("$ref" maps, shared/results) the
+	// attempt may read; the runner receives them with the request.
+	Inputs []map[string]any
 }
 
 // BarrierExecutor is implemented by kinds that honour Request.Barrier:
-// ExecBarrier commits the side effect together with a record of barrier,
-// and on a re-run of a recorded attempt returns the recorded result with
-// Outcome.Extra["adopted"] = true instead of repeating the side effect.
+// ExecBarrier commits the side effect together with a record of barrier
+// authenticated with macKey (Request.BarrierMAC), and on a re-run of a
+// recorded attempt returns the recorded result with
+// Outcome.Extra["adopted"] = true instead of repeating the side effect —
+// only when the record's MAC verifies: a forged record is ignored and the
+// side effect runs.
 type BarrierExecutor interface {
-	ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string) types.Outcome
+	ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string, macKey []byte) types.Outcome
 }
 
 // ContextExecutor is implemented by kinds that also read Request.Context

@@ -52,6 +52,12 @@ const (
 	// EvStepCanceled records a step run stopped by a cancellation, an
 	// execution deadline or a halting failure.
 	EvStepCanceled EventType = "step.canceled"
+	// EvLoopIterationCanceled records a loop iteration cut short because
+	// its step run ended without it (a cancellation, an execution
+	// deadline, a halting failure, a step timeout): the terminal event of
+	// its loop.iteration.started (issue 14: every started unit ends in
+	// the log).
+	EvLoopIterationCanceled EventType = "loop.iteration.canceled"
 	// EvExecutionTimedOut records an execution that ran past its deadline
 	// (executor.spec.timeout_s or NOETL_EXECUTION_DEADLINE_S): it fails.
 	EvExecutionTimedOut EventType = "playbook.timed_out"
@@ -140,10 +146,22 @@ const (
 	ErrKindConfig   = "config"
 	ErrKindPlaybook = "playbook"
 	ErrKindCanceled = "canceled"
+	// ErrKindForbidden: a control refused the task (not retried): a
+	// credential the playbook is not granted, a result reference of an
+	// execution that is not its own, its parent's or a child's.
+	ErrKindForbidden = "forbidden"
+	// ErrKindArtifact: a stored result is there but does not read back as
+	// written (its object does not match the sha256 its reference records,
+	// or does not decode): the artifact and result_fetch kinds, a step
+	// whose templates read such a result, a loop over it and a transfer
+	// from it. Not retried.
+	ErrKindArtifact = "artifact"
 	// ErrKindResultLost fails a step that reads a stored result whose
-	// object is gone or no longer matches its reference's sha256 (seed
-	// 004 "repair"): the message names the result's URI; a lost result
-	// does not come back by retrying, so it is never redelivered.
+	// object is gone (seed 004 "repair"): its templates, the artifact and
+	// result_fetch kinds, a loop over it, a transfer from it. The message
+	// names the result's URI; a lost result does not come back by
+	// retrying, so it is never redelivered. (An object that is there but
+	// changed is ErrKindArtifact.)
 	ErrKindResultLost = "result_lost"
 	// ErrKindResultTooLarge fails a step whose templates or python code
 	// read the whole of a stored result over the materialisation limit
@@ -314,6 +332,11 @@ type Command struct {
 	Reclaim int `json:"reclaim,omitempty"`
 	Replay  int `json:"replay,omitempty"`
 	HandOff int `json:"hand_off,omitempty"`
+	// ReplayOf is, on a unit replayed from the DLQ (and on its reclaims
+	// and hand-offs), the id of the DLQ entry it replays: the one delivery
+	// allowed to run a unit parked under that entry (worker: a parked
+	// unit's other deliveries are dropped). Not part of the task name.
+	ReplayOf string `json:"replay_of,omitempty"`
 	// Started is when a loop iteration's first delivery began (its item
 	// budget, loop.spec.item_timeout_s, runs from there across hand-offs).
 	Started time.Time `json:"started,omitempty"`
@@ -352,6 +375,21 @@ func (c Command) UnitKey() string {
 // can be found and deleted when it is canceled.
 func TaskPrefix(executionID string) string { return DeriveID(executionID)[:16] }
 
+// WatchdogMark starts the part after TaskPrefix of a watchdog's task name
+// (a lease_check): stopping an execution deletes its pending tasks but its
+// watchdogs, which close the chain of a unit whose holder died
+// (IsWatchdog).
+const WatchdogMark = "w"
+
+// IsWatchdog reports whether a Cloud Task name (its short id, or a full
+// name ending with it) is a watchdog's.
+func IsWatchdog(name string) bool {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return len(name) > 17 && name[16] == '-' && strings.HasPrefix(name[17:], WatchdogMark)
+}
+
 // TaskName returns the Cloud Task name id for this command:
 // TaskPrefix(execution) + "-" + a hash unique per (unit, kind, task
 // pointer, attempt, jumps, resume, reclaim, replay, hand-off), so
@@ -364,7 +402,7 @@ func (c Command) TaskName() string {
 	}
 	switch {
 	case c.Kind == CmdLeaseCheck:
-		return p + DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind), c.Holder, itoa(c.Seq))
+		return p + WatchdogMark + DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind), c.Holder, itoa(c.Seq))
 	case c.Kind != "" && c.Kind != CmdRunStep:
 		return p + DeriveID(append([]string{c.ExecutionID, c.UnitKey(), string(c.Kind)}, extra...)...)
 	case c.ChildID != "":

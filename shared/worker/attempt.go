@@ -200,7 +200,7 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	if err := u.w.Store.AttemptPut(ctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec); err != nil {
 		return types.Outcome{}, err
 	}
-	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0); err != nil {
+	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0 || u.cmd.ReplayOf != ""); err != nil {
 		return types.Outcome{}, err
 	}
 	return out, nil
@@ -304,7 +304,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
 		Args: args, Config: cfg, TimeoutS: timeout,
 		Context: u.taskContext(task), // hook (h-conf, issue 9): python's `context` (taskio.go)
-		Barrier: barrier,
+		Barrier: barrier, BarrierMAC: u.w.barrierMAC(barrier),
 	})
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil && (out.Error == nil || out.Error.Kind != types.ErrKindTimeout) {
 		out = types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindTimeout, Retryable: true,

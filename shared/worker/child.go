@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/catalog"
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/launch"
@@ -99,8 +100,14 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 	if _, err := launch.Start(ctx, u.w.Store, u.w.Bus, launch.Params{
 		Playbook: entry.Playbook, Source: entry.Source, Workload: wl, ParentID: cc.ExecutionID,
 		ExecutionID: id, Resume: &resume, ParentIter: u.iterView(), Credentials: u.w.Credentials, Now: u.w.now(),
+		// The child runs for the parent's creator, under its own catalog
+		// path: its credentials are granted to that path, never inherited.
+		Creator: u.st.Creator, CatalogPath: entry.Path,
 	}); err != nil {
 		var ke *launch.KeychainError
+		if errors.Is(err, credentials.ErrNotGranted) {
+			return fail(types.ErrKindForbidden, err.Error()), false, nil
+		}
 		if errors.As(err, &ke) {
 			return fail("playbook", err.Error()), false, nil
 		}

@@ -131,9 +131,11 @@ func needsLoad(view any, attrs []string) bool {
 
 // resolveResults builds the step-result views of the unit's scope and
 // loads the stored results the step reads (see the file comment).
-// Reading a result that is gone or corrupt fails the step once with
-// error kind result_lost naming the result (lostResult); one too large
-// to load whole with kind result_too_large.
+// Every reference in scope is authorized first (results.Authorize: the
+// unit's execution, its parent, its children). Reading a result that is
+// gone fails the step once with error kind result_lost naming the result,
+// one changed or corrupt with kind artifact, one too large to load whole
+// with kind result_too_large (resultFailure).
 func (u *unit) resolveResults(ctx context.Context) error {
 	u.results = engine.ResultViews(u.pb, u.st.Results, nil) // hook (h-conf): step-result views (engine/views.go)
 	u.loaded = u.st.Results
@@ -157,6 +159,13 @@ func (u *unit) resolveResults(ctx context.Context) error {
 	for name, v := range u.st.Results {
 		if !results.IsRef(v) {
 			continue
+		}
+		// Ownership first, for every reference in scope whether the step
+		// loads it or not (results by ownership): a reference of another
+		// execution (a hand-made "$ref" in a step result) fails the step
+		// with kind forbidden before anything is read.
+		if err := results.Authorize(ctx, v); err != nil {
+			return fmt.Errorf("worker: result of %s: %w", name, err)
 		}
 		load := false
 		for _, n := range names[name] {
@@ -193,11 +202,17 @@ func (u *unit) resolveResults(ctx context.Context) error {
 }
 
 // resultFailure turns an error reading a stored result into the step's
-// failure, when it is one no retry cures: the object is gone or was
-// changed (result_lost, seed 004 "repair": named by its URI, no
-// redelivery storm), or it is too large to load whole.
+// failure, when it is one no retry cures: the reference is another
+// execution's (forbidden, results by ownership), the object is there but
+// changed or undecodable (artifact: it no longer matches its sha256),
+// the object is gone (result_lost, seed 004 "repair": named by its URI,
+// no redelivery storm), or it is too large to load whole.
 func resultFailure(err error) (map[string]any, bool) {
 	switch {
+	case errors.Is(err, results.ErrForbidden):
+		return map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}, true
+	case errors.Is(err, results.ErrDigest), errors.Is(err, results.ErrFormat) && errors.Is(err, results.ErrLost):
+		return map[string]any{"kind": types.ErrKindArtifact, "message": err.Error()}, true
 	case errors.Is(err, results.ErrLost):
 		return map[string]any{"kind": types.ErrKindResultLost, "message": err.Error()}, true
 	case errors.Is(err, results.ErrTooLarge):

@@ -188,6 +188,34 @@ func TestLostResultFailsStepOnce(t *testing.T) {
 	}
 }
 
+// A stored result whose object was changed after it was written (it no
+// longer matches its reference's sha256) fails the step that reads it
+// once, with kind artifact naming its URI (a changed object is not a
+// lost one: README "Results by ownership").
+func TestChangedResultFailsStepArtifact(t *testing.T) {
+	env, w, cb, _ := lazyEnv(t, 500)
+	runStep(t, env, w, "start")
+	runStep(t, env, w, "ignores")
+	runStep(t, env, w, "reference")
+	ref := status(t, env, "ex1").Results["start"].(map[string]any)[results.RefKey].(map[string]any)
+	if err := cb.Put(context.Background(), ref["key"].(string), []byte(`[{"forged": 1}]`), results.ContentTypeJSON); err != nil {
+		t.Fatal(err)
+	}
+	cmd, ok := env.Tasks.Take(isUnit)
+	if !ok || cmd.Step != "whole" {
+		t.Fatalf("next unit %v %v", cmd.Step, ok)
+	}
+	if err := w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+		t.Fatalf("the delivery failed (it would be redelivered): %v", err)
+	}
+	ss := status(t, env, "ex1").Steps["whole"]
+	em, _ := ss.Error.(map[string]any)
+	msg := fmt.Sprint(em["message"])
+	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindArtifact || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "does not match its reference's sha256") {
+		t.Fatalf("step whole: %s %v", ss.Status, ss.Error)
+	}
+}
+
 // A tool that streams a table through the sink the worker gives it
 // produces a reference, written batch by batch into the tier.
 func TestStreamedToolResult(t *testing.T) {
@@ -247,7 +275,7 @@ workflow:
 	if !strings.HasSuffix(inner["uri"].(string), "/results/ex1/start/1/0/1") {
 		t.Fatalf("uri %v", inner["uri"])
 	}
-	n, err := rs.RowCount(context.Background(), ref)
+	n, err := rs.RowCount(results.WithReader(context.Background(), results.Reader{Execution: "ex1"}), ref)
 	if err != nil || n != 10000 {
 		t.Fatalf("rows %d %v", n, err)
 	}

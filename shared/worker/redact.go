@@ -88,7 +88,7 @@ func (w *Worker) execRedactor(ctx context.Context, cmd types.Command) *redact.Re
 	}
 	var kc map[string]any
 	if pb, err := w.playbook(rec.Source); err == nil && len(pb.Keychain) > 0 && w.Credentials != nil {
-		kc, _ = launch.Keychain(ctx, w.Credentials, pb, rec.State.Workload, cmd.ExecutionID)
+		kc, _ = launch.Keychain(ctx, w.Credentials, pb, rec.State)
 	}
 	return launch.ExecRedactor(kc, rec.State.Workload)
 }

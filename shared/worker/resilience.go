@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -53,15 +55,108 @@ func (u *unit) armWatchdog(ctx context.Context, seq int, at time.Time) error {
 	return err
 }
 
+// GuardPrefix starts the holder of a guard (a lease_check armed by a
+// failed delivery, guard): GuardPrefix + the Cloud Task name it guards.
+const GuardPrefix = "guard:"
+
+// guard arms the guard of cmd's task, due at: a lease_check that finishes
+// what the task's deliveries could not (issue 14), armed by its last
+// attempt before it runs (nothing retries it if it dies) and by any
+// failed delivery (guardAfterFailure). One guard per task: a second arm
+// finds it (the same name).
+func (w *Worker) guard(ctx context.Context, cmd types.Command, at time.Time) error {
+	g := types.Command{Kind: types.CmdLeaseCheck, ExecutionID: cmd.ExecutionID, Step: cmd.Step, StepRun: cmd.StepRun,
+		Iteration: cmd.Iteration, StateVersion: cmd.StateVersion, Unit: &cmd, Holder: GuardPrefix + cmd.TaskName(),
+		NotBefore: at, Clock: cmd.Clock}
+	g.ID = g.TaskName()
+	_, err := w.Control.Tasks.TaskCreate(ctx, g, w.now())
+	return err
+}
+
+// guardAfterFailure arms the guard of a failed delivery, due once every
+// later attempt of its task has had time to come (the remaining attempts
+// times the queue's largest backoff, plus the grace). A unit's last
+// attempt files it in the DLQ when it fails — but only if it reaches
+// execute: when every attempt left meets an instance that is down (the
+// soak kills the host), the task ends with nobody filing the unit, and
+// its execution would wait forever.
+func (w *Worker) guardAfterFailure(ctx context.Context, cmd types.Command, d Delivery) error {
+	if d.MaxAttempts <= 0 || d.MaxBackoff <= 0 {
+		return nil
+	}
+	left := d.MaxAttempts - 1 - d.RetryCount
+	return w.guard(ctx, cmd, w.now().Add(time.Duration(left)*d.MaxBackoff+WatchdogGrace))
+}
+
+// guardCheck handles a guard (see guard): a unit parked in the DLQ needs
+// nothing; one a delivery still holds is looked at again when that lease
+// would expire, and one whose holder died after its holder's watchdog had
+// its turn (a few times at most); a loop iteration that ended has what
+// follows its end carried out again (idempotent: its last delivery may
+// have died before it; a step unit's is its step run's outbox, which run
+// replays before this); any other was never filed by a last attempt (none
+// reached execute, or it died first) and is filed now.
+func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, attempts int, log *slog.Logger) error {
+	var holder string
+	var expires time.Time
+	var err error
+	if unitCmd.Iteration != nil {
+		var status types.Status
+		key := engine.LoopKey(unitCmd.Step, unitCmd.StepRun)
+		status, holder, expires, err = w.Store.IterationGet(ctx, unitCmd.ExecutionID, key, *unitCmd.Iteration)
+		if err == nil && status != types.StatusRunning {
+			rec, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: unitCmd.ExecutionID, LoopKey: key, Index: *unitCmd.Iteration, Now: w.now()})
+			if err != nil || rec == nil || rec.Status == types.StatusCanceled {
+				return err
+			}
+			return w.Control.IterationEnded(ctx, unitCmd, *rec)
+		}
+		if _, parked := store.ParkedBy(holder); err == nil && parked {
+			return nil
+		}
+	} else {
+		holder, expires, err = w.Store.LeaseGet(ctx, unitCmd.ExecutionID, unitCmd.UnitKey())
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	switch {
+	case err == nil && holder != "" && expires.After(w.now()):
+		// A delivery holds it: look again when its lease would expire.
+		next := cmd
+		next.Seq++
+		next.NotBefore = expires.Add(WatchdogGrace)
+		next.ID = next.TaskName()
+		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		return err
+	case err == nil && holder != "" && cmd.Seq < MaxReclaims+2:
+		// Its holder stopped renewing: the holder's watchdog (armed before
+		// the lease) reclaims it, or files it after MaxReclaims; look
+		// again after that watchdog's turn.
+		next := cmd
+		next.Seq++
+		next.NotBefore = w.now().Add(w.ttl() + WatchdogGrace)
+		next.ID = next.TaskName()
+		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		return err
+	}
+	log.Warn("no attempt of a failing unit's task reached execute after its last failure; filing it in the DLQ")
+	return w.deadLetter(ctx, unitCmd, holder, attempts, fmt.Errorf("its task's attempts ran out without the last one reaching execute"))
+}
+
 // leaseCheck handles a watchdog: a unit whose holder still renews its
 // lease gets the next watchdog; one whose lease expired without the unit
 // ending is reclaimed (re-dispatched, the side-effect barrier making the
-// re-run safe) or, after MaxReclaims, dead-lettered.
-func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, log *slog.Logger) error {
+// re-run safe) or, after MaxReclaims, dead-lettered. A guard (GuardPrefix)
+// is guardCheck's.
+func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, d Delivery, log *slog.Logger) error {
 	if cmd.Unit == nil {
 		return errs.New(errs.InvalidArgument, "worker: lease_check without its unit")
 	}
 	unitCmd := *cmd.Unit
+	if strings.HasPrefix(cmd.Holder, GuardPrefix) {
+		return w.guardCheck(ctx, cmd, unitCmd, max(d.MaxAttempts, 1), log)
+	}
 	var holder string
 	var expires time.Time
 	var err error
@@ -95,7 +190,7 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, log *slog.Lo
 	// The holder stopped renewing: it died.
 	if unitCmd.Reclaim >= MaxReclaims {
 		log.Error("unit's holder died too often; dead-lettering it", "reclaims", unitCmd.Reclaim)
-		return w.deadLetter(ctx, unitCmd, unitCmd.Reclaim+1, fmt.Errorf("lease expired %d times without the unit ending (its holder stopped)", unitCmd.Reclaim+1))
+		return w.deadLetter(ctx, unitCmd, cmd.Holder, unitCmd.Reclaim+1, fmt.Errorf("lease expired %d times without the unit ending (its holder stopped)", unitCmd.Reclaim+1))
 	}
 	next := unitCmd
 	next.Reclaim++
@@ -130,12 +225,25 @@ func (w *Worker) publishOne(ctx context.Context, ev types.Event) error {
 // DLQMessageID is the DLQ entry id of a unit.
 func DLQMessageID(c types.Command) string { return "unit-" + c.TaskName() }
 
+// rearm creates the successor of a watchdog (Seq+1, due after the grace)
+// that could not do its work.
+func (w *Worker) rearm(ctx context.Context, cmd types.Command) error {
+	next := cmd
+	next.Seq++
+	next.NotBefore = w.now().Add(WatchdogGrace)
+	next.ID = next.TaskName()
+	_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+	return err
+}
+
 // deadLetter files a unit in the DLQ (seed 000 §8.6: max attempts
 // exceeded, non-retryable error, poison) and records it in the event log.
 // The unit's step run stays running — parked — until the entry is
 // replayed (the unit runs again and the execution goes on) or discarded
-// (the step fails).
-func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int, cause error) error {
+// (the step fails). Nothing is filed when the unit has ended, or when a
+// delivery other than holder's holds its lease (control.FileUnit): that
+// delivery, or its watchdog, finishes it.
+func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, holder string, attempts int, cause error) error {
 	now := w.now().UTC().Format(time.RFC3339Nano)
 	red := w.execRedactor(ctx, cmd)
 	raw := red.SecretsBytes(mustJSON(cmd)) // replayable, without secret values
@@ -158,8 +266,24 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, attempts int
 	if cmd.Iteration != nil {
 		e.LoopKey = engine.LoopKey(cmd.Step, cmd.StepRun)
 	}
-	if err := w.Store.DLQPut(ctx, e); err != nil {
+	out, err := w.Control.FileUnit(ctx, control.FileParams{Unit: cmd, Holder: holder, Entry: e})
+	if err != nil {
 		return err
+	}
+	if !out.Filed && out.Ended {
+		return w.followUp(ctx, cmd, e, out.Reason)
+	}
+	if !out.Filed {
+		w.Log.Info("not dead-lettering a unit: "+out.Reason, "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", msg)
+		return nil
+	}
+	if err := faults.Inject(faults.ExecuteAfterDeadLetter, cmd.ExecutionID); err != nil {
+		return err
+	}
+	if cmd.Iteration == nil && holder != "" {
+		// The park keeps the unit; the filer's lease goes, so that its
+		// watchdog stops (it would find the unit parked anyway).
+		w.releaseLease(context.WithoutCancel(ctx), cmd, holder)
 	}
 	w.observeDLQ(ctx, cmd, kind, e.MessageID, attempts, cause, msg) // telemetry: noetl_dlq_total, task_dlq
 	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, map[string]any{"dlq_id": e.MessageID, "attempts": attempts, "error": msg}, "dlq")
@@ -186,28 +310,142 @@ func excerpt(s string) string {
 	return s
 }
 
+// followUp hands the follow-up of a unit that ended — the loop's next
+// step, the transition's outbox, which its last attempt failed to carry
+// out — to a successor delivery (Reclaim+1: a new task of the same unit,
+// which finds it ended and carries the follow-up out), up to MaxReclaims
+// times; after that the unit is filed in the DLQ without a park, for an
+// operator to replay (which does the same).
+func (w *Worker) followUp(ctx context.Context, cmd types.Command, e store.DLQEntry, why string) error {
+	if cmd.Reclaim < MaxReclaims {
+		next := cmd
+		next.Reclaim++
+		next.NotBefore = w.now().Add(WatchdogGrace)
+		next.ID = next.TaskName()
+		w.Log.Warn("a unit that ended failed its follow-up on its last attempt; a new delivery carries it out", "execution_id", cmd.ExecutionID, "step", cmd.Step, "why", why, "reclaim", next.Reclaim)
+		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		return err
+	}
+	w.Log.Error("a unit that ended kept failing its follow-up; filing it in the DLQ", "execution_id", cmd.ExecutionID, "step", cmd.Step, "why", why)
+	e.ContextExcerpt = excerpt("the unit ended (" + why + ") but its follow-up kept failing: " + e.LastError)
+	return w.Store.DLQPut(ctx, e)
+}
+
+// ErrUnitEnded is DiscardUnit's error when the unit had already ended
+// (its iteration was recorded, its step run ended): nothing was
+// discarded. Its code is FailedPrecondition.
+var ErrUnitEnded = &errs.Error{Code: errs.FailedPrecondition, Msg: "worker: the unit had already ended"}
+
 // DiscardUnit ends a dead-lettered unit's parked step run as failed (error
 // kind dead_lettered with the reason): through the step's boundary for a
-// step unit, through the iteration's record for a loop iteration.
+// step unit, through the iteration's record for a loop iteration. The
+// entry dlqID is marked discarded in the same commit when it parks the
+// unit. It is idempotent: repeated after a failure, it carries out what the
+// first call left undone (the transition's outbox, the loop's next
+// iteration). ErrUnitEnded when the unit had ended otherwise.
 func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reason string) error {
 	em := map[string]any{"kind": "dead_lettered", "message": "discarded from the DLQ: " + reason, "dlq_id": dlqID, "retryable": false}
+	discarded := store.DLQResolution{ID: dlqID, Status: store.DLQDiscarded, Note: reason}
 	if cmd.Iteration != nil {
 		key := engine.LoopKey(cmd.Step, cmd.StepRun)
 		rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusError, Error: em, Clock: types.HLC(cmd.Clock, w.now()) + 1}
 		// A leased iteration's record document holds its (dead) holder:
-		// end it as that holder.
-		_, holder, _, err := w.Store.IterationGet(ctx, cmd.ExecutionID, key, *cmd.Iteration)
+		// end it as that holder (a parked one is ended whoever asks).
+		status, holder, _, err := w.Store.IterationGet(ctx, cmd.ExecutionID, key, *cmd.Iteration)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if _, err := w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder}); err != nil {
+		if err == nil && status != types.StatusRunning {
+			// Ended: by this discard before (finish its work), or
+			// otherwise.
+			ended, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Index: *cmd.Iteration, Now: w.now()})
+			if err != nil || ended == nil {
+				return err
+			}
+			if m, _ := ended.Error.(map[string]any); m == nil || m["dlq_id"] != dlqID {
+				return ErrUnitEnded
+			}
+			return w.Control.IterationEnded(ctx, cmd, *ended)
+		}
+		if _, err := w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder, Now: w.now(),
+			Resolve: func(id string) store.DLQResolution {
+				if id == discarded.ID {
+					return discarded
+				}
+				return store.DLQResolution{Status: store.DLQDone, Note: "the iteration was discarded through entry " + dlqID}
+			}}); err != nil {
 			return err
 		}
 		return w.Control.IterationEnded(ctx, cmd, rec)
 	}
+	rec, err := w.Store.ExecutionGet(ctx, cmd.ExecutionID)
+	if err != nil {
+		return err
+	}
+	if ss := rec.State.Steps[cmd.Step]; rec.State.Terminal() || ss == nil || ss.Run != cmd.StepRun || (ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled) {
+		// Ended: by this discard before (its outbox is replayed), or
+		// otherwise.
+		if m, _ := stepError(ss, cmd.StepRun)["dlq_id"].(string); m != dlqID {
+			return ErrUnitEnded
+		}
+		return w.Control.Replay(ctx, cmd.ExecutionID, control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun))
+	}
 	ev := w.unitEvent(cmd, types.EvStepFailed, map[string]any{"error": em}, "discard")
 	ev.Status = types.StatusFailed
-	_, err := w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
-		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}})
+	_, err = w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
+		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}, Discard: &discarded})
 	return err
+}
+
+// stepError is the error map of step run run (nil when ss is another run
+// or has none).
+func stepError(ss *engine.StepState, run int) map[string]any {
+	if ss == nil || ss.Run != run {
+		return nil
+	}
+	m, _ := ss.Error.(map[string]any)
+	return m
+}
+
+// cutShort closes the chain of a loop iteration dropped because its step
+// run or execution ended without it (issue 14 item 3), when nobody else
+// will: a delivery of the iteration (or its watchdog, which a stop keeps)
+// finding its record running and unheld (released, expired, parked)
+// cancels it and publishes its loop.iteration.canceled; a record canceled
+// earlier has its event published again (a crash between the two). A
+// record its holder still renews is left to that holder, which cancels it
+// at its next task boundary — and its watchdog re-arms, in case it dies
+// first. Other units need nothing: a step run's end is its step.canceled
+// (engine).
+func (w *Worker) cutShort(ctx context.Context, cmd, unitCmd types.Command, st *engine.State, reason string) error {
+	if unitCmd.Iteration == nil || (cmd.Kind != types.CmdRunStep && cmd.Kind != "" && cmd.Kind != types.CmdLeaseCheck) {
+		return nil
+	}
+	status, holder, expires, err := w.Store.IterationGet(ctx, unitCmd.ExecutionID, engine.LoopKey(unitCmd.Step, unitCmd.StepRun), *unitCmd.Iteration)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // never started under a lease, nor registered: nothing to close
+	}
+	if err != nil {
+		return err
+	}
+	if status == types.StatusRunning {
+		if _, parked := store.ParkedBy(holder); !parked && holder != "" && expires.After(w.now()) {
+			if cmd.Kind == types.CmdLeaseCheck && holder == cmd.Holder {
+				next := cmd
+				next.Seq++
+				next.NotBefore = expires.Add(WatchdogGrace)
+				next.ID = next.TaskName()
+				_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+				return err
+			}
+			return nil // a live unit: it closes it at its next task boundary
+		}
+	} else if status != types.StatusCanceled {
+		return nil // completed
+	}
+	ev, err := w.Control.CancelIteration(ctx, unitCmd, "", reason, types.HLC(st.Clock, w.now())+1)
+	if err != nil || ev == nil {
+		return err
+	}
+	return w.publishOne(ctx, *ev)
 }

@@ -2,14 +2,19 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
@@ -61,12 +66,10 @@ type unit struct {
 	recovering bool
 	// started is when the unit began; handOffAfter its budget before it
 	// hands the rest of its pipeline to a new unit; progressed reports a
-	// task ended since (a hand-off needs a new cursor); checked is when the
-	// execution's state was last looked at (cancellation).
+	// task ended since (a hand-off needs a new cursor).
 	started      time.Time
 	handOffAfter time.Duration
 	progressed   bool
-	checked      time.Time
 	// kc is the resolved keychain (never persisted, never in events).
 	kc map[string]any
 	// red masks the keychain's secrets in events and logs.
@@ -212,28 +215,55 @@ func (u *unit) taskScope() template.Scope {
 // run executes the unit's pipeline from its cursor and ends the unit.
 func (u *unit) run(ctx context.Context) error {
 	c := &u.cmd
+	// The unit reads only its own execution's results and its parent's
+	// and children's (results by ownership), and only the credentials
+	// granted to its playbook (credentials by grant), whatever its
+	// templates compute.
+	ctx = results.WithReader(ctx, u.w.reader(u.st))
+	ctx = credentials.WithGrantee(ctx, launch.Grantee(u.st))
 	if err := u.restoreSpill(ctx); err != nil { // hook (h-conf): large continuations (handoff.go)
 		return err
 	}
 	u.cur = engine.CursorOf(*c)
 	u.lastFlush = u.w.now()
+	// A refusal (a credential computed at run time that is not granted, a
+	// step result that is a reference of another execution) fails the
+	// step at once, with kind forbidden. A stored result the step reads
+	// that is gone (kind result_lost), no longer matches its sha256 or
+	// does not decode (kind artifact), or is too large to load whole
+	// (kind result_too_large) fails it too (resultFailure); none is
+	// retried.
+	var refused map[string]any
 	if err := u.keychain(ctx); err != nil {
-		return err
+		if !errors.Is(err, credentials.ErrNotGranted) {
+			return err
+		}
+		u.setRedactor(nil)
+		refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
 	}
 	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
-	if u.itemFailure != nil {
+	if refused == nil && u.itemFailure != nil {
 		u.log.Warn("the iteration's item is a row of a stored table that cannot be read; failing it", "error_kind", u.itemFailure["kind"], "error", u.itemFailure["message"])
 		return u.finish(ctx, false, nil, u.itemFailure)
 	}
-	if err := u.resolveResults(ctx); err != nil { // hook (issue 16): lazy results (lazy.go)
-		if em, ok := resultFailure(err); ok {
-			u.log.Warn("the step reads a stored result it cannot load; failing it", "error_kind", em["kind"], "error", em["message"])
-			return u.finish(ctx, false, nil, em)
+	if refused == nil {
+		if err := u.resolveResults(ctx); err != nil { // hook (issue 16): lazy results (lazy.go)
+			em, ok := resultFailure(err)
+			if !ok {
+				return err
+			}
+			if em["kind"] == types.ErrKindForbidden {
+				refused = em // counted and masked with the other refusals below
+			} else {
+				u.log.Warn("the step reads a stored result it cannot load; failing it", "error_kind", em["kind"], "error", em["message"])
+				return u.finish(ctx, false, nil, em)
+			}
 		}
-		return err
 	}
-	if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
-		return err
+	if refused == nil {
+		if done, err := u.cursorClaim(ctx); err != nil || done { // hook (h-conf): cursor loops (cursor.go)
+			return err
+		}
 	}
 	tasks := u.step.Tasks
 	u.observeClaimed() // telemetry: task_claimed
@@ -244,6 +274,11 @@ func (u *unit) run(ctx context.Context) error {
 		} else {
 			u.event(types.EvStepStarted, "")
 		}
+	}
+	if refused != nil {
+		refused["message"] = u.red.String(refused["message"].(string))
+		u.log.Warn("unit refused", "error", refused["message"])
+		return u.finish(ctx, false, nil, refused)
 	}
 	if len(tasks) == 0 {
 		return u.finish(ctx, true, nil, nil)
@@ -263,6 +298,9 @@ func (u *unit) run(ctx context.Context) error {
 		if suspended {
 			// Waiting for a child execution; its end resumes the unit here.
 			if err := u.flush(ctx); err != nil {
+				return err
+			}
+			if err := u.register(ctx); err != nil {
 				return err
 			}
 			return u.release(ctx)
@@ -346,6 +384,9 @@ func (u *unit) handOff(ctx context.Context, delay time.Duration, why string) err
 	next.NotBefore = u.w.now().Add(delay)
 	next.Clock = u.clock
 	next.ID = next.TaskName()
+	if err := u.register(ctx); err != nil {
+		return err
+	}
 	if err := u.spillCursor(ctx, &next); err != nil { // hook (h-conf): large continuations (handoff.go)
 		return err
 	}
@@ -356,10 +397,34 @@ func (u *unit) handOff(ctx context.Context, delay time.Duration, why string) err
 	return u.release(ctx)
 }
 
-// CancelCheckEvery is how often a running unit looks at its execution's
-// state between tasks (a cancellation, a halting failure or a timeout
-// stops it at its next task boundary).
-const CancelCheckEvery = 2 * time.Second
+// register gives a loop iteration that ran without a lease a running
+// record before it continues in another unit (a hand-off, a child wait):
+// its events are then in the log before its end, and a stop that finds no
+// unit running it must still find it to close its chain (Control.Stop's
+// sweep). The record's lease is expired at once: nobody holds it, the next
+// unit ends it.
+func (u *unit) register(ctx context.Context) error {
+	if u.cmd.Iteration == nil || u.leased {
+		return nil
+	}
+	c := u.cmd
+	_, err := u.w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID, LoopKey: engine.LoopKey(c.Step, c.StepRun),
+		Index: *c.Iteration, Holder: u.holder, Now: u.w.now(), Unpark: c.ReplayOf})
+	if errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrParked) {
+		return nil // held or parked: it has its record
+	}
+	return err
+}
+
+// CancelCheckEvery bounds how old the execution state a running unit
+// looks at between tasks may be (a cancellation, a halting failure or a
+// timeout stops it at its next task boundary, seed 000 §8.5): the state is
+// read through the instance's cache, which units of one execution share
+// (IterationStateMaxAge), so a unit costs no read when its pipeline is
+// shorter than this and at most one per this interval per instance
+// otherwise. (It was 2 s, and a unit then started new tasks — inserts —
+// up to 2 s after its execution's cancel; the soak flagged them.)
+const CancelCheckEvery = IterationStateMaxAge
 
 // checkpoint runs between tasks: a unit that has run past its budget hands
 // the rest of its pipeline to a new unit (so no unit outlives the Cloud
@@ -370,23 +435,68 @@ func (u *unit) checkpoint(ctx context.Context) (stop bool, err error) {
 	if u.progressed && u.handOffAfter > 0 && now.Sub(u.started) >= u.handOffAfter {
 		return true, u.handOff(ctx, 0, "unit budget reached")
 	}
-	if now.Sub(u.started) < CancelCheckEvery || now.Sub(u.checked) < CancelCheckEvery {
-		return false, nil
+	if now.Sub(u.started) < CancelCheckEvery {
+		return false, nil // the state was read when the unit began
 	}
-	u.checked = now
-	rec, err := u.w.Store.ExecutionGet(ctx, u.cmd.ExecutionID)
-	if err != nil {
-		return false, nil // not decisive: go on, the next check retries
+	rec := u.w.states.get(u.cmd.ExecutionID, now, 0)
+	if rec == nil {
+		r, err := u.w.Store.ExecutionGet(ctx, u.cmd.ExecutionID)
+		if err != nil {
+			return false, nil // not decisive: go on, the next check retries
+		}
+		u.w.states.put(u.cmd.ExecutionID, r, now)
+		rec = r
 	}
 	ss := rec.State.Steps[u.cmd.Step]
 	if !rec.State.Terminal() && ss != nil && ss.Run == u.cmd.StepRun && (ss.Status == types.StatusRunning || ss.Status == types.StatusScheduled) {
 		return false, nil
 	}
 	u.log.Info("execution or step run ended while the unit ran: stopping at this task boundary", "execution_status", string(rec.State.Status))
+	if u.cmd.Iteration != nil {
+		reason := fmt.Sprintf("its step run %s#%d ended", u.cmd.Step, u.cmd.StepRun)
+		if rec.State.Terminal() {
+			reason = fmt.Sprintf("the execution ended (%s)", rec.State.Status)
+		}
+		return true, u.cancelIteration(ctx, reason)
+	}
 	if err := u.flush(ctx); err != nil {
 		return true, err
 	}
 	return true, u.release(ctx)
+}
+
+// cancelIteration ends an iteration cut short at a task boundary (issue
+// 14 item 3): its record is canceled (as this unit's holder, or unheld)
+// and its loop.iteration.canceled published after the unit's other
+// events, in their batch. A record another delivery took over, or that a
+// stop's sweep canceled first, is left to it.
+func (u *unit) cancelIteration(ctx context.Context, reason string) error {
+	evs := u.seal()
+	holder := ""
+	if u.leased {
+		holder = u.holder
+	}
+	ev, err := u.w.Control.CancelIteration(ctx, u.cmd, holder, reason, u.clock+1)
+	if err != nil {
+		return err
+	}
+	if ev != nil {
+		ev.Source = Source
+		evs = append(evs, *ev)
+		u.clock = max(u.clock, ev.Clock)
+	}
+	if len(evs) > 0 {
+		c := u.cmd
+		b := types.Batch{
+			ID:          types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), c.ChildID, u.holder, "batch", itoa(u.batch)),
+			ExecutionID: c.ExecutionID, Source: Source, Events: evs, TraceParent: c.TraceParent,
+		}
+		if err := u.w.Bus.PublishBatch(ctx, b); err != nil {
+			return err
+		}
+		u.batch++
+	}
+	return u.release(ctx)
 }
 
 func (u *unit) taskEnd(typ types.EventType, task *dsl.Task, out types.Outcome, em map[string]any) {
@@ -463,7 +573,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		evs := u.seal()
 		boundary := u.stateBoundary(raw, evs[len(evs)-1])
 		if _, err := u.w.Control.Apply(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
-			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec}); err != nil {
+			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf}); err != nil {
 			return err
 		}
 		u.observeDone(ctx, ok, true, errv) // telemetry: server.dispatch
@@ -483,11 +593,29 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		holder = u.holder
 	}
 	first, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
-		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder})
+		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder, Now: u.w.now(),
+		Resolve: func(id string) store.DLQResolution {
+			if id == c.ReplayOf {
+				return store.DLQResolution{Status: store.DLQReplayed}
+			}
+			// Parked while this delivery (which ran before the park)
+			// still ran it: the entry has nothing left to replay.
+			return store.DLQResolution{Status: store.DLQDone, Note: "the iteration completed through a delivery that ran before it was parked"}
+		}})
 	if err != nil {
 		return err
 	}
+	if !first {
+		// Ended already: by an earlier run of this unit (its follow-up
+		// goes on), or canceled (nothing follows).
+		if status, _, _, err := u.w.Store.IterationGet(ctx, c.ExecutionID, engine.LoopKey(c.Step, c.StepRun), *c.Iteration); err != nil || status == types.StatusCanceled {
+			return err
+		}
+	}
 	u.observeDone(ctx, ok, first, errv) // telemetry: server.dispatch, loop items
+	if err := faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != ""); err != nil {
+		return err
+	}
 	return u.w.Control.IterationEnded(ctx, c, rec)
 }
 

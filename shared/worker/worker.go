@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
@@ -29,6 +30,8 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -43,22 +46,16 @@ const Source = "execute"
 // FailedPrecondition.
 var ErrRetryLater = &errs.Error{Code: errs.FailedPrecondition, Msg: "worker: retry later"}
 
-// ResultResolver loads result references found in state (results tier);
-// nil means references are passed to templates unresolved.
-type ResultResolver interface {
-	Resolve(ctx context.Context, v any) (any, error)
-	// Offload stores v in the results tier when it is over the inline
-	// budget and returns the reference to carry instead (nil: keep inline).
-	Offload(ctx context.Context, coords types.ResultCoords, v any) (any, error)
-}
-
 // Worker executes units of work.
 type Worker struct {
 	Control *control.Control
 	Store   store.Store
-	Bus     control.Publisher
+	Bus     bus.Publisher
 	Tools   tools.Registry
-	Results ResultResolver
+	// Results is the results tier: large results are offloaded, and
+	// references found in state are resolved for templates (nil: results
+	// stay inline and references are passed unresolved).
+	Results results.Offloader
 	// Catalog resolves `kind: playbook` task paths (nil: such tasks fail).
 	Catalog *catalog.Catalog
 	// Credentials resolves the playbook's keychain (nil: keychain empty).
@@ -80,7 +77,12 @@ type Worker struct {
 	// loop.spec.item_timeout_s (seed 000 §8.12 timeouts.loop_item_ms; 0:
 	// none).
 	LoopItemTimeout time.Duration
-	Now             func() time.Time
+	// BarrierKey derives the MAC key of a side-effect barrier
+	// (tools.Request.BarrierMAC; sign.Signer.BarrierKey). Nil: a key
+	// random to this process, so a record is adopted only by the process
+	// that wrote it (tests; the functions always set it).
+	BarrierKey func(barrier string) []byte
+	Now        func() time.Time
 
 	pbs    sync.Map // sha256(source) → *dsl.Playbook
 	states stateCache
@@ -146,6 +148,10 @@ type Delivery struct {
 	// MaxAttempts is the queue's max attempts (0: unknown): the last
 	// attempt's failure files the unit in the DLQ instead of failing again.
 	MaxAttempts int
+	// MaxBackoff is the queue's largest backoff between two attempts (0:
+	// unknown, then no guard is armed): a failed delivery arms a guard
+	// that files the unit when no later attempt reached execute (guard).
+	MaxBackoff time.Duration
 }
 
 func (w *Worker) now() time.Time {
@@ -226,19 +232,46 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if d.Holder == "" {
 		d.Holder = newHolder()
 	}
+	if d.Last() && cmd.Kind == types.CmdRunStep {
+		// Nothing retries this delivery: if it dies — before it files a
+		// failing unit, or after it ended the unit but before what follows
+		// (the loop's next step, the transition's outbox) — its guard
+		// carries that out (guardCheck).
+		if err := w.guard(ctx, cmd, w.now().Add(w.ttl()+WatchdogGrace)); err != nil {
+			return err
+		}
+	}
 	err := w.run(ctx, cmd, d)
-	if err != nil && d.Last() && cmd.Kind == types.CmdRunStep {
-		if errs.Is(err, errs.FailedPrecondition) {
-			// Leased by another delivery on our last attempt: that holder
-			// (or its watchdog) finishes the unit.
-			w.Log.Info("last attempt found the unit leased elsewhere; leaving it to the holder", "execution_id", cmd.ExecutionID, "step", cmd.Step)
-			err = nil
-		} else if derr := w.deadLetter(ctx, cmd, d.RetryCount+1, err); derr != nil {
+	switch {
+	case err != nil && !d.Last() && cmd.Kind == types.CmdRunStep && !errs.Is(err, errs.FailedPrecondition):
+		// Cloud Tasks retries it; if none of its later attempts reaches
+		// execute (an instance down on each), the guard files it.
+		if gerr := w.guardAfterFailure(ctx, cmd, d); gerr != nil {
+			w.Log.Warn("arming the guard of a failed delivery failed; its retries still run", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", gerr.Error())
+		}
+	case err == nil || !d.Last():
+	case cmd.Kind == types.CmdRunStep && errs.Is(err, errs.FailedPrecondition):
+		// Leased by another delivery on our last attempt: that holder
+		// (or its watchdog, armed before its lease) finishes the unit.
+		w.Log.Info("last attempt found the unit leased elsewhere; leaving it to the holder", "execution_id", cmd.ExecutionID, "step", cmd.Step)
+		err = nil
+	case cmd.Kind == types.CmdRunStep:
+		// The unit is filed only if it is still wanted and nobody else
+		// holds it (control.FileUnit: the filing and its park are one
+		// commit, which its completion sees whichever comes last).
+		if derr := w.deadLetter(ctx, cmd, d.Holder, d.RetryCount+1, err); derr != nil {
 			err = derr
 		} else {
-			// Parked in the DLQ: its lease goes, so that its watchdog does
-			// not reclaim it.
-			w.releaseLease(context.WithoutCancel(ctx), cmd, d.Holder)
+			err = nil
+		}
+	case cmd.Kind == types.CmdLeaseCheck:
+		// A watchdog is the only thing that finishes a dead holder's unit:
+		// its last attempt hands over to the next watchdog instead of
+		// ending the chain.
+		if aerr := w.rearm(ctx, cmd); aerr != nil {
+			w.Log.Error("a watchdog's last attempt failed and its successor could not be armed", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", aerr.Error())
+		} else {
+			w.Log.Warn("a watchdog's last attempt failed; the next watchdog takes over", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())
 			err = nil
 		}
 	}
@@ -269,9 +302,16 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	}
 	st := rec.State
 	end := control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun)
+	unitCmd := cmd // the unit the command runs or watches
+	if cmd.Kind == types.CmdLeaseCheck && cmd.Unit != nil {
+		unitCmd = *cmd.Unit
+	}
 	if st.Terminal() {
 		log.Info("dropping unit of finished execution", "status", st.Status)
-		return w.Control.Replay(ctx, cmd.ExecutionID, end)
+		if err := w.Control.Replay(ctx, cmd.ExecutionID, end); err != nil {
+			return err
+		}
+		return w.cutShort(ctx, cmd, unitCmd, st, fmt.Sprintf("the execution ended (%s)", st.Status))
 	}
 	if st.Version < cmd.StateVersion {
 		log.Info("state older than command, retry later", "state_version", st.Version, "command_version", cmd.StateVersion)
@@ -289,7 +329,16 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	ss := st.Steps[cmd.Step]
 	if ss == nil || ss.Run != cmd.StepRun || (ss.Status != types.StatusRunning && ss.Status != types.StatusScheduled) {
 		log.Info("dropping unit of a step run that already ended")
-		return w.Control.Replay(ctx, cmd.ExecutionID, end)
+		if err := w.Control.Replay(ctx, cmd.ExecutionID, end); err != nil {
+			return err
+		}
+		return w.cutShort(ctx, cmd, unitCmd, st, fmt.Sprintf("its step run %s#%d ended", cmd.Step, cmd.StepRun))
+	}
+	if pk, ok := st.Parked[unitCmd.UnitKey()]; ok && unitCmd.Iteration == nil && unitCmd.ReplayOf != pk.DLQID &&
+		(cmd.Kind == types.CmdRunStep || cmd.Kind == types.CmdLeaseCheck) {
+		// Filed in the DLQ: only its entry's replay runs it again.
+		log.Info("dropping a delivery of a unit parked in the DLQ", "dlq_id", pk.DLQID)
+		return nil
 	}
 	pb, err := w.playbook(rec.Source)
 	if err != nil {
@@ -303,9 +352,9 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	case types.CmdStepTimeout:
 		return w.stepTimeout(ctx, step, cmd, log)
 	case types.CmdLeaseCheck:
-		return w.leaseCheck(ctx, cmd, log)
+		return w.leaseCheck(ctx, cmd, d, log)
 	}
-	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0); err != nil {
+	if err := faults.InjectFor(faults.ExecuteStart, cmd.ExecutionID, cmd.Step, st.Workload, cmd.Replay > 0 || cmd.ReplayOf != ""); err != nil {
 		return err
 	}
 	if cmd.Iteration != nil && cmd.Started.IsZero() {
@@ -320,7 +369,8 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	// retried delivery, so that a watchdog covers it if it dies again.
 	u.leased = engine.StepSideEffecting(pb, step) || u.recovering
 	if cmd.Iteration != nil && cmd.ItemRef {
-		item, err := w.Control.Item(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
+		// The row is read for this execution (results by ownership).
+		item, err := w.Control.Item(results.WithReader(ctx, w.reader(st)), cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
 		if em, lost := resultFailure(err); lost {
 			u.itemFailure = em // the iteration fails once (unit.run)
 		} else if err != nil {
@@ -383,25 +433,39 @@ func (w *Worker) releaseLease(ctx context.Context, cmd types.Command, holder str
 // lease takes the unit's lease: the iteration record document for a loop
 // iteration, units/{unit} otherwise. done reports an iteration that has
 // already ended (its end is carried out again, idempotently).
+//
+// The watchdog is armed before the lease is taken (issue 14): a delivery
+// that dies between the two leaves a watchdog that finds no lease of its
+// holder and stops, never a lease without a watchdog — later deliveries
+// would find it held and leave the unit to a holder that is gone, and
+// nothing would ever finish it (the soak wedged executions that way).
 func (u *unit) lease(ctx context.Context) (done bool, err error) {
 	c, w := u.cmd, u.w
 	now := w.now()
+	if err := u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace)); err != nil {
+		return false, err
+	}
 	if c.Iteration != nil {
 		rec, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID,
-			LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: w.ttl(), Now: now})
-		if errors.Is(err, store.ErrLeaseHeld) {
+			LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: w.ttl(), Now: now, Unpark: c.ReplayOf})
+		switch {
+		case errors.Is(err, store.ErrLeaseHeld):
 			u.log.Info("iteration leased by another delivery, retry later")
 			return false, ErrRetryLater
-		}
-		if err != nil {
+		case errors.Is(err, store.ErrParked):
+			u.log.Info("dropping a delivery of an iteration parked in the DLQ")
+			return true, nil
+		case err != nil:
 			return false, err
-		}
-		if rec != nil {
+		case rec != nil && rec.Status == types.StatusCanceled:
+			u.log.Info("iteration canceled, dropped")
+			return true, nil
+		case rec != nil:
 			u.log.Info("iteration already ended, duplicate delivery")
 			return true, w.Control.IterationEnded(ctx, c, *rec)
 		}
 		u.observeLease(ctx, leaseAcquired)
-		return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
+		return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 	}
 	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
 	if errors.Is(err, store.ErrLeaseHeld) {
@@ -412,7 +476,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	u.observeLease(ctx, leaseAcquired)
-	return false, u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace))
+	return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 }
 
 // runLeased runs the unit with its lease renewed by a heartbeat; a lost
@@ -456,7 +520,11 @@ func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel conte
 		if c.Iteration != nil {
 			_, err = u.w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID,
 				LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: u.w.ttl(), Now: u.w.now()})
-			if errors.Is(err, store.ErrLeaseHeld) {
+			if errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrParked) {
+				// Taken over, or parked in the DLQ: this delivery no
+				// longer runs the iteration. (An ended record is this
+				// unit's own end, between its record and its heartbeat's
+				// stop: its follow-up must go on.)
 				err = store.ErrLeaseLost
 			}
 		} else {
@@ -500,6 +568,43 @@ func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Comm
 	return err
 }
 
+// processBarrierKey is the barrier key source of a Worker without
+// BarrierKey.
+var processBarrierKey = func() *sign.Signer {
+	k := make([]byte, sign.MinKeyLen)
+	_, _ = rand.Read(k)
+	s, _ := sign.New(k)
+	return s
+}()
+
+// barrierMAC returns the MAC key of barrier ("" → nil).
+func (w *Worker) barrierMAC(barrier string) []byte {
+	if barrier == "" {
+		return nil
+	}
+	if w.BarrierKey != nil {
+		return w.BarrierKey(barrier)
+	}
+	return processBarrierKey.BarrierKey(barrier)
+}
+
+// reader is the results.Reader of an execution's units: its own
+// results, its parent's, and its children's (a child's execution
+// document names it as its parent).
+func (w *Worker) reader(st *engine.State) results.Reader {
+	id := st.ExecutionID
+	return results.Reader{Execution: id, Parent: st.ParentID, IsChild: func(ctx context.Context, child string) (bool, error) {
+		rec, err := w.Store.ExecutionGet(ctx, child)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return rec.State.ParentID == id, nil
+	}}
+}
+
 // keychain resolves the playbook's keychain for the unit.
 func (u *unit) keychain(ctx context.Context) error {
 	if len(u.pb.Keychain) == 0 {
@@ -509,7 +614,7 @@ func (u *unit) keychain(ctx context.Context) error {
 	if u.w.Credentials == nil {
 		return errs.New(errs.InvalidArgument, "worker: playbook declares a keychain but no credential store is configured")
 	}
-	kc, err := launch.Keychain(ctx, u.w.Credentials, u.pb, u.st.Workload, u.cmd.ExecutionID)
+	kc, err := launch.Keychain(ctx, u.w.Credentials, u.pb, u.st)
 	if err != nil {
 		return fmt.Errorf("worker: keychain: %w", err)
 	}

@@ -173,12 +173,25 @@ func TestTwoInstancesRunSideEffectOnce(t *testing.T) {
 	if !errors.Is(err, ErrRetryLater) || !errs.Is(err, errs.FailedPrecondition) {
 		t.Fatalf("concurrent delivery on another instance: %v, want ErrRetryLater", err)
 	}
-	// The running delivery armed its watchdog: one lease_check after the
-	// lease would expire.
+	// The running delivery armed its watchdog (before its lease) for when
+	// the lease would expire; the other armed one too before finding the
+	// lease held — it finds another holder and stops.
+	holder, _, err := env.Memory.LeaseGet(ctx, "ex1", cmd.UnitKey())
+	if err != nil {
+		t.Fatal(err)
+	}
 	checks := pending(env, isLeaseCheck)
-	if len(checks) != 1 || checks[0].Unit == nil || checks[0].Unit.TaskName() != cmd.TaskName() ||
-		!checks[0].NotBefore.Equal(controltest.T0.Add(w1.ttl()+WatchdogGrace)) {
-		t.Fatalf("watchdogs %+v; want one for the unit at T0+ttl+grace", checks)
+	var mine *types.Command
+	for i, c := range checks {
+		if c.Unit == nil || c.Unit.TaskName() != cmd.TaskName() || !c.NotBefore.Equal(controltest.T0.Add(w1.ttl()+WatchdogGrace)) {
+			t.Fatalf("watchdog %+v; want the unit's at T0+ttl+grace", c)
+		}
+		if c.Holder == holder {
+			mine = &checks[i]
+		}
+	}
+	if len(checks) != 2 || mine == nil {
+		t.Fatalf("watchdogs %+v; want one per delivery, one of the holder %s", checks, holder)
 	}
 	g.release()
 	if err := <-done; err != nil {
@@ -445,21 +458,25 @@ func TestLastAttempt(t *testing.T) {
 		if n := py.calls(""); n != 1 {
 			t.Fatalf("the tool ran %d times over 5 attempts, want 1 (adopted afterwards)", n)
 		}
-		// The unit is parked: the watchdogs its attempts armed do not
-		// reclaim it.
+		// The unit is parked: the watchdogs its attempts armed, and the
+		// guard its last attempt armed, do not reclaim it.
 		env.Clock.Advance(time.Hour)
 		before := len(env.Tasks.Created())
-		checks := 0
+		checks, guards := 0, 0
 		for {
 			chk, ok := env.Tasks.Take(isLeaseCheck)
 			if !ok {
 				break
 			}
-			checks++
+			if strings.HasPrefix(chk.Holder, GuardPrefix) {
+				guards++
+			} else {
+				checks++
+			}
 			deliver(t, w, chk)
 		}
-		if checks != 5 {
-			t.Fatalf("%d watchdogs armed by 5 attempts, want 5", checks)
+		if checks != 5 || guards != 1 {
+			t.Fatalf("%d watchdogs and %d guards armed by 5 attempts, want 5 and 1", checks, guards)
 		}
 		if created := env.Tasks.Created()[before:]; len(created) != 0 || len(eventsOf(env, "ex1", types.EvUnitReclaimed)) != 0 {
 			t.Fatalf("a watchdog reclaimed the dead-lettered unit: %+v", created)

@@ -370,6 +370,7 @@ workflow:
 	}
 	if status != types.StatusRunning {
 		st.FinishedAt = f.now.Format(time.RFC3339Nano)
+		f.api.events[id] = append(f.api.events[id], e(22, types.EvPlaybookFinished, "", "", 0, -1, status, 10000, nil))
 	}
 	f.api.statuses[id] = st
 	f.api.cost = inspect.Cost{ExecutionID: id, Steps: 4, USDTotal: 0.000123, Lines: []meter.Line{{Service: "firestore", Kind: "read", Count: 10, USD: 0.000003}}}
@@ -427,6 +428,15 @@ func TestExecutionPage(t *testing.T) {
 	ew := f.do("GET", "/console/executions/x2", "", "Authorization: Bearer "+adminTok)
 	if strings.Contains(ew.Body.String(), "data-follow") || strings.Contains(ew.Body.String(), `id="cancel"`) {
 		t.Error("an ended execution is followed or cancelable")
+	}
+	// Ended in the state, but the batch with its end not yet in the log:
+	// still followed, or the page would stop short of playbook.finished.
+	f.sampleExecution("x3", types.StatusOK)
+	f.api.events["x3"] = f.api.events["x3"][:len(f.api.events["x3"])-1]
+	for _, path := range []string{"/console/executions/x3", "/console/executions/x3/events"} {
+		if w := f.do("GET", path, "", "Authorization: Bearer "+adminTok); !strings.Contains(w.Body.String(), "data-follow") {
+			t.Errorf("%s: an execution whose log lacks its end is no longer followed", path)
+		}
 	}
 	// Unknown: the api's 404.
 	if w := f.do("GET", "/console/executions/nope", "", "Authorization: Bearer "+adminTok); w.Code != 404 || !strings.Contains(w.Body.String(), "not found") {

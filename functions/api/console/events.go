@@ -167,7 +167,7 @@ func (v *visit) eventsPage(id string) {
 		v.fail(err)
 		return
 	}
-	data := &eventsPageData{ID: id, Status: &st, Ended: ended(st.Status)}
+	data := &eventsPageData{ID: id, Status: &st, Ended: ended(st.Status) && logEnded(evs)}
 	data.Events = v.eventsTable(id, evs, !data.Ended, v.base+"/executions/"+url.PathEscape(id)+"/events")
 	v.render(http.StatusOK, "events", "Events of "+id, data)
 }

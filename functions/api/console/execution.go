@@ -175,6 +175,11 @@ func (v *visit) execution(id string) {
 		v.fail(evErr)
 		return
 	}
+	if data.Detail && data.Ended && !logEnded(evs) {
+		// The state has ended but the batch with its last events is still
+		// on its way: keep following until the log shows the end too.
+		data.Ended = false
+	}
 	data.EventCount = len(evs)
 	stats := inspect.AttemptStats(evs)
 	var tl *inspect.Timeline

@@ -103,3 +103,16 @@ func (v *visit) executions() {
 func ended(s types.Status) bool {
 	return s == types.StatusOK || s == types.StatusFailed || s == types.StatusCanceled
 }
+
+// logEnded reports whether an execution's event log holds its
+// playbook.finished event: the state is written before the batch that
+// carries the last events lands, so a page that stopped following on the
+// state alone could show an ended execution without its end in the log.
+func logEnded(evs []types.Event) bool {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].EventType == types.EvPlaybookFinished {
+			return true
+		}
+	}
+	return false
+}

@@ -111,7 +111,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--bogus", "x.yaml"}, "unknown flag: --bogus"},
 		{[]string{"dlq"}, "Usage:"},
 		{[]string{"dlq", "bogus"}, `unknown command "bogus" for "noetl dlq"`},
-		{[]string{"dlq", "list", "--status", "done"}, `--status "done": want one of pending, replayed, discarded`},
+		{[]string{"dlq", "list", "--status", "finished"}, `--status "finished": want one of pending, replayed, discarded, done`},
 		{[]string{"dlq", "discard", "m1"}, "needs --reason"},
 		{[]string{"dlq", "replay", "m1", "--patch", "novalue"}, `--patch "novalue": want key=value`},
 		{[]string{"dlq", "replay", "m1", "--patch", "=v"}, `--patch "=v": want key=value`},
@@ -499,6 +499,13 @@ func TestRunErrors(t *testing.T) {
 	t0 := time.Now()
 	if r := f.cli("run", pb); r.code != ExitNotFound || !strings.Contains(r.stderr, "execution gone not found (404)") || time.Since(t0) > 2*time.Second {
 		t.Errorf("404 while polling: %+v", r)
+	}
+	// A credential the playbook is not granted: the request is refused,
+	// exit 2 with the api's message (not a token problem).
+	refusal := `credential "pg" is not granted to inline playbooks of "token" (its grants are examples/*; grant it with ...)`
+	f.reply("POST /executions", 403, map[string]any{"error": refusal})
+	if r := f.cli("run", pb); r.code != ExitInvalid || !strings.Contains(r.stderr, refusal+" (403)") || strings.Contains(r.stderr, "--token") {
+		t.Errorf("403 not granted: %+v", r)
 	}
 	// 401 on start.
 	f.reply("POST /executions", 401, map[string]any{"error": "no token"})

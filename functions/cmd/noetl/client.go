@@ -202,6 +202,10 @@ func (a *app) check(method, path string, r *response, what string) error {
 			msg = what + " not found"
 		}
 		return fail(ExitNotFound, "%s (404)", msg)
+	case r.status == http.StatusForbidden && strings.Contains(msg, "is not granted to"):
+		// A playbook refused a credential (credentials by grant): the
+		// request, not the caller, is at fault.
+		return fail(ExitInvalid, "%s (403)", msg)
 	case r.status == http.StatusUnauthorized || r.status == http.StatusForbidden:
 		return fail(ExitUnavailable, "%s %s: unauthorized (%d): %s; pass --token, set NOETL_API_TOKEN, or check the principal's invoker role", method, a.base()+path, r.status, msg)
 	case r.status >= 500:

@@ -24,14 +24,20 @@ and show print metadata and the data field names only.`,
 
 func (a *app) credentialsSetCmd() *cobra.Command {
 	var kind, data, description string
+	var grants []string
 	c := &cobra.Command{
-		Use:   "set NAME --kind KIND --data JSON",
+		Use:   "set NAME --kind KIND --data JSON [--grant PATTERN ...]",
 		Short: "Create or replace a credential",
 		Long: `Create or replace a credential (POST /credentials). --kind is postgres,
 http_bearer, http_basic, http_header, secret, gcs, nats or pubsub (NoETL aliases such
 as postgres_credential are accepted); --data is the JSON object of its secret fields,
 or @FILE to read it from a file, or - to read it from stdin (keeps secrets out of the
-shell history). Exit 2 when the api rejects it (every problem is listed).`,
+shell history). --grant names the playbooks that may use it (repeatable; none: no
+playbook may): a catalog path or playbook file pattern (examples/*, tests/fixtures/**,
+examples/keychain.yaml; * within a path segment, ** across them), or inline:PRINCIPAL
+for playbooks sent inline (scripts/run, noetl run) by that caller (inline:token, the
+stack's token; inline:*@example.com). A set replaces the grants too. Exit 2 when the
+api rejects it (every problem is listed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -61,17 +67,26 @@ shell history). Exit 2 when the api rejects it (every problem is listed).`,
 				return fail(ExitInvalid, "--data is not a JSON object of the secret fields")
 			}
 			var r struct {
-				Name string `json:"name"`
-				Kind string `json:"kind"`
+				Name   string   `json:"name"`
+				Kind   string   `json:"kind"`
+				Grants []string `json:"grants"`
 			}
-			return a.post("/credentials", map[string]any{"name": name, "kind": kind, "description": description, "data": obj}, "credential "+name, &r, func() {
-				fmt.Fprintf(a.stdout, "credential %s stored (kind %s)\n", r.Name, r.Kind)
+			if grants == nil {
+				grants = []string{}
+			}
+			return a.post("/credentials", map[string]any{"name": name, "kind": kind, "description": description, "grants": grants, "data": obj}, "credential "+name, &r, func() {
+				if len(r.Grants) == 0 {
+					fmt.Fprintf(a.stdout, "credential %s stored (kind %s; no grants: no playbook may use it until it is set with --grant)\n", r.Name, r.Kind)
+					return
+				}
+				fmt.Fprintf(a.stdout, "credential %s stored (kind %s; granted to %s)\n", r.Name, r.Kind, strings.Join(r.Grants, ", "))
 			})
 		},
 	}
 	c.Flags().StringVar(&kind, "kind", "", "credential kind (required)")
 	c.Flags().StringVar(&data, "data", "", "JSON object of the secret fields, @FILE, or - for stdin (required)")
 	c.Flags().StringVar(&description, "description", "", "free text shown by list and show")
+	c.Flags().StringArrayVar(&grants, "grant", nil, "a playbook path pattern or inline:PRINCIPAL that may use the credential (repeatable)")
 	return c
 }
 
@@ -81,6 +96,7 @@ type credentialView struct {
 	Kind        string   `json:"kind"`
 	Description string   `json:"description"`
 	Keys        []string `json:"keys"`
+	Grants      []string `json:"grants"`
 	CreatedAt   string   `json:"created_at"`
 	UpdatedAt   string   `json:"updated_at"`
 }
@@ -89,15 +105,15 @@ func (a *app) credentialsListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List credentials (metadata only)",
-		Long:  `List credentials (GET /credentials): name, kind, description, last update. json prints {"credentials": [...]}.`,
+		Long:  `List credentials (GET /credentials): name, kind, grants, description, last update. json prints {"credentials": [...]}.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var body struct {
 				Credentials []credentialView `json:"credentials"`
 			}
-			return a.showList("/credentials", "credentials", &body, []string{"NAME", "KIND", "DESCRIPTION", "UPDATED"}, func(t *table) int {
+			return a.showList("/credentials", "credentials", &body, []string{"NAME", "KIND", "GRANTS", "DESCRIPTION", "UPDATED"}, func(t *table) int {
 				for _, c := range body.Credentials {
-					t.row(c.Name, c.Kind, oneLine(c.Description, 60), fmtTime(c.UpdatedAt))
+					t.row(c.Name, c.Kind, oneLine(strings.Join(c.Grants, ", "), 50), oneLine(c.Description, 60), fmtTime(c.UpdatedAt))
 				}
 				return len(body.Credentials)
 			}, "no credentials")
@@ -109,7 +125,7 @@ func (a *app) credentialsShowCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a credential's metadata and data field names",
-		Long:  `Show a credential (GET /credentials/{name}): kind, description, the names of its data fields (never their values), times. Exit 3 for an unknown name.`,
+		Long:  `Show a credential (GET /credentials/{name}): kind, description, the names of its data fields (never their values), its grants, times. Exit 3 for an unknown name.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -119,6 +135,7 @@ func (a *app) credentialsShowCmd() *cobra.Command {
 				t.row("kind", v.Kind)
 				t.row("description", v.Description)
 				t.row("keys", strings.Join(v.Keys, ", "))
+				t.row("grants", strings.Join(v.Grants, ", "))
 				t.row("created", fmtTime(v.CreatedAt))
 				t.row("updated", fmtTime(v.UpdatedAt))
 				t.flush()

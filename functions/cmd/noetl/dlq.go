@@ -12,7 +12,7 @@ import (
 )
 
 // dlqStatuses are the statuses of a DLQ entry (seed 000 §8.6).
-var dlqStatuses = []string{"pending", "replayed", "discarded"}
+var dlqStatuses = []string{"pending", "replayed", "discarded", "done"}
 
 // dlqFields are the seed 000 §8.6 fields of a DLQ entry, in display order.
 var dlqFields = []string{"id", "message_id", "status", "execution_id", "step_id", "loop_index", "loop_key", "tool_kind",

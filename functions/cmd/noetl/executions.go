@@ -21,16 +21,18 @@ var executionStatuses = []string{"requested", "running", "ok", "failed", "cancel
 
 func (a *app) listCmd() *cobra.Command {
 	var (
-		status, playbook string
-		limit            int
+		status, playbook, creator string
+		limit                     int
 	)
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List executions, newest first",
 		Long: `List executions, newest first (GET /executions): id, status, playbook, creation and
 last update times, parent execution. --status is one of ` + strings.Join(executionStatuses, ", ") + `;
---playbook is the playbook as list shows it (its metadata.path, else its metadata.name).
-json prints {"executions": [...]}.`,
+--playbook is the playbook as list shows it (its metadata.path, else its metadata.name);
+--creator the principal that started them (operators only: below the operator role the
+api lists the caller's own executions whatever --creator says).
+json prints {"executions": [...]} (each with its creator).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := listQuery(status, executionStatuses, limit)
@@ -39,6 +41,9 @@ json prints {"executions": [...]}.`,
 			}
 			if playbook != "" {
 				q.Set("playbook", playbook)
+			}
+			if creator != "" {
+				q.Set("creator", creator)
 			}
 			var body struct {
 				Executions []struct {
@@ -60,6 +65,7 @@ json prints {"executions": [...]}.`,
 	}
 	c.Flags().StringVar(&status, "status", "", "only executions with this status ("+strings.Join(executionStatuses, "|")+")")
 	c.Flags().StringVar(&playbook, "playbook", "", "only executions of this playbook (metadata.path, else metadata.name)")
+	c.Flags().StringVar(&creator, "creator", "", "only executions started by this principal (operators)")
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many executions (the api allows 1..1000)")
 	return c
 }

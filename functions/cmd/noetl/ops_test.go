@@ -123,9 +123,9 @@ func TestCatalog(t *testing.T) {
 
 func TestCredentials(t *testing.T) {
 	f := newFake(t)
-	f.reply("POST /credentials", 201, map[string]any{"name": "pg", "kind": "postgres"})
-	f.reply("GET /credentials", 200, map[string]any{"credentials": []any{map[string]any{"name": "pg", "kind": "postgres", "description": "local db", "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:06Z"}}})
-	f.reply("GET /credentials/pg", 200, map[string]any{"name": "pg", "kind": "postgres", "description": "local db", "keys": []any{"host", "password"}, "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:06Z"})
+	f.reply("POST /credentials", 201, map[string]any{"name": "pg", "kind": "postgres", "grants": []any{"examples/*", "inline:token"}})
+	f.reply("GET /credentials", 200, map[string]any{"credentials": []any{map[string]any{"name": "pg", "kind": "postgres", "description": "local db", "grants": []any{"examples/*", "inline:token"}, "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:06Z"}}})
+	f.reply("GET /credentials/pg", 200, map[string]any{"name": "pg", "kind": "postgres", "description": "local db", "keys": []any{"host", "password"}, "grants": []any{"examples/*", "inline:token"}, "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:06Z"})
 	f.on("DELETE /credentials/pg", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	f.reply("DELETE /credentials/nope", 404, map[string]any{"error": "credential nope not found"})
 	f.reply("GET /credentials/nope", 404, map[string]any{"error": "credential nope not found"})
@@ -143,12 +143,13 @@ func TestCredentials(t *testing.T) {
 		a, so, se := testApp(map[string]string{"NOETL_API_URL": f.URL()})
 		a.stdin = strings.NewReader(c.stdin)
 		n := len(f.requests())
-		r := execApp(a, so, se, append([]string{"credentials", "set", "pg", "--kind", "postgres_credential", "--description", "local db", "-o", "table"}, c.args...)...)
-		if r.code != 0 || r.stdout != "credential pg stored (kind postgres)\n" {
+		r := execApp(a, so, se, append([]string{"credentials", "set", "pg", "--kind", "postgres_credential", "--description", "local db", "--grant", "examples/*", "--grant", "inline:token", "-o", "table"}, c.args...)...)
+		if r.code != 0 || r.stdout != "credential pg stored (kind postgres; granted to examples/*, inline:token)\n" {
 			t.Errorf("%v: %+v", c.args, r)
 			continue
 		}
-		want := map[string]any{"name": "pg", "kind": "postgres_credential", "description": "local db", "data": map[string]any{"host": "127.0.0.1", "password": "s3cret"}}
+		want := map[string]any{"name": "pg", "kind": "postgres_credential", "description": "local db", "grants": []any{"examples/*", "inline:token"},
+			"data": map[string]any{"host": "127.0.0.1", "password": "s3cret"}}
 		if body := f.requests()[n].Body; !reflect.DeepEqual(body, want) {
 			t.Errorf("%v: body %v", c.args, body)
 		}
@@ -161,11 +162,11 @@ func TestCredentials(t *testing.T) {
 		t.Errorf("400: %+v", r)
 	}
 	r := f.cli("credentials", "list", "-o", "table")
-	if want := "NAME  KIND      DESCRIPTION  UPDATED\npg    postgres  local db     2026-01-02 03:04:06Z\n"; r.code != 0 || r.stdout != want {
+	if want := "NAME  KIND      GRANTS                    DESCRIPTION  UPDATED\npg    postgres  examples/*, inline:token  local db     2026-01-02 03:04:06Z\n"; r.code != 0 || r.stdout != want {
 		t.Errorf("list:\n%s", r.stdout)
 	}
 	r = f.cli("credentials", "show", "pg", "-o", "table")
-	if r.code != 0 || !strings.Contains(r.stdout, "keys         host, password\n") || !strings.Contains(r.stdout, "kind         postgres\n") {
+	if r.code != 0 || !strings.Contains(r.stdout, "keys         host, password\n") || !strings.Contains(r.stdout, "kind         postgres\n") || !strings.Contains(r.stdout, "grants       examples/*, inline:token\n") {
 		t.Errorf("show:\n%s", r.stdout)
 	}
 	r = f.cli("credentials", "delete", "pg")

@@ -1,13 +1,15 @@
 // Package controltest provides in-memory fakes of the control plane's I/O
 // for in-process unit tests of shared/control, shared/router and
-// shared/worker: a Publisher (the events and commands topics), a
-// tasks.Creator (Cloud Tasks), an Offloader (the results tier), a Store
-// wrapper that fails chosen calls, a settable Clock, and Env, which wires
-// them with store.Memory and a control.Control. The fakes move values the
-// way the real transports do (JSON encoded, decoded with shared/jsonx and
-// normalised like execute and materialize do), so a value that would not
-// survive a Cloud Task body or a Pub/Sub message does not survive here
-// either. They are safe for concurrent use. Integration tests use the real
+// shared/worker: a Publisher (bus.Publisher: the events and commands
+// topics), a Tasks (tasks.Creator: Cloud Tasks), an Offloader
+// (results.Offloader: the results tier), a Store wrapper that fails chosen
+// calls, a settable Clock, and Env, which wires them with store.Memory and
+// a control.Control. The fakes move values the way the real transports do
+// (JSON encoded, decoded with shared/jsonx and normalised like execute and
+// materialize do), so a value that would not survive a Cloud Task body or
+// a Pub/Sub message does not survive here either; each passes the
+// conformance suite its driver passes (bustest, taskstest, resultstest).
+// They are safe for concurrent use. Integration tests use the real
 // emulators instead (scripts/up).
 package controltest
 
@@ -16,16 +18,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -81,9 +90,14 @@ func FailTimes[T any](n int, err error, match func(T) bool) func(T) error {
 	}
 }
 
-// Publisher is an in-memory control.Publisher (and bus.Publisher,
-// launch.Publisher): it records every batch and command it accepts, in
-// order, after a JSON round trip.
+// Publisher is an in-memory bus.Publisher: it publishes exactly the
+// messages the Pub/Sub driver publishes (bus.BatchMessages and
+// bus.CommandMessages: split batches, attributes, trace context,
+// signature, the meter's pending counts, the publish counted on the
+// context's meter), refuses what Pub/Sub refuses (a message over its size
+// limit: InvalidArgument; a done context: Canceled or DeadlineExceeded),
+// and records each message with the batch or command it decodes to
+// (shared/jsonx), in order. bustest.Run holds it to the driver's contract.
 type Publisher struct {
 	// FailBatch, when set, is called before a batch is published; a
 	// non-nil error fails the publish (nothing is recorded).
@@ -91,14 +105,39 @@ type Publisher struct {
 	// FailCommands, when set, is called before commands are published; a
 	// non-nil error fails the publish (nothing is recorded).
 	FailCommands func([]types.Command) error
+	// Signer signs the messages as the driver's does (nil: unsigned).
+	Signer *sign.Signer
 
 	mu       sync.Mutex
 	batches  []types.Batch
 	commands []types.Command
+	messages map[string][]bus.Encoded // topic ("events", "commands") → messages
 	attempts int
 }
 
-// PublishBatch implements control.Publisher.
+// publishable refuses what the Pub/Sub client refuses: a done context,
+// and a message that does not fit in one publish request.
+func publishable(ctx context.Context, msgs []bus.Encoded) error {
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: publish")
+	}
+	for _, m := range msgs {
+		if n := len(m.Data) + attributesSize(m.Attributes); n > bus.MaxPubSubMessageBytes-1024 {
+			return errs.New(errs.InvalidArgument, "controltest: publish: a %d-byte message exceeds Pub/Sub's limit (%d bytes per publish request)", n, bus.MaxPubSubMessageBytes)
+		}
+	}
+	return nil
+}
+
+func attributesSize(a map[string]string) int {
+	n := 0
+	for k, v := range a {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// PublishBatch implements bus.Publisher.
 func (p *Publisher) PublishBatch(ctx context.Context, b types.Batch) error {
 	p.mu.Lock()
 	p.attempts++
@@ -109,46 +148,80 @@ func (p *Publisher) PublishBatch(ctx context.Context, b types.Batch) error {
 			return err
 		}
 	}
-	raw, err := json.Marshal(b)
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: publish")
+	}
+	msgs, err := bus.BatchMessages(ctx, p.Signer, b)
 	if err != nil {
-		return fmt.Errorf("controltest: encode batch: %w", err)
+		return err
 	}
-	var got types.Batch
-	if err := jsonx.Unmarshal(raw, &got); err != nil {
-		return fmt.Errorf("controltest: decode batch: %w", err)
+	if err := publishable(ctx, msgs); err != nil {
+		return err
 	}
-	for i := range got.Events {
-		got.Events[i].Payload = jsonx.NormalizeMap(got.Events[i].Payload)
+	got := make([]types.Batch, len(msgs))
+	for i, m := range msgs {
+		if err := jsonx.Unmarshal(m.Data, &got[i]); err != nil {
+			return fmt.Errorf("controltest: decode batch: %w", err)
+		}
 	}
+	bus.CountPublished(ctx, msgs)
 	p.mu.Lock()
-	p.batches = append(p.batches, got)
+	p.batches = append(p.batches, got...)
+	p.record(bus.EventsTopic, msgs)
 	p.mu.Unlock()
 	return nil
 }
 
-// PublishCommands implements control.Publisher.
+// record keeps msgs as published on topic. Called with p.mu held.
+func (p *Publisher) record(topic string, msgs []bus.Encoded) {
+	if p.messages == nil {
+		p.messages = map[string][]bus.Encoded{}
+	}
+	p.messages[topic] = append(p.messages[topic], msgs...)
+}
+
+// PublishCommands implements bus.Publisher.
 func (p *Publisher) PublishCommands(ctx context.Context, cmds ...types.Command) error {
 	if p.FailCommands != nil {
 		if err := p.FailCommands(cmds); err != nil {
 			return err
 		}
 	}
-	out := make([]types.Command, 0, len(cmds))
-	for _, c := range cmds {
-		d, err := roundTrip(c)
-		if err != nil {
-			return err
-		}
-		out = append(out, d)
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: publish")
 	}
+	msgs, err := bus.CommandMessages(ctx, p.Signer, cmds...)
+	if err != nil {
+		return err
+	}
+	if err := publishable(ctx, msgs); err != nil {
+		return err
+	}
+	out := make([]types.Command, len(msgs))
+	for i, m := range msgs {
+		if err := jsonx.Unmarshal(m.Data, &out[i]); err != nil {
+			return fmt.Errorf("controltest: decode command: %w", err)
+		}
+	}
+	bus.CountPublished(ctx, msgs)
 	p.mu.Lock()
 	p.commands = append(p.commands, out...)
+	p.record(bus.CommandsTopic, msgs)
 	p.mu.Unlock()
 	return nil
 }
 
-// Batches returns the published batches in publish order (repeats
-// included: a republished batch appears again, with the same id).
+// Messages returns the messages published on topic (bus.EventsTopic or
+// bus.CommandsTopic), in publish order: what a subscription receives.
+func (p *Publisher) Messages(topic string) []bus.Encoded {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]bus.Encoded(nil), p.messages[topic]...)
+}
+
+// Batches returns the published batches in publish order, as they arrive
+// (repeats included: a republished batch appears again, with the same id;
+// a batch over bus.MaxMessageBytes appears as its parts).
 func (p *Publisher) Batches() []types.Batch {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -260,9 +333,12 @@ type Task struct {
 }
 
 // Tasks is an in-memory tasks.Creator with Cloud Tasks' name dedup: a
-// second create of a name returns created=false. Commands are stored after
-// the JSON round trip of a task body (jsonx + store.NormCommand, as
-// execute decodes them).
+// second create of a name returns created=false, also after the first was
+// delivered or deleted. Commands are stored as execute decodes the body
+// the driver sends (tasks.Body: the creator's trace, secrets masked; then
+// jsonx); a done context fails the call (Canceled, DeadlineExceeded).
+// taskstest.Run holds it to the contract the driver passes on the Cloud
+// Tasks emulator.
 type Tasks struct {
 	// FailCreate, when set, is called before a task is created; a non-nil
 	// error fails the create (nothing is recorded).
@@ -276,17 +352,26 @@ type Tasks struct {
 	deleted  []string
 }
 
-func roundTrip(c types.Command) (types.Command, error) {
-	raw, err := json.Marshal(c)
+// roundTrip returns cmd as execute decodes the body of its Cloud Task.
+func roundTrip(ctx context.Context, c types.Command) (types.Command, error) {
+	raw, err := tasks.Body(ctx, c)
 	if err != nil {
-		return types.Command{}, fmt.Errorf("controltest: encode command: %w", err)
+		return types.Command{}, err
 	}
 	var d types.Command
 	if err := jsonx.Unmarshal(raw, &d); err != nil {
 		return types.Command{}, fmt.Errorf("controltest: decode command: %w", err)
 	}
-	store.NormCommand(&d)
 	return d, nil
+}
+
+// done fails a call made with a done context, as the Cloud Tasks client
+// does.
+func done(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(errs.CodeOf(err), err, "controltest: tasks")
+	}
+	return nil
 }
 
 // TaskCreate implements tasks.Creator.
@@ -300,7 +385,10 @@ func (t *Tasks) TaskCreate(ctx context.Context, cmd types.Command, now time.Time
 			return false, err
 		}
 	}
-	d, err := roundTrip(cmd)
+	if err := done(ctx); err != nil {
+		return false, err
+	}
+	d, err := roundTrip(ctx, cmd)
 	if err != nil {
 		return false, err
 	}
@@ -321,6 +409,9 @@ func (t *Tasks) TaskCreate(ctx context.Context, cmd types.Command, now time.Time
 
 // TaskDelete implements tasks.Creator.
 func (t *Tasks) TaskDelete(ctx context.Context, cmd types.Command, now time.Time) error {
+	if err := done(ctx); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	name := cmd.TaskName()
@@ -332,20 +423,35 @@ func (t *Tasks) TaskDelete(ctx context.Context, cmd types.Command, now time.Time
 }
 
 // TaskDeleteExecution implements tasks.Creator: it deletes the
-// execution's tasks not yet delivered.
+// execution's tasks not yet delivered, but its watchdogs (as the
+// Dispatcher does).
 func (t *Tasks) TaskDeleteExecution(ctx context.Context, executionID string) (int, error) {
+	if err := done(ctx); err != nil {
+		return 0, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.delExecs = append(t.delExecs, executionID)
 	prefix := types.TaskPrefix(executionID) + "-"
 	n := 0
 	for _, tk := range t.tasks {
-		if !tk.Taken && !tk.Deleted && strings.HasPrefix(tk.Name, prefix) {
+		if !tk.Taken && !tk.Deleted && strings.HasPrefix(tk.Name, prefix) && !types.IsWatchdog(tk.Name) {
 			tk.Deleted = true
 			n++
 		}
 	}
 	return n, nil
+}
+
+// Tasks returns a copy of every task created, in creation order.
+func (t *Tasks) Tasks() []Task {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Task, len(t.tasks))
+	for i, tk := range t.tasks {
+		out[i] = *tk
+	}
+	return out
 }
 
 // Calls counts TaskCreate calls (failed and duplicate ones included).
@@ -405,10 +511,17 @@ func (t *Tasks) DeletedExecutions() []string {
 	return append([]string(nil), t.delExecs...)
 }
 
-// Offloader is an in-memory control.Offloader (and worker.ResultResolver):
-// a value whose JSON encoding is longer than InlineMax bytes is stored and
-// replaced by a reference {"$ref": {"key": ...}} (the shape of
-// shared/results references); Resolve returns stored values.
+// Offloader is an in-memory results.Offloader: a value whose JSON
+// encoding is longer than InlineMax bytes is stored (after a JSON round
+// trip) and replaced by the reference {"$ref": {"key": ...}, "extracted":
+// results.ExtractedOf(v)} (the shape of shared/results references); Resolve
+// replaces the references at any depth of a value by fresh copies of their
+// values, and a reference to a value it does not hold is results.ErrNotFound.
+// Like results.Store it loads a reference only for the context's
+// results.Reader (the execution that stored it, its parent, its
+// children: results.ErrForbidden otherwise); its key starts with the
+// path-escaped execution id.
+// resultstest.OffloaderSuite holds it to the contract results.Store passes.
 type Offloader struct {
 	// InlineMax is the inline budget in bytes (≤ 0: everything inline).
 	InlineMax int
@@ -419,9 +532,9 @@ type Offloader struct {
 }
 
 // RefKey is the key of a reference map (shared/results.RefKey).
-const RefKey = "$ref"
+const RefKey = results.RefKey
 
-// Offload implements control.Offloader.
+// Offload implements results.Offloader.
 func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -430,7 +543,10 @@ func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (a
 	if o.InlineMax <= 0 || len(b) <= o.InlineMax {
 		return nil, nil
 	}
-	key := fmt.Sprintf("%s/%s/%d/%d/%d", c.ExecutionID, c.Step, c.Frame, c.Row, c.Attempt)
+	if err := ctx.Err(); err != nil {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "controltest: offload")
+	}
+	key := fmt.Sprintf("%s/%s/%d/%d/%d", url.PathEscape(c.ExecutionID), c.Step, c.Frame, c.Row, c.Attempt)
 	var stored any
 	if err := jsonx.Unmarshal(b, &stored); err != nil {
 		return nil, err
@@ -442,28 +558,88 @@ func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (a
 	}
 	o.vals[key] = stored
 	o.coords = append(o.coords, c)
-	return map[string]any{RefKey: map[string]any{"key": key}}, nil
+	return map[string]any{RefKey: map[string]any{"key": key}, results.ExtractedKey: results.ExtractedOf(v)}, nil
 }
 
-// Resolve implements control.Offloader: a reference becomes its stored
-// value (a fresh copy); any other value is returned as is.
+// Resolve implements results.Offloader: every reference inside v (maps
+// and lists, at any depth) becomes a fresh copy of its stored value; any
+// other value is returned as is.
 func (o *Offloader) Resolve(ctx context.Context, v any) (any, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v, nil
+	switch x := v.(type) {
+	case map[string]any:
+		if ref, ok := x[RefKey].(map[string]any); ok {
+			if err := ctx.Err(); err != nil {
+				return nil, errs.Wrap(errs.CodeOf(err), err, "controltest: resolve")
+			}
+			key, _ := ref["key"].(string)
+			id, _, _ := strings.Cut(key, "/")
+			if id, err := url.PathUnescape(id); err != nil || id == "" {
+				return nil, fmt.Errorf("controltest: resolve %q: %w", key, results.ErrBadRef)
+			} else if err := results.AuthorizeExecution(ctx, id, key); err != nil {
+				return nil, err
+			}
+			o.mu.Lock()
+			val, ok := o.vals[key]
+			o.mu.Unlock()
+			if !ok {
+				return nil, fmt.Errorf("controltest: resolve %q: %w", key, results.ErrNotFound)
+			}
+			return jsonx.Clone(val), nil
+		}
+		var out map[string]any
+		for k, e := range x {
+			r, err := o.Resolve(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			if out == nil && !sameValue(r, e) {
+				out = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					out[k2] = e2
+				}
+			}
+			if out != nil {
+				out[k] = r
+			}
+		}
+		if out != nil {
+			return out, nil
+		}
+		return x, nil
+	case []any:
+		var out []any
+		for i, e := range x {
+			r, err := o.Resolve(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			if out == nil && !sameValue(r, e) {
+				out = append([]any(nil), x...)
+			}
+			if out != nil {
+				out[i] = r
+			}
+		}
+		if out != nil {
+			return out, nil
+		}
+		return x, nil
 	}
-	ref, ok := m[RefKey].(map[string]any)
-	if !ok {
-		return v, nil
+	return v, nil
+}
+
+// sameValue reports whether Resolve left e as it was (the same map or
+// slice, or an equal scalar).
+func sameValue(r, e any) bool {
+	switch x := e.(type) {
+	case map[string]any:
+		y, ok := r.(map[string]any)
+		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := r.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 	}
-	key, _ := ref["key"].(string)
-	o.mu.Lock()
-	val, ok := o.vals[key]
-	o.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("controltest: no stored value %q", key)
-	}
-	return jsonx.Clone(val), nil
+	return true
 }
 
 // Offloaded returns the coordinates of the values stored so far.

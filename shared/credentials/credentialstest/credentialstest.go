@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) credentials.Store) {
 		{"GetNotFound", testGetNotFound},
 		{"ListSummaries", testList},
 		{"Delete", testDelete},
+		{"GrantsAndInfo", testGrantsAndInfo},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -162,11 +164,14 @@ func testPutGetRoundTrip(ctx context.Context, t *testing.T, s credentials.Store)
 	zero := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	before := time.Now()
 	put(ctx, t, s, credentials.Credential{Name: name, Kind: credentials.KindPostgres, Description: "local db",
-		Data: sampleData(), CreatedAt: zero, UpdatedAt: zero})
+		Grants: []string{"examples/*", "inline:token"}, Data: sampleData(), CreatedAt: zero, UpdatedAt: zero})
 	after := time.Now()
 	c := get(ctx, t, s, name)
 	if c.Name != name || c.Kind != credentials.KindPostgres || c.Description != "local db" {
 		t.Fatalf("CredentialGet = {%q %q %q}, want {%q postgres \"local db\"}", c.Name, c.Kind, c.Description, name)
+	}
+	if !reflect.DeepEqual(c.Grants, []string{"examples/*", "inline:token"}) {
+		t.Fatalf("Grants = %#v, want [examples/* inline:token]", c.Grants)
 	}
 	if !reflect.DeepEqual(c.Data, wantData()) {
 		t.Fatalf("Data = %#v\nwant %#v", c.Data, wantData())
@@ -247,6 +252,12 @@ func testPutInvalid(ctx context.Context, t *testing.T, s credentials.Store) {
 		"header no value":    {Name: uniqueName(t, "nohdr"), Kind: "http_header", Data: map[string]any{"header": "X-Key"}},
 		"postgres no host":   {Name: uniqueName(t, "nohost"), Kind: "postgres", Data: map[string]any{"user": "u"}},
 		"data not encodable": {Name: uniqueName(t, "chan"), Kind: "secret", Data: map[string]any{"c": make(chan int)}},
+		"absolute grant":     {Name: uniqueName(t, "gabs"), Kind: "secret", Data: good, Grants: []string{"/etc/x"}},
+		"dot-dot grant":      {Name: uniqueName(t, "gdot"), Kind: "secret", Data: good, Grants: []string{"examples/../x"}},
+		"empty grant":        {Name: uniqueName(t, "gempty"), Kind: "secret", Data: good, Grants: []string{""}},
+		"bad glob grant":     {Name: uniqueName(t, "gglob"), Kind: "secret", Data: good, Grants: []string{"examples/[a"}},
+		"empty inline grant": {Name: uniqueName(t, "ginl"), Kind: "secret", Data: good, Grants: []string{"inline:"}},
+		"too many grants":    {Name: uniqueName(t, "gmany"), Kind: "secret", Data: good, Grants: manyGrants()},
 	}
 	for what, c := range cases {
 		err := s.CredentialPut(ctx, c)
@@ -273,7 +284,7 @@ func testGetNotFound(ctx context.Context, t *testing.T, s credentials.Store) {
 
 func testList(ctx context.Context, t *testing.T, s credentials.Store) {
 	a, b := uniqueName(t, "a"), uniqueName(t, "b")
-	put(ctx, t, s, credentials.Credential{Name: b, Kind: "http_basic", Description: "basic",
+	put(ctx, t, s, credentials.Credential{Name: b, Kind: "http_basic", Description: "basic", Grants: []string{"tests/**"},
 		Data: map[string]any{"username": "u", "password": "p4ssw0rd"}})
 	put(ctx, t, s, credentials.Credential{Name: a, Kind: "postgres", Description: "pg", Data: sampleData()})
 	ca, cb := get(ctx, t, s, a), get(ctx, t, s, b)
@@ -297,9 +308,9 @@ func testList(ctx context.Context, t *testing.T, s credentials.Store) {
 	}
 	want := map[string]credentials.Summary{
 		a: {Name: a, Kind: "postgres", Description: "pg", Keys: []string{"database", "host", "none", "options", "password", "port", "ratio", "ssl", "user"},
-			CreatedAt: ca.CreatedAt, UpdatedAt: ca.UpdatedAt},
+			Grants: []string{}, CreatedAt: ca.CreatedAt, UpdatedAt: ca.UpdatedAt},
 		b: {Name: b, Kind: "http_basic", Description: "basic", Keys: []string{"password", "username"},
-			CreatedAt: cb.CreatedAt, UpdatedAt: cb.UpdatedAt},
+			Grants: []string{"tests/**"}, CreatedAt: cb.CreatedAt, UpdatedAt: cb.UpdatedAt},
 	}
 	for n, w := range want {
 		got, ok := found[n]
@@ -307,7 +318,7 @@ func testList(ctx context.Context, t *testing.T, s credentials.Store) {
 			t.Errorf("CredentialList lacks %s", n)
 			continue
 		}
-		if got.Name != w.Name || got.Kind != w.Kind || got.Description != w.Description || !reflect.DeepEqual(got.Keys, w.Keys) ||
+		if got.Name != w.Name || got.Kind != w.Kind || got.Description != w.Description || !reflect.DeepEqual(got.Keys, w.Keys) || !reflect.DeepEqual(got.Grants, w.Grants) ||
 			!got.CreatedAt.Equal(w.CreatedAt) || !got.UpdatedAt.Equal(w.UpdatedAt) {
 			t.Errorf("summary of %s = %+v\nwant %+v", n, got, w)
 		}
@@ -343,5 +354,186 @@ func testDelete(ctx context.Context, t *testing.T, s credentials.Store) {
 	put(ctx, t, s, credentials.Credential{Name: name, Kind: "secret", Data: map[string]any{"k": "v2"}})
 	if c := get(ctx, t, s, name); c.CreatedAt.Before(before.Add(-2*time.Second)) || c.Data["k"] != "v2" {
 		t.Fatalf("re-created credential = %+v", c)
+	}
+}
+
+func manyGrants() []string {
+	out := make([]string, credentials.MaxGrants+1)
+	for i := range out {
+		out[i] = "examples/g" + strconv.Itoa(i)
+	}
+	return out
+}
+
+// testGrantsAndInfo: grants round-trip (replaced by a later put, copied in
+// and out), CredentialInfo gives the metadata and grants without the
+// data, and ErrNotFound for a missing name.
+func testGrantsAndInfo(ctx context.Context, t *testing.T, s credentials.Store) {
+	name := uniqueName(t, "grants")
+	grants := []string{"tests/fixtures/**", "inline:*@example.com"}
+	put(ctx, t, s, credentials.Credential{Name: name, Kind: "secret", Description: "granted", Grants: grants, Data: map[string]any{"k": "v-secret"}})
+	grants[0] = "changed/**"
+	info, err := s.CredentialInfo(ctx, name)
+	if err != nil {
+		t.Fatalf("CredentialInfo: %v", err)
+	}
+	c := get(ctx, t, s, name)
+	want := credentials.Summary{Name: name, Kind: "secret", Description: "granted", Keys: []string{"k"},
+		Grants: []string{"tests/fixtures/**", "inline:*@example.com"}, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+	if !reflect.DeepEqual(*info, want) {
+		t.Fatalf("CredentialInfo = %+v\nwant %+v", *info, want)
+	}
+	info.Grants[0] = "mutated"
+	if again, _ := s.CredentialInfo(ctx, name); again == nil || again.Grants[0] != "tests/fixtures/**" {
+		t.Fatalf("store returned shared grants: %+v", again)
+	}
+	// A later put replaces the grants (none is an empty list).
+	put(ctx, t, s, credentials.Credential{Name: name, Kind: "secret", Data: map[string]any{"k": "v2"}})
+	if c := get(ctx, t, s, name); c.Grants == nil || len(c.Grants) != 0 {
+		t.Fatalf("grants after a put without grants = %#v, want an empty list", c.Grants)
+	}
+	if _, err := s.CredentialInfo(ctx, uniqueName(t, "missing")); !errors.Is(err, credentials.ErrNotFound) {
+		t.Fatalf("CredentialInfo(missing) = %v, want ErrNotFound", err)
+	}
+	if _, err := s.CredentialInfo(ctx, "a/b"); !errors.Is(err, credentials.ErrNotFound) {
+		t.Fatalf("CredentialInfo(a/b) = %v, want ErrNotFound", err)
+	}
+}
+
+// RunValues is the conformance suite of a credentials.Values driver:
+// versions are opaque and distinct, each put is readable by its version
+// (a fresh copy) until deleted, a version never reads under another
+// credential's name, and deletes of one version or of all are
+// idempotent. newValues is called once per subtest (subtests run in
+// parallel, with unique credential names).
+func RunValues(t *testing.T, newValues func(t *testing.T) credentials.Values) {
+	t.Helper()
+	cases := []struct {
+		name string
+		fn   func(ctx context.Context, t *testing.T, v credentials.Values)
+	}{
+		{"PutGetVersions", testValuesPutGet},
+		{"GetUnknown", testValuesGetUnknown},
+		{"Delete", testValuesDelete},
+		{"InvalidName", testValuesInvalidName},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			v := newValues(t)
+			if v == nil {
+				t.Fatal("credentialstest: newValues returned nil")
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), opTimeout)
+			defer cancel()
+			c.fn(ctx, t, v)
+		})
+	}
+}
+
+func valuePut(ctx context.Context, t *testing.T, v credentials.Values, name string, b []byte) string {
+	t.Helper()
+	ver, err := v.ValuePut(ctx, name, b)
+	if err != nil || ver == "" {
+		t.Fatalf("ValuePut(%s) = %q, %v", name, ver, err)
+	}
+	t.Cleanup(func() { _ = v.ValueDelete(context.Background(), name, "") })
+	return ver
+}
+
+func valueGet(ctx context.Context, t *testing.T, v credentials.Values, name, ver string) []byte {
+	t.Helper()
+	b, err := v.ValueGet(ctx, name, ver)
+	if err != nil {
+		t.Fatalf("ValueGet(%s, %s): %v", name, ver, err)
+	}
+	return b
+}
+
+func testValuesPutGet(ctx context.Context, t *testing.T, v credentials.Values) {
+	name := uniqueName(t, "val")
+	in := []byte(`{"password":"p@ss\u00e9","n":1}`)
+	v1 := valuePut(ctx, t, v, name, in)
+	in[0] = 'X'
+	v2 := valuePut(ctx, t, v, name, []byte(`{"password":"second"}`))
+	if v1 == v2 {
+		t.Fatalf("two puts returned the same version %q", v1)
+	}
+	got := valueGet(ctx, t, v, name, v1)
+	if string(got) != `{"password":"p@ss\u00e9","n":1}` {
+		t.Fatalf("version 1 = %q (the store kept the caller's slice?)", got)
+	}
+	got[0] = 'Y'
+	if again := valueGet(ctx, t, v, name, v1); again[0] != '{' {
+		t.Fatalf("ValueGet returned shared bytes: %q", again)
+	}
+	if got := valueGet(ctx, t, v, name, v2); string(got) != `{"password":"second"}` {
+		t.Fatalf("version 2 = %q", got)
+	}
+	// Binary and empty values round-trip.
+	bin := []byte{0, 1, 2, 0xff, '\n'}
+	if got := valueGet(ctx, t, v, name, valuePut(ctx, t, v, name, bin)); string(got) != string(bin) {
+		t.Fatalf("binary value = %v", got)
+	}
+}
+
+func testValuesGetUnknown(ctx context.Context, t *testing.T, v credentials.Values) {
+	a, b := uniqueName(t, "a"), uniqueName(t, "b")
+	va := valuePut(ctx, t, v, a, []byte("secret-of-a"))
+	for what, c := range map[string][2]string{
+		"unknown name":            {uniqueName(t, "none"), va},
+		"version of another name": {b, va},
+		"empty version":           {a, ""},
+		"made-up version":         {a, va + "x"},
+		"latest alias":            {a, "latest"},
+	} {
+		if got, err := v.ValueGet(ctx, c[0], c[1]); !errors.Is(err, credentials.ErrNotFound) {
+			t.Errorf("%s: ValueGet(%q, %q) = %q, %v; want ErrNotFound", what, c[0], c[1], got, err)
+		}
+	}
+}
+
+func testValuesDelete(ctx context.Context, t *testing.T, v credentials.Values) {
+	name := uniqueName(t, "del")
+	v1 := valuePut(ctx, t, v, name, []byte("one"))
+	v2 := valuePut(ctx, t, v, name, []byte("two"))
+	if err := v.ValueDelete(ctx, name, v1); err != nil {
+		t.Fatalf("ValueDelete(v1): %v", err)
+	}
+	if _, err := v.ValueGet(ctx, name, v1); !errors.Is(err, credentials.ErrNotFound) {
+		t.Fatalf("ValueGet after delete = %v, want ErrNotFound", err)
+	}
+	if got := valueGet(ctx, t, v, name, v2); string(got) != "two" {
+		t.Fatalf("the other version = %q after deleting one", got)
+	}
+	if err := v.ValueDelete(ctx, name, v1); err != nil {
+		t.Fatalf("second ValueDelete(v1) = %v, want nil", err)
+	}
+	v3 := valuePut(ctx, t, v, name, []byte("three"))
+	if err := v.ValueDelete(ctx, name, ""); err != nil {
+		t.Fatalf("ValueDelete(all): %v", err)
+	}
+	for _, ver := range []string{v2, v3} {
+		if _, err := v.ValueGet(ctx, name, ver); !errors.Is(err, credentials.ErrNotFound) {
+			t.Fatalf("ValueGet(%s) after deleting all = %v, want ErrNotFound", ver, err)
+		}
+	}
+	if err := v.ValueDelete(ctx, name, ""); err != nil {
+		t.Fatalf("ValueDelete(all) again = %v", err)
+	}
+	if err := v.ValueDelete(ctx, uniqueName(t, "never"), ""); err != nil {
+		t.Fatalf("ValueDelete(unknown) = %v", err)
+	}
+	// The name is reusable.
+	if got := valueGet(ctx, t, v, name, valuePut(ctx, t, v, name, []byte("again"))); string(got) != "again" {
+		t.Fatalf("value after re-put = %q", got)
+	}
+}
+
+func testValuesInvalidName(ctx context.Context, t *testing.T, v credentials.Values) {
+	for _, name := range []string{"", "a/b", "a.b", strings.Repeat("n", credentials.MaxNameLen+1)} {
+		if ver, err := v.ValuePut(ctx, name, []byte("x")); !errors.Is(err, credentials.ErrInvalid) {
+			t.Errorf("ValuePut(%q) = %q, %v; want ErrInvalid", name, ver, err)
+		}
 	}
 }

@@ -30,7 +30,9 @@ var executionCases = []testCase{
 
 // sampleState returns a state that exercises every generic field with ints,
 // floats, nulls, nested maps and lists of lists, including those of the
-// resume command and the queued tokens.
+// resume command, the queued tokens and the join waits (step scope vars and
+// token vars too: both drivers once returned their numbers as json.Number,
+// the decoder normalised only the fields it listed).
 func sampleState(id string) *engine.State {
 	return &engine.State{
 		ExecutionID: id,
@@ -69,10 +71,11 @@ func sampleState(id string) *engine.State {
 			"fetch": {
 				Status: types.StatusRunning, Run: 2, Runs: 1,
 				Args:  map[string]any{"page": int64(2), "ids": []any{[]any{int64(1)}, []any{int64(2), int64(3)}}},
+				Vars:  map[string]any{"seen": int64(4), "acc": []any{[]any{int64(5), 0.5}}},
 				Loop:  &engine.LoopStatus{Total: 3, Mode: "parallel", MaxInFlight: 2},
 				Error: map[string]any{"kind": "http", "status": int64(503), "retryable": true},
 				Pending: []engine.Token{
-					{Args: map[string]any{"page": int64(3), "grid": []any{[]any{1.5}}}, From: "start", FromRun: 1},
+					{Args: map[string]any{"page": int64(3), "grid": []any{[]any{1.5}}}, Vars: map[string]any{"n": int64(6)}, From: "start", FromRun: 1},
 					{From: "other", FromRun: 2},
 				},
 			},
@@ -86,11 +89,17 @@ func sampleState(id string) *engine.State {
 		Result:     []any{[]any{int64(1), 1.25}},
 		LastStep:   "fetch",
 		ParentIter: map[string]any{"index": int64(4), "item": []any{int64(1), "a"}},
+		Joins: map[string]*engine.JoinWait{"merge": {Arrived: []engine.Token{
+			{Args: map[string]any{"k": int64(8)}, Vars: map[string]any{"v": []any{int64(9)}}, From: "fetch", FromRun: 2},
+		}}},
 		Resume: &types.Command{
 			ID: "resume-" + id, Kind: types.CmdRunStep, ExecutionID: "parent-" + id, Step: "call", StepRun: 1,
 			Iteration: types.IntPtr(4), LoopTotal: 9, Item: []any{int64(1), "a"},
 			Args: map[string]any{"n": int64(1)}, TaskIndex: 1, Attempt: 2,
 			TaskResults: map[string]any{"first": []any{[]any{int64(7)}}}, StateVersion: 3, Clock: 5,
+			Spill: map[string]any{"$ref": map[string]any{"bytes": int64(10)}}, CursorRest: []any{map[string]any{"id": int64(11)}},
+			StepVars: map[string]any{"s": int64(12)}, Vars: map[string]any{"v": int64(13)},
+			Unit: &types.Command{Kind: types.CmdRunStep, ExecutionID: "parent-" + id, Step: "call", Item: int64(14), Args: map[string]any{"a": int64(15)}},
 		},
 	}
 }
@@ -256,6 +265,9 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		if i == 1 {
 			st.Status = engine.ExecOK
 		}
+		if i == 0 || i == 3 {
+			st.Creator = "alice-" + playbook + "@example.com"
+		}
 		create(ctx, t, s, st)
 	}
 	// Another playbook's execution is never listed.
@@ -304,6 +316,14 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		t.Errorf("summary status = %q, want ok", okList[0].Status)
 	}
 	mustEqual(t, "ExecutionList(status failed) ids", []string{}, idsOf(list(store.ExecutionListParams{Status: engine.ExecFailed})))
+	// Filtered by creator (the api's view for callers below operator).
+	alice := "alice-" + playbook + "@example.com"
+	mine := list(store.ExecutionListParams{Creator: alice})
+	mustEqual(t, "ExecutionList(creator) ids", []string{ids[3], ids[0]}, idsOf(mine))
+	if mine[0].Creator != alice || got[1].Creator != "" {
+		t.Errorf("summary creators = %q, %q; want %q and none", mine[0].Creator, got[1].Creator, alice)
+	}
+	mustEqual(t, "ExecutionList(creator, status ok) ids", []string{}, idsOf(list(store.ExecutionListParams{Creator: alice, Status: engine.ExecOK})))
 
 	// A checkpoint that ends execution 2 moves it between the status
 	// filters, on the transactional path and on the optimistic one.

@@ -96,7 +96,7 @@ func testLoopGetNotFound(ctx context.Context, t *testing.T, s store.Store) {
 }
 
 // iteration returns the record of iteration i: even ones ok with a nested
-// result, odd ones errors.
+// result and a cursor frame, odd ones errors.
 func iteration(i int) engine.IterationRecord {
 	if i%2 == 1 {
 		return engine.IterationRecord{Index: i, Status: types.StatusError, Clock: int64(100 + i),
@@ -106,7 +106,7 @@ func iteration(i int) engine.IterationRecord {
 		"i":    int64(i),
 		"half": float64(i) + 0.5,
 		"rows": []any{[]any{int64(i), "r"}, []any{}},
-	}}
+	}, Cursor: &engine.CursorFrame{Rest: []any{map[string]any{"id": int64(i + 1), "w": 0.5}}}}
 }
 
 const iterLeaseTTL = time.Minute

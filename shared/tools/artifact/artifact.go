@@ -57,11 +57,20 @@ func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 // its value, a large one as the reference of the copy (the task's own
 // result).
 //
+// Only references of the task's own execution, its parent's or its
+// children's load (results.Reader, set by the worker; a bare URI is
+// checked before the tier is even asked whether it exists); the
+// execution is read from the reference's key, and the object must match
+// the sha256 the reference records.
+//
 // Errors: a malformed reference or another bucket are kind "config"; a
-// URI that names no stored result is kind "not_found"; an object that is
-// gone or no longer matches its sha256 is kind "result_lost" naming it;
-// one too large to load whole (without a sink) "result_too_large"; other
-// store failures are kind "storage" (retryable).
+// reference of another execution (or an object that is no execution's
+// result) is kind "forbidden"; a URI that names no stored result is kind
+// "not_found"; an object that is gone is kind "result_lost" naming it; an
+// object that is there but does not decode or does not match its sha256
+// is kind "artifact"; one too large to load whole (without a sink)
+// "result_too_large"; other store failures are kind "storage"
+// (retryable).
 func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) types.Outcome {
 	if a, ok := conf.String(cfg, "action", "operation"); ok && !strings.EqualFold(strings.TrimSpace(a), "get") {
 		if strings.EqualFold(strings.TrimSpace(a), "put") {
@@ -98,6 +107,10 @@ func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) ty
 	switch {
 	case err == nil:
 		return types.Outcome{Status: types.StatusOK, Result: out}
+	case errors.Is(err, results.ErrForbidden):
+		return conf.Fail(types.ErrKindForbidden, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrDigest), errors.Is(err, results.ErrFormat):
+		return conf.Fail(types.ErrKindArtifact, false, "artifact task: %v", err)
 	case errors.Is(err, results.ErrLost):
 		return conf.Fail(types.ErrKindResultLost, false, "artifact task: %v", err)
 	case errors.Is(err, results.ErrTooLarge):
@@ -106,8 +119,6 @@ func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) ty
 		return conf.ConfigError("artifact task: %v", err)
 	case errors.Is(err, results.ErrNotFound):
 		return conf.Fail("not_found", false, "artifact task: %v", err)
-	case errors.Is(err, results.ErrFormat):
-		return conf.Fail("artifact", false, "artifact task: %v", err)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return conf.Fail("canceled", true, "artifact task canceled: %v", err)
 	case ctx.Err() != nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/results"
@@ -42,7 +43,7 @@ func TestGetSpellings(t *testing.T) {
 	tabKey := tabRef[results.RefKey].(map[string]any)["key"].(string)
 
 	tl := New(rs)
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "484377543601029219"})
 	for name, c := range map[string]struct {
 		args, cfg map[string]any
 		want      any
@@ -72,8 +73,11 @@ func TestGetSpellings(t *testing.T) {
 func TestGetErrors(t *testing.T) {
 	rs := &results.Store{Backend: results.NewMemory()}
 	tl := New(rs)
-	ctx := context.Background()
-	missing := map[string]any{results.RefKey: map[string]any{"uri": "noetl://x", "key": "results/none.json", "format": "json"}}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "7"})
+	key := func(step string) string {
+		return rs.PhysicalKey(types.ResultCoords{ExecutionID: "7", Step: step}, "json")
+	}
+	missing := map[string]any{results.RefKey: map[string]any{"uri": "noetl://default/default/results/7/none/0/0/0", "key": key("none"), "format": "json"}}
 	for _, c := range []struct {
 		tool *Tool
 		cfg  map[string]any
@@ -84,7 +88,8 @@ func TestGetErrors(t *testing.T) {
 		{tl, map[string]any{"action": "list", "ref": missing}, "config"},
 		{tl, map[string]any{"ref": ""}, "config"},
 		{tl, map[string]any{"ref": "noetl://execution/1/result/start/0"}, "config"},
-		{tl, map[string]any{"ref": "noetl://default/default/results/1/never/1/0/1"}, "not_found"},
+		{tl, map[string]any{"ref": "noetl://default/default/results/7/never/1/0/1"}, "not_found"},
+		{tl, map[string]any{"ref": "noetl://default/default/results/1/never/1/0/1"}, types.ErrKindForbidden}, // another execution's: not even probed
 		{tl, map[string]any{"ref": "gs://bucket-only"}, "config"},
 		{tl, map[string]any{"ref": "results/x.bin"}, "config"},
 		{tl, map[string]any{"ref": map[string]any{results.RefKey: map[string]any{"key": "k", "format": "xml"}}}, "config"},
@@ -96,11 +101,11 @@ func TestGetErrors(t *testing.T) {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}
-	// A corrupt object is a lost result.
-	if err := rs.Backend.Put(ctx, "results/bad.json", []byte("{not json"), "application/json"); err != nil {
+	// A corrupt object is kind artifact.
+	if err := rs.Backend.Put(ctx, key("bad"), []byte("{not json"), "application/json"); err != nil {
 		t.Fatal(err)
 	}
-	if o := tl.Exec(ctx, nil, map[string]any{"ref": "results/bad.json"}, 0); o.Status != types.StatusError || o.Error.Kind != types.ErrKindResultLost {
+	if o := tl.Exec(ctx, nil, map[string]any{"ref": key("bad")}, 0); o.Status != types.StatusError || o.Error.Kind != "artifact" {
 		t.Errorf("corrupt: %+v", o.Error)
 	}
 }
@@ -115,7 +120,8 @@ func TestGetStreamsTables(t *testing.T) {
 	}
 	src := offload(t, rs, "rows", rows)
 	c := types.ResultCoords{ExecutionID: "484377543601029219", Step: "copy", Attempt: 1}
-	ctx := results.WithSinks(context.Background(), func() *results.Sink { return rs.NewSink(context.Background(), c, results.OffloadOptions{Limit: -1}) })
+	owner := results.WithReader(context.Background(), results.Reader{Execution: "484377543601029219"})
+	ctx := results.WithSinks(owner, func() *results.Sink { return rs.NewSink(context.Background(), c, results.OffloadOptions{Limit: -1}) })
 	o := New(rs).Exec(ctx, nil, map[string]any{"ref": src}, 0)
 	if o.Status != types.StatusOK || !results.IsRef(o.Result) {
 		t.Fatalf("%+v", o)
@@ -123,8 +129,53 @@ func TestGetStreamsTables(t *testing.T) {
 	if o.Result.(map[string]any)[results.RefKey].(map[string]any)["uri"] == src[results.RefKey].(map[string]any)["uri"] {
 		t.Fatal("the copy is the source")
 	}
-	got, err := rs.Resolve(context.Background(), o.Result)
+	got, err := rs.Resolve(owner, o.Result)
 	if err != nil || !reflect.DeepEqual(got, rows) {
 		t.Fatalf("copy differs: %v", err)
+	}
+}
+
+// Results by ownership (issue 13 item 6): a reference of another
+// execution, or an object that is no execution's result, is refused with
+// kind forbidden; a tampered object (sha256 mismatch) with kind artifact,
+// naming the reference.
+func TestGetRefusals(t *testing.T) {
+	rs := &results.Store{Backend: results.NewMemory()}
+	tl := New(rs)
+	victim := offload(t, rs, "secret_step", bigValue()) // execution 484377543601029219
+	mine := results.WithReader(context.Background(), results.Reader{Execution: "111", Parent: "222"})
+	vkey := victim[results.RefKey].(map[string]any)["key"].(string)
+	for name, cfg := range map[string]map[string]any{
+		"reference":        {"ref": victim},
+		"inner map":        {"ref": victim[results.RefKey]},
+		"key string":       {"ref": vkey},
+		"gs:// uri":        {"ref": "gs://noetl-results/" + vkey},
+		"another object":   {"ref": "bodies/484377543601029219/task.json"},
+		"no reader at all": {"ref": victim},
+	} {
+		ctx := mine
+		if name == "no reader at all" {
+			ctx = context.Background()
+		}
+		o := tl.Exec(ctx, nil, cfg, 0)
+		if o.Status != types.StatusError || o.Error.Kind != types.ErrKindForbidden || !strings.Contains(o.Error.Message, "results: reference refused") {
+			t.Errorf("%s: %+v, want kind forbidden", name, o.Error)
+		}
+	}
+	o := tl.Exec(mine, nil, map[string]any{"ref": victim}, 0)
+	if want := "execution 111 may read its own results, its parent's and its children's, not those of execution 484377543601029219"; !strings.Contains(o.Error.Message, want) {
+		t.Errorf("message %q lacks %q", o.Error.Message, want)
+	}
+	// The owner reads it, until the object is changed behind the reference.
+	owner := results.WithReader(context.Background(), results.Reader{Execution: "484377543601029219"})
+	if o := tl.Exec(owner, nil, map[string]any{"ref": victim}, 0); o.Status != types.StatusOK {
+		t.Fatalf("owner: %+v", o.Error)
+	}
+	if err := rs.Backend.Put(owner, vkey, []byte(`{"status": "forged"}`), "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	o = tl.Exec(owner, nil, map[string]any{"ref": victim}, 0)
+	if o.Status != types.StatusError || o.Error.Kind != "artifact" || !strings.Contains(o.Error.Message, "does not match its reference's sha256") || !strings.Contains(o.Error.Message, "noetl://default/default/results/484377543601029219/secret_step/0/0/0") {
+		t.Fatalf("tampered object: %+v", o.Error)
 	}
 }

@@ -23,7 +23,8 @@
 //	database | db_path | path | db
 //	            ":memory:" (default: a fresh database discarded after the
 //	            task) or a database file path (created when missing;
-//	            relative paths resolve against Options.BaseDir)
+//	            relative paths resolve against the task's workspace in the
+//	            runner, else Options.BaseDir)
 //	read_only   open the file read-only (bool)
 //	params      a list bound to ?/$1.. or a mapping bound to $name in the
 //	            last statement (maps and lists as JSON text)
@@ -34,8 +35,10 @@
 // "row_count": N, "columns": [names], "command": "SELECT"} — NoETL's shape;
 // INSERT/UPDATE/DELETE/COPY/CREATE give {"row_count": changed rows,
 // "affected_rows": the same, "command": verb}; a script adds "statements":
-// N. Values: integers int64 (HUGEINT beyond int64 as text), DECIMAL int64
-// when integral else float64, floats float64 (NaN/±Infinity as text),
+// N. Values: numbers by the engine's number rule (shared/jsonx Number):
+// integers int64 (a UBIGINT above 2^63-1 float64), floats float64 (REAL
+// by its shortest decimal form; NaN/±Infinity as text); HUGEINT/UHUGEINT
+// beyond int64 exact as text, DECIMAL int64 when integral else float64,
 // DATE "YYYY-MM-DD", TIME "hh:mm:ss[.ffffff]", timestamps RFC 3339, UUID
 // text, BLOB base64, INTERVAL {"months", "days", "micros"}, LIST/ARRAY
 // lists, STRUCT and MAP mappings (map keys as text), ENUM text. At most
@@ -46,6 +49,20 @@
 // a missing extension, a missing SQL text or a bad database path are kind
 // "config"; the deadline is kind "timeout" (the query is interrupted); a
 // cancelled ctx is kind "canceled".
+//
+// Confinement (the runner: a task whose context carries a workspace,
+// shared/sandbox): the database has enable_external_access off and
+// allowed_directories set to the workspace and Options.DataRoots, so SQL
+// reads and writes files (read_csv, COPY, ATTACH, glob) only there — not
+// /proc, not the engine's files, not another task's workspace, not a URL;
+// `database:` files must be there too (a database in a data root is
+// shared by tasks and opened with the data roots only); it spills into
+// the workspace (temp_directory) up to Options.MaxTempBytes, with
+// Options.MemoryLimit and Options.Threads; the configuration is locked
+// after that. A path outside is kind "forbidden_path"; running out of
+// memory or spill space is kind "limit". Outside the runner (tests, a
+// single-process tool) files are not confined, and spill goes to a
+// private directory of the tool (never a shared, world-writable one).
 //
 // The engine needs cgo. A build without cgo (CGO_ENABLED=0) compiles a
 // stub whose every task fails with kind "config" naming the reason; the
@@ -59,7 +76,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -68,6 +84,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
 )
@@ -88,11 +105,20 @@ type Options struct {
 	// BaseDir resolves relative database paths (default: the working
 	// directory).
 	BaseDir string
-	// TempDir is where DuckDB spills (default os.TempDir()).
+	// TempDir is where the tool creates its private spill directory
+	// (default os.TempDir()); a task with a workspace spills there.
 	TempDir string
 	// MemoryLimit is DuckDB's memory_limit, e.g. "512MB" (default DuckDB's
 	// own, 80% of RAM).
 	MemoryLimit string
+	// MaxTempBytes is DuckDB's max_temp_directory_size (0: DuckDB's
+	// default, 90% of the disk).
+	MaxTempBytes int64
+	// DataRoots are the directories a confined task (one whose context
+	// carries a workspace: the runner's) may read and write besides its
+	// workspace, and where its database files may live
+	// (NOETL_RUNNER_DATA_ROOTS).
+	DataRoots []string
 	// Threads is DuckDB's threads setting (0: DuckDB's default, the number
 	// of cores).
 	Threads int
@@ -253,10 +279,8 @@ func bindValue(v any) (any, error) {
 	case float32:
 		return float64(x), nil
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, nil
-		}
-		return x.Float64()
+		n, _ := jsonx.Number(x)
+		return n, nil
 	case map[string]any, []any:
 		b, err := json.Marshal(x)
 		if err != nil {
@@ -277,28 +301,9 @@ func friendly(v any, typeName string) any {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return x
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case int:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x)
-		}
-		return fmt.Sprint(x)
 	case *big.Int:
+		// HUGEINT/UHUGEINT: exact, as text beyond int64 (a 128-bit SQL
+		// type, not a Go number: the duckdb kind's own choice).
 		if x == nil {
 			return nil
 		}
@@ -306,10 +311,9 @@ func friendly(v any, typeName string) any {
 			return x.Int64()
 		}
 		return x.String()
-	case float32:
-		return friendlyFloat(float64(x))
-	case float64:
-		return friendlyFloat(x)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		n, _ := jsonx.Number(x) // the engine's number rule
+		return n
 	case time.Time:
 		switch {
 		case typeName == "DATE":
@@ -384,17 +388,4 @@ func uuidString(x []byte) string {
 	buf[23] = '-'
 	hex.Encode(buf[24:], x[10:16])
 	return string(buf[:])
-}
-
-// friendlyFloat turns NaN/Inf (not representable in JSON) into strings.
-func friendlyFloat(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return f
 }

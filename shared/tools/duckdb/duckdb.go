@@ -20,7 +20,9 @@ import (
 
 	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
 	"github.com/noetl/gcpengine/shared/types"
@@ -35,9 +37,25 @@ const Available = true
 type Tool struct {
 	opts Options
 
-	mu     sync.Mutex
-	files  map[string]*fileDB
-	closed bool
+	mu      sync.Mutex
+	files   map[string]*fileDB
+	closed  bool
+	spill   string // the tool's private spill directory (lazily created)
+	spillNo int
+}
+
+// scope is where a task's SQL may touch files.
+type scope struct {
+	// base resolves relative database paths.
+	base string
+	// allowed are the directories of allowed_directories (confined).
+	allowed []string
+	// temp is the spill directory.
+	temp string
+	// confined: enable_external_access off, allowed_directories set.
+	confined bool
+	// shared: a database file of a data root (its handle serves tasks).
+	shared bool
 }
 
 // fileDB is a database file open while at least one attempt uses it.
@@ -59,9 +77,13 @@ func (t *Tool) Close() {
 	files := t.files
 	t.files = map[string]*fileDB{}
 	t.closed = true
+	spill := t.spill
 	t.mu.Unlock()
 	for _, f := range files {
 		_ = f.db.Close()
+	}
+	if spill != "" {
+		_ = os.RemoveAll(spill)
 	}
 }
 
@@ -74,14 +96,20 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	}
 	rctx, cancel := context.WithTimeout(ctx, t.timeout(timeoutS))
 	defer cancel()
+	sc, err := t.scopeOf(ctx)
+	if err != nil {
+		return conf.Fail("internal", true, "duckdb task: %v", err)
+	}
 	var res any
 	// A query's rows stream through the results tier's sink when the
-	// engine offers one (stream.go): no row limit, never held whole.
+	// engine offers one (stream.go): no row limit, never held whole. The
+	// runner offers none (it holds no access to the tier): there the rows
+	// come back in the response, within the row limit.
 	var sink *results.Sink
 	if !q.asArrays {
 		sink, _ = results.SinkFrom(ctx)
 	}
-	err = t.withConn(rctx, q.database, q.readOnly, func(c *sql.Conn) error {
+	err = t.withConn(rctx, sc, q.database, q.readOnly, func(c *sql.Conn) error {
 		var err error
 		var m map[string]any
 		m, res, err = t.runScript(rctx, c, q.statements, q.params, sink)
@@ -122,7 +150,6 @@ func (t *Tool) dsn(path string, readOnly bool) (string, error) {
 	v.Set("custom_extension_repository", noExtensions)
 	v.Set("autoinstall_extension_repository", noExtensions)
 	v.Set("extension_directory", noExtensions)
-	v.Set("temp_directory", filepath.Join(t.opts.TempDir, "noetl-duckdb"))
 	if t.opts.MemoryLimit != "" {
 		v.Set("memory_limit", t.opts.MemoryLimit)
 	}
@@ -132,8 +159,94 @@ func (t *Tool) dsn(path string, readOnly bool) (string, error) {
 	if readOnly {
 		v.Set("access_mode", "READ_ONLY")
 	}
-	v.Set("lock_configuration", "true")
 	return path + "?" + v.Encode(), nil
+}
+
+// scopeOf is the scope of a task: confined to its workspace and the data
+// roots when ctx carries a workspace (the runner), else open with a
+// private spill directory.
+func (t *Tool) scopeOf(ctx context.Context) (scope, error) {
+	if ws := sandbox.WorkspaceFrom(ctx); ws != nil {
+		allowed := append([]string{ws.Dir}, t.opts.DataRoots...)
+		return scope{base: ws.Dir, allowed: allowed, temp: filepath.Join(ws.Dir, ".duckdb_tmp"), confined: true}, nil
+	}
+	tmp, err := t.spillDir()
+	if err != nil {
+		return scope{}, err
+	}
+	return scope{base: t.opts.BaseDir, temp: tmp}, nil
+}
+
+// spillDir returns a new private spill directory (mode 0700) under the
+// tool's own, created on first use under Options.TempDir.
+func (t *Tool) spillDir() (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.spill == "" {
+		d, err := os.MkdirTemp(t.opts.TempDir, "noetl-duckdb-")
+		if err != nil {
+			return "", fmt.Errorf("spill directory: %w", err)
+		}
+		t.spill = d
+	}
+	t.spillNo++
+	return filepath.Join(t.spill, strconv.Itoa(t.spillNo)), nil
+}
+
+// quote is a SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// settings are the statements that configure a new database of scope sc
+// before any task SQL runs, ending with lock_configuration (nothing can
+// change them afterwards).
+func (t *Tool) settings(sc scope) []string {
+	out := []string{"SET temp_directory=" + quote(sc.temp)}
+	if t.opts.MaxTempBytes > 0 {
+		out = append(out, fmt.Sprintf("SET max_temp_directory_size='%dB'", t.opts.MaxTempBytes))
+	}
+	if sc.confined {
+		dirs := make([]string, len(sc.allowed))
+		for i, d := range sc.allowed {
+			dirs[i] = quote(strings.TrimSuffix(d, "/") + "/")
+		}
+		out = append(out, "SET allowed_directories=["+strings.Join(dirs, ", ")+"]", "SET enable_external_access=false")
+	}
+	return append(out, "SET lock_configuration=true")
+}
+
+// connector opens a database of dsn configured for sc (settings run on
+// its first connection; the settings are the database's, so later
+// connections share them).
+func (t *Tool) connector(dsn string, sc scope) (*duckdbdriver.Connector, error) {
+	var once sync.Once
+	var initErr error
+	stmts := t.settings(sc)
+	return duckdbdriver.NewConnector(dsn, func(ex driver.ExecerContext) error {
+		once.Do(func() {
+			for _, s := range stmts {
+				if _, err := ex.ExecContext(context.Background(), s, nil); err != nil {
+					initErr = fmt.Errorf("configure the database (%s): %w", s, err)
+					return
+				}
+			}
+		})
+		return initErr
+	})
+}
+
+// within reports whether path (absolute, its directory resolved) is in
+// one of dirs.
+func within(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		d = filepath.Clean(d)
+		if path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // noExtensions is where DuckDB is told extensions live: nowhere.
@@ -142,7 +255,7 @@ const noExtensions = "/nonexistent/noetl-duckdb-extensions"
 // withConn runs fn on a connection to database: a fresh in-memory database
 // for ":memory:" (discarded afterwards), else the shared handle of the file
 // (opened on first use, closed when its last user is done).
-func (t *Tool) withConn(ctx context.Context, database string, readOnly bool, fn func(*sql.Conn) error) error {
+func (t *Tool) withConn(ctx context.Context, sc scope, database string, readOnly bool, fn func(*sql.Conn) error) error {
 	var db *sql.DB
 	var release func()
 	if database == MemoryDatabase {
@@ -150,7 +263,7 @@ func (t *Tool) withConn(ctx context.Context, database string, readOnly bool, fn 
 		if err != nil {
 			return err
 		}
-		c, err := duckdbdriver.NewConnector(dsn, nil)
+		c, err := t.connector(dsn, sc)
 		if err != nil {
 			return &configError{err}
 		}
@@ -158,7 +271,7 @@ func (t *Tool) withConn(ctx context.Context, database string, readOnly bool, fn 
 		release = func() { _ = db.Close() }
 	} else {
 		var err error
-		db, release, err = t.file(database, readOnly)
+		db, release, err = t.file(sc, database, readOnly)
 		if err != nil {
 			return err
 		}
@@ -172,11 +285,37 @@ func (t *Tool) withConn(ctx context.Context, database string, readOnly bool, fn 
 	return fn(c)
 }
 
-// file returns the shared handle of a database file.
-func (t *Tool) file(path string, readOnly bool) (*sql.DB, func(), error) {
-	abs, err := t.opts.resolvePath(path)
+// file returns the shared handle of a database file. A confined task's
+// file must be in its workspace (a handle of its own, configured like its
+// in-memory databases) or in a data root (a handle shared by tasks,
+// configured with the data roots only and a spill directory of the tool).
+func (t *Tool) file(sc scope, path string, readOnly bool) (*sql.DB, func(), error) {
+	o := t.opts
+	o.BaseDir = sc.base
+	abs, err := o.resolvePath(path)
 	if err != nil {
 		return nil, nil, &configError{err}
+	}
+	if sc.confined {
+		dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+		if err != nil {
+			return nil, nil, &configError{fmt.Errorf("database %q: directory %s does not exist", path, filepath.Dir(abs))}
+		}
+		abs = filepath.Join(dir, filepath.Base(abs))
+		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, nil, &pathError{fmt.Errorf("database %q is a symbolic link", path)}
+		}
+		switch {
+		case within(abs, sc.allowed[:1]):
+		case within(abs, t.opts.DataRoots):
+			tmp, err := t.spillDir()
+			if err != nil {
+				return nil, nil, err
+			}
+			sc = scope{base: sc.base, allowed: t.opts.DataRoots, temp: tmp, confined: true, shared: true}
+		default:
+			return nil, nil, &pathError{fmt.Errorf("database %q is outside the task's workspace and the data roots (NOETL_RUNNER_DATA_ROOTS)", path)}
+		}
 	}
 	key := abs
 	if readOnly {
@@ -198,7 +337,7 @@ func (t *Tool) file(path string, readOnly bool) (*sql.DB, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := duckdbdriver.NewConnector(dsn, nil)
+		c, err := t.connector(dsn, sc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -403,6 +542,12 @@ var errClosed = errors.New("duckdb tool is closed")
 // configError marks a failure caused by the task's configuration.
 type configError struct{ err error }
 
+// pathError is a database path a confined task may not use.
+type pathError struct{ err error }
+
+func (e *pathError) Error() string { return e.err.Error() }
+func (e *pathError) Unwrap() error { return e.err }
+
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
@@ -424,6 +569,10 @@ func (t *Tool) failure(parent, rctx context.Context, err error) types.Outcome {
 	if errors.Is(err, errClosed) {
 		return conf.Fail("internal", true, "duckdb task: %v", err)
 	}
+	var pe *pathError
+	if errors.As(err, &pe) {
+		return conf.Fail("forbidden_path", false, "duckdb task: %v", err)
+	}
 	if errors.Is(parent.Err(), context.Canceled) {
 		return conf.Fail("canceled", true, "duckdb task canceled: %v", err)
 	}
@@ -442,6 +591,10 @@ func (t *Tool) failure(parent, rctx context.Context, err error) types.Outcome {
 			return conf.Fail("duckdb", strings.Contains(de.Msg, "lock"), "duckdb task: %v", err)
 		case duckdbdriver.ErrorTypeMissingExtension, duckdbdriver.ErrorTypeAutoLoad:
 			return conf.ConfigError("duckdb task: %v (run-time extension downloads are disabled)", err)
+		case duckdbdriver.ErrorTypePermission:
+			return conf.Fail("forbidden_path", false, "duckdb task: %v (files only in the task's workspace and NOETL_RUNNER_DATA_ROOTS)", err)
+		case duckdbdriver.ErrorTypeOutOfMemory:
+			return conf.Fail("limit", false, "duckdb task: %v (limit: memory NOETL_DUCKDB_MEMORY_MB, spill NOETL_DUCKDB_MAX_TEMP_MB)", err)
 		}
 	}
 	return conf.Fail("duckdb", false, "duckdb task: %v", err)
@@ -464,7 +617,11 @@ func (t *Tool) QueryRows(ctx context.Context, database, query string, params any
 	if batch <= 0 {
 		batch = 1000
 	}
-	return t.withConn(ctx, database, false, func(c *sql.Conn) error {
+	sc, err := t.scopeOf(ctx)
+	if err != nil {
+		return err
+	}
+	return t.withConn(ctx, sc, database, false, func(c *sql.Conn) error {
 		if len(stmts) > 1 {
 			if _, _, err := t.runScript(ctx, c, stmts[:len(stmts)-1], nil, nil); err != nil {
 				return err
@@ -562,12 +719,14 @@ func (t *Tool) OpenWriter(ctx context.Context, database, table string, cols []st
 	if len(cols) == 0 {
 		return nil, &configError{errors.New("no columns to write")}
 	}
-	var db *sql.DB
-	var release func()
 	if database == MemoryDatabase {
 		return nil, &configError{errors.New("a transfer target needs a database file (an in-memory database ends with the task)")}
 	}
-	db, release, err := t.file(database, false)
+	sc, err := t.scopeOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, release, err := t.file(sc, database, false)
 	if err != nil {
 		return nil, err
 	}
@@ -769,7 +928,7 @@ func decimal(d duckdbdriver.Decimal) any {
 	if r.Sign() == 0 && q.IsInt64() {
 		return q.Int64()
 	}
-	return friendlyFloat(d.Float64())
+	return jsonx.Float(d.Float64())
 }
 
 func orderedMap(m *duckdbdriver.OrderedMap) map[string]any {

@@ -246,3 +246,23 @@ func TestAsObjectsFalse(t *testing.T) {
 		t.Fatalf("%#v", r)
 	}
 }
+
+// TestNumberRule: DuckDB's numbers follow the engine's one number rule
+// (shared/jsonx Number), like every other kind: a UBIGINT above 2^63-1 is
+// the nearest float (it was text here while postgres and templates made it
+// a float), a REAL its shortest decimal form (it was the widened float32
+// bits, 0.10000000149011612), infinities their strings.
+func TestNumberRule(t *testing.T) {
+	tl := New(Options{})
+	defer tl.Close()
+	r := ok(t, exec(t, tl, M{"query": `SELECT 18446744073709551615::UBIGINT AS umax, 9223372036854775807::UBIGINT AS ufit,
+		0.1::REAL AS real, 'inf'::REAL AS rinf, '-inf'::DOUBLE AS dninf, 3::UTINYINT AS ut, (-2)::SMALLINT AS si`}))
+	row := r["rows"].(L)[0].(M)
+	want := M{"umax": 18446744073709551615.0, "ufit": int64(9223372036854775807), "real": 0.1, "rinf": "Infinity",
+		"dninf": "-Infinity", "ut": int64(3), "si": int64(-2)}
+	for k, w := range want {
+		if !reflect.DeepEqual(row[k], w) {
+			t.Errorf("%s = %#v (%T), want %#v", k, row[k], row[k], w)
+		}
+	}
+}

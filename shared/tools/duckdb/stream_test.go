@@ -43,7 +43,7 @@ func TestStreamedQuery(t *testing.T) {
 	if ex := ref[results.ExtractedKey].(map[string]any); ex["row_count"] != int64(20000) || ex["command"] != "SELECT" || ex["statements"] != int64(2) {
 		t.Fatalf("extracted %v", ex)
 	}
-	v, err := rs.Resolve(context.Background(), ref)
+	v, err := rs.Resolve(results.WithReader(context.Background(), results.Reader{Execution: "ex"}), ref)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,9 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
 	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
@@ -56,12 +58,23 @@ type Options struct {
 	// Credentials resolves `auth` names (gcs credentials).
 	Credentials credentials.Store
 	// LocalDirs are the directories local files may be read from and
-	// written to (default: os.TempDir()).
+	// written to (default: os.TempDir()). A task whose context carries a
+	// workspace (the runner's, shared/sandbox) may use that workspace and
+	// DataRoots instead, and nothing else.
 	LocalDirs []string
+	// DataRoots are the operator's data directories a task with a
+	// workspace may also use (NOETL_RUNNER_DATA_ROOTS).
+	DataRoots []string
 	// DefaultTimeout replaces DefaultTimeout when > 0.
 	DefaultTimeout time.Duration
 	// MaxInlineBytes replaces DefaultMaxInlineBytes when > 0.
 	MaxInlineBytes int64
+	// ReservedBuckets are buckets no task may read, write, delete or list
+	// (kind "forbidden"): the engine's results bucket (NOETL_RESULTS_BUCKET;
+	// results by ownership, issue 13 item 6 — a task reads results through
+	// artifact/result_fetch, which check the reader, and never writes
+	// them).
+	ReservedBuckets []string
 }
 
 // Tool is the gcs task kind. It is safe for concurrent use.
@@ -138,6 +151,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		}
 		fields = f
 	}
+	if b, ok := t.reserved(cfg); ok {
+		return conf.Fail(types.ErrKindForbidden, false, "gcs task: bucket %q is the engine's results bucket: tasks never touch it (read a stored result with an artifact or result_fetch task)", b)
+	}
 	timeout := t.opts.DefaultTimeout
 	if timeoutS > 0 {
 		timeout = time.Duration(timeoutS * float64(time.Second))
@@ -172,6 +188,37 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	return out
 }
 
+// reserved returns a reserved bucket that cfg names (in bucket, or a
+// gs:// URI under any key an action reads).
+func (t *Tool) reserved(cfg map[string]any) (string, bool) {
+	if len(t.opts.ReservedBuckets) == 0 {
+		return "", false
+	}
+	var names []string
+	if b, ok := conf.String(cfg, "bucket"); ok {
+		names = append(names, strings.TrimSpace(b))
+	}
+	for _, k := range []string{"destination", "uri", "target", "source"} {
+		if u, ok := cfg[k].(string); ok && strings.HasPrefix(strings.TrimSpace(u), "gs://") {
+			if b, _, err := gcsconn.ParseURI(u); err == nil {
+				names = append(names, b)
+			} else {
+				rest := strings.TrimPrefix(strings.TrimSpace(u), "gs://")
+				b, _, _ := strings.Cut(rest, "/")
+				names = append(names, b)
+			}
+		}
+	}
+	for _, n := range names {
+		for _, r := range t.opts.ReservedBuckets {
+			if r != "" && strings.EqualFold(n, r) {
+				return n, true
+			}
+		}
+	}
+	return "", false
+}
+
 // object reads the object named by uriKeys or bucket + object.
 func object(cfg map[string]any, uriKeys ...string) (bucket, name string, err error) {
 	if u, ok := conf.String(cfg, uriKeys...); ok && strings.HasPrefix(strings.TrimSpace(u), "gs://") {
@@ -199,7 +246,7 @@ func (t *Tool) upload(ctx context.Context, c *storage.Client, cfg map[string]any
 		if !ok || strings.HasPrefix(src, "gs://") {
 			return conf.ConfigError("gcs task: upload: source must be a local file path (use content or data for values)")
 		}
-		p, err := t.localPath(src, false)
+		p, err := t.localPath(ctx, src, false)
 		if err != nil {
 			return conf.ConfigError("gcs task: upload: %v", err)
 		}
@@ -279,7 +326,7 @@ func (t *Tool) download(ctx context.Context, c *storage.Client, cfg map[string]a
 	obj := c.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever))
 	var dest string
 	if d, ok := conf.String(cfg, "destination", "path", "local_path"); ok {
-		p, err := t.localPath(d, true)
+		p, err := t.localPath(ctx, d, true)
 		if err != nil {
 			return conf.ConfigError("gcs task: download: %v", err)
 		}
@@ -382,12 +429,26 @@ func (t *Tool) list(ctx context.Context, c *storage.Client, cfg map[string]any) 
 	return types.Outcome{Status: types.StatusOK, Result: map[string]any{"status": "success", "bucket": bucket, "prefix": prefix, "objects": objs, "count": int64(len(objs))}}
 }
 
-// localPath makes p absolute and checks it is under a LocalDirs root (for
-// a file to write, the parent directory must exist there).
-func (t *Tool) localPath(p string, forWrite bool) (string, error) {
+// localPath makes p absolute and checks it is under a LocalDirs root, or
+// with a workspace in ctx under the workspace or a data root (for a file
+// to write, the parent directory must exist there).
+func (t *Tool) localPath(ctx context.Context, p string, forWrite bool) (string, error) {
+	roots := t.roots
+	ws := sandbox.WorkspaceFrom(ctx)
+	if ws != nil {
+		roots = nil
+		for _, d := range append([]string{ws.Dir}, t.opts.DataRoots...) {
+			if real, err := filepath.EvalSymlinks(d); err == nil {
+				roots = append(roots, filepath.Clean(real))
+			}
+		}
+	}
 	p = strings.TrimSpace(strings.TrimPrefix(p, "file://"))
 	if p == "" {
 		return "", errors.New("empty local path")
+	}
+	if ws != nil && !filepath.IsAbs(p) {
+		p = filepath.Join(ws.Dir, p) // relative to the task's workspace
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -401,7 +462,7 @@ func (t *Tool) localPath(p string, forWrite bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("local path %s: %v", p, errors.Unwrap(err))
 	}
-	for _, root := range t.roots {
+	for _, root := range roots {
 		if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
 			if forWrite {
 				return filepath.Join(real, filepath.Base(abs)), nil
@@ -409,12 +470,15 @@ func (t *Tool) localPath(p string, forWrite bool) (string, error) {
 			return real, nil
 		}
 	}
-	return "", fmt.Errorf("local path %s is outside the directories gcs tasks may use (%s)", p, strings.Join(t.roots, ", "))
+	return "", fmt.Errorf("local path %s is outside the directories gcs tasks may use (%s)", p, strings.Join(roots, ", "))
 }
 
 // storageFailure classifies a storage error.
 func storageFailure(op, bucket, name string, err error) types.Outcome {
 	what := fmt.Sprintf("gcs task: %s gs://%s/%s", op, bucket, name)
+	if egress.IsRefused(err) {
+		return conf.Fail("forbidden_address", false, "%s: %v", what, err)
+	}
 	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
 		return conf.Fail("not_found", false, "%s: %v", what, err)
 	}

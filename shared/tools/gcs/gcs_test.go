@@ -170,3 +170,30 @@ func TestErrors(t *testing.T) {
 		t.Errorf("over the inline cap: %+v", o.Error)
 	}
 }
+
+// The engine's results bucket is out of every task's reach (issue 13
+// item 6: a task could otherwise overwrite another execution's stored
+// results, or read them around the ownership check of artifact tasks).
+func TestReservedBucket(t *testing.T) {
+	srv := fake(t, "noetl-results", "user-data")
+	tl := New(Options{ReservedBuckets: []string{"noetl-results"}})
+	ctx := context.Background()
+	victim := "noetl/env=default/region=default/cell=default/shard=0003/tenant=default/project=default/date=2026-01-02/execution=484377543601029219/results/start/0/0/0.json"
+	for name, cfg := range map[string]M{
+		"overwrite":        {"destination": "gs://noetl-results/" + victim, "content": `{"forged": true}`},
+		"overwrite by key": {"bucket": "NOETL-RESULTS", "object": victim, "data": M{"forged": true}},
+		"read":             {"action": "download", "source": "gs://noetl-results/" + victim},
+		"delete":           {"action": "delete", "uri": "gs://noetl-results/" + victim},
+		"list":             {"action": "list", "uri": "gs://noetl-results/noetl/"},
+	} {
+		cfg["auth"] = M{"endpoint": srv.URL()}
+		o := tl.Exec(ctx, nil, cfg, 0)
+		if o.Status != types.StatusError || o.Error.Kind != types.ErrKindForbidden || !strings.Contains(o.Error.Message, `bucket "`) || !strings.Contains(o.Error.Message, "is the engine's results bucket") {
+			t.Errorf("%s: %+v, want kind forbidden", name, o.Error)
+		}
+	}
+	if _, err := srv.GetObject("noetl-results", victim); err == nil {
+		t.Fatal("the reserved bucket was written")
+	}
+	ok(t, tl.Exec(ctx, nil, M{"auth": M{"endpoint": srv.URL()}, "destination": "gs://user-data/x.json", "data": M{"a": 1}}, 0))
+}

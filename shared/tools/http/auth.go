@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -36,11 +37,15 @@ func (t *Tool) applyAuth(ctx context.Context, cfg map[string]any) (map[string]an
 		}
 		kc, err := credentials.Resolve(ctx, t.creds, []any{map[string]any{"name": "auth", "credential": name}}, nil)
 		if err != nil {
+			if errors.Is(err, credentials.ErrNotGranted) {
+				o := conf.Fail(types.ErrKindForbidden, false, "http task: auth: %v", err)
+				return nil, &o
+			}
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) {
 				o := conf.ConfigError("http task: auth: %v", err)
 				return nil, &o
 			}
-			o := conf.Fail("credentials", true, "http task: auth: %v", err)
+			o := conf.FailCode(errs.CodeOf(err), "credentials", "http task: auth: %v", err)
 			return nil, &o
 		}
 		entry, _ = kc["auth"].(map[string]any)

@@ -22,13 +22,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
@@ -60,11 +60,14 @@ type Options struct {
 	UserAgent string
 	// Credentials resolves an `auth` that names a credential (auth.go).
 	Credentials credentials.Store
-	// AllowLinkLocal lets tasks reach link-local addresses (169.254.0.0/16,
-	// fe80::/10) and the cloud metadata server (metadata.google.internal,
-	// 169.254.169.254), which are refused by default (issue 10 item 5: user
-	// code must not borrow the function's service account). Also turned on
-	// by the environment variable NOETL_HTTP_ALLOW_LINK_LOCAL=true.
+	// Egress is the network policy every request (and redirect) passes
+	// (shared/egress); nil means LinkLocalOnly, the policy of a tool that
+	// runs outside the engine's planes (tests, single-process tools).
+	Egress *egress.Policy
+	// AllowLinkLocal adds link-local addresses (169.254.0.0/16,
+	// fe80::/10: the cloud metadata server) to the policy's allowed
+	// destinations. Also turned on by NOETL_HTTP_ALLOW_LINK_LOCAL=true
+	// (kept for compatibility; NOETL_EGRESS_ALLOW is the general knob).
 	AllowLinkLocal bool
 }
 
@@ -72,71 +75,51 @@ type Options struct {
 // (README "Security").
 const EnvAllowLinkLocal = "NOETL_HTTP_ALLOW_LINK_LOCAL"
 
-// ErrForbiddenAddress is wrapped by the error of a request to a link-local
-// address or a metadata server while Options.AllowLinkLocal is off; the
-// task fails with error kind "forbidden_address" (not retryable).
-var ErrForbiddenAddress = errors.New("link-local and cloud metadata addresses are not allowed (NOETL_HTTP_ALLOW_LINK_LOCAL)")
+// ErrForbiddenAddress is wrapped by the error of a request to a
+// destination the egress policy refuses; the task fails with error kind
+// "forbidden_address" (not retryable).
+var ErrForbiddenAddress = egress.ErrForbidden
 
-// metadataHosts are the names of cloud metadata servers (GCP's, and the
-// bare name GCE's resolver answers).
-var metadataHosts = map[string]bool{"metadata.google.internal": true, "metadata.goog": true, "metadata": true}
-
-// forbiddenIP reports whether ip is link-local (IPv4 169.254.0.0/16, which
-// holds 169.254.169.254, IPv6 fe80::/10, link-local multicast) or AWS's
-// IPv6 metadata address fd00:ec2::254.
-func forbiddenIP(ip net.IP) bool {
-	return ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.Equal(net.ParseIP("fd00:ec2::254"))
-}
-
-// forbiddenHost reports whether a URL host (name or literal address) is
-// refused before anything is resolved or sent.
-func forbiddenHost(host string) bool {
-	h := strings.TrimSuffix(strings.ToLower(host), ".")
-	if metadataHosts[h] {
-		return true
-	}
-	if i := strings.IndexByte(h, '%'); i >= 0 {
-		h = h[:i]
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && forbiddenIP(ip)
-}
-
-// forbidDial is the dialer Control that refuses forbidden addresses after
-// DNS resolution, so no name (or redirect) can lead there.
-func forbidDial(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		host = address
-	}
-	if forbiddenHost(host) {
-		return fmt.Errorf("dial %s: %w", address, ErrForbiddenAddress)
-	}
-	return nil
+// LinkLocalOnly is the policy of an http tool built without one: it
+// refuses what the tool always refused — the metadata server, link-local,
+// unspecified and multicast addresses and their IPv6 forms — and allows
+// loopback and private addresses.
+func LinkLocalOnly() *egress.Policy {
+	p, _ := egress.New("local", []string{"127.0.0.0/8", "::1"}, nil)
+	return p
 }
 
 // Tool is the http task kind. It is safe for concurrent use.
 type Tool struct {
-	creds          credentials.Store
-	client         *nethttp.Client
-	maxBody        int64
-	defTimeout     time.Duration
-	userAgent      string
-	allowLinkLocal bool
+	creds      credentials.Store
+	client     *nethttp.Client
+	maxBody    int64
+	defTimeout time.Duration
+	userAgent  string
+	policy     *egress.Policy
 }
 
 // New returns an http tool configured by opts.
 func New(opts Options) *Tool {
+	p := opts.Egress
+	if p == nil {
+		p = LinkLocalOnly()
+	}
 	allow := opts.AllowLinkLocal
 	if v, err := strconv.ParseBool(strings.TrimSpace(os.Getenv(EnvAllowLinkLocal))); err == nil && v {
 		allow = true
 	}
-	t := &Tool{creds: opts.Credentials, client: opts.Client, maxBody: opts.MaxBodyBytes, defTimeout: opts.DefaultTimeout, userAgent: opts.UserAgent, allowLinkLocal: allow}
-	if t.client == nil {
-		t.client = SharedClient()
-		if allow {
-			t.client = sharedOpenClient()
+	if allow {
+		cp := *p
+		for _, r := range []string{"169.254.0.0/16", "fe80::/10"} {
+			rule, _ := egress.ParseRule(r)
+			cp.Allow = append(append([]egress.Rule(nil), cp.Allow...), rule)
 		}
+		p = &cp
+	}
+	t := &Tool{creds: opts.Credentials, client: opts.Client, maxBody: opts.MaxBodyBytes, defTimeout: opts.DefaultTimeout, userAgent: opts.UserAgent, policy: p}
+	if t.client == nil {
+		t.client = clientOf(p)
 	}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxBodyBytes
@@ -152,46 +135,42 @@ func New(opts Options) *Tool {
 
 type connectTimeoutKey struct{}
 
-var (
-	sharedClient     = sync.OnceValue(func() *nethttp.Client { return newClient(false) })
-	sharedOpenClient = sync.OnceValue(func() *nethttp.Client { return newClient(true) })
-)
+// clients caches one client per policy (connections are reused across
+// tools sharing a policy).
+var clients sync.Map // *egress.Policy → *nethttp.Client
 
-// newClient builds a shared client; unless allowLinkLocal its dialer
-// refuses link-local and metadata addresses (forbidDial).
-func newClient(allowLinkLocal bool) *nethttp.Client {
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	if !allowLinkLocal {
-		dialer.Control = forbidDial
+// clientOf returns the client of policy p: keep-alive on, up to 64 idle
+// connections per host, 90 s idle timeout, HTTP/2 when offered, never a
+// proxy of the environment (the policy must see the real destination),
+// no client-wide timeout (every request carries its own deadline), and
+// every connection — redirects' included — dialled through p.
+func clientOf(p *egress.Policy) *nethttp.Client {
+	if c, ok := clients.Load(p); ok {
+		return c.(*nethttp.Client)
 	}
-	tr := &nethttp.Transport{
-		Proxy: nethttp.ProxyFromEnvironment,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if d, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok && d > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, d)
-				defer cancel()
-			}
-			return dialer.DialContext(ctx, network, addr)
-		},
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
+	tr := p.Transport()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 512, 64
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if d, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok && d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
+		return p.DialContext(ctx, network, addr)
 	}
-	return &nethttp.Client{Transport: tr}
+	c, _ := clients.LoadOrStore(p, &nethttp.Client{Transport: tr})
+	return c.(*nethttp.Client)
 }
 
-// SharedClient returns the process-wide client used by tools built without
-// Options.Client: keep-alive on, up to 64 idle connections per host, 90 s
-// idle timeout, HTTP/2 when offered, proxy from the environment, no
-// client-wide timeout (every request carries its own deadline), and no
-// connection to a link-local or metadata address (checked on the resolved
-// address, so redirects and DNS names cannot get around it; through an
-// HTTP proxy only the URL's own host is checked).
-func SharedClient() *nethttp.Client { return sharedClient() }
+var defaultPolicy = sync.OnceValue(LinkLocalOnly)
+
+// SharedClient returns the client of tools built without a policy or a
+// client (clientOf of LinkLocalOnly).
+func SharedClient() *nethttp.Client { return clientOf(defaultPolicy()) }
+
+// Client returns the client the tool sends its requests with (its
+// policy's): `script:` sources of the same plane load through it.
+func (t *Tool) Client() *nethttp.Client { return t.client }
 
 // Exec sends one request (tools.Adapt turns Exec into a tools.Tool; args
 // are not used, config is the rendered task configuration, timeoutS the
@@ -245,8 +224,8 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return conf.ConfigError("http task: url %q must be an absolute http:// or https:// URL", redactURL(u, true))
 	}
-	if !t.allowLinkLocal && forbiddenHost(u.Hostname()) {
-		return conf.Fail("forbidden_address", false, "http task: %s: %v", redactURL(u, true), ErrForbiddenAddress)
+	if _, err := t.policy.CheckHost(u.Hostname(), portOf(u)); err != nil {
+		return conf.Fail("forbidden_address", false, "http task: %s: %v", redactURL(u, true), err)
 	}
 	method := "GET"
 	if m, ok := conf.String(cfg, "method"); ok {
@@ -512,6 +491,17 @@ func decodeBody(contentType string, raw []byte) (v any, b64 bool) {
 	return base64.StdEncoding.EncodeToString(raw), true
 }
 
+// portOf is the URL's port (the scheme's default when none is written).
+func portOf(u *url.URL) int {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
 // transportError classifies a failure that produced no (complete) response.
 func transportError(parent context.Context, err error, method string, u *url.URL) types.Outcome {
 	cause := err
@@ -519,8 +509,9 @@ func transportError(parent context.Context, err error, method string, u *url.URL
 	if errors.As(err, &ue) {
 		cause = ue.Err
 	}
-	if errors.Is(err, ErrForbiddenAddress) {
-		return conf.Fail("forbidden_address", false, "%s %s: %v", method, redactURL(u, true), ErrForbiddenAddress)
+	var re *egress.RefusedError
+	if errors.As(err, &re) {
+		return conf.Fail("forbidden_address", false, "%s %s: %v", method, redactURL(u, true), re)
 	}
 	kind := KindConnection
 	var ne net.Error

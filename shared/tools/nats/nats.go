@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
@@ -53,6 +54,9 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// Name is the client name the server sees (default noetl-gcpengine).
 	Name string
+	// Egress is the network policy of connections (the runner's); nil:
+	// none (tests).
+	Egress *egress.Policy
 }
 
 // Tool is the nats task kind. It is safe for concurrent use.
@@ -213,6 +217,9 @@ func (t *Tool) conn(ctx context.Context, s server) (*natsgo.Conn, error) {
 		timeout = max(time.Until(dl), 10*time.Millisecond)
 	}
 	opts := []natsgo.Option{natsgo.Name(t.opts.Name), natsgo.Timeout(timeout), natsgo.MaxReconnects(-1)}
+	if t.opts.Egress != nil {
+		opts = append(opts, natsgo.SetCustomDialer(t.opts.Egress))
+	}
 	switch {
 	case s.token != "":
 		opts = append(opts, natsgo.Token(s.token))
@@ -463,6 +470,8 @@ func failure(parent, rctx context.Context, s server, err error) types.Outcome {
 		return conf.ConfigError("nats task: %s", msg)
 	case errors.Is(err, errClosed):
 		return conf.Fail("internal", true, "nats task: %s", msg)
+	case egress.IsRefused(err) || strings.Contains(msg, "refused by the network policy"):
+		return conf.Fail("forbidden_address", false, "nats task: %s", msg)
 	case errors.Is(parent.Err(), context.Canceled):
 		return conf.Fail("canceled", true, "nats task canceled: %s", msg)
 	case rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, natsgo.ErrTimeout):

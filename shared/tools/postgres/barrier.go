@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,8 +19,18 @@ import (
 // BarrierTable is the table, in the task's database (its default schema),
 // where the side-effect barrier records each barriered attempt's result
 // (seed 004 §4.4): key text primary key (execution, unit, task position,
-// attempt, page), result jsonb, created_at timestamptz. Rows older than
-// BarrierRetention are deleted now and then.
+// attempt, page), result jsonb, mac text, created_at timestamptz. Rows
+// older than BarrierRetention are deleted now and then.
+//
+// User SQL can write this table (it is in the task's own database), and
+// barrier keys are predictable, so a row proves nothing by itself (issue
+// 13 item 7): mac is "v1=" + base64url(HMAC-SHA256(k, key ‖ 0x00 ‖
+// result)) under the barrier's own key k (tools.Request.BarrierMAC,
+// derived by the engine from its signing key: sign.Signer.BarrierKey),
+// over the row's result as PostgreSQL prints it (result::text). A row is
+// adopted only when its mac verifies; a forged row (or one written before
+// rows carried a mac) is ignored, the attempt runs, and its record
+// replaces the forged row in the same transaction as its SQL.
 const BarrierTable = "noetl_task_barrier"
 
 // BarrierRetention is how long a barrier row is kept (a re-run of an
@@ -66,9 +78,10 @@ func stripComments(s string) string {
 }
 
 // barrierReady creates the barrier table in dsn's database once per tool
-// (per DSN) and reports whether it is usable; a database where it cannot
-// be created (no CREATE privilege, a read-only replica) runs tasks
-// without the barrier, at least once as before.
+// (per DSN), adds the mac column to a table made before it existed, and
+// reports whether it is usable; a database where it cannot be created (no
+// CREATE privilege, a read-only replica) runs tasks without the barrier,
+// at least once as before.
 func (t *Tool) barrierReady(ctx context.Context, pool *pgxpool.Pool, dsn string) bool {
 	t.mu.Lock()
 	ok, known := t.barrier[dsn]
@@ -76,10 +89,16 @@ func (t *Tool) barrierReady(ctx context.Context, pool *pgxpool.Pool, dsn string)
 	if known {
 		return ok
 	}
-	_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+BarrierTable+` (key text PRIMARY KEY, result jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`)
+	_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+BarrierTable+` (key text PRIMARY KEY, result jsonb NOT NULL, mac text, created_at timestamptz NOT NULL DEFAULT now())`)
 	var pe *pgconn.PgError
 	if err != nil && errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07") {
 		err = nil // created concurrently by another instance
+	}
+	if err == nil {
+		_, err = pool.Exec(ctx, `ALTER TABLE `+BarrierTable+` ADD COLUMN IF NOT EXISTS mac text`)
+		if err != nil && errors.As(err, &pe) && (pe.Code == "42701" || pe.Code == "23505") {
+			err = nil // added concurrently
+		}
 	}
 	if err != nil && ctx.Err() != nil {
 		return false // undecided: try again on the next task
@@ -95,17 +114,39 @@ func (t *Tool) barrierReady(ctx context.Context, pool *pgxpool.Pool, dsn string)
 	return ok
 }
 
-// runBarrier runs the statements and records their result under key in
-// one transaction. When key is recorded already (the attempt committed
-// before its process died, or a concurrent run of it committed first) it
-// returns that result with adopted true and leaves the database as it was.
-func (t *Tool) runBarrier(ctx context.Context, pool *pgxpool.Pool, key string, stmts []string, sqlText string, args []any) (map[string]any, bool, error) {
+// macVersion prefixes a barrier row's mac.
+const macVersion = "v1="
+
+// rowMAC is the mac of a barrier row: key and the result's text.
+func rowMAC(macKey []byte, key, result string) string {
+	h := hmac.New(sha256.New, macKey)
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write([]byte(result))
+	return macVersion + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// verified reports whether mac is key's and result's under macKey.
+func verified(macKey []byte, key, result string, mac *string) bool {
+	if mac == nil || len(macKey) == 0 {
+		return false
+	}
+	return hmac.Equal([]byte(*mac), []byte(rowMAC(macKey, key, result)))
+}
+
+// runBarrier runs the statements and records their result under key,
+// authenticated with macKey, in one transaction. When key holds a row
+// whose mac verifies (the attempt committed before its process died, or
+// a concurrent run of it committed first) it returns that result with
+// adopted true and leaves the database as it was. Rows that do not verify
+// are ignored; the attempt's record takes their place.
+func (t *Tool) runBarrier(ctx context.Context, pool *pgxpool.Pool, key string, macKey []byte, stmts []string, sqlText string, args []any) (map[string]any, bool, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	defer conn.Release()
-	if res, found, err := recorded(ctx, conn, key); err != nil || found {
+	if res, found, err := recorded(ctx, conn, key, macKey, false); err != nil || found {
 		return res, found, err
 	}
 	tx, err := conn.Begin(ctx)
@@ -126,38 +167,65 @@ func (t *Tool) runBarrier(ctx context.Context, pool *pgxpool.Pool, key string, s
 	if err != nil {
 		return nil, false, err
 	}
-	// The marker's insert waits for a concurrent run holding the same key
-	// and fails with a unique violation if it committed.
-	if _, err = tx.Exec(ctx, `INSERT INTO `+BarrierTable+` (key, result) VALUES ($1, $2)`, key, string(b)); err == nil {
-		err = tx.Commit(ctx)
+	// The mac covers the result as PostgreSQL will print it back.
+	var text string
+	if err := tx.QueryRow(ctx, `SELECT $1::jsonb::text`, string(b)).Scan(&text); err != nil {
+		return nil, false, err
 	}
-	var pe *pgconn.PgError
-	if err != nil && errors.As(err, &pe) && pe.Code == "23505" {
-		_ = tx.Rollback(ctx)
-		res, found, rerr := recorded(ctx, conn, key)
-		if rerr == nil && found {
-			return res, true, nil
+	mac := rowMAC(macKey, key, text)
+	// The insert waits for a concurrent run holding the same key; a row
+	// already there (committed by that run, or forged) leaves it alone.
+	tag, err := tx.Exec(ctx, `INSERT INTO `+BarrierTable+` (key, result, mac) VALUES ($1, $2::jsonb, $3) ON CONFLICT (key) DO NOTHING`, key, text, mac)
+	if err != nil {
+		return nil, false, err
+	}
+	if tag.RowsAffected() == 0 {
+		res, found, err := recorded(ctx, tx, key, macKey, true)
+		if err != nil {
+			return nil, false, err
+		}
+		if found {
+			// A concurrent run of this attempt committed first: its
+			// result stands, this run's SQL is rolled back.
+			return res, true, tx.Rollback(ctx)
+		}
+		// A row this engine did not write: replace it.
+		if _, err := tx.Exec(ctx, `UPDATE `+BarrierTable+` SET result = $2::jsonb, mac = $3, created_at = now() WHERE key = $1`, key, text, mac); err != nil {
+			return nil, false, err
 		}
 	}
-	if err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return nil, false, err
 	}
 	return result, false, nil
 }
 
-// recorded reads key's recorded result.
-func recorded(ctx context.Context, conn *pgxpool.Conn, key string) (map[string]any, bool, error) {
-	var raw string
-	err := conn.QueryRow(ctx, `SELECT result::text FROM `+BarrierTable+` WHERE key = $1`, key).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
+// recorded reads key's recorded result: the first row under key whose mac
+// verifies under macKey (forUpdate locks the rows, inside a transaction).
+func recorded(ctx context.Context, q querier, key string, macKey []byte, forUpdate bool) (map[string]any, bool, error) {
+	sql := `SELECT result::text, mac FROM ` + BarrierTable + ` WHERE key = $1`
+	if forUpdate {
+		sql += ` FOR UPDATE`
 	}
+	rows, err := q.Query(ctx, sql, key)
 	if err != nil {
 		return nil, false, err
 	}
-	var res map[string]any
-	if err := jsonx.Unmarshal([]byte(raw), &res); err != nil {
-		return nil, false, err
+	defer rows.Close()
+	for rows.Next() {
+		var raw string
+		var mac *string
+		if err := rows.Scan(&raw, &mac); err != nil {
+			return nil, false, err
+		}
+		if !verified(macKey, key, raw, mac) {
+			continue // forged, or written before rows carried a mac
+		}
+		var res map[string]any
+		if err := jsonx.Unmarshal([]byte(raw), &res); err != nil {
+			return nil, false, err
+		}
+		return res, true, nil
 	}
-	return res, true, nil
+	return nil, false, rows.Err()
 }

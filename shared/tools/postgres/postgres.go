@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/url"
 	"sort"
@@ -27,6 +26,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -71,6 +73,9 @@ type Options struct {
 	Credentials credentials.Store
 	// Scripts loads the SQL of `script:` blocks (script.go).
 	Scripts script.Options
+	// Egress is the network policy of connections (the runner's); nil:
+	// none (tests).
+	Egress *egress.Policy
 }
 
 // Tool is the postgres task kind. It is safe for concurrent use. Close
@@ -156,22 +161,30 @@ func (t *Tool) Close() {
 // "statements": N. Beside that summary, each statement's own result is
 // under command_0, command_1, ... (statementEntry: NoETL's per-statement
 // results). Errors: SQL errors are kind "postgres" with outcome.pg
-// {code, sqlstate} and retryable for 40001, 40P01, class 08, class 53,
-// 57P01-57P03; failing to connect is kind "postgres", code 08001, retryable;
+// {code, sqlstate}, retryable when the SQLSTATE's code is (SQLStateCode:
+// 40001, 40P01, class 08, class 53, 57P01-57P03, 57014 statement timeout,
+// class XX); failing to connect is kind "postgres", code 08001, retryable;
 // a connection lost mid-query is code 08006, retryable; deadline expiry is
 // kind "timeout"; missing/invalid connection settings or SQL are kind
 // "config". Messages never contain the password.
 func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome {
-	return t.ExecBarrier(ctx, args, config, timeoutS, "")
+	return t.ExecBarrier(ctx, args, config, timeoutS, "", nil)
 }
 
 // ExecBarrier is Exec with the side-effect barrier (barrier.go): with a
 // non-empty barrier key the task's SQL and a marker row holding its result
-// commit in one transaction, so a re-run of the same attempt after a crash
-// returns the recorded result (Outcome.Extra["adopted"] = true) instead of
-// running the SQL again. SQL that cannot run inside a transaction, and
-// databases where the marker table cannot be created, run as Exec does.
-func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string) types.Outcome {
+// and its MAC under macKey (tools.Request.BarrierMAC) commit in one
+// transaction, so a re-run of the same attempt after a crash returns the
+// recorded result (Outcome.Extra["adopted"] = true) instead of running the
+// SQL again; a row whose MAC does not verify (written by someone else:
+// user SQL can write the table) is ignored and replaced. A barrier without
+// a MAC key is a config error. SQL that cannot run inside a transaction,
+// and databases where the marker table cannot be created, run as Exec
+// does.
+func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, timeoutS float64, barrier string, macKey []byte) types.Outcome {
+	if barrier != "" && len(macKey) < 16 {
+		return conf.ConfigError("postgres task: the side-effect barrier %q came without its MAC key (tools.Request.BarrierMAC): an engine bug, the task is not run", barrier)
+	}
 	config, failed := t.prepare(ctx, config, timeoutS) // auth: <credential> and script: (script.go)
 	if failed != nil {
 		return *failed
@@ -214,7 +227,7 @@ func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, tim
 		qargs = []any{named}
 	}
 	if barrier != "" && transactional(stmts) && t.barrierReady(rctx, pool, dsn) {
-		result, adopted, err := t.runBarrier(rctx, pool, barrier, stmts, sqlText, qargs)
+		result, adopted, err := t.runBarrier(rctx, pool, barrier, macKey, stmts, sqlText, qargs)
 		if err != nil {
 			return t.failure(ctx, rctx, err, password)
 		}
@@ -264,6 +277,13 @@ func (t *Tool) pool(ctx context.Context, dsn string) (*pgxpool.Pool, func(), err
 		cfg.HealthCheckPeriod = time.Minute
 		if cfg.ConnConfig.ConnectTimeout == 0 {
 			cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+		}
+		if p := t.opts.Egress; p != nil {
+			// pgx hands the host name (not its addresses) to the policy,
+			// which resolves, checks every address and dials a checked one;
+			// unix sockets are refused.
+			cfg.ConnConfig.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
+			cfg.ConnConfig.DialFunc = p.DialContext
 		}
 		if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
 			cfg.ConnConfig.RuntimeParams["application_name"] = t.opts.ApplicationName
@@ -532,10 +552,8 @@ func bindValue(v any) (any, error) {
 		}
 		return string(b), nil
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, nil
-		}
-		return x.Float64()
+		n, _ := jsonx.Number(x)
+		return n, nil
 	case int:
 		return int64(x), nil
 	default:
@@ -552,6 +570,9 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 	}
 	if errors.Is(err, errClosed) {
 		return conf.Fail("internal", true, "postgres task: %s", msg)
+	}
+	if egress.IsRefused(err) {
+		return conf.Fail("forbidden_address", false, "postgres task: %s", msg)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -593,16 +614,59 @@ func isConnLost(err error) bool {
 		strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe")
 }
 
-// retryableSQLState reports whether an SQLSTATE denotes a transient failure:
-// serialization failure, deadlock, connection exceptions, insufficient
-// resources, and server shutdown/startup.
-func retryableSQLState(code string) bool {
+// SQLStateCode returns the code of an SQLSTATE (PostgreSQL Appendix A,
+// by class): the engine's one error taxonomy for PostgreSQL's errors.
+//
+//	08 connection exception, 57P01-57P03 (shutdown, crash, starting)
+//	                                       Unavailable
+//	53 insufficient resources              ResourceExhausted
+//	40001 serialization failure, 40P01 deadlock
+//	                                       FailedPrecondition (contention)
+//	57014 query canceled (statement_timeout)
+//	                                       DeadlineExceeded
+//	23505 unique violation                 AlreadyExists
+//	28 invalid authorization, 42501 insufficient privilege
+//	                                       PermissionDenied
+//	3D000 database, 3F000 schema, 42P01 table, 42703 column, 42883
+//	function does not exist                NotFound
+//	0A feature not supported               Unimplemented
+//	XX internal error                      Internal
+//	anything else (syntax, data, other constraints, RAISE)
+//	                                       InvalidArgument: the statement
+//	                                       fails the same way again
+func SQLStateCode(code string) errs.Code {
 	switch code {
-	case "40001", "40P01", "57P01", "57P02", "57P03":
-		return true
+	case "40001", "40P01":
+		return errs.FailedPrecondition
+	case "57P01", "57P02", "57P03":
+		return errs.Unavailable
+	case "57014":
+		return errs.DeadlineExceeded
+	case "23505":
+		return errs.AlreadyExists
+	case "42501":
+		return errs.PermissionDenied
+	case "3D000", "3F000", "42P01", "42703", "42883":
+		return errs.NotFound
 	}
-	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53")
+	switch {
+	case strings.HasPrefix(code, "08"):
+		return errs.Unavailable
+	case strings.HasPrefix(code, "53"):
+		return errs.ResourceExhausted
+	case strings.HasPrefix(code, "28"):
+		return errs.PermissionDenied
+	case strings.HasPrefix(code, "0A"):
+		return errs.Unimplemented
+	case strings.HasPrefix(code, "XX"):
+		return errs.Internal
+	}
+	return errs.InvalidArgument
 }
+
+// retryableSQLState reports whether an SQLSTATE denotes a transient
+// failure: its code's retry policy (errs.PolicyOf).
+func retryableSQLState(code string) bool { return errs.PolicyOf(SQLStateCode(code)).Retry }
 
 // scrub replaces the password in s.
 func scrub(s, password string) string {
@@ -741,16 +805,3 @@ func quoteDSN(v string) string {
 // decides between the single-statement path (extended protocol, params
 // allowed) and the script path; the server parses the script itself.
 func splitSQL(s string) []string { return sqlsplit.Split(s) }
-
-// friendlyFloat turns NaN/Inf (not representable in JSON) into strings.
-func friendlyFloat(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return f
-}

@@ -416,3 +416,24 @@ func TestBindParams(t *testing.T) {
 		t.Fatal("want error for a channel")
 	}
 }
+
+// TestNumberRule: column numbers follow the engine's one number rule
+// (shared/jsonx Number): a float4 is its shortest decimal form (it was
+// the widened float32 bits, 0.10000000149011612), NaN and infinities their
+// strings, and a Go uint64 beyond int64 (a codec's) the nearest float.
+func TestNumberRule(t *testing.T) {
+	tl := newTool(t, Options{})
+	r := ok(t, runSQL(t, tl, `SELECT 0.1::float4 AS f4, 'Infinity'::float8 AS finf, '-Infinity'::float4 AS f4ninf, 'NaN'::float8 AS fnan`, nil))
+	got := r["rows"].(L)[0].(M)
+	want := M{"f4": 0.1, "finf": "Infinity", "f4ninf": "-Infinity", "fnan": "NaN"}
+	for k, w := range want {
+		if !reflect.DeepEqual(got[k], w) {
+			t.Errorf("%s = %#v (%T), want %#v", k, got[k], got[k], w)
+		}
+	}
+	for in, w := range map[any]any{uint64(1 << 63): 9223372036854775808.0, uint32(7): int64(7), float32(0.1): 0.1, int8(-1): int64(-1)} {
+		if f := friendly(in); !reflect.DeepEqual(f, w) {
+			t.Errorf("friendly(%#v) = %#v, want %#v", in, f, w)
+		}
+	}
+}

@@ -66,31 +66,9 @@ func friendly(v any) any {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return x
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case int:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x)
-		}
-		return float64(x)
-	case float32:
-		return friendlyFloat(float64(x))
-	case float64:
-		return friendlyFloat(x)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		n, _ := jsonx.Number(x) // the engine's number rule
+		return n
 	case time.Time:
 		return x.Format(time.RFC3339Nano)
 	case []byte:
@@ -191,7 +169,7 @@ func numeric(n pgtype.Numeric) any {
 		}
 	}
 	if f, err := n.Float64Value(); err == nil && f.Valid {
-		return friendlyFloat(f.Float64)
+		return jsonx.Float(f.Float64)
 	}
 	f, _ := new(big.Float).SetInt(n.Int).Float64()
 	return f * math.Pow10(int(n.Exp))

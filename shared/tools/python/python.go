@@ -293,11 +293,13 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		return conf.Fail("internal", true, "python task: %v", err)
 	}
 
-	dir, err := os.MkdirTemp(t.opts.TempDir, "noetl-py-")
+	// The task's workspace in the runner (shared/sandbox), else a fresh
+	// directory.
+	dir, removeDir, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-py-")
 	if err != nil {
 		return conf.Fail("internal", true, "python task: cannot create working directory: %v", err)
 	}
-	defer os.RemoveAll(dir)
+	defer removeDir()
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -305,6 +307,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	// kills the whole tree, and Wait kills what is left of it.
 	cmd := sb.Command(rctx, interp, "-s", "-c", runnerSource)
 	cmd.Dir = dir
+	cmd.ReadOnly = installPrefix(interp)
 	cmd.Env = t.env(dir)
 	cmd.Stdin = bytes.NewReader(payload)
 	// Output and result pipes are plain files handed to the child, so that
@@ -387,6 +390,8 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	if res.over {
 		return withLogs(conf.Fail("python", false, "python task: result exceeds the %d MiB limit", t.opts.MaxResultBytes>>20), out.Logs)
 	}
+	ws := sandbox.WorkspaceFrom(ctx)
+	limit := cmd.LimitHit()
 	if msg, ok := decodeMessage(res.data); ok {
 		if okv, _ := msg["ok"].(bool); okv {
 			out.Status = types.StatusOK
@@ -394,6 +399,18 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 			return out
 		}
 		typ, _ := msg["type"].(string)
+		switch {
+		case limit == "" && typ == "MemoryError":
+			limit = "memory" // the address-space rlimit (no control group)
+		case limit == "" && ws.Full() && typ == "OSError":
+			limit = "disk"
+		}
+		if limit != "" {
+			m, _ := msg["message"].(string)
+			o := withLogs(conf.Fail("limit", false, "python task: limit %s reached: %s", sb.DescribeLimit(limit), m), out.Logs)
+			o.Py = &types.PyOutcome{ExceptionType: typ}
+			return o
+		}
 		message, _ := msg["message"].(string)
 		if message == "" {
 			message = typ
@@ -409,8 +426,11 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	case rctx.Err() != nil:
 		return withLogs(conf.Fail("timeout", true, "python task timeout: killed after %s", timeout), out.Logs)
 	}
-	if cmd.ExceededCPU() {
-		return withLogs(conf.Fail("resource_limit", false, "python task: CPU time limit of %d s exceeded", sb.Limits().CPUSeconds), out.Logs)
+	if limit == "" && ws.Full() {
+		limit = "disk"
+	}
+	if limit != "" {
+		return withLogs(conf.Fail("limit", false, "python task: limit %s reached: killed", sb.DescribeLimit(limit)), out.Logs)
 	}
 	status := "exited without reporting a result"
 	if waitErr != nil {
@@ -421,6 +441,18 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		msg += ": " + last
 	}
 	return withLogs(conf.Fail("python", false, "%s", msg), out.Logs)
+}
+
+// installPrefix is the installation directory of an interpreter outside
+// the directories an isolated command always sees (sandbox
+// DefaultReadOnly): e.g. /srv/venv for /srv/venv/bin/python3.
+func installPrefix(interp string) []string {
+	for _, d := range sandbox.DefaultReadOnly {
+		if strings.HasPrefix(interp, d+"/") {
+			return nil
+		}
+	}
+	return []string{filepath.Dir(filepath.Dir(interp))}
 }
 
 func withLogs(o types.Outcome, logs string) types.Outcome {

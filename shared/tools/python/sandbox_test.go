@@ -116,7 +116,7 @@ func limitedTool(t *testing.T, l sandbox.Limits) *Tool {
 func TestMemoryHogIsLimited(t *testing.T) {
 	tl := limitedTool(t, sandbox.Limits{AddressSpaceBytes: 512 << 20})
 	o := tl.Exec(context.Background(), nil, map[string]any{"code": "x = bytearray(2 << 30)\nresult = len(x)"}, 60)
-	if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != "python" || o.Py == nil || o.Py.ExceptionType != "MemoryError" {
+	if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != "limit" || !strings.Contains(o.Error.Message, "memory") || o.Py == nil || o.Py.ExceptionType != "MemoryError" {
 		t.Fatalf("2 GiB under a 512 MiB address-space limit: %+v (py %+v)", o.Error, o.Py)
 	}
 	o = tl.Exec(context.Background(), nil, map[string]any{"code": "x = bytearray(64 << 20)\nresult = len(x)"}, 60)
@@ -129,7 +129,7 @@ func TestCPUHogIsLimited(t *testing.T) {
 	tl := limitedTool(t, sandbox.Limits{CPUSeconds: 1})
 	start := time.Now()
 	o := tl.Exec(context.Background(), nil, map[string]any{"code": "while True:\n    pass"}, 60)
-	if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != "resource_limit" || !strings.Contains(o.Error.Message, "CPU time limit") {
+	if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != "limit" || !strings.Contains(o.Error.Message, "cpu (1 s, NOETL_SANDBOX_CPU_S)") {
 		t.Fatalf("busy loop under a 1 s CPU limit: %+v after %s", o.Error, time.Since(start))
 	}
 	if d := time.Since(start); d > 30*time.Second {

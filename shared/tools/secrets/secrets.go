@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
@@ -260,8 +261,11 @@ func (t *Tool) credential(ctx context.Context, name string) (map[string]any, err
 	if errors.Is(err, credentials.ErrNotFound) {
 		return nil, &fail{"not_found", false, fmt.Sprintf("credential %q not found (register it with POST /credentials)", name)}
 	}
+	if errors.Is(err, credentials.ErrNotGranted) {
+		return nil, &fail{types.ErrKindForbidden, false, "secrets task: " + err.Error()}
+	}
 	if err != nil {
-		return nil, &fail{"credentials", true, fmt.Sprintf("reading credential %q: %v", name, err)}
+		return nil, &fail{"credentials", errs.Retryable(err), fmt.Sprintf("reading credential %q: %v", name, err)}
 	}
 	data, _ := jsonx.Clone(c.Data).(map[string]any)
 	if data == nil {

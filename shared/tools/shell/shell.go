@@ -38,7 +38,7 @@ import (
 
 // Defaults used when Options leaves a field zero.
 const (
-	// DefaultShell runs the commands (`<shell> -c <command>`).
+	// DefaultShell runs the commands (`<shell> <program file>`).
 	DefaultShell = "/bin/sh"
 	// DefaultTimeout bounds one attempt when neither the task's timeout nor
 	// the attempt timeout is set.
@@ -83,8 +83,9 @@ func (t *Tool) sandbox() (*sandbox.Sandbox, error) {
 // (see starterScript).
 const starter = "/bin/sh"
 
-// starterScript runs as `/bin/sh -c starterScript noetl-shell CWD SHELL -c
-// PROGRAM` under the sandbox's identity and limits. It waits on fd 3 until
+// starterScript runs as `/bin/sh -c starterScript noetl-shell CWD SHELL
+// PROGRAM-FILE` under the sandbox's identity and limits (the program's text
+// is in a file of the task's directory, never in an argument list). It waits on fd 3 until
 // the engine has handed the attempt's directory to the command's uid
 // (EOF without a newline: the engine gave up), enters CWD when one is set
 // (reporting "cwd" on fd 4 when the uid cannot), closes both descriptors
@@ -124,7 +125,8 @@ func New(opts Options) *Tool {
 //	cmds | commands list of programs run in order; the first that fails
 //	                stops the rest (NoETL's shape)
 //	capture         false: discard stdout/stderr (default true)
-//	shell           interpreter, default /bin/sh (run as `<shell> -c`)
+//	shell           interpreter, default /bin/sh (run as `<shell> FILE`,
+//	                the program's text in FILE, never in argv)
 //	env             mapping of extra environment variables (values
 //	                stringified; nil values skipped)
 //	cwd             working directory (must exist, and be accessible to
@@ -141,7 +143,8 @@ func New(opts Options) *Tool {
 // "shell", retryable false} naming the exit code and the last stderr line;
 // the deadline is error {kind "timeout", retryable true} after the whole
 // process tree was killed; a cancelled ctx is kind "canceled"; a program
-// killed for using its CPU limit is kind "resource_limit". Bad
+// that runs into a sandbox limit (CPU seconds, memory, processes, file
+// size, a full workspace) is kind "limit" naming it. Bad
 // configuration, a shell that is not found, or a cwd the sandbox's uid
 // cannot enter is kind "config"; a sandbox that cannot start the program
 // is kind "internal" (retryable).
@@ -211,11 +214,27 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	if err != nil {
 		return conf.Fail("internal", true, "shell task: %v", err)
 	}
-	home, err := os.MkdirTemp(t.opts.TempDir, "noetl-sh-")
+	// The task's workspace in the runner (shared/sandbox), else a fresh
+	// directory.
+	base, removeBase, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-sh-")
 	if err != nil {
 		return conf.Fail("internal", true, "shell task: cannot create working directory: %v", err)
 	}
-	defer os.RemoveAll(home)
+	defer removeBase()
+	// base holds the programs' home (handed to each program's uid) and,
+	// beside it, their text: files the programs run from, never an
+	// argument list another process could read.
+	home, progDir := filepath.Join(base, "home"), filepath.Join(base, "programs")
+	for _, d := range []string{home, progDir} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return conf.Fail("internal", true, "shell task: cannot create working directory: %v", err)
+		}
+	}
+	for _, d := range []string{base, progDir} {
+		if err := os.Chmod(d, 0o711); err != nil { // traversable by the programs' uids
+			return conf.Fail("internal", true, "shell task: %v", err)
+		}
+	}
 	env, err := t.environment(cfg, home)
 	if err != nil {
 		return conf.ConfigError("shell task: %v", err)
@@ -226,10 +245,14 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	var allOut, allErr bytes.Buffer
 	var list []any
 	exit := 0
-	truncated, cpu := false, false
+	truncated, limit := false, ""
 	prevUID := -1 // the uid that owns what earlier programs left in home
-	for _, c := range cmds {
-		r := t.runOne(rctx, sb, shellPath, c, home, cwd, prevUID, env, capture)
+	for i, c := range cmds {
+		prog := filepath.Join(progDir, fmt.Sprintf("program-%d.sh", i+1))
+		if err := os.WriteFile(prog, []byte(c), 0o444); err != nil {
+			return conf.Fail("internal", true, "shell task: cannot write the program: %v", err)
+		}
+		r := t.runOne(rctx, sb, shellPath, prog, base, home, cwd, prevUID, env, capture)
 		if r.uid >= 0 {
 			prevUID = r.uid
 		}
@@ -246,12 +269,15 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 			return conf.ConfigError("shell task: cwd %q cannot be entered by the task's sandbox user (uid %d): %s", cwd, r.uid, lastLine(r.stderr))
 		}
 		truncated = truncated || r.truncated
-		cpu = r.cpu
+		limit = r.limit
+		if limit == "" && r.exit != 0 && sandbox.WorkspaceFrom(ctx).Full() {
+			limit = "disk"
+		}
 		allOut.WriteString(r.stdout)
 		allErr.WriteString(r.stderr)
 		list = append(list, map[string]any{"command": firstLine(c), "exit_code": r.exit, "stdout": r.stdout, "stderr": r.stderr})
 		exit = r.exit
-		if r.exit != 0 || rctx.Err() != nil {
+		if r.exit != 0 || rctx.Err() != nil || limit != "" {
 			break
 		}
 	}
@@ -273,9 +299,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	case rctx.Err() != nil:
 		out.Status = types.StatusError
 		out.Error = &types.TaskError{Kind: "timeout", Message: fmt.Sprintf("shell task timeout: killed after %s", timeout), Retryable: true}
-	case cpu:
+	case limit != "":
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{Kind: "resource_limit", Message: fmt.Sprintf("shell task: CPU time limit of %d s exceeded", sb.Limits().CPUSeconds)}
+		out.Error = &types.TaskError{Kind: "limit", Message: fmt.Sprintf("shell task: limit %s reached", sb.DescribeLimit(limit))}
 	case exit != 0:
 		msg := fmt.Sprintf("shell command exited with code %d", exit)
 		if exit < 0 {
@@ -368,9 +394,9 @@ type runResult struct {
 	stdout, stderr string
 	truncated      bool
 	startErr       error
-	uid            int  // the command's dedicated uid, -1 without one
-	cwdDenied      bool // the uid cannot enter cwd
-	cpu            bool // killed for using its CPU limit
+	uid            int    // the command's dedicated uid, -1 without one
+	cwdDenied      bool   // the uid cannot enter cwd
+	limit          string // the sandbox limit the program hit (LimitHit)
 }
 
 // runOne runs one program in the sandbox (own uid, rlimits, process group,
@@ -379,9 +405,10 @@ type runResult struct {
 // command's working directory; before the program starts, what an earlier
 // program (uid prevUID) left in it is handed to the command's uid, and
 // the sandbox takes home back from that uid when it has exited.
-func (t *Tool) runOne(ctx context.Context, sb *sandbox.Sandbox, shellPath, program, home, cwd string, prevUID int, env []string, capture bool) runResult {
-	cmd := sb.Command(ctx, starter, "-c", starterScript, "noetl-shell", cwd, shellPath, "-c", program)
+func (t *Tool) runOne(ctx context.Context, sb *sandbox.Sandbox, shellPath, program, base, home, cwd string, prevUID int, env []string, capture bool) runResult {
+	cmd := sb.Command(ctx, starter, "-c", starterScript, "noetl-shell", cwd, shellPath, program)
 	cmd.Dir = home // handed to the command's uid by the sandbox
+	cmd.Workspace = base
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
 	stdout := &tail{max: t.opts.MaxOutputBytes, discard: !capture}
@@ -466,7 +493,7 @@ func (t *Tool) runOne(ctx context.Context, sb *sandbox.Sandbox, shellPath, progr
 	// Only the starter (exited by now) ever held the status pipe.
 	_ = sr.SetReadDeadline(time.Now().Add(time.Second))
 	status, _ := io.ReadAll(io.LimitReader(sr, 64))
-	r := runResult{stdout: stdout.String(), stderr: stderr.String(), truncated: stdout.dropped || stderr.dropped, uid: uid, cpu: cmd.ExceededCPU()}
+	r := runResult{stdout: stdout.String(), stderr: stderr.String(), truncated: stdout.dropped || stderr.dropped, uid: uid, limit: cmd.LimitHit()}
 	if handErr != nil {
 		r.exit, r.startErr = -1, fmt.Errorf("cannot hand the working directory to uid %d: %w", uid, handErr)
 		return r

@@ -22,6 +22,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +39,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
@@ -61,6 +64,9 @@ type Options struct {
 	// Project completes a short subscription name (default: the
 	// credential's project).
 	Project string
+	// Egress is the network policy of connections (the runner's); nil:
+	// none (tests).
+	Egress *egress.Policy
 }
 
 // Tool is the subscription task kind. It is safe for concurrent use; Close
@@ -191,6 +197,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		return conf.ConfigError("subscription task: %v", err)
 	}
 	client, err := t.client(ctx, fields)
+	if egress.IsRefused(err) {
+		return conf.Fail("forbidden_address", false, "subscription task: %v", err)
+	}
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
 	}
@@ -243,6 +252,19 @@ func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.Su
 			host = host[i+3:]
 		}
 		host = strings.TrimRight(host, "/")
+		if p := t.opts.Egress; p != nil {
+			// The endpoint is decided before anything dials it (gRPC
+			// would keep retrying a refused dial until the poll's timeout
+			// and answer an empty drain).
+			h, ps, err := net.SplitHostPort(host)
+			if err != nil {
+				return nil, fmt.Errorf("endpoint %q is not host:port: %v", host, err)
+			}
+			port, _ := strconv.Atoi(ps)
+			if _, err := p.Resolve(ctx, h, port); err != nil {
+				return nil, err
+			}
+		}
 		key = "endpoint:" + host
 		opts = append(opts, option.WithEndpoint(host), option.WithoutAuthentication(),
 			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())), option.WithTelemetryDisabled())
@@ -250,6 +272,11 @@ func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.Su
 		h := sha256.Sum256([]byte(tok))
 		key = "token:" + hex.EncodeToString(h[:])
 		opts = append(opts, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok})))
+	}
+	if p := t.opts.Egress; p != nil {
+		opts = append(opts, option.WithGRPCDialOption(grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return p.DialContext(ctx, "tcp", addr)
+		})))
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -432,6 +459,9 @@ func decodeData(b []byte) any {
 
 // failure classifies a Pub/Sub error.
 func failure(ctx context.Context, sub, op string, err error) types.Outcome {
+	if egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy") {
+		return conf.Fail("forbidden_address", false, "subscription task: %s of %s: %v", op, sub, err)
+	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return conf.Fail("canceled", true, "subscription task canceled during %s of %s", op, sub)
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -197,4 +198,31 @@ func TestStackEmulator(t *testing.T) {
 	tl := New(Options{})
 	defer tl.Close()
 	conformanceDrain(t, tl, M{"endpoint": host}, sub, publish)
+}
+
+// With an egress policy, a refused endpoint (the engine's Pub/Sub, the
+// metadata server) fails the task with forbidden_address before anything
+// dials it — never an empty drain — and an allowed one is drained.
+func TestEgressPolicy(t *testing.T) {
+	srv := pstest.NewServer()
+	t.Cleanup(func() { srv.Close() })
+	p, err := egress.New("local", []string{srv.Addr}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := New(Options{Egress: p})
+	t.Cleanup(tl.Close)
+	for _, ep := range []string{"169.254.169.254:8085", "metadata.google.internal:8085", "127.0.0.1:1", "[::1]:8085"} {
+		o := tl.Exec(context.Background(), nil, M{"source": "pubsub", "operation": "poll", "auth": M{"endpoint": ep},
+			"subscription": "projects/p/subscriptions/s", "timeout_ms": 500}, 5)
+		if o.Error == nil || o.Error.Kind != "forbidden_address" || o.Error.Retryable {
+			t.Errorf("%s: %+v, want forbidden_address", ep, o.Error)
+		}
+	}
+	sub, publish := fixture(t, srv.Addr, "p", "allowed")
+	publish("one", nil)
+	o := tl.Exec(context.Background(), nil, M{"source": "pubsub", "operation": "poll", "auth": M{"endpoint": srv.Addr}, "subscription": sub, "timeout_ms": 2000}, 5)
+	if o.Status != types.StatusOK || o.Result.(map[string]any)["count"] != int64(1) {
+		t.Fatalf("allowed endpoint: %+v %v", o.Error, o.Result)
+	}
 }

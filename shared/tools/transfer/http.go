@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -116,11 +117,15 @@ func (t *Tool) authHeaders(ctx context.Context, a any) (map[string]any, *types.O
 		}
 		kc, err := credentials.Resolve(ctx, t.opts.Credentials, []any{map[string]any{"name": "source", "credential": x}}, nil)
 		if err != nil {
+			if errors.Is(err, credentials.ErrNotGranted) {
+				o := conf.Fail(types.ErrKindForbidden, false, "transfer task: source.auth: %v", err)
+				return nil, &o
+			}
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) {
 				o := conf.ConfigError("transfer task: source.auth: %v", err)
 				return nil, &o
 			}
-			o := conf.Fail("credentials", true, "transfer task: source.auth: %v", err)
+			o := conf.FailCode(errs.CodeOf(err), "credentials", "transfer task: source.auth: %v", err)
 			return nil, &o
 		}
 		entry, _ = kc["source"].(map[string]any)

@@ -15,11 +15,14 @@ import (
 // the reference (a {{ step._ref }} map, its inner "$ref" map, or a
 // noetl:// URI) is opened in the results tier and read one record batch
 // at a time (results.TableReader), each batch written before the next is
-// read. A result that is gone or changed fails with kind result_lost
-// naming it (the target's transaction is rolled back).
+// read. Only a result the task's execution may read is opened (its own,
+// its parent's or a child's: kind forbidden otherwise). A result that is
+// gone fails with kind result_lost naming it, one that is there but
+// changed (sha256) or undecodable with kind artifact; the target's
+// transaction is rolled back either way.
 func (t *Tool) fromResult(rctx, parent context.Context, p plan, write func([]string, [][]any) error, s *sink) *types.Outcome {
 	if t.opts.Results == nil || t.opts.Results.Backend == nil {
-		o := conf.ConfigError("transfer task: no results store is configured (source type result)")
+		o := conf.ConfigError("transfer task: no results store is configured (source type result; the runner holds no access to the results tier)")
 		return &o
 	}
 	v, _ := conf.Lookup(p.source, "ref", "result_ref", "uri")
@@ -63,6 +66,10 @@ func (t *Tool) fromResult(rctx, parent context.Context, p plan, write func([]str
 // resultFailure classifies an error reading a stored result.
 func resultFailure(parent, rctx context.Context, err error) types.Outcome {
 	switch {
+	case errors.Is(err, results.ErrForbidden):
+		return conf.Fail(types.ErrKindForbidden, false, "transfer source: %v", err)
+	case errors.Is(err, results.ErrDigest), errors.Is(err, results.ErrFormat) && errors.Is(err, results.ErrLost):
+		return conf.Fail(types.ErrKindArtifact, false, "transfer source: %v", err)
 	case errors.Is(err, results.ErrLost):
 		return conf.Fail(types.ErrKindResultLost, false, "transfer source: %v", err)
 	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):

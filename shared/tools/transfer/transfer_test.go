@@ -86,6 +86,8 @@ type env struct {
 	pg    *postgres.Tool
 	duck  *duckdb.Tool
 	store *credentials.Memory
+	// ctx is the context tasks run in (nil: context.Background()).
+	ctx context.Context
 }
 
 func newEnv(t *testing.T) *env {
@@ -115,7 +117,11 @@ func (e *env) sql(t *testing.T, q string) M {
 
 func (e *env) run(t *testing.T, cfg M) types.Outcome {
 	t.Helper()
-	return e.tool.Exec(context.Background(), nil, cfg, 0)
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return e.tool.Exec(ctx, nil, cfg, 0)
 }
 
 func ok(t *testing.T, o types.Outcome) M {
@@ -294,7 +300,8 @@ func TestConfigErrors(t *testing.T) {
 // transfer with kind result_lost and leaves the target untouched.
 func TestResultSource(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "ex"})
+	e.ctx = ctx // the task reads for execution ex (results by ownership)
 	rs := &results.Store{Backend: results.NewMemory(), InlineMax: 64}
 	e.tool.opts.Results = rs
 	rows := make([]any, 5000)
@@ -323,12 +330,23 @@ func TestResultSource(t *testing.T) {
 	if r["rows_transferred"] != int64(5000) {
 		t.Fatalf("%#v", r)
 	}
+	// Another execution's result is refused before anything is read or
+	// written.
+	e.ctx = results.WithReader(context.Background(), results.Reader{Execution: "other"})
+	o := e.run(t, M{"source": M{"type": "result", "ref": ref}, "target": M{"type": "postgres", "connection": testDSN, "table": "from_result", "mode": "replace"}})
+	if o.Status == types.StatusOK || o.Error.Kind != types.ErrKindForbidden || o.Error.Retryable {
+		t.Fatalf("another execution's result: %+v", o.Error)
+	}
+	if n := e.sql(t, "SELECT count(*) AS n FROM from_result")["rows"].(L)[0].(M)["n"]; n != int64(5000) {
+		t.Fatalf("target changed by a refused transfer: %v rows", n)
+	}
+	e.ctx = ctx
 	// Lost: the object is gone; the target is left as it was.
 	e.sql(t, "DELETE FROM from_result WHERE id >= 10")
 	if err := rs.Delete(ctx, ref.(M)[results.RefKey].(M)["key"].(string)); err != nil {
 		t.Fatal(err)
 	}
-	o := e.run(t, M{"source": M{"type": "result", "ref": ref}, "target": M{"type": "postgres", "connection": testDSN, "table": "from_result", "mode": "replace"}})
+	o = e.run(t, M{"source": M{"type": "result", "ref": ref}, "target": M{"type": "postgres", "connection": testDSN, "table": "from_result", "mode": "replace"}})
 	if o.Status == types.StatusOK || o.Error.Kind != types.ErrKindResultLost || o.Error.Retryable || !strings.Contains(o.Error.Message, uri) {
 		t.Fatalf("lost: %+v", o.Error)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -141,8 +142,17 @@ func Fail(kind string, retryable bool, format string, a ...any) types.Outcome {
 	}
 }
 
+// FailCode returns an error outcome of the given kind classified by the
+// engine's one error taxonomy: retryable when code's policy retries
+// (errs.PolicyOf) — a backend's transient failure (Unavailable, Unknown,
+// DeadlineExceeded, ...) is, a missing or forbidden resource is not.
+func FailCode(code errs.Code, kind, format string, a ...any) types.Outcome {
+	return Fail(kind, errs.PolicyOf(code).Retry, format, a...)
+}
+
 // ConfigError returns the outcome for an invalid task configuration: kind
-// "config", not retryable (the same configuration fails again).
+// "config", code InvalidArgument, so not retryable (the same configuration
+// fails again).
 func ConfigError(format string, a ...any) types.Outcome {
-	return Fail("config", false, format, a...)
+	return FailCode(errs.InvalidArgument, "config", format, a...)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/types"
@@ -54,8 +55,11 @@ func Resolve(ctx context.Context, store credentials.Store, auth any, what string
 		if errors.Is(err, credentials.ErrNotFound) {
 			return nil, &Error{conf.ConfigError("%s: credential %q not found (register it with POST /credentials)", what, name)}
 		}
+		if errors.Is(err, credentials.ErrNotGranted) {
+			return nil, &Error{conf.Fail(types.ErrKindForbidden, false, "%s: %v", what, err)}
+		}
 		if err != nil {
-			return nil, &Error{conf.Fail("credentials", true, "%s: reading credential %q: %v", what, name, err)}
+			return nil, &Error{conf.FailCode(errs.CodeOf(err), "credentials", "%s: reading credential %q: %v", what, name, err)}
 		}
 		out, _ = jsonx.Clone(c.Data).(map[string]any)
 		if out == nil {

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"cloud.google.com/go/storage"
+
+	"github.com/noetl/gcpengine/shared/egress"
 	"google.golang.org/api/option"
 )
 
@@ -21,6 +23,10 @@ import (
 // value is ready to use; it is safe for concurrent use. Close releases the
 // clients.
 type Clients struct {
+	// Egress is the network policy of the clients' connections (the
+	// runner's); nil: none (tests).
+	Egress *egress.Policy
+
 	mu      sync.Mutex
 	clients map[string]*storage.Client
 }
@@ -50,6 +56,10 @@ func (c *Clients) Client(ctx context.Context, fields map[string]any) (*storage.C
 		}
 		// JSON API reads: an emulator serves no XML API host.
 		opts = append(opts, option.WithEndpoint(base+"/"), option.WithoutAuthentication(), storage.WithJSONReads())
+		if c.Egress != nil {
+			// No authentication: the policy's client is the transport.
+			opts = append(opts, option.WithHTTPClient(c.Egress.Client()))
+		}
 		key = "endpoint:" + base
 	} else if sa := firstPresent(fields, "service_account_json", "credentials_json"); sa != nil {
 		var raw []byte

@@ -23,16 +23,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"cloud.google.com/go/storage"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
 	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
@@ -169,36 +172,60 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 	return string(data), true, nil
 }
 
+// loadFile reads a script file inside the playbook root base (the
+// working directory when empty) through os.Root: an absolute path, a
+// `..` that leaves the root and a symbolic link that points out of it are
+// refused (kind config) without a byte of the file read; only a regular
+// file of at most max bytes is read. Messages name the path as written,
+// never the file's content.
 func loadFile(uri, what, base string, max int64) ([]byte, *Error) {
 	p := strings.TrimPrefix(uri, "file://")
 	if p == "" {
 		return nil, fail("config", false, "%s: script.uri (the file path) is required for a file source", what)
 	}
-	if !filepath.IsAbs(p) {
-		if base == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return nil, fail("config", false, "%s: cannot resolve script path %q: %v", what, p, err)
-			}
-			base = wd
-		}
-		p = filepath.Join(base, p)
+	if base == "" {
+		base = "."
 	}
-	f, err := os.Open(p)
+	if filepath.IsAbs(p) {
+		// An absolute path is accepted only inside the root (as written).
+		abs, err := filepath.Abs(base)
+		if err != nil {
+			return nil, fail("config", false, "%s: playbook root: %v", what, err)
+		}
+		rel, err := filepath.Rel(abs, p)
+		if err != nil || !filepath.IsLocal(rel) {
+			return nil, fail("config", false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
+		}
+		p = rel
+	}
+	if !filepath.IsLocal(p) || strings.ContainsRune(p, 0) {
+		return nil, fail("config", false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
+	}
+	r, err := os.OpenRoot(base)
 	if err != nil {
-		return nil, fail("config", false, "%s: script file %s cannot be read: %v", what, p, errors.Unwrap(err))
+		return nil, fail("config", false, "%s: playbook root: %v", what, err)
+	}
+	defer r.Close()
+	// O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+	f, err := r.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes from parent") {
+			return nil, fail("config", false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
+		}
+		return nil, fail("config", false, "%s: script file %q cannot be read: %v", what, p, errors.Unwrap(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		return nil, fail("config", false, "%s: script path %s is not a regular file", what, p)
+		return nil, fail("config", false, "%s: script path %q is not a regular file", what, p)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fail("config", false, "%s: reading script file %s: %v", what, p, err)
+		return nil, fail("config", false, "%s: reading script file %q: %v", what, p, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fail("config", false, "%s: script file %s exceeds %d bytes", what, p, max)
+		return nil, fail("config", false, "%s: script file %q exceeds %d bytes", what, p, max)
 	}
 	return data, nil
 }
@@ -282,10 +309,13 @@ func authHeaders(ctx context.Context, a any, what string, store credentials.Stor
 	case string:
 		kc, err := credentials.Resolve(ctx, store, []any{map[string]any{"name": "script", "credential": x}}, nil)
 		if err != nil {
+			if errors.Is(err, credentials.ErrNotGranted) {
+				return nil, fail(types.ErrKindForbidden, false, "%s: script.source.auth: %v", what, err)
+			}
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) || store == nil {
 				return nil, fail("config", false, "%s: script.source.auth: %v", what, err)
 			}
-			return nil, fail("credentials", true, "%s: script.source.auth: %v", what, err)
+			return nil, fail("credentials", errs.Retryable(err), "%s: script.source.auth: %v", what, err)
 		}
 		entry, _ = kc["script"].(map[string]any)
 	default:

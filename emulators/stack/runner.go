@@ -1,0 +1,246 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+
+	"github.com/noetl/gcpengine/shared/oidc"
+	"github.com/noetl/gcpengine/shared/sandbox"
+)
+
+// The data plane of the local stack (README "Architecture"): the runner,
+// a separate process started by the supervisor as root of a user
+// namespace mapped onto an unprivileged host uid range (RunnerUID), with
+// an environment built from scratch (RunnerEnv: no signing key, no api
+// token, no emulator host, no cloud identity), a work directory of its
+// own, control groups delegated to it, and the fakes of user data it may
+// reach (a fake GCS and a fake Pub/Sub of their own, not the engine's).
+
+// RunnerURL is the runner's base URL (execute's NOETL_RUNNER_URL, the
+// audience of its tokens).
+func (c Config) RunnerURL() string { return "http://" + hostPort(c.RunnerPort) }
+
+// RunnerInvoker is the service account execute's runner tokens name (as
+// terraform/ names execute's).
+func (c Config) RunnerInvoker() string {
+	return "noetl-execute@" + c.Project + ".iam.gserviceaccount.com"
+}
+
+// RunnerKeyFile is execute's private key for its runner tokens (mode
+// 0600, root's: the runner cannot read it); RunnerJWKSFile its public
+// half, which the runner verifies tokens with.
+func (c Config) RunnerKeyFile() string { return filepath.Join(c.StackDir, "runner-auth", "key.pem") }
+
+// RunnerJWKSFile: see RunnerKeyFile.
+func (c Config) RunnerJWKSFile() string { return filepath.Join(c.StackDir, "runner-auth", "jwks.json") }
+
+// RunnerWorkDir is the runner's own directory (owned by RunnerUID, mode
+// 0700): its tasks' workspaces and its sandbox's files.
+func (c Config) RunnerWorkDir() string { return filepath.Join(c.StackDir, "runner") }
+
+// DataGCSURL is the base URL of the fake GCS of user data.
+func (c Config) DataGCSURL() string { return "http://" + hostPort(c.DataGCSPort) }
+
+// EgressAllow are the destinations user code may reach on the stack: its
+// PostgreSQL and NATS, the fake GCS and Pub/Sub of user data, and the
+// fixture API.
+func (c Config) EgressAllow() []string {
+	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.FixturesPort)}
+}
+
+// EgressDeny are the engine's own endpoints, refused to user code
+// whatever the allow-list says: the functions host, the Firestore,
+// Pub/Sub, GCS and Cloud Tasks emulators, and the runner itself.
+func (c Config) EgressDeny() []string {
+	return []string{hostPort(c.FunctionsPort), hostPort(c.FirestorePort), hostPort(c.PubSubPort), hostPort(c.GCSPort), hostPort(c.TasksPort), hostPort(c.RunnerPort)}
+}
+
+// passEnv are the supervisor's variables (prefixes ending in _) passed on
+// to the runner: its own knobs, never anything else.
+var passEnv = []string{"NOETL_SANDBOX_", "NOETL_DUCKDB_", "NOETL_RUNNER_DATA_ROOTS", "NOETL_PYTHON", "NOETL_LOGGING_", "NOETL_LOG_LEVEL", "NOETL_TIMEOUTS_"}
+
+// RunnerEnv is the runner's whole environment, built from scratch: its
+// knobs, PATH and LANG, and the ownership marker of the stack's
+// processes. Nothing of the supervisor's environment but passEnv.
+func (c Config) RunnerEnv(cgroup string) []string {
+	work := c.RunnerWorkDir()
+	env := []string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"LANG=C.UTF-8",
+		"HOME=" + work,
+		"TMPDIR=" + filepath.Join(work, "tmp"),
+		"GOOGLE_CLOUD_PROJECT=" + c.Project,
+		"NOETL_REPO_ROOT=" + c.RepoRoot,
+		"NOETL_RUNNER_URL=" + c.RunnerURL(),
+		"NOETL_RUNNER_AUDIENCE=" + c.RunnerURL(),
+		"NOETL_RUNNER_INVOKER=" + c.RunnerInvoker(),
+		"NOETL_RUNNER_JWKS_FILE=" + c.RunnerJWKSFile(),
+		"NOETL_RUNNER_WORK_DIR=" + filepath.Join(work, "work"),
+		"NOETL_EGRESS_PROFILE=local",
+		"NOETL_EGRESS_ALLOW=" + strings.Join(c.EgressAllow(), ","),
+		"NOETL_EGRESS_DENY=" + strings.Join(c.EgressDeny(), ","),
+		ownerEnv + "=" + c.StackDir,
+	}
+	if cgroup != "" {
+		env = append(env, "NOETL_SANDBOX_CGROUP="+cgroup)
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		for _, p := range passEnv {
+			if k == p || (strings.HasSuffix(p, "_") && strings.HasPrefix(k, p)) {
+				if k != "NOETL_SANDBOX_CGROUP" || cgroup == "" {
+					env = append(env, kv)
+				}
+				break
+			}
+		}
+	}
+	return env
+}
+
+// newRunnerKeys makes execute's key for its runner tokens (a new one per
+// start, like the Cloud Tasks emulator's) and publishes its JWK set.
+func newRunnerKeys(c Config) error {
+	key, err := oidc.GenerateKey()
+	if err != nil {
+		return fmt.Errorf("runner key: %w", err)
+	}
+	s, err := oidc.NewSigner(key)
+	if err != nil {
+		return err
+	}
+	jwks, err := s.JWKS()
+	if err != nil {
+		return err
+	}
+	pem, err := s.PrivateKeyPEM()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.RunnerKeyFile()), 0o755); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(c.RunnerKeyFile(), pem, 0o600); err != nil {
+		return err
+	}
+	return writeFileAtomic(c.RunnerJWKSFile(), jwks, 0o644)
+}
+
+// protectStackDir closes the stack directory's secrets and logs to other
+// users (the runner's uids among them): the directory itself can be
+// traversed but not listed, its keys, environment, logs, traces and
+// emulator data are root's only; its binaries and the public JWK sets stay
+// readable.
+func protectStackDir(c Config) error {
+	if err := os.Chmod(c.StackDir, 0o711); err != nil {
+		return err
+	}
+	for _, d := range []string{c.LogDir(), c.TraceDir(), filepath.Join(c.StackDir, "pubsub"), c.NATSStoreDir(), filepath.Join(c.StackDir, "pids")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
+			return err
+		}
+	}
+	for _, f := range []string{c.EnvFile(), c.SigningKeyFile(), c.APITokenFile(), c.OIDCKeyFile(), c.RunnerKeyFile()} {
+		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// upData starts the fakes of user data: a fake-gcs-server and a Pub/Sub
+// fake (pstest) of their own, the only GCS and Pub/Sub the runner reaches.
+func (s *Supervisor) upData(context.Context) (string, error) {
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: uint16(s.cfg.DataGCSPort), PublicHost: hostPort(s.cfg.DataGCSPort)})
+	if err != nil {
+		return "", fmt.Errorf("data GCS: %w", err)
+	}
+	s.dataGCS = srv
+	ps, err := newPubSubFake(hostPort(s.cfg.DataPubSubPort))
+	if err != nil {
+		return "", err
+	}
+	s.dataPubSub = ps
+	return fmt.Sprintf(": GCS at %s, Pub/Sub at %s", s.cfg.DataGCSURL(), hostPort(s.cfg.DataPubSubPort)), nil
+}
+
+// newPubSubFake starts pstest on addr (it panics on a port in use).
+func newPubSubFake(addr string) (srv *pstest.Server, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("data Pub/Sub on %s: %v", addr, r)
+		}
+	}()
+	return pstest.NewServerWithAddress(addr), nil
+}
+
+// upRunner builds the runner if missing, makes execute's runner key,
+// prepares the runner's directory (owned by its uid) and control groups
+// (delegated to it), and starts it under supervision.
+func (s *Supervisor) upRunner(ctx context.Context) (string, error) {
+	c := s.cfg
+	if _, err := os.Stat(c.RunnerBin); err != nil {
+		s.progress("building the runner: go build -o %s ./runner", c.RunnerBin)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", c.RunnerBin, "./runner")
+		cmd.Dir = c.RepoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build ./runner: %v\n%s", err, out)
+		}
+	}
+	if err := newRunnerKeys(c); err != nil {
+		return "", err
+	}
+	work := c.RunnerWorkDir()
+	for _, d := range []string{work, filepath.Join(work, "tmp"), filepath.Join(work, "work")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", err
+		}
+		if err := os.Chown(d, c.RunnerUID, c.RunnerUID); err != nil {
+			return "", err
+		}
+	}
+	cg, _, err := sandbox.Delegate("noetl-runner-"+strconv.Itoa(c.RunnerPort), c.RunnerUID)
+	if err != nil {
+		s.log.Warn("no control groups for the runner's tasks; rlimits only", "error", err.Error())
+		cg = ""
+	}
+	s.runnerCgroup = cg
+	s.runner = &restarter{s: s, name: "runner", health: c.RunnerURL() + "/healthz", spawn: func() (*proc, error) {
+		p, err := startProcAttr("runner", []string{c.RunnerBin, "--listen", hostPort(c.RunnerPort)}, c.RunnerEnv(cg), work, c.LogPath("runner"),
+			sandbox.ConfineAttr(c.RunnerUID, 65536))
+		if err != nil {
+			return nil, err
+		}
+		s.writeGroupFile("runner", p.pgid)
+		return p, nil
+	}}
+	if err := s.runner.start(ctx); err != nil {
+		return "", err
+	}
+	how := "rlimits"
+	if cg != "" {
+		how = "control groups " + cg
+	}
+	return fmt.Sprintf(" at %s (host uid %d, user namespace of 65536 uids; %s; egress allow %s)", c.RunnerURL(), c.RunnerUID, how, strings.Join(c.EgressAllow(), ",")), nil
+}
+
+// startProcAttr is startProc with the process attributes attr (its
+// Setpgid is forced: the stack stops its children by process group).
+func startProcAttr(name string, argv, env []string, dir, logPath string, attr *syscall.SysProcAttr) (*proc, error) {
+	attr.Setpgid = true
+	return startProcWith(name, argv, env, dir, logPath, attr)
+}
