@@ -54,6 +54,7 @@ import (
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
+	"github.com/noetl/gcpengine/shared/tools/gcs"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 )
@@ -170,6 +171,11 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		DataRoots:   cfg.Sandbox.DataRoots,
 		Python:      python.Options{Sandbox: sb, TempDir: work},
 		Shell:       shell.Options{Sandbox: sb, TempDir: work},
+		// The runner holds no results store, so tools.Build cannot derive
+		// the results bucket from one: the gcs kind is told it here (no
+		// task reads, writes or lists the engine's results bucket: kind
+		// forbidden, README "Results by ownership").
+		GCS: gcs.Options{ReservedBuckets: []string{cfg.ResultsBucket}},
 		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", cfg.DuckDB.MemoryMB), Threads: cfg.DuckDB.Threads,
 			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots},
 	})
