@@ -442,7 +442,9 @@ func TestRedTeamNetwork(t *testing.T) {
 			refused(t, "nats → "+name, p, "forbidden_address", "refused by the network policy")
 		})
 		run(func() {
-			p := attack(t, "gcs_"+slug(name), map[string]any{"kind": "gcs", "action": "download", "source": "gs://user-data/any.json",
+			// Not the results bucket: that one is refused before any
+			// connection whatever the endpoint (TestRedTeamResultOwnership).
+			p := attack(t, "gcs_"+slug(name), map[string]any{"kind": "gcs", "action": "download", "source": "gs://redteam/any.json",
 				"destination": "out.json", "auth": map[string]any{"endpoint": "http://" + hp}}, nil)
 			refused(t, "gcs → "+name, p, "forbidden_address", "refused by the network policy")
 		})

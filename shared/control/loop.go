@@ -80,7 +80,7 @@ func (pc *planCache) get(executionID, loopKey string) *engine.LoopPlan {
 }
 
 func (pc *planCache) put(executionID string, p engine.LoopPlan) {
-	if p.Items == nil && p.ItemsRef != nil {
+	if _, _, table := engine.StoredTable(p.ItemsRef); p.Items == nil && p.ItemsRef != nil && !table {
 		return // cached once resolved
 	}
 	pc.mu.Lock()
@@ -108,11 +108,19 @@ func (c *Control) Plan(ctx context.Context, executionID, loopKey string) (*engin
 	if err != nil {
 		return nil, err
 	}
+	if _, rows, table := engine.StoredTable(p.ItemsRef); table && p.Items == nil {
+		// A stored table is iterated where it is (Item reads one row).
+		if rows != p.Total {
+			return nil, errs.New(errs.Internal, "control: loop %s plan has a table of %d rows for %d iterations", loopKey, rows, p.Total)
+		}
+		c.plans.put(executionID, *p)
+		return p, nil
+	}
 	if p.ItemsRef != nil {
 		if c.Results == nil {
 			return nil, errs.New(errs.Internal, "control: loop %s keeps its items in the results tier but no results store is configured", loopKey)
 		}
-		v, err := c.Results.Resolve(results.WithReader(ctx, results.Reader{Execution: executionID}), p.ItemsRef)
+		v, err := c.Results.Resolve(readerFor(ctx, executionID), p.ItemsRef)
 		if err != nil {
 			return nil, fmt.Errorf("control: load loop items: %w", err)
 		}
@@ -127,6 +135,46 @@ func (c *Control) Plan(ctx context.Context, executionID, loopKey string) (*engin
 	}
 	c.plans.put(executionID, *p)
 	return p, nil
+}
+
+// rowReader reads one row of a stored table (results.Store.Row).
+type rowReader interface {
+	Row(ctx context.Context, ref any, i int) (any, error)
+}
+
+// Item returns iteration idx's item of a loop run: the plan's element,
+// or, for a loop over a stored table (issue 16), row idx read from the
+// table (only its record batch is fetched), for a reader that may load it
+// (readerFor). Errors: the plan's; a results-tier read error
+// (results.ErrLost for a table that is gone, results.ErrForbidden for
+// another execution's).
+func (c *Control) Item(ctx context.Context, executionID, loopKey string, idx int) (any, error) {
+	plan, err := c.Plan(ctx, executionID, loopKey)
+	if err != nil {
+		return nil, err
+	}
+	if idx < 0 || idx >= plan.Total {
+		return nil, errs.New(errs.Internal, "control: loop %s has %d iterations, not %d", loopKey, plan.Total, idx)
+	}
+	if plan.Items != nil {
+		return plan.Items[idx], nil
+	}
+	rr, ok := c.Results.(rowReader)
+	if !ok {
+		return nil, errs.New(errs.Internal, "control: loop %s iterates a stored table but the results store cannot read rows", loopKey)
+	}
+	return rr.Row(readerFor(ctx, executionID), plan.ItemsRef, idx)
+}
+
+// readerFor returns ctx reading results for executionID (results by
+// ownership): the Reader ctx carries when it is that execution's (the
+// worker's, which also admits the execution's parent and children), else
+// one that admits the execution's own results only.
+func readerFor(ctx context.Context, executionID string) context.Context {
+	if r, ok := results.ReaderOf(ctx); ok && r.Execution == executionID {
+		return ctx
+	}
+	return results.WithReader(ctx, results.Reader{Execution: executionID})
 }
 
 // IterationEnded carries out what follows the end of a loop iteration
@@ -149,7 +197,12 @@ func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec eng
 	case after.FailStep:
 		return c.applyLoopEnd(ctx, cmd.ExecutionID, plan, engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now()))
 	case after.HasNext:
-		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, plan.Items[after.Next], rec.Clock)
+		var item any
+		if plan.Items != nil {
+			item = plan.Items[after.Next]
+		}
+		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, item, rec.Clock)
+		next.ItemRef = plan.Items == nil // a stored table's row: execute reads it (Item)
 		next.TraceParent = cmd.TraceParent
 		if plan.Mode != "parallel" {
 			// A sequential loop's next iteration starts from the ctx

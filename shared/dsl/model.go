@@ -31,6 +31,13 @@
 // pagination.go for the rewrite of seed 002's retry.on_success.
 package dsl
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // Playbook is a validated, normalised playbook (DSL.md "Document").
 type Playbook struct {
 	// APIVersion is always "noetl.io/v2" after Load (v1 and NoETL's
@@ -595,9 +602,14 @@ type OutputStore struct {
 	Bucket string `json:"bucket,omitempty"`
 	// Prefix is output.store.prefix, a key prefix under the bucket.
 	Prefix string `json:"prefix,omitempty"`
-	// TTL is output.store.ttl as written, e.g. "2h", "1d", "forever".
+	// TTL is output.store.ttl as written, e.g. "2h", "1d", "forever"
+	// (ParseTTL): how long after it is written the stored result may be
+	// deleted, once its execution has ended (it never outlives the
+	// execution's record).
 	TTL string `json:"ttl,omitempty"`
-	// Compression is none (default), gzip or lz4.
+	// Compression is the Feather buffer codec: none (default), lz4 or
+	// zstd (gzip, NoETL's spelling, is read as zstd). JSON results are
+	// stored uncompressed.
 	Compression string `json:"compression,omitempty"`
 	// Credential names the keychain/credential for the store.
 	Credential string `json:"credential,omitempty"`
@@ -702,4 +714,24 @@ type Problem struct {
 	// e.g. LintNoTerminal); empty for errors and for Load's deprecation
 	// warnings.
 	Code string `json:"code,omitempty"`
+}
+
+// ParseTTL reads output.store.ttl: a Go duration ("90m", "2h30m"), a
+// number of days ("7d"), or "forever" / "" (0: no ttl, the result lives
+// as long as its execution's record). Errors name the accepted forms.
+func ParseTTL(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "", "forever", "none", "0":
+		return 0, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.ParseFloat(d, 64); err == nil && n > 0 && n <= 36500 {
+			return time.Duration(n * 24 * float64(time.Hour)), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%q is not a duration (want e.g. 90m, 2h, 7d or forever)", s)
 }

@@ -243,19 +243,32 @@ func (l *loader) store(n *yaml.Node, path string, o *Output) *OutputStore {
 			st.Driver, _ = l.str(e.v, ep, "output.store.driver")
 		case "bucket":
 			st.Bucket, _ = l.str(e.v, ep, "output.store.bucket")
+			l.warnf(e.k, ep, "output.store.bucket is not used: a result's object key and bucket derive from its URI and the deployment's cell map (NOETL_RESULT_CELLS_FILE), so any reader finds it without a lookup")
 		case "prefix":
 			st.Prefix, _ = l.str(e.v, ep, "output.store.prefix")
+			l.warnf(e.k, ep, "output.store.prefix is not used: a result's object key derives from its URI and the deployment's cell map, so any reader finds it without a lookup")
 		case "ttl":
-			st.TTL, _ = l.str(e.v, ep, "output.store.ttl")
+			if s, ok := l.str(e.v, ep, "output.store.ttl"); ok {
+				if _, err := ParseTTL(s); err != nil {
+					l.errf(e.k, ep, "output.store.ttl: %v", err)
+				}
+				st.TTL = s
+			}
 		case "credential":
 			st.Credential, _ = l.str(e.v, ep, "output.store.credential")
 		case "compression":
 			if s, ok := l.str(e.v, ep, "output.store.compression"); ok {
 				switch s {
-				case "none", "gzip", "lz4":
+				case "none", "lz4", "zstd":
 					st.Compression = s
+				case "gzip":
+					// NoETL's spelling of a general-purpose codec: Arrow IPC
+					// (the Feather files of the results tier) has lz4 and
+					// zstd only.
+					st.Compression = "zstd"
+					l.warnf(e.k, ep, "output.store.compression gzip: Feather results are compressed with zstd (Arrow IPC has no gzip codec)")
 				default:
-					l.errf(e.k, ep, "output.store.compression must be none, gzip or lz4, got %q", s)
+					l.errf(e.k, ep, "output.store.compression must be none, lz4 or zstd (Arrow IPC codecs), got %q", s)
 				}
 			}
 		case "inline_max_bytes":

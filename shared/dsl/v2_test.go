@@ -358,7 +358,7 @@ func TestOutputBlocks(t *testing.T) {
 	for kind, tier := range map[string]string{"auto": TierAuto, "memory": TierInline, "eventlog": TierInline, "kv": TierGCS, "disk": TierGCS, "object": TierGCS, "gcs": TierGCS} {
 		p := mustLoad(t, mk("{store: {kind: "+kind+", bucket: b, prefix: p/, ttl: 2h, compression: gzip, credential: c}}"))
 		st := p.Step("start").Tasks[0].Output.Store
-		if st.Tier != tier || st.Bucket != "b" || st.Prefix != "p/" || st.TTL != "2h" || st.Compression != "gzip" || st.Credential != "c" {
+		if st.Tier != tier || st.Bucket != "b" || st.Prefix != "p/" || st.TTL != "2h" || st.Compression != "zstd" || st.Credential != "c" {
 			t.Errorf("store %s = %+v", kind, st)
 		}
 	}
@@ -386,7 +386,8 @@ func TestOutputBlocks(t *testing.T) {
 		{"db", "{store: {kind: db}}", 9, "workflow[0].tool.output.store.kind", `output.store kind "db" needs NoETL's PostgreSQL result_store table`},
 		{"duckdb", "{store: {kind: duckdb}}", 9, "workflow[0].tool.output.store.kind", `output.store kind "duckdb" needs a DuckDB result database`},
 		{"unknown store", "{store: {kind: tape}}", 9, "workflow[0].tool.output.store.kind", `unknown output.store kind "tape" (kinds here: auto → auto, disk → gcs, eventlog → inline, gcs → gcs, kv → gcs, memory → inline, object → gcs)`},
-		{"compression", "{store: {compression: zip}}", 9, "workflow[0].tool.output.store.compression", "none, gzip or lz4"},
+		{"compression", "{store: {compression: zip}}", 9, "workflow[0].tool.output.store.compression", "none, lz4 or zstd"},
+		{"ttl", "{store: {ttl: soon}}", 9, "workflow[0].tool.output.store.ttl", "not a duration"},
 		{"store key", "{store: {size: 1}}", 9, "workflow[0].tool.output.store.size", `unknown output.store key "size"`},
 		{"select path", "{select: [\"a..b\"]}", 9, "workflow[0].tool.output.select[0]", "must be a dotted field path"},
 		{"select twice", "{select: [a.x, b.x]}", 9, "workflow[0].tool.output.select[1]", `output select name "x" is used twice`},

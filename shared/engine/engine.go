@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -551,9 +552,21 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	if err != nil {
 		return t.failNow(step, ss, fmt.Sprintf("loop.in: %v", err))
 	}
+	// Hook (issue 16): a stored table is iterated where it is: the plan
+	// keeps its reference and each iteration reads its own row.
+	table, rows, isTable := StoredTable(v)
 	items, ok := asList(v)
-	if !ok {
+	if isTable {
+		items, ok = nil, true
+	} else if !ok {
+		if m, isMap := v.(map[string]any); isMap && (results.IsRef(v) || results.IsRef(m[RefView])) {
+			return t.failNow(step, ss, "loop.in renders to a stored result that is not a Feather table (a JSON result cannot be iterated where it is stored; load it with an artifact task first)")
+		}
 		return t.failNow(step, ss, fmt.Sprintf("loop.in must render to a list, got %T", v))
+	}
+	total := len(items)
+	if isTable {
+		total = rows
 	}
 	mode := l.Mode
 	if mode == "" {
@@ -569,10 +582,10 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 		mif = n
 	}
 	ss.Status = types.StatusRunning
-	ss.Loop = &LoopStatus{Total: len(items), Mode: mode, MaxInFlight: mif}
+	ss.Loop = &LoopStatus{Total: total, Mode: mode, MaxInFlight: mif}
 	t.event(types.EvStepStarted, step.Name, ss.Run, map[string]any{"loop": true})
-	t.event(types.EvLoopStarted, step.Name, ss.Run, map[string]any{"total": len(items), "mode": mode, "max_in_flight": mif})
-	if len(items) == 0 {
+	t.event(types.EvLoopStarted, step.Name, ss.Run, map[string]any{"total": total, "mode": mode, "max_in_flight": mif})
+	if total == 0 {
 		done := types.NewEvent(types.EvLoopDone, st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
 		done.Step, done.StepRun = step.Name, ss.Run
 		res := map[string]any{"results": []any{}, "stats": LoopStats(0, 0)}
@@ -585,11 +598,20 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	if fm == "" {
 		fm = "fail_fast"
 	}
-	plan := LoopPlan{Step: step.Name, Run: ss.Run, Total: len(items), Items: items, Iterator: l.Iterator, Mode: mode,
+	plan := LoopPlan{Step: step.Name, Run: ss.Run, Total: total, Items: items, Iterator: l.Iterator, Mode: mode,
 		MaxInFlight: mif, FailureMode: fm, Args: args, StateVersion: st.Version}
+	if isTable {
+		plan.ItemsRef = table
+	}
 	t.out.Loops = append(t.out.Loops, plan)
 	// One command per lane: the first L iterations (see loop.go).
 	for i := 0; i < plan.Lanes(); i++ {
+		if isTable {
+			cmd := IterationCommand(st.ExecutionID, plan, i, nil, 0)
+			cmd.ItemRef = true // execute reads row i of the stored table
+			t.out.Commands = append(t.out.Commands, cmd)
+			continue
+		}
 		t.out.Commands = append(t.out.Commands, IterationCommand(st.ExecutionID, plan, i, items[i], 0))
 	}
 	return nil

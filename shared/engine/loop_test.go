@@ -298,7 +298,7 @@ func TestLoopCtxPatch(t *testing.T) {
 		{Index: 1, Status: types.StatusError, Ctx: map[string]any{"last": 1, "failed": true}},
 		{Index: 3, Status: types.StatusOK},
 	}
-	want := map[string]any{"last": 2, "two": true, "zero": true}
+	want := map[string]any{"last": int64(2), "two": true, "zero": true} // numbers by the jsonx rule
 	if got := LoopCtxPatch(recs); !reflect.DeepEqual(got, want) {
 		t.Fatalf("LoopCtxPatch = %v, want %v", got, want)
 	}

@@ -310,3 +310,33 @@ func OutputData(isHTTP bool, result any) any {
 	}
 	return out
 }
+
+// StoredTable reports whether a rendered value stands for a table stored
+// in the results tier (issue 16: loop.in over a stored result): a
+// reference map, or a step-result view carrying one under _ref (the
+// control plane's unloaded view, or its data), whose object is a Feather
+// table with a recorded row count. It returns the reference and the
+// rows.
+func StoredTable(v any) (map[string]any, int, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, 0, false
+	}
+	ref := m
+	if !results.IsRef(ref) {
+		r, ok := m[RefView].(map[string]any)
+		if !ok || !results.IsRef(r) {
+			return nil, 0, false
+		}
+		ref = r
+	}
+	inner, _ := ref[results.RefKey].(map[string]any)
+	if f, _ := inner["format"].(string); f != results.FormatFeather {
+		return nil, 0, false
+	}
+	n, ok := toInt64(inner["rows"])
+	if !ok || n < 0 {
+		return nil, 0, false
+	}
+	return ref, int(n), true
+}

@@ -153,8 +153,8 @@ func (e *KeychainError) Error() string { return "keychain: " + e.Err.Error() }
 func (e *KeychainError) Unwrap() error { return e.Err }
 
 // IDEpoch is the epoch of execution ids: 2020-01-01T00:00:00Z in Unix
-// milliseconds.
-const IDEpoch = 1577836800000
+// milliseconds (types.IDEpoch; types.IDTime reads an id's time back).
+const IDEpoch = types.IDEpoch
 
 // idGen is this process's snowflake state: a random node and the last
 // millisecond and sequence drawn.

@@ -6,9 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
 
 	"github.com/noetl/gcpengine/shared/errs"
 )
@@ -29,36 +35,109 @@ var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
 //   - Get returns the bytes last Put at key, or an error wrapping
 //     ErrNotFound when there is none.
 //   - Exists reports whether an object is at key (false, nil when not).
+//   - NewWriter streams an object to key: nothing is visible at key until
+//     Close returns nil, which replaces any object there; Abort (or a done
+//     ctx) discards what was written. The writer holds a bounded buffer
+//     (the GCS driver: one upload chunk), never the whole object.
+//   - Open returns the object at key for reading (an error wrapping
+//     ErrNotFound when there is none): its size and attributes, ranges
+//     read with ReadAt or streamed with NewReader. Every read of one
+//     opened object sees the same bytes (the GCS driver pins the
+//     object's generation; a replaced object fails the read).
+//   - List calls fn for every object whose key starts with prefix, in
+//     ascending key order, with its size, attributes and update time.
+//   - Delete removes the object at key; a missing object is not an error.
 //   - A done ctx makes the call fail with an error.
-//   - Drivers never retry; callers (Pub/Sub and Cloud Tasks redelivery) do.
-//     Errors are wrapped with the operation and key.
+//   - Drivers never retry whole-object calls; callers (Pub/Sub and Cloud
+//     Tasks redelivery) do. Errors are wrapped with the operation and key.
 //   - Implementations are safe for concurrent use.
 type Backend interface {
 	Put(ctx context.Context, key string, data []byte, contentType string) error
 	Get(ctx context.Context, key string) ([]byte, error)
 	Exists(ctx context.Context, key string) (bool, error)
+	NewWriter(ctx context.Context, key string, attrs ObjectAttrs) ObjectWriter
+	Open(ctx context.Context, key string) (Object, error)
+	List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
+	Delete(ctx context.Context, key string) error
+}
+
+// ObjectAttrs are an object's attributes.
+type ObjectAttrs struct {
+	// ContentType is the object's MIME type.
+	ContentType string
+	// Metadata is the object's custom metadata (MetaExpires: its ttl).
+	Metadata map[string]string
+}
+
+// Object metadata keys.
+const (
+	// MetaExpires is the object metadata key holding, in RFC 3339, when
+	// a result stored with output.store.ttl may be deleted (by GC, once
+	// its execution no longer needs it).
+	MetaExpires = "noetl-expires"
+)
+
+// ObjectWriter streams one object (Backend.NewWriter).
+type ObjectWriter interface {
+	io.Writer
+	// Close finishes the object: it is visible at its key once Close
+	// returns nil.
+	Close() error
+	// Abort discards the object being written (nothing becomes visible).
+	Abort()
+}
+
+// Object is an opened object (Backend.Open).
+type Object interface {
+	// ReadAt reads len(p) bytes at off (io.ReaderAt), with the context
+	// Open was given.
+	io.ReaderAt
+	// Size is the object's size in bytes.
+	Size() int64
+	// Attrs are the object's attributes.
+	Attrs() ObjectAttrs
+	// NewReader streams the n bytes from off (n < 0: to the end).
+	NewReader(ctx context.Context, off, n int64) (io.ReadCloser, error)
+}
+
+// ObjectInfo describes one listed object (Backend.List).
+type ObjectInfo struct {
+	Key     string
+	Size    int64
+	Attrs   ObjectAttrs
+	Updated time.Time
 }
 
 // BucketNamer is implemented by backends that live in a named bucket (the
-// GCS backend). Store.Offload records the name as "$ref.bucket" and
-// Store.Resolve refuses a reference naming another bucket.
+// GCS backend). Store.Offload records the name as "$ref.bucket".
 type BucketNamer interface {
 	Bucket() string
 }
 
+// UploadChunk is the chunk size of the GCS driver's resumable uploads
+// (8 MiB: the most a streamed write buffers).
+const UploadChunk = 8 << 20
+
 // NewGCS returns a Backend storing objects in bucket through client (ARCHITECTURE.md
 // "Storage"; with STORAGE_EMULATOR_HOST set, or a fake-gcs-server client,
-// it talks to the emulator). Every call runs with the client's retry policy
-// replaced by storage.RetryNever. Put uploads in a single request with a
-// CRC32C checksum, so a corrupted upload fails instead of storing bad bytes.
-// The bucket must exist; NewGCS does no I/O.
+// it talks to the emulator). Whole-object calls run with the client's
+// retry policy replaced by storage.RetryNever. Put uploads in a single
+// request with a CRC32C checksum, so a corrupted upload fails instead of
+// storing bad bytes. NewWriter uploads through a resumable session in
+// UploadChunk chunks (a chunk that fails is sent again, up to 5 times,
+// within the session); reads of an opened object are pinned to its
+// generation. The bucket must exist; NewGCS does no I/O.
 func NewGCS(client *storage.Client, bucket string) Backend {
-	return &gcsBackend{b: client.Bucket(bucket).Retryer(storage.WithPolicy(storage.RetryNever)), name: bucket}
+	return &gcsBackend{
+		b:      client.Bucket(bucket).Retryer(storage.WithPolicy(storage.RetryNever)),
+		chunks: client.Bucket(bucket).Retryer(storage.WithPolicy(storage.RetryAlways), storage.WithMaxAttempts(5)),
+		name:   bucket,
+	}
 }
 
 type gcsBackend struct {
-	b    *storage.BucketHandle
-	name string
+	b, chunks *storage.BucketHandle
+	name      string
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -93,10 +172,7 @@ func (g *gcsBackend) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	r, err := g.b.Object(key).NewReader(ctx)
 	if err != nil {
-		if errors.Is(err, storage.ErrObjectNotExist) {
-			return nil, fmt.Errorf("results: gcs get gs://%s/%s: %w", g.name, key, ErrNotFound)
-		}
-		return nil, fmt.Errorf("results: gcs get gs://%s/%s: %w", g.name, key, err)
+		return nil, g.wrap("get", key, err)
 	}
 	defer r.Close()
 	n := r.Attrs.Size
@@ -108,6 +184,13 @@ func (g *gcsBackend) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("results: gcs get gs://%s/%s: %w", g.name, key, err)
 	}
 	return buf.Bytes(), nil
+}
+
+func (g *gcsBackend) wrap(op, key string, err error) error {
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return fmt.Errorf("results: gcs %s gs://%s/%s: %w", op, g.name, key, ErrNotFound)
+	}
+	return fmt.Errorf("results: gcs %s gs://%s/%s: %w", op, g.name, key, err)
 }
 
 // Exists implements Backend.
@@ -125,51 +208,362 @@ func (g *gcsBackend) Exists(ctx context.Context, key string) (bool, error) {
 	return false, fmt.Errorf("results: gcs exists gs://%s/%s: %w", g.name, key, err)
 }
 
-// NewMemory returns an in-process Backend (a mutex-guarded map) for tests
-// and local tools. It copies data on Put and Get, honours ctx cancellation,
-// and satisfies resultstest.BackendSuite. It is not BucketNamer.
-func NewMemory() Backend {
-	return &memBackend{m: map[string][]byte{}}
+// NewWriter implements Backend.
+func (g *gcsBackend) NewWriter(ctx context.Context, key string, a ObjectAttrs) ObjectWriter {
+	wctx, cancel := context.WithCancel(ctx)
+	w := g.chunks.Object(key).NewWriter(wctx)
+	w.ContentType = a.ContentType
+	w.Metadata = a.Metadata
+	w.ChunkSize = UploadChunk
+	return &gcsWriter{w: w, cancel: cancel, crc: crc32.New(castagnoli), name: "gs://" + g.name + "/" + key}
 }
+
+type gcsWriter struct {
+	w      *storage.Writer
+	cancel context.CancelFunc
+	crc    interface {
+		io.Writer
+		Sum32() uint32
+	}
+	name string
+	err  error
+}
+
+func (w *gcsWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	w.crc.Write(p)
+	n, err := w.w.Write(p)
+	if err != nil {
+		w.err = fmt.Errorf("results: gcs write %s: %w", w.name, err)
+	}
+	return n, w.err
+}
+
+// Close sends the last chunk with the object's CRC32C: GCS refuses an
+// object whose bytes do not match it.
+func (w *gcsWriter) Close() error {
+	defer w.cancel()
+	if w.err != nil {
+		return w.err
+	}
+	w.w.CRC32C = w.crc.Sum32()
+	w.w.SendCRC32C = true
+	if err := w.w.Close(); err != nil {
+		return fmt.Errorf("results: gcs write %s: %w", w.name, err)
+	}
+	return nil
+}
+
+// Abort cancels the upload (the resumable session is abandoned; the
+// bucket's AbortIncompleteMultipartUpload rule and the session's own
+// expiry clean it up).
+func (w *gcsWriter) Abort() {
+	w.cancel()
+	_ = w.w.Close()
+}
+
+// Open implements Backend.
+func (g *gcsBackend) Open(ctx context.Context, key string) (Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("results: gcs open gs://%s/%s: %w", g.name, key, err)
+	}
+	oh := g.b.Object(key)
+	a, err := oh.Attrs(ctx)
+	if err != nil {
+		return nil, g.wrap("open", key, err)
+	}
+	return &gcsObject{ctx: ctx, oh: oh.Generation(a.Generation), attrs: a, name: "gs://" + g.name + "/" + key}, nil
+}
+
+type gcsObject struct {
+	ctx   context.Context
+	oh    *storage.ObjectHandle
+	attrs *storage.ObjectAttrs
+	name  string
+}
+
+func (o *gcsObject) Size() int64 { return o.attrs.Size }
+
+func (o *gcsObject) Attrs() ObjectAttrs {
+	return ObjectAttrs{ContentType: o.attrs.ContentType, Metadata: maps.Clone(o.attrs.Metadata)}
+}
+
+func (o *gcsObject) NewReader(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	r, err := o.oh.NewRangeReader(ctx, off, n)
+	if err != nil {
+		if errors.Is(err, storage.ErrObjectNotExist) {
+			return nil, fmt.Errorf("results: gcs read %s: %w (replaced or deleted while read)", o.name, ErrNotFound)
+		}
+		return nil, fmt.Errorf("results: gcs read %s: %w", o.name, err)
+	}
+	return r, nil
+}
+
+func (o *gcsObject) ReadAt(p []byte, off int64) (int, error) {
+	if off >= o.attrs.Size {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	short := false
+	if off+n > o.attrs.Size {
+		n, short = o.attrs.Size-off, true
+	}
+	r, err := o.NewReader(o.ctx, off, n)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	got, err := io.ReadFull(r, p[:n])
+	if err != nil {
+		return got, fmt.Errorf("results: gcs read %s: %w", o.name, err)
+	}
+	if short {
+		return got, io.EOF
+	}
+	return got, nil
+}
+
+// List implements Backend.
+func (g *gcsBackend) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	it := g.b.Objects(ctx, &storage.Query{Prefix: prefix})
+	for {
+		a, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("results: gcs list gs://%s/%s: %w", g.name, prefix, err)
+		}
+		if err := fn(ObjectInfo{Key: a.Name, Size: a.Size, Attrs: ObjectAttrs{ContentType: a.ContentType, Metadata: a.Metadata}, Updated: a.Updated}); err != nil {
+			return err
+		}
+	}
+}
+
+// Delete implements Backend.
+func (g *gcsBackend) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("results: gcs delete gs://%s/%s: %w", g.name, key, err)
+	}
+	err := g.b.Object(key).Delete(ctx)
+	if err == nil || errors.Is(err, storage.ErrObjectNotExist) {
+		return nil
+	}
+	return fmt.Errorf("results: gcs delete gs://%s/%s: %w", g.name, key, err)
+}
+
+// NewMemory returns an in-process Backend (a mutex-guarded map) for tests
+// and local tools. It copies data on Put and Get, honours ctx
+// cancellation, and satisfies resultstest.BackendSuite. It is not
+// BucketNamer (NewMemoryBucket is).
+func NewMemory() Backend {
+	return &memBackend{m: map[string]*memObject{}}
+}
+
+// NewMemoryBucket is NewMemory naming a bucket (BucketNamer), for tests
+// of several cells.
+func NewMemoryBucket(name string) Backend {
+	return &namedMem{memBackend: memBackend{m: map[string]*memObject{}}, name: name}
+}
+
+type namedMem struct {
+	memBackend
+	name string
+}
+
+func (n *namedMem) Bucket() string { return n.name }
 
 type memBackend struct {
 	mu sync.RWMutex
-	m  map[string][]byte
+	m  map[string]*memObject
 }
 
-func (mb *memBackend) Put(ctx context.Context, key string, data []byte, _ string) error {
+// memObject is one immutable version of an object.
+type memObject struct {
+	data    []byte
+	attrs   ObjectAttrs
+	updated time.Time
+}
+
+func (mb *memBackend) Put(ctx context.Context, key string, data []byte, contentType string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("results: memory put %s: %w", key, err)
 	}
-	cp := make([]byte, len(data))
-	copy(cp, data)
-	mb.mu.Lock()
-	mb.m[key] = cp
-	mb.mu.Unlock()
+	mb.set(key, &memObject{data: slices.Clone(data), attrs: ObjectAttrs{ContentType: contentType}, updated: time.Now()})
 	return nil
+}
+
+func (mb *memBackend) set(key string, o *memObject) {
+	if o.data == nil {
+		o.data = []byte{}
+	}
+	mb.mu.Lock()
+	mb.m[key] = o
+	mb.mu.Unlock()
+}
+
+func (mb *memBackend) get(key string) (*memObject, bool) {
+	mb.mu.RLock()
+	o, ok := mb.m[key]
+	mb.mu.RUnlock()
+	return o, ok
 }
 
 func (mb *memBackend) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("results: memory get %s: %w", key, err)
 	}
-	mb.mu.RLock()
-	data, ok := mb.m[key]
-	mb.mu.RUnlock()
+	o, ok := mb.get(key)
 	if !ok {
 		return nil, fmt.Errorf("results: memory get %s: %w", key, ErrNotFound)
 	}
-	cp := make([]byte, len(data))
-	copy(cp, data)
-	return cp, nil
+	return slices.Clone(o.data), nil
 }
 
 func (mb *memBackend) Exists(ctx context.Context, key string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("results: memory exists %s: %w", key, err)
 	}
-	mb.mu.RLock()
-	_, ok := mb.m[key]
-	mb.mu.RUnlock()
+	_, ok := mb.get(key)
 	return ok, nil
+}
+
+func (mb *memBackend) NewWriter(ctx context.Context, key string, a ObjectAttrs) ObjectWriter {
+	return &memWriter{ctx: ctx, mb: mb, key: key, attrs: ObjectAttrs{ContentType: a.ContentType, Metadata: maps.Clone(a.Metadata)}}
+}
+
+type memWriter struct {
+	ctx   context.Context
+	mb    *memBackend
+	key   string
+	attrs ObjectAttrs
+	buf   []byte
+	done  bool
+}
+
+func (w *memWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, errors.New("results: memory write: writer closed")
+	}
+	if err := w.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("results: memory write %s: %w", w.key, err)
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}
+
+func (w *memWriter) Close() error {
+	if w.done {
+		return errors.New("results: memory write: writer closed")
+	}
+	w.done = true
+	if err := w.ctx.Err(); err != nil {
+		return fmt.Errorf("results: memory write %s: %w", w.key, err)
+	}
+	w.mb.set(w.key, &memObject{data: w.buf, attrs: w.attrs, updated: time.Now()})
+	return nil
+}
+
+func (w *memWriter) Abort() { w.done, w.buf = true, nil }
+
+func (mb *memBackend) Open(ctx context.Context, key string) (Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("results: memory open %s: %w", key, err)
+	}
+	o, ok := mb.get(key)
+	if !ok {
+		return nil, fmt.Errorf("results: memory open %s: %w", key, ErrNotFound)
+	}
+	return &memOpened{o: o, ctx: ctx}, nil
+}
+
+// memOpened reads one version of an object (replacing the key later does
+// not change what it reads).
+type memOpened struct {
+	o   *memObject
+	ctx context.Context
+}
+
+func (m *memOpened) Size() int64 { return int64(len(m.o.data)) }
+
+func (m *memOpened) Attrs() ObjectAttrs {
+	return ObjectAttrs{ContentType: m.o.attrs.ContentType, Metadata: maps.Clone(m.o.attrs.Metadata)}
+}
+
+func (m *memOpened) ReadAt(p []byte, off int64) (int, error) {
+	if err := m.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if off >= int64(len(m.o.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.o.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memOpened) NewReader(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	size := int64(len(m.o.data))
+	if off > size {
+		off = size
+	}
+	end := size
+	if n >= 0 && off+n < size {
+		end = off + n
+	}
+	return io.NopCloser(&ctxReader{ctx: ctx, r: bytes.NewReader(m.o.data[off:end])}), nil
+}
+
+// ctxReader fails reads once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func (mb *memBackend) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("results: memory list %s: %w", prefix, err)
+	}
+	mb.mu.RLock()
+	var keys []string
+	objs := map[string]*memObject{}
+	for k, o := range mb.m {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+			objs[k] = o
+		}
+	}
+	mb.mu.RUnlock()
+	slices.Sort(keys)
+	for _, k := range keys {
+		o := objs[k]
+		if err := fn(ObjectInfo{Key: k, Size: int64(len(o.data)), Attrs: ObjectAttrs{ContentType: o.attrs.ContentType, Metadata: maps.Clone(o.attrs.Metadata)}, Updated: o.updated}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (mb *memBackend) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("results: memory delete %s: %w", key, err)
+	}
+	mb.mu.Lock()
+	delete(mb.m, key)
+	mb.mu.Unlock()
+	return nil
 }

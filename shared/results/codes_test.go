@@ -77,7 +77,7 @@ func TestGCSErrorCodes(t *testing.T) {
 // resolves to an error of code NotFound, which the engine dead-letters at
 // once (it was an unclassified error, retried until the DLQ).
 func TestResolveMissingIsPermanent(t *testing.T) {
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "e-gone"})
 	s := &results.Store{Backend: results.NewMemory(), InlineMax: 1}
 	ref, err := s.Offload(ctx, types.ResultCoords{ExecutionID: "e-gone", Step: "s", Attempt: 1}, map[string]any{"big": strings.Repeat("x", 64)})
 	if err != nil || ref == nil {

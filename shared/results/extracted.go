@@ -41,7 +41,7 @@ const (
 //
 // Counts and lengths are int64.
 func Extract(v any) map[string]any {
-	if t, ok := scanTable(v); ok {
+	if t, ok := scanTable(v, nil); ok {
 		return extractTable(t)
 	}
 	switch x := v.(type) {
@@ -117,7 +117,7 @@ func extractMap(m map[string]any) map[string]any {
 	}
 	for _, k := range keys {
 		v := m[k]
-		if kind, ok := kindOf(v); ok && kind != kString {
+		if kind, ok := scalarKind(v); v == nil || (ok && kind != kString) {
 			add(k, scalarValue(v))
 		} else if n, ok := listLen(v); ok {
 			ck := k + "_count"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 
@@ -266,6 +267,9 @@ func TestAsTable(t *testing.T) {
 		[]any{map[string]any{"a": 1}},
 		[]map[string]any{{"a": "x"}, {"b": nil}},
 		[]any{map[string]any{"a": 1}, map[string]any{}},
+		[]any{map[string]any{"a": []any{1}}},                    // a list column
+		[]any{map[string]any{"a": map[string]any{"b": 1}}},      // a struct column
+		[]any{map[string]any{"a": 1}, map[string]any{"a": "x"}}, // a JSON-text column
 	}
 	for _, v := range yes {
 		if _, ok := AsTable(v); !ok {
@@ -274,13 +278,12 @@ func TestAsTable(t *testing.T) {
 	}
 	no := []any{
 		nil, "s", map[string]any{"a": 1}, []any{}, []map[string]any{},
-		[]any{map[string]any{}, map[string]any{}},          // no columns
-		[]any{map[string]any{"a": 1}, "x"},                 // non-map row
-		[]any{map[string]any{"a": []any{1}}},               // nested list
-		[]any{map[string]any{"a": map[string]any{"b": 1}}}, // nested map
-		[]any{map[string]any{"a": struct{}{}}},             // foreign type
-		[]any{1, 2, 3},                                     // scalars
-		[]map[string]string{{"a": "b"}},                    // typed maps: JSON path
+		[]any{map[string]any{}, map[string]any{}},     // no columns
+		[]any{map[string]any{"a": 1}, "x"},            // non-map row
+		[]any{map[string]any{"a": []any{math.NaN()}}}, // not JSON
+		[]any{map[string]any{"a": struct{}{}}},        // foreign type
+		[]any{1, 2, 3},                                // scalars
+		[]map[string]string{{"a": "b"}},               // typed maps: JSON path
 	}
 	for _, v := range no {
 		if _, ok := AsTable(v); ok {

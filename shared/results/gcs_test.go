@@ -3,6 +3,7 @@ package results_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -79,14 +80,17 @@ func TestGCSBackendDetails(t *testing.T) {
 // TestStoreOverGCS: Offload → GCS (fake) → Resolve for both formats.
 func TestStoreOverGCS(t *testing.T) {
 	_, client := fakeGCS(t)
-	ctx := results.WithReader(context.Background(), results.Reader{Execution: "e-1"})
 	s := &results.Store{
 		Backend:   results.NewGCS(client, testBucket),
 		Locator:   results.Locator{Env: "dev", Region: "us-central1", Cell: "c1"},
 		InlineMax: 256,
 		Now:       func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 	}
-	c := types.ResultCoords{Tenant: "acme", Project: "etl", ExecutionID: "e-1", Step: "load", Frame: 1, Attempt: 2}
+	// An execution created on 2026-01-02 (its id says so; the key's date
+	// is read from it, not from the time of the write).
+	id := fmt.Sprint((time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli() - types.IDEpoch) << 22)
+	c := types.ResultCoords{Tenant: "acme", Project: "etl", ExecutionID: id, Step: "load", Frame: 1, Attempt: 2}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: id})
 
 	table := make([]any, 100)
 	for i := range table {
@@ -106,7 +110,7 @@ func TestStoreOverGCS(t *testing.T) {
 	tr := tref.(map[string]any)["$ref"].(map[string]any)
 	if tr["bucket"] != testBucket || tr["format"] != "feather" ||
 		!strings.HasPrefix(tr["key"].(string), "noetl/env=dev/region=us-central1/cell=c1/shard=") ||
-		!strings.HasSuffix(tr["key"].(string), "/tenant=acme/project=etl/date=2026-01-02/execution=e-1/results/load/1/0/2.feather") {
+		!strings.HasSuffix(tr["key"].(string), "/tenant=acme/project=etl/date=2026-01-02/execution="+id+"/results/load/1/0/2.feather") {
 		t.Fatalf("table $ref = %#v", tr)
 	}
 	if ok, err := s.Exists(ctx, tr["key"].(string)); err != nil || !ok {

@@ -13,7 +13,7 @@ import (
 // would from JSON (the engine's number rule: its shortest decimal form),
 // so a table's value does not depend on the format the tier picked.
 func TestFeatherFloat32(t *testing.T) {
-	ctx := context.Background()
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "e"})
 	s := &results.Store{Backend: results.NewMemory(), InlineMax: 1}
 	rows := []any{map[string]any{"f": float32(0.1), "i": 1}, map[string]any{"f": float32(2.5), "i": 2}}
 	ref, err := s.Offload(ctx, types.ResultCoords{ExecutionID: "e", Step: "s", Attempt: 1}, rows)

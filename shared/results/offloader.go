@@ -26,7 +26,7 @@ type Offloader interface {
 // v ("extracted": a table's summary, else Extract(v)), for fakes of the
 // tier that must give the same references.
 func ExtractedOf(v any) map[string]any {
-	if t, ok := scanTable(v); ok {
+	if t, ok := scanTable(v, nil); ok { // a table with an envelope: Extract(v), as OffloadWith
 		return extractTable(t)
 	}
 	return Extract(v)

@@ -15,10 +15,6 @@ import (
 	"strings"
 )
 
-// DigestKey is the reference field holding the hex SHA-256 of the stored
-// object's bytes (Store.Offload records it, Store.Resolve checks it).
-const DigestKey = "sha256"
-
 // Reader is the execution on whose behalf references are loaded.
 type Reader struct {
 	// Execution is the reading execution's id (required).
@@ -61,13 +57,15 @@ func (r Reader) Allows(ctx context.Context, id string) (bool, error) {
 }
 
 // keyPattern is a physical key (Locator.PhysicalKey): fourteen segments,
-// the execution in the ninth.
-var keyPattern = regexp.MustCompile(`^noetl/env=[^/]+/region=[^/]+/cell=[^/]+/shard=[0-9]{4}/tenant=[^/]+/project=[^/]+/date=[0-9]{4}-[0-9]{2}-[0-9]{2}/execution=([^/]+)/results/[^/]+/[0-9]+/[0-9]+/[0-9]+\.(json|feather)$`)
+// the execution in the ninth, the attempt optionally versioned
+// (<attempt>@<version>).
+var keyPattern = regexp.MustCompile(`^noetl/env=[^/]+/region=[^/]+/cell=[^/]+/shard=[0-9]{4}/tenant=[^/]+/project=[^/]+/date=[0-9]{4}-[0-9]{2}-[0-9]{2}/execution=([^/]+)/results/[^/]+/[0-9]+/[0-9]+/[0-9]+(@[A-Za-z0-9._-]{1,64})?\.(json|feather)$`)
 
 // KeyExecution returns the execution a physical key belongs to
 // (Locator.PhysicalKey's execution= segment, unescaped), and false for a
 // key of another shape (a bare object name, "..", an escape that is not
-// canonical).
+// canonical). Ownership (Authorize) and GC (shared/results/gc) both read
+// keys with it.
 func KeyExecution(key string) (string, bool) {
 	m := keyPattern.FindStringSubmatch(key)
 	if m == nil {
@@ -85,43 +83,77 @@ func KeyExecution(key string) (string, bool) {
 	return id, true
 }
 
-// RefExecution returns the execution a reference belongs to: v is a
-// reference map ({"$ref": {...}}) or its inner "$ref" map. The execution
-// comes from the key (KeyExecution); a logical uri, when given, must
-// name the same one. Errors wrap ErrForbidden (a key that names no
-// execution, a uri that disagrees) or ErrBadRef (no key).
+// refOf reads the fields ownership needs from v: a Ref, a reference map
+// ({"$ref": {...}}) or its inner "$ref" map.
+func refOf(v any) Ref {
+	if r, ok := v.(Ref); ok {
+		return r
+	}
+	m, _ := v.(map[string]any)
+	if inner, ok := m[RefKey].(map[string]any); ok {
+		m = inner
+	}
+	r := Ref{}
+	r.URI, _ = m["uri"].(string)
+	r.Key, _ = m["key"].(string)
+	return r
+}
+
+// RefExecution returns the execution a reference belongs to: v is a Ref,
+// a reference map ({"$ref": {...}}) or its inner "$ref" map. The
+// execution comes from the key (KeyExecution); a logical uri, when given,
+// must name the same one. A reference without a key (the key is derived
+// from its logical uri, ParseRef) belongs to the uri's execution. Errors
+// wrap ErrForbidden (a key that names no execution, a uri that
+// disagrees) or ErrBadRef (neither a key nor a logical uri).
 func RefExecution(v any) (string, error) {
-	ref, _ := v.(map[string]any)
-	if inner, ok := ref[RefKey].(map[string]any); ok {
-		ref = inner
+	r := refOf(v)
+	logical := strings.HasPrefix(r.URI, URIScheme+"://")
+	if r.Key == "" {
+		if !logical {
+			return "", fmt.Errorf("%w: %s: no key", ErrBadRef, r.URI)
+		}
+		c, err := ParseLogicalURI(r.URI)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrBadRef, err)
+		}
+		return c.ExecutionID, nil
 	}
-	key, _ := ref["key"].(string)
-	uri, _ := ref["uri"].(string)
-	if key == "" {
-		return "", fmt.Errorf("%w: %s: no key", ErrBadRef, uri)
-	}
-	id, ok := KeyExecution(key)
+	id, ok := KeyExecution(r.Key)
 	if !ok {
-		return "", fmt.Errorf("%w: object %q is not a result of any execution (want a results-tier key, noetl/env=…/execution=<id>/results/…)", ErrForbidden, key)
+		return "", fmt.Errorf("%w: object %q is not a result of any execution (want a results-tier key, noetl/env=…/execution=<id>/results/…)", ErrForbidden, r.Key)
 	}
-	if strings.HasPrefix(uri, URIScheme+"://") {
-		c, err := ParseLogicalURI(uri)
+	if logical {
+		c, err := ParseLogicalURI(r.URI)
 		if err != nil || c.ExecutionID != id {
-			return "", fmt.Errorf("%w: reference %s names object %q of execution %s", ErrForbidden, uri, key, id)
+			return "", fmt.Errorf("%w: reference %s names object %q of execution %s", ErrForbidden, r.URI, r.Key, id)
 		}
 	}
 	return id, nil
 }
 
-// Authorize checks that the context's Reader may load the reference v
-// (RefExecution, Reader.Allows) without loading it. Errors wrap
-// ErrForbidden and name the reference and both executions, or are the
-// Reader's store error.
+// Authorize checks that the context's Reader may load the reference v (a
+// Ref or a reference map: RefExecution, Reader.Allows) without loading
+// it. Errors wrap ErrForbidden and name the reference and both
+// executions, or are the Reader's store error.
 func Authorize(ctx context.Context, v any) error {
-	id, err := RefExecution(v)
+	r := refOf(v)
+	id, err := RefExecution(r)
 	if err != nil {
 		return err
 	}
+	return AuthorizeExecution(ctx, id, r.Name())
+}
+
+// AuthorizeRef is Authorize of a parsed reference (every read of the
+// Store calls it after ParseRef and before the backend or the Cache).
+func AuthorizeRef(ctx context.Context, r Ref) error { return Authorize(ctx, r) }
+
+// AuthorizeExecution checks that the context's Reader may load a result
+// of execution id (name names the result in messages): Authorize once the
+// execution is known (fakes of the tier, which have no physical keys,
+// call it). Errors as Authorize.
+func AuthorizeExecution(ctx context.Context, id, name string) error {
 	r, ok := ReaderOf(ctx)
 	if !ok {
 		return fmt.Errorf("%w: a result of execution %s read outside any execution", ErrForbidden, id)
@@ -131,20 +163,7 @@ func Authorize(ctx context.Context, v any) error {
 		return fmt.Errorf("results: is %s a child of %s: %w", id, r.Execution, err)
 	}
 	if !allowed {
-		return fmt.Errorf("%w: execution %s may read its own results, its parent's and its children's, not those of execution %s (%s)", ErrForbidden, r.Execution, id, describe(v))
+		return fmt.Errorf("%w: execution %s may read its own results, its parent's and its children's, not those of execution %s (%s)", ErrForbidden, r.Execution, id, name)
 	}
 	return nil
-}
-
-// describe names a reference in messages: its uri, else its key.
-func describe(v any) string {
-	ref, _ := v.(map[string]any)
-	if inner, ok := ref[RefKey].(map[string]any); ok {
-		ref = inner
-	}
-	if u, _ := ref["uri"].(string); strings.HasPrefix(u, URIScheme+"://") {
-		return u
-	}
-	k, _ := ref["key"].(string)
-	return k
 }

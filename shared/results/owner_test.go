@@ -108,12 +108,16 @@ func TestResolveDigestMismatch(t *testing.T) {
 func TestKeyExecution(t *testing.T) {
 	var l Locator
 	c := types.ResultCoords{ExecutionID: "484377543601029219", Step: "a/b c", Frame: 2, Row: 3, Attempt: 1}
-	if id, ok := KeyExecution(l.PhysicalKey(c, "feather", fixedNow)); !ok || id != c.ExecutionID {
+	if id, ok := KeyExecution(l.PhysicalKey(c, "feather")); !ok || id != c.ExecutionID {
 		t.Fatalf("KeyExecution(PhysicalKey) = %q %v", id, ok)
 	}
 	c.ExecutionID = "a/b"
-	if id, ok := KeyExecution(l.PhysicalKey(c, "json", fixedNow)); !ok || id != "a/b" {
+	if id, ok := KeyExecution(l.PhysicalKey(c, "json")); !ok || id != "a/b" {
 		t.Fatalf("escaped id = %q %v", id, ok)
+	}
+	c.Version = "v2.1"
+	if id, ok := KeyExecution(l.PhysicalKey(c, "feather")); !ok || id != "a/b" {
+		t.Fatalf("versioned key = %q %v", id, ok)
 	}
 	for _, bad := range []string{"", "x.json", "noetl/results/x.json",
 		"noetl/env=d/region=d/cell=d/shard=0001/tenant=d/project=d/date=2026-01-01/execution=e/results/s/1/0/1.csv",

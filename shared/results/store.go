@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"iter"
 	"maps"
 	"slices"
@@ -26,71 +27,118 @@ const (
 	RefKey = "$ref"
 	// ExtractedKey holds the reference's extracted block (see Extract).
 	ExtractedKey = "extracted"
+	// DigestKey is the reference field holding the hex SHA-256 of the
+	// stored object's bytes (Store.Offload records it, reads check it).
+	DigestKey = "sha256"
 )
 
 // DefaultInlineMax is the inline budget, in bytes of JSON, used when
 // Store.InlineMax ≤ 0 (64 KiB).
 const DefaultInlineMax = 65536
 
+// DefaultMaterializeMax is the largest stored object, in bytes, that
+// Resolve loads whole when Store.MaterializeMax ≤ 0 (256 MiB): larger
+// results are read by streaming consumers (OpenTable, Row).
+const DefaultMaterializeMax = 256 << 20
+
 // ErrBadRef is returned (wrapped) by Store.Resolve for a "$ref" map that is
-// malformed (missing key, unknown format) or names another bucket.
-// Code errs.InvalidArgument.
+// malformed (missing key, unknown format) or names an unknown cell.
+// Code errs.InvalidArgument (not retried).
 var ErrBadRef = errs.Sentinel(errs.InvalidArgument, "results: bad result reference")
 
-// ErrForbidden is returned (wrapped) by Store.Resolve for a reference the
+// ErrForbidden is returned (wrapped) by every read of a reference the
 // reading execution may not load (results by ownership, issue 13 item 6):
 // one of another execution than the reader, its parent or one of its
 // children, a key that names no execution, or a read outside any
-// execution (no Reader in the context).
-var ErrForbidden = errors.New("results: reference refused")
+// execution (no Reader in the context). Code errs.PermissionDenied (not
+// retried); the worker fails the step with error kind
+// types.ErrKindForbidden.
+var ErrForbidden = errs.Sentinel(errs.PermissionDenied, "results: reference refused")
 
-// ErrDigest is returned (wrapped) by Store.Resolve when the stored object
-// does not match the sha256 its reference records: the object was
-// changed (or replaced) after it was written.
-var ErrDigest = errors.New("results: the stored object does not match its reference's sha256")
+// ErrDigest is wrapped (with ErrLost) by reads of an object whose bytes
+// do not hash to its reference's sha256: it was changed, replaced or
+// corrupted after it was written (checkDigest, the one digest check).
+// Code errs.NotFound: the object that was written is not there, and
+// reading again cannot bring it back.
+var ErrDigest = errs.Sentinel(errs.NotFound, "results: the stored object does not match its reference's sha256")
+
+// ErrLost is wrapped by every read of a reference whose object is gone
+// (with ErrNotFound) or no longer what was written (with ErrDigest or
+// ErrFormat). The worker fails the step once with error kind
+// types.ErrKindResultLost naming the URI (seed 004 "repair"): a lost
+// result does not come back by retrying: code errs.NotFound, which
+// errs.ReplyOf dead-letters and a tool's retry policy does not retry.
+var ErrLost = errs.Sentinel(errs.NotFound, "results: result lost")
+
+// ErrTooLarge is returned (wrapped) by Resolve for a reference whose
+// object is over Store.MaterializeMax: it is read by streaming consumers
+// (loop.in, transfer source type result, artifact), never loaded whole.
+// Code errs.InvalidArgument (a value over a size limit: not retried).
+var ErrTooLarge = errs.Sentinel(errs.InvalidArgument, "results: result too large to load whole")
 
 // Store is the result tier's policy (seed 004 §5): it moves over-budget
-// results to its Backend under names from its Locator, and turns references
-// back into values. It holds no cache and is safe for concurrent use if its
-// Backend is. Backend is required; the other fields have defaults.
+// results to its backends under names from its Locator, and turns references
+// back into values. It is safe for concurrent use if its backends are.
+// Backend is required; the other fields have defaults.
 type Store struct {
+	// Backend is the home cell's object store (in a single-cell
+	// deployment, the only one).
 	Backend
 	Locator
+	// CellBackends are the other cells' stores, by cell name; a cell not
+	// listed is read and written through Backend.
+	CellBackends map[string]Backend
 	// InlineMax is the largest JSON encoding, in bytes, kept inline;
 	// ≤ 0 means DefaultInlineMax (65536).
 	InlineMax int
-	// Now gives the date segment of new physical keys; nil means time.Now.
+	// MaterializeMax is the largest object, in bytes, Resolve loads
+	// whole; ≤ 0 means DefaultMaterializeMax.
+	MaterializeMax int64
+	// Cache keeps loaded values by object (nil: none).
+	Cache *Cache
+	// Now gives the write time of ttl expiries; nil means time.Now.
 	Now func() time.Time
 }
 
+// OffloadOptions are one result's storage settings (DSL.md output.store).
+type OffloadOptions struct {
+	// Limit is the inline budget: < 0 the Store's InlineMax, 0 stores
+	// any value, > 0 the largest JSON encoding kept inline.
+	Limit int
+	// Compression is the Feather buffer compression: "", "lz4", "zstd".
+	Compression string
+	// TTL, when > 0, marks the object deletable by GC that long after it
+	// was written, once its execution no longer needs it (MetaExpires).
+	TTL time.Duration
+	// BatchRows, when > 0, is the rows per record batch of a streamed
+	// table (clamped to [256, 65536]; 0: about TargetBatchBytes each).
+	BatchRows int
+}
+
+// backendFor returns the backend of a cell (Backend unless CellBackends
+// has it).
+func (s *Store) backendFor(cell string) Backend {
+	if b, ok := s.CellBackends[cell]; ok {
+		return b
+	}
+	return s.Backend
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
 // Offload stores v in the result tier when it is over the inline budget
-// (seed 004 §5 "the size threshold that gates inline-vs-reference").
-//
-//   - If v's JSON encoding is at most InlineMax bytes it returns (nil, nil):
-//     the caller keeps v inline.
-//   - If v is tabular (AsTable) it is stored as Arrow Feather v2
-//     (EncodeFeather; format "feather", content type ContentTypeFeather);
-//     otherwise as its JSON encoding (format "json", ContentTypeJSON).
-//   - The object goes to PhysicalKey(c, format, Now()), overwriting what is
-//     there (idempotent redelivery).
-//
-// It then returns the reference map that the engine keeps in state and
-// events instead of v ("bucket" only when the Backend is a BucketNamer,
-// "rows" only for feather; numbers are int64):
-//
-//	{"$ref": {"uri": LogicalURI(c), "key": <physical key>, "bucket": <bucket>,
-//	          "format": "feather"|"json", "bytes": <object size>, "rows": <row count>,
-//	          "sha256": <hex SHA-256 of the object's bytes>},
-//	 "extracted": Extract(v)}
-//
-// The uri and the key both name the execution c.ExecutionID (Resolve
-// loads a reference only for that execution, its parent or its
-// children), and Resolve checks the object against "sha256".
-//
-// Errors: c lacks ExecutionID or Step (wrapping ErrBadURI); v cannot be
-// JSON-encoded (e.g. NaN); encoding failed; Backend.Put failed (wrapped).
+// (seed 004 §5 "the size threshold that gates inline-vs-reference"); it
+// is OffloadWith with default options. The reference's uri and key both
+// name the execution c.ExecutionID (reads load it only for that
+// execution, its parent or its children: Authorize), and reads check the
+// object against its "sha256".
 func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
-	return s.OffloadLimit(ctx, c, v, -1)
+	return s.OffloadWith(ctx, c, v, OffloadOptions{Limit: -1})
 }
 
 // OffloadLimit is Offload with the inline budget of one result (a step's
@@ -98,6 +146,36 @@ func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, 
 // means the Store's InlineMax, 0 stores v whatever its size, > 0 is the
 // largest JSON encoding in bytes kept inline.
 func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, limit int) (any, error) {
+	return s.OffloadWith(ctx, c, v, OffloadOptions{Limit: limit})
+}
+
+// OffloadWith stores v in the result tier when its JSON encoding is over
+// opts' inline budget, else returns (nil, nil): the caller keeps v inline.
+//
+//   - A table (AsTable), or a map whose table is one of its fields with
+//     small siblings (rows/data/results/items/records: a query's, an http
+//     body's, a loop's) is stored as Arrow Feather v2 (format "feather",
+//     content type ContentTypeFeather; the siblings in the file's
+//     metadata, MetaEnvelope), streamed to the backend in record batches
+//     with opts.Compression; anything else as its JSON encoding (format
+//     "json", ContentTypeJSON).
+//   - The object goes to PhysicalKey(c, format) in the home cell,
+//     overwriting what is there (idempotent redelivery).
+//
+// It then returns the reference map that the engine keeps in state and
+// events instead of v ("bucket" only when the backend is a BucketNamer,
+// "rows" only for feather, "expires" only with a ttl; numbers are int64):
+//
+//	{"$ref": {"uri": LogicalURI(c), "key": <physical key>, "cell": <cell>, "bucket": <bucket>,
+//	          "format": "feather"|"json", "bytes": <object size>, "rows": <row count>,
+//	          "sha256": <hex SHA-256 of the object's bytes>, "expires": <RFC 3339>},
+//	 "extracted": Extract(v)}
+//
+// Errors: c lacks ExecutionID or Step (wrapping ErrBadURI); v cannot be
+// JSON-encoded (e.g. NaN); an unknown compression (ErrCompression);
+// encoding or the backend failed (wrapped).
+func (s *Store) OffloadWith(ctx context.Context, c types.ResultCoords, v any, opts OffloadOptions) (any, error) {
+	limit := opts.Limit
 	if limit < 0 {
 		limit = s.InlineMax
 		if limit <= 0 {
@@ -123,43 +201,43 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 	if c.ExecutionID == "" || c.Step == "" {
 		return nil, fmt.Errorf("%w: offload needs ExecutionID and Step (got %q, %q)", ErrBadURI, c.ExecutionID, c.Step)
 	}
-
-	ref := map[string]any{"uri": s.LogicalURI(c)}
-	var data []byte
-	var contentType string
-	t, tabular := scanTable(v)
+	if _, _, err := compressionOption(opts.Compression); err != nil {
+		return nil, fmt.Errorf("results: offload: %w", err)
+	}
+	t, tabular := scanTable(v, nil)
+	var env *envelope
+	if !tabular {
+		t, env, tabular = splitEnvelope(v)
+	}
+	format, contentType := FormatJSON, ContentTypeJSON
 	if tabular {
-		if data, err = encodeFeather(t); err != nil {
-			return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
-		}
-		ref["format"], ref["rows"], contentType = FormatFeather, int64(len(t.rows)), ContentTypeFeather
+		format, contentType = FormatFeather, ContentTypeFeather
+	}
+	o, err := s.create(ctx, c, format, contentType, opts)
+	if err != nil {
+		return nil, err
+	}
+	var rows int64
+	if tabular {
+		rows, err = writeTable(o, t, env, opts.Compression)
 	} else {
 		if js == nil {
-			if js, err = json.Marshal(v); err != nil {
-				return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
-			}
+			js, err = json.Marshal(v)
 		}
-		data = js
-		ref["format"], contentType = FormatJSON, ContentTypeJSON
+		if err == nil {
+			_, err = o.Write(js)
+		}
 	}
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
+	if err != nil {
+		o.abort()
+		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err)
 	}
-	key := s.PhysicalKey(c, ref["format"].(string), now())
-	if err := s.Backend.Put(ctx, key, data, contentType); err != nil {
-		return nil, fmt.Errorf("results: offload %s: %w", ref["uri"], err)
-	}
-	observeOffload(ctx, ref["format"].(string), len(data)) // telemetry (observe.go)
-	ref["key"] = key
-	ref["bytes"] = int64(len(data))
-	sum := sha256.Sum256(data)
-	ref[DigestKey] = hex.EncodeToString(sum[:])
-	if bn, ok := s.Backend.(BucketNamer); ok {
-		ref["bucket"] = bn.Bucket()
+	ref, err := o.finish(ctx, rows)
+	if err != nil {
+		return nil, err
 	}
 	var extracted map[string]any
-	if tabular {
+	if tabular && env == nil {
 		extracted = extractTable(t)
 	} else {
 		extracted = Extract(v)
@@ -173,9 +251,78 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 // plane uses it to keep an execution document under Firestore's 1 MiB
 // limit (shared/control StateMaxBytes). Errors as Offload.
 func (s *Store) OffloadForced(ctx context.Context, c types.ResultCoords, v any) (any, error) {
-	cp := *s
-	cp.InlineMax = 1
-	return cp.Offload(ctx, c, v)
+	return s.OffloadWith(ctx, c, v, OffloadOptions{Limit: 1})
+}
+
+// objectOut is an object being written: the backend writer behind a
+// SHA-256 and a byte count.
+type objectOut struct {
+	w      ObjectWriter
+	h      hash.Hash
+	n      int64
+	uri    string
+	key    string
+	cell   Cell
+	bucket string
+	format string
+	expire time.Time
+	err    error
+}
+
+// create starts the object of a result.
+func (s *Store) create(ctx context.Context, c types.ResultCoords, format, contentType string, opts OffloadOptions) (*objectOut, error) {
+	c = s.Defaulted(c)
+	cell, _ := s.Place(c)
+	key := s.PhysicalKey(c, format)
+	b := s.backendFor(cell.Name)
+	o := &objectOut{h: sha256.New(), uri: s.LogicalURI(c), key: key, cell: cell, format: format}
+	if bn, ok := b.(BucketNamer); ok {
+		o.bucket = bn.Bucket()
+	}
+	attrs := ObjectAttrs{ContentType: contentType}
+	if opts.TTL > 0 {
+		o.expire = s.now().Add(opts.TTL).UTC().Truncate(time.Second)
+		attrs.Metadata = map[string]string{MetaExpires: o.expire.Format(time.RFC3339)}
+	}
+	o.w = b.NewWriter(ctx, key, attrs)
+	return o, nil
+}
+
+func (o *objectOut) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	o.h.Write(p)
+	n, err := o.w.Write(p)
+	o.n += int64(n)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
+func (o *objectOut) abort() { o.w.Abort() }
+
+// finish closes the object and returns its "$ref" map.
+func (o *objectOut) finish(ctx context.Context, rows int64) (map[string]any, error) {
+	if err := o.w.Close(); err != nil {
+		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err)
+	}
+	observeOffload(ctx, o.format, int(o.n)) // telemetry (observe.go)
+	ref := map[string]any{
+		"uri": o.uri, "key": o.key, "cell": o.cell.Name, "format": o.format,
+		"bytes": o.n, DigestKey: hex.EncodeToString(o.h.Sum(nil)),
+	}
+	if o.bucket != "" {
+		ref["bucket"] = o.bucket
+	}
+	if o.format == FormatFeather {
+		ref["rows"] = rows
+	}
+	if !o.expire.IsZero() {
+		ref["expires"] = o.expire.Format(time.RFC3339)
+	}
+	return ref, nil
 }
 
 // IsRef reports whether v is a result reference: a map[string]any with a
@@ -189,14 +336,111 @@ func IsRef(v any) bool {
 	return ok
 }
 
+// Ref is a parsed reference: where its object is and what it holds.
+type Ref struct {
+	URI    string // the logical URI ("" for a bare key)
+	Key    string // the physical key
+	Cell   string // the cell ("" = the home cell's backend)
+	Bucket string // the bucket recorded ("" = none)
+	Format string // FormatFeather or FormatJSON
+	Bytes  int64  // the object's size (0 = unknown)
+	Rows   int64  // a table's rows (0 = unknown)
+	SHA256 string // the object's digest ("" = not recorded)
+}
+
+// Name is how messages name the reference: its URI, else its key.
+func (r Ref) Name() string {
+	if r.URI != "" {
+		return r.URI
+	}
+	return r.Key
+}
+
+// ParseRef reads a reference: v is a reference map ({"$ref": {...}}) or
+// its inner "$ref" map. The key may be left out when the uri is a
+// logical URI (it is then derived). Errors wrap ErrBadRef.
+func (s *Store) ParseRef(v any) (Ref, error) {
+	m, _ := v.(map[string]any)
+	if inner, ok := m[RefKey]; ok {
+		if m, ok = inner.(map[string]any); !ok {
+			return Ref{}, fmt.Errorf("%w: %q is %T, want an object", ErrBadRef, RefKey, inner)
+		}
+	}
+	if m == nil {
+		return Ref{}, fmt.Errorf("%w: %T is not a reference", ErrBadRef, v)
+	}
+	r := Ref{}
+	r.URI, _ = m["uri"].(string)
+	r.Key, _ = m["key"].(string)
+	r.Cell, _ = m["cell"].(string)
+	r.Bucket, _ = m["bucket"].(string)
+	r.Format, _ = m["format"].(string)
+	r.SHA256, _ = m[DigestKey].(string)
+	r.Bytes, _ = toInt(m["bytes"])
+	r.Rows, _ = toInt(m["rows"])
+	if r.Key == "" {
+		if !strings.HasPrefix(r.URI, URIScheme+"://") {
+			return r, fmt.Errorf("%w: %s: no key", ErrBadRef, r.Name())
+		}
+		c, err := ParseLogicalURI(r.URI)
+		if err != nil {
+			return r, fmt.Errorf("%w: %v", ErrBadRef, err)
+		}
+		if r.Format == "" {
+			return r, fmt.Errorf("%w: %s: no format", ErrBadRef, r.Name())
+		}
+		cell, _ := s.Place(c)
+		r.Key, r.Cell = s.PhysicalKey(c, r.Format), cell.Name
+	}
+	if r.Format != FormatFeather && r.Format != FormatJSON {
+		return r, fmt.Errorf("%w: %s: format %q", ErrBadRef, r.Name(), r.Format)
+	}
+	if r.SHA256 != "" {
+		if b, err := hex.DecodeString(r.SHA256); err != nil || len(b) != sha256.Size {
+			return r, fmt.Errorf("%w: %s: sha256 %q is not a hex SHA-256", ErrBadRef, r.Name(), r.SHA256)
+		}
+	}
+	if r.Cell == "" && r.Bucket != "" && s.Cells != nil {
+		if c, ok := s.Cells.CellOfBucket(r.Bucket); ok {
+			r.Cell = c.Name
+		}
+	}
+	if r.Cell != "" && s.Cells != nil {
+		if _, ok := s.Cells.Cell(r.Cell); !ok {
+			return r, fmt.Errorf("%w: %s: unknown cell %q", ErrBadRef, r.Name(), r.Cell)
+		}
+	}
+	if r.Cell == "" && r.Bucket != "" {
+		if bn, ok := s.Backend.(BucketNamer); ok && bn.Bucket() != r.Bucket {
+			return r, fmt.Errorf("%w: %s: bucket %q is not a cell of this deployment", ErrBadRef, r.Name(), r.Bucket)
+		}
+	}
+	return r, nil
+}
+
+func toInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case float64:
+		return int64(x), true
+	case json.Number:
+		n, err := x.Int64()
+		return n, err == nil
+	}
+	return 0, false
+}
+
 // Resolve returns v with every result reference in it replaced by the
 // stored value (seed 004 §4.2 "the read path resolves the logical URI →
 // physical key → object fetch"). It walks map[string]any, []any and
 // []map[string]any; a map with a "$ref" key is replaced as a whole (its
 // "extracted" block is dropped) and the loaded value is not walked again.
 //
-//   - Feather objects decode to []any of map[string]any (DecodeFeather:
-//     int64, float64, bool, string, nil cells).
+//   - Feather objects decode to []any of map[string]any (DecodeFeather),
+//     or, for a table stored with its envelope, to the whole result map.
 //   - JSON objects decode with whole numbers as int64, others float64
 //     (jsonx).
 //
@@ -210,16 +454,19 @@ func IsRef(v any) bool {
 //
 // Copy on write: v itself is never modified; containers on the path to a
 // reference are shallow-copied, everything else is shared, and a v without
-// references is returned as is. The object is read from "$ref.key" (the
-// date segment is not derivable from the URI, so the key is never
-// recomputed); the bucket, when present, must be the Backend's. Nothing is
-// cached across calls.
+// references is returned as is. The object is read from "$ref.key" in the
+// reference's cell (derived from its uri when the key is absent). A
+// reference that records a sha256 is loaded only if the object's bytes
+// hash to it. Loaded values are kept in the Store's Cache, if any, by key
+// and digest; callers must not modify them.
 //
 // Errors (wrapped, naming the reference's URI or key): ErrBadRef for a
-// malformed reference or another bucket, ErrForbidden for a reference the
-// reader may not load, ErrNotFound when the object is missing, ErrDigest
-// when it does not match its sha256, ErrFormat when it cannot be decoded,
-// or the Backend's error.
+// malformed reference; ErrForbidden for a reference the reader may not
+// load (checked before anything is read or taken from the Cache);
+// ErrLost with ErrNotFound when the object is missing, with ErrDigest
+// when it does not match its sha256, with ErrFormat when it cannot be
+// decoded; ErrTooLarge for an object over MaterializeMax; or the
+// backend's error.
 func (s *Store) Resolve(ctx context.Context, v any) (any, error) {
 	out, _, err := s.resolve(ctx, v)
 	return out, err
@@ -276,57 +523,148 @@ func resolveIn[K, E any, C any](ctx context.Context, s *Store, v any, all iter.S
 // setAt sets element i of a list copy (for resolveIn).
 func setAt(out []any, i int, e any) { out[i] = e }
 
+func (s *Store) materializeMax() int64 {
+	if s.MaterializeMax > 0 {
+		return s.MaterializeMax
+	}
+	return DefaultMaterializeMax
+}
+
 // load fetches and decodes the object a "$ref" value describes.
 func (s *Store) load(ctx context.Context, r any) (v any, err error) {
 	defer func() { observeResolve(ctx, r, err) }() // telemetry (observe.go)
-	ref, ok := r.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q is %T, want an object", ErrBadRef, RefKey, r)
+	if s.Backend == nil {
+		return nil, errors.New("results: resolve: Store has no Backend")
 	}
-	uri, _ := ref["uri"].(string)
-	key, _ := ref["key"].(string)
-	format, _ := ref["format"].(string)
-	if key == "" {
-		return nil, fmt.Errorf("%w: %s: no key", ErrBadRef, uri)
-	}
-	if format != FormatFeather && format != FormatJSON {
-		return nil, fmt.Errorf("%w: %s: format %q", ErrBadRef, uri, format)
-	}
-	if b, ok := ref["bucket"].(string); ok && b != "" {
-		if bn, ok := s.Backend.(BucketNamer); ok && bn.Bucket() != b {
-			return nil, fmt.Errorf("%w: %s: bucket %q, store reads %q", ErrBadRef, uri, b, bn.Bucket())
-		}
-	}
-	if err := Authorize(ctx, r); err != nil {
+	ref, err := s.ParseRef(r)
+	if err != nil {
 		return nil, err
 	}
-	want, hasDigest := ref[DigestKey].(string)
-	if _, present := ref[DigestKey]; present && (!hasDigest || len(want) != 64) {
-		return nil, fmt.Errorf("%w: %s: %s is not a hex SHA-256", ErrBadRef, uri, DigestKey)
+	if err := AuthorizeRef(ctx, ref); err != nil {
+		return nil, err
+	}
+	if ref.Bytes > s.materializeMax() {
+		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d a template, python or a loop plan may load (NOETL_RESULT_MATERIALIZE_MAX_MB); stream it (loop.in, transfer source type result, artifact)", ErrTooLarge, ref.Name(), ref.Bytes, s.materializeMax())
+	}
+	ck := ref.Key + "#" + ref.SHA256
+	if s.Cache != nil {
+		if v, ok := s.Cache.Get(ck); ok {
+			return v, nil
+		}
+	}
+	data, err := s.fetch(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Format == FormatFeather {
+		meta, rows, err := decodeFile(data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrLost, ref.Name(), err)
+		}
+		v = meta.value(rows)
+	} else if err := jsonx.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w: json: %v", ErrLost, ref.Name(), ErrFormat, err)
+	}
+	if s.Cache != nil {
+		s.Cache.Put(ck, v, SizeOf(v))
+	}
+	return v, nil
+}
+
+// fetch reads a reference's whole object and checks its digest.
+func (s *Store) fetch(ctx context.Context, ref Ref) ([]byte, error) {
+	b := s.backendFor(ref.Cell)
+	o, err := b.Open(ctx, ref.Key)
+	if err != nil {
+		return nil, lostOr(ref, err)
+	}
+	if o.Size() > s.materializeMax() {
+		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d a template, python or a loop plan may load (NOETL_RESULT_MATERIALIZE_MAX_MB); stream it (loop.in, transfer source type result, artifact)", ErrTooLarge, ref.Name(), o.Size(), s.materializeMax())
+	}
+	rd, err := o.NewReader(ctx, 0, -1)
+	if err != nil {
+		return nil, lostOr(ref, err)
+	}
+	defer rd.Close()
+	data := make([]byte, 0, o.Size())
+	buf := &bytesWriter{b: data}
+	h := sha256.New()
+	if _, err := copyBuffer(buf, h, rd); err != nil {
+		return nil, lostOr(ref, err)
+	}
+	if err := checkDigest(ref, h); err != nil {
+		return nil, err
+	}
+	return buf.b, nil
+}
+
+// lostOr wraps a read error: a missing object is a lost result.
+func lostOr(ref Ref, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: %s: %w", ErrLost, ref.Name(), err)
+	}
+	return fmt.Errorf("results: resolve %s: %w", ref.Name(), err)
+}
+
+// checkDigest compares the hash of the bytes read with the reference's
+// (hex, any case): the one digest check of the tier (Resolve, OpenTable,
+// Row). A mismatch wraps ErrLost and ErrDigest.
+func checkDigest(ref Ref, h hash.Hash) error {
+	if ref.SHA256 == "" {
+		return nil
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, ref.SHA256) {
+		return fmt.Errorf("%w: reference %s (object %s): %w: it records sha256 %s, the object's is %s", ErrLost, ref.Name(), ref.Key, ErrDigest, ref.SHA256, got)
+	}
+	return nil
+}
+
+// ResolveURN returns the reference of the result a logical URI names
+// (only for a reader that may load it: ErrForbidden before any probe),
+// found from the URI alone (seed 004 §4: zero central lookup): the key
+// derived in the home cell, as Feather, else as JSON. When the home cell
+// has neither (a cell map that moved the shard after the result was
+// written), the other cells of the map are tried. The reference has no
+// sha256 (nothing recorded it), so reads through it check only the
+// object's format. Errors: ErrBadURI; ErrNotFound (wrapped) when no cell
+// has the object; the backend's error.
+func (s *Store) ResolveURN(ctx context.Context, uri string) (map[string]any, error) {
+	c, err := ParseLogicalURI(uri)
+	if err != nil {
+		return nil, err
 	}
 	if s.Backend == nil {
 		return nil, errors.New("results: resolve: Store has no Backend")
 	}
-	data, err := s.Backend.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("results: resolve %s: %w", uri, err)
+	if err := AuthorizeExecution(ctx, c.ExecutionID, uri); err != nil {
+		return nil, err // not even whether the object exists is told
 	}
-	if hasDigest {
-		sum := sha256.Sum256(data)
-		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, want) {
-			return nil, fmt.Errorf("%w: reference %s (object %s) records sha256 %s, the object's is %s", ErrDigest, uri, key, want, got)
+	home, shard := s.Place(c)
+	cells := []Cell{home}
+	if s.Cells != nil {
+		for _, other := range s.Cells.Cells {
+			if other.Name != home.Name {
+				cells = append(cells, other)
+			}
 		}
 	}
-	if format == FormatFeather {
-		rows, err := DecodeFeather(data)
-		if err != nil {
-			return nil, fmt.Errorf("results: resolve %s: %w", uri, err)
+	for _, cell := range cells {
+		b := s.backendFor(cell.Name)
+		for _, format := range []string{FormatFeather, FormatJSON} {
+			key := s.keyIn(c, cell, shard, format)
+			o, err := b.Open(ctx, key)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("results: resolve %s: %w", uri, err)
+			}
+			ref := map[string]any{"uri": s.LogicalURI(c), "key": key, "cell": cell.Name, "format": format, "bytes": o.Size()}
+			if bn, ok := b.(BucketNamer); ok {
+				ref["bucket"] = bn.Bucket()
+			}
+			return map[string]any{RefKey: ref}, nil
 		}
-		return rows, nil
 	}
-	var out any
-	if err := jsonx.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("results: resolve %s: %w: json: %v", uri, ErrFormat, err)
-	}
-	return out, nil
+	return nil, fmt.Errorf("results: resolve %s: %w (no cell holds it)", uri, ErrNotFound)
 }

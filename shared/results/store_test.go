@@ -56,7 +56,7 @@ func TestOffloadInlineVsOverBudget(t *testing.T) {
 		t.Fatalf("Offload over budget = %#v, want a reference", ref)
 	}
 	r := ref.(map[string]any)[RefKey].(map[string]any)
-	wantKey := s.PhysicalKey(coords, "json", fixedNow)
+	wantKey := s.PhysicalKey(coords, "json")
 	if r["uri"] != "noetl://default/default/results/exec-1/fetch/1/0/1" || r["key"] != wantKey ||
 		r["format"] != "json" || r["bytes"] != int64(101) {
 		t.Fatalf("$ref = %#v", r)
@@ -250,7 +250,7 @@ func TestResolveErrors(t *testing.T) {
 	}
 	for name, bad := range map[string]any{
 		"not a map":  map[string]any{RefKey: "noetl://x"},
-		"no key":     map[string]any{RefKey: map[string]any{"uri": r["uri"], "format": "json"}},
+		"no key":     map[string]any{RefKey: map[string]any{"uri": "not-a-urn", "format": "json"}},
 		"bad format": map[string]any{RefKey: map[string]any{"key": r["key"], "format": "parquet"}},
 	} {
 		if _, err := s.Resolve(ctx, bad); !errors.Is(err, ErrBadRef) {
@@ -264,7 +264,7 @@ func TestResolveErrors(t *testing.T) {
 	}
 	// Bucket mismatch is refused by a BucketNamer backend.
 	bs := *s
-	bs.Backend = namedMem{Backend: s.Backend, name: "b1"}
+	bs.Backend = bucketMem{Backend: s.Backend, name: "b1"}
 	other := map[string]any{RefKey: map[string]any{"key": r["key"], "format": "json", "bucket": "b2"}}
 	if _, err := bs.Resolve(ctx, other); !errors.Is(err, ErrBadRef) {
 		t.Errorf("other bucket: err = %v, want ErrBadRef", err)
@@ -275,12 +275,12 @@ func TestResolveErrors(t *testing.T) {
 	}
 }
 
-type namedMem struct {
+type bucketMem struct {
 	Backend
 	name string
 }
 
-func (n namedMem) Bucket() string { return n.name }
+func (n bucketMem) Bucket() string { return n.name }
 
 func TestOffloadErrors(t *testing.T) {
 	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
@@ -299,7 +299,7 @@ func TestOffloadErrors(t *testing.T) {
 	}
 	// Bucket recorded for a BucketNamer backend.
 	bs := *s
-	bs.Backend = namedMem{Backend: s.Backend, name: "bkt"}
+	bs.Backend = bucketMem{Backend: s.Backend, name: "bkt"}
 	ref, err := bs.Offload(ctx, coords, sized(50))
 	if err != nil || ref.(map[string]any)[RefKey].(map[string]any)["bucket"] != "bkt" {
 		t.Errorf("bucket: %#v, %v", ref, err)

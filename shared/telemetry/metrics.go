@@ -49,6 +49,12 @@ const (
 	MetricResultOffloaded      = "noetl_result_offloaded_total"
 	MetricResultOffloadedBytes = "noetl_result_offloaded_bytes"
 	MetricResultResolved       = "noetl_result_resolved_total"
+	// Per-instance cache of loaded results (issue 16: bounded in bytes,
+	// least recently used evicted first).
+	MetricResultCacheHits      = "noetl_result_cache_hits_total"
+	MetricResultCacheMisses    = "noetl_result_cache_misses_total"
+	MetricResultCacheEvictions = "noetl_result_cache_evictions_total"
+	MetricResultCacheBytes     = "noetl_result_cache_bytes"
 )
 
 // Label (attribute) names of the metrics, as seed 000 §8.1 spells them.
@@ -148,6 +154,10 @@ var Instruments = []InstrumentSpec{
 	{MetricResultOffloaded, "Results written to the result tier, by format (seed 004 §5).", "1", KindCounter, []string{LabelFormat}, nil},
 	{MetricResultOffloadedBytes, "Size of results written to the result tier, by format (seed 004 §5).", "By", KindHistogram, []string{LabelFormat}, OffloadedBytesBuckets},
 	{MetricResultResolved, "Result references read back from the result tier, by format and outcome.", "1", KindCounter, []string{LabelFormat, LabelOutcome}, nil},
+	{MetricResultCacheHits, "Loaded results (and table batches) served from the instance's cache.", "1", KindCounter, nil, nil},
+	{MetricResultCacheMisses, "Loaded results (and table batches) not in the instance's cache.", "1", KindCounter, nil, nil},
+	{MetricResultCacheEvictions, "Entries evicted from the instance's result cache to stay within its bound.", "1", KindCounter, nil, nil},
+	{MetricResultCacheBytes, "Estimated bytes held by the instance's result cache.", "By", KindUpDownCounter, nil, nil},
 }
 
 // ExecStatus is the status label of noetl_executions_completed_total.
@@ -455,6 +465,24 @@ func (m *Metrics) LeaseLost(ctx context.Context, scope LeaseScope) {
 func (m *Metrics) ResultOffloaded(ctx context.Context, format string, bytes int64) {
 	m.add(ctx, MetricResultOffloaded, 1, str(LabelFormat, format))
 	m.record(ctx, MetricResultOffloadedBytes, float64(bytes), str(LabelFormat, format))
+}
+
+// ResultCacheHit counts a cache hit (noetl_result_cache_hits_total).
+func (m *Metrics) ResultCacheHit(ctx context.Context) { m.add(ctx, MetricResultCacheHits, 1) }
+
+// ResultCacheMiss counts a cache miss (noetl_result_cache_misses_total).
+func (m *Metrics) ResultCacheMiss(ctx context.Context) { m.add(ctx, MetricResultCacheMisses, 1) }
+
+// ResultCacheEvicted counts n evicted entries
+// (noetl_result_cache_evictions_total).
+func (m *Metrics) ResultCacheEvicted(ctx context.Context, n int64) {
+	m.add(ctx, MetricResultCacheEvictions, n)
+}
+
+// ResultCacheBytes adds delta to the bytes the cache holds
+// (noetl_result_cache_bytes).
+func (m *Metrics) ResultCacheBytes(ctx context.Context, delta int64) {
+	m.add(ctx, MetricResultCacheBytes, delta)
 }
 
 // ResultResolved counts a result reference read back from the tier:

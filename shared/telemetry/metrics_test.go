@@ -112,6 +112,10 @@ func recordAll(m *Metrics) {
 	m.LeaseLost(ctx, LeaseUnit)
 	m.ResultOffloaded(ctx, "feather", 300_000)
 	m.ResultResolved(ctx, "feather", ResolveOK)
+	m.ResultCacheHit(ctx)
+	m.ResultCacheMiss(ctx)
+	m.ResultCacheEvicted(ctx, 2)
+	m.ResultCacheBytes(ctx, 4096)
 }
 
 func gather(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {

@@ -39,11 +39,53 @@ func Names(tmpl string) ([]string, error) {
 	return out, nil
 }
 
+// Uses returns, for each root name a template reads (as Names), how it
+// is read: the attributes (or constant string items) read directly on it
+// (`{{ big._ref }}`, `{{ big['_store'] }}` give "_ref", "_store"), and
+// "" when it is used in any other way (whole: printed, iterated, passed
+// to a filter, indexed by a computed key). The result tier loads a stored
+// result only for templates that read more of it than its reference's
+// own fields (issue 16: fetched only when read). A template that does
+// not parse returns Check's *Error.
+func Uses(tmpl string) (map[string][]string, error) {
+	if !hasMarkup(tmpl) {
+		return nil, nil
+	}
+	cp := compile(tmpl)
+	if cp.err != nil {
+		return nil, &Error{Template: tmpl, Err: cp.err}
+	}
+	w := &nameWalker{found: map[string]bool{}, uses: map[string][]string{}}
+	w.push()
+	for _, n := range cp.tpl.Root().Nodes {
+		w.stmt(n)
+	}
+	return w.uses, nil
+}
+
 // nameWalker collects the free names of a (rewritten) parse tree; bound is
 // a stack of the names bound by enclosing for/with blocks and by set.
+// uses, when not nil, also records how each name is read (Uses).
 type nameWalker struct {
 	found map[string]bool
 	bound []map[string]bool
+	uses  map[string][]string
+}
+
+// use records one read of name: attr "" is a whole use.
+func (w *nameWalker) use(name, attr string) {
+	if w.uses == nil || name == "" || w.isBound(name) || literalNames[name] {
+		return
+	}
+	if _, global := envGlobals[name]; global {
+		return
+	}
+	for _, a := range w.uses[name] {
+		if a == attr {
+			return
+		}
+	}
+	w.uses[name] = append(w.uses[name], attr)
 }
 
 func (w *nameWalker) push(names ...string) {
@@ -166,8 +208,20 @@ func (w *nameWalker) expr(n nodes.Node) {
 	case *nodes.Name:
 		if t.Name != nil {
 			w.name(t.Name.Val)
+			w.use(t.Name.Val, "")
 		}
 	case *nodes.FilteredExpression:
+		// name.attr... (rewritten as name | noetl:get("attr", ...)).
+		if nm, ok := t.Expression.(*nodes.Name); ok && nm.Name != nil && len(t.Filters) > 0 && t.Filters[0].Name == filterGetName && len(t.Filters[0].Args) > 0 {
+			if key, ok := t.Filters[0].Args[0].(*nodes.String); ok {
+				w.name(nm.Name.Val)
+				w.use(nm.Name.Val, key.Val)
+				for _, f := range t.Filters {
+					w.filterCall(f)
+				}
+				return
+			}
+		}
 		w.expr(t.Expression)
 		for _, f := range t.Filters {
 			w.filterCall(f)

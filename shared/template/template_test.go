@@ -841,3 +841,32 @@ func TestNoTimeout(t *testing.T) {
 		t.Errorf("render without clock: %v", v)
 	}
 }
+
+// Uses tells a name read whole from one read only through attributes.
+func TestUses(t *testing.T) {
+	cases := map[string]map[string][]string{
+		"{{ big._ref }}":                               {"big": {"_ref"}},
+		"{{ big['_store'] }} {{ big._ref.x }}":         {"big": {"_store", "_ref"}},
+		"{{ big }}":                                    {"big": {""}},
+		"{% for r in big %}{{ r.a }}{% endfor %}":      {"big": {""}},
+		"{{ big._ref | tojson }} {{ other | length }}": {"big": {"_ref"}, "other": {""}},
+		"{{ big[k] }}":                                 {"big": {""}, "k": {""}},
+		"{% set big = 1 %}{{ big }}":                   {},
+		"no markup big":                                nil,
+	}
+	for tmpl, want := range cases {
+		got, err := Uses(tmpl)
+		if err != nil {
+			t.Fatalf("%s: %v", tmpl, err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("Uses(%q) = %v, want %v", tmpl, got, want)
+			continue
+		}
+		for k, v := range want {
+			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+				t.Errorf("Uses(%q)[%s] = %v, want %v", tmpl, k, got[k], v)
+			}
+		}
+	}
+}

@@ -120,7 +120,13 @@ type DefaultOptions struct {
 	// error.
 	Credentials credentials.Store
 	// Results is the results tier the artifact and result_fetch kinds
-	// read references from. Nil: they fail with a config error.
+	// read references from (Control), and the transfer kind's source type
+	// result reads stored tables from. Nil: they fail with a config
+	// error. The runner is built without it (Runner: it holds no access
+	// to the tier), so there transfer source type result fails with a
+	// config error; the duckdb kind streams into the tier only through a
+	// sink the engine puts in the context (results.SinkFrom), which only
+	// a kind running in the control plane's process receives.
 	Results *results.Store
 	// Project completes short Pub/Sub subscription names (the
 	// GOOGLE_CLOUD_PROJECT setting).
@@ -261,7 +267,7 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 		case KindDuckDB:
 			reg[k] = Adapt(dk)
 		case KindTransfer:
-			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials}))
+			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results}))
 		case KindGCS:
 			reg[k] = Adapt(gcs.New(opts.GCS))
 		case KindSecrets:

@@ -150,11 +150,24 @@ const (
 	// credential the playbook is not granted, a result reference of an
 	// execution that is not its own, its parent's or a child's.
 	ErrKindForbidden = "forbidden"
-	// ErrKindArtifact: a stored result does not read back as written (its
-	// object does not match the sha256 its reference records, or does not
-	// decode): the artifact and result_fetch kinds, and a step whose
-	// templates read such a result.
+	// ErrKindArtifact: a stored result is there but does not read back as
+	// written (its object does not match the sha256 its reference records,
+	// or does not decode): the artifact and result_fetch kinds, a step
+	// whose templates read such a result, a loop over it and a transfer
+	// from it. Not retried.
 	ErrKindArtifact = "artifact"
+	// ErrKindResultLost fails a step that reads a stored result whose
+	// object is gone (seed 004 "repair"): its templates, the artifact and
+	// result_fetch kinds, a loop over it, a transfer from it. The message
+	// names the result's URI; a lost result does not come back by
+	// retrying, so it is never redelivered. (An object that is there but
+	// changed is ErrKindArtifact.)
+	ErrKindResultLost = "result_lost"
+	// ErrKindResultTooLarge fails a step whose templates or python code
+	// read the whole of a stored result over the materialisation limit
+	// (NOETL_RESULT_MATERIALIZE_MAX_MB): it is read by streaming
+	// consumers (loop.in, transfer source type result, artifact).
+	ErrKindResultTooLarge = "result_too_large"
 )
 
 // Event is the envelope of every entry of the event log (DSL.md "Events").
@@ -516,13 +529,17 @@ func DeriveIDPart(i int) string { return itoa(i) }
 
 // ResultCoords locate one result in the results tier (seed 004 §4: the
 // logical URI noetl://<tenant>/<project>/results/<execution_id>/<step>/
-// <frame>/<row>/<attempt>).
+// <frame>/<row>/<attempt>[@<version>]).
 type ResultCoords struct {
-	Tenant      string // default "default"
-	Project     string // default "default"
+	Tenant      string // default: the deployment's tenant (results.Locator), else "default"
+	Project     string // default: the deployment's project, else "default"
 	ExecutionID string
 	Step        string
 	Frame       int // the step run
 	Row         int // the loop iteration (0 when none)
 	Attempt     int
+	// Version is the optional @<version> of seed 004's grammar ("" =
+	// none: a rewrite of the same coordinates overwrites the object, OQ1's
+	// default; a version keeps a separate object per version).
+	Version string
 }

@@ -165,6 +165,9 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 			u.log.Info("adopting the durable outcome of a task attempt that ran before", "task", task.Name, "attempt", u.cur.Attempt, "jumps", u.cur.Jumps)
 			if u.w.Results != nil && results.IsRef(prev.Result) {
 				if prev.Result, err = u.w.Results.Resolve(ctx, prev.Result); err != nil {
+					if em, ok := resultFailure(err); ok { // the recorded result is lost: fail once, never redeliver
+						return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: em["kind"].(string), Message: fmt.Sprintf("step %s task %s: the recorded result of its attempt: %v", u.step.Name, task.Name, em["message"])}}, nil
+					}
 					return types.Outcome{}, fmt.Errorf("worker: load the recorded result of %s: %w", task.Name, err)
 				}
 			}
@@ -295,7 +298,9 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 		tctx, cancel = context.WithTimeout(ctx, time.Duration(timeout*float64(time.Second))+2*time.Second)
 		defer cancel()
 	}
-	out := tool.Run(tctx, tools.Request{
+	// A tool that produces a table streams it through a sink into the
+	// results tier instead of building it whole (lazy.go).
+	out := tool.Run(u.withSinks(tctx, task), tools.Request{
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
 		Args: args, Config: cfg, TimeoutS: timeout,
 		Context: u.taskContext(task), // hook (h-conf, issue 9): python's `context` (taskio.go)

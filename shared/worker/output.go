@@ -8,6 +8,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -20,6 +21,36 @@ const InlineHardMax = 512 << 10
 // inline budget (results.Store.OffloadLimit).
 type limitOffloader interface {
 	OffloadLimit(ctx context.Context, c types.ResultCoords, v any, limit int) (any, error)
+}
+
+// optsOffloader is implemented by result stores that take a result's
+// storage settings (results.Store.OffloadWith: budget, compression, ttl).
+type optsOffloader interface {
+	OffloadWith(ctx context.Context, c types.ResultCoords, v any, opts results.OffloadOptions) (any, error)
+}
+
+// storeOptions are the storage settings of the unit's result from its
+// output block (DSL.md output.store): the inline budget (-1: the
+// engine's), Feather compression and ttl (the validator checked both).
+func (u *unit) storeOptions() results.OffloadOptions {
+	opts := results.OffloadOptions{Limit: -1}
+	out := u.outputBlock()
+	if out == nil {
+		return opts
+	}
+	if out.InlineMaxBytes != nil {
+		opts.Limit = max(*out.InlineMaxBytes, 0)
+	}
+	if st := out.Store; st != nil {
+		if st.Tier == dsl.TierInline {
+			opts.Limit = InlineHardMax
+		}
+		if st.Compression != "none" {
+			opts.Compression = st.Compression
+		}
+		opts.TTL, _ = dsl.ParseTTL(st.TTL)
+	}
+	return opts
 }
 
 // outputBlock is the output block that governs the unit's result
@@ -48,19 +79,13 @@ func (u *unit) outputBlock() *dsl.Output {
 // read them without loading the payload (engine/views.go).
 func (u *unit) offloadResult(ctx context.Context, coords types.ResultCoords, result any) (any, error) {
 	out := u.outputBlock()
-	limit := -1
-	if out != nil {
-		if out.InlineMaxBytes != nil {
-			limit = max(*out.InlineMaxBytes, 0)
-		}
-		if out.Store != nil && out.Store.Tier == dsl.TierInline {
-			limit = InlineHardMax
-		}
-	}
+	opts := u.storeOptions()
 	var ref any
 	var err error
-	if lo, ok := u.w.Results.(limitOffloader); ok && limit >= 0 {
-		ref, err = lo.OffloadLimit(ctx, coords, result, limit)
+	if oo, ok := u.w.Results.(optsOffloader); ok {
+		ref, err = oo.OffloadWith(ctx, coords, result, opts)
+	} else if lo, ok := u.w.Results.(limitOffloader); ok && opts.Limit >= 0 {
+		ref, err = lo.OffloadLimit(ctx, coords, result, opts.Limit)
 	} else {
 		ref, err = u.w.Results.Offload(ctx, coords, result)
 	}

@@ -39,10 +39,16 @@ type unit struct {
 	step    *dsl.Step
 	log     *slog.Logger
 	results map[string]any
-	// loaded is the state's step results with results-tier references
-	// loaded (resolveResults): python's context global (taskio.go).
-	loaded  map[string]any
-	pending []types.Event
+	// loaded is the state's step results with the results-tier
+	// references the step reads loaded (resolveResults, lazy.go):
+	// python's context global (taskio.go).
+	loaded map[string]any
+	// fetched names the stored results the unit loaded.
+	fetched []string
+	// itemFailure is set when the iteration's item (a row of a stored
+	// table) could not be read: the unit fails with it.
+	itemFailure map[string]any
+	pending     []types.Event
 	// batch numbers the unit's batches (their ids derive from it); clock is
 	// the Lamport time of the unit's last event.
 	batch     int
@@ -206,51 +212,6 @@ func (u *unit) taskScope() template.Scope {
 	return u.scope(extra)
 }
 
-// resolveResults loads the results-tier references among the state's step
-// results (cached per instance: a stored result never changes).
-func (u *unit) resolveResults(ctx context.Context) error {
-	u.results = engine.ResultViews(u.pb, u.st.Results, nil) // hook (h-conf): step-result views (engine/views.go)
-	u.loaded = u.st.Results
-	if u.w.Results == nil || len(u.st.Results) == 0 {
-		return nil
-	}
-	out := make(map[string]any, len(u.st.Results))
-	for k, v := range u.st.Results {
-		if !results.IsRef(v) {
-			out[k] = v
-			continue
-		}
-		// Ownership first: the cache below holds what any execution of
-		// this instance loaded.
-		if err := results.Authorize(ctx, v); err != nil {
-			return fmt.Errorf("worker: result of %s: %w", k, err)
-		}
-		key := refKey(v)
-		if cached, ok := u.w.resolved.Load(key); ok && key != "" {
-			out[k] = cached
-			continue
-		}
-		r, err := u.w.Results.Resolve(ctx, v)
-		if err != nil {
-			return fmt.Errorf("worker: resolve result of %s: %w", k, err)
-		}
-		if key != "" {
-			u.w.resolved.Store(key, r)
-		}
-		out[k] = r
-	}
-	u.results = engine.ResultViews(u.pb, u.st.Results, out) // hook (h-conf): views of the loaded results
-	u.loaded = out
-	return nil
-}
-
-func refKey(v any) string {
-	m, _ := v.(map[string]any)
-	ref, _ := m[results.RefKey].(map[string]any)
-	k, _ := ref["key"].(string)
-	return k
-}
-
 // run executes the unit's pipeline from its cursor and ends the unit.
 func (u *unit) run(ctx context.Context) error {
 	c := &u.cmd
@@ -267,8 +228,11 @@ func (u *unit) run(ctx context.Context) error {
 	u.lastFlush = u.w.now()
 	// A refusal (a credential computed at run time that is not granted, a
 	// step result that is a reference of another execution) fails the
-	// step at once, with kind forbidden, and so does a stored result that
-	// no longer matches its sha256 (kind artifact); neither is retried.
+	// step at once, with kind forbidden. A stored result the step reads
+	// that is gone (kind result_lost), no longer matches its sha256 or
+	// does not decode (kind artifact), or is too large to load whole
+	// (kind result_too_large) fails it too (resultFailure); none is
+	// retried.
 	var refused map[string]any
 	if err := u.keychain(ctx); err != nil {
 		if !errors.Is(err, credentials.ErrNotGranted) {
@@ -278,17 +242,21 @@ func (u *unit) run(ctx context.Context) error {
 		refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
 	}
 	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
+	if refused == nil && u.itemFailure != nil {
+		u.log.Warn("the iteration's item is a row of a stored table that cannot be read; failing it", "error_kind", u.itemFailure["kind"], "error", u.itemFailure["message"])
+		return u.finish(ctx, false, nil, u.itemFailure)
+	}
 	if refused == nil {
-		if err := u.resolveResults(ctx); err != nil {
-			switch {
-			case errors.Is(err, results.ErrForbidden):
-				refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
-			case errors.Is(err, results.ErrDigest):
-				// A stored result that changed after it was written
-				// never reads back: not retried.
-				refused = map[string]any{"kind": types.ErrKindArtifact, "message": err.Error()}
-			default:
+		if err := u.resolveResults(ctx); err != nil { // hook (issue 16): lazy results (lazy.go)
+			em, ok := resultFailure(err)
+			if !ok {
 				return err
+			}
+			if em["kind"] == types.ErrKindForbidden {
+				refused = em // counted and masked with the other refusals below
+			} else {
+				u.log.Warn("the step reads a stored result it cannot load; failing it", "error_kind", em["kind"], "error", em["message"])
+				return u.finish(ctx, false, nil, em)
 			}
 		}
 	}

@@ -84,10 +84,9 @@ type Worker struct {
 	BarrierKey func(barrier string) []byte
 	Now        func() time.Time
 
-	pbs      sync.Map // sha256(source) → *dsl.Playbook
-	resolved sync.Map // results-tier key → resolved value (immutable)
-	states   stateCache
-	seen     deliveries
+	pbs    sync.Map // sha256(source) → *dsl.Playbook
+	states stateCache
+	seen   deliveries
 }
 
 // IterationStateMaxAge bounds how old a cached execution document may be
@@ -370,11 +369,14 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	// retried delivery, so that a watchdog covers it if it dies again.
 	u.leased = engine.StepSideEffecting(pb, step) || u.recovering
 	if cmd.Iteration != nil && cmd.ItemRef {
-		plan, err := w.Control.Plan(ctx, cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun))
-		if err != nil {
+		// The row is read for this execution (results by ownership).
+		item, err := w.Control.Item(results.WithReader(ctx, w.reader(st)), cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
+		if em, lost := resultFailure(err); lost {
+			u.itemFailure = em // the iteration fails once (unit.run)
+		} else if err != nil {
 			return err
 		}
-		u.cmd.Item = plan.Items[*cmd.Iteration]
+		u.cmd.Item = item
 	}
 	if u.leased {
 		done, err := u.lease(ctx)

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"reflect"
 	"sort"
 	"strings"
@@ -516,6 +517,10 @@ func (t *Tasks) DeletedExecutions() []string {
 // results.ExtractedOf(v)} (the shape of shared/results references); Resolve
 // replaces the references at any depth of a value by fresh copies of their
 // values, and a reference to a value it does not hold is results.ErrNotFound.
+// Like results.Store it loads a reference only for the context's
+// results.Reader (the execution that stored it, its parent, its
+// children: results.ErrForbidden otherwise); its key starts with the
+// path-escaped execution id.
 // resultstest.OffloaderSuite holds it to the contract results.Store passes.
 type Offloader struct {
 	// InlineMax is the inline budget in bytes (≤ 0: everything inline).
@@ -541,7 +546,7 @@ func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (a
 	if err := ctx.Err(); err != nil {
 		return nil, errs.Wrap(errs.CodeOf(err), err, "controltest: offload")
 	}
-	key := fmt.Sprintf("%s/%s/%d/%d/%d", c.ExecutionID, c.Step, c.Frame, c.Row, c.Attempt)
+	key := fmt.Sprintf("%s/%s/%d/%d/%d", url.PathEscape(c.ExecutionID), c.Step, c.Frame, c.Row, c.Attempt)
 	var stored any
 	if err := jsonx.Unmarshal(b, &stored); err != nil {
 		return nil, err
@@ -567,6 +572,12 @@ func (o *Offloader) Resolve(ctx context.Context, v any) (any, error) {
 				return nil, errs.Wrap(errs.CodeOf(err), err, "controltest: resolve")
 			}
 			key, _ := ref["key"].(string)
+			id, _, _ := strings.Cut(key, "/")
+			if id, err := url.PathUnescape(id); err != nil || id == "" {
+				return nil, fmt.Errorf("controltest: resolve %q: %w", key, results.ErrBadRef)
+			} else if err := results.AuthorizeExecution(ctx, id, key); err != nil {
+				return nil, err
+			}
 			o.mu.Lock()
 			val, ok := o.vals[key]
 			o.mu.Unlock()

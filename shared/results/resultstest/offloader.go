@@ -30,12 +30,19 @@ import (
 //     unit); different coordinates do not collide.
 //   - A reference whose object is not in the tier resolves to an error
 //     wrapping results.ErrNotFound (code NotFound: not retried).
+//   - A reference loads only for the context's results.Reader: the
+//     execution that stored it, its parent or one of its children;
+//     another execution, or no reader at all, gets an error wrapping
+//     results.ErrForbidden (code PermissionDenied: not retried).
 //   - A done context fails Offload of a large value and Resolve of a
 //     reference.
 func OffloaderSuite(t *testing.T, newOffloader func(t *testing.T, inlineMax int) results.Offloader) {
 	t.Helper()
 	const budget = 256
-	ctx := context.Background()
+	// Reads are on behalf of the execution the suite writes (results by
+	// ownership: Resolve loads only the reader's own, parent's and
+	// children's results).
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "offloadertest-" + t.Name()})
 	coords := func(step string, attempt int) types.ResultCoords {
 		return types.ResultCoords{Tenant: "t", Project: "p", ExecutionID: "offloadertest-" + t.Name(), Step: step, Attempt: attempt}
 	}
@@ -137,6 +144,29 @@ func OffloaderSuite(t *testing.T, newOffloader func(t *testing.T, inlineMax int)
 		_, err := newOffloader(t, budget).Resolve(ctx, []any{ref}) // another, empty tier
 		if !errors.Is(err, results.ErrNotFound) || !errs.Is(err, errs.NotFound) || errs.Retryable(err) {
 			t.Fatalf("Resolve of a reference to a missing object: %v (code %s), want ErrNotFound, not retried", err, errs.CodeOf(err))
+		}
+	})
+
+	t.Run("Ownership", func(t *testing.T) {
+		o := newOffloader(t, budget)
+		owner := coords("owned", 1).ExecutionID
+		ref := offload(t, o, coords("owned", 1), big("owned"))
+		for name, r := range map[string]results.Reader{
+			"parent": {Execution: "offloadertest-child", Parent: owner},
+			"child":  {Execution: "offloadertest-parent", IsChild: func(_ context.Context, id string) (bool, error) { return id == owner, nil }},
+		} {
+			if got, err := o.Resolve(results.WithReader(context.Background(), r), ref); err != nil || !reflect.DeepEqual(got, wire(t, big("owned"))) {
+				t.Errorf("read by its %s's execution: %v", name, err)
+			}
+		}
+		for name, rctx := range map[string]context.Context{
+			"another execution": results.WithReader(context.Background(), results.Reader{Execution: "offloadertest-other"}),
+			"no reader":         context.Background(),
+		} {
+			_, err := o.Resolve(rctx, map[string]any{"nested": []any{ref}})
+			if !errors.Is(err, results.ErrForbidden) || !errs.Is(err, errs.PermissionDenied) || errs.Retryable(err) {
+				t.Errorf("%s: Resolve = %v (code %s), want ErrForbidden, PermissionDenied, not retried", name, err, errs.CodeOf(err))
+			}
 		}
 	})
 

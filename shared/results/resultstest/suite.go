@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +20,10 @@ import (
 // Put/Get round trip (binary and empty data), overwrite, Exists true/false,
 // Get of a missing key wrapping results.ErrNotFound, keys shaped like
 // physical keys ("=", "/", dots), a large object (1 MiB + 1), concurrent
-// Puts and Gets, and failure on a cancelled context. Keys are created under
+// Puts and Gets, a streamed write of more than one upload chunk (invisible
+// until Close, attributes kept, abort leaves nothing) read back by ranges
+// and streams, List by prefix in key order, Delete (idempotent), and
+// failure on a cancelled context. Keys are created under
 // a prefix unique to the call, so b may be shared with other tests; nothing
 // is deleted afterwards.
 func BackendSuite(t *testing.T, b results.Backend) {
@@ -155,6 +159,92 @@ func BackendSuite(t *testing.T, b results.Backend) {
 		close(errs)
 		for err := range errs {
 			t.Error(err)
+		}
+	})
+
+	t.Run("StreamedWrite", func(t *testing.T) {
+		k := key("stream/obj.feather")
+		w := b.NewWriter(ctx, k, results.ObjectAttrs{ContentType: results.ContentTypeFeather, Metadata: map[string]string{results.MetaExpires: "2030-01-01T00:00:00Z"}})
+		// 9 MiB in odd-sized writes: more than one upload chunk.
+		want := make([]byte, 9<<20+17)
+		for i := range want {
+			want[i] = byte(i * 31)
+		}
+		for off := 0; off < len(want); off += 1<<20 + 3 {
+			if _, err := w.Write(want[off:min(off+1<<20+3, len(want))]); err != nil {
+				t.Fatalf("Write: %v", err)
+			}
+		}
+		if ok, _ := b.Exists(ctx, k); ok {
+			t.Fatal("object visible before Close")
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		o, err := b.Open(ctx, k)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		if o.Size() != int64(len(want)) || o.Attrs().ContentType != results.ContentTypeFeather || o.Attrs().Metadata[results.MetaExpires] != "2030-01-01T00:00:00Z" {
+			t.Fatalf("Open: size %d attrs %+v", o.Size(), o.Attrs())
+		}
+		p := make([]byte, 1000)
+		if n, err := o.ReadAt(p, 5<<20); err != nil || n != 1000 || !bytes.Equal(p, want[5<<20:5<<20+1000]) {
+			t.Fatalf("ReadAt = %d, %v", n, err)
+		}
+		if n, err := o.ReadAt(p, int64(len(want)-10)); n != 10 || !errors.Is(err, io.EOF) || !bytes.Equal(p[:10], want[len(want)-10:]) {
+			t.Fatalf("ReadAt past the end = %d, %v", n, err)
+		}
+		r, err := o.NewReader(ctx, 100, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(r)
+		r.Close()
+		if !bytes.Equal(got, want[100:150]) {
+			t.Fatal("NewReader range")
+		}
+		r, _ = o.NewReader(ctx, 0, -1)
+		got, _ = io.ReadAll(r)
+		r.Close()
+		if !bytes.Equal(got, want) {
+			t.Fatalf("NewReader whole: %d bytes", len(got))
+		}
+		// Abort leaves nothing.
+		a := b.NewWriter(ctx, key("stream/aborted.json"), results.ObjectAttrs{ContentType: "application/json"})
+		_, _ = a.Write([]byte("{}"))
+		a.Abort()
+		if ok, _ := b.Exists(ctx, key("stream/aborted.json")); ok {
+			t.Fatal("aborted object visible")
+		}
+		if _, err := b.Open(ctx, key("stream/none")); !errors.Is(err, results.ErrNotFound) {
+			t.Fatalf("Open missing: %v", err)
+		}
+	})
+
+	t.Run("ListDelete", func(t *testing.T) {
+		for _, n := range []string{"ld/a/1.json", "ld/a/2.json", "ld/b/1.json", "ldx/1.json"} {
+			if err := b.Put(ctx, key(n), []byte("1"), "application/json"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []string
+		if err := b.List(ctx, key("ld/"), func(o results.ObjectInfo) error { got = append(got, o.Key); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{key("ld/a/1.json"), key("ld/a/2.json"), key("ld/b/1.json")}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("List = %v, want %v", got, want)
+		}
+		if err := b.Delete(ctx, key("ld/a/1.json")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Delete(ctx, key("ld/a/1.json")); err != nil {
+			t.Fatalf("Delete missing: %v", err)
+		}
+		got = nil
+		_ = b.List(ctx, key("ld/a/"), func(o results.ObjectInfo) error { got = append(got, o.Key); return nil })
+		if len(got) != 1 {
+			t.Fatalf("after Delete: %v", got)
 		}
 	})
 

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 
@@ -49,17 +50,27 @@ func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 // Result: the stored value itself (tabular results come back as a list of
 // row mappings). A value that is not a reference (a result that stayed
 // inline) is returned unchanged, so a playbook reads the same either way.
-// Only references of the task's own execution, its parent's or its
-// children's load (results.Reader, set by the worker); the execution is
-// read from the reference's key, and the object must match the sha256 the
-// reference records.
+// A bare logical URI (noetl://<tenant>/<project>/results/...) is resolved
+// from the URI alone (its key derived, seed 004 §4). When the engine
+// offers a sink (results.SinkFrom) a stored Feather table is copied
+// through it batch by batch, never held whole: a small one comes back as
+// its value, a large one as the reference of the copy (the task's own
+// result).
 //
-// Errors: a missing or malformed reference, a logical noetl:// URI without
-// its key, or another bucket are kind "config"; a reference of another
-// execution (or an object that is no execution's result) is kind
-// "forbidden"; a missing object is kind "not_found"; an object that does
-// not decode or does not match its sha256 is kind "artifact"; other store
-// failures are kind "storage" (retryable).
+// Only references of the task's own execution, its parent's or its
+// children's load (results.Reader, set by the worker; a bare URI is
+// checked before the tier is even asked whether it exists); the
+// execution is read from the reference's key, and the object must match
+// the sha256 the reference records.
+//
+// Errors: a malformed reference or another bucket are kind "config"; a
+// reference of another execution (or an object that is no execution's
+// result) is kind "forbidden"; a URI that names no stored result is kind
+// "not_found"; an object that is gone is kind "result_lost" naming it; an
+// object that is there but does not decode or does not match its sha256
+// is kind "artifact"; one too large to load whole (without a sink)
+// "result_too_large"; other store failures are kind "storage"
+// (retryable).
 func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) types.Outcome {
 	if a, ok := conf.String(cfg, "action", "operation"); ok && !strings.EqualFold(strings.TrimSpace(a), "get") {
 		if strings.EqualFold(strings.TrimSpace(a), "put") {
@@ -75,26 +86,39 @@ func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) ty
 	if err != nil {
 		return conf.ConfigError("artifact task: %v", err)
 	}
-	if !results.IsRef(v) {
+	uri, isURI := v.(string)
+	if !isURI && !results.IsRef(v) {
 		return types.Outcome{Status: types.StatusOK, Result: v}
 	}
 	if t.results == nil || t.results.Backend == nil {
 		return conf.ConfigError("artifact task: no results store is configured")
 	}
-	out, err := t.results.Resolve(ctx, v)
+	var out any
+	if isURI {
+		v, err = t.results.ResolveURN(ctx, uri)
+	}
+	if err == nil {
+		if sink, ok := results.SinkFrom(ctx); ok && isTable(v) {
+			out, err = t.copy(ctx, v, sink)
+		} else {
+			out, err = t.results.Resolve(ctx, v)
+		}
+	}
 	switch {
 	case err == nil:
 		return types.Outcome{Status: types.StatusOK, Result: out}
 	case errors.Is(err, results.ErrForbidden):
 		return conf.Fail(types.ErrKindForbidden, false, "artifact task: %v", err)
-	case errors.Is(err, results.ErrDigest):
-		return conf.Fail("artifact", false, "artifact task: %v", err)
-	case errors.Is(err, results.ErrBadRef):
+	case errors.Is(err, results.ErrDigest), errors.Is(err, results.ErrFormat):
+		return conf.Fail(types.ErrKindArtifact, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrLost):
+		return conf.Fail(types.ErrKindResultLost, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrTooLarge):
+		return conf.Fail(types.ErrKindResultTooLarge, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):
 		return conf.ConfigError("artifact task: %v", err)
 	case errors.Is(err, results.ErrNotFound):
 		return conf.Fail("not_found", false, "artifact task: %v", err)
-	case errors.Is(err, results.ErrFormat):
-		return conf.Fail("artifact", false, "artifact task: %v", err)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return conf.Fail("canceled", true, "artifact task canceled: %v", err)
 	case ctx.Err() != nil:
@@ -134,7 +158,10 @@ func normalise(v any) (any, error) {
 			return nil, errors.New("the reference is empty (was the step's result externalised?)")
 		}
 		if strings.HasPrefix(s, "noetl://") {
-			return nil, fmt.Errorf("reference %q is a logical URI: pass the reference object (e.g. {{ step._ref }}), which carries the storage key", s)
+			if _, err := results.ParseLogicalURI(s); err != nil {
+				return nil, err
+			}
+			return s, nil // resolved from the URI alone (Exec)
 		}
 		ref := map[string]any{"uri": s}
 		if rest, ok := strings.CutPrefix(s, "gs://"); ok {
@@ -167,4 +194,41 @@ func normalise(v any) (any, error) {
 		return x, nil
 	}
 	return v, nil
+}
+
+// isTable reports whether a reference names a stored Feather table.
+func isTable(v any) bool {
+	m, _ := v.(map[string]any)
+	inner, _ := m[results.RefKey].(map[string]any)
+	f, _ := inner["format"].(string)
+	return f == results.FormatFeather
+}
+
+// copy streams a stored table through the task's sink, one record batch
+// at a time (its file metadata — a query result's other fields — kept).
+func (t *Tool) copy(ctx context.Context, ref any, sink *results.Sink) (any, error) {
+	tr, err := t.results.OpenTable(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	if err := sink.Begin(tr.Schema(), tr.Meta()); err != nil {
+		return nil, err
+	}
+	for {
+		rec, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return sink.End()
+		}
+		if err != nil {
+			sink.Abort()
+			return nil, err
+		}
+		err = sink.Write(rec)
+		rec.Release()
+		if err != nil {
+			sink.Abort()
+			return nil, err
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/types"
@@ -57,6 +56,7 @@ func TestGetSpellings(t *testing.T) {
 		"uri spelling":                {nil, map[string]any{"uri": inner["key"]}, big},
 		"feather key string":          {nil, map[string]any{"ref": tabKey}, rows},
 		"feather reference":           {nil, map[string]any{"ref": tabRef}, rows},
+		"bare logical URI":            {nil, map[string]any{"ref": inner["uri"]}, big},
 		"inline value passes through": {map[string]any{"result_ref": map[string]any{"status": "small"}}, nil, map[string]any{"status": "small"}},
 	} {
 		o := tl.Exec(ctx, c.args, c.cfg, 0)
@@ -75,7 +75,7 @@ func TestGetErrors(t *testing.T) {
 	tl := New(rs)
 	ctx := results.WithReader(context.Background(), results.Reader{Execution: "7"})
 	key := func(step string) string {
-		return rs.PhysicalKey(types.ResultCoords{ExecutionID: "7", Step: step}, "json", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+		return rs.PhysicalKey(types.ResultCoords{ExecutionID: "7", Step: step}, "json")
 	}
 	missing := map[string]any{results.RefKey: map[string]any{"uri": "noetl://default/default/results/7/none/0/0/0", "key": key("none"), "format": "json"}}
 	for _, c := range []struct {
@@ -88,10 +88,12 @@ func TestGetErrors(t *testing.T) {
 		{tl, map[string]any{"action": "list", "ref": missing}, "config"},
 		{tl, map[string]any{"ref": ""}, "config"},
 		{tl, map[string]any{"ref": "noetl://execution/1/result/start/0"}, "config"},
+		{tl, map[string]any{"ref": "noetl://default/default/results/7/never/1/0/1"}, "not_found"},
+		{tl, map[string]any{"ref": "noetl://default/default/results/1/never/1/0/1"}, types.ErrKindForbidden}, // another execution's: not even probed
 		{tl, map[string]any{"ref": "gs://bucket-only"}, "config"},
 		{tl, map[string]any{"ref": "results/x.bin"}, "config"},
 		{tl, map[string]any{"ref": map[string]any{results.RefKey: map[string]any{"key": "k", "format": "xml"}}}, "config"},
-		{tl, map[string]any{"ref": missing}, "not_found"},
+		{tl, map[string]any{"ref": missing}, types.ErrKindResultLost},
 		{New(nil), map[string]any{"ref": missing}, "config"},
 	} {
 		o := c.tool.Exec(ctx, nil, c.cfg, 0)
@@ -105,6 +107,31 @@ func TestGetErrors(t *testing.T) {
 	}
 	if o := tl.Exec(ctx, nil, map[string]any{"ref": key("bad")}, 0); o.Status != types.StatusError || o.Error.Kind != "artifact" {
 		t.Errorf("corrupt: %+v", o.Error)
+	}
+}
+
+// With the engine's sink, a stored table is copied batch by batch: a
+// large one becomes the task's own stored result, reading back the same.
+func TestGetStreamsTables(t *testing.T) {
+	rs := &results.Store{Backend: results.NewMemory(), InlineMax: 1024}
+	rows := []any{}
+	for i := 0; i < 5000; i++ {
+		rows = append(rows, map[string]any{"id": int64(i), "v": fmt.Sprint("row ", i)})
+	}
+	src := offload(t, rs, "rows", rows)
+	c := types.ResultCoords{ExecutionID: "484377543601029219", Step: "copy", Attempt: 1}
+	owner := results.WithReader(context.Background(), results.Reader{Execution: "484377543601029219"})
+	ctx := results.WithSinks(owner, func() *results.Sink { return rs.NewSink(context.Background(), c, results.OffloadOptions{Limit: -1}) })
+	o := New(rs).Exec(ctx, nil, map[string]any{"ref": src}, 0)
+	if o.Status != types.StatusOK || !results.IsRef(o.Result) {
+		t.Fatalf("%+v", o)
+	}
+	if o.Result.(map[string]any)[results.RefKey].(map[string]any)["uri"] == src[results.RefKey].(map[string]any)["uri"] {
+		t.Fatal("the copy is the source")
+	}
+	got, err := rs.Resolve(owner, o.Result)
+	if err != nil || !reflect.DeepEqual(got, rows) {
+		t.Fatalf("copy differs: %v", err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -99,12 +100,24 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	if err != nil {
 		return conf.Fail("internal", true, "duckdb task: %v", err)
 	}
-	var res map[string]any
+	var res any
+	// A query's rows stream through the results tier's sink when the
+	// engine offers one (stream.go): no row limit, never held whole. The
+	// runner offers none (it holds no access to the tier): there the rows
+	// come back in the response, within the row limit.
+	var sink *results.Sink
+	if !q.asArrays {
+		sink, _ = results.SinkFrom(ctx)
+	}
 	err = t.withConn(rctx, sc, q.database, q.readOnly, func(c *sql.Conn) error {
 		var err error
-		res, err = t.runScript(rctx, c, q.statements, q.params)
-		if err == nil && q.asArrays {
-			arrays(res)
+		var m map[string]any
+		m, res, err = t.runScript(rctx, c, q.statements, q.params, sink)
+		if err == nil && res == nil {
+			if q.asArrays {
+				arrays(m)
+			}
+			res = m
 		}
 		return err
 	})
@@ -346,61 +359,79 @@ func (t *Tool) file(sc scope, path string, readOnly bool) (*sql.DB, func(), erro
 // runScript runs the statements in order on c (each prepared, checked and
 // executed after the previous one, so that later statements see the
 // tables earlier ones create) and returns the last statement's result.
-// params bind to the last statement.
-func (t *Tool) runScript(ctx context.Context, c *sql.Conn, stmts []string, params []driver.NamedValue) (map[string]any, error) {
+// params bind to the last statement. With a sink, the last statement's
+// rows stream through it and its result is returned as streamed (the
+// sink's value or reference) instead of as the map.
+func (t *Tool) runScript(ctx context.Context, c *sql.Conn, stmts []string, params []driver.NamedValue, sink *results.Sink) (map[string]any, any, error) {
 	var last map[string]any
+	var streamed any
 	for i, s := range stmts {
 		var args []driver.NamedValue
+		var k *results.Sink
 		if i == len(stmts)-1 {
-			args = params
+			args, k = params, sink
 		}
 		err := c.Raw(func(dc any) error {
-			r, err := t.runOne(ctx, dc, s, args)
-			last = r
+			var env map[string]any
+			if len(stmts) > 1 {
+				env = map[string]any{"statements": int64(len(stmts))}
+			}
+			r, v, err := t.runOne(ctx, dc, s, args, k, env)
+			last, streamed = r, v
 			return err
 		})
 		if err != nil {
 			if len(stmts) > 1 {
-				return nil, &stmtError{index: i + 1, err: err}
+				return nil, nil, &stmtError{index: i + 1, err: err}
 			}
-			return nil, err
+			return nil, nil, err
 		}
+	}
+	if streamed != nil {
+		return nil, streamed, nil
 	}
 	if len(stmts) > 1 {
 		last["statements"] = int64(len(stmts))
 	}
-	return last, nil
+	return last, nil, nil
 }
 
 // runOne prepares, checks and runs one statement on a raw driver
-// connection.
-func (t *Tool) runOne(ctx context.Context, dc any, sqlText string, args []driver.NamedValue) (map[string]any, error) {
+// connection. With a sink, a statement that returns rows streams them
+// through it (stream.go) and returns the sink's result as streamed; env
+// holds extra fields of that result.
+func (t *Tool) runOne(ctx context.Context, dc any, sqlText string, args []driver.NamedValue, sink *results.Sink, env map[string]any) (map[string]any, any, error) {
 	pc, ok := dc.(driver.ConnPrepareContext)
 	if !ok {
-		return nil, errors.New("duckdb driver connection cannot prepare statements")
+		return nil, nil, errors.New("duckdb driver connection cannot prepare statements")
 	}
 	ds, err := pc.PrepareContext(ctx, sqlText)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer ds.Close()
 	st, ok := ds.(*duckdbdriver.Stmt)
 	if !ok {
-		return nil, fmt.Errorf("unexpected statement type %T", ds)
+		return nil, nil, fmt.Errorf("unexpected statement type %T", ds)
 	}
 	typ, err := st.StatementType()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if typ == duckdbdriver.STATEMENT_TYPE_LOAD || typ == duckdbdriver.STATEMENT_TYPE_EXTENSION {
-		return nil, &configError{fmt.Errorf("INSTALL/LOAD of DuckDB extensions is disabled (no run-time extension downloads); the built-in json, parquet and icu extensions are always available, and PostgreSQL tables are moved with the transfer kind")}
+		return nil, nil, &configError{fmt.Errorf("INSTALL/LOAD of DuckDB extensions is disabled (no run-time extension downloads); the built-in json, parquet and icu extensions are always available, and PostgreSQL tables are moved with the transfer kind")}
 	}
 	rows, err := st.QueryContext(ctx, args)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
-	return t.collect(rows, statementKind(typ))
+	if kind := statementKind(typ); sink != nil && returnsRows(kind) {
+		v, err := t.stream(rows, kind, sink, env)
+		return nil, v, err
+	}
+	m, err := t.collect(rows, statementKind(typ))
+	return m, nil, err
 }
 
 // statementKind is the upper-case verb reported as "command".
@@ -592,7 +623,7 @@ func (t *Tool) QueryRows(ctx context.Context, database, query string, params any
 	}
 	return t.withConn(ctx, sc, database, false, func(c *sql.Conn) error {
 		if len(stmts) > 1 {
-			if _, err := t.runScript(ctx, c, stmts[:len(stmts)-1], nil); err != nil {
+			if _, _, err := t.runScript(ctx, c, stmts[:len(stmts)-1], nil, nil); err != nil {
 				return err
 			}
 		}

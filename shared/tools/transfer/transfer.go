@@ -15,6 +15,11 @@
 //	    user_id: userId
 //	    post_id: id
 //	chunk_size: 1000              # rows per batch (also batch_size)
+//
+// A stored result (issue 16) is a source too: `source: {type: result,
+// ref: "{{ big._ref }}"}` (or its noetl:// URI) streams a table from the
+// results tier batch by batch into the target, never holding it whole.
+//
 //	mode: append                  # append | replace | upsert (also under target)
 //
 // The postgres and duckdb ends use the postgres and duckdb kinds' own
@@ -32,6 +37,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
@@ -61,6 +67,8 @@ type Options struct {
 	Credentials credentials.Store
 	// DefaultTimeout replaces DefaultTimeout when > 0.
 	DefaultTimeout time.Duration
+	// Results reads stored results (source type result).
+	Results *results.Store
 }
 
 // Tool is the transfer task kind. It is safe for concurrent use.
@@ -171,6 +179,10 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 			}
 			return prefix(t.opts.Postgres.Failure(ctx, rctx, e, err), "transfer source")
 		}
+	case "result":
+		if o := t.fromResult(rctx, ctx, p, write, sink); o != nil {
+			return *o
+		}
 	case "duckdb":
 		if t.opts.DuckDB == nil {
 			return conf.ConfigError("transfer task: the duckdb kind is not available")
@@ -234,12 +246,14 @@ func parse(cfg map[string]any) (plan, error) {
 	case "postgres", "postgresql":
 		p.srcType = "postgres"
 	case "duckdb":
+	case "result", "results", "artifact":
+		p.srcType = "result"
 	case "":
-		return p, errors.New("source.type is required (http, postgres or duckdb)")
+		return p, errors.New("source.type is required (http, postgres, duckdb or result)")
 	case "snowflake":
-		return p, errors.New("source.type snowflake needs a Snowflake account, which this engine does not reach (http, postgres or duckdb)")
+		return p, errors.New("source.type snowflake needs a Snowflake account, which this engine does not reach (http, postgres, duckdb or result)")
 	default:
-		return p, fmt.Errorf("source.type %q is not supported (http, postgres or duckdb)", st)
+		return p, fmt.Errorf("source.type %q is not supported (http, postgres, duckdb or result)", st)
 	}
 	switch p.dstType {
 	case "postgres", "postgresql":
@@ -258,7 +272,11 @@ func parse(cfg map[string]any) (plan, error) {
 			return p, fmt.Errorf("direction %q contradicts source.type and target.type (%s)", d, want)
 		}
 	}
-	if p.srcType != "http" {
+	if p.srcType == "result" {
+		if _, ok := conf.Lookup(src, "ref", "result_ref", "uri"); !ok {
+			return p, errors.New("source.ref (a stored result: {{ step._ref }} or its noetl:// URI) is required for a result source")
+		}
+	} else if p.srcType != "http" {
 		q, ok := conf.String(src, "query", "sql", "command")
 		if !ok || strings.TrimSpace(q) == "" {
 			return p, fmt.Errorf("source.query (the SQL that reads the rows) is required for a %s source", p.srcType)

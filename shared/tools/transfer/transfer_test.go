@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/tools/internal/pgtest"
@@ -85,6 +86,8 @@ type env struct {
 	pg    *postgres.Tool
 	duck  *duckdb.Tool
 	store *credentials.Memory
+	// ctx is the context tasks run in (nil: context.Background()).
+	ctx context.Context
 }
 
 func newEnv(t *testing.T) *env {
@@ -114,7 +117,11 @@ func (e *env) sql(t *testing.T, q string) M {
 
 func (e *env) run(t *testing.T, cfg M) types.Outcome {
 	t.Helper()
-	return e.tool.Exec(context.Background(), nil, cfg, 0)
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return e.tool.Exec(ctx, nil, cfg, 0)
 }
 
 func ok(t *testing.T, o types.Outcome) M {
@@ -284,6 +291,71 @@ func TestConfigErrors(t *testing.T) {
 		o := e.run(t, c)
 		if o.Status != types.StatusError || o.Error.Kind != "config" {
 			t.Errorf("%v: %+v", c, o.Error)
+		}
+	}
+}
+
+// TestResultSource: a stored table streams from the results tier into
+// PostgreSQL and DuckDB, by reference or by URI; a lost result fails the
+// transfer with kind result_lost and leaves the target untouched.
+func TestResultSource(t *testing.T) {
+	e := newEnv(t)
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "ex"})
+	e.ctx = ctx // the task reads for execution ex (results by ownership)
+	rs := &results.Store{Backend: results.NewMemory(), InlineMax: 64}
+	e.tool.opts.Results = rs
+	rows := make([]any, 5000)
+	for i := range rows {
+		rows[i] = M{"id": int64(i), "name": fmt.Sprint("n", i), "tags": L{"a", fmt.Sprint(i)}, "geo": M{"x": float64(i) / 2}}
+	}
+	ref, err := rs.Offload(ctx, types.ResultCoords{ExecutionID: "ex", Step: "big", Attempt: 1}, rows)
+	if err != nil || !results.IsRef(ref) {
+		t.Fatal(ref, err)
+	}
+	e.sql(t, `DROP TABLE IF EXISTS from_result; CREATE TABLE from_result (id BIGINT PRIMARY KEY, name TEXT, tags TEXT[], geo JSONB)`)
+	r := ok(t, e.run(t, M{
+		"source": M{"type": "result", "ref": ref},
+		"target": M{"type": "postgres", "connection": testDSN, "table": "from_result"},
+	}))
+	if r["rows_transferred"] != int64(5000) || r["direction"] != "result_to_postgres" {
+		t.Fatalf("%#v", r)
+	}
+	got := e.sql(t, "SELECT count(*) AS n, sum(id) AS s, max(geo->>'x') AS x, min(tags[2]) AS t FROM from_result")["rows"].(L)[0]
+	if !reflect.DeepEqual(got, M{"n": int64(5000), "s": "12497500", "x": "999.5", "t": "0"}) && !reflect.DeepEqual(got, M{"n": int64(5000), "s": int64(12497500), "x": "999.5", "t": "0"}) {
+		t.Fatalf("%#v", got)
+	}
+	db := filepath.Join(t.TempDir(), "r.duckdb")
+	uri := ref.(M)[results.RefKey].(M)["uri"].(string)
+	r = ok(t, e.run(t, M{"source": M{"type": "result", "ref": uri}, "target": M{"type": "duckdb", "database": db, "table": "t"}}))
+	if r["rows_transferred"] != int64(5000) {
+		t.Fatalf("%#v", r)
+	}
+	// Another execution's result is refused before anything is read or
+	// written.
+	e.ctx = results.WithReader(context.Background(), results.Reader{Execution: "other"})
+	o := e.run(t, M{"source": M{"type": "result", "ref": ref}, "target": M{"type": "postgres", "connection": testDSN, "table": "from_result", "mode": "replace"}})
+	if o.Status == types.StatusOK || o.Error.Kind != types.ErrKindForbidden || o.Error.Retryable {
+		t.Fatalf("another execution's result: %+v", o.Error)
+	}
+	if n := e.sql(t, "SELECT count(*) AS n FROM from_result")["rows"].(L)[0].(M)["n"]; n != int64(5000) {
+		t.Fatalf("target changed by a refused transfer: %v rows", n)
+	}
+	e.ctx = ctx
+	// Lost: the object is gone; the target is left as it was.
+	e.sql(t, "DELETE FROM from_result WHERE id >= 10")
+	if err := rs.Delete(ctx, ref.(M)[results.RefKey].(M)["key"].(string)); err != nil {
+		t.Fatal(err)
+	}
+	o = e.run(t, M{"source": M{"type": "result", "ref": ref}, "target": M{"type": "postgres", "connection": testDSN, "table": "from_result", "mode": "replace"}})
+	if o.Status == types.StatusOK || o.Error.Kind != types.ErrKindResultLost || o.Error.Retryable || !strings.Contains(o.Error.Message, uri) {
+		t.Fatalf("lost: %+v", o.Error)
+	}
+	if n := e.sql(t, "SELECT count(*) AS n FROM from_result")["rows"].(L)[0].(M)["n"]; n != int64(10) {
+		t.Fatalf("target changed: %v rows", n)
+	}
+	for _, bad := range []M{{"type": "result"}, {"type": "result", "ref": "gs://b/k"}} {
+		if o := e.run(t, M{"source": bad, "target": M{"type": "postgres", "connection": testDSN, "table": "from_result"}}); o.Error == nil || o.Error.Kind != "config" {
+			t.Errorf("%v: %+v", bad, o.Error)
 		}
 	}
 }
