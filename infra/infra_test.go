@@ -4,7 +4,7 @@
 // engine exports (shared/telemetry.Instruments, InstrumentSpec.
 // CloudMonitoringType: what the OTLP exporter lands in Cloud Monitoring
 // under the Telemetry API's Prometheus mapping), cover the starter
-// panels and alert rules of seed 000 §8.10/§8.11 with the payload fields
+// panels and alert rules of NoETL observability spec §8.10/§8.11 with the payload fields
 // §8.11 requires, and the runbooks use the CLI's commands.
 package infra
 
@@ -352,7 +352,7 @@ func TestCloudMonitoringAlerts(t *testing.T) {
 					}
 				}
 				if !strings.Contains(ml["filter"].(string), "jsonPayload.event=") {
-					t.Errorf("%s: log condition must match a seed 000 §8.2 event", f)
+					t.Errorf("%s: log condition must match a NoETL observability spec §8.2 event", f)
 				}
 				if strategy["notificationRateLimit"] == nil {
 					t.Errorf("%s: log-based policies need a notification rate limit", f)
@@ -364,7 +364,7 @@ func TestCloudMonitoringAlerts(t *testing.T) {
 	}
 	for _, a := range seedAlerts {
 		if !names[a] {
-			t.Errorf("Cloud Monitoring lacks the seed 000 §8.11 alert %s", a)
+			t.Errorf("Cloud Monitoring lacks the NoETL observability spec §8.11 alert %s", a)
 		}
 	}
 }
@@ -401,7 +401,7 @@ func TestPrometheusRules(t *testing.T) {
 			}
 			for _, k := range append([]string{"summary", "description", "runbook"}, payloadFields...) {
 				if r.Annotations[k] == "" {
-					t.Errorf("rule %s: annotation %s (seed 000 §8.11 payload) missing", r.Alert, k)
+					t.Errorf("rule %s: annotation %s (NoETL observability spec §8.11 payload) missing", r.Alert, k)
 				}
 			}
 			for k, v := range r.Annotations {
@@ -418,7 +418,7 @@ func TestPrometheusRules(t *testing.T) {
 	}
 	for _, a := range seedAlerts {
 		if !seen[a] {
-			t.Errorf("Prometheus rules lack the seed 000 §8.11 alert %s", a)
+			t.Errorf("Prometheus rules lack the NoETL observability spec §8.11 alert %s", a)
 		}
 	}
 	cfg, err := os.ReadFile("prometheus/prometheus.yml")
@@ -428,7 +428,7 @@ func TestPrometheusRules(t *testing.T) {
 }
 
 // cliCommands are the scripts/noetl commands the runbooks may use (issue
-// 8 item 8, issue 7 item 5).
+// README "Resilience").
 var cliCommands = map[string][]string{
 	"list": nil, "describe": nil, "events": nil, "cancel": nil, "trace": nil, "cost": nil,
 	"catalog": nil, "credentials": nil, "dlq": {"list", "show", "replay", "discard"},
@@ -445,7 +445,7 @@ func TestRunbooks(t *testing.T) {
 		}
 		s := string(b)
 		checkCMTypes(t, "runbook "+name, s)
-		if !strings.Contains(s, "seed 000 §8.13") && !strings.Contains(s, "Seed 000 §8.13") {
+		if !strings.Contains(s, "NoETL observability spec §8.13") && !strings.Contains(s, "Seed 000 §8.13") {
 			t.Errorf("runbook %s does not name its source", name)
 		}
 		ms := cmdRe.FindAllStringSubmatch(s, -1)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Credential values live in Secret Manager (issue 13 item 5): only the
+// Credential values live in Secret Manager (README "Security"): only the
 // functions that resolve keychains (execute, route, api, subscribe) may
 // read a credential secret's value; the api alone adds and destroys
 // versions; emit, materialize and dispatch hold no role on them. Every

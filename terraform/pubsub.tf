@@ -1,6 +1,6 @@
 # Pub/Sub: the event log (events), bulk fan-out (commands), their
 # dead-letter topics, and explicit push subscriptions to route,
-# materialize and dispatch (design v2). No subscription orders messages.
+# materialize and dispatch (README "Architecture"). No subscription orders messages.
 
 resource "google_pubsub_topic" "topic" {
   for_each = toset(local.topics)

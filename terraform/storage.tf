@@ -1,4 +1,4 @@
-# Buckets: the results tier (seed 004) with lifecycle rules, and the
+# Buckets: the results tier (NoETL result storage RFC) with lifecycle rules, and the
 # bucket of the function source zip.
 
 resource "google_storage_bucket" "results" {

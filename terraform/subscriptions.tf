@@ -1,4 +1,4 @@
-# Subscriptions (issue 9 item 7; README "Subscriptions"): kind:
+# Subscriptions (README "Running NoETL v2 playbooks"; README "Subscriptions"): kind:
 # Subscription resources are registered at run time (POST /subscriptions,
 # `noetl subscription register`). Registration points the named Pub/Sub
 # subscription's push config at the subscribe function

@@ -206,7 +206,7 @@ variable "events_retention" {
 }
 
 variable "result_inline_max" {
-  description = "Largest result (bytes of JSON) kept inline; larger ones go to the results bucket (seed 004)"
+  description = "Largest result (bytes of JSON) kept inline; larger ones go to the results bucket (NoETL result storage RFC)"
   type        = number
   default     = 65536
 }

@@ -41,7 +41,7 @@ func v2(name string) string { return Conformance("noetl-v2", "playbooks/"+name) 
 var v2Setup sync.Once
 
 // ConformanceGrants are the grants of the credentials the conformance
-// playbooks use (issue 13 item 5): inline playbooks of the stack's token
+// playbooks use (README "Security"): inline playbooks of the stack's token
 // (scripts/run), and the catalog paths of NoETL's fixtures (children of
 // playbook_composition, subscription playbooks).
 var ConformanceGrants = []string{"inline:token", "fixtures/**", "tests/fixtures/**"}
@@ -544,7 +544,7 @@ func TestConformanceV2NATSKV(t *testing.T) {
 	got := step(t, r, "kv_get")["value"].(map[string]any)
 	want := map[string]any{"session_token": "test_session_123", "user_id": 1, "email": "test@example.com",
 		"display_name": "Test User", "expires_at": "2026-01-31T23:59:59Z", "is_active": true}
-	// The API masks values under secret-looking keys (seed 000 §8.9):
+	// The API masks values under secret-looking keys (NoETL observability spec §8.9):
 	// session_token is shown as "***" but must be there.
 	if got["session_token"] == "***" {
 		got["session_token"] = want["session_token"]

@@ -7,7 +7,7 @@ import (
 
 // The event log: every event carries the full envelope, seq is 1..n with
 // no gap per execution, prev_event_id chains each event to the previous
-// one, and the taxonomy of DSL.md "Events" appears.
+// one, and the event taxonomy of the NoETL DSL spec "Events" appears.
 func TestEventEnvelopeSeqAndChain(t *testing.T) {
 	RequireStack(t)
 	r := Run(t, conf("v2_loop_test.yaml"), "")

@@ -65,13 +65,13 @@ workflow:
 	ok(t, r)
 	start := step(t, r, "start")
 	// Every value of a resolved credential is masked in outputs, also
-	// the user name (issue 10: not only secret-named fields).
+	// the user name (README "Security": not only secret-named fields).
 	if start["who"] != "***" || asInt(start["length"]) != int64(len(secret)) {
 		t.Fatalf("start = %v", start)
 	}
 	// The arc fired (its when read the keychain in the control plane);
 	// the secret it rendered into the arc's args travelled masked (units
-	// never carry secret values: issue 10 item 6), and the task reads it
+	// never carry secret values: README "Security"), and the task reads it
 	// from keychain.<name> itself.
 	if asInt(step(t, r, "second")["pw_length"]) != int64(len(secret)) || step(t, r, "second")["arg"] != "***" {
 		t.Fatalf("second = %v: want the keychain read in the task and the arc arg masked", r.Steps["second"])

@@ -60,7 +60,7 @@ func (s *scanner) scan(kind, place string, data []byte) {
 	}
 }
 
-// Secret-leak scan (issue 10 item 6): known secret values are seeded into
+// Secret-leak scan (README "Security"): known secret values are seeded into
 // credentials (POST /credentials: a postgres password, an http header
 // value) and the workload (a secret-named field); a playbook prints them
 // (stdout and stderr), returns them in results (one over the inline

@@ -9,7 +9,7 @@ import (
 
 // Legacy forms run after normalisation, with a deprecation warning: a
 // seed-001 step retry block retries an endpoint that fails twice, a
-// `next:` list routes, and seed 002's retry.on_success pages through all 35
+// `next:` list routes, and NoETL distributed loop design's retry.on_success pages through all 35
 // items into one list.
 func TestLegacyFormsRun(t *testing.T) {
 	RequireStack(t)

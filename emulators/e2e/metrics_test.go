@@ -189,7 +189,7 @@ func intOf(v any) int {
 }
 
 // A unit body that never decodes is acked, filed in the DLQ and counted as
-// a poison dead letter of execute (noetl_dlq_total, seed 000 §8.6).
+// a poison dead letter of execute (noetl_dlq_total, NoETL observability spec §8.6).
 func TestDeadLetterMetric(t *testing.T) {
 	RequireStack(t)
 	key := SeriesKey("noetl_dlq_total", "kind", "", "reason", "poison", "source", "execute")

@@ -1,7 +1,7 @@
 package e2e
 
-// The red-team suite of the control plane's own controls (issue 13 items
-// 5–8), on the local stack: each attack is a playbook or an API call, and
+// The red-team suite of the control plane's own controls (README "Security"
+//–8), on the local stack: each attack is a playbook or an API call, and
 // each asserts the exact refusal it gets.
 //
 //	attack                                                     test
@@ -191,7 +191,7 @@ workflow:
     tool: {kind: noop, result: {done: true}}
 `
 
-// Role escalation through the API (issue 13 item 8): every execution
+// Role escalation through the API (README "Security"): every execution
 // route as an owner, another runner, a viewer, an operator and the admin
 // token; the DLQ, credentials and catalog as each role. A caller below the
 // operator role reads, cancels and emits into its own executions only
@@ -295,7 +295,7 @@ func TestRedTeamRoles(t *testing.T) {
 	}
 }
 
-// Credentials by grant (issue 13 item 5): a credential granted to one
+// Credentials by grant (README "Security"): a credential granted to one
 // catalog path is refused to every other playbook before it runs (403
 // naming the credential, the playbook and the grants) — in a keychain,
 // literally on a task, by an inline playbook claiming the granted path as
@@ -399,7 +399,7 @@ workflow:
 `
 }
 
-// Results by ownership (issue 13 item 6): another execution's stored
+// Results by ownership (README "Security"): another execution's stored
 // result is refused to artifact and result_fetch tasks (by reference and
 // by key) and to a hand-made $ref in the template scope, with kind
 // forbidden naming both executions; a gcs task cannot write the results
@@ -501,11 +501,11 @@ workflow:
 	}
 }
 
-// The attack of issue 13 on the side-effect barrier: a playbook writes a
+// The attack of README "Security" on the side-effect barrier: a playbook writes a
 // row into noetl_task_barrier under another execution's predictable
 // barrier key (execution/step.run/task.attempt.jumps) before that
 // execution's postgres task runs. The victim runs its SQL and does not
-// adopt "FORGED BY ANOTHER PLAYBOOK" (issue 13 item 7).
+// adopt "FORGED BY ANOTHER PLAYBOOK" (README "Security").
 func TestRedTeamBarrierForgery(t *testing.T) {
 	RequireStack(t)
 	admin := stackToken()

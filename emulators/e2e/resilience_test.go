@@ -21,7 +21,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Resilience on the emulator stack (issue 7): cancellation, the DLQ with
+// Resilience on the emulator stack (README "Resilience"): cancellation, the DLQ with
 // replay and discard, a crash after a side effect (the side-effect
 // barrier), hand-off before the dispatch deadline, timeouts, failure
 // policies and compensation. Faults are targeted at one execution through
@@ -363,7 +363,7 @@ workflow:
 }
 
 // Two deliveries of the same Cloud Task at the same moment run its tools
-// once (issue 6): the unit's first task inserts a row without upsert.
+// once (README "Architecture"): the unit's first task inserts a row without upsert.
 func TestConcurrentDuplicateDeliveryRunsOnce(t *testing.T) {
 	RequireStack(t)
 	pg := pgConn(t)
@@ -526,7 +526,7 @@ workflow:
 	})
 }
 
-// Failure policies (seed 000 §8.8): continue routes on after a failed
+// Failure policies (NoETL observability spec §8.8): continue routes on after a failed
 // step, route_edge sends it to a handler, halt stops the other branches at
 // once; on_when_error treats a failing condition as false.
 func TestFailurePolicies(t *testing.T) {
@@ -600,7 +600,7 @@ workflow:
 	})
 }
 
-// SAGA rollback (seed 000 §8.7 pattern B): when the execution fails, the
+// SAGA rollback (NoETL observability spec §8.7 pattern B): when the execution fails, the
 // compensating steps of the completed steps run backwards, once each.
 func TestCompensationRunsBackwards(t *testing.T) {
 	RequireStack(t)

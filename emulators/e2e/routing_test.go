@@ -241,7 +241,7 @@ workflow:
 
 // Two inclusive branches converge on one step: the step is the fan-in join
 // of the fan-out (dsl.Step.JoinOf), so it runs once, after both branches,
-// with their args merged in JoinOf order (issue 9, "Fan-out/reduce"), and
+// with their args merged in JoinOf order (README "Running NoETL v2 playbooks", "Fan-out/reduce"), and
 // the execution finishes.
 func TestRoutingInclusiveJoinFinishes(t *testing.T) {
 	RequireStack(t)

@@ -19,7 +19,7 @@ import (
 )
 
 // MaxDocBytes is the bound no Firestore document may exceed while a loop
-// of any size runs (issue 6: 256 KiB, a quarter of Firestore's 1 MiB).
+// of any size runs (README "Architecture": 256 KiB, a quarter of Firestore's 1 MiB).
 const MaxDocBytes = 256 << 10
 
 // loopItems is the size of TestLoopAtScale's loop: NOETL_E2E_LOOP_ITEMS,
@@ -39,7 +39,7 @@ func loopItems(t *testing.T) int {
 // completes, and no Firestore document of the execution exceeds 256 KiB —
 // sampled while it runs (the execution document and the loop plans, which
 // change during the loop) and every document of the execution scanned at
-// the end (issue 6 item 4).
+// the end (README "Architecture").
 func TestLoopAtScale(t *testing.T) {
 	RequireStack(t)
 	n := loopItems(t)
@@ -160,7 +160,7 @@ workflow:
 	}
 }
 
-// MaxConsolePage bounds the console's page of any execution (issue 19:
+// MaxConsolePage bounds the console's page of any execution (README "Console":
 // under 2 MB of HTML and SVG).
 const MaxConsolePage = 2 << 20
 

@@ -111,7 +111,7 @@ func startSlow(t *testing.T) string {
 	return r.ExecutionID
 }
 
-// Only the engine drives the engine (issue 10 item 3): a step.done for a
+// Only the engine drives the engine (README "Security"): a step.done for a
 // running step, forged on the events topic (unsigned, or signed with
 // another deployment's key) or pushed straight to route and materialize,
 // a unit posted to execute with its own args, and a command pushed to
@@ -182,7 +182,7 @@ func TestForgedMessagesAreRefused(t *testing.T) {
 	}
 }
 
-// emit records external events and refuses the engine's own (issue 10
+// emit records external events and refuses the engine's own (README "Security"
 // item 3): a forged loop.iteration.done or step.done is a 400 naming the
 // rule, an external.* event is projected and changes nothing.
 func TestEmitAcceptsOnlyExternalEvents(t *testing.T) {
@@ -222,7 +222,7 @@ func TestEmitAcceptsOnlyExternalEvents(t *testing.T) {
 }
 
 // The api and emit refuse anonymous and wrongly authenticated callers
-// (issue 10 item 7); the health check stays open. The role table is unit
+// (README "Security"); the health check stays open. The role table is unit
 // tested (functions/api TestGuardRoles; shared/auth).
 func TestAPIRequiresAToken(t *testing.T) {
 	RequireStack(t)
@@ -249,7 +249,7 @@ func TestAPIRequiresAToken(t *testing.T) {
 	}
 }
 
-// Size limits (issue 10 item 8): bodies over their limit are refused with
+// Size limits (README "Security"): bodies over their limit are refused with
 // 413, not truncated; a unit too large for a Cloud Task travels through
 // the results tier; step results that would overflow the execution
 // document move to the results tier.

@@ -19,7 +19,7 @@ import (
 // server.execution, one server.dispatch per unit of work (each step run,
 // each loop iteration), one worker.plugin.<kind> per task attempt under its
 // unit, one server.route per arc the boundary events considered, each with
-// seed 000 §8.3's attributes.
+// NoETL observability spec §8.3's attributes.
 func TestTraceTreeOfRun(t *testing.T) {
 	RequireStack(t)
 	wf := "e2e/trace-" + randSuffix()

@@ -190,7 +190,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		Credentials: d.Credentials, Creator: principal(r), CatalogPath: catalogPath})
 	var ke *launch.KeychainError
 	if errors.Is(err, credentials.ErrNotGranted) {
-		// Credentials by grant (issue 13 item 5): refused before it runs,
+		// Credentials by grant (README "Security"): refused before it runs,
 		// naming the credential, the playbook and the grants.
 		writeJSON(w, http.StatusForbidden, map[string]any{"error": err.Error()})
 		return
@@ -287,7 +287,7 @@ func principal(r *http.Request) string {
 
 // redactorOf returns the redactor for an execution's API views: its
 // keychain's values, its secret-named workload values and secret-named
-// keys are masked (seed 000 §8.9; runtime.Deps.RedactorOf).
+// keys are masked (NoETL observability spec §8.9; runtime.Deps.RedactorOf).
 func redactorOf(ctx context.Context, d *runtime.Deps, rec *store.Execution) *redact.Redactor {
 	return d.RedactorOf(ctx, rec.State.ExecutionID)
 }

@@ -1,6 +1,6 @@
 package api
 
-// The api's one guard (issue 10 items 7 and 8): every request passes
+// The api's one guard (README "Security"): every request passes
 // Guard before any handler runs. It identifies the caller (shared/auth:
 // a Google identity token in GCP, the stack's static token locally),
 // checks the role the route needs, and refuses a body over MaxBody with

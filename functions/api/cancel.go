@@ -15,7 +15,7 @@ type CancelRequest struct {
 	Reason string `json:"reason"`
 }
 
-// cancel handles POST /executions/{id}/cancel (seed 000 §8.5): the
+// cancel handles POST /executions/{id}/cancel (NoETL observability spec §8.5): the
 // execution is canceled at once (status canceled), nothing new is
 // dispatched, its pending Cloud Tasks are deleted, running units stop at
 // their next task boundary, and its child executions are canceled too.

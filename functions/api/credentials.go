@@ -2,7 +2,7 @@ package api
 
 // The /credentials routes: the credential store behind playbook keychains
 // (shared/credentials). Secret values go in and are never served back
-// (seed 000 §8.9 "API Masking"), nor logged:
+// (NoETL observability spec §8.9 "API Masking"), nor logged:
 //
 //	POST   /credentials         {"name", "kind", "description", "grants": [...], "data": {...}}
 //	                            → 201 {"name", "kind", "grants"} (creates or replaces);

@@ -13,7 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/store"
 )
 
-// The DLQ API (seed 000 §8.6 "Handling DLQ"):
+// The DLQ API (NoETL observability spec §8.6 "Handling DLQ"):
 //
 //	GET  /dlq?status=pending|replayed|discarded|done&limit=N → {"entries": [...]}
 //	GET  /dlq/{id}                                         → entry | 404

@@ -35,7 +35,7 @@ type executionLister interface {
 }
 
 // list serves GET /executions?status=&playbook=&creator=&limit=&before=
-// (issue 8 item 8; issue 13 item 8: a caller below the operator role
+// (README "Security": a caller below the operator role
 // lists its own executions only, listScope):
 //
 //	→ 200 {"executions": [{execution_id, parent_id, playbook, creator, status, created_at, updated_at}]}

@@ -56,7 +56,7 @@ func TestListExecutions(t *testing.T) {
 	}{
 		{"", 200, []string{"e4", "e3", "e2", "e1"}, "", nil},
 		// Below the operator role a caller lists its own executions
-		// only, whatever ?creator= says (issue 13 item 8).
+		// only, whatever ?creator= says (README "Security").
 		{"", 200, []string{"e3", "e1"}, "", &alice},
 		{"?creator=bob@example.com", 200, []string{"e3", "e1"}, "", &alice},
 		{"?status=ok", 200, []string{"e1"}, "", &alice},

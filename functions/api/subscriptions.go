@@ -1,7 +1,7 @@
 package api
 
-// The /subscriptions routes: `kind: Subscription` resources (issue 9 item
-// 7; shared/subscribe):
+// The /subscriptions routes: `kind: Subscription` resources (README
+// "Subscriptions"; shared/subscribe):
 //
 //	POST   /subscriptions         body: the resource YAML, or JSON {"resource": "<yaml>"}
 //	                              → 201 {name, generation, pubsub_subscription, topic, delivery,

@@ -2,7 +2,7 @@
 // events. It accepts one event or a JSON list of events whose types are
 // external (types.IsExternal: "external.<name>", e.g. a webhook's
 // "external.order.created"), records them in their executions' event log
-// and never lets them drive an execution (issue 10 item 3): engine events
+// and never lets them drive an execution (README "Security"): engine events
 // (step.*, loop.*, task.*, playbook.*, ...) are refused with 400, and the
 // batches emit publishes are not marked for route. Callers need the
 // runner role (shared/auth, the same authenticator as the api).
@@ -87,7 +87,7 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		if _, ok := clocks[id]; !ok {
 			rec, err := d.Store.ExecutionGet(r.Context(), id)
 			// A caller below the operator role emits into its own
-			// executions only; another's is as missing (issue 13 item 8).
+			// executions only; another's is as missing (README "Security").
 			if errors.Is(err, store.ErrNotFound) || err == nil && !auth.MayAccess(caller, rec.State.Creator) {
 				writeJSON(w, http.StatusNotFound, map[string]any{"error": "execution " + id + " not found"})
 				return

@@ -26,7 +26,7 @@ var engineTypes = []types.EventType{
 }
 
 // Only the engine drives the engine: a forged step.done, loop.done or
-// loop.iteration.done (issue 10 item 3) is refused with a message naming
+// loop.iteration.done (README "Security") is refused with a message naming
 // the rule, and nothing of the request is kept.
 func TestDecodeRefusesEngineEvents(t *testing.T) {
 	for _, typ := range engineTypes {

@@ -17,7 +17,7 @@ func signer(t testing.TB) *sign.Signer {
 	return s
 }
 
-// execute trusts no caller (issue 10 item 3): a posted unit with its own
+// execute trusts no caller (README "Security"): a posted unit with its own
 // args, item, _prev and ctx patch is refused unless the engine signed
 // exactly that body; every refusal is permanent (dead-lettered, 200).
 func TestDecodeUnit(t *testing.T) {

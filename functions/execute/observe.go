@@ -10,7 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/worker"
 )
 
-// unitContext returns the context of one delivery of cmd (seed 000 §8.3):
+// unitContext returns the context of one delivery of cmd (NoETL observability spec §8.3):
 // the W3C trace context of the Cloud Task (its traceparent header, else
 // the one the command carries), under the unit's server.dispatch span
 // (telemetry.Unit: deterministic ids, recorded by the worker when the

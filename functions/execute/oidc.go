@@ -10,7 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/runtime"
 )
 
-// The caller check (issue 8): Cloud Tasks calls execute with an OIDC token
+// The caller check (README "Security"): Cloud Tasks calls execute with an OIDC token
 // of the service account NOETL_TASKS_SERVICE_ACCOUNT for the audience
 // NOETL_EXECUTE_AUDIENCE (shared/tasks asks for it on every task).
 // execute verifies it (shared/oidc: Google's certificates in GCP, the

@@ -1,5 +1,5 @@
 // Package subscribe is the subscribe Cloud Function (HTTP trigger): the
-// push endpoint of registered `kind: Subscription` resources (issue 9
+// push endpoint of registered `kind: Subscription` resources (README "Running NoETL v2 playbooks"
 // item 7). Each registration's Pub/Sub subscription pushes to
 // /push/<name>; Cloud Scheduler (GCP) or the stack's ticker calls /tick.
 //

@@ -1,5 +1,5 @@
 // Package auth identifies the callers of the api and emit functions and
-// checks their role (issue 10 item 7: API authorisation).
+// checks their role (README "Security": API authorisation).
 //
 // A caller presents "Authorization: Bearer <token>", where the token is
 //

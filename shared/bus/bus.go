@@ -1,11 +1,11 @@
 // Package bus publishes the event log and the command stream on Pub/Sub
-// (ARCHITECTURE.md "The control loop"): event batches on the "events"
+// (README "Architecture" "The control loop"): event batches on the "events"
 // topic (one message per unit of work or transition, types.Batch) and
 // commands on the "commands" topic (bulk fan-out, timers, replays; dispatch
 // turns each into a Cloud Task). Nothing relies on message order, so no
 // ordering keys are used. The W3C trace context of the publisher rides in
 // the message attributes. Publishing waits for the server's ack (the
-// durability boundary, seed 004 T1); the driver never retries beyond the
+// durability boundary, NoETL result storage RFC T1); the driver never retries beyond the
 // client's own policy (google/go-cloud: drivers never retry).
 package bus
 

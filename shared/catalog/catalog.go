@@ -1,10 +1,10 @@
-// Package catalog finds playbooks by path (DSL.md "Document": metadata.path):
+// Package catalog finds playbooks by path (NoETL DSL spec "Document": metadata.path):
 // first in the playbook catalog (Firestore playbooks/{path}/versions/{v},
 // registered through POST /playbooks), then as a file under the configured
 // playbook root. The api (POST /executions {path, version}) and `kind:
 // playbook` tasks use it.
 //
-// File lookups are confined to the root (issue 10 item 4): a path must be
+// File lookups are confined to the root (README "Security"): a path must be
 // local (relative, no `..` leaving the root; filepath.IsLocal), it is
 // opened through os.Root, so symbolic links are followed only while they
 // stay inside the root, only regular files of at most MaxFileBytes are
@@ -49,7 +49,7 @@ var ErrNotFound = errs.Sentinel(errs.NotFound, "catalog: playbook not found")
 
 // ErrOutsideRoot is wrapped by the error for a file path that is absolute,
 // climbs out of the playbook root with `..`, or reaches outside it through
-// a symbolic link (issue 10 item 4).
+// a symbolic link (README "Security").
 // Code errs.InvalidArgument.
 var ErrOutsideRoot = errs.Sentinel(errs.InvalidArgument, "playbook paths must be relative to the playbook root and stay inside it")
 
@@ -193,7 +193,7 @@ var kindLine = regexp.MustCompile(`(?m)^kind:[ \t]*["']?Playbook["']?[ \t]*(#.*)
 
 // declaresPlaybook reports whether the first YAML document of b is a
 // mapping with `kind: Playbook` at the top level (every valid playbook
-// has it, DSL.md "Document"). Only then are the validator's messages,
+// has it, the NoETL DSL spec "Document"). Only then are the validator's messages,
 // which may quote the document, shown to the caller.
 func declaresPlaybook(b []byte) bool {
 	var doc yaml.Node

@@ -4,7 +4,7 @@
 // from), read from an optional YAML file (NOETL_CONFIG=path) and then from
 // NOETL_* environment variables (the environment wins), and validated
 // before use: a bad value is an error naming the variable (or the file,
-// line and YAML path), never a silent default (seed 000 §8.12, §8.14
+// line and YAML path), never a silent default (NoETL observability spec §8.12, §8.14
 // "Config validation on startup"). Defaults match the local emulator stack
 // (emulators/stack). README "Configuration" is generated from the registry
 // (TestREADMEConfiguration).
@@ -68,7 +68,7 @@ type Config struct {
 	// ResultsBucket is the GCS bucket of over-budget results.
 	ResultsBucket string // NOETL_RESULTS_BUCKET, default "noetl-results"
 	// ResultInlineMax is the largest JSON result (bytes) kept inline in
-	// events and state; larger ones go to the results tier (seed 004).
+	// events and state; larger ones go to the results tier (NoETL result storage RFC).
 	ResultInlineMax int // NOETL_RESULT_INLINE_MAX, default 65536
 	// RepoRoot resolves playbook paths given to the api (POST {path}).
 	RepoRoot string // NOETL_REPO_ROOT, default "."
@@ -224,7 +224,7 @@ const (
 	ProfileLocal = "local"
 )
 
-// OrchestratorConfig is seed 000 §8.12 "orchestrator".
+// OrchestratorConfig is NoETL observability spec §8.12 "orchestrator".
 type OrchestratorConfig struct {
 	EvaluateWhenTimeout  time.Duration // NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS, default 100ms
 	RouteAfterAllSinks   bool          // NOETL_ORCHESTRATOR_ROUTE_AFTER_ALL_SINKS, default true
@@ -232,20 +232,20 @@ type OrchestratorConfig struct {
 }
 
 // Backoff is one retry budget: attempts and exponential backoff bounds
-// (seed 000 §8.4).
+// (NoETL observability spec §8.4).
 type Backoff struct {
 	MaxAttempts int
 	Base        time.Duration
 	Max         time.Duration
 }
 
-// RetriesConfig is seed 000 §8.12 "retries".
+// RetriesConfig is NoETL observability spec §8.12 "retries".
 type RetriesConfig struct {
 	Plugin Backoff // NOETL_RETRIES_PLUGIN_*: 6 attempts, 200ms..30s
 	Sink   Backoff // NOETL_RETRIES_SINK_*: 8 attempts, 200ms..60s
 }
 
-// TimeoutsConfig is seed 000 §8.12 "timeouts" (issue 7 item 3).
+// TimeoutsConfig is NoETL observability spec §8.12 "timeouts" (README "Resilience").
 type TimeoutsConfig struct {
 	ToolDefault time.Duration // NOETL_TIMEOUTS_TOOL_DEFAULT_MS, default 30s
 	SinkDefault time.Duration // NOETL_TIMEOUTS_SINK_DEFAULT_MS, default 30s
@@ -253,13 +253,13 @@ type TimeoutsConfig struct {
 	LoopTotal   time.Duration // NOETL_TIMEOUTS_LOOP_TOTAL_MS, default 0 (none)
 }
 
-// DLQConfig is seed 000 §8.12 "dlq".
+// DLQConfig is NoETL observability spec §8.12 "dlq".
 type DLQConfig struct {
 	Enabled       bool // NOETL_DLQ_ENABLED, default true
 	RetentionDays int  // NOETL_DLQ_RETENTION_DAYS, default 30
 }
 
-// TracingConfig is seed 000 §8.12 "tracing".
+// TracingConfig is NoETL observability spec §8.12 "tracing".
 type TracingConfig struct {
 	Enabled            bool    // NOETL_TRACING_ENABLED, default true
 	SampleRate         float64 // NOETL_TRACING_SAMPLE_RATE, default 0.1
@@ -269,7 +269,7 @@ type TracingConfig struct {
 	Dir                string  // NOETL_TRACE_DIR: the file exporter's directory, default ""
 }
 
-// MetricsConfig is seed 000 §8.12 "metrics".
+// MetricsConfig is NoETL observability spec §8.12 "metrics".
 type MetricsConfig struct {
 	Enabled  bool   // NOETL_METRICS_ENABLED, default true
 	Port     int    // NOETL_METRICS_PORT, default 9090
@@ -277,14 +277,14 @@ type MetricsConfig struct {
 	Exporter string // NOETL_METRICS_EXPORTER: prometheus|gcp|none, default prometheus
 }
 
-// LoggingConfig is seed 000 §8.12 "logging".
+// LoggingConfig is NoETL observability spec §8.12 "logging".
 type LoggingConfig struct {
 	Level      string   // NOETL_LOGGING_LEVEL: debug|info|warn|error, default info
 	Format     string   // NOETL_LOGGING_FORMAT: json|text, default json
 	RedactKeys []string // NOETL_LOGGING_REDACT_KEYS, comma-separated
 }
 
-// PoliciesConfig is seed 000 §8.12 "policies" (seed 000 §8.8).
+// PoliciesConfig is NoETL observability spec §8.12 "policies" (NoETL observability spec §8.8).
 type PoliciesConfig struct {
 	OnStepFail  string // NOETL_POLICIES_ON_STEP_FAIL: halt|continue|route_edge:<step>, default halt
 	OnSinkFail  string // NOETL_POLICIES_ON_SINK_FAIL: retry|fail_step|async_ignore, default retry

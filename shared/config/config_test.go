@@ -73,7 +73,7 @@ func TestDefaults(t *testing.T) {
 	if !c.DLQ.Enabled || c.DLQ.RetentionDays != 30 || c.Tracing.SampleRate != 0.1 || !c.Tracing.ForceSampleOnError ||
 		c.Metrics.Port != 9090 || c.Metrics.Path != "/metrics" || c.Logging.Level != "info" || c.Logging.Format != "json" ||
 		c.Policies.OnStepFail != "halt" || c.Policies.OnWhenError != "treat_as_false" || c.Policies.OnSinkFail != "retry" {
-		t.Errorf("seed 000 §8.12 defaults wrong: %+v %+v %+v %+v %+v", c.DLQ, c.Tracing, c.Metrics, c.Logging, c.Policies)
+		t.Errorf("NoETL observability spec §8.12 defaults wrong: %+v %+v %+v %+v %+v", c.DLQ, c.Tracing, c.Metrics, c.Logging, c.Policies)
 	}
 	if want := []string{"password", "token", "authorization", "secret", "key", "auth"}; !reflect.DeepEqual(c.Logging.RedactKeys, want) {
 		t.Errorf("redact keys = %v, want %v", c.Logging.RedactKeys, want)
@@ -194,7 +194,7 @@ func TestRelationsBetweenKnobs(t *testing.T) {
 	}
 }
 
-const sampleYAML = `# noetl.yaml (seed 000 §8.12 layout)
+const sampleYAML = `# noetl.yaml (NoETL observability spec §8.12 layout)
 retries:
   plugin:
     max_attempts: 9

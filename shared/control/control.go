@@ -5,7 +5,7 @@
 // units become Cloud Tasks directly (or go through the commands topic for
 // bulk fan-out), the transition's events are published as one batch, and
 // the outbox is deleted. execute calls it when a unit of work ends (no
-// queue hop between a step and the next: ARCHITECTURE.md "What the loop
+// queue hop between a step and the next: README "Architecture" "What the loop
 // must cost"), route when an event from outside a unit arrives (execution
 // start, a boundary nobody applied yet).
 //
@@ -370,7 +370,7 @@ func (c *Control) Dispatch(ctx context.Context, cmds ...types.Command) error {
 // or failed past its deadline — and then deletes its pending Cloud Tasks,
 // cancels the iterations of its stopped loops that no unit runs
 // (cancelIterations: each started unit's chain ends in the log) and stops
-// its child executions (seed 000 §8.5): nothing new is dispatched, running
+// its child executions (NoETL observability spec §8.5): nothing new is dispatched, running
 // units stop at their next task boundary. It returns applied=false when
 // the execution had already ended; its transition's outbox is then
 // replayed and the cleanup runs again (all of it is idempotent), so a
@@ -429,7 +429,7 @@ func CancelEvent(executionID, reason, source string, now time.Time) types.Event 
 // applied here at once (Stop): whatever this call does not finish — a
 // crash between its commit and its outbox leaves the step.canceled and
 // playbook.finished events unpublished and the cleanup undone — route
-// finishes under Pub/Sub redelivery (issue 14: a canceled execution's log
+// finishes under Pub/Sub redelivery (README "The soak": a canceled execution's log
 // ends). An execution that had already ended is not changed, but its stop
 // is repeated when it was canceled (a retried cancellation completes the
 // first one's work). It returns the status the execution had already

@@ -12,7 +12,7 @@ import (
 
 // StateMaxBytes bounds an execution document (its state JSON plus the
 // playbook source): Firestore refuses documents over 1 MiB (1,048,576
-// bytes); 900,000 leaves room for the document's other fields (issue 10
+// bytes); 900,000 leaves room for the document's other fields (README "Security"
 // item 8).
 const StateMaxBytes = 900_000
 
@@ -38,13 +38,13 @@ func stateSize(st *engine.State, source string) (int, error) {
 }
 
 // FitState keeps an execution document under StateMaxBytes after a
-// transition (issue 10 item 8), so the checkpoint never fails (or retries)
+// transition (README "Security"), so the checkpoint never fails (or retries)
 // on Firestore's 1 MiB limit:
 //
 //  1. the largest step results still inline move to the results tier, one
 //     at a time, largest first, until the document fits (each keeps a
 //     result reference with its extracted block, as a large task result
-//     does: seed 004);
+//     does: NoETL result storage RFC);
 //  2. if it still does not fit (a huge ctx, arc args, step scope), the
 //     execution fails at once (engine Stop, error kind "limit", a message
 //     naming the limit), its pending units are dropped, and the large

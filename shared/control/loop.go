@@ -143,7 +143,7 @@ type rowReader interface {
 }
 
 // Item returns iteration idx's item of a loop run: the plan's element,
-// or, for a loop over a stored table (issue 16), row idx read from the
+// or, for a loop over a stored table (README "Architecture"), row idx read from the
 // table (only its record batch is fetched), for a reader that may load it
 // (readerFor). Errors: the plan's; a results-tier read error
 // (results.ErrLost for a table that is gone, results.ErrForbidden for

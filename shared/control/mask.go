@@ -12,7 +12,7 @@ import (
 
 // MaskTransition removes the execution's literal secrets (red.Secrets:
 // keychain values, secret-named workload values) from what a transition
-// writes and sends besides its events (issue 10 item 6): the units it
+// writes and sends besides its events (README "Security"): the units it
 // creates (rendered arc args, step scope, loop items: Cloud Task bodies
 // and the outbox document), its new loop plans, and the execution state
 // (ctx, results, step args, vars, errors, queued tokens, failures) — the

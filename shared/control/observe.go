@@ -13,7 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Observability of the control plane (seed 000 §8.1-§8.3). The engine is
+// Observability of the control plane (NoETL observability spec §8.1-§8.3). The engine is
 // pure, so what a transition decided is read back from its output events
 // once the transition is committed: observe runs once per applied
 // transition (a replayed outbox is not observed again), in the process
@@ -83,7 +83,7 @@ func (c *Control) observe(ctx context.Context, e *engine.Engine, st *engine.Stat
 	}
 }
 
-// reasonOf is the reason of a step_called line (seed 000 §8.2
+// reasonOf is the reason of a step_called line (NoETL observability spec §8.2
 // "predecessor:<step>").
 func reasonOf(from string) string {
 	if from == "" {

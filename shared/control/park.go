@@ -12,7 +12,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// DLQ parks (issue 14). A unit filed in the DLQ is parked: the filing and
+// DLQ parks (README "The soak"). A unit filed in the DLQ is parked: the filing and
 // the park are one commit, and the park is where the unit's completion
 // looks, so that whichever of the two comes last sees the other — a
 // completed unit is never left as a pending DLQ entry, and a filed unit
@@ -188,7 +188,7 @@ func (c *Control) UnitEnded(ctx context.Context, cmd types.Command) (why string,
 }
 
 // IterationCanceledEvent is the loop.iteration.canceled of an iteration
-// cut short because its step run or execution ended without it (issue 14
+// cut short because its step run or execution ended without it (README "The soak"
 // item 3). Its id derives from the iteration alone, so that whoever
 // records it — the unit that stops at a task boundary, a later delivery
 // of it that is dropped, the stop of its execution — records one event.
@@ -249,7 +249,7 @@ func (c *Control) CancelIteration(ctx context.Context, cmd types.Command, holder
 }
 
 // cancelIterations closes the iterations of the loop runs a stop ended
-// (issue 14 item 3): every iteration record still running — released
+// (README "The soak"): every iteration record still running — released
 // between two units (a delayed retry), left by a dead holder, parked in
 // the DLQ — is canceled and gets its loop.iteration.canceled; a record
 // held by a live unit is left to that unit, which cancels it at its next

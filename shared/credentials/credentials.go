@@ -1,5 +1,5 @@
 // Package credentials is the credential store behind a playbook's
-// `keychain` (DSL.md "Document": credential declarations resolved before
+// `keychain` (NoETL DSL spec "Document": credential declarations resolved before
 // the run, read-only as keychain.<name>) and the /credentials API.
 //
 // A Credential is a named secret document {name, kind, description,

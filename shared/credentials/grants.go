@@ -1,6 +1,6 @@
 package credentials
 
-// Grants (issue 13 item 5: credentials by grant). A credential names the
+// Grants (README "Security": credentials by grant). A credential names the
 // playbooks that may use it; a playbook that references a credential it
 // is not granted is refused before it runs (shared/launch), and a name
 // computed at run time is checked again where the value is read (Guard).

@@ -57,7 +57,7 @@ func (e *ResolveError) Unwrap() error { return e.Err }
 
 // Resolve resolves a playbook's keychain declarations (dsl.Playbook.Keychain:
 // a list of mappings, as loaded) into the value templates read as
-// `keychain` (DSL.md "Document"): entry name → mapping of fields.
+// `keychain` (NoETL DSL spec "Document"): entry name → mapping of fields.
 //
 // A declaration is
 //

@@ -280,7 +280,7 @@ func TestBuildpackServesEachFunction(t *testing.T) {
 			switch f.Name {
 			case "api":
 				// K_SERVICE makes the profile cloud: without roles the
-				// api serves no one, health check included (issue 13
+				// api serves no one, health check included (README "Security"
 				// item 8: roles default closed).
 				if code, body := in.do(t, "GET", "/healthz", "", ""); code != 503 || !strings.Contains(body, "NOETL_API_ROLES") {
 					t.Errorf("GET /healthz without roles = %d %s, want 503 naming NOETL_API_ROLES", code, body)

@@ -48,8 +48,8 @@ type Function struct {
 // Module is the Go module path; the buildpack imports the root package.
 const Module = "github.com/noetl/gcpengine"
 
-// Functions are the engine's functions (design v2 "Functions", plus
-// subscribe for issue 9's subscriptions).
+// Functions are the engine's functions (README "Architecture" "Functions", plus
+// subscribe for README "Running NoETL v2 playbooks"'s subscriptions).
 var Functions = []Function{
 	{Name: "api", Package: Module + "/functions/api", Trigger: TriggerHTTP, Invokers: "users"},
 	{Name: "emit", Package: Module + "/functions/emit", Trigger: TriggerHTTP, Invokers: "users"},
@@ -64,7 +64,7 @@ var Functions = []Function{
 	{Name: "subscribe", Package: Module + "/functions/subscribe", Trigger: TriggerHTTP, Invokers: "push"},
 }
 
-// Topic names (design v2 "Pub/Sub").
+// Topic names (README "Architecture" "Pub/Sub").
 const (
 	// TopicEvents carries the event log: one message per batch of events.
 	TopicEvents = "events"
@@ -81,7 +81,7 @@ const (
 // Topics lists every topic.
 var Topics = []string{TopicEvents, TopicCommands, TopicEventsDead, TopicCommandsDead}
 
-// Message attribute names (design v2 "Message attributes").
+// Message attribute names (README "Architecture" "Message attributes").
 const (
 	AttrExecutionID = "execution_id"
 	AttrBatchID     = "batch_id"
@@ -110,7 +110,7 @@ type Subscription struct {
 }
 
 // Subscriptions lists every subscription. None uses message ordering: the
-// code is correct under any order (design v2).
+// code is correct under any order (README "Architecture").
 var Subscriptions = []Subscription{
 	{Name: "route", Topic: TopicEvents, Filter: RouteFilter, Push: "route", DeadLetterTopic: TopicEventsDead},
 	{Name: "materialize", Topic: TopicEvents, Push: "materialize", DeadLetterTopic: TopicEventsDead},
@@ -119,7 +119,7 @@ var Subscriptions = []Subscription{
 	{Name: "commands-dead-inspect", Topic: TopicCommandsDead},
 }
 
-// Cloud Tasks queue names (design v2 "Cloud Tasks queues"). Both target
+// Cloud Tasks queue names (README "Architecture" "Cloud Tasks queues"). Both target
 // the execute function with an OIDC token of the tasks service account.
 const (
 	// QueueWork delivers units of work as soon as possible.
@@ -133,7 +133,7 @@ const (
 var Queues = []string{QueueWork, QueueTimers}
 
 // TasksServiceAccount is the account id of the service account whose OIDC
-// token Cloud Tasks attaches to calls of execute (design v2).
+// token Cloud Tasks attaches to calls of execute (README "Architecture").
 const TasksServiceAccount = "noetl-tasks"
 
 // PushServiceAccount is the account id of the service account whose OIDC
@@ -141,7 +141,7 @@ const TasksServiceAccount = "noetl-tasks"
 const PushServiceAccount = "noetl-push"
 
 // ResultsBucket is the Terraform name of the GCS bucket of the results
-// tier (seed 004): results/..., loop items, offloaded loop.done results.
+// tier (NoETL result storage RFC): results/..., loop items, offloaded loop.done results.
 // Its real name is project-specific and reaches the code through
 // NOETL_RESULTS_BUCKET.
 const ResultsBucket = "results"
@@ -175,7 +175,7 @@ type Collection struct {
 	LargeFields []string
 }
 
-// Collections lists every collection the code writes (design v2
+// Collections lists every collection the code writes (README "Architecture"
 // "Firestore collections").
 var Collections = []Collection{
 	{Group: "executions", Path: "executions/{id}", TTLField: TTLField, LargeFields: []string{"state", "source"}},
@@ -220,7 +220,7 @@ var Indexes = []Index{
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"playbook", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	// A caller below the operator role lists its own executions only
-	// (issue 13 item 8): the same listings under creator ==.
+	// (README "Security"): the same listings under creator ==.
 	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"status", "ASCENDING"}, {"created_at", "DESCENDING"}}},
 	{Collection: "executions", Fields: []IndexField{{"creator", "ASCENDING"}, {"playbook", "ASCENDING"}, {"created_at", "DESCENDING"}}},

@@ -7,7 +7,7 @@
 //
 // Each operation is two calls — the effect (the task, the message, the
 // failed step run) and the entry's new status — and may fail between
-// them (issue 14). The effect comes first and is idempotent (a replayed
+// them (README "The soak"). The effect comes first and is idempotent (a replayed
 // unit's task name derives from the unit and its replay count, so a
 // second create is a duplicate; a discard repeated finishes what the
 // first left undone), so a retry of a failed operation completes it

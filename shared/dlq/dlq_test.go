@@ -154,7 +154,7 @@ func replays(env *controltest.Env) int {
 	return n
 }
 
-// TestReplaySurvivesAFailureBetweenItsCalls (issue 14 item 5): a replay
+// TestReplaySurvivesAFailureBetweenItsCalls (README "The soak"): a replay
 // that fails (an error, or the instance dying) after creating the unit's
 // task and before marking the entry is completed by its retry — not
 // refused with 409 — and the unit runs once.
@@ -215,7 +215,7 @@ func TestReplaySurvivesAFailureBetweenItsCalls(t *testing.T) {
 	}
 }
 
-// TestDiscardSurvivesAFailureBetweenItsCalls (issue 14 item 5): a discard
+// TestDiscardSurvivesAFailureBetweenItsCalls (README "The soak"): a discard
 // that fails after failing the unit's step run (or iteration) and before
 // its answer is completed by its retry: the execution fails once, the
 // entry ends discarded.
@@ -272,7 +272,7 @@ func TestDiscardSurvivesAFailureBetweenItsCalls(t *testing.T) {
 	}
 }
 
-// TestReplayOfACompletedUnitIsANoOp (issue 14 item 2): an entry whose
+// TestReplayOfACompletedUnitIsANoOp (README "The soak"): an entry whose
 // unit completed through another delivery — here filed without a park,
 // as an entry written before parks existed, or when the execution
 // document could not be written — is resolved done by a replay, which

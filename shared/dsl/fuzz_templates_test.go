@@ -33,8 +33,8 @@ var templateSlots = []string{
 // playbook that holds templates, and checks that Load neither panics nor
 // hangs, answers deterministically, and that template.Check — which the
 // validator runs on every template — returns at once with nil or a
-// *template.Error for every string of an accepted playbook (issue 10 items
-// 1 and 2). Seeds: testdata/fuzz/FuzzLoadTemplates.
+// *template.Error for every string of an accepted playbook (README "Security").
+// Seeds: testdata/fuzz/FuzzLoadTemplates.
 //
 //	scripts/fuzz --target FuzzLoadTemplates --time 5m
 func FuzzLoadTemplates(f *testing.F) {

@@ -12,7 +12,7 @@ import (
 // tool registry: src/tools/*.rs config structs and their serde aliases;
 // noetl/noetl noetl/tools/*: the Python executors' task_config reads),
 // restricted to what can run on one machine with the local stack
-// (DSL.md "Tasks"; issue 9 "Tool kinds that run on one machine").
+// (NoETL DSL spec "Tasks"; README "Running NoETL v2 playbooks").
 // A task key that neither the loader (CommonTaskKeys) nor the task's kind
 // reads is a validation error: NoETL silently ignores such keys, which
 // hides typos and misplaced fields.

@@ -22,7 +22,7 @@ func warned(t *testing.T, p *Playbook, line int, msg string) {
 func TestSeed003CanonicalPlaybook(t *testing.T) {
 	p := mustLoadFile(t, "testdata/valid/seed003_pagination.yaml")
 	if len(p.Warnings) != 0 {
-		t.Errorf("warnings:\n%s", FormatProblems("seed003", p.Warnings))
+		t.Errorf("warnings:\n%s", FormatProblems("NoETL canonical v10 retry spec", p.Warnings))
 	}
 	s := p.Step("start")
 	if s.Admit == nil || len(s.Admit.Rules) != 2 || *s.Admit.Rules[0].Then.Allow != true || !s.Admit.Rules[1].Else || *s.Admit.Rules[1].Then.Allow {

@@ -133,7 +133,7 @@ func Lint(p *Playbook) []Problem {
 	return out
 }
 
-// scopeNames are template names a step result would shadow (DSL.md
+// scopeNames are template names a step result would shadow (NoETL DSL spec
 // "Templates": a finished step's result is visible by the step's name).
 var scopeNames = map[string]bool{
 	"workload": true, "ctx": true, "iter": true, "args": true, "execution_id": true,

@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// APIVersion is the canonical playbook apiVersion (DSL.md "Document").
+// APIVersion is the canonical playbook apiVersion (NoETL DSL spec "Document").
 const APIVersion = "noetl.io/v2"
 
 // LegacyAPIVersion is accepted with a deprecation warning and normalised to
@@ -82,13 +82,13 @@ func loadFile[T any](path string, load func(src []byte, name string) (T, error))
 }
 
 // Load parses a playbook (YAML, one document), normalises it into the model
-// and validates it (DSL.md; seeds 001 and 003; NoETL's DSL v2). name labels
+// and validates it (NoETL DSL spec; NoETL event-driven retry design and the NoETL canonical v10 retry spec; NoETL's DSL v2). name labels
 // the source in problem messages. On any problem it returns a nil playbook
 // and a *ValidationError listing all of them with their lines (a YAML syntax
 // error is one such problem); deprecated forms that could be normalised are
 // reported in Playbook.Warnings instead. Load never panics.
 //
-// Accepted shapes (DSL.md "Document", "Step", "Tasks", "DSL v2 names"):
+// Accepted shapes (NoETL DSL spec "Document", "Step", "Tasks", "DSL v2 names"):
 //   - root keys apiVersion (noetl.io/v2; NoETL's noetl.io/v10 is the same;
 //     v1 warns), kind (Playbook; a kind Subscription resource gets one
 //     problem saying it is not a playbook), metadata (name required; labels,
@@ -103,7 +103,7 @@ func loadFile[T any](path string, load func(src []byte, name string) (T, error))
 //   - tool: a single mapping (label "<step>_task"; its name, if any, is the
 //     label except for kind workbook), a list of {name, kind, ...}, unnamed
 //     list items (task_0, task_1, ...), list items {label: {kind, ...}}
-//     (seed 003), or a mapping of label → task; a task has the keys of
+//     (NoETL canonical v10 retry spec), or a mapping of label → task; a task has the keys of
 //     CommonTaskKeys and those its kind reads (KindKeys; NoETL's kind keys
 //     and input are also accepted under tool.spec);
 //   - loop: {in | cursor, iterator, spec: {mode, max_in_flight (integer or
@@ -119,10 +119,10 @@ func loadFile[T any](path string, load func(src []byte, name string) (T, error))
 // Prepare does the same normalisations for a playbook built in Go.
 //
 // Legacy forms normalised with a warning: next as a string, {step: x}, a
-// list of steps/arcs, or [{when, then}, {else}]; step/task retry: (seed 001:
+// list of steps/arcs, or [{when, then}, {else}]; step/task retry: (NoETL event-driven retry design:
 // true, N, {max_attempts, initial_delay, backoff_multiplier, max_delay,
 // jitter, retry_when, stop_when, on_error}) → task policy rules;
-// retry.on_success (seed 002 pagination/polling of an http task: while,
+// retry.on_success (NoETL distributed loop design pagination/polling of an http task: while,
 // max_attempts, next_call {params, headers, url}, collect append|replace|
 // collect with path/merge_path) → a jump pipeline plus a collecting noop
 // task (pagination.go documents exactly what is generated); loop.mode,

@@ -1,6 +1,6 @@
 // Package dsl loads, normalises and validates NoETL playbooks
 // (apiVersion noetl.io/v2, kind Playbook) into the model below
-// (the DSL contract, README "The DSL"; seed 003 gives task policy).
+// (the DSL contract, README "The DSL"; NoETL canonical v10 retry spec gives task policy).
 //
 // The model is the normalised form: every step has a labelled task list,
 // `next` is always a list of arcs with a mode, policy rules are parsed, and
@@ -10,7 +10,7 @@
 // that cannot parse is a validation error, and warns about names no scope
 // defines (templates.go).
 //
-// Two naming dialects normalise to the same model (DSL.md "DSL v2
+// Two naming dialects normalise to the same model (NoETL DSL spec "DSL v2
 // names"; NoETL's noetl_dsl_refactoring_spec.md): the v10 names (args,
 // outcome, set_ctx, set_iter, arc args) and the DSL v2 names (input, output,
 // set with ctx./iter./step. targets). Step.Input and Task.Input hold both
@@ -28,7 +28,7 @@
 // the per-kind task keys are in kinds.go. See load.go for the
 // accepted shapes and the legacy forms that are normalised (with a
 // warning) or rejected (with the canonical rewrite in the message), and
-// pagination.go for the rewrite of seed 002's retry.on_success.
+// pagination.go for the rewrite of NoETL distributed loop design's retry.on_success.
 package dsl
 
 import (
@@ -38,7 +38,7 @@ import (
 	"time"
 )
 
-// Playbook is a validated, normalised playbook (DSL.md "Document").
+// Playbook is a validated, normalised playbook (NoETL DSL spec "Document").
 type Playbook struct {
 	// APIVersion is always "noetl.io/v2" after Load (v1 and NoETL's
 	// "noetl.io/v10" are normalised).
@@ -62,7 +62,7 @@ type Playbook struct {
 	// executor.spec.entry_step when given (it must name a step), else the
 	// step named "start", else the first step of Workflow. Upstream's
 	// default is workflow[0]; this engine prefers a step named start
-	// (DSL.md), which is the same step in every NoETL fixture.
+	// (NoETL DSL spec), which is the same step in every NoETL fixture.
 	Entry string `json:"entry"`
 	// FinalStep is executor.spec.final_step ("" = none): a step run once
 	// after the execution is quiescent (no runnable token, no step run in
@@ -121,7 +121,7 @@ func (p *Playbook) LineOf(path string) int {
 	return lineIn(p.lines, path)
 }
 
-// EntryStep returns the name of the entry step (DSL.md "DSL v2 names",
+// EntryStep returns the name of the entry step (NoETL DSL spec "DSL v2 names",
 // NoETL workflow_entry_routing_termination.md §2): Entry when set (Load
 // sets it from executor.spec.entry_step, else to the default below), else
 // the step named "start", else the first step; "" for an empty workflow.
@@ -155,13 +155,13 @@ func (p *Playbook) Step(name string) *Step {
 	return p.byName[name]
 }
 
-// Step is one Petri-net transition of the workflow (DSL.md "Step").
+// Step is one Petri-net transition of the workflow (NoETL DSL spec "Step").
 type Step struct {
 	// Name is the unique step name (an identifier).
 	Name string `json:"step"`
 	// Desc is free text.
 	Desc string `json:"desc,omitempty"`
-	// Compensate names the step that undoes this one (seed 000 §8.7
+	// Compensate names the step that undoes this one (NoETL observability spec §8.7
 	// pattern B): with executor.spec.policy.rollback: on_fail, a failing
 	// execution runs the compensating steps of its completed steps
 	// backwards, once each, before it ends failed.
@@ -189,7 +189,7 @@ type Step struct {
 	Tasks []*Task `json:"tasks,omitempty"`
 	// Set is the step-level set, applied in order after the step (or its
 	// composite tool) completes successfully and before its arcs are
-	// evaluated (DSL.md "DSL v2 names": step completes → step set → arc
+	// evaluated (NoETL DSL spec "DSL v2 names": step completes → step set → arc
 	// conditions → chosen arc's set → target scheduled); for a loop step,
 	// once, when the loop ends. From DSL v2 `set` and the v10 dialect's
 	// step `set_ctx` (each key becomes a ctx Assignment). Templates here
@@ -291,7 +291,7 @@ func SetOf(as []Assignment, scope string) map[string]any {
 	return out
 }
 
-// Loop is a step's loop block (DSL.md "Loops"; NoETL's Loop / LoopSpec /
+// Loop is a step's loop block (NoETL DSL spec "Loops"; NoETL's Loop / LoopSpec /
 // CursorSpec / FramePolicy models).
 type Loop struct {
 	// In is a template string rendering to a list, or a literal list (nil
@@ -421,7 +421,7 @@ type Next struct {
 	Line int `json:"-"`
 }
 
-// Arc is one outgoing edge (DSL.md "Step": next.arcs[]). When is a template
+// Arc is one outgoing edge (NoETL DSL spec "Step": next.arcs[]). When is a template
 // (empty = always).
 type Arc struct {
 	// Step is the target step's name.
@@ -455,7 +455,7 @@ type Arc struct {
 	Path string `json:"-"`
 }
 
-// Task is one labelled entry of a step pipeline (DSL.md "Tasks"), or one
+// Task is one labelled entry of a step pipeline (NoETL DSL spec "Tasks"), or one
 // workbook entry. Name is the label: the list item's name, the label key of
 // a `- label: {kind: ...}` item, "<step>_task" for a single mapping, or
 // "task_<i>" for an unnamed list item.
@@ -576,7 +576,7 @@ type Output struct {
 // Result tiers of this stack (OutputStore.Tier).
 const (
 	// TierAuto keeps a result inline up to InlineMaxBytes and stores a
-	// larger one in the GCS results tier (seed 004).
+	// larger one in the GCS results tier (NoETL result storage RFC).
 	TierAuto = "auto"
 	// TierInline keeps the result inline in the execution's state and
 	// events, whatever its size (bounded by the engine's hard limits).
@@ -645,7 +645,7 @@ type OutputAccumulate struct {
 	MaxItems int `json:"max_items,omitempty"`
 }
 
-// Policy is an ordered list of rules; the first match wins (seed 003 §2).
+// Policy is an ordered list of rules; the first match wins (NoETL canonical v10 retry spec §2).
 type Policy struct {
 	// Rules in order; an Else rule matches anything.
 	Rules []*Rule `json:"rules"`
@@ -675,7 +675,7 @@ type Rule struct {
 	Path string `json:"-"`
 }
 
-// Then is a rule's action (seed 003 §2, DSL.md "Task policy").
+// Then is a rule's action (NoETL canonical v10 retry spec §2, the NoETL DSL spec "Task policy").
 type Then struct {
 	// Do is continue | retry | jump | break | fail (task policy); for admit
 	// policies Allow is used instead.

@@ -7,7 +7,7 @@ import (
 )
 
 // Forms found in NoETL's own fixture playbooks that Load accepts and maps
-// (issue 15 item 5): each test names the fixture shape it follows and the
+// (README "Running NoETL v2 playbooks"): each test names the fixture shape it follows and the
 // upstream rule it mirrors.
 
 // TestRootTracingAndSpecIgnored: NoETL's Playbook model ignores unknown

@@ -9,8 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// This file turns the YAML tree into the model (DSL.md "Document", "Step",
-// "Tasks"; seed 003 for task policy; seed 001 for legacy retry; seed 002's
+// This file turns the YAML tree into the model (NoETL DSL spec "Document", "Step",
+// "Tasks"; NoETL canonical v10 retry spec for task policy; NoETL event-driven retry design for legacy retry; NoETL distributed loop design's
 // retry.on_success is in pagination.go; DSL v2 set/output/script/cursor
 // blocks and the executor spec are in v2.go, the per-kind task keys in
 // kinds.go). It reports
@@ -341,7 +341,7 @@ func (l *loader) legacyResult(e entry, path string) *Output {
 var stepKeys = []string{"step", "desc", "spec", "loop", "input", "args", "tool", "set", "set_ctx", "output", "next", "compensate"}
 
 // legacyStepKeys are step keys of older dialects, rejected with the
-// canonical rewrite (DSL.md "Step", canonical step spec §13).
+// canonical rewrite (NoETL DSL spec "Step", canonical step spec §13).
 var legacyStepKeys = map[string]string{
 	"when":    "step.when is not canonical: put the condition on the incoming arc (next.arcs[].when of the step that routes here), or gate the step with spec.policy.admit.rules",
 	"eval":    "step.eval is not canonical (legacy eval is rejected): handle task outcomes with tool[].spec.policy.rules (when → then.do: continue|retry|jump|break|fail)",
@@ -707,7 +707,7 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 // a {label: {kind: ...}} item.
 var taskKeys = commonKeySet
 
-// tools normalises the three NoETL task shapes plus seed 003's label maps:
+// tools normalises the three NoETL task shapes plus NoETL canonical v10 retry spec's label maps:
 //
 //	tool: {kind: python, ...}            → one task "<step>_task"
 //	tool: [{name: a, kind: ...}, ...]    → labels from name
@@ -1094,7 +1094,7 @@ func (l *loader) taskPolicy(n *yaml.Node, path string) *Policy {
 	return p
 }
 
-// rules converts a rule list (seed 003 §2). admit selects step admission
+// rules converts a rule list (NoETL canonical v10 retry spec §2). admit selects step admission
 // rules (then.allow) instead of task rules (then.do).
 func (l *loader) rules(n *yaml.Node, path string, admit bool) []*Rule {
 	items, _ := l.list(n, path, "rules", "a list of {when: ..., then: {...}} / {else: {then: {...}}}")
@@ -1487,7 +1487,7 @@ func (l *loader) arc(n *yaml.Node, path string) *Arc {
 	return a
 }
 
-// ---- legacy retry (seed 001) ----------------------------------------------
+// ---- legacy retry (NoETL event-driven retry design) ----------------------------------------------
 
 var legacyRetryKeys = []string{"max_attempts", "initial_delay", "backoff_multiplier", "max_delay", "jitter", "retry_when", "stop_when", "retry_on", "retry_on_status", "backoff", "backoff_seconds", "on_error", "on_success"}
 
@@ -1561,9 +1561,9 @@ func (l *loader) stepRetry(s *Step, e *entry, path string) {
 	}
 }
 
-// legacyRetry normalises seed 001's retry forms (true, N, or a mapping with
+// legacyRetry normalises NoETL event-driven retry design's retry forms (true, N, or a mapping with
 // max_attempts, initial_delay, backoff_multiplier, max_delay, jitter,
-// retry_when, stop_when; also seed 002's on_error) into task policy rules:
+// retry_when, stop_when; also NoETL distributed loop design's on_error) into task policy rules:
 //
 //	ok              → continue            (legacy retries only failures)
 //	stop_when       → fail                (Legacy: user's expression)
@@ -1574,7 +1574,7 @@ func (l *loader) stepRetry(s *Step, e *entry, path string) {
 // Without retry_when/stop_when it is the single rule error → retry. rules is
 // nil when the block disables retry; ok is false on a problem.
 //
-// A block with on_success (seed 002 pagination/polling) returns no rules but
+// A block with on_success (NoETL distributed loop design pagination/polling) returns no rules but
 // a *successRetry (see pagination.go) holding the parsed on_success and the
 // error rules above minus "ok → continue" (nil when the block has no error
 // retry settings: errors then fail the task, as in NoETL); the caller

@@ -8,9 +8,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// This file normalises seed 002's legacy `retry.on_success` (pagination and
+// This file normalises NoETL distributed loop design's legacy `retry.on_success` (pagination and
 // polling by re-calling an http task) into the canonical jump pipeline the
-// worker runs (seed 003 §7: "pagination streams: do: jump back to
+// worker runs (NoETL canonical v10 retry spec §7: "pagination streams: do: jump back to
 // fetch_page until do: break").
 //
 // Accepted (step-level retry, or retry inside the http task):
@@ -25,7 +25,7 @@ import (
 //	      url: "{{ response.links.next }}"
 //	    collect: append                         # or {strategy: append|replace|collect,
 //	    merge_path: data                        #     path: data.items, into: x}
-//	  on_error: {...}                           # optional, seed 001 keys
+//	  on_error: {...}                           # optional, NoETL event-driven retry design keys
 //
 // In while and next_call, `response` and its alias `page` name the decoded
 // body of the call just made (outcome.result.data) and `iteration` the

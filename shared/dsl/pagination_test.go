@@ -188,7 +188,7 @@ const appendACC = "{{ (iter._collected | default([])) + outcome.result.data['dat
 func TestSeed002PaginationRewrite(t *testing.T) {
 	p := mustLoadFile(t, "testdata/valid/seed002_pagination.yaml")
 	if len(p.Warnings) != 1 {
-		t.Fatalf("warnings:\n%s", FormatProblems("seed002", p.Warnings))
+		t.Fatalf("warnings:\n%s", FormatProblems("NoETL distributed loop design", p.Warnings))
 	}
 	w := p.Warnings[0]
 	if w.Line != 27 || w.Path != "workflow[1].retry.on_success" || w.Severity != SeverityWarning ||
@@ -228,7 +228,7 @@ func TestSeed002PaginationRewrite(t *testing.T) {
 
 	// It validates, serialises, and Lint finds no trapped jump cycle.
 	if ps := p.Validate(); len(ps) > 0 {
-		t.Errorf("Validate:\n%s", FormatProblems("seed002", ps))
+		t.Errorf("Validate:\n%s", FormatProblems("NoETL distributed loop design", ps))
 	}
 	if _, err := json.Marshal(p); err != nil {
 		t.Error(err)

@@ -25,7 +25,7 @@ type templateSite struct {
 	extra []string
 }
 
-// scopeRoots are the names every template may read (DSL.md "Templates",
+// scopeRoots are the names every template may read (NoETL DSL spec "Templates",
 // "DSL v2 names"): the scopes, the boundary envelopes in both spellings,
 // the pipeline names and the dialect's loop index.
 var scopeRoots = []string{

@@ -11,7 +11,7 @@ import (
 )
 
 // This file parses the constructs of NoETL's DSL v2 and of its newer
-// models (DSL.md "DSL v2 names"; NoETL noetl_dsl_refactoring_spec.md,
+// models (NoETL DSL spec "DSL v2 names"; NoETL noetl_dsl_refactoring_spec.md,
 // workflow_entry_routing_termination.md, result_storage.md and
 // noetl/core/dsl/engine/models/*.py): set blocks with scoped targets,
 // output blocks, script blocks, cursor loops with their frame policy, and
@@ -153,7 +153,7 @@ func (l *loader) input(cur map[string]any, have *string, e entry, path, what str
 // ---- output ---------------------------------------------------------------
 
 // StoreTiers maps NoETL's output.store kinds to this stack's result tiers
-// (seed 004; NoETL result_storage.md): auto keeps small results inline and
+// (NoETL result storage RFC; NoETL result_storage.md): auto keeps small results inline and
 // puts larger ones in the GCS results tier; memory and eventlog keep the
 // result inline (this stack has no per-process store: the execution state
 // is the fastest tier); kv (NoETL's NATS KV), disk and its deprecated alias
@@ -669,7 +669,7 @@ func (l *loader) executor(p *Playbook, n *yaml.Node, path string) {
 				case "policy":
 				default:
 					// Spec layering: other keys are defaults merged under
-					// step.spec / task.spec (DSL.md "Step" Spec).
+					// step.spec / task.spec (NoETL DSL spec "Step" Spec).
 				}
 			})
 		default:

@@ -7,7 +7,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 )
 
-// Side effects (seed 004 §4.4, the side-effect barrier). A task is
+// Side effects (NoETL result storage RFC §4.4, the side-effect barrier). A task is
 // side-effecting when running it twice could be observed outside the
 // engine. The worker runs a unit containing one under a lease (a second
 // delivery of the same unit waits instead of running it concurrently), and

@@ -24,7 +24,7 @@ type Options struct {
 	// (default 10).
 	DefaultMaxInFlight int
 	// OnStepFail and OnWhenError are the failure policies when the
-	// playbook's executor.spec.policy sets none (seed 000 §8.8; defaults
+	// playbook's executor.spec.policy sets none (NoETL observability spec §8.8; defaults
 	// halt and treat_as_false).
 	OnStepFail, OnWhenError string
 	// ExecutionDeadline bounds an execution when executor.spec.timeout_s
@@ -176,8 +176,8 @@ func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, ch
 	}
 	if err := t.finishStep(step, ss, ok, result, ev); err != nil {
 		// Nothing the playbook does may turn into a Go error here: the
-		// caller would retry the same transition forever (issue 10 item
-		// 1). An error that still gets this far fails the execution.
+		// caller would retry the same transition forever (README
+		// "Security"). An error that still gets this far fails the execution.
 		t.stop(StopReason{Status: ExecFailed, Kind: types.ErrKindTemplate, Message: fmt.Sprintf("step %s: %v", step.Name, err)})
 	}
 	t.maybeFinish()
@@ -209,7 +209,7 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 			st.Completed = append(st.Completed, step.Name)
 		}
 		// Worker-side patches (policy set to ctx and step), then the
-		// step's own set (DSL.md "DSL v2 names": the step completes →
+		// step's own set (NoETL DSL spec "DSL v2 names": the step completes →
 		// step-level set → arc conditions → the chosen arc's set).
 		if patch, _ := evPayload["ctx"].(map[string]any); patch != nil {
 			for k, v := range patch {
@@ -258,7 +258,7 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 			msg := fmt.Sprintf("step %s failed: %v", step.Name, describeError(ss.Error))
 			st.Failures = append(st.Failures, msg)
 			if t.e.PolicyOf().OnStepFail == OnStepFailHalt && st.Active > 0 {
-				// Halt: the other branches stop now (seed 000 §8.8).
+				// Halt: the other branches stop now (NoETL observability spec §8.8).
 				st.Failures = st.Failures[:len(st.Failures)-1]
 				t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: msg})
 				return nil
@@ -296,7 +296,7 @@ func (t *transition) startQueued(name string) error {
 // template), recorded in the execution's failures and in two events —
 // next.evaluated with the error and a step.failed carrying it — and never
 // returned: a returned error would make the caller retry the same
-// transition forever (issue 10 item 1). The execution's on_step_fail halt
+// transition forever (README "Security"). The execution's on_step_fail halt
 // stops the other branches; the step's queued tokens then run as after
 // any failure.
 func (t *transition) stepError(step *dsl.Step, ss *StepState, err error) error {
@@ -396,7 +396,7 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 				if t.e.PolicyOf().OnWhenError == OnWhenErrorFail {
 					return 0, fmt.Errorf("step %s arc to %s: when: %w", step.Name, a.Step, err)
 				}
-				// on_when_error: treat_as_false (seed 000 §8.8): the arc
+				// on_when_error: treat_as_false (NoETL observability spec §8.8): the arc
 				// does not match; the error is recorded.
 				whenErrors = append(whenErrors, map[string]any{"arc": a.Step, "error": err.Error()})
 			}
@@ -552,7 +552,7 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	if err != nil {
 		return t.failNow(step, ss, fmt.Sprintf("loop.in: %v", err))
 	}
-	// Hook (issue 16): a stored table is iterated where it is: the plan
+	// Hook (README "Architecture"): a stored table is iterated where it is: the plan
 	// keeps its reference and each iteration reads its own row.
 	table, rows, isTable := StoredTable(v)
 	items, ok := asList(v)
@@ -676,7 +676,7 @@ func (t *transition) maybeFinish() {
 }
 
 // TimeoutEvent returns the deterministic step.failed event of a step run
-// that exceeded its time budget: lifecycle.timeout_s (DSL.md "Step":
+// that exceeded its time budget: lifecycle.timeout_s (NoETL DSL spec "Step":
 // spec.policy.lifecycle.timeout_s) or a loop's total budget
 // (loop.spec.timeout_s), whichever is shorter.
 func TimeoutEvent(executionID, step string, run int, timeoutS float64, now time.Time) types.Event {

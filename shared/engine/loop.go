@@ -8,14 +8,14 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Loop progression (DSL.md "Loops"). A loop run of N items with
+// Loop progression (NoETL DSL spec "Loops"). A loop run of N items with
 // max_in_flight M is split into L = min(M, N) lanes: lane r holds the
 // iterations r, r+L, r+2L, ... and runs them one after another, because
 // iteration i, when it ends, dispatches iteration i+L. So at most L
 // iterations are in flight without any shared counter, and a lane is done
 // when its last iteration ends. The loop is done when all L lanes are done:
 // counting L lane markers replaces counting N iteration documents
-// (ARCHITECTURE.md "No hot documents"). A sequential loop has one lane.
+// (README "Architecture" "No hot documents"). A sequential loop has one lane.
 
 // Lanes returns the number of lanes of the plan: min(MaxInFlight, Total),
 // at least 1.
@@ -144,7 +144,7 @@ func IterationEnded(p LoopPlan, idx int, ok bool) AfterIteration {
 func LoopComplete(p LoopPlan, lanesDone int) bool { return lanesDone >= p.Lanes() }
 
 // LoopResult assembles a loop step's result {results: [...], stats:
-// {total, success, failed}} in iteration order from its records (DSL.md
+// {total, success, failed}} in iteration order from its records (NoETL DSL spec
 // "Loops"; stats: LoopStats): an ok iteration contributes its result, a
 // failed one (best_effort) {status: error, error}. It also returns the
 // largest Clock of the records.

@@ -13,7 +13,7 @@ import (
 // pagination whose stop condition is never met).
 const MaxJumps = 100000
 
-// Cursor is a unit's position in its step's task pipeline (seed 003): the
+// Cursor is a unit's position in its step's task pipeline (NoETL canonical v10 retry spec): the
 // task to run, its 1-based attempt, the jumps taken so far, `_prev` (the
 // previous task's result), the results of the unit's finished tasks by
 // label (`_task`), and the iteration-scoped (set_iter) and execution ctx
@@ -104,7 +104,7 @@ func ErrorMap(out types.Outcome, task string) map[string]any {
 }
 
 // Advance applies decision d, taken on outcome out of the task at
-// c.TaskIndex, and returns the pipeline's next move (DSL.md "Task
+// c.TaskIndex, and returns the pipeline's next move (NoETL DSL spec "Task
 // policy"): continue (next task, `_prev` := result; an error outcome is
 // recorded as task.failed and the pipeline goes on), retry (this task again
 // until `attempts` total attempts, after the backoff delay; exhausted: an
@@ -232,7 +232,7 @@ func advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
 }
 
 // ApplyPatches applies a decision's (or a tool item's) set block to the
-// cursor (seed 003 §2: the patches apply on every decision that names
+// cursor (NoETL canonical v10 retry spec §2: the patches apply on every decision that names
 // them): iter.x → the iteration state, ctx.x → the unit's ctx patch (it
 // reaches the execution ctx with the boundary event), step.x → the step
 // scope, a bare x → a pipeline variable.

@@ -12,13 +12,13 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Task policy (seed 003 §2, DSL.md "Task policy"): after every task
+// Task policy (NoETL canonical v10 retry spec §2, the NoETL DSL spec "Task policy"): after every task
 // attempt the first matching rule of task.spec.policy decides what the
 // pipeline does. These functions are pure: the worker runs the tool and
 // gives them the outcome and the template scope; they decide.
 
 // DefaultRetryAttempts is the total attempts of a `do: retry` without
-// `attempts` (DSL.md "Task policy").
+// `attempts` (NoETL DSL spec "Task policy").
 const DefaultRetryAttempts = 3
 
 // Decision is the policy's verdict on one task attempt.
@@ -33,7 +33,7 @@ type Decision struct {
 	Then dsl.Then
 }
 
-// DecideTask evaluates task's policy on out (DSL.md "Task policy"): the
+// DecideTask evaluates task's policy on out (NoETL DSL spec "Task policy"): the
 // first matching rule wins; without a policy ok→continue and error→fail; a
 // policy where nothing matched and without else: continue. sc is the task
 // scope with outcome/output, _prev, _task and _attempt bound (see
@@ -66,7 +66,7 @@ func DecideTask(task *dsl.Task, out types.Outcome, sc template.Scope) (Decision,
 }
 
 // HasLegacyRules reports whether a task's policy was normalised from a
-// seed 001 retry block, whose conditions read the legacy names (see
+// NoETL event-driven retry design retry block, whose conditions read the legacy names (see
 // LegacyNames).
 func HasLegacyRules(task *dsl.Task) bool {
 	if task.Policy == nil {
@@ -81,10 +81,10 @@ func HasLegacyRules(task *dsl.Task) bool {
 }
 
 // PolicyExtra returns the names a policy rule sees besides the task scope
-// (DSL.md "Task policy"): outcome (and its DSL v2 name output, with
+// (NoETL DSL spec "Task policy"): outcome (and its DSL v2 name output, with
 // output.data = the result, for http the parsed body: OutputData), _task
 // (results of the unit's finished tasks by label), _attempt, and _prev
-// when the pipeline has one. legacy adds seed 001's names (LegacyNames).
+// when the pipeline has one. legacy adds NoETL event-driven retry design's names (LegacyNames).
 func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 	om := out.ToMap()
 	output := map[string]any{}
@@ -94,7 +94,7 @@ func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 	output["data"] = OutputData(out.HTTP != nil, out.Result) // h-conf: http output.data is the body (views.go)
 	if results.IsRef(out.Result) {
 		// DSL v2 output.ref: the result-tier reference of a stored
-		// result ({uri, key, bucket, ...}, seed 004 §4.2); undefined for an
+		// result ({uri, key, bucket, ...}, NoETL result storage RFC §4.2); undefined for an
 		// inline result.
 		output["ref"] = out.Result.(map[string]any)[results.RefKey]
 	}
@@ -138,7 +138,7 @@ func SetExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 	return m
 }
 
-// LegacyNames adds the names seed 001's retry_when / stop_when expressions
+// LegacyNames adds the names NoETL event-driven retry design's retry_when / stop_when expressions
 // use (status_code, error, success, result, data, attempt), derived from
 // the outcome.
 func LegacyNames(m map[string]any, out types.Outcome, attempt int) {
@@ -158,7 +158,7 @@ func LegacyNames(m map[string]any, out types.Outcome, attempt int) {
 	}
 }
 
-// Backoff returns the delay before attempt+1 of a `do: retry` (DSL.md
+// Backoff returns the delay before attempt+1 of a `do: retry` (NoETL DSL spec
 // "Task policy"): none = delay, linear = delay*attempt, exponential =
 // delay*2^(attempt-1), capped by max_delay when set. Seconds in the
 // playbook, a Duration here.
@@ -179,7 +179,7 @@ func Backoff(t dsl.Then, attempt int) time.Duration {
 	return time.Duration(d * float64(time.Second))
 }
 
-// EvalAdmit evaluates an admission policy (DSL.md "Step": spec.policy.
+// EvalAdmit evaluates an admission policy (NoETL DSL spec "Step": spec.policy.
 // admit): the first matching rule's allow decides; without a match the
 // step is admitted. It returns the decision and the matched rule (-1).
 func EvalAdmit(p *dsl.Policy, sc template.Scope) (bool, int, error) {

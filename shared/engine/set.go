@@ -8,7 +8,7 @@ import (
 	"github.com/noetl/gcpengine/shared/template"
 )
 
-// SetTargets are the maps a `set` block writes into (DSL.md "DSL v2
+// SetTargets are the maps a `set` block writes into (NoETL DSL spec "DSL v2
 // names": flat targets ctx.x, iter.x, step.x, and bare names at task
 // level). A nil map means the scope is not writable where the block
 // stands: an assignment to it is an error.

@@ -1,5 +1,5 @@
 // Package engine is the pure core of the control plane: a state machine
-// (state, event) → (state, commands, events) with no I/O (ARCHITECTURE.md
+// (state, event) → (state, commands, events) with no I/O (README "Architecture"
 // "The engine core"). The route function feeds it boundary events read from
 // the event log and persists what it returns; every decision it makes is a
 // deterministic function of its inputs, so a redelivered event yields the
@@ -42,12 +42,12 @@ type State struct {
 	CatalogPath string       `json:"catalog_path,omitempty"`
 	Status      types.Status `json:"status"`
 	// Workload is the merged workload (playbook defaults deep-merged with
-	// the request payload); immutable after start (DSL.md "Document").
+	// the request payload); immutable after start (NoETL DSL spec "Document").
 	Workload map[string]any `json:"workload"`
 	// Ctx is the execution context patched by set_ctx.
 	Ctx map[string]any `json:"ctx"`
 	// Results holds each finished step's latest result by step name (a
-	// result reference map for over-budget results, seed 004).
+	// result reference map for over-budget results, NoETL result storage RFC).
 	Results map[string]any        `json:"results"`
 	Steps   map[string]*StepState `json:"steps"`
 	// Active counts step runs that are scheduled or running.
@@ -71,7 +71,7 @@ type State struct {
 	Resume *types.Command `json:"resume,omitempty"`
 	// ParentIter is, for a child execution started inside a loop
 	// iteration, the parent's iteration state: templates see it as
-	// iter.parent (nested loops, DSL.md "Loops").
+	// iter.parent (nested loops, the NoETL DSL spec "Loops").
 	ParentIter map[string]any `json:"parent_iter,omitempty"`
 	// Joins holds the tokens parked at fan-in joins that have not fired
 	// yet, by join step name (joins.go).
@@ -81,7 +81,7 @@ type State struct {
 	Completed []string `json:"completed,omitempty"`
 	// Compensating is set while a SAGA rollback runs; Rollback holds its
 	// remaining entries "<step>><compensating step>" and Compensated the
-	// steps whose compensation started (seed 000 §8.7).
+	// steps whose compensation started (NoETL observability spec §8.7).
 	Compensating bool     `json:"compensating,omitempty"`
 	Rollback     []string `json:"rollback,omitempty"`
 	Compensated  []string `json:"compensated,omitempty"`

@@ -10,7 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Stopping an execution (seed 000 §8.5 cancellation, §8.8 halt) and its
+// Stopping an execution (NoETL observability spec §8.5 cancellation, §8.8 halt) and its
 // policies. An execution stops when it is canceled, when it runs past its
 // deadline, or when a step fails under on_step_fail: halt: every active
 // step run is canceled (step.canceled), queued tokens are dropped, and the
@@ -18,7 +18,7 @@ import (
 // terminal state at their next task boundary and stop; pending Cloud Tasks
 // are deleted by the caller (shared/control).
 
-// Failure policies (seed 000 §8.8), from executor.spec.policy (or the
+// Failure policies (NoETL observability spec §8.8), from executor.spec.policy (or the
 // engine Options).
 const (
 	OnStepFailHalt     = "halt"
@@ -36,7 +36,7 @@ type Policy struct {
 	OnStepFail  string
 	OnWhenError string
 	// Rollback "on_fail" runs the compensating steps of the completed steps
-	// backwards when the execution fails (SAGA, seed 000 §8.7 pattern B).
+	// backwards when the execution fails (SAGA, NoETL observability spec §8.7 pattern B).
 	Rollback string
 }
 
@@ -183,7 +183,7 @@ func (t *transition) finish(status types.Status) {
 	}
 }
 
-// Compensation (SAGA, seed 000 §8.7 pattern B): with executor.spec.policy.
+// Compensation (SAGA, NoETL observability spec §8.7 pattern B): with executor.spec.policy.
 // rollback: on_fail, a failing execution first runs, one after the other
 // and in reverse order of completion, the `compensate:` step of every step
 // that completed, each once; then it ends failed.

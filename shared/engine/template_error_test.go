@@ -26,7 +26,7 @@ var hostile = []struct {
 // A template error while the control plane applies a transition fails the
 // step it belongs to, with a clear step.failed event, and never escapes as
 // a Go error (which would make route or execute retry the same
-// transition forever: issue 10 item 1).
+// transition forever: README "Security").
 func TestTemplateErrorsFailTheStep(t *testing.T) {
 	type tc struct {
 		name string

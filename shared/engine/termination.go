@@ -6,7 +6,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Routing and termination rules of DSL v2 (DSL.md "DSL v2 names"; NoETL's
+// Routing and termination rules of DSL v2 (NoETL DSL spec "DSL v2 names"; NoETL's
 // workflow_entry_routing_termination.md): the `output` envelope arcs read,
 // next.spec.on_no_match with executor.spec.no_next_is_error, and
 // executor.spec.final_step. Joins are in joins.go.

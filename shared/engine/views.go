@@ -9,16 +9,16 @@ import (
 )
 
 // Step-result views: how templates see a finished step's result by the
-// step's name (DSL.md "Templates": `{{ fetch_page.data }}`), in the
+// step's name (NoETL DSL spec "Templates": `{{ fetch_page.data }}`), in the
 // shapes NoETL's playbooks read (README "Running NoETL v2 playbooks"). The
 // state, the events and the API keep the result as the step produced it;
 // only the template scope sees the view. The rules, in order:
 //
-//  1. A result stored in the results tier (a reference, seed 004) is its
+//  1. A result stored in the results tier (a reference, NoETL result storage RFC) is its
 //     full value when the caller resolved it (the worker does), else the
 //     reference map with its selected fields (output.select) at the top
 //     level (the control plane does not load payloads). Either way the
-//     view has `_ref`: the reference itself (DSL.md "DSL v2 names": a
+//     view has `_ref`: the reference itself (NoETL DSL spec "DSL v2 names": a
 //     reference is read back explicitly, e.g. by the artifact kind), and
 //     `_store`: the name of NoETL's tier for it (StoreName).
 //  2. A loop step's result {results: [...]} also reads as `data` (the list
@@ -234,7 +234,7 @@ func resultKind(pb *dsl.Playbook, step *dsl.Step) string {
 	return t.Kind
 }
 
-// RefTarget is the value a set target receives (DSL.md "DSL v2 names": a
+// RefTarget is the value a set target receives (NoETL DSL spec "DSL v2 names": a
 // target whose name ends in `_ref` receives a reference object, not
 // hydrated data): for such a key, a view carrying `_ref` yields the
 // reference; every other value is returned unchanged.
@@ -312,7 +312,7 @@ func OutputData(isHTTP bool, result any) any {
 }
 
 // StoredTable reports whether a rendered value stands for a table stored
-// in the results tier (issue 16: loop.in over a stored result): a
+// in the results tier (README "Architecture": loop.in over a stored result): a
 // reference map, or a step-result view carrying one under _ref (the
 // control plane's unloaded view, or its data), whose object is a Feather
 // table with a recorded row count. It returns the reference and the

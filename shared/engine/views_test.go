@@ -150,7 +150,7 @@ func TestResultViewsOutputAs(t *testing.T) {
 }
 
 // A set target ending in _ref receives the reference of a stored result,
-// not its data (DSL.md "DSL v2 names").
+// not its data (NoETL DSL spec "DSL v2 names").
 func TestApplySetRefTarget(t *testing.T) {
 	ref := map[string]any{"$ref": map[string]any{"key": "k", "format": "json"}, SelectedKey: map[string]any{"n": 2}}
 	views := ResultViews(nil, map[string]any{"big": ref}, map[string]any{"big": map[string]any{"n": 2, "rows": []any{1, 2}}})

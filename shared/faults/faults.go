@@ -1,5 +1,5 @@
 // Package faults injects failures into the functions at named points, to
-// prove that work is never lost nor done twice (issue 7, the fault-injection
+// prove that work is never lost nor done twice (README "Resilience", the fault-injection
 // soak): a point can crash the process (as an instance dying mid-handler
 // would) or fail the handler with an error. It is off unless
 // NOETL_FAULTS is set, which only the local stack does (scripts/soak);
@@ -31,7 +31,7 @@ const (
 	// ExecuteStart: a unit was delivered, nothing done yet.
 	ExecuteStart = "execute.start"
 	// ExecuteAfterLease: a unit's watchdog is armed and its lease taken,
-	// nothing run (issue 14: a holder that dies holding its lease; its
+	// nothing run (README "The soak": a holder that dies holding its lease; its
 	// task's retries find the lease held, its watchdog finishes the unit).
 	ExecuteAfterLease = "execute.after_lease"
 	// ExecuteAfterTool: a side-effecting task's tool returned (its side
@@ -40,7 +40,7 @@ const (
 	ExecuteAfterTool = "execute.after_tool"
 	// ExecuteAfterIterationEnd: a loop iteration's end is recorded, what
 	// follows it (the lane's next iteration, the loop's completion) is
-	// not done (issue 14: a later attempt of its task does it; when none is
+	// not done (README "The soak": a later attempt of its task does it; when none is
 	// left — a last attempt, or attempts spent while it ran — its guard or
 	// the holder's watchdog does).
 	ExecuteAfterIterationEnd = "execute.after_iteration_end"
@@ -56,16 +56,16 @@ const (
 	MaterializeBeforeWrite = "materialize.before_write"
 	// ExecuteAfterDeadLetter: a unit's last attempt filed it in the DLQ
 	// (entry and park committed), the unit.dead_lettered event is not
-	// published and Cloud Tasks has no answer (issue 14: the filing must
+	// published and Cloud Tasks has no answer (README "The soak": the filing must
 	// stand on its own).
 	ExecuteAfterDeadLetter = "execute.after_dead_letter"
 	// APIBeforeCommit / APIAfterCommit: around the api's checkpoint of a
 	// cancellation (after: its outbox — step.canceled, playbook.finished —
-	// not flushed, its cleanup not done; issue 14: route finishes it).
+	// not flushed, its cleanup not done; README "The soak": route finishes it).
 	APIBeforeCommit = "api.before_commit"
 	APIAfterCommit  = "api.after_commit"
 	// DLQReplayAfterDispatch: a DLQ replay created the unit's task, the
-	// entry is not marked replayed (issue 14: a retry of the replay
+	// entry is not marked replayed (README "The soak": a retry of the replay
 	// completes it).
 	DLQReplayAfterDispatch = "dlq.replay.after_dispatch"
 	// DLQDiscardAfterFail: a DLQ discard failed the unit's step run (or
@@ -110,7 +110,7 @@ var (
 type Crashed struct{ Point string }
 
 // SetScript replaces the random draws of Inject and InjectFor with fn (a
-// fault schedule replayed by a test, issue 14): fn is asked at every
+// fault schedule replayed by a test, README "The soak"): fn is asked at every
 // point with the execution and the step (InjectFor; "" from Inject) and
 // returns the action to inject there —
 // "crash", "error" or "" for none. A crash panics with Crashed instead of

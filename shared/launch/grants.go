@@ -120,7 +120,7 @@ func CredentialRefs(pb *dsl.Playbook) []CredentialRef {
 }
 
 // GrantError refuses an execution whose playbook names a credential it
-// is not granted (issue 13 item 5); nothing was created.
+// is not granted (README "Security"); nothing was created.
 type GrantError struct {
 	// Ref is the reference refused.
 	Ref CredentialRef

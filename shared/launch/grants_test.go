@@ -22,7 +22,7 @@ func load(t *testing.T, src string) *dsl.Playbook {
 }
 
 // An execution whose playbook names a credential it is not granted is
-// refused before anything is created (issue 13 item 5): in its keychain
+// refused before anything is created (README "Security"): in its keychain
 // (also under a computed name, rendered with the workload), literally on a
 // task, in a secrets task; an inline playbook matches no path grant
 // whatever its metadata.path says; the granted catalog path starts.

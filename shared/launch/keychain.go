@@ -11,7 +11,7 @@ import (
 	"github.com/noetl/gcpengine/shared/template"
 )
 
-// Keychain resolves a playbook's root keychain (DSL.md "Document") from
+// Keychain resolves a playbook's root keychain (NoETL DSL spec "Document") from
 // the credential store for the execution st, rendering templated
 // declarations with its workload; a Guard store gives only the
 // credentials granted to the execution (Grantee(st), set in the context).
@@ -34,14 +34,14 @@ func keychain(ctx context.Context, s credentials.Store, pb *dsl.Playbook, worklo
 }
 
 // Redactor returns the redactor of a resolved keychain: every value of
-// every credential is masked wherever it appears (seed 000 §8.9; issue 10:
+// every credential is masked wherever it appears (NoETL observability spec §8.9; README "Security":
 // also the fields whose names do not look secret), besides secret-named
 // keys, URL query secrets and Basic/Bearer values.
 func Redactor(kc map[string]any) *redact.Redactor {
 	return redact.New(kc)
 }
 
-// ExecRedactor returns the redactor of an execution (issue 10 item 6):
+// ExecRedactor returns the redactor of an execution (README "Security"):
 // every value of its resolved keychain (kc, as Redactor) and every string
 // value under a secret-named field of its workload (redact.IsSecretKey:
 // workload.api_token, workload.db.password, at any depth) is a secret, on

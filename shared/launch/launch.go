@@ -79,7 +79,7 @@ func Start(ctx context.Context, st store.Store, pub bus.Publisher, p Params) (st
 	if wl == nil {
 		wl = map[string]any{}
 	}
-	// Credentials by grant (issue 13 item 5): every credential the
+	// Credentials by grant (README "Security"): every credential the
 	// playbook names, in its keychain or literally on a task, must be
 	// granted to it before anything runs.
 	g := credentials.Grantee{Path: p.CatalogPath, Creator: p.Creator}
@@ -170,7 +170,7 @@ func init() {
 }
 
 // NewID returns a new execution id: a 64-bit snowflake in decimal, as
-// NoETL's execution ids are (seed 000: "484377543601029219"), so that a
+// NoETL's execution ids are (NoETL observability spec: "484377543601029219"), so that a
 // playbook can store {{ execution_id }} in a BIGINT column. Layout (63
 // bits, always positive): milliseconds since IDEpoch << 22 | a 10-bit
 // node drawn at random when the process starts << 12 | a 12-bit sequence
@@ -208,7 +208,7 @@ func DerivedID(parts ...string) string {
 }
 
 // DeepMerge merges over into base (maps recursively; other values of over
-// replace) and returns base (DSL.md "Document": workload defaults
+// replace) and returns base (NoETL DSL spec "Document": workload defaults
 // deep-merged with the request payload).
 func DeepMerge(base any, over any) any {
 	bm, ok1 := base.(map[string]any)

@@ -22,7 +22,7 @@ func execution(s *engine.State) telemetry.Execution {
 }
 
 // observeStart records a new execution: noetl_executions_started_total
-// and an execution_start line (seed 000 §8.1, §8.2). It runs once per
+// and an execution_start line (NoETL observability spec §8.1, §8.2). It runs once per
 // execution: when its document is created.
 func observeStart(ctx context.Context, s *engine.State) {
 	telemetry.M.ExecutionStarted(ctx, s.Playbook)

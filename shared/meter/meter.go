@@ -1,5 +1,5 @@
 // Package meter counts the billable cloud operations each function performs,
-// per execution (ARCHITECTURE.md: "every function counts the cloud
+// per execution (README "Architecture": "every function counts the cloud
 // operations it performs per execution, so the price of an execution is
 // known, not guessed"). Drivers (store, bus, tasks, results) add to the
 // process's Meter as they call the cloud; the bus drains an execution's

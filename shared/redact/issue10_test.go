@@ -82,7 +82,7 @@ func TestKeysIssue10(t *testing.T) {
 		"monkey":                    "banana",
 		"keyboard":                  "qwerty",
 		"token_type":                "bearer",
-		// A result reference's object key stays readable (seed 004).
+		// A result reference's object key stays readable (NoETL result storage RFC).
 		"$ref": map[string]any{"key": "noetl/env=dev/x.feather", "uri": "noetl://x", "token": "***"},
 	}
 	if got := redact.Keys(in); !reflect.DeepEqual(got, want) {

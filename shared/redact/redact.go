@@ -1,7 +1,7 @@
 // Package redact masks secrets in values before they leave the engine:
 // logs, events, error messages, DLQ payloads, Cloud Task bodies and API
-// responses (seed 000 §8.9 "Redaction & PII Safety": redact known keys in
-// logs/traces, mask secrets in API responses; issue 10 item 6).
+// responses (NoETL observability spec §8.9 "Redaction & PII Safety": redact known keys in
+// logs/traces, mask secrets in API responses; README "Security").
 //
 // Three rules, applied together by Redactor:
 //
@@ -28,7 +28,7 @@
 // so values under secret-looking names keep flowing; the values tasks
 // receive (their scope: keychain, workload) are never masked.
 //
-// Where the engine must apply it (issue 10 item 6): every log line's
+// Where the engine must apply it (README "Security"): every log line's
 // message and attributes (NewHandler around the service's slog handler,
 // WithRedactor on an execution's context), every event payload and error
 // before it is published or stored (Value/Error), DLQ payloads (Bytes or
@@ -57,9 +57,9 @@ const Mask = "***"
 const MinSecretLen = 4
 
 // secretKeys are the key names (normalised by normKey) whose values are
-// masked: seed 000 §8.9's list (password, token, authorization, secret,
+// masked: NoETL observability spec §8.9's list (password, token, authorization, secret,
 // key and auth — exactSecretKeys —, api_key, bearer, credential) plus
-// issue 10's additions
+// README "Security"'s additions
 // (credentials, dsn, pwd, pass, passphrase, access_key, jwt,
 // subscription_key for Azure's Ocp-Apim-Subscription-Key) and common
 // spellings (passwd, apikey, private_key, client_secret, secret_key,
@@ -113,7 +113,7 @@ func normKey(k string) string {
 }
 
 // IsSecretKey reports whether the value of a mapping key k must be masked
-// (seed 000 §8.9): after normalising k (case-insensitive; '-', '.', ' '
+// (NoETL observability spec §8.9): after normalising k (case-insensitive; '-', '.', ' '
 // and camelCase read as '_'), k equals one of the secret names or its last
 // '_'-separated segments do; key and auth count only as the whole key. So
 // password, DB_PASSWORD, db_pass, key, auth, api_key, X-Api-Key,
@@ -153,7 +153,7 @@ var descriptorFields = map[string]bool{"kind": true, "source": true}
 // entry, at any depth, of at least MinSecretLen characters (ignoring
 // surrounding space) is a secret — the values of ordinary-named fields
 // (user, host, database, a header's value) as much as password or token
-// (issue 10 item 6) — except the top-level descriptor fields kind and
+// (README "Security") — except the top-level descriptor fields kind and
 // source of each entry. Entry names, mapping keys, numbers and booleans
 // are not secrets. A nil or empty keychain gives a Redactor that only
 // applies the key and pattern rules.
@@ -249,7 +249,7 @@ func Keys(v any) any { return keysOnly.Value(v) }
 
 // Value returns a deep copy of v with every secret masked (see the package
 // doc); v is never modified. The engine's own result references
-// ({"$ref": {"key": <object key>, ...}}, seed 004) keep their object key
+// ({"$ref": {"key": <object key>, ...}}, NoETL result storage RFC) keep their object key
 // readable (it is still masked by value and pattern). JSON-like values keep their types (nil,
 // bools, numbers, strings, []byte, map[string]any, []any,
 // map[string]string, []string, map[string][]string, http.Header,

@@ -35,7 +35,7 @@ func TestIsSecretKey(t *testing.T) {
 		"clientSecret", "token", "access_token", "accessToken", "refresh_token", "X-Auth-Token", "api_key", "apikey", "apiKey",
 		"APIKey", "X-Api-Key", "x-api-key", "Authorization", "authorization", "Proxy-Authorization", "private_key",
 		"ssh.private_key", "bearer", "aws_secret_access_key", "Set-Cookie", "cookie",
-		// Seed 000 §8.9 and issue 10 additions, exact or as the last segments.
+		// Seed 000 §8.9 and README "Security" additions, exact or as the last segments.
 		"key", "Key", "auth", "basic_auth", "credential", "credentials", "aws_credentials", "dsn", "DATABASE_DSN",
 		"pwd", "pass", "api_pass", "passphrase", "ssh_passphrase", "access_key", "AWS_ACCESS_KEY", "jwt", "id_jwt",
 		"Ocp-Apim-Subscription-Key", "subscriptionKey", "X-Goog-Api-Key"}

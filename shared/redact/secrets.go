@@ -14,7 +14,7 @@ func (r *Redactor) Empty() bool { return r == nil || len(r.secrets) == 0 }
 // escaped spellings too), wherever they occur in strings and mapping keys;
 // the key and pattern rules are not applied. It is the masking of the
 // engine's own data — execution state, commands and Cloud Task bodies,
-// loop plans, stored results and attempt records (issue 10 item 6) —
+// loop plans, stored results and attempt records (README "Security") —
 // where a value under a secret-looking name that is not a known secret (a
 // pagination next_token, an OAuth token a task fetched) must keep flowing
 // to the next step, while output (events, logs, API responses) gets Value.

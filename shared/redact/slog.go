@@ -26,7 +26,7 @@ func FromContext(ctx context.Context) *Redactor {
 }
 
 // Handler is a slog.Handler that masks every record before passing it on
-// (seed 000 §8.9: redact known keys in logs): the message with
+// (NoETL observability spec §8.9: redact known keys in logs): the message with
 // Redactor.String, each attribute — nested groups included — by its key
 // (IsSecretKey) and its value with Redactor.Value. The Redactor is the one
 // of the record's context (WithRedactor), else the handler's own.

@@ -24,12 +24,12 @@ import (
 // Branch with errors.Is or errs.Is.
 var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
 
-// Backend is a dumb byte store for result objects (seed 004 §5 "stored in
+// Backend is a dumb byte store for result objects (NoETL result storage RFC §5 "stored in
 // object store"), keyed by the physical key (Locator.PhysicalKey).
 //
 // Contract (checked by resultstest.BackendSuite):
 //   - Put writes data at key, overwriting any existing object (the tier's
-//     idempotent-overwrite rule, seed 004 §5); contentType is the MIME
+//     idempotent-overwrite rule, NoETL result storage RFC §5); contentType is the MIME
 //     type recorded with the object ("application/json",
 //     "application/vnd.apache.arrow.file").
 //   - Get returns the bytes last Put at key, or an error wrapping
@@ -118,7 +118,7 @@ type BucketNamer interface {
 // (8 MiB: the most a streamed write buffers).
 const UploadChunk = 8 << 20
 
-// NewGCS returns a Backend storing objects in bucket through client (ARCHITECTURE.md
+// NewGCS returns a Backend storing objects in bucket through client (README "Architecture"
 // "Storage"; with STORAGE_EMULATOR_HOST set, or a fake-gcs-server client,
 // it talks to the emulator). Whole-object calls run with the client's
 // retry policy replaced by storage.RetryNever. Put uploads in a single

@@ -11,7 +11,7 @@ import (
 
 // Cache keeps values loaded from the tier (whole results, a table's
 // record batches) in memory, bounded in bytes and evicted least recently
-// used first (issue 16: a per-instance cache, never unbounded). Sizes are
+// used first (README "Architecture": a per-instance cache, never unbounded). Sizes are
 // estimates of the decoded values (SizeOf). Hits, misses and evictions are
 // counted (noetl_result_cache_hits_total, _misses_total,
 // _evictions_total) and the bytes held are an up-down counter

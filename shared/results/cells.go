@@ -1,6 +1,6 @@
 package results
 
-// The cell registry (seed 004 §4.3): the small, slow-changing map from
+// The cell registry (NoETL result storage RFC §4.3): the small, slow-changing map from
 // cells to where their results live, and from (execution creation time,
 // shard) to cell. It is the only lookup the tier needs beyond the
 // logical URI, and it is configuration (NOETL_RESULT_CELLS_FILE), served

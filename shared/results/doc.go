@@ -1,12 +1,12 @@
-// Package results is the engine's result tier (seed 004 "Event WAL +
-// derivable storage", ARCHITECTURE.md "Storage"): task results whose JSON
+// Package results is the engine's result tier (NoETL result storage RFC "Event WAL +
+// derivable storage", README "Architecture" "Storage"): task results whose JSON
 // encoding is over the inline budget are written to object storage (GCS)
 // and replaced, in execution state and events, by a small reference map
 //
 //	{"$ref": {"uri": "noetl://…", "key": "noetl/env=…/….feather", "format": "feather", "bytes": 123456, "rows": 10000},
 //	 "extracted": {"rows": 10000, "columns": ["a", "b"], "first": {…}}}
 //
-// that carries the stable logical URI (seed 004 §4, layer 1), the physical
+// that carries the stable logical URI (NoETL result storage RFC §4, layer 1), the physical
 // object key derived from it (§4, layer 2: an FNV-1a shard, no central
 // lookup), and a bounded `extracted` predicate block (≤ 4 KB, §5) so that
 // routing (`when:`/`set:`) never needs a fetch. Tabular results are stored

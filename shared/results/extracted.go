@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Extracted-block budgets (seed 004 §5: "a bounded, navigable extracted
+// Extracted-block budgets (NoETL result storage RFC §5: "a bounded, navigable extracted
 // predicate block (≤ ~4 KB)").
 const (
 	// ExtractedMax is the largest JSON encoding, in bytes, of an extracted
@@ -19,7 +19,7 @@ const (
 	ExtractedFirstMax = 1024
 )
 
-// Extract returns the extracted block of a value (seed 004 §5 "carried
+// Extract returns the extracted block of a value (NoETL result storage RFC §5 "carried
 // inline": what routing may read without fetching the payload). Its JSON encoding is at
 // most ExtractedMax (4096) bytes; keys are visited in ascending order, so
 // the block is deterministic. By shape of v:

@@ -20,7 +20,7 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
-// Stored formats and their object content types (seed 004 §5).
+// Stored formats and their object content types (NoETL result storage RFC §5).
 const (
 	// FormatFeather is "$ref.format" (and the key extension) of a tabular
 	// result stored as Arrow Feather v2 (the Arrow IPC file format).
@@ -100,7 +100,7 @@ type vfield struct {
 }
 
 // AsTable reports whether v is tabular and returns its rows (the same maps,
-// not copies). Tabular (seed 004 §5) means: a non-empty []any whose
+// not copies). Tabular (NoETL result storage RFC §5) means: a non-empty []any whose
 // elements are all map[string]any, or a non-empty []map[string]any, where
 // at least one row has a key and every cell is JSON data (nil, bool,
 // string, a Go integer or float — finite —, json.Number, map[string]any,

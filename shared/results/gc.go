@@ -30,7 +30,7 @@ func (s *Store) RootPrefix() string {
 }
 
 // DeleteExecution deletes every result of an execution: the objects under
-// its prefix in its home cell (ExecutionPrefix; GC by prefix, seed 004
+// its prefix in its home cell (ExecutionPrefix; GC by prefix, NoETL result storage RFC
 // §5). tenant and project "" are the Locator's. It returns how many
 // objects it deleted. Whether the execution may lose its results is the
 // caller's decision (shared/results/gc).

@@ -16,7 +16,7 @@ import (
 // Locator defaults.
 const (
 	// DefaultTenant replaces an empty ResultCoords.Tenant when the
-	// Locator names no tenant (seed 004 "Prerequisites": single-tenant
+	// Locator names no tenant (NoETL result storage RFC "Prerequisites": single-tenant
 	// "default/default").
 	DefaultTenant = "default"
 	// DefaultProject replaces an empty ResultCoords.Project likewise.
@@ -38,7 +38,7 @@ var ErrBadURI = errs.Sentinel(errs.InvalidArgument, "results: not a logical resu
 // versionPattern is the shape of an @<version> suffix.
 var versionPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// Locator turns result coordinates into names (seed 004 §4 "Result naming").
+// Locator turns result coordinates into names (NoETL result storage RFC §4 "Result naming").
 // It is pure: no I/O, no clock.
 //
 //   - Layer 1, LogicalURI: the stable, location-independent name that state,
@@ -67,7 +67,7 @@ type Locator struct {
 	Cells *CellMap
 }
 
-// LogicalURI returns the logical URI of a result (seed 004 §4 layer 1):
+// LogicalURI returns the logical URI of a result (NoETL result storage RFC §4 layer 1):
 //
 //	noetl://<tenant>/<project>/results/<execution_id>/<step>/<frame>/<row>/<attempt>[@<version>]
 //
@@ -134,7 +134,7 @@ func ParseLogicalURI(s string) (types.ResultCoords, error) {
 	return c, nil
 }
 
-// Shard returns the home shard of a result (seed 004 §4 layer 2):
+// Shard returns the home shard of a result (NoETL result storage RFC §4 layer 2):
 //
 //	FNV-1a-32(tenant + project + execution_id) % shard_count
 //
@@ -168,7 +168,7 @@ func (l Locator) singleCell() Cell {
 }
 
 // PhysicalKey returns the object key of a result in its home cell's
-// bucket (seed 004 §4 layer 2, §7 key layout):
+// bucket (NoETL result storage RFC §4 layer 2, §7 key layout):
 //
 //	noetl/env=<env>/region=<region>/cell=<cell>/shard=<shard>/tenant=<tenant>/project=<project>/date=<YYYY-MM-DD>/execution=<execution_id>/results/<step>/<frame>/<row>/<attempt>[@<version>].<ext>
 //
@@ -198,7 +198,7 @@ func (l Locator) keyIn(c types.ResultCoords, cell Cell, shard int, ext string) s
 // ExecutionPrefix returns the object prefix under which every result of
 // execution c.ExecutionID lives in its home cell (PhysicalKey up to and
 // including "execution=<id>/"), with that cell: deleting everything under
-// it deletes the execution's results (GC by prefix, seed 004 §5).
+// it deletes the execution's results (GC by prefix, NoETL result storage RFC §5).
 func (l Locator) ExecutionPrefix(c types.ResultCoords) (Cell, string) {
 	cell, shard := l.Place(c)
 	return cell, l.executionPrefix(c, cell, shard)
@@ -228,7 +228,7 @@ func (l Locator) executionPrefix(c types.ResultCoords, cell Cell, shard int) str
 }
 
 // writeCycle writes the cycle coordinates both names end with:
-// <step>/<frame>/<row>/<attempt>[@<version>] (seed 004 §4).
+// <step>/<frame>/<row>/<attempt>[@<version>] (NoETL result storage RFC §4).
 func writeCycle(b *strings.Builder, c types.ResultCoords) {
 	b.WriteString(url.PathEscape(c.Step))
 	b.WriteByte('/')

@@ -1,6 +1,6 @@
 package results
 
-// Results by ownership (issue 13 item 6): a reference is loaded only for
+// Results by ownership (README "Security"): a reference is loaded only for
 // the execution that wrote it, its parent or one of its children. The
 // execution is read from the reference itself (the physical key's
 // execution= segment, which must agree with the logical URI), so a

@@ -38,7 +38,7 @@ func TestOffloadRecordsDigest(t *testing.T) {
 
 // A reference loads for its own execution, its parent and its children,
 // and nowhere else: the execution comes from the key, whatever uri the
-// reference claims (issue 13 item 6).
+// reference claims (README "Security").
 func TestResolveOwnership(t *testing.T) {
 	s := newTestStore(16)
 	own, parent, child, other := offloadFor(t, s, "exec-1"), offloadFor(t, s, "exec-0"), offloadFor(t, s, "exec-2"), offloadFor(t, s, "victim-9")

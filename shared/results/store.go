@@ -19,7 +19,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Reference map keys (seed 004 §5 "carried inline: the bounded extracted
+// Reference map keys (NoETL result storage RFC §5 "carried inline: the bounded extracted
 // block").
 const (
 	// RefKey marks a result reference: a map with this key stands for the
@@ -47,7 +47,7 @@ const DefaultMaterializeMax = 256 << 20
 var ErrBadRef = errs.Sentinel(errs.InvalidArgument, "results: bad result reference")
 
 // ErrForbidden is returned (wrapped) by every read of a reference the
-// reading execution may not load (results by ownership, issue 13 item 6):
+// reading execution may not load (results by ownership, README "Security"):
 // one of another execution than the reader, its parent or one of its
 // children, a key that names no execution, or a read outside any
 // execution (no Reader in the context). Code errs.PermissionDenied (not
@@ -65,7 +65,7 @@ var ErrDigest = errs.Sentinel(errs.NotFound, "results: the stored object does no
 // ErrLost is wrapped by every read of a reference whose object is gone
 // (with ErrNotFound) or no longer what was written (with ErrDigest or
 // ErrFormat). The worker fails the step once with error kind
-// types.ErrKindResultLost naming the URI (seed 004 "repair"): a lost
+// types.ErrKindResultLost naming the URI (NoETL result storage RFC "repair"): a lost
 // result does not come back by retrying: code errs.NotFound, which
 // errs.ReplyOf dead-letters and a tool's retry policy does not retry.
 var ErrLost = errs.Sentinel(errs.NotFound, "results: result lost")
@@ -76,7 +76,7 @@ var ErrLost = errs.Sentinel(errs.NotFound, "results: result lost")
 // Code errs.InvalidArgument (a value over a size limit: not retried).
 var ErrTooLarge = errs.Sentinel(errs.InvalidArgument, "results: result too large to load whole")
 
-// Store is the result tier's policy (seed 004 §5): it moves over-budget
+// Store is the result tier's policy (NoETL result storage RFC §5): it moves over-budget
 // results to its backends under names from its Locator, and turns references
 // back into values. It is safe for concurrent use if its backends are.
 // Backend is required; the other fields have defaults.
@@ -100,7 +100,7 @@ type Store struct {
 	Now func() time.Time
 }
 
-// OffloadOptions are one result's storage settings (DSL.md output.store).
+// OffloadOptions are one result's storage settings (NoETL DSL spec output.store).
 type OffloadOptions struct {
 	// Limit is the inline budget: < 0 the Store's InlineMax, 0 stores
 	// any value, > 0 the largest JSON encoding kept inline.
@@ -132,7 +132,7 @@ func (s *Store) now() time.Time {
 }
 
 // Offload stores v in the result tier when it is over the inline budget
-// (seed 004 §5 "the size threshold that gates inline-vs-reference"); it
+// (NoETL result storage RFC §5 "the size threshold that gates inline-vs-reference"); it
 // is OffloadWith with default options. The reference's uri and key both
 // name the execution c.ExecutionID (reads load it only for that
 // execution, its parent or its children: Authorize), and reads check the
@@ -142,7 +142,7 @@ func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, 
 }
 
 // OffloadLimit is Offload with the inline budget of one result (a step's
-// output.inline_max_bytes, DSL.md "DSL v2 names" output.store): limit < 0
+// output.inline_max_bytes, the NoETL DSL spec "DSL v2 names" output.store): limit < 0
 // means the Store's InlineMax, 0 stores v whatever its size, > 0 is the
 // largest JSON encoding in bytes kept inline.
 func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, limit int) (any, error) {
@@ -434,7 +434,7 @@ func toInt(v any) (int64, bool) {
 }
 
 // Resolve returns v with every result reference in it replaced by the
-// stored value (seed 004 §4.2 "the read path resolves the logical URI →
+// stored value (NoETL result storage RFC §4.2 "the read path resolves the logical URI →
 // physical key → object fetch"). It walks map[string]any, []any and
 // []map[string]any; a map with a "$ref" key is replaced as a whole (its
 // "extracted" block is dropped) and the loaded value is not walked again.
@@ -621,7 +621,7 @@ func checkDigest(ref Ref, h hash.Hash) error {
 
 // ResolveURN returns the reference of the result a logical URI names
 // (only for a reader that may load it: ErrForbidden before any probe),
-// found from the URI alone (seed 004 §4: zero central lookup): the key
+// found from the URI alone (NoETL result storage RFC §4: zero central lookup): the key
 // derived in the home cell, as Feather, else as JSON. When the home cell
 // has neither (a cell map that moved the shard after the result was
 // written), the other cells of the map are tried. The reference has no

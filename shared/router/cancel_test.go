@@ -12,7 +12,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// TestCancelFinishedByRouteAfterACrash replays defect 2 of issue 14
+// TestCancelFinishedByRouteAfterACrash replays defect 2 of README "The soak"
 // (scripts/soak --executions 200 --seed 7: a canceled execution whose log
 // had its request and no finish): the api's cancellation committed, and
 // its instance died before publishing the transition's events

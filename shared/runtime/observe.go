@@ -11,7 +11,7 @@ import (
 // filed in the DLQ: noetl_dlq_total with reason max_attempts when its
 // last push delivery failed (exhausted), else poison when it did not even
 // decode to an execution (execID ""), fatal otherwise, and a message_dlq
-// line (task_dlq for execute's unit bodies) (seed 000 §8.2, §8.6). msgErr
+// line (task_dlq for execute's unit bodies) (NoETL observability spec §8.2, §8.6). msgErr
 // is the redacted error.
 func observeDLQ(ctx context.Context, log *slog.Logger, fn, kind, messageID, execID, step, msgErr string, exhausted bool) {
 	reason := telemetry.DLQFatal

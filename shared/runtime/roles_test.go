@@ -10,7 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/config"
 )
 
-// Roles default closed (issue 13 item 8): the cloud profile without a
+// Roles default closed (README "Security"): the cloud profile without a
 // roles file or inline roles is ErrNoRoles (the api and emit serve no
 // one); the local profile without them gives everyone admin; a file or
 // inline roles apply in either.

@@ -111,7 +111,7 @@ func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
 }
 
 // ErrNoRoles refuses to serve the api and emit in the cloud profile
-// without roles (issue 13 item 8: roles default closed).
+// without roles (README "Security": roles default closed).
 var ErrNoRoles = errors.New("runtime: the cloud profile (NOETL_PROFILE=cloud) needs roles: set NOETL_API_ROLES_FILE or NOETL_API_ROLES (Terraform: var.api_roles); without them the api and emit serve no one")
 
 // Roles returns the roles of cfg: the roles file (NOETL_API_ROLES_FILE)
@@ -164,10 +164,10 @@ func open(ctx context.Context) (*Deps, error) {
 	// Every log record passes the redaction handler: secret-named keys,
 	// URL query secrets and Basic/Bearer values, and the values of the
 	// credentials of the context's redactor (redact.WithRedactor), are
-	// masked (seed 000 §8.9).
+	// masked (NoETL observability spec §8.9).
 	log := slog.New(redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil))
 	slog.SetDefault(log)
-	// Only the engine drives the engine (issue 10 item 3): without a
+	// Only the engine drives the engine (README "Security"): without a
 	// signing key nothing could be verified, so no function starts.
 	signer, err := sign.Parse(cfg.SigningKey)
 	if err != nil {
@@ -202,7 +202,7 @@ func open(ctx context.Context) (*Deps, error) {
 		return nil, err
 	}
 	// What runs playbooks reads only the credentials granted to the
-	// execution at hand (issue 13 item 5): a name a template computes at
+	// execution at hand (README "Security"): a name a template computes at
 	// run time is checked where the value is read.
 	granted := credentials.Guard(creds)
 	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
@@ -448,7 +448,7 @@ func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execI
 		// refused again (and its bytes are the sender's).
 		e.Unit, e.UnitEncoding, e.Attributes = "", "", nil
 	} else if masked := red.SecretsBytes(msg.Data); len(masked) != len(msg.Data) || string(masked) != string(msg.Data) {
-		// No secret value is kept (issue 10 item 6): a unit is replayed
+		// No secret value is kept (README "Security"): a unit is replayed
 		// as a new signed task of the masked command; a message with a
 		// secret (the engine masks them at the source) loses its
 		// signature and would be refused on replay.

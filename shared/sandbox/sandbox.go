@@ -1,7 +1,7 @@
 //go:build linux
 
 // Package sandbox runs user code (python tasks, any subprocess tool) as a
-// contained subprocess (issue 10 item 5: user code must not borrow the
+// contained subprocess (README "Security": user code must not borrow the
 // engine's identity):
 //
 //   - identity: when the engine runs as root, every running command gets

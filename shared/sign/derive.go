@@ -6,7 +6,7 @@ import (
 )
 
 // Barrier is the purpose of the keys that authenticate side-effect
-// barrier records (issue 13 item 7): a barrier row lives in the task's
+// barrier records (README "Security"): a barrier row lives in the task's
 // own database, where user SQL can write, so the engine hands each
 // barriered attempt a key derived for its barrier alone (BarrierKey) and
 // the postgres tool adopts a recorded row only if its MAC verifies under

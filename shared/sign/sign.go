@@ -1,4 +1,4 @@
-// Package sign authenticates the engine's own messages (issue 10 item 3:
+// Package sign authenticates the engine's own messages (README "Security":
 // only the engine drives the engine). Every event batch the functions
 // publish on the events topic, every command they publish on the commands
 // topic and every unit of work they hand to Cloud Tasks carries an

@@ -1,4 +1,4 @@
-// Package store persists the control plane's state (ARCHITECTURE.md
+// Package store persists the control plane's state (README "Architecture"
 // "Storage"): the execution document and its transactional outbox, loop
 // plans, iteration records and lane markers, unit leases, the events
 // projection (one document per event batch), the catalog and the DLQ.
@@ -276,7 +276,7 @@ type Store interface {
 	// ExecutionCheckpoint runs p.Apply over the execution document and,
 	// when it returns an output, writes atomically the new state, the
 	// outbox document p.OutboxID holding the output (unless it is empty)
-	// and its new loop plans (ARCHITECTURE.md: the transition is the pure
+	// and its new loop plans (README "Architecture": the transition is the pure
 	// engine applied under one transaction; the outbox is flushed
 	// afterwards). Outbox documents are not deleted by the engine: they
 	// are the durable record of each transition, replayed idempotently,
@@ -339,7 +339,7 @@ type Store interface {
 	// another holder took it over or it is gone.
 	LeaseRenew(ctx context.Context, p LeaseAcquireParams) error
 	// AttemptPut records a side-effecting task attempt's outcome under its
-	// coordinates within the unit (the side-effect barrier, seed 004 §4.4):
+	// coordinates within the unit (the side-effect barrier, NoETL result storage RFC §4.4):
 	// the first record wins.
 	AttemptPut(ctx context.Context, executionID, unit, key string, out types.Outcome) error
 	// AttemptGet reads a recorded attempt outcome; ErrNotFound.
@@ -402,7 +402,7 @@ type Store interface {
 }
 
 // DLQEntry is one dead-lettered message (Firestore dlq/{message_id}; the
-// schema of seed 000 §8.6).
+// schema of NoETL observability spec §8.6).
 type DLQEntry struct {
 	MessageID   string `json:"message_id" firestore:"message_id"`
 	ExecutionID string `json:"execution_id" firestore:"execution_id"`

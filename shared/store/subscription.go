@@ -25,7 +25,7 @@ const (
 )
 
 // Subscription is a registered `kind: Subscription` resource (Firestore
-// subscriptions/{name}; issue 9 item 7): what the subscribe function needs
+// subscriptions/{name}; README "Running NoETL v2 playbooks"): what the subscribe function needs
 // to turn a delivery into an execution, and what DELETE needs to undo the
 // wiring.
 type Subscription struct {

@@ -1,4 +1,4 @@
-// Package subscribe runs `kind: Subscription` resources (issue 9 item 7;
+// Package subscribe runs `kind: Subscription` resources (README "Running NoETL v2 playbooks";
 // NoETL's subscription listener, noetl/ai-meta#90): each message of the
 // resource's Pub/Sub subscription starts one execution of its playbook,
 // with the workload NoETL's runtime builds (noetl-worker

@@ -514,7 +514,7 @@ func (s *Service) moveToDLQ(ctx context.Context, reg *Registration, b Bucket, ob
 }
 
 // fileDLQ records a message that cannot start an execution in the DLQ
-// (seed 000 §8.6): source subscribe, kind message, topic the
+// (NoETL observability spec §8.6): source subscribe, kind message, topic the
 // subscription's topic (a replay publishes it there again).
 func (s *Service) fileDLQ(ctx context.Context, reg *Registration, msg Message, attempts int, reason string) error {
 	now := s.now().UTC().Format(time.RFC3339Nano)

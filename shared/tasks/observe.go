@@ -11,7 +11,7 @@ import (
 
 // observeEnqueued records a Cloud Task created on queue (a full queue
 // path): noetl_task_queue_inflight{pool=<queue id>} += 1 and a
-// task_enqueue line (seed 000 §8.1, §8.2).
+// task_enqueue line (NoETL observability spec §8.1, §8.2).
 func observeEnqueued(ctx context.Context, cmd types.Command, queue string) {
 	pool := path.Base(queue)
 	telemetry.M.TaskEnqueued(ctx, pool)

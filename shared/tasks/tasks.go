@@ -1,4 +1,4 @@
-// Package tasks turns units of work into Cloud Tasks (ARCHITECTURE.md
+// Package tasks turns units of work into Cloud Tasks (README "Architecture"
 // "dispatch"): one HTTP task per command, named by the command's
 // idempotency key so a duplicate dispatch is refused by Cloud Tasks with
 // AlreadyExists (treated as success), scheduled at the command's NotBefore

@@ -15,7 +15,7 @@ import (
 const (
 	// MetricsPrometheus keeps metrics in the process and serves them in the
 	// Prometheus text format from MetricsHandler (the local stack's
-	// /metrics on the functions host; seed 000 §8.1 "Export: /metrics
+	// /metrics on the functions host; NoETL observability spec §8.1 "Export: /metrics
 	// endpoint").
 	MetricsPrometheus = "prometheus"
 	// MetricsGCP pushes metrics over OTLP/gRPC to Google Cloud's Telemetry
@@ -47,7 +47,7 @@ const (
 const GCPTelemetryEndpoint = "telemetry.googleapis.com:443"
 
 // DefaultSampleRate is the head-sampling ratio of executions when
-// NOETL_TRACING_SAMPLE_RATE is unset (seed 000 §8.3 "Default: 5–10%";
+// NOETL_TRACING_SAMPLE_RATE is unset (NoETL observability spec §8.3 "Default: 5–10%";
 // §8.12 tracing.sample_rate: 0.1).
 const DefaultSampleRate = 0.1
 
@@ -100,7 +100,7 @@ type Config struct {
 	// SampleRate is the fraction of executions (and of other root spans)
 	// sampled at the head, in [0, 1] (NOETL_TRACING_SAMPLE_RATE; default
 	// DefaultSampleRate). Executions with workload.trace=true are always
-	// sampled (seed 000 §8.3 "Force sampling").
+	// sampled (NoETL observability spec §8.3 "Force sampling").
 	SampleRate float64
 	// LibrarySpans also records the spans of the Google Cloud client
 	// libraries (Firestore, Pub/Sub, Cloud Tasks, Cloud Storage calls),
@@ -111,7 +111,7 @@ type Config struct {
 	LibrarySpans bool
 	// ForceSampleOnError exports spans that end with an error status even
 	// when their trace was not sampled (NOETL_TRACING_FORCE_SAMPLE_ON_ERROR;
-	// default true; seed 000 §8.12 tracing.force_sample_on_error). See
+	// default true; NoETL observability spec §8.12 tracing.force_sample_on_error). See
 	// NewSampler for how this works with head sampling.
 	ForceSampleOnError bool
 }

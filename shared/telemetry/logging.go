@@ -24,7 +24,7 @@ const (
 // CRITICAL.
 const LevelCritical = slog.Level(12)
 
-// Common log fields of seed 000 §8.2 ("Common Fields (Server & Worker)").
+// Common log fields of NoETL observability spec §8.2 ("Common Fields (Server & Worker)").
 const (
 	LogExecutionID = "execution_id"
 	LogWorkflowRef = "workflow_ref"
@@ -50,7 +50,7 @@ const (
 // EventName is the value of a log line's "event" field.
 type EventName string
 
-// Log event names: seed 000 §8.2 "Server Log Events" and "Worker Log
+// Log event names: NoETL observability spec §8.2 "Server Log Events" and "Worker Log
 // Events", §8.8's when_eval_error, and the engine's execution, lease,
 // route and result-tier events in the same style.
 const (
@@ -85,7 +85,7 @@ const (
 // Event returns the attribute event=<e>.
 func Event(e EventName) slog.Attr { return slog.String(LogEvent, string(e)) }
 
-// Typed common fields (seed 000 §8.2), for one-line call sites:
+// Typed common fields (NoETL observability spec §8.2), for one-line call sites:
 // log.InfoContext(ctx, "step dispatched", telemetry.Event(telemetry.EventStepDispatch), telemetry.StepID(step)).
 
 // ExecutionID returns execution_id=<id>.
@@ -136,7 +136,7 @@ type logFieldsKey struct{}
 // WithLogFields returns ctx carrying attrs in addition to those ctx
 // already carries: every line logged with ctx (the *Context methods of a
 // logger built by NewLogHandler) gets them as top-level fields, the
-// seed's "auto-inject" of execution/step context (seed 000 §8.2). A later
+// seed's "auto-inject" of execution/step context (NoETL observability spec §8.2). A later
 // value of the same key wins.
 func WithLogFields(ctx context.Context, attrs ...slog.Attr) context.Context {
 	prev, _ := ctx.Value(logFieldsKey{}).([]slog.Attr)
@@ -176,7 +176,7 @@ type LogOptions struct {
 //     logging.googleapis.com/spanId = <span id hex>,
 //     logging.googleapis.com/trace_sampled = <sampled flag>,
 //   - the context's WithLogFields attributes, then the logger's and the
-//     record's attributes (seed 000 §8.2 common fields and "event").
+//     record's attributes (NoETL observability spec §8.2 common fields and "event").
 //
 // Groups (WithGroup) nest the attributes logged after them; the special
 // fields above always stay at the top level.

@@ -11,11 +11,11 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 )
 
-// Metric names. The seed 000 §8.1 names are normative; the DLQ, retry,
+// Metric names. The NoETL observability spec §8.1 names are normative; the DLQ, retry,
 // lease and result-tier names follow the same style (noetl_ prefix,
 // _total for counters, base units in the name).
 const (
-	// Server metrics (seed 000 §8.1 "Server Metrics").
+	// Server metrics (NoETL observability spec §8.1 "Server Metrics").
 	MetricExecutionsStarted   = "noetl_executions_started_total"
 	MetricExecutionsCompleted = "noetl_executions_completed_total"
 	MetricStepCalls           = "noetl_step_calls_total"
@@ -29,27 +29,27 @@ const (
 	MetricWhenEval            = "noetl_when_eval_total"
 	MetricEdgeEval            = "noetl_edge_eval_total"
 
-	// Worker metrics (seed 000 §8.1 "Worker Metrics").
+	// Worker metrics (NoETL observability spec §8.1 "Worker Metrics").
 	MetricWorkerTasksStarted   = "noetl_worker_tasks_started_total"
 	MetricWorkerTasksCompleted = "noetl_worker_tasks_completed_total"
 	MetricWorkerTaskDuration   = "noetl_worker_task_duration_seconds"
 	MetricSinkTasksCompleted   = "noetl_sink_tasks_completed_total"
 	MetricPluginErrors         = "noetl_plugin_errors_total"
 
-	// Dead letters (seed 000 §8.6 "Metrics": noetl_dlq_total{kind}).
+	// Dead letters (NoETL observability spec §8.6 "Metrics": noetl_dlq_total{kind}).
 	MetricDLQ = "noetl_dlq_total"
-	// Retries of a task attempt (seed 000 §8.4; §8.10 "Retries per Sink").
+	// Retries of a task attempt (NoETL observability spec §8.4; §8.10 "Retries per Sink").
 	MetricTaskRetries = "noetl_task_retries_total"
-	// Unit and iteration leases (design v2: executions/{id}/units/{unit}).
+	// Unit and iteration leases (README "Architecture": executions/{id}/units/{unit}).
 	MetricLeaseAcquired  = "noetl_lease_acquired_total"
 	MetricLeaseRenewed   = "noetl_lease_renewed_total"
 	MetricLeaseReclaimed = "noetl_lease_reclaimed_total"
 	MetricLeaseLost      = "noetl_lease_lost_total"
-	// Result tier (seed 004 §5).
+	// Result tier (NoETL result storage RFC §5).
 	MetricResultOffloaded      = "noetl_result_offloaded_total"
 	MetricResultOffloadedBytes = "noetl_result_offloaded_bytes"
 	MetricResultResolved       = "noetl_result_resolved_total"
-	// Per-instance cache of loaded results (issue 16: bounded in bytes,
+	// Per-instance cache of loaded results (README "Architecture": bounded in bytes,
 	// least recently used evicted first).
 	MetricResultCacheHits      = "noetl_result_cache_hits_total"
 	MetricResultCacheMisses    = "noetl_result_cache_misses_total"
@@ -57,7 +57,7 @@ const (
 	MetricResultCacheBytes     = "noetl_result_cache_bytes"
 )
 
-// Label (attribute) names of the metrics, as seed 000 §8.1 spells them.
+// Label (attribute) names of the metrics, as NoETL observability spec §8.1 spells them.
 const (
 	LabelWorkflow   = "workflow"
 	LabelStep       = "step"
@@ -78,11 +78,11 @@ const (
 
 // Histogram bucket boundaries (upper bounds, in the metric's unit).
 var (
-	// StepDurationBuckets: seed 000 §8.1 noetl_step_duration_seconds.
+	// StepDurationBuckets: NoETL observability spec §8.1 noetl_step_duration_seconds.
 	StepDurationBuckets = []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
-	// SinkDurationBuckets: seed 000 §8.1 noetl_sink_duration_seconds.
+	// SinkDurationBuckets: NoETL observability spec §8.1 noetl_sink_duration_seconds.
 	SinkDurationBuckets = []float64{0.01, 0.05, 0.1, 0.2, 0.5, 1, 2}
-	// TaskDurationBuckets: seed 000 §8.1 noetl_worker_task_duration_seconds
+	// TaskDurationBuckets: NoETL observability spec §8.1 noetl_worker_task_duration_seconds
 	// lists buckets by kind (HTTP 0.05…5, DB 0.01…2, Python 0.1…30); one
 	// OpenTelemetry instrument has one set of boundaries, so this is their
 	// union, which is also the seed's implementation target. Every
@@ -123,36 +123,36 @@ type InstrumentSpec struct {
 }
 
 // Instruments is the catalogue of every metric the engine records, in
-// the order of seed 000 §8.1, then DLQ, retries, leases and the result
+// the order of NoETL observability spec §8.1, then DLQ, retries, leases and the result
 // tier. Dashboards, alerts and tests read their names from here.
 var Instruments = []InstrumentSpec{
-	{MetricExecutionsStarted, "Executions started (seed 000 §8.1).", "1", KindCounter, []string{LabelWorkflow}, nil},
-	{MetricExecutionsCompleted, "Executions that reached a terminal status: ok, fail or canceled (seed 000 §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStatus}, nil},
-	{MetricStepCalls, "Times a step was called: an arc or the start entered it (seed 000 §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep}, nil},
-	{MetricStepRuns, "Step runs that ended, by ok (seed 000 §8.1; the ok label is the one §8.10 and §8.11 query).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelOK}, nil},
-	{MetricStepDuration, "Step run wall-clock duration, dispatch to done (seed 000 §8.1).", "s", KindHistogram, []string{LabelWorkflow, LabelStep}, StepDurationBuckets},
-	{MetricLoopItems, "Loop items planned (seed 000 §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep}, nil},
-	{MetricLoopCompleted, "Loop items completed, by ok (seed 000 §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelOK}, nil},
-	{MetricTaskQueueInflight, "Units enqueued minus units acknowledged, by Cloud Tasks queue (seed 000 §8.1).", "1", KindUpDownCounter, []string{LabelPool}, nil},
-	{MetricSinkDispatch, "Sink (storage task) dispatches (seed 000 §8.1).", "1", KindCounter, []string{LabelSink, LabelWorkflow, LabelStep}, nil},
-	{MetricSinkDuration, "Sink (storage task) duration (seed 000 §8.1).", "s", KindHistogram, []string{LabelSink, LabelWorkflow, LabelStep}, SinkDurationBuckets},
-	{MetricWhenEval, "When-condition evaluations: true, false or error (seed 000 §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelOutcome}, nil},
-	{MetricEdgeEval, "Arc (edge) evaluations: taken, skipped or error (seed 000 §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelFrom, LabelTo, LabelOutcome}, nil},
+	{MetricExecutionsStarted, "Executions started (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelWorkflow}, nil},
+	{MetricExecutionsCompleted, "Executions that reached a terminal status: ok, fail or canceled (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStatus}, nil},
+	{MetricStepCalls, "Times a step was called: an arc or the start entered it (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep}, nil},
+	{MetricStepRuns, "Step runs that ended, by ok (NoETL observability spec §8.1; the ok label is the one §8.10 and §8.11 query).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelOK}, nil},
+	{MetricStepDuration, "Step run wall-clock duration, dispatch to done (NoETL observability spec §8.1).", "s", KindHistogram, []string{LabelWorkflow, LabelStep}, StepDurationBuckets},
+	{MetricLoopItems, "Loop items planned (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep}, nil},
+	{MetricLoopCompleted, "Loop items completed, by ok (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelOK}, nil},
+	{MetricTaskQueueInflight, "Units enqueued minus units acknowledged, by Cloud Tasks queue (NoETL observability spec §8.1).", "1", KindUpDownCounter, []string{LabelPool}, nil},
+	{MetricSinkDispatch, "Sink (storage task) dispatches (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelSink, LabelWorkflow, LabelStep}, nil},
+	{MetricSinkDuration, "Sink (storage task) duration (NoETL observability spec §8.1).", "s", KindHistogram, []string{LabelSink, LabelWorkflow, LabelStep}, SinkDurationBuckets},
+	{MetricWhenEval, "When-condition evaluations: true, false or error (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelOutcome}, nil},
+	{MetricEdgeEval, "Arc (edge) evaluations: taken, skipped or error (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelWorkflow, LabelFrom, LabelTo, LabelOutcome}, nil},
 
-	{MetricWorkerTasksStarted, "Task attempts started, by tool kind and queue (seed 000 §8.1).", "1", KindCounter, []string{LabelKind, LabelPool}, nil},
-	{MetricWorkerTasksCompleted, "Task attempts completed, by ok (seed 000 §8.1).", "1", KindCounter, []string{LabelKind, LabelPool, LabelOK}, nil},
-	{MetricWorkerTaskDuration, "Task attempt duration, by tool kind (seed 000 §8.1).", "s", KindHistogram, []string{LabelKind}, TaskDurationBuckets},
-	{MetricSinkTasksCompleted, "Sink (storage task) completions, by ok (seed 000 §8.1).", "1", KindCounter, []string{LabelSink, LabelOK}, nil},
-	{MetricPluginErrors, "Tool errors, by kind and error class (seed 000 §8.1).", "1", KindCounter, []string{LabelKind, LabelErrorClass}, nil},
+	{MetricWorkerTasksStarted, "Task attempts started, by tool kind and queue (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelKind, LabelPool}, nil},
+	{MetricWorkerTasksCompleted, "Task attempts completed, by ok (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelKind, LabelPool, LabelOK}, nil},
+	{MetricWorkerTaskDuration, "Task attempt duration, by tool kind (NoETL observability spec §8.1).", "s", KindHistogram, []string{LabelKind}, TaskDurationBuckets},
+	{MetricSinkTasksCompleted, "Sink (storage task) completions, by ok (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelSink, LabelOK}, nil},
+	{MetricPluginErrors, "Tool errors, by kind and error class (NoETL observability spec §8.1).", "1", KindCounter, []string{LabelKind, LabelErrorClass}, nil},
 
-	{MetricDLQ, "Dead-lettered units and messages, by tool kind, reason and source function (seed 000 §8.6).", "1", KindCounter, []string{LabelKind, LabelReason, LabelSource}, nil},
-	{MetricTaskRetries, "Task attempts scheduled for a retry (seed 000 §8.4).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelKind}, nil},
+	{MetricDLQ, "Dead-lettered units and messages, by tool kind, reason and source function (NoETL observability spec §8.6).", "1", KindCounter, []string{LabelKind, LabelReason, LabelSource}, nil},
+	{MetricTaskRetries, "Task attempts scheduled for a retry (NoETL observability spec §8.4).", "1", KindCounter, []string{LabelWorkflow, LabelStep, LabelKind}, nil},
 	{MetricLeaseAcquired, "Leases taken on a free unit or iteration.", "1", KindCounter, []string{LabelLease}, nil},
 	{MetricLeaseRenewed, "Leases extended by their holder.", "1", KindCounter, []string{LabelLease}, nil},
 	{MetricLeaseReclaimed, "Expired leases taken over from another holder.", "1", KindCounter, []string{LabelLease}, nil},
 	{MetricLeaseLost, "Leases their holder found taken over or gone.", "1", KindCounter, []string{LabelLease}, nil},
-	{MetricResultOffloaded, "Results written to the result tier, by format (seed 004 §5).", "1", KindCounter, []string{LabelFormat}, nil},
-	{MetricResultOffloadedBytes, "Size of results written to the result tier, by format (seed 004 §5).", "By", KindHistogram, []string{LabelFormat}, OffloadedBytesBuckets},
+	{MetricResultOffloaded, "Results written to the result tier, by format (NoETL result storage RFC §5).", "1", KindCounter, []string{LabelFormat}, nil},
+	{MetricResultOffloadedBytes, "Size of results written to the result tier, by format (NoETL result storage RFC §5).", "By", KindHistogram, []string{LabelFormat}, OffloadedBytesBuckets},
 	{MetricResultResolved, "Result references read back from the result tier, by format and outcome.", "1", KindCounter, []string{LabelFormat, LabelOutcome}, nil},
 	{MetricResultCacheHits, "Loaded results (and table batches) served from the instance's cache.", "1", KindCounter, nil, nil},
 	{MetricResultCacheMisses, "Loaded results (and table batches) not in the instance's cache.", "1", KindCounter, nil, nil},
@@ -163,7 +163,7 @@ var Instruments = []InstrumentSpec{
 // ExecStatus is the status label of noetl_executions_completed_total.
 type ExecStatus string
 
-// Execution statuses (seed 000 §8.1 "status: ok|fail|canceled").
+// Execution statuses (NoETL observability spec §8.1 "status: ok|fail|canceled").
 const (
 	ExecOK       ExecStatus = "ok"
 	ExecFail     ExecStatus = "fail"
@@ -173,7 +173,7 @@ const (
 // WhenOutcome is the outcome label of noetl_when_eval_total.
 type WhenOutcome string
 
-// When outcomes (seed 000 §8.1 "outcome: true|false|error").
+// When outcomes (NoETL observability spec §8.1 "outcome: true|false|error").
 const (
 	WhenTrue  WhenOutcome = "true"
 	WhenFalse WhenOutcome = "false"
@@ -184,7 +184,7 @@ const (
 // outcome attribute of server.route spans.
 type EdgeOutcome string
 
-// Edge outcomes (seed 000 §8.1 "outcome: taken|skipped|error").
+// Edge outcomes (NoETL observability spec §8.1 "outcome: taken|skipped|error").
 const (
 	EdgeTaken   EdgeOutcome = "taken"
 	EdgeSkipped EdgeOutcome = "skipped"
@@ -194,7 +194,7 @@ const (
 // DLQReason is the reason label of noetl_dlq_total.
 type DLQReason string
 
-// Reasons to dead-letter (seed 000 §8.6 "When to DLQ").
+// Reasons to dead-letter (NoETL observability spec §8.6 "When to DLQ").
 const (
 	DLQMaxAttempts DLQReason = "max_attempts" // retries exhausted
 	DLQFatal       DLQReason = "fatal"        // non-retryable error class
@@ -204,7 +204,7 @@ const (
 // LeaseScope is the lease label of the noetl_lease_* counters.
 type LeaseScope string
 
-// Leased things (design v2 "Firestore collections").
+// Leased things (README "Architecture" "Firestore collections").
 const (
 	LeaseUnit      LeaseScope = "unit"      // executions/{id}/units/{unit}
 	LeaseIteration LeaseScope = "iteration" // .../loops/{run}/iterations/{i}
@@ -413,7 +413,7 @@ func (m *Metrics) TaskCompleted(ctx context.Context, kind, pool string, ok bool,
 }
 
 // PluginError counts a tool error of class errorClass (the outcome's
-// error kind, e.g. "timeout", "http", "config"; seed 000 §8.8 classes
+// error kind, e.g. "timeout", "http", "config"; NoETL observability spec §8.8 classes
 // where known): noetl_plugin_errors_total{kind,error_class}.
 func (m *Metrics) PluginError(ctx context.Context, kind, errorClass string) {
 	m.add(ctx, MetricPluginErrors, 1, str(LabelKind, kind), str(LabelErrorClass, errorClass))

@@ -15,7 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// seedMetrics is seed 000 §8.1 as written there: name, labels, buckets.
+// seedMetrics is NoETL observability spec §8.1 as written there: name, labels, buckets.
 // Instruments must hold each of them (step_runs gains the ok label that
 // §8.10 and §8.11 query).
 var seedMetrics = []struct {
@@ -64,7 +64,7 @@ func TestInstrumentsCoverSeed(t *testing.T) {
 			t.Errorf("%s buckets = %v, seed says %v", want.name, got.Buckets, want.buckets)
 		}
 	}
-	// Every per-kind bucket list of seed 000 §8.1 is inside the union.
+	// Every per-kind bucket list of NoETL observability spec §8.1 is inside the union.
 	for kind, bs := range map[string][]float64{
 		"http": {0.05, 0.1, 0.2, 0.5, 1, 2, 5}, "db": {0.01, 0.05, 0.1, 0.2, 0.5, 1, 2}, "python": {0.1, 0.5, 1, 2, 5, 10, 30},
 	} {

@@ -15,7 +15,7 @@ import (
 
 // AttrForceSample ("noetl.trace", bool) on a span's start attributes puts
 // its trace in the sample whatever the ratio: Execution spans carry it for
-// executions with workload.trace=true (seed 000 §8.3 "Force sampling").
+// executions with workload.trace=true (NoETL observability spec §8.3 "Force sampling").
 const AttrForceSample = "noetl.trace"
 
 // Sampled reports the head-sampling decision of a trace with id tid at
@@ -40,7 +40,7 @@ type sampler struct {
 	record bool
 }
 
-// NewSampler returns the engine's sampler (seed 000 §8.3 "Sampling"):
+// NewSampler returns the engine's sampler (NoETL observability spec §8.3 "Sampling"):
 //
 //   - a span started with AttrForceSample=true is sampled;
 //   - a span with a parent follows the parent's sampled flag (parent-based,

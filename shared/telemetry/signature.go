@@ -15,7 +15,7 @@ const (
 	sigMaxLen   = 512
 )
 
-// Signature returns the shape of v without its values (seed 000 §8.9
+// Signature returns the shape of v without its values (NoETL observability spec §8.9
 // "signature_of: shape summary (no values)"): a mapping becomes
 // {key:shape,...} with keys sorted, a list [shape of its first element]
 // (or [] when empty), and a scalar its JSON type: string, int, float,
@@ -96,7 +96,7 @@ func truncate(s string, n int) string {
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 
 // HTTPSignature returns "METHOD scheme://host/path?key&key" for a request
-// (seed 000 §8.3 "spec_signature (redacted, e.g. GET
+// (NoETL observability spec §8.3 "spec_signature (redacted, e.g. GET
 // https://api.example.com/users/{id})"): the method upper-cased (GET when
 // empty), the URL without user info, query values or fragment, secret
 // patterns masked. Pass the URL as written in the playbook (the template,

@@ -15,7 +15,7 @@ import (
 	"github.com/noetl/gcpengine/shared/redact"
 )
 
-// Span names of the trace model (seed 000 §8.3 "Trace Model").
+// Span names of the trace model (NoETL observability spec §8.3 "Trace Model").
 const (
 	SpanExecution = "server.execution"
 	SpanDispatch  = "server.dispatch"
@@ -25,7 +25,7 @@ const (
 	SpanPluginPrefix = "worker.plugin."
 )
 
-// Span attribute keys (seed 000 §8.3; step_run, task, unit, status and
+// Span attribute keys (NoETL observability spec §8.3; step_run, task, unit, status and
 // error_class are the engine's additions).
 const (
 	AttrExecutionID   = "execution_id"
@@ -116,7 +116,7 @@ func decision(ctx context.Context, id string, force bool) (sampled, forced bool)
 }
 
 // Execution describes the root span of one execution ("server.execution",
-// seed 000 §8.3). An execution outlives every function invocation, so its
+// NoETL observability spec §8.3). An execution outlives every function invocation, so its
 // root span cannot stay open in memory: Context gives the processes of
 // the execution a parent with the root's deterministic ids, and End
 // records the root span once, when the execution is terminal, with the
@@ -139,7 +139,7 @@ type Execution struct {
 
 // WorkloadForcesTrace reports whether a workload asks for its execution
 // to be traced: workload.trace is true (a bool, or a string that
-// strconv.ParseBool reads as true: "true", "1", "t", ...) (seed 000 §8.3
+// strconv.ParseBool reads as true: "true", "1", "t", ...) (NoETL observability spec §8.3
 // "Force sampling: executions tagged with workload.trace=true"). Use it
 // for Execution.Force.
 func WorkloadForcesTrace(workload map[string]any) bool {
@@ -209,7 +209,7 @@ func (e Execution) End(ctx context.Context, start, end time.Time, status ExecSta
 }
 
 // Unit describes the "server.dispatch" span of one unit of work (one step
-// run, or one loop iteration of it; seed 000 §8.3, parent server.execution).
+// run, or one loop iteration of it; NoETL observability spec §8.3, parent server.execution).
 // A unit may take several Cloud Task deliveries (delayed retries), so like
 // Execution its span has a deterministic id: Context makes it the parent
 // of the unit's attempt spans, End records it once the unit is done.
@@ -273,7 +273,7 @@ func (u Unit) End(ctx context.Context, start, end time.Time, err error) {
 }
 
 // Plugin describes the span of one task attempt, "worker.plugin.<kind>"
-// (seed 000 §8.3, parent server.dispatch). Signatures are redacted shapes
+// (NoETL observability spec §8.3, parent server.dispatch). Signatures are redacted shapes
 // (SpecSignature, Signature), never payloads.
 type Plugin struct {
 	// ExecutionID is the execution (attribute execution_id).
@@ -314,7 +314,7 @@ func EndPlugin(span trace.Span, errorClass string, err error) {
 	span.End()
 }
 
-// Route describes one arc decision, "server.route" (seed 000 §8.3, parent
+// Route describes one arc decision, "server.route" (NoETL observability spec §8.3, parent
 // server.execution). Condition is the arc's when expression as written in
 // the playbook (a template, not rendered values).
 type Route struct {
@@ -358,7 +358,7 @@ func EndRoute(span trace.Span, outcome EdgeOutcome, err error) {
 }
 
 // WhenEval describes a when-condition evaluation, "server.when_eval"
-// (seed 000 §8.3, parent server.dispatch).
+// (NoETL observability spec §8.3, parent server.dispatch).
 type WhenEval struct {
 	// ExecutionID is the execution (attribute execution_id).
 	ExecutionID string

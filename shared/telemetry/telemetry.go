@@ -1,11 +1,11 @@
-// Package telemetry is the engine's observability library (seed 000 §8.1
+// Package telemetry is the engine's observability library (NoETL observability spec §8.1
 // metrics, §8.2 structured logging, §8.3 tracing):
 //
 //   - Setup/SetupConfig install the process's OpenTelemetry tracer and
 //     meter providers from the environment (FromEnv) and return a slog
 //     logger writing JSON lines that Cloud Logging parses (NewLogHandler).
 //   - Metrics: M, a typed facade with one method per metric of Instruments
-//     (seed 000 §8.1 names, labels and buckets, plus DLQ, retry, lease
+//     (NoETL observability spec §8.1 names, labels and buckets, plus DLQ, retry, lease
 //     and result-tier counters); MetricsHandler serves them in the
 //     Prometheus text format, or they are pushed to Cloud Monitoring.
 //   - Traces: Execution, Unit, StartPlugin, StartRoute and StartWhenEval

@@ -11,7 +11,7 @@ import (
 )
 
 // Pre-checks of the filters and string methods that can build a result
-// much larger than their input from a small argument (issue 10 item 1:
+// much larger than their input from a small argument (README "Security":
 // `{{ 'x'|center(300000000) }}`). Each predicts the size of the result
 // from the input and arguments, without building it, and refuses it over
 // Limits.MaxOutputBytes (strings) or Limits.MaxItems (lists).

@@ -77,7 +77,7 @@ import (
 // renders.
 type Scope map[string]any
 
-// Error is a template syntax or evaluation error (DSL.md "Templates": any
+// Error is a template syntax or evaluation error (NoETL DSL spec "Templates": any
 // template error is reported with the template text; callers add the step
 // and task). Template is the full template text; Path, set by RenderValue,
 // locates the string inside the rendered value ("args.input_data.table",
@@ -94,7 +94,7 @@ const maxTemplateInMessage = 400
 
 // Error formats as `template "<text>" at <path>: <cause>` (the text is
 // quoted with strconv.Quote and cut at 400 bytes; " at <path>" only when
-// Path is set), per DSL.md "Templates".
+// Path is set), per the NoETL DSL spec "Templates".
 func (e *Error) Error() string {
 	t := e.Template
 	if len(t) > maxTemplateInMessage {
@@ -125,7 +125,7 @@ func hasMarkup(s string) bool {
 	return strings.Contains(s, "{{") || strings.Contains(s, "{%")
 }
 
-// Render renders one template string (DSL.md "Templates"):
+// Render renders one template string (NoETL DSL spec "Templates"):
 //
 //   - a string without "{{" and "{%" is returned unchanged (same string,
 //     no parsing; "{#" alone does not make a template);
@@ -240,7 +240,7 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-// Truthy evaluates a condition (DSL.md "Step": `when:` of arcs and policy
+// Truthy evaluates a condition (NoETL DSL spec "Step": `when:` of arcs and policy
 // rules). tmpl may be a template ("{{ ctx.has_more == true }}") or a bare
 // expression without braces ("ctx.has_more == true", "true"); blank is
 // false. A native result is judged by Python truthiness (Truth: undefined,

@@ -15,7 +15,7 @@ import (
 
 // This file holds the per-render budget (Limits): the guard every render
 // carries, the measurement of values, and the wrappers that put every
-// filter, test and method call under it (issue 10 item 1).
+// filter, test and method call under it (README "Security").
 
 // guardKey is the context name of the per-render guard. It contains a ':'
 // so no template identifier can name it.

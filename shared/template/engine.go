@@ -19,7 +19,7 @@ import (
 )
 
 // Limits bounds the work of one Render, Truthy or RenderValue call and the
-// templates it accepts (DSL.md "Templates": templates are sandboxed; issue
+// templates it accepts (NoETL DSL spec "Templates": templates are sandboxed; issue
 // 10 item 1: no template may exhaust memory or run past its budget).
 //
 // How each bound is enforced:
@@ -138,13 +138,13 @@ func CurrentLimits() Limits { return *currentLimits.Load() }
 // ErrLimit is wrapped by the error (an *Error) of a template or render
 // that ran out of a Limits budget — template length or nesting, time,
 // range size, output, string, list or value size, total allocation — as
-// opposed to a template bug; test with errors.Is. Rule: DSL.md "Templates"
-// (sandboxed), issue 10 item 1.
+// opposed to a template bug; test with errors.Is. Rule: the NoETL DSL spec "Templates"
+// (sandboxed), README "Security".
 var ErrLimit = errors.New("template limit exceeded")
 
 // ErrSandbox is wrapped by the error of an attempt to load another
 // template (include/import/extends are not statements at all; the loader
-// refuses any other name). Rule: DSL.md "Templates" (no file access).
+// refuses any other name). Rule: the NoETL DSL spec "Templates" (no file access).
 var ErrSandbox = errors.New("not allowed in the template sandbox")
 
 // limitWriter collects text output up to the guard's MaxOutputBytes.

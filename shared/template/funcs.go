@@ -46,7 +46,7 @@ var nilValue = exec.AsValue(nil)
 // filterGet implements attribute and item access (`a.b`, `a['b']`, `a[0]`,
 // `a.0`) with Jinja2 semantics on data: a missing key, an index out of
 // range or any access on None/undefined gives undefined (nil), never an
-// error (ChainableUndefined behaviour, DSL.md "Templates"). Only map keys,
+// error (ChainableUndefined behaviour, the NoETL DSL spec "Templates"). Only map keys,
 // list/string indexes and gonja's own helper objects (loop, cycler, ...)
 // are looked up; Go methods and struct fields never are.
 func filterGet(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {

@@ -42,7 +42,7 @@ func fuzzScope() Scope {
 // return (never panic or hang), that their errors are *Error values, that
 // a template Check refuses does not render, and that a render stays within
 // its time budget and allocates at most a small multiple of MaxAllocBytes
-// (issue 10 item 1). Seeds: testdata/fuzz/FuzzRender (the issue's attacks
+// (README "Security"). Seeds: testdata/fuzz/FuzzRender (the issue's attacks
 // among them) and the ones below.
 //
 //	scripts/fuzz --target FuzzRender --time 5m

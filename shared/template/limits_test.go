@@ -132,7 +132,7 @@ func TestLimitAttacks(t *testing.T) {
 }
 
 func TestLexerBugTemplate(t *testing.T) {
-	// The reproducer of issue 10: U+FFFD, a digit, a dot, a multi-byte
+	// The reproducer of README "Security": U+FFFD, a digit, a dot, a multi-byte
 	// character. It used to allocate until the process died; now it is an
 	// ordinary syntax error, from Check (validator) and Render alike.
 	for _, tmpl := range []string{"{{ \uFFFD1.中 }}", "{{ \uFFFD1.é }}", "a{{ \uFFFD1.中 }}b", "{% if \uFFFD1.中 %}{% endif %}"} {

@@ -7,7 +7,7 @@ import (
 	"github.com/nikolalohinski/gonja/v2/nodes"
 )
 
-// Names returns the root names a template reads from its Scope (DSL.md
+// Names returns the root names a template reads from its Scope (NoETL DSL spec
 // "Templates": the validator warns about names no scope defines), sorted
 // and without duplicates: "{{ ctx.page + workload.size }}" reads ctx and
 // workload, "{{ users | map(attribute='id') | list }}" reads users.
@@ -45,7 +45,7 @@ func Names(tmpl string) ([]string, error) {
 // "" when it is used in any other way (whole: printed, iterated, passed
 // to a filter, indexed by a computed key). The result tier loads a stored
 // result only for templates that read more of it than its reference's
-// own fields (issue 16: fetched only when read). A template that does
+// own fields (README "Architecture": fetched only when read). A template that does
 // not parse returns Check's *Error.
 func Uses(tmpl string) (map[string][]string, error) {
 	if !hasMarkup(tmpl) {

@@ -9,7 +9,7 @@ import (
 )
 
 // The rewriter adapts gonja's parse tree, once per template, to the rules
-// of DSL.md "Templates" that gonja's evaluator does not follow:
+// of the NoETL DSL spec "Templates" that gonja's evaluator does not follow:
 //
 //   - `a.b`, `a['b']`, `a[0]` chains become one call of the internal get
 //     filter: an attribute of None/undefined is undefined, not an error,

@@ -15,7 +15,7 @@ var blockOpeners = map[string]bool{
 }
 
 // checkTemplateText refuses, before gonja parses it, a template longer than
-// MaxTemplateBytes or nested deeper than MaxNesting (issue 10 item 1:
+// MaxTemplateBytes or nested deeper than MaxNesting (README "Security":
 // bounded lexer input; gonja's parser recurses once per nesting level, and
 // a deep enough template overflows the goroutine stack, which no recover
 // catches). The errors wrap ErrLimit.

@@ -1,6 +1,6 @@
 package template
 
-// ScopeParams are the inputs of NewScope (DSL.md "Templates", names in
+// ScopeParams are the inputs of NewScope (NoETL DSL spec "Templates", names in
 // scope). Every field is optional; values may be any Go data and are
 // normalised (Normalize).
 type ScopeParams struct {
@@ -36,7 +36,7 @@ type ScopeParams struct {
 }
 
 // reservedNames are the Scope names the dialect's bare names never
-// override (DSL.md "Templates").
+// override (NoETL DSL spec "Templates").
 var reservedNames = map[string]bool{
 	"workload": true, "ctx": true, "iter": true, "args": true,
 	"execution_id": true, "job": true, "keychain": true, "event": true, "outcome": true,
@@ -47,7 +47,7 @@ var reservedNames = map[string]bool{
 // ScopeParams.Extra.
 var extraReserved = []string{"event", "outcome", "_prev", "_task", "_attempt"}
 
-// NewScope builds the names a template sees (DSL.md "Templates"):
+// NewScope builds the names a template sees (NoETL DSL spec "Templates"):
 //
 //   - reserved names, which always win: workload, ctx, iter, args, keychain
 //     (maps, empty when not given), execution_id (string), job (the map

@@ -29,7 +29,7 @@ const maxNormalizeDepth = 512
 const maxWholeFloat = 1 << 53
 
 // Normalize returns v converted to the value shapes templates work on
-// (DSL.md "Templates": values come from YAML, JSON and step results):
+// (NoETL DSL spec "Templates": values come from YAML, JSON and step results):
 //
 //   - nil, string, bool, int and finite non-whole float64 are kept;
 //   - every other number (every integer and float type, json.Number,
@@ -328,7 +328,7 @@ func dictToNative(d *exec.Dict, depth int) map[string]any {
 	return out
 }
 
-// Truth reports Python truthiness of a native value (DSL.md "Templates":
+// Truth reports Python truthiness of a native value (NoETL DSL spec "Templates":
 // `when:` conditions): nil, false, 0, 0.0, "" and empty lists and maps are
 // false; every other value is true. Values of other Go types are judged
 // after Normalize.

@@ -25,7 +25,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Task kind names, as written in `kind:` (DSL.md "Tasks", README "Tool
+// Task kind names, as written in `kind:` (NoETL DSL spec "Tasks", README "Tool
 // kinds"). The `playbook` and `workbook` kinds are run by the worker itself
 // and are not registered by Default.
 const (

@@ -2,7 +2,7 @@
 // (noop, http, python, postgres). Each kind lives in its own sub-package and
 // implements Tool. A tool never retries and never sleeps: it runs one attempt
 // and reports an Outcome; retry is task policy, decided by the worker
-// (seed 003 §5).
+// (NoETL canonical v10 retry spec §5).
 package tools
 
 import (
@@ -28,14 +28,14 @@ type Request struct {
 	// (NoETL's python `context` global): execution_id, step, task,
 	// workload, ctx, iter and input. Nil when the caller has none.
 	Context map[string]any
-	// Barrier is the attempt's side-effect barrier key (seed 004 §4.4):
+	// Barrier is the attempt's side-effect barrier key (NoETL result storage RFC §4.4):
 	// unique to (execution, unit, task position, attempt, page) and the
 	// same on every re-run of that attempt; empty when the task is not
 	// behind the barrier. A kind that can commit its side effect and the
 	// key atomically (a BarrierExecutor: postgres, in one transaction)
 	// makes the attempt exactly-once; other kinds ignore it.
 	Barrier string
-	// BarrierMAC is the key that authenticates Barrier's record (issue 13
+	// BarrierMAC is the key that authenticates Barrier's record (README "Security"
 	// item 7): derived by the engine for this barrier alone
 	// (sign.Signer.BarrierKey), never the signing key. The record lives
 	// where user code can write (the postgres task's own database), so a

@@ -8,7 +8,7 @@ import (
 // Batch is one Pub/Sub message on the "events" topic: the events one
 // function produced in one piece of work (a unit of work's run, or one
 // transition of the engine), in causal order. A unit's events travel as one
-// message (ARCHITECTURE.md "What the loop must cost"), so materialize writes
+// message (README "Architecture" "What the loop must cost"), so materialize writes
 // one document per batch, not one per event.
 //
 // ID is derived from the producer's identity (DeriveID), so a redelivered

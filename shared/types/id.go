@@ -16,7 +16,7 @@ const IDEpoch = 1577836800000
 // execution's, a subscription start's: launch.DerivedID, a hash) it is a
 // time that is a pure function of the id. An id that is not a decimal
 // int64 ≥ 0 (hand-made ids in tests) gives IDEpoch. The result depends on
-// the id alone (seed 004 §4: the physical key is derived, never written
+// the id alone (NoETL result storage RFC §4: the physical key is derived, never written
 // down).
 func IDTime(id string) time.Time {
 	n, err := strconv.ParseInt(id, 10, 64)

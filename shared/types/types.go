@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-// EventType names an event of the log (DSL.md "Events": the names are
+// EventType names an event of the log (NoETL DSL spec "Events": the names are
 // normative). The set is open for events that come from outside the engine
 // (emit), so decoding never fails on an unknown type; the engine acts only
 // on the constants below.
 type EventType string
 
-// Event types. Names are normative (DSL.md "Events").
+// Event types. Names are normative (NoETL DSL spec "Events").
 const (
 	EvExecutionRequested   EventType = "playbook.execution.requested"
 	EvPlaybookStarted      EventType = "playbook.started"
@@ -44,7 +44,7 @@ const (
 	EvLoopDone             EventType = "loop.done"
 	EvResultStored         EventType = "result.stored"
 
-	// Engine events beyond DSL.md's list (resilience, seed 000 §8.5-§8.7).
+	// Engine events beyond the NoETL DSL spec's list (resilience, NoETL observability spec §8.5-§8.7).
 
 	// EvCancelRequested records a cancellation (POST /executions/{id}/cancel);
 	// the transition that applies it ends the execution canceled.
@@ -55,7 +55,7 @@ const (
 	// EvLoopIterationCanceled records a loop iteration cut short because
 	// its step run ended without it (a cancellation, an execution
 	// deadline, a halting failure, a step timeout): the terminal event of
-	// its loop.iteration.started (issue 14: every started unit ends in
+	// its loop.iteration.started (README "The soak": every started unit ends in
 	// the log).
 	EvLoopIterationCanceled EventType = "loop.iteration.canceled"
 	// EvExecutionTimedOut records an execution that ran past its deadline
@@ -72,12 +72,12 @@ const (
 	// the dispatch deadline.
 	EvUnitHandedOff EventType = "unit.handed_off"
 	// EvCompensationStarted records the start of a SAGA rollback
-	// (policy.rollback: on_fail, seed 000 §8.7 pattern B).
+	// (policy.rollback: on_fail, NoETL observability spec §8.7 pattern B).
 	EvCompensationStarted EventType = "compensation.started"
 )
 
 // ExternalPrefix starts the type of every event that comes from outside
-// the engine through the emit function (issue 10 item 3): such events are
+// the engine through the emit function (README "Security"): such events are
 // recorded in the execution's log and never applied to its state.
 const ExternalPrefix = "external."
 
@@ -122,7 +122,7 @@ const (
 	StatusCanceled  Status = "canceled"
 )
 
-// Action is a task-policy decision (seed 003 §2, DSL.md "Task policy"):
+// Action is a task-policy decision (NoETL canonical v10 retry spec §2, the NoETL DSL spec "Task policy"):
 // what the pipeline does after one task attempt.
 type Action string
 
@@ -157,7 +157,7 @@ const (
 	// from it. Not retried.
 	ErrKindArtifact = "artifact"
 	// ErrKindResultLost fails a step that reads a stored result whose
-	// object is gone (seed 004 "repair"): its templates, the artifact and
+	// object is gone (NoETL result storage RFC "repair"): its templates, the artifact and
 	// result_fetch kinds, a loop over it, a transfer from it. The message
 	// names the result's URI; a lost result does not come back by
 	// retrying, so it is never redelivered. (An object that is there but
@@ -170,7 +170,7 @@ const (
 	ErrKindResultTooLarge = "result_too_large"
 )
 
-// Event is the envelope of every entry of the event log (DSL.md "Events").
+// Event is the envelope of every entry of the event log (NoETL DSL spec "Events").
 // The envelope fields are always present in JSON (null or zero when they do
 // not apply). Events travel in batches (Batch: one Pub/Sub message on the
 // "events" topic per unit of work or transition) and are projected per batch
@@ -260,7 +260,7 @@ const (
 // exactly one Cloud Task (task name = ID). The transition that produces it
 // creates the task directly (or, for bulk fan-out, publishes it on the
 // "commands" topic for dispatch). A unit carries everything a
-// stateless worker needs to resume it (ARCHITECTURE.md "Invariants").
+// stateless worker needs to resume it (README "Architecture" "Invariants").
 type Command struct {
 	ID          string      `json:"id"`
 	Kind        CommandKind `json:"kind"`
@@ -291,7 +291,7 @@ type Command struct {
 	TaskIndex int `json:"task_index"`
 	// Attempt is the 1-based attempt number of the task at TaskIndex.
 	Attempt int `json:"attempt"`
-	// Iter is the iteration-scoped state patched by set_iter (seed 003).
+	// Iter is the iteration-scoped state patched by set_iter (NoETL canonical v10 retry spec).
 	Iter map[string]any `json:"iter,omitempty"`
 	// Prev is `_prev`: the result of the previous task of the pipeline.
 	Prev any `json:"prev,omitempty"`
@@ -527,7 +527,7 @@ func (o Outcome) ToMap() map[string]any {
 // DeriveIDPart formats an int for use in ids and keys.
 func DeriveIDPart(i int) string { return itoa(i) }
 
-// ResultCoords locate one result in the results tier (seed 004 §4: the
+// ResultCoords locate one result in the results tier (NoETL result storage RFC §4: the
 // logical URI noetl://<tenant>/<project>/results/<execution_id>/<step>/
 // <frame>/<row>/<attempt>[@<version>]).
 type ResultCoords struct {
@@ -538,7 +538,7 @@ type ResultCoords struct {
 	Frame       int // the step run
 	Row         int // the loop iteration (0 when none)
 	Attempt     int
-	// Version is the optional @<version> of seed 004's grammar ("" =
+	// Version is the optional @<version> of NoETL result storage RFC's grammar ("" =
 	// none: a rewrite of the same coordinates overwrites the object, OQ1's
 	// default; a version keeps a separate object per version).
 	Version string

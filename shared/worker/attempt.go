@@ -148,7 +148,7 @@ func (u *unit) barrierKey() string {
 	return itoa(u.cur.TaskIndex) + "." + itoa(u.cur.Attempt) + "." + itoa(u.cur.Jumps)
 }
 
-// runBarriered runs a task behind the side-effect barrier (seed 004 §4.4):
+// runBarriered runs a task behind the side-effect barrier (NoETL result storage RFC §4.4):
 // a side-effecting task's outcome is made durable as soon as it returns,
 // under its coordinates (execution, unit = step run and iteration, task,
 // attempt, page); a unit that may have run before (a retried delivery, a
@@ -242,7 +242,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 			cfg[k] = r
 		}
 		if wt.Script != nil && task.Script == nil {
-			// Hook (h-conf, issue 9): the workbook entry's script block.
+			// Hook (h-conf, README "Running NoETL v2 playbooks"): the workbook entry's script block.
 			sb, err := scriptConfig(wt.Script, sc)
 			if err != nil {
 				return fail("template", "workbook "+err.Error())
@@ -303,7 +303,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	out := tool.Run(u.withSinks(tctx, task), tools.Request{
 		ExecutionID: u.cmd.ExecutionID, Step: u.step.Name, Task: task.Name, Attempt: u.cur.Attempt,
 		Args: args, Config: cfg, TimeoutS: timeout,
-		Context: u.taskContext(task), // hook (h-conf, issue 9): python's `context` (taskio.go)
+		Context: u.taskContext(task), // hook (h-conf, README "Running NoETL v2 playbooks"): python's `context` (taskio.go)
 		Barrier: barrier, BarrierMAC: u.w.barrierMAC(barrier),
 	})
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil && (out.Error == nil || out.Error.Kind != types.ErrKindTimeout) {
@@ -313,7 +313,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	return out
 }
 
-// idempotencyKey is the unit's idempotency key (seed 000 §8.4):
+// idempotencyKey is the unit's idempotency key (NoETL observability spec §8.4):
 // {execution_id}:{step}[:{iteration}], the same for every attempt of the
 // unit, so a receiver can recognise a retried request.
 func (u *unit) idempotencyKey() string {
@@ -394,7 +394,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		cfg[k] = r
 	}
 	if task.Script != nil {
-		// Hook (h-conf, issue 9): the script: block (taskio.go).
+		// Hook (h-conf, README "Running NoETL v2 playbooks"): the script: block (taskio.go).
 		sb, err := scriptConfig(task.Script, sc)
 		if err != nil {
 			return ret("template", err.Error())
@@ -427,7 +427,7 @@ func (u *unit) defaultConnection(cfg, args map[string]any) {
 	}
 }
 
-// applyAuth resolves `auth: <keychain name>` (DSL.md "Document": keychain
+// applyAuth resolves `auth: <keychain name>` (NoETL DSL spec "Document": keychain
 // entries used by auth on postgres and http tasks): a postgres task gets
 // the entry's connection fields, an http task the entry's headers under its
 // own. A mapping `auth` is left as written.

@@ -1,7 +1,7 @@
 package worker
 
-// The worker's part of the control plane's own controls (issue 13 items
-// 5–7): credentials by grant at run time, results by ownership in the
+// The worker's part of the control plane's own controls (README "Security"
+//–7): credentials by grant at run time, results by ownership in the
 // template scope, and the barrier MAC key handed with each barriered task.
 
 import (

@@ -15,7 +15,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Regression tests of issue 14 (the fault soak holds for any seed): each
+// Regression tests of README "The soak" (the fault soak holds for any seed): each
 // replays, through the in-memory drivers, the fault schedule of a defect
 // the soak found, with faults.SetScript choosing where each delivery
 // fails or dies.
@@ -94,7 +94,7 @@ func pendingAndDone(t *testing.T, env *controltest.Env) []store.DLQEntry {
 }
 
 // TestLastAttemptOfAHeldIterationIsLeftToItsHolder replays defect 1 of
-// issue 14 (scripts/soak --executions 40, default seed): a loop
+// README "The soak" (scripts/soak --executions 40, default seed): a loop
 // iteration's delivery takes the iteration's lease, runs its tool and
 // dies; the task's retries find the lease held; its last attempt fails at
 // execute.start, before it looks at the lease. That attempt must not file
@@ -278,7 +278,7 @@ func TestParkedUnitRunsOnlyThroughItsReplay(t *testing.T) {
 }
 
 // TestWatchdogIsArmedBeforeTheLease replays the wedge the soak found
-// with seed 7 (issue 14): a delivery took a unit's lease and died before
+// with seed 7 (README "The soak"): a delivery took a unit's lease and died before
 // arming the lease's watchdog; every retry found the lease held, the last
 // one left the unit to its holder, and nothing ever ran it again — the
 // execution stayed running. The watchdog is now armed first: a delivery
@@ -370,7 +370,7 @@ func TestDiscardIsIdempotent(t *testing.T) {
 	}
 }
 
-// TestCancelClosesEveryStartedIteration (issue 14 item 3): a cancellation
+// TestCancelClosesEveryStartedIteration (README "The soak"): a cancellation
 // cuts short a loop whose iterations are in every state — one runs (it
 // stops at its next task boundary), one waits for a delayed retry (its
 // task is deleted), one's holder died, one is parked in the DLQ — and
@@ -579,7 +579,7 @@ workflow:
 // the loop's completion, the transition's outbox — on its task's last
 // attempt. It is not filed in the DLQ (it completed), and its follow-up is
 // not dropped either: a new delivery carries it out. (The first
-// implementation of issue 14's parks dropped it; the soak wedged an
+// implementation of README "The soak"'s parks dropped it; the soak wedged an
 // execution that way.)
 func TestFollowUpOfAnEndedUnitSurvivesItsLastAttempt(t *testing.T) {
 	for _, c := range []struct {
@@ -665,7 +665,7 @@ func TestHolderDyingAfterItsLeaseIsReclaimed(t *testing.T) {
 }
 
 // TestLostLastAttemptsAreFiledByTheGuard replays what the soak found with
-// issue 14's first fixes (seed 7): a unit fails on every attempt that
+// README "The soak"'s first fixes (seed 7): a unit fails on every attempt that
 // reaches execute, and its task's last attempts meet the host down — the
 // task ends and no last attempt ever files the unit, so its execution
 // waits forever. The first failed delivery armed a guard, due once every

@@ -1,6 +1,6 @@
 package worker
 
-// Lazy results (issue 16): a step result stored in the results tier is
+// Lazy results (README "Architecture"): a step result stored in the results tier is
 // loaded only when this unit's step reads more of it than its
 // reference. What the step reads is found in its definition — every
 // template of its input, its tasks (with the workbook entries they call)
@@ -205,7 +205,7 @@ func (u *unit) resolveResults(ctx context.Context) error {
 // failure, when it is one no retry cures: the reference is another
 // execution's (forbidden, results by ownership), the object is there but
 // changed or undecodable (artifact: it no longer matches its sha256),
-// the object is gone (result_lost, seed 004 "repair": named by its URI,
+// the object is gone (result_lost, NoETL result storage RFC "repair": named by its URI,
 // no redelivery storm), or it is too large to load whole.
 func resultFailure(err error) (map[string]any, bool) {
 	switch {

@@ -14,7 +14,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Observability of units of work (seed 000 §8.1-§8.3): the worker's
+// Observability of units of work (NoETL observability spec §8.1-§8.3): the worker's
 // metrics, the spans server.dispatch (one per unit, recorded when the
 // unit ends) and worker.plugin.<kind> (one per task attempt), and the
 // worker's log events (task_claimed, plugin_start, plugin_done,
@@ -28,7 +28,7 @@ type poolKey struct{}
 // WithPool returns ctx naming the Cloud Tasks queue that delivered the unit
 // (execute reads it from X-CloudTasks-QueueName: "work" or "timers"). It
 // is the pool label of noetl_worker_tasks_started_total and
-// noetl_worker_tasks_completed_total (seed 000 §8.1).
+// noetl_worker_tasks_completed_total (NoETL observability spec §8.1).
 func WithPool(ctx context.Context, queue string) context.Context {
 	return context.WithValue(ctx, poolKey{}, queue)
 }
@@ -42,10 +42,10 @@ func PoolOf(ctx context.Context) string {
 }
 
 // sinkKinds are the tool kinds whose side-effecting tasks are sinks
-// (storage writes: seed 000 §8.1 "Sink" metrics, sink_id "<kind>:<task>").
+// (storage writes: NoETL observability spec §8.1 "Sink" metrics, sink_id "<kind>:<task>").
 var sinkKinds = map[string]bool{"postgres": true, "duckdb": true, "gcs": true, "transfer": true}
 
-// unitLogger returns the logger of a unit's delivery: base with seed 000
+// unitLogger returns the logger of a unit's delivery: base with NoETL observability spec
 // §8.2's common fields (execution_id, step_id, loop_index, attempt) and
 // the trace fields of ctx's span (the unit's server.dispatch), so Cloud
 // Logging links every line of the unit to its trace.
@@ -106,7 +106,7 @@ func (u *unit) unitSpan() telemetry.Unit {
 }
 
 // observeClaimed logs task_claimed when a delivery starts running its
-// unit (seed 000 §8.2).
+// unit (NoETL observability spec §8.2).
 func (u *unit) observeClaimed() {
 	kind := ""
 	if u.cur.TaskIndex < len(u.step.Tasks) {
@@ -193,7 +193,7 @@ func (u *unit) maskErr(err error) error {
 
 // observePolicy counts a task attempt the policy retries
 // (noetl_task_retries_total) and logs task_retry with the delay before
-// the next attempt (seed 000 §8.2, §8.4).
+// the next attempt (NoETL observability spec §8.2, §8.4).
 func (u *unit) observePolicy(task *dsl.Task, d engine.Decision, mv engine.Move, out types.Outcome, attempt int) {
 	if d.Action != types.ActRetry || mv.Exhausted {
 		return
@@ -209,7 +209,7 @@ func (u *unit) observePolicy(task *dsl.Task, d engine.Decision, mv engine.Move, 
 		telemetry.ErrorClass(class), slog.String(telemetry.LogMessageID, u.cmd.TaskName()))
 }
 
-// observeEnd logs the end of a unit, task_ack (seed 000 §8.2), with the
+// observeEnd logs the end of a unit, task_ack (NoETL observability spec §8.2), with the
 // boundary event it produced (event_type: step.done, step.failed,
 // loop.iteration.done, loop.iteration.failed).
 func (u *unit) observeEnd(typ types.EventType, ok bool, errv map[string]any) {
@@ -290,7 +290,7 @@ func (w *Worker) observeReclaim(ctx context.Context, unitCmd types.Command, recl
 }
 
 // observeDLQ counts a dead-lettered unit (noetl_dlq_total, reason fatal
-// for a permanent error, else max_attempts) and logs task_dlq (seed 000
+// for a permanent error, else max_attempts) and logs task_dlq (NoETL observability spec
 // §8.2, §8.6).
 func (w *Worker) observeDLQ(ctx context.Context, cmd types.Command, kind, dlqID string, attempts int, cause error, msg string) {
 	reason := telemetry.DLQMaxAttempts

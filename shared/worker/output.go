@@ -30,7 +30,7 @@ type optsOffloader interface {
 }
 
 // storeOptions are the storage settings of the unit's result from its
-// output block (DSL.md output.store): the inline budget (-1: the
+// output block (NoETL DSL spec output.store): the inline budget (-1: the
 // engine's), Feather compression and ttl (the validator checked both).
 func (u *unit) storeOptions() results.OffloadOptions {
 	opts := results.OffloadOptions{Limit: -1}
@@ -54,7 +54,7 @@ func (u *unit) storeOptions() results.OffloadOptions {
 }
 
 // outputBlock is the output block that governs the unit's result
-// (DSL.md "DSL v2 names", output.store / output.select): the step's own
+// (NoETL DSL spec "DSL v2 names", output.store / output.select): the step's own
 // output, else its last task's; for a loop iteration only the last task's
 // (a loop step's output applies to the loop's {results}).
 func (u *unit) outputBlock() *dsl.Output {

@@ -9,7 +9,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Secrets in what a unit hands on (issue 10 item 6). The unit's redactor
+// Secrets in what a unit hands on (README "Security"). The unit's redactor
 // knows the execution's secrets: its keychain's values, its secret-named
 // workload values, and what secrets tasks read. Output — events, logs —
 // is masked with every rule (Value); the engine's own data — the boundary

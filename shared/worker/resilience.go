@@ -17,7 +17,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Resilience of units of work (seed 000 §8.4-§8.6, ARCHITECTURE.md
+// Resilience of units of work (NoETL observability spec §8.4-§8.6, README "Architecture"
 // "Invariants"): leases with a watchdog, the last delivery attempt, the
 // DLQ, and hand-off before the dispatch deadline.
 
@@ -60,7 +60,7 @@ func (u *unit) armWatchdog(ctx context.Context, seq int, at time.Time) error {
 const GuardPrefix = "guard:"
 
 // guard arms the guard of cmd's task, due at: a lease_check that finishes
-// what the task's deliveries could not (issue 14), armed by its last
+// what the task's deliveries could not (README "The soak"), armed by its last
 // attempt before it runs (nothing retries it if it dies) and by any
 // failed delivery (guardAfterFailure). One guard per task: a second arm
 // finds it (the same name).
@@ -143,7 +143,7 @@ func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, att
 // iterationFollowUp carries out again what follows the end of unitCmd's
 // loop iteration, which has ended (control.IterationEnded: the lane's next
 // iteration, the lane done, the loop's completion — each idempotent): the
-// delivery that recorded the end may have died before it (issue 14: the
+// delivery that recorded the end may have died before it (README "The soak": the
 // soak wedged an execution that way, seed 1). Nothing follows a canceled
 // iteration.
 func (w *Worker) iterationFollowUp(ctx context.Context, unitCmd types.Command) error {
@@ -253,7 +253,7 @@ func (w *Worker) rearm(ctx context.Context, cmd types.Command) error {
 	return err
 }
 
-// deadLetter files a unit in the DLQ (seed 000 §8.6: max attempts
+// deadLetter files a unit in the DLQ (NoETL observability spec §8.6: max attempts
 // exceeded, non-retryable error, poison) and records it in the event log.
 // The unit's step run stays running — parked — until the entry is
 // replayed (the unit runs again and the execution goes on) or discarded
@@ -319,7 +319,7 @@ func jsonAny(b []byte) any {
 	return v
 }
 
-// excerpt keeps the last 2 KB of a context text (seed 000 §8.6).
+// excerpt keeps the last 2 KB of a context text (NoETL observability spec §8.6).
 func excerpt(s string) string {
 	if len(s) > 2048 {
 		return s[len(s)-2048:]
@@ -425,7 +425,7 @@ func stepError(ss *engine.StepState, run int) map[string]any {
 }
 
 // cutShort closes the chain of a loop iteration dropped because its step
-// run or execution ended without it (issue 14 item 3), when nobody else
+// run or execution ended without it (README "The soak"), when nobody else
 // will: a delivery of the iteration (or its watchdog, which a stop keeps)
 // finding its record running and unheld (released, expired, parked)
 // cancels it and publishes its loop.iteration.canceled; a record canceled

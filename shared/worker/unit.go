@@ -247,7 +247,7 @@ func (u *unit) run(ctx context.Context) error {
 		return u.finish(ctx, false, nil, u.itemFailure)
 	}
 	if refused == nil {
-		if err := u.resolveResults(ctx); err != nil { // hook (issue 16): lazy results (lazy.go)
+		if err := u.resolveResults(ctx); err != nil { // hook (README "Architecture"): lazy results (lazy.go)
 			em, ok := resultFailure(err)
 			if !ok {
 				return err
@@ -418,7 +418,7 @@ func (u *unit) register(ctx context.Context) error {
 
 // CancelCheckEvery bounds how old the execution state a running unit
 // looks at between tasks may be (a cancellation, a halting failure or a
-// timeout stops it at its next task boundary, seed 000 §8.5): the state is
+// timeout stops it at its next task boundary, NoETL observability spec §8.5): the state is
 // read through the instance's cache, which units of one execution share
 // (IterationStateMaxAge), so a unit costs no read when its pipeline is
 // shorter than this and at most one per this interval per instance

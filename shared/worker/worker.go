@@ -70,11 +70,11 @@ type Worker struct {
 	// its pipeline to a new unit (default 80% of the dispatch deadline,
 	// 8 minutes); a playbook may lower it with executor.spec.handoff_s.
 	HandOffAfter time.Duration
-	// ToolTimeout is a task's timeout when it sets none (seed 000 §8.12
+	// ToolTimeout is a task's timeout when it sets none (NoETL observability spec §8.12
 	// timeouts.tool_default_ms; 0: the tool's own default).
 	ToolTimeout time.Duration
 	// LoopItemTimeout is a loop iteration's budget when its loop sets no
-	// loop.spec.item_timeout_s (seed 000 §8.12 timeouts.loop_item_ms; 0:
+	// loop.spec.item_timeout_s (NoETL observability spec §8.12 timeouts.loop_item_ms; 0:
 	// none).
 	LoopItemTimeout time.Duration
 	// BarrierKey derives the MAC key of a side-effect barrier
@@ -280,7 +280,7 @@ func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
 }
 
 func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
-	log := unitLogger(ctx, w.Log, cmd) // seed 000 §8.2 fields and the trace (observe.go)
+	log := unitLogger(ctx, w.Log, cmd) // NoETL observability spec §8.2 fields and the trace (observe.go)
 	var rec *store.Execution
 	if cmd.Iteration != nil {
 		// Read-only use: the cached record is shared by concurrent units.
@@ -434,7 +434,7 @@ func (w *Worker) releaseLease(ctx context.Context, cmd types.Command, holder str
 // iteration, units/{unit} otherwise. done reports an iteration that has
 // already ended (its end is carried out again, idempotently).
 //
-// The watchdog is armed before the lease is taken (issue 14): a delivery
+// The watchdog is armed before the lease is taken (README "The soak"): a delivery
 // that dies between the two leaves a watchdog that finds no lease of its
 // holder and stops, never a lease without a watchdog — later deliveries
 // would find it held and leave the unit to a holder that is gone, and

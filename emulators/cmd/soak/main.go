@@ -1,5 +1,5 @@
-// Command soak is the fault-injection soak of the local stack (issues 7
-// and 14): it runs many executions of a demo-like playbook — a parallel
+// Command soak is the fault-injection soak of the local stack (README "Resilience" and
+// "The soak"): it runs many executions of a demo-like playbook — a parallel
 // loop over countries, pagination of the fixture API with injected 503s
 // retried with backoff, a python transform, PostgreSQL INSERTs without
 // upsert — while the stack injects faults (scripts/soak starts it with

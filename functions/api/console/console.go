@@ -1,5 +1,5 @@
 // Package console is the operator console the api function serves at
-// /console/ (issue 19): the executions list, one execution as a graph of
+// /console/ (README "Console"): the executions list, one execution as a graph of
 // its playbook, a timeline (Gantt chart) of its step runs, iterations and
 // task attempts, its events, results, failures and cost, the dead-letter
 // queue, and the actions an operator's role allows (cancel; DLQ replay and

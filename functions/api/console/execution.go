@@ -103,7 +103,7 @@ type resultRow struct {
 	Ref       *refView
 }
 
-// refView is a result reference ("$ref", seed 004).
+// refView is a result reference ("$ref", NoETL result storage RFC).
 type refView struct {
 	URI, Key, Format string
 	Bytes, Rows      int64

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// dlqStatuses are the statuses of a DLQ entry (seed 000 §8.6).
+// dlqStatuses are the statuses of a DLQ entry (NoETL observability spec §8.6).
 var dlqStatuses = []string{"pending", "replayed", "discarded", "done"}
 
-// dlqFields are the seed 000 §8.6 fields of a DLQ entry, in display order.
+// dlqFields are the NoETL observability spec §8.6 fields of a DLQ entry, in display order.
 var dlqFields = []string{"id", "message_id", "status", "execution_id", "step_id", "loop_index", "loop_key", "tool_kind",
 	"attempts", "first_seen", "last_seen", "last_error"}
 
@@ -30,7 +30,7 @@ func (a *app) dlqCmd() *cobra.Command {
 	return a.groupCmd(&cobra.Command{
 		Use:   "dlq",
 		Short: "Work the dead-letter queue: list, show, replay, discard",
-		Long: `Work the dead-letter queue (seed 000 §8.6): units that exhausted their attempts,
+		Long: `Work the dead-letter queue (NoETL observability spec §8.6): units that exhausted their attempts,
 non-retryable errors and poison messages, each with message_id, execution_id,
 step_id, loop_index, tool_kind, attempts, last_error, first_seen, last_seen, the
 redacted payload, a context excerpt and a status (pending, replayed, discarded).`,
@@ -86,7 +86,7 @@ JSON) and the context excerpt. Exit 3 for an unknown id.`,
 	}
 }
 
-// dlqEntryTable prints a DLQ entry: its fields (seed 000 §8.6 ones first),
+// dlqEntryTable prints a DLQ entry: its fields (NoETL observability spec §8.6 ones first),
 // then the payload and context excerpt as indented JSON.
 func (a *app) dlqEntryTable(e map[string]any) {
 	t := newTable(a.stdout, "id", entryID(e))

@@ -1,8 +1,8 @@
 // Command noetl is the engine's command-line client (scripts/noetl builds
 // and runs it): it validates and lints playbooks locally and operates
 // executions, the DLQ, the playbook catalog and the credential store
-// through the api function's HTTP API (issue 8 item 8; issue 6 item 5:
-// cost; issue 7 items 4 and 5: cancel, dlq).
+// through the api function's HTTP API (README "Security"; README "Architecture":
+// cost; README "Resilience": cancel, dlq).
 //
 //	noetl validate FILE...                 validate playbooks (exit 2 on errors)
 //	noetl lint FILE...                     validate + Petri-net analysis (exit 0 on warnings only)

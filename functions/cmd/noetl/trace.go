@@ -19,7 +19,7 @@ func (a *app) traceCmd() *cobra.Command {
 		Use:   "trace ID",
 		Short: "Print an execution's span tree from the local trace files",
 		Long: `Print the span tree of an execution (root span, server.dispatch per unit,
-worker.plugin.<kind> per attempt, server.route per arc decision, with their seed 000
+worker.plugin.<kind> per attempt, server.route per arc decision, with their NoETL observability spec
 §8.3 attributes) read from the *.jsonl files of the file exporter (the local stack's
 trace collector) in --dir, default $NOETL_TRACE_DIR, else ` + DefaultTraceDir + `.
 json prints the tree as {execution_id, trace_ids, spans, roots: [{span, children}]}.

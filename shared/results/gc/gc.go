@@ -1,4 +1,4 @@
-// Package gc deletes results by lifetime (issue 16, seed 004 §5 "GC by
+// Package gc deletes results by lifetime (README "Architecture", NoETL result storage RFC §5 "GC by
 // prefix"): an execution's results live exactly as long as its record.
 // A sweep lists every result object of the deployment's cells, groups
 // them by execution, and for each execution decides:

@@ -11,7 +11,7 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// parkCases check the DLQ parks (issue 14): an iteration filed in the DLQ
+// parkCases check the DLQ parks (README "The soak"): an iteration filed in the DLQ
 // and parked on its record in one commit; the end of a parked iteration
 // resolving its entry in the same commit; canceled records; the DLQ
 // writes of a checkpoint (a parked step unit).

@@ -36,7 +36,7 @@ type Span struct {
 	End           time.Time      `json:"end"`                      // UTC
 	Status        string         `json:"status"`                   // unset, ok or error
 	StatusMessage string         `json:"status_message,omitempty"` // the error's (redacted) message
-	Attributes    map[string]any `json:"attributes,omitempty"`     // seed 000 §8.3 attributes
+	Attributes    map[string]any `json:"attributes,omitempty"`     // NoETL observability spec §8.3 attributes
 	Events        []Event        `json:"events,omitempty"`         // span events in time order
 	Links         []Link         `json:"links,omitempty"`          // linked spans
 	Service       string         `json:"service,omitempty"`        // service.name of the writer
@@ -258,7 +258,7 @@ func Load(dir, id string) (*Tree, ReadStats, error) {
 	return Build(id, mine), st, nil
 }
 
-// KeyAttributes are the attributes Print shows, in this order (seed 000
+// KeyAttributes are the attributes Print shows, in this order (NoETL observability spec
 // §8.3 attributes and the engine's additions); others are omitted.
 var KeyAttributes = []string{
 	"workflow_ref", "workload_size", "status", "step_id", "step_run", "loop_index", "task", "tool_kind", "attempt",

@@ -1,7 +1,7 @@
 // Package artifact implements the `artifact` and `result_fetch` task kinds
-// (DSL.md "DSL v2 names": reading a payload from a reference is explicit,
+// (NoETL DSL spec "DSL v2 names": reading a payload from a reference is explicit,
 // through a resolver tool): they turn a result reference of the results
-// tier (seed 004 §5, shared/results) back into the full value.
+// tier (NoETL result storage RFC §5, shared/results) back into the full value.
 //
 // The two kinds are NoETL's two spellings of one operation:
 //
@@ -51,7 +51,7 @@ func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 // row mappings). A value that is not a reference (a result that stayed
 // inline) is returned unchanged, so a playbook reads the same either way.
 // A bare logical URI (noetl://<tenant>/<project>/results/...) is resolved
-// from the URI alone (its key derived, seed 004 §4). When the engine
+// from the URI alone (its key derived, NoETL result storage RFC §4). When the engine
 // offers a sink (results.SinkFrom) a stored Feather table is copied
 // through it batch by batch, never held whole: a small one comes back as
 // its value, a large one as the reference of the copy (the task's own

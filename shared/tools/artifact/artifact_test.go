@@ -135,7 +135,7 @@ func TestGetStreamsTables(t *testing.T) {
 	}
 }
 
-// Results by ownership (issue 13 item 6): a reference of another
+// Results by ownership (README "Security"): a reference of another
 // execution, or an object that is no execution's result, is refused with
 // kind forbidden; a tampered object (sha256 mismatch) with kind artifact,
 // naming the reference.

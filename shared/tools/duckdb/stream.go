@@ -46,7 +46,7 @@ func kindOfType(name string) colKind {
 }
 
 // stream reads a query's rows into the results tier's sink, streamBatch
-// rows at a time as Arrow record batches (issue 16: a large query result
+// rows at a time as Arrow record batches (README "Architecture": a large query result
 // is never held whole, and has no row limit). Integers, floats, booleans
 // and text keep their Arrow types; every other type is stored as JSON
 // text of the value the non-streamed result holds (friendly), so both

@@ -71,7 +71,7 @@ type Options struct {
 	MaxInlineBytes int64
 	// ReservedBuckets are buckets no task may read, write, delete or list
 	// (kind "forbidden"): the engine's results bucket (NOETL_RESULTS_BUCKET;
-	// results by ownership, issue 13 item 6 — a task reads results through
+	// results by ownership, README "Security" — a task reads results through
 	// artifact/result_fetch, which check the reader, and never writes
 	// them).
 	ReservedBuckets []string

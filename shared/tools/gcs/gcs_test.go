@@ -171,7 +171,7 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// The engine's results bucket is out of every task's reach (issue 13
+// The engine's results bucket is out of every task's reach (README "Security"
 // item 6: a task could otherwise overwrite another execution's stored
 // results, or read them around the ownership check of artifact tasks).
 func TestReservedBucket(t *testing.T) {

@@ -1,9 +1,9 @@
-// Package http implements the `http` task kind (DSL.md "Tasks" and "Outcome
+// Package http implements the `http` task kind (NoETL DSL spec "Tasks" and "Outcome
 // envelope"): one HTTP request per attempt, with the decoded body under
 // result.data and the status under result.status_code and outcome.http.
 //
 // The tool never retries: a 408/429/5xx answer or a network failure is
-// reported as a retryable error and the task policy decides (seed 003 §3.1).
+// reported as a retryable error and the task policy decides (NoETL canonical v10 retry spec §3.1).
 package http
 
 import (

@@ -24,7 +24,7 @@ const (
 )
 
 // StatusKind returns the error kind of an HTTP status ≥ 400 and whether
-// it is retryable (408, 429 and 5xx are; seed 003 §3.1).
+// it is retryable (408, 429 and 5xx are; NoETL canonical v10 retry spec §3.1).
 func StatusKind(code int) (kind string, retryable bool) {
 	switch {
 	case code == nethttp.StatusTooManyRequests:

@@ -1,4 +1,4 @@
-// Package noop implements the `noop` task kind (DSL.md "Tasks"): a task that
+// Package noop implements the `noop` task kind (NoETL DSL spec "Tasks"): a task that
 // does nothing and succeeds. It is used for pure routing steps and for tests.
 package noop
 

@@ -18,7 +18,7 @@ import (
 
 // BarrierTable is the table, in the task's database (its default schema),
 // where the side-effect barrier records each barriered attempt's result
-// (seed 004 §4.4): key text primary key (execution, unit, task position,
+// (NoETL result storage RFC §4.4): key text primary key (execution, unit, task position,
 // attempt, page), result jsonb, mac text, created_at timestamptz. Rows
 // older than BarrierRetention are deleted now and then.
 //

@@ -161,7 +161,7 @@ func exec(t *testing.T, sql string, args ...any) {
 	}
 }
 
-// The attack of issue 13: another execution writes a barrier row under the
+// The attack of README "Security": another execution writes a barrier row under the
 // victim's (predictable) key; the victim's attempt must run its SQL, not
 // adopt "FORGED BY ANOTHER PLAYBOOK", and its record must replace the
 // forged row (the primary key is taken) so that a re-run adopts the real

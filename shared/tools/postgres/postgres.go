@@ -1,5 +1,5 @@
-// Package postgres implements the `postgres` task kind (DSL.md "Tasks" and
-// "Outcome envelope"; seed 003 §3.2): SQL against PostgreSQL through pgx v5,
+// Package postgres implements the `postgres` task kind (NoETL DSL spec "Tasks" and
+// "Outcome envelope"; NoETL canonical v10 retry spec §3.2): SQL against PostgreSQL through pgx v5,
 // with one bounded connection pool per distinct DSN, reused across attempts
 // and tasks.
 //

@@ -1,7 +1,7 @@
-// Package python implements the `python` task kind (DSL.md "Python tasks"):
+// Package python implements the `python` task kind (NoETL DSL spec "Python tasks"):
 // the task's code runs in a fresh CPython 3 subprocess per attempt, in an
 // empty temporary working directory, without the engine's environment and
-// under a timeout, contained by shared/sandbox (issue 10 item 5: its own
+// under a timeout, contained by shared/sandbox (README "Security": its own
 // unprivileged uid when the engine is root, resource limits, its whole
 // process tree killed at the end of the attempt).
 //

@@ -1,6 +1,6 @@
 // Package secrets implements the `secrets` task kind: it reads secret
 // values for a playbook from a provider and returns them as the task's
-// result, the way a keychain entry (DSL.md "Document") exposes fields.
+// result, the way a keychain entry (NoETL DSL spec "Document") exposes fields.
 //
 // Providers:
 //

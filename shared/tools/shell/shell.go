@@ -1,7 +1,7 @@
 // Package shell implements the `shell` task kind: one or more shell
 // commands run as a subprocess of /bin/sh, under a timeout, WITHOUT the
 // engine's environment, and contained by shared/sandbox exactly as python
-// tasks are (issue 10 item 5): when the engine is root every program runs
+// tasks are (README "Security"): when the engine is root every program runs
 // under its own unprivileged uid (it cannot read the engine's
 // /proc/<pid>/environ or files), with the sandbox's resource limits
 // (address space, CPU seconds, open files, processes, file size), in its

@@ -16,7 +16,7 @@
 //	    post_id: id
 //	chunk_size: 1000              # rows per batch (also batch_size)
 //
-// A stored result (issue 16) is a source too: `source: {type: result,
+// A stored result (README "Architecture") is a source too: `source: {type: result,
 // ref: "{{ big._ref }}"}` (or its noetl:// URI) streams a table from the
 // results tier batch by batch into the target, never holding it whole.
 //
