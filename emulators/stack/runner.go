@@ -163,6 +163,32 @@ func protectStackDir(c Config) error {
 	return nil
 }
 
+// openAncestors adds the others' search permission (o+x: traverse, not
+// list) to every directory above p that lacks it, and returns those it
+// changed.
+func openAncestors(p string) ([]string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return changed, err
+		}
+		if m := fi.Mode().Perm(); m&0o001 == 0 {
+			if err := os.Chmod(d, m|0o001); err != nil {
+				return changed, fmt.Errorf("the runner cannot reach %s: %s is not traversable by other users and cannot be made so: %w", p, d, err)
+			}
+			changed = append(changed, d)
+		}
+		if d == filepath.Dir(d) {
+			return changed, nil
+		}
+	}
+}
+
 // upData starts the fakes of user data: a fake-gcs-server and a Pub/Sub
 // fake (pstest) of their own, the only GCS and Pub/Sub the runner reaches.
 func (s *Supervisor) upData(context.Context) (string, error) {
@@ -205,6 +231,19 @@ func (s *Supervisor) upRunner(ctx context.Context) (string, error) {
 	}
 	if err := newRunnerKeys(c); err != nil {
 		return "", err
+	}
+	// The runner's uid reaches its binary, its directory and the
+	// repository's files (script: sources) only through directories it
+	// may traverse: a checkout under a private directory (mktemp -d makes
+	// 0700 ones) would keep it from starting at all.
+	for _, p := range []string{c.RunnerBin, c.RunnerWorkDir(), c.RepoRoot} {
+		opened, err := openAncestors(p)
+		if err != nil {
+			return "", err
+		}
+		for _, d := range opened {
+			s.progress("made %s traversable by other users (o+x, not listable) so that the runner's uid reaches %s", d, p)
+		}
 	}
 	work := c.RunnerWorkDir()
 	for _, d := range []string{work, filepath.Join(work, "tmp"), filepath.Join(work, "work")} {
