@@ -83,7 +83,7 @@ func TestStackKinds(t *testing.T) {
 	ctx = results.WithReader(ctx, results.Reader{Execution: suffix})
 	pgCred, natsCred, psCred, apiCred := "pg_local_"+suffix, "nats_credential_"+suffix, "pubsub_e2e_"+suffix, "api_"+suffix
 	for _, c := range []credentials.Credential{
-		{Name: pgCred, Kind: "postgres", Data: map[string]any{"host": "127.0.0.1", "port": env["NOETL_PG_PORT"], "user": "postgres", "password": "", "database": "noetl", "sslmode": "disable"}},
+		{Name: pgCred, Kind: "postgres", Data: map[string]any{"host": "127.0.0.1", "port": env["NOETL_PG_PORT"], "user": "noetl", "password": "", "database": "noetl", "sslmode": "disable"}},
 		{Name: natsCred, Kind: "nats", Data: map[string]any{"nats_url": env["NATS_URL"], "nats_user": "noetl", "nats_password": "noetl"}},
 		{Name: psCred, Kind: "pubsub", Data: map[string]any{"endpoint": env["PUBSUB_EMULATOR_HOST"]}},
 		{Name: apiCred, Kind: "http_bearer", Data: map[string]any{"token": "tok-" + suffix}},
