@@ -434,8 +434,12 @@ func TestExecutionPage(t *testing.T) {
 	f.sampleExecution("x3", types.StatusOK)
 	f.api.events["x3"] = f.api.events["x3"][:len(f.api.events["x3"])-1]
 	for _, path := range []string{"/console/executions/x3", "/console/executions/x3/events"} {
-		if w := f.do("GET", path, "", "Authorization: Bearer "+adminTok); !strings.Contains(w.Body.String(), "data-follow") {
+		w := f.do("GET", path, "", "Authorization: Bearer "+adminTok)
+		if !strings.Contains(w.Body.String(), "data-follow") {
 			t.Errorf("%s: an execution whose log lacks its end is no longer followed", path)
+		}
+		if strings.Contains(w.Body.String(), `id="cancel"`) {
+			t.Errorf("%s: an ended execution offers cancel while its page follows the log", path)
 		}
 	}
 	// Unknown: the api's 404.

@@ -152,6 +152,9 @@ type eventsPageData struct {
 	ID     string
 	Status *inspect.Status
 	Ended  bool
+	// Follow: the page refreshes itself until the execution has ended
+	// and its log holds playbook.finished.
+	Follow bool
 	Events *eventsTable
 }
 
@@ -167,7 +170,8 @@ func (v *visit) eventsPage(id string) {
 		v.fail(err)
 		return
 	}
-	data := &eventsPageData{ID: id, Status: &st, Ended: ended(st.Status) && logEnded(evs)}
-	data.Events = v.eventsTable(id, evs, !data.Ended, v.base+"/executions/"+url.PathEscape(id)+"/events")
+	data := &eventsPageData{ID: id, Status: &st, Ended: ended(st.Status)}
+	data.Follow = !data.Ended || !logEnded(evs)
+	data.Events = v.eventsTable(id, evs, data.Follow, v.base+"/executions/"+url.PathEscape(id)+"/events")
 	v.render(http.StatusOK, "events", "Events of "+id, data)
 }

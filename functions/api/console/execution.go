@@ -26,9 +26,11 @@ const EventsPerPage = 100
 type executionPage struct {
 	ID     string
 	Status *inspect.Status
-	// Ended: the execution has reached its final status (the page stops
-	// following it).
-	Ended    bool
+	// Ended: the execution has reached its final status (no cancel).
+	Ended bool
+	// Follow: the page refreshes itself: until the execution has ended
+	// and its log holds playbook.finished (the state lands first).
+	Follow   bool
 	Duration time.Duration
 	// Units counts step runs plus loop iterations; Detail says whether
 	// all events were read (Units ≤ Config.DetailUnits, or asked with
@@ -175,11 +177,9 @@ func (v *visit) execution(id string) {
 		v.fail(evErr)
 		return
 	}
-	if data.Detail && data.Ended && !logEnded(evs) {
-		// The state has ended but the batch with its last events is still
-		// on its way: keep following until the log shows the end too.
-		data.Ended = false
-	}
+	// The state ends before the batch with the last events lands: keep
+	// following until the log shows the end too.
+	data.Follow = !data.Ended || (data.Detail && !logEnded(evs))
 	data.EventCount = len(evs)
 	stats := inspect.AttemptStats(evs)
 	var tl *inspect.Timeline
@@ -217,7 +217,7 @@ func (v *visit) execution(id string) {
 	if data.Detail {
 		cost := inspect.CostOfStatus(&st, ops)
 		data.Cost = &cost
-		data.Events = v.eventsTable(id, evs, !data.Ended, "")
+		data.Events = v.eventsTable(id, evs, data.Follow, "")
 	}
 	if dlqErr == nil {
 		data.DLQ = dlq
