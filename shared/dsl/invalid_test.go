@@ -183,7 +183,7 @@ func TestSingleProblems(t *testing.T) {
 		{"retry on_success merge", "  - step: start\n    tool: {kind: http, url: x}\n    retry:\n      on_success:\n        while: \"{{ response.hasMore }}\"\n        collect: merge\n", 11, "workflow[0].retry.on_success.collect", "cannot be normalised (collect strategy \"merge\""},
 		{"retry unknown key", "  - step: start\n    tool: {kind: noop}\n    retry: {tries: 3}\n", 8, "workflow[0].retry.tries", `unknown retry key "tries"`},
 		{"loop in plain string", "  - step: start\n    loop: {in: users, iterator: u}\n    tool: {kind: noop}\n", 7, "workflow[0].loop.in", "plain string \"users\""},
-		{"step vars", "  - step: start\n    vars: {a: 1}\n", 7, "workflow[0].vars", "use set with ctx.<name> targets"},
+		{"step vars not a mapping", "  - step: start\n    vars: [a]\n", 7, "workflow[0].vars", "must be a mapping"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -350,12 +350,20 @@ var legacyStepKeys = map[string]string{
 	"sink":    "step.sink is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
 	"save":    "step.save is not canonical (there is no special sink): add a storage task after the producing one, e.g. tool: [{name: fetch, kind: http, ...}, {name: store, kind: postgres, command: ...}]",
 	"type":    "step.type is not canonical: declare the action as a task, tool: {kind: <type>, ...}, and move its fields (code, url, command, ...) under tool",
-	"vars":    "step.vars is not canonical: use set with ctx.<name> targets (step set, or then.set in a task policy rule; v10: set_ctx) and read the values as ctx.<name>",
 	"name":    "step.name is not canonical: a step is named with step: <name>",
 	"with":    "step.with is not canonical: use input (step input, or next.arcs[].set / args on the incoming arc)",
 	"data":    "step.data is not canonical: use input (step input, or next.arcs[].set / args on the incoming arc)",
 	"result":  "step.result is not canonical: a step's result is its tool's output (read it as {{ <step> }} or output.data); configure storage with output (step.output: {output_select: [...], store: {...}})",
 	"outcome": "step.outcome is not canonical: the outcome is the output envelope of a task (output.status, output.data, ...), read in policy rules",
+}
+
+// ctxTargets lists assignments as "ctx.a: ..., ctx.b: ..." for messages.
+func ctxTargets(as []Assignment) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = "ctx." + a.Key + ": ..."
+	}
+	return strings.Join(parts, ", ")
 }
 
 // misplacedTaskKey is the error for a step key, or a legacy key, written
@@ -481,6 +489,18 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 			s.Set = append(s.Set, l.assignments(e.v, ep, "step set", setStep)...)
 		case "set_ctx":
 			s.Set = append(s.Set, l.patch(e.v, ep, "set_ctx", ScopeCtx)...)
+		case "vars":
+			// NoETL's legacy step vars (still accepted by NoETL's v10
+			// parser, which only refuses root vars: noetl/core/dsl/engine/
+			// parser/validation.py): values computed when the step
+			// completes, read as vars.<name>. Loaded as set_ctx, whose
+			// values templates read as ctx.<name> and, for these
+			// playbooks, vars.<name> (template.ScopeParams.Ctx).
+			as := l.patch(e.v, ep, "vars", ScopeCtx)
+			if len(as) > 0 {
+				l.warnf(e.k, ep, "step vars is NoETL's legacy spelling of set_ctx: loaded as set: {%s} (evaluated when the step completes, with the step's result in scope as {{ %s }}); read the values as ctx.<name> (vars.<name> also resolves)", ctxTargets(as), s.Name)
+			}
+			s.Set = append(s.Set, as...)
 		case "output":
 			s.Output = l.output(e.v, ep)
 		case "next":

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -349,5 +351,47 @@ func TestJoinRunsOnceAfterAllBranches(t *testing.T) {
 	e.Apply(st, done("join", 1, "once"), t0)
 	if st.Status != ExecOK || st.Active != 0 || st.Steps["join"].Runs != 1 {
 		t.Fatalf("status %s active %d runs %d", st.Status, st.Active, st.Steps["join"].Runs)
+	}
+}
+
+// legacyVars is NoETL's legacy step vars form, as noetl/ops automation
+// playbooks write it (examples/http_example.yaml): values computed from the
+// step's result when it completes, read later as vars.<name>.
+const legacyVars = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: vars}
+workflow:
+  - step: start
+    tool: {kind: noop}
+    vars:
+      user: "{{ start.user }}"
+    next:
+      spec: {mode: exclusive}
+      arcs:
+        - step: admin
+          when: "{{ vars.user == 'root' }}"
+        - step: end
+  - step: admin
+    tool: {kind: noop}
+  - step: end
+    tool: {kind: noop}
+`
+
+func TestLegacyStepVarsAreCtx(t *testing.T) {
+	e := load(t, legacyVars)
+	if w := fmt.Sprint(e.PB.Warnings); !strings.Contains(w, "legacy spelling of set_ctx") {
+		t.Fatalf("warnings %v", e.PB.Warnings)
+	}
+	st, _ := started(t, e, nil)
+	out, _, err := e.Apply(st, done("start", 1, map[string]any{"user": "root"}), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Ctx["user"] != "root" {
+		t.Fatalf("ctx %v", st.Ctx)
+	}
+	if len(out.Commands) != 1 || out.Commands[0].Step != "admin" {
+		t.Fatalf("commands %+v: the arc did not read vars.user", out.Commands)
 	}
 }

@@ -62,6 +62,7 @@ package template
 import (
 	"errors"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,14 +96,38 @@ const maxTemplateInMessage = 400
 // Error formats as `template "<text>" at <path>: <cause>` (the text is
 // quoted with strconv.Quote and cut at 400 bytes; " at <path>" only when
 // Path is set), per the NoETL DSL spec "Templates".
+//
+// A template of several lines whose parse error names a line (the
+// template library's "(Line: N Col: M" suffix) is quoted by that line
+// alone, as `template line N "<line>"`, so a 100-line shell script
+// points at the line that broke; a line holding Go-template markup
+// (`{{.Field}}`, as docker and kubectl --format write it) gets the escape
+// that keeps it literal.
 func (e *Error) Error() string {
 	t := e.Template
-	if len(t) > maxTemplateInMessage {
-		t = t[:maxTemplateInMessage] + "…"
-	}
 	var b strings.Builder
-	b.WriteString("template ")
-	b.WriteString(strconv.Quote(t))
+	hint := ""
+	if n, line, ok := errorLine(e.Template, e.Err); ok {
+		b.WriteString("template line ")
+		b.WriteString(strconv.Itoa(n))
+		b.WriteString(" of ")
+		b.WriteString(strconv.Itoa(strings.Count(e.Template, "\n") + 1))
+		b.WriteString(" ")
+		t = strings.TrimSpace(line)
+		if len(t) > maxTemplateInMessage {
+			t = t[:maxTemplateInMessage] + "…"
+		}
+		b.WriteString(strconv.Quote(t))
+		if m := goTemplateMarkup.FindString(line); m != "" {
+			hint = " (" + m + " is Go-template syntax, as docker and kubectl --format write it: Jinja reads it as an expression; keep it literal with {{ '" + m + "' }} or {% raw %}...{% endraw %})"
+		}
+	} else {
+		if len(t) > maxTemplateInMessage {
+			t = t[:maxTemplateInMessage] + "…"
+		}
+		b.WriteString("template ")
+		b.WriteString(strconv.Quote(t))
+	}
 	if e.Path != "" {
 		b.WriteString(" at ")
 		b.WriteString(e.Path)
@@ -113,6 +138,7 @@ func (e *Error) Error() string {
 	} else {
 		b.WriteString("unknown error")
 	}
+	b.WriteString(hint)
 	return b.String()
 }
 
@@ -289,4 +315,30 @@ func Check(tmpl string) error {
 		return &Error{Template: tmpl, Err: cp.err}
 	}
 	return nil
+}
+
+// errorLinePattern finds the template library's position suffix in a
+// parse error.
+var errorLinePattern = regexp.MustCompile(`\(Line: (\d+) Col: \d+`)
+
+// goTemplateMarkup matches Go-template actions such as {{.ID}} or
+// {{ .Repository }}.
+var goTemplateMarkup = regexp.MustCompile(`\{\{-?\s*\.[A-Za-z_][A-Za-z0-9_.]*\s*-?\}\}`)
+
+// errorLine returns the 1-based line a parse error names and its text,
+// for a template of more than one line; ok is false otherwise.
+func errorLine(tmpl string, err error) (int, string, bool) {
+	if err == nil || !strings.Contains(tmpl, "\n") {
+		return 0, "", false
+	}
+	m := errorLinePattern.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0, "", false
+	}
+	n, convErr := strconv.Atoi(m[1])
+	lines := strings.Split(tmpl, "\n")
+	if convErr != nil || n < 1 || n > len(lines) {
+		return 0, "", false
+	}
+	return n, lines[n-1], true
 }

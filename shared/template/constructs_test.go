@@ -2,6 +2,7 @@ package template
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,43 @@ func TestConditionalExpressionInLiterals(t *testing.T) {
 	names, err := Names(`{{ {"s": a if b else c} }}`)
 	if err != nil || !reflect.DeepEqual(names, []string{"a", "b", "c"}) {
 		t.Fatalf("Names = %v, %v", names, err)
+	}
+}
+
+// TestVarsIsCtx: NoETL's legacy step vars are loaded as set_ctx, so
+// vars.<name> reads ctx; any other bare name called vars wins over it.
+func TestVarsIsCtx(t *testing.T) {
+	s := NewScope(ScopeParams{Ctx: map[string]any{"user": "ann"}})
+	runCases(t, s, []renderCase{{"{{ vars.user }}", "ann"}, {"{{ ctx.user }}", "ann"}})
+	s = NewScope(ScopeParams{Ctx: map[string]any{"user": "ann"}, Workload: map[string]any{"vars": map[string]any{"user": "wl"}}})
+	runCases(t, s, []renderCase{{"{{ vars.user }}", "wl"}})
+}
+
+// TestParseErrorNamesTheLine: a parse error in a long multi-line template
+// (a shell script) quotes the line that broke, not the script's head, and
+// Go-template markup (docker --format "{{.ID}}", as noetl/ops automation
+// playbooks write it) gets an escape that works.
+func TestParseErrorNamesTheLine(t *testing.T) {
+	script := "set -e\nNAME=\"{{ workload.name }}\"\necho start\ndocker images --format \"{{.ID}}\" | xargs -r docker rmi -f\necho done"
+	err := Check(script)
+	if err == nil {
+		t.Fatal("Go-template markup parsed as Jinja")
+	}
+	msg := err.Error()
+	for _, want := range []string{`template line 4 of 5 "docker images --format \"{{.ID}}\"`, "Go-template syntax", `{{ '{{.ID}}' }}`} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("message %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "set -e") {
+		t.Fatalf("message quotes the script's head: %q", msg)
+	}
+	fixed := strings.Replace(script, `"{{.ID}}"`, `"{{ '{{.ID}}' }}"`, 1)
+	got := mustRender(t, fixed, NewScope(ScopeParams{Workload: map[string]any{"name": "x"}}))
+	if !strings.Contains(got.(string), `--format "{{.ID}}"`) {
+		t.Fatalf("the escape did not keep the markup literal: %q", got)
+	}
+	if one := Check("{{ .ID }}"); one == nil || strings.Contains(one.Error(), "template line") {
+		t.Fatalf("one-line template: %v", one)
 	}
 }

@@ -61,7 +61,8 @@ var extraReserved = []string{"event", "outcome", "_prev", "_task", "_attempt"}
 //     *LoopIndex (these two win over Iter's keys);
 //   - bare names underneath, highest first: Extra's other keys; the loop
 //     iterator bound to Item; Args keys; step results by step name;
-//     workload keys.
+//     workload keys; vars, the ctx map again (NoETL's legacy step vars
+//     are loaded as set_ctx and read as vars.<name>).
 //
 // All values are normalised (Normalize; shared with the inputs when no
 // conversion was needed, never modified).
@@ -70,7 +71,12 @@ func NewScope(p ScopeParams) Scope {
 	results := normalizeMap(p.Results)
 	args := normalizeMap(p.Args)
 	s := make(Scope, len(workload)+len(results)+len(args)+len(p.Extra)+16)
+	ctx := orEmpty(normalizeMap(p.Ctx))
 
+	// vars is NoETL's legacy name of the values a step's vars block
+	// computes, loaded as ctx (dsl: step vars → set_ctx): the lowest bare
+	// name, so a workload key, step, argument or iterator named vars wins.
+	s["vars"] = ctx
 	for k, v := range workload {
 		if !reservedNames[k] {
 			s[k] = v
@@ -100,7 +106,7 @@ func NewScope(p ScopeParams) Scope {
 	}
 
 	s["workload"] = orEmpty(workload)
-	s["ctx"] = orEmpty(normalizeMap(p.Ctx))
+	s["ctx"] = ctx
 	s["args"] = orEmpty(args)
 	s["keychain"] = orEmpty(normalizeMap(p.Keychain))
 	s["execution_id"] = p.ExecutionID
