@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/functions/api/console/layout"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/inspect"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -330,11 +331,9 @@ func takenArcs(evs []types.Event) map[[2]string]int {
 		if e.EventType != types.EvNextEvaluated {
 			continue
 		}
-		fired, _ := e.Payload["fired"].([]any)
-		for _, f := range fired {
-			if to, ok := f.(string); ok {
-				out[[2]string{e.Step, to}]++
-			}
+		p, _ := history.Decode[history.NextEvaluated](e) // a malformed list reads as none
+		for _, to := range p.Fired {
+			out[[2]string{e.Step, to}]++
 		}
 	}
 	return out
