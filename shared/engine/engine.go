@@ -349,18 +349,7 @@ func (t *transition) scope(ss *StepState, extra map[string]any) template.Scope {
 
 // arcListens reports whether an arc fires on the given boundary event.
 func arcListens(a *dsl.Arc, evName types.EventType, ok bool) bool {
-	on := arcOn(a)
-	switch on {
-	case "", "step.done", "done", "success":
-		return ok
-	case "any", "*":
-		return true
-	case "step.failed", "failed", "failure", "error":
-		return !ok
-	case "loop.done":
-		return ok && evName == types.EvLoopDone
-	}
-	return false
+	return arcOn(a).Listens(ok, evName == types.EvLoopDone)
 }
 
 // route evaluates the step's arcs on a boundary event and schedules the
@@ -369,7 +358,7 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 	if step.Next == nil || len(step.Next.Arcs) == 0 {
 		return 0, nil
 	}
-	eventView := map[string]any{"name": string(evName), "step": step.Name, "status": map[bool]string{true: "ok", false: "failed"}[ok], "result": result}
+	eventView := map[string]any{"name": string(evName), "step": step.Name, "status": string(map[bool]types.Status{true: types.StatusOK, false: types.StatusFailed}[ok]), "result": result}
 	if b.present {
 		eventView["error"] = b.err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -19,9 +20,9 @@ const ErrKindRouting = "routing"
 // boundary (DSL v2 `output.status`, `output.data`, `output.error`): the
 // step's result as data, status "ok" or "error".
 func outputEnvelope(ok bool, result any, b boundary) map[string]any {
-	o := map[string]any{"status": "ok", "data": result, "error": nil}
+	o := map[string]any{"status": dsl.OutcomeOK, "data": result, "error": nil}
 	if !ok {
-		o["status"] = "error"
+		o["status"] = dsl.OutcomeError
 		if b.present {
 			o["error"] = b.err
 		}
