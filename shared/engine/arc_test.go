@@ -11,7 +11,7 @@ import (
 // TestArcOnVocabularyAgreesWithValidator: an arc's on word fires on some
 // boundary event exactly when the validator accepts it. The engine used to
 // route on words the validator refuses ("done", "success", "*", "failed",
-// "failure", "error"): two vocabularies for one field (drift, issue 17);
+// "failure", "error"): two vocabularies for one field (a drift);
 // both now read dsl.ArcOn.
 func TestArcOnVocabularyAgreesWithValidator(t *testing.T) {
 	words := []string{"", "step.done", "step.failed", "loop.done", "any",
