@@ -176,6 +176,7 @@ func Events(t testing.TB, id string) []map[string]any {
 			finishedAt = time.Now()
 		}
 		if finished && len(evs) == last && time.Since(finishedAt) >= settle {
+			recordEvents(t, id)
 			return evs
 		}
 		last = len(evs)
@@ -186,6 +187,44 @@ func Events(t testing.TB, id string) []map[string]any {
 			t.Fatalf("playbook.finished of %s never projected (%d events)", id, len(evs))
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// recordEvents appends the execution's events, as the events API returns
+// them (one compact JSON object per line), to the file named by
+// NOETL_E2E_RECORD_EVENTS when it is set: the recordings the typed
+// payloads' round-trip test is curated from (shared/history
+// TestRecordedEvents -update).
+func recordEvents(t testing.TB, id string) {
+	path := os.Getenv("NOETL_E2E_RECORD_EVENTS")
+	if path == "" {
+		return
+	}
+	resp, err := http.Get(os.Getenv("NOETL_FUNCTIONS_URL") + "/api/executions/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("record events: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, e := range body.Events {
+		var line bytes.Buffer
+		if err := json.Compact(&line, e); err != nil {
+			t.Fatal(err)
+		}
+		line.WriteByte('\n')
+		if _, err := f.Write(line.Bytes()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
@@ -188,11 +189,11 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 				out, err = e.Start(st, c.now())
 				changed = err == nil
 			case types.EvCancelRequested:
-				msg, _ := event.Payload["reason"].(string)
-				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecCanceled, Kind: types.ErrKindCanceled, Message: "canceled: " + msg}, c.now())
+				p, _ := history.Decode[history.CancelRequested](event) // a malformed reason reads as none
+				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecCanceled, Kind: types.ErrKindCanceled, Message: "canceled: " + p.Reason}, c.now())
 			case types.EvExecutionTimedOut:
-				msg, _ := event.Payload["message"].(string)
-				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecFailed, Kind: types.ErrKindTimeout, Message: msg}, c.now())
+				p, _ := history.Decode[history.ExecutionTimedOut](event) // a malformed message reads as none
+				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecFailed, Kind: types.ErrKindTimeout, Message: p.Message}, c.now())
 			default:
 				out, changed, err = e.Apply(st, event, c.now())
 			}
@@ -407,7 +408,7 @@ func (c *Control) afterStop(ctx context.Context, executionID string) error {
 		}
 		cev := types.NewEvent(types.EvCancelRequested, ch.ExecutionID, c.Source, c.now(), "parent", executionID)
 		cev.EntityType, cev.EntityID, cev.ParentID = "playbook", ch.Playbook, executionID
-		cev.Payload = map[string]any{"reason": "parent execution " + executionID + " stopped"}
+		cev.Payload = history.Encode(history.CancelRequested{Reason: "parent execution " + executionID + " stopped"})
 		if _, err := c.Stop(ctx, ch.ExecutionID, cev); err != nil {
 			return err
 		}
@@ -419,7 +420,7 @@ func (c *Control) afterStop(ctx context.Context, executionID string) error {
 func CancelEvent(executionID, reason, source string, now time.Time) types.Event {
 	ev := types.NewEvent(types.EvCancelRequested, executionID, source, now)
 	ev.EntityType, ev.EntityID = "playbook", executionID
-	ev.Payload = map[string]any{"reason": reason}
+	ev.Payload = history.Encode(history.CancelRequested{Reason: reason})
 	return ev
 }
 

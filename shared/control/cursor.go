@@ -39,13 +39,9 @@ func (c *Control) completeCursorLoop(ctx context.Context, executionID string, pl
 		return err
 	}
 	result, rows, clock := engine.CursorLoopResult(recs)
-	ev, err := c.loopDoneEvent(ctx, executionID, plan, recs, result, clock)
+	ev, err := c.loopDoneEvent(ctx, executionID, plan, recs, result, clock, rows)
 	if err != nil {
 		return err
-	}
-	ev.Payload["total"] = rows
-	if patch := engine.LoopCtxPatch(recs); patch != nil {
-		ev.Payload["ctx"] = patch // merged into the execution's ctx with loop.done
 	}
 	return c.applyLoopEnd(ctx, executionID, plan, ev)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -251,12 +252,9 @@ func (c *Control) completeLoop(ctx context.Context, executionID string, plan *en
 		return errs.New(errs.Unavailable, "control: loop %s: %d of %d iteration records visible", plan.Key(), len(recs), plan.Total)
 	}
 	result, clock := engine.LoopResult(recs)
-	ev, err := c.loopDoneEvent(ctx, executionID, plan, recs, result, clock)
+	ev, err := c.loopDoneEvent(ctx, executionID, plan, recs, result, clock, plan.Total)
 	if err != nil {
 		return err
-	}
-	if patch := engine.LoopCtxPatch(recs); patch != nil {
-		ev.Payload["ctx"] = patch // merged into the execution's ctx with loop.done
 	}
 	return c.applyLoopEnd(ctx, executionID, plan, ev)
 }
@@ -264,8 +262,9 @@ func (c *Control) completeLoop(ctx context.Context, executionID string, plan *en
 // loopDoneEvent is the loop.done event of a loop run whose assembled
 // result is result, that result offloaded to the results tier when large
 // (only the reference then travels in the event), with the profile of its
-// iteration records recs (engine.ProfileOf).
-func (c *Control) loopDoneEvent(ctx context.Context, executionID string, plan *engine.LoopPlan, recs []engine.IterationRecord, result any, clock int64) (types.Event, error) {
+// iteration records recs (engine.ProfileOf), their ctx patches (merged
+// into the execution's ctx with loop.done) and total, the iterations run.
+func (c *Control) loopDoneEvent(ctx context.Context, executionID string, plan *engine.LoopPlan, recs []engine.IterationRecord, result any, clock int64, total int) (types.Event, error) {
 	res := result
 	if c.Results != nil {
 		ref, err := c.Results.Offload(ctx, types.ResultCoords{ExecutionID: executionID, Step: plan.Step, Frame: plan.Run}, result)
@@ -277,9 +276,7 @@ func (c *Control) loopDoneEvent(ctx context.Context, executionID string, plan *e
 		}
 	}
 	ev := engine.LoopDoneEvent(executionID, *plan, res, clock, c.now())
-	if p := engine.ProfileOf(recs); p != nil {
-		ev.Payload["profile"] = p
-	}
+	ev.Payload = history.Encode(history.LoopDone{Result: res, Total: total, Profile: engine.ProfileOf(recs), Ctx: engine.LoopCtxPatch(recs)})
 	return ev, nil
 }
 

@@ -3,11 +3,11 @@ package control
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
@@ -43,8 +43,9 @@ func (c *Control) observe(ctx context.Context, e *engine.Engine, st *engine.Stat
 		ev := &out.Events[i]
 		switch ev.EventType {
 		case types.EvStepScheduled:
-			from, _ := ev.Payload["from"].(string)
-			if q, _ := ev.Payload["queued"].(bool); q {
+			p, _ := history.Decode[history.StepScheduled](*ev) // telemetry: a malformed key reads as absent
+			from := p.From
+			if p.Queued {
 				log.DebugContext(ctx, "step parked until its current run ends", append(base, telemetry.Event(telemetry.EventStepParked),
 					telemetry.StepID(ev.Step), slog.String(telemetry.LogReason, "busy:"+from))...)
 				continue
@@ -53,11 +54,15 @@ func (c *Control) observe(ctx context.Context, e *engine.Engine, st *engine.Stat
 			log.InfoContext(ctx, "step called", append(base, telemetry.Event(telemetry.EventStepCalled),
 				telemetry.StepID(ev.Step), slog.Int("step_run", ev.StepRun), slog.String(telemetry.LogReason, reasonOf(from)))...)
 		case types.EvLoopStarted:
-			total := intOf(ev.Payload["total"])
+			p, _ := history.Decode[history.LoopStarted](*ev) // telemetry: a malformed key reads as absent
+			total := 0
+			if p.Total != nil {
+				total = *p.Total
+			}
 			telemetry.M.LoopPlanned(ctx, wf, ev.Step, total)
 			log.InfoContext(ctx, "loop step dispatched", append(base, telemetry.Event(telemetry.EventStepDispatch),
 				telemetry.StepID(ev.Step), slog.Int("step_run", ev.StepRun),
-				slog.Group("loop_plan", "total", total, "mode", ev.Payload["mode"], "max_in_flight", ev.Payload["max_in_flight"]))...)
+				slog.Group("loop_plan", "total", total, "mode", p.Mode, "max_in_flight", p.MaxInFlight))...)
 		case types.EvStepDone, types.EvStepFailed, types.EvStepCanceled:
 			ok := ev.EventType == types.EvStepDone
 			d := stepDuration(st, ev)
@@ -121,17 +126,17 @@ func stepDuration(st *engine.State, ev *types.Event) time.Duration {
 // records one decision with edge_index -1.
 func (c *Control) observeArcs(ctx context.Context, e *engine.Engine, st *engine.State, ev *types.Event) {
 	wf, from := st.Playbook, ev.Step
-	p := ev.Payload
-	fired := countNames(p["fired"])
-	matched := countNames(p["matched"])
-	if msg, bad := p["error"].(string); bad {
-		err := errors.New(msg)
+	p, _ := history.Decode[history.NextEvaluated](*ev) // telemetry: a malformed key reads as absent
+	fired := countNames(p.Fired)
+	matched := countNames(p.Matched)
+	if p.Error != "" {
+		err := errors.New(p.Error)
 		_, sp := telemetry.StartRoute(ctx, telemetry.Route{ExecutionID: st.ExecutionID, FromStep: from, EdgeIndex: -1})
 		telemetry.EndRoute(sp, telemetry.EdgeError, err)
 		telemetry.M.EdgeEvaluated(ctx, wf, from, "", telemetry.EdgeError)
 		return
 	}
-	if pol, ok := p["policy"].(string); ok {
+	if pol := p.Policy; pol != "" {
 		for target := range fired {
 			_, sp := telemetry.StartRoute(ctx, telemetry.Route{ExecutionID: st.ExecutionID, FromStep: from, EdgeIndex: -1, TargetStep: target, Condition: "on_step_fail: " + pol})
 			telemetry.EndRoute(sp, telemetry.EdgeTaken, nil)
@@ -146,16 +151,10 @@ func (c *Control) observeArcs(ctx context.Context, e *engine.Engine, st *engine.
 		return
 	}
 	whenErrs := map[string][]string{}
-	if l, ok := p["when_errors"].([]any); ok {
-		for _, x := range l {
-			if m, ok := x.(map[string]any); ok {
-				arc, _ := m["arc"].(string)
-				msg, _ := m["error"].(string)
-				whenErrs[arc] = append(whenErrs[arc], msg)
-			}
-		}
+	for _, w := range p.WhenErrors {
+		whenErrs[w.Arc] = append(whenErrs[w.Arc], w.Error)
 	}
-	evName := types.EventType(fmt.Sprint(p["event"]))
+	evName := p.Event
 	ok := evName != types.EvStepFailed
 	for i, a := range step.Next.Arcs {
 		if !engine.ArcListens(a, evName, ok) {
@@ -191,19 +190,10 @@ func (c *Control) observeArcs(ctx context.Context, e *engine.Engine, st *engine.
 }
 
 // countNames counts the step names of a matched or fired list.
-func countNames(v any) map[string]int {
+func countNames(l []string) map[string]int {
 	out := map[string]int{}
-	switch l := v.(type) {
-	case []any:
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out[s]++
-			}
-		}
-	case []string:
-		for _, s := range l {
-			out[s]++
-		}
+	for _, s := range l {
+		out[s]++
 	}
 	return out
 }
@@ -244,17 +234,4 @@ func observeFinished(ctx context.Context, log *slog.Logger, st *engine.State, ev
 	log.Log(ctx, lvl, "execution ended", telemetry.Event(telemetry.EventExecutionDone), telemetry.ExecutionID(st.ExecutionID),
 		telemetry.WorkflowRef(st.Playbook), slog.String("status", string(status)), telemetry.OK(status == telemetry.ExecOK),
 		telemetry.DurationMS(end.Sub(start).Milliseconds()), telemetry.Err(err))
-}
-
-// intOf reads an integer from an event payload (int, int64 or float64).
-func intOf(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	}
-	return 0
 }

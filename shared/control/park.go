@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -198,7 +199,7 @@ func IterationCanceledEvent(executionID, step string, run, index int, source, re
 	ev.Step, ev.StepRun, ev.Iteration = step, run, types.IntPtr(index)
 	ev.EntityType, ev.EntityID = "iteration", step+"#"+types.DeriveIDPart(index)
 	ev.Status = types.StatusCanceled
-	ev.Payload = map[string]any{"index": index, "reason": reason}
+	ev.Payload = history.Encode(history.IterationCanceled{Index: index, Reason: reason})
 	return ev
 }
 

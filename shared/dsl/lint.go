@@ -230,14 +230,7 @@ func newNet(p *Playbook) *net {
 			}
 			ap := arcPath(a, n.paths[i], k)
 			e := edge{to: to, arc: a, path: ap}
-			switch a.On {
-			case "", "step.done", "loop.done":
-				e.success = true
-			case "step.failed":
-				e.failure = true
-			case "any":
-				e.success, e.failure = true, true
-			}
+			e.success, e.failure = a.On.OnSuccess(), a.On.OnFailure()
 			if e.success {
 				e.guarded = !unguarded(a.When, s)
 				e.dead = !inclusive && sawUnguarded && !e.failure
@@ -269,9 +262,9 @@ func unguarded(when string, s *Step) bool {
 	case "true", "1", "(true)":
 		return true
 	}
-	ev := "step.done"
+	ev := string(ArcOnStepDone)
 	if s.Loop != nil {
-		ev = "loop.done"
+		ev = string(ArcOnLoopDone)
 	}
 	return expr == "event.name == '"+ev+"'" || expr == `event.name == "`+ev+`"`
 }

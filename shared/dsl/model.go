@@ -432,7 +432,7 @@ type Arc struct {
 	// step's success, i.e. step.done, or loop.done for a loop step),
 	// "step.done", "step.failed", "loop.done" or "any" (every boundary
 	// event; filter with event.name in When).
-	On string `json:"on,omitempty"`
+	On ArcOn `json:"on,omitempty"`
 	// Args become the target step's args (the v10 token; templated,
 	// rendered at routing).
 	Args map[string]any `json:"args,omitempty"`

@@ -1445,9 +1445,6 @@ func (l *loader) arcList(n *yaml.Node, path string) []*Arc {
 	return nil
 }
 
-// arcOn lists the accepted Arc.On values.
-var arcOn = []string{"step.done", "step.failed", "loop.done", "any"}
-
 func (l *loader) arc(n *yaml.Node, path string) *Arc {
 	d := deref(n)
 	if d != nil && d.Kind == yaml.ScalarNode && !isNull(d) {
@@ -1474,7 +1471,8 @@ func (l *loader) arc(n *yaml.Node, path string) *Arc {
 		case "set":
 			a.Set = l.assignments(e.v, ep, "arc set", setStep)
 		case "on":
-			a.On, _ = l.str(e.v, ep, "arc on")
+			on, _ := l.str(e.v, ep, "arc on")
+			a.On = ArcOn(on)
 		case "data", "with", "input":
 			if _, ok := m["args"]; ok {
 				l.errf(e.k, ep, "arc has both args and %s: keep args", e.key)
@@ -1549,7 +1547,7 @@ func retryOnWhen(kinds []string, statuses []int) string {
 		}
 		conds = append(conds, "outcome.http.status in ["+strings.Join(parts, ", ")+"]")
 	}
-	return "{{ outcome.status == 'error' and (" + strings.Join(conds, " or ") + ") }}"
+	return WhenOutcome(OutcomeError, "("+strings.Join(conds, " or ")+")")
 }
 
 // stepRetry applies a step-level legacy retry block to the step's tasks
@@ -1779,7 +1777,7 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 	mk := func(when string, legacy bool, th Then) *Rule {
 		return &Rule{When: when, Then: th, Legacy: legacy, Line: line, Path: path}
 	}
-	const isError = "{{ outcome.status == 'error' }}"
+	isError := WhenOutcome(OutcomeError, "")
 	if pg != nil {
 		switch {
 		case !errCfg:
@@ -1805,7 +1803,7 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 		l.warnf(d, path, "%s", msg)
 		return []*Rule{mk(isError, false, retry)}, nil, true
 	}
-	rules := []*Rule{mk("{{ outcome.status == 'ok' }}", false, Then{Do: "continue"})}
+	rules := []*Rule{mk(WhenOutcome(OutcomeOK, ""), false, Then{Do: "continue"})}
 	if cfg.stopWhen != "" {
 		rules = append(rules, mk(cfg.stopWhen, true, Then{Do: "fail"}))
 	}

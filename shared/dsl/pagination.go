@@ -419,9 +419,9 @@ func (l *loader) paginate(s *Step, at int, pg *successRetry, label string) bool 
 		return &Rule{When: when, Then: th, Line: pg.line, Path: pg.path}
 	}
 	rules := []*Rule{
-		mk(fmt.Sprintf("{{ outcome.status == 'ok' and (iter._iteration | default(1)) < %d and (%s) }}", pg.maxCalls, expr),
+		mk(WhenOutcome(OutcomeOK, fmt.Sprintf("(iter._iteration | default(1)) < %d and (%s)", pg.maxCalls, expr)),
 			Then{Do: "jump", To: t.Name, Set: iterSet(jumpIter, pg.line, pg.path)}),
-		mk("{{ outcome.status == 'ok' }}", Then{Do: "continue", Set: iterSet(map[string]any{"_collected": acc}, pg.line, pg.path)}),
+		mk(WhenOutcome(OutcomeOK, ""), Then{Do: "continue", Set: iterSet(map[string]any{"_collected": acc}, pg.line, pg.path)}),
 	}
 	errDesc := "else → fail"
 	if len(pg.errRules) > 0 {

@@ -271,10 +271,8 @@ func (v *validator) step(s *Step, sp string) {
 				v.add(ap+".step", a.Line, "arc to the final step %q: executor.spec.final_step runs once when the execution is quiescent, never through an arc", a.Step)
 			}
 			v.assignments(a.Set, ap+".set", a.Line)
-			switch a.On {
-			case "", "step.done", "step.failed", "loop.done", "any":
-			default:
-				v.add(ap+".on", a.Line, "arc on must be one of %s, got %q", strings.Join(arcOn, ", "), a.On)
+			if !a.On.Valid() {
+				v.add(ap+".on", a.Line, "arc on must be one of %s, got %q", ArcOnList(), a.On)
 			}
 		}
 	}

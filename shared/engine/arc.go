@@ -2,5 +2,6 @@ package engine
 
 import "github.com/noetl/gcpengine/shared/dsl"
 
-// arcOn returns the boundary event an arc listens to ("" = success).
-func arcOn(a *dsl.Arc) string { return a.On }
+// arcOn returns the boundary event an arc listens to (dsl.ArcOnSuccess:
+// the step's success).
+func arcOn(a *dsl.Arc) dsl.ArcOn { return a.On }

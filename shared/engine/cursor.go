@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -74,8 +75,8 @@ func (t *transition) startCursorLoop(step *dsl.Step, ss *StepState, args map[str
 	}
 	ss.Status = types.StatusRunning
 	ss.Loop = &LoopStatus{Total: 0, Mode: "cursor", MaxInFlight: w}
-	t.event(types.EvStepStarted, step.Name, ss.Run, map[string]any{"loop": true})
-	t.event(types.EvLoopStarted, step.Name, ss.Run, map[string]any{"mode": "cursor", "max_in_flight": w, "frame_max_rows": frame.MaxRows})
+	t.event(types.EvStepStarted, step.Name, ss.Run, history.StepStarted{Loop: true})
+	t.event(types.EvLoopStarted, step.Name, ss.Run, history.LoopStarted{Mode: "cursor", MaxInFlight: w, FrameMaxRows: &frame.MaxRows})
 	plan := LoopPlan{Step: step.Name, Run: ss.Run, Total: 0, Iterator: l.Iterator, Mode: "cursor", MaxInFlight: w,
 		FailureMode: fm, Args: args, StateVersion: st.Version, Cursor: &CursorPlan{MaxRows: frame.MaxRows, Process: "row"}}
 	t.out.Loops = append(t.out.Loops, plan)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
@@ -78,12 +79,12 @@ type transition struct {
 	firing string
 }
 
-func (t *transition) event(typ types.EventType, step string, run int, payload map[string]any, idParts ...string) *types.Event {
+func (t *transition) event(typ types.EventType, step string, run int, payload history.Payload, idParts ...string) *types.Event {
 	parts := append([]string{step, itoa(run)}, idParts...)
 	ev := types.NewEvent(typ, t.st.ExecutionID, Source, t.now, parts...)
 	ev.Step = step
 	ev.StepRun = run
-	ev.Payload = payload
+	ev.Payload = history.Encode(payload)
 	ev.ParentID = t.st.ParentID
 	switch {
 	case step == "":
@@ -107,8 +108,8 @@ func (e *Engine) Start(st *State, now time.Time) (Output, error) {
 	t := &transition{e: e, st: st, now: now}
 	st.Status = ExecRunning
 	st.StartedAt = ts(now)
-	t.event(types.EvPlaybookStarted, "", 0, map[string]any{"playbook": st.Playbook, "parent_id": st.ParentID})
-	t.event(types.EvWorkflowStarted, "", 0, nil)
+	t.event(types.EvPlaybookStarted, "", 0, history.PlaybookStarted{Playbook: st.Playbook, ParentID: st.ParentID})
+	t.event(types.EvWorkflowStarted, "", 0, history.WorkflowStarted{})
 	if d := e.ExecutionDeadline(); d > 0 {
 		tc := types.Command{Kind: types.CmdExecutionTimeout, ExecutionID: st.ExecutionID, StateVersion: st.Version, NotBefore: now.Add(d)}
 		tc.ID = tc.TaskName()
@@ -161,20 +162,18 @@ func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, ch
 	st.Version++
 	t := &transition{e: e, st: st, now: now}
 	ok := ev.EventType != types.EvStepFailed
-	var result any
-	if ev.Payload != nil {
-		result = ev.Payload["result"]
-	}
+	b := boundaryOf(ev)
+	result := b.result
 	if ev.EventType == types.EvLoopDone {
-		if ss.Loop != nil && ev.Payload != nil {
-			ss.Loop.Profile = profileFrom(ev.Payload["profile"])
+		if ss.Loop != nil {
+			ss.Loop.Profile = b.profile
 		}
 		// The loop step's own boundary event, for observers (route ignores
 		// it: the step is no longer running).
-		sd := t.event(types.EvStepDone, step.Name, ss.Run, map[string]any{"result": result, "loop": true})
+		sd := t.event(types.EvStepDone, step.Name, ss.Run, history.StepDone{Result: result, Loop: true})
 		sd.Status = types.StatusOK
 	}
-	if err := t.finishStep(step, ss, ok, result, ev); err != nil {
+	if err := t.finishStep(step, ss, ok, result, b); err != nil {
 		// Nothing the playbook does may turn into a Go error here: the
 		// caller would retry the same transition forever (README
 		// "Security"). An error that still gets this far fails the execution.
@@ -187,7 +186,7 @@ func (e *Engine) Apply(st *State, ev types.Event, now time.Time) (out Output, ch
 
 // finishStep records a step run's end, applies its ctx patches and
 // evaluates its arcs.
-func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result any, ev types.Event) error {
+func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result any, b boundary) error {
 	st := t.st
 	st.Active--
 	ss.FinishedAt = ts(t.now)
@@ -196,10 +195,6 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 		ss.DurationMS = t.now.Sub(started).Milliseconds()
 	}
 	st.LastStep = step.Name
-	var evPayload map[string]any
-	if ev.Payload != nil {
-		evPayload = ev.Payload
-	}
 	if ok {
 		ss.Status = types.StatusOK
 		ss.Error = nil
@@ -211,12 +206,10 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 		// Worker-side patches (policy set to ctx and step), then the
 		// step's own set (NoETL DSL spec "DSL v2 names": the step completes →
 		// step-level set → arc conditions → the chosen arc's set).
-		if patch, _ := evPayload["ctx"].(map[string]any); patch != nil {
-			for k, v := range patch {
-				st.Ctx[k] = v
-			}
+		for k, v := range b.ctx {
+			st.Ctx[k] = v
 		}
-		if vars, _ := evPayload["step"].(map[string]any); vars != nil {
+		if vars := b.vars; vars != nil {
 			if ss.Vars == nil {
 				ss.Vars = map[string]any{}
 			}
@@ -228,29 +221,29 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 			if ss.Vars == nil {
 				ss.Vars = map[string]any{}
 			}
-			sc := t.scope(ss, map[string]any{"output": outputEnvelope(true, OutputData(resultKind(t.e.PB, step) == "http", result), nil)}) // h-conf: termination.go
+			sc := t.scope(ss, map[string]any{"output": outputEnvelope(true, OutputData(resultKind(t.e.PB, step) == "http", result), boundary{})}) // h-conf: termination.go
 			if err := ApplySet(step.Set, sc, SetTargets{Ctx: st.Ctx, Step: ss.Vars}); err != nil {
 				return t.stepError(step, ss, fmt.Errorf("step %s %w", step.Name, err))
 			}
 		}
 	} else {
 		ss.Status = types.StatusFailed
-		if evPayload != nil {
-			ss.Error = evPayload["error"]
+		if b.present {
+			ss.Error = b.err
 		}
 	}
-	fired, err := t.route(step, ss, ev.EventType, ok, result, evPayload)
+	fired, err := t.route(step, ss, b.typ, ok, result, b)
 	if err != nil {
 		return t.stepError(step, ss, err)
 	}
-	t.noMatch(step.Name, ss, ev.EventType, ok, fired) // hook (h-conf): no_next_is_error (termination.go)
+	t.noMatch(step.Name, ss, b.typ, ok, fired) // hook (h-conf): no_next_is_error (termination.go)
 	if !ok && fired == 0 {
 		if st.Compensating {
 			// A compensation that fails is recorded; the rollback goes on.
 			st.Failures = append(st.Failures, fmt.Sprintf("compensation %s failed: %v", step.Name, describeError(ss.Error)))
 			return nil
 		}
-		handled, err := t.failedStep(step, ss, result, evPayload)
+		handled, err := t.failedStep(step, ss, result, b)
 		if err != nil {
 			return t.stepError(step, ss, err)
 		}
@@ -303,8 +296,8 @@ func (t *transition) stepError(step *dsl.Step, ss *StepState, err error) error {
 	msg := err.Error()
 	ss.Status = types.StatusFailed
 	ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
-	t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{"error": msg, "matched": []any{}, "fired": []any{}})
-	sf := t.event(types.EvStepFailed, step.Name, ss.Run, map[string]any{"error": ss.Error}, "engine")
+	t.event(types.EvNextEvaluated, step.Name, ss.Run, history.NextEvaluated{Error: msg})
+	sf := t.event(types.EvStepFailed, step.Name, ss.Run, history.StepFailed{Error: ss.Error}, "engine")
 	sf.Status = types.StatusFailed
 	if t.e.PolicyOf().OnStepFail == OnStepFailHalt && t.st.Active > 0 && !t.st.Compensating {
 		t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: fmt.Sprintf("step %s failed: %s", step.Name, msg)})
@@ -356,34 +349,23 @@ func (t *transition) scope(ss *StepState, extra map[string]any) template.Scope {
 
 // arcListens reports whether an arc fires on the given boundary event.
 func arcListens(a *dsl.Arc, evName types.EventType, ok bool) bool {
-	on := arcOn(a)
-	switch on {
-	case "", "step.done", "done", "success":
-		return ok
-	case "any", "*":
-		return true
-	case "step.failed", "failed", "failure", "error":
-		return !ok
-	case "loop.done":
-		return ok && evName == types.EvLoopDone
-	}
-	return false
+	return arcOn(a).Listens(ok, evName == types.EvLoopDone)
 }
 
 // route evaluates the step's arcs on a boundary event and schedules the
 // targets. It returns the number of fired arcs.
-func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType, ok bool, result any, payload map[string]any) (int, error) {
+func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType, ok bool, result any, b boundary) (int, error) {
 	if step.Next == nil || len(step.Next.Arcs) == 0 {
 		return 0, nil
 	}
-	eventView := map[string]any{"name": string(evName), "step": step.Name, "status": map[bool]string{true: "ok", false: "failed"}[ok], "result": result}
-	if payload != nil {
-		eventView["error"] = payload["error"]
+	eventView := map[string]any{"name": string(evName), "step": step.Name, "status": string(map[bool]types.Status{true: types.StatusOK, false: types.StatusFailed}[ok]), "result": result}
+	if b.present {
+		eventView["error"] = b.err
 	}
 	// Hook (h-conf): arcs also read the DSL v2 `output` envelope (termination.go).
-	sc := t.scope(ss, map[string]any{"event": eventView, "output": outputEnvelope(ok, OutputData(resultKind(t.e.PB, step) == "http", result), payload)})
-	matched := []any{}
-	var whenErrors []any
+	sc := t.scope(ss, map[string]any{"event": eventView, "output": outputEnvelope(ok, OutputData(resultKind(t.e.PB, step) == "http", result), b)})
+	var matched []string
+	var whenErrors []history.WhenError
 	var fire []*dsl.Arc
 	for _, a := range step.Next.Arcs {
 		if !arcListens(a, evName, ok) {
@@ -398,7 +380,7 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 				}
 				// on_when_error: treat_as_false (NoETL observability spec §8.8): the arc
 				// does not match; the error is recorded.
-				whenErrors = append(whenErrors, map[string]any{"arc": a.Step, "error": err.Error()})
+				whenErrors = append(whenErrors, history.WhenError{Arc: a.Step, Error: err.Error()})
 			}
 			hit = v
 		}
@@ -410,15 +392,11 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 			fire = append(fire, a)
 		}
 	}
-	fired := []any{}
+	var fired []string
 	for _, a := range fire {
 		fired = append(fired, a.Step)
 	}
-	np := map[string]any{"event": string(evName), "mode": modeOf(step.Next), "matched": matched, "fired": fired}
-	if len(whenErrors) > 0 {
-		np["when_errors"] = whenErrors
-	}
-	t.event(types.EvNextEvaluated, step.Name, ss.Run, np)
+	t.event(types.EvNextEvaluated, step.Name, ss.Run, history.NextEvaluated{Event: evName, Mode: modeOf(step.Next), Matched: matched, Fired: fired, WhenErrors: whenErrors})
 	for _, a := range fire {
 		var args map[string]any
 		if len(a.Args) > 0 {
@@ -470,7 +448,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 		// The step is busy: the token waits for the current run to end.
 		ss.Pending = append(ss.Pending, Token{Args: args, Vars: vars, From: from, FromRun: fromRun})
 		st.Active++
-		t.event(types.EvStepScheduled, name, ss.Run+len(ss.Pending), map[string]any{"from": from, "args": args, "queued": true}, "queued", from, itoa(fromRun))
+		t.event(types.EvStepScheduled, name, ss.Run+len(ss.Pending), history.StepScheduled{From: from, Args: args, Queued: true}, "queued", from, itoa(fromRun))
 		return nil
 	}
 	run := ss.Run + 1
@@ -489,12 +467,12 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 			ss.Run, ss.Status, ss.Args = run, types.StatusFailed, args
 			ss.StartedAt, ss.FinishedAt = ts(t.now), ts(t.now)
 			ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
-			sf := t.event(types.EvStepFailed, name, run, map[string]any{"error": ss.Error}, "admit", idPart)
+			sf := t.event(types.EvStepFailed, name, run, history.StepFailed{Error: ss.Error}, "admit", idPart)
 			sf.Status = types.StatusFailed
 			st.Failures = append(st.Failures, msg)
 			return nil
 		}
-		t.event(types.EvAdmitEvaluated, name, run, map[string]any{"allowed": allowed, "rule": rule}, idPart)
+		t.event(types.EvAdmitEvaluated, name, run, history.AdmitEvaluated{Allowed: allowed, Rule: rule}, idPart)
 		if !allowed {
 			ss.Status = types.StatusSkipped
 			return nil
@@ -509,7 +487,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 	ss.Error = nil
 	ss.Loop = nil
 	st.Active++
-	t.event(types.EvStepScheduled, name, run, map[string]any{"from": from, "args": args})
+	t.event(types.EvStepScheduled, name, run, history.StepScheduled{From: from, Args: args})
 	if budget := StepBudget(step); budget > 0 {
 		tc := types.Command{Kind: types.CmdStepTimeout, ExecutionID: st.ExecutionID, Step: name, StepRun: run,
 			StateVersion: st.Version, NotBefore: t.now.Add(time.Duration(budget * float64(time.Second)))}
@@ -523,10 +501,10 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 	if len(step.Tasks) == 0 {
 		// A routing-only step completes at once.
 		ss.Status = types.StatusRunning
-		t.event(types.EvStepStarted, name, run, nil)
-		done := t.event(types.EvStepDone, name, run, map[string]any{"result": nil})
+		t.event(types.EvStepStarted, name, run, history.StepStarted{})
+		done := t.event(types.EvStepDone, name, run, history.StepDone{})
 		done.Status = types.StatusOK
-		return t.finishStep(step, ss, true, nil, *done)
+		return t.finishStep(step, ss, true, nil, boundaryOf(*done))
 	}
 	ss.Status = types.StatusRunning
 	cmd := types.Command{
@@ -583,16 +561,16 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	}
 	ss.Status = types.StatusRunning
 	ss.Loop = &LoopStatus{Total: total, Mode: mode, MaxInFlight: mif}
-	t.event(types.EvStepStarted, step.Name, ss.Run, map[string]any{"loop": true})
-	t.event(types.EvLoopStarted, step.Name, ss.Run, map[string]any{"total": total, "mode": mode, "max_in_flight": mif})
+	t.event(types.EvStepStarted, step.Name, ss.Run, history.StepStarted{Loop: true})
+	t.event(types.EvLoopStarted, step.Name, ss.Run, history.LoopStarted{Total: &total, Mode: mode, MaxInFlight: mif})
 	if total == 0 {
 		done := types.NewEvent(types.EvLoopDone, st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
 		done.Step, done.StepRun = step.Name, ss.Run
 		res := map[string]any{"results": []any{}, "stats": LoopStats(0, 0)}
-		t.event(types.EvLoopDone, step.Name, ss.Run, map[string]any{"result": res, "total": 0})
-		sd := t.event(types.EvStepDone, step.Name, ss.Run, map[string]any{"result": res, "loop": true})
+		t.event(types.EvLoopDone, step.Name, ss.Run, history.LoopDone{Result: res, Total: 0})
+		sd := t.event(types.EvStepDone, step.Name, ss.Run, history.StepDone{Result: res, Loop: true})
 		sd.Status = types.StatusOK
-		return t.finishStep(step, ss, true, res, done)
+		return t.finishStep(step, ss, true, res, boundaryOf(done))
 	}
 	fm := step.FailureMode
 	if fm == "" {
@@ -622,9 +600,9 @@ func (t *transition) failNow(step *dsl.Step, ss *StepState, msg string) error {
 	ss.Status = types.StatusRunning
 	ev := types.NewEvent(types.EvStepFailed, t.st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
 	ev.Step, ev.StepRun = step.Name, ss.Run
-	ev.Payload = map[string]any{"error": map[string]any{"kind": "template", "message": msg}}
+	ev.Payload = history.Encode(history.StepFailed{Error: map[string]any{"kind": "template", "message": msg}})
 	t.out.Events = append(t.out.Events, withEntity(ev))
-	return t.finishStep(step, ss, false, nil, ev)
+	return t.finishStep(step, ss, false, nil, boundaryOf(ev))
 }
 
 func withEntity(ev types.Event) types.Event {
@@ -684,8 +662,8 @@ func TimeoutEvent(executionID, step string, run int, timeoutS float64, now time.
 	ev.Step, ev.StepRun = step, run
 	ev.EntityType, ev.EntityID = "step", step
 	ev.Status = types.StatusFailed
-	ev.Payload = map[string]any{"error": map[string]any{"kind": "timeout", "retryable": false,
-		"message": fmt.Sprintf("step %s run %d exceeded its time budget: lifecycle.timeout_s or loop.spec.timeout_s %v", step, run, timeoutS)}}
+	ev.Payload = history.Encode(history.StepFailed{Error: map[string]any{"kind": "timeout", "retryable": false,
+		"message": fmt.Sprintf("step %s run %d exceeded its time budget: lifecycle.timeout_s or loop.spec.timeout_s %v", step, run, timeoutS)}})
 	return ev
 }
 

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -172,7 +173,7 @@ func LoopDoneEvent(executionID string, p LoopPlan, result any, clock int64, now 
 	ev.Step, ev.StepRun = p.Step, p.Run
 	ev.EntityType, ev.EntityID = "loop", p.Step
 	ev.Status = types.StatusOK
-	ev.Payload = map[string]any{"result": result, "total": p.Total}
+	ev.Payload = history.Encode(history.LoopDone{Result: result, Total: p.Total})
 	ev.Clock = types.HLC(clock, now) + 1
 	return ev
 }
@@ -185,7 +186,7 @@ func LoopFailedEvent(executionID string, p LoopPlan, idx int, errv any, clock in
 	ev.EntityType, ev.EntityID = "step", p.Step
 	ev.Status = types.StatusFailed
 	ev.Iteration = types.IntPtr(idx)
-	ev.Payload = map[string]any{"error": errv, "iteration": idx}
+	ev.Payload = history.Encode(history.StepFailed{Error: errv, Iteration: &idx})
 	ev.Clock = types.HLC(clock, now) + 1
 	return ev
 }

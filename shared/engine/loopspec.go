@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -66,9 +67,9 @@ func (t *transition) failLoop(step *dsl.Step, ss *StepState, msg string) error {
 	ss.Status = types.StatusRunning
 	ev := types.NewEvent(types.EvStepFailed, t.st.ExecutionID, Source, t.now, step.Name, itoa(ss.Run))
 	ev.Step, ev.StepRun = step.Name, ss.Run
-	ev.Payload = map[string]any{"error": map[string]any{"kind": ErrKindLoop, "message": msg}}
+	ev.Payload = history.Encode(history.StepFailed{Error: map[string]any{"kind": ErrKindLoop, "message": msg}})
 	t.out.Events = append(t.out.Events, withEntity(ev))
-	return t.finishStep(step, ss, false, nil, ev)
+	return t.finishStep(step, ss, false, nil, boundaryOf(ev))
 }
 
 // ErrKindLoop is the error kind of a loop step whose loop spec cannot be

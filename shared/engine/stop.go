@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -119,7 +120,7 @@ func (t *transition) stop(r StopReason) {
 		ss.Status = types.StatusCanceled
 		ss.FinishedAt = ts(t.now)
 		ss.Error = map[string]any{"kind": r.Kind, "message": r.Message}
-		e := t.event(types.EvStepCanceled, name, ss.Run, map[string]any{"reason": r.Kind, "message": r.Message})
+		e := t.event(types.EvStepCanceled, name, ss.Run, history.StepCanceled{Reason: r.Kind, Message: r.Message})
 		e.Status = types.StatusCanceled
 	}
 	st.Active = 0
@@ -134,12 +135,12 @@ func (t *transition) stop(r StopReason) {
 // policy dealt with it (continue routed on, route_edge scheduled the
 // handler); otherwise the failure is recorded (and, under halt, the
 // execution stops).
-func (t *transition) failedStep(step *dsl.Step, ss *StepState, result any, payload map[string]any) (bool, error) {
+func (t *transition) failedStep(step *dsl.Step, ss *StepState, result any, b boundary) (bool, error) {
 	pol := t.e.PolicyOf()
 	switch {
 	case pol.OnStepFail == OnStepFailContinue:
 		// The step is failed, routing goes on along its success arcs.
-		_, err := t.route(step, ss, types.EvStepDone, true, result, payload)
+		_, err := t.route(step, ss, types.EvStepDone, true, result, b)
 		return true, err
 	case strings.HasPrefix(pol.OnStepFail, OnStepFailRouteEdge):
 		target := strings.TrimPrefix(pol.OnStepFail, OnStepFailRouteEdge)
@@ -147,7 +148,7 @@ func (t *transition) failedStep(step *dsl.Step, ss *StepState, result any, paylo
 			return false, nil
 		}
 		args := map[string]any{"failed_step": step.Name, "error": ss.Error}
-		t.event(types.EvNextEvaluated, step.Name, ss.Run, map[string]any{"event": string(types.EvStepFailed), "policy": pol.OnStepFail, "matched": []any{target}, "fired": []any{target}}, "route_edge")
+		t.event(types.EvNextEvaluated, step.Name, ss.Run, history.NextEvaluated{Event: types.EvStepFailed, Policy: pol.OnStepFail, Matched: []string{target}, Fired: []string{target}}, "route_edge")
 		return true, t.schedule(target, args, nil, step.Name, ss.Run)
 	}
 	return false, nil
@@ -166,16 +167,9 @@ func (t *transition) finish(status types.Status) {
 	if started, err := time.Parse(time.RFC3339Nano, st.StartedAt); err == nil {
 		dur = t.now.Sub(started).Milliseconds()
 	}
-	p := map[string]any{"status": status, "duration_ms": dur}
-	if len(st.Failures) > 0 {
-		p["failures"] = st.Failures
-	}
-	if len(st.Compensated) > 0 {
-		p["compensated"] = st.Compensated
-	}
-	wf := t.event(types.EvWorkflowFinished, "", 0, p)
+	wf := t.event(types.EvWorkflowFinished, "", 0, history.WorkflowFinished{Status: status, DurationMS: dur, Failures: st.Failures, Compensated: st.Compensated})
 	wf.Status, wf.DurationMS = status, dur
-	pf := t.event(types.EvPlaybookFinished, "", 0, map[string]any{"status": status, "result": st.Result, "duration_ms": dur})
+	pf := t.event(types.EvPlaybookFinished, "", 0, history.PlaybookFinished{Status: status, Result: st.Result, DurationMS: dur})
 	pf.Status, pf.DurationMS = status, dur
 	if st.Resume != nil {
 		// Wake the parent's suspended `kind: playbook` task.
@@ -208,7 +202,7 @@ func (t *transition) startCompensation() bool {
 	}
 	st.Compensating = true
 	st.Rollback = plan
-	t.event(types.EvCompensationStarted, "", 0, map[string]any{"plan": plan, "failures": st.Failures})
+	t.event(types.EvCompensationStarted, "", 0, history.CompensationStarted{Plan: plan, Failures: st.Failures})
 	t.nextCompensation()
 	return true
 }

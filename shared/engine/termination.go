@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -18,12 +19,12 @@ const ErrKindRouting = "routing"
 // outputEnvelope is the `output` an arc's when/set reads on a step's
 // boundary (DSL v2 `output.status`, `output.data`, `output.error`): the
 // step's result as data, status "ok" or "error".
-func outputEnvelope(ok bool, result any, payload map[string]any) map[string]any {
-	o := map[string]any{"status": "ok", "data": result, "error": nil}
+func outputEnvelope(ok bool, result any, b boundary) map[string]any {
+	o := map[string]any{"status": dsl.OutcomeOK, "data": result, "error": nil}
 	if !ok {
-		o["status"] = "error"
-		if payload != nil {
-			o["error"] = payload["error"]
+		o["status"] = dsl.OutcomeError
+		if b.present {
+			o["error"] = b.err
 		}
 	}
 	return o

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -175,9 +176,11 @@ func BuildTimeline(evs []types.Event) *Timeline {
 			if r.Loop == nil {
 				r.Loop = &LoopRun{}
 			}
-			r.Loop.Total = intOf(e.Payload["total"])
-			r.Loop.Mode, _ = e.Payload["mode"].(string)
-			r.Loop.MaxInFlight = intOf(e.Payload["max_in_flight"])
+			p, _ := history.Decode[history.LoopStarted](e) // a malformed key reads as absent
+			if p.Total != nil {
+				r.Loop.Total = *p.Total
+			}
+			r.Loop.Mode, r.Loop.MaxInFlight = p.Mode, p.MaxInFlight
 			if r.Started.IsZero() {
 				r.Started = ts
 			}
@@ -188,7 +191,8 @@ func BuildTimeline(evs []types.Event) *Timeline {
 			r.Ended = ts
 			r.Status = endStatus(e)
 			if e.EventType == types.EvStepFailed {
-				r.Error = e.Payload["error"]
+				p, _ := history.Decode[history.StepFailed](e)
+				r.Error = p.Error
 			}
 		case types.EvLoopDone:
 			if r.Ended.IsZero() {
@@ -206,7 +210,7 @@ func BuildTimeline(evs []types.Event) *Timeline {
 				it.Status = types.StatusOK
 				if e.EventType == types.EvLoopIterationFailed || e.Status == types.StatusError || e.Status == types.StatusFailed {
 					it.Status = types.StatusError
-					it.Error = e.Payload["error"]
+					it.Error = iterationError(e)
 				}
 			}
 		case types.EvTaskAttemptStarted:
@@ -220,13 +224,15 @@ func BuildTimeline(evs []types.Event) *Timeline {
 			a.Ended, a.DurationMS, a.Status = ts, e.DurationMS, types.StatusOK
 			if e.EventType == types.EvTaskAttemptFailed {
 				a.Status = types.StatusError
-				a.Error = e.Payload["error"]
+				a.Error = attemptError(e)
 			}
 		case types.EvPolicyTaskEvaluated:
-			if do, _ := e.Payload["do"].(string); do == string(types.ActRetry) {
+			if p, _ := history.Decode[history.PolicyTaskEvaluated](e); p.Do == types.ActRetry {
 				if a := lastAttempt(*attempts, e.Task); a != nil {
 					a.Retried = true
-					a.DelayS = floatOf(e.Payload["delay_s"])
+					if p.DelayS != nil {
+						a.DelayS = *p.DelayS
+					}
 				}
 			}
 		}
@@ -282,28 +288,24 @@ func lastAttempt(as []Attempt, task string) *Attempt {
 	return nil
 }
 
-func intOf(v any) int {
-	switch x := v.(type) {
-	case int:
-		return x
-	case int64:
-		return int(x)
-	case float64:
-		return int(x)
+// iterationError is a loop.iteration.failed event's error entry (nil for
+// another event, or when its payload does not decode).
+func iterationError(e types.Event) any {
+	if e.EventType != types.EvLoopIterationFailed {
+		return nil
 	}
-	return 0
+	p, _ := history.Decode[history.IterationFailed](e)
+	return p.Error
 }
 
-func floatOf(v any) float64 {
-	switch x := v.(type) {
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case float64:
-		return x
+// attemptError is a task.attempt.failed event's error object (nil when
+// it has none).
+func attemptError(e types.Event) any {
+	p, _ := history.Decode[history.TaskAttempt](e)
+	if p.Error == nil {
+		return nil
 	}
-	return 0
+	return p.Error.Map()
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }

@@ -19,6 +19,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
@@ -126,14 +127,7 @@ func Start(ctx context.Context, st store.Store, pub bus.Publisher, p Params) (st
 	}
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID
-	ev.Payload = map[string]any{"playbook": s.Playbook, "parent_id": p.ParentID}
-	if len(p.Trace) > 0 {
-		tc := map[string]any{}
-		for k, v := range p.Trace {
-			tc[k] = v
-		}
-		ev.Payload["trace"] = tc
-	}
+	ev.Payload = history.Encode(history.ExecutionRequested{Playbook: s.Playbook, ParentID: p.ParentID, Trace: p.Trace})
 	ev.Clock = types.HLC(0, now)
 	b := types.Batch{ID: types.DeriveID(id, "requested"), ExecutionID: id, Source: "api", Route: true, Events: []types.Event{ev}}
 	if err := pub.PublishBatch(ctx, b); err != nil {

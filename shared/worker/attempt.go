@@ -10,6 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
@@ -63,7 +64,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	st := u.event(types.EvTaskAttemptStarted, task.Name, itoa(attempt))
 	st.Attempt = attempt
-	st.Payload = map[string]any{"kind": task.Kind}
+	st.Payload = history.Encode(history.TaskAttemptStarted{Kind: task.Kind})
 	started := u.w.now()
 	// The attempt runs in its worker.plugin.<kind> span (observe.go).
 	out, suspended, err := u.observeAttempt(ctx, task, func(ctx context.Context) (types.Outcome, bool, error) {
@@ -86,15 +87,12 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	ae := u.event(typ, task.Name, itoa(attempt))
 	ae.Attempt, ae.Status, ae.DurationMS = attempt, out.Status, out.Meta.DurationMS
-	ae.Payload = map[string]any{"kind": task.Kind}
+	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true}
 	if out.Error != nil {
-		ae.Payload["error"] = map[string]any{"kind": out.Error.Kind, "message": out.Error.Message, "retryable": out.Error.Retryable, "status": out.Error.Status}
+		ap.Error = &history.AttemptError{Kind: out.Error.Kind, Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
 	}
 	if out.HTTP != nil {
-		ae.Payload["http_status"] = out.HTTP.Status
-	}
-	if out.Extra["adopted"] == true {
-		ae.Payload["adopted"] = true
+		ap.HTTPStatus = &out.HTTP.Status
 	}
 	if vals, ok := out.Extra["secrets"].([]string); ok && len(vals) > 0 {
 		// Values read by a secrets task are masked from here on, in the
@@ -109,9 +107,10 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		if len(l) > logsInEvent {
 			l = l[len(l)-logsInEvent:]
 		}
-		ae.Payload["logs"] = l
+		ap.Logs = l
 		u.log.Info("task output", "task", task.Name, "logs", l)
 	}
+	ae.Payload = history.Encode(ap)
 	if out.Status != types.StatusOK && out.Error != nil {
 		msg := out.Error.Message
 		if u.red != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
@@ -114,7 +115,7 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 		return types.Outcome{}, false, err
 	}
 	e := u.event(types.EvTaskStarted, task.Name, "child", id)
-	e.Payload = map[string]any{"child_execution_id": id, "path": path, "version": entry.Version}
+	e.Payload = history.Encode(history.TaskStarted{ChildExecutionID: id, Path: path, Version: entry.Version})
 	u.log.Info("child execution started", "task", task.Name, "child_execution_id", id, "path", path)
 	return types.Outcome{}, true, nil
 }

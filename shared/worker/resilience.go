@@ -13,6 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -218,19 +219,19 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, d Delivery, 
 		return err
 	}
 	w.observeReclaim(ctx, unitCmd, next.Reclaim, log) // telemetry: lease_reclaimed
-	ev := w.unitEvent(unitCmd, types.EvUnitReclaimed, map[string]any{"reclaim": next.Reclaim, "holder": cmd.Holder}, "reclaim", itoa(next.Reclaim))
+	ev := w.unitEvent(unitCmd, types.EvUnitReclaimed, history.UnitReclaimed{Reclaim: next.Reclaim, Holder: cmd.Holder}, "reclaim", itoa(next.Reclaim))
 	return w.publishOne(ctx, ev)
 }
 
 // unitEvent builds an event about a unit (outside the unit's own run).
-func (w *Worker) unitEvent(c types.Command, typ types.EventType, payload map[string]any, idParts ...string) types.Event {
+func (w *Worker) unitEvent(c types.Command, typ types.EventType, payload history.Payload, idParts ...string) types.Event {
 	ev := types.NewEvent(typ, c.ExecutionID, Source, w.now(), append([]string{c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps)}, idParts...)...)
 	ev.Step, ev.StepRun, ev.Iteration = c.Step, c.StepRun, c.Iteration
 	ev.EntityType, ev.EntityID = "step", c.Step
 	if c.Iteration != nil {
 		ev.EntityType, ev.EntityID = "iteration", c.Step+"#"+itoa(*c.Iteration)
 	}
-	ev.Payload = payload
+	ev.Payload = history.Encode(payload)
 	ev.Clock = types.HLC(c.Clock, w.now()) + 1
 	return ev
 }
@@ -303,7 +304,7 @@ func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, holder strin
 		w.releaseLease(context.WithoutCancel(ctx), cmd, holder)
 	}
 	w.observeDLQ(ctx, cmd, kind, e.MessageID, attempts, cause, msg) // telemetry: noetl_dlq_total, task_dlq
-	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, map[string]any{"dlq_id": e.MessageID, "attempts": attempts, "error": msg}, "dlq")
+	ev := w.unitEvent(cmd, types.EvUnitDeadLettered, history.UnitDeadLettered{DLQID: e.MessageID, Attempts: attempts, Error: msg}, "dlq")
 	ev.Status = types.StatusError
 	return w.publishOne(ctx, ev)
 }
@@ -407,7 +408,7 @@ func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reas
 		}
 		return w.Control.Replay(ctx, cmd.ExecutionID, control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun))
 	}
-	ev := w.unitEvent(cmd, types.EvStepFailed, map[string]any{"error": em}, "discard")
+	ev := w.unitEvent(cmd, types.EvStepFailed, history.StepFailed{Error: em}, "discard")
 	ev.Status = types.StatusFailed
 	_, err = w.Control.Apply(ctx, control.ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev,
 		OutboxID: control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun), Events: []types.Event{ev}, Discard: &discarded})

@@ -12,6 +12,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
@@ -270,7 +271,7 @@ func (u *unit) run(ctx context.Context) error {
 	if c.TaskIndex == 0 && c.Attempt <= 1 && c.Jumps == 0 && c.ChildID == "" {
 		if c.Iteration != nil {
 			e := u.event(types.EvLoopIterationStarted, "")
-			e.Payload = map[string]any{"index": *c.Iteration, "total": c.LoopTotal}
+			e.Payload = history.Encode(history.IterationStarted{Index: *c.Iteration, Total: c.LoopTotal})
 		} else {
 			u.event(types.EvStepStarted, "")
 		}
@@ -307,7 +308,13 @@ func (u *unit) run(ctx context.Context) error {
 		}
 		pe := u.event(types.EvPolicyTaskEvaluated, task.Name, itoa(u.cur.Attempt))
 		pe.Attempt = u.cur.Attempt
-		pe.Payload = map[string]any{"rule": d.Rule, "do": string(d.Action), "outcome_status": string(out.Status)}
+		// The decision's payload is encoded once the move is known
+		// (exhausted, a delayed retry's delay, the next attempt).
+		pol := history.PolicyTaskEvaluated{Rule: d.Rule, Do: d.Action, OutcomeStatus: out.Status}
+		pe.Payload = history.Encode(pol)
+		// pe points into the pending events: the decision's payload is
+		// completed (exhausted, a delayed retry's delay, the next attempt)
+		// before the next event is added.
 		// set_iter / set_ctx apply on every decision that names them.
 		sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
 		if err := engine.ApplyPatches(&u.cur, d.Then.Set, sc); err != nil {
@@ -319,9 +326,16 @@ func (u *unit) run(ctx context.Context) error {
 		mv := engine.Advance(tasks, u.cur, d, out)
 		u.observePolicy(task, d, mv, out, attempt) // telemetry: task_retry
 		u.cur = mv.Cursor
-		if mv.Exhausted {
-			pe.Payload["exhausted"] = true
+		pol.Exhausted = mv.Exhausted
+		switch {
+		case mv.Kind == engine.MoveHandOff:
+			delay, next := mv.Delay.Seconds(), u.cur.Attempt
+			pol.DelayS, pol.NextAttempt = &delay, &next
+		case mv.Kind != engine.MoveFinish && u.cur.Attempt > attempt && u.cur.TaskIndex == indexOf(tasks, task):
+			next := u.cur.Attempt
+			pol.NextAttempt = &next
 		}
+		pe.Payload = history.Encode(pol)
 		if mv.TaskEnd != "" {
 			u.progressed = true
 			var em map[string]any
@@ -343,12 +357,7 @@ func (u *unit) run(ctx context.Context) error {
 			}
 			return u.finish(ctx, mv.OK, result, mv.Error)
 		case engine.MoveHandOff:
-			pe.Payload["delay_s"] = mv.Delay.Seconds()
-			pe.Payload["next_attempt"] = u.cur.Attempt
 			return u.handOff(ctx, mv.Delay, "retry of "+task.Name)
-		}
-		if u.cur.Attempt > attempt && u.cur.TaskIndex == indexOf(tasks, task) {
-			pe.Payload["next_attempt"] = u.cur.Attempt
 		}
 		if err := u.maybeFlush(ctx); err != nil {
 			return err
@@ -376,7 +385,7 @@ func (u *unit) handOff(ctx context.Context, delay time.Duration, why string) err
 	if delay <= 0 {
 		next.HandOff++
 		e := u.event(types.EvUnitHandedOff, "", "handoff", itoa(next.HandOff))
-		e.Payload = map[string]any{"reason": why, "task_index": next.TaskIndex, "jumps": next.Jumps, "ran_s": u.w.now().Sub(u.started).Seconds()}
+		e.Payload = history.Encode(history.UnitHandedOff{Reason: why, TaskIndex: next.TaskIndex, Jumps: next.Jumps, RanS: u.w.now().Sub(u.started).Seconds()})
 	}
 	if err := u.flush(ctx); err != nil {
 		return err
@@ -508,7 +517,7 @@ func (u *unit) taskEndAt(typ types.EventType, task *dsl.Task, out types.Outcome,
 	e.Attempt, e.DurationMS = attempt, out.Meta.DurationMS
 	if typ == types.EvTaskFailed {
 		e.Status = types.StatusError
-		e.Payload = map[string]any{"error": em}
+		e.Payload = history.Encode(history.TaskFailed{Error: em})
 	} else {
 		e.Status = out.Status
 	}
@@ -534,7 +543,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			result = r
 			rs := u.event(types.EvResultStored, "")
 			rs.Status = types.StatusOK
-			rs.Payload = map[string]any{"reference": r}
+			rs.Payload = history.Encode(history.ResultStored{Reference: r})
 		}
 	}
 	var typ types.EventType
@@ -551,20 +560,18 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	e := u.event(typ, "")
 	e.Status = map[bool]types.Status{true: types.StatusOK, false: types.StatusFailed}[ok]
 	e.Attempt = u.cur.Attempt
-	if ok {
-		e.Payload = map[string]any{"result": result}
-		if len(u.cur.CtxPatch) > 0 {
-			e.Payload["ctx"] = u.cur.CtxPatch
-		}
-		if len(u.cur.StepVars) > 0 {
-			e.Payload["step"] = u.cur.StepVars
-		}
-	} else {
-		e.Payload = map[string]any{"error": errv}
+	var p history.Payload
+	switch typ {
+	case types.EvLoopIterationDone:
+		p = history.IterationDone{Result: result, Ctx: u.cur.CtxPatch, Step: u.cur.StepVars, Index: *c.Iteration}
+	case types.EvLoopIterationFailed:
+		p = history.IterationFailed{Error: errv, Index: *c.Iteration}
+	case types.EvStepDone:
+		p = history.StepDone{Result: result, Ctx: u.cur.CtxPatch, Step: u.cur.StepVars}
+	default:
+		p = history.StepFailed{Error: errv}
 	}
-	if c.Iteration != nil {
-		e.Payload["index"] = *c.Iteration
-	}
+	e.Payload = history.Encode(p)
 	u.observeEnd(typ, ok, errv) // telemetry: task_ack
 	if c.Iteration == nil {
 		// The unit's last events travel in the transition's outbox and

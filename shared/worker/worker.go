@@ -29,6 +29,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
@@ -322,7 +323,7 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 		ev := types.NewEvent(types.EvExecutionTimedOut, cmd.ExecutionID, Source, w.now())
 		ev.EntityType, ev.EntityID = "playbook", st.Playbook
 		ev.Status = types.StatusFailed
-		ev.Payload = map[string]any{"message": fmt.Sprintf("execution %s ran past its deadline (started %s)", cmd.ExecutionID, st.StartedAt), "kind": types.ErrKindTimeout}
+		ev.Payload = history.Encode(history.ExecutionTimedOut{Message: fmt.Sprintf("execution %s ran past its deadline (started %s)", cmd.ExecutionID, st.StartedAt), Kind: types.ErrKindTimeout})
 		_, err := w.Control.Stop(ctx, cmd.ExecutionID, ev)
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/functions/api/console/layout"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/inspect"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -180,7 +181,7 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 				continue
 			}
 			to, ok := index[a.Step]
-			view.Arcs = append(view.Arcs, arcRow{From: s.Name, To: a.Step, When: a.When, On: a.On, Taken: taken[[2]string{s.Name, a.Step}], Implicit: a.Implicit})
+			view.Arcs = append(view.Arcs, arcRow{From: s.Name, To: a.Step, When: a.When, On: string(a.On), Taken: taken[[2]string{s.Name, a.Step}], Implicit: a.Implicit})
 			if !ok {
 				continue
 			}
@@ -237,7 +238,7 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 		if p.Back {
 			cls = append(cls, "back")
 		}
-		if ar.arc.On == string(types.EvStepFailed) {
+		if ar.arc.On == dsl.ArcOnStepFailed {
 			cls = append(cls, "fail")
 		}
 		if ar.arc.Implicit {
@@ -272,7 +273,7 @@ func buildGraph(pb *dsl.Playbook, st *inspect.Status, stats map[string]*inspect.
 // step's success) and its when.
 func guard(a *dsl.Arc) string {
 	if a.On != "" {
-		return strings.TrimSpace("on " + a.On + " " + a.When)
+		return strings.TrimSpace("on " + string(a.On) + " " + a.When)
 	}
 	return a.When
 }
@@ -330,11 +331,9 @@ func takenArcs(evs []types.Event) map[[2]string]int {
 		if e.EventType != types.EvNextEvaluated {
 			continue
 		}
-		fired, _ := e.Payload["fired"].([]any)
-		for _, f := range fired {
-			if to, ok := f.(string); ok {
-				out[[2]string{e.Step, to}]++
-			}
+		p, _ := history.Decode[history.NextEvaluated](e) // a malformed list reads as none
+		for _, to := range p.Fired {
+			out[[2]string{e.Step, to}]++
 		}
 	}
 	return out

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -169,6 +170,42 @@ func (p *Publisher) PublishBatch(ctx context.Context, b types.Batch) error {
 	p.batches = append(p.batches, got...)
 	p.record(bus.EventsTopic, msgs)
 	p.mu.Unlock()
+	return recordEvents(got)
+}
+
+// recordMu serialises appends to the NOETL_RECORD_EVENTS file.
+var recordMu sync.Mutex
+
+// recordEvents appends the events of published batches, as the api would
+// return them (one JSON object per line), to the file named by
+// NOETL_RECORD_EVENTS when it is set: with the stack's recordings
+// (emulators/e2e, NOETL_E2E_RECORD_EVENTS), the source of the typed
+// payloads' round-trip test data (shared/history TestRecordedEvents
+// -update), for the event shapes only unit tests reach (a reclaimed unit,
+// an execution deadline, a cursor loop).
+func recordEvents(batches []types.Batch) error {
+	path := os.Getenv("NOETL_RECORD_EVENTS")
+	if path == "" {
+		return nil
+	}
+	recordMu.Lock()
+	defer recordMu.Unlock()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, b := range batches {
+		for _, e := range b.Events {
+			line, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(append(line, '\n')); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -109,7 +110,7 @@ func testBatchPutOnce(ctx context.Context, t *testing.T, s store.Store) {
 	first := batch(id, "b1", 1, "a", "b")
 	putBatch(ctx, t, s, first, true)
 	second := batch(id, "b1", 1, "c")
-	second.Events[0].Payload["copy"] = int64(2)
+	maps.Copy(second.Events[0].Payload, map[string]any{"copy": int64(2)}) // the store keeps payloads opaque
 	putBatch(ctx, t, s, second, false)
 	putBatch(ctx, t, s, first, false)
 	mustEqual(t, "EventList", chained(batchEvent(id, "a", 1), batchEvent(id, "b", 2)), events(ctx, t, s, id))
@@ -154,7 +155,7 @@ func testBatchListOrder(ctx context.Context, t *testing.T, s store.Store) {
 	unitB := batch(id, "u-b", 4, "b1", "b2")       // unit b, concurrent, clocks 4..5
 	rerun := batch(id, "u-a-rerun", 4, "a1", "a2", "a3")
 	for i := range rerun.Events {
-		rerun.Events[i].Payload["rerun"] = true // must not be the copy kept
+		maps.Copy(rerun.Events[i].Payload, map[string]any{"rerun": true}) // must not be the copy kept
 	}
 	afterA := batch(id, "t2", 7, "x1", "x2")
 	afterB := batch(id, "t3", 9, "y1")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 	"testing"
@@ -494,7 +495,7 @@ func testOutboxGet(ctx context.Context, t *testing.T, s store.Store) {
 	mustEqual(t, "outbox", outboxSample(id), o)
 	// A second read does not share mutable values with the first.
 	o.Commands[0].Args["page"] = int64(100)
-	o.Events[0].Payload["total"] = int64(100)
+	maps.Copy(o.Events[0].Payload, map[string]any{"total": int64(100)}) // mutates the read copy in place
 	mustEqual(t, "outbox (second read)", outboxSample(id), outbox(ctx, t, s, id, "ob"))
 }
 
