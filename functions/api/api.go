@@ -41,6 +41,16 @@ import (
 
 func init() { functions.HTTP("api", API) }
 
+// Needs is what the api builds besides the base every function has
+// (runtime.Needs; runtime.Get): the catalog and the credential store
+// (starts, /credentials, redaction), the control plane (cancel, DLQ
+// discards), the dispatcher and the worker without tools (DLQ replays of
+// units). No tool registry, no runner client.
+const Needs = runtime.NeedCatalog | runtime.NeedCredentials | runtime.NeedControl | runtime.NeedDispatcher | runtime.NeedWorker
+
+// deps returns the api's dependencies (runtime.Get with Needs).
+func deps(ctx context.Context) (*runtime.Deps, error) { return runtime.Get(ctx, Needs) }
+
 // API routes the HTTP API. Paths are matched after an optional "/api"
 // prefix so the same handler serves at "/" (Cloud Functions) and "/api/"
 // (the local server). Every request passes the guard first (auth.go:
@@ -136,7 +146,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 	// (launch.Start makes the execution's root the parent: a sampled
 	// caller's traceparent makes the execution sampled.)
 	ctx := telemetry.Extract(r.Context(), map[string]string{"traceparent": r.Header.Get("traceparent"), "tracestate": r.Header.Get("tracestate")})
-	d, ok := opened(ctx, w, runtime.Get)
+	d, ok := opened(ctx, w, deps)
 	if !ok {
 		return
 	}
@@ -229,7 +239,7 @@ func get(w http.ResponseWriter, r *http.Request, id string) {
 
 func events(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	d, ok := opened(ctx, w, runtime.Get)
+	d, ok := opened(ctx, w, deps)
 	if !ok {
 		return
 	}

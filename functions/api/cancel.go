@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 )
 
@@ -25,7 +24,7 @@ type CancelRequest struct {
 // of this handler never leaves a canceled execution's log unfinished.
 func cancel(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	d, ok := opened(ctx, w, runtime.Get)
+	d, ok := opened(ctx, w, deps)
 	if !ok {
 		return
 	}

@@ -29,7 +29,7 @@ var consoleHandler = console.New(console.Config{
 	Backend:       consoleBackend{},
 	Authenticator: Authenticator,
 	Signer: func(ctx context.Context) (*sign.Signer, error) {
-		d, err := runtime.Get(ctx)
+		d, err := deps(ctx)
 		if err != nil {
 			return nil, err
 		}

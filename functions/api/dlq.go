@@ -47,7 +47,7 @@ func dlqRoute(w http.ResponseWriter, r *http.Request, rest string) {
 }
 
 func dlqList(w http.ResponseWriter, r *http.Request) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return
 	}
@@ -74,7 +74,7 @@ func dlqList(w http.ResponseWriter, r *http.Request) {
 }
 
 func dlqEntry(w http.ResponseWriter, r *http.Request, id string) (*runtime.Deps, *store.DLQEntry, bool) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return nil, nil, false
 	}
@@ -103,7 +103,7 @@ func ops(d *runtime.Deps) *dlq.Ops {
 }
 
 func dlqReplay(w http.ResponseWriter, r *http.Request, id string) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return
 	}
@@ -125,7 +125,7 @@ type DiscardRequest struct {
 }
 
 func dlqDiscard(w http.ResponseWriter, r *http.Request, id string) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -46,7 +45,7 @@ type executionLister interface {
 //	  integer in 1..MaxListLimit, or a cursor that does not parse
 //	→ 503 {"error"} when the store cannot be read
 func list(w http.ResponseWriter, r *http.Request) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return
 	}

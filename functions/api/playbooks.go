@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/dsl"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 )
 
@@ -23,7 +22,7 @@ import (
 // returns that version.
 func playbooks(w http.ResponseWriter, r *http.Request, rest string) {
 	ctx := r.Context()
-	d, ok := opened(ctx, w, runtime.Get)
+	d, ok := opened(ctx, w, deps)
 	if !ok {
 		return
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/noetl/gcpengine/shared/store"
 )
 
-// opened returns what open (runtime.Get, Registrar, CredentialStore,
+// opened returns what open (deps, Registrar, CredentialStore,
 // Authenticator) gives for ctx, or writes 500 {"error"} and false.
 func opened[T any](ctx context.Context, w http.ResponseWriter, open func(context.Context) (T, error)) (T, bool) {
 	v, err := open(ctx)
@@ -67,7 +67,7 @@ func execution(ctx context.Context, w http.ResponseWriter, d *runtime.Deps, id s
 // the request's caller (owned), or writes 500, 404 or 503 and returns
 // false.
 func executionOf(w http.ResponseWriter, r *http.Request, id string) (*runtime.Deps, *store.Execution, bool) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return nil, nil, false
 	}
@@ -92,7 +92,7 @@ func owned(w http.ResponseWriter, r *http.Request, rec *store.Execution) bool {
 }
 
 // openOnce returns *cached, or on first use opens it on the runtime
-// (runtime.Get) under mu and keeps it; a failed open is returned to this
+// (deps) under mu and keeps it; a failed open is returned to this
 // call and tried again on the next.
 func openOnce[T comparable](ctx context.Context, mu *sync.Mutex, cached *T, open func(*runtime.Deps) (T, error)) (T, error) {
 	mu.Lock()
@@ -101,7 +101,7 @@ func openOnce[T comparable](ctx context.Context, mu *sync.Mutex, cached *T, open
 	if *cached != zero {
 		return *cached, nil
 	}
-	d, err := runtime.Get(ctx)
+	d, err := deps(ctx)
 	if err != nil {
 		return zero, err
 	}

@@ -117,7 +117,7 @@ func subscriptionRegister(w http.ResponseWriter, r *http.Request) {
 }
 
 func subscriptionList(w http.ResponseWriter, r *http.Request) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return
 	}
@@ -133,7 +133,7 @@ func subscriptionList(w http.ResponseWriter, r *http.Request) {
 }
 
 func subscriptionGet(w http.ResponseWriter, r *http.Request, name string) {
-	d, ok := opened(r.Context(), w, runtime.Get)
+	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return
 	}

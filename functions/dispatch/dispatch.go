@@ -21,11 +21,15 @@ import (
 
 func init() { functions.CloudEvent("dispatch", Dispatch) }
 
+// Needs is what dispatch builds besides the base every function has
+// (runtime.Needs; runtime.Get): the Cloud Tasks dispatcher (and the results tier it keeps large bodies in). No tools, no control plane, no credential store.
+const Needs = runtime.NeedDispatcher
+
 // Dispatch creates the Cloud Task of one command (signed by the engine:
 // an unsigned or forged message is acked and dead-lettered).
 func Dispatch(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("dispatch").Begin()
-	d, err := runtime.Get(ctx)
+	d, err := runtime.Get(ctx, Needs)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,10 @@ import (
 
 func init() { functions.HTTP("emit", Emit) }
 
+// Needs is what emit builds besides the base every function has
+// (runtime.Needs; runtime.Get): nothing: the base (the store, the bus it publishes on) is all.
+const Needs runtime.Needs = 0
+
 // MaxBody is the largest request body, in bytes; a larger one is refused
 // with 413 (an event batch must fit one Pub/Sub message and one Firestore
 // batch document).
@@ -74,7 +78,7 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid events: " + strings.Join(problems, "; "), "problems": problems})
 		return
 	}
-	d, err := runtime.Get(r.Context())
+	d, err := runtime.Get(r.Context(), Needs)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
 		return

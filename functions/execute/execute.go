@@ -29,6 +29,10 @@ import (
 
 func init() { functions.HTTP("execute", Execute) }
 
+// Needs is what execute builds besides the base every function has
+// (runtime.Needs; runtime.Get): the worker with its tool registry (the control plane's kinds, the runner client) and the results tier (large unit bodies).
+const Needs = runtime.NeedExecutor | runtime.NeedResults
+
 // MaxBody is the largest command body accepted, in bytes; a larger one is
 // dead-lettered (the engine keeps bodies under Cloud Tasks' 100 KB task
 // limit, shared/tasks MaxTaskBytes).
@@ -52,7 +56,7 @@ func DecodeUnit(body []byte, sig string, s *sign.Signer) (types.Command, error) 
 func Execute(w http.ResponseWriter, r *http.Request) {
 	req := meter.ActivityOf("execute").Begin()
 	ctx := r.Context()
-	d, err := runtime.Get(ctx)
+	d, err := runtime.Get(ctx, Needs)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

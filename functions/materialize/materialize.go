@@ -23,12 +23,18 @@ import (
 
 func init() { functions.CloudEvent("materialize", Materialize) }
 
+// Needs is what materialize builds besides the base every function has
+// (runtime.Needs; runtime.Get): nothing: the base (the store it projects
+// into, the signer that verifies batches) is all. No tasks, results,
+// credentials, control plane or tools.
+const Needs runtime.Needs = 0
+
 // Materialize projects one batch. A message the engine did not sign
 // (shared/sign) or that does not decode is acked and dead-lettered, never
 // projected.
 func Materialize(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("materialize").Begin()
-	d, err := runtime.Get(ctx)
+	d, err := runtime.Get(ctx, Needs)
 	if err != nil {
 		return err
 	}

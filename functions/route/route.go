@@ -19,13 +19,17 @@ import (
 
 func init() { functions.CloudEvent("route", Route) }
 
+// Needs is what route builds besides the base every function has
+// (runtime.Needs; runtime.Get): the router (a control plane: tasks, results, granted credentials). No tools.
+const Needs = runtime.NeedRouter
+
 // Route handles one Pub/Sub push CloudEvent carrying a types.Batch. It
 // returns an error (→ redelivery) only for transient failures; a message
 // the engine did not sign (shared/sign), or one that does not decode, is
 // acked and dead-lettered before anything is applied.
 func Route(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("route").Begin()
-	d, err := runtime.Get(ctx)
+	d, err := runtime.Get(ctx, Needs)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,10 @@ import (
 
 func init() { functions.HTTP("subscribe", Subscribe) }
 
+// Needs is what subscribe builds besides the base every function has
+// (runtime.Needs; runtime.Get): the catalog (the playbooks subscriptions start) and the credential store (their keychains). No tasks, results, control plane or tools.
+const Needs = runtime.NeedCatalog | runtime.NeedCredentials
+
 // maxPushBody bounds a push body: a 10 MB Pub/Sub message in base64 plus
 // its attributes.
 const maxPushBody = 16 << 20
@@ -54,7 +58,7 @@ var (
 // (spools) and a Pub/Sub subscription admin client (batch pulls). An
 // error is returned to this request and tried again on the next.
 func Service(ctx context.Context) (*sub.Service, *runtime.Deps, error) {
-	d, err := runtime.Get(ctx)
+	d, err := runtime.Get(ctx, Needs)
 	if err != nil {
 		return nil, nil, err
 	}

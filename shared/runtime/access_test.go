@@ -21,7 +21,7 @@ import (
 // cover. Every Deps field is classified (TestAccessCoversTheCode fails on
 // a new one).
 var depsOps = map[string][]deploy.Op{
-	"Cfg": nil, "Log": nil, "Signer": nil, "closeTools": nil, "toolsOnce": nil, "granted": nil, "closeCreds": nil,
+	"Cfg": nil, "Log": nil, "Signer": nil, "build": nil, "mu": nil, "built": nil, "granted": nil, "closers": nil, "stopFlusher": nil,
 	// The executor hands the runner kinds' attempts to the runner.
 	"Executor":    {deploy.OpInvokeRunner},
 	"Store":       {deploy.OpFirestore},
@@ -55,7 +55,7 @@ var constructOps = map[string][]deploy.Op{
 }
 
 // runtimeOps are what every function does through Get, with the call of
-// open (runtime.go) that shows it.
+// NewDeps or DefaultBuilders (deps.go) that shows it.
 var runtimeOps = map[string]deploy.Op{
 	"store.OpenFirestore": deploy.OpFirestore,      // DLQ entries of AckPermanent
 	"telemetry.Setup":     deploy.OpTelemetry,      // logs, metrics, traces
@@ -76,13 +76,13 @@ func TestAccessCoversTheCode(t *testing.T) {
 			t.Errorf("Deps.%s is not classified in depsOps (what a function using it does)", f.Name)
 		}
 	}
-	src, err := os.ReadFile("runtime.go")
+	src, err := os.ReadFile("deps.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for call, op := range runtimeOps {
 		if !strings.Contains(string(src), call+"(") {
-			t.Errorf("runtime.go no longer calls %s: revisit runtimeOps (%s)", call, op)
+			t.Errorf("deps.go no longer calls %s: revisit runtimeOps (%s)", call, op)
 		}
 	}
 	root := filepath.Join("..", "..")
@@ -109,6 +109,14 @@ func TestAccessCoversTheCode(t *testing.T) {
 // the operations its use of Deps and of the constructOps shows, with the
 // evidence.
 func usedOps(t *testing.T, dir string) map[deploy.Op]string {
+	t.Helper()
+	ops, _ := scanDeps(t, dir)
+	return ops
+}
+
+// scanDeps returns what usedOps returns and the names of the Deps members
+// (fields and methods) the package's code uses.
+func scanDeps(t *testing.T, dir string) (map[deploy.Op]string, map[string]bool) {
 	t.Helper()
 	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -144,6 +152,7 @@ func usedOps(t *testing.T, dir string) map[deploy.Op]string {
 	names := map[string]bool{}
 	returns := map[string]int{} // package function → index of its *Deps result
 	ops := map[deploy.Op]string{}
+	members := map[string]bool{}
 	for _, af := range parsed {
 		imports := map[string]string{} // local name → path
 		for _, im := range af.Imports {
@@ -257,6 +266,7 @@ func usedOps(t *testing.T, dir string) map[deploy.Op]string {
 			}
 			// <deps>.Field
 			if id, ok := sel.X.(*ast.Ident); ok && names[id.Name] {
+				members[sel.Sel.Name] = true
 				for _, op := range depsOps[sel.Sel.Name] {
 					ops[op] = "uses Deps." + sel.Sel.Name
 				}
@@ -273,5 +283,5 @@ func usedOps(t *testing.T, dir string) map[deploy.Op]string {
 			return true
 		})
 	}
-	return ops
+	return ops, members
 }

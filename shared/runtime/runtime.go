@@ -1,6 +1,7 @@
-// Package runtime wires the shared packages into the process-wide
-// dependencies of a function instance (lazily, once per instance, the way
-// Cloud Functions reuse globals across invocations), and holds the small
+// Package runtime wires the shared packages into the dependencies of a
+// function instance (Get: the base every function has, and what the
+// function declares in its Needs, built once per instance, the way Cloud
+// Functions reuse globals across invocations; deps.go), and holds the small
 // adapters every function needs: decoding Pub/Sub push CloudEvents and
 // classifying errors into ack (permanent) or retry (transient).
 package runtime
@@ -11,72 +12,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
-	"time"
 	"unicode/utf8"
 
-	secretmanager "cloud.google.com/go/secretmanager/apiv1"
-	"cloud.google.com/go/storage"
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/noetl/gcpengine/shared/auth"
-	"github.com/noetl/gcpengine/shared/bus"
-	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/config"
-	"github.com/noetl/gcpengine/shared/control"
-	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
-	"github.com/noetl/gcpengine/shared/egress"
-	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
-	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/redact"
-	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/router"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
-	"github.com/noetl/gcpengine/shared/tasks"
-	"github.com/noetl/gcpengine/shared/telemetry"
-	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
-	"github.com/noetl/gcpengine/shared/worker"
 )
-
-// Deps are the process-wide dependencies.
-type Deps struct {
-	// Control applies transitions on behalf of the api (cancellation,
-	// DLQ discards).
-	Control    *control.Control
-	Cfg        config.Config
-	Log        *slog.Logger
-	Store      *store.Firestore
-	Bus        *bus.PubSub
-	Dispatcher *tasks.Dispatcher
-	Router     *router.Router
-	Worker     *worker.Worker
-	Results    *results.Store
-	// Credentials is the credential store, unguarded: the api's
-	// /credentials routes, launch (which checks grants itself) and
-	// redaction. The tools, the worker and the control plane get
-	// credentials.Guard of it.
-	Credentials credentials.Store
-	// Catalog resolves playbook paths (catalog first, then files).
-	Catalog *catalog.Catalog
-	// Signer signs what the functions publish and create, and verifies
-	// what they receive (NOETL_SIGNING_KEY, shared/sign).
-	Signer *sign.Signer
-
-	toolsOnce  sync.Once
-	closeTools func()
-	// granted is Credentials behind the grant guard (credentials.Guard):
-	// what runs playbooks reads through it; closeCreds closes the
-	// credential store's Secret Manager client (nil: none).
-	granted    credentials.Store
-	closeCreds func()
-}
 
 var (
 	authMu sync.Mutex
@@ -128,157 +79,6 @@ func Roles(cfg config.Config) (*auth.Roles, error) {
 		return nil, ErrNoRoles
 	}
 	return nil, nil
-}
-
-var (
-	mu   sync.Mutex
-	deps *Deps
-)
-
-// Get returns the instance's dependencies, creating them on first use. A
-// failed creation (a bad configuration, a backend not reachable yet) is
-// returned to this request and tried again on the next one, so a cold
-// start that failed does not poison the instance.
-func Get(ctx context.Context) (*Deps, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	if deps != nil {
-		return deps, nil
-	}
-	d, err := open(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	deps = d
-	return deps, nil
-}
-
-// flusherStop ends the operation-count flusher (Close).
-var flusherStop context.CancelFunc
-
-func open(ctx context.Context) (*Deps, error) {
-	cfg, err := config.LoadE()
-	if err != nil {
-		return nil, fmt.Errorf("runtime: configuration: %w", err)
-	}
-	// Every log record passes the redaction handler: secret-named keys,
-	// URL query secrets and Basic/Bearer values, and the values of the
-	// credentials of the context's redactor (redact.WithRedactor), are
-	// masked (NoETL observability spec §8.9).
-	log := slog.New(redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil))
-	slog.SetDefault(log)
-	// Only the engine drives the engine (README "Security"): without a
-	// signing key nothing could be verified, so no function starts.
-	signer, err := sign.Parse(cfg.SigningKey)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: NOETL_SIGNING_KEY: %w (every function needs the deployment's signing key: Secret Manager in GCP, .stack/env locally)", err)
-	}
-	st, err := store.OpenFirestore(ctx, cfg.Project)
-	if err != nil {
-		return nil, err
-	}
-	b, err := bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic, signer)
-	if err != nil {
-		return nil, err
-	}
-	d, err := tasks.Open(ctx, cfg.QueuePath(cfg.WorkQueue), cfg.QueuePath(cfg.TimersQueue), cfg.ExecuteURL)
-	if err != nil {
-		return nil, err
-	}
-	d.Deadline = cfg.DispatchDeadline
-	d.Signer = signer
-	d.ServiceAccount, d.Audience = cfg.TasksServiceAccount, cfg.ExecuteAudience
-	st.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
-	// Secret-named workload values are sealed in execution documents.
-	st.Sealer = SignerSealer{Signer: signer}
-	gcs, err := storage.NewClient(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: storage client: %w", err)
-	}
-	rs := &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}
-	d.Bodies = rs
-	creds, closeCreds, err := openCredentials(ctx, cfg, st, signer)
-	if err != nil {
-		return nil, err
-	}
-	// What runs playbooks reads only the credentials granted to the
-	// execution at hand (README "Security"): a name a template computes at
-	// run time is checked where the value is read.
-	granted := credentials.Guard(creds)
-	opts := engine.Options{DefaultMaxInFlight: cfg.DefaultMaxInFlight}
-	cat := &catalog.Catalog{Store: st, Root: cfg.RepoRoot}
-	mk := func(source string) *control.Control {
-		return &control.Control{Store: st, Bus: b, Tasks: d, Results: rs, Credentials: granted, Opts: opts, Log: log, Source: source}
-	}
-	fctx, stop := context.WithCancel(context.Background())
-	flusherStop = stop
-	go bus.RunFlusher(fctx, b, meter.Default, 500*time.Millisecond, time.Second, log)
-	return &Deps{
-		Cfg: cfg, Log: log, Store: st, Bus: b, Dispatcher: d, Results: rs,
-		Router:  &router.Router{Control: mk("route"), Log: log},
-		Control: mk("api"),
-		Catalog: cat, Credentials: creds, Signer: signer,
-		Worker: &worker.Worker{Control: mk("execute"), Store: st, Bus: b, Results: rs, Catalog: cat, Credentials: granted, Log: log, LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem,
-			BarrierKey: signer.BarrierKey},
-		granted: granted, closeCreds: closeCreds,
-	}, nil
-}
-
-// Executor returns execute's worker with its tool registry, built on the
-// first call (functions that run no tasks never build it): the control
-// plane's own kinds (tools.ControlKinds) and, for the runner kinds, the
-// runner client (runnerTools).
-func (d *Deps) Executor() *worker.Worker {
-	d.toolsOnce.Do(func() {
-		// The control plane's http kind passes the same egress policy as
-		// the runner's kinds (NOETL_EGRESS_*; validated at start).
-		policy, err := egress.New(d.Cfg.Egress.Profile, d.Cfg.Egress.Allow, d.Cfg.Egress.Deny)
-		if err != nil {
-			d.Log.Error("egress policy", "error", err.Error())
-			policy, _ = egress.New("cloud", nil, nil)
-		}
-		reg, closeTools := tools.Control(tools.DefaultOptions{Credentials: d.granted, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy})
-		for k, t := range runnerTools(d.Cfg, d.granted, d.Log) {
-			reg[k] = t
-		}
-		d.Worker.Tools = reg
-		d.closeTools = closeTools
-	})
-	return d.Worker
-}
-
-// openCredentials opens the credential store of cfg: metadata in
-// Firestore, values in Secret Manager (NOETL_CREDENTIAL_VALUES=
-// secretmanager, the cloud profile's default) or sealed in Firestore
-// under the signing key (firestore, the local stack's). The returned
-// function closes the Secret Manager client (nil when there is none).
-func openCredentials(ctx context.Context, cfg config.Config, st *store.Firestore, signer *sign.Signer) (credentials.Store, func(), error) {
-	if cfg.CredentialValues == "secretmanager" {
-		c, err := secretmanager.NewClient(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("runtime: Secret Manager client: %w", err)
-		}
-		return credentials.NewFirestore(st.Client(), credentials.NewSecretManager(c, cfg.Project)), func() { _ = c.Close() }, nil
-	}
-	return credentials.NewFirestore(st.Client(), credentials.NewFirestoreValues(st.Client(), credentials.SealWith(signer))), nil, nil
-}
-
-// Close stops the flusher (flushing pending operation counts) and closes
-// the clients.
-func (d *Deps) Close() {
-	if flusherStop != nil {
-		flusherStop()
-	}
-	time.Sleep(100 * time.Millisecond)
-	if d.closeCreds != nil {
-		d.closeCreds()
-	}
-	if d.closeTools != nil {
-		d.closeTools()
-	}
-	_ = d.Bus.Close()
-	_ = d.Dispatcher.Close()
-	_ = d.Store.Close()
 }
 
 // DecodeBatch verifies and decodes the event batch carried by a Pub/Sub
@@ -490,7 +290,10 @@ func (d *Deps) RedactorOf(ctx context.Context, id string) *redact.Redactor {
 		return redact.New(nil)
 	}
 	var kc map[string]any
-	if pb, err := dsl.Load([]byte(rec.Source), "execution"); err == nil && len(pb.Keychain) > 0 && d.Credentials != nil {
+	// The credential store is built here when the function did not
+	// declare it (NeedCredentials): only a dead-lettered body of an
+	// execution with a keychain needs it.
+	if pb, err := dsl.Load([]byte(rec.Source), "execution"); err == nil && len(pb.Keychain) > 0 && d.Ensure(ctx, NeedCredentials) == nil {
 		kc, _ = launch.Keychain(ctx, d.Credentials, pb, rec.State)
 	}
 	return launch.ExecRedactor(kc, rec.State.Workload)

@@ -187,3 +187,28 @@ workflow:
 		t.Fatal("the signing key travels with the task")
 	}
 }
+
+// A Worker without BarrierKey draws its own key (no process-wide key):
+// its MACs are stable, another Worker's differ, and BarrierKey, when
+// set, is used.
+func TestOwnBarrierKeyIsPerWorker(t *testing.T) {
+	a, b := &Worker{}, &Worker{}
+	ma, mb := a.barrierMAC("exec/unit/0.1.0"), b.barrierMAC("exec/unit/0.1.0")
+	if len(ma) != 32 || !bytes.Equal(ma, a.barrierMAC("exec/unit/0.1.0")) {
+		t.Fatalf("MAC %x is not a stable 32-byte key", ma)
+	}
+	if bytes.Equal(ma, mb) {
+		t.Fatal("two Workers without BarrierKey share a key")
+	}
+	if a.barrierMAC("") != nil {
+		t.Error("no barrier, yet a MAC")
+	}
+	signer, err := sign.Parse("own-barrier-key-test-0123456789abcdef0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Worker{BarrierKey: signer.BarrierKey}
+	if !bytes.Equal(c.barrierMAC("x"), signer.BarrierKey("x")) {
+		t.Error("BarrierKey is not used")
+	}
+}

@@ -80,14 +80,19 @@ type Worker struct {
 	LoopItemTimeout time.Duration
 	// BarrierKey derives the MAC key of a side-effect barrier
 	// (tools.Request.BarrierMAC; sign.Signer.BarrierKey). Nil: a key
-	// random to this process, so a record is adopted only by the process
-	// that wrote it (tests; the functions always set it).
+	// random to this Worker (drawn on first use), so a record is adopted
+	// only by the Worker that wrote it (tests; the functions always set
+	// it).
 	BarrierKey func(barrier string) []byte
 	Now        func() time.Time
 
 	pbs    sync.Map // sha256(source) → *dsl.Playbook
 	states stateCache
 	seen   deliveries
+	// ownKey is the barrier key source without BarrierKey (ownBarrierKey),
+	// guarded by keyMu.
+	ownKey *sign.Signer
+	keyMu  sync.Mutex
 }
 
 // IterationStateMaxAge bounds how old a cached execution document may be
@@ -569,14 +574,18 @@ func (w *Worker) stepTimeout(ctx context.Context, step *dsl.Step, cmd types.Comm
 	return err
 }
 
-// processBarrierKey is the barrier key source of a Worker without
-// BarrierKey.
-var processBarrierKey = func() *sign.Signer {
-	k := make([]byte, sign.MinKeyLen)
-	_, _ = rand.Read(k)
-	s, _ := sign.New(k)
-	return s
-}()
+// ownBarrierKey returns the barrier key source of a Worker without
+// BarrierKey: a random key drawn on first use and kept by the Worker.
+func (w *Worker) ownBarrierKey() *sign.Signer {
+	w.keyMu.Lock()
+	defer w.keyMu.Unlock()
+	if w.ownKey == nil {
+		k := make([]byte, sign.MinKeyLen)
+		_, _ = rand.Read(k)
+		w.ownKey, _ = sign.New(k)
+	}
+	return w.ownKey
+}
 
 // barrierMAC returns the MAC key of barrier ("" → nil).
 func (w *Worker) barrierMAC(barrier string) []byte {
@@ -586,7 +595,7 @@ func (w *Worker) barrierMAC(barrier string) []byte {
 	if w.BarrierKey != nil {
 		return w.BarrierKey(barrier)
 	}
-	return processBarrierKey.BarrierKey(barrier)
+	return w.ownBarrierKey().BarrierKey(barrier)
 }
 
 // reader is the results.Reader of an execution's units: its own

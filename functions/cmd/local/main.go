@@ -45,7 +45,7 @@ func main() {
 	if port == "" {
 		port = "8680"
 	}
-	if _, err := runtime.Get(context.Background()); err != nil {
+	if _, err := runtime.Get(context.Background(), 0); err != nil {
 		log.Fatalf("functions: %v", err)
 	}
 	names := make([]string, 0, len(deploy.Functions))

@@ -1,0 +1,408 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	secretmanager "cloud.google.com/go/secretmanager/apiv1"
+	"cloud.google.com/go/storage"
+
+	"github.com/noetl/gcpengine/shared/bus"
+	"github.com/noetl/gcpengine/shared/catalog"
+	"github.com/noetl/gcpengine/shared/config"
+	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/router"
+	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/worker"
+)
+
+// Needs is the set of dependencies a function declares (the Needs
+// constant of each function package, passed to Get): Get builds those and
+// what they are made of (Closure), nothing else. Every function has the
+// base besides: the configuration, the logger, the signer, the store (DLQ
+// entries of AckPermanent) and the bus with the operation-count flusher.
+type Needs uint
+
+// The dependencies a function can declare, by the Deps member each builds.
+const (
+	// NeedDispatcher is the Cloud Tasks dispatcher (Deps.Dispatcher), with
+	// the results tier for the bodies of units over Cloud Tasks' 100 KB.
+	NeedDispatcher Needs = 1 << iota
+	// NeedResults is the results tier (Deps.Results: a GCS client).
+	NeedResults
+	// NeedCredentials is the credential store (Deps.Credentials: Firestore
+	// metadata, and a Secret Manager client under
+	// NOETL_CREDENTIAL_VALUES=secretmanager).
+	NeedCredentials
+	// NeedCatalog is the playbook catalog (Deps.Catalog).
+	NeedCatalog
+	// NeedControl is the api's control plane (Deps.Control).
+	NeedControl
+	// NeedRouter is route's router (Deps.Router).
+	NeedRouter
+	// NeedWorker is the worker without tools (Deps.Worker: the api's DLQ
+	// replays of units).
+	NeedWorker
+	// NeedExecutor is the worker with its tool registry (Deps.Executor):
+	// the control plane's kinds and the runner client of the runner kinds.
+	NeedExecutor
+)
+
+// Closure returns n with what its dependencies are made of: the executor
+// is the worker with tools; a control plane (Control, Router, Worker)
+// creates tasks, reads and writes results and reads granted credentials;
+// the worker resolves playbooks; the dispatcher keeps large bodies in the
+// results tier.
+func (n Needs) Closure() Needs {
+	if n&NeedExecutor != 0 {
+		n |= NeedWorker
+	}
+	if n&NeedWorker != 0 {
+		n |= NeedCatalog
+	}
+	if n&(NeedControl|NeedRouter|NeedWorker) != 0 {
+		n |= NeedDispatcher | NeedResults | NeedCredentials
+	}
+	if n&NeedDispatcher != 0 {
+		n |= NeedResults
+	}
+	return n
+}
+
+// Builders construct the clients of Deps, one entry per client: Get uses
+// DefaultBuilders; tests inject recording ones to see which ran for a
+// function's Needs. Each is called at most once per Deps.
+type Builders struct {
+	// Logger returns the handler of the process's log records (and sets up
+	// the process's telemetry).
+	Logger func() slog.Handler
+	// Store opens the Firestore store (every function: DLQ entries).
+	Store func(ctx context.Context, cfg config.Config) (*store.Firestore, error)
+	// Bus opens the Pub/Sub topics (every function: the flusher).
+	Bus func(ctx context.Context, cfg config.Config, s *sign.Signer) (*bus.PubSub, error)
+	// Flusher runs the operation-count flusher until ctx ends.
+	Flusher func(ctx context.Context, b *bus.PubSub, log *slog.Logger)
+	// Dispatcher opens the Cloud Tasks client (NeedDispatcher).
+	Dispatcher func(ctx context.Context, cfg config.Config) (*tasks.Dispatcher, error)
+	// Results opens the results tier (NeedResults); the func closes it.
+	Results func(ctx context.Context, cfg config.Config) (*results.Store, func(), error)
+	// Credentials opens the credential store (NeedCredentials); the func
+	// closes it (nil: nothing to close).
+	Credentials func(ctx context.Context, cfg config.Config, st *store.Firestore, s *sign.Signer) (credentials.Store, func(), error)
+	// Tools builds the control plane's tool kinds (NeedExecutor).
+	Tools func(opts tools.DefaultOptions) (tools.Registry, func())
+	// Runner builds the runner kinds' client (NeedExecutor).
+	Runner func(cfg config.Config, creds credentials.Store, log *slog.Logger) tools.Registry
+}
+
+// DefaultBuilders are the builders of a deployed function: the Google
+// Cloud clients of cfg.
+func DefaultBuilders() Builders {
+	return Builders{
+		Logger: func() slog.Handler {
+			// Every log record passes the redaction handler: secret-named
+			// keys, URL query secrets and Basic/Bearer values, and the values
+			// of the credentials of the context's redactor
+			// (redact.WithRedactor), are masked (NoETL observability spec
+			// §8.9).
+			h := redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil)
+			slog.SetDefault(slog.New(h))
+			return h
+		},
+		Store: func(ctx context.Context, cfg config.Config) (*store.Firestore, error) {
+			return store.OpenFirestore(ctx, cfg.Project)
+		},
+		Bus: func(ctx context.Context, cfg config.Config, s *sign.Signer) (*bus.PubSub, error) {
+			return bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic, s)
+		},
+		Flusher: func(ctx context.Context, b *bus.PubSub, log *slog.Logger) {
+			go bus.RunFlusher(ctx, b, meter.Default, 500*time.Millisecond, time.Second, log)
+		},
+		Dispatcher: func(ctx context.Context, cfg config.Config) (*tasks.Dispatcher, error) {
+			return tasks.Open(ctx, cfg.QueuePath(cfg.WorkQueue), cfg.QueuePath(cfg.TimersQueue), cfg.ExecuteURL)
+		},
+		Results: func(ctx context.Context, cfg config.Config) (*results.Store, func(), error) {
+			gcs, err := storage.NewClient(ctx)
+			if err != nil {
+				return nil, nil, fmt.Errorf("runtime: storage client: %w", err)
+			}
+			return &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}, func() { _ = gcs.Close() }, nil
+		},
+		Credentials: openCredentials,
+		Tools:       tools.Control,
+		Runner:      runnerTools,
+	}
+}
+
+// Deps are the dependencies of a function instance: the base, built by
+// NewDeps, and what the functions served declare (Ensure). A member a
+// function did not declare is nil.
+type Deps struct {
+	// Control applies transitions on behalf of the api (cancellation,
+	// DLQ discards) (NeedControl).
+	Control *control.Control
+	// Cfg is the configuration (base).
+	Cfg config.Config
+	// Log is the redacting logger (base).
+	Log *slog.Logger
+	// Store is the Firestore store (base: DLQ entries).
+	Store *store.Firestore
+	// Bus publishes on the events and commands topics (base: the flusher).
+	Bus *bus.PubSub
+	// Dispatcher creates Cloud Tasks (NeedDispatcher).
+	Dispatcher *tasks.Dispatcher
+	// Router applies route's batches (NeedRouter).
+	Router *router.Router
+	// Worker runs units; its tools are built by NeedExecutor
+	// (Deps.Executor) (NeedWorker).
+	Worker *worker.Worker
+	// Results is the results tier (NeedResults).
+	Results *results.Store
+	// Credentials is the credential store, unguarded: the api's
+	// /credentials routes, launch (which checks grants itself) and
+	// redaction. The tools, the worker and the control plane get
+	// credentials.Guard of it (NeedCredentials).
+	Credentials credentials.Store
+	// Catalog resolves playbook paths (catalog first, then files)
+	// (NeedCatalog).
+	Catalog *catalog.Catalog
+	// Signer signs what the functions publish and create, and verifies
+	// what they receive (NOETL_SIGNING_KEY, shared/sign) (base).
+	Signer *sign.Signer
+
+	// build are the builders; mu guards built (the Needs built so far),
+	// granted and closers.
+	build Builders
+	mu    sync.Mutex
+	built Needs
+	// granted is Credentials behind the grant guard (credentials.Guard):
+	// what runs playbooks reads through it.
+	granted credentials.Store
+	// closers close the clients, in the order they were built.
+	closers []func()
+	// stopFlusher ends the operation-count flusher.
+	stopFlusher context.CancelFunc
+}
+
+// NewDeps builds the base of every function with b: the logger, the
+// signer (NOETL_SIGNING_KEY: without it nothing could be verified, so no
+// function starts), the store, the bus and the operation-count flusher.
+func NewDeps(ctx context.Context, cfg config.Config, b Builders) (*Deps, error) {
+	log := slog.New(b.Logger())
+	// Only the engine drives the engine (README "Security").
+	signer, err := sign.Parse(cfg.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: NOETL_SIGNING_KEY: %w (every function needs the deployment's signing key: Secret Manager in GCP, .stack/env locally)", err)
+	}
+	st, err := b.Store(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
+	// Secret-named workload values are sealed in execution documents.
+	st.Sealer = SignerSealer{Signer: signer}
+	ps, err := b.Bus(ctx, cfg, signer)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	d := &Deps{Cfg: cfg, Log: log, Store: st, Bus: ps, Signer: signer, build: b,
+		closers: []func(){func() { _ = st.Close() }, func() { _ = ps.Close() }}}
+	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	d.stopFlusher = stop
+	b.Flusher(fctx, ps, log)
+	return d, nil
+}
+
+// Ensure builds the members of needs (with their Closure) that are not
+// built yet. A failed build is returned and tried again on the next call;
+// what was built stays.
+func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	want := needs.Closure() &^ d.built
+	if want == 0 {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx) // the clients outlive the request
+	if want&NeedResults != 0 {
+		rs, closeRS, err := d.build.Results(ctx, d.Cfg)
+		if err != nil {
+			return err
+		}
+		d.Results = rs
+		if closeRS != nil {
+			d.closers = append(d.closers, closeRS)
+		}
+		d.built |= NeedResults
+	}
+	if want&NeedDispatcher != 0 {
+		t, err := d.build.Dispatcher(ctx, d.Cfg)
+		if err != nil {
+			return err
+		}
+		t.Deadline = d.Cfg.DispatchDeadline
+		t.Signer = d.Signer
+		t.ServiceAccount, t.Audience = d.Cfg.TasksServiceAccount, d.Cfg.ExecuteAudience
+		t.Bodies = d.Results
+		d.Dispatcher = t
+		d.closers = append(d.closers, func() { _ = t.Close() })
+		d.built |= NeedDispatcher
+	}
+	if want&NeedCredentials != 0 {
+		creds, closeCreds, err := d.build.Credentials(ctx, d.Cfg, d.Store, d.Signer)
+		if err != nil {
+			return err
+		}
+		// What runs playbooks reads only the credentials granted to the
+		// execution at hand (README "Security"): a name a template computes
+		// at run time is checked where the value is read.
+		d.Credentials, d.granted = creds, credentials.Guard(creds)
+		if closeCreds != nil {
+			d.closers = append(d.closers, closeCreds)
+		}
+		d.built |= NeedCredentials
+	}
+	if want&NeedCatalog != 0 {
+		d.Catalog = &catalog.Catalog{Store: d.Store, Root: d.Cfg.RepoRoot}
+		d.built |= NeedCatalog
+	}
+	if want&NeedControl != 0 {
+		d.Control = d.control("api")
+		d.built |= NeedControl
+	}
+	if want&NeedRouter != 0 {
+		d.Router = &router.Router{Control: d.control("route"), Log: d.Log}
+		d.built |= NeedRouter
+	}
+	if want&NeedWorker != 0 {
+		cfg := d.Cfg
+		d.Worker = &worker.Worker{Control: d.control("execute"), Store: d.Store, Bus: d.Bus, Results: d.Results, Catalog: d.Catalog, Credentials: d.granted, Log: d.Log,
+			LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem,
+			BarrierKey: d.Signer.BarrierKey}
+		d.built |= NeedWorker
+	}
+	if want&NeedExecutor != 0 {
+		// The control plane's http kind passes the same egress policy as
+		// the runner's kinds (NOETL_EGRESS_*; validated at start).
+		policy, err := egress.New(d.Cfg.Egress.Profile, d.Cfg.Egress.Allow, d.Cfg.Egress.Deny)
+		if err != nil {
+			d.Log.Error("egress policy", "error", err.Error())
+			policy, _ = egress.New("cloud", nil, nil)
+		}
+		reg, closeTools := d.build.Tools(tools.DefaultOptions{Credentials: d.granted, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy})
+		for k, t := range d.build.Runner(d.Cfg, d.granted, d.Log) {
+			reg[k] = t
+		}
+		d.Worker.Tools = reg
+		if closeTools != nil {
+			d.closers = append(d.closers, closeTools)
+		}
+		d.built |= NeedExecutor
+	}
+	return nil
+}
+
+// control returns a control plane whose transitions are attributed to
+// source (the function applying them).
+func (d *Deps) control(source string) *control.Control {
+	return &control.Control{Store: d.Store, Bus: d.Bus, Tasks: d.Dispatcher, Results: d.Results, Credentials: d.granted,
+		Opts: engine.Options{DefaultMaxInFlight: d.Cfg.DefaultMaxInFlight}, Log: d.Log, Source: source}
+}
+
+// Built returns the Needs built so far (with their closures).
+func (d *Deps) Built() Needs {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.built
+}
+
+// Executor returns execute's worker with its tool registry (NeedExecutor,
+// which execute declares): the control plane's own kinds
+// (tools.ControlKinds) and, for the runner kinds, the runner client
+// (runnerTools). Functions that run no tasks never build it.
+func (d *Deps) Executor() *worker.Worker {
+	if err := d.Ensure(context.Background(), NeedExecutor); err != nil {
+		d.Log.Error("runtime: building the executor", "error", err.Error())
+	}
+	return d.Worker
+}
+
+var (
+	mu   sync.Mutex
+	proc *Deps
+)
+
+// Get returns the instance's dependencies with needs built (the calling
+// function's Needs): the base on first use, then what needs adds (the
+// local stack serves every function from one process: it builds the union
+// of what the functions called so far declare). A failed creation (a bad
+// configuration, a backend not reachable yet) is returned to this request
+// and tried again on the next one, so a cold start that failed does not
+// poison the instance.
+func Get(ctx context.Context, needs Needs) (*Deps, error) {
+	mu.Lock()
+	d := proc
+	if d == nil {
+		cfg, err := config.LoadE()
+		if err != nil {
+			mu.Unlock()
+			return nil, fmt.Errorf("runtime: configuration: %w", err)
+		}
+		d, err = NewDeps(context.Background(), cfg, DefaultBuilders())
+		if err != nil {
+			mu.Unlock()
+			return nil, err
+		}
+		proc = d
+	}
+	mu.Unlock()
+	if err := d.Ensure(ctx, needs); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// openCredentials opens the credential store of cfg: metadata in
+// Firestore, values in Secret Manager (NOETL_CREDENTIAL_VALUES=
+// secretmanager, the cloud profile's default) or sealed in Firestore
+// under the signing key (firestore, the local stack's). The returned
+// function closes the Secret Manager client (nil when there is none).
+func openCredentials(ctx context.Context, cfg config.Config, st *store.Firestore, signer *sign.Signer) (credentials.Store, func(), error) {
+	if cfg.CredentialValues == "secretmanager" {
+		c, err := secretmanager.NewClient(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("runtime: Secret Manager client: %w", err)
+		}
+		return credentials.NewFirestore(st.Client(), credentials.NewSecretManager(c, cfg.Project)), func() { _ = c.Close() }, nil
+	}
+	return credentials.NewFirestore(st.Client(), credentials.NewFirestoreValues(st.Client(), credentials.SealWith(signer))), nil, nil
+}
+
+// Close stops the flusher (flushing pending operation counts) and closes
+// the clients built, the last built first.
+func (d *Deps) Close() {
+	if d.stopFlusher != nil {
+		d.stopFlusher()
+	}
+	time.Sleep(100 * time.Millisecond)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
+	}
+	d.closers = nil
+}
