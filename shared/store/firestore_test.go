@@ -154,12 +154,12 @@ func TestFirestoreExpireAt(t *testing.T) {
 		if cp, err := f.ExecutionCheckpoint(ctx, p); err != nil || !cp.Applied {
 			t.Fatalf("checkpoint (optimistic %v): %+v, %v", optimistic, cp, err)
 		}
-		near("executions/"+id, store.Retention)
-		near("executions/"+id+"/outbox/end", store.Retention)
+		near("executions/"+id, store.DefaultRetention)
+		near("executions/"+id+"/outbox/end", store.DefaultRetention)
 		if _, err := f.BatchPut(ctx, types.Batch{ID: "b1", ExecutionID: id, Events: []types.Event{{EventID: "e1"}}}); err != nil {
 			t.Fatal(err)
 		}
-		near("executions/"+id+"/batches/b1", store.Retention)
+		near("executions/"+id+"/batches/b1", store.DefaultRetention)
 		if err := f.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u.1", Holder: "A", TTL: time.Minute, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
