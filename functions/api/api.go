@@ -91,6 +91,10 @@ func route(w http.ResponseWriter, r *http.Request) {
 		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
 	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
 		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
+	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rebuild") && r.Method == http.MethodPost:
+		rebuild(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rebuild"))
+	case p == "/gc" && r.Method == http.MethodPost:
+		collect(w, r)
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:

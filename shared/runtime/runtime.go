@@ -189,6 +189,7 @@ func open(ctx context.Context) (*Deps, error) {
 	d.Signer = signer
 	d.ServiceAccount, d.Audience = cfg.TasksServiceAccount, cfg.ExecuteAudience
 	st.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
+	st.Retention = cfg.Retention()
 	// Secret-named workload values are sealed in execution documents.
 	st.Sealer = SignerSealer{Signer: signer}
 	gcs, err := storage.NewClient(ctx)
