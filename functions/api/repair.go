@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/replay"
 	"github.com/noetl/gcpengine/shared/results/gc"
 	"github.com/noetl/gcpengine/shared/runtime"
@@ -69,7 +70,11 @@ func rebuild(w http.ResponseWriter, r *http.Request, id string) {
 	rb := &replay.Rebuilder{Sub: sub, Store: d.Store, Decode: func(m replay.Message) (types.Batch, error) {
 		return runtime.DecodeBatch(runtime.PushMessage{Data: m.Data, Attributes: m.Attributes}, d.Signer)
 	}}
-	rep, err := rb.Rebuild(ctx, id)
+	// The rebuild's own store operations are not the execution's: they
+	// go to a throw-away meter (as materialize's), so that a rebuild
+	// publishes no operation-count batch of its own into the log it
+	// rebuilds.
+	rep, err := rb.Rebuild(meter.With(ctx, meter.New()), id)
 	switch {
 	case err == nil:
 		d.Log.InfoContext(ctx, "api: event read model rebuilt", "execution_id", id, "principal", principal(r), "written", rep.Written,

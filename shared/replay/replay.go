@@ -141,6 +141,9 @@ type Report struct {
 	// Present those that were already there.
 	Written int `json:"written"`
 	Present int `json:"present"`
+	// WrittenEvents counts the events of the written batches (batches
+	// that carry only operation counts have none).
+	WrittenEvents int `json:"written_events"`
 	// Refused counts the execution's messages that did not verify or
 	// decode (not written).
 	Refused int `json:"refused"`
@@ -269,6 +272,7 @@ func (r *Rebuilder) Rebuild(ctx context.Context, id string) (Report, error) {
 			}
 			if created {
 				rep.Written++
+				rep.WrittenEvents += len(b.Events)
 			} else {
 				rep.Present++
 			}

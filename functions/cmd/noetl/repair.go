@@ -18,6 +18,7 @@ type rebuildReport struct {
 	Batches      int      `json:"batches"`
 	Written      int      `json:"written"`
 	Present      int      `json:"present"`
+	WrittenEvs   int      `json:"written_events"`
 	Refused      int      `json:"refused"`
 	EventsBefore int      `json:"events_before"`
 	Events       int      `json:"events"`
@@ -47,7 +48,7 @@ id that is neither on record nor an execution id.`,
 			var r rebuildReport
 			err := a.post("/executions/"+url.PathEscape(id)+"/rebuild", nil, "execution "+id, &r, func() {
 				fmt.Fprintf(a.stdout, "execution %s: sought the replay subscription to %s, scanned %d messages\n", id, r.SeekTime, r.Scanned)
-				fmt.Fprintf(a.stdout, "batches found %d: written %d, already there %d, refused (unsigned or undecodable) %d\n", r.Batches, r.Written, r.Present, r.Refused)
+				fmt.Fprintf(a.stdout, "batches found %d: written %d (%d events), already there %d, refused (unsigned or undecodable) %d\n", r.Batches, r.Written, r.WrittenEvs, r.Present, r.Refused)
 				fmt.Fprintf(a.stdout, "events: %d before, %d after\n", r.EventsBefore, r.Events)
 				if len(r.Missing) == 0 {
 					fmt.Fprintln(a.stdout, "complete")
