@@ -18,7 +18,7 @@ import (
 type PubSub struct {
 	client *pubsub.Client
 	name   string // projects/<project>/subscriptions/<id>
-	// PullWait bounds one pull that finds nothing (0: 5 s).
+	// PullWait bounds one pull that finds nothing (0: 2 s).
 	PullWait time.Duration
 }
 
@@ -49,7 +49,7 @@ func (p *PubSub) SeekTime(ctx context.Context, t time.Time) error {
 func (p *PubSub) Pull(ctx context.Context, max int) ([]Message, error) {
 	wait := p.PullWait
 	if wait <= 0 {
-		wait = 5 * time.Second
+		wait = 2 * time.Second
 	}
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
