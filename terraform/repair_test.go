@@ -70,3 +70,23 @@ func TestReplaySubscription(t *testing.T) {
 		t.Error("local.env must set NOETL_REPLAY_SUBSCRIPTION from the replay subscription and NOETL_RETENTION_DAYS from var.retention_days")
 	}
 }
+
+// The results GC runs on a schedule: a Cloud Scheduler job POSTs
+// <api>/gc with an identity token of noetl-operator (admin in the api's
+// roles, an invoker of the api) for the audience the api accepts.
+func TestResultsGCSchedule(t *testing.T) {
+	m := load(t)
+	job := m.resource("resource", "google_cloud_scheduler_job", "results_gc")
+	ht := child(job.Body, "http_target")
+	if ht == nil || m.attr(ht.Body, "uri") != `"${local.run_url["api"]}/gc"` || m.attr(ht.Body, "http_method") != `"POST"` || child(ht.Body, "oidc_token") == nil ||
+		m.attr(child(ht.Body, "oidc_token").Body, "service_account_email") != "google_service_account.operator.email" ||
+		m.attr(child(ht.Body, "oidc_token").Body, "audience") != `local.run_url["api"]` {
+		t.Error("the results GC job must POST <api>/gc with an OIDC token of google_service_account.operator for local.run_url[\"api\"]")
+	}
+	if env := m.text(m.locals["env"].Expr.Range()); !strings.Contains(env, `local.run_url["api"]`) || !strings.Contains(env, "google_service_account.operator.email") {
+		t.Error("the api must accept local.run_url[\"api\"] as an audience and make noetl-operator an admin")
+	}
+	if m.varDefault("results_gc_schedule").AsString() == "" {
+		t.Error("the results GC must be scheduled by default")
+	}
+}

@@ -48,3 +48,34 @@ resource "google_storage_bucket" "source" {
   public_access_prevention    = "enforced"
   depends_on                  = [google_project_service.services]
 }
+
+variable "results_gc_schedule" {
+  description = "Cron schedule (UTC) of the Cloud Scheduler job that runs the results GC (POST <api>/gc, as noetl-operator: `noetl gc`), deleting the results of executions that ended more than retention_days ago; \"\" for none"
+  type        = string
+  default     = "17 3 * * *"
+}
+
+# The results GC, daily by default: an execution's results are deleted
+# soon after its record expires (README "Repair"). The job calls the api
+# with an identity token of noetl-operator, which the api's roles make an
+# admin and which may invoke the api.
+resource "google_cloud_scheduler_job" "results_gc" {
+  count     = var.results_gc_schedule == "" ? 0 : 1
+  name      = "noetl-results-gc"
+  region    = var.region
+  schedule  = var.results_gc_schedule
+  time_zone = "Etc/UTC"
+
+  attempt_deadline = "${min(1800, max(15, local.function_settings["api"].timeout_s))}s"
+
+  http_target {
+    http_method = "POST"
+    uri         = "${local.run_url["api"]}/gc"
+    oidc_token {
+      service_account_email = google_service_account.operator.email
+      audience              = local.run_url["api"]
+    }
+  }
+
+  depends_on = [google_project_service.services]
+}
