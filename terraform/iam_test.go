@@ -141,6 +141,11 @@ var bindings = []binding{
 		grants: func(*module) map[string][]deploy.Grant {
 			return map[string][]deploy.Grant{"execute": {{Resource: deploy.ResRunner, Role: "roles/run.invoker"}}}
 		}},
+	{typ: "google_pubsub_subscription_iam_member", name: "replay",
+		want: map[string]string{"role": `"roles/pubsub.subscriber"`, "member": `google_service_account.fn["api"].member`, "subscription": "google_pubsub_subscription.replay.id"},
+		grants: func(*module) map[string][]deploy.Grant {
+			return map[string][]deploy.Grant{"api": {{Resource: deploy.ResReplaySubscription, Role: "roles/pubsub.subscriber"}}}
+		}},
 	{typ: "google_storage_bucket_iam_member", name: "spool",
 		want: map[string]string{"role": `"roles/storage.objectAdmin"`, "member": `google_service_account.fn["subscribe"].member`},
 		grants: func(*module) map[string][]deploy.Grant {

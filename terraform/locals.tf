@@ -105,6 +105,8 @@ locals {
     NOETL_ROUTE_SUBSCRIPTION         = "route"
     NOETL_MATERIALIZE_SUBSCRIPTION   = "materialize"
     NOETL_DISPATCH_SUBSCRIPTION      = "dispatch"
+    NOETL_REPLAY_SUBSCRIPTION        = google_pubsub_subscription.replay.name
+    NOETL_RETENTION_DAYS             = tostring(var.retention_days)
     NOETL_WORK_QUEUE                 = google_cloud_tasks_queue.queue["work"].name
     NOETL_TIMERS_QUEUE               = google_cloud_tasks_queue.queue["timers"].name
     NOETL_TASKS_MAX_ATTEMPTS         = tostring(var.tasks_max_attempts)

@@ -59,3 +59,30 @@ resource "google_pubsub_subscription" "inspect" {
     ttl = ""
   }
 }
+
+# The replay subscription (README "Repair"): a pull subscription of the
+# events topic that nothing consumes and that keeps acknowledged messages,
+# so that `noetl rebuild` (the api's POST /executions/{id}/rebuild) can
+# seek it back to an execution's start and rebuild its event read model.
+# Seeking to a time reaches back as far as the subscription's retention (7
+# days, Pub/Sub's largest) or the topic's (var.events_retention), whichever
+# is longer. Only the api pulls and seeks it.
+resource "google_pubsub_subscription" "replay" {
+  name                       = "events-replay"
+  topic                      = google_pubsub_topic.topic["events"].id
+  ack_deadline_seconds       = 60
+  retain_acked_messages      = true
+  message_retention_duration = "604800s"
+  enable_message_ordering    = false
+  expiration_policy {
+    ttl = "" # never expires
+  }
+}
+
+# The api pulls, acknowledges and seeks the replay subscription
+# (deploy.OpReplayEvents).
+resource "google_pubsub_subscription_iam_member" "replay" {
+  subscription = google_pubsub_subscription.replay.id
+  role         = "roles/pubsub.subscriber"
+  member       = google_service_account.fn["api"].member
+}

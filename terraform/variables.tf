@@ -211,10 +211,20 @@ variable "result_inline_max" {
   default     = 65536
 }
 
-variable "results_retention_days" {
-  description = "Age (days) after which result objects are deleted"
+variable "retention_days" {
+  description = "Days an ended execution's record, event read model and results are kept (NOETL_RETENTION_DAYS: the expire_at of its Firestore documents; `noetl gc` deletes its results after as long)"
   type        = number
   default     = 30
+  validation {
+    condition     = var.retention_days >= 1 && var.retention_days <= 3650
+    error_message = "retention_days must be between 1 and 3650."
+  }
+}
+
+variable "results_retention_days" {
+  description = "Age (days) after which the results bucket's lifecycle rule deletes an object: only a backstop for objects `noetl gc` never saw, so it must exceed retention_days plus the longest an execution runs (the GC deletes an execution's results retention_days after it ends)"
+  type        = number
+  default     = 60
   validation {
     condition     = var.results_retention_days >= 1
     error_message = "results_retention_days must be at least 1."

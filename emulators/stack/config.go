@@ -36,10 +36,14 @@ const (
 	RouteFilter    = `attributes.route = "1"`
 	MaterializeSub = "materialize"
 	DispatchSub    = "dispatch"
-	WorkQueue      = "work"
-	TimersQueue    = "timers"
-	DefaultBucket  = "noetl-results"
-	PGDatabase     = "noetl"
+	// ReplaySub is the events topic's replay subscription (pull,
+	// retain_acked_messages, read only by `noetl rebuild`; the functions'
+	// NOETL_REPLAY_SUBSCRIPTION default and Terraform's events-replay).
+	ReplaySub     = "events-replay"
+	WorkQueue     = "work"
+	TimersQueue   = "timers"
+	DefaultBucket = "noetl-results"
+	PGDatabase    = "noetl"
 	// PGUser is the role playbooks and tests connect as (owner of the
 	// noetl database, no superuser); PGSuperuser connects only over the
 	// server's socket (postgres.go, pg_hba.conf).

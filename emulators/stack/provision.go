@@ -82,6 +82,12 @@ func ProvisionPubSub(ctx context.Context, c *pubsub.Client, project string) erro
 			Filter:             s.Filter,
 		})
 	}
+	// The replay subscription keeps acknowledged messages for 7 days, as
+	// in terraform/pubsub.tf: `noetl rebuild` seeks it to a time (the
+	// emulator supports seek to a time and to snapshots on it).
+	want = append(want, &pubsubpb.Subscription{Name: sub(ReplaySub), Topic: topic(EventsTopic),
+		AckDeadlineSeconds: int32(AckDeadline / time.Second), RetainAckedMessages: true,
+		MessageRetentionDuration: durationpb.New(7 * 24 * time.Hour)})
 	for _, t := range []string{EventsDeadTopic, CommandsDeadTopic} {
 		want = append(want, &pubsubpb.Subscription{Name: sub(t + "-inspect"), Topic: topic(t), AckDeadlineSeconds: int32(AckDeadline / time.Second)})
 	}
@@ -97,9 +103,9 @@ func ProvisionPubSub(ctx context.Context, c *pubsub.Client, project string) erro
 		if err != nil {
 			return fmt.Errorf("get subscription %s: %w", w.Name, err)
 		}
-		if got.Topic != w.Topic || got.EnableMessageOrdering || got.Filter != w.Filter {
-			return fmt.Errorf("subscription %s exists with topic %s, ordering %v, filter %q; want %s, no ordering, filter %q (restart the emulator: scripts/down && scripts/up)",
-				w.Name, got.Topic, got.EnableMessageOrdering, got.Filter, w.Topic, w.Filter)
+		if got.Topic != w.Topic || got.EnableMessageOrdering || got.Filter != w.Filter || got.RetainAckedMessages != w.RetainAckedMessages {
+			return fmt.Errorf("subscription %s exists with topic %s, ordering %v, filter %q, retain acked %v; want %s, no ordering, filter %q, retain acked %v (restart the emulator: scripts/down && scripts/up)",
+				w.Name, got.Topic, got.EnableMessageOrdering, got.Filter, got.RetainAckedMessages, w.Topic, w.Filter, w.RetainAckedMessages)
 		}
 	}
 	return nil

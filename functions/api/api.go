@@ -46,7 +46,7 @@ func init() { functions.HTTP("api", API) }
 // (starts, /credentials, redaction), the control plane (cancel, DLQ
 // discards), the dispatcher and the worker without tools (DLQ replays of
 // units). No tool registry, no runner client.
-const Needs = runtime.NeedCatalog | runtime.NeedCredentials | runtime.NeedControl | runtime.NeedDispatcher | runtime.NeedWorker
+const Needs = runtime.NeedCatalog | runtime.NeedCredentials | runtime.NeedControl | runtime.NeedDispatcher | runtime.NeedWorker | runtime.NeedResults
 
 // deps returns the api's dependencies (runtime.Get with Needs).
 func deps(ctx context.Context) (*runtime.Deps, error) { return runtime.Get(ctx, Needs) }
@@ -101,6 +101,10 @@ func route(w http.ResponseWriter, r *http.Request) {
 		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
 	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
 		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
+	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rebuild") && r.Method == http.MethodPost:
+		rebuild(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rebuild"))
+	case p == "/gc" && r.Method == http.MethodPost:
+		collect(w, r)
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:

@@ -12,8 +12,8 @@ package api
 //	GET  /playbooks[/{path}]                viewer
 //	POST /executions, /executions/{id}/cancel
 //	                                        runner
-//	/dlq...                                 operator
-//	/credentials..., POST /playbooks, anything else that is not a GET
+//	/dlq..., POST /executions/{id}/rebuild  operator
+//	/credentials..., POST /playbooks, POST /gc, anything else that is not a GET
 //	                                        admin
 //
 // No or bad credentials → 401 {"error"} with WWW-Authenticate: Bearer; a
@@ -72,6 +72,8 @@ func RequiredRole(method, path string) (role auth.Role, public bool) {
 	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
 		return auth.Admin, false
 	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
+		return auth.Operator, false
+	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rebuild") && method == http.MethodPost:
 		return auth.Operator, false
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		if read {

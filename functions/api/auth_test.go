@@ -75,6 +75,8 @@ func TestGuardRoles(t *testing.T) {
 		{"GET", "/api/dlq/x", auth.Operator},
 		{"POST", "/api/dlq/x/replay", auth.Operator},
 		{"POST", "/api/dlq/x/discard", auth.Operator},
+		{"POST", "/api/executions/1/rebuild", auth.Operator},
+		{"POST", "/api/gc", auth.Admin},
 		{"GET", "/api/credentials/pg", auth.Admin},
 		{"POST", "/api/subscriptions", auth.Admin},
 		{"DELETE", "/api/subscriptions/s", auth.Admin},

@@ -32,6 +32,15 @@ type Config struct {
 	RouteSubscription       string // NOETL_ROUTE_SUBSCRIPTION, default "route"
 	MaterializeSubscription string // NOETL_MATERIALIZE_SUBSCRIPTION, default "materialize"
 	DispatchSubscription    string // NOETL_DISPATCH_SUBSCRIPTION, default "dispatch"
+	// ReplaySubscription is the pull subscription of the events topic
+	// that keeps acknowledged messages (retain_acked_messages) and that
+	// nothing consumes: `noetl rebuild` seeks it to rebuild an execution's
+	// event read model (shared/replay).
+	ReplaySubscription string // NOETL_REPLAY_SUBSCRIPTION, default "events-replay"
+	// RetentionDays is how long an ended execution's record, its event
+	// read model and its results are kept (the expire_at TTL of its
+	// documents; the results GC deletes its results after as long).
+	RetentionDays int // NOETL_RETENTION_DAYS, default 30
 	// PushMaxDeliveryAttempts is the dead-letter policy's delivery
 	// attempts of the push subscriptions (the last delivery is final).
 	PushMaxDeliveryAttempts int    // NOETL_PUSH_MAX_DELIVERY_ATTEMPTS, default 10
@@ -251,6 +260,11 @@ type TimeoutsConfig struct {
 	SinkDefault time.Duration // NOETL_TIMEOUTS_SINK_DEFAULT_MS, default 30s
 	LoopItem    time.Duration // NOETL_TIMEOUTS_LOOP_ITEM_MS, default 0 (none)
 	LoopTotal   time.Duration // NOETL_TIMEOUTS_LOOP_TOTAL_MS, default 0 (none)
+}
+
+// Retention returns RetentionDays as a duration.
+func (c *Config) Retention() time.Duration {
+	return time.Duration(c.RetentionDays) * 24 * time.Hour
 }
 
 // DLQConfig is NoETL observability spec §8.12 "dlq".

@@ -78,6 +78,11 @@ const (
 	TopicCommandsDead = "commands-dead"
 )
 
+// ReplaySubscription is the events topic's replay subscription: a pull
+// subscription that keeps acknowledged messages and that nothing but
+// `noetl rebuild` reads (NOETL_REPLAY_SUBSCRIPTION; terraform/pubsub.tf).
+const ReplaySubscription = "events-replay"
+
 // Topics lists every topic.
 var Topics = []string{TopicEvents, TopicCommands, TopicEventsDead, TopicCommandsDead}
 

@@ -54,6 +54,10 @@ const (
 	ResRegisteredSubscriptions Resource = "subscriptions:registered"
 	// ResSpoolBuckets are the spool buckets of registered subscriptions.
 	ResSpoolBuckets Resource = "buckets:spool"
+	// ResReplaySubscription is the events topic's replay subscription
+	// (retain_acked_messages, consumed by nothing else) that the api seeks
+	// to rebuild an execution's event read model.
+	ResReplaySubscription Resource = "subscription:" + ReplaySubscription
 	// ResRunner is the runner's Cloud Run service (noetl-runner): the data
 	// plane that runs authors' code for execute.
 	ResRunner Resource = "run:noetl-runner"
@@ -106,6 +110,9 @@ const (
 	OpPullSubscriptions Op = "subscriptions:pull"
 	// OpSpool writes, lists, reads and deletes spool objects.
 	OpSpool Op = "spool"
+	// OpReplayEvents seeks, pulls and acknowledges the events topic's
+	// replay subscription (shared/replay: `noetl rebuild`).
+	OpReplayEvents Op = "events:replay"
 	// OpInvokeRunner calls the runner's service with an ID token (one
 	// request per task attempt of a runner kind).
 	OpInvokeRunner Op = "runner:invoke"
@@ -144,6 +151,9 @@ var OpGrants = map[Op][]Grant{
 	OpPullSubscriptions: {{ResRegisteredSubscriptions, "roles/pubsub.subscriber"}, {ResRegisteredSubscriptions, "roles/pubsub.viewer"}},
 	OpSpool:             {{ResSpoolBuckets, "roles/storage.objectAdmin"}},
 	OpInvokeRunner:      {{ResRunner, "roles/run.invoker"}},
+	// subscriber: pubsub.subscriptions.consume (pull, acknowledge, seek
+	// to a time) on the one subscription.
+	OpReplayEvents: {{ResReplaySubscription, "roles/pubsub.subscriber"}},
 }
 
 // subsumes lists roles that include another role's permissions on the
@@ -178,10 +188,12 @@ var Access = map[string][]Op{
 	// Starts and cancels executions, replays DLQ entries (units: tasks,
 	// large ones through the results tier; messages: either topic),
 	// describes executions (offloaded results, redaction of keychain
-	// values), manages credentials, and
-	// wires registered subscriptions.
+	// values), manages credentials,
+	// wires registered subscriptions, deletes results by lifetime (the
+	// results GC: OpWriteResults includes deletes) and rebuilds event
+	// read models from the replay subscription.
 	"api": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults,
-		OpReadCredentials, OpAddCredentials, OpReadAPIToken, OpRewireSubscriptions},
+		OpReadCredentials, OpAddCredentials, OpReadAPIToken, OpRewireSubscriptions, OpReplayEvents},
 	// Starts executions from external events.
 	"emit": {OpReadAPIToken},
 	// Runs units: transitions (next units, bulk fan-out, timers),

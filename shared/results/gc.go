@@ -8,15 +8,18 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
+// HomeCell is the name of the home cell (Backend's), as Backends names it.
+func (s *Store) HomeCell() string {
+	if s.Cells != nil && len(s.Cells.Placements) > 0 {
+		return s.Cells.Placements[0].Cell
+	}
+	return orDefault(s.Locator.Cell, DefaultPlacement)
+}
+
 // Backends returns every distinct backend of the Store by cell name (the
 // home cell under its own name), for sweeps over all cells.
 func (s *Store) Backends() map[string]Backend {
-	out := map[string]Backend{}
-	home := orDefault(s.Locator.Cell, DefaultPlacement)
-	if s.Cells != nil && len(s.Cells.Placements) > 0 {
-		home = s.Cells.Placements[0].Cell
-	}
-	out[home] = s.Backend
+	out := map[string]Backend{s.HomeCell(): s.Backend}
 	for name, b := range s.CellBackends {
 		out[name] = b
 	}

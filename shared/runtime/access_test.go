@@ -52,6 +52,10 @@ var constructOps = map[string][]deploy.Op{
 	"github.com/noetl/gcpengine/shared/subscribe.Registrar":    {deploy.OpRewireSubscriptions},
 	"github.com/noetl/gcpengine/shared/subscribe.PubSubPuller": {deploy.OpPullSubscriptions},
 	"github.com/noetl/gcpengine/shared/subscribe.GCSBuckets":   {deploy.OpSpool},
+	// `noetl rebuild`: seek, pull and acknowledge the replay subscription.
+	"github.com/noetl/gcpengine/shared/replay.OpenPubSub": {deploy.OpReplayEvents},
+	// `noetl gc`: list and delete result objects.
+	"github.com/noetl/gcpengine/shared/results/gc.Collector": {deploy.OpReadResults, deploy.OpWriteResults},
 }
 
 // runtimeOps are what every function does through Get, with the call of

@@ -212,6 +212,7 @@ func NewDeps(ctx context.Context, cfg config.Config, b Builders) (*Deps, error) 
 		return nil, err
 	}
 	st.DLQRetention = time.Duration(cfg.DLQ.RetentionDays) * 24 * time.Hour
+	st.Retention = cfg.Retention()
 	// Secret-named workload values are sealed in execution documents.
 	st.Sealer = SignerSealer{Signer: signer}
 	ps, err := b.Bus(ctx, cfg, signer)

@@ -35,6 +35,13 @@ type Firestore struct {
 	// field; NoETL observability spec §8.12 dlq.retention_days); zero
 	// means DefaultDLQRetention.
 	DLQRetention time.Duration
+	// Retention is how long ended executions and their projections are
+	// kept (the expire_at TTL field: an execution's record, its batches,
+	// outbox, loop and attempt documents; executions.retention_days,
+	// NOETL_RETENTION_DAYS, which Terraform also reads); zero means
+	// DefaultRetention. The results tier's GC keeps an execution's results
+	// exactly as long (shared/results/gc).
+	Retention time.Duration
 }
 
 // OpenFirestore connects to the project's default database.
@@ -73,9 +80,17 @@ type execDoc struct {
 	ExpireAt *time.Time `firestore:"expire_at,omitempty"`
 }
 
-// Retention is how long ended executions and their projections are kept
-// (the expire_at TTL field; Terraform declares the TTL policies).
-var Retention = 30 * 24 * time.Hour
+// DefaultRetention is the retention of a Firestore driver whose Retention
+// is zero (30 days, the default of NOETL_RETENTION_DAYS).
+const DefaultRetention = 30 * 24 * time.Hour
+
+// retention is how long the driver keeps ended executions' documents.
+func (f *Firestore) retention() time.Duration {
+	if f.Retention <= 0 {
+		return DefaultRetention
+	}
+	return f.Retention
+}
 
 // DefaultDLQRetention is the DLQ retention of a Firestore driver whose
 // DLQRetention is zero (30 days).
@@ -90,7 +105,7 @@ func (f *Firestore) dlqExpiry() time.Time {
 	return time.Now().UTC().Add(r)
 }
 
-func toDoc(sealer Sealer, rec *Execution) (execDoc, error) {
+func toDoc(sealer Sealer, retention time.Duration, rec *Execution) (execDoc, error) {
 	st := *rec.State
 	wl, err := sealWorkload(sealer, st.Workload) // seal.go
 	if err != nil {
@@ -106,7 +121,7 @@ func toDoc(sealer Sealer, rec *Execution) (execDoc, error) {
 	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID, Creator: rec.State.Creator,
 		Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}
 	if rec.State.Terminal() {
-		exp := now.Add(Retention)
+		exp := now.Add(retention)
 		d.ExpireAt = &exp
 	}
 	return d, nil
@@ -166,7 +181,7 @@ func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
 	if err := checkNew(rec); err != nil {
 		return err
 	}
-	d, err := toDoc(f.Sealer, rec)
+	d, err := toDoc(f.Sealer, f.retention(), rec)
 	if err != nil {
 		return err
 	}
@@ -313,7 +328,7 @@ func (f *Firestore) outputWrites(executionID, outboxID string, out *engine.Outpu
 		if err != nil {
 			return nil, fmt.Errorf("store: encode outbox: %w", err)
 		}
-		exp := time.Now().UTC().Add(Retention)
+		exp := time.Now().UTC().Add(f.retention())
 		ws = append(ws, docWrite{f.outbox(executionID, outboxID), blobDoc{Data: string(b), ExpireAt: &exp}})
 	}
 	for _, plan := range out.Loops {
@@ -321,7 +336,7 @@ func (f *Firestore) outputWrites(executionID, outboxID string, out *engine.Outpu
 		if err != nil {
 			return nil, fmt.Errorf("store: encode loop plan: %w", err)
 		}
-		exp := time.Now().UTC().Add(Retention)
+		exp := time.Now().UTC().Add(f.retention())
 		ws = append(ws, docWrite{f.loop(executionID, plan.Key()), blobDoc{Data: string(b), ExpireAt: &exp}})
 	}
 	return ws, nil
@@ -341,7 +356,7 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams
 		// the document changed, and then the transaction decides.
 		return Checkpoint{State: p.Base.State}, true, nil
 	}
-	d, err := toDoc(f.Sealer, p.Base)
+	d, err := toDoc(f.Sealer, f.retention(), p.Base)
 	if err != nil {
 		return Checkpoint{}, true, err
 	}
@@ -443,9 +458,9 @@ type iterDoc struct {
 	ExpireAt time.Time `firestore:"expire_at"`
 }
 
-// withTTL returns d with its TTL field set Retention from now.
-func (d iterDoc) withTTL() iterDoc {
-	d.ExpireAt = time.Now().UTC().Add(Retention)
+// withTTL returns d with its TTL field set retention from now.
+func (d iterDoc) withTTL(retention time.Duration) iterDoc {
+	d.ExpireAt = time.Now().UTC().Add(retention)
 	return d
 }
 
@@ -467,7 +482,7 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
 	m := meterOf(ctx, p.ExecutionID)
 	m.Write(1)
-	running := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)}.withTTL()
+	running := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)}.withTTL(f.retention())
 	_, err := ref.Create(ctx, running)
 	if err == nil {
 		return nil, nil
@@ -522,7 +537,7 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 	if err != nil {
 		return false, fmt.Errorf("store: encode iteration: %w", err)
 	}
-	doc := iterDoc{Index: p.Record.Index, Status: string(p.Record.Status), Data: string(b)}.withTTL()
+	doc := iterDoc{Index: p.Record.Index, Status: string(p.Record.Status), Data: string(b)}.withTTL(f.retention())
 	m := meterOf(ctx, p.ExecutionID)
 	if p.Holder == "" {
 		m.Write(1)
@@ -577,7 +592,7 @@ func (f *Firestore) IterationPark(ctx context.Context, p IterationParkParams) (*
 	e.normalize()
 	e.Status = DLQPending
 	park := ParkHolder(e.MessageID)
-	parked := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: park}.withTTL()
+	parked := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: park}.withTTL(f.retention())
 	file := func(b *firestore.WriteBatch) { f.dlqFile(b, e) }
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
 	var done *engine.IterationRecord
@@ -677,7 +692,7 @@ func (f *Firestore) IterationRelease(ctx context.Context, executionID, loopKey s
 		if d.Status != string(types.StatusRunning) || d.Holder != holder {
 			return casWrite{}, nil
 		}
-		return casWrite{update: iterUpdate(iterDoc{Index: index, Status: string(types.StatusRunning)}.withTTL())}, nil
+		return casWrite{update: iterUpdate(iterDoc{Index: index, Status: string(types.StatusRunning)}.withTTL(f.retention()))}, nil
 	})
 }
 
@@ -742,7 +757,7 @@ func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey stri
 // LaneDone implements Store.
 func (f *Firestore) LaneDone(ctx context.Context, executionID, loopKey string, lane int) error {
 	meterOf(ctx, executionID).Write(1)
-	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane, "expire_at": time.Now().UTC().Add(Retention)})
+	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane, "expire_at": time.Now().UTC().Add(f.retention())})
 	if err != nil && !isCode(err, codes.AlreadyExists) {
 		return errs.Wrap(errs.CodeOf(err), err, "store: lane done")
 	}
@@ -772,7 +787,7 @@ func (f *Firestore) LoopDoneCreate(ctx context.Context, executionID, loopKey, ow
 	m.Write(1)
 	ref := f.exec(executionID).Collection("loop_done").Doc(loopKey)
 	now := time.Now().UTC()
-	_, err := ref.Create(ctx, loopDoneDoc{Owner: owner, At: now, ExpireAt: now.Add(Retention)})
+	_, err := ref.Create(ctx, loopDoneDoc{Owner: owner, At: now, ExpireAt: now.Add(f.retention())})
 	if err == nil {
 		return owner, nil
 	}
@@ -881,7 +896,7 @@ type batchDoc struct {
 	ExpireAt time.Time          `firestore:"expire_at"`
 }
 
-func encodeBatch(b types.Batch) (batchDoc, error) {
+func encodeBatch(b types.Batch, retention time.Duration) (batchDoc, error) {
 	data, err := json.Marshal(b.Events)
 	if err != nil {
 		return batchDoc{}, fmt.Errorf("store: encode batch: %w", err)
@@ -891,7 +906,7 @@ func encodeBatch(b types.Batch) (batchDoc, error) {
 		clock = b.Events[0].Clock
 	}
 	now := time.Now().UTC()
-	return batchDoc{Clock: clock, Source: b.Source, Data: string(data), Ops: b.Ops, Created: now, ExpireAt: now.Add(Retention)}, nil
+	return batchDoc{Clock: clock, Source: b.Source, Data: string(data), Ops: b.Ops, Created: now, ExpireAt: now.Add(retention)}, nil
 }
 
 func decodeBatch(id string, d batchDoc) ([]types.Projected, error) {
@@ -908,7 +923,7 @@ func decodeBatch(id string, d batchDoc) ([]types.Projected, error) {
 
 // BatchPut implements Store (a Create: the first copy wins).
 func (f *Firestore) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
-	d, err := encodeBatch(b)
+	d, err := encodeBatch(b, f.retention())
 	if err != nil {
 		return false, err
 	}
@@ -1138,7 +1153,7 @@ func (f *Firestore) AttemptPut(ctx context.Context, executionID, unit, key strin
 		return fmt.Errorf("store: encode attempt: %w", err)
 	}
 	meterOf(ctx, executionID).Write(1)
-	_, err = f.attempt(executionID, unit, key).Create(ctx, attemptDoc{Data: string(b), ExpireAt: time.Now().UTC().Add(Retention)})
+	_, err = f.attempt(executionID, unit, key).Create(ctx, attemptDoc{Data: string(b), ExpireAt: time.Now().UTC().Add(f.retention())})
 	if err != nil && !isCode(err, codes.AlreadyExists) {
 		return errs.Wrap(errs.CodeOf(err), err, "store: put attempt")
 	}

@@ -135,6 +135,13 @@ func TestFirestoreExpireAt(t *testing.T) {
 		}
 	}
 	for _, optimistic := range []bool{false, true} {
+		// The driver's Retention (NOETL_RETENTION_DAYS) sets expire_at;
+		// zero is DefaultRetention.
+		retention := store.DefaultRetention
+		f.Retention = 0
+		if optimistic {
+			retention, f.Retention = 3*24*time.Hour, 3*24*time.Hour
+		}
 		id := "ttl-" + strings.ToLower(rand.Text()[:12])
 		st := &engine.State{ExecutionID: id, Status: engine.ExecRunning, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 		if err := f.ExecutionCreate(ctx, &store.Execution{State: st}); err != nil {
@@ -154,12 +161,12 @@ func TestFirestoreExpireAt(t *testing.T) {
 		if cp, err := f.ExecutionCheckpoint(ctx, p); err != nil || !cp.Applied {
 			t.Fatalf("checkpoint (optimistic %v): %+v, %v", optimistic, cp, err)
 		}
-		near("executions/"+id, store.Retention)
-		near("executions/"+id+"/outbox/end", store.Retention)
+		near("executions/"+id, retention)
+		near("executions/"+id+"/outbox/end", retention)
 		if _, err := f.BatchPut(ctx, types.Batch{ID: "b1", ExecutionID: id, Events: []types.Event{{EventID: "e1"}}}); err != nil {
 			t.Fatal(err)
 		}
-		near("executions/"+id+"/batches/b1", store.Retention)
+		near("executions/"+id+"/batches/b1", retention)
 		if err := f.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u.1", Holder: "A", TTL: time.Minute, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}

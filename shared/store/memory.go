@@ -580,7 +580,7 @@ func (m *Memory) LeaseRelease(ctx context.Context, executionID, unit, holder str
 
 // BatchPut implements Store.
 func (m *Memory) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
-	d, err := encodeBatch(b)
+	d, err := encodeBatch(b, DefaultRetention)
 	if err != nil {
 		return false, err
 	}

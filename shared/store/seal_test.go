@@ -28,7 +28,7 @@ func TestWorkloadSealedAtRest(t *testing.T) {
 	st := &engine.State{ExecutionID: "e", Status: engine.ExecRunning, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
 		Workload: map[string]any{"api_token": "T0ken-Secret", "db": map[string]any{"host": "h", "password": "Pw-Secret"},
 			"list": []any{map[string]any{"secret": []any{"a1-Secret"}}}, "plain": "visible"}}
-	d, err := toDoc(rot{}, &Execution{State: st})
+	d, err := toDoc(rot{}, DefaultRetention, &Execution{State: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ const (
 	// ExitOK: the command did what it was asked.
 	ExitOK = 0
 	// ExitFailed: the execution failed or was canceled (run), or run gave
-	// up waiting (--timeout).
+	// up waiting (--timeout), or rebuild left gaps in the log (listed).
 	ExitFailed = 1
 	// ExitInvalid: invalid input: a usage error, an invalid playbook,
 	// flag or argument, or a request the api refused (400, 409, 422).
@@ -34,7 +34,8 @@ const (
 // exitHelp is the exit-code table shown by `noetl --help`.
 const exitHelp = `Exit codes:
   0  ok
-  1  the execution failed or was canceled (run), or run gave up waiting (--timeout)
+  1  the execution failed or was canceled (run), or run gave up waiting (--timeout);
+     rebuild: the rebuilt log has gaps (listed)
   2  invalid input: usage, an invalid playbook, flag or argument, or a request the
      api refused (400, 409 e.g. cancel of an ended execution, 422)
   3  not found: unknown execution, DLQ entry, playbook or credential (404);
@@ -199,7 +200,7 @@ scripts. validate, lint and run keep their own formats.
 	}
 	root.AddCommand(a.validateCmd(), a.lintCmd(), a.runCmd(),
 		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.costCmd(), a.traceCmd(),
-		a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
+		a.rebuildCmd(), a.gcCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
 	return root
 }
 

@@ -56,18 +56,18 @@ func (a *app) showList(path, what string, body any, header []string, fill func(*
 	})
 }
 
-// post POSTs body to path and prints the 2xx answer: --output json prints
-// it as received, else it is decoded into v (best effort) for text.
+// post POSTs body to path, decodes the 2xx answer into v (best effort)
+// and prints it: --output json as received, else through text.
 func (a *app) post(path string, body any, what string, v any, text func()) error {
 	b, err := a.call(http.MethodPost, path, body, what)
 	if err != nil {
 		return err
 	}
+	_ = json.Unmarshal(b, v)
 	if a.jsonOut() {
 		printJSON(a.stdout, b)
 		return nil
 	}
-	_ = json.Unmarshal(b, v)
 	text()
 	return nil
 }

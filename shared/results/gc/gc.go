@@ -13,6 +13,9 @@
 //   - otherwise keep, except objects written with output.store.ttl whose
 //     expiry (results.MetaExpires) has passed.
 //
+// The bodies of an execution's large units (BodiesPrefix<execution>/,
+// shared/tasks BodyKey, in the home cell) follow the same verdicts.
+//
 // The bucket's lifecycle rule stays as a backstop set longer than the
 // retention (terraform/storage.tf), for objects a sweep never saw.
 package gc
@@ -22,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/results"
@@ -61,6 +65,21 @@ const (
 	dlqScanSize = 100000
 )
 
+// BodiesPrefix is the prefix of the offloaded bodies of units over Cloud
+// Tasks' size limit: bodies/<execution id>/<task name>.json (shared/tasks
+// BodyKey; TestBodiesPrefixIsBodyKeys).
+const BodiesPrefix = "bodies/"
+
+// bodyExecution returns the execution of a body key.
+func bodyExecution(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, BodiesPrefix)
+	if !ok {
+		return "", false
+	}
+	id, _, ok := strings.Cut(rest, "/")
+	return id, ok && id != "" && id != "." && id != ".."
+}
+
 // Report is what a sweep did (or, dry, would do).
 type Report struct {
 	DryRun bool `json:"dry_run"`
@@ -98,12 +117,26 @@ func (c *Collector) Run(ctx context.Context, dryRun bool) (Report, error) {
 	}
 	now := c.now()
 	verdicts := map[string]string{}
+	home := c.Results.HomeCell()
+	type pass struct {
+		cell, prefix string
+		b            results.Backend
+		execution    func(string) (string, bool)
+	}
+	var passes []pass
 	for cell, b := range c.Results.Backends() {
+		passes = append(passes, pass{cell, c.Results.RootPrefix(), b, results.KeyExecution})
+		if cell == home {
+			passes = append(passes, pass{cell, BodiesPrefix, b, bodyExecution})
+		}
+	}
+	for _, p := range passes {
+		cell, b := p.cell, p.b
 		var doomed []results.ObjectInfo
-		err := b.List(ctx, c.Results.RootPrefix(), func(o results.ObjectInfo) error {
+		err := b.List(ctx, p.prefix, func(o results.ObjectInfo) error {
 			rep.Objects++
 			rep.Bytes += o.Size
-			id, ok := results.KeyExecution(o.Key)
+			id, ok := p.execution(o.Key)
 			if !ok {
 				return nil // not a result object: left to the lifecycle rule
 			}
@@ -232,5 +265,9 @@ func (c *Collector) DeleteExecution(ctx context.Context, id string, force bool) 
 		return v, 0, nil
 	}
 	n, err := c.Results.DeleteExecution(ctx, "", "", id)
-	return v, n, err
+	if err != nil {
+		return v, n, err
+	}
+	m, err := c.Results.DeletePrefix(ctx, c.Results.HomeCell(), BodiesPrefix+id+"/")
+	return v, n + m, err
 }
