@@ -37,6 +37,7 @@ import (
 
 	"cloud.google.com/go/storage"
 
+	"github.com/noetl/gcpengine/emulators/resultsflow"
 	"github.com/noetl/gcpengine/shared/results"
 )
 
@@ -113,12 +114,12 @@ func main() {
 			fail(fmt.Errorf("the flow needs -pg-dsn (or NOETL_PG_DSN)"))
 		}
 		runtime.GC()
-		n := int64(*tableMiB) << 20 / flowRowBytes
-		cb := &countingBackend{Backend: be}
+		n := int64(*tableMiB) << 20 / resultsflow.RowBytes
+		cb := &resultsflow.CountingBackend{Backend: be}
 		frs := &results.Store{Backend: cb, Cache: results.NewCache(64 << 20)}
 		logf("flow: a table of %d rows (~%d MiB) produced, ignored twice, streamed into PostgreSQL", n, *tableMiB)
 		t0 := time.Now()
-		f, err := runFlow(ctx, cb, frs, n, *dsn, *table, logf)
+		f, err := resultsflow.Run(ctx, cb, frs, n, *dsn, *table, logf)
 		if f != nil {
 			out["flow"] = f
 			out["peak_rss_mib_over_idle"] = round(f.PeakMiB-f.IdleMiB, 1)
