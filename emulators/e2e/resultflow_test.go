@@ -12,8 +12,8 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 )
 
-// Issue 16 ("done when", at 20 MiB; scripts/bench results runs it at
-// 1 GiB): a table produced by DuckDB is streamed into the stack's GCS
+// The result tier end to end (README "Stored results and the runner"; at
+// 20 MiB, scripts/bench results runs it at 1 GiB): a table produced by DuckDB is streamed into the stack's GCS
 // emulator, two steps after it fetch nothing of it (zero opens or reads
 // of its object between producer and consumer), and transfer streams it
 // from the tier into the stack's PostgreSQL, every row. The worker runs in

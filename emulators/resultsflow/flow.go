@@ -1,15 +1,15 @@
-// Package resultsflow runs the result tier's end-to-end flow (issue 16's
-// "done when"): a playbook whose first step produces a table with DuckDB
-// (streamed into the tier), whose next steps ignore it, and whose last
-// step streams it into PostgreSQL with transfer (source type result). It
-// runs the playbook through the engine's worker in the calling process
-// (the execution's state and queue in memory, shared/control/controltest)
-// with every kind local, as execute would run them if it held the
-// runner's kinds: the runner holds no access to the result tier yet, so
-// on the stack the duckdb sink and transfer's result source are
-// available only in this control-plane path. scripts/bench results
-// measures it at 1 GiB; the e2e test TestResultFlowIntoPostgres runs it at
-// 20 MiB against the stack's GCS emulator and PostgreSQL.
+// Package resultsflow runs the result tier's end-to-end flow (README
+// "Stored results and the runner"): a playbook in which one step produces
+// a table with DuckDB (streamed into the tier), the next steps ignore it,
+// and a last step streams it into PostgreSQL with transfer (source type
+// result). It runs the playbook through the engine's worker in the
+// calling process (the execution's state and queue in memory,
+// shared/control/controltest) with every kind local, as execute would run
+// them if it held the runner's kinds: the runner holds no access to the
+// result tier yet, so on the stack the duckdb sink and transfer's result
+// source are available only in this in-process path. scripts/bench
+// results measures it at 1 GiB; the e2e test TestResultFlowIntoPostgres
+// runs it at 20 MiB against the stack's GCS emulator and PostgreSQL.
 package resultsflow
 
 import (

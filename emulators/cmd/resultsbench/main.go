@@ -8,20 +8,25 @@
 //     reads, batch by batch, digest check), as throughput relative to
 //     arrow-go's own IPC file writer and reader on the same batches in
 //     memory, in the same run (medians of -runs interleaved rounds).
-//     The tier's bucket is the stack's GCS emulator with -backend gcs
-//     (STORAGE_EMULATOR_HOST, NOETL_RESULTS_BUCKET), else in memory.
+//     The tier's bucket is in memory (results.NewMemory: the figures of
+//     the tier's own code); with -backends memory,gcs the same figures
+//     against the stack's GCS emulator (STORAGE_EMULATOR_HOST,
+//     NOETL_RESULTS_BUCKET) follow as gcs_write_ratio_vs_ipc and
+//     gcs_read_ratio_vs_ipc (HTTP to fake-gcs-server included).
 //   - peak_rss_mib_over_idle: a playbook whose first step produces a
 //     table of about -table-mib MiB (duckdb range(), streamed into the
 //     tier), whose next two steps ignore it and whose last step streams
 //     it into PostgreSQL (-pg-dsn) with transfer (source type result),
 //     run through the engine's worker in this process (the execution's
-//     state and queue in memory); the process's peak RSS (VmHWM, reset
-//     before each step) above its RSS before the playbook started. The
+//     state and queue in memory; the table in the GCS emulator when gcs
+//     is among -backends, else in memory); the process's peak RSS
+//     (VmHWM, reset before each step) above its RSS before the playbook
+//     started (after the ratio figures' memory was returned to the OS). The
 //     object's reads between the producer and the consumer are counted
 //     (reads_between_producer_and_consumer, want 0). -table-mib 0 skips
 //     this part.
 //
-// Usage: resultsbench [-rows N] [-runs R] [-backend memory|gcs] [-table-mib M] [-pg-dsn DSN]
+// Usage: resultsbench [-rows N] [-runs R] [-backends memory[,gcs]] [-table-mib M] [-pg-dsn DSN]
 package main
 
 import (
@@ -32,7 +37,9 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -50,15 +57,15 @@ func main() {
 	rows := flag.Int("rows", 1_000_000, "rows of the ratio table")
 	runs := flag.Int("runs", 3, "interleaved rounds of the ratio figures (medians)")
 	per := flag.Int("producer-batch", 8192, "rows per batch the producer hands the tier (the duckdb kind's)")
-	backend := flag.String("backend", "memory", "the tier's bucket: memory, or gcs (the stack's emulator: STORAGE_EMULATOR_HOST, NOETL_RESULTS_BUCKET)")
+	backends := flag.String("backends", "memory", "the tier's buckets for the ratio figures: memory, gcs (the stack's emulator: STORAGE_EMULATOR_HOST, NOETL_RESULTS_BUCKET), or both (memory,gcs)")
 	tableMiB := flag.Int("table-mib", 1024, "size of the flow's table in MiB (0: skip the flow)")
 	dsn := flag.String("pg-dsn", os.Getenv("NOETL_PG_DSN"), "PostgreSQL DSN of the flow's target (default $NOETL_PG_DSN)")
-	table := flag.String("pg-table", "bench_results", "the flow's target table (replaced)")
+	table := flag.String("pg-table", "bench_results", "the flow's target table (dropped and created)")
+	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the ratio figures to this file")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: resultsbench [-rows N] [-runs R] [-backend memory|gcs] [-table-mib M] [-pg-dsn DSN]")
+		fmt.Fprintln(os.Stderr, "usage: resultsbench [-rows N] [-runs R] [-backends memory[,gcs]] [-table-mib M] [-pg-dsn DSN]")
 		flag.PrintDefaults()
 	}
-	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the ratio figures to this file")
 	flag.Parse()
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "resultsbench: "+f+"\n", a...) }
 	fail := func(err error) {
@@ -66,58 +73,71 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := context.Background()
-	var be results.Backend
-	where := "in-memory bucket (results.NewMemory)"
-	switch *backend {
-	case "memory":
-		be = results.NewMemory()
-	case "gcs":
-		host := os.Getenv("STORAGE_EMULATOR_HOST")
-		bucket := os.Getenv("NOETL_RESULTS_BUCKET")
-		if host == "" || bucket == "" {
-			fail(fmt.Errorf("-backend gcs needs STORAGE_EMULATOR_HOST and NOETL_RESULTS_BUCKET (source .stack/env)"))
+	out := map[string]any{"bench": "results", "gomaxprocs": runtime.GOMAXPROCS(0), "cpus": runtime.NumCPU()}
+	var flowBackend results.Backend
+	flowWhere := "in-memory bucket (results.NewMemory)"
+	for i, name := range strings.Split(*backends, ",") {
+		var be results.Backend
+		where := "in-memory bucket (results.NewMemory)"
+		switch strings.TrimSpace(name) {
+		case "memory":
+			be = results.NewMemory()
+		case "gcs":
+			host := os.Getenv("STORAGE_EMULATOR_HOST")
+			bucket := os.Getenv("NOETL_RESULTS_BUCKET")
+			if host == "" || bucket == "" {
+				fail(fmt.Errorf("backend gcs needs STORAGE_EMULATOR_HOST and NOETL_RESULTS_BUCKET (source .stack/env)"))
+			}
+			cl, err := storage.NewClient(ctx)
+			if err != nil {
+				fail(err)
+			}
+			defer cl.Close()
+			be = results.NewGCS(cl, bucket)
+			where = "GCS emulator (fake-gcs-server) at " + host + ", bucket " + bucket
+			flowBackend, flowWhere = be, where
+		default:
+			fail(fmt.Errorf("unknown backend %q (memory or gcs)", name))
 		}
-		cl, err := storage.NewClient(ctx)
+		prefix := ""
+		if i > 0 {
+			prefix = strings.TrimSpace(name) + "_"
+		}
+		out[prefix+"backend"] = where
+		logf("ratio: %d rows × 5 columns, %d rounds, tier on %s", *rows, *runs, where)
+		if *cpuprof != "" && i == 0 {
+			f, err := os.Create(*cpuprof)
+			if err != nil {
+				fail(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fail(err)
+			}
+		}
+		r, err := measureRatios(ctx, &results.Store{Backend: be}, *rows, *per, *runs)
+		if *cpuprof != "" && i == 0 {
+			pprof.StopCPUProfile()
+		}
 		if err != nil {
 			fail(err)
 		}
-		defer cl.Close()
-		be = results.NewGCS(cl, bucket)
-		where = "GCS emulator (fake-gcs-server) at " + host + ", bucket " + bucket
-	default:
-		fail(fmt.Errorf("unknown -backend %q (memory or gcs)", *backend))
-	}
-	out := map[string]any{"bench": "results", "backend": where, "gomaxprocs": runtime.GOMAXPROCS(0), "cpus": runtime.NumCPU()}
-	rs := &results.Store{Backend: be}
-	logf("ratio: %d rows × 5 columns, %d rounds, tier on %s", *rows, *runs, where)
-	if *cpuprof != "" {
-		f, err := os.Create(*cpuprof)
-		if err != nil {
-			fail(err)
+		for k, v := range r {
+			out[prefix+k] = v
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fail(err)
-		}
-	}
-	r, err := measureRatios(ctx, rs, *rows, *per, *runs)
-	if *cpuprof != "" {
-		pprof.StopCPUProfile()
-	}
-	if err != nil {
-		fail(err)
-	}
-	for k, v := range r {
-		out[k] = v
 	}
 	if *tableMiB > 0 {
 		if *dsn == "" {
 			fail(fmt.Errorf("the flow needs -pg-dsn (or NOETL_PG_DSN)"))
 		}
-		runtime.GC()
+		if flowBackend == nil {
+			flowBackend = results.NewMemory() // the table's bytes then count in this process's RSS
+		}
+		debug.FreeOSMemory() // the ratio figures' memory goes back before the idle RSS is read
 		n := int64(*tableMiB) << 20 / resultsflow.RowBytes
-		cb := &resultsflow.CountingBackend{Backend: be}
+		cb := &resultsflow.CountingBackend{Backend: flowBackend}
 		frs := &results.Store{Backend: cb, Cache: results.NewCache(64 << 20)}
-		logf("flow: a table of %d rows (~%d MiB) produced, ignored twice, streamed into PostgreSQL", n, *tableMiB)
+		out["flow_backend"] = flowWhere
+		logf("flow: a table of %d rows (~%d MiB) produced, ignored twice, streamed into PostgreSQL; tier on %s", n, *tableMiB, flowWhere)
 		t0 := time.Now()
 		f, err := resultsflow.Run(ctx, cb, frs, n, *dsn, *table, logf)
 		if f != nil {
