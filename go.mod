@@ -145,3 +145,5 @@ replace github.com/nikolalohinski/gonja/v2 => ./third_party/gonja
 replace github.com/cloudevents/sdk-go/v2 => ./third_party/cloudevents-sdk-go
 
 replace github.com/GoogleCloudPlatform/functions-framework-go => ./third_party/functions-framework-go
+
+replace github.com/duckdb/duckdb-go/v2 => ./third_party/duckdb-go

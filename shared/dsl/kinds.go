@@ -217,7 +217,7 @@ var (
 		"object_delete", "object_list", "object_info", "publish", "js_publish", "js_consume", "js_get_msg", "js_stream_info"}
 	subscriptionSources    = []string{"pubsub", "nats"}
 	subscriptionOperations = []string{"poll", "ack", "nack", "nak", "term"}
-	transferSources        = []string{"http", "postgres", "duckdb"}
+	transferSources        = []string{"http", "postgres", "duckdb", "result"}
 	transferTargets        = []string{"postgres", "duckdb"}
 	transferModes          = []string{"append", "replace", "upsert"}
 	gcsActions             = []string{"upload", "download"}

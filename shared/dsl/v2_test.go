@@ -644,6 +644,7 @@ func TestKindsAndKeys(t *testing.T) {
       - {name: py, kind: python, script: {uri: /tmp/a.py, source: {type: file}}}
       - {name: pg, kind: postgres, auth: pg, script: {uri: "gs://b/q.sql", source: {type: gcs}}}
       - {name: pb, kind: playbook, path: a/b, return_step: end, task: x, input: {u: 1}}
+      - {name: tres, kind: transfer, source: {type: result, ref: "{{ start._ref }}"}, target: {type: postgres, auth: pg, table: t}, mode: replace}
 `)
 	ts := p.Step("start").Tasks
 	if h := ts[9]; h.Config["url"] != "http://x" || h.Config["endpoint"] != nil {

@@ -450,6 +450,11 @@ func (w *memWriter) Write(p []byte) (int, error) {
 	if err := w.ctx.Err(); err != nil {
 		return 0, fmt.Errorf("results: memory write %s: %w", w.key, err)
 	}
+	if len(w.buf)+len(p) > cap(w.buf) { // grow by doubling: append's 1.25× growth of large slices copies a large object many times over
+		nb := make([]byte, len(w.buf), max(2*cap(w.buf), len(w.buf)+len(p), 4096))
+		copy(nb, w.buf)
+		w.buf = nb
+	}
 	w.buf = append(w.buf, p...)
 	return len(p), nil
 }

@@ -123,7 +123,7 @@ func (k *Sink) spill() error {
 			md[MetaRowsAt] = k.meta.RowsAt
 		}
 	}
-	tw, err := NewTableWriter(out, k.schema, WriteOptions{Compression: k.opts.Compression, Metadata: md, BatchRows: k.opts.BatchRows})
+	tw, err := NewTableWriter(out, k.schema, WriteOptions{Compression: k.opts.Compression, Metadata: md, BatchRows: k.batchRows()})
 	if err != nil {
 		out.abort()
 		return err
@@ -137,6 +137,23 @@ func (k *Sink) spill() error {
 	}
 	k.buf, k.bytes = nil, 0
 	return nil
+}
+
+// batchRows is the rows per record batch of the file: the options' when
+// set, else the producer's first batch's row count when it is a batch
+// size the file may have (256 to 65536 rows, at most 4 × TargetBatchBytes)
+// — a producer that hands batches of one size (the duckdb kind's 8192)
+// then has them written as they come, without re-cutting (copying) them —,
+// else 0 (about TargetBatchBytes per batch).
+func (k *Sink) batchRows() int {
+	if k.opts.BatchRows > 0 || len(k.buf) == 0 {
+		return k.opts.BatchRows
+	}
+	first := k.buf[0]
+	if n := int(first.NumRows()); n == clampBatchRows(n) && recBytes(first) <= 4*TargetBatchBytes {
+		return n
+	}
+	return 0
 }
 
 // End finishes the table and returns the task's result: the value itself

@@ -259,6 +259,7 @@ func (s *Store) OffloadForced(ctx context.Context, c types.ResultCoords, v any) 
 type objectOut struct {
 	w      ObjectWriter
 	h      hash.Hash
+	hw     *hashWriter // hashes and writes to w beside the encoder (pipe.go)
 	n      int64
 	uri    string
 	key    string
@@ -285,6 +286,7 @@ func (s *Store) create(ctx context.Context, c types.ResultCoords, format, conten
 		attrs.Metadata = map[string]string{MetaExpires: o.expire.Format(time.RFC3339)}
 	}
 	o.w = b.NewWriter(ctx, key, attrs)
+	o.hw = newHashWriter(o.w, o.h)
 	return o, nil
 }
 
@@ -292,8 +294,7 @@ func (o *objectOut) Write(p []byte) (int, error) {
 	if o.err != nil {
 		return 0, o.err
 	}
-	o.h.Write(p)
-	n, err := o.w.Write(p)
+	n, err := o.hw.Write(p)
 	o.n += int64(n)
 	if err != nil {
 		o.err = err
@@ -301,10 +302,25 @@ func (o *objectOut) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (o *objectOut) abort() { o.w.Abort() }
+// errAborted stops an aborted object's writer goroutine from writing.
+var errAborted = errors.New("results: object aborted")
+
+func (o *objectOut) abort() {
+	o.hw.mu.Lock()
+	if o.hw.err == nil {
+		o.hw.err = errAborted
+	}
+	o.hw.mu.Unlock()
+	_ = o.hw.Flush()
+	o.w.Abort()
+}
 
 // finish closes the object and returns its "$ref" map.
 func (o *objectOut) finish(ctx context.Context, rows int64) (map[string]any, error) {
+	if err := o.hw.Flush(); err != nil {
+		o.w.Abort()
+		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err)
+	}
 	if err := o.w.Close(); err != nil {
 		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err)
 	}

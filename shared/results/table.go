@@ -38,6 +38,7 @@ type TableReader struct {
 	meta    fileMeta
 	sr      *streamReader
 	body    io.ReadCloser
+	hr      *hashReader // reads body ahead, hashing it into h (pipe.go)
 	h       hash.Hash
 	tail    []byte // the object from its footer to its end (hashed last)
 	rows    int64
@@ -93,12 +94,13 @@ func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 		return nil, lostOr(ref, err)
 	}
 	h := sha256.New()
-	sr, err := newStreamReader(io.TeeReader(body, h))
+	hr := newHashReader(body, h)
+	sr, err := newStreamReader(hr)
 	if err != nil {
-		body.Close()
+		hr.Close(body)
 		return nil, fmt.Errorf("%w: %s: %w", ErrLost, ref.Name(), err)
 	}
-	return &TableReader{ref: ref, schema: sr.rd.Schema(), meta: sr.meta, sr: sr, body: body, h: h, tail: tail}, nil
+	return &TableReader{ref: ref, schema: sr.rd.Schema(), meta: sr.meta, sr: sr, body: body, hr: hr, h: h, tail: tail}, nil
 }
 
 func (s *Store) openJSONTable(ctx context.Context, ref Ref) (*TableReader, error) {
@@ -182,9 +184,10 @@ func (r *TableReader) Next() (arrow.RecordBatch, error) {
 
 // finish reads the rest of the object's body and checks its digest.
 func (r *TableReader) finish() error {
-	if _, err := io.Copy(io.Discard, io.TeeReader(r.body, r.h)); err != nil {
+	if _, err := io.Copy(io.Discard, r.hr); err != nil {
 		return lostOr(r.ref, err)
 	}
+	r.hr.Close(r.body) // the goroutine has ended: h holds every byte of the body
 	r.h.Write(r.tail)
 	return checkDigest(r.ref, r.h)
 }
@@ -243,7 +246,7 @@ func (r *TableReader) NextRows() ([][]any, error) {
 func (r *TableReader) Close() {
 	if r.sr != nil {
 		r.sr.close()
-		r.body.Close()
+		r.hr.Close(r.body)
 		r.sr = nil
 	}
 	r.json = nil

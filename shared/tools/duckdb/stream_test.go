@@ -5,6 +5,7 @@ package duckdb
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/results"
@@ -71,4 +72,27 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// A query's rows are produced as they are read (the driver's streaming
+// result, third_party/duckdb-go patch 1): an error the query meets after
+// its first rows fails the task (kind duckdb, not a truncated result),
+// and a query interrupted by the task's timeout mid-stream fails with
+// kind timeout.
+func TestStreamedQueryErrorsMidStream(t *testing.T) {
+	tl := New(Options{})
+	defer tl.Close()
+	rs := &results.Store{Backend: results.NewMemory(), InlineMax: 4096}
+	coords := types.ResultCoords{ExecutionID: "ex", Step: "q", Attempt: 1}
+	ctx := results.WithSinks(context.Background(), func() *results.Sink {
+		return rs.NewSink(context.Background(), coords, results.OffloadOptions{Limit: -1})
+	})
+	o := tl.Exec(ctx, nil, M{"query": `SELECT CASE WHEN i < 150000 THEN i ELSE error('boom at ' || i) END AS v FROM range(300000) t(i)`}, 0)
+	if o.Status == types.StatusOK || o.Error == nil || !strings.Contains(o.Error.Message, "boom at") {
+		t.Fatalf("a query failing after its first rows: %+v %v", o.Error, results.IsRef(o.Result))
+	}
+	o = tl.Exec(ctx, nil, M{"query": `SELECT sum(a.i * b.i) OVER (ORDER BY a.i) AS s FROM range(100000000) a(i), range(1000) b(i)`}, 1)
+	if o.Status == types.StatusOK || o.Error == nil || o.Error.Kind != "timeout" {
+		t.Fatalf("a long streamed query under a 1 s timeout: %+v", o.Error)
+	}
 }
