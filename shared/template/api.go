@@ -337,8 +337,23 @@ func errorLine(tmpl string, err error) (int, string, bool) {
 	}
 	n, convErr := strconv.Atoi(m[1])
 	lines := strings.Split(tmpl, "\n")
+	if convErr == nil && n == 0 {
+		// The lexer names no line for a character it cannot read: the
+		// line is the first whose markup holds that character.
+		if c := unexpectedChar.FindStringSubmatch(err.Error()); c != nil {
+			for i, l := range lines {
+				if open := strings.Index(l, "{{"); open >= 0 && strings.Contains(l[open:], c[1]) {
+					return i + 1, l, true
+				}
+			}
+		}
+	}
 	if convErr != nil || n < 1 || n > len(lines) {
 		return 0, "", false
 	}
 	return n, lines[n-1], true
 }
+
+// unexpectedChar finds the character of the template lexer's "unexpected
+// character" error.
+var unexpectedChar = regexp.MustCompile("unexpected character '(.)'")

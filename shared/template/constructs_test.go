@@ -85,3 +85,18 @@ func TestParseErrorNamesTheLine(t *testing.T) {
 		t.Fatalf("one-line template: %v", one)
 	}
 }
+
+// TestLexerErrorNamesTheLine: the template lexer names no line for a
+// character it cannot read (NoETL's deploy_gateway_kind fixture escapes
+// docker's markup with Go's backquotes, '{{`{{json .}}`}}', which Jinja2
+// refuses too): the message quotes the first line whose markup holds it.
+func TestLexerErrorNamesTheLine(t *testing.T) {
+	script := "echo \"{{ workload.a }}\"\nset -e\nINFO=$(docker system df --format '{{`{{json .}}`}}')\necho done"
+	err := Check(script)
+	if err == nil {
+		t.Fatal("backquotes in markup parsed")
+	}
+	if !strings.Contains(err.Error(), "template line 3 of 4 \"INFO=$(docker system df") {
+		t.Fatalf("message %q does not name line 3", err.Error())
+	}
+}
