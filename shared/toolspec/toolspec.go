@@ -223,7 +223,8 @@ type Problem struct {
 	Unknown bool
 	// Warning is true for an accepted but ignored key.
 	Warning bool
-	// Message says what is wrong.
+	// Message says what is wrong, as a whole sentence naming the kind
+	// and the key (empty when Unknown).
 	Message string
 }
 
@@ -232,7 +233,7 @@ func (p Problem) Error() string {
 	if p.Unknown {
 		return fmt.Sprintf("key %q is not read", p.Key)
 	}
-	return p.Key + ": " + p.Message
+	return p.Message
 }
 
 // IsTemplate reports whether v is a string holding a template (rendered at
@@ -285,12 +286,12 @@ func Check(kind string, config map[string]any) []Problem {
 			continue
 		}
 		if err := decodeValue(v, f.Type); err != nil {
-			probs = append(probs, Problem{Key: as, Message: fmt.Sprintf("must be %s, got %s", describeType(f.Type), describeValue(v))})
+			probs = append(probs, Problem{Key: as, Message: fmt.Sprintf("%s %s must be %s, got %s", kind, as, describeType(f.Type), describeValue(v))})
 			continue
 		}
 		if len(f.Enum) > 0 {
 			if s, isStr := v.(string); isStr && !oneOfFold(s, f.Enum) {
-				probs = append(probs, Problem{Key: as, Message: fmt.Sprintf("%q is not available here (one of %s)", s, strings.Join(f.Enum, ", "))})
+				probs = append(probs, Problem{Key: as, Message: fmt.Sprintf("%s %s %q is not available here (one of %s)", kind, as, s, strings.Join(f.Enum, ", "))})
 			}
 		}
 	}
@@ -299,8 +300,8 @@ func Check(kind string, config map[string]any) []Problem {
 
 // Missing returns, for each required group of kind's spec with no key
 // given in config (under any spelling; has reports other sources, e.g. a
-// task's script: block, as given), the group's keys and aliases in
-// declaration order.
+// task's script: block, as given), the group's canonical keys in
+// declaration order (any spelling of one of them satisfies the group).
 func Missing(kind string, config map[string]any, has func(key string) bool) [][]string {
 	var groups []string
 	alts := map[string][]string{}
@@ -312,8 +313,8 @@ func Missing(kind string, config map[string]any, has func(key string) bool) [][]
 		if _, seen := alts[f.Required]; !seen {
 			groups = append(groups, f.Required)
 		}
+		alts[f.Required] = append(alts[f.Required], f.Key)
 		for _, k := range append([]string{f.Key}, f.Aliases...) {
-			alts[f.Required] = append(alts[f.Required], k)
 			if present(config[k]) || has != nil && has(k) {
 				given[f.Required] = true
 			}

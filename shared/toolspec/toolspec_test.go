@@ -148,6 +148,9 @@ func TestCheck(t *testing.T) {
 	if got := Missing("postgres", map[string]any{"cmds": []any{"x"}}, nil); len(got) != 0 {
 		t.Fatalf("missing %v", got)
 	}
+	if got := Missing("postgres", map[string]any{"query": "select 1"}, nil); len(got) != 0 {
+		t.Fatalf("missing %v", got)
+	}
 }
 
 func contains(xs []string, x string) bool {
