@@ -17,6 +17,7 @@ type Postgres struct {
 	User       string `json:"user,omitempty" alias:"db_user" doc:"The role to connect as."`
 	Password   string `json:"password,omitempty" alias:"db_password" doc:"The role's password (prefer auth: a credential name)."`
 	Schema     string `json:"schema,omitempty" doc:"The search_path of the connection."`
+	SSLMode    string `json:"sslmode,omitempty" alias:"ssl_mode,db_sslmode" enum:"disable,allow,prefer,require,verify-ca,verify-full" doc:"The connection's sslmode (libpq)."`
 	AsObjects  any    `json:"as_objects,omitempty" ignored:"rows are always returned as objects {column: value} here (NoETL's as_objects: true)" doc:"NoETL: return rows as objects; rows are always objects here."`
 	Pool       any    `json:"pool,omitempty" ignored:"connection pools are sized by the engine (one cached pool per DSN), not per task" doc:"NoETL's per-task pool settings; the engine sizes its pools itself."`
 }

@@ -404,6 +404,21 @@ func Decode(config map[string]any, out Spec) error {
 // tools.Request.TimeoutS).
 const LoaderTimeoutKey = "timeout"
 
+// DecodePart is Decode for a block that embeds a kind's keys among keys
+// of its own (a transfer's source or target block holds a postgres
+// connection besides type, table, mode...): keys out's spec does not read
+// are left to the block's owner instead of being errors.
+func DecodePart(block map[string]any, out Spec) error {
+	names := canonical(FieldsOf(out))
+	part := make(map[string]any, len(block))
+	for k, v := range block {
+		if _, ok := names[k]; ok {
+			part[k] = v
+		}
+	}
+	return Decode(part, out)
+}
+
 // decodeValue reports whether v decodes into a value of type t.
 func decodeValue(v any, t reflect.Type) error {
 	p := reflect.New(t)
