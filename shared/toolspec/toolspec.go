@@ -38,6 +38,7 @@
 package toolspec
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -282,7 +283,7 @@ func Check(kind string, config map[string]any) []Problem {
 		if f.Ignored != "" {
 			probs = append(probs, Problem{Key: as, Warning: true, Message: f.Ignored})
 		}
-		if v == nil || IsTemplate(v) {
+		if v == nil || IsTemplate(v) || f.Type == optionalType {
 			continue
 		}
 		if err := decodeValue(v, f.Type); err != nil {
@@ -386,6 +387,10 @@ func Decode(config map[string]any, out Spec) error {
 	for _, key := range sortedKeys(canon) {
 		f := byKey[key]
 		v := canon[key]
+		if f.Type == optionalType {
+			elem.FieldByName(f.GoName).Set(reflect.ValueOf(Optional{Set: true, Value: v}))
+			continue
+		}
 		if v == nil {
 			continue
 		}
@@ -396,6 +401,21 @@ func Decode(config map[string]any, out Spec) error {
 	}
 	return nil
 }
+
+// Optional is a value whose presence matters even when it is null (a
+// secrets task's default: null is a default): Set reports the key was
+// given. Decode fills it; it marshals as its Value.
+type Optional struct {
+	// Set is true when the key was given (even as null).
+	Set bool
+	// Value is the value given.
+	Value any
+}
+
+// MarshalJSON writes the value (null when not set).
+func (o Optional) MarshalJSON() ([]byte, error) { return json.Marshal(o.Value) }
+
+var optionalType = reflect.TypeOf(Optional{})
 
 // LoaderTimeoutKey is the one key the loader may put in any task's
 // configuration: a mapping `timeout:` ({connect, read, total}) is kept
