@@ -99,7 +99,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	marker := filepath.Join(dir, "alive")
 	start := time.Now()
 	o := run(t, map[string]any{
-		"command": "(sleep 1.5; touch " + marker + ") & sleep 30",
+		"command":         "(sleep 1.5; touch " + marker + ") & sleep 30",
 		"timeout_seconds": 0.3,
 	}, 0)
 	if el := time.Since(start); el > 5*time.Second {
