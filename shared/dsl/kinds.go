@@ -236,7 +236,7 @@ func (v *validator) kindValues(t *Task, tp string) {
 		if s, ok := literal(t.Config["action"]); ok && s == "put" {
 			add("action", "artifact action put is not available: a task's result is stored by the engine (output.store); read it back with action: get")
 		}
-		if !present(t.Input["result_ref"]) && !present(t.Config["uri"]) {
+		if !present(t.Input["result_ref"]) && !present(t.Config["uri"]) && !present(t.Config["ref"]) && !present(t.Config["result_ref"]) {
 			v.add(tp+".input.result_ref", t.Line, "an artifact get needs input.result_ref (a stored result's reference, e.g. \"{{ start._ref }}\")")
 		}
 	case "duckdb":

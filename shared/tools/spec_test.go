@@ -16,19 +16,21 @@ import (
 // specTools maps each kind whose tool reads its configuration through its
 // typed spec (toolspec) to the tool's package.
 var specTools = map[string]string{
-	"noop":     "github.com/noetl/gcpengine/shared/tools/noop",
-	"postgres": "github.com/noetl/gcpengine/shared/tools/postgres",
-	"gcs":      "github.com/noetl/gcpengine/shared/tools/gcs",
-	"secrets":  "github.com/noetl/gcpengine/shared/tools/secrets",
-	"shell":    "github.com/noetl/gcpengine/shared/tools/shell",
-	"http":     "github.com/noetl/gcpengine/shared/tools/http",
-	"python":   "github.com/noetl/gcpengine/shared/tools/python",
+	"noop":         "github.com/noetl/gcpengine/shared/tools/noop",
+	"postgres":     "github.com/noetl/gcpengine/shared/tools/postgres",
+	"gcs":          "github.com/noetl/gcpengine/shared/tools/gcs",
+	"secrets":      "github.com/noetl/gcpengine/shared/tools/secrets",
+	"shell":        "github.com/noetl/gcpengine/shared/tools/shell",
+	"http":         "github.com/noetl/gcpengine/shared/tools/http",
+	"python":       "github.com/noetl/gcpengine/shared/tools/python",
+	"artifact":     "github.com/noetl/gcpengine/shared/tools/artifact",
+	"result_fetch": "github.com/noetl/gcpengine/shared/tools/artifact",
 }
 
 // mapTools are the kinds whose tool still reads its configuration map by
 // key (their spec is the validator's and the schema's only). playbook and
 // workbook are run by the worker, not by a tool package.
-var mapTools = []string{"playbook", "workbook", "duckdb", "transfer", "nats", "subscription", "artifact", "result_fetch"}
+var mapTools = []string{"playbook", "workbook", "duckdb", "transfer", "nats", "subscription"}
 
 // TestSpecFieldsRead ties each kind's typed spec to its tool (issue 15:
 // the validator's list of keys and the tool's reads had drifted): for
