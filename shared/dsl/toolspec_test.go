@@ -30,9 +30,10 @@ func TestTaskSpecProblems(t *testing.T) {
 	}
 }
 
-// TestTaskSpecAccepts: the keys the tools read are accepted — the drift of
-// issue 15 (postgres credential:, gcs delete and list with bucket, object,
-// uri and prefix) — and a template is checked at run time, not here.
+// TestTaskSpecAccepts: the keys the tools read are accepted (the
+// validator and the tools had drifted: postgres credential:, gcs delete
+// and list with bucket, object, uri and prefix), and a template is
+// checked at run time, not here.
 func TestTaskSpecAccepts(t *testing.T) {
 	for _, task := range []string{
 		"{kind: postgres, credential: pg_local, command: \"select 1\"}",

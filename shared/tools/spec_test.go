@@ -32,8 +32,8 @@ var specTools = map[string]string{
 // workbook are run by the worker, not by a tool package.
 var mapTools = []string{"playbook", "workbook", "duckdb", "transfer", "nats", "subscription"}
 
-// TestSpecFieldsRead ties each kind's typed spec to its tool (issue 15:
-// the validator's list of keys and the tool's reads had drifted): for
+// TestSpecFieldsRead ties each kind's typed spec to its tool (the
+// validator's list of keys and the tool's reads had drifted): for
 // every kind of specTools,
 //
 //   - every field of the spec is read by the tool package (a selection of

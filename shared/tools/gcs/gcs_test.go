@@ -199,7 +199,7 @@ func TestReservedBucket(t *testing.T) {
 }
 
 // TestDeleteListSpellings: delete and list are reachable with the keys the
-// validator now accepts (issue 15: they were unreachable from a playbook):
+// validator now accepts (they were unreachable from a playbook):
 // bucket + object (key, blob), prefix, operation for action, credential
 // for auth, and rendered strings for booleans; an unknown key is a
 // config error naming the kind's keys.
