@@ -224,6 +224,9 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 			return fail("config", fmt.Sprintf("workbook task %q not found", name))
 		}
 		kind = wt.Kind
+		// The call's name names the entry; it is no key of the entry's
+		// kind (a secrets entry would read it as the secret's name).
+		delete(cfg, "name")
 		for k, v := range wt.Config {
 			if _, set := cfg[k]; set && k != "name" {
 				continue
