@@ -282,8 +282,10 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 			reg[k] = Adapt(sub)
 		case KindShell:
 			reg[k] = Adapt(shell.New(opts.Shell))
-		case KindArtifact, KindResultFetch:
+		case KindArtifact:
 			reg[k] = Adapt(artifact.New(opts.Results))
+		case KindResultFetch:
+			reg[k] = Adapt(artifact.Fetch{Tool: artifact.New(opts.Results)})
 		}
 	}
 	closers = append(closers, clients.Close)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -33,14 +34,14 @@ type Tool struct{ results *results.Store }
 func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 
 // Exec resolves one reference (tools.Adapt turns Exec into a tools.Tool).
-// The reference is read from, in order: args["result_ref"] (the task's
-// `input:` after rendering), config["input"]["result_ref"],
-// config["result_ref"], config["ref"], config["uri"], args["ref"]. Keys
-// read:
+// Its configuration decodes into toolspec.Artifact (Fetch's into
+// toolspec.ResultFetch). The reference is read from, in order:
+// args["result_ref"] (the task's `input:` after rendering), the spec's
+// uri (ref, result_ref), args["ref"]:
 //
 //	action       get (default); put is a config error — results are stored
 //	             by the worker when a step ends, never by a task
-//	result_ref | ref | uri | input.result_ref
+//	input.result_ref | uri | ref | result_ref
 //	             the reference: the map Store.Offload returns ({"$ref":
 //	             {...}, "extracted": ...}), its inner "$ref" map ({uri, key,
 //	             format, bucket, ...}), or the physical key as a string
@@ -71,14 +72,37 @@ func New(rs *results.Store) *Tool { return &Tool{results: rs} }
 // is kind "artifact"; one too large to load whole (without a sink)
 // "result_too_large"; other store failures are kind "storage"
 // (retryable).
-func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) types.Outcome {
-	if a, ok := conf.String(cfg, "action", "operation"); ok && !strings.EqualFold(strings.TrimSpace(a), "get") {
+func (t *Tool) Exec(ctx context.Context, args, config map[string]any, _ float64) types.Outcome {
+	var spec toolspec.Artifact
+	if err := toolspec.Decode(config, &spec); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	return t.get(ctx, args, spec.Action, spec.URI)
+}
+
+// Fetch is the result_fetch kind: the artifact tool's get with its
+// configuration decoded into toolspec.ResultFetch.
+type Fetch struct{ *Tool }
+
+// Exec resolves the reference of a result_fetch task (see Tool.Exec).
+func (f Fetch) Exec(ctx context.Context, args, config map[string]any, _ float64) types.Outcome {
+	var spec toolspec.ResultFetch
+	if err := toolspec.Decode(config, &spec); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	return f.get(ctx, args, spec.Action, spec.Ref)
+}
+
+// get resolves one reference: args' result_ref, else ref (the spec's),
+// else args' ref.
+func (t *Tool) get(ctx context.Context, args map[string]any, a string, specRef any) types.Outcome {
+	if strings.TrimSpace(a) != "" && !strings.EqualFold(strings.TrimSpace(a), "get") {
 		if strings.EqualFold(strings.TrimSpace(a), "put") {
 			return conf.ConfigError("artifact task: action put is not supported: a step's result is stored by the engine when the step ends (output.store); read it back with action get")
 		}
 		return conf.ConfigError("artifact task: action %q is not supported (only get)", a)
 	}
-	ref, ok := reference(args, cfg)
+	ref, ok := reference(args, specRef)
 	if !ok {
 		return conf.ConfigError("artifact task: `input.result_ref` (or `ref`) is required")
 	}
@@ -127,23 +151,14 @@ func (t *Tool) Exec(ctx context.Context, args, cfg map[string]any, _ float64) ty
 	return conf.Fail("storage", true, "artifact task: %v", err)
 }
 
-// reference finds the reference among the accepted keys.
-func reference(args, cfg map[string]any) (any, bool) {
+// reference finds the reference: the input's result_ref, else the
+// spec's, else the input's ref.
+func reference(args map[string]any, specRef any) (any, bool) {
 	if v, ok := conf.Lookup(args, "result_ref"); ok {
 		return v, true
 	}
-	if in, ok := conf.Map(cfg["input"]); ok {
-		if v, ok := conf.Lookup(in, "result_ref", "ref"); ok {
-			return v, true
-		}
-	}
-	if in, ok := conf.Map(cfg["args"]); ok {
-		if v, ok := conf.Lookup(in, "result_ref", "ref"); ok {
-			return v, true
-		}
-	}
-	if v, ok := conf.Lookup(cfg, "result_ref", "ref", "uri"); ok {
-		return v, true
+	if specRef != nil {
+		return specRef, true
 	}
 	return conf.Lookup(args, "ref")
 }

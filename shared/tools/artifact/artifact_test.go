@@ -49,7 +49,6 @@ func TestGetSpellings(t *testing.T) {
 		want      any
 	}{
 		"artifact input (args)":       {map[string]any{"result_ref": ref}, map[string]any{"action": "get"}, big},
-		"artifact input (config)":     {nil, map[string]any{"action": "get", "input": map[string]any{"result_ref": ref}}, big},
 		"result_fetch ref":            {nil, map[string]any{"ref": ref}, big},
 		"inner $ref map":              {map[string]any{"result_ref": inner}, nil, big},
 		"physical key string":         {nil, map[string]any{"ref": inner["key"]}, big},
