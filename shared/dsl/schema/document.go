@@ -228,8 +228,8 @@ type LoopPolicy struct {
 // Cursor is loop.cursor, a cursor loop's source: a claim statement that
 // leases up to {{ __frame_max_rows }} rows and returns them.
 type Cursor struct {
-	// The claim driver: postgres (the only one this stack runs).
-	Kind Text `json:"kind,omitempty"`
+	// The claim driver: postgres (the only one this stack runs; mysql, snowflake, redis and nats_stream need services it does not have).
+	Kind string `json:"kind,omitempty"`
 	// The credential of the claim connection.
 	Auth Text `json:"auth" jsonschema:"required"`
 	// The claim statement (a template); its RETURNING columns become the row bound to the iterator.
@@ -465,8 +465,8 @@ type Output struct {
 
 // Store is output.store.
 type Store struct {
-	// auto (default), memory, eventlog (inline), kv, disk, object, gcs (GCS results tier).
-	Kind string `json:"kind,omitempty" jsonschema:"enum=auto,enum=memory,enum=eventlog,enum=kv,enum=disk,enum=object,enum=gcs"`
+	// auto (default), memory, eventlog (inline), kv, disk, object, gcs (GCS results tier); s3, db and duckdb need services this stack does not have.
+	Kind string `json:"kind,omitempty"`
 	// Kept verbatim (not used by this stack).
 	Driver Text `json:"driver,omitempty"`
 	// Not used (warning): the bucket derives from the result's URI.

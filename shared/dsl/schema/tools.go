@@ -73,6 +73,8 @@ func kindTask(kind string, common *jsonschema.Schema) *jsonschema.Schema {
 		Properties:           props,
 		Required:             []string{"kind"},
 		AdditionalProperties: jsonschema.FalseSchema,
+		// input and args are the same (DSL v2 and v10 spellings).
+		Not: &jsonschema.Schema{Required: []string{"input", "args"}},
 	}
 	switch kind {
 	case "postgres":

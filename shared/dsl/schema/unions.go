@@ -2,6 +2,7 @@ package schema
 
 import (
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -370,6 +371,27 @@ func (TaskSpec) JSONSchemaExtend(s *jsonschema.Schema) {
 // JSONSchemaExtend requires when with then, or else.
 func (LegacyBranch) JSONSchemaExtend(s *jsonschema.Schema) {
 	s.AnyOf = []*jsonschema.Schema{{Required: []string{"when", "then"}}, {Required: []string{"else"}}}
+}
+
+// JSONSchemaExtend lists the cursor kinds this stack runs
+// (dsl.CursorKinds).
+func (Cursor) JSONSchemaExtend(s *jsonschema.Schema) {
+	if k, ok := s.Properties.Get("kind"); ok {
+		k.Enum = strAny(dsl.CursorKinds)
+	}
+}
+
+// JSONSchemaExtend lists the store kinds this stack has a tier for
+// (dsl.StoreTiers).
+func (Store) JSONSchemaExtend(s *jsonschema.Schema) {
+	if k, ok := s.Properties.Get("kind"); ok {
+		kinds := make([]string, 0, len(dsl.StoreTiers))
+		for kind := range dsl.StoreTiers {
+			kinds = append(kinds, kind)
+		}
+		sort.Strings(kinds)
+		k.Enum = strAny(kinds)
+	}
 }
 
 // JSONSchemaExtend forbids when and cond together.
