@@ -140,7 +140,7 @@ func TestSingleProblems(t *testing.T) {
 		{"legacy task type", "  - step: start\n    tool:\n      type: python\n      code: x\n", 8, "workflow[0].tool.type", "rename it to kind"},
 		{"http url", "  - step: start\n    tool:\n      kind: http\n", 7, "workflow[0].tool.url", "url is required for a http task"},
 		{"python code", "  - step: start\n    tool: [{name: a, kind: python}]\n", 7, "workflow[0].tool[0].code", "one of code, code_b64, script is required for a python task"},
-		{"postgres command", "  - step: start\n    tool:\n      kind: postgres\n      auth: pg\n", 7, "workflow[0].tool.command", "one of command, commands, query, queries, sql, cmd, cmds, command_b64, commands_b64, query_b64, script is required for a postgres task"},
+		{"postgres command", "  - step: start\n    tool:\n      kind: postgres\n      auth: pg\n", 7, "workflow[0].tool.command", "one of command, commands, command_b64, script is required for a postgres task"},
 		{"playbook path", "  - step: start\n    tool: {kind: playbook}\n", 7, "workflow[0].tool.path", "one of path, catalog_id is required for a playbook task"},
 		{"workbook missing entry", "  - step: start\n    tool: {kind: workbook, name: nope}\n", 7, "workflow[0].tool.name", `workbook entry "nope" does not exist`},
 		{"workbook no name", "  - step: start\n    tool: {kind: workbook}\n", 7, "workflow[0].tool.name", "needs name"},

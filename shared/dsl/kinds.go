@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/noetl/gcpengine/shared/toolspec"
 )
 
 // This file is the per-kind table of task keys: which keys each task kind
@@ -18,12 +20,8 @@ import (
 // hides typos and misplaced fields.
 
 // Kinds lists the task kinds the engine has, in the order messages list
-// them.
-var Kinds = []string{
-	"noop", "http", "python", "postgres", "playbook", "workbook",
-	"duckdb", "transfer", "gcs", "secrets", "nats", "shell",
-	"subscription", "artifact", "result_fetch",
-}
+// them (toolspec.Kinds: one typed spec per kind).
+var Kinds = toolspec.Kinds()
 
 // CommonTaskKeys are the task keys the loader reads for every kind: the
 // label (name), kind, input (and its v10 spelling args), spec (policy,
@@ -33,83 +31,22 @@ var Kinds = []string{
 var CommonTaskKeys = []string{"name", "kind", "type", "input", "args", "spec", "timeout", "timeout_ms", "retry", "set", "output", "output_select", "assert"}
 
 // KindKeys maps each kind to the kind-specific keys it reads (kept in
-// Task.Config; script goes to Task.Script). Source, per kind:
-//
-//   - noop: message, result (noetl-tools NoopConfig: result is returned
-//     as the task's result);
-//   - http: url (endpoint is its NoETL spelling, loaded as url), method,
-//     headers, params (query is this engine's alias), body, json, form,
-//     data and payload (NoETL python executor body aliases),
-//     timeout_seconds, follow_redirects, response_type, verify / verify_ssl,
-//     auth / credential (noetl-tools HttpConfig; noetl http executor);
-//   - python: code, code_b64, script, libs, deps, packages, env, python,
-//     cwd, timeout_seconds, auth (noetl-tools PythonConfig; noetl python
-//     executor);
-//   - postgres: command/commands/query/queries/sql/cmd/cmds and their
-//     _b64 forms, script, params, auth/credential, connection/dsn/
-//     connection_string, host/port/database/user/password/schema and the
-//     db_* spellings, as_objects, pool (noetl-tools PostgresConfig; noetl
-//     postgres command.py);
-//   - playbook: path, catalog_id, version, workload (this engine: the
-//     child's workload, merged with the task's input), payload,
-//     return_step, return_result, result_step, poll_interval, task
-//     (noetl-tools PlaybookConfig; NoETL fixtures' task label);
-//   - workbook: name (the workbook entry), plus any key the called entry's
-//     kind reads (it overrides the entry's value);
-//   - duckdb: query/command/commands/sql, params, database / db_path,
-//     as_objects, auth/credentials (noetl-tools DuckdbConfig; noetl duckdb
-//     config: only local files and :memory:, no extensions); gcs_credential
-//     is known only to be rejected (it needs the httpfs extension);
-//   - transfer: source, target (each {type: http|postgres|duckdb, ...}),
-//     chunk_size, mode (append|replace|upsert), direction (noetl-tools
-//     TransferConfig);
-//   - gcs: action (upload, the default, or download), source, destination,
-//     content_type, metadata, credential, auth (noetl gcs executor:
-//     source file → gs:// destination, and the reverse for download);
-//   - secrets: provider (env or credential here; google/gcp in the cloud),
-//     secret_name, key, project_id, version, default, auth, credential
-//     (noetl core/secrets);
-//   - nats: operation, bucket, key, value, ttl, pattern, data,
-//     encoding, description, stream, subject, headers, seq, last,
-//     consumer, batch, timeout_ms, ack, url, user, password, token,
-//     auth, nats_url, nats_user, nats_password, nats_token, tls_ca,
-//     tls_cert, tls_key (noetl-tools NatsConfig; noetl nats executor);
-//   - shell: command, commands, cmds, shell, cwd, env, timeout_seconds,
-//     capture (noetl-tools ShellConfig);
-//   - subscription: source, operation, auth, batch, timeout_ms, ack,
-//     ack_ids, nack_delay_ms, subscription, endpoint, url, user, password,
-//     token, stream, consumer (noetl-tools SubscriptionConfig; kafka's
-//     brokers/topic/group are rejected with the kafka source);
-//   - artifact: action, uri, data, compress, credential, prefer,
-//     flight_endpoint, bearer_token, tls_ca_path, client_cert_path,
-//     client_key_path (noetl-tools ArtifactConfig; noetl artifact
-//     executor); the reference is input.result_ref;
-//   - result_fetch: ref, prefer, flight_endpoint, bearer_token,
-//     tls_ca_path, client_cert_path, client_key_path (noetl-tools
-//     ResultFetchConfig).
-var KindKeys = map[string][]string{
-	"noop": {"message", "result"},
-	"http": {"url", "endpoint", "method", "headers", "params", "query", "body", "json", "form", "data", "payload",
-		"timeout_seconds", "follow_redirects", "response_type", "verify", "verify_ssl", "auth", "credential"},
-	"python": {"code", "code_b64", "script", "libs", "deps", "packages", "env", "python", "cwd", "timeout_seconds", "auth"},
-	"postgres": {"command", "commands", "query", "queries", "sql", "cmd", "cmds", "command_b64", "commands_b64", "query_b64",
-		"script", "params", "auth", "credential", "connection", "dsn", "connection_string", "host", "port", "database", "user",
-		"password", "schema", "db_host", "db_port", "db_name", "db_user", "db_password", "db_conn_string", "as_objects", "pool"},
-	"playbook": {"path", "catalog_id", "version", "workload", "payload", "return_step", "return_result", "result_step", "poll_interval", "task"},
-	"workbook": {},
-	"duckdb":   {"query", "command", "commands", "sql", "params", "database", "db_path", "as_objects", "auth", "credentials", "gcs_credential"},
-	"transfer": {"source", "target", "chunk_size", "mode", "direction"},
-	"gcs":      {"action", "source", "destination", "content_type", "metadata", "credential", "auth"},
-	"secrets":  {"provider", "secret_name", "key", "project_id", "version", "default", "auth", "credential"},
-	"nats": {"operation", "bucket", "key", "value", "ttl", "pattern", "data", "encoding", "description", "stream",
-		"subject", "headers", "seq", "last", "consumer", "batch", "timeout_ms", "ack", "url", "user", "password", "token",
-		"auth", "nats_url", "nats_user", "nats_password", "nats_token", "tls_ca", "tls_cert", "tls_key"},
-	"shell": {"command", "commands", "cmds", "shell", "cwd", "env", "timeout_seconds", "capture"},
-	"subscription": {"source", "operation", "auth", "batch", "timeout_ms", "ack", "ack_ids", "nack_delay_ms", "subscription",
-		"endpoint", "url", "user", "password", "token", "stream", "consumer", "brokers", "topic", "group"},
-	"artifact":     {"action", "uri", "data", "compress", "credential", "prefer", "flight_endpoint", "bearer_token", "tls_ca_path", "client_cert_path", "client_key_path"},
-	"result_fetch": {"ref", "prefer", "flight_endpoint", "bearer_token", "tls_ca_path", "client_cert_path", "client_key_path"},
-}
+// Task.Config; script goes to Task.Script): every key and alias of the
+// kind's typed spec (shared/toolspec, where each key's meaning, type,
+// enumeration and NoETL source are declared once, for this validator, the
+// tool that decodes its configuration into the same struct, and the JSON
+// Schema). Workbook calls read the keys of the entry they call.
+var KindKeys = func() map[string][]string {
+	out := map[string][]string{}
+	for _, k := range toolspec.Kinds() {
+		if k == "workbook" {
+			out[k] = []string{}
+			continue
+		}
+		out[k] = toolspec.Keys(k)
+	}
+	return out
+}()
 
 // IgnoredTaskKeys are keys found in NoETL's own fixtures that no NoETL tool
 // reads either: Load warns and drops them instead of failing.
@@ -187,6 +124,22 @@ func kindKeysList(kind string) string {
 	return strings.Join(keys, ", ")
 }
 
+// unknownKeyMessage is the error for a task key its kind does not read:
+// it names the kind's keys and the nearest spelling among them.
+func unknownKeyMessage(kind, key string) string {
+	return fmt.Sprintf("task key %q is not read by kind %s (it reads: %s)%s", key, kind, kindKeysList(kind), didYouMean(kind, key))
+}
+
+// didYouMean suggests the key of kind (or common task key) nearest to key
+// ("; did you mean \"url\"?"), or "".
+func didYouMean(kind, key string) string {
+	names := append(append([]string(nil), KindKeys[kind]...), CommonTaskKeys...)
+	if best := nearest(key, names); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
 // unknownKindMessage is the error for a kind the engine does not have.
 func unknownKindMessage(kind string) string {
 	if need, ok := UnsupportedKinds[kind]; ok {
@@ -195,34 +148,11 @@ func unknownKindMessage(kind string) string {
 	return fmt.Sprintf("unknown task kind %q (one of %s)", kind, strings.Join(Kinds, ", "))
 }
 
-// kindRequirements lists, per kind, alternatives of which one must be
-// present (in Config, or Script for "script"); checked by Validate.
-var kindRequirements = map[string][][]string{
-	"http":         {{"url"}},
-	"python":       {{"code", "code_b64", "script"}},
-	"postgres":     {{"command", "commands", "query", "queries", "sql", "cmd", "cmds", "command_b64", "commands_b64", "query_b64", "script"}},
-	"playbook":     {{"path", "catalog_id"}},
-	"duckdb":       {{"query", "command", "commands", "sql"}},
-	"transfer":     {{"source"}, {"target"}},
-	"gcs":          {{"source"}, {"destination"}},
-	"nats":         {{"operation"}},
-	"shell":        {{"command", "commands", "cmds"}},
-	"subscription": {{"source"}},
-	"result_fetch": {{"ref"}},
-}
-
-// Literal values checked per kind (a template is checked at run time).
+// The types of a transfer's ends (checked in its source and target
+// blocks; a template is checked at run time).
 var (
-	natsOperations = []string{"kv_get", "kv_put", "kv_delete", "kv_keys", "kv_purge", "object_get", "object_put",
-		"object_delete", "object_list", "object_info", "publish", "js_publish", "js_consume", "js_get_msg", "js_stream_info"}
-	subscriptionSources    = []string{"pubsub", "nats"}
-	subscriptionOperations = []string{"poll", "ack", "nack", "nak", "term"}
-	transferSources        = []string{"http", "postgres", "duckdb"}
-	transferTargets        = []string{"postgres", "duckdb"}
-	transferModes          = []string{"append", "replace", "upsert"}
-	gcsActions             = []string{"upload", "download"}
-	secretProviders        = []string{"env", "credential", "google", "gcp"}
-	artifactActions        = []string{"get"}
+	transferSources = []string{"http", "postgres", "duckdb"}
+	transferTargets = []string{"postgres", "duckdb"}
 )
 
 // literal returns a config value as a string when it is a literal string
@@ -255,72 +185,56 @@ func (v *validator) kindChecks(t *Task, tp string) {
 	v.kindValues(t, tp)
 }
 
-// requirements reports the required keys (kindRequirements) missing from
-// t; via names the workbook entry a calling task is merged with ("" for a
-// task of its own).
+// requirements reports the required keys (the toolspec required groups)
+// missing from t; via names the workbook entry a calling task is merged
+// with ("" for a task of its own).
 func (v *validator) requirements(t *Task, tp, via string) {
-	for _, alts := range kindRequirements[t.Kind] {
-		found := false
-		for _, k := range alts {
-			if k == "script" && t.Script != nil || present(t.Config[k]) {
-				found = true
-				break
-			}
+	for _, alts := range toolspec.Missing(t.Kind, t.Config, func(k string) bool { return k == "script" && t.Script != nil }) {
+		what := alts[0] + " is"
+		if len(alts) > 1 {
+			what = "one of " + strings.Join(alts, ", ") + " is"
 		}
-		if !found {
-			what := alts[0] + " is"
-			if len(alts) > 1 {
-				what = "one of " + strings.Join(alts, ", ") + " is"
-			}
-			if via != "" {
-				v.add(tp+"."+alts[0], t.Line, "%s required for a %s task: neither this task nor the workbook entry %q it calls gives it", what, t.Kind, via)
-				continue
-			}
-			v.add(tp+"."+alts[0], t.Line, "%s required for a %s task", what, t.Kind)
+		if via != "" {
+			v.add(tp+"."+alts[0], t.Line, "%s required for a %s task: neither this task nor the workbook entry %q it calls gives it", what, t.Kind, via)
+			continue
 		}
+		v.add(tp+"."+alts[0], t.Line, "%s required for a %s task", what, t.Kind)
 	}
 }
 
-// kindValues checks the literal values of a task's kind-specific keys.
+// kindValues checks the values of a task's kind-specific keys against its
+// kind's spec (toolspec.Check: types, enumerations, two spellings of one
+// key; a template is checked at run time), with the messages that name
+// what an unavailable value would need.
 func (v *validator) kindValues(t *Task, tp string) {
 	if t.Script != nil && t.Kind != "python" && t.Kind != "postgres" {
 		v.add(tp+".script", t.Line, "script: is only read by python and postgres tasks")
 	}
-	check := func(key string, set []string, what string) {
-		if s, ok := literal(t.Config[key]); ok && !oneOf(s, set) {
-			v.add(tp+"."+key, t.Line, "%s %q is not available here (one of %s)", what, s, strings.Join(set, ", "))
-		}
+	said := map[string]bool{} // keys given a message of their own here
+	add := func(key, format string, a ...any) {
+		said[key] = true
+		v.add(tp+"."+key, t.Line, format, a...)
 	}
 	switch t.Kind {
-	case "nats":
-		check("operation", natsOperations, "nats operation")
 	case "subscription":
 		if s, ok := literal(t.Config["source"]); ok && s == "kafka" {
-			v.add(tp+".source", t.Line, "subscription source kafka needs Kafka brokers, which this stack does not have (sources here: pubsub, nats)")
-		} else {
-			check("source", subscriptionSources, "subscription source")
+			add("source", "subscription source kafka needs Kafka brokers, which this stack does not have (sources here: pubsub, nats)")
 		}
-		check("operation", subscriptionOperations, "subscription operation")
 		for _, k := range []string{"brokers", "topic", "group"} {
 			if _, ok := t.Config[k]; ok {
-				v.add(tp+"."+k, t.Line, "subscription %s is for kafka sources, which need Kafka brokers (not available here)", k)
+				add(k, "subscription %s is for kafka sources, which need Kafka brokers (not available here)", k)
 			}
 		}
 	case "transfer":
 		v.transferEnd(t, tp, "source", transferSources)
 		v.transferEnd(t, tp, "target", transferTargets)
-		check("mode", transferModes, "transfer mode")
-	case "gcs":
-		check("action", gcsActions, "gcs action")
 	case "secrets":
-		if s, ok := literal(t.Config["provider"]); ok && !oneOf(s, secretProviders) {
-			v.add(tp+".provider", t.Line, "secrets provider %q needs an outside secret manager this stack does not have (providers here: env, credential; google/gcp in the cloud)", s)
+		if s, ok := literal(t.Config["provider"]); ok && !oneOfFold(s, enumOf("secrets", "provider")) {
+			add("provider", "secrets provider %q needs an outside secret manager this stack does not have (providers here: env, credential; google/gcp in the cloud)", s)
 		}
 	case "artifact":
 		if s, ok := literal(t.Config["action"]); ok && s == "put" {
-			v.add(tp+".action", t.Line, "artifact action put is not available: a task's result is stored by the engine (output.store); read it back with action: get")
-		} else {
-			check("action", artifactActions, "artifact action")
+			add("action", "artifact action put is not available: a task's result is stored by the engine (output.store); read it back with action: get")
 		}
 		if !present(t.Input["result_ref"]) && !present(t.Config["uri"]) {
 			v.add(tp+".input.result_ref", t.Line, "an artifact get needs input.result_ref (a stored result's reference, e.g. \"{{ start._ref }}\")")
@@ -329,14 +243,50 @@ func (v *validator) kindValues(t *Task, tp string) {
 		if _, ok := t.Config["gcs_credential"]; ok {
 			// NoETL's duckdb tool creates a DuckDB GCS secret (HMAC keys)
 			// for httpfs from gcs_credential (noetl/tools/duckdb).
-			v.add(tp+".gcs_credential", t.Line, "duckdb gcs_credential reads and writes gs:// objects through DuckDB's httpfs extension, which this stack does not download (DuckDB here reads local files and :memory: only): move the data with a gcs task (upload/download) and a local file")
+			add("gcs_credential", "duckdb gcs_credential reads and writes gs:// objects through DuckDB's httpfs extension, which this stack does not download (DuckDB here reads local files and :memory: only): move the data with a gcs task (upload/download) and a local file")
 		}
 		for _, k := range []string{"database", "db_path"} {
 			if s, ok := literal(t.Config[k]); ok && (strings.HasPrefix(s, "md:") || strings.Contains(s, "://")) {
-				v.add(tp+"."+k, t.Line, "duckdb %s %q needs a remote service or a DuckDB extension download; only local files and :memory: are available", k, s)
+				add(k, "duckdb %s %q needs a remote service or a DuckDB extension download; only local files and :memory: are available", k, s)
 			}
 		}
 	}
+	for _, p := range toolspec.Check(t.Kind, t.Config) {
+		if p.Unknown || p.Warning || said[p.Key] {
+			continue // unknown keys: Validate; ignored keys: Load warns
+		}
+		v.add(tp+"."+p.Key, t.Line, "%s", p.Message)
+	}
+}
+
+// ignoredKey returns why kind accepts key without using it (its spec's
+// ignored tag), or "".
+func ignoredKey(kind, key string) string {
+	for _, f := range toolspec.Fields(kind) {
+		if f.Key == key || oneOf(key, f.Aliases) {
+			return f.Ignored
+		}
+	}
+	return ""
+}
+
+// enumOf returns the enumeration of kind's key (its spec's enum tag).
+func enumOf(kind, key string) []string {
+	for _, f := range toolspec.Fields(kind) {
+		if f.Key == key {
+			return f.Enum
+		}
+	}
+	return nil
+}
+
+func oneOfFold(s string, set []string) bool {
+	for _, x := range set {
+		if strings.EqualFold(strings.TrimSpace(s), x) {
+			return true
+		}
+	}
+	return false
 }
 
 // transferEnd checks a transfer's source or target block.

@@ -972,8 +972,11 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 					l.errf(e.k, ep, "%s", msg)
 					continue
 				}
-				l.errf(e.k, ep, "task key %q is not read by kind %s (it reads: %s)", e.key, t.Kind, kindKeysList(t.Kind))
+				l.errf(e.k, ep, "%s", unknownKeyMessage(t.Kind, e.key))
 				continue
+			}
+			if why := ignoredKey(t.Kind, e.key); why != "" {
+				l.warnf(e.k, ep, "%s %s is accepted but not used: %s", t.Kind, e.key, why)
 			}
 			config[e.key] = l.value(e.v, ep)
 		}

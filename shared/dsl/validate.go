@@ -460,7 +460,7 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 			if ek := entry.Kind; knownKind(ek) && ek != "workbook" {
 				for _, k := range sortedKeys(t.Config) {
 					if k != "name" && !kindReads(ek, k) {
-						v.add(tp+"."+k, t.Line, "task key %q is not read by the %s entry %q this workbook task calls (it reads: %s)", k, ek, ref, kindKeysList(ek))
+						v.add(tp+"."+k, t.Line, "task key %q is not read by the %s entry %q this workbook task calls (it reads: %s)%s", k, ek, ref, kindKeysList(ek), didYouMean(ek, k))
 					}
 				}
 				// The call's keys override the entry's (the worker merges
@@ -486,7 +486,7 @@ func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
 		v.kindChecks(t, tp)
 		for _, k := range sortedKeys(t.Config) {
 			if !kindReads(t.Kind, k) {
-				v.add(tp+"."+k, t.Line, "task key %q is not read by kind %s (it reads: %s)", k, t.Kind, kindKeysList(t.Kind))
+				v.add(tp+"."+k, t.Line, "%s", unknownKeyMessage(t.Kind, k))
 			}
 		}
 	}
@@ -585,19 +585,26 @@ func (v *validator) workbookCycles() {
 
 func (v *validator) suggestStep(name string) string {
 	names := sortedKeys(v.steps)
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best != "" {
+	if best := nearest(name, names); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	if len(names) <= 12 {
 		return " (steps: " + listOrNone(names) + ")"
 	}
 	return ""
+}
+
+// nearest returns the name among names nearest to name (edit distance
+// below 3, the first of equals in names' order), or "" when none is that
+// near.
+func nearest(name string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
 }
 
 func listOrNone(xs []string) string {

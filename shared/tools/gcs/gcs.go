@@ -37,6 +37,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
 	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -138,14 +139,18 @@ func New(opts Options) *Tool {
 // missing object or bucket kind "not_found"; 401/403 kind "auth"; 408, 429,
 // 5xx and network failures kind "storage" (retryable); other API errors
 // kind "storage"; the deadline kind "timeout".
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
+	var cfg toolspec.GCS
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
 	action := "upload"
-	if a, ok := conf.String(cfg, "action", "operation"); ok {
-		action = strings.ToLower(strings.TrimSpace(a))
+	if a := strings.TrimSpace(cfg.Action); a != "" {
+		action = strings.ToLower(a)
 	}
 	var fields map[string]any
-	if a, ok := conf.Lookup(cfg, "auth", "credential"); ok {
-		f, err := creds.Resolve(ctx, t.opts.Credentials, a, "gcs task", credentials.KindGCS)
+	if cfg.Auth != nil {
+		f, err := creds.Resolve(ctx, t.opts.Credentials, cfg.Auth, "gcs task", credentials.KindGCS)
 		if err != nil {
 			return creds.Outcome(err)
 		}
@@ -190,16 +195,16 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 
 // reserved returns a reserved bucket that cfg names (in bucket, or a
 // gs:// URI under any key an action reads).
-func (t *Tool) reserved(cfg map[string]any) (string, bool) {
+func (t *Tool) reserved(cfg toolspec.GCS) (string, bool) {
 	if len(t.opts.ReservedBuckets) == 0 {
 		return "", false
 	}
 	var names []string
-	if b, ok := conf.String(cfg, "bucket"); ok {
-		names = append(names, strings.TrimSpace(b))
+	if b := strings.TrimSpace(cfg.Bucket); b != "" {
+		names = append(names, b)
 	}
-	for _, k := range []string{"destination", "uri", "target", "source"} {
-		if u, ok := cfg[k].(string); ok && strings.HasPrefix(strings.TrimSpace(u), "gs://") {
+	for _, u := range []string{cfg.Destination, cfg.URI, cfg.Source} {
+		if strings.HasPrefix(strings.TrimSpace(u), "gs://") {
 			if b, _, err := gcsconn.ParseURI(u); err == nil {
 				names = append(names, b)
 			} else {
@@ -219,31 +224,36 @@ func (t *Tool) reserved(cfg map[string]any) (string, bool) {
 	return "", false
 }
 
-// object reads the object named by uriKeys or bucket + object.
-func object(cfg map[string]any, uriKeys ...string) (bucket, name string, err error) {
-	if u, ok := conf.String(cfg, uriKeys...); ok && strings.HasPrefix(strings.TrimSpace(u), "gs://") {
-		return gcsconn.ParseURI(u)
+// object reads the object named by the first of uris that is given (keys
+// names them, for the message) or bucket + object.
+func object(cfg toolspec.GCS, keys string, uris ...string) (bucket, name string, err error) {
+	for _, u := range uris {
+		if u != "" {
+			if strings.HasPrefix(strings.TrimSpace(u), "gs://") {
+				return gcsconn.ParseURI(u)
+			}
+			break
+		}
 	}
-	b, okB := conf.String(cfg, "bucket")
-	o, okO := conf.String(cfg, "object", "key", "blob")
-	if okB && okO {
-		return strings.TrimSpace(b), strings.TrimPrefix(strings.TrimSpace(o), "/"), nil
+	b, o := strings.TrimSpace(cfg.Bucket), strings.TrimSpace(cfg.Object)
+	if b != "" && o != "" {
+		return b, strings.TrimPrefix(o, "/"), nil
 	}
-	return "", "", fmt.Errorf("name the object: %s gs://bucket/object, or bucket and object", strings.Join(uriKeys, " | "))
+	return "", "", fmt.Errorf("name the object: %s gs://bucket/object, or bucket and object", keys)
 }
 
-func (t *Tool) upload(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
-	bucket, name, err := object(cfg, "destination", "uri", "target")
+func (t *Tool) upload(ctx context.Context, c *storage.Client, cfg toolspec.GCS) types.Outcome {
+	bucket, name, err := object(cfg, "destination | uri", cfg.Destination, cfg.URI)
 	if err != nil {
 		return conf.ConfigError("gcs task: upload: %v", err)
 	}
 	var r io.Reader
 	var size int64
-	contentType, _ := conf.String(cfg, "content_type")
+	contentType := cfg.ContentType
 	switch {
-	case cfg["source"] != nil:
-		src, ok := cfg["source"].(string)
-		if !ok || strings.HasPrefix(src, "gs://") {
+	case cfg.Source != "":
+		src := cfg.Source
+		if strings.HasPrefix(src, "gs://") {
 			return conf.ConfigError("gcs task: upload: source must be a local file path (use content or data for values)")
 		}
 		p, err := t.localPath(ctx, src, false)
@@ -263,17 +273,14 @@ func (t *Tool) upload(ctx context.Context, c *storage.Client, cfg map[string]any
 		if contentType == "" {
 			contentType = mime.TypeByExtension(filepath.Ext(p))
 		}
-	case cfg["content"] != nil:
-		s, ok := cfg["content"].(string)
-		if !ok {
-			return conf.ConfigError("gcs task: upload: content must be text (use data for other values)")
-		}
+	case cfg.Content != "":
+		s := cfg.Content
 		r, size = strings.NewReader(s), int64(len(s))
 		if contentType == "" {
 			contentType = "text/plain; charset=utf-8"
 		}
-	case cfg["data"] != nil:
-		b, err := json.Marshal(cfg["data"])
+	case cfg.Data != nil:
+		b, err := json.Marshal(cfg.Data)
 		if err != nil {
 			return conf.ConfigError("gcs task: upload: data cannot be encoded as JSON: %v", err)
 		}
@@ -291,13 +298,9 @@ func (t *Tool) upload(ctx context.Context, c *storage.Client, cfg map[string]any
 	w := obj.NewWriter(ctx)
 	w.ContentType = contentType
 	w.ChunkSize = 0 // one request: no resumable session to leak on failure
-	if mv, ok := conf.Lookup(cfg, "metadata"); ok {
-		m, isMap := conf.Map(mv)
-		if !isMap {
-			return conf.ConfigError("gcs task: upload: metadata must be a mapping")
-		}
+	if cfg.Metadata != nil {
 		w.Metadata = map[string]string{}
-		for k, v := range m {
+		for k, v := range cfg.Metadata {
 			w.Metadata[k] = conf.Stringify(v)
 		}
 	}
@@ -317,15 +320,15 @@ func (t *Tool) upload(ctx context.Context, c *storage.Client, cfg map[string]any
 	return types.Outcome{Status: types.StatusOK, Result: res}
 }
 
-func (t *Tool) download(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
-	bucket, name, err := object(cfg, "source", "uri")
+func (t *Tool) download(ctx context.Context, c *storage.Client, cfg toolspec.GCS) types.Outcome {
+	bucket, name, err := object(cfg, "source | uri", cfg.Source, cfg.URI)
 	if err != nil {
 		return conf.ConfigError("gcs task: download: %v", err)
 	}
 	uri := "gs://" + bucket + "/" + name
 	obj := c.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever))
 	var dest string
-	if d, ok := conf.String(cfg, "destination", "path", "local_path"); ok {
+	if d := cfg.Destination; d != "" {
 		p, err := t.localPath(ctx, d, true)
 		if err != nil {
 			return conf.ConfigError("gcs task: download: %v", err)
@@ -384,12 +387,12 @@ func (t *Tool) download(ctx context.Context, c *storage.Client, cfg map[string]a
 	return types.Outcome{Status: types.StatusOK, Result: res}
 }
 
-func (t *Tool) delete(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
-	bucket, name, err := object(cfg, "uri", "source", "destination")
+func (t *Tool) delete(ctx context.Context, c *storage.Client, cfg toolspec.GCS) types.Outcome {
+	bucket, name, err := object(cfg, "uri | source | destination", cfg.URI, cfg.Source, cfg.Destination)
 	if err != nil {
 		return conf.ConfigError("gcs task: delete: %v", err)
 	}
-	missingOK, _ := cfg["missing_ok"].(bool)
+	missingOK := cfg.MissingOK
 	err = c.Bucket(bucket).Object(name).Retryer(storage.WithPolicy(storage.RetryNever)).Delete(ctx)
 	deleted := true
 	if errors.Is(err, storage.ErrObjectNotExist) && missingOK {
@@ -401,10 +404,9 @@ func (t *Tool) delete(ctx context.Context, c *storage.Client, cfg map[string]any
 	return types.Outcome{Status: types.StatusOK, Result: map[string]any{"status": "success", "uri": "gs://" + bucket + "/" + name, "deleted": deleted}}
 }
 
-func (t *Tool) list(ctx context.Context, c *storage.Client, cfg map[string]any) types.Outcome {
-	bucket, _ := conf.String(cfg, "bucket")
-	prefix, _ := conf.String(cfg, "prefix")
-	if u, ok := conf.String(cfg, "uri"); ok {
+func (t *Tool) list(ctx context.Context, c *storage.Client, cfg toolspec.GCS) types.Outcome {
+	bucket, prefix := cfg.Bucket, cfg.Prefix
+	if u := cfg.URI; u != "" {
 		rest, isGS := strings.CutPrefix(strings.TrimSpace(u), "gs://")
 		if !isGS {
 			return conf.ConfigError("gcs task: list: uri must be gs://bucket[/prefix]")

@@ -148,7 +148,7 @@ func TestErrors(t *testing.T) {
 		{M{"content": "x"}, "config"},                                              // no destination
 		{M{"destination": "gs://b3/x"}, "config"},                                  // nothing to upload
 		{M{"destination": "gs://b3/x", "source": "/etc/hostname"}, "config"},       // outside LocalDirs
-		{M{"destination": "gs://b3/x", "content": 5}, "config"},                    // content not text
+		{M{"destination": "gs://b3/x", "content": M{"a": 1}}, "config"},            // content not text
 		{M{"destination": "gs://b3/x", "content": "x", "metadata": "m"}, "config"}, // metadata not a mapping
 		{M{"action": "download", "source": "gs://b3/x", "destination": "/etc/x"}, "config"},
 		{M{"action": "download", "source": "gs://nobucket/x"}, "not_found"},
@@ -196,4 +196,38 @@ func TestReservedBucket(t *testing.T) {
 		t.Fatal("the reserved bucket was written")
 	}
 	ok(t, tl.Exec(ctx, nil, M{"auth": M{"endpoint": srv.URL()}, "destination": "gs://user-data/x.json", "data": M{"a": 1}}, 0))
+}
+
+// TestDeleteListSpellings: delete and list are reachable with the keys the
+// validator now accepts (issue 15: they were unreachable from a playbook):
+// bucket + object (key, blob), prefix, operation for action, credential
+// for auth, and rendered strings for booleans; an unknown key is a
+// config error naming the kind's keys.
+func TestDeleteListSpellings(t *testing.T) {
+	srv := fake(t, "b5")
+	tl := New(Options{LocalDirs: []string{t.TempDir()}})
+	ctx := context.Background()
+	cred := M{"endpoint": srv.URL()}
+	ok(t, tl.Exec(ctx, nil, M{"credential": cred, "content": "x", "bucket": "b5", "key": "p/one.txt"}, 0))
+	ok(t, tl.Exec(ctx, nil, M{"credential": cred, "content": "y", "bucket": "b5", "blob": "q/two.txt"}, 0))
+	r := ok(t, tl.Exec(ctx, nil, M{"credential": cred, "operation": "list", "bucket": "b5", "prefix": "p/"}, 0))
+	if r["count"] != int64(1) || r["objects"].([]any)[0].(M)["name"] != "p/one.txt" {
+		t.Fatalf("list bucket+prefix %#v", r)
+	}
+	r = ok(t, tl.Exec(ctx, nil, M{"credential": cred, "operation": "remove", "bucket": "b5", "object": "p/one.txt"}, 0))
+	if r["deleted"] != true {
+		t.Fatalf("delete bucket+object %#v", r)
+	}
+	r = ok(t, tl.Exec(ctx, nil, M{"credential": cred, "action": "delete", "bucket": "b5", "object": "p/one.txt", "missing_ok": "true"}, 0))
+	if r["deleted"] != false {
+		t.Fatalf("delete missing_ok %#v", r)
+	}
+	r = ok(t, tl.Exec(ctx, nil, M{"credential": cred, "action": "list", "bucket": "b5"}, 0))
+	if r["count"] != int64(1) {
+		t.Fatalf("list bucket %#v", r)
+	}
+	o := tl.Exec(ctx, nil, M{"credential": cred, "action": "list", "buckett": "b5"}, 0)
+	if o.Status != types.StatusError || o.Error.Kind != "config" || !strings.Contains(o.Error.Message, `key "buckett" is not read by kind gcs (it reads:`) {
+		t.Fatalf("unknown key: %+v", o.Error)
+	}
 }

@@ -16,7 +16,7 @@ func TestNoop(t *testing.T) {
 		{nil, nil, nil},
 		{map[string]any{"a": int64(1)}, nil, map[string]any{"a": int64(1)}},
 		{map[string]any{"a": 1}, map[string]any{"result": "r"}, "r"},
-		{map[string]any{"a": 1}, map[string]any{"result": nil}, nil},
+		{map[string]any{"a": 1}, map[string]any{"result": nil}, map[string]any{"a": 1}}, // result: null is no result
 	}
 	for _, c := range cases {
 		o := New().Exec(context.Background(), c.args, c.config, 0)

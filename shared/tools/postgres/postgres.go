@@ -32,6 +32,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -185,23 +186,27 @@ func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, tim
 	if barrier != "" && len(macKey) < 16 {
 		return conf.ConfigError("postgres task: the side-effect barrier %q came without its MAC key (tools.Request.BarrierMAC): an engine bug, the task is not run", barrier)
 	}
-	config, failed := t.prepare(ctx, config, timeoutS) // auth: <credential> and script: (script.go)
+	var spec toolspec.Postgres
+	if err := toolspec.Decode(config, &spec); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	spec, failed := t.prepare(ctx, spec, timeoutS) // auth: <credential> and script: (script.go)
 	if failed != nil {
 		return *failed
 	}
-	dsn, password, err := connString(config, args)
+	dsn, password, err := connString(spec, args)
 	if err != nil {
 		return conf.ConfigError("postgres task: %s", scrub(err.Error(), password))
 	}
-	sqlText, ok := conf.String(config, "command", "sql", "query")
-	if !ok || strings.TrimSpace(sqlText) == "" {
+	sqlText := spec.Command
+	if strings.TrimSpace(sqlText) == "" {
 		return conf.ConfigError("postgres task: `command` (the SQL) is required")
 	}
 	stmts := splitSQL(sqlText)
 	if len(stmts) == 0 {
 		return conf.ConfigError("postgres task: `command` contains no SQL statement")
 	}
-	params, named, err := bindParams(config["params"])
+	params, named, err := bindParams(spec.Params)
 	if err != nil {
 		return conf.ConfigError("postgres task: %v", err)
 	}
@@ -684,10 +689,11 @@ func scrub(s, password string) string {
 }
 
 // connString resolves the DSN and its password (for scrubbing) from the
-// task configuration, in order: connection/dsn, auth, db_* keys (of the
-// config, then of the args), pg_dsn.
-func connString(cfg, args map[string]any) (dsn, password string, err error) {
-	if v, ok := conf.Lookup(cfg, "connection", "dsn", "connection_string"); ok {
+// task's spec, in order: connection (dsn, connection_string), auth, the
+// host/port/database/user/password keys (db_* spellings), then the
+// args' db_* keys and pg_dsn.
+func connString(spec toolspec.Postgres, args map[string]any) (dsn, password string, err error) {
+	if v := spec.Connection; v != nil {
 		if m, isMap := conf.Map(v); isMap {
 			return dsnFromMap(m)
 		}
@@ -696,7 +702,7 @@ func connString(cfg, args map[string]any) (dsn, password string, err error) {
 		}
 		return "", "", fmt.Errorf("`connection` must be a DSN string or a mapping, got %T", v)
 	}
-	if v, ok := conf.Lookup(cfg, "auth"); ok {
+	if v := spec.Auth; v != nil {
 		switch a := v.(type) {
 		case string:
 			if looksLikeDSN(a) {
@@ -716,8 +722,9 @@ func connString(cfg, args map[string]any) (dsn, password string, err error) {
 			return dsnFromMap(m)
 		}
 	}
-	if _, ok := conf.Lookup(cfg, "db_host", "db_name", "db_user"); ok {
-		return dsnFromMap(cfg)
+	if spec.Host != "" || spec.Database != "" || spec.User != "" {
+		return dsnFromMap(map[string]any{"host": spec.Host, "port": spec.Port, "dbname": spec.Database, "user": spec.User,
+			"password": spec.Password, "search_path": spec.Schema, "sslmode": spec.SSLMode})
 	}
 	if _, ok := conf.Lookup(args, "db_host", "db_name", "db_user"); ok {
 		// NoETL's postgres executor reads the connection fields from the
@@ -726,10 +733,8 @@ func connString(cfg, args map[string]any) (dsn, password string, err error) {
 		// the task's input.
 		return dsnFromMap(args)
 	}
-	for _, m := range []map[string]any{cfg, args} {
-		if s, ok := conf.String(m, "pg_dsn"); ok {
-			return s, passwordOf(s), nil
-		}
+	if s, ok := conf.String(args, "pg_dsn"); ok {
+		return s, passwordOf(s), nil
 	}
 	return "", "", errors.New("no connection: set `connection` (a postgres URL or DSN), `auth` {host, port, user, password, database}, or pg_dsn")
 }

@@ -72,3 +72,36 @@ func TestAlternateSQLSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialSpelling: `credential:` is NoETL's spelling of auth (the
+// validator accepted it while the tool read only auth: the task failed
+// with "no connection"); it resolves like auth, and both at once is a
+// config error.
+func TestCredentialSpelling(t *testing.T) {
+	store := credentials.NewMemory()
+	ctx := context.Background()
+	if err := store.CredentialPut(ctx, credentials.Credential{Name: "pg_local", Kind: "postgres",
+		Data: M{"host": "127.0.0.1", "port": testPort, "user": "postgres", "password": "x", "database": "postgres", "sslmode": "disable"}}); err != nil {
+		t.Fatal(err)
+	}
+	tl := newTool(t, Options{Credentials: store})
+	eq(t, ok(t, tl.run(ctx, request{Config: M{"credential": "pg_local", "sql": "SELECT current_user AS u"}}))["rows"], L{M{"u": "postgres"}})
+	o := tl.run(ctx, request{Config: M{"credential": "pg_local", "auth": "pg_local", "command": "SELECT 1"}})
+	if o.Status != types.StatusError || o.Error.Kind != "config" || !strings.Contains(o.Error.Message, "auth and credential are spellings of the same key") {
+		t.Fatalf("both spellings: %+v", o.Error)
+	}
+	o = tl.run(ctx, request{Config: M{"credential": "pg_local", "comand": "SELECT 1"}})
+	if o.Status != types.StatusError || o.Error.Kind != "config" || !strings.Contains(o.Error.Message, `key "comand" is not read by kind postgres`) {
+		t.Fatalf("unknown key: %+v", o.Error)
+	}
+	// The other NoETL spellings the validator accepts reach the tool too.
+	for _, cfg := range []M{
+		{"credential": "pg_local", "cmd": "SELECT 7 AS n"},
+		{"credential": "pg_local", "queries": L{"SELECT 7 AS n"}},
+		{"credential": "pg_local", "cmds": L{"SELECT 7 AS n"}},
+		{"db_conn_string": testDSN, "command": "SELECT 7 AS n"},
+		{"host": "127.0.0.1", "port": testPort, "user": "postgres", "database": "postgres", "sslmode": "disable", "command": "SELECT 7 AS n"},
+	} {
+		eq(t, ok(t, tl.run(ctx, request{Config: cfg}))["rows"], L{M{"n": int64(7)}})
+	}
+}

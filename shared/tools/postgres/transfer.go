@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -27,33 +28,28 @@ type Endpoint struct {
 	dsn, password string
 }
 
-// NewEndpoint resolves the connection settings of cfg (an `auth` naming a
-// credential is resolved through Options.Credentials). The error is a
-// classified outcome.
-func (t *Tool) NewEndpoint(ctx context.Context, cfg map[string]any) (Endpoint, *types.Outcome) {
-	cfg, failed := t.prepare(ctx, withoutScript(cfg), 0)
+// NewEndpoint resolves the connection settings of a block that holds a
+// postgres connection among keys of its own (a transfer's source or
+// target: auth naming a credential is resolved through
+// Options.Credentials; connection, dsn, host... as a postgres task reads
+// them, toolspec.DecodePart). The error is a classified outcome.
+func (t *Tool) NewEndpoint(ctx context.Context, block map[string]any) (Endpoint, *types.Outcome) {
+	var spec toolspec.Postgres
+	if err := toolspec.DecodePart(block, &spec); err != nil {
+		o := conf.ConfigError("%v", err)
+		return Endpoint{}, &o
+	}
+	spec.Script = nil
+	spec, failed := t.prepare(ctx, spec, 0)
 	if failed != nil {
 		return Endpoint{}, failed
 	}
-	dsn, password, err := connString(cfg, nil)
+	dsn, password, err := connString(spec, nil)
 	if err != nil {
 		o := conf.ConfigError("postgres: %s", scrub(err.Error(), password))
 		return Endpoint{}, &o
 	}
 	return Endpoint{dsn: dsn, password: password}, nil
-}
-
-func withoutScript(cfg map[string]any) map[string]any {
-	if _, ok := cfg["script"]; !ok {
-		return cfg
-	}
-	out := make(map[string]any, len(cfg))
-	for k, v := range cfg {
-		if k != "script" {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // Failure classifies an error of QueryRows or a Writer like Exec (SQL

@@ -32,6 +32,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -71,14 +72,14 @@ func New(opts Options) *Tool {
 	return &Tool{opts: opts}
 }
 
-// Exec reads the secrets config names (tools.Adapt turns Exec into a
-// tools.Tool; args are not used). Keys read:
+// Exec reads the secrets its spec names (toolspec.Secrets, decoded from
+// config; tools.Adapt turns Exec into a tools.Tool; args are not used):
 //
 //	provider   env | credential (default credential; aliases store,
 //	           credentials, keychain)
-//	name       one variable (env) or one credential (credential); also
-//	           spelled key, secret, secret_name or credential (in a list of tasks
-//	           `name:` is the task's label, so write key:)
+//	key        one variable (env) or one credential (credential); also
+//	           spelled secret, secret_name or credential (`name:` is the
+//	           task's label)
 //	map        mapping of result field → variable name (env), or → credential
 //	           name or "credential.field" (credential), for several values
 //	           at once (NoETL's keychain `map:` shape)
@@ -92,10 +93,14 @@ func New(opts Options) *Tool {
 // kind "config"; an unset variable, an unknown credential or a missing
 // field is kind "not_found" (not retryable); a failing store is kind
 // "credentials" (retryable).
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types.Outcome {
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, _ float64) types.Outcome {
+	var cfg toolspec.Secrets
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
 	provider := "credential"
-	if p, ok := conf.String(cfg, "provider"); ok {
-		provider = strings.ToLower(strings.TrimSpace(p))
+	if p := strings.TrimSpace(cfg.Provider); p != "" {
+		provider = strings.ToLower(p)
 	}
 	switch provider {
 	case "env", "environment":
@@ -108,9 +113,8 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types
 	var out map[string]any
 	var secretVals []string
 	var err error
-	if mv, ok := conf.Lookup(cfg, "map"); ok {
-		m, isMap := conf.Map(mv)
-		if !isMap || len(m) == 0 {
+	if m := cfg.Map; m != nil {
+		if len(m) == 0 {
 			return conf.ConfigError("secrets task: `map` must be a non-empty mapping of field to %s", what(provider))
 		}
 		out = make(map[string]any, len(m))
@@ -120,8 +124,8 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types
 		}
 		sort.Strings(keys)
 		for _, field := range keys {
-			ref, isStr := m[field].(string)
-			if !isStr || strings.TrimSpace(ref) == "" {
+			ref := m[field]
+			if strings.TrimSpace(ref) == "" {
 				return conf.ConfigError("secrets task: map.%s must be a %s", field, what(provider))
 			}
 			var v any
@@ -140,8 +144,8 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types
 			out[field] = v
 		}
 	} else {
-		name, ok := conf.String(cfg, "name", "key", "secret", "secret_name", "credential")
-		if !ok {
+		name := cfg.Key
+		if strings.TrimSpace(name) == "" {
 			return conf.ConfigError("secrets task: `name` (a %s) or `map` is required", what(provider))
 		}
 		name = strings.TrimSpace(name)
@@ -175,11 +179,12 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, _ float64) types
 	return types.Outcome{Status: types.StatusOK, Result: out, Extra: map[string]any{ExtraSecrets: secretVals}}
 }
 
-// fallback returns config["default"] for a not_found failure.
-func (t *Tool) fallback(cfg map[string]any, err error) (any, bool) {
+// fallback returns the spec's default (when given, even null) for a
+// not_found failure.
+func (t *Tool) fallback(cfg toolspec.Secrets, err error) (any, bool) {
 	var f *fail
-	if d, has := cfg["default"]; has && errors.As(err, &f) && f.kind == "not_found" {
-		return d, true
+	if cfg.Default.Set && errors.As(err, &f) && f.kind == "not_found" {
+		return cfg.Default.Value, true
 	}
 	return nil, false
 }

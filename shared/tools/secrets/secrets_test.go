@@ -44,7 +44,7 @@ func TestEnvReadable(t *testing.T) {
 func TestEnvProvider(t *testing.T) {
 	tl := New(Options{Getenv: env(map[string]string{"NOETL_SECRET_API": "k-123", "NOETL_SECRET_B": "b-456", "NOETL_PG_DSN": "postgres://x:pw@h/db", "API_KEY": "nope"})})
 	ctx := context.Background()
-	o := tl.Exec(ctx, nil, map[string]any{"provider": "env", "name": "NOETL_SECRET_API"}, 0)
+	o := tl.Exec(ctx, nil, map[string]any{"provider": "env", "key": "NOETL_SECRET_API"}, 0)
 	if o.Status != types.StatusOK || !reflect.DeepEqual(o.Result, map[string]any{"name": "NOETL_SECRET_API", "value": "k-123"}) {
 		t.Fatalf("%+v %#v", o.Error, o.Result)
 	}
@@ -59,9 +59,9 @@ func TestEnvProvider(t *testing.T) {
 		t.Fatalf("extra %#v", o.Extra)
 	}
 	for cfg, kind := range map[string]map[string]any{
-		"config":    {"provider": "env", "name": "NOETL_PG_DSN"},
-		"config ":   {"provider": "env", "name": "API_KEY"}, // not allow-listed by default
-		"not_found": {"provider": "env", "name": "NOETL_SECRET_MISSING"},
+		"config":    {"provider": "env", "key": "NOETL_PG_DSN"},
+		"config ":   {"provider": "env", "key": "API_KEY"}, // not allow-listed by default
+		"not_found": {"provider": "env", "key": "NOETL_SECRET_MISSING"},
 	} {
 		o := tl.Exec(ctx, nil, kind, 0)
 		if o.Status != types.StatusError || o.Error.Kind != strings.TrimSpace(cfg) || o.Error.Retryable {
@@ -94,7 +94,7 @@ func TestCredentialProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl := New(Options{Credentials: m})
-	o := tl.Exec(ctx, nil, map[string]any{"name": "api"}, 0)
+	o := tl.Exec(ctx, nil, map[string]any{"key": "api"}, 0)
 	if o.Status != types.StatusOK || !reflect.DeepEqual(o.Result, map[string]any{"kind": "http_bearer", "token": "tok-1"}) {
 		t.Fatalf("%+v %#v", o.Error, o.Result)
 	}
@@ -111,13 +111,13 @@ func TestCredentialProvider(t *testing.T) {
 		cfg  map[string]any
 		kind string
 	}{
-		{tl, map[string]any{"name": "missing"}, "not_found"},
+		{tl, map[string]any{"key": "missing"}, "not_found"},
 		{tl, map[string]any{"map": map[string]any{"x": "api.nope"}}, "not_found"},
 		{tl, map[string]any{"map": map[string]any{}}, "config"},
 		{tl, map[string]any{}, "config"},
-		{tl, map[string]any{"provider": "gcp", "name": "x"}, "config"},
-		{New(Options{}), map[string]any{"name": "api"}, "config"},
-		{New(Options{Credentials: failingStore{}}), map[string]any{"name": "api"}, "credentials"},
+		{tl, map[string]any{"provider": "gcp", "key": "x"}, "config"},
+		{New(Options{}), map[string]any{"key": "api"}, "config"},
+		{New(Options{Credentials: failingStore{}}), map[string]any{"key": "api"}, "credentials"},
 	} {
 		o := c.tool.Exec(ctx, nil, c.cfg, 0)
 		if o.Status != types.StatusError || o.Error.Kind != c.kind || o.Error.Retryable != (c.kind == "credentials") {
