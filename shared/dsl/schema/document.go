@@ -2,7 +2,7 @@ package schema
 
 // This file is the playbook document as it is written (YAML), one Go type
 // per mapping the loader reads (shared/dsl normalise.go, v2.go,
-// pagination.go, kinds.go): the JSON Schema is reflected from these types
+// pagination.go; the task kinds' keys are tools.go's): the JSON Schema is reflected from these types
 // (Generate), their doc comments become its descriptions, and
 // TestDocumentKeysMatchLoader checks that each type's keys are exactly the
 // keys the loader reads at that place. A type whose loader rejects unknown

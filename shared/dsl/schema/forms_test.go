@@ -127,7 +127,25 @@ workflow:
     tool: {kind: noop}
 `, true},
 
+		{"typed spec: case-insensitive enum, weak scalar types, templates, aliases", `workflow:
+  - step: start
+    tool:
+      - {name: a, kind: http, url: "http://x", method: get}
+      - {name: b, kind: http, endpoint: "http://x", method: "{{ workload.m }}"}
+      - {name: c, kind: postgres, credential: pg, sql: "select 1", port: 5432, sslmode: Require}
+      - {name: d, kind: gcs, action: delete, bucket: b, object: o}
+`, true},
+		{"required key under tool.spec, and left to the caller by a workbook entry", `workbook:
+  - {name: call, kind: http}
+workflow:
+  - step: start
+    tool: [{name: a, kind: http, spec: {url: "http://x"}}, {name: call, kind: workbook, url: "http://y"}]
+`, true},
+
 		// Rejected by both.
+		{"enum value not available", "workflow: [{step: start, tool: {kind: http, url: u, method: FETCH}}]\n", false},
+		{"required key missing", "workflow: [{step: start, tool: {kind: http, method: GET}}]\n", false},
+		{"required group missing", "workflow: [{step: start, tool: {kind: postgres, auth: pg}}]\n", false},
 		{"root vars", "vars: {a: 1}\nworkflow: [{step: start, tool: {kind: noop}}]\n", false},
 		{"unknown root key", "workflows: []\nworkflow: [{step: start, tool: {kind: noop}}]\n", false},
 		{"no metadata", "workflow: [{step: start, tool: {kind: noop}}]\n", false},

@@ -1,7 +1,7 @@
 // Package schema generates the JSON Schema of the playbook DSL (draft-07,
 // the draft editors' YAML language servers support) from the written
-// shape of a playbook (document.go, unions.go) and the per-kind task keys
-// (tools.go), and checks YAML documents against it (Validate).
+// shape of a playbook (document.go, unions.go) and each task kind's typed
+// spec (shared/toolspec, read in tools.go).
 //
 // The schema is structural: it accepts every playbook the loader
 // (shared/dsl Load) accepts, and rejects the unknown keys and wrong shapes

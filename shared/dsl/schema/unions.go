@@ -42,7 +42,7 @@ type TaskSet map[string]any
 // or a one-key {label: task}), or a mapping label → task.
 type Tool struct{}
 
-// TaskRef is one task (kind discriminates its keys, tools.go).
+// TaskRef is one workbook task (kind discriminates its keys, tools.go).
 type TaskRef struct{}
 
 // Next is a step's routing: the canonical {spec, arcs} block or a legacy
@@ -164,7 +164,7 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 	case reflect.TypeFor[Timeout]():
 		return anyOf(&jsonschema.Schema{Type: "number", Minimum: "0"}, types("object"))
 	case reflect.TypeFor[TaskRef]():
-		return ref("Task")
+		return ref("WorkbookTask")
 	}
 	for _, u := range unions {
 		if t == u.t {
@@ -243,7 +243,7 @@ var unions = []union{
 	}},
 	{"Workbook", reflect.TypeFor[Workbook](), func() *jsonschema.Schema {
 		entry := func(named bool) *jsonschema.Schema {
-			s := anyOf(ref("WorkbookEntry"), ref("Task"))
+			s := anyOf(ref("WorkbookEntry"), ref("WorkbookTask"))
 			if named {
 				s = &jsonschema.Schema{AllOf: []*jsonschema.Schema{s, {Required: []string{"name"}}}}
 			}
