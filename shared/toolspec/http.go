@@ -16,7 +16,6 @@ type HTTP struct {
 	FollowRedirects any            `json:"follow_redirects,omitempty" ignored:"redirects are always followed (up to 10, each checked by the egress policy)" doc:"NoETL: follow redirects."`
 	ResponseType    any            `json:"response_type,omitempty" ignored:"the body is decoded from its content type (JSON, else text)" doc:"NoETL: how to decode the body."`
 	Verify          any            `json:"verify,omitempty" alias:"verify_ssl" ignored:"TLS certificates are always verified" doc:"NoETL: verify the server's TLS certificate."`
-	Spec            map[string]any `json:"spec,omitempty" doc:"tool.spec knobs kept with the task (its timeout is read when timeout is not given)."`
 }
 
 // Kind implements Spec.

@@ -8,8 +8,8 @@ type Shell struct {
 	Shell          string         `json:"shell,omitempty" default:"/bin/sh" doc:"The shell that runs each command (-c)."`
 	Cwd            string         `json:"cwd,omitempty" alias:"working_dir" doc:"The directory the commands start in (default the attempt's own directory)."`
 	Env            map[string]any `json:"env,omitempty" doc:"Environment variables of the commands (besides PATH, HOME, TMPDIR, LANG)."`
-	TimeoutSeconds any            `json:"timeout_seconds,omitempty" doc:"The commands' timeout in seconds (capped by the task's timeout)."`
-	Capture        any            `json:"capture,omitempty" doc:"Whether stdout/stderr are captured into the result (default true; false drops them)." default:"true"`
+	TimeoutSeconds float64        `json:"timeout_seconds,omitempty" doc:"The commands' timeout in seconds (capped by the task's timeout)."`
+	Capture        *bool          `json:"capture,omitempty" doc:"Whether stdout/stderr are captured into the result (default true; false drops them)." default:"true"`
 }
 
 // Kind implements Spec.

@@ -14,6 +14,7 @@ import (
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -265,6 +266,12 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	if tool == nil {
 		return fail("config", fmt.Sprintf("task kind %q is not available in this engine", kind))
 	}
+	if canon, probs := toolspec.Canonicalize(kind, cfg); len(probs) == 0 {
+		// NoETL's spellings (credential: for auth, sql: for command, ...)
+		// under the kind's canonical keys: applyAuth and defaultConnection
+		// read those; the tool decodes the same spec.
+		cfg = canon
+	}
 	if err := u.applyAuth(kind, cfg); err != nil {
 		return fail("config", err.Error())
 	}
@@ -414,10 +421,11 @@ func (u *unit) code(task *dsl.Task, v any, sc template.Scope) any {
 	return out
 }
 
-// defaultConnection gives a postgres task without connection settings the
-// workload's pg_dsn (DSL dialect), if any.
+// defaultConnection gives a postgres task without connection settings
+// (cfg under its canonical keys: connection, auth, host, database, user)
+// the workload's pg_dsn (DSL dialect), if any.
 func (u *unit) defaultConnection(cfg, args map[string]any) {
-	for _, k := range []string{"connection", "dsn", "auth"} {
+	for _, k := range []string{"connection", "auth", "host", "database", "user"} {
 		if cfg[k] != nil {
 			return
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -208,13 +209,17 @@ func (t *Tool) Client() *nethttp.Client { return t.client }
 // Options.AllowLinkLocal. Invalid configuration is kind
 // "config". A W3C traceparent header is injected from ctx's span unless the
 // task sets one.
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
-	cfg, failed := t.applyAuth(ctx, cfg) // auth: <credential> (auth.go)
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
+	var spec toolspec.HTTP
+	if err := toolspec.Decode(config, &spec); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	cfg, failed := t.applyAuth(ctx, spec) // auth: <credential> (auth.go)
 	if failed != nil {
 		return *failed
 	}
-	rawURL, ok := conf.String(cfg, "url", "endpoint")
-	if !ok {
+	rawURL := cfg.URL
+	if strings.TrimSpace(rawURL) == "" {
 		return conf.ConfigError("http task: `url` is required")
 	}
 	u, err := url.Parse(strings.TrimSpace(rawURL))
@@ -228,10 +233,10 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		return conf.Fail("forbidden_address", false, "http task: %s: %v", redactURL(u, true), err)
 	}
 	method := "GET"
-	if m, ok := conf.String(cfg, "method"); ok {
-		method = strings.ToUpper(strings.TrimSpace(m))
+	if m := strings.TrimSpace(cfg.Method); m != "" {
+		method = strings.ToUpper(m)
 	}
-	if p, ok := conf.Lookup(cfg, "params", "query"); ok {
+	if p := cfg.Params; p != nil {
 		if err := mergeParams(u, p); err != nil {
 			return conf.ConfigError("http task: %v", err)
 		}
@@ -261,11 +266,7 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 	if contentType != "" {
 		hreq.Header.Set("Content-Type", contentType)
 	}
-	if h, ok := conf.Lookup(cfg, "headers"); ok {
-		hm, ok := conf.Map(h)
-		if !ok {
-			return conf.ConfigError("http task: `headers` must be a mapping, got %T", h)
-		}
+	if hm := cfg.Headers; hm != nil {
 		for k, v := range hm {
 			if v == nil {
 				continue
@@ -348,14 +349,13 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 
 // timeouts returns the overall request deadline and the connect timeout (0 =
 // dialer default).
-func (t *Tool) timeouts(cfg map[string]any, attemptS float64) (total, connect time.Duration, err error) {
-	v, ok := conf.Lookup(cfg, "timeout")
-	if !ok {
-		if spec, isMap := conf.Map(cfg["spec"]); isMap {
-			v, ok = conf.Lookup(spec, "timeout")
-		}
+func (t *Tool) timeouts(cfg toolspec.HTTP, attemptS float64) (total, connect time.Duration, err error) {
+	v := cfg.Timeout
+	if v == nil {
+		v = cfg.TimeoutSeconds
 	}
-	if ok {
+	if v != nil {
+		var ok bool
 		if m, isMap := conf.Map(v); isMap {
 			var c, r, tot time.Duration
 			if x, has := conf.Lookup(m, "connect"); has {
@@ -441,10 +441,13 @@ func mergeParams(u *url.URL, p any) error {
 
 // buildBody returns the request body and its content type from json / body /
 // data (first present wins).
-func buildBody(cfg map[string]any) ([]byte, string, error) {
-	for _, key := range []string{"json", "body", "data"} {
-		v, ok := conf.Lookup(cfg, key)
-		if !ok {
+func buildBody(cfg toolspec.HTTP) ([]byte, string, error) {
+	for _, b := range []struct {
+		key string
+		v   any
+	}{{"json", cfg.JSON}, {"body", cfg.Body}, {"data", cfg.Data}} {
+		key, v := b.key, b.v
+		if v == nil {
 			continue
 		}
 		switch x := v.(type) {

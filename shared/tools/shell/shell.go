@@ -33,6 +33,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -155,14 +156,18 @@ func New(opts Options) *Tool {
 // `cmds` gets a uid of its own; the attempt's directory, and what earlier
 // programs left in it, are handed to it before it starts, so that the
 // programs of one task share their files there.
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
+	var cfg toolspec.Shell
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
 	cmds, err := commands(cfg)
 	if err != nil {
 		return conf.ConfigError("shell task: %v", err)
 	}
 	shell := DefaultShell
-	if s, ok := conf.String(cfg, "shell"); ok {
-		shell = strings.TrimSpace(s)
+	if s := strings.TrimSpace(cfg.Shell); s != "" {
+		shell = s
 	}
 	shellPath, err := exec.LookPath(shell)
 	if err != nil {
@@ -175,14 +180,8 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		return conf.ConfigError("shell task: %s (which starts the commands in the sandbox) not found: %v", starter, err)
 	}
 	timeout := t.opts.DefaultTimeout
-	if v, ok := conf.Lookup(cfg, "timeout", "timeout_seconds"); ok {
-		d, isNum := conf.Seconds(v)
-		if !isNum {
-			return conf.ConfigError("shell task: `timeout` must be a number of seconds, got %v", v)
-		}
-		if d > 0 {
-			timeout = d
-		}
+	if d, _ := conf.Seconds(cfg.TimeoutSeconds); d > 0 {
+		timeout = d
 	}
 	if timeoutS > 0 {
 		if a := time.Duration(timeoutS * float64(time.Second)); a < timeout {
@@ -190,7 +189,7 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		}
 	}
 	cwd := ""
-	if c, ok := conf.String(cfg, "cwd", "working_dir"); ok {
+	if c := cfg.Cwd; c != "" {
 		st, err := os.Stat(c)
 		if err != nil || !st.IsDir() {
 			return conf.ConfigError("shell task: cwd %q is not a directory", c)
@@ -203,12 +202,8 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		}
 	}
 	capture := true
-	if v, ok := conf.Lookup(cfg, "capture"); ok {
-		b, isBool := v.(bool)
-		if !isBool {
-			return conf.ConfigError("shell task: `capture` must be a boolean, got %T", v)
-		}
-		capture = b
+	if cfg.Capture != nil {
+		capture = *cfg.Capture
 	}
 	sb, err := t.sandbox()
 	if err != nil {
@@ -317,8 +312,8 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 }
 
 // commands returns the programs to run, from cmds, command or cmd.
-func commands(cfg map[string]any) ([]string, error) {
-	if v, ok := conf.Lookup(cfg, "cmds", "commands"); ok {
+func commands(cfg toolspec.Shell) ([]string, error) {
+	if v := cfg.Cmds; v != nil {
 		switch x := v.(type) {
 		case []any:
 			var out []string
@@ -343,31 +338,21 @@ func commands(cfg map[string]any) ([]string, error) {
 			return nil, fmt.Errorf("`cmds` must be a list of strings, got %T", v)
 		}
 	}
-	if v, ok := conf.Lookup(cfg, "command", "cmd"); ok {
-		s, isStr := v.(string)
-		if !isStr {
-			return nil, fmt.Errorf("`command` must be a string, got %T", v)
-		}
-		if strings.TrimSpace(s) != "" {
-			return []string{s}, nil
-		}
+	if s := cfg.Command; strings.TrimSpace(s) != "" {
+		return []string{s}, nil
 	}
 	return nil, errors.New("`command` (a string) or `cmds` (a list of strings) is required")
 }
 
 // environment is the complete environment of the commands.
-func (t *Tool) environment(cfg map[string]any, home string) ([]string, error) {
+func (t *Tool) environment(cfg toolspec.Shell, home string) ([]string, error) {
 	env := map[string]string{
 		"PATH":   t.opts.Path,
 		"HOME":   home,
 		"TMPDIR": home,
 		"LANG":   "C.UTF-8",
 	}
-	if v, ok := conf.Lookup(cfg, "env"); ok {
-		m, isMap := conf.Map(v)
-		if !isMap {
-			return nil, fmt.Errorf("`env` must be a mapping of variable names to values, got %T", v)
-		}
+	if m := cfg.Env; m != nil {
 		for k, val := range m {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
 				return nil, fmt.Errorf("env: invalid variable name %q", k)

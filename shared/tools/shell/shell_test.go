@@ -99,8 +99,8 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	marker := filepath.Join(dir, "alive")
 	start := time.Now()
 	o := run(t, map[string]any{
-		"command": "(sleep 1.5; touch " + marker + ") & sleep 30",
-		"timeout": 0.3,
+		"command":         "(sleep 1.5; touch " + marker + ") & sleep 30",
+		"timeout_seconds": 0.3,
 	}, 0)
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("took %s", el)
@@ -186,14 +186,14 @@ func TestOutputTruncated(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for _, cfg := range []map[string]any{
 		{},
-		{"command": 5},
+		{"command": map[string]any{"a": 1}},
 		{"cmds": []any{1}},
 		{"cmds": []any{}},
 		{"command": "true", "env": "X=1"},
 		{"command": "true", "env": map[string]any{"A=B": "1"}},
 		{"command": "true", "shell": "/nonexistent/sh"},
 		{"command": "true", "cwd": "/nonexistent/dir"},
-		{"command": "true", "timeout": "soon"},
+		{"command": "true", "timeout_seconds": "soon"},
 	} {
 		o := run(t, cfg, 0)
 		if o.Status != types.StatusError || o.Error.Kind != "config" || o.Error.Retryable {
