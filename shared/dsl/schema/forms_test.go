@@ -174,6 +174,13 @@ workflow:
 		{"script on http", "workflow: [{step: start, tool: {kind: http, url: u, script: {uri: x, source: {type: file}}}}]\n", false},
 		{"unknown output key", "workflow: [{step: start, tool: {kind: noop, output: {stor: {}}}}]\n", false},
 		{"step policy rules", "workflow: [{step: start, tool: {kind: noop}, spec: {policy: {rules: []}}}]\n", false},
+		{"jump without to", "workflow: [{step: start, tool: {kind: noop, spec: {policy: {rules: [{else: {then: {do: jump}}}]}}}}]\n", false},
+		{"to without jump", "workflow: [{step: start, tool: [{name: a, kind: noop, spec: {policy: {rules: [{else: {then: {do: continue, to: a}}}]}}}]}]\n", false},
+		{"retry with attempts 0", "workflow: [{step: start, tool: {kind: noop, spec: {policy: {rules: [{else: {then: {do: retry, attempts: 0}}}]}}}}]\n", false},
+		{"loop in and collection", "workflow: [{step: start, loop: {in: [1], collection: [2], iterator: i}, tool: {kind: noop}}]\n", false},
+		{"loop mode and spec.mode", "workflow: [{step: start, loop: {in: [1], iterator: i, mode: parallel, spec: {mode: sequential}}, tool: {kind: noop}}]\n", false},
+		{"retry_when with retry_on", "workflow: [{step: start, tool: {kind: http, url: u, retry: {retry_when: \"{{ true }}\", retry_on: [timeout]}}}]\n", false},
+		{"arc args and data", "workflow: [{step: start, tool: {kind: noop}, next: {arcs: [{step: start, args: {a: 1}, data: {b: 1}}]}}]\n", false},
 		{"timeout as a string", "workflow: [{step: start, tool: {kind: noop, timeout: 5s}}]\n", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

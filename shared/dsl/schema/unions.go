@@ -280,7 +280,6 @@ func rule(then string) *jsonschema.Schema {
 			types("null"),
 		},
 	})
-	req := func(ks ...string) *jsonschema.Schema { return &jsonschema.Schema{Required: ks} }
 	return &jsonschema.Schema{
 		Type:                 "object",
 		Properties:           props,
@@ -309,16 +308,55 @@ func strAny(ss []string) []any {
 	return out
 }
 
-// JSONSchemaExtend requires in or collection (or a cursor), and iterator
-// or element.
-func (Loop) JSONSchemaExtend(s *jsonschema.Schema) {
-	req := func(k string) *jsonschema.Schema { return &jsonschema.Schema{Required: []string{k}} }
-	s.AllOf = append(s.AllOf, anyOf(req("in"), req("collection"), req("cursor")), anyOf(req("iterator"), req("element")))
+// req requires the keys ks.
+func req(ks ...string) *jsonschema.Schema { return &jsonschema.Schema{Required: ks} }
+
+// notTogether forbids each pair of keys given together (the loader's
+// "keep one" errors).
+func notTogether(pairs ...[2]string) *jsonschema.Schema {
+	s := &jsonschema.Schema{}
+	for _, p := range pairs {
+		s.AnyOf = append(s.AnyOf, req(p[0], p[1]))
+	}
+	return &jsonschema.Schema{Not: s}
 }
 
-// JSONSchemaExtend forbids input and args together.
+// JSONSchemaExtend requires in or collection (or a cursor), and iterator
+// or element, and forbids a key given twice (in and collection, iterator
+// and element, a deprecated mode or max_in_flight beside spec's).
+func (Loop) JSONSchemaExtend(s *jsonschema.Schema) {
+	inSpec := func(top, key string) *jsonschema.Schema {
+		return &jsonschema.Schema{Required: []string{top, "spec"}, Properties: propsOf("spec", req(key))}
+	}
+	s.AllOf = append(s.AllOf, anyOf(req("in"), req("collection"), req("cursor")), anyOf(req("iterator"), req("element")),
+		notTogether([2]string{"in", "collection"}, [2]string{"iterator", "element"}),
+		&jsonschema.Schema{Not: anyOf(inSpec("mode", "mode"), inSpec("concurrency", "max_in_flight"), inSpec("max_in_flight", "max_in_flight"))})
+}
+
+// JSONSchemaExtend forbids input and args together, and output with the
+// legacy result block.
 func (Step) JSONSchemaExtend(s *jsonschema.Schema) {
-	s.Not = &jsonschema.Schema{Required: []string{"input", "args"}}
+	s.Not = notTogether([2]string{"input", "args"}, [2]string{"output", "result"}).Not
+}
+
+// JSONSchemaExtend states the action's rules: retry takes attempts ≥ 1,
+// jump needs to, and to is only for jump.
+func (Then) JSONSchemaExtend(s *jsonschema.Schema) {
+	do := func(v string) *jsonschema.Schema {
+		return &jsonschema.Schema{Required: []string{"do"}, Properties: propsOf("do", &jsonschema.Schema{Const: v})}
+	}
+	s.AllOf = append(s.AllOf,
+		&jsonschema.Schema{If: do("retry"), Then: &jsonschema.Schema{Properties: propsOf("attempts", &jsonschema.Schema{Minimum: "1"})}},
+		&jsonschema.Schema{If: do("jump"), Then: req("to")},
+		&jsonschema.Schema{If: &jsonschema.Schema{Required: []string{"to"}, Properties: propsOf("to", &jsonschema.Schema{Not: &jsonschema.Schema{Const: ""}})}, Then: do("jump")},
+	)
+}
+
+// JSONSchemaExtend forbids retry_when with retry_on or retry_on_status,
+// and backoff or backoff_seconds with initial_delay.
+func (RetryBlock) JSONSchemaExtend(s *jsonschema.Schema) {
+	s.AllOf = append(s.AllOf, notTogether([2]string{"retry_when", "retry_on"}, [2]string{"retry_when", "retry_on_status"},
+		[2]string{"backoff", "initial_delay"}, [2]string{"backoff_seconds", "initial_delay"}))
 }
 
 // JSONSchemaExtend allows the metadata keys the loader ignores with a
@@ -394,7 +432,8 @@ func (Store) JSONSchemaExtend(s *jsonschema.Schema) {
 	}
 }
 
-// JSONSchemaExtend forbids when and cond together.
+// JSONSchemaExtend forbids when and cond together, and args with its
+// deprecated spellings.
 func (Arc) JSONSchemaExtend(s *jsonschema.Schema) {
-	s.Not = &jsonschema.Schema{Required: []string{"when", "cond"}}
+	s.Not = notTogether([2]string{"when", "cond"}, [2]string{"args", "data"}, [2]string{"args", "with"}, [2]string{"args", "input"}).Not
 }
