@@ -28,9 +28,6 @@ import (
 // Draft is the JSON Schema draft the schema declares.
 const Draft = "http://json-schema.org/draft-07/schema#"
 
-// ID is the schema's $id.
-const ID = "https://noetl.io/schemas/gcpengine/playbook.schema.json"
-
 //go:embed document.go unions.go
 var sources embed.FS
 
@@ -71,7 +68,6 @@ func Generate() ([]byte, error) {
 		defs[name] = d
 	}
 	root.Version = Draft
-	root.ID = ID
 	root.Title = "NoETL playbook"
 	root.Description = "A NoETL playbook (apiVersion noetl.io/v2, kind Playbook) as this engine's loader reads it. Structural: `noetl validate` also checks what needs the whole playbook (arc targets, names, templates)."
 	walk(root, refSiblings)
