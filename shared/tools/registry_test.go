@@ -78,10 +78,10 @@ func TestDefaultWiring(t *testing.T) {
 	t.Setenv("MY_TOKEN", "from-env")
 	reg, closeFn := Default(DefaultOptions{Credentials: store, Results: rs})
 	defer closeFn()
-	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"name": "api"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["token"] != "tok-9" {
+	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"key": "api"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["token"] != "tok-9" {
 		t.Fatalf("secrets credential %+v %v", o.Error, o.Result)
 	}
-	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"provider": "env", "name": "MY_TOKEN"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["value"] != "from-env" {
+	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"provider": "env", "key": "MY_TOKEN"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["value"] != "from-env" {
 		t.Fatalf("secrets env %+v", o.Error)
 	}
 	for _, k := range []string{KindArtifact, KindResultFetch} {

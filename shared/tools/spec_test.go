@@ -22,12 +22,13 @@ var specTools = map[string]string{
 	"secrets":  "github.com/noetl/gcpengine/shared/tools/secrets",
 	"shell":    "github.com/noetl/gcpengine/shared/tools/shell",
 	"http":     "github.com/noetl/gcpengine/shared/tools/http",
+	"python":   "github.com/noetl/gcpengine/shared/tools/python",
 }
 
 // mapTools are the kinds whose tool still reads its configuration map by
 // key (their spec is the validator's and the schema's only). playbook and
 // workbook are run by the worker, not by a tool package.
-var mapTools = []string{"python", "playbook", "workbook", "duckdb", "transfer", "nats", "subscription", "artifact", "result_fetch"}
+var mapTools = []string{"playbook", "workbook", "duckdb", "transfer", "nats", "subscription", "artifact", "result_fetch"}
 
 // TestSpecFieldsRead ties each kind's typed spec to its tool (issue 15:
 // the validator's list of keys and the tool's reads had drifted): for

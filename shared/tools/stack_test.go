@@ -204,7 +204,7 @@ func TestStackKinds(t *testing.T) {
 		t.Fatalf("gcs %#v", r)
 	}
 	run(KindGCS, nil, map[string]any{"action": "delete", "uri": obj})
-	if r = run(KindSecrets, nil, map[string]any{"provider": "credential", "name": apiCred}); r["token"] != "tok-"+suffix {
+	if r = run(KindSecrets, nil, map[string]any{"provider": "credential", "key": apiCred}); r["token"] != "tok-"+suffix {
 		t.Fatalf("secrets %#v", r)
 	}
 	big := map[string]any{"items": strings.Repeat("x", 80000), "count": int64(1)}

@@ -13,7 +13,7 @@ type HTTP struct {
 	Timeout         any            `json:"timeout,omitempty" doc:"The request's timeout: seconds, or {connect, read, total} in seconds (capped by the attempt's timeout)."`
 	TimeoutSeconds  any            `json:"timeout_seconds,omitempty" doc:"The request's timeout in seconds (NoETL's spelling; timeout wins)."`
 	Auth            any            `json:"auth,omitempty" alias:"credential" doc:"A credential name whose request headers are added (or a keychain entry)."`
-	FollowRedirects any            `json:"follow_redirects,omitempty" ignored:"redirects are always followed (up to 10, each checked by the egress policy)" doc:"NoETL: follow redirects."`
+	FollowRedirects any            `json:"follow_redirects,omitempty" ignored:"redirects are always followed (Go's default, up to 10; every connection goes through the egress policy)" doc:"NoETL: follow redirects."`
 	ResponseType    any            `json:"response_type,omitempty" ignored:"the body is decoded from its content type (JSON, else text)" doc:"NoETL: how to decode the body."`
 	Verify          any            `json:"verify,omitempty" alias:"verify_ssl" ignored:"TLS certificates are always verified" doc:"NoETL: verify the server's TLS certificate."`
 }

@@ -50,6 +50,7 @@ import (
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -261,12 +262,16 @@ func (t *Tool) Exec(ctx context.Context, args, config map[string]any, timeoutS f
 // Context: execution_id, step, task, workload, ctx, iter, input). A nil
 // taskCtx gives an empty mapping.
 func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string]any, timeoutS float64) types.Outcome {
-	config, failed := t.prepare(ctx, config, timeoutS) // script: and libs (script.go)
+	var spec toolspec.Python
+	if err := toolspec.Decode(config, &spec); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	spec, failed := t.prepare(ctx, spec, timeoutS) // script: and libs (script.go)
 	if failed != nil {
 		return *failed
 	}
-	code, ok := config["code"].(string)
-	if !ok || strings.TrimSpace(code) == "" {
+	code := spec.Code
+	if strings.TrimSpace(code) == "" {
 		return conf.ConfigError("python task: `code` (a string) is required")
 	}
 	if args == nil {
@@ -275,7 +280,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	if taskCtx == nil {
 		taskCtx = map[string]any{}
 	}
-	payload, err := json.Marshal(map[string]any{"code": code, "args": args, "libs": config["libs"], "context": taskCtx})
+	payload, err := json.Marshal(map[string]any{"code": code, "args": args, "libs": spec.Libs, "context": taskCtx})
 	if err != nil {
 		return conf.ConfigError("python task: args/libs cannot be encoded as JSON: %v", err)
 	}
