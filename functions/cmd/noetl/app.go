@@ -153,7 +153,8 @@ func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "noetl",
 		Short: "Validate, run and operate NoETL playbooks on the noetl-gcp engine",
-		Long: `noetl validates and lints playbooks locally and operates the engine through
+		Long: `noetl validates and lints playbooks locally (and prints the DSL's JSON Schema
+for editors) and operates the engine through
 the api function's HTTP API: start and follow executions, list and describe them,
 show their events, cost and trace, cancel them, work the dead-letter queue (DLQ),
 the playbook catalog and the credential store.
@@ -198,7 +199,7 @@ scripts. validate, lint and run keep their own formats.
 		}
 		return nil
 	}
-	root.AddCommand(a.validateCmd(), a.lintCmd(), a.runCmd(),
+	root.AddCommand(a.validateCmd(), a.lintCmd(), a.schemaCmd(), a.runCmd(),
 		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.costCmd(), a.traceCmd(),
 		a.rebuildCmd(), a.gcCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
 	return root

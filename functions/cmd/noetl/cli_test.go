@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/noetl/gcpengine/shared/dsl/schema"
 )
 
 const validPlaybook = `apiVersion: noetl.io/v2
@@ -52,7 +54,7 @@ func TestHelpEveryCommand(t *testing.T) {
 	a, _, _ := testApp(nil)
 	var paths [][]string
 	commandPaths(a.rootCmd(), nil, &paths)
-	want := []string{"validate", "lint", "run", "list", "describe", "events", "cancel", "cost", "trace",
+	want := []string{"validate", "lint", "schema", "run", "list", "describe", "events", "cancel", "cost", "trace",
 		"dlq", "dlq list", "dlq show", "dlq replay", "dlq discard",
 		"catalog", "catalog register", "catalog list", "catalog show",
 		"credentials", "credentials set", "credentials list", "credentials show", "credentials delete",
@@ -881,5 +883,27 @@ func TestTokenRefreshOn401(t *testing.T) {
 	a, so, se := testApp(map[string]string{"NOETL_API_URL": f.URL()})
 	if r := execApp(a, so, se, "list", "--token", "static"); r.code != ExitUnavailable || len(f.requests()) != 5 {
 		t.Errorf("static token: %+v, %d requests", r, len(f.requests()))
+	}
+}
+
+// TestSchemaCommand: noetl schema prints the generated schema (the bytes
+// the repository publishes), exit 0, and takes no argument.
+func TestSchemaCommand(t *testing.T) {
+	a, so, se := testApp(nil)
+	r := execApp(a, so, se, "schema")
+	want, err := schema.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 || r.stdout != string(want) {
+		t.Fatalf("schema: code %d, stdout %d bytes (want %d)\n%s", r.code, len(r.stdout), len(want), r.stderr)
+	}
+	pub, err := os.ReadFile("../../../schema/playbook.schema.json")
+	if err != nil || string(pub) != r.stdout {
+		t.Fatalf("noetl schema differs from the published schema/playbook.schema.json (%v)", err)
+	}
+	a, so, se = testApp(nil)
+	if r := execApp(a, so, se, "schema", "extra"); r.code != ExitInvalid {
+		t.Fatalf("schema extra: code %d", r.code)
 	}
 }
