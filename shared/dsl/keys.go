@@ -19,7 +19,7 @@ func DocumentKeys() map[string][]string {
 	}
 	return map[string][]string{
 		"root":              with(rootKeys, sortedKeys(ignoredRootKeys)...),
-		"step":              with(stepKeys, "retry", "result"),
+		"step":              with(stepKeys, "retry", "result", "vars"),
 		"output":            with(outputKeys),
 		"output.store":      with(storeKeys),
 		"output.accumulate": with(accumulateKeys),

@@ -119,6 +119,8 @@ type Step struct {
 	Set StepSet `json:"set,omitempty"`
 	// The v10 spelling of set with ctx targets: each key is written to ctx.<key>.
 	SetCtx Patch `json:"set_ctx,omitempty"`
+	// NoETL's legacy step vars: loaded as set_ctx with a warning (each key is written to ctx.<key> when the step completes); templates read the values as ctx.<key> or vars.<key>.
+	Vars Patch `json:"vars,omitempty"`
 	// The step's output block (storage of its result, inline fields, accumulation).
 	Output *Output `json:"output,omitempty" jsonschema:"nullable"`
 	// Outgoing arcs: {spec: {mode, on_no_match}, arcs: [...]}; the legacy forms (a step name, a list, {step: x}) are normalised with a warning.
