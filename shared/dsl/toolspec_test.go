@@ -72,3 +72,19 @@ func TestIgnoredTaskKeyWarns(t *testing.T) {
 	}
 	t.Fatalf("no pool warning in %v", p.Warnings)
 }
+
+// TestShellExportsWarns: noetl/ops automation playbooks write exports: on a
+// shell task; no NoETL shell tool reads it, so it is accepted with a
+// warning that says nothing is exported (not refused, not silently kept).
+func TestShellExportsWarns(t *testing.T) {
+	p, err := Load([]byte(hdr+"  - step: start\n    tool: {kind: shell, cmds: [\"echo OS=linux\"], exports: [os_type]}\n"), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range p.Warnings {
+		if w.Path == "workflow[0].tool.exports" && strings.Contains(w.Message, "no variable is exported") {
+			return
+		}
+	}
+	t.Fatalf("no exports warning in %v", p.Warnings)
+}

@@ -10,6 +10,7 @@ type Shell struct {
 	Env            map[string]any `json:"env,omitempty" doc:"Environment variables of the commands (besides PATH, HOME, TMPDIR, LANG)."`
 	TimeoutSeconds float64        `json:"timeout_seconds,omitempty" doc:"The commands' timeout in seconds (capped by the task's timeout)."`
 	Capture        *bool          `json:"capture,omitempty" doc:"Whether stdout/stderr are captured into the result (default true; false drops them)." default:"true"`
+	Exports        any            `json:"exports,omitempty" ignored:"no NoETL shell tool (Python or Rust) reads it, so no variable is exported: read what the commands print from the task's result (stdout) instead" doc:"NoETL ops playbooks: names of shell variables to export (read by no NoETL shell tool)."`
 }
 
 // Kind implements Spec.
