@@ -105,6 +105,10 @@ func route(w http.ResponseWriter, r *http.Request) {
 		rebuild(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rebuild"))
 	case p == "/gc" && r.Method == http.MethodPost:
 		collect(w, r)
+	case p == "/cells" && r.Method == http.MethodGet:
+		cells(w, r)
+	case strings.HasPrefix(p, "/results") && r.Method == http.MethodGet:
+		resultByURN(w, r)
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
 		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
 	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:

@@ -9,7 +9,8 @@ package api
 //	route                                   role
 //	GET  /healthz                           (public)
 //	GET  /executions, /executions/{id}[/events|/cost]
-//	GET  /playbooks[/{path}]                viewer
+//	GET  /playbooks[/{path}], /cells, /results/{urn}
+//	                                        viewer
 //	POST /executions, /executions/{id}/cancel
 //	                                        runner
 //	/dlq..., POST /executions/{id}/rebuild  operator

@@ -79,6 +79,23 @@ type Config struct {
 	// ResultInlineMax is the largest JSON result (bytes) kept inline in
 	// events and state; larger ones go to the results tier (NoETL result storage RFC).
 	ResultInlineMax int // NOETL_RESULT_INLINE_MAX, default 65536
+	// Tenant and TenantProject name the deployment's tenant and project
+	// in result URIs and object keys ("" = "default"; NoETL result
+	// storage RFC §4).
+	Tenant        string // NOETL_TENANT, default ""
+	TenantProject string // NOETL_TENANT_PROJECT, default ""
+	// ResultEnv is the env= segment of result object keys ("" = "default").
+	ResultEnv string // NOETL_RESULT_ENV, default ""
+	// ResultCellsFile is the deployment's cell map (YAML: cells and
+	// placement epochs, results.LoadCellMap); "" = one cell, the results
+	// bucket.
+	ResultCellsFile string // NOETL_RESULT_CELLS_FILE, default ""
+	// ResultCacheMB bounds the instance's cache of loaded results
+	// (MiB; 0 = no cache).
+	ResultCacheMB int // NOETL_RESULT_CACHE_MB, default 64
+	// ResultMaterializeMaxMB is the largest stored result (MiB) a
+	// template, python code or a loop plan may load whole.
+	ResultMaterializeMaxMB int // NOETL_RESULT_MATERIALIZE_MAX_MB, default 256
 	// RepoRoot resolves playbook paths given to the api (POST {path}).
 	RepoRoot string // NOETL_REPO_ROOT, default "."
 	// LeaseTTL bounds how long an execute call holds a unit's lease

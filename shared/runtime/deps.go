@@ -139,7 +139,12 @@ func DefaultBuilders() Builders {
 			if err != nil {
 				return nil, nil, fmt.Errorf("runtime: storage client: %w", err)
 			}
-			return &results.Store{Backend: results.NewGCS(gcs, cfg.ResultsBucket), InlineMax: cfg.ResultInlineMax}, func() { _ = gcs.Close() }, nil
+			st, err := ResultStore(cfg, func(bucket string) results.Backend { return results.NewGCS(gcs, bucket) })
+			if err != nil {
+				_ = gcs.Close()
+				return nil, nil, err
+			}
+			return st, func() { _ = gcs.Close() }, nil
 		},
 		Credentials: openCredentials,
 		Tools:       tools.Control,
@@ -406,4 +411,40 @@ func (d *Deps) Close() {
 		d.closers[i]()
 	}
 	d.closers = nil
+}
+
+// ResultStore builds the results tier a configuration describes, with
+// open giving the object store of a bucket: the results bucket as the
+// home backend; tenant, project and env of URIs and keys
+// (NOETL_TENANT, NOETL_TENANT_PROJECT, NOETL_RESULT_ENV); the cell map
+// (NOETL_RESULT_CELLS_FILE, each cell's bucket as its backend); the
+// instance's cache (NOETL_RESULT_CACHE_MB) and the whole-read bound
+// (NOETL_RESULT_MATERIALIZE_MAX_MB). Errors: a cell map that does not
+// load or validate.
+func ResultStore(cfg config.Config, open func(bucket string) results.Backend) (*results.Store, error) {
+	st := &results.Store{
+		Backend:        open(cfg.ResultsBucket),
+		Locator:        results.Locator{Env: cfg.ResultEnv, Tenant: cfg.Tenant, Project: cfg.TenantProject},
+		InlineMax:      cfg.ResultInlineMax,
+		MaterializeMax: int64(cfg.ResultMaterializeMaxMB) << 20,
+	}
+	if cfg.ResultCacheMB > 0 {
+		st.Cache = results.NewCache(int64(cfg.ResultCacheMB) << 20)
+	}
+	if cfg.ResultCellsFile != "" {
+		m, err := results.LoadCellMap(cfg.ResultCellsFile, st.ShardCount)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: NOETL_RESULT_CELLS_FILE: %w", err)
+		}
+		st.Cells = m
+		st.CellBackends = make(map[string]results.Backend, len(m.Cells))
+		for _, c := range m.Cells {
+			if c.Bucket == cfg.ResultsBucket {
+				st.CellBackends[c.Name] = st.Backend
+			} else {
+				st.CellBackends[c.Name] = open(c.Bucket)
+			}
+		}
+	}
+	return st, nil
 }

@@ -1,0 +1,63 @@
+package runtime
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/noetl/gcpengine/shared/config"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// TestResultStoreFromConfig: the results tier the functions build carries
+// the deployment's tenant, project and env into URIs and keys, the cell
+// map with a backend per cell bucket (the results bucket's cell shares the
+// home backend), the instance cache and the whole-read bound; a bad cell
+// map fails the build with the knob's name.
+func TestResultStoreFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	cellsFile := filepath.Join(dir, "cells.yaml")
+	if err := os.WriteFile(cellsFile, []byte("cells:\n  - {name: c1, bucket: noetl-results, region: us-central1}\n  - {name: c2, bucket: acme-c2, region: europe-west1}\nplacements:\n  - {cell: c1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{ResultsBucket: "noetl-results", ResultInlineMax: 1000, Tenant: "acme", TenantProject: "etl", ResultEnv: "prod",
+		ResultCellsFile: cellsFile, ResultCacheMB: 8, ResultMaterializeMaxMB: 3}
+	opened := map[string]results.Backend{}
+	st, err := ResultStore(cfg, func(bucket string) results.Backend {
+		b := results.NewMemory()
+		opened[bucket] = b
+		return b
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "1234567890123456789"
+	c := types.ResultCoords{ExecutionID: id, Step: "s", Attempt: 1}
+	if uri := st.LogicalURI(c); !strings.HasPrefix(uri, "noetl://acme/etl/results/"+id+"/") {
+		t.Fatalf("uri %s", uri)
+	}
+	if key := st.PhysicalKey(c, "json"); !strings.HasPrefix(key, "noetl/env=prod/region=us-central1/cell=c1/") || !strings.Contains(key, "/tenant=acme/project=etl/") {
+		t.Fatalf("key %s", key)
+	}
+	if len(opened) != 2 || st.CellBackends["c1"] != opened["noetl-results"] || st.CellBackends["c2"] != opened["acme-c2"] || st.Backend != opened["noetl-results"] {
+		t.Fatalf("backends %v, cells %v", opened, st.CellBackends)
+	}
+	if st.Cache == nil || st.MaterializeMax != 3<<20 || st.InlineMax != 1000 {
+		t.Fatalf("cache %v, materialize max %d, inline %d", st.Cache, st.MaterializeMax, st.InlineMax)
+	}
+
+	cfg.ResultCellsFile, cfg.ResultCacheMB = "", 0
+	st, err = ResultStore(cfg, func(string) results.Backend { return results.NewMemory() })
+	if err != nil || st.Cells != nil || st.Cache != nil {
+		t.Fatalf("single cell, no cache: %+v, %v", st, err)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	_ = os.WriteFile(bad, []byte("cells: []\nplacements: []\n"), 0o600)
+	cfg.ResultCellsFile = bad
+	if _, err := ResultStore(cfg, func(string) results.Backend { return results.NewMemory() }); err == nil || !strings.Contains(err.Error(), "NOETL_RESULT_CELLS_FILE") {
+		t.Fatalf("bad cell map: %v", err)
+	}
+}
