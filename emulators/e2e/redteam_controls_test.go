@@ -470,14 +470,26 @@ workflow:
 		}
 	}
 
-	// A child reads its parent's result; after the object is changed
-	// behind the reference (an attacker with bucket access), the read
-	// fails naming the reference.
+	// A child reads its parent's result; after an object is changed
+	// behind its reference (an attacker with bucket access), a read of it
+	// fails naming the reference. The changed object is a second victim's,
+	// never read before: an instance that already verified an object's
+	// bytes serves them from its cache (keyed by key and sha256, so what it
+	// serves is exactly what the reference names), and the forged bytes
+	// reach no one either way.
 	reader := "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: redteam_child}\nworkflow:\n  - step: read\n    tool: {kind: artifact, action: get, input: {result_ref: \"{{ workload.ref }}\"}}\n"
 	c0 := admin.startAs(t, reader, map[string]any{"ref": ref}, map[string]any{"parent_id": victim})
 	if v := waitEnd(t, c0); v["status"] != "ok" {
 		t.Fatalf("child reading its parent's result: %v %v", v["status"], v["failures"])
 	}
+	victim = admin.startAs(t, bigResult("VictimSecret2-"+randSuffix()), nil, nil)
+	if v := waitEnd(t, victim); v["status"] != "ok" {
+		t.Fatalf("second victim: %v", v)
+	}
+	_, view = admin.call(t, "GET", "/api/executions/"+victim, nil)
+	ref, _ = view["results"].(map[string]any)["big"].(map[string]any)
+	inner, _ = ref["$ref"].(map[string]any)
+	key, _ = inner["key"].(string)
 	ctx := context.Background()
 	gcs, err := storage.NewClient(ctx)
 	if err != nil {

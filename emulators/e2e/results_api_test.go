@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -24,7 +25,7 @@ func TestResultsByURN(t *testing.T) {
 	if st["status"] != "ok" || urn == "" {
 		t.Fatalf("start's result is not stored: %v", MustJSON(st))
 	}
-	path := "/api/results/" + url.PathEscape(urn)
+	path := "/api/results/" + strings.TrimPrefix(urn, "noetl://")
 	for _, c := range []caller{alice, oscar} {
 		got := c.expect(t, "GET", path, nil, 200, "")
 		rows, _ := got["value"].([]any)
@@ -42,8 +43,8 @@ func TestResultsByURN(t *testing.T) {
 	for _, c := range []caller{bob, val} {
 		c.expect(t, "GET", path, nil, 404, "not found")
 	}
-	alice.expect(t, "GET", "/api/results/"+url.PathEscape("noetl://default/default/results/"+id+"/nope/0/0/1"), nil, 404, "not found")
-	alice.expect(t, "GET", "/api/results/"+url.PathEscape("noetl://x/results"), nil, 400, "not a logical result URI")
+	alice.expect(t, "GET", "/api/results/default/default/results/"+id+"/nope/0/0/1", nil, 404, "not found")
+	alice.expect(t, "GET", "/api/results?urn="+url.QueryEscape("noetl://x/results"), nil, 400, "not a logical result URI")
 	cells := val.expect(t, "GET", "/api/cells", nil, 200, "")
 	list, _ := cells["cells"].([]any)
 	if len(list) != 1 {

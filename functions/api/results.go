@@ -5,9 +5,11 @@ package api
 //
 //	GET /cells          the cell map (cells and placement epochs)
 //	GET /results/{urn}  a stored result by its logical URI
-//	                    noetl://<tenant>/<project>/results/<execution>/<step>/<frame>/<row>/<attempt>[@version]
-//	                    (path-escaped, or as ?urn=): {"urn", "ref", "value"}; ?ref=1
-//	                    answers the reference alone (no object read)
+//	                    noetl://<tenant>/<project>/results/<execution>/<step>/<frame>/<row>/<attempt>[@version],
+//	                    in the path without its scheme (HTTP muxes fold the "//"
+//	                    of a path: /results/<tenant>/<project>/results/...) or
+//	                    whole as ?urn=: {"urn", "ref", "value"}; ?ref=1 answers
+//	                    the reference alone (no object read)
 //
 // A result is served to whoever may read its execution (owned: the
 // creator, an operator or an admin; another's is 404 as a missing one)
@@ -50,6 +52,9 @@ func resultByURN(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		urn = u
+		if !strings.HasPrefix(urn, results.URIScheme+":") {
+			urn = results.URIScheme + "://" + urn
+		}
 	}
 	c, err := results.ParseLogicalURI(urn)
 	if err != nil {
