@@ -1,0 +1,48 @@
+package toolspec
+
+import (
+	"strings"
+	"testing"
+)
+
+// checkAccepts fails t when Check finds any problem in config (every key
+// in it is one the kind's tool reads).
+func checkAccepts(t *testing.T, kind string, config map[string]any) {
+	t.Helper()
+	for _, p := range Check(kind, config) {
+		t.Errorf("%s: %v accepted by the tool but refused by its spec: %s", kind, config, p.Error())
+	}
+}
+
+// checkRefuses fails t when Check finds no error (warnings do not count)
+// about key in config (the kind's tool refuses or never reads it).
+func checkRefuses(t *testing.T, kind string, config map[string]any, key string) {
+	t.Helper()
+	for _, p := range Check(kind, config) {
+		if p.Key == key && !p.Warning {
+			return
+		}
+	}
+	t.Errorf("%s: %v: the spec accepts %s, which the tool refuses or never reads", kind, config, key)
+}
+
+// TestNATSSpecIsTheTool: the nats spec had drifted from the tool both
+// ways. The tool reads history, action, credential, servers, username,
+// nats_url, nats_token and payload, which the spec refused; the spec
+// accepted the object-store and consumer operations (object_get,
+// js_consume...) the tool refuses, and keys it never read (stream,
+// consumer, batch, tls_ca...).
+func TestNATSSpecIsTheTool(t *testing.T) {
+	checkAccepts(t, "nats", map[string]any{"action": "put", "credential": "nats_local", "bucket": "b", "key": "k", "value": 1, "history": 5, "ttl": 60})
+	checkAccepts(t, "nats", map[string]any{"operation": "publish", "servers": "nats://h:4222", "username": "u", "nats_password": "p", "subject": "s", "payload": "x"})
+	checkAccepts(t, "nats", map[string]any{"operation": "js_publish", "nats_url": "nats://h:4222", "nats_token": "t", "subject": "s", "data": map[string]any{"a": 1}, "headers": map[string]any{"h": "v"}})
+	for _, op := range []string{"object_get", "object_put", "js_consume", "js_get_msg", "js_stream_info"} {
+		checkRefuses(t, "nats", map[string]any{"operation": op, "bucket": "b"}, "operation")
+	}
+	for _, k := range []string{"stream", "consumer", "batch", "seq", "last", "ack", "timeout_ms", "encoding", "description", "tls_ca", "tls_cert", "tls_key"} {
+		checkRefuses(t, "nats", map[string]any{"operation": "kv_get", "bucket": "b", "key": "k", k: "x"}, k)
+	}
+	if p := Check("nats", map[string]any{"operation": "kv_get", "url": "nats://a", "nats_url": "nats://b"}); len(p) == 0 || !strings.Contains(p[0].Error(), "url") {
+		t.Errorf("url and nats_url together: %v, want an error naming both", p)
+	}
+}
