@@ -46,3 +46,24 @@ func TestNATSSpecIsTheTool(t *testing.T) {
 		t.Errorf("url and nats_url together: %v, want an error naming both", p)
 	}
 }
+
+// TestSubscriptionSpecIsTheTool: the subscription spec accepted sources
+// the tool refuses (nats) with their keys (url, user, password, token,
+// stream, consumer; brokers, topic, group for Kafka) and the term
+// operation, and refused what the tool reads: action, credential, the
+// drain/fetch operations, the google_pubsub/gcp_pubsub sources; a task
+// without subscription passed the validator and failed at run time.
+func TestSubscriptionSpecIsTheTool(t *testing.T) {
+	checkAccepts(t, "subscription", map[string]any{"source": "gcp_pubsub", "action": "drain", "credential": "pubsub_local", "subscription": "s", "batch": 10, "timeout_ms": 500, "ack": "peek"})
+	checkAccepts(t, "subscription", map[string]any{"source": "google_pubsub", "operation": "nak", "endpoint": "localhost:8085", "subscription": "s", "ack_ids": []any{"a"}, "nack_delay_ms": 1000})
+	checkAccepts(t, "subscription", map[string]any{"source": "pubsub", "operation": "fetch", "subscription": "s", "ack": false})
+	checkRefuses(t, "subscription", map[string]any{"source": "nats", "subscription": "s"}, "source")
+	checkRefuses(t, "subscription", map[string]any{"source": "pubsub", "operation": "term", "subscription": "s"}, "operation")
+	checkRefuses(t, "subscription", map[string]any{"source": "pubsub", "subscription": "s", "ack": "sometimes"}, "ack")
+	for _, k := range []string{"url", "user", "password", "token", "stream", "consumer", "brokers", "topic", "group"} {
+		checkRefuses(t, "subscription", map[string]any{"source": "pubsub", "subscription": "s", k: "x"}, k)
+	}
+	if m := Missing("subscription", map[string]any{"source": "pubsub"}, func(string) bool { return false }); len(m) != 1 || m[0][0] != "subscription" {
+		t.Errorf("a subscription task without subscription: missing %v, want [[subscription]]", m)
+	}
+}
