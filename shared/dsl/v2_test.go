@@ -866,3 +866,17 @@ func TestPrepareGoBuiltPlaybook(t *testing.T) {
 		t.Errorf("end.JoinOf = %v", got)
 	}
 }
+
+// TestTransferEndSpellings: the validator refused spellings of a
+// transfer end's type that the transfer tool reads (https, postgresql,
+// results, artifact), and the top level's batch_size and the insert,
+// truncate, overwrite and merge modes.
+func TestTransferEndSpellings(t *testing.T) {
+	mustLoad(t, hdr+`  - step: start
+    tool:
+      - {name: a, kind: transfer, source: {type: https, url: "http://x"}, target: {type: postgresql, auth: pg, table: t}, batch_size: 10, mode: insert}
+      - {name: b, kind: transfer, source: {type: postgresql, auth: pg, query: "SELECT 1"}, target: {type: duckdb, database: a.duckdb, table: t}, mode: truncate}
+      - {name: c, kind: transfer, source: {type: results, ref: "{{ start._ref }}"}, target: {type: postgres, auth: pg, table: t}, mode: merge, direction: result_to_postgres}
+      - {name: d, kind: transfer, source: {type: artifact, ref: "{{ start._ref }}"}, target: {type: postgres, auth: pg, table: t}, mode: overwrite}
+`)
+}

@@ -67,3 +67,23 @@ func TestSubscriptionSpecIsTheTool(t *testing.T) {
 		t.Errorf("a subscription task without subscription: missing %v, want [[subscription]]", m)
 	}
 }
+
+// TestTransferSpecIsTheTool: the transfer spec refused batch_size and
+// the insert, truncate, overwrite and merge modes (read by the tool) and
+// accepted any direction (the tool refuses one that is not
+// <source>_to_<target> of its types).
+func TestTransferSpecIsTheTool(t *testing.T) {
+	for _, mode := range []string{"append", "insert", "replace", "truncate", "overwrite", "upsert", "merge"} {
+		checkAccepts(t, "transfer", map[string]any{"source": map[string]any{"type": "http"}, "target": map[string]any{"type": "postgres"}, "batch_size": 10, "mode": mode, "direction": "http_to_postgres"})
+	}
+	checkRefuses(t, "transfer", map[string]any{"source": map[string]any{"type": "http"}, "target": map[string]any{"type": "postgres"}, "direction": "http_to_gcs"}, "direction")
+	checkRefuses(t, "transfer", map[string]any{"source": map[string]any{"type": "http"}, "target": map[string]any{"type": "postgres"}, "mode": "delete"}, "mode")
+	for s, c := range map[string]string{"HTTPS": "http", " postgresql": "postgres", "artifact": "result", "results": "result", "duckdb": "duckdb"} {
+		if got, ok := TransferEndType(TransferSourceTypes, s); !ok || got != c {
+			t.Errorf("source type %q = %q, %v; want %q", s, got, ok, c)
+		}
+	}
+	if _, ok := TransferEndType(TransferTargetTypes, "http"); ok {
+		t.Error("http is not a target type")
+	}
+}
