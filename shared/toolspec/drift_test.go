@@ -87,3 +87,24 @@ func TestTransferSpecIsTheTool(t *testing.T) {
 		t.Error("http is not a target type")
 	}
 }
+
+// TestDuckDBSpecIsTheTool: the duckdb spec refused read_only and the
+// path and db spellings of database, which the tool reads, and accepted
+// auth, credentials and gcs_credential silently though the tool never
+// reads them (now a warning saying why).
+func TestDuckDBSpecIsTheTool(t *testing.T) {
+	checkAccepts(t, "duckdb", map[string]any{"query": "SELECT 1", "database": "a.duckdb", "read_only": true, "as_objects": false, "params": []any{1}})
+	checkAccepts(t, "duckdb", map[string]any{"sql": "SELECT 1", "path": "a.duckdb"})
+	checkAccepts(t, "duckdb", map[string]any{"commands": []any{"SELECT 1"}, "db": "a.duckdb"})
+	checkAccepts(t, "duckdb", map[string]any{"command": "SELECT 1", "db_path": "a.duckdb"})
+	for _, k := range []string{"auth", "credentials", "gcs_credential"} {
+		warned := false
+		for _, p := range Check("duckdb", map[string]any{"query": "SELECT 1", k: "x"}) {
+			warned = warned || (p.Key == k && p.Warning)
+		}
+		if !warned {
+			t.Errorf("duckdb %s: no warning (the tool never reads it)", k)
+		}
+	}
+	checkRefuses(t, "duckdb", map[string]any{"query": "SELECT 1", "read_only": "yes"}, "read_only")
+}
