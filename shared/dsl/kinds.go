@@ -246,7 +246,7 @@ func (v *validator) kindValues(t *Task, tp string) {
 			// for httpfs from gcs_credential (noetl/tools/duckdb).
 			add("gcs_credential", "duckdb gcs_credential reads and writes gs:// objects through DuckDB's httpfs extension, which this stack does not download (DuckDB here reads local files and :memory: only): move the data with a gcs task (upload/download) and a local file")
 		}
-		for _, k := range []string{"database", "db_path"} {
+		for _, k := range []string{"database", "db_path", "path", "db"} {
 			if s, ok := literal(t.Config[k]); ok && (strings.HasPrefix(s, "md:") || strings.Contains(s, "://")) {
 				add(k, "duckdb %s %q needs a remote service or a DuckDB extension download; only local files and :memory: are available", k, s)
 			}

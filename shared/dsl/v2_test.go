@@ -680,6 +680,8 @@ func TestKindsAndKeys(t *testing.T) {
 		{"artifact put", "{kind: artifact, action: put, input: {result_ref: x}}", "workflow[0].tool.action", "artifact action put is not available"},
 		{"artifact ref", "{kind: artifact, action: get}", "workflow[0].tool.input.result_ref", "an artifact get needs input.result_ref"},
 		{"duckdb remote", "{kind: duckdb, database: \"md:my_db\", query: x}", "workflow[0].tool.database", "needs a remote service or a DuckDB extension download"},
+		{"duckdb remote path", "{kind: duckdb, path: \"s3://b/x.duckdb\", query: x}", "workflow[0].tool.path", "needs a remote service or a DuckDB extension download"},
+		{"duckdb remote db", "{kind: duckdb, db: \"md:my_db\", query: x}", "workflow[0].tool.db", "needs a remote service or a DuckDB extension download"},
 		{"gcs action", "{kind: gcs, action: sync, source: a, destination: b}", "workflow[0].tool.action", `gcs action "sync"`},
 		{"script on http", "{kind: http, url: x, script: {source: {type: inline, code: y}}}", "workflow[0].tool.script", "task key script is not read by kind http"},
 		{"script s3", "{kind: python, script: {uri: \"s3://b/k\", source: {type: s3}}}", "workflow[0].tool.script.source.type", "script source s3 needs AWS S3"},

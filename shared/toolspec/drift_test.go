@@ -90,14 +90,15 @@ func TestTransferSpecIsTheTool(t *testing.T) {
 
 // TestDuckDBSpecIsTheTool: the duckdb spec refused read_only and the
 // path and db spellings of database, which the tool reads, and accepted
-// auth, credentials and gcs_credential silently though the tool never
-// reads them (now a warning saying why).
+// auth and credentials silently though the tool never reads them (now a
+// warning saying why; gcs_credential is refused by the tool and the
+// validator: TestGCSCredentialRefused, TestDuckDBGCSCredentialNamesWhatItNeeds).
 func TestDuckDBSpecIsTheTool(t *testing.T) {
 	checkAccepts(t, "duckdb", map[string]any{"query": "SELECT 1", "database": "a.duckdb", "read_only": true, "as_objects": false, "params": []any{1}})
 	checkAccepts(t, "duckdb", map[string]any{"sql": "SELECT 1", "path": "a.duckdb"})
 	checkAccepts(t, "duckdb", map[string]any{"commands": []any{"SELECT 1"}, "db": "a.duckdb"})
 	checkAccepts(t, "duckdb", map[string]any{"command": "SELECT 1", "db_path": "a.duckdb"})
-	for _, k := range []string{"auth", "credentials", "gcs_credential"} {
+	for _, k := range []string{"auth", "credentials"} {
 		warned := false
 		for _, p := range Check("duckdb", map[string]any{"query": "SELECT 1", k: "x"}) {
 			warned = warned || (p.Key == k && p.Warning)

@@ -12,7 +12,7 @@ type DuckDB struct {
 	AsObjects     *bool  `json:"as_objects,omitempty" default:"true" doc:"Rows as objects {column: value}; false: rows as lists of values in column order."`
 	Auth          any    `json:"auth,omitempty" ignored:"no database is attached here (no extensions: a PostgreSQL table reaches DuckDB through the transfer kind)" doc:"NoETL: credentials of attached databases."`
 	Credentials   any    `json:"credentials,omitempty" ignored:"no database is attached here (no extensions: a PostgreSQL table reaches DuckDB through the transfer kind)" doc:"NoETL: credentials of attached databases."`
-	GcsCredential any    `json:"gcs_credential,omitempty" ignored:"gs:// is not read from DuckDB here (no httpfs extension downloads): copy the object with the gcs kind first" doc:"NoETL: HMAC keys for gs:// through httpfs."`
+	GcsCredential any    `json:"gcs_credential,omitempty" doc:"NoETL: HMAC keys for gs:// through DuckDB's httpfs extension; refused here (no extension downloads: copy the object with the gcs kind and read the local file)."`
 }
 
 // Kind implements Spec.

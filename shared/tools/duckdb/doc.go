@@ -13,7 +13,8 @@
 // duckdb), not through DuckDB's postgres extension.
 //
 // Task configuration (rendered; decoded into toolspec.DuckDB, which also
-// accepts NoETL's auth, credentials and gcs_credential without using them):
+// accepts NoETL's auth and credentials without using them, and refuses
+// its gcs_credential: no httpfs extension here):
 //
 //	query | command | sql | commands
 //	            the SQL: one statement or several separated by ';' (run in
@@ -174,6 +175,9 @@ type task struct {
 // decoded spec.
 func parseTask(cfg toolspec.DuckDB) (task, error) {
 	var q task
+	if cfg.GcsCredential != nil {
+		return q, errors.New("`gcs_credential` reads gs:// objects through DuckDB's httpfs extension, which this engine does not download (local files and :memory: only): copy the object with a gcs task and read the local file")
+	}
 	q.database = strings.TrimSpace(cfg.Database)
 	if q.database == "" || strings.EqualFold(q.database, "memory") {
 		q.database = MemoryDatabase
