@@ -148,8 +148,9 @@ func unknownKindMessage(kind string) string {
 	return fmt.Sprintf("unknown task kind %q (one of %s)", kind, strings.Join(Kinds, ", "))
 }
 
-// The types of a transfer's ends (checked in its source and target
-// blocks; a template is checked at run time).
+// The canonical types of a transfer's ends, as messages list them (the
+// spellings accepted are toolspec.TransferSourceTypes and
+// TransferTargetTypes; a template is checked at run time).
 var (
 	transferSources = []string{"http", "postgres", "duckdb", "result"}
 	transferTargets = []string{"postgres", "duckdb"}
@@ -218,7 +219,7 @@ func (v *validator) kindValues(t *Task, tp string) {
 	switch t.Kind {
 	case "subscription":
 		if s, ok := literal(t.Config["source"]); ok && s == "kafka" {
-			add("source", "subscription source kafka needs Kafka brokers, which this stack does not have (sources here: pubsub, nats)")
+			add("source", "subscription source kafka needs Kafka brokers, which this stack does not have (sources here: pubsub)")
 		}
 		for _, k := range []string{"brokers", "topic", "group"} {
 			if _, ok := t.Config[k]; ok {
@@ -226,8 +227,8 @@ func (v *validator) kindValues(t *Task, tp string) {
 			}
 		}
 	case "transfer":
-		v.transferEnd(t, tp, "source", transferSources)
-		v.transferEnd(t, tp, "target", transferTargets)
+		v.transferEnd(t, tp, "source", transferSources, toolspec.TransferSourceTypes)
+		v.transferEnd(t, tp, "target", transferTargets, toolspec.TransferTargetTypes)
 	case "secrets":
 		if s, ok := literal(t.Config["provider"]); ok && !oneOfFold(s, enumOf("secrets", "provider")) {
 			add("provider", "secrets provider %q needs an outside secret manager this stack does not have (providers here: env, credential; google/gcp in the cloud)", s)
@@ -245,7 +246,7 @@ func (v *validator) kindValues(t *Task, tp string) {
 			// for httpfs from gcs_credential (noetl/tools/duckdb).
 			add("gcs_credential", "duckdb gcs_credential reads and writes gs:// objects through DuckDB's httpfs extension, which this stack does not download (DuckDB here reads local files and :memory: only): move the data with a gcs task (upload/download) and a local file")
 		}
-		for _, k := range []string{"database", "db_path"} {
+		for _, k := range []string{"database", "db_path", "path", "db"} {
 			if s, ok := literal(t.Config[k]); ok && (strings.HasPrefix(s, "md:") || strings.Contains(s, "://")) {
 				add(k, "duckdb %s %q needs a remote service or a DuckDB extension download; only local files and :memory: are available", k, s)
 			}
@@ -290,7 +291,7 @@ func oneOfFold(s string, set []string) bool {
 }
 
 // transferEnd checks a transfer's source or target block.
-func (v *validator) transferEnd(t *Task, tp, side string, types []string) {
+func (v *validator) transferEnd(t *Task, tp, side string, types []string, spellings map[string]string) {
 	m, ok := t.Config[side].(map[string]any)
 	if !ok {
 		if t.Config[side] != nil {
@@ -318,7 +319,10 @@ func (v *validator) transferEnd(t *Task, tp, side string, types []string) {
 	switch {
 	case s == "snowflake":
 		v.add(tp+"."+side+".type", t.Line, "transfer %s type snowflake needs a Snowflake account, which this stack does not have (types here: %s)", side, strings.Join(types, ", "))
-	case !oneOf(s, types):
+	default:
+		if _, ok := toolspec.TransferEndType(spellings, s); ok {
+			return
+		}
 		v.add(tp+"."+side+".type", t.Line, "unknown transfer %s type %q (one of %s)", side, s, strings.Join(types, ", "))
 	}
 }

@@ -680,6 +680,8 @@ func TestKindsAndKeys(t *testing.T) {
 		{"artifact put", "{kind: artifact, action: put, input: {result_ref: x}}", "workflow[0].tool.action", "artifact action put is not available"},
 		{"artifact ref", "{kind: artifact, action: get}", "workflow[0].tool.input.result_ref", "an artifact get needs input.result_ref"},
 		{"duckdb remote", "{kind: duckdb, database: \"md:my_db\", query: x}", "workflow[0].tool.database", "needs a remote service or a DuckDB extension download"},
+		{"duckdb remote path", "{kind: duckdb, path: \"s3://b/x.duckdb\", query: x}", "workflow[0].tool.path", "needs a remote service or a DuckDB extension download"},
+		{"duckdb remote db", "{kind: duckdb, db: \"md:my_db\", query: x}", "workflow[0].tool.db", "needs a remote service or a DuckDB extension download"},
 		{"gcs action", "{kind: gcs, action: sync, source: a, destination: b}", "workflow[0].tool.action", `gcs action "sync"`},
 		{"script on http", "{kind: http, url: x, script: {source: {type: inline, code: y}}}", "workflow[0].tool.script", "task key script is not read by kind http"},
 		{"script s3", "{kind: python, script: {uri: \"s3://b/k\", source: {type: s3}}}", "workflow[0].tool.script.source.type", "script source s3 needs AWS S3"},
@@ -865,4 +867,18 @@ func TestPrepareGoBuiltPlaybook(t *testing.T) {
 	if got := p.Step("end").JoinOf; !reflect.DeepEqual(got, []string{"a", "b"}) {
 		t.Errorf("end.JoinOf = %v", got)
 	}
+}
+
+// TestTransferEndSpellings: the validator refused spellings of a
+// transfer end's type that the transfer tool reads (https, postgresql,
+// results, artifact), and the top level's batch_size and the insert,
+// truncate, overwrite and merge modes.
+func TestTransferEndSpellings(t *testing.T) {
+	mustLoad(t, hdr+`  - step: start
+    tool:
+      - {name: a, kind: transfer, source: {type: https, url: "http://x"}, target: {type: postgresql, auth: pg, table: t}, batch_size: 10, mode: insert}
+      - {name: b, kind: transfer, source: {type: postgresql, auth: pg, query: "SELECT 1"}, target: {type: duckdb, database: a.duckdb, table: t}, mode: truncate}
+      - {name: c, kind: transfer, source: {type: results, ref: "{{ start._ref }}"}, target: {type: postgres, auth: pg, table: t}, mode: merge, direction: result_to_postgres}
+      - {name: d, kind: transfer, source: {type: artifact, ref: "{{ start._ref }}"}, target: {type: postgres, auth: pg, table: t}, mode: overwrite}
+`)
 }

@@ -25,12 +25,16 @@ var specTools = map[string]string{
 	"python":       "github.com/noetl/gcpengine/shared/tools/python",
 	"artifact":     "github.com/noetl/gcpengine/shared/tools/artifact",
 	"result_fetch": "github.com/noetl/gcpengine/shared/tools/artifact",
+	"nats":         "github.com/noetl/gcpengine/shared/tools/nats",
+	"subscription": "github.com/noetl/gcpengine/shared/tools/subscription",
+	"transfer":     "github.com/noetl/gcpengine/shared/tools/transfer",
+	"duckdb":       "github.com/noetl/gcpengine/shared/tools/duckdb",
 }
 
 // mapTools are the kinds whose tool still reads its configuration map by
 // key (their spec is the validator's and the schema's only). playbook and
 // workbook are run by the worker, not by a tool package.
-var mapTools = []string{"playbook", "workbook", "duckdb", "transfer", "nats", "subscription"}
+var mapTools = []string{"playbook", "workbook"}
 
 // TestSpecFieldsRead ties each kind's typed spec to its tool (the
 // validator's list of keys and the tool's reads had drifted): for

@@ -1,20 +1,18 @@
 package toolspec
 
-// DuckDB is the configuration of kind duckdb: SQL in an embedded DuckDB database (noetl-tools DuckdbConfig; local files and :memory: only, no extensions).
-// Not yet read through this struct by its tool (the tool still reads its
-// configuration map): the keys are the validator's.
+// DuckDB is the configuration of kind duckdb: SQL in an embedded DuckDB
+// database (noetl-tools DuckdbConfig; local files and :memory: only, no
+// extension downloads: no ATTACH of PostgreSQL, no gs:// through httpfs).
 type DuckDB struct {
-	Query         string `json:"query,omitempty" required:"sql" doc:"The SQL."`
-	Command       string `json:"command,omitempty" required:"sql" doc:"The SQL (NoETL's spelling)."`
-	Commands      any    `json:"commands,omitempty" required:"sql" doc:"The SQL as a list of statements, or text."`
-	Sql           string `json:"sql,omitempty" required:"sql" doc:"The SQL (NoETL's spelling)."`
-	Params        any    `json:"params,omitempty" doc:"Bind parameters."`
-	Database      string `json:"database,omitempty" doc:"The database file (under the engine's DuckDB directory) or :memory:."`
-	DBPath        string `json:"db_path,omitempty" doc:"NoETL's spelling of database."`
-	AsObjects     any    `json:"as_objects,omitempty" doc:"Return rows as objects {column: value}."`
-	Auth          any    `json:"auth,omitempty" doc:"NoETL: credentials for attached databases."`
-	Credentials   any    `json:"credentials,omitempty" doc:"NoETL: credentials for attached databases."`
-	GcsCredential any    `json:"gcs_credential,omitempty" doc:"NoETL: HMAC keys for gs:// through httpfs (rejected: no extension downloads here)."`
+	Query         any    `json:"query,omitempty" alias:"command,sql" required:"sql" doc:"The SQL: one statement or several separated by ';' (run in order on one connection), or a list of such texts."`
+	Commands      any    `json:"commands,omitempty" required:"sql" doc:"The SQL as a list of statements (NoETL's shape), or as text; read when query is not given."`
+	Params        any    `json:"params,omitempty" doc:"Bind parameters of the last statement: a list bound to ? / $1.., or a mapping bound to $name (mappings and lists as JSON text)."`
+	Database      string `json:"database,omitempty" alias:"db_path,path,db" default:":memory:" doc:"The database: :memory: (a fresh database discarded after the task) or a file path (created when missing; relative to the task's workspace in the runner)."`
+	ReadOnly      bool   `json:"read_only,omitempty" default:"false" doc:"Open the database file read-only."`
+	AsObjects     *bool  `json:"as_objects,omitempty" default:"true" doc:"Rows as objects {column: value}; false: rows as lists of values in column order."`
+	Auth          any    `json:"auth,omitempty" ignored:"no database is attached here (no extensions: a PostgreSQL table reaches DuckDB through the transfer kind)" doc:"NoETL: credentials of attached databases."`
+	Credentials   any    `json:"credentials,omitempty" ignored:"no database is attached here (no extensions: a PostgreSQL table reaches DuckDB through the transfer kind)" doc:"NoETL: credentials of attached databases."`
+	GcsCredential any    `json:"gcs_credential,omitempty" doc:"NoETL: HMAC keys for gs:// through DuckDB's httpfs extension; refused here (no extension downloads: copy the object with the gcs kind and read the local file)."`
 }
 
 // Kind implements Spec.

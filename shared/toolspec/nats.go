@@ -1,39 +1,25 @@
 package toolspec
 
-// NATS is the configuration of kind nats: a NATS KV, object store or JetStream operation (noetl-tools NatsConfig).
-// Not yet read through this struct by its tool (the tool still reads its
-// configuration map): the keys are the validator's.
+// NATS is the configuration of kind nats: a JetStream key-value operation
+// or a message publish on a NATS server (noetl-tools NatsConfig; NoETL's
+// test_nats_kv.yaml fixture). Object-store and consumer operations are
+// not available here.
 type NATS struct {
-	Operation    string `json:"operation,omitempty" required:"operation" enum:"kv_get,kv_put,kv_delete,kv_keys,kv_purge,object_get,object_put,object_delete,object_list,object_info,publish,js_publish,js_consume,js_get_msg,js_stream_info" doc:"The operation."`
-	Bucket       any    `json:"bucket,omitempty" doc:"NATS bucket."`
-	Key          any    `json:"key,omitempty" doc:"NATS key."`
-	Value        any    `json:"value,omitempty" doc:"NATS value."`
-	TTL          any    `json:"ttl,omitempty" doc:"NATS ttl."`
-	Pattern      any    `json:"pattern,omitempty" doc:"NATS pattern."`
-	Data         any    `json:"data,omitempty" doc:"NATS data."`
-	Encoding     any    `json:"encoding,omitempty" doc:"NATS encoding."`
-	Description  any    `json:"description,omitempty" doc:"NATS description."`
-	Stream       any    `json:"stream,omitempty" doc:"NATS stream."`
-	Subject      any    `json:"subject,omitempty" doc:"NATS subject."`
-	Headers      any    `json:"headers,omitempty" doc:"NATS headers."`
-	Seq          any    `json:"seq,omitempty" doc:"NATS seq."`
-	Last         any    `json:"last,omitempty" doc:"NATS last."`
-	Consumer     any    `json:"consumer,omitempty" doc:"NATS consumer."`
-	Batch        any    `json:"batch,omitempty" doc:"NATS batch."`
-	TimeoutMS    any    `json:"timeout_ms,omitempty" doc:"NATS timeout ms."`
-	Ack          any    `json:"ack,omitempty" doc:"NATS ack."`
-	URL          any    `json:"url,omitempty" doc:"NATS url."`
-	User         any    `json:"user,omitempty" doc:"NATS user."`
-	Password     any    `json:"password,omitempty" doc:"NATS password."`
-	Token        any    `json:"token,omitempty" doc:"NATS token."`
-	Auth         any    `json:"auth,omitempty" doc:"NATS auth."`
-	NATSURL      any    `json:"nats_url,omitempty" doc:"NATS nats url."`
-	NATSUser     any    `json:"nats_user,omitempty" doc:"NATS nats user."`
-	NATSPassword any    `json:"nats_password,omitempty" doc:"NATS nats password."`
-	NATSToken    any    `json:"nats_token,omitempty" doc:"NATS nats token."`
-	TLSCA        any    `json:"tls_ca,omitempty" doc:"NATS tls ca."`
-	TLSCert      any    `json:"tls_cert,omitempty" doc:"NATS tls cert."`
-	TLSKey       any    `json:"tls_key,omitempty" doc:"NATS tls key."`
+	Operation string         `json:"operation,omitempty" alias:"action" required:"operation" enum:"kv_put,kv_get,kv_delete,kv_purge,kv_keys,publish,js_publish,put,get,delete,purge,keys" doc:"The operation: kv_put, kv_get, kv_delete, kv_purge, kv_keys (put, get, delete, purge, keys are the same), publish (core NATS) or js_publish (JetStream, acknowledged)."`
+	Auth      any            `json:"auth,omitempty" alias:"credential" doc:"A nats credential: a name, or a mapping {nats_url | url, nats_user | user, nats_password | password, token}; when given, url, user, password and token are not read."`
+	URL       string         `json:"url,omitempty" alias:"nats_url,servers" doc:"The server's URL (nats://host:port) without a credential; default: the engine's NATS server."`
+	User      string         `json:"user,omitempty" alias:"nats_user,username" doc:"The user to connect as (without a credential)."`
+	Password  string         `json:"password,omitempty" alias:"nats_password" doc:"The user's password (prefer auth: a credential name)."`
+	Token     string         `json:"token,omitempty" alias:"nats_token" doc:"A token to connect with (wins over user and password; prefer auth)."`
+	Bucket    string         `json:"bucket,omitempty" doc:"The key-value bucket (kv_*); kv_put creates it when missing."`
+	Key       string         `json:"key,omitempty" doc:"The key (kv_put, kv_get, kv_delete, kv_purge)."`
+	Value     Optional       `json:"value,omitempty" doc:"kv_put: the value (text stored as is, anything else as JSON; null is stored empty). publish, js_publish: the payload when data is not given."`
+	TTL       any            `json:"ttl,omitempty" doc:"kv_put: the max age in seconds of the values of a bucket it creates (0: none)."`
+	History   any            `json:"history,omitempty" default:"1" doc:"kv_put: the values kept per key (1 to 64) in a bucket it creates."`
+	Pattern   string         `json:"pattern,omitempty" doc:"kv_keys: a glob (* and ?) the keys listed match."`
+	Subject   string         `json:"subject,omitempty" doc:"publish, js_publish: the subject (no spaces)."`
+	Data      any            `json:"data,omitempty" alias:"payload" doc:"publish, js_publish: the payload (text sent as is, anything else as JSON)."`
+	Headers   map[string]any `json:"headers,omitempty" doc:"publish, js_publish: message headers (values stringified)."`
 }
 
 // Kind implements Spec.

@@ -1,28 +1,20 @@
 package toolspec
 
-// Subscription is the configuration of kind subscription: a pull of messages from Pub/Sub or NATS JetStream, and their acks (noetl-tools SubscriptionConfig).
-// Not yet read through this struct by its tool (the tool still reads its
-// configuration map): the keys are the validator's.
+// Subscription is the configuration of kind subscription: a bounded drain
+// of a Pub/Sub subscription, and the later ack or nack of what it left
+// pending (noetl-tools SubscriptionConfig). NATS and Kafka sources are
+// not available here.
 type Subscription struct {
-	Source       string `json:"source,omitempty" required:"source" enum:"pubsub,nats" doc:"Where messages come from: pubsub or nats (kafka needs brokers this stack lacks)."`
-	Operation    string `json:"operation,omitempty" enum:"poll,ack,nack,nak,term" doc:"What to do: poll, ack, nack (nak) or term."`
-	Auth         any    `json:"auth,omitempty" doc:"Subscription auth."`
-	Batch        any    `json:"batch,omitempty" doc:"Subscription batch."`
-	TimeoutMS    any    `json:"timeout_ms,omitempty" doc:"Subscription timeout ms."`
-	Ack          any    `json:"ack,omitempty" doc:"Subscription ack."`
-	AckIds       any    `json:"ack_ids,omitempty" doc:"Subscription ack ids."`
-	NackDelayMS  any    `json:"nack_delay_ms,omitempty" doc:"Subscription nack delay ms."`
-	Subscription any    `json:"subscription,omitempty" doc:"Subscription subscription."`
-	Endpoint     any    `json:"endpoint,omitempty" doc:"Subscription endpoint."`
-	URL          any    `json:"url,omitempty" doc:"Subscription url."`
-	User         any    `json:"user,omitempty" doc:"Subscription user."`
-	Password     any    `json:"password,omitempty" doc:"Subscription password."`
-	Token        any    `json:"token,omitempty" doc:"Subscription token."`
-	Stream       any    `json:"stream,omitempty" doc:"Subscription stream."`
-	Consumer     any    `json:"consumer,omitempty" doc:"Subscription consumer."`
-	Brokers      any    `json:"brokers,omitempty" doc:"Subscription brokers."`
-	Topic        any    `json:"topic,omitempty" doc:"Subscription topic."`
-	Group        any    `json:"group,omitempty" doc:"Subscription group."`
+	Source       string `json:"source,omitempty" required:"source" enum:"pubsub,google_pubsub,gcp_pubsub" doc:"Where messages come from: pubsub (google_pubsub and gcp_pubsub are the same); NATS and Kafka sources are not available in this engine."`
+	Operation    string `json:"operation,omitempty" alias:"action" enum:"poll,drain,fetch,ack,nack,nak" default:"poll" doc:"What to do: poll (drain and fetch are the same) or ack / nack (nak) the ack_ids of an earlier manual or defer poll."`
+	Auth         any    `json:"auth,omitempty" alias:"credential" doc:"A pubsub credential: a name, or a mapping {endpoint, project, token}; without it the process's client (PUBSUB_EMULATOR_HOST or Application Default Credentials)."`
+	Endpoint     string `json:"endpoint,omitempty" doc:"An emulator's host:port (or URL), when the credential names none."`
+	Subscription string `json:"subscription,omitempty" required:"subscription" doc:"projects/<project>/subscriptions/<name>, or <name> in the credential's project (or the engine's)."`
+	Batch        any    `json:"batch,omitempty" default:"100" doc:"poll: the most messages fetched (an integer, 1 to 1000)."`
+	TimeoutMS    any    `json:"timeout_ms,omitempty" default:"1000" doc:"poll: the longest wait in milliseconds (an integer, at most 5000; capped by the task's timeout)."`
+	Ack          any    `json:"ack,omitempty" enum:"on_success,auto,manual,defer,deferred,none,peek,true,false" default:"on_success" doc:"poll: on_success or auto (or true) acks within the drain; manual or defer (or false) leaves the messages pending and returns their ack_ids; none (peek) leaves them pending without ids."`
+	AckIDs       any    `json:"ack_ids,omitempty" doc:"ack, nack: the list of ack ids (strings) to dispose."`
+	NackDelayMS  any    `json:"nack_delay_ms,omitempty" default:"0" doc:"nack: redeliver after this delay in milliseconds (Pub/Sub counts whole seconds, at most 600 s)."`
 }
 
 // Kind implements Spec.

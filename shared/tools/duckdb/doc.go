@@ -12,7 +12,9 @@
 // PostgreSQL table reaches DuckDB through the transfer kind (postgres →
 // duckdb), not through DuckDB's postgres extension.
 //
-// Task configuration (rendered):
+// Task configuration (rendered; decoded into toolspec.DuckDB, which also
+// accepts NoETL's auth and credentials without using them, and refuses
+// its gcs_credential: no httpfs extension here):
 //
 //	query | command | sql | commands
 //	            the SQL: one statement or several separated by ';' (run in
@@ -85,8 +87,8 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
+	"github.com/noetl/gcpengine/shared/toolspec"
 )
 
 // MemoryDatabase names the in-memory database.
@@ -169,33 +171,27 @@ type task struct {
 	params     []driver.NamedValue
 }
 
-// parseTask reads the keys of the package documentation.
-func parseTask(cfg map[string]any) (task, error) {
+// parseTask reads the keys of the package documentation from the task's
+// decoded spec.
+func parseTask(cfg toolspec.DuckDB) (task, error) {
 	var q task
-	q.database = MemoryDatabase
-	if d, ok := conf.String(cfg, "database", "db_path", "path", "db"); ok {
-		q.database = strings.TrimSpace(d)
+	if cfg.GcsCredential != nil {
+		return q, errors.New("`gcs_credential` reads gs:// objects through DuckDB's httpfs extension, which this engine does not download (local files and :memory: only): copy the object with a gcs task and read the local file")
 	}
+	q.database = strings.TrimSpace(cfg.Database)
 	if q.database == "" || strings.EqualFold(q.database, "memory") {
 		q.database = MemoryDatabase
 	}
-	if v, ok := conf.Lookup(cfg, "as_objects"); ok {
-		b, isBool := v.(bool)
-		if !isBool {
-			return q, fmt.Errorf("`as_objects` must be a boolean, got %T", v)
-		}
-		q.asArrays = !b
+	if cfg.AsObjects != nil {
+		q.asArrays = !*cfg.AsObjects
 	}
-	if v, ok := conf.Lookup(cfg, "read_only"); ok {
-		b, isBool := v.(bool)
-		if !isBool {
-			return q, fmt.Errorf("`read_only` must be a boolean, got %T", v)
-		}
-		q.readOnly = b
-	}
+	q.readOnly = cfg.ReadOnly
 	var texts []string
-	v, ok := conf.Lookup(cfg, "query", "command", "sql", "commands")
-	if !ok {
+	v := cfg.Query
+	if v == nil {
+		v = cfg.Commands
+	}
+	if v == nil {
 		return q, errors.New("`query` (or `command`, the SQL) is required")
 	}
 	switch x := v.(type) {
@@ -218,7 +214,7 @@ func parseTask(cfg map[string]any) (task, error) {
 	if len(q.statements) == 0 {
 		return q, errors.New("the query contains no SQL statement")
 	}
-	params, err := bindParams(cfg["params"])
+	params, err := bindParams(cfg.Params)
 	if err != nil {
 		return q, err
 	}

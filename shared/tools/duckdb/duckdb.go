@@ -25,6 +25,7 @@ import (
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -89,7 +90,11 @@ func (t *Tool) Close() {
 
 // Exec runs the task's SQL once; see the package documentation for the
 // keys and the result. timeoutS is the attempt timeout (0: default 300 s).
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
+	var cfg toolspec.DuckDB
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
 	q, err := parseTask(cfg)
 	if err != nil {
 		return conf.ConfigError("duckdb task: %v", err)

@@ -266,3 +266,15 @@ func TestNumberRule(t *testing.T) {
 		}
 	}
 }
+
+// TestGCSCredentialRefused: NoETL's gcs_credential (HMAC keys for gs://
+// through httpfs) was accepted and silently dropped by the tool, so the
+// task ran without the access it asked for; it is a config error naming
+// why.
+func TestGCSCredentialRefused(t *testing.T) {
+	tl := New(Options{})
+	o := exec(t, tl, M{"query": "SELECT 1", "gcs_credential": "gcs_hmac"})
+	if o.Status != types.StatusError || o.Error.Kind != "config" || !strings.Contains(o.Error.Message, "httpfs") {
+		t.Fatalf("gcs_credential: %+v", o)
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -108,7 +109,9 @@ func (s server) key() string {
 }
 
 // Exec runs one operation (tools.Adapt turns Exec into a tools.Tool).
-// Keys read:
+// The configuration is decoded into toolspec.NATS (its aliases: action,
+// credential, nats_url/servers, nats_user/username, nats_password,
+// nats_token, payload). Keys read:
 //
 //	operation   kv_put | kv_get | kv_delete | kv_purge | kv_keys | publish |
 //	            js_publish (also action; put/get/delete/keys/purge are
@@ -137,9 +140,12 @@ func (s server) key() string {
 // "seq", "duplicate"}. Errors: bad configuration is kind "config"; an
 // authorization violation kind "auth"; no server, a lost connection or a
 // JetStream failure kind "nats" (retryable); the deadline kind "timeout".
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
-	op, _ := conf.String(cfg, "operation", "action")
-	op = strings.ToLower(strings.TrimSpace(op))
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
+	var cfg toolspec.NATS
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	op := strings.ToLower(strings.TrimSpace(cfg.Operation))
 	switch op {
 	case "put", "get", "delete", "purge", "keys":
 		op = "kv_" + op
@@ -173,21 +179,24 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 }
 
 // server resolves the connection of a task.
-func (t *Tool) server(ctx context.Context, cfg map[string]any) (server, *types.Outcome) {
+func (t *Tool) server(ctx context.Context, cfg toolspec.NATS) (server, *types.Outcome) {
 	var s server
-	fields := cfg
-	if a, ok := conf.Lookup(cfg, "auth", "credential"); ok {
-		f, err := creds.Resolve(ctx, t.opts.Credentials, a, "nats task", credentials.KindNATS)
+	if cfg.Auth != nil {
+		fields, err := creds.Resolve(ctx, t.opts.Credentials, cfg.Auth, "nats task", credentials.KindNATS)
 		if err != nil {
 			o := creds.Outcome(err)
 			return s, &o
 		}
-		fields = f
+		s.url = creds.String(fields, "nats_url", "url", "servers")
+		s.user = creds.String(fields, "nats_user", "user", "username")
+		s.password = creds.String(fields, "nats_password", "password")
+		s.token = creds.String(fields, "token", "nats_token")
+	} else {
+		s.url = strings.TrimSpace(cfg.URL)
+		s.user = strings.TrimSpace(cfg.User)
+		s.password = cfg.Password
+		s.token = strings.TrimSpace(cfg.Token)
 	}
-	s.url = creds.String(fields, "nats_url", "url", "servers")
-	s.user = creds.String(fields, "nats_user", "user", "username")
-	s.password = creds.String(fields, "nats_password", "password")
-	s.token = creds.String(fields, "token", "nats_token")
 	if s.url == "" {
 		s.url = t.opts.DefaultURL
 	}
@@ -264,19 +273,17 @@ func (e *configError) Error() string { return e.msg }
 
 func cfgErr(format string, a ...any) error { return &configError{fmt.Sprintf(format, a...)} }
 
-func (t *Tool) kv(ctx context.Context, s server, op string, cfg map[string]any) (map[string]any, error) {
-	bucket, _ := conf.String(cfg, "bucket")
-	bucket = strings.TrimSpace(bucket)
+func (t *Tool) kv(ctx context.Context, s server, op string, cfg toolspec.NATS) (map[string]any, error) {
+	bucket := strings.TrimSpace(cfg.Bucket)
 	if bucket == "" {
 		return nil, cfgErr("%s needs `bucket`", op)
 	}
-	key, _ := conf.String(cfg, "key")
-	key = strings.TrimSpace(key)
+	key := strings.TrimSpace(cfg.Key)
 	if key == "" && op != "kv_keys" {
 		return nil, cfgErr("%s needs `key`", op)
 	}
 	var ttl time.Duration
-	if v, ok := conf.Lookup(cfg, "ttl"); ok {
+	if v := cfg.TTL; v != nil {
 		d, isNum := conf.Seconds(v)
 		if !isNum || d < 0 {
 			return nil, cfgErr("ttl must be a number of seconds, got %v", v)
@@ -284,7 +291,7 @@ func (t *Tool) kv(ctx context.Context, s server, op string, cfg map[string]any) 
 		ttl = d
 	}
 	history := uint8(1)
-	if v, ok := conf.Lookup(cfg, "history"); ok {
+	if v := cfg.History; v != nil {
 		d, isNum := conf.Seconds(v)
 		n := d.Seconds()
 		if !isNum || n < 1 || n > 64 || n != float64(int(n)) {
@@ -294,11 +301,10 @@ func (t *Tool) kv(ctx context.Context, s server, op string, cfg map[string]any) 
 	}
 	var payload []byte
 	if op == "kv_put" {
-		v, ok := cfg["value"]
-		if !ok {
+		if !cfg.Value.Set {
 			return nil, cfgErr("kv_put needs `value`")
 		}
-		b, err := encode(v)
+		b, err := encode(cfg.Value.Value)
 		if err != nil {
 			return nil, cfgErr("value cannot be encoded: %v", err)
 		}
@@ -359,7 +365,7 @@ func (t *Tool) kv(ctx context.Context, s server, op string, cfg map[string]any) 
 		if err != nil {
 			return nil, err
 		}
-		pattern, _ := conf.String(cfg, "pattern")
+		pattern := cfg.Pattern
 		var keys []string
 		for k := range lister.Keys() {
 			if pattern == "" {
@@ -383,27 +389,23 @@ func (t *Tool) kv(ctx context.Context, s server, op string, cfg map[string]any) 
 	}
 }
 
-func (t *Tool) publish(ctx context.Context, s server, viaJS bool, cfg map[string]any) (map[string]any, error) {
-	subject, _ := conf.String(cfg, "subject")
-	subject = strings.TrimSpace(subject)
+func (t *Tool) publish(ctx context.Context, s server, viaJS bool, cfg toolspec.NATS) (map[string]any, error) {
+	subject := strings.TrimSpace(cfg.Subject)
 	if subject == "" || strings.ContainsAny(subject, " \t\r\n") {
 		return nil, cfgErr("publish needs a `subject` without spaces")
 	}
-	v, _ := conf.Lookup(cfg, "data", "value", "payload")
+	v := cfg.Data
+	if v == nil {
+		v = cfg.Value.Value
+	}
 	payload, err := encode(v)
 	if err != nil {
 		return nil, cfgErr("data cannot be encoded: %v", err)
 	}
 	msg := natsgo.NewMsg(subject)
 	msg.Data = payload
-	if hv, ok := conf.Lookup(cfg, "headers"); ok {
-		hm, isMap := conf.Map(hv)
-		if !isMap {
-			return nil, cfgErr("headers must be a mapping")
-		}
-		for k, v := range hm {
-			msg.Header.Set(k, conf.Stringify(v))
-		}
+	for k, v := range cfg.Headers {
+		msg.Header.Set(k, conf.Stringify(v))
 	}
 	nc, err := t.conn(ctx, s)
 	if err != nil {

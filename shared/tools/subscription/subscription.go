@@ -43,6 +43,7 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -134,7 +135,8 @@ func parseAck(v any) (ackMode, error) {
 }
 
 // Exec runs one operation (tools.Adapt turns Exec into a tools.Tool).
-// Keys read:
+// The configuration is decoded into toolspec.Subscription (aliases:
+// action, credential). Keys read:
 //
 //	source        pubsub (required; nats and kafka sources are not available
 //	              in this engine)
@@ -168,8 +170,12 @@ func parseAck(v any) (ackMode, error) {
 // "not_found"; permission problems kind "auth"; other Pub/Sub failures kind
 // "pubsub" (retryable when the service says so: unavailable, deadline,
 // resource exhausted, aborted, internal).
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
-	src, _ := conf.String(cfg, "source")
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
+	var cfg toolspec.Subscription
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	src := cfg.Source
 	switch strings.ToLower(strings.TrimSpace(src)) {
 	case "pubsub", "google_pubsub", "gcp_pubsub":
 	case "":
@@ -178,21 +184,21 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 		return conf.ConfigError("subscription task: source %q is not available in this engine (pubsub); a NATS or Kafka source needs its own subscription backend", src)
 	}
 	op := "poll"
-	if o, ok := conf.String(cfg, "operation", "action"); ok {
+	if o := cfg.Operation; o != "" {
 		op = strings.ToLower(strings.TrimSpace(o))
 	}
 	fields := map[string]any{}
-	if a, ok := conf.Lookup(cfg, "auth", "credential"); ok {
+	if a := cfg.Auth; a != nil {
 		f, err := creds.Resolve(ctx, t.opts.Credentials, a, "subscription task", credentials.KindPubSub)
 		if err != nil {
 			return creds.Outcome(err)
 		}
 		fields = f
 	}
-	if ep, ok := conf.String(cfg, "endpoint"); ok && creds.String(fields, "endpoint") == "" {
+	if ep := cfg.Endpoint; ep != "" && creds.String(fields, "endpoint") == "" {
 		fields["endpoint"] = ep
 	}
-	sub, err := t.subscriptionName(cfg, fields)
+	sub, err := t.subscriptionName(cfg.Subscription, fields)
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
 	}
@@ -213,10 +219,9 @@ func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64
 }
 
 // subscriptionName completes the subscription's resource name.
-func (t *Tool) subscriptionName(cfg, fields map[string]any) (string, error) {
-	s, ok := conf.String(cfg, "subscription")
+func (t *Tool) subscriptionName(s string, fields map[string]any) (string, error) {
 	s = strings.TrimSpace(s)
-	if !ok || s == "" {
+	if s == "" {
 		return "", errors.New("`subscription` (projects/<project>/subscriptions/<name>) is required")
 	}
 	if strings.HasPrefix(s, "projects/") {
@@ -294,9 +299,10 @@ func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.Su
 	return c, nil
 }
 
-func intKey(cfg map[string]any, key string, def, lo, hi int) (int, error) {
-	v, ok := conf.Lookup(cfg, key)
-	if !ok {
+// intKey reads v, the value of key (nil: def), as an integer clamped to
+// [lo, hi].
+func intKey(v any, key string, def, lo, hi int) (int, error) {
+	if v == nil {
 		return def, nil
 	}
 	d, isNum := conf.Seconds(v)
@@ -307,16 +313,16 @@ func intKey(cfg map[string]any, key string, def, lo, hi int) (int, error) {
 	return min(max(int(f), lo), hi), nil
 }
 
-func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub string, cfg map[string]any, timeoutS float64) types.Outcome {
-	batch, err := intKey(cfg, "batch", DefaultBatch, 1, MaxBatch)
+func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub string, cfg toolspec.Subscription, timeoutS float64) types.Outcome {
+	batch, err := intKey(cfg.Batch, "batch", DefaultBatch, 1, MaxBatch)
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
 	}
-	waitMS, err := intKey(cfg, "timeout_ms", DefaultTimeoutMS, 0, MaxTimeoutMS)
+	waitMS, err := intKey(cfg.TimeoutMS, "timeout_ms", DefaultTimeoutMS, 0, MaxTimeoutMS)
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
 	}
-	mode, err := parseAck(cfg["ack"])
+	mode, err := parseAck(cfg.Ack)
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
 	}
@@ -404,9 +410,9 @@ func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, s
 
 // dispose acks (or nacks: ack deadline 0, redelivered at once) handles of
 // an earlier manual/defer poll.
-func (t *Tool) dispose(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub, op string, cfg map[string]any) types.Outcome {
+func (t *Tool) dispose(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub, op string, cfg toolspec.Subscription) types.Outcome {
 	var ids []string
-	switch x := cfg["ack_ids"].(type) {
+	switch x := cfg.AckIDs.(type) {
 	case []any:
 		for _, e := range x {
 			s, ok := e.(string)
@@ -429,7 +435,7 @@ func (t *Tool) dispose(ctx context.Context, c *pubsubapi.SubscriptionAdminClient
 		if op == "ack" {
 			err = c.Acknowledge(actx, &pubsubpb.AcknowledgeRequest{Subscription: sub, AckIds: ids})
 		} else {
-			delayMS, derr := intKey(cfg, "nack_delay_ms", 0, 0, 600_000)
+			delayMS, derr := intKey(cfg.NackDelayMS, "nack_delay_ms", 0, 0, 600_000)
 			if derr != nil {
 				return conf.ConfigError("subscription task: %v", derr)
 			}

@@ -42,6 +42,7 @@ import (
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/postgres"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -84,7 +85,7 @@ func New(opts Options) *Tool {
 
 // Exec runs one transfer (tools.Adapt turns Exec into a tools.Tool).
 //
-// Keys read. Top level: source, target (mappings, required), chunk_size |
+// The configuration is decoded into toolspec.Transfer. Keys read. Top level: source, target (mappings, required), chunk_size |
 // batch_size (rows per batch, default 1000, at most 100000), mode (append
 // | replace | upsert; default append), direction (optional, e.g.
 // "http_to_postgres"; must agree with the types). source for type http: url |
@@ -116,7 +117,11 @@ func New(opts Options) *Tool {
 // retryable for 408/429/5xx; "connection", "timeout");
 // database failures are the postgres/duckdb kinds' (kind "postgres" with
 // outcome.pg, or "duckdb"); the deadline is kind "timeout".
-func (t *Tool) Exec(ctx context.Context, _, cfg map[string]any, timeoutS float64) types.Outcome {
+func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
+	var cfg toolspec.Transfer
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
 	p, err := parse(cfg)
 	if err != nil {
 		return conf.ConfigError("transfer task: %v", err)
@@ -226,28 +231,30 @@ type plan struct {
 	key              []string
 }
 
-func parse(cfg map[string]any) (plan, error) {
+// parse checks a transfer's configuration and plans it. The source and
+// target blocks are read by key: they embed other kinds' keys (see
+// toolspec.Transfer).
+func parse(cfg toolspec.Transfer) (plan, error) {
 	var p plan
-	src, ok := conf.Map(cfg["source"])
-	if !ok {
+	src, dst := cfg.Source, cfg.Target
+	if src == nil {
 		return p, errors.New("`source` (a mapping with type) is required")
 	}
-	dst, ok := conf.Map(cfg["target"])
-	if !ok {
+	if dst == nil {
 		return p, errors.New("`target` (a mapping with type and table) is required")
 	}
 	p.source, p.target = src, dst
 	st, _ := conf.String(src, "type", "tool", "kind")
 	dt, _ := conf.String(dst, "type", "tool", "kind")
 	p.srcType, p.dstType = strings.ToLower(strings.TrimSpace(st)), strings.ToLower(strings.TrimSpace(dt))
+	if c, ok := toolspec.TransferEndType(toolspec.TransferSourceTypes, p.srcType); ok {
+		p.srcType = c
+	}
+	if c, ok := toolspec.TransferEndType(toolspec.TransferTargetTypes, p.dstType); ok {
+		p.dstType = c
+	}
 	switch p.srcType {
-	case "http", "https":
-		p.srcType = "http"
-	case "postgres", "postgresql":
-		p.srcType = "postgres"
-	case "duckdb":
-	case "result", "results", "artifact":
-		p.srcType = "result"
+	case "http", "postgres", "duckdb", "result":
 	case "":
 		return p, errors.New("source.type is required (http, postgres, duckdb or result)")
 	case "snowflake":
@@ -256,9 +263,7 @@ func parse(cfg map[string]any) (plan, error) {
 		return p, fmt.Errorf("source.type %q is not supported (http, postgres, duckdb or result)", st)
 	}
 	switch p.dstType {
-	case "postgres", "postgresql":
-		p.dstType = "postgres"
-	case "duckdb":
+	case "postgres", "duckdb":
 	case "":
 		return p, errors.New("target.type is required (postgres or duckdb)")
 	case "snowflake":
@@ -266,7 +271,7 @@ func parse(cfg map[string]any) (plan, error) {
 	default:
 		return p, fmt.Errorf("target.type %q is not supported (postgres or duckdb)", dt)
 	}
-	if d, ok := conf.String(cfg, "direction"); ok {
+	if d := cfg.Direction; d != "" {
 		want := p.srcType + "_to_" + p.dstType
 		if strings.ToLower(strings.TrimSpace(d)) != want {
 			return p, fmt.Errorf("direction %q contradicts source.type and target.type (%s)", d, want)
@@ -309,7 +314,7 @@ func parse(cfg map[string]any) (plan, error) {
 	if m, ok := conf.String(dst, "mode"); ok {
 		p.mode = m
 	}
-	if m, ok := conf.String(cfg, "mode"); ok {
+	if m := cfg.Mode; m != "" {
 		p.mode = m
 	}
 	p.mode = strings.ToLower(strings.TrimSpace(p.mode))
@@ -347,7 +352,7 @@ func parse(cfg map[string]any) (plan, error) {
 		}
 	}
 	p.chunk = DefaultChunkSize
-	if v, ok := conf.Lookup(cfg, "chunk_size", "batch_size"); ok {
+	if v := cfg.ChunkSize; v != nil {
 		n, isNum := toInt(v)
 		if !isNum || n < 1 || n > MaxChunkSize {
 			return p, fmt.Errorf("chunk_size must be an integer between 1 and %d, got %v", MaxChunkSize, v)
