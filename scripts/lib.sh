@@ -126,6 +126,9 @@ install_debian_prerequisites() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || pkgs+=("$p")
   done < <(runner_packages)
   command -v "${NOETL_CHROMIUM:-chromium}" >/dev/null 2>&1 || pkgs+=(chromium)
+  # npm installs the independent Arrow implementation of the result
+  # tier's interoperability test (emulators/arrowjs; scripts/test).
+  command -v npm >/dev/null 2>&1 || pkgs+=(npm)
   [ "${#pkgs[@]}" = 0 ] && return 0
   echo "installing missing prerequisites: ${pkgs[*]}"
   apt-get update -qq >/dev/null 2>&1 || true
