@@ -7,24 +7,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-// rebuildReport is the api's answer to POST /executions/{id}/rebuild
-// (shared/replay.Report).
-type rebuildReport struct {
-	ExecutionID  string   `json:"execution_id"`
-	SeekTime     string   `json:"seek_time"`
-	Scanned      int      `json:"scanned"`
-	Batches      int      `json:"batches"`
-	Written      int      `json:"written"`
-	Present      int      `json:"present"`
-	WrittenEvs   int      `json:"written_events"`
-	Refused      int      `json:"refused"`
-	EventsBefore int      `json:"events_before"`
-	Events       int      `json:"events"`
-	Missing      []string `json:"missing"`
-	Complete     bool     `json:"complete"`
-}
+	"github.com/noetl/gcpengine/shared/replay"
+	"github.com/noetl/gcpengine/shared/results/gc"
+)
 
 func (a *app) rebuildCmd() *cobra.Command {
 	return &cobra.Command{
@@ -45,10 +31,10 @@ id that is neither on record nor an execution id.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
-			var r rebuildReport
+			var r replay.Report // the api answers POST /executions/{id}/rebuild with it
 			err := a.post("/executions/"+url.PathEscape(id)+"/rebuild", nil, "execution "+id, &r, func() {
 				fmt.Fprintf(a.stdout, "execution %s: sought the replay subscription to %s, scanned %d messages\n", id, r.SeekTime, r.Scanned)
-				fmt.Fprintf(a.stdout, "batches found %d: written %d (%d events), already there %d, refused (unsigned or undecodable) %d\n", r.Batches, r.Written, r.WrittenEvs, r.Present, r.Refused)
+				fmt.Fprintf(a.stdout, "batches found %d: written %d (%d events), already there %d, refused (unsigned or undecodable) %d\n", r.Batches, r.Written, r.WrittenEvents, r.Present, r.Refused)
 				fmt.Fprintf(a.stdout, "events: %d before, %d after\n", r.EventsBefore, r.Events)
 				if len(r.Missing) == 0 {
 					fmt.Fprintln(a.stdout, "complete")
@@ -68,18 +54,12 @@ id that is neither on record nor an execution id.`,
 	}
 }
 
-// gcReport is the api's answer to POST /gc (shared/results/gc.Report), or
-// to POST /gc?execution_id= (Verdict, Deleted).
+// gcReport is the api's answer to POST /gc (gc.Report), or to POST
+// /gc?execution_id= (Verdict, Deleted, DryRun and the execution's id).
 type gcReport struct {
-	DryRun            bool           `json:"dry_run"`
-	Objects           int            `json:"objects"`
-	Bytes             int64          `json:"bytes"`
-	Deleted           int            `json:"deleted"`
-	DeletedBytes      int64          `json:"deleted_bytes"`
-	Executions        map[string]int `json:"executions"`
-	DeletedExecutions []string       `json:"deleted_executions"`
-	ExecutionID       string         `json:"execution_id"`
-	Verdict           string         `json:"verdict"`
+	gc.Report
+	ExecutionID string `json:"execution_id"`
+	Verdict     string `json:"verdict"`
 }
 
 func (a *app) gcCmd() *cobra.Command {
