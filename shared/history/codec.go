@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -342,36 +343,30 @@ func (r *reader) into(k string, ptr any) bool {
 	return true
 }
 
+// asInt reads a payload number as an int64 by the engine's one number
+// rule (jsonx.Number: any Go integer, json.Number), accepting a whole
+// float64 (a number that crossed a JSON reader keeping doubles).
 func asInt(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), true
+	n, _ := jsonx.Number(v)
+	switch x := n.(type) {
 	case int64:
-		return n, true
-	case int32:
-		return int64(n), true
+		return x, true
 	case float64:
-		if n == math.Trunc(n) && math.Abs(n) < 1<<63 {
-			return int64(n), true
+		if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
+			return int64(x), true
 		}
-	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil
 	}
 	return 0, false
 }
 
+// asFloat reads a payload number as a float64 by jsonx.Number's rule.
 func asFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
+	n, _ := jsonx.Number(v)
+	switch x := n.(type) {
 	case int64:
-		return float64(n), true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
+		return float64(x), true
+	case float64:
+		return x, true
 	}
 	return 0, false
 }
