@@ -27,7 +27,8 @@ var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
 // Backend is a dumb byte store for result objects (NoETL result storage RFC §5 "stored in
 // object store"), keyed by the physical key (Locator.PhysicalKey).
 //
-// Contract (checked by resultstest.BackendSuite):
+// Contract (checked by resultstest.BackendSuite; all but List and Delete by
+// resultstest.ObjectSuite, which package grant's signed-URL driver runs):
 //   - Put writes data at key, overwriting any existing object (the tier's
 //     idempotent-overwrite rule, NoETL result storage RFC §5); contentType is the MIME
 //     type recorded with the object ("application/json",

@@ -18,7 +18,9 @@
 //   - Backend: a dumb byte store (Put/Get/Exists) with a GCS driver and an
 //     in-memory one; drivers never retry and callers branch on the sentinel
 //     ErrNotFound, never on messages. resultstest.BackendSuite is the
-//     conformance suite every driver runs.
+//     conformance suite every driver runs (resultstest.ObjectSuite, its
+//     per-object part without List and Delete, for drivers holding one
+//     right per object: package grant's signed URLs).
 //   - Store: the policy (Offload over budget, Resolve references back into
 //     values, IsRef). It caches nothing.
 //   - Ownership (owner.go): Resolve loads a reference only for the reading

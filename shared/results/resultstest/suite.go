@@ -16,17 +16,56 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 )
 
-// BackendSuite runs the results.Backend contract against b as subtests:
+// BackendSuite runs the whole results.Backend contract against b as
+// subtests: ObjectSuite, then List by prefix in key order and Delete
+// (idempotent). Keys are created under a prefix unique to the call, so b
+// may be shared with other tests; nothing is deleted afterwards.
+func BackendSuite(t *testing.T, b results.Backend) {
+	t.Helper()
+	ObjectSuite(t, b)
+	prefix := fmt.Sprintf("resultstest/%d", time.Now().UnixNano())
+	key := func(name string) string { return prefix + "/" + name }
+	ctx := context.Background()
+
+	t.Run("ListDelete", func(t *testing.T) {
+		for _, n := range []string{"ld/a/1.json", "ld/a/2.json", "ld/b/1.json", "ldx/1.json"} {
+			if err := b.Put(ctx, key(n), []byte("1"), "application/json"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []string
+		if err := b.List(ctx, key("ld/"), func(o results.ObjectInfo) error { got = append(got, o.Key); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{key("ld/a/1.json"), key("ld/a/2.json"), key("ld/b/1.json")}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("List = %v, want %v", got, want)
+		}
+		if err := b.Delete(ctx, key("ld/a/1.json")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Delete(ctx, key("ld/a/1.json")); err != nil {
+			t.Fatalf("Delete missing: %v", err)
+		}
+		got = nil
+		_ = b.List(ctx, key("ld/a/"), func(o results.ObjectInfo) error { got = append(got, o.Key); return nil })
+		if len(got) != 1 {
+			t.Fatalf("after Delete: %v", got)
+		}
+	})
+}
+
+// ObjectSuite runs the per-object part of the results.Backend contract
+// against b as subtests, the part a driver that holds one right per object
+// (grant.NewBackend: V4 signed URLs, no List or Delete) must keep too:
 // Put/Get round trip (binary and empty data), overwrite, Exists true/false,
 // Get of a missing key wrapping results.ErrNotFound, keys shaped like
-// physical keys ("=", "/", dots), a large object (1 MiB + 1), concurrent
-// Puts and Gets, a streamed write of more than one upload chunk (invisible
-// until Close, attributes kept, abort leaves nothing) read back by ranges
-// and streams, List by prefix in key order, Delete (idempotent), and
-// failure on a cancelled context. Keys are created under
-// a prefix unique to the call, so b may be shared with other tests; nothing
-// is deleted afterwards.
-func BackendSuite(t *testing.T, b results.Backend) {
+// physical keys ("=", "/", dots, "%"), a large object (1 MiB + 1),
+// concurrent Puts and Gets, a streamed write of more than one upload chunk
+// (invisible until Close, content type and metadata kept, abort leaves
+// nothing) read back by ranges and streams, and failure on a cancelled
+// context. Keys are created under a prefix unique to the call, so b may be
+// shared with other tests; nothing is deleted afterwards.
+func ObjectSuite(t *testing.T, b results.Backend) {
 	t.Helper()
 	prefix := fmt.Sprintf("resultstest/%d", time.Now().UnixNano())
 	key := func(name string) string { return prefix + "/" + name }
@@ -219,32 +258,6 @@ func BackendSuite(t *testing.T, b results.Backend) {
 		}
 		if _, err := b.Open(ctx, key("stream/none")); !errors.Is(err, results.ErrNotFound) {
 			t.Fatalf("Open missing: %v", err)
-		}
-	})
-
-	t.Run("ListDelete", func(t *testing.T) {
-		for _, n := range []string{"ld/a/1.json", "ld/a/2.json", "ld/b/1.json", "ldx/1.json"} {
-			if err := b.Put(ctx, key(n), []byte("1"), "application/json"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var got []string
-		if err := b.List(ctx, key("ld/"), func(o results.ObjectInfo) error { got = append(got, o.Key); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		if want := []string{key("ld/a/1.json"), key("ld/a/2.json"), key("ld/b/1.json")}; fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("List = %v, want %v", got, want)
-		}
-		if err := b.Delete(ctx, key("ld/a/1.json")); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Delete(ctx, key("ld/a/1.json")); err != nil {
-			t.Fatalf("Delete missing: %v", err)
-		}
-		got = nil
-		_ = b.List(ctx, key("ld/a/"), func(o results.ObjectInfo) error { got = append(got, o.Key); return nil })
-		if len(got) != 1 {
-			t.Fatalf("after Delete: %v", got)
 		}
 	})
 
