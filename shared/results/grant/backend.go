@@ -464,9 +464,16 @@ func (w *writer) Write(p []byte) (int, error) {
 	}
 	n, err := w.pw.Write(p)
 	if err != nil {
-		w.err = err
+		// The transport stopped reading the body: the request is ending
+		// (the server answered early, or it failed); its outcome is the
+		// error to report.
+		<-w.done
+		w.err = w.result
+		if w.err == nil {
+			w.err = fmt.Errorf("results: grant write %s: %w", w.key, err)
+		}
 	}
-	return n, err
+	return n, w.err
 }
 
 // Close ends the body and waits for the server's answer: the object is

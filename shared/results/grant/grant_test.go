@@ -375,6 +375,21 @@ func TestGatewayRanges(t *testing.T) {
 	_ = s.buckets["b"].Put(ctx, "empty", nil, "text/plain")
 	g, _ := s.signer.Read(ctx, "b", "r", time.Minute)
 	ge, _ := s.signer.Read(ctx, "b", "empty", time.Minute)
+	// HEAD, with a HEAD-signed URL: the headers, no body.
+	k, _ := keys(t)
+	head, err := storage.SignedURL("b", "r", &storage.SignedURLOptions{GoogleAccessID: accessID, SignBytes: grant.KeySignBytes(k), Method: "HEAD",
+		Expires: time.Now().Add(time.Minute), Scheme: storage.SigningSchemeV4, Hostname: s.srv.Listener.Addr().String(), Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.srv.Client().Head(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ContentLength != 10 || resp.Header.Get("Content-Type") != "text/plain" {
+		t.Errorf("HEAD: %d, length %d, %v", resp.StatusCode, resp.ContentLength, resp.Header)
+	}
 	for _, c := range []struct {
 		url, rng string
 		status   int
@@ -584,6 +599,21 @@ func TestBackendRefusesUngranted(t *testing.T) {
 	_, _ = ow.Write([]byte(`{}`))
 	if err := ow.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// A refused streamed PUT (the grant expired): the server's early 403 ends
+	// the writes, and the error wraps ErrForbidden.
+	s.skew.Store(int64(2 * time.Minute))
+	ow = b.NewWriter(ctx, "out/w", results.ObjectAttrs{ContentType: "application/json", Metadata: map[string]string{"noetl-expires": "2030-01-01T00:00:00Z"}})
+	var werr error
+	for i := 0; i < 64 && werr == nil; i++ {
+		_, werr = ow.Write(make([]byte, 1<<20))
+	}
+	if cerr := ow.Close(); !errors.Is(cerr, results.ErrForbidden) || werr != nil && !errors.Is(werr, results.ErrForbidden) {
+		t.Errorf("expired streamed PUT: Write %v, Close %v", werr, cerr)
+	}
+	s.skew.Store(0)
+	if got, _ := s.buckets["b"].Get(ctx, "out/w"); string(got) != `{}` {
+		t.Errorf("out/w = %q after a refused PUT", got)
 	}
 	// Two buckets: not a BucketNamer.
 	r2, _ := s.signer.Read(ctx, "b2", "x", time.Minute)
