@@ -185,7 +185,11 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	}
 	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
 	wsRoot := filepath.Join(work, "tasks")
-	h := &runner.Handler{Tools: reg, Auth: v, Log: log,
+	// Result grants (signed URLs of the objects a task may read and
+	// write) are used through the egress policy: the object store's host
+	// must be allowed (GCP: storage.googleapis.com; the stack: its
+	// signed-URL gateway).
+	h := &runner.Handler{Tools: reg, Auth: v, Log: log, ResultsHTTP: policy.Client(),
 		Setup: func(ctx context.Context, _ runner.Request) (context.Context, func(), error) {
 			ws, err := sandbox.NewWorkspace(wsRoot, diskBytes, true)
 			if err != nil {

@@ -144,6 +144,18 @@ resource "google_service_account_iam_member" "push_token_creator" {
   depends_on         = [google_project_service.services]
 }
 
+# execute signs the runner's result grants (V4 signed URLs of the result
+# objects one attempt may read and write) as itself, through the IAM
+# Credentials API's signBlob: it needs the token creator role on its own
+# account. The runner's account gets nothing: the signed URL is its only
+# right to a result, for one object, one method, until the attempt ends
+# (README "Stored results and the runner").
+resource "google_service_account_iam_member" "execute_signs_grants" {
+  service_account_id = google_service_account.fn["execute"].name
+  role               = "roles/iam.serviceAccountTokenCreator"
+  member             = google_service_account.fn["execute"].member
+}
+
 # Operators (people) call the api and emit with identity tokens minted
 # for their URL, which gcloud mints only for service accounts: they
 # impersonate noetl-operator (README "Deploy to GCP").

@@ -93,6 +93,11 @@ var bindings = []binding{
 			}
 			return out
 		}},
+	{typ: "google_service_account_iam_member", name: "execute_signs_grants",
+		want: map[string]string{"role": `"roles/iam.serviceAccountTokenCreator"`, "member": `google_service_account.fn["execute"].member`, "service_account_id": `google_service_account.fn["execute"].name`},
+		grants: func(m *module) map[string][]deploy.Grant {
+			return map[string][]deploy.Grant{"execute": {{Resource: deploy.ResExecuteAccount, Role: "roles/iam.serviceAccountTokenCreator"}}}
+		}},
 	{typ: "google_storage_bucket_iam_member", name: "results",
 		want: map[string]string{"for_each": "local.bucket_roles", "role": "each.value", "member": "google_service_account.fn[each.key].member", "bucket": "google_storage_bucket.results.name"},
 		grants: func(m *module) map[string][]deploy.Grant {

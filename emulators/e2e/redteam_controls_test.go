@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -442,9 +443,13 @@ func TestRedTeamResultOwnership(t *testing.T) {
 			t.Errorf("%s: kind %s, message %q", c.step, kind, msg)
 		}
 	}
-	// A hand-made $ref in a step result, loaded by the next step's
-	// templates.
-	id, kind, msg := attack("peek", `apiVersion: noetl.io/v2
+	// A hand-made $ref in a step result, which the next step's templates
+	// would load: execute refuses it in the control plane — the URN in
+	// the args is not the execution's to read, so no grant is issued and
+	// the runner is not called (an answer naming an object the attempt
+	// was not granted is refused too: shared/runner
+	// TestForgedReferenceRefused).
+	id, kind, msg := attack("forge", `apiVersion: noetl.io/v2
 kind: Playbook
 metadata: {name: redteam_forger}
 workflow:
@@ -457,8 +462,54 @@ workflow:
 	if kind != "forbidden" || !strings.Contains(msg, "execution "+id+" "+refusal) {
 		t.Errorf("hand-made $ref: kind %s, message %q", kind, msg)
 	}
-	// Overwrite or read the victim's object through gcs tasks.
+	// A runner kind naming the victim's result, by reference or by URN:
+	// execute grants no URL for it and fails the step before the runner
+	// is called.
+	uri, _ := inner["uri"].(string)
+	vref := ref
+	for step, ref := range map[string]string{"transfer_ref": "{{ workload.ref }}", "transfer_urn": uri} {
+		id, kind, msg = attack(step, "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: redteam_transfer}\nworkflow:\n  - step: "+step+
+			"\n    tool: {kind: transfer, source: {type: result, ref: "+strconvQuote(ref)+"}, target: {type: postgres, connection: "+strconvQuote(os.Getenv("NOETL_PG_DSN"))+", table: stolen, mode: replace}}\n",
+			map[string]any{"ref": vref})
+		if kind != "forbidden" || !strings.Contains(msg, "execution "+id+" "+refusal) {
+			t.Errorf("%s: kind %s, message %q", step, kind, msg)
+		}
+	}
+	// User code reaching the results gateway itself, without a signature
+	// (400: no V4 parameters) or with a forged one (403): refused.
+	gw := os.Getenv("NOETL_RESULTS_SIGNED_ENDPOINT")
+	if gw == "" {
+		t.Fatal("NOETL_RESULTS_SIGNED_ENDPOINT is not set by the stack")
+	}
+	probe := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: redteam_gateway}
+workflow:
+  - step: steal
+    tool:
+      kind: python
+      args: {url: "{{ workload.url }}"}
+      code: |
+        import urllib.request, urllib.error
+        try:
+            body = urllib.request.urlopen(url, timeout=10).read()
+            result = {"status": 200, "leaked": body[:100].decode("utf-8", "replace")}
+        except urllib.error.HTTPError as e:
+            result = {"status": e.code, "leaked": ""}
+`
 	bucket := os.Getenv("NOETL_RESULTS_BUCKET")
+	for name, u := range map[string]string{
+		"unsigned": gw + "/" + bucket + "/" + key,
+		"forged":   gw + "/" + bucket + "/" + key + "?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=noetl-execute%40x.iam.gserviceaccount.com%2F20260101%2Fauto%2Fstorage%2Fgoog4_request&X-Goog-Date=20260101T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=00",
+	} {
+		id := admin.startAs(t, probe, map[string]any{"url": u}, nil)
+		v := waitEnd(t, id)
+		res, _ := v["results"].(map[string]any)["steal"].(map[string]any)
+		if st := fmt.Sprint(res["status"]); v["status"] != "ok" || (st != "400" && st != "403") || strings.Contains(fmt.Sprint(v), marker) {
+			t.Errorf("gateway %s: %v %v", name, v["status"], res)
+		}
+	}
+	// Overwrite or read the victim's object through gcs tasks.
 	for step, tool := range map[string]string{
 		"overwrite": `{kind: gcs, action: upload, source: /tmp/forged.json, destination: "{{ workload.uri }}"}`,
 		"download":  `{kind: gcs, action: download, source: "{{ workload.uri }}", destination: /tmp/stolen.json}`,
@@ -506,7 +557,7 @@ workflow:
 	c1 := admin.startAs(t, reader, map[string]any{"ref": ref}, map[string]any{"parent_id": victim})
 	v := waitEnd(t, c1)
 	kind, msg = stepError(t, v, "read")
-	uri, _ := inner["uri"].(string)
+	uri, _ = inner["uri"].(string)
 	if v["status"] != "failed" || kind != "artifact" || !strings.Contains(msg, "does not match its reference's sha256") ||
 		!strings.Contains(msg, uri) || !strings.Contains(msg, hex.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
 		t.Errorf("tampered object: %v kind %s, message %q", v["status"], kind, msg)
@@ -565,3 +616,6 @@ workflow:
 		t.Fatalf("barrier row after the run: %v", rows)
 	}
 }
+
+// strconvQuote quotes s as a YAML (JSON) double-quoted string.
+func strconvQuote(s string) string { return strconv.Quote(s) }

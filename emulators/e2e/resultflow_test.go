@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/storage"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/noetl/gcpengine/emulators/resultsflow"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // The result tier end to end (README "Stored results and the runner"; at
@@ -57,5 +60,52 @@ func TestResultFlowIntoPostgres(t *testing.T) {
 	}
 	if n != rows || sum != rows*(rows-1)/2 || long != rows {
 		t.Fatalf("PostgreSQL holds %d rows (sum of ids %d, %d well-formed), want %d", n, sum, long, rows)
+	}
+}
+
+// TestResultFlowThroughRunner: the same flow through the deployed
+// functions — the duckdb and transfer steps in the runner, which reaches
+// the results tier only through the V4 signed URLs execute grants each
+// attempt (README "Stored results and the runner"): produce streams its
+// table into the object it was granted, load reads the object its
+// configuration names, and PostgreSQL holds every row.
+func TestResultFlowThroughRunner(t *testing.T) {
+	RequireStack(t)
+	ctx := context.Background()
+	rows := int64(8<<20) / resultsflow.RowBytes
+	table := "result_flow_runner_" + randSuffix()
+	dsn := os.Getenv("NOETL_PG_DSN")
+	pb := filepath.Join(t.TempDir(), "flow.yaml")
+	if err := os.WriteFile(pb, []byte(resultsflow.Playbook(rows, dsn, table)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := Run(t, pb, "")
+	if r.Code != 0 || r.Status != "ok" {
+		t.Fatalf("run: code %d status %q\n%s\n%s", r.Code, r.Status, r.Stdout, r.Stderr)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	defer conn.Exec(ctx, "DROP TABLE IF EXISTS "+table)
+	var n, sum int64
+	if err := conn.QueryRow(ctx, "SELECT count(*), coalesce(sum(id), 0) FROM "+table).Scan(&n, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if n != rows || sum != rows*(rows-1)/2 {
+		t.Fatalf("PostgreSQL holds %d rows (sum of ids %d), want %d", n, sum, rows)
+	}
+	// The table went through the tier: produce's result is a reference
+	// to a Feather object of its own execution, which the transfer read.
+	var produced map[string]any
+	for _, ev := range Events(t, r.ExecutionID) {
+		if p, _ := ev["payload"].(map[string]any); ev["event_type"] == string(types.EvStepDone) && ev["step"] == "produce" {
+			produced, _ = p["result"].(map[string]any)
+		}
+	}
+	ref, _ := produced["$ref"].(map[string]any)
+	if key, _ := ref["key"].(string); ref["format"] != "feather" || !strings.Contains(key, "/execution="+r.ExecutionID+"/") {
+		t.Fatalf("produce's result %v, want a Feather reference of execution %s", produced, r.ExecutionID)
 	}
 }

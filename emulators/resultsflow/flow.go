@@ -4,12 +4,14 @@
 // and a last step streams it into PostgreSQL with transfer (source type
 // result). It runs the playbook through the engine's worker in the
 // calling process (the execution's state and queue in memory,
-// shared/control/controltest) with every kind local, as execute would run
-// them if it held the runner's kinds: the runner holds no access to the
-// result tier yet, so on the stack the duckdb sink and transfer's result
-// source are available only in this in-process path. scripts/bench
-// results measures it at 1 GiB; the e2e test TestResultFlowIntoPostgres
-// runs it at 20 MiB against the stack's GCS emulator and PostgreSQL.
+// shared/control/controltest) with every kind local, so that the reads of
+// the table's object can be counted (CountingBackend) and the memory of
+// the one process that runs it measured. scripts/bench results measures
+// it at 1 GiB; the e2e test TestResultFlowIntoPostgres runs it at 20 MiB
+// against the stack's GCS emulator and PostgreSQL, and
+// TestResultFlowThroughRunner runs Playbook through the deployed
+// functions, the duckdb and transfer steps in the runner on its result
+// grants.
 package resultsflow
 
 import (

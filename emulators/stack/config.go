@@ -88,6 +88,10 @@ type Config struct {
 	// runner may reach them, never the engine's own emulators.
 	DataGCSPort    int // NOETL_DATA_GCS_PORT, default 8688
 	DataPubSubPort int // NOETL_DATA_PUBSUB_PORT, default 8689
+	// ResultsGatewayPort is the results gateway's port (gateway.go): the
+	// signed-URL front of the engine's GCS emulator, the only way the
+	// runner reaches results.
+	ResultsGatewayPort int // NOETL_RESULTS_GATEWAY_PORT, default 8690
 	// RunnerUID is the first host uid of the 65536 uids the runner's user
 	// namespace maps (it runs as the first, its tasks as others).
 	RunnerUID int // NOETL_RUNNER_UID, default 1610612736 + (RunnerPort mod 8192) × 65536
@@ -169,35 +173,36 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 
 	c := Config{
-		RepoRoot:         str("NOETL_REPO_ROOT", ""),
-		StackDir:         str("NOETL_STACK_DIR", ""),
-		Project:          str("GOOGLE_CLOUD_PROJECT", defaultProject),
-		Location:         str("NOETL_LOCATION", defaultLocation),
-		PubSubPort:       num("NOETL_PUBSUB_PORT", 8681, 1, 65535),
-		FirestorePort:    num("NOETL_FIRESTORE_PORT", 8682, 1, 65535),
-		GCSPort:          num("NOETL_GCS_PORT", 8683, 1, 65535),
-		TasksPort:        num("NOETL_TASKS_PORT", 8684, 1, 65535),
-		FixturesPort:     num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
-		FunctionsPort:    num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
-		PGPort:           num("NOETL_PG_PORT", 55432, 1, 65535),
-		NATSPort:         num("NOETL_NATS_PORT", 8686, 1, 65535),
-		RunnerPort:       num("NOETL_RUNNER_PORT", 8687, 1, 65535),
-		DataGCSPort:      num("NOETL_DATA_GCS_PORT", 8688, 1, 65535),
-		DataPubSubPort:   num("NOETL_DATA_PUBSUB_PORT", 8689, 1, 65535),
-		RunnerBin:        str("NOETL_RUNNER_BIN", ""),
-		ResultsBucket:    str("NOETL_RESULTS_BUCKET", DefaultBucket),
-		WorkConcurrency:  num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
-		TasksMaxAttempts: num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
-		PushConcurrency:  num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
-		PushMaxAttempts:  num("NOETL_PUSH_MAX_ATTEMPTS", 10, 5, 100),
-		PushMinBackoff:   dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
-		PushMaxBackoff:   dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
-		SubscribeTick:    dur("NOETL_SUBSCRIBE_TICK", time.Second),
-		FunctionsBin:     str("NOETL_FUNCTIONS_BIN", ""),
-		Gcloud:           str("NOETL_GCLOUD", "gcloud"),
-		PGBinDir:         str("NOETL_PG_BIN", ""),
-		SigningKey:       str("NOETL_SIGNING_KEY", ""),
-		APIToken:         str("NOETL_API_TOKEN", ""),
+		RepoRoot:           str("NOETL_REPO_ROOT", ""),
+		StackDir:           str("NOETL_STACK_DIR", ""),
+		Project:            str("GOOGLE_CLOUD_PROJECT", defaultProject),
+		Location:           str("NOETL_LOCATION", defaultLocation),
+		PubSubPort:         num("NOETL_PUBSUB_PORT", 8681, 1, 65535),
+		FirestorePort:      num("NOETL_FIRESTORE_PORT", 8682, 1, 65535),
+		GCSPort:            num("NOETL_GCS_PORT", 8683, 1, 65535),
+		TasksPort:          num("NOETL_TASKS_PORT", 8684, 1, 65535),
+		FixturesPort:       num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
+		FunctionsPort:      num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
+		PGPort:             num("NOETL_PG_PORT", 55432, 1, 65535),
+		NATSPort:           num("NOETL_NATS_PORT", 8686, 1, 65535),
+		RunnerPort:         num("NOETL_RUNNER_PORT", 8687, 1, 65535),
+		DataGCSPort:        num("NOETL_DATA_GCS_PORT", 8688, 1, 65535),
+		ResultsGatewayPort: num("NOETL_RESULTS_GATEWAY_PORT", 8690, 1, 65535),
+		DataPubSubPort:     num("NOETL_DATA_PUBSUB_PORT", 8689, 1, 65535),
+		RunnerBin:          str("NOETL_RUNNER_BIN", ""),
+		ResultsBucket:      str("NOETL_RESULTS_BUCKET", DefaultBucket),
+		WorkConcurrency:    num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
+		TasksMaxAttempts:   num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
+		PushConcurrency:    num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
+		PushMaxAttempts:    num("NOETL_PUSH_MAX_ATTEMPTS", 10, 5, 100),
+		PushMinBackoff:     dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
+		PushMaxBackoff:     dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
+		SubscribeTick:      dur("NOETL_SUBSCRIBE_TICK", time.Second),
+		FunctionsBin:       str("NOETL_FUNCTIONS_BIN", ""),
+		Gcloud:             str("NOETL_GCLOUD", "gcloud"),
+		PGBinDir:           str("NOETL_PG_BIN", ""),
+		SigningKey:         str("NOETL_SIGNING_KEY", ""),
+		APIToken:           str("NOETL_API_TOKEN", ""),
 	}
 	switch strings.ToLower(str("NOETL_LOG_LEVEL", "info")) {
 	case "debug":
@@ -304,6 +309,7 @@ func (c Config) Ports() []Port {
 		{"Pub/Sub emulator", "NOETL_PUBSUB_PORT", c.PubSubPort},
 		{"Firestore emulator", "NOETL_FIRESTORE_PORT", c.FirestorePort},
 		{"GCS (fake-gcs-server)", "NOETL_GCS_PORT", c.GCSPort},
+		{"results gateway", "NOETL_RESULTS_GATEWAY_PORT", c.ResultsGatewayPort},
 		{"Cloud Tasks emulator", "NOETL_TASKS_PORT", c.TasksPort},
 		{"fixtures", "NOETL_FIXTURES_PORT", c.FixturesPort},
 		{"PostgreSQL", "NOETL_PG_PORT", c.PGPort},
@@ -425,6 +431,11 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_RUNNER_PORT", itoa(c.RunnerPort)},
 		{"NOETL_RUNNER_URL", c.RunnerURL()},
 		{"NOETL_RUNNER_TOKEN_KEY_FILE", c.RunnerKeyFile()},
+		// Result grants: execute signs the runner's URLs with its key,
+		// naming the results gateway (gateway.go).
+		{"NOETL_RESULTS_GATEWAY_PORT", itoa(c.ResultsGatewayPort)},
+		{"NOETL_RESULTS_SIGNING_KEY_FILE", c.ResultsKeyFile()},
+		{"NOETL_RESULTS_SIGNED_ENDPOINT", c.ResultsGatewayURL()},
 		{"NOETL_RUNNER_INVOKER", c.RunnerInvoker()},
 		{"NOETL_DATA_GCS_PORT", itoa(c.DataGCSPort)},
 		{"NOETL_DATA_GCS_URL", c.DataGCSURL()},

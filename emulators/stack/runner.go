@@ -52,10 +52,12 @@ func (c Config) RunnerWorkDir() string { return filepath.Join(c.StackDir, "runne
 func (c Config) DataGCSURL() string { return "http://" + hostPort(c.DataGCSPort) }
 
 // EgressAllow are the destinations user code may reach on the stack: its
-// PostgreSQL and NATS, the fake GCS and Pub/Sub of user data, and the
-// fixture API.
+// PostgreSQL and NATS, the fake GCS and Pub/Sub of user data, the
+// fixture API, and the results gateway (which serves only URLs execute
+// signed for one object and one attempt, gateway.go).
 func (c Config) EgressAllow() []string {
-	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.FixturesPort)}
+	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.FixturesPort),
+		hostPort(c.ResultsGatewayPort)}
 }
 
 // EgressDeny are the engine's own endpoints, refused to user code
@@ -155,7 +157,7 @@ func protectStackDir(c Config) error {
 			return err
 		}
 	}
-	for _, f := range []string{c.EnvFile(), c.SigningKeyFile(), c.APITokenFile(), c.OIDCKeyFile(), c.RunnerKeyFile()} {
+	for _, f := range []string{c.EnvFile(), c.SigningKeyFile(), c.APITokenFile(), c.OIDCKeyFile(), c.RunnerKeyFile(), c.ResultsKeyFile()} {
 		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cloud.google.com/go/storage"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,8 @@ type Supervisor struct {
 	gcs               *fakestorage.Server
 	tasks             *cloudtasks.Server
 	fixtures          *http.Server
+	gateway           *http.Server    // the results gateway (gateway.go)
+	gatewayGCS        *storage.Client // its client of the GCS emulator
 	pg                *Postgres
 	nats              *natsServer
 	dataGCS           *fakestorage.Server
@@ -145,6 +148,7 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		{"Pub/Sub emulator", "pubsub", s.upPubSub},
 		{"Firestore emulator", "firestore", s.upFirestore},
 		{"GCS (fake-gcs-server)", "gcs", s.upGCS},
+		{"results gateway (signed URLs)", "gateway", s.upGateway},
 		{"Cloud Tasks emulator", "cloudtasks", s.upTasks},
 		{"fixtures", "fixtures", s.upFixtures},
 		{"PostgreSQL", "postgres", s.upPostgres},
@@ -525,6 +529,14 @@ func (s *Supervisor) shutdown() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.fixtures.Shutdown(ctx)
 		cancel()
+	}
+	if s.gateway != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.gateway.Shutdown(ctx)
+		cancel()
+	}
+	if s.gatewayGCS != nil {
+		_ = s.gatewayGCS.Close()
 	}
 	if s.tasks != nil {
 		s.tasks.Stop()

@@ -200,6 +200,15 @@ type RunnerConfig struct {
 	JWKSFile string // NOETL_RUNNER_JWKS_FILE
 	// WorkDir is where the runner creates each task's private directory.
 	WorkDir string // NOETL_RUNNER_WORK_DIR, default <tmp>/noetl-runner
+	// ResultsKeyFile is the PEM key execute signs result grants with on
+	// the local stack ("" = execute's service account through IAM).
+	ResultsKeyFile string // NOETL_RESULTS_SIGNING_KEY_FILE
+	// ResultsEndpoint is the base URL the signed URLs name ("" = Cloud
+	// Storage; the local stack: its signed-URL gateway).
+	ResultsEndpoint string // NOETL_RESULTS_SIGNED_ENDPOINT
+	// ResultsGrantExtra is how long a grant outlives its attempt's
+	// timeout.
+	ResultsGrantExtra time.Duration // NOETL_RESULTS_GRANT_EXTRA_S, default 900 s
 }
 
 // EgressConfig is the network policy of user code (shared/egress).

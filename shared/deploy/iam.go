@@ -61,6 +61,9 @@ const (
 	// ResRunner is the runner's Cloud Run service (noetl-runner): the data
 	// plane that runs authors' code for execute.
 	ResRunner Resource = "run:noetl-runner"
+	// ResExecuteAccount is execute's own service account: it signs the
+	// runner's result grants (V4 signed URLs) as itself.
+	ResExecuteAccount Resource = "serviceAccount:noetl-execute"
 )
 
 // Op is an operation the code performs on a deployed resource.
@@ -116,6 +119,11 @@ const (
 	// OpInvokeRunner calls the runner's service with an ID token (one
 	// request per task attempt of a runner kind).
 	OpInvokeRunner Op = "runner:invoke"
+	// OpSignGrants signs the runner's result grants (V4 signed URLs of
+	// the result objects an attempt may read and write) as the
+	// function's own account, through the IAM Credentials API's signBlob
+	// (shared/runner Granter).
+	OpSignGrants Op = "grants:sign"
 )
 
 // Grant is a role on a resource.
@@ -151,6 +159,7 @@ var OpGrants = map[Op][]Grant{
 	OpPullSubscriptions: {{ResRegisteredSubscriptions, "roles/pubsub.subscriber"}, {ResRegisteredSubscriptions, "roles/pubsub.viewer"}},
 	OpSpool:             {{ResSpoolBuckets, "roles/storage.objectAdmin"}},
 	OpInvokeRunner:      {{ResRunner, "roles/run.invoker"}},
+	OpSignGrants:        {{ResExecuteAccount, "roles/iam.serviceAccountTokenCreator"}},
 	// subscriber: pubsub.subscriptions.consume (pull, acknowledge, seek
 	// to a time) on the one subscription.
 	OpReplayEvents: {{ResReplaySubscription, "roles/pubsub.subscriber"}},
@@ -198,8 +207,8 @@ var Access = map[string][]Op{
 	"emit": {OpReadAPIToken},
 	// Runs units: transitions (next units, bulk fan-out, timers),
 	// results, execution deadlines (stop), keychains; hands the runner
-	// kinds' attempts to the runner.
-	"execute": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults, OpReadCredentials, OpInvokeRunner},
+	// kinds' attempts to the runner with the result grants it signs.
+	"execute": {OpPublishCommands, OpCreateTasks, OpDeleteTasks, OpReadResults, OpWriteResults, OpReadCredentials, OpInvokeRunner, OpSignGrants},
 	// Applies transitions: next units, bulk fan-out, loop plans and
 	// loop.done results, control-plane templates' keychains.
 	"route": {OpPublishCommands, OpCreateTasks, OpReadResults, OpWriteResults, OpReadCredentials},

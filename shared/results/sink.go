@@ -270,3 +270,43 @@ func SinkFrom(ctx context.Context) (*Sink, bool) {
 	k := f()
 	return k, k != nil
 }
+
+// Destination is where a sink streams its table once it spills: the
+// object's coordinates (tenant and project filled in), physical key,
+// cell and bucket ("" for a backend without one), and the result's store
+// settings. The control plane signs a write grant for Key from it when a
+// runner kind produces the table (shared/runner).
+type Destination struct {
+	Coords  types.ResultCoords
+	Key     string
+	Cell    Cell
+	Bucket  string
+	Options OffloadOptions
+	// Locator is the sink's Store's locator (its Cells map included).
+	Locator Locator
+}
+
+// Destination returns where k streams its table (Destination).
+func (k *Sink) Destination() Destination {
+	c := k.s.Defaulted(k.c)
+	cell, _ := k.s.Place(c)
+	return Destination{Coords: c, Key: k.s.PhysicalKey(c, FormatFeather), Cell: cell, Bucket: k.s.BucketOf(cell.Name),
+		Options: k.opts, Locator: k.s.Locator}
+}
+
+type storeKey struct{}
+
+// WithStore returns ctx carrying s: the tier a tool reads stored results
+// from for this request only (the runner: a Store over the request's
+// grants), in place of the one it was built with (StoreFrom).
+func WithStore(ctx context.Context, s *Store) context.Context {
+	return context.WithValue(ctx, storeKey{}, s)
+}
+
+// StoreFrom returns the Store ctx carries (WithStore), else def.
+func StoreFrom(ctx context.Context, def *Store) *Store {
+	if s, ok := ctx.Value(storeKey{}).(*Store); ok && s != nil {
+		return s
+	}
+	return def
+}

@@ -124,6 +124,23 @@ func (s *Store) backendFor(cell string) Backend {
 	return s.Backend
 }
 
+// BucketOf returns the bucket of cell's backend ("" when the backend
+// names none, results.NewMemory).
+func (s *Store) BucketOf(cell string) string {
+	if bn, ok := s.backendFor(cell).(BucketNamer); ok {
+		return bn.Bucket()
+	}
+	return ""
+}
+
+// URNResolver is implemented by a backend that holds the references of
+// the URNs it serves: Store.ResolveURN asks it instead of deriving keys
+// (the runner's backend of granted objects, shared/runner, whose grants
+// the control plane resolved and authorized).
+type URNResolver interface {
+	ResolveURN(ctx context.Context, uri string) (map[string]any, error)
+}
+
 func (s *Store) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
@@ -654,6 +671,9 @@ func (s *Store) ResolveURN(ctx context.Context, uri string) (map[string]any, err
 	}
 	if err := AuthorizeExecution(ctx, c.ExecutionID, uri); err != nil {
 		return nil, err // not even whether the object exists is told
+	}
+	if r, ok := s.Backend.(URNResolver); ok {
+		return r.ResolveURN(ctx, uri)
 	}
 	home, shard := s.Place(c)
 	cells := []Cell{home}

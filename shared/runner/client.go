@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -72,6 +73,10 @@ type Client struct {
 	// Credentials resolves the credential names a task's configuration
 	// uses; nil grants none.
 	Credentials CredentialResolver
+	// Results grants the attempts the result-tier objects they may read
+	// and write (grants.go); nil grants none (a runner kind then cannot
+	// read a stored result or stream its table into the tier).
+	Results *Granter
 	// Observe, when set, receives every call's round trip and the
 	// runner's own time (for the hop's cost: round trip minus run).
 	Observe func(kind string, roundTrip, run time.Duration)
@@ -150,6 +155,11 @@ func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.
 		}
 		wr.Credentials[name] = *cr
 	}
+	grants, err := c.Results.Grants(ctx, kind, req)
+	if err != nil {
+		return grantFailure(kind, err)
+	}
+	wr.Results = grants
 	body, err := Encode(wr)
 	if err != nil {
 		return fail("config", false, "%s task: the request cannot be sent to the runner: %v", kind, err)
@@ -197,7 +207,26 @@ func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.
 	if c.Observe != nil {
 		c.Observe(kind, time.Since(t0), time.Duration(out.RunMS*float64(time.Millisecond)))
 	}
+	if err := checkRefs(out.Outcome.Result, grants, req); err != nil {
+		return fail(types.ErrKindForbidden, false, "%s task: %v", kind, err)
+	}
 	return out.Outcome
+}
+
+// grantFailure is the outcome of an attempt whose result grants could
+// not be issued: a stored result the execution may not read (forbidden),
+// one that is gone (result_lost), a malformed reference (config), or a
+// failure of the tier or the signer (storage, retryable).
+func grantFailure(kind string, err error) types.Outcome {
+	switch {
+	case errors.Is(err, results.ErrForbidden):
+		return fail(types.ErrKindForbidden, false, "%s task: %v", kind, err)
+	case errors.Is(err, results.ErrNotFound), errors.Is(err, results.ErrLost):
+		return fail(types.ErrKindResultLost, false, "%s task: %v", kind, err)
+	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):
+		return fail("config", false, "%s task: %v", kind, err)
+	}
+	return fail("storage", true, "%s task: result grants: %v", kind, err)
 }
 
 // hopFailure is the outcome of a call that got no answer.

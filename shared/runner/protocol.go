@@ -88,6 +88,9 @@ type Request struct {
 	// Inputs are the result references the task may read
 	// (tools.Request.Inputs: "$ref" maps as the results tier writes them).
 	Inputs []map[string]any `json:"inputs,omitempty"`
+	// Results are the result-tier objects the attempt may read and the
+	// one it may write, as signed URLs (grants.go; nil: none).
+	Results *ResultGrants `json:"results,omitempty"`
 }
 
 // Response is the runner's answer to a Request (HTTP 200).

@@ -78,7 +78,8 @@ func TestRequestCrossesUnchanged(t *testing.T) {
 		Config:  map[string]any{"code": "result = 1", "libs": []any{"json"}},
 		Context: map[string]any{"workload": map[string]any{"k": "v"}},
 		Barrier: "e1/u/k", BarrierMAC: []byte("mac-key\x00\xff"),
-		Inputs: []map[string]any{{"$ref": map[string]any{"uri": "noetl://default/default/results/e1/s/1/0/1"}}},
+		Inputs: []map[string]any{{"$ref": map[string]any{"uri": "noetl://default/default/results/e1/s/1/0/1",
+			"key": "noetl/env=default/region=default/cell=default/shard=0003/tenant=default/project=default/date=2026-01-01/execution=e1/results/s/1/0/1.json"}}},
 	}
 	out := c.Tool("python").Run(context.Background(), req)
 	if out.Status != types.StatusOK {

@@ -40,6 +40,10 @@ type Handler struct {
 	// releases it after the attempt; an error fails the attempt with
 	// kind "internal" (retryable).
 	Setup func(ctx context.Context, req Request) (context.Context, func(), error)
+	// ResultsHTTP sends the reads and writes of the request's result
+	// grants (WithResultGrants): the egress policy's client, which must admit
+	// the object store's host. Nil: http.DefaultClient.
+	ResultsHTTP *http.Client
 }
 
 // ServeHTTP implements http.Handler.
@@ -106,6 +110,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx = WithGrants(ctx, req.Credentials)
+	ctx = WithResultGrants(ctx, req, h.ResultsHTTP)
 	var out types.Outcome
 	release := func() {}
 	if h.Setup != nil {

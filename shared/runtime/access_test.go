@@ -22,8 +22,9 @@ import (
 // a new one).
 var depsOps = map[string][]deploy.Op{
 	"Cfg": nil, "Log": nil, "Signer": nil, "build": nil, "mu": nil, "built": nil, "granted": nil, "closers": nil, "stopFlusher": nil,
-	// The executor hands the runner kinds' attempts to the runner.
-	"Executor":    {deploy.OpInvokeRunner},
+	// The executor hands the runner kinds' attempts to the runner, with
+	// the result grants it signs.
+	"Executor":    {deploy.OpInvokeRunner, deploy.OpSignGrants},
 	"Store":       {deploy.OpFirestore},
 	"Catalog":     {deploy.OpFirestore},
 	"Credentials": {deploy.OpFirestore}, // the Firestore credential store (credentials.NewFirestore)

@@ -105,7 +105,7 @@ type Builders struct {
 	// Tools builds the control plane's tool kinds (NeedExecutor).
 	Tools func(opts tools.DefaultOptions) (tools.Registry, func())
 	// Runner builds the runner kinds' client (NeedExecutor).
-	Runner func(cfg config.Config, creds credentials.Store, log *slog.Logger) tools.Registry
+	Runner func(cfg config.Config, creds credentials.Store, rs *results.Store, log *slog.Logger) tools.Registry
 }
 
 // DefaultBuilders are the builders of a deployed function: the Google
@@ -310,7 +310,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 			policy, _ = egress.New("cloud", nil, nil)
 		}
 		reg, closeTools := d.build.Tools(tools.DefaultOptions{Credentials: d.granted, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy})
-		for k, t := range d.build.Runner(d.Cfg, d.granted, d.Log) {
+		for k, t := range d.build.Runner(d.Cfg, d.granted, d.Results, d.Log) {
 			reg[k] = t
 		}
 		d.Worker.Tools = reg

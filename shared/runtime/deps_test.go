@@ -64,7 +64,7 @@ func (r *recorder) builders() Builders {
 			_ = r.hit("tools")
 			return tools.Registry{}, nil
 		},
-		Runner: func(config.Config, credentials.Store, *slog.Logger) tools.Registry {
+		Runner: func(config.Config, credentials.Store, *results.Store, *slog.Logger) tools.Registry {
 			_ = r.hit("runner")
 			return tools.Registry{}
 		},

@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
+
+	"cloud.google.com/go/storage"
 
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/oidc"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/grant"
 	"github.com/noetl/gcpengine/shared/runner"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -20,13 +25,50 @@ import (
 // local stack, Google's otherwise) and carrying the credentials the task
 // names from creds. Without a runner URL every runner kind fails with a
 // config error: user code never runs in the control plane.
-func runnerTools(cfg config.Config, creds credentials.Store, log *slog.Logger) tools.Registry {
+//
+// Each attempt is granted the result-tier objects it may read and write
+// (runner.Granter over rs): V4 signed URLs signed with
+// NOETL_RESULTS_SIGNING_KEY_FILE on the local stack (naming its gateway,
+// NOETL_RESULTS_SIGNED_ENDPOINT), by execute's service account through
+// IAM otherwise. A signer that cannot be built leaves the runner without
+// grants (logged): its kinds then cannot read or write stored results.
+func runnerTools(cfg config.Config, creds credentials.Store, rs *results.Store, log *slog.Logger) tools.Registry {
 	if cfg.Runner.URL == "" {
 		return unavailable("NOETL_RUNNER_URL is not set (user code runs only in the runner)")
 	}
 	c := &runner.Client{URL: cfg.Runner.URL, Credentials: runner.StoreResolver{Store: creds}, Tokens: &lazyTokens{cfg: cfg}}
-	log.Info("runner kinds run in the runner", "url", cfg.Runner.URL, "audience", cfg.Runner.Audience, "local_tokens", cfg.Runner.TokenKeyFile != "")
+	if rs != nil {
+		s, err := resultSigner(cfg)
+		if err != nil {
+			log.Error("runner: no result grants (the runner's kinds cannot read or write stored results)", "error", err.Error())
+		} else {
+			c.Results = &runner.Granter{Store: rs, Signer: s, TTL: cfg.Runner.ResultsGrantExtra}
+		}
+	}
+	log.Info("runner kinds run in the runner", "url", cfg.Runner.URL, "audience", cfg.Runner.Audience, "local_tokens", cfg.Runner.TokenKeyFile != "",
+		"result_grants", c.Results != nil, "results_endpoint", cfg.Runner.ResultsEndpoint)
 	return c.Registry(tools.RunnerKinds)
+}
+
+// resultSigner returns the signer of the runner's result grants
+// (runnerTools).
+func resultSigner(cfg config.Config) (*grant.Signer, error) {
+	host, insecure := "", false
+	if e := cfg.Runner.ResultsEndpoint; e != "" {
+		u, err := url.Parse(e)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("NOETL_RESULTS_SIGNED_ENDPOINT %q is not a URL", e)
+		}
+		host, insecure = u.Host, u.Scheme == "http"
+	}
+	if cfg.Runner.ResultsKeyFile != "" {
+		return grant.NewKeySigner(cfg.Runner.ResultsKeyFile, cfg.Runner.Invoker, host, insecure)
+	}
+	cl, err := storage.NewClient(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("storage client for signing: %w", err)
+	}
+	return &grant.Signer{GoogleAccessID: cfg.Runner.Invoker, Client: cl, Hostname: host, Insecure: insecure}, nil
 }
 
 // unavailable is a registry of the runner kinds that fail with a config

@@ -122,11 +122,11 @@ type DefaultOptions struct {
 	// Results is the results tier the artifact and result_fetch kinds
 	// read references from (Control), and the transfer kind's source type
 	// result reads stored tables from. Nil: they fail with a config
-	// error. The runner is built without it (Runner: it holds no access
-	// to the tier), so there transfer source type result fails with a
-	// config error; the duckdb kind streams into the tier only through a
-	// sink the engine puts in the context (results.SinkFrom), which only
-	// a kind running in the control plane's process receives.
+	// error. The runner is built without it (Runner: it holds no right
+	// to the tier): there transfer reads the request's tier instead
+	// (results.StoreFrom, a Store over the signed URLs execute granted the
+	// attempt, shared/runner grants.go) and the duckdb kind streams into
+	// the sink of the one object it was granted (results.SinkFrom).
 	Results *results.Store
 	// Project completes short Pub/Sub subscription names (the
 	// GOOGLE_CLOUD_PROJECT setting).

@@ -107,9 +107,10 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	}
 	var res any
 	// A query's rows stream through the results tier's sink when the
-	// engine offers one (stream.go): no row limit, never held whole. The
-	// runner offers none (it holds no access to the tier): there the rows
-	// come back in the response, within the row limit.
+	// engine offers one (stream.go): no row limit, never held whole. In
+	// the runner the sink writes the one object execute granted the
+	// attempt (shared/runner grants.go); without a grant the rows come
+	// back in the response, within the row limit.
 	var sink *results.Sink
 	if !q.asArrays {
 		sink, _ = results.SinkFrom(ctx)

@@ -19,10 +19,13 @@ import (
 // its parent's or a child's: kind forbidden otherwise). A result that is
 // gone fails with kind result_lost naming it, one that is there but
 // changed (sha256) or undecodable with kind artifact; the target's
-// transaction is rolled back either way.
+// transaction is rolled back either way. The tier is the request's
+// (results.StoreFrom: in the runner, a Store of the objects the control
+// plane granted this task) or the one the tool was built with.
 func (t *Tool) fromResult(rctx, parent context.Context, p plan, write func([]string, [][]any) error, s *sink) *types.Outcome {
-	if t.opts.Results == nil || t.opts.Results.Backend == nil {
-		o := conf.ConfigError("transfer task: no results store is configured (source type result; the runner holds no access to the results tier)")
+	rs := results.StoreFrom(rctx, t.opts.Results)
+	if rs == nil || rs.Backend == nil {
+		o := conf.ConfigError("transfer task: no results store is configured (source type result: the control plane grants the runner the references the task names)")
 		return &o
 	}
 	v, _ := conf.Lookup(p.source, "ref", "result_ref", "uri")
@@ -33,14 +36,14 @@ func (t *Tool) fromResult(rctx, parent context.Context, p plan, write func([]str
 			o := conf.ConfigError("transfer task: source.ref %q is not a stored result (want {{ step._ref }} or a noetl:// URI)", uri)
 			return &o
 		}
-		r, err := t.opts.Results.ResolveURN(rctx, uri)
+		r, err := rs.ResolveURN(rctx, uri)
 		if err != nil {
 			o := resultFailure(parent, rctx, err)
 			return &o
 		}
 		ref = r
 	}
-	tr, err := t.opts.Results.OpenTable(rctx, ref)
+	tr, err := rs.OpenTable(rctx, ref)
 	if err != nil {
 		o := resultFailure(parent, rctx, err)
 		return &o

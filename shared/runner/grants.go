@@ -1,0 +1,410 @@
+package runner
+
+// Result grants (README "Security", "Stored results and the runner"): the
+// runner holds no right to the results tier. For each attempt the control
+// plane grants it exactly the objects the task may touch, as V4 signed
+// URLs (shared/results/grant) that expire with the attempt:
+//
+//   - read: every stored result the task's rendered configuration or args
+//     name (a "$ref" map or a noetl:// URN), each one authorized first
+//     against the execution's ownership rule (results.Authorize: its own
+//     results, its parent's and its children's);
+//   - write: the object of the task's own result (the key the worker's
+//     sink derives from the attempt's coordinates), for the kinds that
+//     stream a table into the tier (SinkKinds).
+//
+// The runner reads and writes through a results.Store over those grants
+// only (WithResultGrants); Cloud Storage (the stack: its signed-URL gateway)
+// refuses anything else. Back in the control plane, a reference in the
+// runner's answer must name an object it was granted (checkRefs).
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/grant"
+	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// SinkKinds are the runner kinds that stream a table result into the tier
+// (results.SinkFrom): an attempt of one of them gets a write grant.
+var SinkKinds = []string{tools.KindDuckDB}
+
+// MaxReadGrants is the most stored results one attempt may name; a task
+// naming more fails with a config error.
+const MaxReadGrants = 64
+
+// ResultGrants are the result-tier objects an attempt may touch
+// (Request.Results).
+type ResultGrants struct {
+	// Read are the stored results the task names, each with its GET grant.
+	Read []ReadGrant `json:"read,omitempty"`
+	// Write is the task's own result object and its PUT grant (nil: the
+	// task's kind writes none).
+	Write *WriteGrant `json:"write,omitempty"`
+}
+
+// ReadGrant is one stored result the task may read.
+type ReadGrant struct {
+	// URI is the noetl:// URN the task names it by ("" when it names it
+	// by its reference only).
+	URI string `json:"uri,omitempty"`
+	// Ref is the reference's inner "$ref" map (uri, key, cell, bucket,
+	// format, bytes, rows, sha256), as the control plane resolved it.
+	Ref map[string]any `json:"ref"`
+	// Grant is the signed GET of Ref's object.
+	Grant grant.Grant `json:"grant"`
+}
+
+// WriteGrant is the object of the task's own result: the sink the worker
+// would have used in the control plane (results.Destination), and the
+// signed PUT of its key.
+type WriteGrant struct {
+	// Coords are the result's coordinates (tenant and project filled in).
+	Coords types.ResultCoords `json:"coords"`
+	// Env, Tenant, Project and ShardCount are the deployment's locator
+	// settings (results.Locator): the runner derives Grant.Key from
+	// Coords with them and Cell.
+	Env        string `json:"env,omitempty"`
+	Tenant     string `json:"tenant,omitempty"`
+	Project    string `json:"project,omitempty"`
+	ShardCount int    `json:"shard_count,omitempty"`
+	// Cell is the result's home cell.
+	Cell results.Cell `json:"cell"`
+	// Limit is the result's inline budget in bytes (results.OffloadOptions
+	// Limit, resolved: 0 stores any table, > 0 keeps a smaller one
+	// inline); Compression, TTLSeconds and BatchRows are the output
+	// block's other store settings.
+	Limit       int    `json:"limit"`
+	Compression string `json:"compression,omitempty"`
+	TTLSeconds  int64  `json:"ttl_s,omitempty"`
+	BatchRows   int    `json:"batch_rows,omitempty"`
+	// IssuedAt is when the grant was signed: the runner's tier dates the
+	// ttl expiry from it, so the expiry it records is the one signed.
+	IssuedAt time.Time `json:"issued_at"`
+	// Grant is the signed PUT of the object.
+	Grant grant.Grant `json:"grant"`
+}
+
+// Granter is the control plane's side of result grants (Client.Results).
+type Granter struct {
+	// Store is the control plane's tier: it resolves URNs and parses
+	// references before they are granted.
+	Store *results.Store
+	// Signer signs the grants.
+	Signer *grant.Signer
+	// TTL is how long a grant lives beyond the attempt's timeout
+	// (≤ 0: 15 minutes).
+	TTL time.Duration
+}
+
+// limit resolves an inline budget as the control plane's tier would
+// (results.OffloadOptions.Limit: < 0 means the tier's InlineMax).
+func (g *Granter) limit(l int) int {
+	if l >= 0 {
+		return l
+	}
+	if g.Store.InlineMax > 0 {
+		return g.Store.InlineMax
+	}
+	return results.DefaultInlineMax
+}
+
+// ttl is a grant's lifetime for an attempt with timeout timeoutS.
+func (g *Granter) ttl(timeoutS float64) time.Duration {
+	extra := g.TTL
+	if extra <= 0 {
+		extra = 15 * time.Minute
+	}
+	d := extra + time.Duration(timeoutS*float64(time.Second))
+	return min(d, 7*24*time.Hour)
+}
+
+// Grants returns the grants of an attempt of kind (nil when it needs
+// none). ctx carries the attempt's results.Reader and, for SinkKinds, the
+// worker's sink factory (results.SinkFrom). Errors wrap
+// results.ErrForbidden for a reference the execution may not read (the
+// attempt then fails with kind forbidden before anything is sent), or
+// are the resolver's and the signer's.
+func (g *Granter) Grants(ctx context.Context, kind string, req tools.Request) (*ResultGrants, error) {
+	if g == nil || g.Store == nil || g.Signer == nil {
+		return nil, nil
+	}
+	named := ResultsNamed(req.Config, req.Args, inputsOf(req))
+	if len(named) > MaxReadGrants {
+		return nil, fmt.Errorf("%w: the task names %d stored results; at most %d", results.ErrBadRef, len(named), MaxReadGrants)
+	}
+	ttl := g.ttl(req.TimeoutS)
+	out := &ResultGrants{}
+	seen := map[string]bool{}
+	for _, n := range named {
+		rg := ReadGrant{}
+		ref := n.Ref
+		if n.URI != "" {
+			rg.URI = n.URI
+			r, err := g.Store.ResolveURN(ctx, n.URI)
+			if err != nil {
+				return nil, err
+			}
+			ref = r
+		}
+		if err := results.Authorize(ctx, ref); err != nil {
+			return nil, err
+		}
+		p, err := g.Store.ParseRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		inner, _ := ref[results.RefKey].(map[string]any)
+		if inner == nil {
+			inner = ref
+		}
+		rg.Ref = inner
+		bucket := g.Store.BucketOf(p.Cell)
+		if seen[bucket+"/"+p.Key] && rg.URI == "" {
+			continue
+		}
+		seen[bucket+"/"+p.Key] = true
+		if rg.Grant, err = g.Signer.Read(ctx, bucket, p.Key, ttl); err != nil {
+			return nil, fmt.Errorf("results: sign a read of %s: %w", p.Name(), err)
+		}
+		out.Read = append(out.Read, rg)
+	}
+	if slices.Contains(SinkKinds, kind) {
+		if sink, ok := results.SinkFrom(ctx); ok {
+			d := sink.Destination()
+			wg := &WriteGrant{Coords: d.Coords, Env: d.Locator.Env, Tenant: d.Locator.Tenant, Project: d.Locator.Project,
+				ShardCount: d.Locator.ShardCount, Cell: d.Cell, Limit: g.limit(d.Options.Limit), Compression: d.Options.Compression,
+				TTLSeconds: int64(d.Options.TTL / time.Second), BatchRows: d.Options.BatchRows, IssuedAt: time.Now().UTC()}
+			if g.Signer.Now != nil {
+				wg.IssuedAt = g.Signer.Now().UTC()
+			}
+			attrs := results.ObjectAttrs{ContentType: results.ContentTypeFeather}
+			if d.Options.TTL > 0 {
+				attrs.Metadata = map[string]string{results.MetaExpires: expiry(wg.IssuedAt, d.Options.TTL)}
+			}
+			var err error
+			if wg.Grant, err = g.Signer.Write(ctx, d.Bucket, d.Key, attrs, ttl); err != nil {
+				return nil, fmt.Errorf("results: sign the write of %s: %w", d.Key, err)
+			}
+			out.Write = wg
+		}
+	}
+	if len(out.Read) == 0 && out.Write == nil {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// inputsOf returns req.Inputs as a map ResultsNamed walks.
+func inputsOf(req tools.Request) map[string]any {
+	if len(req.Inputs) == 0 {
+		return nil
+	}
+	l := make([]any, len(req.Inputs))
+	for i, in := range req.Inputs {
+		l[i] = in
+	}
+	return map[string]any{"inputs": l}
+}
+
+// expiry is the MetaExpires value of a result written at t with ttl (as
+// results.Store records it).
+func expiry(t time.Time, ttl time.Duration) string {
+	return t.Add(ttl).UTC().Truncate(time.Second).Format(time.RFC3339)
+}
+
+// Named is a stored result a task names: by URN (URI) or by reference
+// (Ref, a "$ref" map or its inner map).
+type Named struct {
+	URI string
+	Ref map[string]any
+}
+
+// ResultsNamed returns the stored results the values name, in the order
+// met: every map with a "$ref" key, and every string that is a noetl://
+// URN, at any depth. A URN named twice is listed once.
+func ResultsNamed(vals ...map[string]any) []Named {
+	var out []Named
+	uris := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if results.IsRef(x) {
+				out = append(out, Named{Ref: x})
+				return
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case string:
+			s := strings.TrimSpace(x)
+			if strings.HasPrefix(s, results.URIScheme+"://") && !uris[s] {
+				uris[s] = true
+				out = append(out, Named{URI: s})
+			}
+		}
+	}
+	for _, v := range vals {
+		walk(v)
+	}
+	return out
+}
+
+// checkRefs checks that every reference in the runner's result names an
+// object the attempt was granted (its write grant, or one it may read)
+// or a reference its request carried (req's configuration, args and
+// inputs, which the Granter authorized): a runner cannot hand the engine
+// a reference to another object. The error names the first one that
+// does not.
+func checkRefs(v any, g *ResultGrants, req tools.Request) error {
+	allowed := map[string]bool{}
+	if g != nil {
+		if g.Write != nil {
+			allowed[g.Write.Grant.Key] = true
+		}
+		for _, r := range g.Read {
+			allowed[r.Grant.Key] = true
+		}
+	}
+	for _, n := range ResultsNamed(req.Config, req.Args, inputsOf(req)) {
+		if inner, ok := n.Ref[results.RefKey].(map[string]any); ok {
+			if k, _ := inner["key"].(string); k != "" {
+				allowed[k] = true
+			}
+		}
+	}
+	var bad error
+	var walk func(v any)
+	walk = func(v any) {
+		if bad != nil {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if results.IsRef(x) {
+				inner, _ := x[results.RefKey].(map[string]any)
+				key, _ := inner["key"].(string)
+				if !allowed[key] {
+					name, _ := inner["uri"].(string)
+					if name == "" {
+						name = key
+					}
+					bad = fmt.Errorf("%w: the runner answered a reference to %q, an object this attempt was not granted", results.ErrForbidden, name)
+				}
+				return
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return bad
+}
+
+// WithResultGrants returns ctx with the runner's tier for one request: a results.Store
+// over exactly the request's grants (grant.NewBackend), whose URNs resolve
+// to the references the control plane granted, whose reader admits the
+// executions of those references, and whose sink (results.WithSinks)
+// writes the granted object. ctx is returned carrying the store
+// (results.WithStore), the reader and the sink factory; g nil returns ctx
+// unchanged.
+func WithResultGrants(ctx context.Context, req Request, hc *http.Client) context.Context {
+	g := req.Results
+	if g == nil {
+		return ctx
+	}
+	var all []grant.Grant
+	uris := map[string]map[string]any{}
+	execs := map[string]bool{}
+	cells := []results.Cell{}
+	addCell := func(c results.Cell) {
+		for _, have := range cells {
+			if have.Name == c.Name {
+				return
+			}
+		}
+		cells = append(cells, c)
+	}
+	for _, r := range g.Read {
+		all = append(all, r.Grant)
+		ref := map[string]any{results.RefKey: r.Ref}
+		if r.URI != "" {
+			uris[r.URI] = ref
+		}
+		if u, _ := r.Ref["uri"].(string); u != "" {
+			uris[u] = ref
+		}
+		if id, err := results.RefExecution(r.Ref); err == nil {
+			execs[id] = true
+		}
+		if c, _ := r.Ref["cell"].(string); c != "" {
+			addCell(results.Cell{Name: c, Bucket: r.Grant.Bucket})
+		}
+	}
+	st := &results.Store{}
+	if w := g.Write; w != nil {
+		all = append(all, w.Grant)
+		addCell(w.Cell)
+		issued := w.IssuedAt
+		st.Now = func() time.Time { return issued }
+		st.Locator = results.Locator{Env: w.Env, Tenant: w.Tenant, Project: w.Project, ShardCount: w.ShardCount}
+	}
+	home := ""
+	if g.Write != nil {
+		home = g.Write.Cell.Name
+	} else if len(cells) > 0 {
+		home = cells[0].Name
+	}
+	if len(cells) > 0 {
+		st.Cells = &results.CellMap{Cells: cells, Placements: []results.Placement{{Cell: home}}}
+	}
+	st.Backend = &grantedBackend{Backend: grant.NewBackend(all, hc), uris: uris}
+	ctx = results.WithStore(ctx, st)
+	ctx = results.WithReader(ctx, results.Reader{Execution: req.ExecutionID,
+		IsChild: func(_ context.Context, id string) (bool, error) { return execs[id], nil }})
+	if w := g.Write; w != nil {
+		opts := results.OffloadOptions{Limit: w.Limit, Compression: w.Compression,
+			TTL: time.Duration(w.TTLSeconds) * time.Second, BatchRows: w.BatchRows}
+		c := w.Coords
+		ctx = results.WithSinks(ctx, func() *results.Sink { return st.NewSink(ctx, c, opts) })
+	}
+	return ctx
+}
+
+// grantedBackend is the runner's backend of granted objects, resolving
+// the URNs the control plane resolved (results.URNResolver).
+type grantedBackend struct {
+	results.Backend
+	uris map[string]map[string]any
+}
+
+// ResolveURN implements results.URNResolver: a URN the task was granted
+// resolves to the granted reference; any other is refused.
+func (b *grantedBackend) ResolveURN(_ context.Context, uri string) (map[string]any, error) {
+	if r, ok := b.uris[uri]; ok {
+		return r, nil
+	}
+	return nil, fmt.Errorf("%w: %s was not granted to this task (the control plane grants the stored results a task's configuration names)", results.ErrForbidden, uri)
+}
