@@ -108,6 +108,18 @@ func kindReads(kind, key string) bool {
 	return keys[key]
 }
 
+// kindOwnKey reports whether kind's own configuration reads key (its
+// tool spec's keys: a common task key such as timeout_ms counts only if
+// the kind reads it as well, e.g. subscription's poll timeout_ms).
+// Unknown kinds and workbook calls read every key, as kindReads.
+func kindOwnKey(kind, key string) bool {
+	if kind == "workbook" {
+		return true
+	}
+	keys, known := kindKeySet[kind]
+	return !known || keys[key]
+}
+
 // knownKind reports whether the engine has the kind.
 func knownKind(kind string) bool {
 	_, ok := kindKeySet[kind]

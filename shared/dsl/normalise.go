@@ -954,7 +954,9 @@ func (l *loader) task(n *yaml.Node, path, label string, nameIsLabel, single bool
 				t.TimeoutS = f
 			}
 		case "timeout_ms":
-			if kindReads(t.Kind, "timeout_ms") {
+			// The task's timeout, unless the kind reads timeout_ms itself
+			// (subscription's poll wait).
+			if kindOwnKey(t.Kind, "timeout_ms") {
 				config["timeout_ms"] = l.value(e.v, ep)
 			} else if f, ok := l.num(e.v, ep, "timeout_ms (milliseconds)"); ok {
 				t.TimeoutS = f / 1000

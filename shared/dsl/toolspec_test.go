@@ -88,3 +88,32 @@ func TestShellExportsWarns(t *testing.T) {
 	}
 	t.Fatalf("no exports warning in %v", p.Warnings)
 }
+
+// TestTaskTimeoutMS: timeout_ms on a task is the task's timeout unless
+// its kind reads timeout_ms itself (subscription's poll wait). It used to
+// go into every kind's configuration, so a duckdb task with timeout_ms
+// passed `noetl validate` and then failed at run time: "key timeout_ms is
+// not read by kind duckdb".
+func TestTaskTimeoutMS(t *testing.T) {
+	for _, c := range []struct {
+		task     string
+		timeoutS float64
+		inConfig bool
+	}{
+		{"{kind: duckdb, timeout_ms: 3600000, query: \"select 1\"}", 3600, false},
+		{"{kind: transfer, timeout_ms: 1500, source: {type: result, ref: x}, target: {type: postgres, auth: pg, table: t}}", 1.5, false},
+		{"{kind: python, timeout_ms: 2000, code: \"result = 1\"}", 2, false},
+		{"{kind: subscription, source: gcp_pubsub, action: poll, subscription: s, timeout_ms: 500}", 0, true},
+	} {
+		p, err := Load([]byte(hdr+"  - step: start\n    tool: "+c.task+"\n"), "test.yaml")
+		if err != nil {
+			t.Errorf("%s: %v", c.task, err)
+			continue
+		}
+		task := p.Workflow[0].Tasks[0]
+		_, in := task.Config["timeout_ms"]
+		if task.TimeoutS != c.timeoutS || in != c.inConfig {
+			t.Errorf("%s: timeout %v s, timeout_ms in the configuration %v; want %v s, %v", c.task, task.TimeoutS, in, c.timeoutS, c.inConfig)
+		}
+	}
+}
