@@ -59,6 +59,7 @@ workflow:
   - step: produce
     tool:
       kind: duckdb
+      timeout_ms: 3600000
       query: >-
         SELECT i AS id, i * 0.5 AS score, i %% 2 = 0 AS active, 'name-' || CAST(i AS VARCHAR) AS name,
         repeat('x', 200) || CAST(i AS VARCHAR) AS payload FROM range(%[1]d) t(i)
@@ -72,6 +73,7 @@ workflow:
   - step: load
     tool:
       kind: transfer
+      timeout_ms: 3600000
       source: {type: result, ref: "{{ produce._ref }}"}
       target: {type: postgres, connection: %[2]q, table: %[3]s, mode: replace}
 `, rows, dsn, table)

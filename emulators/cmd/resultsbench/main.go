@@ -62,6 +62,7 @@ func main() {
 	dsn := flag.String("pg-dsn", os.Getenv("NOETL_PG_DSN"), "PostgreSQL DSN of the flow's target (default $NOETL_PG_DSN)")
 	table := flag.String("pg-table", "bench_results", "the flow's target table (dropped and created)")
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the ratio figures to this file")
+	flowWhereFlag := flag.String("flow", "process", "where the flow runs: process (the engine's worker in this process, every kind local, reads of the object counted) or stack (the running local stack's deployed functions and runner, through scripts/run, the RSS of the runner, the functions and the supervisor sampled)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: resultsbench [-rows N] [-runs R] [-backends memory[,gcs]] [-table-mib M] [-pg-dsn DSN]")
 		flag.PrintDefaults()
@@ -134,6 +135,36 @@ func main() {
 		}
 		debug.FreeOSMemory() // the ratio figures' memory goes back before the idle RSS is read
 		n := int64(*tableMiB) << 20 / resultsflow.RowBytes
+		if *flowWhereFlag == "stack" {
+			repo := os.Getenv("NOETL_REPO_ROOT")
+			if repo == "" {
+				fail(fmt.Errorf("-flow stack needs the stack's environment (source .stack/env)"))
+			}
+			logf("flow through the stack's functions and runner: a table of %d rows (~%d MiB) produced, ignored twice, streamed into PostgreSQL", n, *tableMiB)
+			f, err := runStackFlow(ctx, repo, n, *dsn, *table, logf)
+			if f != nil {
+				out["flow_stack"] = f
+				out["flow"] = "stack"
+				out["peak_rss_mib_over_idle"] = round(f.PeakMiB-f.IdleMiB, 1)
+			}
+			if err == nil {
+				var got int64
+				got, err = countRows(ctx, *dsn, *table)
+				out["rows_transferred"] = got
+				if err == nil && got != n {
+					err = fmt.Errorf("PostgreSQL holds %d rows, want %d", got, n)
+				}
+			}
+			b, _ := json.Marshal(out)
+			fmt.Println(string(b))
+			if err != nil {
+				fail(err)
+			}
+			return
+		}
+		if *flowWhereFlag != "process" {
+			fail(fmt.Errorf("-flow %q: want process or stack", *flowWhereFlag))
+		}
 		cb := &resultsflow.CountingBackend{Backend: flowBackend}
 		frs := &results.Store{Backend: cb, Cache: results.NewCache(64 << 20)}
 		out["flow_backend"] = flowWhere
