@@ -41,6 +41,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -50,6 +51,7 @@ import (
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/redact"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/runner"
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -152,6 +154,10 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err := os.MkdirAll(work, 0o711); err != nil {
 		return fmt.Errorf("work directory: %w", err)
 	}
+	reserved, err := reservedBuckets(cfg)
+	if err != nil {
+		return err
+	}
 	so := sandbox.FromConfig(cfg.Sandbox)
 	so.Isolate, so.Network, so.DataRoots, so.Logger = true, policy, cfg.Sandbox.DataRoots, log
 	so.ControlDir, so.LockDir = filepath.Join(work, ".sandbox"), filepath.Join(work, ".uids")
@@ -171,10 +177,11 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		DataRoots:   cfg.Sandbox.DataRoots,
 		Python:      python.Options{Sandbox: sb, TempDir: work},
 		Shell:       shell.Options{Sandbox: sb, TempDir: work},
-		// The engine's results bucket is out of the runner's reach (no
-		// role in GCP, another server on the stack); gcs tasks naming it
-		// are refused by name too (kind forbidden).
-		GCS: gcs.Options{ReservedBuckets: []string{cfg.ResultsBucket}},
+		// The engine's result buckets are out of the runner's reach (no
+		// role in GCP, another server on the stack: only signed URLs of
+		// single objects reach them); gcs tasks naming one are refused by
+		// name too (kind forbidden).
+		GCS: gcs.Options{ReservedBuckets: reserved},
 		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", cfg.DuckDB.MemoryMB), Threads: cfg.DuckDB.Threads,
 			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots},
 	})
@@ -217,6 +224,26 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// reservedBuckets are the engine's buckets the runner's gcs kind refuses
+// by name: the results bucket and, with a cell map
+// (NOETL_RESULT_CELLS_FILE), every cell's bucket. Errors: the cell map's.
+func reservedBuckets(cfg config.Config) ([]string, error) {
+	out := []string{cfg.ResultsBucket}
+	if cfg.ResultCellsFile == "" {
+		return out, nil
+	}
+	m, err := results.LoadCellMap(cfg.ResultCellsFile, results.DefaultShardCount)
+	if err != nil {
+		return nil, fmt.Errorf("NOETL_RESULT_CELLS_FILE: %w", err)
+	}
+	for _, c := range m.Cells {
+		if !slices.Contains(out, c.Bucket) {
+			out = append(out, c.Bucket)
+		}
+	}
+	return out, nil
 }
 
 // confineSelf runs the runner again as root of a new user and mount

@@ -69,7 +69,9 @@ func (c Config) EgressDeny() []string {
 
 // passEnv are the supervisor's variables (prefixes ending in _) passed on
 // to the runner: its own knobs, never anything else.
-var passEnv = []string{"NOETL_SANDBOX_", "NOETL_DUCKDB_", "NOETL_RUNNER_DATA_ROOTS", "NOETL_PYTHON", "NOETL_LOGGING_", "NOETL_LOG_LEVEL", "NOETL_TIMEOUTS_"}
+var passEnv = []string{"NOETL_SANDBOX_", "NOETL_DUCKDB_", "NOETL_RUNNER_DATA_ROOTS", "NOETL_PYTHON", "NOETL_LOGGING_", "NOETL_LOG_LEVEL", "NOETL_TIMEOUTS_",
+	// The cell map: the runner refuses its buckets by name.
+	"NOETL_RESULT_CELLS_FILE"}
 
 // RunnerEnv is the runner's whole environment, built from scratch: its
 // knobs, PATH and LANG, and the ownership marker of the stack's
