@@ -4,9 +4,12 @@
 // with a task of a kind, and prints one JSON line with the medians and 90th
 // percentiles of the round trip, of the runner's own time (the response's
 // run_ms) and of the hop (round trip minus runner time: HTTP, token check,
-// JSON both ways).
+// JSON both ways). With -grants every call carries the result grants
+// execute would issue (shared/runner Granter: for duckdb, a signed PUT of
+// the task's result object, signed with NOETL_RESULTS_SIGNING_KEY_FILE),
+// so that the round trip includes signing them.
 //
-// Usage: runnerbench [-n N] [-kind python|duckdb|shell] [-parallel P]
+// Usage: runnerbench [-n N] [-kind python|duckdb|shell] [-parallel P] [-grants]
 package main
 
 import (
@@ -14,20 +17,28 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
+	"cloud.google.com/go/storage"
+
 	"github.com/noetl/gcpengine/shared/oidc"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/grant"
 	"github.com/noetl/gcpengine/shared/runner"
 	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 func main() {
 	n := flag.Int("n", 100, "calls")
 	kind := flag.String("kind", "python", "task kind: python, duckdb or shell")
 	par := flag.Int("parallel", 1, "calls at once")
+	withGrants := flag.Bool("grants", false, "issue execute's result grants with every call (duckdb: a signed PUT of the result object)")
 	flag.Parse()
 	cfg := map[string]map[string]any{
 		"python": {"code": "result = 1"},
@@ -60,8 +71,16 @@ func main() {
 			runs = append(runs, ms(run))
 			hops = append(hops, ms(rt-run))
 		}}
+	ctx := context.Background()
+	if *withGrants {
+		var err error
+		if ctx, err = granted(ctx, c); err != nil {
+			fmt.Fprintln(os.Stderr, "runnerbench:", err)
+			os.Exit(1)
+		}
+	}
 	// One warm-up call (the runner resolves its interpreter on first use).
-	if o := c.Tool(*kind).Run(context.Background(), tools.Request{Config: cfg, TimeoutS: 60}); o.Error != nil {
+	if o := c.Tool(*kind).Run(ctx, tools.Request{Config: cfg, TimeoutS: 60}); o.Error != nil {
 		fmt.Fprintln(os.Stderr, "runnerbench:", o.Error.Message)
 		os.Exit(1)
 	}
@@ -78,7 +97,7 @@ func main() {
 		go func() {
 			defer wg.Done()
 			for range jobs {
-				if o := c.Tool(*kind).Run(context.Background(), tools.Request{Config: cfg, TimeoutS: 60}); o.Error != nil {
+				if o := c.Tool(*kind).Run(ctx, tools.Request{Config: cfg, TimeoutS: 60}); o.Error != nil {
 					fmt.Fprintln(os.Stderr, "runnerbench:", o.Error.Message)
 					os.Exit(1)
 				}
@@ -86,11 +105,40 @@ func main() {
 		}()
 	}
 	wg.Wait()
-	out := map[string]any{"bench": "hop", "kind": *kind, "calls": *n, "parallel": *par, "wall_ms": ms(time.Since(t0)),
+	out := map[string]any{"bench": "hop", "kind": *kind, "calls": *n, "parallel": *par, "grants": *withGrants, "wall_ms": ms(time.Since(t0)),
 		"median_round_trip_ms": q(rts, 0.5), "median_runner_ms": q(runs, 0.5), "median_hop_ms": q(hops, 0.5),
 		"p90_round_trip_ms": q(rts, 0.9), "p90_hop_ms": q(hops, 0.9)}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))
+}
+
+// granted gives c the Granter execute builds on the stack and returns a
+// context carrying what the worker puts in an attempt's: the reading
+// execution and the sink of its result (one execution id for all calls).
+func granted(ctx context.Context, c *runner.Client) (context.Context, error) {
+	for _, k := range []string{"NOETL_RESULTS_SIGNING_KEY_FILE", "NOETL_RESULTS_SIGNED_ENDPOINT", "NOETL_RESULTS_BUCKET", "STORAGE_EMULATOR_HOST"} {
+		if os.Getenv(k) == "" {
+			return ctx, fmt.Errorf("%s is not set (source .stack/env)", k)
+		}
+	}
+	u, err := neturl.Parse(os.Getenv("NOETL_RESULTS_SIGNED_ENDPOINT"))
+	if err != nil {
+		return ctx, err
+	}
+	s, err := grant.NewKeySigner(os.Getenv("NOETL_RESULTS_SIGNING_KEY_FILE"), os.Getenv("NOETL_RUNNER_INVOKER"), u.Host, u.Scheme == "http")
+	if err != nil {
+		return ctx, err
+	}
+	cl, err := storage.NewClient(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	st := &results.Store{Backend: results.NewGCS(cl, os.Getenv("NOETL_RESULTS_BUCKET"))}
+	c.Results = &runner.Granter{Store: st, Signer: s}
+	id := strconv.FormatInt(time.Now().UnixNano()>>8, 10)
+	ctx = results.WithReader(ctx, results.Reader{Execution: id})
+	coords := types.ResultCoords{ExecutionID: id, Step: "bench", Frame: 1, Attempt: 1}
+	return results.WithSinks(ctx, func() *results.Sink { return st.NewSink(ctx, coords, results.OffloadOptions{Limit: -1}) }), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
