@@ -469,7 +469,7 @@ workflow:
 	vref := ref
 	for step, ref := range map[string]string{"transfer_ref": "{{ workload.ref }}", "transfer_urn": uri} {
 		id, kind, msg = attack(step, "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: redteam_transfer}\nworkflow:\n  - step: "+step+
-			"\n    tool: {kind: transfer, source: {type: result, ref: "+strconvQuote(ref)+"}, target: {type: postgres, connection: "+strconvQuote(os.Getenv("NOETL_PG_DSN"))+", table: stolen, mode: replace}}\n",
+			"\n    tool: {kind: transfer, source: {type: result, ref: "+strconv.Quote(ref)+"}, target: {type: postgres, connection: "+strconv.Quote(os.Getenv("NOETL_PG_DSN"))+", table: stolen, mode: replace}}\n",
 			map[string]any{"ref": vref})
 		if kind != "forbidden" || !strings.Contains(msg, "execution "+id+" "+refusal) {
 			t.Errorf("%s: kind %s, message %q", step, kind, msg)
@@ -616,6 +616,3 @@ workflow:
 		t.Fatalf("barrier row after the run: %v", rows)
 	}
 }
-
-// strconvQuote quotes s as a YAML (JSON) double-quoted string.
-func strconvQuote(s string) string { return strconv.Quote(s) }

@@ -113,8 +113,12 @@ func (c *CountingBackend) ReadsOf(key string) int {
 }
 
 // procStatus reads a field of /proc/self/status in KiB (VmRSS, VmHWM).
-func procStatus(field string) int64 {
-	b, err := os.ReadFile("/proc/self/status")
+func procStatus(field string) int64 { return ProcStatus("self", field) }
+
+// ProcStatus reads a field of /proc/<pid>/status in KiB (VmRSS, VmHWM;
+// pid "self" for this process); -1 when the process or field is gone.
+func ProcStatus(pid, field string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return -1
 	}

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
 
-	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/results/grant"
 )
@@ -39,23 +37,9 @@ func (c Config) ResultsKeyFile() string { return filepath.Join(c.StackDir, "resu
 // the gateway over the engine's GCS emulator.
 func (s *Supervisor) upGateway(ctx context.Context) (string, error) {
 	c := s.cfg
-	key, err := oidc.GenerateKey()
+	key, _, err := newKeyFile(c.ResultsKeyFile(), 0o700)
 	if err != nil {
 		return "", fmt.Errorf("results grant key: %w", err)
-	}
-	signer, err := oidc.NewSigner(key)
-	if err != nil {
-		return "", err
-	}
-	pem, err := signer.PrivateKeyPEM()
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(c.ResultsKeyFile()), 0o700); err != nil {
-		return "", err
-	}
-	if err := writeFileAtomic(c.ResultsKeyFile(), pem, 0o600); err != nil {
-		return "", err
 	}
 	lg, _, err := s.componentLogger("gateway")
 	if err != nil {

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"os"
@@ -117,29 +118,36 @@ func (c Config) RunnerEnv(cgroup string) []string {
 // newRunnerKeys makes execute's key for its runner tokens (a new one per
 // start, like the Cloud Tasks emulator's) and publishes its JWK set.
 func newRunnerKeys(c Config) error {
-	key, err := oidc.GenerateKey()
+	_, s, err := newKeyFile(c.RunnerKeyFile(), 0o755)
 	if err != nil {
 		return fmt.Errorf("runner key: %w", err)
-	}
-	s, err := oidc.NewSigner(key)
-	if err != nil {
-		return err
 	}
 	jwks, err := s.JWKS()
 	if err != nil {
 		return err
 	}
+	return writeFileAtomic(c.RunnerJWKSFile(), jwks, 0o644)
+}
+
+// newKeyFile makes a new RSA key and writes it as PEM to path (mode
+// 0600; its directory is created with dirMode).
+func newKeyFile(path string, dirMode os.FileMode) (*rsa.PrivateKey, *oidc.Signer, error) {
+	key, err := oidc.GenerateKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := oidc.NewSigner(key)
+	if err != nil {
+		return nil, nil, err
+	}
 	pem, err := s.PrivateKeyPEM()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(c.RunnerKeyFile()), 0o755); err != nil {
-		return err
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
+		return nil, nil, err
 	}
-	if err := writeFileAtomic(c.RunnerKeyFile(), pem, 0o600); err != nil {
-		return err
-	}
-	return writeFileAtomic(c.RunnerJWKSFile(), jwks, 0o644)
+	return key, s, writeFileAtomic(path, pem, 0o600)
 }
 
 // protectStackDir closes the stack directory's secrets and logs to other

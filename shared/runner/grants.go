@@ -272,24 +272,24 @@ func ResultsNamed(vals ...map[string]any) []Named {
 // or a reference its request carried (req's configuration, args and
 // inputs, which the Granter authorized): a runner cannot hand the engine
 // a reference to another object. The error names the first one that
-// does not.
+// does not. The request is walked only when the result holds a
+// reference outside the grants.
 func checkRefs(v any, g *ResultGrants, req tools.Request) error {
-	allowed := map[string]bool{}
-	if g != nil {
-		if g.Write != nil {
-			allowed[g.Write.Grant.Key] = true
+	granted := func(key string) bool {
+		if g == nil || key == "" {
+			return false
+		}
+		if g.Write != nil && g.Write.Grant.Key == key {
+			return true
 		}
 		for _, r := range g.Read {
-			allowed[r.Grant.Key] = true
-		}
-	}
-	for _, n := range ResultsNamed(req.Config, req.Args, inputsOf(req)) {
-		if inner, ok := n.Ref[results.RefKey].(map[string]any); ok {
-			if k, _ := inner["key"].(string); k != "" {
-				allowed[k] = true
+			if r.Grant.Key == key {
+				return true
 			}
 		}
+		return false
 	}
+	var carried map[string]bool // the keys of the request's references, on first need
 	var bad error
 	var walk func(v any)
 	walk = func(v any) {
@@ -301,7 +301,20 @@ func checkRefs(v any, g *ResultGrants, req tools.Request) error {
 			if results.IsRef(x) {
 				inner, _ := x[results.RefKey].(map[string]any)
 				key, _ := inner["key"].(string)
-				if !allowed[key] {
+				if granted(key) {
+					return
+				}
+				if carried == nil {
+					carried = map[string]bool{}
+					for _, n := range ResultsNamed(req.Config, req.Args, inputsOf(req)) {
+						if in, ok := n.Ref[results.RefKey].(map[string]any); ok {
+							if k, _ := in["key"].(string); k != "" {
+								carried[k] = true
+							}
+						}
+					}
+				}
+				if !carried[key] {
 					name, _ := inner["uri"].(string)
 					if name == "" {
 						name = key

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -98,26 +97,9 @@ func rssByGroup(groups map[string]int) map[string]float64 {
 		if name == "" {
 			continue
 		}
-		out[name] += vmRSS(pid)
+		out[name] += float64(max(resultsflow.ProcStatus(e.Name(), "VmRSS"), 0)) / 1024
 	}
 	return out
-}
-
-// vmRSS is a process's VmRSS in MiB (0 when gone).
-func vmRSS(pid int) float64 {
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
 
 // runStackFlow runs resultsflow.Playbook through the stack's api
