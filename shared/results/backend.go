@@ -8,12 +8,14 @@ import (
 	"hash/crc32"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
 
 	"github.com/noetl/gcpengine/shared/errs"
@@ -23,6 +25,11 @@ import (
 // when no object exists at the key (code errs.NotFound: not retried).
 // Branch with errors.Is or errs.Is.
 var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
+
+// ErrExists is returned (wrapped) by an ObjectWriter's Close when the
+// writer was made with ObjectAttrs.IfAbsent and an object is already at
+// its key: nothing was replaced (code errs.AlreadyExists: not retried).
+var ErrExists = errs.Sentinel(errs.AlreadyExists, "results: an object is already at the key")
 
 // Backend is a dumb byte store for result objects (NoETL result storage RFC §5 "stored in
 // object store"), keyed by the physical key (Locator.PhysicalKey).
@@ -38,7 +45,10 @@ var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
 //   - Exists reports whether an object is at key (false, nil when not).
 //   - NewWriter streams an object to key: nothing is visible at key until
 //     Close returns nil, which replaces any object there; Abort (or a done
-//     ctx) discards what was written. The writer holds a bounded buffer
+//     ctx) discards what was written. With attrs.IfAbsent the object is
+//     created only if none is at key when Close commits it: otherwise
+//     Close fails with an error wrapping ErrExists and the object there
+//     is left as it was (of concurrent writers exactly one succeeds). The writer holds a bounded buffer
 //     (the GCS driver: one upload chunk), never the whole object.
 //   - Open returns the object at key for reading (an error wrapping
 //     ErrNotFound when there is none): its size and attributes, ranges
@@ -68,6 +78,11 @@ type ObjectAttrs struct {
 	ContentType string
 	// Metadata is the object's custom metadata (MetaExpires: its ttl).
 	Metadata map[string]string
+	// IfAbsent makes a write create the object only where none is
+	// (Backend.NewWriter; Cloud Storage's ifGenerationMatch=0): the result
+	// tier writes each object once (NoETL result storage RFC "Risks": two
+	// writers of the same key). Never set on the attributes of a read.
+	IfAbsent bool
 }
 
 // Object metadata keys.
@@ -212,7 +227,11 @@ func (g *gcsBackend) Exists(ctx context.Context, key string) (bool, error) {
 // NewWriter implements Backend.
 func (g *gcsBackend) NewWriter(ctx context.Context, key string, a ObjectAttrs) ObjectWriter {
 	wctx, cancel := context.WithCancel(ctx)
-	w := g.chunks.Object(key).NewWriter(wctx)
+	obj := g.chunks.Object(key)
+	if a.IfAbsent {
+		obj = obj.If(storage.Conditions{DoesNotExist: true})
+	}
+	w := obj.NewWriter(wctx)
 	w.ContentType = a.ContentType
 	w.Metadata = a.Metadata
 	w.ChunkSize = UploadChunk
@@ -237,9 +256,19 @@ func (w *gcsWriter) Write(p []byte) (int, error) {
 	w.crc.Write(p)
 	n, err := w.w.Write(p)
 	if err != nil {
+		if isPrecondition(err) { // the session refused at its start
+			err = ErrExists
+		}
 		w.err = fmt.Errorf("results: gcs write %s: %w", w.name, err)
 	}
 	return n, w.err
+}
+
+// isPrecondition reports whether err is Cloud Storage's 412 (a failed
+// precondition: here, ifGenerationMatch=0 on an existing object).
+func isPrecondition(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusPreconditionFailed
 }
 
 // Close sends the last chunk with the object's CRC32C: GCS refuses an
@@ -252,6 +281,9 @@ func (w *gcsWriter) Close() error {
 	w.w.CRC32C = w.crc.Sum32()
 	w.w.SendCRC32C = true
 	if err := w.w.Close(); err != nil {
+		if isPrecondition(err) {
+			return fmt.Errorf("results: gcs write %s: %w", w.name, ErrExists)
+		}
 		return fmt.Errorf("results: gcs write %s: %w", w.name, err)
 	}
 	return nil
@@ -405,6 +437,20 @@ func (mb *memBackend) set(key string, o *memObject) {
 	mb.mu.Unlock()
 }
 
+// create sets key to o only if nothing is there (false: something is).
+func (mb *memBackend) create(key string, o *memObject) bool {
+	if o.data == nil {
+		o.data = []byte{}
+	}
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if _, ok := mb.m[key]; ok {
+		return false
+	}
+	mb.m[key] = o
+	return true
+}
+
 func (mb *memBackend) get(key string) (*memObject, bool) {
 	mb.mu.RLock()
 	o, ok := mb.m[key]
@@ -432,16 +478,17 @@ func (mb *memBackend) Exists(ctx context.Context, key string) (bool, error) {
 }
 
 func (mb *memBackend) NewWriter(ctx context.Context, key string, a ObjectAttrs) ObjectWriter {
-	return &memWriter{ctx: ctx, mb: mb, key: key, attrs: ObjectAttrs{ContentType: a.ContentType, Metadata: maps.Clone(a.Metadata)}}
+	return &memWriter{ctx: ctx, mb: mb, key: key, ifAbsent: a.IfAbsent, attrs: ObjectAttrs{ContentType: a.ContentType, Metadata: maps.Clone(a.Metadata)}}
 }
 
 type memWriter struct {
-	ctx   context.Context
-	mb    *memBackend
-	key   string
-	attrs ObjectAttrs
-	buf   []byte
-	done  bool
+	ctx      context.Context
+	mb       *memBackend
+	key      string
+	attrs    ObjectAttrs
+	ifAbsent bool
+	buf      []byte
+	done     bool
 }
 
 func (w *memWriter) Write(p []byte) (int, error) {
@@ -468,7 +515,14 @@ func (w *memWriter) Close() error {
 	if err := w.ctx.Err(); err != nil {
 		return fmt.Errorf("results: memory write %s: %w", w.key, err)
 	}
-	w.mb.set(w.key, &memObject{data: w.buf, attrs: w.attrs, updated: time.Now()})
+	o := &memObject{data: w.buf, attrs: w.attrs, updated: time.Now()}
+	if w.ifAbsent {
+		if !w.mb.create(w.key, o) {
+			return fmt.Errorf("results: memory write %s: %w", w.key, ErrExists)
+		}
+		return nil
+	}
+	w.mb.set(w.key, o)
 	return nil
 }
 

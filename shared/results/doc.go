@@ -22,7 +22,9 @@
 //     per-object part without List and Delete, for drivers holding one
 //     right per object: package grant's signed URLs).
 //   - Store: the policy (Offload over budget, Resolve references back into
-//     values, IsRef). It caches nothing.
+//     values, IsRef). It caches nothing. Every object it writes is created
+//     once (once.go: a second writer of the same key names identical
+//     bytes, writes a fresh @version, or, streaming, adopts the object).
 //   - Ownership (owner.go): Resolve loads a reference only for the reading
 //     execution (Reader, carried by the context), its parent and its
 //     children, and checks the object against the sha256 its reference

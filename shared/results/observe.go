@@ -34,3 +34,9 @@ func observeResolve(ctx context.Context, r any, err error) {
 	}
 	telemetry.M.ResultResolved(ctx, format, outcome)
 }
+
+// observeRewrite counts a write that found another writer's object at
+// its key: noetl_result_write_conflicts_total{outcome} (once.go).
+func observeRewrite(ctx context.Context, outcome telemetry.WriteConflict) {
+	telemetry.M.ResultWriteConflict(ctx, outcome)
+}

@@ -186,26 +186,52 @@ func (k *Sink) End() (any, error) {
 	}
 	n := k.tw.Rows()
 	ref, err := k.out.finish(k.ctx, n)
+	if errors.Is(err, ErrExists) {
+		// Another delivery of this unit stored the table first; the
+		// stream cannot be written again elsewhere, so the result is
+		// the object there (once.go).
+		if same, ok := k.s.sameBytes(k.ctx, k.out, n); ok {
+			ref, err = same, nil
+		} else {
+			ref, extracted, err := k.s.adoptTable(k.ctx, k.out)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{RefKey: ref, ExtractedKey: extracted}, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]any, k.schema.NumFields())
-	for i, f := range k.schema.Fields() {
-		cols[i] = f.Name
-	}
-	extracted := map[string]any{"rows": n, "columns": cols}
+	var env map[string]any
 	if k.env != nil {
-		env := make(map[string]any, len(k.env.fields)+1)
-		for key, v := range k.env.fields {
-			env[key] = v
-		}
-		if k.meta.RowsAt != "" {
-			env[k.meta.RowsAt] = n
-		}
-		extracted = Extract(env)
-		extracted[k.meta.At+"_count"] = n
+		env = k.env.fields
 	}
-	return map[string]any{RefKey: ref, ExtractedKey: extracted}, nil
+	return map[string]any{RefKey: ref, ExtractedKey: tableExtracted(n, k.schema, k.meta.At, k.meta.RowsAt, env)}, nil
+}
+
+// tableExtracted is the extracted block of a stored table of n rows: its
+// row count and column names, or, for a table at field at of a result
+// with the other fields env, Extract of those fields (rowsAt set to n)
+// and <at>_count.
+func tableExtracted(n int64, schema *arrow.Schema, at, rowsAt string, env map[string]any) map[string]any {
+	if at == "" {
+		cols := make([]any, schema.NumFields())
+		for i, f := range schema.Fields() {
+			cols[i] = f.Name
+		}
+		return map[string]any{"rows": n, "columns": cols}
+	}
+	fields := make(map[string]any, len(env)+1)
+	for key, v := range env {
+		fields[key] = v
+	}
+	if rowsAt != "" {
+		fields[rowsAt] = n
+	}
+	extracted := Extract(fields)
+	extracted[at+"_count"] = n
+	return extracted
 }
 
 // value assembles the result around rows.

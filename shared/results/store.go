@@ -176,8 +176,14 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 //     metadata, MetaEnvelope), streamed to the backend in record batches
 //     with opts.Compression; anything else as its JSON encoding (format
 //     "json", ContentTypeJSON).
-//   - The object goes to PhysicalKey(c, format) in the home cell,
-//     overwriting what is there (idempotent redelivery).
+//   - The object goes to PhysicalKey(c, format) in the home cell, written
+//     once (ObjectAttrs.IfAbsent; NoETL result storage RFC "Risks": two
+//     writers of the same key). When another writer (a duplicate or
+//     earlier delivery of the same unit) already stored an object there:
+//     if it holds the same bytes, the reference names it; otherwise v
+//     goes to a fresh @version of the coordinates (NoETL result storage
+//     RFC §4 OQ1: a bumped version keeps every write), so every
+//     reference names an object that never changes.
 //
 // It then returns the reference map that the engine keeps in state and
 // events instead of v ("bucket" only when the backend is a BucketNamer,
@@ -230,26 +236,19 @@ func (s *Store) OffloadWith(ctx context.Context, c types.ResultCoords, v any, op
 	if tabular {
 		format, contentType = FormatFeather, ContentTypeFeather
 	}
-	o, err := s.create(ctx, c, format, contentType, opts)
-	if err != nil {
-		return nil, err
-	}
-	var rows int64
-	if tabular {
-		rows, err = writeTable(o, t, env, opts.Compression)
-	} else {
+	ref, err := s.writeOnce(ctx, c, format, contentType, opts, func(o *objectOut) (int64, error) {
+		if tabular {
+			return writeTable(o, t, env, opts.Compression)
+		}
+		var err error
 		if js == nil {
 			js, err = json.Marshal(v)
 		}
 		if err == nil {
 			_, err = o.Write(js)
 		}
-	}
-	if err != nil {
-		o.abort()
-		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err)
-	}
-	ref, err := o.finish(ctx, rows)
+		return 0, err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +296,7 @@ func (s *Store) create(ctx context.Context, c types.ResultCoords, format, conten
 	if bn, ok := b.(BucketNamer); ok {
 		o.bucket = bn.Bucket()
 	}
-	attrs := ObjectAttrs{ContentType: contentType}
+	attrs := ObjectAttrs{ContentType: contentType, IfAbsent: true}
 	if opts.TTL > 0 {
 		o.expire = s.now().Add(opts.TTL).UTC().Truncate(time.Second)
 		attrs.Metadata = map[string]string{MetaExpires: o.expire.Format(time.RFC3339)}
@@ -339,12 +338,21 @@ func (o *objectOut) finish(ctx context.Context, rows int64) (map[string]any, err
 		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err)
 	}
 	if err := o.w.Close(); err != nil {
-		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err)
+		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err) // ErrExists: another writer's object is there
 	}
 	observeOffload(ctx, o.format, int(o.n)) // telemetry (observe.go)
+	return o.ref(rows, o.n, o.digest(), o.expire), nil
+}
+
+// digest is the hex SHA-256 of what was written (after finish).
+func (o *objectOut) digest() string { return hex.EncodeToString(o.h.Sum(nil)) }
+
+// ref is the "$ref" map of the object at o's key holding size bytes of
+// the given digest (rows: a table's; expire: its ttl, zero for none).
+func (o *objectOut) ref(rows, size int64, digest string, expire time.Time) map[string]any {
 	ref := map[string]any{
 		"uri": o.uri, "key": o.key, "cell": o.cell.Name, "format": o.format,
-		"bytes": o.n, DigestKey: hex.EncodeToString(o.h.Sum(nil)),
+		"bytes": size, DigestKey: digest,
 	}
 	if o.bucket != "" {
 		ref["bucket"] = o.bucket
@@ -352,10 +360,10 @@ func (o *objectOut) finish(ctx context.Context, rows int64) (map[string]any, err
 	if o.format == FormatFeather {
 		ref["rows"] = rows
 	}
-	if !o.expire.IsZero() {
-		ref["expires"] = o.expire.Format(time.RFC3339)
+	if !expire.IsZero() {
+		ref["expires"] = expire.Format(time.RFC3339)
 	}
-	return ref, nil
+	return ref
 }
 
 // IsRef reports whether v is a result reference: a map[string]any with a

@@ -20,6 +20,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -88,8 +89,13 @@ type WriteGrant struct {
 	// IssuedAt is when the grant was signed: the runner's tier dates the
 	// ttl expiry from it, so the expiry it records is the one signed.
 	IssuedAt time.Time `json:"issued_at"`
-	// Grant is the signed PUT of the object.
+	// Grant is the signed PUT of the object. It creates the object only
+	// where none is (grant.IfGenerationMatchHeader "0").
 	Grant grant.Grant `json:"grant"`
+	// ReadBack is the signed GET of the same object: when another
+	// delivery of the unit stored it first (the PUT answers 412), the
+	// runner's sink reads it to take it as the result (results once.go).
+	ReadBack grant.Grant `json:"read_back"`
 }
 
 // Granter is the control plane's side of result grants (Client.Results).
@@ -185,12 +191,22 @@ func (g *Granter) Grants(ctx context.Context, kind string, req tools.Request) (*
 			if g.Signer.Now != nil {
 				wg.IssuedAt = g.Signer.Now().UTC()
 			}
-			attrs := results.ObjectAttrs{ContentType: results.ContentTypeFeather}
+			attrs := results.ObjectAttrs{ContentType: results.ContentTypeFeather, IfAbsent: true}
 			if d.Options.TTL > 0 {
 				attrs.Metadata = map[string]string{results.MetaExpires: expiry(wg.IssuedAt, d.Options.TTL)}
 			}
+			// The PUT and the read-back GET are signed at once (each is
+			// an IAM signBlob call in GCP).
+			var rerr error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				wg.ReadBack, rerr = g.Signer.Read(ctx, d.Bucket, d.Key, ttl)
+			}()
 			var err error
-			if wg.Grant, err = g.Signer.Write(ctx, d.Bucket, d.Key, attrs, ttl); err != nil {
+			wg.Grant, err = g.Signer.Write(ctx, d.Bucket, d.Key, attrs, ttl)
+			<-done
+			if err = errors.Join(err, rerr); err != nil {
 				return nil, fmt.Errorf("results: sign the write of %s: %w", d.Key, err)
 			}
 			out.Write = wg
@@ -379,6 +395,9 @@ func WithResultGrants(ctx context.Context, req Request, hc *http.Client) context
 	st := &results.Store{}
 	if w := g.Write; w != nil {
 		all = append(all, w.Grant)
+		if w.ReadBack.URL != "" {
+			all = append(all, w.ReadBack)
+		}
 		addCell(w.Cell)
 		issued := w.IssuedAt
 		st.Now = func() time.Time { return issued }

@@ -277,6 +277,54 @@ func grantedWrite(t *testing.T, opts results.OffloadOptions) {
 	}
 }
 
+// Two deliveries of one attempt stream different tables to the same
+// granted key: the PUT grant creates the object only where none is, so
+// the second runner call's sink gets 412 and takes the object there as
+// its result (read through the read-back grant); the control plane
+// reads that reference back with its digest checked.
+func TestGrantedWriteAdoptsTheObjectThere(t *testing.T) {
+	tr := grantedTier(t, tools.Registry{tools.KindDuckDB: producer})
+	coords := types.ResultCoords{ExecutionID: execA, Step: "produce", Frame: 3, Attempt: 1}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
+	ctx = results.WithSinks(ctx, func() *results.Sink { return tr.store.NewSink(ctx, coords, results.OffloadOptions{Limit: -1}) })
+	run := func(rows int64) map[string]any {
+		t.Helper()
+		out := tr.client.Tool(tools.KindDuckDB).Run(ctx, tools.Request{ExecutionID: execA, Step: "produce", Attempt: 1, Config: map[string]any{"rows": rows}})
+		if out.Status != types.StatusOK {
+			t.Fatalf("%d rows: outcome %+v", rows, out.Error)
+		}
+		ref, _ := out.Result.(map[string]any)
+		if !results.IsRef(ref) {
+			t.Fatalf("%d rows: result %#v, want a reference", rows, out.Result)
+		}
+		return ref
+	}
+	first, second := run(20000), run(15000)
+	i1, i2 := first[results.RefKey].(map[string]any), second[results.RefKey].(map[string]any)
+	if i2["key"] != i1["key"] || i2[results.DigestKey] != i1[results.DigestKey] || fmt.Sprint(i2["rows"]) != "20000" {
+		t.Fatalf("second delivery's reference %v, want the first's object %v", i2, i1)
+	}
+	trd, err := tr.store.OpenTable(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trd.Close()
+	n := 0
+	for {
+		rows, err := trd.NextRows()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(rows)
+	}
+	if n != 20000 {
+		t.Fatalf("read back %d rows, want the first delivery's 20000", n)
+	}
+}
+
 // A runner's answer naming an object it was not granted is refused: a
 // runner cannot hand the engine a reference to another object.
 func TestForgedReferenceRefused(t *testing.T) {

@@ -49,6 +49,9 @@ const (
 	MetricResultOffloaded      = "noetl_result_offloaded_total"
 	MetricResultOffloadedBytes = "noetl_result_offloaded_bytes"
 	MetricResultResolved       = "noetl_result_resolved_total"
+	// Results whose key another writer had taken (NoETL result storage RFC
+	// "Risks": two writers of the same key), by what the second writer did.
+	MetricResultWriteConflicts = "noetl_result_write_conflicts_total"
 	// Per-instance cache of loaded results (README "Architecture": bounded in bytes,
 	// least recently used evicted first).
 	MetricResultCacheHits      = "noetl_result_cache_hits_total"
@@ -154,6 +157,7 @@ var Instruments = []InstrumentSpec{
 	{MetricResultOffloaded, "Results written to the result tier, by format (NoETL result storage RFC §5).", "1", KindCounter, []string{LabelFormat}, nil},
 	{MetricResultOffloadedBytes, "Size of results written to the result tier, by format (NoETL result storage RFC §5).", "By", KindHistogram, []string{LabelFormat}, OffloadedBytesBuckets},
 	{MetricResultResolved, "Result references read back from the result tier, by format and outcome.", "1", KindCounter, []string{LabelFormat, LabelOutcome}, nil},
+	{MetricResultWriteConflicts, "Result writes that found another writer's object at their key, by outcome (same: identical bytes, named; versioned: stored at a fresh @version; adopted: a streamed table took the object there).", "1", KindCounter, []string{LabelOutcome}, nil},
 	{MetricResultCacheHits, "Loaded results (and table batches) served from the instance's cache.", "1", KindCounter, nil, nil},
 	{MetricResultCacheMisses, "Loaded results (and table batches) not in the instance's cache.", "1", KindCounter, nil, nil},
 	{MetricResultCacheEvictions, "Entries evicted from the instance's result cache to stay within its bound.", "1", KindCounter, nil, nil},
@@ -218,6 +222,21 @@ const (
 	ResolveOK       ResolveOutcome = "ok"
 	ResolveNotFound ResolveOutcome = "not_found"
 	ResolveError    ResolveOutcome = "error"
+)
+
+// WriteConflict is the outcome label of
+// noetl_result_write_conflicts_total: what a result write did on finding
+// another writer's object at its key (shared/results once.go).
+type WriteConflict string
+
+// Write-conflict outcomes.
+const (
+	// ConflictSame: the object there holds the same bytes; the reference names it.
+	ConflictSame WriteConflict = "same"
+	// ConflictVersioned: the value was stored at a fresh @version instead.
+	ConflictVersioned WriteConflict = "versioned"
+	// ConflictAdopted: a streamed table took the object there as its result.
+	ConflictAdopted WriteConflict = "adopted"
 )
 
 // instruments holds one created instrument per InstrumentSpec.
@@ -483,6 +502,12 @@ func (m *Metrics) ResultCacheEvicted(ctx context.Context, n int64) {
 // (noetl_result_cache_bytes).
 func (m *Metrics) ResultCacheBytes(ctx context.Context, delta int64) {
 	m.add(ctx, MetricResultCacheBytes, delta)
+}
+
+// ResultWriteConflict counts a result write that found another writer's
+// object at its key: noetl_result_write_conflicts_total{outcome}.
+func (m *Metrics) ResultWriteConflict(ctx context.Context, outcome WriteConflict) {
+	m.add(ctx, MetricResultWriteConflicts, 1, str(LabelOutcome, string(outcome)))
 }
 
 // ResultResolved counts a result reference read back from the tier:

@@ -112,6 +112,7 @@ func recordAll(m *Metrics) {
 	m.LeaseLost(ctx, LeaseUnit)
 	m.ResultOffloaded(ctx, "feather", 300_000)
 	m.ResultResolved(ctx, "feather", ResolveOK)
+	m.ResultWriteConflict(ctx, ConflictVersioned)
 	m.ResultCacheHit(ctx)
 	m.ResultCacheMiss(ctx)
 	m.ResultCacheEvicted(ctx, 2)

@@ -14,6 +14,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -915,5 +916,79 @@ func TestLargeItemsReadFromPlan(t *testing.T) {
 	want := []any{int64(len(big)), int64(5), int64(2 * len(big)), int64(len(big)), int64(len(big))}
 	if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["start"], map[string]any{"results": want, "stats": engine.LoopStats(5, 0)}) {
 		t.Fatalf("execution %s result %v", st.Status, st.Results["start"])
+	}
+}
+
+const readOnlyFetch = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: fetch, path: tests/fetch}
+workflow:
+  - step: start
+    tool:
+      - fetch: {kind: http, method: GET, url: "https://example.com/page"}
+`
+
+// TestDuplicateReadOnlyUnitsKeepTheCommittedResult: a unit of read-only
+// tasks is not leased, so two instances may run the same delivery at
+// once; when its large result differs between the runs (a page that
+// changed), the run that commits second must not replace the object the
+// committed reference names (NoETL result storage RFC "Risks": two
+// writers of the same key). The first run commits; the second then
+// stores its own value; the execution's result still reads back, digest
+// checked, as the first run's.
+func TestDuplicateReadOnlyUnitsKeepTheCommittedResult(t *testing.T) {
+	ctx := context.Background()
+	rs := &results.Store{Backend: results.NewMemory(), InlineMax: 1024}
+	first, second := make(chan struct{}), make(chan struct{})
+	entered := make(chan int, 2)
+	page := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		entered <- n
+		if n == 1 {
+			<-first
+		} else {
+			<-second
+		}
+		rows := make([]any, 200)
+		for i := range rows {
+			rows[i] = map[string]any{"run": int64(n), "i": int64(i)}
+		}
+		return types.Outcome{Status: types.StatusOK, Result: rows}
+	}}
+	env := controltest.NewEnv()
+	env.Control.Results = rs
+	w1 := newWorker(env, nil, page)
+	w1.Results = rs
+	start(t, env, "ex1", readOnlyFetch, nil)
+	w2 := otherInstance(env, w1)
+	w2.Results = rs
+	w2.Control.Results = rs
+	cmd := take(t, env)
+	done1, done2 := make(chan error, 1), make(chan error, 1)
+	go func() { done1 <- w1.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}) }()
+	if n := <-entered; n != 1 {
+		t.Fatalf("first run is call %d", n)
+	}
+	go func() { done2 <- w2.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}) }()
+	if n := <-entered; n != 2 {
+		t.Fatalf("second run is call %d (the read-only unit should not be leased)", n)
+	}
+	close(first)
+	if err := <-done1; err != nil {
+		t.Fatal(err)
+	}
+	close(second)
+	<-done2 // its end is refused or ignored: the unit already ended
+	st := status(t, env, "ex1")
+	if st.Status != engine.ExecOK || !results.IsRef(st.Results["start"]) {
+		t.Fatalf("execution %s result %v", st.Status, st.Results["start"])
+	}
+	v, err := rs.Resolve(results.WithReader(ctx, results.Reader{Execution: "ex1"}), st.Results["start"])
+	if err != nil {
+		t.Fatalf("the committed result no longer reads back: %v", err)
+	}
+	rows := v.([]any)
+	if len(rows) != 200 || rows[0].(map[string]any)["run"] != int64(1) {
+		t.Fatalf("committed result: %d rows of run %v, want run 1's", len(rows), rows[0].(map[string]any)["run"])
 	}
 }

@@ -134,6 +134,8 @@ func statusError(op, key string, resp *http.Response) error {
 		return fmt.Errorf("results: grant %s %s: %w (HTTP 404%s)", op, key, results.ErrNotFound, detail)
 	case http.StatusForbidden:
 		return fmt.Errorf("results: grant %s %s: %w (HTTP 403%s)", op, key, results.ErrForbidden, detail)
+	case http.StatusPreconditionFailed:
+		return fmt.Errorf("results: grant %s %s: %w (HTTP 412%s)", op, key, results.ErrExists, detail)
 	}
 	return fmt.Errorf("results: grant %s %s: HTTP %s%s", op, key, resp.Status, detail)
 }
@@ -424,12 +426,15 @@ func matchAttrs(key string, g Grant, a results.ObjectAttrs) error {
 	if a.ContentType != "" {
 		want["content-type"] = a.ContentType
 	}
+	if a.IfAbsent {
+		want[IfGenerationMatchHeader] = "0"
+	}
 	for k, v := range a.Metadata {
 		want[MetaHeaderPrefix+k] = v
 	}
 	have := map[string]string{}
 	for k, v := range g.Headers {
-		if k == "content-type" || strings.HasPrefix(k, MetaHeaderPrefix) {
+		if k == "content-type" || k == IfGenerationMatchHeader || strings.HasPrefix(k, MetaHeaderPrefix) {
 			have[k] = v
 		}
 	}

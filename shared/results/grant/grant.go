@@ -56,6 +56,12 @@ const MaxTTL = 7 * 24 * time.Hour
 // API's request and response headers (x-goog-meta-<key>).
 const MetaHeaderPrefix = "x-goog-meta-"
 
+// IfGenerationMatchHeader is the Cloud Storage XML API's precondition
+// header; a PUT grant of an object written once (results.ObjectAttrs
+// IfAbsent) signs it with "0": the PUT creates the object or fails with
+// 412 Precondition Failed.
+const IfGenerationMatchHeader = "x-goog-if-generation-match"
+
 // Grant is the right to one result object until Expires: a V4 signed URL.
 // It is JSON-encoded into the runner's request by the control plane.
 type Grant struct {
@@ -68,7 +74,8 @@ type Grant struct {
 	// URL is the V4 signed URL (path style: <scheme>://<host>/<bucket>/<key>?X-Goog-…).
 	URL string `json:"url"`
 	// Headers are the signed headers the request must send verbatim, by
-	// lower-case name (PUT: "content-type" and "x-goog-meta-<k>"); the
+	// lower-case name (PUT: "content-type", "x-goog-meta-<k>" and, for
+	// an object written once, IfGenerationMatchHeader "0"); the
 	// host header is signed too but is the URL's.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Expires is when the URL stops being accepted (X-Goog-Date +
@@ -178,7 +185,9 @@ func (s *Signer) Read(ctx context.Context, bucket, key string, ttl time.Duration
 // the writer cannot store others. Metadata keys must be lower-case HTTP
 // tokens (the XML API folds header names) and values printable ASCII
 // without leading, trailing or repeated spaces (signed header values are
-// canonicalized by trimming and folding spaces): an error otherwise.
+// canonicalized by trimming and folding spaces): an error otherwise. With
+// attrs.IfAbsent the PUT also carries IfGenerationMatchHeader "0": it
+// creates the object or fails (412) where one is.
 func (s *Signer) Write(ctx context.Context, bucket, key string, attrs results.ObjectAttrs, ttl time.Duration) (Grant, error) {
 	h := map[string]string{}
 	if attrs.ContentType != "" {
@@ -195,6 +204,9 @@ func (s *Signer) Write(ctx context.Context, bucket, key string, attrs results.Ob
 			return Grant{}, fmt.Errorf("grant: write gs://%s/%s: metadata %q: %w", bucket, key, k, err)
 		}
 		h[MetaHeaderPrefix+k] = v
+	}
+	if attrs.IfAbsent {
+		h[IfGenerationMatchHeader] = "0"
 	}
 	return s.sign(ctx, MethodPut, bucket, key, h, ttl)
 }

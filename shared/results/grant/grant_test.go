@@ -279,6 +279,25 @@ func TestGatewayRefusesTampering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	onceAttrs := attrs
+	onceAttrs.IfAbsent = true
+	once, err := s.signer.Write(ctx, "b", "out/once.feather", onceAttrs, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if once.Headers[grant.IfGenerationMatchHeader] != "0" {
+		t.Fatalf("write-once grant headers %v: no %s: 0", once.Headers, grant.IfGenerationMatchHeader)
+	}
+	onceHdr := func(mod func(map[string]string)) map[string]string {
+		h := map[string]string{}
+		for k, v := range once.Headers {
+			h[k] = v
+		}
+		if mod != nil {
+			mod(h)
+		}
+		return h
+	}
 	hdr := func(mod func(map[string]string)) map[string]string {
 		h := map[string]string{}
 		for k, v := range put.Headers {
@@ -305,6 +324,12 @@ func TestGatewayRefusesTampering(t *testing.T) {
 	if st, code := do(t, s.srv.Client(), "PUT", put.URL, hdr(nil), "mine"); st != 200 {
 		t.Fatalf("PUT grant: %d %s", st, code)
 	}
+	if st, code := do(t, s.srv.Client(), "PUT", once.URL, onceHdr(nil), "first"); st != 200 {
+		t.Fatalf("write-once PUT grant: %d %s", st, code)
+	}
+	if st, code := do(t, s.srv.Client(), "PUT", once.URL, onceHdr(nil), "second"); st != 412 || code != "PreconditionFailed" {
+		t.Fatalf("write-once PUT grant used again: %d %s, want 412 PreconditionFailed", st, code)
+	}
 
 	cases := []struct {
 		name, method, url string
@@ -330,7 +355,11 @@ func TestGatewayRefusesTampering(t *testing.T) {
 		{"signature missing", "GET", withQuery(get.URL, func(q url.Values) { q.Del("X-Goog-Signature") }), nil, 0, 400, "AuthorizationQueryParametersError"},
 		{"signature altered", "GET", withQuery(get.URL, func(q url.Values) {
 			sig := []byte(q.Get("X-Goog-Signature"))
-			sig[10] = "01"[sig[10]%2]
+			if sig[10] == '0' { // a hex digit that differs from the one there
+				sig[10] = '1'
+			} else {
+				sig[10] = '0'
+			}
 			q.Set("X-Goog-Signature", string(sig))
 		}), nil, 0, 403, "SignatureDoesNotMatch"},
 		{"content-type changed", "PUT", put.URL, hdr(func(h map[string]string) { h["content-type"] = "text/html" }), 0, 403, "SignatureDoesNotMatch"},
@@ -338,6 +367,9 @@ func TestGatewayRefusesTampering(t *testing.T) {
 		{"signed header missing", "PUT", put.URL, hdr(func(h map[string]string) { delete(h, "x-goog-meta-noetl-expires") }), 0, 403, "SignatureDoesNotMatch"},
 		{"unsigned metadata added", "PUT", put.URL, hdr(func(h map[string]string) { h["x-goog-meta-owner"] = "me" }), 0, 403, "AccessDenied"},
 		{"unsigned content-type on GET", "GET", get.URL, map[string]string{"Content-Type": "text/html"}, 0, 403, "AccessDenied"},
+		{"write-once precondition dropped", "PUT", once.URL, onceHdr(func(h map[string]string) { delete(h, grant.IfGenerationMatchHeader) }), 0, 403, "SignatureDoesNotMatch"},
+		{"write-once precondition changed", "PUT", once.URL, onceHdr(func(h map[string]string) { h[grant.IfGenerationMatchHeader] = "7" }), 0, 403, "SignatureDoesNotMatch"},
+		{"unsigned precondition added", "PUT", put.URL, hdr(func(h map[string]string) { h[grant.IfGenerationMatchHeader] = "0" }), 0, 403, "AccessDenied"},
 		{"another host", "GET", strings.Replace(get.URL, "127.0.0.1"+port, "localhost"+port, 1), nil, 0, 403, "SignatureDoesNotMatch"},
 		{"expired", "GET", get.URL, nil, time.Hour + time.Second, 403, "ExpiredToken"},
 		{"X-Goog-Date in the future", "GET", get.URL, nil, -grant.MaxClockSkew - time.Minute, 403, "RequestNotValidYet"},
@@ -358,6 +390,9 @@ func TestGatewayRefusesTampering(t *testing.T) {
 	// Nothing tampered was stored: the own key holds the sanity PUT, the others the originals.
 	if got, _ := s.buckets["b"].Get(ctx, "out/own.feather"); string(got) != "mine" {
 		t.Errorf("own key = %q, want the untampered PUT", got)
+	}
+	if got, _ := s.buckets["b"].Get(ctx, "out/once.feather"); string(got) != "first" {
+		t.Errorf("write-once key = %q, want the first PUT", got)
 	}
 	for _, b := range []string{"b", "b2"} {
 		if got, _ := s.buckets[b].Get(ctx, key); string(got) != "secret" {

@@ -62,7 +62,9 @@ func BackendSuite(t *testing.T, b results.Backend) {
 // physical keys ("=", "/", dots, "%"), a large object (1 MiB + 1),
 // concurrent Puts and Gets, a streamed write of more than one upload chunk
 // (invisible until Close, content type and metadata kept, abort leaves
-// nothing) read back by ranges and streams, and failure on a cancelled
+// nothing) read back by ranges and streams, a write with IfAbsent that
+// fails with results.ErrExists where an object is (of racing writers
+// exactly one wins), and failure on a cancelled
 // context. Keys are created under a prefix unique to the call, so b may be
 // shared with other tests; nothing is deleted afterwards.
 func ObjectSuite(t *testing.T, b results.Backend) {
@@ -258,6 +260,64 @@ func ObjectSuite(t *testing.T, b results.Backend) {
 		}
 		if _, err := b.Open(ctx, key("stream/none")); !errors.Is(err, results.ErrNotFound) {
 			t.Fatalf("Open missing: %v", err)
+		}
+	})
+
+	t.Run("WriteIfAbsent", func(t *testing.T) {
+		k := key("once/obj.json")
+		write := func(body string) error {
+			w := b.NewWriter(ctx, k, results.ObjectAttrs{ContentType: "application/json", IfAbsent: true})
+			if _, err := w.Write([]byte(body)); err != nil {
+				w.Abort()
+				return err
+			}
+			return w.Close()
+		}
+		if err := write(`{"first":1}`); err != nil {
+			t.Fatalf("first IfAbsent write: %v", err)
+		}
+		if err := write(`{"second":2}`); !errors.Is(err, results.ErrExists) {
+			t.Fatalf("second IfAbsent write: err = %v, want ErrExists", err)
+		}
+		if got, err := b.Get(ctx, k); err != nil || string(got) != `{"first":1}` {
+			t.Fatalf("after a refused write: %q, %v (want the first object)", got, err)
+		}
+		// Concurrent writers of a new key: exactly one succeeds, and the
+		// object is that writer's.
+		k2 := key("once/race.json")
+		const n = 6
+		errc := make(chan error, n)
+		for i := range n {
+			go func(i int) {
+				w := b.NewWriter(ctx, k2, results.ObjectAttrs{ContentType: "application/json", IfAbsent: true})
+				if _, err := w.Write([]byte(fmt.Sprintf(`{"writer":%d}`, i))); err != nil {
+					w.Abort()
+					errc <- err
+					return
+				}
+				errc <- w.Close()
+			}(i)
+		}
+		won := 0
+		for range n {
+			switch err := <-errc; {
+			case err == nil:
+				won++
+			case !errors.Is(err, results.ErrExists):
+				t.Errorf("racing writer: %v", err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%d of %d racing IfAbsent writers succeeded, want 1", won, n)
+		}
+		// A plain write still replaces.
+		w := b.NewWriter(ctx, k, results.ObjectAttrs{ContentType: "application/json"})
+		_, _ = w.Write([]byte(`{"third":3}`))
+		if err := w.Close(); err != nil {
+			t.Fatalf("overwrite: %v", err)
+		}
+		if got, _ := b.Get(ctx, k); string(got) != `{"third":3}` {
+			t.Fatalf("overwrite: %q", got)
 		}
 	})
 
