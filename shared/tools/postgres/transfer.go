@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -129,7 +131,7 @@ type WriteMode string
 
 // Write modes.
 const (
-	// ModeAppend inserts the rows.
+	// ModeAppend adds the rows (COPY).
 	ModeAppend WriteMode = "append"
 	// ModeReplace empties the table first (TRUNCATE, in the transaction).
 	ModeReplace WriteMode = "replace"
@@ -137,17 +139,21 @@ const (
 	ModeUpsert WriteMode = "upsert"
 )
 
-// Writer inserts rows into one existing table inside one transaction:
-// nothing is visible until Commit, and Close without Commit rolls back (a
-// retried transfer never leaves half a load behind).
+// Writer loads rows into one existing table inside one transaction:
+// append and replace stream every batch into one COPY … FROM STDIN, upsert
+// sends multi-row INSERTs … ON CONFLICT. Nothing is visible until Commit,
+// and Close without Commit rolls back (a retried transfer never leaves
+// half a load behind).
 type Writer struct {
 	conn    *pgxpool.Conn
 	tx      pgx.Tx
 	release func()
 	table   string
-	cols    []string // actual column names
-	udts    []string // column types (information_schema udt_name)
-	upsert  []string // conflict columns (upsert)
+	cols    []string    // actual column names
+	udts    []string    // column types (information_schema udt_name)
+	upsert  []string    // conflict columns (upsert)
+	cp      *copyStream // the COPY of append and replace (nil until the first Write)
+	buf     []byte      // copyRows' encoding buffer
 }
 
 // OpenWriter begins a transaction for writing columns cols (names matched
@@ -223,14 +229,20 @@ func (t *Tool) OpenWriter(ctx context.Context, e Endpoint, table string, cols []
 // Columns returns the table's column names the writer writes, in order.
 func (w *Writer) Columns() []string { return w.cols }
 
-// Write inserts rows (values in column order) with multi-row INSERTs.
-// Every value is sent as text and cast to its column's type
-// (`$n::text::<type>`), so JSON numbers fit integer and numeric columns,
-// strings fit dates and timestamps, and mappings/lists fit json/jsonb;
-// lists for array columns become array literals.
+// Write writes rows (values in column order): into the writer's COPY …
+// FROM STDIN (CSV, one for all calls: a row the server refuses may fail a
+// later Write or Commit), or, for upsert, multi-row INSERTs … ON
+// CONFLICT. Every
+// value is sent as text and read by its column type's input function
+// (COPY's, or `$n::text::<type>`), so JSON numbers fit integer and
+// numeric columns, strings fit dates and timestamps, and mappings/lists
+// fit json/jsonb; lists for array columns become array literals.
 func (w *Writer) Write(ctx context.Context, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	if len(w.upsert) == 0 {
+		return w.copyRows(ctx, rows)
 	}
 	quoted := make([]string, len(w.cols))
 	for i, c := range w.cols {
@@ -294,10 +306,100 @@ func (w *Writer) Write(ctx context.Context, rows [][]any) error {
 	return nil
 }
 
+// copyStream is the writer's one COPY … FROM STDIN, fed batch by batch
+// through a pipe while the server parses what came before.
+type copyStream struct {
+	pw   *io.PipeWriter
+	done chan struct{} // closed when the COPY ended
+	err  error         // its outcome (read after done)
+}
+
+var (
+	// errCopyAborted ends a COPY whose writer was closed without a commit.
+	errCopyAborted = errors.New("postgres: transfer aborted")
+	// errCopyEnded fails a write after the COPY ended.
+	errCopyEnded = errors.New("postgres: the COPY had ended")
+)
+
+// copyRows sends rows into the writer's COPY (started by the first call;
+// CSV format: a NULL is an empty unquoted field, every other value a
+// quoted field, so an empty string stays an empty string). The batch is
+// encoded whole first (its size is the caller's chunk), so a value that
+// cannot be encoded fails before any of it is sent. A row the server
+// refuses fails this call or a later one, or Commit.
+func (w *Writer) copyRows(ctx context.Context, rows [][]any) error {
+	buf := w.buf[:0]
+	for i, row := range rows {
+		for j := range w.cols {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			var v any
+			if j < len(row) {
+				v = row[j]
+			}
+			s, err := textValue(v, w.udts[j])
+			if err != nil {
+				return &configError{fmt.Errorf("row %d, column %s: %v", i, w.cols[j], err)}
+			}
+			if s == nil {
+				continue
+			}
+			str, _ := s.(string)
+			buf = append(buf, '"')
+			if strings.IndexByte(str, '"') >= 0 {
+				str = strings.ReplaceAll(str, `"`, `""`)
+			}
+			buf = append(buf, str...)
+			buf = append(buf, '"')
+		}
+		buf = append(buf, '\n')
+	}
+	w.buf = buf
+	if w.cp == nil {
+		quoted := make([]string, len(w.cols))
+		for i, c := range w.cols {
+			quoted[i] = quoteIdent(c)
+		}
+		sql := "COPY " + w.table + " (" + strings.Join(quoted, ", ") + ") FROM STDIN WITH (FORMAT csv)"
+		pr, pw := io.Pipe()
+		cs := &copyStream{pw: pw, done: make(chan struct{})}
+		conn := w.tx.Conn().PgConn()
+		go func() {
+			defer close(cs.done)
+			_, cs.err = conn.CopyFrom(ctx, pr, sql)
+			// Writes after the COPY ended (the server refused a row) fail.
+			pr.CloseWithError(cmp.Or(cs.err, errCopyEnded))
+		}()
+		w.cp = cs
+	}
+	if _, err := w.cp.pw.Write(buf); err != nil {
+		<-w.cp.done
+		return cmp.Or(w.cp.err, err)
+	}
+	return nil
+}
+
+// endCopy ends the writer's COPY, if any: the rows are in once it
+// returns nil.
+func (w *Writer) endCopy() error {
+	cs := w.cp
+	if cs == nil {
+		return nil
+	}
+	w.cp = nil
+	_ = cs.pw.Close()
+	<-cs.done
+	return cs.err
+}
+
 // Commit commits the rows written.
 func (w *Writer) Commit(ctx context.Context) error {
 	if w.tx == nil {
 		return errors.New("writer already finished")
+	}
+	if err := w.endCopy(); err != nil {
+		return err // Close rolls the transaction back
 	}
 	err := w.tx.Commit(ctx)
 	w.tx = nil
@@ -306,6 +408,11 @@ func (w *Writer) Commit(ctx context.Context) error {
 
 // Close rolls back anything not committed and returns the connection.
 func (w *Writer) Close() {
+	if cs := w.cp; cs != nil { // the COPY is abandoned: the server discards it
+		w.cp = nil
+		cs.pw.CloseWithError(errCopyAborted)
+		<-cs.done
+	}
 	if w.tx != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = w.tx.Rollback(ctx)
