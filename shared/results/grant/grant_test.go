@@ -825,3 +825,42 @@ func TestSigner(t *testing.T) {
 		t.Error("no SignBytes nor Client: err = nil")
 	}
 }
+
+// TestGatewayPreconditions: a PUT signed by the library with
+// x-goog-if-generation-match "0" creates the object once (then 412
+// PreconditionFailed, the object unchanged); any other generation is not
+// served (501 NotImplemented), and nothing is stored.
+func TestGatewayPreconditions(t *testing.T) {
+	s := newStack(t)
+	k, _ := keys(t)
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	sign := func(key, gen string) string {
+		u, err := storage.SignedURL("b", key, &storage.SignedURLOptions{
+			GoogleAccessID: accessID, PrivateKey: pemKey, Method: "PUT", Expires: time.Now().Add(time.Minute),
+			Scheme: storage.SigningSchemeV4, Style: storage.PathStyle(), Hostname: s.srv.Listener.Addr().String(), Insecure: true,
+			Headers: []string{grant.IfGenerationMatchHeader + ":" + gen},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	once := sign("pre/once", "0")
+	h := map[string]string{grant.IfGenerationMatchHeader: "0"}
+	if st, code := do(t, s.srv.Client(), "PUT", once, h, "first"); st != 200 {
+		t.Fatalf("first create-only PUT: %d %s", st, code)
+	}
+	if st, code := do(t, s.srv.Client(), "PUT", once, h, "second"); st != 412 || code != "PreconditionFailed" {
+		t.Fatalf("second create-only PUT: %d %s, want 412 PreconditionFailed", st, code)
+	}
+	if got, _ := s.buckets["b"].Get(context.Background(), "pre/once"); string(got) != "first" {
+		t.Fatalf("after the refused PUT: %q", got)
+	}
+	other := sign("pre/gen7", "7")
+	if st, code := do(t, s.srv.Client(), "PUT", other, map[string]string{grant.IfGenerationMatchHeader: "7"}, "x"); st != 501 || code != "NotImplemented" {
+		t.Fatalf("generation 7: %d %s, want 501 NotImplemented", st, code)
+	}
+	if ok, _ := s.buckets["b"].Exists(context.Background(), "pre/gen7"); ok {
+		t.Fatal("a refused PUT stored its object")
+	}
+}
