@@ -23,10 +23,11 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/url"
@@ -419,8 +420,8 @@ func TestRedTeamResultOwnership(t *testing.T) {
 	ref, _ := view["results"].(map[string]any)["big"].(map[string]any)
 	inner, _ := ref["$ref"].(map[string]any)
 	key, _ := inner["key"].(string)
-	if key == "" || inner["sha256"] == nil {
-		t.Fatalf("victim's result is not a reference with a sha256: %v", ref)
+	if key == "" || inner["sha256"] == nil || inner["crc32c"] == nil {
+		t.Fatalf("victim's result is not a reference with a sha256 and a crc32c: %v", ref)
 	}
 	refusal := "may read its own results, its parent's and its children's, not those of execution " + victim
 	attack := func(name, src string, wl map[string]any) (string, string, string) {
@@ -553,13 +554,14 @@ workflow:
 	if _, err := w.Write(forged); err != nil || w.Close() != nil {
 		t.Fatalf("tamper: %v", err)
 	}
-	sum := sha256.Sum256(forged)
+	var sum [4]byte // the stack checks the crc32c (NOETL_RESULT_READ_CHECK's default)
+	binary.BigEndian.PutUint32(sum[:], crc32.Checksum(forged, crc32.MakeTable(crc32.Castagnoli)))
 	c1 := admin.startAs(t, reader, map[string]any{"ref": ref}, map[string]any{"parent_id": victim})
 	v := waitEnd(t, c1)
 	kind, msg = stepError(t, v, "read")
 	uri, _ = inner["uri"].(string)
-	if v["status"] != "failed" || kind != "artifact" || !strings.Contains(msg, "does not match its reference's sha256") ||
-		!strings.Contains(msg, uri) || !strings.Contains(msg, hex.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
+	if v["status"] != "failed" || kind != "artifact" || !strings.Contains(msg, "does not match its reference's digest") ||
+		!strings.Contains(msg, uri) || !strings.Contains(msg, "it records crc32c") || !strings.Contains(msg, base64.StdEncoding.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
 		t.Errorf("tampered object: %v kind %s, message %q", v["status"], kind, msg)
 	}
 }

@@ -27,6 +27,6 @@
 //     bytes, writes a fresh @version, or, streaming, adopts the object).
 //   - Ownership (owner.go): Resolve loads a reference only for the reading
 //     execution (Reader, carried by the context), its parent and its
-//     children, and checks the object against the sha256 its reference
-//     records.
+//     children, and checks the object against the digest its reference
+//     records (digest.go: the crc32c by default, or the sha256).
 package results

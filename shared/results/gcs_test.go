@@ -2,6 +2,8 @@ package results_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -115,6 +117,20 @@ func TestStoreOverGCS(t *testing.T) {
 	}
 	if ok, err := s.Exists(ctx, tr["key"].(string)); err != nil || !ok {
 		t.Fatalf("Exists(table key) = %v, %v", ok, err)
+	}
+	// Each reference's crc32c is the one Cloud Storage keeps for its
+	// object, in the JSON API's encoding.
+	for _, ref := range []any{tref, dref} {
+		in := ref.(map[string]any)["$ref"].(map[string]any)
+		attrs, err := client.Bucket(testBucket).Object(in["key"].(string)).Attrs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], attrs.CRC32C)
+		if got, want := in[results.CRC32CKey], base64.StdEncoding.EncodeToString(b[:]); got != want {
+			t.Errorf("%s: crc32c %v, Cloud Storage's %s", in["key"], got, want)
+		}
 	}
 
 	got, err := s.Resolve(ctx, map[string]any{"t": tref, "d": dref})

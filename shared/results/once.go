@@ -14,7 +14,6 @@ package results
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -64,7 +63,8 @@ func (s *Store) writeOnce(ctx context.Context, c types.ResultCoords, format, con
 // there is the object another writer left at o's key.
 type there struct {
 	size   int64
-	digest string
+	digest string    // hex SHA-256
+	crc    string    // CRC32CKey's encoding
 	expire time.Time // its MetaExpires (zero: none)
 }
 
@@ -84,13 +84,13 @@ func (s *Store) existing(ctx context.Context, o *objectOut) (there, error) {
 		return there{}, err
 	}
 	defer r.Close()
-	h := sha256.New()
+	d := newDigests()
 	buf := getChunk()
 	defer putChunk(buf)
-	if _, err := io.CopyBuffer(h, r, (*buf)[:cap(*buf)]); err != nil {
+	if _, err := io.CopyBuffer(d, r, (*buf)[:cap(*buf)]); err != nil {
 		return there{}, err
 	}
-	t.digest = hex.EncodeToString(h.Sum(nil))
+	t.digest, t.crc = d.sha256Hex(), d.crc32c()
 	return t, nil
 }
 
@@ -102,7 +102,7 @@ func (s *Store) sameBytes(ctx context.Context, o *objectOut, rows int64) (map[st
 		return nil, false
 	}
 	observeRewrite(ctx, telemetry.ConflictSame)
-	return o.ref(rows, t.size, t.digest, t.expire), true
+	return o.ref(rows, t.size, t.digest, t.crc, t.expire), true
 }
 
 // adoptTable returns the reference and extracted block of the table
@@ -115,7 +115,7 @@ func (s *Store) adoptTable(ctx context.Context, o *objectOut) (map[string]any, m
 	if err != nil {
 		return nil, nil, fmt.Errorf("results: adopt %s: %w", o.uri, err)
 	}
-	ref := o.ref(0, t.size, t.digest, t.expire)
+	ref := o.ref(0, t.size, t.digest, t.crc, t.expire)
 	pr, err := s.ParseRef(ref)
 	if err != nil {
 		return nil, nil, err

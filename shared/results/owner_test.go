@@ -3,8 +3,11 @@ package results
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/crc32"
 	"maps"
 	"strings"
 	"testing"
@@ -22,7 +25,9 @@ func offloadFor(t *testing.T, s *Store, id string) map[string]any {
 	return ref.(map[string]any)
 }
 
-// Offload records the sha256 of the object's bytes in the reference.
+// Offload records both digests of the object's bytes in the reference:
+// the hex SHA-256 and the CRC-32C as Cloud Storage encodes it (base64 of
+// the big-endian sum).
 func TestOffloadRecordsDigest(t *testing.T) {
 	s := newTestStore(16)
 	ref := offloadFor(t, s, "exec-1")[RefKey].(map[string]any)
@@ -33,6 +38,11 @@ func TestOffloadRecordsDigest(t *testing.T) {
 	sum := sha256.Sum256(data)
 	if ref[DigestKey] != hex.EncodeToString(sum[:]) {
 		t.Fatalf("sha256 = %v, want %x", ref[DigestKey], sum)
+	}
+	var crc [4]byte
+	binary.BigEndian.PutUint32(crc[:], crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))
+	if want := base64.StdEncoding.EncodeToString(crc[:]); ref[CRC32CKey] != want {
+		t.Fatalf("crc32c = %v, want %s", ref[CRC32CKey], want)
 	}
 }
 
@@ -77,32 +87,96 @@ func TestResolveOwnership(t *testing.T) {
 	}
 }
 
-// An object changed after it was written (its bytes no longer hash to
-// the reference's sha256) is refused with an error naming the reference.
+// An object changed after it was written is refused under either read
+// check, naming the reference and the digest compared; each check reads
+// only its own digest, and a reference that records no CRC-32C (written
+// before it was recorded) is checked against its sha256.
 func TestResolveDigestMismatch(t *testing.T) {
-	s := newTestStore(16)
 	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
-	ref := offloadFor(t, s, "exec-1")
-	inner := ref[RefKey].(map[string]any)
-	if err := s.Put(ctx, inner["key"].(string), []byte(`{"tampered": true}`), ContentTypeJSON); err != nil {
+	for _, check := range []ReadCheck{"", ReadCheckCRC32C, ReadCheckSHA256} {
+		t.Run("check="+string(check), func(t *testing.T) {
+			s := newTestStore(16)
+			s.ReadCheck = check
+			ref := offloadFor(t, s, "exec-1")
+			inner := ref[RefKey].(map[string]any)
+			used := "crc32c"
+			if check == ReadCheckSHA256 {
+				used = "sha256"
+			}
+			with := func(field string, v any) map[string]any {
+				m := maps.Clone(inner)
+				if v == nil {
+					delete(m, field)
+				} else {
+					m[field] = v
+				}
+				return map[string]any{RefKey: m}
+			}
+			wrongSHA := strings.Repeat("ab", 32)
+			wrongCRC := "AAAAAA=="
+			// The intact object: a wrong value of the digest not checked is
+			// not read; a wrong value of the one checked is refused.
+			if _, err := s.Resolve(ctx, ref); err != nil {
+				t.Fatalf("intact: %v", err)
+			}
+			for field, wrong := range map[string]string{DigestKey: wrongSHA, CRC32CKey: wrongCRC} {
+				_, err := s.Resolve(ctx, with(field, wrong))
+				if field == used {
+					if !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "it records "+used+" "+wrong) {
+						t.Errorf("wrong %s in the reference: %v, want ErrDigest", field, err)
+					}
+				} else if err != nil {
+					t.Errorf("wrong %s, which %s does not read: %v", field, used, err)
+				}
+			}
+			// No crc32c: the sha256 is checked whatever the setting.
+			if _, err := s.Resolve(ctx, with(CRC32CKey, nil)); err != nil {
+				t.Errorf("intact, sha256 only: %v", err)
+			}
+			noCRC := with(CRC32CKey, nil)
+			noCRC[RefKey].(map[string]any)[DigestKey] = wrongSHA
+			if _, err := s.Resolve(ctx, noCRC); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "sha256") {
+				t.Errorf("wrong sha256, no crc32c: %v", err)
+			}
+
+			// The object changed (same size or not): refused.
+			orig := mustGet(t, s, inner["key"].(string))
+			for _, body := range []string{strings.Replace(orig, "x", "y", 1), `{"tampered": true}`} {
+				if err := s.Put(ctx, inner["key"].(string), []byte(body), ContentTypeJSON); err != nil {
+					t.Fatal(err)
+				}
+				s.Cache = nil
+				_, err := s.Resolve(ctx, ref)
+				if !errors.Is(err, ErrDigest) || !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "reference noetl://default/default/results/exec-1/fetch/1/0/1") || !strings.Contains(err.Error(), inner["key"].(string)) || !strings.Contains(err.Error(), "it records "+used) {
+					t.Fatalf("tampered object: %v", err)
+				}
+			}
+			// A reference that records no digest (a bare key given to an
+			// artifact task) loads unchecked.
+			legacy := with(DigestKey, nil)
+			delete(legacy[RefKey].(map[string]any), CRC32CKey)
+			if v, err := s.Resolve(ctx, legacy); err != nil || v == nil {
+				t.Fatalf("reference without digests: %v %v", v, err)
+			}
+			// A malformed digest is a bad reference.
+			for field, bad := range map[string]string{DigestKey: "abc", CRC32CKey: "abc", CRC32CKey + "/long": "AAAAAAAA"} {
+				field, _, _ = strings.Cut(field, "/")
+				if _, err := s.Resolve(ctx, with(field, bad)); !errors.Is(err, ErrBadRef) {
+					t.Errorf("malformed %s %q: %v", field, bad, err)
+				}
+			}
+		})
+	}
+}
+
+// mustGet is the object at key as text.
+func mustGet(t *testing.T, s *Store, key string) string {
+	t.Helper()
+	data, err := s.Get(context.Background(), key)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Resolve(ctx, ref)
-	if !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "reference noetl://default/default/results/exec-1/fetch/1/0/1") || !strings.Contains(err.Error(), inner["key"].(string)) {
-		t.Fatalf("tampered object: %v", err)
-	}
-	// A reference written before digests were recorded loads unchecked.
-	legacy := maps.Clone(inner)
-	delete(legacy, DigestKey)
-	if v, err := s.Resolve(ctx, map[string]any{RefKey: legacy}); err != nil || v.(map[string]any)["tampered"] != true {
-		t.Fatalf("legacy reference: %v %v", v, err)
-	}
-	// A malformed digest is a bad reference.
-	bad := maps.Clone(inner)
-	bad[DigestKey] = "abc"
-	if _, err := s.Resolve(ctx, map[string]any{RefKey: bad}); !errors.Is(err, ErrBadRef) {
-		t.Fatalf("malformed digest: %v", err)
-	}
+	return string(data)
 }
 
 func TestKeyExecution(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"iter"
 	"maps"
 	"slices"
@@ -28,7 +27,8 @@ const (
 	// ExtractedKey holds the reference's extracted block (see Extract).
 	ExtractedKey = "extracted"
 	// DigestKey is the reference field holding the hex SHA-256 of the
-	// stored object's bytes (Store.Offload records it, reads check it).
+	// stored object's bytes (Store.Offload records it; reads check it
+	// under ReadCheckSHA256, or when the reference records no CRC32CKey).
 	DigestKey = "sha256"
 )
 
@@ -56,11 +56,12 @@ var ErrBadRef = errs.Sentinel(errs.InvalidArgument, "results: bad result referen
 var ErrForbidden = errs.Sentinel(errs.PermissionDenied, "results: reference refused")
 
 // ErrDigest is wrapped (with ErrLost) by reads of an object whose bytes
-// do not hash to its reference's sha256: it was changed, replaced or
-// corrupted after it was written (checkDigest, the one digest check).
+// do not match its reference's digest (the crc32c, or the sha256 under
+// ReadCheckSHA256): it was changed, replaced, truncated or corrupted
+// after it was written (verifier.check, the one digest check).
 // Code errs.NotFound: the object that was written is not there, and
 // reading again cannot bring it back.
-var ErrDigest = errs.Sentinel(errs.NotFound, "results: the stored object does not match its reference's sha256")
+var ErrDigest = errs.Sentinel(errs.NotFound, "results: the stored object does not match its reference's digest")
 
 // ErrLost is wrapped by every read of a reference whose object is gone
 // (with ErrNotFound) or no longer what was written (with ErrDigest or
@@ -98,6 +99,9 @@ type Store struct {
 	Cache *Cache
 	// Now gives the write time of ttl expiries; nil means time.Now.
 	Now func() time.Time
+	// ReadCheck is the digest every read checks ("" is ReadCheckCRC32C;
+	// digest.go says why; NOETL_RESULT_READ_CHECK).
+	ReadCheck ReadCheck
 }
 
 // OffloadOptions are one result's storage settings (NoETL DSL spec output.store).
@@ -153,7 +157,7 @@ func (s *Store) now() time.Time {
 // is OffloadWith with default options. The reference's uri and key both
 // name the execution c.ExecutionID (reads load it only for that
 // execution, its parent or its children: Authorize), and reads check the
-// object against its "sha256".
+// object against its digest (Store.ReadCheck).
 func (s *Store) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
 	return s.OffloadWith(ctx, c, v, OffloadOptions{Limit: -1})
 }
@@ -191,7 +195,9 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 //
 //	{"$ref": {"uri": LogicalURI(c), "key": <physical key>, "cell": <cell>, "bucket": <bucket>,
 //	          "format": "feather"|"json", "bytes": <object size>, "rows": <row count>,
-//	          "sha256": <hex SHA-256 of the object's bytes>, "expires": <RFC 3339>},
+//	          "sha256": <hex SHA-256 of the object's bytes>,
+//	          "crc32c": <base64 of the big-endian CRC-32C of the object's bytes>,
+//	          "expires": <RFC 3339>},
 //	 "extracted": Extract(v)}
 //
 // Errors: c lacks ExecutionID or Step (wrapping ErrBadURI); v cannot be
@@ -270,11 +276,11 @@ func (s *Store) OffloadForced(ctx context.Context, c types.ResultCoords, v any) 
 	return s.OffloadWith(ctx, c, v, OffloadOptions{Limit: 1})
 }
 
-// objectOut is an object being written: the backend writer behind a
-// SHA-256 and a byte count.
+// objectOut is an object being written: the backend writer behind its
+// digests and a byte count.
 type objectOut struct {
 	w      ObjectWriter
-	h      hash.Hash
+	h      *digests
 	hw     *hashWriter // hashes and writes to w beside the encoder (pipe.go)
 	n      int64
 	uri    string
@@ -292,7 +298,7 @@ func (s *Store) create(ctx context.Context, c types.ResultCoords, format, conten
 	cell, _ := s.Place(c)
 	key := s.PhysicalKey(c, format)
 	b := s.backendFor(cell.Name)
-	o := &objectOut{h: sha256.New(), uri: s.LogicalURI(c), key: key, cell: cell, format: format}
+	o := &objectOut{h: newDigests(), uri: s.LogicalURI(c), key: key, cell: cell, format: format}
 	if bn, ok := b.(BucketNamer); ok {
 		o.bucket = bn.Bucket()
 	}
@@ -341,18 +347,18 @@ func (o *objectOut) finish(ctx context.Context, rows int64) (map[string]any, err
 		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err) // ErrExists: another writer's object is there
 	}
 	observeOffload(ctx, o.format, int(o.n)) // telemetry (observe.go)
-	return o.ref(rows, o.n, o.digest(), o.expire), nil
+	return o.ref(rows, o.n, o.digest(), o.h.crc32c(), o.expire), nil
 }
 
 // digest is the hex SHA-256 of what was written (after finish).
-func (o *objectOut) digest() string { return hex.EncodeToString(o.h.Sum(nil)) }
+func (o *objectOut) digest() string { return o.h.sha256Hex() }
 
 // ref is the "$ref" map of the object at o's key holding size bytes of
-// the given digest (rows: a table's; expire: its ttl, zero for none).
-func (o *objectOut) ref(rows, size int64, digest string, expire time.Time) map[string]any {
+// the given digests (rows: a table's; expire: its ttl, zero for none).
+func (o *objectOut) ref(rows, size int64, sha, crc string, expire time.Time) map[string]any {
 	ref := map[string]any{
 		"uri": o.uri, "key": o.key, "cell": o.cell.Name, "format": o.format,
-		"bytes": size, DigestKey: digest,
+		"bytes": size, DigestKey: sha, CRC32CKey: crc,
 	}
 	if o.bucket != "" {
 		ref["bucket"] = o.bucket
@@ -386,7 +392,8 @@ type Ref struct {
 	Format string // FormatFeather or FormatJSON
 	Bytes  int64  // the object's size (0 = unknown)
 	Rows   int64  // a table's rows (0 = unknown)
-	SHA256 string // the object's digest ("" = not recorded)
+	SHA256 string // the object's hex SHA-256 ("" = not recorded)
+	CRC32C string // the object's CRC-32C, CRC32CKey's encoding ("" = not recorded)
 }
 
 // Name is how messages name the reference: its URI, else its key.
@@ -417,6 +424,7 @@ func (s *Store) ParseRef(v any) (Ref, error) {
 	r.Bucket, _ = m["bucket"].(string)
 	r.Format, _ = m["format"].(string)
 	r.SHA256, _ = m[DigestKey].(string)
+	r.CRC32C, _ = m[CRC32CKey].(string)
 	r.Bytes, _ = toInt(m["bytes"])
 	r.Rows, _ = toInt(m["rows"])
 	if r.Key == "" {
@@ -440,6 +448,9 @@ func (s *Store) ParseRef(v any) (Ref, error) {
 		if b, err := hex.DecodeString(r.SHA256); err != nil || len(b) != sha256.Size {
 			return r, fmt.Errorf("%w: %s: sha256 %q is not a hex SHA-256", ErrBadRef, r.Name(), r.SHA256)
 		}
+	}
+	if r.CRC32C != "" && !validCRC32C(r.CRC32C) {
+		return r, fmt.Errorf("%w: %s: crc32c %q is not the base64 of a CRC-32C", ErrBadRef, r.Name(), r.CRC32C)
 	}
 	if r.Cell == "" && r.Bucket != "" && s.Cells != nil {
 		if c, ok := s.Cells.CellOfBucket(r.Bucket); ok {
@@ -488,24 +499,23 @@ func toInt(v any) (int64, bool) {
 // Only references the context's Reader may load are loaded (WithReader:
 // the reading execution's own results, its parent's and its children's);
 // the execution is read from the reference's key (and must agree with
-// its uri), never taken on trust. A reference that records a "sha256"
-// (every one Offload makes) is loaded only if the object's bytes hash to
-// it; one without (made before digests were recorded, or a bare key
-// string given to an artifact task) is checked for ownership only.
+// its uri), never taken on trust. A reference that records a digest
+// (every one Offload makes) is loaded only if the object's bytes match it
+// (Store.ReadCheck: its "crc32c", else its "sha256"); one without (a
+// bare key string given to an artifact task) is checked for ownership
+// only.
 //
 // Copy on write: v itself is never modified; containers on the path to a
 // reference are shallow-copied, everything else is shared, and a v without
 // references is returned as is. The object is read from "$ref.key" in the
-// reference's cell (derived from its uri when the key is absent). A
-// reference that records a sha256 is loaded only if the object's bytes
-// hash to it. Loaded values are kept in the Store's Cache, if any, by key
+// reference's cell (derived from its uri when the key is absent). Loaded values are kept in the Store's Cache, if any, by key
 // and digest; callers must not modify them.
 //
 // Errors (wrapped, naming the reference's URI or key): ErrBadRef for a
 // malformed reference; ErrForbidden for a reference the reader may not
 // load (checked before anything is read or taken from the Cache);
 // ErrLost with ErrNotFound when the object is missing, with ErrDigest
-// when it does not match its sha256, with ErrFormat when it cannot be
+// when it does not match its digest, with ErrFormat when it cannot be
 // decoded; ErrTooLarge for an object over MaterializeMax; or the
 // backend's error.
 func (s *Store) Resolve(ctx context.Context, v any) (any, error) {
@@ -629,11 +639,11 @@ func (s *Store) fetch(ctx context.Context, ref Ref) ([]byte, error) {
 	defer rd.Close()
 	data := make([]byte, 0, o.Size())
 	buf := &bytesWriter{b: data}
-	h := sha256.New()
-	if _, err := copyBuffer(buf, h, rd); err != nil {
+	v := s.verifier(ref)
+	if _, err := copyBuffer(buf, v, rd); err != nil {
 		return nil, lostOr(ref, err)
 	}
-	if err := checkDigest(ref, h); err != nil {
+	if err := v.check(); err != nil {
 		return nil, err
 	}
 	return buf.b, nil
@@ -647,26 +657,13 @@ func lostOr(ref Ref, err error) error {
 	return fmt.Errorf("results: resolve %s: %w", ref.Name(), err)
 }
 
-// checkDigest compares the hash of the bytes read with the reference's
-// (hex, any case): the one digest check of the tier (Resolve, OpenTable,
-// Row). A mismatch wraps ErrLost and ErrDigest.
-func checkDigest(ref Ref, h hash.Hash) error {
-	if ref.SHA256 == "" {
-		return nil
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, ref.SHA256) {
-		return fmt.Errorf("%w: reference %s (object %s): %w: it records sha256 %s, the object's is %s", ErrLost, ref.Name(), ref.Key, ErrDigest, ref.SHA256, got)
-	}
-	return nil
-}
-
 // ResolveURN returns the reference of the result a logical URI names
 // (only for a reader that may load it: ErrForbidden before any probe),
 // found from the URI alone (NoETL result storage RFC §4: zero central lookup): the key
 // derived in the home cell, as Feather, else as JSON. When the home cell
 // has neither (a cell map that moved the shard after the result was
 // written), the other cells of the map are tried. The reference has no
-// sha256 (nothing recorded it), so reads through it check only the
+// digest (nothing recorded it), so reads through it check only the
 // object's format. Errors: ErrBadURI; ErrNotFound (wrapped) when no cell
 // has the object; the backend's error.
 func (s *Store) ResolveURN(ctx context.Context, uri string) (map[string]any, error) {

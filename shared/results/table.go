@@ -6,10 +6,8 @@ package results
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"slices"
 	"strconv"
@@ -27,8 +25,8 @@ const tailBytes = 64 << 10
 
 // TableReader reads a stored table batch by batch (Store.OpenTable). It
 // holds one batch at a time. The object's bytes are hashed as they are
-// read and checked against the reference's sha256 when the last batch has
-// been read: Next then returns the ErrLost/ErrDigest error instead of
+// read and checked against the reference's digest (Store.ReadCheck) when
+// the last batch has been read: Next then returns the ErrLost/ErrDigest error instead of
 // io.EOF (a consumer that wrote rows somewhere must discard them — the
 // transfer kind's target is one transaction, rolled back). Not safe for
 // concurrent use.
@@ -38,8 +36,8 @@ type TableReader struct {
 	meta    fileMeta
 	sr      *streamReader
 	body    io.ReadCloser
-	hr      *hashReader // reads body ahead, hashing it into h (pipe.go)
-	h       hash.Hash
+	hr      *hashReader // reads body ahead, hashing it into v (pipe.go)
+	v       *verifier
 	tail    []byte // the object from its footer to its end (hashed last)
 	rows    int64
 	done    bool
@@ -93,14 +91,14 @@ func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 	if err != nil {
 		return nil, lostOr(ref, err)
 	}
-	h := sha256.New()
-	hr := newHashReader(body, h)
+	vf := s.verifier(ref)
+	hr := newHashReader(body, vf)
 	sr, err := newStreamReader(hr)
 	if err != nil {
 		hr.Close(body)
 		return nil, fmt.Errorf("%w: %s: %w", ErrLost, ref.Name(), err)
 	}
-	return &TableReader{ref: ref, schema: sr.rd.Schema(), meta: sr.meta, sr: sr, body: body, hr: hr, h: h, tail: tail}, nil
+	return &TableReader{ref: ref, schema: sr.rd.Schema(), meta: sr.meta, sr: sr, body: body, hr: hr, v: vf, tail: tail}, nil
 }
 
 func (s *Store) openJSONTable(ctx context.Context, ref Ref) (*TableReader, error) {
@@ -187,9 +185,9 @@ func (r *TableReader) finish() error {
 	if _, err := io.Copy(io.Discard, r.hr); err != nil {
 		return lostOr(r.ref, err)
 	}
-	r.hr.Close(r.body) // the goroutine has ended: h holds every byte of the body
-	r.h.Write(r.tail)
-	return checkDigest(r.ref, r.h)
+	r.hr.Close(r.body) // the goroutine has ended: v has every byte of the body
+	r.v.Write(r.tail)
+	return r.v.check()
 }
 
 // jsonBatch is how many rows NextMaps/NextRows give at once for a JSON

@@ -49,6 +49,9 @@ type ResultGrants struct {
 	// Write is the task's own result object and its PUT grant (nil: the
 	// task's kind writes none).
 	Write *WriteGrant `json:"write,omitempty"`
+	// ReadCheck is the digest the runner's reads check: the control
+	// plane's (results.Store.ReadCheck; "" is results.ReadCheckCRC32C).
+	ReadCheck results.ReadCheck `json:"read_check,omitempty"`
 }
 
 // ReadGrant is one stored result the task may read.
@@ -57,7 +60,8 @@ type ReadGrant struct {
 	// by its reference only).
 	URI string `json:"uri,omitempty"`
 	// Ref is the reference's inner "$ref" map (uri, key, cell, bucket,
-	// format, bytes, rows, sha256), as the control plane resolved it.
+	// format, bytes, rows, sha256, crc32c), as the control plane resolved
+	// it.
 	Ref map[string]any `json:"ref"`
 	// Grant is the signed GET of Ref's object.
 	Grant grant.Grant `json:"grant"`
@@ -147,7 +151,7 @@ func (g *Granter) Grants(ctx context.Context, kind string, req tools.Request) (*
 		return nil, fmt.Errorf("%w: the task names %d stored results; at most %d", results.ErrBadRef, len(named), MaxReadGrants)
 	}
 	ttl := g.ttl(req.TimeoutS)
-	out := &ResultGrants{}
+	out := &ResultGrants{ReadCheck: g.Store.ReadCheck}
 	seen := map[string]bool{}
 	for _, n := range named {
 		rg := ReadGrant{}
@@ -392,7 +396,7 @@ func WithResultGrants(ctx context.Context, req Request, hc *http.Client) context
 			addCell(results.Cell{Name: c, Bucket: r.Grant.Bucket})
 		}
 	}
-	st := &results.Store{}
+	st := &results.Store{ReadCheck: g.ReadCheck}
 	if w := g.Write; w != nil {
 		all = append(all, w.Grant)
 		if w.ReadBack.URL != "" {

@@ -418,9 +418,10 @@ func (d *Deps) Close() {
 // home backend; tenant, project and env of URIs and keys
 // (NOETL_TENANT, NOETL_TENANT_PROJECT, NOETL_RESULT_ENV); the cell map
 // (NOETL_RESULT_CELLS_FILE, each cell's bucket as its backend); the
-// instance's cache (NOETL_RESULT_CACHE_MB) and the whole-read bound
-// (NOETL_RESULT_MATERIALIZE_MAX_MB). Errors: a cell map that does not
-// load or validate.
+// instance's cache (NOETL_RESULT_CACHE_MB), the whole-read bound
+// (NOETL_RESULT_MATERIALIZE_MAX_MB) and the digest reads check
+// (NOETL_RESULT_READ_CHECK). Errors: a cell map that does not load or
+// validate; an unknown read check.
 func ResultStore(cfg config.Config, open func(bucket string) results.Backend) (*results.Store, error) {
 	st := &results.Store{
 		Backend:        open(cfg.ResultsBucket),
@@ -428,6 +429,11 @@ func ResultStore(cfg config.Config, open func(bucket string) results.Backend) (*
 		InlineMax:      cfg.ResultInlineMax,
 		MaterializeMax: int64(cfg.ResultMaterializeMaxMB) << 20,
 	}
+	check, err := results.ParseReadCheck(cfg.ResultReadCheck)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: NOETL_RESULT_READ_CHECK: %w", err)
+	}
+	st.ReadCheck = check
 	if cfg.ResultCacheMB > 0 {
 		st.Cache = results.NewCache(int64(cfg.ResultCacheMB) << 20)
 	}

@@ -14,8 +14,9 @@ import (
 // TestResultStoreFromConfig: the results tier the functions build carries
 // the deployment's tenant, project and env into URIs and keys, the cell
 // map with a backend per cell bucket (the results bucket's cell shares the
-// home backend), the instance cache and the whole-read bound; a bad cell
-// map fails the build with the knob's name.
+// home backend), the instance cache, the whole-read bound and the read
+// check; a bad cell map or read check fails the build with the knob's
+// name.
 func TestResultStoreFromConfig(t *testing.T) {
 	dir := t.TempDir()
 	cellsFile := filepath.Join(dir, "cells.yaml")
@@ -23,7 +24,7 @@ func TestResultStoreFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := config.Config{ResultsBucket: "noetl-results", ResultInlineMax: 1000, Tenant: "acme", TenantProject: "etl", ResultEnv: "prod",
-		ResultCellsFile: cellsFile, ResultCacheMB: 8, ResultMaterializeMaxMB: 3}
+		ResultCellsFile: cellsFile, ResultCacheMB: 8, ResultMaterializeMaxMB: 3, ResultReadCheck: "sha256"}
 	opened := map[string]results.Backend{}
 	st, err := ResultStore(cfg, func(bucket string) results.Backend {
 		b := results.NewMemory()
@@ -44,15 +45,21 @@ func TestResultStoreFromConfig(t *testing.T) {
 	if len(opened) != 2 || st.CellBackends["c1"] != opened["noetl-results"] || st.CellBackends["c2"] != opened["acme-c2"] || st.Backend != opened["noetl-results"] {
 		t.Fatalf("backends %v, cells %v", opened, st.CellBackends)
 	}
-	if st.Cache == nil || st.MaterializeMax != 3<<20 || st.InlineMax != 1000 {
-		t.Fatalf("cache %v, materialize max %d, inline %d", st.Cache, st.MaterializeMax, st.InlineMax)
+	if st.Cache == nil || st.MaterializeMax != 3<<20 || st.InlineMax != 1000 || st.ReadCheck != results.ReadCheckSHA256 {
+		t.Fatalf("cache %v, materialize max %d, inline %d, read check %q", st.Cache, st.MaterializeMax, st.InlineMax, st.ReadCheck)
 	}
 
-	cfg.ResultCellsFile, cfg.ResultCacheMB = "", 0
+	cfg.ResultCellsFile, cfg.ResultCacheMB, cfg.ResultReadCheck = "", 0, ""
 	st, err = ResultStore(cfg, func(string) results.Backend { return results.NewMemory() })
-	if err != nil || st.Cells != nil || st.Cache != nil {
+	if err != nil || st.Cells != nil || st.Cache != nil || st.ReadCheck != results.ReadCheckCRC32C {
 		t.Fatalf("single cell, no cache: %+v, %v", st, err)
 	}
+
+	cfg.ResultReadCheck = "md5"
+	if _, err := ResultStore(cfg, func(string) results.Backend { return results.NewMemory() }); err == nil || !strings.Contains(err.Error(), "NOETL_RESULT_READ_CHECK") {
+		t.Fatalf("unknown read check: %v", err)
+	}
+	cfg.ResultReadCheck = ""
 
 	bad := filepath.Join(dir, "bad.yaml")
 	_ = os.WriteFile(bad, []byte("cells: []\nplacements: []\n"), 0o600)

@@ -189,7 +189,7 @@ func TestLostResultFailsStepOnce(t *testing.T) {
 }
 
 // A stored result whose object was changed after it was written (it no
-// longer matches its reference's sha256) fails the step that reads it
+// longer matches its reference's digest) fails the step that reads it
 // once, with kind artifact naming its URI (a changed object is not a
 // lost one: README "Results by ownership").
 func TestChangedResultFailsStepArtifact(t *testing.T) {
@@ -211,7 +211,7 @@ func TestChangedResultFailsStepArtifact(t *testing.T) {
 	ss := status(t, env, "ex1").Steps["whole"]
 	em, _ := ss.Error.(map[string]any)
 	msg := fmt.Sprint(em["message"])
-	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindArtifact || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "does not match its reference's sha256") {
+	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindArtifact || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "does not match its reference's digest") {
 		t.Fatalf("step whole: %s %v", ss.Status, ss.Error)
 	}
 }
