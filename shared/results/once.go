@@ -52,7 +52,7 @@ func (s *Store) writeOnce(ctx context.Context, c types.ResultCoords, format, con
 		if !errors.Is(err, ErrExists) || c.Version != "" {
 			return ref, err
 		}
-		if ref, ok := s.sameBytes(ctx, o, rows); ok {
+		if ref, _, err := s.sameBytes(ctx, o, rows); err == nil && ref != nil {
 			return ref, nil
 		}
 		c.Version = mintVersion()
@@ -94,27 +94,26 @@ func (s *Store) existing(ctx context.Context, o *objectOut) (there, error) {
 	return t, nil
 }
 
-// sameBytes returns the reference of the object at o's key when it holds
-// exactly what o wrote (same size and SHA-256), with that object's ttl.
-func (s *Store) sameBytes(ctx context.Context, o *objectOut, rows int64) (map[string]any, bool) {
+// sameBytes reads the object at o's key once and returns its reference
+// when it holds exactly what o wrote (same size and SHA-256), with that
+// object's ttl; otherwise a nil reference and what it read of the object
+// (for adoptTable). Errors: the backend's (ErrNotFound when it went
+// away).
+func (s *Store) sameBytes(ctx context.Context, o *objectOut, rows int64) (map[string]any, there, error) {
 	t, err := s.existing(ctx, o)
 	if err != nil || t.size != o.n || t.digest != o.digest() {
-		return nil, false
+		return nil, t, err
 	}
 	observeRewrite(ctx, telemetry.ConflictSame)
-	return o.ref(rows, t.size, t.digest, t.crc, t.expire), true
+	return o.ref(rows, t.size, t.digest, t.crc, t.expire), t, nil
 }
 
 // adoptTable returns the reference and extracted block of the table
 // another writer left at o's key (a Sink's object refused with
-// ErrExists): the reference the second writer would have made had it
-// been first. Errors: ErrLost (wrapped) when the object there is not a
-// readable table; the backend's.
-func (s *Store) adoptTable(ctx context.Context, o *objectOut) (map[string]any, map[string]any, error) {
-	t, err := s.existing(ctx, o)
-	if err != nil {
-		return nil, nil, fmt.Errorf("results: adopt %s: %w", o.uri, err)
-	}
+// ErrExists; t is what sameBytes read of it): the reference the second
+// writer would have made had it been first. Errors: ErrLost (wrapped)
+// when the object there is not a readable table; the backend's.
+func (s *Store) adoptTable(ctx context.Context, o *objectOut, t there) (map[string]any, map[string]any, error) {
 	ref := o.ref(0, t.size, t.digest, t.crc, t.expire)
 	pr, err := s.ParseRef(ref)
 	if err != nil {

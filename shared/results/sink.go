@@ -190,10 +190,14 @@ func (k *Sink) End() (any, error) {
 		// Another delivery of this unit stored the table first; the
 		// stream cannot be written again elsewhere, so the result is
 		// the object there (once.go).
-		if same, ok := k.s.sameBytes(k.ctx, k.out, n); ok {
+		same, t, terr := k.s.sameBytes(k.ctx, k.out, n)
+		switch {
+		case terr != nil:
+			return nil, fmt.Errorf("results: adopt %s: %w", k.out.uri, terr)
+		case same != nil:
 			ref, err = same, nil
-		} else {
-			ref, extracted, err := k.s.adoptTable(k.ctx, k.out)
+		default:
+			ref, extracted, err := k.s.adoptTable(k.ctx, k.out, t)
 			if err != nil {
 				return nil, err
 			}
