@@ -23,11 +23,10 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/binary"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"net/url"
@@ -406,7 +405,7 @@ workflow:
 // by key) and to a hand-made $ref in the template scope, with kind
 // forbidden naming both executions; a gcs task cannot write the results
 // bucket; a child reads its parent's result, and an object changed behind
-// its reference (sha256 mismatch) fails the read with kind artifact
+// its reference (sha256 mismatch) fails the read with kind result_lost
 // naming the reference.
 func TestRedTeamResultOwnership(t *testing.T) {
 	RequireStack(t)
@@ -554,14 +553,13 @@ workflow:
 	if _, err := w.Write(forged); err != nil || w.Close() != nil {
 		t.Fatalf("tamper: %v", err)
 	}
-	var sum [4]byte // the stack checks the crc32c (NOETL_RESULT_READ_CHECK's default)
-	binary.BigEndian.PutUint32(sum[:], crc32.Checksum(forged, crc32.MakeTable(crc32.Castagnoli)))
+	sum := sha256.Sum256(forged) // the stack checks the sha256 (NOETL_RESULT_READ_CHECK's default)
 	c1 := admin.startAs(t, reader, map[string]any{"ref": ref}, map[string]any{"parent_id": victim})
 	v := waitEnd(t, c1)
 	kind, msg = stepError(t, v, "read")
 	uri, _ = inner["uri"].(string)
-	if v["status"] != "failed" || kind != "artifact" || !strings.Contains(msg, "does not match its reference's digest") ||
-		!strings.Contains(msg, uri) || !strings.Contains(msg, "it records crc32c") || !strings.Contains(msg, base64.StdEncoding.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
+	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "does not match its reference's digest") ||
+		!strings.Contains(msg, uri) || !strings.Contains(msg, "it records sha256") || !strings.Contains(msg, hex.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
 		t.Errorf("tampered object: %v kind %s, message %q", v["status"], kind, msg)
 	}
 }

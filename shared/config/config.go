@@ -94,8 +94,8 @@ type Config struct {
 	// (MiB; 0 = no cache).
 	ResultCacheMB int // NOETL_RESULT_CACHE_MB, default 64
 	// ResultReadCheck is the digest reads of stored results check
-	// (results.ParseReadCheck: "crc32c" or "sha256").
-	ResultReadCheck string // NOETL_RESULT_READ_CHECK, default "crc32c"
+	// (results.ParseReadCheck: "sha256" or "crc32c").
+	ResultReadCheck string // NOETL_RESULT_READ_CHECK, default "sha256"
 	// ResultMaterializeMaxMB is the largest stored result (MiB) a
 	// template, python code or a loop plan may load whole.
 	ResultMaterializeMaxMB int // NOETL_RESULT_MATERIALIZE_MAX_MB, default 256

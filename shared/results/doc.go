@@ -28,5 +28,5 @@
 //   - Ownership (owner.go): Resolve loads a reference only for the reading
 //     execution (Reader, carried by the context), its parent and its
 //     children, and checks the object against the digest its reference
-//     records (digest.go: the crc32c by default, or the sha256).
+//     records (digest.go: the sha256 by default, or the crc32c).
 package results

@@ -88,9 +88,9 @@ func TestResolveOwnership(t *testing.T) {
 }
 
 // An object changed after it was written is refused under either read
-// check, naming the reference and the digest compared; each check reads
-// only its own digest, and a reference that records no CRC-32C (written
-// before it was recorded) is checked against its sha256.
+// check (the sha256 by default), naming the reference and the digest
+// compared; each check reads only its own digest, and a reference that
+// records only one of them is checked against it.
 func TestResolveDigestMismatch(t *testing.T) {
 	ctx := WithReader(context.Background(), Reader{Execution: "exec-1"})
 	for _, check := range []ReadCheck{"", ReadCheckCRC32C, ReadCheckSHA256} {
@@ -99,9 +99,9 @@ func TestResolveDigestMismatch(t *testing.T) {
 			s.ReadCheck = check
 			ref := offloadFor(t, s, "exec-1")
 			inner := ref[RefKey].(map[string]any)
-			used := "crc32c"
-			if check == ReadCheckSHA256 {
-				used = "sha256"
+			used := "sha256"
+			if check == ReadCheckCRC32C {
+				used = "crc32c"
 			}
 			with := func(field string, v any) map[string]any {
 				m := maps.Clone(inner)
@@ -129,14 +129,19 @@ func TestResolveDigestMismatch(t *testing.T) {
 					t.Errorf("wrong %s, which %s does not read: %v", field, used, err)
 				}
 			}
-			// No crc32c: the sha256 is checked whatever the setting.
+			// One digest recorded: it is checked whatever the setting.
 			if _, err := s.Resolve(ctx, with(CRC32CKey, nil)); err != nil {
 				t.Errorf("intact, sha256 only: %v", err)
 			}
 			noCRC := with(CRC32CKey, nil)
 			noCRC[RefKey].(map[string]any)[DigestKey] = wrongSHA
-			if _, err := s.Resolve(ctx, noCRC); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "sha256") {
+			if _, err := s.Resolve(ctx, noCRC); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "it records sha256") {
 				t.Errorf("wrong sha256, no crc32c: %v", err)
+			}
+			noSHA := with(DigestKey, nil)
+			noSHA[RefKey].(map[string]any)[CRC32CKey] = wrongCRC
+			if _, err := s.Resolve(ctx, noSHA); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "it records crc32c") {
+				t.Errorf("wrong crc32c, no sha256: %v", err)
 			}
 
 			// The object changed (same size or not): refused.

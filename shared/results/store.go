@@ -28,7 +28,7 @@ const (
 	ExtractedKey = "extracted"
 	// DigestKey is the reference field holding the hex SHA-256 of the
 	// stored object's bytes (Store.Offload records it; reads check it
-	// under ReadCheckSHA256, or when the reference records no CRC32CKey).
+	// unless the Store's ReadCheck is ReadCheckCRC32C).
 	DigestKey = "sha256"
 )
 
@@ -56,8 +56,8 @@ var ErrBadRef = errs.Sentinel(errs.InvalidArgument, "results: bad result referen
 var ErrForbidden = errs.Sentinel(errs.PermissionDenied, "results: reference refused")
 
 // ErrDigest is wrapped (with ErrLost) by reads of an object whose bytes
-// do not match its reference's digest (the crc32c, or the sha256 under
-// ReadCheckSHA256): it was changed, replaced, truncated or corrupted
+// do not match its reference's digest (the sha256, or the crc32c under
+// ReadCheckCRC32C): it was changed, replaced, truncated or corrupted
 // after it was written (verifier.check, the one digest check).
 // Code errs.NotFound: the object that was written is not there, and
 // reading again cannot bring it back.
@@ -99,8 +99,8 @@ type Store struct {
 	Cache *Cache
 	// Now gives the write time of ttl expiries; nil means time.Now.
 	Now func() time.Time
-	// ReadCheck is the digest every read checks ("" is ReadCheckCRC32C;
-	// digest.go says why; NOETL_RESULT_READ_CHECK).
+	// ReadCheck is the digest every read checks ("" is ReadCheckSHA256;
+	// digest.go; NOETL_RESULT_READ_CHECK).
 	ReadCheck ReadCheck
 }
 
@@ -501,7 +501,7 @@ func toInt(v any) (int64, bool) {
 // the execution is read from the reference's key (and must agree with
 // its uri), never taken on trust. A reference that records a digest
 // (every one Offload makes) is loaded only if the object's bytes match it
-// (Store.ReadCheck: its "crc32c", else its "sha256"); one without (a
+// (Store.ReadCheck: its "sha256", or its "crc32c"); one without (a
 // bare key string given to an artifact task) is checked for ownership
 // only.
 //

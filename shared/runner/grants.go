@@ -50,7 +50,7 @@ type ResultGrants struct {
 	// task's kind writes none).
 	Write *WriteGrant `json:"write,omitempty"`
 	// ReadCheck is the digest the runner's reads check: the control
-	// plane's (results.Store.ReadCheck; "" is results.ReadCheckCRC32C).
+	// plane's (results.Store.ReadCheck; "" is results.ReadCheckSHA256).
 	ReadCheck results.ReadCheck `json:"read_check,omitempty"`
 }
 

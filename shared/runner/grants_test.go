@@ -173,22 +173,21 @@ var producer = toolFunc(func(ctx context.Context, req tools.Request) types.Outco
 
 // The runner's reads check the digest the control plane's tier checks
 // (ResultGrants.ReadCheck): a reference whose sha256 does not match its
-// object reads under the default crc32c check, and fails as a lost
-// result under sha256.
+// object fails under the default sha256 check, and reads under crc32c.
 func TestGrantedReadsCheckTheControlPlanesDigest(t *testing.T) {
 	tr := grantedTier(t, tools.Registry{tools.KindTransfer: reader})
 	ref := stored(t, tr.store, execA, 3000)
 	inner := ref[results.RefKey].(map[string]any)
 	inner[results.DigestKey] = strings.Repeat("0", 64)
 	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
-	for _, check := range []results.ReadCheck{results.ReadCheckCRC32C, results.ReadCheckSHA256} {
+	for _, check := range []results.ReadCheck{"", results.ReadCheckCRC32C} {
 		tr.store.ReadCheck = check
 		out := tr.client.Tool(tools.KindTransfer).Run(ctx, tools.Request{ExecutionID: execA, Step: "load", Attempt: 1,
 			Config: map[string]any{"ref": ref}})
 		if check == results.ReadCheckCRC32C && (out.Status != types.StatusOK || out.Result.(map[string]any)["rows"] != int64(3000)) {
 			t.Errorf("crc32c check: %+v %+v", out.Result, out.Error)
 		}
-		if check == results.ReadCheckSHA256 && (out.Error == nil || out.Error.Kind != "read" || !strings.Contains(out.Error.Message, "it records sha256 "+strings.Repeat("0", 64))) {
+		if check == "" && (out.Error == nil || out.Error.Kind != "read" || !strings.Contains(out.Error.Message, "it records sha256 "+strings.Repeat("0", 64))) {
 			t.Errorf("sha256 check: %+v %+v, want the read to fail on the digest", out.Result, out.Error)
 		}
 	}

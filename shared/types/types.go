@@ -150,18 +150,17 @@ const (
 	// credential the playbook is not granted, a result reference of an
 	// execution that is not its own, its parent's or a child's.
 	ErrKindForbidden = "forbidden"
-	// ErrKindArtifact: a stored result is there but does not read back as
-	// written (its object does not match the sha256 its reference records,
-	// or does not decode): the artifact and result_fetch kinds, a step
-	// whose templates read such a result, a loop over it and a transfer
-	// from it. Not retried.
+	// ErrKindArtifact: an artifact or result_fetch task's stored result is
+	// there and intact but is not what the task reads (e.g. a JSON result
+	// copied as a table). Not retried.
 	ErrKindArtifact = "artifact"
 	// ErrKindResultLost fails a step that reads a stored result whose
-	// object is gone (NoETL result storage RFC "repair"): its templates, the artifact and
+	// object is gone or corrupt — it does not match the digest its
+	// reference records (results.ErrDigest) or does not decode (NoETL
+	// result storage RFC "repair"): its templates, the artifact and
 	// result_fetch kinds, a loop over it, a transfer from it. The message
 	// names the result's URI; a lost result does not come back by
-	// retrying, so it is never redelivered. (An object that is there but
-	// changed is ErrKindArtifact.)
+	// retrying, so it is never redelivered.
 	ErrKindResultLost = "result_lost"
 	// ErrKindResultTooLarge fails a step whose templates or python code
 	// read the whole of a stored result over the materialisation limit

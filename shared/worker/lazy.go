@@ -211,9 +211,7 @@ func resultFailure(err error) (map[string]any, bool) {
 	switch {
 	case errors.Is(err, results.ErrForbidden):
 		return map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}, true
-	case errors.Is(err, results.ErrDigest), errors.Is(err, results.ErrFormat) && errors.Is(err, results.ErrLost):
-		return map[string]any{"kind": types.ErrKindArtifact, "message": err.Error()}, true
-	case errors.Is(err, results.ErrLost):
+	case errors.Is(err, results.ErrLost): // gone, or changed (ErrDigest, ErrFormat)
 		return map[string]any{"kind": types.ErrKindResultLost, "message": err.Error()}, true
 	case errors.Is(err, results.ErrTooLarge):
 		return map[string]any{"kind": types.ErrKindResultTooLarge, "message": err.Error()}, true

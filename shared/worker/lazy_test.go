@@ -190,9 +190,9 @@ func TestLostResultFailsStepOnce(t *testing.T) {
 
 // A stored result whose object was changed after it was written (it no
 // longer matches its reference's digest) fails the step that reads it
-// once, with kind artifact naming its URI (a changed object is not a
-// lost one: README "Results by ownership").
-func TestChangedResultFailsStepArtifact(t *testing.T) {
+// once, with kind result_lost naming its URI, and the delivery is not
+// redelivered (NoETL result storage RFC "repair").
+func TestChangedResultFailsStepOnceAsLost(t *testing.T) {
 	env, w, cb, _ := lazyEnv(t, 500)
 	runStep(t, env, w, "start")
 	runStep(t, env, w, "ignores")
@@ -211,7 +211,7 @@ func TestChangedResultFailsStepArtifact(t *testing.T) {
 	ss := status(t, env, "ex1").Steps["whole"]
 	em, _ := ss.Error.(map[string]any)
 	msg := fmt.Sprint(em["message"])
-	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindArtifact || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "does not match its reference's digest") {
+	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindResultLost || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "does not match its reference's digest") {
 		t.Fatalf("step whole: %s %v", ss.Status, ss.Error)
 	}
 }

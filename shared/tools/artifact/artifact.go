@@ -133,10 +133,10 @@ func (t *Tool) get(ctx context.Context, args map[string]any, a string, specRef a
 		return types.Outcome{Status: types.StatusOK, Result: out}
 	case errors.Is(err, results.ErrForbidden):
 		return conf.Fail(types.ErrKindForbidden, false, "artifact task: %v", err)
-	case errors.Is(err, results.ErrDigest), errors.Is(err, results.ErrFormat):
-		return conf.Fail(types.ErrKindArtifact, false, "artifact task: %v", err)
-	case errors.Is(err, results.ErrLost):
+	case errors.Is(err, results.ErrLost): // gone, or changed (ErrDigest, ErrFormat)
 		return conf.Fail(types.ErrKindResultLost, false, "artifact task: %v", err)
+	case errors.Is(err, results.ErrFormat): // there and intact, but not what the task reads
+		return conf.Fail(types.ErrKindArtifact, false, "artifact task: %v", err)
 	case errors.Is(err, results.ErrTooLarge):
 		return conf.Fail(types.ErrKindResultTooLarge, false, "artifact task: %v", err)
 	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):

@@ -100,11 +100,11 @@ func TestGetErrors(t *testing.T) {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}
-	// A corrupt object is kind artifact.
+	// A corrupt object is a lost result.
 	if err := rs.Backend.Put(ctx, key("bad"), []byte("{not json"), "application/json"); err != nil {
 		t.Fatal(err)
 	}
-	if o := tl.Exec(ctx, nil, map[string]any{"ref": key("bad")}, 0); o.Status != types.StatusError || o.Error.Kind != "artifact" {
+	if o := tl.Exec(ctx, nil, map[string]any{"ref": key("bad")}, 0); o.Status != types.StatusError || o.Error.Kind != types.ErrKindResultLost {
 		t.Errorf("corrupt: %+v", o.Error)
 	}
 }
@@ -174,7 +174,7 @@ func TestGetRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = tl.Exec(owner, nil, map[string]any{"ref": victim}, 0)
-	if o.Status != types.StatusError || o.Error.Kind != "artifact" || !strings.Contains(o.Error.Message, "does not match its reference's digest") || !strings.Contains(o.Error.Message, "noetl://default/default/results/484377543601029219/secret_step/0/0/0") {
+	if o.Status != types.StatusError || o.Error.Kind != types.ErrKindResultLost || !strings.Contains(o.Error.Message, "does not match its reference's digest") || !strings.Contains(o.Error.Message, "noetl://default/default/results/484377543601029219/secret_step/0/0/0") {
 		t.Fatalf("tampered object: %+v", o.Error)
 	}
 }

@@ -71,9 +71,7 @@ func resultFailure(parent, rctx context.Context, err error) types.Outcome {
 	switch {
 	case errors.Is(err, results.ErrForbidden):
 		return conf.Fail(types.ErrKindForbidden, false, "transfer source: %v", err)
-	case errors.Is(err, results.ErrDigest), errors.Is(err, results.ErrFormat) && errors.Is(err, results.ErrLost):
-		return conf.Fail(types.ErrKindArtifact, false, "transfer source: %v", err)
-	case errors.Is(err, results.ErrLost):
+	case errors.Is(err, results.ErrLost): // gone, or changed (ErrDigest, ErrFormat)
 		return conf.Fail(types.ErrKindResultLost, false, "transfer source: %v", err)
 	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):
 		return conf.ConfigError("transfer source: %v", err)
