@@ -123,12 +123,7 @@ func (s *Store) adoptTable(ctx context.Context, o *objectOut, t there) (map[stri
 	if err != nil {
 		return nil, nil, err
 	}
-	fr, closeFn, err := s.fileReader(ctx, pr)
-	if err != nil {
-		return nil, nil, err
-	}
-	schema := fr.Schema()
-	closeFn()
+	schema := info.schema
 	m, err := metaOf(schema)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrLost, o.uri, err)

@@ -354,7 +354,8 @@ func (s *Store) Row(ctx context.Context, v any, i int) (any, error) {
 type tableLayout struct {
 	rows      int64
 	batchRows int
-	counts    []int64 // rows per batch, for files without MetaBatchRows
+	counts    []int64       // rows per batch, for files without MetaBatchRows
+	schema    *arrow.Schema // the file's schema (with its envelope metadata)
 }
 
 var (
@@ -381,7 +382,7 @@ func (s *Store) tableInfo(ctx context.Context, ref Ref) (tableLayout, error) {
 	if err != nil {
 		return l, fmt.Errorf("%w: %s: %w", ErrLost, ref.Name(), err)
 	}
-	l.batchRows = meta.batchRows
+	l.batchRows, l.schema = meta.batchRows, fr.Schema()
 	n := fr.NumRecords()
 	switch {
 	case n == 0:
