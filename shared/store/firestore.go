@@ -403,23 +403,34 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams
 // OutboxGet implements Store.
 func (f *Firestore) OutboxGet(ctx context.Context, executionID, id string) (*engine.Output, error) {
 	meterOf(ctx, executionID).Read(1)
-	s, err := f.outbox(executionID, id).Get(ctx)
+	o, err := getBlob[engine.Output](ctx, f.outbox(executionID, id), "outbox")
+	if err != nil {
+		return nil, err
+	}
+	NormOutput(o)
+	return o, nil
+}
+
+// getBlob reads the blobDoc at ref and decodes its JSON into a new T.
+// Errors: ErrNotFound; Firestore's (wrapped with its code, naming what);
+// a document that does not decode.
+func getBlob[T any](ctx context.Context, ref *firestore.DocumentRef, what string) (*T, error) {
+	s, err := ref.Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
 			return nil, ErrNotFound
 		}
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get outbox")
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get "+what)
 	}
 	var d blobDoc
 	if err := s.DataTo(&d); err != nil {
 		return nil, err
 	}
-	o := &engine.Output{}
-	if err := jsonx.Unmarshal([]byte(d.Data), o); err != nil {
-		return nil, fmt.Errorf("store: decode outbox: %w", err)
+	v := new(T)
+	if err := jsonx.Unmarshal([]byte(d.Data), v); err != nil {
+		return nil, fmt.Errorf("store: decode %s: %w", what, err)
 	}
-	NormOutput(o)
-	return o, nil
+	return v, nil
 }
 
 func (f *Firestore) loop(execID, key string) *firestore.DocumentRef {
@@ -429,20 +440,9 @@ func (f *Firestore) loop(execID, key string) *firestore.DocumentRef {
 // LoopGet implements Store.
 func (f *Firestore) LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error) {
 	meterOf(ctx, executionID).Read(1)
-	s, err := f.loop(executionID, key).Get(ctx)
+	p, err := getBlob[engine.LoopPlan](ctx, f.loop(executionID, key), "loop plan")
 	if err != nil {
-		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
-		}
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get loop plan")
-	}
-	var d blobDoc
-	if err := s.DataTo(&d); err != nil {
 		return nil, err
-	}
-	p := &engine.LoopPlan{}
-	if err := jsonx.Unmarshal([]byte(d.Data), p); err != nil {
-		return nil, fmt.Errorf("store: decode loop plan: %w", err)
 	}
 	NormPlan(p)
 	return p, nil
