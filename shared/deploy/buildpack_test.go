@@ -106,9 +106,20 @@ func TestRootPackageForBuildpack(t *testing.T) {
 
 var (
 	buildOnce sync.Once
+	buildDir  string // removed by TestMain when the package's tests end
 	buildBin  string
 	buildErr  error
 )
+
+// TestMain removes the directory of the binary buildFunctions built (148
+// MB, shared by the package's tests) once they have all run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 // buildFunctions builds the generated main at the path the buildpack uses
 // (<root>/functions.local/app, through a go build overlay so the tree is
@@ -122,6 +133,7 @@ func buildFunctions(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		buildDir = dir
 		main := filepath.Join(dir, "main.go")
 		if buildErr = os.WriteFile(main, fmt.Appendf(nil, buildpackMain, Module), 0o644); buildErr != nil {
 			return
