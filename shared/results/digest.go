@@ -145,11 +145,11 @@ func (v *verifier) check() error {
 	case ReadCheckCRC32C:
 		want, got = v.ref.CRC32C, encodeCRC32C(v.h.(hash.Hash32).Sum32())
 	case ReadCheckSHA256:
-		want, got = v.ref.SHA256, hex.EncodeToString(v.h.Sum(nil))
+		want, got = strings.ToLower(v.ref.SHA256), hex.EncodeToString(v.h.Sum(nil)) // hex in any case
 	default:
 		return nil
 	}
-	if v.kind == ReadCheckSHA256 && strings.EqualFold(got, want) || got == want {
+	if got == want {
 		return nil
 	}
 	return fmt.Errorf("%w: reference %s (object %s): %w: it records %s %s, the object's is %s", ErrLost, v.ref.Name(), v.ref.Key, ErrDigest, v.kind, want, got)

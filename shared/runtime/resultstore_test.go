@@ -3,6 +3,7 @@ package runtime
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +56,17 @@ func TestResultStoreFromConfig(t *testing.T) {
 		t.Fatalf("single cell, no cache: %+v, %v", st, err)
 	}
 
+	// The knob's values are exactly the tier's read checks, each accepted.
+	knob, _ := config.ByEnv("NOETL_RESULT_READ_CHECK")
+	if !slices.Equal(knob.Enum, results.ReadChecks) || knob.Default != results.ReadChecks[0] {
+		t.Errorf("NOETL_RESULT_READ_CHECK enum %v default %q, the tier's read checks %v (default first)", knob.Enum, knob.Default, results.ReadChecks)
+	}
+	for _, c := range results.ReadChecks {
+		cfg.ResultReadCheck = c
+		if st, err := ResultStore(cfg, func(string) results.Backend { return results.NewMemory() }); err != nil || string(st.ReadCheck) != c {
+			t.Errorf("read check %q: %v, %v", c, st, err)
+		}
+	}
 	cfg.ResultReadCheck = "md5"
 	if _, err := ResultStore(cfg, func(string) results.Backend { return results.NewMemory() }); err == nil || !strings.Contains(err.Error(), "NOETL_RESULT_READ_CHECK") {
 		t.Fatalf("unknown read check: %v", err)
