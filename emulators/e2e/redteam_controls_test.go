@@ -562,6 +562,20 @@ workflow:
 		!strings.Contains(msg, uri) || !strings.Contains(msg, "it records sha256") || !strings.Contains(msg, hex.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
 		t.Errorf("tampered object: %v kind %s, message %q", v["status"], kind, msg)
 	}
+	// The child's author hand-makes the reference without its sha256, to
+	// dodge the check: the crc32c it still records is checked instead.
+	stripped := map[string]any{}
+	for k, v := range inner {
+		if k != "sha256" {
+			stripped[k] = v
+		}
+	}
+	c2 := admin.startAs(t, reader, map[string]any{"ref": map[string]any{"$ref": stripped}}, map[string]any{"parent_id": victim})
+	v = waitEnd(t, c2)
+	kind, msg = stepError(t, v, "read")
+	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "it records crc32c") || strings.Contains(fmt.Sprint(v), "FORGED") {
+		t.Errorf("tampered object, reference without its sha256: %v kind %s, message %q", v["status"], kind, msg)
+	}
 }
 
 // The attack of README "Security" on the side-effect barrier: a playbook writes a
