@@ -522,10 +522,14 @@ func TestEveryJSONParses(t *testing.T) {
 	}
 }
 
-// The READMEs name Cloud Monitoring metric types the way the exporter
-// produces them, and their PromQL queries exported series.
+// The READMEs and the pages of docs/ name Cloud Monitoring metric types the
+// way the exporter produces them, and their PromQL queries exported series.
 func TestREADMEMetricTypes(t *testing.T) {
-	for _, f := range []string{"README.md", "../README.md"} {
+	pages, _ := filepath.Glob("../docs/*.md")
+	if len(pages) < 5 {
+		t.Fatalf("docs/ has %d pages", len(pages))
+	}
+	for _, f := range append([]string{"README.md", "../README.md"}, pages...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -16,30 +16,25 @@ import (
 	"github.com/noetl/gcpengine/shared/deploy"
 )
 
-// deploySection returns README.md's "Deploy to GCP" section.
+// deploySection returns docs/deploy.md, the "Deploy to GCP" page.
 func deploySection(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/deploy.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
-	a := strings.Index(s, "\n## Deploy to GCP\n")
-	if a < 0 {
-		t.Fatal(`README.md has no "## Deploy to GCP" section`)
-	}
-	s = s[a+1:]
-	if e := strings.Index(s[3:], "\n## "); e >= 0 {
-		s = s[:e+3]
+	if !strings.HasPrefix(s, "# Deploy to GCP\n") {
+		t.Fatal(`docs/deploy.md does not start with "# Deploy to GCP"`)
 	}
 	return s
 }
 
-// docs are the texts that give deployment commands: the README's Deploy
-// section and the runbooks.
+// docs are the texts that give deployment commands: docs/deploy.md and the
+// runbooks.
 func docs(t *testing.T) map[string]string {
 	t.Helper()
-	out := map[string]string{"README.md Deploy to GCP": deploySection(t)}
+	out := map[string]string{"docs/deploy.md": deploySection(t)}
 	rb, _ := filepath.Glob("../infra/runbooks/*.md")
 	for _, f := range rb {
 		b, err := os.ReadFile(f)

@@ -6,8 +6,8 @@
 // before use: a bad value is an error naming the variable (or the file,
 // line and YAML path), never a silent default (NoETL observability spec §8.12, §8.14
 // "Config validation on startup"). Defaults match the local emulator stack
-// (emulators/stack). README "Configuration" is generated from the registry
-// (TestREADMEConfiguration).
+// (emulators/stack). docs/configuration.md's table is generated from the registry
+// (TestConfigurationDoc).
 package config
 
 import (

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the README Configuration table from the registry")
+var update = flag.Bool("update", false, "rewrite the table of docs/configuration.md from the registry")
 
 func envOf(kv map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
@@ -360,22 +360,22 @@ func TestEveryConfigFieldIsAKnob(t *testing.T) {
 }
 
 const (
-	readmeBegin = "<!-- BEGIN config knobs: generated from shared/config (go test ./shared/config -run TestREADMEConfiguration -update) -->\n"
+	readmeBegin = "<!-- BEGIN config knobs: generated from shared/config (go test ./shared/config -run TestConfigurationDoc -update) -->\n"
 	readmeEnd   = "<!-- END config knobs -->\n"
 )
 
-// TestREADMEConfiguration checks README "Configuration" against the
-// registry (run with -update to rewrite it).
-func TestREADMEConfiguration(t *testing.T) {
-	const path = "../../README.md"
+// TestConfigurationDoc checks the table of docs/configuration.md against
+// the registry (run with -update to rewrite it).
+func TestConfigurationDoc(t *testing.T) {
+	const path = "../../docs/configuration.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i, j := strings.Index(s, readmeBegin), strings.Index(s, readmeEnd)
-	if i < 0 || j < i || !strings.Contains(s[:i], "## Configuration") {
-		t.Fatalf("README.md lacks the generated table markers in section Configuration")
+	if i < 0 || j < i || !strings.Contains(s[:i], "# Configuration") {
+		t.Fatalf("docs/configuration.md lacks the generated table markers under its Configuration heading")
 	}
 	want := MarkdownTable()
 	got := s[i+len(readmeBegin) : j]
@@ -388,5 +388,44 @@ func TestREADMEConfiguration(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("README.md Configuration table is stale; run: go test ./shared/config -run TestREADMEConfiguration -update\n--- got\n%s--- want\n%s", got, want)
+	t.Errorf("docs/configuration.md's table is stale; run: go test ./shared/config -run TestConfigurationDoc -update\n--- got\n%s--- want\n%s", got, want)
+}
+
+// Every `README "Section"` a knob cites is rendered as a link to a docs
+// page that exists and has that anchor (a section that moved, or a new
+// citation of a section DocSections does not know, fails here).
+func TestSourcesLinkToDocs(t *testing.T) {
+	anchor := func(h string) string {
+		h = strings.ToLower(strings.TrimSpace(h))
+		h = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`).ReplaceAllString(h, "")
+		return strings.ReplaceAll(h, " ", "-")
+	}
+	for _, k := range registry {
+		if got := sourceDoc(k.Source); strings.Contains(got, "README") {
+			t.Errorf("%s: source %q names a README section DocSections does not map", k.Env, got)
+		}
+	}
+	for name, page := range DocSections {
+		file, frag, _ := strings.Cut(page, "#")
+		b, err := os.ReadFile("../../docs/" + file)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if frag == "" {
+			continue
+		}
+		found := false
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "#") && anchor(strings.TrimLeft(line, "#")) == frag {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: docs/%s has no heading with anchor #%s", name, file, frag)
+		}
+	}
+	if got := sourceDoc(`README "Security", README "Repair"`); got != "[Security](security.md), [Repair](resilience.md#repair)" {
+		t.Errorf("sourceDoc = %q", got)
+	}
 }

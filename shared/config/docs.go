@@ -2,13 +2,44 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// MarkdownTable renders the registry as the Markdown table of README
-// "Configuration": variable (and aliases), YAML path, type, default and
-// meaning with its source. Secret knobs show no default.
+// DocSections maps the documentation sections a knob's Source names as
+// `README "Section"` to the page of docs/ (and its anchor) that holds the
+// section since the README became a front door; MarkdownTable renders such
+// a source as a link relative to docs/.
+var DocSections = map[string]string{
+	"Architecture":                  "architecture.md",
+	"Repair":                        "resilience.md#repair",
+	"Resilience":                    "resilience.md",
+	"Running NoETL v2 playbooks":    "dsl.md#running-noetl-v2-playbooks",
+	"Security":                      "security.md",
+	"Stored results and the runner": "security.md",
+	"The soak":                      "resilience.md#the-soak",
+}
+
+var readmeSection = regexp.MustCompile(`README "([^"]+)"`)
+
+// sourceDoc renders a knob's Source for docs/configuration.md: each
+// `README "Section"` of DocSections becomes a Markdown link to its page;
+// anything else is kept as written.
+func sourceDoc(src string) string {
+	return readmeSection.ReplaceAllStringFunc(src, func(m string) string {
+		name := readmeSection.FindStringSubmatch(m)[1]
+		if page, ok := DocSections[name]; ok {
+			return "[" + name + "](" + page + ")"
+		}
+		return m
+	})
+}
+
+// MarkdownTable renders the registry as the Markdown table of
+// docs/configuration.md: variable (and aliases), YAML path, type, default
+// and meaning with its source (a link to the docs page that explains it).
+// Secret knobs show no default.
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| variable | YAML path | type | default | meaning |\n")
@@ -39,7 +70,7 @@ func MarkdownTable() string {
 		if k.Deploy {
 			meaning += "; set by Terraform"
 		}
-		meaning += " (" + k.Source + ")"
+		meaning += " (" + sourceDoc(k.Source) + ")"
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", env, k.Path, typ, def, strings.ReplaceAll(meaning, "|", "\\|"))
 	}
 	return b.String()

@@ -65,8 +65,9 @@ type docLine struct {
 func docCommands(t *testing.T) map[string][]docLine {
 	t.Helper()
 	files := []string{"../../../README.md"}
+	pages, _ := filepath.Glob("../../../docs/*.md")
 	rb, _ := filepath.Glob("../../../infra/runbooks/*.md")
-	files = append(files, rb...)
+	files = append(append(files, pages...), rb...)
 	out := map[string][]docLine{}
 	inline := regexp.MustCompile("`(scripts/noetl [^`]*)`")
 	for _, f := range files {
@@ -96,7 +97,8 @@ func docCommands(t *testing.T) map[string][]docLine {
 	return out
 }
 
-// Every scripts/noetl command the README and the runbooks show (the
+// Every scripts/noetl command the README, the pages of docs/ and the
+// runbooks show (the
 // deployment steps among them) is a command of the CLI, with flags it
 // has and arguments its command accepts.
 func TestDocumentedCommandsExist(t *testing.T) {
