@@ -217,7 +217,9 @@ func (s *Starter) fit(ctx context.Context, id string, source []byte, wl map[stri
 		b, _ := json.Marshal(r.Result)
 		big = append(big, entry{k, len(b)})
 	}
-	sort.Slice(big, func(i, j int) bool { return big[i].size > big[j].size || big[i].size == big[j].size && big[i].key < big[j].key })
+	sort.Slice(big, func(i, j int) bool {
+		return big[i].size > big[j].size || big[i].size == big[j].size && big[i].key < big[j].key
+	})
 	for _, e := range big {
 		if n <= control.StateMaxBytes || e.size < 64 {
 			break
