@@ -147,10 +147,8 @@ func (s *Starter) Start(ctx context.Context, p Params) (*Started, error) {
 	out := &Started{RerunOf: id, From: p.From, Step: plan.Step, Run: plan.Run, Reused: plan.Reused()}
 	for _, key := range sortedKeys(plan.Reuse) {
 		r := plan.Reuse[key]
-		for _, v := range []*any{&r.Result} {
-			if *v, err = s.copy(rctx, *v, newID, out); err != nil {
-				return nil, fmt.Errorf("rerun: the result of %s#%d: %w", r.Step, r.Run, err)
-			}
+		if r.Result, err = s.copy(rctx, r.Result, newID, out); err != nil {
+			return nil, fmt.Errorf("rerun: the result of %s#%d: %w", r.Step, r.Run, err)
 		}
 		for _, m := range []*map[string]any{&r.Ctx, &r.Vars} {
 			if *m == nil {
