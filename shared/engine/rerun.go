@@ -135,6 +135,9 @@ func PlanRerun(pb *dsl.Playbook, src *State, evs []types.Event, from string) (*R
 	if from == "" || (from != RerunFailed && from == pb.EntryStep()) {
 		return plan, nil
 	}
+	if missing := logGaps(src, evs); missing != "" {
+		return nil, refuse(true, "the event log of execution %s is not complete yet (%s is not recorded): its last events are still being stored, try again in a few seconds", src.ExecutionID, missing)
+	}
 	cutStep, cutRun := "", 0
 	if from == RerunFailed {
 		for _, ev := range evs {
@@ -239,6 +242,42 @@ func PlanRerun(pb *dsl.Playbook, src *State, evs []types.Event, from string) (*R
 		}
 	}
 	return plan, nil
+}
+
+// logGaps names what the log of an ended execution must hold and does
+// not ("" when complete): its playbook.finished, and the end of the latest
+// run of every step that ran (the state is written before the batch with
+// a transition's events is stored, so a log read at once may lack them).
+func logGaps(st *State, evs []types.Event) string {
+	type runKey struct {
+		step string
+		run  int
+	}
+	ended := map[runKey]bool{}
+	finished := false
+	for _, ev := range evs {
+		if ev.EventType == types.EvPlaybookFinished {
+			finished = true
+		}
+		if endsRun(ev) {
+			ended[runKey{ev.Step, ev.StepRun}] = true
+		}
+	}
+	if !finished {
+		return string(types.EvPlaybookFinished)
+	}
+	names := make([]string, 0, len(st.Steps))
+	for n := range st.Steps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ss := st.Steps[n]
+		if ss.Run > 0 && (ss.Status == types.StatusOK || ss.Status == types.StatusFailed) && !ended[runKey{n, ss.Run}] {
+			return fmt.Sprintf("the end of step %s run %d", n, ss.Run)
+		}
+	}
+	return ""
 }
 
 // endsRun reports whether ev ends its step run: step.failed,

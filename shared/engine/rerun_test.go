@@ -528,6 +528,8 @@ func TestRerunRefusals(t *testing.T) {
 		{"unknown step", src.st, src.log, "nope", false, `no step "nope" in the playbook`},
 		{"never ran", src.st, src.log, "c", false, "step c never ran in execution source"},
 		{"rolled back", &compensated, rollback, "b", true, "rolled back"},
+		{"log not complete", src.st, src.log[:len(src.log)-1], RerunFailed, true, "playbook.finished is not recorded"},
+		{"a run's end missing", src.st, slices.DeleteFunc(slices.Clone(src.log), func(ev types.Event) bool { return ev.EventType == types.EvStepDone && ev.Step == "a" }), "b", true, "the end of step a run 1 is not recorded"},
 	} {
 		_, err := PlanRerun(e.PB, c.st, c.log, c.from)
 		var re *RerunError
