@@ -317,6 +317,10 @@ type TaskAttempt struct {
 	// Logs is the tail of the attempt's captured output, masked (omitted
 	// when empty).
 	Logs string
+	// Input is the attempt's rendered args and config as JSON, masked and
+	// cut at a bound (worker.InputInEvent) with a marker (omitted when the
+	// task was not rendered: an adopted outcome, a child playbook).
+	Input string
 }
 
 // Map returns the error's wire form (nil for a nil error), the error
@@ -342,11 +346,14 @@ func (a TaskAttempt) encode() map[string]any {
 	if a.Logs != "" {
 		m["logs"] = a.Logs
 	}
+	if a.Input != "" {
+		m["input"] = a.Input
+	}
 	return m
 }
 
 func (a *TaskAttempt) decode(r *reader) {
-	a.Kind, a.HTTPStatus, a.Adopted, a.Logs = r.str("kind"), r.intp("http_status"), r.boolean("adopted"), r.str("logs")
+	a.Kind, a.HTTPStatus, a.Adopted, a.Logs, a.Input = r.str("kind"), r.intp("http_status"), r.boolean("adopted"), r.str("logs"), r.str("input")
 	if em := r.object("error"); em != nil {
 		sub := &reader{t: r.t, m: em}
 		a.Error = &AttemptError{Kind: sub.str("kind"), Message: sub.str("message"), Retryable: sub.boolean("retryable"), Status: int(sub.integer("status"))}
