@@ -25,16 +25,16 @@ type Status struct {
 	Playbook    string `json:"playbook"`
 	// Creator is the principal that started the execution; CatalogPath
 	// where its playbook came from (empty for an inline playbook).
-	Creator     string       `json:"creator,omitempty"`
+	Creator     string `json:"creator,omitempty"`
 	CatalogPath string `json:"catalog_path,omitempty"`
 	// RerunOf is, for a rerun, the execution it reruns, and RerunFrom
 	// where it was asked to start ("failed", a step, "" for the start).
-	RerunOf   string       `json:"rerun_of,omitempty"`
-	RerunFrom string       `json:"rerun_from,omitempty"`
-	Status    types.Status `json:"status"`
-	CreatedAt   string       `json:"created_at"`
-	StartedAt   string       `json:"started_at"`
-	FinishedAt  string       `json:"finished_at"`
+	RerunOf    string       `json:"rerun_of,omitempty"`
+	RerunFrom  string       `json:"rerun_from,omitempty"`
+	Status     types.Status `json:"status"`
+	CreatedAt  string       `json:"created_at"`
+	StartedAt  string       `json:"started_at"`
+	FinishedAt string       `json:"finished_at"`
 	// DurationMS runs from CreatedAt to FinishedAt, or to now while the
 	// execution runs.
 	DurationMS int64 `json:"duration_ms"`
