@@ -321,6 +321,10 @@ type TaskAttempt struct {
 	// cut at a bound (worker.InputInEvent) with a marker (omitted when the
 	// task was not rendered: an adopted outcome, a child playbook).
 	Input string
+	// LogsRef is a result reference to the attempt's whole log (masked)
+	// in the results tier, when it is longer than Logs can carry (omitted
+	// otherwise).
+	LogsRef any
 }
 
 // Map returns the error's wire form (nil for a nil error), the error
@@ -349,11 +353,14 @@ func (a TaskAttempt) encode() map[string]any {
 	if a.Input != "" {
 		m["input"] = a.Input
 	}
+	if a.LogsRef != nil {
+		m["logs_ref"] = a.LogsRef
+	}
 	return m
 }
 
 func (a *TaskAttempt) decode(r *reader) {
-	a.Kind, a.HTTPStatus, a.Adopted, a.Logs, a.Input = r.str("kind"), r.intp("http_status"), r.boolean("adopted"), r.str("logs"), r.str("input")
+	a.Kind, a.HTTPStatus, a.Adopted, a.Logs, a.Input, a.LogsRef = r.str("kind"), r.intp("http_status"), r.boolean("adopted"), r.str("logs"), r.str("input"), r.value("logs_ref")
 	if em := r.object("error"); em != nil {
 		sub := &reader{t: r.t, m: em}
 		a.Error = &AttemptError{Kind: sub.str("kind"), Message: sub.str("message"), Retryable: sub.boolean("retryable"), Status: int(sub.integer("status"))}

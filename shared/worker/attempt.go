@@ -57,6 +57,30 @@ func renderCode(code any, sc template.Scope) (out any, failed error) {
 // logsInEvent bounds the task logs copied into attempt events.
 const logsInEvent = 4096
 
+// forcedOffloader stores a value in the results tier whatever its size
+// (results.Store.OffloadForced).
+type forcedOffloader interface {
+	OffloadForced(ctx context.Context, c types.ResultCoords, v any) (any, error)
+}
+
+// storeLogs stores an attempt's whole captured log (masked, as the tool
+// captured it: python keeps the last 64 KiB) in the results tier when
+// its event can carry only the tail, and returns the reference (nil when
+// the tier cannot store it: the tail stays the record).
+func (u *unit) storeLogs(ctx context.Context, task *dsl.Task, logs string) any {
+	f, ok := u.w.Results.(forcedOffloader)
+	if !ok {
+		return nil
+	}
+	ref, err := f.OffloadForced(ctx, types.ResultCoords{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step + "." + task.Name + "." + itoa(u.cur.Jumps) + ".logs",
+		Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}, logs)
+	if err != nil {
+		u.log.Warn("the task's whole log was not stored (its event keeps the tail)", "task", task.Name, "error", err)
+		return nil
+	}
+	return ref
+}
+
 // InputInEvent bounds the rendered input (args and config, as JSON)
 // copied into an attempt's event (history.TaskAttempt.Input): the
 // console's step inspector shows it. Longer input is cut there, with a
@@ -146,6 +170,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 			l = u.red.String(l)
 		}
 		if len(l) > logsInEvent {
+			ap.LogsRef = u.storeLogs(ctx, task, l)
 			l = l[len(l)-logsInEvent:]
 		}
 		ap.Logs = l

@@ -1,10 +1,15 @@
 package worker
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/history"
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -53,5 +58,55 @@ workflow:
 	large := inputs["large"]
 	if !strings.HasSuffix(large, "bytes)") || !strings.Contains(large, "…(cut at ") || len(large) > InputInEvent+64 {
 		t.Errorf("large's input (%d bytes) is not cut at %d with a marker: ...%s", len(large), InputInEvent, large[max(0, len(large)-80):])
+	}
+}
+
+// A log longer than an event carries: the event keeps its tail, and a
+// reference to the whole log (masked like the tail) stored in the results
+// tier for the attempt.
+func TestLongLogIsStoredWhole(t *testing.T) {
+	const src = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: logs, path: tests/logs}
+workflow:
+  - step: start
+    tool: {kind: python, code: "print(...)"}
+`
+	secret := "s3cr3t-in-the-log-77"
+	var whole strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&whole, "line %03d %s\n", i, strings.Repeat("y", 40))
+	}
+	whole.WriteString("token " + secret + "\n")
+	py := &fakeTool{run: func(_ context.Context, req tools.Request, n int) types.Outcome {
+		return types.Outcome{Status: types.StatusOK, Result: 1, Logs: whole.String()}
+	}}
+	env := controltest.NewEnv()
+	w := newWorker(env, py, nil)
+	off := &controltest.Offloader{InlineMax: 1 << 20}
+	w.Results = off
+	start(t, env, "ex1", src, map[string]any{"api_token": secret})
+	drain(t, env, w)
+	wantOK(t, env)
+	evs := eventsOf(env, "ex1", types.EvTaskAttemptDone)
+	if len(evs) != 1 {
+		t.Fatalf("%d attempts", len(evs))
+	}
+	p, err := history.Decode[history.TaskAttempt](evs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Logs) != logsInEvent || !strings.HasSuffix(p.Logs, "token ***\n") || strings.Contains(p.Logs, "line 000") {
+		t.Errorf("the event's logs (%d bytes) are not the masked tail", len(p.Logs))
+	}
+	if p.LogsRef == nil {
+		t.Fatal("no reference to the whole log")
+	}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "ex1"})
+	v, err := off.Resolve(ctx, p.LogsRef)
+	full, _ := v.(string)
+	if err != nil || !strings.HasPrefix(full, "line 000 ") || !strings.HasSuffix(full, "token ***\n") || strings.Contains(full, secret) {
+		t.Errorf("the stored log (%d bytes, %v) is not the whole masked log", len(full), err)
 	}
 }

@@ -81,6 +81,11 @@ type Backend interface {
 	// of its metered operations (what GET /executions/{id}/cost prices),
 	// from one read (an *Error when not allowed).
 	Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error)
+	// Result loads a result reference of execution id (one its events
+	// carry: an attempt's whole log) as that execution reads it — its
+	// own results, its parent's, its children's — redacted as its events
+	// are, with the access GET /executions/{id} has (an *Error otherwise).
+	Result(ctx context.Context, id string, ref any) (any, error)
 }
 
 // Error is a refusal or failure with its HTTP status.

@@ -55,6 +55,9 @@ type fakeAPI struct {
 	eventReads int
 	// rerunRefusal, when set, is the api's 409 to a rerun.
 	rerunRefusal string
+	// stored are the results Result loads, by key (readable by the
+	// execution whose id starts the key).
+	stored map[string]any
 }
 
 func (f *fakeAPI) record(s string) {
@@ -136,6 +139,15 @@ func (f *fakeAPI) Source(ctx context.Context, id string) (string, error) {
 		return src, nil
 	}
 	return "", &Error{404, "execution " + id + " not found"}
+}
+
+func (f *fakeAPI) Result(ctx context.Context, id string, ref any) (any, error) {
+	m, _ := ref.(map[string]any)
+	inner, _ := m["$ref"].(map[string]any)
+	if v, ok := f.stored[fmt.Sprint(inner["key"])]; ok && strings.HasPrefix(fmt.Sprint(inner["key"]), id+"/") {
+		return v, nil
+	}
+	return nil, &Error{404, "result not found"}
 }
 
 func (f *fakeAPI) Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error) {

@@ -31,6 +31,11 @@ import (
 // inline.
 const InspectorMaxResult = 64 << 10
 
+// InspectorMaxLogs is the most whole logs (stored in the results tier) one
+// inspector page reads; the other attempts show the tail their event
+// holds.
+const InspectorMaxLogs = 20
+
 // inspectorPage is the inspector's data.
 type inspectorPage struct {
 	ID     string
@@ -96,10 +101,13 @@ type attemptView struct {
 	Adopted   bool
 	Error     string
 	// Input is the attempt's rendered args and config (indented when it
-	// parses: it may have been cut); Logs its captured output, whole as
-	// the event holds it.
-	Input string
-	Logs  string
+	// parses: it may have been cut); Logs its captured output: whole, read
+	// from the results tier when the event holds only its tail (LogsRef;
+	// LogsNote says when it could not be read, and the tail is shown).
+	Input    string
+	Logs     string
+	LogsRef  any
+	LogsNote string
 }
 
 // sourceLine is one numbered line of the step's source.
@@ -258,6 +266,26 @@ func (v *visit) inspector(id, step string) {
 	} else {
 		d.Attempts = attempts
 	}
+	// Whole logs the events hold only the tail of (at most
+	// InspectorMaxLogs read per page).
+	read := 0
+	for i := range d.Attempts {
+		a := &d.Attempts[i]
+		if a.LogsRef == nil {
+			continue
+		}
+		if read == InspectorMaxLogs {
+			a.LogsNote = "the tail of the log: open this attempt's iteration or run alone to read the whole log"
+			continue
+		}
+		read++
+		v, err := v.h.cfg.Backend.Result(v.r.Context(), id, a.LogsRef)
+		if s, ok := v.(string); err == nil && ok {
+			a.Logs = s
+		} else {
+			a.LogsNote = fmt.Sprintf("the tail of the log (the whole log could not be read: %v)", err)
+		}
+	}
 	if d.Result == nil && d.Run == info.Run {
 		if m, ok := st.Results.(map[string]any); ok {
 			if res, ok := m[step]; ok {
@@ -294,7 +322,7 @@ func attemptOf(e types.Event) attemptView {
 	if p.Error != nil {
 		a.Error = errorText(p.Error.Map())
 	}
-	a.Input = p.Input
+	a.Input, a.LogsRef = p.Input, p.LogsRef
 	var buf bytes.Buffer
 	if p.Input != "" && json.Indent(&buf, []byte(p.Input), "", "  ") == nil {
 		a.Input = buf.String()

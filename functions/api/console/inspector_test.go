@@ -293,3 +293,32 @@ func TestDarkModeAndLocalTimeAssets(t *testing.T) {
 		t.Error("the script does not localize times")
 	}
 }
+
+// A log longer than its event carries is read whole from the results
+// tier (Backend.Result: the execution's own results, redacted); a
+// reference the execution may not read leaves the tail, with a note.
+func TestInspectorReadsTheWholeLog(t *testing.T) {
+	f := newFixture(t)
+	f.sampleExecution("x1", types.StatusOK)
+	f.api.stored = map[string]any{"x1/start.logs": "first line of the whole log\n...\nlast line\n", "x9/start.logs": "another execution's log"}
+	evs := f.api.events["x1"]
+	for i, e := range evs {
+		if e.EventType == types.EvTaskAttemptDone && e.Step == "start" {
+			evs[i].Payload = map[string]any{"kind": "python", "logs": "...\nlast line\n", "logs_ref": map[string]any{"$ref": map[string]any{"key": "x1/start.logs"}}}
+		}
+	}
+	hdr := "Authorization: Bearer " + adminTok
+	body := f.do("GET", "/console/executions/x1/steps/start", "", hdr).Body.String()
+	if !strings.Contains(body, "first line of the whole log") {
+		t.Errorf("the whole log is not read:\n%s", body)
+	}
+	for i, e := range evs {
+		if e.EventType == types.EvTaskAttemptDone && e.Step == "start" {
+			evs[i].Payload["logs_ref"] = map[string]any{"$ref": map[string]any{"key": "x9/start.logs"}}
+		}
+	}
+	body = f.do("GET", "/console/executions/x1/steps/start", "", hdr).Body.String()
+	if strings.Contains(body, "another execution") || !strings.Contains(body, "the whole log could not be read") || !strings.Contains(body, "last line") {
+		t.Errorf("a foreign reference: %s", body)
+	}
+}
