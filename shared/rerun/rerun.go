@@ -188,16 +188,23 @@ type TooLargeError struct{ Size, Limit int }
 
 // Error implements error.
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("rerun: the playbook, workload and reused step runs take %d bytes, over the %d-byte limit of an execution document: rerun from a later step, or pass large values by reference", e.Size, e.Limit)
+	return fmt.Sprintf("rerun: the playbook, workload and reused step runs (and the events that reuse them at once) take %d bytes, over the %d-byte limit of a Firestore document: rerun from a later step, or pass large values by reference", e.Size, e.Limit)
 }
 
-// fit keeps the rerun's execution document under control.StateMaxBytes:
-// the largest inline reused results move to the results tier (stored for
-// execution id) until it fits.
+// EventOverhead is what the events of one reused step run weigh in the
+// transition that reuses it, besides the run's own values (step.scheduled,
+// step.started, step.done and next.evaluated envelopes), in bytes: the
+// estimate that keeps that transition's outbox under Firestore's 1 MiB.
+const EventOverhead = 1600
+
+// fit keeps the rerun's execution document, and the outbox of its first
+// transition (which reuses the runs at once, one step.done each with its
+// values), under control.StateMaxBytes: the largest inline reused results
+// move to the results tier (stored for execution id) until both fit.
 func (s *Starter) fit(ctx context.Context, id string, source []byte, wl map[string]any, reuse map[string]*engine.ReusedRun) error {
 	size := func() int {
 		b, _ := json.Marshal(map[string]any{"workload": wl, "reuse": reuse})
-		return len(b) + len(source)
+		return max(len(b)+len(source), outboxEstimate(reuse))
 	}
 	n := size()
 	if n <= control.StateMaxBytes {
@@ -236,6 +243,19 @@ func (s *Starter) fit(ctx context.Context, id string, source []byte, wl map[stri
 		return &TooLargeError{Size: n, Limit: control.StateMaxBytes}
 	}
 	return nil
+}
+
+// outboxEstimate is the size of the transition that reuses the runs:
+// each run's values (its args appear in step.scheduled, its result, ctx
+// and step scope in step.done) and EventOverhead.
+func outboxEstimate(reuse map[string]*engine.ReusedRun) int {
+	n := 0
+	for _, r := range reuse {
+		b, _ := json.Marshal(r)
+		a, _ := json.Marshal(r.Args)
+		n += len(b) + len(a) + EventOverhead
+	}
+	return n
 }
 
 func sortedKeys(m map[string]*engine.ReusedRun) []string {

@@ -209,3 +209,55 @@ func TestStartFitsLargeInlineResults(t *testing.T) {
 		t.Fatalf("load's large result is %T owned by %q (%v), want a reference of the rerun", ref, owner, err)
 	}
 }
+
+// Reusing runs at once writes their events in one transition: a plan of
+// more runs than that transition can carry is refused (rerun from a later
+// step), whatever the results tier takes.
+func TestFitBoundsTheReusingTransition(t *testing.T) {
+	reuse := map[string]*engine.ReusedRun{}
+	for i := range 700 {
+		reuse[engine.LoopKey("page", i+1)] = &engine.ReusedRun{Step: "page", Run: i + 1, Args: map[string]any{"n": int64(i)}, Result: map[string]any{"ok": true}}
+	}
+	if n := outboxEstimate(reuse); n < 700*EventOverhead {
+		t.Fatalf("estimate %d", n)
+	}
+	s := &Starter{Results: &results.Store{Backend: results.NewMemory()}}
+	err := s.fit(context.Background(), "914000000000000009", []byte(chain), nil, reuse)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || !strings.Contains(err.Error(), "rerun from a later step") {
+		t.Fatalf("700 reused runs: %v, want a TooLargeError", err)
+	}
+	for k := range reuse {
+		if len(reuse) <= 300 {
+			break
+		}
+		delete(reuse, k)
+	}
+	if err := s.fit(context.Background(), "914000000000000009", []byte(chain), nil, reuse); err != nil {
+		t.Errorf("300 reused runs: %v", err)
+	}
+}
+
+// A fixed playbook runs instead of the frozen one: its steps are matched
+// by name (start and load still reused), the rerun's document holds the
+// fixed source, and an inline playbook has no catalog path (it matches
+// inline grants only).
+func TestStartWithAFixedPlaybook(t *testing.T) {
+	e := newEnv(t, "", offloaded)
+	fixed := strings.Replace(chain, `code: "result = 2"`, `code: "result = 3"`, 1)
+	pb, err := dsl.Load([]byte(fixed), "fixed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.starter.Start(context.Background(), Params{Source: e.source, From: engine.RerunFailed, Playbook: pb, PlaybookSource: []byte(fixed), Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.store.ExecutionGet(context.Background(), got.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Source != fixed || rec.State.CatalogPath != "" || strings.Join(got.Reused, ",") != "load#1,start#1" {
+		t.Errorf("source fixed %v, catalog path %q, reused %v", rec.Source == fixed, rec.State.CatalogPath, got.Reused)
+	}
+}
