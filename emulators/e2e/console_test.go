@@ -122,8 +122,8 @@ func TestConsoleDemo(t *testing.T) {
 	if n := js[int](t, b, `document.querySelectorAll('#graph g.edge.taken').length`); n != 2 {
 		t.Errorf("%d arcs drawn as taken, want 2", n)
 	}
-	its := js[int](t, b, `document.querySelectorAll('#timeline [data-kind=iteration]').length`)
-	distinct := js[int](t, b, `new Set(Array.from(document.querySelectorAll('#timeline [data-kind=iteration]')).map(e => e.dataset.index)).size`)
+	its := js[int](t, b, `document.querySelectorAll('#timeline [data-index]').length`)
+	distinct := js[int](t, b, `new Set(Array.from(document.querySelectorAll('#timeline [data-index]')).map(e => e.dataset.index)).size`)
 	if its != 249 || distinct != 249 {
 		t.Errorf("the timeline shows %d iteration bars (%d distinct), want 249", its, distinct)
 	}
@@ -213,7 +213,7 @@ workflow:
 	if n := js[int](t, b, `document.querySelectorAll('[data-follow]').length`); n != 0 {
 		t.Errorf("%d regions still followed after the end", n)
 	}
-	if n := js[int](t, b, `document.querySelectorAll('#timeline [data-kind=iteration]').length`); n != 6 {
+	if n := js[int](t, b, `document.querySelectorAll('#timeline [data-index]').length`); n != 6 {
 		t.Errorf("%d iterations on the followed page, want 6", n)
 	}
 
@@ -231,15 +231,25 @@ workflow:
         result = {}
 `
 	id = startInline(t, long, nil)
+	// The cancel button asks for a confirmation on its own page; nothing
+	// is canceled until it is confirmed.
 	if err := b.Do(time.Minute,
 		chromedp.Navigate(consoleURL()+"/executions/"+id),
 		chromedp.WaitVisible(chromedp.ID("cancel")),
-		chromedp.SendKeys(chromedp.ID("cancel-reason"), "stopped by the browser test"),
 	); err != nil {
 		t.Fatal(err)
 	}
-	// The form posts, and the console redirects back to the page.
 	if _, err := browser.Run(b, time.Minute, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID("cancel")))); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Do(time.Minute, chromedp.WaitVisible(chromedp.ID("cancel-confirm")), chromedp.SendKeys(chromedp.ID("cancel-reason"), "stopped by the browser test")); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitStatusNow(t, id); st == "canceled" {
+		t.Fatal("the execution was canceled before the confirmation")
+	}
+	// The form posts, and the console redirects back to the page.
+	if _, err := browser.Run(b, time.Minute, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID("cancel-confirm")))); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, b, `!!document.querySelector('#live h1 .badge') && document.querySelector('#live h1 .badge').textContent === 'canceled'`, time.Minute)
@@ -280,4 +290,12 @@ func consolePage(t testing.TB, path string) (int, []byte, float64) {
 		ms, _ = strconv.ParseFloat(strings.TrimPrefix(st, "render;dur="), 64)
 	}
 	return resp.StatusCode, b, ms
+}
+
+// waitStatusNow is an execution's status now.
+func waitStatusNow(t *testing.T, id string) string {
+	t.Helper()
+	_, m := apiDo(t, http.MethodGet, "/executions/"+id, nil)
+	st, _ := m["status"].(string)
+	return st
 }

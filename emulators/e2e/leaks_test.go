@@ -256,7 +256,9 @@ workflow:
 	// read, its events page and cost), the DLQ and this execution's
 	// entries (the forged and poison units).
 	for _, p := range []string{"/", "/executions/" + id, "/executions/" + id + "?detail=all", "/executions/" + id + "/events",
-		"/executions/" + id + "/events?type=task.attempt.failed", "/executions/" + id + "/cost", "/dlq"} {
+		"/executions/" + id + "/events?type=task.attempt.failed", "/executions/" + id + "/cost", "/dlq",
+		// The step inspector: rendered inputs and whole logs.
+		"/executions/" + id + "/steps/start", "/executions/" + id + "/steps/fan", "/executions/" + id + "/steps/flaky"} {
 		code, body, _ := consolePage(t, p)
 		if code != http.StatusOK {
 			t.Errorf("console %s: %d", p, code)

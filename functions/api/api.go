@@ -6,6 +6,8 @@
 //	                             403 {"error"} naming a credential the playbook is not granted
 //	GET  /executions/{id}        → 200 status view (inspect.Status); 404
 //	GET  /executions/{id}/events → 200 {"events": [...]} in causal order
+//	POST /executions/{id}/rerun  {"from": "failed" | "<step>", "workload": {...}}
+//	                             → 202 {"execution_id", "rerun_of", "reused", ...} (rerun.go)
 //	GET  /console/...            → the operator console (console.go, package console)
 //	GET  /healthz                → 200
 //
@@ -101,6 +103,8 @@ func route(w http.ResponseWriter, r *http.Request) {
 		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
 	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
 		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
+	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rerun") && r.Method == http.MethodPost:
+		rerunExecution(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rerun"))
 	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rebuild") && r.Method == http.MethodPost:
 		rebuild(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rebuild"))
 	case p == "/gc" && r.Method == http.MethodPost:

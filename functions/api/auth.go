@@ -11,7 +11,7 @@ package api
 //	GET  /executions, /executions/{id}[/events|/cost]
 //	GET  /playbooks[/{path}], /cells, /results/{urn}
 //	                                        viewer
-//	POST /executions, /executions/{id}/cancel
+//	POST /executions, /executions/{id}/cancel, /executions/{id}/rerun
 //	                                        runner
 //	/dlq..., POST /executions/{id}/rebuild  operator
 //	/credentials..., POST /playbooks, POST /gc, anything else that is not a GET
@@ -83,7 +83,7 @@ func RequiredRole(method, path string) (role auth.Role, public bool) {
 		return auth.Admin, false
 	case p == "/executions" && method == http.MethodPost:
 		return auth.Runner, false
-	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && method == http.MethodPost:
+	case strings.HasPrefix(p, "/executions/") && (strings.HasSuffix(p, "/cancel") || strings.HasSuffix(p, "/rerun")) && method == http.MethodPost:
 		return auth.Runner, false
 	case read:
 		return auth.Viewer, false

@@ -67,6 +67,7 @@ func TestGuardRoles(t *testing.T) {
 		{"GET", "/api/playbooks", auth.Viewer},
 		{"POST", "/api/executions", auth.Runner},
 		{"POST", "/api/executions/x/cancel", auth.Runner},
+		{"POST", "/api/executions/x/rerun", auth.Runner},
 		{"POST", "/api/playbooks", auth.Admin},
 		{"GET", "/api/credentials", auth.Admin},
 		{"POST", "/api/credentials", auth.Admin},

@@ -17,7 +17,9 @@ import (
 
 	"github.com/noetl/gcpengine/functions/api/console"
 	"github.com/noetl/gcpengine/shared/auth"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
@@ -187,6 +189,25 @@ func (consoleBackend) Events(ctx context.Context, id string) ([]types.Event, map
 		return nil, nil, &console.Error{Code: http.StatusServiceUnavailable, Message: err.Error()}
 	}
 	return redactEvents(redactorOf(ctx, d, rec), evs), ops, nil
+}
+
+// Result implements console.Backend: the reference loaded as execution
+// id reads its results (shared/results ownership), redacted with its
+// redactor.
+func (consoleBackend) Result(ctx context.Context, id string, ref any) (any, error) {
+	d, rec, err := readable(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.Results == nil {
+		return nil, &console.Error{Code: http.StatusServiceUnavailable, Message: "no results tier"}
+	}
+	rctx := results.WithReader(ctx, results.Reader{Execution: rec.State.ExecutionID, Parent: rec.State.ParentID})
+	v, err := d.Results.Resolve(rctx, ref)
+	if err != nil {
+		return nil, &console.Error{Code: errs.HTTPStatus(err), Message: err.Error()}
+	}
+	return redactorOf(ctx, d, rec).Value(v), nil
 }
 
 // decodeJSONBytes decodes a JSON answer (jsonx).

@@ -31,18 +31,22 @@ func ListCursor(e store.ExecutionSummary) string {
 // (store.Store.ExecutionList).
 type executionLister interface {
 	ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.ExecutionSummary, error)
+	ExecutionCount(ctx context.Context, p store.ExecutionListParams) (map[types.Status]int, error)
 }
 
-// list serves GET /executions?status=&playbook=&creator=&limit=&before=
+// list serves GET /executions?status=&playbook=&creator=&since=&until=&limit=&before=&counts=
 // (README "Security": a caller below the operator role
 // lists its own executions only, listScope):
 //
-//	→ 200 {"executions": [{execution_id, parent_id, playbook, creator, status, created_at, updated_at}]}
+//	→ 200 {"executions": [{execution_id, parent_id, playbook, creator, rerun_of, status, created_at, updated_at}]}
 //	  newest first (store.ExecutionList); limit defaults to 50; before
 //	  pages: "<created_at>,<execution_id>" of the previous page's last
-//	  entry (ListCursor), and the list goes on after it
+//	  entry (ListCursor), and the list goes on after it; since and until
+//	  (RFC 3339) bound the creation time, since inclusive, until
+//	  exclusive; counts=true adds "counts": {status: n} of every
+//	  execution the filters other than status select (store.ExecutionCount)
 //	→ 400 {"error"} for an unknown status, a limit that is not an
-//	  integer in 1..MaxListLimit, or a cursor that does not parse
+//	  integer in 1..MaxListLimit, a time or a cursor that does not parse
 //	→ 503 {"error"} when the store cannot be read
 func list(w http.ResponseWriter, r *http.Request) {
 	d, ok := opened(r.Context(), w, deps)
@@ -92,6 +96,19 @@ func listExecutions(w http.ResponseWriter, r *http.Request, s executionLister) {
 		}
 		p.BeforeCreated, p.BeforeID = t, id
 	}
+	for _, b := range []struct {
+		key string
+		at  *time.Time
+	}{{"since", &p.CreatedFrom}, {"until", &p.CreatedTo}} {
+		if v := q.Get(b.key); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": b.key + " " + strconv.Quote(v) + " is not an RFC 3339 time (2026-11-28T10:00:00Z)"})
+				return
+			}
+			*b.at = t
+		}
+	}
 	out, err := s.ExecutionList(r.Context(), p)
 	if err != nil {
 		unavailable(w, err)
@@ -100,5 +117,16 @@ func listExecutions(w http.ResponseWriter, r *http.Request, s executionLister) {
 	if out == nil {
 		out = []store.ExecutionSummary{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"executions": out})
+	body := map[string]any{"executions": out}
+	if q.Get("counts") == "true" {
+		cp := p
+		cp.Status = ""
+		counts, err := s.ExecutionCount(r.Context(), cp)
+		if err != nil {
+			unavailable(w, err)
+			return
+		}
+		body["counts"] = counts
+	}
+	writeJSON(w, http.StatusOK, body)
 }

@@ -24,6 +24,10 @@ func (failingLister) ExecutionList(context.Context, store.ExecutionListParams) (
 	return nil, errors.New("firestore: unavailable")
 }
 
+func (failingLister) ExecutionCount(context.Context, store.ExecutionListParams) (map[types.Status]int, error) {
+	return nil, errors.New("firestore: unavailable")
+}
+
 func TestListExecutions(t *testing.T) {
 	m := store.NewMemory()
 	ctx := context.Background()
@@ -74,6 +78,9 @@ func TestListExecutions(t *testing.T) {
 		// Pages: after the cursor of e3 (ListCursor of its summary).
 		{"?before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e3", CreatedAt: t0.Add(2 * time.Minute)})), 200, []string{"e2", "e1"}, "", nil},
 		{"?status=running&before=" + url.QueryEscape(ListCursor(store.ExecutionSummary{ExecutionID: "e4", CreatedAt: t0.Add(3 * time.Minute)})), 200, []string{"e3"}, "", nil},
+		// Creation time: since inclusive, until exclusive.
+		{"?since=" + url.QueryEscape(t0.Add(time.Minute).Format(time.RFC3339)) + "&until=" + url.QueryEscape(t0.Add(3*time.Minute).Format(time.RFC3339)), 200, []string{"e3", "e2"}, "", nil},
+		{"?since=yesterday", 400, nil, `since "yesterday" is not an RFC 3339 time`, nil},
 		{"?before=yesterday,e3", 400, nil, "is not a cursor", nil},
 		{"?before=" + url.QueryEscape(t0.Format(time.RFC3339Nano)), 400, nil, "is not a cursor", nil},
 	} {
@@ -113,6 +120,27 @@ func TestListExecutions(t *testing.T) {
 		}
 		if strings.Join(ids, ",") != strings.Join(c.ids, ",") {
 			t.Errorf("%s as %s: ids %v, want %v", c.query, as.Name, ids, c.ids)
+		}
+	}
+	// counts=true counts every status under the other filters (and the
+	// caller's scope).
+	for _, c := range []struct {
+		query string
+		as    auth.Principal
+		want  string
+	}{
+		{"?counts=true&status=running", operator, `{"failed":1,"ok":1,"running":2}`},
+		{"?counts=true&playbook=alpha", operator, `{"failed":1,"ok":1,"running":1}`},
+		{"?counts=true", alice, `{"ok":1,"running":1}`},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/executions"+c.query, nil)
+		listExecutions(rec, req.WithContext(auth.WithPrincipal(req.Context(), c.as)), m)
+		var body struct {
+			Counts json.RawMessage `json:"counts"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || string(body.Counts) != c.want {
+			t.Errorf("%s as %s: counts %s (%v), want %s", c.query, c.as.Name, body.Counts, err, c.want)
 		}
 	}
 	rec := httptest.NewRecorder()

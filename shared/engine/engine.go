@@ -486,8 +486,14 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 	ss.FinishedAt = ""
 	ss.Error = nil
 	ss.Loop = nil
+	ss.ReusedFrom = ""
 	st.Active++
 	t.event(types.EvStepScheduled, name, run, history.StepScheduled{From: from, Args: args})
+	if r := t.reusable(name, run, args); r != nil {
+		// A rerun's step run that completed in the execution it reruns:
+		// its recorded end stands for it (rerun.go).
+		return t.reuse(step, ss, r)
+	}
 	if budget := StepBudget(step); budget > 0 {
 		tc := types.Command{Kind: types.CmdStepTimeout, ExecutionID: st.ExecutionID, Step: name, StepRun: run,
 			StateVersion: st.Version, NotBefore: t.now.Add(time.Duration(budget * float64(time.Second)))}

@@ -92,6 +92,17 @@ type State struct {
 	// unit's step run ends); the engine never reads it. A parked unit's
 	// deliveries are dropped but for the DLQ replay of its entry.
 	Parked map[string]Park `json:"parked,omitempty"`
+	// RerunOf is, for a rerun (POST /executions/{id}/rerun, rerun.go), the
+	// execution it reruns; RerunFrom is where it was asked to start
+	// (RerunFailed, a step name, or "" for the start). Both empty for
+	// every other execution.
+	RerunOf   string `json:"rerun_of,omitempty"`
+	RerunFrom string `json:"rerun_from,omitempty"`
+	// Reuse holds the recorded ends of RerunOf's step runs that this rerun
+	// reuses instead of running them, by LoopKey(step, run). An entry is
+	// taken out when its run is scheduled (reused, or run when its token
+	// differs); nil once none is left.
+	Reuse map[string]*ReusedRun `json:"reuse,omitempty"`
 	// Keychain is the resolved keychain for control-plane templates (arc
 	// when/args, set_ctx, loop.in, admission). The caller sets it before a
 	// transition; it is never serialised.
@@ -126,6 +137,9 @@ type StepState struct {
 	FinishedAt string         `json:"finished_at,omitempty"`
 	DurationMS int64          `json:"duration_ms,omitempty"`
 	Error      any            `json:"error,omitempty"`
+	// ReusedFrom is set when the latest run was not run but reused from
+	// the execution a rerun reruns (State.RerunOf): that execution's id.
+	ReusedFrom string `json:"reused_from,omitempty"`
 	// Pending holds the tokens (arc args) of arcs that fired while the step
 	// was still running; each starts one more run, in order, when the
 	// current run ends (a re-joined step runs once per incoming branch).

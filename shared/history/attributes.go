@@ -18,10 +18,22 @@ type ExecutionRequested struct {
 	// Trace is the caller's W3C trace context (traceparent, tracestate,
 	// baggage); omitted when empty.
 	Trace map[string]string
+	// RerunOf is, for a rerun (POST /executions/{id}/rerun), the execution
+	// it reruns, and RerunFrom where it starts ("failed", a step name, or
+	// "" for the start); both omitted when empty. The step runs it reuses
+	// are in its log as step.done events with reused_from (StepDone).
+	RerunOf   string
+	RerunFrom string
 }
 
 func (a ExecutionRequested) encode() map[string]any {
 	m := map[string]any{"playbook": a.Playbook, "parent_id": a.ParentID}
+	if a.RerunOf != "" {
+		m["rerun_of"] = a.RerunOf
+	}
+	if a.RerunFrom != "" {
+		m["rerun_from"] = a.RerunFrom
+	}
 	if len(a.Trace) > 0 {
 		tc := map[string]any{}
 		for k, v := range a.Trace {
@@ -34,6 +46,7 @@ func (a ExecutionRequested) encode() map[string]any {
 
 func (a *ExecutionRequested) decode(r *reader) {
 	a.Playbook, a.ParentID = r.str("playbook"), r.str("parent_id")
+	a.RerunOf, a.RerunFrom = r.str("rerun_of"), r.str("rerun_from")
 	if tc := r.object("trace"); tc != nil {
 		a.Trace = map[string]string{}
 		for k, v := range tc {
@@ -225,19 +238,28 @@ func (a *PlaybookFinished) decode(r *reader) {
 }
 
 // StepStarted is the payload of step.started: {"loop": true} for a loop
-// step, null otherwise.
+// step, {"reused": true} for a step run a rerun reuses (StepDone
+// ReusedFrom), null otherwise.
 type StepStarted struct {
-	Loop bool
+	Loop   bool
+	Reused bool
 }
 
 func (a StepStarted) encode() map[string]any {
-	if !a.Loop {
+	if !a.Loop && !a.Reused {
 		return nil
 	}
-	return map[string]any{"loop": true}
+	m := map[string]any{}
+	if a.Loop {
+		m["loop"] = true
+	}
+	if a.Reused {
+		m["reused"] = true
+	}
+	return m
 }
 
-func (a *StepStarted) decode(r *reader) { a.Loop = r.boolean("loop") }
+func (a *StepStarted) decode(r *reader) { a.Loop, a.Reused = r.boolean("loop"), r.boolean("reused") }
 
 // TaskStarted is the payload of task.started: null, or for a `kind:
 // playbook` task the child execution it started.
@@ -295,6 +317,14 @@ type TaskAttempt struct {
 	// Logs is the tail of the attempt's captured output, masked (omitted
 	// when empty).
 	Logs string
+	// Input is the attempt's rendered args and config as JSON, masked and
+	// cut at a bound (worker.InputInEvent) with a marker (omitted when the
+	// task was not rendered: an adopted outcome, a child playbook).
+	Input string
+	// LogsRef is a result reference to the attempt's whole log (masked)
+	// in the results tier, when it is longer than Logs can carry (omitted
+	// otherwise).
+	LogsRef any
 }
 
 // Map returns the error's wire form (nil for a nil error), the error
@@ -320,11 +350,17 @@ func (a TaskAttempt) encode() map[string]any {
 	if a.Logs != "" {
 		m["logs"] = a.Logs
 	}
+	if a.Input != "" {
+		m["input"] = a.Input
+	}
+	if a.LogsRef != nil {
+		m["logs_ref"] = a.LogsRef
+	}
 	return m
 }
 
 func (a *TaskAttempt) decode(r *reader) {
-	a.Kind, a.HTTPStatus, a.Adopted, a.Logs = r.str("kind"), r.intp("http_status"), r.boolean("adopted"), r.str("logs")
+	a.Kind, a.HTTPStatus, a.Adopted, a.Logs, a.Input, a.LogsRef = r.str("kind"), r.intp("http_status"), r.boolean("adopted"), r.str("logs"), r.str("input"), r.value("logs_ref")
 	if em := r.object("error"); em != nil {
 		sub := &reader{t: r.t, m: em}
 		a.Error = &AttemptError{Kind: sub.str("kind"), Message: sub.str("message"), Retryable: sub.boolean("retryable"), Status: int(sub.integer("status"))}
@@ -400,6 +436,18 @@ type StepDone struct {
 	// Loop marks the loop step's own step.done, after its loop.done
 	// (omitted when false).
 	Loop bool
+	// ReusedFrom marks the step run of a rerun that was not run but
+	// completed with the recorded end of a step run of the execution it
+	// reruns (omitted otherwise). The event is the run's boundary like
+	// any other step.done: folding it gives the same state.
+	ReusedFrom *ReusedFrom
+}
+
+// ReusedFrom is the step run a rerun's reused step run stands for
+// (StepDone.ReusedFrom): {"execution_id", "step_run"}.
+type ReusedFrom struct {
+	ExecutionID string
+	StepRun     int
 }
 
 func (a StepDone) encode() map[string]any {
@@ -413,11 +461,22 @@ func (a StepDone) encode() map[string]any {
 	if a.Loop {
 		m["loop"] = true
 	}
+	if a.ReusedFrom != nil {
+		m["reused_from"] = map[string]any{"execution_id": a.ReusedFrom.ExecutionID, "step_run": a.ReusedFrom.StepRun}
+	}
 	return m
 }
 
 func (a *StepDone) decode(r *reader) {
 	a.Result, a.Ctx, a.Step, a.Loop = r.value("result"), r.object("ctx"), r.object("step"), r.boolean("loop")
+	if rm := r.object("reused_from"); rm != nil {
+		sub := &reader{t: r.t, m: rm}
+		a.ReusedFrom = &ReusedFrom{ExecutionID: sub.str("execution_id"), StepRun: int(sub.integer("step_run"))}
+		sub.unknown()
+		if sub.err != nil {
+			r.fail("%v (in reused_from)", sub.err)
+		}
+	}
 }
 
 // StepFailed is the payload of step.failed.

@@ -25,12 +25,16 @@ type Status struct {
 	Playbook    string `json:"playbook"`
 	// Creator is the principal that started the execution; CatalogPath
 	// where its playbook came from (empty for an inline playbook).
-	Creator     string       `json:"creator,omitempty"`
-	CatalogPath string       `json:"catalog_path,omitempty"`
-	Status      types.Status `json:"status"`
-	CreatedAt   string       `json:"created_at"`
-	StartedAt   string       `json:"started_at"`
-	FinishedAt  string       `json:"finished_at"`
+	Creator     string `json:"creator,omitempty"`
+	CatalogPath string `json:"catalog_path,omitempty"`
+	// RerunOf is, for a rerun, the execution it reruns, and RerunFrom
+	// where it was asked to start ("failed", a step, "" for the start).
+	RerunOf    string       `json:"rerun_of,omitempty"`
+	RerunFrom  string       `json:"rerun_from,omitempty"`
+	Status     types.Status `json:"status"`
+	CreatedAt  string       `json:"created_at"`
+	StartedAt  string       `json:"started_at"`
+	FinishedAt string       `json:"finished_at"`
 	// DurationMS runs from CreatedAt to FinishedAt, or to now while the
 	// execution runs.
 	DurationMS int64 `json:"duration_ms"`
@@ -42,6 +46,9 @@ type Status struct {
 	// offloaded ones), Ctx the execution context, Result the final result.
 	Results any `json:"results"`
 	Ctx     any `json:"ctx"`
+	// Workload is the execution's workload (the playbook's defaults with
+	// the request's deep-merged over them), redacted.
+	Workload any `json:"workload"`
 	// Failures are the failure messages of the execution, in order.
 	Failures []string `json:"failures"`
 	Result   any      `json:"result"`
@@ -63,6 +70,9 @@ type Step struct {
 	// loop).
 	Loop  *Loop `json:"loop,omitempty"`
 	Error any   `json:"error,omitempty"`
+	// ReusedFrom is set when a rerun reused the latest run instead of
+	// running it: the execution whose recorded run it is.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // Loop is a loop step run's progress.
@@ -89,7 +99,7 @@ type IterationCounter func(loopKey string) (int, error)
 func StatusOf(st *engine.State, red *redact.Redactor, count IterationCounter, now time.Time) Status {
 	steps := make(map[string]Step, len(st.Steps))
 	for name, ss := range st.Steps {
-		v := Step{Status: ss.Status, Run: ss.Run, Runs: ss.Runs, DurationMS: ss.DurationMS, StartedAt: ss.StartedAt, FinishedAt: ss.FinishedAt, Error: red.Value(ss.Error)}
+		v := Step{Status: ss.Status, Run: ss.Run, Runs: ss.Runs, DurationMS: ss.DurationMS, StartedAt: ss.StartedAt, FinishedAt: ss.FinishedAt, Error: red.Value(ss.Error), ReusedFrom: ss.ReusedFrom}
 		if ss.Loop != nil {
 			done := ss.Loop.Total
 			if ss.Status == types.StatusRunning && count != nil {
@@ -106,9 +116,9 @@ func StatusOf(st *engine.State, red *redact.Redactor, count IterationCounter, no
 		failures = append(failures, red.String(f))
 	}
 	return Status{
-		ExecutionID: st.ExecutionID, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, CatalogPath: st.CatalogPath, Status: st.Status,
+		ExecutionID: st.ExecutionID, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, CatalogPath: st.CatalogPath, RerunOf: st.RerunOf, RerunFrom: st.RerunFrom, Status: st.Status,
 		CreatedAt: st.CreatedAt, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, DurationMS: DurationMS(st, now),
-		Version: st.Version, Steps: steps, Results: red.Value(st.Results), Ctx: red.Value(st.Ctx),
+		Version: st.Version, Steps: steps, Results: red.Value(st.Results), Ctx: red.Value(st.Ctx), Workload: red.Value(st.Workload),
 		Failures: failures, Result: red.Value(st.Result),
 	}
 }

@@ -58,7 +58,14 @@ type Params struct {
 	// baggage) recorded in the request event's payload under "trace"
 	// (a subscription message's, NoETL's event meta.trace); nil = none.
 	Trace map[string]string
-	Now   time.Time
+	// RerunOf, RerunFrom and Reuse make the execution a rerun
+	// (engine.State.RerunOf, RerunFrom, Reuse; shared/rerun): the
+	// execution it reruns, where it starts, and the recorded step runs it
+	// reuses (their stored results already copied to ExecutionID).
+	RerunOf   string
+	RerunFrom string
+	Reuse     map[string]*engine.ReusedRun
+	Now       time.Time
 }
 
 // Start creates the execution and publishes its request event in a batch
@@ -103,6 +110,7 @@ func Start(ctx context.Context, st store.Store, pub bus.Publisher, p Params) (st
 		s.Creator, s.CatalogPath = p.Creator, p.CatalogPath
 		s.Resume = p.Resume
 		s.ParentIter = p.ParentIter
+		s.RerunOf, s.RerunFrom, s.Reuse = p.RerunOf, p.RerunFrom, p.Reuse
 		// The execution's trace starts here (observe.go): its request
 		// batch carries the root's traceparent and sampling decision.
 		ctx = executionContext(ctx, s)
@@ -127,7 +135,7 @@ func Start(ctx context.Context, st store.Store, pub bus.Publisher, p Params) (st
 	}
 	ev := types.NewEvent(types.EvExecutionRequested, id, "api", now)
 	ev.EntityType, ev.EntityID, ev.ParentID = "playbook", s.Playbook, p.ParentID
-	ev.Payload = history.Encode(history.ExecutionRequested{Playbook: s.Playbook, ParentID: p.ParentID, Trace: p.Trace})
+	ev.Payload = history.Encode(history.ExecutionRequested{Playbook: s.Playbook, ParentID: p.ParentID, Trace: p.Trace, RerunOf: p.RerunOf, RerunFrom: p.RerunFrom})
 	ev.Clock = types.HLC(0, now)
 	b := types.Batch{ID: types.DeriveID(id, "requested"), ExecutionID: id, Source: "api", Route: true, Events: []types.Event{ev}}
 	if err := pub.PublishBatch(ctx, b); err != nil {

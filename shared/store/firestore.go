@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/errs"
@@ -70,6 +72,7 @@ type execDoc struct {
 	Playbook  string    `firestore:"playbook"`
 	ParentID  string    `firestore:"parent_id"`
 	Creator   string    `firestore:"creator"`
+	RerunOf   string    `firestore:"rerun_of,omitempty"`
 	Version   int64     `firestore:"version"`
 	CreatedAt time.Time `firestore:"created_at"`
 	UpdatedAt time.Time `firestore:"updated_at"`
@@ -119,7 +122,7 @@ func toDoc(sealer Sealer, retention time.Duration, rec *Execution) (execDoc, err
 	created, _ := time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
 	now := time.Now().UTC()
 	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID, Creator: rec.State.Creator,
-		Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}
+		RerunOf: rec.State.RerunOf, Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}
 	if rec.State.Terminal() {
 		exp := now.Add(retention)
 		d.ExpireAt = &exp
@@ -221,26 +224,14 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 	if limit <= 0 {
 		limit = 50
 	}
-	q := f.c.Collection("executions").Query
-	if p.Status != "" {
-		q = q.Where("status", "==", string(p.Status))
-	}
-	if p.Playbook != "" {
-		q = q.Where("playbook", "==", p.Playbook)
-	}
-	if p.ParentID != "" {
-		q = q.Where("parent_id", "==", p.ParentID)
-	}
-	if p.Creator != "" {
-		q = q.Where("creator", "==", p.Creator)
-	}
+	q := f.executionQuery(p)
 	// Ties order by descending document id, as Firestore's implicit last
 	// order does; written out so that a page can start after a cursor.
 	q = q.OrderBy("created_at", firestore.Desc).OrderBy(firestore.DocumentID, firestore.Desc)
 	if !p.BeforeCreated.IsZero() {
 		q = q.StartAfter(p.BeforeCreated, p.BeforeID)
 	}
-	q = q.Limit(limit).Select("status", "playbook", "parent_id", "creator", "created_at", "updated_at")
+	q = q.Limit(limit).Select("status", "playbook", "parent_id", "creator", "rerun_of", "created_at", "updated_at")
 	it := q.Documents(ctx)
 	defer it.Stop()
 	out := []ExecutionSummary{}
@@ -256,10 +247,63 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator,
+		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator, RerunOf: d.RerunOf,
 			Status: types.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt})
 	}
 	return out, nil
+}
+
+// ExecutionCount implements Store: one count aggregation per status (in
+// parallel), each billed one read per 1,000 index entries.
+func (f *Firestore) ExecutionCount(ctx context.Context, p ExecutionListParams) (map[types.Status]int, error) {
+	statuses := []types.Status{engine.ExecRequested, engine.ExecRunning, engine.ExecOK, engine.ExecFailed, engine.ExecCanceled}
+	if p.Status != "" {
+		statuses = []types.Status{p.Status}
+	}
+	counts := make([]int, len(statuses))
+	errs1 := make([]error, len(statuses))
+	var wg sync.WaitGroup
+	for i, s := range statuses {
+		q := p
+		q.Status = s
+		wg.Go(func() { counts[i], errs1[i] = count(ctx, f.executionQuery(q)) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs1...); err != nil {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: count executions")
+	}
+	out := map[types.Status]int{}
+	for i, s := range statuses {
+		if counts[i] > 0 {
+			out[s] = counts[i]
+		}
+	}
+	return out, nil
+}
+
+// executionQuery is the executions collection filtered by p (not ordered,
+// no cursor, no limit).
+func (f *Firestore) executionQuery(p ExecutionListParams) firestore.Query {
+	q := f.c.Collection("executions").Query
+	if !p.CreatedFrom.IsZero() {
+		q = q.Where("created_at", ">=", p.CreatedFrom)
+	}
+	if !p.CreatedTo.IsZero() {
+		q = q.Where("created_at", "<", p.CreatedTo)
+	}
+	if p.Status != "" {
+		q = q.Where("status", "==", string(p.Status))
+	}
+	if p.Playbook != "" {
+		q = q.Where("playbook", "==", p.Playbook)
+	}
+	if p.ParentID != "" {
+		q = q.Where("parent_id", "==", p.ParentID)
+	}
+	if p.Creator != "" {
+		q = q.Where("creator", "==", p.Creator)
+	}
+	return q
 }
 
 type blobDoc struct {

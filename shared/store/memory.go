@@ -159,6 +159,20 @@ func (m *Memory) ExecutionGet(ctx context.Context, id string) (*Execution, error
 // revTime encodes a document revision as the UpdateTime token.
 func revTime(rev int64) time.Time { return time.Unix(0, rev+1) }
 
+// ExecutionCount implements Store.
+func (m *Memory) ExecutionCount(ctx context.Context, p ExecutionListParams) (map[types.Status]int, error) {
+	p.BeforeCreated, p.Limit = time.Time{}, 1<<31-1
+	all, err := m.ExecutionList(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := map[types.Status]int{}
+	for _, e := range all {
+		out[e.Status]++
+	}
+	return out, nil
+}
+
 // ExecutionList implements Store.
 func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error) {
 	m.mu.Lock()
@@ -177,13 +191,14 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 			return nil, err
 		}
 		st := rec.State
-		if (p.Status != "" && st.Status != p.Status) || (p.Playbook != "" && st.Playbook != p.Playbook) || (p.ParentID != "" && st.ParentID != p.ParentID) || (p.Creator != "" && st.Creator != p.Creator) {
+		sum := ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, RerunOf: st.RerunOf, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated}
+		if !p.matches(sum) {
 			continue
 		}
 		if !p.BeforeCreated.IsZero() && !(e.created.Before(p.BeforeCreated) || (e.created.Equal(p.BeforeCreated) && id < p.BeforeID)) {
 			continue
 		}
-		out = append(out, ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated})
+		out = append(out, sum)
 	}
 	// Newest first; ties by descending id, as Firestore orders them (its
 	// implicit last order is the document name, in the same direction).

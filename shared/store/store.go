@@ -238,7 +238,10 @@ type ExecutionSummary struct {
 	Playbook    string `json:"playbook"`
 	// Creator is the principal that started the execution
 	// (engine.State.Creator; "" when none was recorded).
-	Creator   string       `json:"creator,omitempty"`
+	Creator string `json:"creator,omitempty"`
+	// RerunOf is, for a rerun, the execution it reruns
+	// (engine.State.RerunOf; "" otherwise).
+	RerunOf   string       `json:"rerun_of,omitempty"`
 	Status    types.Status `json:"status"`
 	CreatedAt time.Time    `json:"created_at"`
 	UpdatedAt time.Time    `json:"updated_at"`
@@ -261,6 +264,18 @@ type ExecutionListParams struct {
 	// the previous page.
 	BeforeCreated time.Time
 	BeforeID      string
+	// CreatedFrom and CreatedTo bound the creation time (the state's
+	// created_at): from inclusive, to exclusive; zero is unbounded.
+	CreatedFrom, CreatedTo time.Time
+}
+
+// matches reports whether an execution's summary fields pass p's filters
+// (all but the page cursor and the limit): what the in-memory driver and
+// the conformance suite compare with.
+func (p ExecutionListParams) matches(e ExecutionSummary) bool {
+	return (p.Status == "" || e.Status == p.Status) && (p.Playbook == "" || e.Playbook == p.Playbook) &&
+		(p.ParentID == "" || e.ParentID == p.ParentID) && (p.Creator == "" || e.Creator == p.Creator) &&
+		(p.CreatedFrom.IsZero() || !e.CreatedAt.Before(p.CreatedFrom)) && (p.CreatedTo.IsZero() || e.CreatedAt.Before(p.CreatedTo))
 }
 
 // Store is the persistence contract of the control plane.
@@ -273,6 +288,11 @@ type Store interface {
 	// ExecutionList lists executions, newest first by the state's
 	// created_at (ExecutionSummary.CreatedAt), ties by descending id.
 	ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error)
+	// ExecutionCount counts the executions that pass p's filters by
+	// status (the cursor and the limit are ignored; a status without any
+	// is absent from the map). Firestore counts with aggregation queries,
+	// one per status (billed one read per 1,000 index entries each).
+	ExecutionCount(ctx context.Context, p ExecutionListParams) (map[types.Status]int, error)
 	// ExecutionCheckpoint runs p.Apply over the execution document and,
 	// when it returns an output, writes atomically the new state, the
 	// outbox document p.OutboxID holding the output (unless it is empty)

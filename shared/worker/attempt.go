@@ -2,10 +2,12 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/engine"
@@ -55,6 +57,67 @@ func renderCode(code any, sc template.Scope) (out any, failed error) {
 // logsInEvent bounds the task logs copied into attempt events.
 const logsInEvent = 4096
 
+// forcedOffloader stores a value in the results tier whatever its size
+// (results.Store.OffloadForced).
+type forcedOffloader interface {
+	OffloadForced(ctx context.Context, c types.ResultCoords, v any) (any, error)
+}
+
+// storeLogs stores an attempt's whole captured log (masked, as the tool
+// captured it: python keeps the last 64 KiB) in the results tier when
+// its event can carry only the tail, and returns the reference (nil when
+// the tier cannot store it: the tail stays the record).
+func (u *unit) storeLogs(ctx context.Context, task *dsl.Task, logs string) any {
+	f, ok := u.w.Results.(forcedOffloader)
+	if !ok {
+		return nil
+	}
+	ref, err := f.OffloadForced(ctx, types.ResultCoords{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step + "." + task.Name + "." + itoa(u.cur.Jumps) + ".logs",
+		Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}, logs)
+	if err != nil {
+		u.log.Warn("the task's whole log was not stored (its event keeps the tail)", "task", task.Name, "error", err)
+		return nil
+	}
+	return ref
+}
+
+// InputInEvent bounds the rendered input (args and config, as JSON)
+// copied into an attempt's event (history.TaskAttempt.Input): the
+// console's step inspector shows it. Longer input is cut there, with a
+// marker saying how long it was.
+const InputInEvent = 2048
+
+// inputOf is the rendered args and config of an attempt as its event
+// carries them: JSON masked with every rule of the unit's redactor (as
+// events are), cut at InputInEvent bytes. A script's code (code,
+// code_b64) is left out, its size said instead: the step's source shows
+// it.
+func (u *unit) inputOf(args, cfg map[string]any) string {
+	shown := make(map[string]any, len(cfg))
+	for k, v := range cfg {
+		if s, ok := v.(string); ok && unrendered[k] {
+			v = fmt.Sprintf("(%d bytes: see the step's source)", len(s))
+		}
+		shown[k] = v
+	}
+	v := any(map[string]any{"args": args, "config": shown})
+	if u.red != nil {
+		v = u.red.Value(v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	if len(b) > InputInEvent {
+		cut := InputInEvent
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		return string(b[:cut]) + fmt.Sprintf("…(cut at %d of %d bytes)", cut, len(b))
+	}
+	return string(b)
+}
+
 // attempt runs one attempt of the task at the cursor and evaluates its
 // policy (engine.DecideTask). suspended reports a `kind: playbook` task
 // waiting for its child execution.
@@ -67,6 +130,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	st.Attempt = attempt
 	st.Payload = history.Encode(history.TaskAttemptStarted{Kind: task.Kind})
 	started := u.w.now()
+	u.input = ""
 	// The attempt runs in its worker.plugin.<kind> span (observe.go).
 	out, suspended, err := u.observeAttempt(ctx, task, func(ctx context.Context) (types.Outcome, bool, error) {
 		if task.Kind == "playbook" {
@@ -88,7 +152,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	ae := u.event(typ, task.Name, itoa(attempt))
 	ae.Attempt, ae.Status, ae.DurationMS = attempt, out.Status, out.Meta.DurationMS
-	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true}
+	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true, Input: u.input}
 	if out.Error != nil {
 		ap.Error = &history.AttemptError{Kind: out.Error.Kind, Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
 	}
@@ -106,6 +170,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 			l = u.red.String(l)
 		}
 		if len(l) > logsInEvent {
+			ap.LogsRef = u.storeLogs(ctx, task, l)
 			l = l[len(l)-logsInEvent:]
 		}
 		ap.Logs = l
@@ -214,6 +279,7 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	if bad != nil {
 		return *bad
 	}
+	u.input = u.inputOf(args, cfg)
 	kind := task.Kind
 	sc := u.taskScope()
 	if kind == "workbook" {

@@ -78,6 +78,9 @@ type unit struct {
 	// cursorEnd, when set, is the frame state a failed cursor claim leaves
 	// (cursor.go).
 	cursorEnd *engine.CursorFrame
+	// input is the current attempt's rendered args and config (inputOf),
+	// for its task.attempt event ("" before the task is rendered).
+	input string
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }

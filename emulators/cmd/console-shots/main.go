@@ -9,6 +9,7 @@ package main
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,61 +26,15 @@ import (
 	"github.com/noetl/gcpengine/emulators/browser"
 )
 
-// failingPlaybook is the failed execution's playbook: a parallel loop in
-// which some iterations fail after retries (best effort), then a step
-// that fails the execution.
-const failingPlaybook = `apiVersion: noetl.io/v2
-kind: Playbook
-metadata: {name: console_shots_failure, path: tests/console_shots_failure}
-workflow:
-  - step: start
-    tool: {kind: noop, result: {items: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}}
-    next:
-      arcs:
-        - step: crunch
-  - step: crunch
-    loop:
-      in: "{{ start.items }}"
-      iterator: n
-      spec: {mode: parallel, max_in_flight: 4}
-    spec:
-      policy:
-        failure: {mode: best_effort}
-    tool:
-      - work:
-          kind: python
-          args: {n: "{{ n }}"}
-          code: |
-            import time
-            time.sleep(0.05 * n)
-            if n % 5 == 0:
-                raise ValueError("item %d is not divisible by anything useful" % n)
-            result = {"n": n, "square": n * n}
-          spec:
-            policy:
-              rules:
-                - when: "{{ outcome.status == 'error' }}"
-                  then: {do: retry, attempts: 3, backoff: fixed, delay: 0.3}
-                - else:
-                    then: {do: continue}
-    next:
-      arcs:
-        - step: check
-          when: "{{ crunch.results | length == 12 }}"
-        - step: never
-          when: "{{ false }}"
-  - step: check
-    tool:
-      kind: python
-      args: {results: "{{ crunch.results }}"}
-      code: |
-        bad = [r for r in results if r.get("status") == "error"]
-        if bad:
-            raise RuntimeError("%d of %d items failed" % (len(bad), len(results)))
-        result = {"ok": True}
-  - step: never
-    tool: {kind: noop}
-`
+// failingPlaybook is the failed execution's playbook (failure.yaml): a
+// parallel loop in which some iterations fail after retries (best
+// effort), then a step that fails the execution because more items failed
+// than workload.max_failed allows (0). A rerun from the failed step with
+// {"max_failed": 2} completes it (emulators/e2e rerun_test.go, docs
+// "Rerun").
+//
+//go:embed failure.yaml
+var failingPlaybook string
 
 func main() {
 	out := flag.String("out", "", "directory of the screenshots (default $NOETL_STACK_DIR/shots, else .stack/shots)")

@@ -1,15 +1,25 @@
 // Package console is the operator console the api function serves at
-// /console/ (README "Console"): the executions list, one execution as a graph of
-// its playbook, a timeline (Gantt chart) of its step runs, iterations and
-// task attempts, its events, results, failures and cost, the dead-letter
-// queue, and the actions an operator's role allows (cancel; DLQ replay and
-// discard).
+// /console/ (docs "Console"): the executions list (search by id, filters
+// by status, playbook, creator and creation time, counts per status), one
+// execution as a graph of its playbook, a timeline (Gantt chart) of its
+// step runs, iterations and task attempts, its workload, events, results,
+// failures and cost, a step inspector (each attempt's whole log, rendered
+// input and error, the run's input and result, the step's source), the
+// dead-letter queue, and the actions an operator's role allows (cancel,
+// confirmed first; rerun from the start, the failed step or a chosen one
+// with a workload fix; DLQ replay with a patch, and discard).
 //
 // Pages are rendered on the server (html/template, with the graph and the
 // timeline as inline SVG laid out in Go: package layout) and read without
-// JavaScript; the one script (static/console.js) only follows a running
-// execution and refreshes the list. Assets are embedded; nothing comes
-// from elsewhere, and the Content-Security-Policy says so.
+// JavaScript; the one script (static/console.js) shows times in the
+// visitor's zone and follows a running execution and the list. Assets are
+// embedded; nothing comes from elsewhere, and the Content-Security-Policy
+// says so. Every page passes through safeText last (safe.go): control
+// characters and bidirectional overrides in what authors wrote are shown
+// escaped. The stylesheet follows the system's dark or light scheme.
+//
+// Pages are routed by a net/http ServeMux (method and path patterns,
+// routes in console.go).
 //
 // Authentication is the api's (shared/auth, the same authenticator and
 // roles): a visitor either sends `Authorization: Bearer` (as
@@ -71,6 +81,11 @@ type Backend interface {
 	// of its metered operations (what GET /executions/{id}/cost prices),
 	// from one read (an *Error when not allowed).
 	Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error)
+	// Result loads a result reference of execution id (one its events
+	// carry: an attempt's whole log) as that execution reads it — its
+	// own results, its parent's, its children's — redacted as its events
+	// are, with the access GET /executions/{id} has (an *Error otherwise).
+	Result(ctx context.Context, id string, ref any) (any, error)
 }
 
 // Error is a refusal or failure with its HTTP status.
@@ -121,6 +136,8 @@ const CookieName = "noetl_console"
 type Handler struct {
 	cfg  Config
 	tmpl *template.Template
+	mux  *http.ServeMux
+	cop  *http.CrossOriginProtection
 }
 
 // New returns the console's handler.
@@ -140,7 +157,9 @@ func New(cfg Config) *Handler {
 	if cfg.RequiredRole == nil {
 		cfg.RequiredRole = func(string, string) (auth.Role, bool) { return auth.Admin, false }
 	}
-	return &Handler{cfg: cfg, tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html"))}
+	h := &Handler{cfg: cfg, tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html")), cop: http.NewCrossOriginProtection()}
+	h.routes()
+	return h
 }
 
 // IsPath reports whether an api path is the console's.
@@ -168,7 +187,73 @@ type visit struct {
 // prefixRE is what a forwarded path prefix may look like.
 var prefixRE = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+){0,8}$`)
 
-// ServeHTTP implements http.Handler.
+// visitKey carries the visit in its request's context (to the mux's
+// handlers).
+type visitKey struct{}
+
+// routes registers the console's pages on its mux (ServeMux patterns:
+// the method, the path, {id}-like segments read with PathValue). Paths
+// are the console's own, "/console/...", whatever prefix the browser
+// sees (ServeHTTP strips "/api"). Every page but the login form and the
+// static assets needs an authenticated visitor (page).
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	page := func(pattern string, fn func(v *visit)) { m.HandleFunc(pattern, h.serve(true, fn)) }
+	open := func(pattern string, fn func(v *visit)) { m.HandleFunc(pattern, h.serve(false, fn)) }
+	open("GET /console", func(v *visit) { http.Redirect(v.w, v.r, v.base+"/", http.StatusSeeOther) })
+	open("GET /console/static/{name...}", func(v *visit) { v.static(v.r.PathValue("name")) })
+	open("/console/login", (*visit).login)
+	page("GET /console/{$}", (*visit).executions)
+	page("GET /console/search", (*visit).search)
+	page("POST /console/logout", (*visit).logout)
+	page("GET /console/dlq", (*visit).dlqList)
+	page("GET /console/dlq/{$}", (*visit).dlqList)
+	page("GET /console/dlq/{id}", func(v *visit) { v.dlqEntry(v.r.PathValue("id")) })
+	page("POST /console/dlq/{id}/{action}", func(v *visit) {
+		switch action := v.r.PathValue("action"); action {
+		case "replay", "discard":
+			v.dlqAction(v.r.PathValue("id"), action)
+		default:
+			v.notFound()
+		}
+	})
+	page("GET /console/executions/{id}", func(v *visit) { v.execution(v.r.PathValue("id")) })
+	page("GET /console/executions/{id}/cost", func(v *visit) { v.costPage(v.r.PathValue("id")) })
+	page("GET /console/executions/{id}/events", func(v *visit) { v.eventsPage(v.r.PathValue("id")) })
+	page("GET /console/executions/{id}/cancel", func(v *visit) { v.cancelPage(v.r.PathValue("id")) })
+	page("POST /console/executions/{id}/cancel", func(v *visit) { v.cancel(v.r.PathValue("id")) })
+	page("GET /console/executions/{id}/rerun", func(v *visit) { v.rerunPage(v.r.PathValue("id")) })
+	page("POST /console/executions/{id}/rerun", func(v *visit) { v.rerun(v.r.PathValue("id")) })
+	page("GET /console/executions/{id}/steps/{step}", func(v *visit) { v.inspector(v.r.PathValue("id"), v.r.PathValue("step")) })
+	page("/", (*visit).notFound)
+	h.mux = m
+}
+
+// serve adapts a page to the mux: the visit ServeHTTP made, with the
+// matched request, authenticated first when auth is set (with its body
+// bounded and nothing cached).
+func (h *Handler) serve(authenticated bool, fn func(v *visit)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v := r.Context().Value(visitKey{}).(*visit)
+		v.r = r
+		if authenticated {
+			w.Header().Set("Cache-Control", "no-store")
+			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			if !v.authenticate() {
+				return
+			}
+			v.r = r.WithContext(auth.WithPrincipal(r.Context(), v.principal))
+		} else if !strings.HasPrefix(v.rest, "/static/") {
+			w.Header().Set("Cache-Control", "no-store")
+			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		}
+		fn(v)
+	}
+}
+
+// ServeHTTP implements http.Handler: the security headers, the
+// cross-origin check of every form (net/http's CrossOriginProtection:
+// Sec-Fetch-Site, else Origin against Host), then the page (routes).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	prefix := ""
@@ -186,72 +271,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("X-Frame-Options", "DENY")
-	switch {
-	case v.rest == "":
-		http.Redirect(w, r, v.base+"/", http.StatusSeeOther)
-		return
-	case strings.HasPrefix(v.rest, "/static/"):
-		v.static(strings.TrimPrefix(v.rest, "/static/"))
+	if err := h.cop.Check(r); err != nil {
+		hd.Set("Cache-Control", "no-store")
+		v.fail(&Error{http.StatusForbidden, "cross-site request refused"})
 		return
 	}
-	hd.Set("Cache-Control", "no-store")
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if v.rest == "/login" {
-		v.login()
-		return
+	r2 := r.WithContext(context.WithValue(r.Context(), visitKey{}, v))
+	if prefix != "" || p != r.URL.Path {
+		u := *r.URL
+		u.Path, u.RawPath = p, ""
+		r2.URL = &u
 	}
-	if !v.authenticate() {
-		return
-	}
-	ctx := auth.WithPrincipal(r.Context(), v.principal)
-	v.r = r.WithContext(ctx)
-	if r.Method == http.MethodPost && !v.sameOrigin() {
-		return
-	}
-	v.route()
+	h.mux.ServeHTTP(w, r2)
 }
 
-// route dispatches an authenticated visit.
-func (v *visit) route() {
-	rest, get, post := v.rest, v.r.Method == http.MethodGet || v.r.Method == http.MethodHead, v.r.Method == http.MethodPost
-	switch {
-	case rest == "/" && get:
-		v.executions()
-	case rest == "/logout" && post:
-		v.logout()
-	case rest == "/dlq" || rest == "/dlq/":
-		if get {
-			v.dlqList()
-		} else {
-			v.fail(&Error{http.StatusMethodNotAllowed, "method " + v.r.Method + " not allowed"})
-		}
-	case strings.HasPrefix(rest, "/dlq/"):
-		id, action, _ := strings.Cut(strings.TrimPrefix(rest, "/dlq/"), "/")
-		switch {
-		case action == "" && get:
-			v.dlqEntry(id)
-		case (action == "replay" || action == "discard") && post:
-			v.dlqAction(id, action)
-		default:
-			v.fail(&Error{http.StatusNotFound, "no console page " + v.r.Method + " " + v.base + rest})
-		}
-	case strings.HasPrefix(rest, "/executions/"):
-		id, action, _ := strings.Cut(strings.TrimPrefix(rest, "/executions/"), "/")
-		switch {
-		case action == "" && get:
-			v.execution(id)
-		case action == "cost" && get:
-			v.costPage(id)
-		case action == "events" && get:
-			v.eventsPage(id)
-		case action == "cancel" && post:
-			v.cancel(id)
-		default:
-			v.fail(&Error{http.StatusNotFound, "no console page " + v.r.Method + " " + v.base + rest})
-		}
-	default:
-		v.fail(&Error{http.StatusNotFound, "no console page " + v.r.Method + " " + v.base + rest})
-	}
+// notFound is the answer for a path that is no console page.
+func (v *visit) notFound() {
+	v.fail(&Error{http.StatusNotFound, "no console page " + v.r.Method + " " + v.base + v.rest})
 }
 
 // static serves an embedded asset.
@@ -335,20 +371,6 @@ func (v *visit) openSigner() bool {
 	return true
 }
 
-// sameOrigin refuses (403) a POST that the browser says comes from
-// another site (Sec-Fetch-Site: cross-site or same-site, which every
-// current browser sends). The Origin header is not compared with the
-// Host: behind a proxy (gcloud run services proxy, the local functions
-// host) the two differ for the console's own forms. The forms' anti-
-// forgery token is the check that does not depend on the browser.
-func (v *visit) sameOrigin() bool {
-	if s := v.r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
-		v.fail(&Error{http.StatusForbidden, "cross-site request refused"})
-		return false
-	}
-	return true
-}
-
 // csrf is the anti-forgery token of the visitor's forms: bound to its
 // session, or (header callers) to its principal and the day.
 func (v *visit) csrf(day time.Time) string {
@@ -403,9 +425,6 @@ func (v *visit) login() {
 	case http.MethodGet, http.MethodHead:
 		v.render(http.StatusOK, "login", "Log in", data)
 	case http.MethodPost:
-		if !v.sameOrigin() {
-			return
-		}
 		ctx := v.r.Context()
 		a, err := v.h.cfg.Authenticator(ctx)
 		if err != nil {
@@ -561,7 +580,7 @@ func (v *visit) render(code int, name, title string, data any) {
 		return
 	}
 	v.w.WriteHeader(code)
-	_, _ = v.w.Write([]byte(buf.String()))
+	_, _ = v.w.Write([]byte(safeText(buf.String())))
 }
 
 // loginPage is the login form's data.

@@ -53,6 +53,11 @@ type fakeAPI struct {
 	calls    []string
 	// eventReads counts Events calls.
 	eventReads int
+	// rerunRefusal, when set, is the api's 409 to a rerun.
+	rerunRefusal string
+	// stored are the results Result loads, by key (readable by the
+	// execution whose id starts the key).
+	stored map[string]any
 }
 
 func (f *fakeAPI) record(s string) {
@@ -94,7 +99,11 @@ func (f *fakeAPI) Call(ctx context.Context, method, path string, body []byte) (i
 		if s := u.Query().Get("status"); s == "bogus" {
 			return answer(400, map[string]any{"error": `status "bogus" is not an execution status`})
 		}
-		return answer(200, map[string]any{"executions": f.list})
+		counts := map[string]int{}
+		for _, e := range f.list {
+			counts[string(e.Status)]++
+		}
+		return answer(200, map[string]any{"executions": f.list, "counts": counts})
 	case method == "GET" && strings.HasSuffix(u.Path, "/cost"):
 		return answer(200, f.cost)
 	case method == "GET" && strings.HasPrefix(u.Path, "/executions/"):
@@ -105,6 +114,11 @@ func (f *fakeAPI) Call(ctx context.Context, method, path string, body []byte) (i
 		return answer(200, st)
 	case method == "POST" && strings.HasSuffix(u.Path, "/cancel"):
 		return answer(202, map[string]any{"status": "canceled"})
+	case method == "POST" && strings.HasSuffix(u.Path, "/rerun"):
+		if f.rerunRefusal != "" {
+			return answer(409, map[string]any{"error": f.rerunRefusal})
+		}
+		return answer(202, map[string]any{"execution_id": "r1", "status": "requested"})
 	case method == "GET" && u.Path == "/dlq":
 		return answer(200, map[string]any{"entries": f.dlq})
 	case method == "GET" && strings.HasPrefix(u.Path, "/dlq/"):
@@ -125,6 +139,15 @@ func (f *fakeAPI) Source(ctx context.Context, id string) (string, error) {
 		return src, nil
 	}
 	return "", &Error{404, "execution " + id + " not found"}
+}
+
+func (f *fakeAPI) Result(ctx context.Context, id string, ref any) (any, error) {
+	m, _ := ref.(map[string]any)
+	inner, _ := m["$ref"].(map[string]any)
+	if v, ok := f.stored[fmt.Sprint(inner["key"])]; ok && strings.HasPrefix(fmt.Sprint(inner["key"]), id+"/") {
+		return v, nil
+	}
+	return nil, &Error{404, "result not found"}
 }
 
 func (f *fakeAPI) Events(ctx context.Context, id string) ([]types.Event, map[string]float64, error) {
@@ -396,8 +419,8 @@ func TestExecutionPage(t *testing.T) {
 		`data-kind="backoff"`,                          // the retry's backoff
 		`id="step-fan"`, `<progress value="2" max="3"`, // loop progress
 		"noetl://default/default/results/x1/big/1/0/1", "120.6 KiB", // a reference: URN, size
-		"python",                                                // the failure kind
-		`action="/console/executions/x1/cancel"`, `id="cancel"`, // running, admin: cancel
+		"python",                                              // the failure kind
+		`href="/console/executions/x1/cancel"`, `id="cancel"`, // running, admin: cancel (confirmed on its page)
 		`href="/console/dlq/d1"`, `action="/console/dlq/d1/replay"`, // this execution's DLQ entry
 		"0.00090000",         // cost: 1,000 writes at $0.09 per 100,000
 		`data-follow="2000"`, // followed while running, every 2 s
@@ -410,7 +433,7 @@ func TestExecutionPage(t *testing.T) {
 	if strings.Contains(body, `href="/console/dlq/d2"`) {
 		t.Error("another execution's DLQ entry is listed")
 	}
-	if n := strings.Count(body, `data-kind="iteration"`); n != 3 {
+	if n := strings.Count(body, `data-index="`); n != 3 {
 		t.Errorf("%d iteration bars, want 3", n)
 	}
 	if w.Header().Get("Server-Timing") == "" {
@@ -490,7 +513,7 @@ func TestActionsNeedTheFormToken(t *testing.T) {
 	f.sampleExecution("x1", types.StatusRunning)
 	login := f.do("POST", "/console/login", "token="+adminTok)
 	cookie := CookieName + "=" + sessionCookie(t, login).Value
-	page := f.do("GET", "/console/executions/x1", "", cookie).Body.String()
+	page := f.do("GET", "/console/executions/x1/cancel", "", cookie).Body.String()
 	tok := csrfOf(t, page)
 	for name, c := range map[string]struct {
 		body string
@@ -523,7 +546,7 @@ func TestActionsNeedTheFormToken(t *testing.T) {
 	}
 	// Header callers (gcloud run services proxy) need the token too.
 	hdr := "Authorization: Bearer " + adminTok
-	htok := csrfOf(t, f.do("GET", "/console/executions/x1", "", hdr).Body.String())
+	htok := csrfOf(t, f.do("GET", "/console/executions/x1/cancel", "", hdr).Body.String())
 	if w := f.do("POST", "/console/executions/x1/cancel", "", hdr); w.Code != 403 {
 		t.Errorf("header caller without the token: %d", w.Code)
 	}
@@ -629,10 +652,15 @@ func TestStaticAndRoutes(t *testing.T) {
 			t.Errorf("%s: %d %s", path, w.Code, w.Header().Get("Content-Type"))
 		}
 	}
-	for _, p := range []string{"/console/static/../console.go", "/console/static/", "/console/static/nope.css"} {
+	for _, p := range []string{"/console/static/", "/console/static/nope.css"} {
 		if w := f.do("GET", p, ""); w.Code != 404 {
 			t.Errorf("%s: %d", p, w.Code)
 		}
+	}
+	// A path that is not clean is redirected to its clean form (ServeMux),
+	// never served.
+	if w := f.do("GET", "/console/static/../console.go", ""); w.Code == 200 || strings.Contains(w.Body.String(), "package console") {
+		t.Errorf("/console/static/../console.go: %d", w.Code)
 	}
 	if w := f.do("GET", "/console", ""); w.Code != 303 || w.Header().Get("Location") != "/console/" {
 		t.Errorf("/console: %d %s", w.Code, w.Header().Get("Location"))

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/store"
 )
 
@@ -95,6 +96,14 @@ func (v *visit) dlqAction(id, action string) {
 		return
 	}
 	body := map[string]any{}
+	if p := strings.TrimSpace(v.r.PostFormValue("patch")); p != "" && action == "replay" {
+		var patch map[string]any
+		if err := jsonx.Unmarshal([]byte(p), &patch); err != nil || patch == nil {
+			v.fail(&Error{http.StatusBadRequest, "the patch is not a JSON object: " + errText(err)})
+			return
+		}
+		body["patch"] = patch
+	}
 	if action == "discard" {
 		reason := strings.TrimSpace(v.r.PostFormValue("reason"))
 		if reason == "" {

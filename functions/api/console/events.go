@@ -34,8 +34,11 @@ type eventsTable struct {
 
 // eventRow is one event of the table.
 type eventRow struct {
-	Seq       int64
-	Time      string
+	Seq  int64
+	Time string
+	// At is the event's time in RFC 3339 (the page's script shows Time in
+	// the visitor's zone).
+	At        string
 	Type      string
 	Step      string
 	Task      string
@@ -113,7 +116,7 @@ func (v *visit) eventsTable(id string, evs []types.Event, live bool, path string
 func rowOf(e types.Event) eventRow {
 	r := eventRow{Seq: e.Seq, Type: string(e.EventType), Task: e.Task, Status: string(e.Status)}
 	if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
-		r.Time = ts.UTC().Format("15:04:05.000")
+		r.Time, r.At = ts.UTC().Format("15:04:05.000"), ts.UTC().Format(time.RFC3339Nano)
 	} else {
 		r.Time = e.Timestamp
 	}

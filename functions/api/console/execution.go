@@ -58,8 +58,13 @@ type executionPage struct {
 	// EventsURL is the events page (summary mode).
 	EventsURL string
 	DLQ       []dlqRow
-	// MayDLQ, MayCancel: the visitor's role allows these actions.
-	MayDLQ, MayCancel bool
+	// MayDLQ, MayCancel, MayRerun: the visitor's role allows these
+	// actions.
+	MayDLQ, MayCancel, MayRerun bool
+	// Failed: some step failed (a rerun from the failed step is offered).
+	Failed bool
+	// Workload is the execution's workload (redacted), indented.
+	Workload string
 	// Render is how long the server took to build the page.
 	Render time.Duration
 	// FollowEvery is how often the script refreshes a running execution's
@@ -85,6 +90,10 @@ type stepRow struct {
 	Counted bool
 	Loop    *inspect.Loop
 	Error   string
+	// URL is the step's inspector; ReusedFrom the execution a rerun
+	// reused its latest run from.
+	URL        string
+	ReusedFrom string
 }
 
 // failureRow is one kind of failure, with how often it happened.
@@ -100,8 +109,11 @@ type failureRow struct {
 type resultRow struct {
 	Step   string
 	Inline string
-	// Truncated: Inline is the start of a longer value.
+	// SameAs names the step whose result this is too (not repeated).
+	SameAs string
+	// Truncated: Inline is the start of a longer value (Max long).
 	Truncated bool
+	Max       string
 	Ref       *refView
 }
 
@@ -151,7 +163,13 @@ func (v *visit) execution(id string) {
 	}
 	now := v.h.cfg.Now()
 	data := &executionPage{ID: id, Status: &st, Ended: ended(st.Status), Duration: time.Duration(st.DurationMS) * time.Millisecond,
-		MayDLQ: mayDLQ, MayCancel: v.may(http.MethodPost, "/executions/"+id+"/cancel")}
+		MayDLQ: mayDLQ, MayCancel: v.may(http.MethodPost, "/executions/"+id+"/cancel"), MayRerun: v.may(http.MethodPost, "/executions/"+id+"/rerun"),
+		Workload: indentValue(st.Workload, 16<<10)}
+	for _, s := range st.Steps {
+		if s.Status == types.StatusFailed {
+			data.Failed = true
+		}
+	}
 	data.Units = unitsOf(&st)
 	data.FollowEvery = 2 * time.Second
 	if data.Units > FollowFastUnits {
@@ -204,6 +222,9 @@ func (v *visit) execution(id string) {
 		data.Graph = buildGraph(pb, &st, detailStats, taken)
 	}
 	data.Steps = stepRows(&st, stats, data.Detail)
+	for i := range data.Steps {
+		data.Steps[i].URL = v.base + "/executions/" + pathID + "/steps/" + url.PathEscape(data.Steps[i].Name)
+	}
 	t0, t1 := spanOf(&st, tl, now)
 	profiles := map[string]*engine.LoopProfile{}
 	for name, s := range st.Steps {
@@ -307,7 +328,7 @@ func stepRows(st *inspect.Status, stats map[string]*inspect.StepStats, detail bo
 	var out []stepRow
 	for _, n := range names {
 		s := st.Steps[n]
-		row := stepRow{Name: n, Status: string(s.Status), Run: s.Run, Runs: s.Runs, Loop: s.Loop, Counted: detail}
+		row := stepRow{Name: n, Status: string(s.Status), Run: s.Run, Runs: s.Runs, Loop: s.Loop, Counted: detail, ReusedFrom: s.ReusedFrom}
 		if s.DurationMS > 0 {
 			row.Duration = fmtDur(time.Duration(s.DurationMS) * time.Millisecond)
 		}
@@ -427,13 +448,43 @@ func resultRows(st *inspect.Status) []resultRow {
 		}
 	}
 	if st.Result != nil {
-		out = append(out, resultOf("(execution)", st.Result))
+		row := resultOf("(execution)", st.Result)
+		// The execution's result is its last step's: named, not repeated.
+		if last := lastResultStep(st); last != "" {
+			row = resultRow{Step: "(execution)", SameAs: last}
+		}
+		out = append(out, row)
 	}
 	return out
 }
 
-func resultOf(step string, v any) resultRow {
-	row := resultRow{Step: step}
+// lastResultStep names the step whose result the execution's is (the
+// step that ended last with a JSON-equal result), "" when none is.
+func lastResultStep(st *inspect.Status) string {
+	m, ok := st.Results.(map[string]any)
+	if !ok {
+		return ""
+	}
+	want, err := json.Marshal(st.Result)
+	if err != nil {
+		return ""
+	}
+	best, bestAt := "", ""
+	for name, v := range m {
+		if b, err := json.Marshal(v); err == nil && string(b) == string(want) {
+			if at := st.Steps[name].FinishedAt; best == "" || at > bestAt {
+				best, bestAt = name, at
+			}
+		}
+	}
+	return best
+}
+
+func resultOf(step string, v any) resultRow { return resultOfMax(step, v, MaxInline) }
+
+// resultOfMax is resultOf showing at most max bytes inline.
+func resultOfMax(step string, v any, max int) resultRow {
+	row := resultRow{Step: step, Max: humanBytes(int64(max))}
 	if results.IsRef(v) {
 		m := v.(map[string]any)
 		ref, _ := m[results.RefKey].(map[string]any)
@@ -455,8 +506,8 @@ func resultOf(step string, v any) resultRow {
 		row.Inline = fmt.Sprint(v)
 		return row
 	}
-	if len(b) > MaxInline {
-		b, row.Truncated = b[:MaxInline], true
+	if len(b) > max {
+		b, row.Truncated = b[:max], true
 	}
 	row.Inline = strings.ToValidUTF8(string(b), "")
 	return row
@@ -495,24 +546,6 @@ type costPageData struct {
 	ID     string
 	Status *inspect.Status
 	Cost   *inspect.Cost
-}
-
-// cancel cancels an execution (POST /executions/{id}/cancel) and goes
-// back to its page.
-func (v *visit) cancel(id string) {
-	if !v.checkCSRF() {
-		return
-	}
-	reason := strings.TrimSpace(v.r.PostFormValue("reason"))
-	if reason == "" {
-		reason = "canceled from the console by " + v.principal.Name
-	}
-	if err := v.call(http.MethodPost, "/executions/"+url.PathEscape(id)+"/cancel", map[string]any{"reason": reason}, nil); err != nil {
-		v.fail(err)
-		return
-	}
-	v.h.cfg.Log.InfoContext(v.r.Context(), "console cancel", "execution_id", id, "principal", v.principal.Name)
-	http.Redirect(v.w, v.r, v.base+"/executions/"+url.PathEscape(id), http.StatusSeeOther)
 }
 
 // atoi parses a positive page number (1 when it does not parse).

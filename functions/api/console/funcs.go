@@ -7,28 +7,42 @@ import (
 	"time"
 )
 
+// timeOf reads an RFC 3339 text or a time (zero when neither).
+func timeOf(v any) (time.Time, string) {
+	switch x := v.(type) {
+	case string:
+		if x == "" {
+			return time.Time{}, ""
+		}
+		p, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return time.Time{}, x
+		}
+		return p, ""
+	case time.Time:
+		return x, ""
+	}
+	return time.Time{}, ""
+}
+
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
 	// when formats an RFC 3339 text or a time as "2006-01-02 15:04:05Z".
 	"when": func(v any) string {
-		var t time.Time
-		switch x := v.(type) {
-		case string:
-			if x == "" {
-				return ""
-			}
-			p, err := time.Parse(time.RFC3339Nano, x)
-			if err != nil {
-				return x
-			}
-			t = p
-		case time.Time:
-			t = x
-		}
+		t, raw := timeOf(v)
 		if t.IsZero() {
-			return ""
+			return raw
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	// at is when as a <time> element: the page's script shows it in the
+	// visitor's time zone (UTC without scripts).
+	"at": func(v any) template.HTML {
+		t, raw := timeOf(v)
+		if t.IsZero() {
+			return template.HTML(template.HTMLEscapeString(raw))
+		}
+		return template.HTML(`<time datetime="` + t.UTC().Format(time.RFC3339Nano) + `">` + t.UTC().Format("2006-01-02 15:04:05Z") + `</time>`)
 	},
 	"dur": fmtDur,
 	"ms":  func(ms int64) string { return fmtDur(time.Duration(ms) * time.Millisecond) },

@@ -2,7 +2,10 @@ package console
 
 import (
 	"fmt"
+	"html"
+	"html/template"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,8 +173,8 @@ func buildGantt(tl *inspect.Timeline, t0, t1 time.Time, profiles map[string]*eng
 					a, b := iterSpan(it, t1)
 					x, w := sc.bar(a, b)
 					g.Bars = append(g.Bars, ganttBar{X: x, Y: top, W: w, H: rowLane, Kind: "iteration", Class: "it-" + string(it.Status), Index: it.Index,
-						Title: fmt.Sprintf("%s iteration %d: %s, %s, %d attempts", r.Step, it.Index, it.Status, fmtDur(b.Sub(a)), len(it.Attempts))})
-					g.attempts(sc, it.Attempts, top+3, rowLane-6, t1, fmt.Sprintf("%s iteration %d", r.Step, it.Index), false)
+						Title: fmt.Sprintf("#%d %s %s, %d attempts", it.Index, it.Status, fmtDur(b.Sub(a)), len(it.Attempts))})
+					g.attempts(sc, it.Attempts, top+3, rowLane-6, t1, fmt.Sprintf("#%d", it.Index), false)
 				}
 			}
 		case r.Loop != nil && len(r.Loop.Iterations) > 0:
@@ -260,7 +263,7 @@ func (g *ganttView) attempts(sc ganttScale, as []inspect.Attempt, top, h float64
 		}
 		title := fmt.Sprintf("%s: %s attempt %d, %s, %s", what, a.Task, a.Attempt, statusWord(a.Status), fmtDur(end.Sub(a.Started)))
 		if a.Error != nil {
-			title += " — " + errorText(a.Error)
+			title += " — " + shorten(errorText(a.Error), 70)
 		}
 		if a.Retried {
 			title += fmt.Sprintf(" — retried after %gs", a.DelayS)
@@ -271,7 +274,7 @@ func (g *ganttView) attempts(sc ganttScale, as []inspect.Attempt, top, h float64
 				if b.Task == a.Task {
 					if b.Started.After(a.Ended) {
 						g.Gaps = append(g.Gaps, ganttGap{X1: sc.x(a.Ended), X2: sc.x(b.Started), Y: top + h/2,
-							Title: fmt.Sprintf("%s: backoff %s before attempt %d of %s (policy delay %gs)", what, fmtDur(b.Started.Sub(a.Ended)), b.Attempt, a.Task, a.DelayS)})
+							Title: fmt.Sprintf("%s: backoff %s before attempt %d (delay %gs)", what, fmtDur(b.Started.Sub(a.Ended)), b.Attempt, a.DelayS)})
 					}
 					break
 				}
@@ -446,4 +449,103 @@ func statusWord(s types.Status) string {
 		return "running"
 	}
 	return string(s)
+}
+
+// num1 formats an SVG coordinate: one decimal, without a trailing ".0".
+func num1(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0")
+}
+
+// SVG draws the timeline as compact SVG (the demo's 249 iterations and
+// 1,500 attempts must fit a page of under 150 KB): the step runs, waits
+// and density bars are rects with their title; a loop's iterations are
+// rects grouped by status (data-index, a short title); the task attempts
+// that ended ok and were not retried are one path per lane and status;
+// failed, running and retried attempts are rects with their title, and
+// each backoff a line. Text is escaped here (html.EscapeString).
+func (g *ganttView) SVG() template.HTML {
+	var b strings.Builder
+	b.Grow(64 << 10)
+	w, h := num1(g.Width), num1(g.Height)
+	b.WriteString(`<svg class="gantt" viewBox="0 0 ` + w + ` ` + h + `" width="` + w + `" height="` + h + `" role="group" aria-labelledby="timeline-h timeline-summary">`)
+	for _, r := range g.Rows {
+		cls := "row"
+		if r.Odd {
+			cls = "row odd"
+		}
+		b.WriteString(`<rect class="` + cls + `" x="0" y="` + num1(r.Y-2) + `" width="` + w + `" height="` + num1(r.H+4) + `"/>`)
+	}
+	for _, t := range g.Ticks {
+		x := num1(t.X)
+		b.WriteString(`<line class="tick" x1="` + x + `" y1="18" x2="` + x + `" y2="` + h + `"/><text class="ticklabel" x="` + x + `" y="13">` + html.EscapeString(t.Label) + `</text>`)
+	}
+	for _, r := range g.Rows {
+		cls, x := "rowlabel", "6"
+		if r.Indent {
+			cls, x = "rowlabel sub", "18"
+		}
+		b.WriteString(`<text class="` + cls + `" x="` + x + `" y="` + num1(r.Y+r.H-4) + `"><title>` + html.EscapeString(r.Title) + `</title>` + html.EscapeString(r.Label) + `</text>`)
+	}
+	rect := func(bar ganttBar, attrs string) {
+		b.WriteString(`<rect` + attrs + ` x="` + num1(bar.X) + `" y="` + num1(bar.Y) + `" width="` + num1(bar.W) + `" height="` + num1(bar.H) + `"><title>` + html.EscapeString(bar.Title) + `</title></rect>`)
+	}
+	// Iterations by status, attempts that need no title by lane.
+	type laneKey struct {
+		cls  string
+		y, h float64
+	}
+	its := map[string][]ganttBar{}
+	var itOrder []string
+	type lanePath struct {
+		d    strings.Builder
+		endX float64
+	}
+	paths := map[laneKey]*lanePath{}
+	var pathOrder []laneKey
+	for _, bar := range g.Bars {
+		switch {
+		case bar.Kind == "iteration":
+			if _, ok := its[bar.Class]; !ok {
+				itOrder = append(itOrder, bar.Class)
+			}
+			its[bar.Class] = append(its[bar.Class], bar)
+		case bar.Kind == "attempt" && bar.Class == "at-ok" && !bar.Retried:
+			// A stroke as thick as the bar along its middle: "h" draws
+			// it, "m" moves to the next one (relative to the last end).
+			k := laneKey{bar.Class, bar.Y, bar.H}
+			p := paths[k]
+			if p == nil {
+				p = &lanePath{}
+				paths[k] = p
+				pathOrder = append(pathOrder, k)
+				p.d.WriteString("M" + num1(bar.X) + " " + num1(bar.Y+bar.H/2))
+			} else {
+				p.d.WriteString("m" + num1(bar.X-p.endX) + " 0")
+			}
+			p.d.WriteString("h" + num1(bar.W))
+			p.endX = bar.X + bar.W
+		default:
+			attrs := ` class="bar ` + bar.Kind + ` ` + bar.Class + `" data-kind="` + bar.Kind + `"`
+			if bar.Retried {
+				attrs += ` data-retried="true"`
+			}
+			rect(bar, attrs)
+		}
+	}
+	for _, cls := range itOrder {
+		b.WriteString(`<g class="bar iteration ` + cls + `">`)
+		for _, bar := range its[cls] {
+			rect(bar, ` data-index="`+strconv.Itoa(bar.Index)+`"`)
+		}
+		b.WriteString(`</g>`)
+	}
+	for _, k := range pathOrder {
+		b.WriteString(`<path class="bar attempt ` + k.cls + `" stroke-width="` + num1(k.h) + `" d="` + paths[k].d.String() + `"/>`)
+	}
+	for _, gp := range g.Gaps {
+		b.WriteString(`<line class="gap" data-kind="backoff" x1="` + num1(gp.X1) + `" y1="` + num1(gp.Y) + `" x2="` + num1(gp.X2) + `" y2="` + num1(gp.Y) + `"><title>` + html.EscapeString(gp.Title) + `</title></line>`)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
 }

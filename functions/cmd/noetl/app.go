@@ -200,7 +200,7 @@ scripts. validate, lint and run keep their own formats.
 		return nil
 	}
 	root.AddCommand(a.validateCmd(), a.lintCmd(), a.schemaCmd(), a.runCmd(),
-		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.costCmd(), a.traceCmd(),
+		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.rerunCmd(), a.costCmd(), a.traceCmd(),
 		a.rebuildCmd(), a.gcCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
 	return root
 }

@@ -566,14 +566,14 @@ func TestRunGivesUpOnDeadAPI(t *testing.T) {
 func TestList(t *testing.T) {
 	f := newFake(t)
 	body := map[string]any{"executions": []any{
-		map[string]any{"execution_id": "e2", "status": "running", "playbook": "hello", "created_at": "2026-01-02T03:04:05.123Z", "updated_at": "2026-01-02T03:04:06Z"},
+		map[string]any{"execution_id": "e2", "status": "running", "playbook": "hello", "created_at": "2026-01-02T03:04:05.123Z", "updated_at": "2026-01-02T03:04:06Z", "rerun_of": "e1"},
 		map[string]any{"execution_id": "e1", "parent_id": "e0", "status": "failed", "playbook": "hello", "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:01Z"},
 	}}
 	f.reply("GET /executions", 200, body)
 	r := f.cli("list", "--status", "running", "--playbook", "hello", "--limit", "7", "-o", "table")
-	want := "EXECUTION  STATUS   PLAYBOOK  CREATED               UPDATED               PARENT\n" +
-		"e2         running  hello     2026-01-02 03:04:05Z  2026-01-02 03:04:06Z  -\n" +
-		"e1         failed   hello     2026-01-01 00:00:00Z  2026-01-01 00:00:01Z  e0\n"
+	want := "EXECUTION  STATUS   PLAYBOOK  CREATED               UPDATED               PARENT  RERUN OF\n" +
+		"e2         running  hello     2026-01-02 03:04:05Z  2026-01-02 03:04:06Z  -       e1\n" +
+		"e1         failed   hello     2026-01-01 00:00:00Z  2026-01-01 00:00:01Z  e0      -\n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("table:\n%s\nwant:\n%s\n%s", r.stdout, want, r.stderr)
 	}

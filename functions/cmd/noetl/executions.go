@@ -53,11 +53,12 @@ json prints {"executions": [...]} (each with its creator).`,
 					Status      string `json:"status"`
 					CreatedAt   string `json:"created_at"`
 					UpdatedAt   string `json:"updated_at"`
+					RerunOf     string `json:"rerun_of"`
 				} `json:"executions"`
 			}
-			return a.showList("/executions?"+q.Encode(), "executions", &body, []string{"EXECUTION", "STATUS", "PLAYBOOK", "CREATED", "UPDATED", "PARENT"}, func(t *table) int {
+			return a.showList("/executions?"+q.Encode(), "executions", &body, []string{"EXECUTION", "STATUS", "PLAYBOOK", "CREATED", "UPDATED", "PARENT", "RERUN OF"}, func(t *table) int {
 				for _, e := range body.Executions {
-					t.row(e.ExecutionID, e.Status, e.Playbook, fmtTime(e.CreatedAt), fmtTime(e.UpdatedAt), e.ParentID)
+					t.row(e.ExecutionID, e.Status, e.Playbook, fmtTime(e.CreatedAt), fmtTime(e.UpdatedAt), e.ParentID, e.RerunOf)
 				}
 				return len(body.Executions)
 			}, "no executions match")
@@ -174,6 +175,9 @@ func (a *app) describe(id string) error {
 	if st.ParentID != "" {
 		kv.row("parent", st.ParentID)
 	}
+	if st.RerunOf != "" {
+		kv.row("rerun of", st.RerunOf)
+	}
 	kv.row("created", fmtTime(st.CreatedAt))
 	kv.row("started", fmtTime(st.StartedAt))
 	kv.row("finished", fmtTime(st.FinishedAt))
@@ -203,7 +207,11 @@ func (a *app) describe(id string) error {
 				loop += fmt.Sprintf(" (max_in_flight %d)", s.Loop.MaxInFlight)
 			}
 		}
-		t.row(n, string(s.Status), strconv.Itoa(s.Run), strconv.Itoa(s.Runs), fmtMS(s.DurationMS), strconv.Itoa(at), strconv.Itoa(fa), loop, oneLine(str(s.Error), 100))
+		status := string(s.Status)
+		if s.ReusedFrom != "" {
+			status += " (reused)"
+		}
+		t.row(n, status, strconv.Itoa(s.Run), strconv.Itoa(s.Runs), fmtMS(s.DurationMS), strconv.Itoa(at), strconv.Itoa(fa), loop, oneLine(str(s.Error), 100))
 	}
 	t.flush()
 	if len(st.Failures) > 0 {

@@ -573,11 +573,20 @@ const RefKey = results.RefKey
 
 // Offload implements results.Offloader.
 func (o *Offloader) Offload(ctx context.Context, c types.ResultCoords, v any) (any, error) {
+	return o.offload(ctx, c, v, o.InlineMax)
+}
+
+// OffloadForced stores v whatever its size (results.Store.OffloadForced).
+func (o *Offloader) OffloadForced(ctx context.Context, c types.ResultCoords, v any) (any, error) {
+	return o.offload(ctx, c, v, 1)
+}
+
+func (o *Offloader) offload(ctx context.Context, c types.ResultCoords, v any, limit int) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("controltest: encode result: %w", err)
 	}
-	if o.InlineMax <= 0 || len(b) <= o.InlineMax {
+	if limit <= 0 || len(b) <= limit {
 		return nil, nil
 	}
 	if err := ctx.Err(); err != nil {

@@ -26,6 +26,7 @@ var executionCases = []testCase{
 	{"GetNotFound", testExecutionGetNotFound},
 	{"UpdateTime", testExecutionUpdateTime},
 	{"ListNewestFirstFiltered", testExecutionList},
+	{"CountByStatusAndTime", testExecutionCount},
 }
 
 // sampleState returns a state that exercises every generic field with ints,
@@ -89,6 +90,11 @@ func sampleState(id string) *engine.State {
 		Result:     []any{[]any{int64(1), 1.25}},
 		LastStep:   "fetch",
 		ParentIter: map[string]any{"index": int64(4), "item": []any{int64(1), "a"}},
+		RerunOf:    "source-" + id,
+		RerunFrom:  engine.RerunFailed,
+		Reuse: map[string]*engine.ReusedRun{"load.2": {Step: "load", Run: 2, Args: map[string]any{"page": int64(2)},
+			Result: map[string]any{"rows": []any{[]any{int64(1), 0.5}}}, Ctx: map[string]any{"n": int64(3)}, Vars: map[string]any{"k": []any{int64(4)}},
+			Loop: &engine.LoopStatus{Total: 3, Mode: "parallel", MaxInFlight: 2}}},
 		Joins: map[string]*engine.JoinWait{"merge": {Arrived: []engine.Token{
 			{Args: map[string]any{"k": int64(8)}, Vars: map[string]any{"v": []any{int64(9)}}, From: "fetch", FromRun: 2},
 		}}},
@@ -293,7 +299,7 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 	mustEqual(t, "ExecutionList ids", []string{ids[3], ids[2], ids[1], ids[0]}, idsOf(got))
 	for i, g := range got {
 		n := 3 - i
-		if g.ParentID != "parent-"+ids[n] || g.Playbook != playbook || !g.CreatedAt.Equal(base.Add(time.Duration(n)*time.Second)) || g.UpdatedAt.IsZero() {
+		if g.ParentID != "parent-"+ids[n] || g.RerunOf != "source-"+ids[n] || g.Playbook != playbook || !g.CreatedAt.Equal(base.Add(time.Duration(n)*time.Second)) || g.UpdatedAt.IsZero() {
 			t.Errorf("summary %d = %+v; want parent %q, playbook %q, created_at %v, an updated_at", i, g, "parent-"+ids[n], playbook, base.Add(time.Duration(n)*time.Second))
 		}
 	}
@@ -356,4 +362,49 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 	// A page after one of them goes on with the next id, at the same time.
 	mustEqual(t, "ExecutionList after the first of the same created_at", same[1:],
 		idsOf(list(store.ExecutionListParams{BeforeCreated: all[0].CreatedAt, BeforeID: all[0].ExecutionID})))
+}
+
+// testExecutionCount: counts by status under the list's filters, and the
+// creation-time range of both (from inclusive, to exclusive).
+func testExecutionCount(ctx context.Context, t *testing.T, s store.Store) {
+	playbook := "tests/storetest/" + uniqueID(t)
+	base := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	statuses := []types.Status{engine.ExecOK, engine.ExecFailed, engine.ExecFailed, engine.ExecRunning, engine.ExecOK, engine.ExecOK}
+	ids := make([]string, len(statuses))
+	for i, status := range statuses {
+		ids[i] = uniqueID(t)
+		st := sampleState(ids[i])
+		st.Playbook, st.Status = playbook, status
+		st.CreatedAt = base.Add(time.Duration(i) * time.Minute).Format("2006-01-02T15:04:05.000Z07:00")
+		if i%2 == 1 {
+			st.Creator = "bob-" + playbook
+		}
+		create(ctx, t, s, st)
+	}
+	count := func(p store.ExecutionListParams) map[types.Status]int {
+		t.Helper()
+		p.Playbook = playbook
+		got, err := s.ExecutionCount(ctx, p)
+		if err != nil {
+			t.Fatalf("ExecutionCount(%+v): %v", p, err)
+		}
+		return got
+	}
+	mustEqual(t, "ExecutionCount", map[types.Status]int{engine.ExecOK: 3, engine.ExecFailed: 2, engine.ExecRunning: 1}, count(store.ExecutionListParams{}))
+	mustEqual(t, "ExecutionCount(creator)", map[types.Status]int{engine.ExecFailed: 1, engine.ExecRunning: 1, engine.ExecOK: 1},
+		count(store.ExecutionListParams{Creator: "bob-" + playbook}))
+	mustEqual(t, "ExecutionCount(status failed)", map[types.Status]int{engine.ExecFailed: 2}, count(store.ExecutionListParams{Status: engine.ExecFailed}))
+	// Minutes 1..3 (from inclusive, to exclusive).
+	window := store.ExecutionListParams{CreatedFrom: base.Add(time.Minute), CreatedTo: base.Add(4 * time.Minute)}
+	mustEqual(t, "ExecutionCount(created in [1m, 4m))", map[types.Status]int{engine.ExecFailed: 2, engine.ExecRunning: 1}, count(window))
+	window.Playbook = playbook
+	got, err := s.ExecutionList(ctx, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, g := range got {
+		listed = append(listed, g.ExecutionID)
+	}
+	mustEqual(t, "ExecutionList(created in [1m, 4m))", []string{ids[3], ids[2], ids[1]}, listed)
 }

@@ -1,5 +1,5 @@
-// noetl console: follow a running execution (and refresh the executions
-// list while some run). Every page works without this script: it only
+// noetl console: show times in the visitor's time zone, and follow a
+// running execution (and refresh the executions list while some run). Every page works without this script: it only
 // re-fetches the page it is on and swaps the regions marked data-live, as
 // long as one of them carries data-follow (the server drops it once the
 // execution has ended). A region holding the keyboard focus is left
@@ -48,11 +48,34 @@
       })
       .then(function (html) {
         swap(new DOMParser().parseFromString(html, 'text/html'));
+        localize(document);
         document.documentElement.setAttribute('data-refreshed', String(Date.now()));
         schedule(delay());
       })
       .catch(function () { schedule(5000); });
   }
 
-  document.addEventListener('DOMContentLoaded', function () { schedule(delay()); });
+  // Times: the server writes UTC; shown here in the visitor's time zone
+  // (the UTC text stays in the title).
+  function pad(n, w) { n = String(n); while (n.length < (w || 2)) { n = '0' + n; } return n; }
+  function localize(root) {
+    root.querySelectorAll('time[datetime]:not([data-local])').forEach(function (el) {
+      var d = new Date(el.getAttribute('datetime'));
+      if (isNaN(d.getTime())) { return; }
+      var hms = pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+      el.title = el.textContent + ' (UTC)';
+      el.textContent = el.getAttribute('data-fmt') === 't' ? hms + '.' + pad(d.getMilliseconds(), 3)
+        : d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + hms;
+      el.setAttribute('data-local', '');
+    });
+    root.querySelectorAll('[data-tz-label]').forEach(function (el) { el.textContent = 'Time (local)'; });
+    // Filters typed in local time: the form says which zone.
+    root.querySelectorAll('input[data-tz]').forEach(function (el) { el.value = String(new Date().getTimezoneOffset()); });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    localize(document);
+    document.documentElement.setAttribute('data-localized', '');
+    schedule(delay());
+  });
 })();
