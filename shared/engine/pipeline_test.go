@@ -235,13 +235,18 @@ func TestPipelineResult(t *testing.T) {
 	}
 }
 
-// TestSetExtra: a tool item's own set reads the result's fields as
-// output.<field>; the envelope's keys win.
+// TestSetExtra: a tool item's own set reads the task's data as output
+// (NoETL's task sequence): the result's own keys win, the envelope fills
+// the others.
 func TestSetExtra(t *testing.T) {
 	out := types.Outcome{Status: types.StatusOK, Result: map[string]any{"count": 2, "status": "mine", "data": "own"}}
 	m := SetExtra(out, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any)
-	if m["count"] != 2 || m["status"] != "ok" || !reflect.DeepEqual(m["data"], out.Result) {
+	if m["count"] != 2 || m["status"] != "mine" || m["data"] != "own" || m["meta"] == nil {
 		t.Fatalf("output = %v", m)
+	}
+	bare := types.Outcome{Status: types.StatusOK, Result: map[string]any{"count": 2}}
+	if m := SetExtra(bare, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any); m["status"] != "ok" || !reflect.DeepEqual(m["data"], bare.Result) {
+		t.Fatalf("a result without status or data: output = %v", m)
 	}
 	if p := PolicyExtra(out, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any); p["count"] != nil {
 		t.Fatalf("policy output reads result fields: %v", p)
