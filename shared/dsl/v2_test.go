@@ -687,7 +687,7 @@ func TestKindsAndKeys(t *testing.T) {
 		{"duckdb remote db", "{kind: duckdb, db: \"md:my_db\", query: x}", "workflow[0].tool.db", "needs a remote service or a DuckDB extension download"},
 		{"gcs action", "{kind: gcs, action: sync, source: a, destination: b}", "workflow[0].tool.action", `gcs action "sync"`},
 		{"script on http", "{kind: http, url: x, script: {source: {type: inline, code: y}}}", "workflow[0].tool.script", "task key script is not read by kind http"},
-		{"script s3", "{kind: python, script: {uri: \"s3://b/k\", source: {type: s3}}}", "workflow[0].tool.script.source.type", "script source s3 needs AWS S3"},
+		{"script s3 uri", "{kind: python, script: {uri: \"gs://b/k\", source: {type: s3}}}", "workflow[0].tool.script.uri", "an s3 script's uri must look like s3://bucket"},
 		{"script gcs uri", "{kind: python, script: {uri: /x.py, source: {type: gcs}}}", "workflow[0].tool.script.uri", "gs://bucket/path/to/script"},
 		{"script inline code", "{kind: python, script: {source: {type: inline}}}", "workflow[0].tool.script.source.code", "an inline script needs script.source.code"},
 		{"script http", "{kind: python, script: {source: {type: http, method: FETCH}}}", "workflow[0].tool.script.uri", "an http script needs script.source.endpoint or script.uri"},

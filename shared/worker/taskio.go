@@ -104,6 +104,13 @@ func scriptConfig(s *dsl.Script, sc template.Scope) (map[string]any, error) {
 	if s.TimeoutS > 0 {
 		src["timeout"] = s.TimeoutS
 	}
+	if s.Region != "" {
+		region, err := render("source.region", s.Region)
+		if err != nil {
+			return nil, err
+		}
+		src["region"] = region
+	}
 	out := map[string]any{"source": src}
 	if uri != "" {
 		out["uri"] = uri
