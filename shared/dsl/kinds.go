@@ -164,7 +164,7 @@ func unknownKindMessage(kind string) string {
 // spellings accepted are toolspec.TransferSourceTypes and
 // TransferTargetTypes; a template is checked at run time).
 var (
-	transferSources = []string{"http", "postgres", "duckdb", "result"}
+	transferSources = []string{"http", "postgres", "duckdb", "result", "s3"}
 	transferTargets = []string{"postgres", "duckdb"}
 )
 

@@ -291,7 +291,7 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 		case KindDuckDB:
 			reg[k] = Adapt(dk)
 		case KindTransfer:
-			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results}))
+			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results, S3: s3.New(opts.S3)}))
 		case KindGCS:
 			reg[k] = Adapt(gcs.New(opts.GCS))
 		case KindS3:

@@ -5,17 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
+	"github.com/noetl/gcpengine/shared/kafkasrc"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
 	"github.com/noetl/gcpengine/shared/toolspec"
@@ -24,18 +22,10 @@ import (
 
 // The Kafka source (NoETL's subscription tool, source kafka: a bounded
 // poll of a topic for a consumer group, acked by committing the group's
-// offsets). As NoETL's (the Rust tool's kafka crate consumer with group
-// offset storage), the drain does not join the group: it reads the
-// group's committed offsets, fetches every partition of the topic from
-// there (the earliest offset for a partition the group never committed),
-// and commits past the messages it returns. Delivery is at least once: a
-// message is redelivered by every drain until an ack commits past it.
+// offsets; shared/kafkasrc reads and commits). Delivery is at least once:
+// a message is redelivered by every drain until an ack commits past it.
 // Unlike NoETL's, record headers are returned (headers, attributes), and
 // the manual/defer modes return ack ids that operation ack commits.
-
-// kafkaTimeout bounds the metadata, offset and commit requests of a
-// drain (the fetching itself is bounded by timeout_ms).
-const kafkaTimeout = 10 * time.Second
 
 // kafkaExec runs one operation on a Kafka source.
 func (t *Tool) kafkaExec(ctx context.Context, cfg toolspec.Subscription, op string, timeoutS float64) types.Outcome {
@@ -80,7 +70,7 @@ func (t *Tool) kafkaExec(ctx context.Context, cfg toolspec.Subscription, op stri
 			}
 		}
 	}
-	k := kafkaSource{brokers: brokers, topic: topic, group: group, egress: t.opts.Egress}
+	k := kafkaSource{Source: kafkasrc.Source{Brokers: brokers, Topic: topic, Group: group, Egress: t.opts.Egress}}
 	switch op {
 	case "poll", "drain", "fetch":
 		return k.poll(ctx, cfg, timeoutS)
@@ -90,64 +80,12 @@ func (t *Tool) kafkaExec(ctx context.Context, cfg toolspec.Subscription, op stri
 	return conf.ConfigError("subscription task: operation %q is not supported (poll, ack, nack)", op)
 }
 
-// kafkaSource is one topic read for one consumer group.
-type kafkaSource struct {
-	brokers      []string
-	topic, group string
-	egress       *egress.Policy
-}
+// kafkaSource is the topic and group a task reads (shared/kafkasrc).
+type kafkaSource struct{ kafkasrc.Source }
 
-// client opens a client with opts (every dial through the egress policy:
-// the seeds and the brokers the cluster's metadata names).
-func (k kafkaSource) client(opts ...kgo.Opt) (*kgo.Client, error) {
-	base := []kgo.Opt{kgo.SeedBrokers(k.brokers...), kgo.RequestRetries(2), kgo.RetryTimeout(kafkaTimeout)}
-	if p := k.egress; p != nil {
-		base = append(base, kgo.Dialer(p.DialContext))
-	}
-	return kgo.NewClient(append(base, opts...)...)
-}
-
-// window is where a drain starts (the group's committed offset, else the
-// partition's earliest) and the partition's end when the drain began.
-type window struct{ start, end int64 }
-
-// windows reads the topic's partitions with the group's position in each.
-func (k kafkaSource) windows(ctx context.Context, adm *kadm.Client) (map[int32]window, error) {
-	ends, err := adm.ListEndOffsets(ctx, k.topic)
-	if err != nil {
-		return nil, err
-	}
-	if err := ends.Error(); err != nil {
-		return nil, err
-	}
-	starts, err := adm.ListStartOffsets(ctx, k.topic)
-	if err != nil {
-		return nil, err
-	}
-	committed, err := k.committed(ctx, adm)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int32]window{}
-	ends.Each(func(o kadm.ListedOffset) {
-		w := window{end: o.Offset, start: 0}
-		if s, ok := starts.Lookup(k.topic, o.Partition); ok && s.Err == nil {
-			w.start = s.Offset
-		}
-		if c, ok := committed.Lookup(k.topic, o.Partition); ok && c.Err == nil && c.At >= 0 {
-			w.start = max(c.At, w.start)
-		}
-		out[o.Partition] = w
-	})
-	if len(out) == 0 {
-		return nil, fmt.Errorf("topic %s has no partitions", k.topic)
-	}
-	return out, nil
-}
-
-// poll is the bounded drain: up to batch messages, at most timeout_ms;
-// it ends as soon as every partition was read up to where it ended when
-// the drain began.
+// poll is the bounded drain: up to batch messages, at most timeout_ms; it
+// ends as soon as every partition was read up to where it ended when the
+// drain began.
 func (k kafkaSource) poll(ctx context.Context, cfg toolspec.Subscription, timeoutS float64) types.Outcome {
 	batch, err := intKey(cfg.Batch, "batch", DefaultBatch, 1, MaxBatch)
 	if err != nil {
@@ -165,90 +103,18 @@ func (k kafkaSource) poll(ctx context.Context, cfg toolspec.Subscription, timeou
 	if timeoutS > 0 {
 		wait = min(wait, time.Duration(timeoutS*float64(time.Second)))
 	}
-	deadline := time.Now().Add(wait)
-
-	admCl, err := k.client()
+	recs, err := k.Poll(ctx, batch, wait)
 	if err != nil {
-		return conf.ConfigError("subscription task: kafka client: %v", err)
+		return k.failure(ctx, "poll", err)
 	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
-	mctx, cancel := context.WithTimeout(ctx, kafkaTimeout)
-	wins, err := k.windows(mctx, adm)
-	cancel()
-	if err != nil {
-		return k.failure(ctx, "read offsets of", err)
-	}
-	assign := map[int32]kgo.Offset{}
-	for p, w := range wins {
-		if w.start < w.end {
-			assign[p] = kgo.NewOffset().At(w.start)
-		}
-	}
-	type taken struct {
-		rec  *kgo.Record
-		part int32
-	}
-	var got []taken
-	next := map[int32]int64{} // the offset past the last message taken
-	stopped := map[int32]bool{}
-	if len(assign) > 0 {
-		cl, err := k.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{k.topic: assign}),
-			kgo.FetchMaxWait(min(max(wait, 100*time.Millisecond), 5*time.Second)))
-		if err != nil {
-			return conf.ConfigError("subscription task: kafka client: %v", err)
-		}
-		defer cl.Close()
-		done := func() bool {
-			for p := range assign {
-				if max(next[p], wins[p].start) < wins[p].end {
-					return false
-				}
-			}
-			return true
-		}
-		for len(got) < batch && !done() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				break
-			}
-			pctx, cancel := context.WithTimeout(ctx, left)
-			fetches := cl.PollRecords(pctx, batch-len(got))
-			cancel()
-			if ctx.Err() != nil {
-				return k.failure(ctx, "poll", ctx.Err())
-			}
-			var ferr error
-			fetches.EachError(func(_ string, _ int32, e error) {
-				if !errors.Is(e, context.DeadlineExceeded) && !errors.Is(e, context.Canceled) && ferr == nil {
-					ferr = e
-				}
-			})
-			if ferr != nil {
-				return k.failure(ctx, "poll", ferr)
-			}
-			fetches.EachRecord(func(r *kgo.Record) {
-				if stopped[r.Partition] || r.Offset >= wins[r.Partition].end {
-					return // past the drain's window: left for the next drain
-				}
-				if len(got) >= batch {
-					stopped[r.Partition] = true // keep each partition's messages a prefix
-					return
-				}
-				got = append(got, taken{rec: r, part: r.Partition})
-				next[r.Partition] = r.Offset + 1
-			})
-		}
-	}
-	msgs := make([]any, 0, len(got))
+	msgs := make([]any, 0, len(recs))
 	ids := []any{}
-	for _, g := range got {
-		r := g.rec
-		id := kafkaID(r.Topic, r.Partition, r.Offset)
+	for _, r := range recs {
+		id := r.ID()
 		headers, attrs := map[string]any{}, map[string]any{}
 		for _, h := range r.Headers {
-			attrs[h.Key] = string(h.Value)
-			headers[strings.ToLower(h.Key)] = string(h.Value)
+			attrs[h.Key] = h.Value
+			headers[strings.ToLower(h.Key)] = h.Value
 		}
 		var key any
 		if len(r.Key) > 0 {
@@ -266,82 +132,17 @@ func (k kafkaSource) poll(ctx context.Context, cfg toolspec.Subscription, timeou
 		msgs = append(msgs, entry)
 	}
 	acked := false
-	if (mode == ackOnSuccess || mode == ackAuto) && len(got) > 0 {
-		if err := k.commit(ctx, adm, next); err != nil {
+	if (mode == ackOnSuccess || mode == ackAuto) && len(recs) > 0 {
+		if err := k.Commit(ctx, kafkasrc.Past(recs, func(int) bool { return true })); err != nil {
 			return k.failure(ctx, "commit offsets of", err)
 		}
 		acked = true
 	}
 	return types.Outcome{Status: types.StatusOK, Result: map[string]any{
-		"status": "success", "source": "kafka", "operation": "poll", "topic": k.topic, "group": k.group,
+		"status": "success", "source": "kafka", "operation": "poll", "topic": k.Topic, "group": k.Group,
 		"count": int64(len(msgs)), "messages": msgs, "acked": acked, "ack_mode": string(mode), "ack_ids": ids,
 		"metrics": map[string]any{"noetl_subscription_messages_fetched_total": int64(len(msgs)), "source": "kafka"},
 	}}
-}
-
-// kafkaID is a message's id and ack id: topic:partition:offset (NoETL's).
-func kafkaID(topic string, partition int32, offset int64) string {
-	return topic + ":" + strconv.FormatInt(int64(partition), 10) + ":" + strconv.FormatInt(offset, 10)
-}
-
-// parseKafkaID reads an ack id of this source's topic.
-func (k kafkaSource) parseKafkaID(id string) (int32, int64, error) {
-	i := strings.LastIndexByte(id, ':')
-	j := -1
-	if i > 0 {
-		j = strings.LastIndexByte(id[:i], ':')
-	}
-	if j <= 0 || id[:j] != k.topic {
-		return 0, 0, fmt.Errorf("ack id %q is not %s:<partition>:<offset>", id, k.topic)
-	}
-	p, err1 := strconv.ParseInt(id[j+1:i], 10, 32)
-	o, err2 := strconv.ParseInt(id[i+1:], 10, 64)
-	if err1 != nil || err2 != nil || p < 0 || o < 0 {
-		return 0, 0, fmt.Errorf("ack id %q is not %s:<partition>:<offset>", id, k.topic)
-	}
-	return int32(p), o, nil
-}
-
-// committed reads the group's committed offsets (none for a group that
-// never committed: some brokers answer GROUP_ID_NOT_FOUND for it).
-func (k kafkaSource) committed(ctx context.Context, adm *kadm.Client) (kadm.OffsetResponses, error) {
-	offs, err := adm.FetchOffsets(ctx, k.group)
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		return kadm.OffsetResponses{}, nil
-	}
-	return offs, err
-}
-
-// commit advances the group's committed offsets to next (partition →
-// offset), never moving one back (a late ack of older messages changes
-// nothing).
-func (k kafkaSource) commit(ctx context.Context, adm *kadm.Client, next map[int32]int64) error {
-	cctx, cancel := context.WithTimeout(ctx, kafkaTimeout)
-	defer cancel()
-	committed, err := k.committed(cctx, adm)
-	if err != nil {
-		return err
-	}
-	offs := kadm.Offsets{}
-	parts := make([]int32, 0, len(next))
-	for p := range next {
-		parts = append(parts, p)
-	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-	for _, p := range parts {
-		if c, ok := committed.Lookup(k.topic, p); ok && c.Err == nil && c.At >= next[p] {
-			continue
-		}
-		offs.Add(kadm.Offset{Topic: k.topic, Partition: p, At: next[p], LeaderEpoch: -1})
-	}
-	if len(offs) == 0 {
-		return nil
-	}
-	resp, err := adm.CommitOffsets(cctx, k.group, offs)
-	if err != nil {
-		return err
-	}
-	return resp.Error()
 }
 
 // dispose is operation ack (commit past the highest offset acked in each
@@ -367,32 +168,26 @@ func (k kafkaSource) dispose(ctx context.Context, op string, cfg toolspec.Subscr
 	}
 	next := map[int32]int64{}
 	for _, id := range ids {
-		p, o, err := k.parseKafkaID(id)
+		p, o, err := k.ParseID(id)
 		if err != nil {
 			return conf.ConfigError("subscription task: %v", err)
 		}
 		next[p] = max(next[p], o+1)
 	}
-	if op == "ack" && len(next) > 0 {
-		cl, err := k.client()
-		if err != nil {
-			return conf.ConfigError("subscription task: kafka client: %v", err)
-		}
-		defer cl.Close()
-		if err := k.commit(ctx, kadm.NewClient(cl), next); err != nil {
+	if op == "ack" {
+		if err := k.Commit(ctx, next); err != nil {
 			return k.failure(ctx, "commit offsets of", err)
 		}
 	}
-	disposed := int64(len(ids))
 	return types.Outcome{Status: types.StatusOK, Result: map[string]any{"status": "success", "source": "kafka", "operation": op,
-		"topic": k.topic, "group": k.group, "requested": int64(len(ids)), "disposed": disposed}}
+		"topic": k.Topic, "group": k.Group, "requested": int64(len(ids)), "disposed": int64(len(ids))}}
 }
 
 // failure classifies a Kafka error: a refused address is forbidden_address,
 // an unknown topic not_found, authorization failures auth, the errors
 // Kafka marks retriable (and unreachable brokers) retryable kind kafka.
 func (k kafkaSource) failure(ctx context.Context, op string, err error) types.Outcome {
-	where := fmt.Sprintf("%s topic %s (group %s)", op, k.topic, k.group)
+	where := fmt.Sprintf("%s topic %s (group %s)", op, k.Topic, k.Group)
 	if egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy") {
 		return conf.Fail("forbidden_address", false, "subscription task: %s: %v", where, err)
 	}
