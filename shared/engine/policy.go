@@ -123,8 +123,10 @@ func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 // http, pg, py) filling the names the result does not have (so
 // output.data of a result without a data field is the result itself, and
 // output.status is "ok" unless the result has a status). A result that is
-// not a mapping leaves output the envelope. Policy rules keep the
-// envelope (PolicyExtra). DSL notes: "output in a tool item's set".
+// not a mapping leaves output the envelope. An http task keeps the
+// envelope's keys first (its output.data is the body, whose own data
+// field is output.data.data). Policy rules keep the envelope
+// (PolicyExtra). DSL notes: "output in a tool item's set".
 func SetExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 	m := PolicyExtra(out, c, legacy)
 	env, _ := m["output"].(map[string]any)
@@ -133,6 +135,20 @@ func SetExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 		return m
 	}
 	o := make(map[string]any, len(data)+len(env))
+	if out.HTTP != nil {
+		// An http task's data is NoETL's response envelope around the
+		// body (OutputData: output.data is the body, whose own data field
+		// reads as output.data.data), as in both NoETL runtimes: the
+		// envelope's keys win.
+		for k, v := range data {
+			o[k] = v
+		}
+		for k, v := range env {
+			o[k] = v
+		}
+		m["output"] = o
+		return m
+	}
 	for k, v := range env {
 		o[k] = v
 	}
