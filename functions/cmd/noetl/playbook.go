@@ -32,7 +32,11 @@ Needs no api. Exit 0 when every file is valid, 2 otherwise.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return a.eachFile(files, func(f string, s *dsl.Subscription) {
 				a.subscriptionWarnings(f, s)
-				fmt.Fprintf(a.stdout, "%s: ok (subscription %s: %s → %s)\n", f, s.Metadata.Name, s.PubSubSubscription, s.Dispatch.Playbook)
+				src := s.PubSubSubscription
+				if s.Source == "kafka" {
+					src = s.SourceKey("")
+				}
+				fmt.Fprintf(a.stdout, "%s: ok (subscription %s: %s → %s)\n", f, s.Metadata.Name, src, s.Dispatch.Playbook)
 			}, func(f string, pb *dsl.Playbook) {
 				for _, w := range pb.Warnings {
 					fmt.Fprintf(a.stderr, "%s:%d: warning: %s: %s\n", f, w.Line, w.Path, w.Message)
