@@ -146,6 +146,11 @@ type StartRequest struct {
 	Version int `json:"version"`
 	// Playbook is inline playbook YAML (instead of Path).
 	Playbook string `json:"playbook"`
+	// Files are, with an inline playbook, the script files beside it that
+	// its tasks read ({path as the playbook writes it: {sha256, content}},
+	// launch.CheckFiles): the CLI sends them (README "Running any
+	// playbook": scripts beside the playbook).
+	Files map[string]store.ExecutionFile `json:"files,omitempty"`
 	// Workload is deep-merged over the playbook's workload.
 	Workload map[string]any `json:"workload"`
 	// ParentID links a child execution to its parent.
@@ -180,7 +185,11 @@ func start(w http.ResponseWriter, r *http.Request) {
 	)
 	if req.Playbook != "" {
 		src, name = []byte(req.Playbook), "playbook"
-		pb, err = dsl.Load(src, name)
+		if pb, err = dsl.Load(src, name); err == nil {
+			err = launch.CheckFiles(pb, req.Files)
+		}
+	} else if len(req.Files) > 0 {
+		err = errors.New("files are sent with an inline playbook only (a catalog or file playbook reads its scripts under the playbook root)")
 	} else if req.Path == "" {
 		err = errors.New("either path or playbook is required")
 	} else {
@@ -196,7 +205,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if err := documentFits(src, req.Workload); err != nil {
+	if err := documentFits(src, req.Workload, launch.FilesBytes(req.Files)); err != nil {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": err.Error()})
 		return
 	}
@@ -208,7 +217,7 @@ func start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Workload: req.Workload, ParentID: req.ParentID,
+	id, err := launch.Start(ctx, d.Store, d.Bus, launch.Params{Playbook: pb, Source: src, Files: req.Files, Workload: req.Workload, ParentID: req.ParentID,
 		Credentials: d.Credentials, Creator: principal(r), CatalogPath: catalogPath})
 	var ke *launch.KeychainError
 	if errors.Is(err, credentials.ErrNotGranted) {

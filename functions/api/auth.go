@@ -139,13 +139,13 @@ func authorize(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 // documentFits checks that a playbook's source and its workload fit one
 // execution document (control.StateMaxBytes, under Firestore's 1 MiB):
 // an execution that could never be written is refused (413) at start.
-func documentFits(src []byte, workload map[string]any) error {
+func documentFits(src []byte, workload map[string]any, files int) error {
 	wl, err := json.Marshal(workload)
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
-	if n := len(src) + len(wl); n > control.StateMaxBytes {
-		return fmt.Errorf("the playbook (%d bytes) and its workload (%d bytes) are over the %d-byte limit of an execution document (Firestore's 1 MiB): pass large inputs by reference (a results-tier object, a table, a URL)", len(src), len(wl), control.StateMaxBytes)
+	if n := len(src) + len(wl) + files; n > control.StateMaxBytes {
+		return fmt.Errorf("the playbook (%d bytes), its workload (%d bytes) and its script files (%d bytes) are over the %d-byte limit of an execution document (Firestore's 1 MiB): pass large inputs by reference (a results-tier object, a table, a URL)", len(src), len(wl), files, control.StateMaxBytes)
 	}
 	return nil
 }

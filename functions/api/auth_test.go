@@ -136,10 +136,10 @@ func TestGuardBodyLimit(t *testing.T) {
 // workload over control.StateMaxBytes) is refused at start, naming the
 // limit.
 func TestDocumentFits(t *testing.T) {
-	if err := documentFits([]byte("kind: Playbook"), map[string]any{"a": 1}); err != nil {
+	if err := documentFits([]byte("kind: Playbook"), map[string]any{"a": 1}, 0); err != nil {
 		t.Fatal(err)
 	}
-	err := documentFits(make([]byte, 500_000), map[string]any{"blob": strings.Repeat("x", 500_000)})
+	err := documentFits(make([]byte, 500_000), map[string]any{"blob": strings.Repeat("x", 500_000)}, 0)
 	if err == nil || !strings.Contains(err.Error(), "900000-byte limit") {
 		t.Fatalf("got %v", err)
 	}

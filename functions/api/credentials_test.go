@@ -136,7 +136,7 @@ func TestCredentialsCreateInvalid(t *testing.T) {
 		want []string
 	}{
 		{`{}`, []string{"name is required", "kind is required", "data is required"}},
-		{`{"name": "x", "kind": "ldap", "data": {"a": "b"}}`, []string{`unknown kind "ldap" (one of gcs, http_basic, http_bearer, http_header, nats, postgres, pubsub, secret)`}},
+		{`{"name": "x", "kind": "ldap", "data": {"a": "b"}}`, []string{`unknown kind "ldap" (one of gcs, http_basic, http_bearer, http_header, kafka, nats, postgres, pubsub, s3, secret)`}},
 		{`{"name": "x", "kind": "secret", "data": "text"}`, []string{"data must be a JSON object of the secret fields", "data is required"}},
 		{`{"name": "x", "kind": "secret", "data": {}}`, []string{"data is required"}},
 		{`{"name": "a/b", "kind": "secret", "data": {"a": "b"}}`, []string{`name "a/b" may only contain letters, digits, '_' and '-'`}},

@@ -89,7 +89,7 @@ func rerunExecution(w http.ResponseWriter, r *http.Request, id string) {
 		p.Playbook, p.PlaybookSource, p.CatalogPath = e.Playbook, e.Source, e.Path
 	}
 	if p.Playbook != nil {
-		if err := documentFits(p.PlaybookSource, req.Workload); err != nil {
+		if err := documentFits(p.PlaybookSource, req.Workload, 0); err != nil {
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": err.Error()})
 			return
 		}

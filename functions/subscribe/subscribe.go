@@ -31,6 +31,7 @@ import (
 	"cloud.google.com/go/storage"
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/runtime"
@@ -76,8 +77,15 @@ func Service(ctx context.Context) (*sub.Service, *runtime.Deps, error) {
 		gcs.Close()
 		return nil, nil, err
 	}
+	// A kafka subscription's brokers are the author's: every connection
+	// passes the same egress policy as the runner's kinds (NOETL_EGRESS_*).
+	policy, err := egress.New(d.Cfg.Egress.Profile, d.Cfg.Egress.Allow, d.Cfg.Egress.Deny)
+	if err != nil {
+		d.Log.Error("egress policy", "error", err.Error())
+		policy, _ = egress.New("cloud", nil, nil)
+	}
 	svc = &sub.Service{Store: d.Store, Bus: d.Bus, Playbooks: d.Catalog, Credentials: d.Credentials,
-		Buckets: sub.GCSBuckets(gcs), Puller: sub.PubSubPuller{Client: admin}, Log: d.Log}
+		Buckets: sub.GCSBuckets(gcs), Puller: sub.PubSubPuller{Client: admin}, Egress: policy, Log: d.Log}
 	return svc, d, nil
 }
 

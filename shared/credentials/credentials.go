@@ -87,10 +87,22 @@ const (
 	// string) — without them the client uses Application Default
 	// Credentials.
 	KindGCS = "gcs"
+	// KindKafka: Kafka brokers, as NoETL's subscription fixtures register
+	// them (type kafka): {"brokers": "host:port[,host:port...]"} (a string,
+	// or a list of host:port; "bootstrap_servers" accepted too).
+	// Plaintext brokers only, as NoETL's Kafka source.
+	KindKafka = "kafka"
+	// KindS3: an S3-compatible object store (AWS S3, or Cloud Storage's
+	// XML API with HMAC keys): {"access_key_id", "secret_access_key"}
+	// (NoETL's aws credential fields; "key_id"/"secret" and
+	// "aws_access_key_id"/"aws_secret_access_key" accepted too), optional
+	// "session_token", "region" and "endpoint" (a URL: an S3-compatible
+	// server, e.g. https://storage.googleapis.com; default AWS).
+	KindS3 = "s3"
 )
 
 // Kinds lists the canonical kinds, sorted.
-var Kinds = []string{KindGCS, KindHTTPBasic, KindHTTPBearer, KindHTTPHeader, KindNATS, KindPostgres, KindPubSub, KindSecret}
+var Kinds = []string{KindGCS, KindHTTPBasic, KindHTTPBearer, KindHTTPHeader, KindKafka, KindNATS, KindPostgres, KindPubSub, KindS3, KindSecret}
 
 // kindAliases maps the spellings found in NoETL playbooks and credential
 // files to the canonical kinds.
@@ -103,6 +115,8 @@ var kindAliases = map[string]string{
 	"nats": KindNATS, "nats_credential": KindNATS, "jetstream": KindNATS,
 	"pubsub": KindPubSub, "google_pubsub": KindPubSub, "gcp_pubsub": KindPubSub,
 	"gcs": KindGCS, "google_cloud_storage": KindGCS, "gcs_service_account": KindGCS,
+	"kafka": KindKafka, "kafka_credential": KindKafka,
+	"s3": KindS3, "aws": KindS3, "aws_s3": KindS3, "hmac": KindS3, "gcs_hmac": KindS3,
 }
 
 // NormalizeKind returns the canonical kind for k (case-insensitive; NoETL
@@ -317,6 +331,10 @@ func kindProblems(kind string, data map[string]any) []string {
 		out = append(out, cloudProblems("pubsub", data, "token", "access_token")...)
 	case KindGCS:
 		out = append(out, cloudProblems("gcs", data, "service_account_json", "credentials_json")...)
+	case KindKafka:
+		out = append(out, kafkaProblems(data)...)
+	case KindS3:
+		out = append(out, s3Problems(data)...)
 	}
 	return out
 }

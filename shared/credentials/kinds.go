@@ -141,3 +141,77 @@ func redactURL(s string) string {
 	u.User = url.User(u.User.Username())
 	return u.String()
 }
+
+// kafkaProblems lists what a kafka credential's data lacks (see KindKafka).
+func kafkaProblems(data map[string]any) []string {
+	raw, ok := firstValue(data, "brokers", "bootstrap_servers")
+	if !ok {
+		return []string{"a kafka credential needs brokers (host:port, comma-separated or a list) in data"}
+	}
+	brokers, err := KafkaBrokers(raw)
+	if err != nil {
+		return []string{"a kafka credential's " + err.Error()}
+	}
+	var out []string
+	for _, b := range brokers {
+		if _, _, err := net.SplitHostPort(b); err != nil {
+			out = append(out, fmt.Sprintf("a kafka credential's broker %q is not host:port", b))
+		}
+	}
+	return out
+}
+
+// KafkaBrokers reads a broker list: a comma-separated string or a list of
+// host:port strings (NoETL's subscription tool parse_brokers).
+func KafkaBrokers(v any) ([]string, error) {
+	var out []string
+	switch x := v.(type) {
+	case string:
+		for _, b := range strings.Split(x, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				out = append(out, b)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok || strings.TrimSpace(s) == "" {
+				return nil, fmt.Errorf("brokers must be host:port strings, got %v", e)
+			}
+			out = append(out, strings.TrimSpace(s))
+		}
+	case []string:
+		out = append(out, x...)
+	default:
+		return nil, fmt.Errorf("brokers must be a string or a list of host:port, got %T", v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("brokers is empty")
+	}
+	return out, nil
+}
+
+// s3Problems lists what an s3 credential's data lacks (see KindS3).
+func s3Problems(data map[string]any) []string {
+	var out []string
+	id, hasID := firstValue(data, "access_key_id", "aws_access_key_id", "key_id")
+	sec, hasSec := firstValue(data, "secret_access_key", "aws_secret_access_key", "secret")
+	if !hasID || !hasSec {
+		out = append(out, "an s3 credential needs access_key_id and secret_access_key in data")
+	} else {
+		if s, ok := id.(string); !ok || s == "" {
+			out = append(out, "an s3 credential's access_key_id must be a non-empty string")
+		}
+		if s, ok := sec.(string); !ok || s == "" {
+			out = append(out, "an s3 credential's secret_access_key must be a non-empty string")
+		}
+	}
+	if v, ok := firstValue(data, "endpoint", "endpoint_url"); ok {
+		s, isStr := v.(string)
+		u, err := url.Parse(s)
+		if !isStr || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			out = append(out, fmt.Sprintf("an s3 credential's endpoint must be an http(s) URL, got %q", fmt.Sprint(v)))
+		}
+	}
+	return out
+}

@@ -230,7 +230,7 @@ func TestValidate(t *testing.T) {
 	if !errors.As(err, &list) || len(list.Unwrap()) != 3 {
 		t.Fatalf("Validate problems = %v, want 3 (name, kind, data)", err)
 	}
-	want := "name \"a b\" may only contain letters, digits, '_' and '-'\nunknown kind \"nope\" (one of gcs, http_basic, http_bearer, http_header, nats, postgres, pubsub, secret)\ndata is required (a non-empty mapping of the secret fields)"
+	want := "name \"a b\" may only contain letters, digits, '_' and '-'\nunknown kind \"nope\" (one of gcs, http_basic, http_bearer, http_header, kafka, nats, postgres, pubsub, s3, secret)\ndata is required (a non-empty mapping of the secret fields)"
 	if err.Error() != want {
 		t.Errorf("Validate message =\n%s\nwant\n%s", err, want)
 	}

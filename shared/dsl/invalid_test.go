@@ -62,7 +62,7 @@ func TestBrokenPlaybookReportsEveryProblem(t *testing.T) {
 		{5, "vars", "root vars is not canonical"},
 		{11, "workflow[0].when", "put the condition on the incoming arc (next.arcs[].when"},
 		{20, "workflow[0].tool[0].spec.policy.rules[0].then.to", `jump target "nowhere" is not a task of this step (tasks: fetch, parse)`},
-		{22, "workflow[0].tool[1].kind", `unknown task kind "pyhton" (one of noop, http, python, postgres, playbook, workbook, duckdb, transfer, gcs, secrets, nats, shell, subscription, artifact, result_fetch)`},
+		{22, "workflow[0].tool[1].kind", `unknown task kind "pyhton" (one of noop, http, python, postgres, playbook, workbook, duckdb, transfer, gcs, s3, secrets, nats, shell, subscription, artifact, result_fetch)`},
 		{28, "workflow[0].next.arcs[1].step", `arc to unknown step "missing_step"`},
 		{31, "workflow[2].step", `duplicate step name "finish" (first defined at line 29)`},
 		{33, "triggers", `unknown root key "triggers"`},

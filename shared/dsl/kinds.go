@@ -164,7 +164,7 @@ func unknownKindMessage(kind string) string {
 // spellings accepted are toolspec.TransferSourceTypes and
 // TransferTargetTypes; a template is checked at run time).
 var (
-	transferSources = []string{"http", "postgres", "duckdb", "result"}
+	transferSources = []string{"http", "postgres", "duckdb", "result", "s3"}
 	transferTargets = []string{"postgres", "duckdb"}
 )
 
@@ -230,12 +230,27 @@ func (v *validator) kindValues(t *Task, tp string) {
 	}
 	switch t.Kind {
 	case "subscription":
-		if s, ok := literal(t.Config["source"]); ok && s == "kafka" {
-			add("source", "subscription source kafka needs Kafka brokers, which this stack does not have (sources here: pubsub)")
+		// The required keys depend on the source (toolspec.Subscription).
+		src, known := literal(t.Config["source"])
+		src = strings.ToLower(strings.TrimSpace(src))
+		need := []string{}
+		switch {
+		case known && src == "kafka":
+			need = []string{"topic", "group"}
+			if !present(t.Config["brokers"]) && !present(t.Config["auth"]) && !present(t.Config["credential"]) {
+				add("brokers", "a kafka subscription task needs its brokers: auth (a kafka credential {brokers}) or brokers (host:port)")
+			}
+		case known && src != "":
+			need = []string{"subscription"}
+			for _, k := range []string{"brokers", "topic", "group"} {
+				if _, ok := t.Config[k]; ok {
+					add(k, "subscription %s is a key of kafka sources (this task's source is %s)", k, src)
+				}
+			}
 		}
-		for _, k := range []string{"brokers", "topic", "group"} {
-			if _, ok := t.Config[k]; ok {
-				add(k, "subscription %s is for kafka sources, which need Kafka brokers (not available here)", k)
+		for _, k := range need {
+			if !present(t.Config[k]) {
+				add(k, "%s is required for a %s subscription task", k, src)
 			}
 		}
 	case "transfer":

@@ -521,7 +521,8 @@ type Script struct {
 	// is given); unused for "inline".
 	URI string `json:"uri,omitempty"`
 	// Source is script.source.type: "inline" (default when code is
-	// given), "file", "http" or "gcs" (s3 is rejected: it needs AWS S3).
+	// given), "file", "http", "gcs" or "s3" (an S3-compatible object
+	// store: AWS S3, or Cloud Storage's XML API with HMAC keys).
 	Source string `json:"source"`
 	// Code is script.source.code, the inline script.
 	Code string `json:"code,omitempty"`
@@ -530,8 +531,11 @@ type Script struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// Method is script.source.method for http (default GET).
 	Method string `json:"method,omitempty"`
-	// Auth is script.source.auth, a credential name for gcs/http.
+	// Auth is script.source.auth, a credential name for gcs/http/s3.
 	Auth string `json:"auth,omitempty"`
+	// Region is script.source.region, the region of an s3 source (default
+	// the credential's, else us-east-1).
+	Region string `json:"region,omitempty"`
 	// TimeoutS is script.source.timeout, the fetch timeout in seconds (0 =
 	// tool default).
 	TimeoutS float64 `json:"timeout_s,omitempty"`

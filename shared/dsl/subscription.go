@@ -28,8 +28,16 @@ type Subscription struct {
 	// Metadata names the subscription: Name is its key everywhere (the
 	// registration, the push endpoint, the spool prefix).
 	Metadata SubscriptionMetadata `json:"metadata"`
-	// Source is the message source: always "pubsub".
+	// Source is the message source: "pubsub" or "kafka".
 	Source string `json:"source"`
+	// Topic, Group, Brokers and Auth are a kafka source's spec.topic,
+	// spec.group, spec.brokers (host:port; or the credential's) and
+	// spec.auth (a kafka credential's name). A kafka subscription is
+	// always pulled on the subscribe function's ticks (batch dispatch).
+	Topic   string   `json:"topic,omitempty"`
+	Group   string   `json:"group,omitempty"`
+	Brokers []string `json:"brokers,omitempty"`
+	Auth    string   `json:"auth,omitempty"`
 	// Mode is "pull" (default) or "push": how NoETL's runtime consumes
 	// the subscription. Here both are delivered by Pub/Sub push to the
 	// subscribe function, except with Dispatch.BatchDispatch (pulled).
@@ -425,11 +433,15 @@ func (l *loader) subSpec(s *Subscription, n *yaml.Node, path string) {
 	s.Spool = defaultSpool()
 	s.Spool.Mode = SpoolOff
 	have := map[string]entry{}
+	kafka := map[string]entry{} // topic, group, brokers, auth: checked once the source is known
+	paths := map[string]string{}
 	if !l.walk(n, path, "spec", func(e entry, fp string) {
 		have[e.key] = e
 		switch e.key {
 		case "source":
-			l.choice(&s.Source, e, fp, "spec.source", true, "source %[1]q is not supported: this engine consumes Google Pub/Sub subscriptions (source: pubsub); %[1]s needs NoETL's worker runtime", "pubsub")
+			l.choice(&s.Source, e, fp, "spec.source", true, "source %[1]q is not supported: this engine consumes Google Pub/Sub subscriptions (source: pubsub) and Kafka topics (source: kafka); %[1]s needs NoETL's worker runtime", "pubsub", "kafka")
+		case "topic", "group", "brokers":
+			kafka[e.key], paths[e.key] = e, fp
 		case "mode":
 			l.choice(&s.Mode, e, fp, "spec.mode", true, "mode %q: want pull or push", "pull", "push")
 		case "activation":
@@ -442,7 +454,7 @@ func (l *loader) subSpec(s *Subscription, n *yaml.Node, path string) {
 				s.PubSubSubscription = v
 			}
 		case "auth":
-			l.errf(e.k, fp, "auth is not supported for Pub/Sub here: the engine reads the subscription with its own service account (grant it roles/pubsub.subscriber); remove auth")
+			kafka[e.key], paths[e.key] = e, fp
 		case "endpoint":
 			l.errf(e.k, fp, "endpoint is not supported: the engine reaches Pub/Sub through its own configuration (PUBSUB_EMULATOR_HOST on the local stack); remove endpoint")
 		case "runtime":
@@ -467,7 +479,27 @@ func (l *loader) subSpec(s *Subscription, n *yaml.Node, path string) {
 	}) {
 		return
 	}
-	for _, k := range []string{"source", "subscription", "dispatch"} {
+	required := []string{"source", "subscription", "dispatch"}
+	if s.Source == "kafka" {
+		required = []string{"source", "topic", "group", "dispatch"}
+		l.subKafka(s, kafka, paths, n, path)
+		if e, ok := have["subscription"]; ok {
+			l.errf(e.k, path+".subscription", "spec.subscription names a Pub/Sub subscription: a kafka source reads spec.topic for spec.group")
+		}
+		if !s.Dispatch.BatchDispatch {
+			s.Dispatch.BatchDispatch = true
+			l.warnf(n, path+".dispatch.batch_dispatch", "a kafka subscription is pulled on the subscribe function's ticks (batch dispatch): a function cannot hold a Kafka consumer")
+		}
+	} else {
+		for k, e := range kafka {
+			if k == "auth" {
+				l.errf(e.k, paths[k], "auth is not supported for Pub/Sub here: the engine reads the subscription with its own service account (grant it roles/pubsub.subscriber); remove auth")
+				continue
+			}
+			l.errf(e.k, paths[k], "%s is a connection key of NoETL's nats/kafka sources: a pubsub subscription names its Pub/Sub subscription (spec.subscription) only", k)
+		}
+	}
+	for _, k := range required {
 		if _, ok := have[k]; !ok {
 			l.errf(n, path+"."+k, "spec.%s is required", k)
 		}
@@ -929,6 +961,80 @@ func (s *Subscription) SubscriptionID() string {
 		return s.PubSubSubscription[i+1:]
 	}
 	return s.PubSubSubscription
+}
+
+// subKafka reads a kafka source's keys.
+func (l *loader) subKafka(s *Subscription, kafka map[string]entry, paths map[string]string, n *yaml.Node, path string) {
+	if e, ok := kafka["topic"]; ok {
+		s.Topic, _ = l.str(e.v, paths["topic"], "spec.topic")
+	}
+	if e, ok := kafka["group"]; ok {
+		s.Group, _ = l.str(e.v, paths["group"], "spec.group")
+	}
+	if e, ok := kafka["auth"]; ok {
+		s.Auth, _ = l.str(e.v, paths["auth"], "spec.auth (a kafka credential's name)")
+	}
+	if e, ok := kafka["brokers"]; ok {
+		var raw any
+		if err := e.v.Decode(&raw); err == nil {
+			if !hasPlaceholder(fmt.Sprint(raw)) {
+				b, err := kafkaBrokers(raw)
+				if err != nil {
+					l.errf(e.k, paths["brokers"], "spec.brokers: %v", err)
+				}
+				s.Brokers = b
+			} else if str, ok := raw.(string); ok {
+				s.Brokers = []string{str}
+			}
+		}
+	}
+	if _, ok := kafka["brokers"]; !ok {
+		if _, ok := kafka["auth"]; !ok {
+			l.errf(n, path+".brokers", "a kafka subscription needs its brokers: spec.auth (a kafka credential {brokers}) or spec.brokers (host:port)")
+		}
+	}
+}
+
+// kafkaBrokers reads host:port brokers: a comma-separated string or a
+// list (as credentials.KafkaBrokers).
+func kafkaBrokers(v any) ([]string, error) {
+	var out []string
+	switch x := v.(type) {
+	case string:
+		for _, b := range strings.Split(x, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				out = append(out, b)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			str, ok := e.(string)
+			if !ok || strings.TrimSpace(str) == "" {
+				return nil, fmt.Errorf("brokers must be host:port strings, got %v", e)
+			}
+			out = append(out, strings.TrimSpace(str))
+		}
+	default:
+		return nil, fmt.Errorf("brokers must be a string or a list of host:port, got %T", v)
+	}
+	for _, b := range out {
+		if _, _, err := stdnet.SplitHostPort(b); err != nil {
+			return nil, fmt.Errorf("broker %q is not host:port", b)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("brokers is empty")
+	}
+	return out, nil
+}
+
+// SourceKey is what a registration consumes, unique among registrations:
+// the Pub/Sub subscription's path, or for kafka "kafka:<topic>#<group>".
+func (s *Subscription) SourceKey(project string) string {
+	if s.Source == "kafka" {
+		return "kafka:" + s.Topic + "#" + s.Group
+	}
+	return s.SubscriptionPath(project)
 }
 
 // SubscriptionPath returns spec.subscription as

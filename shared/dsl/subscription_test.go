@@ -283,3 +283,42 @@ func FuzzLoadSubscription(f *testing.F) {
 		}
 	})
 }
+
+// TestKafkaSubscription: a kafka source reads topic, group and brokers (or
+// auth), needs no Pub/Sub subscription and is always pulled (batch
+// dispatch, with a warning when not written); its source key is
+// kafka:<topic>#<group>. Kafka keys on a pubsub source stay errors.
+func TestKafkaSubscription(t *testing.T) {
+	src := `apiVersion: noetl.io/v1
+kind: Subscription
+metadata: {name: k, path: subs/k}
+spec:
+  source: kafka
+  topic: orders
+  group: g
+  brokers: "a:9092, b:9092"
+  dispatch: {playbook: p}
+`
+	s, err := LoadSubscription([]byte(src), "k.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Topic != "orders" || s.Group != "g" || strings.Join(s.Brokers, ",") != "a:9092,b:9092" || !s.Dispatch.BatchDispatch || s.SourceKey("p") != "kafka:orders#g" {
+		t.Fatalf("%+v", s)
+	}
+	if len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0].Message, "batch dispatch") {
+		t.Fatalf("warnings %v", s.Warnings)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{strings.Replace(src, "  topic: orders\n", "", 1), "spec.topic is required"},
+		{strings.Replace(src, "  brokers: \"a:9092, b:9092\"\n", "", 1), "needs its brokers"},
+		{strings.Replace(src, "a:9092, b:9092", "nohost", 1), "not host:port"},
+		{strings.Replace(src, "  group: g\n", "  group: g\n  subscription: s\n", 1), "a kafka source reads spec.topic"},
+		{strings.Replace(strings.Replace(src, "source: kafka", "source: pubsub", 1), "  group: g\n", "  group: g\n  subscription: s\n", 1), "topic is a connection key"},
+	} {
+		_, err := LoadSubscription([]byte(c.edit), "k.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.want, err, c.want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ type templateSite struct {
 var scopeRoots = []string{
 	"workload", "ctx", "iter", "step", "args", "input", "output", "outcome",
 	"execution_id", "keychain", "event", "_prev", "_task", "_attempt",
-	"loop_index", "input_data", "job",
+	"loop_index", "input_data", "job", "result",
 }
 
 // legacyRuleNames are the names a rule normalised from a seed-001 retry

@@ -405,7 +405,7 @@ func (l *loader) accumulate(n *yaml.Node, path string) *OutputAccumulate {
 // ---- script ---------------------------------------------------------------
 
 // scriptSources are the script.source.type values this stack loads.
-var scriptSources = []string{"inline", "file", "http", "gcs"}
+var scriptSources = []string{"inline", "file", "http", "gcs", "s3"}
 
 // script parses a task's script: {uri, source: {type, code, endpoint,
 // method, auth, timeout}} block (NoETL noetl/core/script, noetl-tools
@@ -439,9 +439,9 @@ func (l *loader) script(n *yaml.Node, path string) *Script {
 						sc.TimeoutS = f
 					}
 				case "region":
-					l.errf(se.k, sp, "script.source.region is for s3 sources, which need AWS S3: not available here (use gcs, http, file or inline)")
+					sc.Region, _ = l.str(se.v, sp, "script.source.region")
 				default:
-					l.errf(se.k, sp, "unknown script.source key %q (allowed: type, code, endpoint, method, auth, timeout)", se.key)
+					l.errf(se.k, sp, "unknown script.source key %q (allowed: type, code, endpoint, method, auth, timeout, region)", se.key)
 				}
 			})
 		default:
@@ -477,7 +477,11 @@ func (l *loader) script(n *yaml.Node, path string) *Script {
 			l.errf(srcLine, join(path, "source.method"), "script.source.method must be an HTTP method, got %q", sc.Method)
 		}
 	case "s3":
-		l.errf(srcLine, join(path, "source.type"), "script source s3 needs AWS S3, which this stack does not have (use gcs, http, file or inline)")
+		if strings.TrimSpace(sc.URI) == "" {
+			l.errf(deref(n), join(path, "uri"), "an s3 script needs script.uri (s3://bucket/key)")
+		} else if !strings.HasPrefix(sc.URI, "s3://") && !strings.Contains(sc.URI, "{{") {
+			l.errf(deref(n), join(path, "uri"), "an s3 script's uri must look like s3://bucket/path/to/script, got %q", clip(sc.URI))
+		}
 	default:
 		l.errf(srcLine, join(path, "source.type"), "unknown script.source.type %q (one of %s)", sc.Source, strings.Join(scriptSources, ", "))
 	}

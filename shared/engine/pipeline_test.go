@@ -235,13 +235,26 @@ func TestPipelineResult(t *testing.T) {
 	}
 }
 
-// TestSetExtra: a tool item's own set reads the result's fields as
-// output.<field>; the envelope's keys win.
+// TestSetExtra: a tool item's own set reads the task's data as output
+// (NoETL's task sequence): the result's own keys win, the envelope fills
+// the others.
 func TestSetExtra(t *testing.T) {
 	out := types.Outcome{Status: types.StatusOK, Result: map[string]any{"count": 2, "status": "mine", "data": "own"}}
 	m := SetExtra(out, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any)
-	if m["count"] != 2 || m["status"] != "ok" || !reflect.DeepEqual(m["data"], out.Result) {
+	if m["count"] != 2 || m["status"] != "mine" || m["data"] != "own" || m["meta"] == nil {
 		t.Fatalf("output = %v", m)
+	}
+	// An http task keeps its envelope first: output.data is the body, and
+	// the body's own data field is output.data.data (NoETL's pagination
+	// playbooks read it so).
+	web := types.Outcome{Status: types.StatusOK, HTTP: &types.HTTPOutcome{Status: 200},
+		Result: map[string]any{"status_code": int64(200), "data": map[string]any{"data": []any{1, 2}, "paging": map[string]any{"page": 1}}}}
+	if m := SetExtra(web, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any); !reflect.DeepEqual(m["data"].(map[string]any)["data"], []any{1, 2}) || m["status"] != "ok" {
+		t.Fatalf("http output = %v", m)
+	}
+	bare := types.Outcome{Status: types.StatusOK, Result: map[string]any{"count": 2}}
+	if m := SetExtra(bare, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any); m["status"] != "ok" || !reflect.DeepEqual(m["data"], bare.Result) {
+		t.Fatalf("a result without status or data: output = %v", m)
 	}
 	if p := PolicyExtra(out, Cursor{TaskResults: map[string]any{}}, false)["output"].(map[string]any); p["count"] != nil {
 		t.Fatalf("policy output reads result fields: %v", p)

@@ -114,12 +114,19 @@ func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 }
 
 // SetExtra is PolicyExtra for a composite tool item's own set (DSL v2
-// tool[].set, applied after a successful attempt): there `output` also
-// reads the fields of the task's data — output.count is the result's
-// count, output.rows a postgres result's rows — with the envelope's own
-// keys (status, data, error, meta, ref and the kind helpers http, pg, py)
-// winning over fields of the same name. A result that is not a mapping
-// leaves output the envelope.
+// tool[].set, applied after a successful attempt): there `output` is the
+// task's data, as NoETL's task sequence evaluates a tool item's set
+// (noetl-tools task_sequence.rs: the set context's output is the tool's
+// result data) — output.count is the result's count, output.rows a
+// postgres result's rows, output.data a result's own data field — with
+// the envelope's keys (status, data, error, meta, ref and the kind helpers
+// http, pg, py) filling the names the result does not have (so
+// output.data of a result without a data field is the result itself, and
+// output.status is "ok" unless the result has a status). A result that is
+// not a mapping leaves output the envelope. An http task keeps the
+// envelope's keys first (its output.data is the body, whose own data
+// field is output.data.data). Policy rules keep the envelope
+// (PolicyExtra). DSL notes: "output in a tool item's set".
 func SetExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 	m := PolicyExtra(out, c, legacy)
 	env, _ := m["output"].(map[string]any)
@@ -128,10 +135,24 @@ func SetExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 		return m
 	}
 	o := make(map[string]any, len(data)+len(env))
-	for k, v := range data {
-		o[k] = v
+	if out.HTTP != nil {
+		// An http task's data is NoETL's response envelope around the
+		// body (OutputData: output.data is the body, whose own data field
+		// reads as output.data.data), as in both NoETL runtimes: the
+		// envelope's keys win.
+		for k, v := range data {
+			o[k] = v
+		}
+		for k, v := range env {
+			o[k] = v
+		}
+		m["output"] = o
+		return m
 	}
 	for k, v := range env {
+		o[k] = v
+	}
+	for k, v := range data {
 		o[k] = v
 	}
 	m["output"] = o

@@ -29,6 +29,9 @@ import (
 type Params struct {
 	Playbook *dsl.Playbook
 	Source   []byte
+	// Files are the script files sent with an inline playbook (checked
+	// by CheckFiles), stored with the execution (store.Execution.Files).
+	Files map[string]store.ExecutionFile
 	// Workload is deep-merged over the playbook's workload.
 	Workload map[string]any
 	// ParentID links a child execution to its parent.
@@ -114,7 +117,7 @@ func Start(ctx context.Context, st store.Store, pub bus.Publisher, p Params) (st
 		// The execution's trace starts here (observe.go): its request
 		// batch carries the root's traceparent and sampling decision.
 		ctx = executionContext(ctx, s)
-		err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source)})
+		err := st.ExecutionCreate(ctx, &store.Execution{State: s, Source: string(p.Source), Files: p.Files})
 		if err == nil {
 			created = true
 			break

@@ -116,12 +116,14 @@ func (s *Starter) Start(ctx context.Context, p Params) (*Started, error) {
 		return nil, &engine.RerunError{Reason: fmt.Sprintf("execution %s is a child of execution %s (a kind: playbook step): its inputs come from its parent's run, so it is not rerun on its own; rerun execution %s", id, src.State.ParentID, src.State.ParentID)}
 	}
 	pb, text, path := p.Playbook, p.PlaybookSource, p.CatalogPath
+	var files map[string]store.ExecutionFile
 	if pb == nil {
 		var err error
 		if pb, err = dsl.Load([]byte(src.Source), "execution "+id); err != nil {
 			return nil, fmt.Errorf("rerun: the playbook of execution %s no longer loads: %w", id, err)
 		}
-		text, path = []byte(src.Source), src.State.CatalogPath
+		// The same playbook: the script files sent beside it come along.
+		text, path, files = []byte(src.Source), src.State.CatalogPath, src.Files
 	}
 	evs, err := s.Store.EventList(ctx, id)
 	if err != nil {
@@ -165,7 +167,7 @@ func (s *Starter) Start(ctx context.Context, p Params) (*Started, error) {
 	if err := s.fit(ctx, newID, text, wl, plan.Reuse); err != nil {
 		return nil, err
 	}
-	if _, err := launch.Start(ctx, s.Store, s.Bus, launch.Params{Playbook: pb, Source: text, Workload: wl, Credentials: s.Credentials,
+	if _, err := launch.Start(ctx, s.Store, s.Bus, launch.Params{Playbook: pb, Source: text, Files: files, Workload: wl, Credentials: s.Credentials,
 		Creator: p.Creator, CatalogPath: path, ExecutionID: newID, RerunOf: id, RerunFrom: p.From, Reuse: plan.Reuse, Now: p.Now}); err != nil {
 		return nil, err
 	}

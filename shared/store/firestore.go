@@ -78,6 +78,8 @@ type execDoc struct {
 	UpdatedAt time.Time `firestore:"updated_at"`
 	State     string    `firestore:"state"`
 	Source    string    `firestore:"source"`
+	// Files is Execution.Files as JSON ("" when there are none).
+	Files string `firestore:"files,omitempty"`
 	// ExpireAt is set when the execution ends (the collection's TTL policy
 	// deletes it after the retention period).
 	ExpireAt *time.Time `firestore:"expire_at,omitempty"`
@@ -123,6 +125,13 @@ func toDoc(sealer Sealer, retention time.Duration, rec *Execution) (execDoc, err
 	now := time.Now().UTC()
 	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID, Creator: rec.State.Creator,
 		RerunOf: rec.State.RerunOf, Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}
+	if len(rec.Files) > 0 {
+		fb, err := json.Marshal(rec.Files)
+		if err != nil {
+			return execDoc{}, fmt.Errorf("store: encode files: %w", err)
+		}
+		d.Files = string(fb)
+	}
 	if rec.State.Terminal() {
 		exp := now.Add(retention)
 		d.ExpireAt = &exp
@@ -145,7 +154,13 @@ func fromSnap(sealer Sealer, s *firestore.DocumentSnapshot) (*Execution, error) 
 	}
 	st.Workload = wl
 	NormState(st)
-	return &Execution{State: st, Source: d.Source}, nil
+	rec := &Execution{State: st, Source: d.Source}
+	if d.Files != "" {
+		if err := json.Unmarshal([]byte(d.Files), &rec.Files); err != nil {
+			return nil, fmt.Errorf("store: decode files: %w", err)
+		}
+	}
+	return rec, nil
 }
 
 // NormState gives every number of a decoded state its kind

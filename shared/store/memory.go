@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ type memExec struct {
 	updated  time.Time
 	state    []byte // nil: the execution document does not exist
 	source   string
+	files    map[string]ExecutionFile
 	outbox   map[string][]byte
 	loops    map[string][]byte
 	iters    map[string]map[int]*memIter
@@ -105,6 +107,16 @@ func (m *Memory) doc(id string) *memExec {
 	return e
 }
 
+// decode is the execution document as stored.
+func (e *memExec) decode() (*Execution, error) {
+	rec, err := decodeState(e.state, e.source)
+	if err != nil {
+		return nil, err
+	}
+	rec.Files = e.files
+	return rec, nil
+}
+
 func decodeState(b []byte, source string) (*Execution, error) {
 	st := &engine.State{}
 	if err := jsonx.Unmarshal(b, st); err != nil {
@@ -136,6 +148,9 @@ func (m *Memory) ExecutionCreate(ctx context.Context, rec *Execution) error {
 	// Firestore's created_at field).
 	e.created, _ = time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
 	e.updated, e.state, e.source = time.Now().UTC(), b, rec.Source
+	if len(rec.Files) > 0 {
+		e.files = maps.Clone(rec.Files)
+	}
 	return nil
 }
 
@@ -148,7 +163,7 @@ func (m *Memory) ExecutionGet(ctx context.Context, id string) (*Execution, error
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeState(e.state, e.source)
+	rec, err := e.decode()
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +201,7 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 		if e.state == nil {
 			continue
 		}
-		rec, err := decodeState(e.state, e.source)
+		rec, err := e.decode()
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +244,7 @@ func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (C
 		rec = p.Base // the optimistic path: no read
 	} else {
 		mt.Read(1)
-		if rec, err = decodeState(e.state, e.source); err != nil {
+		if rec, err = e.decode(); err != nil {
 			return Checkpoint{}, err
 		}
 	}

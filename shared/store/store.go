@@ -81,11 +81,24 @@ type DLQResolution struct {
 	Note string
 }
 
+// ExecutionFile is one file of Execution.Files: its text and the
+// lower-case hex sha256 of it (checked by the worker before the file is
+// used).
+type ExecutionFile struct {
+	SHA256  string `json:"sha256"`
+	Content string `json:"content"`
+}
+
 // Execution is the execution document.
 type Execution struct {
 	State *engine.State
 	// Source is the playbook YAML the execution runs (frozen at start).
 	Source string
+	// Files are the files beside a playbook submitted from a file that its
+	// tasks read (script: files), keyed by the path as the playbook writes
+	// it, frozen at start (written by ExecutionCreate only; README "Running
+	// any playbook": scripts beside the playbook). nil for most executions.
+	Files map[string]ExecutionFile
 	// UpdateTime is the document's version as read (Firestore's update
 	// time; zero for a record not read from the store). A checkpoint based
 	// on this read commits only if the document has not changed since.

@@ -85,6 +85,14 @@ const pullConcurrency = 8
 func (s *Service) pull(ctx context.Context, reg *Registration) (int, error) {
 	spec := reg.Spec
 	sub := reg.Record.PubSubSubscription
+	puller := s.Puller
+	if spec.Source == SourceKafka {
+		kp, err := s.kafkaPuller(ctx, reg)
+		if err != nil {
+			return 0, err
+		}
+		puller = kp
+	}
 	wait := min(max(time.Duration(spec.Runtime.TimeoutMS)*time.Millisecond, 100*time.Millisecond), 10*time.Second)
 	budget := s.PullBudget
 	if budget <= 0 {
@@ -94,7 +102,7 @@ func (s *Service) pull(ctx context.Context, reg *Registration) (int, error) {
 	batch := max(spec.Dispatch.BatchMax, 1)
 	total := 0
 	for s.now().Before(deadline) && ctx.Err() == nil {
-		msgs, err := s.Puller.Pull(ctx, sub, batch, wait)
+		msgs, err := puller.Pull(ctx, sub, batch, wait)
 		if err != nil {
 			return total, err
 		}
@@ -125,10 +133,10 @@ func (s *Service) pull(ctx context.Context, reg *Registration) (int, error) {
 			})
 		}
 		wg.Wait()
-		if err := s.Puller.Ack(ctx, sub, acks); err != nil {
+		if err := puller.Ack(ctx, sub, acks); err != nil {
 			return total, err
 		}
-		if err := s.Puller.Nack(ctx, sub, nacks); err != nil {
+		if err := puller.Nack(ctx, sub, nacks); err != nil {
 			return total, err
 		}
 		s.log().InfoContext(ctx, "subscription batch dispatched", "subscription", reg.Record.Name, "messages", len(msgs), "acked", len(acks), "nacked", len(nacks))

@@ -14,6 +14,7 @@ import (
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/store"
@@ -95,6 +96,9 @@ type Service struct {
 	// Puller pulls batches for batch dispatch (nil: batch registrations
 	// are not pulled).
 	Puller Puller
+	// Egress is the network policy of a kafka source's connections (the
+	// brokers are the author's: nil only in tests).
+	Egress *egress.Policy
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	Log *slog.Logger
@@ -330,7 +334,7 @@ func (s *Service) start(ctx context.Context, reg *Registration, msg Message, env
 	if subPath == "" {
 		subPath = spec.Metadata.Name
 	}
-	wl := Workload(env, spec.Dispatch.PayloadFrom, plan, subPath, SourcePubSub)
+	wl := Workload(env, spec.Dispatch.PayloadFrom, plan, subPath, sourceOf(spec))
 	id := ExecutionID(reg.Record.Name, DedupKey(spec, reg.Record.Topic, plan, msg.ID))
 	if plan.Trace != nil {
 		// W3C trace context from the message: a sampled caller makes the
@@ -406,7 +410,7 @@ func (s *Service) spool(ctx context.Context, reg *Registration, st *subState, ms
 	name := reg.Record.Name
 	now := s.now()
 	st.mu.Lock()
-	it := Item{Subscription: name, Source: SourcePubSub, MessageID: msg.ID, IdempotencyKey: plan.IdempotencyKey,
+	it := Item{Subscription: name, Source: sourceOf(spec), MessageID: msg.ID, IdempotencyKey: plan.IdempotencyKey,
 		DedupKey: DedupKey(spec, reg.Record.Topic, plan, msg.ID), RecvSeq: st.nextSeq(now), Downstream: ds, SHA256: sha256Hex(msg.Data),
 		SpooledAtMS: nowMS(now), Reason: reason, Message: msg}
 	known, size := st.bytesKnown, st.bytes
@@ -802,7 +806,7 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 				st.mu.Unlock()
 			}
 		}
-		if rec.Delivery == store.DeliveryPull && s.Puller != nil {
+		if rec.Delivery == store.DeliveryPull && (s.Puller != nil || reg.Spec.Source == SourceKafka) {
 			n, err := s.pull(ctx, reg)
 			r.Pulled = n
 			if err != nil && r.Err == "" {

@@ -87,6 +87,9 @@ func (r *Registrar) Register(ctx context.Context, src []byte) (*store.Subscripti
 		}
 		return nil, nil, err
 	}
+	if spec.Source == "kafka" {
+		return r.registerKafka(ctx, src, spec)
+	}
 	subPath := spec.SubscriptionPath(r.Project)
 	got, err := r.Admin.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: subPath})
 	if status.Code(err) == codes.NotFound {
@@ -147,6 +150,45 @@ func (r *Registrar) Register(ctx context.Context, src []byte) (*store.Subscripti
 	return rec, spec, nil
 }
 
+// registerKafka registers a kafka source: nothing to wire (the subscribe
+// function pulls it on its ticks: delivery pull); the registration's
+// PubSubSubscription holds the source's key, kafka:<topic>#<group>
+// (dsl.Subscription.SourceKey), so that one topic and group is consumed by
+// one registration; Topic holds the topic.
+func (r *Registrar) registerKafka(ctx context.Context, src []byte, spec *dsl.Subscription) (*store.Subscription, *dsl.Subscription, error) {
+	name, key := spec.Metadata.Name, spec.SourceKey("")
+	all, err := r.Store.SubscriptionList(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var old *store.Subscription
+	for i := range all {
+		switch {
+		case all[i].Name == name:
+			old = &all[i]
+		case all[i].PubSubSubscription == key:
+			return nil, nil, errs.New(errs.AlreadyExists, "subscription %s: the Kafka topic %s for group %s is already consumed by registration %s (delete it first)", name, spec.Topic, spec.Group, all[i].Name)
+		}
+	}
+	rec, err := r.Store.SubscriptionPut(ctx, store.SubscriptionPutParams{Name: name, Path: spec.Metadata.Path, Source: string(src), PubSubSubscription: key,
+		Topic: spec.Topic, Playbook: spec.Dispatch.Playbook, Delivery: store.DeliveryPull})
+	if err != nil {
+		return nil, nil, err
+	}
+	if old != nil && old.PubSubSubscription != key && !isKafkaKey(old.PubSubSubscription) {
+		if err := r.unwire(ctx, old); err != nil {
+			r.log().WarnContext(ctx, "subscription re-registered on a Kafka topic; the old Pub/Sub subscription could not be unwired", "subscription", name, "old", old.PubSubSubscription, "error", err.Error())
+		}
+	}
+	r.log().InfoContext(ctx, "subscription registered", "subscription", name, "kafka_topic", spec.Topic, "group", spec.Group, "delivery", store.DeliveryPull,
+		"playbook", spec.Dispatch.Playbook, "generation", rec.Generation)
+	return rec, spec, nil
+}
+
+// isKafkaKey reports a registration of a kafka source (its
+// PubSubSubscription is the source key kafka:<topic>#<group>).
+func isKafkaKey(s string) bool { return strings.HasPrefix(s, "kafka:") }
+
 func putParams(s store.Subscription) store.SubscriptionPutParams {
 	return store.SubscriptionPutParams{Name: s.Name, Path: s.Path, Source: s.Source, PubSubSubscription: s.PubSubSubscription,
 		Topic: s.Topic, Playbook: s.Playbook, Delivery: s.Delivery, PushEndpoint: s.PushEndpoint}
@@ -172,6 +214,9 @@ func (r *Registrar) setPush(ctx context.Context, subPath, endpoint string) error
 // when it still pushes to rec's endpoint (a subscription re-pointed by
 // someone else is left alone; a deleted one is ignored).
 func (r *Registrar) unwire(ctx context.Context, rec *store.Subscription) error {
+	if isKafkaKey(rec.PubSubSubscription) {
+		return nil // nothing wired: the ticks stop pulling with the registration
+	}
 	got, err := r.Admin.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: rec.PubSubSubscription})
 	if status.Code(err) == codes.NotFound {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tools/noop"
 	"github.com/noetl/gcpengine/shared/tools/postgres"
 	"github.com/noetl/gcpengine/shared/tools/python"
+	"github.com/noetl/gcpengine/shared/tools/s3"
 	"github.com/noetl/gcpengine/shared/tools/secrets"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 	"github.com/noetl/gcpengine/shared/tools/subscription"
@@ -36,6 +37,7 @@ const (
 	KindDuckDB       = "duckdb"
 	KindTransfer     = "transfer"
 	KindGCS          = "gcs"
+	KindS3           = "s3"
 	KindSecrets      = "secrets"
 	KindNATS         = "nats"
 	KindSubscription = "subscription"
@@ -45,7 +47,7 @@ const (
 )
 
 // Kinds lists the kinds Default registers, in the order above.
-var Kinds = []string{KindNoop, KindHTTP, KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindSecrets,
+var Kinds = []string{KindNoop, KindHTTP, KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindS3, KindSecrets,
 	KindNATS, KindSubscription, KindShell, KindArtifact, KindResultFetch}
 
 // ControlKinds are the kinds the control plane runs itself (Control):
@@ -57,7 +59,7 @@ var ControlKinds = []string{KindNoop, KindHTTP, KindSecrets, KindArtifact, KindR
 // author chooses (a database, a bucket, a NATS or Pub/Sub server, a
 // `script:` source): they run in the runner (Runner, shared/runner), never
 // in the control plane (README "Architecture").
-var RunnerKinds = []string{KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindNATS, KindSubscription, KindShell}
+var RunnerKinds = []string{KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindS3, KindNATS, KindSubscription, KindShell}
 
 // Executor is what a kind package implements: one attempt over the
 // rendered args and kind configuration, with the attempt timeout in seconds
@@ -111,6 +113,10 @@ type DefaultOptions struct {
 	Secrets secrets.Options
 	// GCS configures the gcs kind (local directories, timeout).
 	GCS gcs.Options
+	// S3 configures the s3 kind (local directories, timeout); its
+	// credentials, egress, data roots and reserved buckets are filled from
+	// the fields below and the gcs kind's.
+	S3 s3.Options
 	// NATS configures the nats kind (default server).
 	NATS nats.Options
 	// Credentials is the credential store (shared/credentials): the
@@ -205,6 +211,9 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 		if o.Credentials == nil {
 			o.Credentials = opts.Credentials
 		}
+		if o.Egress == nil {
+			o.Egress = opts.Egress
+		}
 		if o.BaseDir == "" {
 			o.BaseDir = opts.ScriptDir
 		}
@@ -227,6 +236,21 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 		if bn, ok := opts.Results.Backend.(results.BucketNamer); ok {
 			opts.GCS.ReservedBuckets = []string{bn.Bucket()}
 		}
+	}
+	if opts.S3.Credentials == nil {
+		opts.S3.Credentials = opts.Credentials
+	}
+	if opts.S3.Egress == nil {
+		opts.S3.Egress = opts.Egress
+	}
+	if opts.S3.DataRoots == nil {
+		opts.S3.DataRoots = opts.GCS.DataRoots
+	}
+	if opts.S3.LocalDirs == nil {
+		opts.S3.LocalDirs = opts.GCS.LocalDirs
+	}
+	if opts.S3.ReservedBuckets == nil {
+		opts.S3.ReservedBuckets = opts.GCS.ReservedBuckets
 	}
 	if opts.HTTP.Credentials == nil {
 		opts.HTTP.Credentials = opts.Credentials
@@ -267,9 +291,11 @@ func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
 		case KindDuckDB:
 			reg[k] = Adapt(dk)
 		case KindTransfer:
-			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results}))
+			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results, S3: s3.New(opts.S3)}))
 		case KindGCS:
 			reg[k] = Adapt(gcs.New(opts.GCS))
+		case KindS3:
+			reg[k] = Adapt(s3.New(opts.S3))
 		case KindSecrets:
 			reg[k] = Adapt(secrets.New(opts.Secrets))
 		case KindNATS:

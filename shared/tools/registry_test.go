@@ -23,7 +23,7 @@ func TestDefault(t *testing.T) {
 			t.Fatalf("kind %s missing", k)
 		}
 	}
-	if len(reg) != len(Kinds) || len(Kinds) != 13 {
+	if len(reg) != len(Kinds) || len(Kinds) != 14 {
 		t.Fatalf("registry has %d kinds, Kinds %d", len(reg), len(Kinds))
 	}
 	ctx := context.Background()

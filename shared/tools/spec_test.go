@@ -19,6 +19,7 @@ var specTools = map[string]string{
 	"noop":         "github.com/noetl/gcpengine/shared/tools/noop",
 	"postgres":     "github.com/noetl/gcpengine/shared/tools/postgres",
 	"gcs":          "github.com/noetl/gcpengine/shared/tools/gcs",
+	"s3":           "github.com/noetl/gcpengine/shared/tools/s3",
 	"secrets":      "github.com/noetl/gcpengine/shared/tools/secrets",
 	"shell":        "github.com/noetl/gcpengine/shared/tools/shell",
 	"http":         "github.com/noetl/gcpengine/shared/tools/http",

@@ -56,7 +56,7 @@ type Spec interface {
 
 // all lists every kind's zero spec, in the order messages list kinds.
 var all = []Spec{
-	Noop{}, HTTP{}, Python{}, Postgres{}, Playbook{}, Workbook{}, DuckDB{}, Transfer{}, GCS{},
+	Noop{}, HTTP{}, Python{}, Postgres{}, Playbook{}, Workbook{}, DuckDB{}, Transfer{}, GCS{}, S3{},
 	Secrets{}, NATS{}, Shell{}, Subscription{}, Artifact{}, ResultFetch{},
 }
 

@@ -334,6 +334,11 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	if tool == nil {
 		return fail("config", fmt.Sprintf("task kind %q is not available in this engine", kind))
 	}
+	if u.rec != nil {
+		if err := sentScript(cfg, u.rec.Files); err != nil {
+			return fail("config", err.Error())
+		}
+	}
 	if canon, probs := toolspec.Canonicalize(kind, cfg); len(probs) == 0 {
 		// NoETL's spellings (credential: for auth, sql: for command, ...)
 		// under the kind's canonical keys: applyAuth and defaultConnection

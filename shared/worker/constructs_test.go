@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,9 +114,11 @@ workflow:
 	}
 }
 
-// TestTaskSetReadsResultFields: in a tool item's own set, output.<field>
-// reads the task's result fields (output.count), while output.status and
-// output.data stay the envelope's (engine.SetExtra).
+// TestTaskSetReadsResultFields: in a tool item's own set, output is the
+// task's data (NoETL's task sequence): output.<field> reads the result's
+// fields (output.count, output.status of a result that has one, a
+// result's own data field: generated.data.record_id), the envelope fills
+// the rest (engine.SetExtra).
 func TestTaskSetReadsResultFields(t *testing.T) {
 	src := `
 apiVersion: noetl.io/v2
@@ -131,17 +134,28 @@ workflow:
             ctx.n: "{{ output.count }}"
             ctx.st: "{{ output.status }}"
             ctx.same: "{{ output.data.count == output.count }}"
-      - after: {kind: python, code: "result = 1"}
+      - nested:
+          kind: python
+          code: "result = {'status': 'success', 'data': {'record_id': 100}}"
+          set:
+            generated: "{{ output }}"
+      - after: {kind: noop, result: {id: "{{ generated.data.record_id }}"}}
 `
 	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		if strings.Contains(fmt.Sprint(req.Config["code"]), "record_id") {
+			return types.Outcome{Status: types.StatusOK, Result: map[string]any{"status": "success", "data": map[string]any{"record_id": int64(100)}}}
+		}
 		return types.Outcome{Status: types.StatusOK, Result: map[string]any{"count": int64(3), "status": "mine"}}
 	}}
 	env, w := setup(t, py, src, nil)
 	drain(t, env, w)
 	wantOK(t, env)
 	st := status(t, env, "ex1")
-	if st.Ctx["n"] != int64(3) || st.Ctx["st"] != "ok" || st.Ctx["same"] != true {
-		t.Fatalf("ctx = %v, want n 3, st ok (the envelope's status wins), same true", st.Ctx)
+	if st.Ctx["n"] != int64(3) || st.Ctx["st"] != "mine" || st.Ctx["same"] != true {
+		t.Fatalf("ctx = %v, want n 3, st mine (the result's own status), same true", st.Ctx)
+	}
+	if got := st.Results["start"].(map[string]any)["id"]; got != int64(100) {
+		t.Fatalf("generated.data.record_id after set generated: {{ output }} = %v, want 100", got)
 	}
 	// The step's result: the last task's, with every task's result by
 	// label beside it (engine.PipelineResult).

@@ -2,8 +2,11 @@ package worker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 )
 
@@ -101,6 +104,13 @@ func scriptConfig(s *dsl.Script, sc template.Scope) (map[string]any, error) {
 	if s.TimeoutS > 0 {
 		src["timeout"] = s.TimeoutS
 	}
+	if s.Region != "" {
+		region, err := render("source.region", s.Region)
+		if err != nil {
+			return nil, err
+		}
+		src["region"] = region
+	}
 	out := map[string]any{"source": src}
 	if uri != "" {
 		out["uri"] = uri
@@ -119,4 +129,36 @@ func taskResultNames(results map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// sentScript replaces a file script of cfg that the execution carries
+// (store.Execution.Files: the files sent beside a playbook submitted from
+// a file, keyed by the path as the playbook writes it) by its text, as an
+// inline script, after checking the file's sha256: the runner then reads
+// nothing from its own file system for it (README "Running any playbook":
+// scripts beside the playbook). A file script the execution does not carry
+// is left to the runner (the playbook root). It returns an error when the
+// carried file does not match its digest.
+func sentScript(cfg map[string]any, files map[string]store.ExecutionFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	sb, ok := cfg["script"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	src, _ := sb["source"].(map[string]any)
+	if typ, _ := src["type"].(string); !strings.EqualFold(typ, "file") {
+		return nil
+	}
+	uri, _ := sb["uri"].(string)
+	f, ok := files[uri]
+	if !ok {
+		return nil
+	}
+	if !strings.EqualFold(f.SHA256, launch.Digest(f.Content)) {
+		return fmt.Errorf("script file %q sent with the playbook does not match its sha256", uri)
+	}
+	cfg["script"] = map[string]any{"uri": uri, "source": map[string]any{"type": "inline", "code": f.Content}}
+	return nil
 }

@@ -212,6 +212,17 @@ func (u *unit) taskScope() template.Scope {
 	extra["_task"], extra["_attempt"] = u.cur.TaskResults, u.cur.Attempt
 	if u.cur.HasPrev {
 		extra["_prev"] = u.cur.Prev
+		// The pipeline's `result`: the latest finished task's result (NoETL's
+		// author-facing name of a task's output.data; in a policy rule it is
+		// the task's own, LegacyNames). A pipeline variable, task label or
+		// step named result keeps its value (DSL notes "result in a
+		// pipeline").
+		_, isVar := u.cur.Vars["result"]
+		_, isLabel := extra["result"]
+		_, isStep := u.results["result"]
+		if !isVar && !isLabel && !isStep {
+			extra["result"] = u.cur.Prev
+		}
 	}
 	return u.scope(extra)
 }

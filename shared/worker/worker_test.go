@@ -992,3 +992,44 @@ func TestDuplicateReadOnlyUnitsKeepTheCommittedResult(t *testing.T) {
 		t.Fatalf("committed result: %d rows of run %v, want run 1's", len(rows), rows[0].(map[string]any)["run"])
 	}
 }
+
+// TestPipelineResultName: a later task of a pipeline reads the latest
+// finished task's result as `result` (NoETL's author-facing name of the
+// previous task's output; before, `{{ result }}` rendered None); a
+// pipeline variable set as result keeps its own value.
+func TestPipelineResultName(t *testing.T) {
+	const src = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: piperesult, path: tests/piperesult}
+workflow:
+  - step: start
+    tool:
+      - count: {kind: python, code: "count()"}
+      - echo:
+          kind: noop
+          result: {prev_n: "{{ result.n }}", prev_task: "{{ result.task }}"}
+      - again:
+          kind: noop
+          result: {twice: "{{ result.prev_task }}"}
+          set: {result: {fixed: true}}
+      - last:
+          kind: noop
+          result: {seen: "{{ result }}"}
+`
+	py := &fakeTool{}
+	env, w := setup(t, py, src, nil)
+	drain(t, env, w)
+	wantOK(t, env)
+	st := status(t, env, "ex1")
+	res := st.Results["start"].(map[string]any)["results"].(map[string]any)
+	if got := res["echo"]; !reflect.DeepEqual(got, map[string]any{"prev_n": int64(1), "prev_task": "count"}) {
+		t.Fatalf("echo read result as %#v", got)
+	}
+	if got := res["again"]; !reflect.DeepEqual(got, map[string]any{"twice": "count"}) {
+		t.Fatalf("again read result as %#v", got)
+	}
+	if got := res["last"]; !reflect.DeepEqual(got, map[string]any{"seen": map[string]any{"fixed": true}}) {
+		t.Fatalf("a set result variable: last read %#v", got)
+	}
+}

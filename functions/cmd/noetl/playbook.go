@@ -32,7 +32,11 @@ Needs no api. Exit 0 when every file is valid, 2 otherwise.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return a.eachFile(files, func(f string, s *dsl.Subscription) {
 				a.subscriptionWarnings(f, s)
-				fmt.Fprintf(a.stdout, "%s: ok (subscription %s: %s → %s)\n", f, s.Metadata.Name, s.PubSubSubscription, s.Dispatch.Playbook)
+				src := s.PubSubSubscription
+				if s.Source == "kafka" {
+					src = s.SourceKey("")
+				}
+				fmt.Fprintf(a.stdout, "%s: ok (subscription %s: %s → %s)\n", f, s.Metadata.Name, src, s.Dispatch.Playbook)
 			}, func(f string, pb *dsl.Playbook) {
 				for _, w := range pb.Warnings {
 					fmt.Fprintf(a.stderr, "%s:%d: warning: %s: %s\n", f, w.Line, w.Path, w.Message)
@@ -176,7 +180,11 @@ they change) and print one JSON line on stdout whatever --output says:
 
   {"execution_id", "status", "duration_ms", "steps": {step: result}, "failures"?}
 
---workload is a JSON object deep-merged over the playbook's workload. An unknown
+--workload is a JSON object deep-merged over the playbook's workload. The script
+files the playbook reads (script: blocks of type file with a literal path) are sent
+with it: each is resolved against FILE's own directory, whatever the working
+directory, and must stay inside it (a UTF-8 file of at most 4 MiB; the api checks
+each sha256). An unknown
 execution id (404) stops at once (exit 3); an api that stops answering for 30 s
 stops with exit 4.
 
@@ -212,7 +220,15 @@ func (a *app) runPlaybook(file, workload string, timeout time.Duration, quiet bo
 			return fail(ExitInvalid, "--workload is not a JSON object: %v", err)
 		}
 	}
-	r, err := a.send(http.MethodPost, "/executions", map[string]any{"playbook": string(src), "workload": wl})
+	body := map[string]any{"playbook": string(src), "workload": wl}
+	files, err := playbookFiles(file, pb)
+	if err != nil {
+		return fail(ExitInvalid, "%v", err)
+	}
+	if len(files) > 0 {
+		body["files"] = files
+	}
+	r, err := a.send(http.MethodPost, "/executions", body)
 	if err != nil {
 		return err
 	}

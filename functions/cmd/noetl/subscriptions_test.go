@@ -41,7 +41,7 @@ func TestSubscriptions(t *testing.T) {
 		t.Errorf("bad --set: %+v", r)
 	}
 	// An invalid resource: every problem with its line, no request.
-	bad := writeFile(t, "bad.yaml", "apiVersion: noetl.io/v1\nkind: Subscription\nmetadata: {name: x}\nspec:\n  source: kafka\n  subscription: sub1\n  dispatch: {playbook: p}\n")
+	bad := writeFile(t, "bad.yaml", "apiVersion: noetl.io/v1\nkind: Subscription\nmetadata: {name: x}\nspec:\n  source: nats\n  subscription: sub1\n  dispatch: {playbook: p}\n")
 	if r := f.cli("subscription", "register", bad); r.code != ExitInvalid || !strings.Contains(r.stderr, "bad.yaml:5: spec.source:") || f.count("POST /subscriptions") != 0 {
 		t.Errorf("invalid resource: %+v", r)
 	}

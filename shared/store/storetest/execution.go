@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ const concurrency = 8
 var executionCases = []testCase{
 	{"RoundTrip", testExecutionRoundTrip},
 	{"RoundTripMinimal", testExecutionRoundTripMinimal},
+	{"FilesSurviveCheckpoints", testExecutionFiles},
 	{"CreateExists", testExecutionCreateExists},
 	{"CreateConcurrentOnce", testExecutionCreateConcurrentOnce},
 	{"CreateInvalid", testExecutionCreateInvalid},
@@ -149,6 +151,42 @@ func testExecutionRoundTrip(ctx context.Context, t *testing.T, s store.Store) {
 	rec.State.Workload["count"] = int64(100)
 	rec.State.Steps["fetch"].Pending[0].Args["page"] = int64(100)
 	mustEqual(t, "State (second read)", sampleState(id), get(ctx, t, s, id).State)
+}
+
+// testExecutionFiles: the files of a playbook submitted from a file
+// (Execution.Files) read back as written, from the optimistic and the
+// reading checkpoint paths, and survive checkpoints (which write the
+// state only).
+func testExecutionFiles(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	files := map[string]store.ExecutionFile{"scripts/create.sql": {SHA256: "ab12", Content: "CREATE TABLE t (id int);\n"}}
+	if err := s.ExecutionCreate(ctx, &store.Execution{State: sampleState(id), Source: "x", Files: files}); err != nil {
+		t.Fatalf("ExecutionCreate: %v", err)
+	}
+	rec := get(ctx, t, s, id)
+	mustEqual(t, "Files", files, rec.Files)
+	for _, base := range []*store.Execution{nil, rec} {
+		var seen map[string]store.ExecutionFile
+		if _, err := s.ExecutionCheckpoint(ctx, store.CheckpointParams{ExecutionID: id, OutboxID: "ob-" + strconv.FormatBool(base != nil), Base: base,
+			Apply: func(r *store.Execution) (*engine.Output, error) {
+				seen = r.Files
+				return &engine.Output{}, nil
+			}}); err != nil {
+			t.Fatalf("ExecutionCheckpoint: %v", err)
+		}
+		mustEqual(t, "Files seen by a checkpoint", files, seen)
+	}
+	mustEqual(t, "Files after checkpoints", files, get(ctx, t, s, id).Files)
+	if other := get(ctx, t, s, mustCreate(ctx, t, s)); other.Files != nil {
+		t.Fatalf("an execution created without files reads %v", other.Files)
+	}
+}
+
+// mustCreate creates a sample execution without files and returns its id.
+func mustCreate(ctx context.Context, t *testing.T, s store.Store) string {
+	id := uniqueID(t) + "-plain"
+	create(ctx, t, s, sampleState(id))
+	return id
 }
 
 // testExecutionRoundTripMinimal: a state without maps reads back with

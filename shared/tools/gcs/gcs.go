@@ -33,10 +33,10 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
 	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
+	"github.com/noetl/gcpengine/shared/tools/internal/localfs"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -80,8 +80,8 @@ type Options struct {
 
 // Tool is the gcs task kind. It is safe for concurrent use.
 type Tool struct {
-	opts  Options
-	roots []string
+	opts Options
+	dirs localfs.Dirs
 }
 
 // New returns a gcs tool configured by opts.
@@ -98,16 +98,7 @@ func New(opts Options) *Tool {
 	if opts.MaxInlineBytes <= 0 {
 		opts.MaxInlineBytes = DefaultMaxInlineBytes
 	}
-	t := &Tool{opts: opts}
-	for _, d := range opts.LocalDirs {
-		if abs, err := filepath.Abs(d); err == nil {
-			if real, err := filepath.EvalSymlinks(abs); err == nil {
-				abs = real
-			}
-			t.roots = append(t.roots, filepath.Clean(abs))
-		}
-	}
-	return t
+	return &Tool{opts: opts, dirs: localfs.New(opts.LocalDirs, opts.DataRoots)}
 }
 
 // Exec runs one operation (tools.Adapt turns Exec into a tools.Tool).
@@ -435,44 +426,7 @@ func (t *Tool) list(ctx context.Context, c *storage.Client, cfg toolspec.GCS) ty
 // with a workspace in ctx under the workspace or a data root (for a file
 // to write, the parent directory must exist there).
 func (t *Tool) localPath(ctx context.Context, p string, forWrite bool) (string, error) {
-	roots := t.roots
-	ws := sandbox.WorkspaceFrom(ctx)
-	if ws != nil {
-		roots = nil
-		for _, d := range append([]string{ws.Dir}, t.opts.DataRoots...) {
-			if real, err := filepath.EvalSymlinks(d); err == nil {
-				roots = append(roots, filepath.Clean(real))
-			}
-		}
-	}
-	p = strings.TrimSpace(strings.TrimPrefix(p, "file://"))
-	if p == "" {
-		return "", errors.New("empty local path")
-	}
-	if ws != nil && !filepath.IsAbs(p) {
-		p = filepath.Join(ws.Dir, p) // relative to the task's workspace
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	check := abs
-	if forWrite {
-		check = filepath.Dir(abs)
-	}
-	real, err := filepath.EvalSymlinks(check)
-	if err != nil {
-		return "", fmt.Errorf("local path %s: %v", p, errors.Unwrap(err))
-	}
-	for _, root := range roots {
-		if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
-			if forWrite {
-				return filepath.Join(real, filepath.Base(abs)), nil
-			}
-			return real, nil
-		}
-	}
-	return "", fmt.Errorf("local path %s is outside the directories gcs tasks may use (%s)", p, strings.Join(roots, ", "))
+	return t.dirs.Path(ctx, p, forWrite, "gcs tasks")
 }
 
 // storageFailure classifies a storage error.

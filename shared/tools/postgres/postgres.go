@@ -153,15 +153,23 @@ func (t *Tool) Close() {
 // Several statements separated by ';' (and no params) run as one simple-
 // protocol query, which PostgreSQL executes in one implicit transaction.
 //
-// Results: a statement returning rows gives {"rows": [{column: value}],
-// "row_count": N, "columns": [names], "command": tag} (values: integers
-// int64, float/numeric float64 (integral numerics int64), timestamps RFC 3339,
+// Results follow the shape NoETL's postgres tool hands a later step
+// (noetl/tools/postgres/response.py collapse_results_to_last_command: the
+// last statement's result is the task's result; and the Rust tool's
+// affected_rows): a statement returning rows gives {"status": "success",
+// "rows": [{column: value}], "row_count": N, "columns": [names],
+// "statement_count": 1, "command": tag} (values: integers int64,
+// float/numeric float64 (integral numerics int64), timestamps RFC 3339,
 // dates YYYY-MM-DD, bytea base64, json/jsonb decoded, uuid text, others
-// text); a command gives {"row_count": rows affected, "command": tag such as
-// "INSERT 0 5"}; a script gives its last statement's result plus
-// "statements": N. Beside that summary, each statement's own result is
-// under command_0, command_1, ... (statementEntry: NoETL's per-statement
-// results). Errors: SQL errors are kind "postgres" with outcome.pg
+// text); any other statement (DML, DDL) gives {"status": "success",
+// "row_count": rows affected, "affected_rows": the same, "message":
+// "Command executed. N rows affected.", "statement_count": 1, "command":
+// tag such as "INSERT 0 5"} (DDL affects 0 rows). Several statements give
+// the last statement's result with "statement_count": N ("statements": N
+// too) and, beside it, each statement's own result under command_0,
+// command_1, ... (statementEntry: NoETL's per-statement results, read as
+// {{ step.command_0.rows }}); a single statement has no command_0.
+// Errors: SQL errors are kind "postgres" with outcome.pg
 // {code, sqlstate}, retryable when the SQLSTATE's code is (SQLStateCode:
 // 40001, 40P01, class 08, class 53, 57P01-57P03, 57014 statement timeout,
 // class XX); failing to connect is kind "postgres", code 08001, retryable;
@@ -387,7 +395,7 @@ func (t *Tool) query(ctx context.Context, q querier, sql string, args []any) (ma
 		return nil, err
 	}
 	r := shape(fds, out, rows.CommandTag(), truncated)
-	r[commandKey(0)] = statementEntry(r)
+	r["statement_count"] = int64(1)
 	return r, nil
 }
 
@@ -479,9 +487,11 @@ func (t *Tool) scriptOn(ctx context.Context, conn *pgx.Conn, sql string) (map[st
 		return nil, err
 	}
 	if last == nil {
-		last = map[string]any{"row_count": int64(0), "command": ""}
+		last = map[string]any{"status": "success", "row_count": int64(0), "affected_rows": int64(0),
+			"message": "No SQL statements executed", "command": ""}
 	}
 	last["statements"] = int64(n)
+	last["statement_count"] = int64(n)
 	for i, e := range entries {
 		last[commandKey(i)] = e
 	}
@@ -491,7 +501,9 @@ func (t *Tool) scriptOn(ctx context.Context, conn *pgx.Conn, sql string) (map[st
 // shape builds the result of one statement.
 func shape(fds []pgconn.FieldDescription, rows []any, tag pgconn.CommandTag, truncated bool) map[string]any {
 	if len(fds) == 0 {
-		return map[string]any{"row_count": tag.RowsAffected(), "command": tag.String()}
+		n := tag.RowsAffected()
+		return map[string]any{"status": "success", "row_count": n, "affected_rows": n,
+			"message": fmt.Sprintf("Command executed. %d rows affected.", n), "command": tag.String()}
 	}
 	cols := make([]any, len(fds))
 	for i, fd := range fds {
@@ -501,6 +513,7 @@ func shape(fds []pgconn.FieldDescription, rows []any, tag pgconn.CommandTag, tru
 		rows = []any{}
 	}
 	r := map[string]any{
+		"status":    "success",
 		"rows":      rows,
 		"row_count": int64(len(rows)),
 		"columns":   cols,

@@ -97,11 +97,13 @@ func TestDDLInsertUpsertSelect(t *testing.T) {
 	tl := newTool(t, Options{})
 	r := ok(t, runSQL(t, tl, `CREATE TABLE items (
 		id int PRIMARY KEY, name text NOT NULL, payload jsonb, price numeric(10,2))`, nil))
-	eq(t, summary(r), M{"row_count": int64(0), "command": "CREATE TABLE"})
+	// NoETL's shapes (README "Tool kinds", postgres): DDL and DML give
+	// status, row_count, affected_rows, message, statement_count; a single
+	// statement has no command_0.
+	eq(t, r, M{"status": "success", "row_count": int64(0), "affected_rows": int64(0), "message": "Command executed. 0 rows affected.", "statement_count": int64(1), "command": "CREATE TABLE"})
 
 	r = ok(t, runSQL(t, tl, "INSERT INTO items (id, name, price) VALUES ($1, $2, $3)", L{int64(1), "apple", 9.99}))
-	eq(t, summary(r), M{"row_count": int64(1), "command": "INSERT 0 1"})
-	eq(t, r["command_0"], M{"status": "success", "row_count": int64(1), "message": "Command executed. 1 rows affected."})
+	eq(t, r, M{"status": "success", "row_count": int64(1), "affected_rows": int64(1), "message": "Command executed. 1 rows affected.", "statement_count": int64(1), "command": "INSERT 0 1"})
 
 	upsert := `INSERT INTO items (id, name, payload)
 		SELECT r.id, r.name, r.payload FROM jsonb_to_recordset($1::jsonb) AS r(id int, name text, payload jsonb)
@@ -112,16 +114,18 @@ func TestDDLInsertUpsertSelect(t *testing.T) {
 		M{"id": int64(3), "name": "plum", "payload": nil},
 	}
 	r = ok(t, runSQL(t, tl, upsert, L{batch}))
-	eq(t, summary(r), M{"row_count": int64(3), "command": "INSERT 0 3"})
+	eq(t, r, M{"status": "success", "row_count": int64(3), "affected_rows": int64(3), "message": "Command executed. 3 rows affected.", "statement_count": int64(1), "command": "INSERT 0 3"})
 	// Idempotent replay of the same page.
 	r = ok(t, runSQL(t, tl, upsert, L{batch}))
 	eq(t, r["row_count"], int64(3))
 
 	r = ok(t, runSQL(t, tl, "SELECT id, name, payload, price FROM items WHERE id <= $1 ORDER BY id", L{2}))
-	eq(t, summary(r), M{
-		"columns":   L{"id", "name", "payload", "price"},
-		"row_count": int64(2),
-		"command":   "SELECT 2",
+	eq(t, r, M{
+		"status":          "success",
+		"statement_count": int64(1),
+		"columns":         L{"id", "name", "payload", "price"},
+		"row_count":       int64(2),
+		"command":         "SELECT 2",
 		"rows": L{
 			M{"id": int64(1), "name": "apple v2", "payload": M{"n": int64(1), "tags": L{"red", "fruit"}}, "price": 9.99},
 			M{"id": int64(2), "name": "pear", "payload": M{"n": 2.5}, "price": nil},
@@ -130,7 +134,7 @@ func TestDDLInsertUpsertSelect(t *testing.T) {
 
 	// Empty result still has columns and an empty rows list.
 	r = ok(t, runSQL(t, tl, "SELECT id FROM items WHERE id < 0", nil))
-	eq(t, summary(r), M{"columns": L{"id"}, "row_count": int64(0), "command": "SELECT 0", "rows": L{}})
+	eq(t, r, M{"status": "success", "statement_count": int64(1), "columns": L{"id"}, "row_count": int64(0), "command": "SELECT 0", "rows": L{}})
 
 	// INSERT ... RETURNING returns rows.
 	r = ok(t, runSQL(t, tl, "INSERT INTO items (id, name) VALUES (10, 'x'), (11, 'y') RETURNING id", nil))
@@ -234,7 +238,7 @@ func TestScriptIsOneTransaction(t *testing.T) {
 		INSERT INTO script_t VALUES (1, 'semi;colon'), (2, $$dollar; quoted$$);
 		/* block; comment */
 		SELECT count(*) AS n FROM script_t;`, nil))
-	eq(t, summary(r), M{"rows": L{M{"n": int64(2)}}, "row_count": int64(1), "columns": L{"n"}, "command": "SELECT 1", "statements": int64(3)})
+	eq(t, summary(r), M{"status": "success", "rows": L{M{"n": int64(2)}}, "row_count": int64(1), "columns": L{"n"}, "command": "SELECT 1", "statements": int64(3), "statement_count": int64(3)})
 	// Each statement's own result, as NoETL's postgres executor keys them
 	// (command_<i>; playbooks read {{ step.command_0.rows }}).
 	eq(t, r["command_0"], M{"status": "success", "row_count": int64(0), "message": "Command executed. 0 rows affected."})
@@ -245,7 +249,7 @@ func TestScriptIsOneTransaction(t *testing.T) {
 	}
 
 	r = ok(t, runSQL(t, tl, "INSERT INTO script_t VALUES (3, 'x'); UPDATE script_t SET s = 'y' WHERE a >= 2", nil))
-	eq(t, summary(r), M{"row_count": int64(2), "command": "UPDATE 2", "statements": int64(2)})
+	eq(t, summary(r), M{"status": "success", "row_count": int64(2), "affected_rows": int64(2), "message": "Command executed. 2 rows affected.", "command": "UPDATE 2", "statements": int64(2), "statement_count": int64(2)})
 
 	o := runSQL(t, tl, "INSERT INTO script_t VALUES (4, 'rolled back'); SELECT 1/0", nil)
 	if o.Status != types.StatusError || o.PG == nil || o.PG.Code != "22012" || o.Error.Retryable {

@@ -73,7 +73,7 @@ func TestScriptInlineAndErrors(t *testing.T) {
 		{"script": 5},
 		{"script": M{"source": "file"}},
 		{"script": M{"uri": "x.py", "source": M{"type": "ftp"}}},
-		{"script": M{"uri": "s3://b/x.py", "source": M{"type": "s3"}}},
+		{"script": M{"uri": "s3:///x.py", "source": M{"type": "s3"}}}, // no bucket
 		{"script": M{"source": M{"type": "inline"}}},
 		{"script": M{"uri": "gs://b/x.py"}}, // no GCS configured
 		{"script": M{"uri": "x.py", "encoding": "latin-1"}},

@@ -4,7 +4,8 @@
 // acknowledges them according to `ack`, and returns them as the task's
 // result — it never holds a worker past its timeout.
 //
-// Source: Google Pub/Sub (synchronous Pull and Acknowledge through
+// Sources: Apache Kafka (kafka.go: a consumer group's offsets over a
+// topic, through franz-go), and Google Pub/Sub (synchronous Pull and Acknowledge through
 // cloud.google.com/go/pubsub/v2/apiv1), against the Pub/Sub emulator
 // locally (a pubsub credential's endpoint, or PUBSUB_EMULATOR_HOST) and
 // Pub/Sub in GCP (Application Default Credentials, or a credential's
@@ -138,8 +139,10 @@ func parseAck(v any) (ackMode, error) {
 // The configuration is decoded into toolspec.Subscription (aliases:
 // action, credential). Keys read:
 //
-//	source        pubsub (required; nats and kafka sources are not available
-//	              in this engine)
+//	source        pubsub or kafka (required; the nats source is not
+//	              available in this engine). kafka reads brokers (or auth: a
+//	              kafka credential), topic and group instead of subscription
+//	              (kafka.go); its ack ids are topic:partition:offset
 //	operation     poll (default) | ack | nack
 //	auth          a pubsub credential (name or mapping {endpoint, project,
 //	              token}); without it the process's client (PUBSUB_EMULATOR_HOST
@@ -176,16 +179,23 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		return conf.ConfigError("%v", err)
 	}
 	src := cfg.Source
-	switch strings.ToLower(strings.TrimSpace(src)) {
-	case "pubsub", "google_pubsub", "gcp_pubsub":
-	case "":
-		return conf.ConfigError("subscription task: `source` is required (pubsub)")
-	default:
-		return conf.ConfigError("subscription task: source %q is not available in this engine (pubsub); a NATS or Kafka source needs its own subscription backend", src)
-	}
 	op := "poll"
 	if o := cfg.Operation; o != "" {
 		op = strings.ToLower(strings.TrimSpace(o))
+	}
+	switch strings.ToLower(strings.TrimSpace(src)) {
+	case "pubsub", "google_pubsub", "gcp_pubsub":
+		for k, v := range map[string]bool{"brokers": cfg.Brokers != nil, "topic": cfg.Topic != "", "group": cfg.Group != ""} {
+			if v {
+				return conf.ConfigError("subscription task: %s is a key of kafka sources; a pubsub source reads subscription", k)
+			}
+		}
+	case "kafka":
+		return t.kafkaExec(ctx, cfg, op, timeoutS)
+	case "":
+		return conf.ConfigError("subscription task: `source` is required (pubsub, kafka)")
+	default:
+		return conf.ConfigError("subscription task: source %q is not available in this engine (pubsub, kafka); a NATS source needs its own subscription backend", src)
 	}
 	fields := map[string]any{}
 	if a := cfg.Auth; a != nil {

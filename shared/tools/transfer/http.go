@@ -70,6 +70,13 @@ func (t *Tool) fromHTTP(rctx, parent context.Context, p plan, emit func([]string
 			data = m[part]
 		}
 	}
+	return emitList(rctx, parent, p, data, "the response (at data_path)", emit, s)
+}
+
+// emitList emits a decoded source value — a list of objects, or one
+// object — in chunks of p.chunk; what names it in errors. It returns the
+// records emitted, or the failure outcome.
+func emitList(rctx, parent context.Context, p plan, data any, what string, emit func([]string, []map[string]any) error, s *sink) (int64, *types.Outcome) {
 	var list []any
 	switch x := data.(type) {
 	case []any:
@@ -78,7 +85,7 @@ func (t *Tool) fromHTTP(rctx, parent context.Context, p plan, emit func([]string
 		list = []any{x}
 	case nil:
 	default:
-		o := conf.Fail("transfer", false, "transfer source: the response (at data_path) must be a JSON array of objects or one object, got %T", data)
+		o := conf.Fail("transfer", false, "transfer source: %s must be a JSON array of objects or one object, got %T", what, data)
 		return 0, &o
 	}
 	recs := make([]map[string]any, 0, len(list))

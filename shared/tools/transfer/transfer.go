@@ -42,6 +42,7 @@ import (
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/postgres"
+	"github.com/noetl/gcpengine/shared/tools/s3"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -70,6 +71,8 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// Results reads stored results (source type result).
 	Results *results.Store
+	// S3 reads objects (source type s3).
+	S3 *s3.Tool
 }
 
 // Tool is the transfer task kind. It is safe for concurrent use.
@@ -188,6 +191,12 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		if o := t.fromResult(rctx, ctx, p, write, sink); o != nil {
 			return *o
 		}
+	case "s3":
+		fetched, o := t.fromS3(rctx, ctx, p, emit, sink)
+		if o != nil {
+			return *o
+		}
+		res["records_fetched"] = fetched
 	case "duckdb":
 		if t.opts.DuckDB == nil {
 			return conf.ConfigError("transfer task: the duckdb kind is not available")
@@ -254,13 +263,13 @@ func parse(cfg toolspec.Transfer) (plan, error) {
 		p.dstType = c
 	}
 	switch p.srcType {
-	case "http", "postgres", "duckdb", "result":
+	case "http", "postgres", "duckdb", "result", "s3":
 	case "":
-		return p, errors.New("source.type is required (http, postgres, duckdb or result)")
+		return p, errors.New("source.type is required (http, postgres, duckdb, result or s3)")
 	case "snowflake":
-		return p, errors.New("source.type snowflake needs a Snowflake account, which this engine does not reach (http, postgres, duckdb or result)")
+		return p, errors.New("source.type snowflake needs a Snowflake account, which this engine does not reach (http, postgres, duckdb, result or s3)")
 	default:
-		return p, fmt.Errorf("source.type %q is not supported (http, postgres, duckdb or result)", st)
+		return p, fmt.Errorf("source.type %q is not supported (http, postgres, duckdb, result or s3)", st)
 	}
 	switch p.dstType {
 	case "postgres", "duckdb":
@@ -280,6 +289,10 @@ func parse(cfg toolspec.Transfer) (plan, error) {
 	if p.srcType == "result" {
 		if _, ok := conf.Lookup(src, "ref", "result_ref", "uri"); !ok {
 			return p, errors.New("source.ref (a stored result: {{ step._ref }} or its noetl:// URI) is required for a result source")
+		}
+	} else if p.srcType == "s3" {
+		if _, ok := conf.Lookup(src, "uri", "bucket"); !ok {
+			return p, errors.New("source.uri (s3://bucket/key) is required for an s3 source")
 		}
 	} else if p.srcType != "http" {
 		q, ok := conf.String(src, "query", "sql", "command")

@@ -4,15 +4,17 @@
 //	script:
 //	  uri: ./scripts/hello_world.py      # or path:; gs://bucket/object; https://host/x.py
 //	  source:
-//	    type: file | gcs | http | inline # default: from the uri (gs:// gcs,
-//	                                     # http(s):// http, else file)
+//	    type: file | gcs | http | s3 | inline # default: from the uri (gs://
+//	                                     # gcs, s3:// s3, http(s):// http, else file)
 //	    code: "..."                      # type inline
 //	    endpoint: https://host/x.py      # type http (default: the uri)
 //	    method: GET                      # type http
 //	    headers: {X-Key: "..."}          # type http
 //	    timeout: 10                      # seconds, gcs/http (default 30)
 //	    auth: <credential>               # gcs: a gcs credential; http: an
-//	                                     # http_bearer/basic/header credential
+//	                                     # http_bearer/basic/header credential;
+//	                                     # s3: an s3 credential
+//	    region: us-east-1                # s3 (default the credential's)
 //	  encoding: utf-8                    # file (only utf-8)
 //
 // A bare string `script: <uri>` is accepted too.
@@ -34,11 +36,15 @@ import (
 
 	"cloud.google.com/go/storage"
 
+	"github.com/minio/minio-go/v7"
+
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
 	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
+	"github.com/noetl/gcpengine/shared/tools/internal/s3conn"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -61,6 +67,8 @@ type Options struct {
 	GCS *gcsconn.Clients
 	// Credentials resolves `source.auth` names.
 	Credentials credentials.Store
+	// Egress is the network policy of s3 sources (nil: none).
+	Egress *egress.Policy
 	// BaseDir resolves relative file paths (default: the working
 	// directory).
 	BaseDir string
@@ -122,6 +130,8 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 			typ = "inline"
 		case strings.HasPrefix(uri, "gs://"):
 			typ = "gcs"
+		case strings.HasPrefix(uri, "s3://"):
+			typ = "s3"
 		case strings.HasPrefix(uri, "http://") || strings.HasPrefix(uri, "https://"):
 			typ = "http"
 		default:
@@ -156,9 +166,9 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 	case "gcs", "gs":
 		data, e = loadGCS(ctx, uri, src, what, o, timeout, max)
 	case "s3":
-		return "", true, fail("config", false, "%s: script.source.type s3 needs AWS, which this engine does not reach; use file, gcs, http or inline", what)
+		data, e = loadS3(ctx, uri, src, what, o, timeout, max)
 	default:
-		return "", true, fail("config", false, "%s: script.source.type %q is unknown (file, gcs, http or inline)", what, typ)
+		return "", true, fail("config", false, "%s: script.source.type %q is unknown (file, gcs, http, s3 or inline)", what, typ)
 	}
 	if e != nil {
 		return "", true, e
@@ -365,6 +375,64 @@ func loadGCS(ctx context.Context, uri string, src map[string]any, what string, o
 	}
 	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fail("config", false, "%s: script %s exceeds %d bytes", what, uri, max)
+	}
+	return data, nil
+}
+
+// loadS3 reads an s3://bucket/key script from an S3-compatible store
+// (shared/tools/internal/s3conn: source.auth an s3 credential, source.region
+// or the credential's region), through the egress policy.
+func loadS3(ctx context.Context, uri string, src map[string]any, what string, o Options, timeout time.Duration, max int64) ([]byte, *Error) {
+	bucket, key, err := s3conn.ParseURI(uri)
+	if err == nil && key == "" {
+		err = fmt.Errorf("%q names no key", uri)
+	}
+	if err != nil {
+		return nil, fail("config", false, "%s: script.uri: %v", what, err)
+	}
+	var fields map[string]any
+	if a, ok := src["auth"]; ok && a != nil {
+		f, err := creds.Resolve(ctx, o.Credentials, a, what+" script.source.auth", credentials.KindS3)
+		if err != nil {
+			return nil, &Error{creds.Outcome(err)}
+		}
+		fields = f
+	}
+	region, _ := conf.String(src, "region")
+	endpoint, _ := conf.String(src, "endpoint")
+	conn, err := s3conn.FromFields(fields, endpoint, region)
+	if err != nil {
+		return nil, fail("config", false, "%s: %v", what, err)
+	}
+	cl, err := conn.Client(o.Egress)
+	if err != nil {
+		return nil, fail("config", false, "%s: %v", what, err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	obj, err := cl.GetObject(rctx, bucket, key, minio.GetObjectOptions{})
+	if err == nil {
+		defer obj.Close()
+		_, err = obj.Stat()
+	}
+	if err != nil {
+		r := minio.ToErrorResponse(err)
+		switch {
+		case egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy"):
+			return nil, fail("forbidden_address", false, "%s: script %s: %v", what, uri, err)
+		case r.StatusCode == http.StatusNotFound || r.Code == "NoSuchKey" || r.Code == "NoSuchBucket":
+			return nil, fail("not_found", false, "%s: script %s not found", what, uri)
+		case r.StatusCode == http.StatusForbidden || r.StatusCode == http.StatusUnauthorized:
+			return nil, fail("auth", false, "%s: reading script %s: %v", what, uri, err)
+		}
+		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(obj, max+1))
 	if err != nil {
 		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
 	}
