@@ -160,6 +160,9 @@ type Mode struct {
 	PIDNamespace bool
 	// UserNamespace: the PID namespace needs a user namespace (not root).
 	UserNamespace bool
+	// Seccomp: each command runs under the seccomp filter (seccomp.go);
+	// false when the kernel refuses it (New logs why).
+	Seccomp bool
 }
 
 // Sandbox starts contained commands. It is safe for concurrent use.
@@ -178,6 +181,7 @@ type Sandbox struct {
 	next    int
 	lockDir string
 	nsErr   error // the kernel refuses the namespace
+	seccomp bool  // the kernel accepts the filter
 	cg      cgroups
 }
 
@@ -272,6 +276,12 @@ func New(opts Options) (*Sandbox, error) {
 			log.Warn("sandbox: the kernel refuses a PID namespace; descendants of user code that start a new session can outlive a task", "error", err)
 		}
 	}
+	if err := s.probeSeccomp(); err != nil {
+		log.Warn("sandbox: the kernel refuses the seccomp filter; user code may create namespaces, mount, trace and reach the kernel's keyrings and bpf", "error", err)
+	} else {
+		s.seccomp = true
+		s.mode.Seccomp = true
+	}
 	switch {
 	case s.mode.DedicatedUID:
 		log.Info("sandbox: user code runs under dedicated uids", "base_uid", opts.BaseUID, "pool", opts.PoolSize, "pid_namespace", s.mode.PIDNamespace)
@@ -322,6 +332,13 @@ type Cmd struct {
 	// Workspace is the task's workspace (bound read-write at its path in
 	// an isolated command; "" : Dir).
 	Workspace string
+	// Arg0 is the program's argv[0] ("": the name given to Command).
+	Arg0 string
+	// NoNetwork gives the command a network namespace with nothing in
+	// it (not even an interface that is up) instead of the sandbox's
+	// Options.Network: for programs that need no network at all (the
+	// duckdb worker). Needs root of the process's user namespace.
+	NoNetwork bool
 
 	net   *taskNet
 	grp   *group
@@ -372,8 +389,14 @@ type spec struct {
 	NProc  bool     `json:"nproc"`
 	// KillAll: instead of exec'ing, kill every process of UID.
 	KillAll bool `json:"kill_all,omitempty"`
-	// Noop: exit 0 at once (namespace probe).
+	// Noop: exit 0 at once (namespace probe; with Seccomp, after
+	// installing the filter: the seccomp probe).
 	Noop bool `json:"noop,omitempty"`
+	// Seccomp installs the filter (seccomp.go) just before the exec.
+	Seccomp bool `json:"seccomp,omitempty"`
+	// KeepFDs is how many descriptors from 3 up the program keeps
+	// (Cmd.ExtraFiles); every other one above 2 is closed at the exec.
+	KeepFDs int `json:"keep_fds,omitempty"`
 	// Isolation builds the command's root before anything else.
 	Isolation *isolation `json:"isolation,omitempty"`
 	// NetFD is the descriptor of the network namespace to join (0: none).
@@ -416,7 +439,12 @@ func (c *Cmd) Start() error {
 			}
 		}
 	}
-	sp := spec{Path: path, Args: append([]string{c.name}, c.args...), Env: c.Env, UID: c.uid, GID: c.gid, Limits: s.opts.Limits, NProc: c.slot >= 0}
+	arg0 := c.name
+	if c.Arg0 != "" {
+		arg0 = c.Arg0
+	}
+	sp := spec{Path: path, Args: append([]string{arg0}, c.args...), Env: c.Env, UID: c.uid, GID: c.gid, Limits: s.opts.Limits, NProc: c.slot >= 0,
+		Seccomp: s.seccomp, KeepFDs: len(c.ExtraFiles)}
 	if err := c.prepare(&sp); err != nil {
 		c.finish()
 		return err
@@ -444,6 +472,9 @@ func (c *Cmd) Start() error {
 	c.SysProcAttr = s.sysProcAttr(useNS)
 	if s.opts.Isolate {
 		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	}
+	if c.NoNetwork {
+		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	err = c.Cmd.Start()
 	if err != nil {
@@ -500,6 +531,24 @@ func (s *Sandbox) probeNamespace() error {
 	cmd.Args = []string{helperArg0}
 	cmd.Env = []string{specEnv + "=" + string(b)}
 	cmd.SysProcAttr = s.sysProcAttr(true)
+	var out strings.Builder
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%w %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// probeSeccomp starts the helper once to install the filter, doing
+// nothing else.
+func (s *Sandbox) probeSeccomp() error {
+	if _, err := filter(); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(spec{Noop: true, Seccomp: true})
+	cmd := exec.Command(s.exe)
+	cmd.Args = []string{helperArg0}
+	cmd.Env = []string{specEnv + "=" + string(b)}
 	var out strings.Builder
 	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {
@@ -608,7 +657,7 @@ func (c *Cmd) prepare(sp *spec) error {
 			sp.NProc = false
 		}
 	}
-	if !s.opts.Isolate && s.opts.Network == nil {
+	if !s.opts.Isolate && (s.opts.Network == nil || c.NoNetwork) {
 		return nil
 	}
 	ctl, err := os.MkdirTemp(s.opts.ControlDir, "cmd-")
@@ -616,7 +665,7 @@ func (c *Cmd) prepare(sp *spec) error {
 		return fmt.Errorf("sandbox: control directory: %w", err)
 	}
 	c.ctl = ctl
-	if s.opts.Network != nil {
+	if s.opts.Network != nil && !c.NoNetwork {
 		n, err := newTaskNet(s.opts.Network, s.log)
 		if err != nil {
 			return err
@@ -856,6 +905,12 @@ func helper(raw string, stderr io.Writer) int {
 		return 126
 	}
 	if sp.Noop {
+		if sp.Seccomp {
+			if err := loadFilter(); err != nil {
+				fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+				return 126
+			}
+		}
 		return 0
 	}
 	if sp.KillAll {
@@ -922,6 +977,18 @@ func helper(raw string, stderr io.Writer) int {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(stderr, "sandbox helper: no_new_privs: %v\n", err)
 		return 126
+	}
+	// Exactly the descriptors the program was given cross the exec.
+	if err := closeFrom(3 + sp.KeepFDs); err != nil {
+		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+		return 126
+	}
+	// The filter last: the steps above make calls it refuses.
+	if sp.Seccomp {
+		if err := loadFilter(); err != nil {
+			fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+			return 126
+		}
 	}
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
 	fmt.Fprintf(stderr, "sandbox helper: exec %s: %v\n", sp.Path, errno)
