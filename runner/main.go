@@ -17,10 +17,12 @@
 //     account for its own URL (shared/oidc; in GCP Cloud Run's IAM admits
 //     only that account too);
 //   - every task gets a private workspace (a tmpfs of NOETL_SANDBOX_DISK_MB),
-//     python and shell tasks their own mount, PID, network, IPC and UTS
-//     namespaces, a root with nothing of the host but the system, a
-//     control group with the NOETL_SANDBOX_* limits; every connection of
-//     every kind passes the egress policy (NOETL_EGRESS_*).
+//     python, shell and duckdb tasks a room of their own: their own uid,
+//     mount, PID, network, IPC and UTS namespaces, a root with nothing of
+//     the host but the system, a control group with the NOETL_SANDBOX_*
+//     limits and a seccomp filter (DuckDB runs in a worker process: no
+//     author SQL runs in the runner's process); every connection of every
+//     kind passes the egress policy (NOETL_EGRESS_*).
 //
 // Usage: runner [--listen ADDR] [--confine-uid BASE]
 //
@@ -168,6 +170,9 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if !sb.Mode().Seccomp {
+		return errors.New("the kernel refuses the sandbox's seccomp filter: the runner does not run authors' code without it (README \"Security\", runner boundary)")
+	}
 	reg, closeTools := tools.Runner(tools.DefaultOptions{
 		PythonBin:   cfg.PythonBin,
 		Credentials: runner.GrantedStore{},
@@ -182,8 +187,11 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		// single objects reach them); gcs tasks naming one are refused by
 		// name too (kind forbidden).
 		GCS: gcs.Options{ReservedBuckets: reserved},
-		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", cfg.DuckDB.MemoryMB), Threads: cfg.DuckDB.Threads,
-			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots},
+		// DuckDB runs in a worker per task, in a room of the sandbox:
+		// the task's memory is its control group's (the sandbox's
+		// memory limit); DuckDB's own limit only decides when it spills.
+		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", duckDBMemoryMB(cfg)), Threads: cfg.DuckDB.Threads,
+			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb},
 	})
 	defer closeTools()
 	v, err := runner.NewTokenVerifier(context.Background(), cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
@@ -224,6 +232,19 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// duckDBMemoryMB is DuckDB's memory_limit in a worker: NOETL_DUCKDB_MEMORY_MB,
+// at most three quarters of the task's memory (NOETL_SANDBOX_MEMORY_MB),
+// so that DuckDB spills before its control group kills it (what DuckDB
+// does not count, such as the strings repeat() builds, is held by the
+// group alone).
+func duckDBMemoryMB(cfg config.Config) int {
+	mb := cfg.DuckDB.MemoryMB
+	if room := cfg.Sandbox.MemoryMB * 3 / 4; cfg.Sandbox.MemoryMB > 0 && (mb <= 0 || mb > room) {
+		mb = room
+	}
+	return mb
 }
 
 // reservedBuckets are the engine's buckets the runner's gcs kind refuses
