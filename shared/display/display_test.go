@@ -8,7 +8,7 @@ import (
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text, é, 日本":             "plain text, é, 日本",
+		"plain text, é, 日本":              "plain text, é, 日本",
 		"line\n\ttab":                    "line\n\ttab",
 		"\x1b[2J\x1b]0;pwned\x07title":   `\u001b[2J\u001b]0;pwned\u0007title`,
 		"bell\a cr\r del\x7f":            `bell\u0007 cr\u000d del\u007f`,
