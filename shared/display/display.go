@@ -124,3 +124,13 @@ func (w *Writer) Flush() error {
 	_, err := io.WriteString(w.w, s)
 	return err
 }
+
+// UnsafeInName is UnsafeIn for a name (a playbook's metadata.name, path
+// or version, a task's label): newline and tab are refused too. The api
+// refuses such names at submit time (shared/dsl), naming the field.
+func UnsafeInName(s string) (rune, bool) {
+	if i := strings.IndexAny(s, "\n\t"); i >= 0 {
+		return rune(s[i]), true
+	}
+	return UnsafeIn(s)
+}
