@@ -9,9 +9,9 @@ package e2e
 // never enough.
 //
 //	class                      attack                                          test
-//	shared process             duckdb repeat() past memory_limit; duckdb      TestRedTeamRoomsSharedProcess
-//	                           string_agg blow-up; python fork bomb — each
-//	                           beside bystanders of other executions
+//	shared process             duckdb repeat() and lpad() past memory_limit;  TestRedTeamRoomsSharedProcess
+//	                           a string_agg blow-up; a python fork bomb —
+//	                           each beside bystanders of other executions
 //	inherited descriptors      python, shell and duckdb list and read every    TestRedTeamRoomsDescriptors
 //	                           descriptor they inherited while other
 //	                           executions' duckdb and python tasks hold files
@@ -112,6 +112,12 @@ func TestRedTeamRoomsSharedProcess(t *testing.T) {
 		if !strings.Contains(p.Error, "worker was killed") {
 			t.Errorf("duckdb repeat(): %q, want the worker killed by its room", p.Error)
 		}
+	})
+	run(func() {
+		// Another function whose result lives outside the memory
+		// manager: lpad to 1.5 GB.
+		p := attack(t, "rooms_duckdb_lpad", map[string]any{"kind": "duckdb", "query": "SELECT length(lpad('x', 1500000000, 'z')) AS n"}, nil)
+		refused(t, "duckdb lpad() blow-up", p, "limit", "limit memory")
 	})
 	run(func() {
 		// Many 10 MB strings aggregated into one.
