@@ -170,8 +170,8 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if !sb.Mode().Seccomp {
-		return errors.New("the kernel refuses the sandbox's seccomp filter: the runner does not run authors' code without it (README \"Security\", runner boundary)")
+	if err := requireRooms(sb.Mode()); err != nil {
+		return err
 	}
 	reg, closeTools := tools.Runner(tools.DefaultOptions{
 		PythonBin:   cfg.PythonBin,
@@ -232,6 +232,16 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// requireRooms refuses a sandbox whose commands would run without the
+// seccomp filter (a kernel that refuses it): the runner does not run
+// authors' code without it (docs/security.md, "Rooms").
+func requireRooms(m sandbox.Mode) error {
+	if !m.Seccomp {
+		return errors.New("the kernel refuses the sandbox's seccomp filter: the runner does not run authors' code without it (docs/security.md, \"Rooms\")")
+	}
+	return nil
 }
 
 // duckDBMemoryMB is DuckDB's memory_limit in a worker: NOETL_DUCKDB_MEMORY_MB,
