@@ -332,13 +332,13 @@ type Cmd struct {
 	// Workspace is the task's workspace (bound read-write at its path in
 	// an isolated command; "" : Dir).
 	Workspace string
-	// Arg0 is the program's argv[0] ("": the name given to Command).
-	Arg0 string
 	// NoNetwork gives the command a network namespace with nothing in
 	// it (not even an interface that is up) instead of the sandbox's
 	// Options.Network: for programs that need no network at all (the
 	// duckdb worker). Needs root of the process's user namespace.
 	NoNetwork bool
+
+	program string // an in-process program (Sandbox.Program)
 
 	net   *taskNet
 	grp   *group
@@ -397,6 +397,9 @@ type spec struct {
 	// KeepFDs is how many descriptors from 3 up the program keeps
 	// (Cmd.ExtraFiles); every other one above 2 is closed at the exec.
 	KeepFDs int `json:"keep_fds,omitempty"`
+	// Program is an in-process program to run instead of Path
+	// (ServeProgram).
+	Program string `json:"program,omitempty"`
 	// Isolation builds the command's root before anything else.
 	Isolation *isolation `json:"isolation,omitempty"`
 	// NetFD is the descriptor of the network namespace to join (0: none).
@@ -439,12 +442,14 @@ func (c *Cmd) Start() error {
 			}
 		}
 	}
-	arg0 := c.name
-	if c.Arg0 != "" {
-		arg0 = c.Arg0
+	sp := spec{Path: path, Args: append([]string{c.name}, c.args...), Env: c.Env, UID: c.uid, GID: c.gid, Limits: s.opts.Limits, NProc: c.slot >= 0,
+		Seccomp: s.seccomp, KeepFDs: len(c.ExtraFiles), Program: c.program}
+	if c.program != "" && s.opts.Network != nil && !c.NoNetwork {
+		// setns moves one thread; a program runs on every thread of the
+		// helper's runtime.
+		c.finish()
+		return errors.New("sandbox: an in-process program cannot join a task network namespace (set NoNetwork)")
 	}
-	sp := spec{Path: path, Args: append([]string{arg0}, c.args...), Env: c.Env, UID: c.uid, GID: c.gid, Limits: s.opts.Limits, NProc: c.slot >= 0,
-		Seccomp: s.seccomp, KeepFDs: len(c.ExtraFiles)}
 	if err := c.prepare(&sp); err != nil {
 		c.finish()
 		return err
@@ -887,15 +892,53 @@ func lookPath(name string, env []string) (string, error) {
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
 		if v, ok := os.LookupEnv(specEnv); ok {
-			os.Exit(helper(v, os.Stderr))
+			var sp spec
+			if json.Unmarshal([]byte(v), &sp) == nil && sp.Program != "" {
+				return // served by the program's package (ServeProgram)
+			}
+			os.Exit(helper(v, os.Stderr, nil))
 		}
 	}
+}
+
+// ServeProgram is called from the init function of the package that
+// serves the in-process program name (Sandbox.Program): in a helper
+// started for that program it prepares the command's room as for any
+// command, then runs main instead of an exec and exits with its status.
+// Elsewhere it returns at once. The helper's Go runtime runs main: its
+// threads are in the room too (identity, limits, control group,
+// namespaces and the seccomp filter hold for every thread).
+func ServeProgram(name string, main func() int) {
+	if len(os.Args) != 1 || os.Args[0] != helperArg0 {
+		return
+	}
+	v, ok := os.LookupEnv(specEnv)
+	if !ok {
+		return
+	}
+	var sp spec
+	if json.Unmarshal([]byte(v), &sp) != nil || sp.Program != name {
+		return
+	}
+	os.Exit(helper(v, os.Stderr, main))
+}
+
+// Program returns a command that runs the in-process program name of the
+// engine's executable (registered with ServeProgram by the package that
+// serves it) in the sandbox: the helper prepares the room, then calls the
+// program where it would exec one. Cmd.Env becomes the program's
+// environment. Such a command gets no task network (Options.Network):
+// set NoNetwork, or use a sandbox without one.
+func (s *Sandbox) Program(ctx context.Context, name string) *Cmd {
+	c := s.Command(ctx, s.exe)
+	c.program = name
+	return c
 }
 
 // helper is the sandbox helper: it applies the limits and the identity,
 // then execs the user's program (or kills every process of a uid). It
 // returns an exit status only on failure.
-func helper(raw string, stderr io.Writer) int {
+func helper(raw string, stderr io.Writer, program func() int) int {
 	// Everything below runs on this thread: setns (per thread) and
 	// no_new_privs (per thread) must hold for the execve.
 	runtime.LockOSThread()
@@ -940,8 +983,17 @@ func helper(raw string, stderr io.Writer) int {
 			return 126
 		}
 	}
-	// Everything exec needs is converted before the limits apply, so the
-	// helper does not allocate under them.
+	// Everything exec needs is converted, and the seccomp filter
+	// compiled, before the limits apply, so the helper does not allocate
+	// under them.
+	var seccompFilter *compiledFilter
+	if sp.Seccomp {
+		var err error
+		if seccompFilter, err = compileFilter(); err != nil {
+			fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+			return 126
+		}
+	}
 	argv0, err := syscall.BytePtrFromString(sp.Path)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
@@ -954,6 +1006,18 @@ func helper(raw string, stderr io.Writer) int {
 	}
 	envv, err := syscall.SlicePtrFromStrings(sp.Env)
 	if err != nil {
+		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+		return 126
+	}
+	// Exactly the descriptors the program was given cross the exec (an
+	// in-process program: exactly those stay open besides the helper's
+	// own). Before the identity changes: the process's /proc entries
+	// close to it then.
+	closeFDs := closeFrom
+	if program != nil {
+		closeFDs = closeInherited
+	}
+	if err := closeFDs(3 + sp.KeepFDs); err != nil {
 		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
 		return 126
 	}
@@ -978,17 +1042,21 @@ func helper(raw string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandbox helper: no_new_privs: %v\n", err)
 		return 126
 	}
-	// Exactly the descriptors the program was given cross the exec.
-	if err := closeFrom(3 + sp.KeepFDs); err != nil {
-		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
-		return 126
-	}
 	// The filter last: the steps above make calls it refuses.
-	if sp.Seccomp {
-		if err := loadFilter(); err != nil {
+	if seccompFilter != nil {
+		if err := seccompFilter.install(); err != nil {
 			fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
 			return 126
 		}
+	}
+	if program != nil {
+		os.Clearenv()
+		for _, kv := range sp.Env {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				_ = os.Setenv(k, v)
+			}
+		}
+		return program()
 	}
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
 	fmt.Fprintf(stderr, "sandbox helper: exec %s: %v\n", sp.Path, errno)

@@ -8,9 +8,11 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -120,15 +122,79 @@ var filter = sync.OnceValues(func() (seccomp.Filter, error) {
 	return seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: p}, nil
 })
 
-// loadFilter installs the filter on every thread of the calling process
-// (the helper, just before exec).
-func loadFilter() error {
+// compiledFilter is the filter as the kernel takes it.
+type compiledFilter struct {
+	prog    unix.SockFprog
+	filters []unix.SockFilter
+}
+
+// compileFilter assembles the filter (the helper does it before its
+// limits apply: installing it must not allocate).
+func compileFilter() (*compiledFilter, error) {
 	f, err := filter()
+	if err != nil {
+		return nil, err
+	}
+	insts, err := f.Policy.Assemble()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	c := &compiledFilter{filters: make([]unix.SockFilter, len(raw))}
+	for i, r := range raw {
+		c.filters[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	c.prog = unix.SockFprog{Len: uint16(len(c.filters)), Filter: &c.filters[0]}
+	return c, nil
+}
+
+// install loads the filter on every thread of the calling process
+// (SECCOMP_FILTER_FLAG_TSYNC; no_new_privs must be set: the helper sets
+// it just before). It allocates nothing.
+func (c *compiledFilter) install() error {
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&c.prog))); errno != 0 {
+		return fmt.Errorf("seccomp: %w", errno)
+	}
+	return nil
+}
+
+// loadFilter compiles and installs the filter (the seccomp probe).
+func loadFilter() error {
+	c, err := compileFilter()
 	if err != nil {
 		return err
 	}
-	if err := seccomp.LoadFilter(f); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	return c.install()
+}
+
+// closeInherited closes every descriptor from first up that is not
+// close-on-exec: what the helper inherited beyond what its program was
+// given (the helper's own files, and its Go runtime's, are all
+// close-on-exec and stay open for the in-process program it runs).
+func closeInherited(first int) error {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("close descriptors: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("close descriptors: %w", err)
+	}
+	for _, n := range names {
+		fd, err := strconv.Atoi(n)
+		if err != nil || fd < first {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			_ = unix.Close(fd)
+		}
 	}
 	return nil
 }

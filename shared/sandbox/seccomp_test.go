@@ -5,7 +5,10 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,5 +176,103 @@ func TestLeakedDescriptorsAreClosed(t *testing.T) {
 	}
 	if len(fds) < 4 || fds[3] != 3 {
 		t.Errorf("descriptors %v, want 0-3 and listdir's own", fds)
+	}
+}
+
+// The in-process program of TestProgramInItsRoom: on several threads at
+// once it reports its uid and what unshare(CLONE_NEWUSER) answers, and it
+// lists its open descriptors (and whether each is close-on-exec).
+func init() {
+	ServeProgram("test-room", func() int {
+		type thread struct {
+			UID     int    `json:"uid"`
+			Unshare string `json:"unshare"`
+		}
+		out := struct {
+			Threads []thread     `json:"threads"`
+			FDs     map[int]bool `json:"fds"` // fd → close-on-exec
+			Env     []string     `json:"env"`
+		}{FDs: map[int]bool{}, Env: os.Environ()}
+		ch := make(chan thread)
+		for range 4 {
+			go func() {
+				runtime.LockOSThread() // a thread of its own, never returned
+				err := unix.Unshare(unix.CLONE_NEWUSER)
+				ch <- thread{UID: unix.Getuid(), Unshare: fmt.Sprint(err)}
+				select {}
+			}()
+		}
+		for range 4 {
+			out.Threads = append(out.Threads, <-ch)
+		}
+		for fd := 0; fd < 256; fd++ {
+			if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+				out.FDs[fd] = flags&unix.FD_CLOEXEC != 0
+			}
+		}
+		f := os.NewFile(3, "out")
+		_ = json.NewEncoder(f).Encode(out)
+		return 0
+	})
+}
+
+// An in-process program (Sandbox.Program) runs in the room like an
+// exec'd one: every thread under the task's uid and the seccomp filter,
+// the environment it was given, and of the descriptors it inherited only
+// the ones it was given.
+func TestProgramInItsRoom(t *testing.T) {
+	requireRoot(t)
+	s := newSandbox(t, Options{Isolate: true, ControlDir: t.TempDir(), LockDir: t.TempDir(), NoCgroup: true})
+	leak, err := unix.Open("/etc/hostname", unix.O_RDONLY, 0) // inherited by every fork
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(leak)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c := s.Program(context.Background(), "test-room")
+	c.Dir = workdir(t)
+	c.NoNetwork = true
+	c.Env = []string{"PATH=/usr/bin", "ROOM=1"}
+	c.ExtraFiles = []*os.File{w}
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var got struct {
+		Threads []struct {
+			UID     int    `json:"uid"`
+			Unshare string `json:"unshare"`
+		} `json:"threads"`
+		FDs map[string]bool `json:"fds"`
+		Env []string        `json:"env"`
+	}
+	decErr := json.NewDecoder(r).Decode(&got)
+	if err := c.Wait(); err != nil || decErr != nil {
+		t.Fatalf("program: %v %v: %s", err, decErr, stderr.String())
+	}
+	for _, th := range got.Threads {
+		if th.UID != c.UID() || th.Unshare != "operation not permitted" {
+			t.Errorf("a thread of the program: uid %d (want %d), unshare: %s", th.UID, c.UID(), th.Unshare)
+		}
+	}
+	if _, ok := got.FDs[strconv.Itoa(leak)]; ok {
+		t.Errorf("the program holds the inherited descriptor %d: %v", leak, got.FDs)
+	}
+	if _, ok := got.FDs["3"]; !ok {
+		t.Errorf("the program lacks its descriptor 3: %v", got.FDs)
+	}
+	for fd, cloexec := range got.FDs {
+		if n, _ := strconv.Atoi(fd); n > 3 && !cloexec {
+			t.Errorf("descriptor %s of the program is inheritable", fd)
+		}
+	}
+	if strings.Join(got.Env, " ") != "PATH=/usr/bin ROOM=1" {
+		t.Errorf("environment %v", got.Env)
 	}
 }

@@ -4,14 +4,16 @@ package duckdb
 
 // The duckdb worker: with Options.Sandbox set (the runner), no author SQL
 // runs in the caller's process. Each task — Exec, and the transfer kind's
-// QueryRows and OpenWriter — starts a worker of its own: the engine's
-// executable, re-executed as the worker (argv[0] workerArg0), inside the
-// sandbox like a python task's interpreter (its own uid, control group
-// with the task's memory, CPU and process limits, seccomp filter, a root
-// with nothing of the host but the system, its workspace and the data
-// roots, and an empty network namespace: DuckDB reaches no network). A
-// query that blows up the worker's memory is killed by its control group
-// alone (kind "limit"); the runner and every other task go on.
+// QueryRows and OpenWriter — starts a worker of its own: the sandbox's
+// helper (the engine's executable) prepares the task's room as for a
+// python task's interpreter (its own uid, control group with the task's
+// memory, CPU and process limits, a root with nothing of the host but the
+// system, its workspace and the data roots, an empty network namespace:
+// DuckDB reaches no network; the seccomp filter), then serves as the
+// worker instead of exec'ing a program (sandbox.ServeProgram: one exec of
+// the engine's large executable saved). A query that blows up the
+// worker's memory is killed by its control group alone (kind "limit");
+// the runner and every other task go on.
 //
 // The protocol is JSON lines: one request on the worker's stdin (then,
 // for a writer, one line per batch of rows and a commit), and messages on
@@ -44,14 +46,12 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// workerArg0 is the argv[0] that makes the engine's executable serve as
-// the duckdb worker (init, before main runs).
-const workerArg0 = "noetl-duckdb-worker"
+// workerProgram is the in-process program of the engine's executable
+// that is the duckdb worker (sandbox.ServeProgram, before main runs).
+const workerProgram = "duckdb-worker"
 
 func init() {
-	if len(os.Args) == 1 && os.Args[0] == workerArg0 {
-		os.Exit(serveWorker(os.Stdin, os.NewFile(3, "duckdb-worker-out")))
-	}
+	sandbox.ServeProgram(workerProgram, func() int { return serveWorker(os.Stdin, os.NewFile(3, "duckdb-worker-out")) })
 }
 
 // Worker operations.
@@ -348,16 +348,9 @@ type worker struct {
 	waitErr error
 }
 
-// workerExe is the engine's executable (the worker's program).
-var workerExe = sync.OnceValues(os.Executable)
-
 // startWorker starts a worker in the tool's sandbox for req, under ctx
 // (its end kills the worker), and sends req.
 func (t *Tool) startWorker(ctx context.Context, req workerRequest) (*worker, error) {
-	exe, err := workerExe()
-	if err != nil {
-		return nil, fmt.Errorf("the engine's executable: %w", err)
-	}
 	dir, remove, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-duckdb-")
 	if err != nil {
 		return nil, fmt.Errorf("working directory: %w", err)
@@ -365,14 +358,10 @@ func (t *Tool) startWorker(ctx context.Context, req workerRequest) (*worker, err
 	req.Workspace = dir
 	req.Options = workerOptions{MemoryLimit: t.opts.MemoryLimit, MaxTempBytes: t.opts.MaxTempBytes, DataRoots: t.opts.DataRoots,
 		Threads: t.opts.Threads, MaxRows: t.opts.MaxRows, TimeoutMS: t.opts.DefaultTimeout.Milliseconds()}
-	cmd := t.opts.Sandbox.Command(ctx, exe)
-	cmd.Arg0 = workerArg0
+	cmd := t.opts.Sandbox.Program(ctx, workerProgram)
 	cmd.Dir = dir
 	cmd.NoNetwork = true
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8"}
-	if !underAny(exe, sandbox.DefaultReadOnly) {
-		cmd.ReadOnly = []string{exe}
-	}
 	w := &worker{t: t, cmd: cmd, stderr: &tailBuf{max: 8 << 10}, errCh: make(chan struct{}), remove: remove, ws: sandbox.WorkspaceFrom(ctx)}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -419,16 +408,6 @@ func (t *Tool) startWorker(ctx context.Context, req workerRequest) (*worker, err
 		_ = err
 	}
 	return w, nil
-}
-
-// underAny reports whether path is under one of dirs.
-func underAny(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if strings.HasPrefix(path, d+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // send writes one JSON line to the worker.

@@ -240,3 +240,34 @@ func TestWorkerTransferEnds(t *testing.T) {
 		t.Fatalf("writer outside: %+v", o.Error)
 	}
 }
+
+// BenchmarkExec is one `SELECT 41 + 1` per task, in the caller's process
+// and in a worker of its own room (the runner's way): go test
+// ./shared/tools/duckdb -run '^$' -bench Exec.
+func BenchmarkExec(b *testing.B) {
+	q := M{"query": "SELECT 41 + 1 AS n"}
+	bench := func(b *testing.B, tl *Tool) {
+		ws, err := sandbox.NewWorkspace(b.TempDir(), 0, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := sandbox.WithWorkspace(context.Background(), ws)
+		for b.Loop() {
+			if o := tl.Exec(ctx, nil, q, 30); o.Error != nil {
+				b.Fatal(o.Error)
+			}
+		}
+	}
+	b.Run("in-process", func(b *testing.B) { bench(b, New(Options{Threads: 1})) })
+	b.Run("worker", func(b *testing.B) {
+		if os.Geteuid() != 0 {
+			b.Skip("needs root")
+		}
+		sb, err := sandbox.New(sandbox.Options{Isolate: true, ControlDir: b.TempDir(), LockDir: b.TempDir(),
+			Limits: sandbox.Limits{MemoryBytes: 1 << 30, Processes: 64, CPUs: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bench(b, New(Options{Threads: 1, Sandbox: sb}))
+	})
+}
