@@ -173,6 +173,9 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err := requireRooms(sb.Mode()); err != nil {
 		return err
 	}
+	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
+	wsRoot := filepath.Join(work, "tasks")
+	newWorkspace := func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(wsRoot, diskBytes, true) }
 	reg, closeTools := tools.Runner(tools.DefaultOptions{
 		PythonBin:   cfg.PythonBin,
 		Credentials: runner.GrantedStore{},
@@ -191,22 +194,21 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		// the task's memory is its control group's (the sandbox's
 		// memory limit); DuckDB's own limit only decides when it spills.
 		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", duckDBMemoryMB(cfg)), Threads: cfg.DuckDB.Threads,
-			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb},
+			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb,
+			Warm: cfg.DuckDB.WarmWorkers, Workspaces: newWorkspace},
 	})
 	defer closeTools()
 	v, err := runner.NewTokenVerifier(context.Background(), cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
 	if err != nil {
 		return err
 	}
-	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
-	wsRoot := filepath.Join(work, "tasks")
 	// Result grants (signed URLs of the objects a task may read and
 	// write) are used through the egress policy: the object store's host
 	// must be allowed (GCP: storage.googleapis.com; the stack: its
 	// signed-URL gateway).
 	h := &runner.Handler{Tools: reg, Auth: v, Log: log, ResultsHTTP: policy.Client(),
 		Setup: func(ctx context.Context, _ runner.Request) (context.Context, func(), error) {
-			ws, err := sandbox.NewWorkspace(wsRoot, diskBytes, true)
+			ws, err := newWorkspace()
 			if err != nil {
 				return ctx, nil, err
 			}

@@ -138,6 +138,16 @@ type Options struct {
 	// Nil: tasks run in the caller's process (tests, single-process
 	// tools).
 	Sandbox *sandbox.Sandbox
+	// Warm is how many workers are kept started ahead of demand (with
+	// Sandbox and Workspaces), each in a room of its own with a
+	// workspace of its own, waiting for one task and never reused: a
+	// task that finds one does not pay for the room's set-up. Started on
+	// the first task; killed by Close.
+	Warm int
+	// Workspaces makes a warm worker's workspace (the runner: a tmpfs of
+	// NOETL_SANDBOX_DISK_MB, as every task's); the task's own workspace
+	// goes unused.
+	Workspaces func() (*sandbox.Workspace, error)
 }
 
 func (o *Options) defaults() {

@@ -42,6 +42,7 @@ type Tool struct {
 	closed  bool
 	spill   string // the tool's private spill directory (lazily created)
 	spillNo int
+	pool    *warmPool // workers started ahead of demand (Options.Warm)
 }
 
 // scope is where a task's SQL may touch files.
@@ -78,7 +79,9 @@ func (t *Tool) Close() {
 	t.files = map[string]*fileDB{}
 	t.closed = true
 	spill := t.spill
+	pool := t.pool
 	t.mu.Unlock()
+	pool.close()
 	for _, f := range files {
 		_ = f.db.Close()
 	}

@@ -339,75 +339,222 @@ type worker struct {
 	in     *os.File      // the worker's stdin
 	outF   *os.File      // its descriptor 3
 	out    *bufio.Reader // over outF
+	dir    string // its working directory (the task's workspace)
 	stderr *tailBuf
 	errCh  chan struct{} // stderr copied
-	remove func()        // the working directory (outside a runner workspace)
+	remove func()        // releases dir
 	ws     *sandbox.Workspace
+	// stopWatch stops killing the worker when the task's context ends
+	// (a warm worker's).
+	stopWatch func() bool
 
 	once    sync.Once
 	waitErr error
 }
 
-// startWorker starts a worker in the tool's sandbox for req, under ctx
-// (its end kills the worker), and sends req.
+// startWorker gives req to a worker in the tool's sandbox whose end ctx
+// ends: a warm one (Options.Warm) when one is ready, else one started now
+// in the task's workspace.
 func (t *Tool) startWorker(ctx context.Context, req workerRequest) (*worker, error) {
+	req.Options = workerOptions{MemoryLimit: t.opts.MemoryLimit, MaxTempBytes: t.opts.MaxTempBytes, DataRoots: t.opts.DataRoots,
+		Threads: t.opts.Threads, MaxRows: t.opts.MaxRows, TimeoutMS: t.opts.DefaultTimeout.Milliseconds()}
+	if w := t.warmPool().take(ctx); w != nil {
+		// Its room was made for no task in particular: its own workspace
+		// is the task's, and the task's end kills it.
+		req.Workspace = w.dir
+		w.stopWatch = context.AfterFunc(ctx, w.kill)
+		if err := w.send(req); err == nil {
+			return w, nil
+		}
+		w.close() // it died waiting: start one now
+	}
 	dir, remove, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-duckdb-")
 	if err != nil {
 		return nil, fmt.Errorf("working directory: %w", err)
 	}
+	w, err := t.launch(ctx, dir, sandbox.WorkspaceFrom(ctx), remove)
+	if err != nil {
+		return nil, err
+	}
 	req.Workspace = dir
-	req.Options = workerOptions{MemoryLimit: t.opts.MemoryLimit, MaxTempBytes: t.opts.MaxTempBytes, DataRoots: t.opts.DataRoots,
-		Threads: t.opts.Threads, MaxRows: t.opts.MaxRows, TimeoutMS: t.opts.DefaultTimeout.Milliseconds()}
+	_ = w.send(req) // a worker that died before reading: close says why
+	return w, nil
+}
+
+// launch starts a worker process in a room of the sandbox, working in
+// dir (ws: its workspace, for the disk limit; remove: what releases dir),
+// under ctx. It waits for its request.
+func (t *Tool) launch(ctx context.Context, dir string, ws *sandbox.Workspace, remove func()) (*worker, error) {
 	cmd := t.opts.Sandbox.Program(ctx, workerProgram)
 	cmd.Dir = dir
 	cmd.NoNetwork = true
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8"}
-	w := &worker{t: t, cmd: cmd, stderr: &tailBuf{max: 8 << 10}, errCh: make(chan struct{}), remove: remove, ws: sandbox.WorkspaceFrom(ctx)}
-	inR, inW, err := os.Pipe()
-	if err != nil {
+	w := &worker{t: t, cmd: cmd, dir: dir, stderr: &tailBuf{max: 8 << 10}, errCh: make(chan struct{}), remove: remove, ws: ws, stopWatch: func() bool { return false }}
+	var files []*os.File
+	pipe := func() (*os.File, *os.File, error) {
+		r, w, err := os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	fail := func(err error) (*worker, error) {
+		for _, f := range files {
+			f.Close()
+		}
 		remove()
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	inR, inW, err := pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		remove()
-		return nil, err
+		return fail(err)
 	}
-	errR, errW, err := os.Pipe()
+	outR, outW, err := pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		remove()
-		return nil, err
+		return fail(err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return fail(err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, errW, errW
 	cmd.ExtraFiles = []*os.File{outW}
-	err = cmd.Start()
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
-		remove()
-		return nil, err
-	}
 	w.in, w.outF, w.out = inW, outR, bufio.NewReaderSize(outR, 64<<10)
 	go func() {
 		_, _ = io.Copy(w.stderr, errR)
 		errR.Close()
 		close(w.errCh)
 	}()
-	if err := w.send(req); err != nil {
-		// The worker died before reading: close reports why.
-		_ = err
-	}
 	return w, nil
+}
+
+// kill ends the worker's room at once (its process is the init of its
+// PID namespace: everything in it dies with it).
+func (w *worker) kill() {
+	if w.cmd.Process != nil {
+		_ = w.cmd.Process.Kill()
+	}
+}
+
+// warmPool keeps Options.Warm workers started ahead of demand, each in a
+// room of its own with a workspace of its own (Options.Workspaces),
+// waiting for one request; a worker is never given a second task. A task
+// that finds none ready waits for one being started (one more is started
+// for every task waiting), rather than starting a room of its own beside
+// the pool's.
+type warmPool struct {
+	t      *Tool
+	size   int
+	ctx    context.Context
+	cancel context.CancelFunc
+	ready  chan *worker // started workers (nil: a start failed)
+
+	mu       sync.Mutex
+	starting int
+	waiting  int
+	closed   bool
+}
+
+// warmPool returns the tool's pool (nil without Options.Warm), started on
+// first use.
+func (t *Tool) warmPool() *warmPool {
+	if t.opts.Warm <= 0 || t.opts.Workspaces == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pool == nil && !t.closed {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.pool = &warmPool{t: t, size: t.opts.Warm, ctx: ctx, cancel: cancel, ready: make(chan *worker, 64+t.opts.Warm)}
+	}
+	return t.pool
+}
+
+// take returns a ready worker, waiting for one being started; nil when
+// a start failed or ctx ended (the caller starts its own).
+func (p *warmPool) take(ctx context.Context) *worker {
+	if p == nil {
+		return nil
+	}
+	select {
+	case w := <-p.ready:
+		p.fill()
+		return w
+	default:
+	}
+	p.mu.Lock()
+	p.waiting++
+	p.mu.Unlock()
+	p.fill()
+	defer func() {
+		p.mu.Lock()
+		p.waiting--
+		p.mu.Unlock()
+	}()
+	select {
+	case w := <-p.ready:
+		return w
+	case <-ctx.Done():
+		return nil
+	case <-p.ctx.Done():
+		return nil
+	}
+}
+
+// fill starts workers until size of them are ready or starting beyond
+// the tasks waiting.
+func (p *warmPool) fill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.closed && len(p.ready)+p.starting < p.size+p.waiting && len(p.ready)+p.starting < cap(p.ready) {
+		p.starting++
+		go p.start()
+	}
+}
+
+func (p *warmPool) start() {
+	var w *worker
+	ws, err := p.t.opts.Workspaces()
+	if err == nil {
+		w, err = p.t.launch(p.ctx, ws.Dir, ws, func() { _ = ws.Close() })
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.starting--
+	if p.closed {
+		if w != nil {
+			go w.close()
+		}
+		return
+	}
+	p.ready <- w // nil when the start failed: a waiting task starts its own
+}
+
+// close kills the ready workers and releases their rooms.
+func (p *warmPool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	for {
+		select {
+		case w := <-p.ready:
+			if w != nil {
+				w.close()
+			}
+		default:
+			return
+		}
+	}
 }
 
 // send writes one JSON line to the worker.
@@ -437,6 +584,7 @@ func (w *worker) recv() (workerMessage, error) {
 // exits; killed after a grace period) and releases its room.
 func (w *worker) close() error {
 	w.once.Do(func() {
+		w.stopWatch()
 		_ = w.in.Close()
 		done := make(chan error, 1)
 		go func() { done <- w.cmd.Wait() }()

@@ -268,6 +268,85 @@ func BenchmarkExec(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		bench(b, New(Options{Threads: 1, Sandbox: sb}))
+		b.Run("cold", func(b *testing.B) { bench(b, New(Options{Threads: 1, Sandbox: sb})) })
+		// One task at a time finds its room ready (it was made while the
+		// previous task ran).
+		b.Run("warm", func(b *testing.B) {
+			root := b.TempDir()
+			tl := New(Options{Threads: 1, Sandbox: sb, Warm: 1, Workspaces: func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(root, 0, false) }})
+			defer tl.Close()
+			bench(b, tl)
+		})
 	})
+}
+
+// With Warm, workers wait in rooms of their own, started ahead of
+// demand: a task takes one (its own workspace, not the task's; ws), no
+// worker serves two tasks, a cancelled task's warm worker is killed, and
+// Close kills the idle ones.
+func TestWarmWorkers(t *testing.T) {
+	var mu sync.Mutex
+	var made []*sandbox.Workspace
+	root := t.TempDir()
+	tl, ctx, ws, _ := roomed(t, sandbox.Limits{MemoryBytes: 512 << 20, Processes: 64}, Options{Threads: 1, Warm: 2,
+		Workspaces: func() (*sandbox.Workspace, error) {
+			w, err := sandbox.NewWorkspace(root, 0, false)
+			if err == nil {
+				mu.Lock()
+				made = append(made, w)
+				mu.Unlock()
+			}
+			return w, err
+		}})
+	spill := func() string {
+		r := ok(t, tl.Exec(ctx, nil, M{"query": "SELECT current_setting('temp_directory') AS d"}, 30))
+		return r["rows"].([]any)[0].(M)["d"].(string)
+	}
+	// The first task waits for the pool's first worker rather than
+	// start a room beside it.
+	if d := spill(); !strings.HasPrefix(d, root) {
+		t.Fatalf("the first task spills in %s, want a warm worker's workspace under %s", d, root)
+	}
+	idle := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			k := len(tl.pool.ready)
+			if k >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d warm workers, want %d", k, n)
+			}
+		}
+	}
+	idle(2)
+	seen := map[string]bool{}
+	for i := 0; i < 4; i++ {
+		idle(1)
+		d := spill()
+		dir := filepath.Dir(d)
+		if strings.HasPrefix(d, ws.Dir) || !strings.HasPrefix(d, root) || seen[dir] {
+			t.Fatalf("task %d spills in %s: want a warm worker's own, new workspace under %s (seen %v)", i, d, root, seen)
+		}
+		seen[dir] = true
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("the warm worker's workspace %s outlived its task", dir)
+		}
+	}
+	// A warm worker dies with its task's context.
+	idle(1)
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	if o := tl.Exec(cctx, nil, M{"query": "SELECT count(*) FROM range(100000000000) t(i) WHERE i % 3 = 7"}, 60); o.Error == nil || o.Error.Kind != "canceled" {
+		t.Fatalf("cancel: %+v", o.Error)
+	}
+	idle(2)
+	tl.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, w := range made {
+		if _, err := os.Stat(w.Dir); err == nil {
+			t.Errorf("workspace %s of a warm worker is left after Close", w.Dir)
+		}
+	}
 }
