@@ -339,7 +339,7 @@ type worker struct {
 	in     *os.File      // the worker's stdin
 	outF   *os.File      // its descriptor 3
 	out    *bufio.Reader // over outF
-	dir    string // its working directory (the task's workspace)
+	dir    string        // its working directory (the task's workspace)
 	stderr *tailBuf
 	errCh  chan struct{} // stderr copied
 	remove func()        // releases dir
