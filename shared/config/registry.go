@@ -500,7 +500,7 @@ var registry = []Knob{
 	atLeast(Knob{Path: "duckdb.max_temp_mb", Env: "NOETL_DUCKDB_MAX_TEMP_MB", Kind: KindInt, Default: "1024",
 		Doc: "DuckDB `max_temp_directory_size` of one duckdb task (MiB; its spill directory is inside the task's own)", Source: issue13, field: func(c *Config) any { return &c.DuckDB.MaxTempMB }}, 0),
 	rangeOf(Knob{Path: "duckdb.warm_workers", Env: "NOETL_DUCKDB_WARM_WORKERS", Kind: KindInt, Default: "1",
-		Doc: "duckdb workers the runner keeps started ahead of demand, each in a room of its own (uid, control group, root, seccomp filter, workspace) waiting for one task and never reused: a duckdb task that finds one does not pay the room's set-up (0: every task starts its own)", Source: issue13, field: func(c *Config) any { return &c.DuckDB.WarmWorkers }}, 0, 64),
+		Doc: "duckdb workers the runner keeps started ahead of demand, each in a room of its own (uid, control group, root, seccomp filter, workspace) waiting for one task and never reused: a duckdb task that finds one does not pay the room's set-up; each idle one holds about 50 MiB resident (28 MiB proportional: the binary's pages are shared) (0: every task starts its own)", Source: issue13, field: func(c *Config) any { return &c.DuckDB.WarmWorkers }}, 0, 64),
 	{Path: "api.roles_file", Env: "NOETL_API_ROLES_FILE", Kind: KindString, Default: "",
 		Doc: "file mapping api principals to roles (`role: [principal, ...]`; empty and no `NOETL_API_ROLES`: in the local profile every authenticated caller is admin, in the cloud profile the api and emit refuse to serve)", Source: "README \"Security\", README \"Security\"", field: func(c *Config) any { return &c.API.RolesFile }},
 	{Path: "api.roles", Env: "NOETL_API_ROLES", Kind: KindString, Default: "",
