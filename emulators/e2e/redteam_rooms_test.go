@@ -1,7 +1,7 @@
 package e2e
 
 // The red-team suite of executions against each other, the process and
-// kernel half (issue 26; docs/security.md, "Rooms"): every attack is a
+// kernel half (docs/security.md, "Rooms"): every attack is a
 // playbook submitted through POST /executions, as an author would, on the
 // local stack. Each case passes only on positive evidence that the attack
 // ran and was refused: the task itself reports the errno the kernel gave

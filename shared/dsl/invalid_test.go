@@ -313,7 +313,7 @@ func TestAliasMultipliedWorkflowIsBounded(t *testing.T) {
 }
 
 // Names holding control characters (terminal escapes, a right-to-left
-// override, a newline) are refused at load, naming the field (issue 26).
+// override, a newline) are refused at load, naming the field (docs/security.md "Rooms", display safety).
 func TestControlCharactersInNames(t *testing.T) {
 	src := "apiVersion: noetl.io/v2\nkind: Playbook\n" +
 		"metadata: {name: \"evil\\e[2J\\a\", path: \"tests/\\u202Egnp\", version: \"1\\n2\"}\n" +

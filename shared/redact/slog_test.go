@@ -49,7 +49,7 @@ func TestHandlerMasksLogRecords(t *testing.T) {
 
 // Control characters of user text (ESC, BEL, 8-bit CSI, a right-to-left
 // override) are escaped in every log line: the message, string
-// attributes, nested values and errors (issue 26, display safety).
+// attributes, nested values and errors (docs/security.md "Rooms", display safety).
 func TestHandlerEscapesControlCharacters(t *testing.T) {
 	const evil = "a\x1b[2J\a\u009b31m\u202eb"
 	var buf bytes.Buffer

@@ -910,7 +910,7 @@ func TestSchemaCommand(t *testing.T) {
 	}
 }
 
-// Display safety (issue 26): control characters in what the api returns
+// Display safety (docs/security.md "Rooms"): control characters in what the api returns
 // (a playbook's name, a step's name and error text, event fields, an
 // error message) reach the terminal escaped, in tables and in JSON, never
 // raw: no ESC, BEL, CSI (7- or 8-bit) or bidi override is written.

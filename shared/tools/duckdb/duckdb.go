@@ -97,12 +97,18 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	if err := toolspec.Decode(config, &cfg); err != nil {
 		return conf.ConfigError("%v", err)
 	}
+	return t.execSpec(ctx, cfg, timeoutS)
+}
+
+// execSpec is Exec of a decoded configuration: in a worker with
+// Options.Sandbox (which runs execSpec itself), else here.
+func (t *Tool) execSpec(ctx context.Context, cfg toolspec.DuckDB, timeoutS float64) types.Outcome {
 	q, err := parseTask(cfg)
 	if err != nil {
 		return conf.ConfigError("duckdb task: %v", err)
 	}
 	if t.opts.Sandbox != nil {
-		return t.execInWorker(ctx, config, q, timeoutS)
+		return t.execInWorker(ctx, cfg, q, timeoutS)
 	}
 	rctx, cancel := context.WithTimeout(ctx, t.timeout(timeoutS))
 	defer cancel()

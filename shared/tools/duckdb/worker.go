@@ -43,6 +43,7 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -84,9 +85,9 @@ type workerRequest struct {
 	Workspace string        `json:"workspace"`
 	Options   workerOptions `json:"options"`
 	// opExec
-	Config   map[string]any `json:"config,omitempty"`
-	TimeoutS float64        `json:"timeout_s,omitempty"`
-	Stream   bool           `json:"stream,omitempty"` // the caller has a sink
+	Spec     *toolspec.DuckDB `json:"spec,omitempty"`
+	TimeoutS float64          `json:"timeout_s,omitempty"`
+	Stream   bool             `json:"stream,omitempty"` // the caller has a sink
 	// opQuery, opWrite
 	Database string    `json:"database,omitempty"`
 	Query    string    `json:"query,omitempty"`
@@ -258,7 +259,11 @@ func serveWorker(in io.Reader, outF *os.File) int {
 		if req.Stream {
 			ctx = withTableSink(ctx, func() tableSink { return &pipeSink{out: out, send: send} })
 		}
-		o := tl.Exec(ctx, nil, req.Config, req.TimeoutS)
+		if req.Spec == nil {
+			fmt.Fprintln(os.Stderr, "duckdb worker: an exec request without its task")
+			return 2
+		}
+		o := tl.execSpec(ctx, *req.Spec, req.TimeoutS)
 		_, streamed := o.Result.(streamedResult)
 		if streamed {
 			o.Result = nil
@@ -632,7 +637,7 @@ func (w *worker) died(parent, wctx context.Context) types.Outcome {
 }
 
 // execInWorker is Exec in a worker (Options.Sandbox).
-func (t *Tool) execInWorker(ctx context.Context, config map[string]any, q task, timeoutS float64) types.Outcome {
+func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, timeoutS float64) types.Outcome {
 	timeout := t.timeout(timeoutS)
 	var sink *results.Sink
 	if !q.asArrays {
@@ -642,7 +647,7 @@ func (t *Tool) execInWorker(ctx context.Context, config map[string]any, q task, 
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout+killGrace)
 	defer cancel()
-	w, err := t.startWorker(wctx, workerRequest{Op: opExec, Config: config, TimeoutS: timeout.Seconds(), Stream: sink != nil})
+	w, err := t.startWorker(wctx, workerRequest{Op: opExec, Spec: &cfg, TimeoutS: timeout.Seconds(), Stream: sink != nil})
 	if err != nil {
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):

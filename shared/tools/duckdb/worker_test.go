@@ -101,7 +101,7 @@ func peakRSS(t *testing.T) int64 {
 	return 0
 }
 
-// The attack of issue 26: strings built with repeat() live outside
+// The shared-process attack (docs/security.md "Rooms"): strings built with repeat() live outside
 // DuckDB's memory manager, so memory_limit does not hold them. In a
 // worker the task's control group does: the task is killed alone (kind
 // limit), the caller's memory does not grow, and a task in flight beside

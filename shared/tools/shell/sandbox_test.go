@@ -229,7 +229,7 @@ func testDescendantsDie(t *testing.T, opts sandbox.Options) {
 	}
 }
 
-// No oracle across the root (issue 26): cwd and shell are resolved inside
+// No oracle across the root (docs/security.md "Rooms"): cwd and shell are resolved inside
 // the task's root, so a path that exists on the runner's host outside the
 // root gets exactly the answer of a path that exists nowhere; paths of
 // the root itself work.
