@@ -115,6 +115,11 @@ own sandbox, behind the egress policy. README "Architecture" and
 }
 
 func run(listen string, confineUID int, log *slog.Logger) error {
+	// Descriptors inherited from whoever started the runner stay out of
+	// everything it starts.
+	if err := sandbox.InheritNothing(); err != nil {
+		return err
+	}
 	for _, k := range forbiddenEnv {
 		if _, set := os.LookupEnv(k); set {
 			return fmt.Errorf("%s is set: the runner holds no engine secret and no cloud identity (start it with an environment of its own)", k)

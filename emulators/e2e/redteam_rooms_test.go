@@ -261,6 +261,37 @@ result = {"held": fd}
 		p := attack(t, "rooms_fd_spy_duckdb", map[string]any{"kind": "duckdb", "query": "SELECT * FROM read_text('/proc/self/fd/*')"}, nil)
 		refused(t, "duckdb reading its descriptors", p, "forbidden_path", "file system operations are disabled")
 	})
+	// The runner's own descriptors, while all of the above run: every one
+	// above 2 is close-on-exec (no C code of DuckDB opens files in its
+	// process any more; Go opens everything O_CLOEXEC).
+	time.Sleep(1500 * time.Millisecond)
+	pid := runnerPID(t)
+	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, e := range ents {
+		fd, _ := strconv.Atoi(e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if fd <= 2 || err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				flags, _ := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+				checked++
+				if flags&0o2000000 == 0 {
+					target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
+					t.Errorf("the runner holds descriptor %d (%s) without close-on-exec", fd, target)
+				}
+			}
+		}
+	}
+	if checked < 3 {
+		t.Errorf("checked %d descriptors of the runner: the audit did not run", checked)
+	}
 	wg.Wait()
 }
 

@@ -199,6 +199,13 @@ func closeInherited(first int) error {
 	return nil
 }
 
+// InheritNothing makes every descriptor of the process above 2
+// close-on-exec: what it inherited from whoever started it (a shell's or a
+// supervisor's descriptors opened without O_CLOEXEC) then reaches none of
+// the programs it starts. The runner calls it first thing; the helper does
+// the same for each task (closeFrom).
+func InheritNothing() error { return closeFrom(3) }
+
 // closeFrom makes every descriptor from first up close-on-exec, so that
 // the command inherits exactly stdin, stdout, stderr and the descriptors
 // it was given (Cmd.ExtraFiles), whatever else the helper's process holds

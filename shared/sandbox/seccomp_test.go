@@ -276,3 +276,18 @@ func TestProgramInItsRoom(t *testing.T) {
 		t.Errorf("environment %v", got.Env)
 	}
 }
+
+// InheritNothing marks the process's inherited descriptors close-on-exec.
+func TestInheritNothing(t *testing.T) {
+	fd, err := unix.Open("/etc/hostname", unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := InheritNothing(); err != nil {
+		t.Fatal(err)
+	}
+	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+		t.Fatalf("descriptor %d: flags %d, %v: not close-on-exec", fd, flags, err)
+	}
+}
