@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/noetl/gcpengine/shared/sandbox"
 )
 
 // The runner's image cannot be built here (no Docker engine): these tests
@@ -168,4 +170,35 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// In the image the duckdb worker is the runner's own binary, started in
+// the task's room: the binary must sit in a directory every room sees
+// read-only (sandbox.DefaultReadOnly), and nothing may turn the rooms'
+// seccomp filter off (the runner refuses to start without it: run).
+func TestImageRooms(t *testing.T) {
+	df := repoFile(t, "runner/Dockerfile")
+	m := regexp.MustCompile(`COPY --from=build /out/runner (\S+)`).FindStringSubmatch(df)
+	if m == nil {
+		t.Fatal("runner/Dockerfile does not install the runner binary")
+	}
+	in := false
+	for _, d := range sandbox.DefaultReadOnly {
+		in = in || strings.HasPrefix(m[1], d+"/")
+	}
+	if !in {
+		t.Errorf("the runner binary is installed at %s, outside the directories a room sees (%v): the duckdb worker could not start", m[1], sandbox.DefaultReadOnly)
+	}
+	if requireRooms(sandbox.Mode{Seccomp: false, DedicatedUID: true, PIDNamespace: true}) == nil {
+		t.Error("the runner would run authors' code without the seccomp filter")
+	}
+	if err := requireRooms(sandbox.Mode{Seccomp: true}); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(repoFile(t, "runner/main.go"), "if err := requireRooms(sb.Mode()); err != nil {") {
+		t.Error("run no longer checks requireRooms")
+	}
+	if strings.Contains(strings.ToUpper(df), "SECCOMP") {
+		t.Error("runner/Dockerfile mentions seccomp: the filter is the runner's own and has no switch")
+	}
 }

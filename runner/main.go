@@ -17,10 +17,12 @@
 //     account for its own URL (shared/oidc; in GCP Cloud Run's IAM admits
 //     only that account too);
 //   - every task gets a private workspace (a tmpfs of NOETL_SANDBOX_DISK_MB),
-//     python and shell tasks their own mount, PID, network, IPC and UTS
-//     namespaces, a root with nothing of the host but the system, a
-//     control group with the NOETL_SANDBOX_* limits; every connection of
-//     every kind passes the egress policy (NOETL_EGRESS_*).
+//     python, shell and duckdb tasks a room of their own: their own uid,
+//     mount, PID, network, IPC and UTS namespaces, a root with nothing of
+//     the host but the system, a control group with the NOETL_SANDBOX_*
+//     limits and a seccomp filter (DuckDB runs in a worker process: no
+//     author SQL runs in the runner's process); every connection of every
+//     kind passes the egress policy (NOETL_EGRESS_*).
 //
 // Usage: runner [--listen ADDR] [--confine-uid BASE]
 //
@@ -113,6 +115,11 @@ own sandbox, behind the egress policy. README "Architecture" and
 }
 
 func run(listen string, confineUID int, log *slog.Logger) error {
+	// Descriptors inherited from whoever started the runner stay out of
+	// everything it starts.
+	if err := sandbox.InheritNothing(); err != nil {
+		return err
+	}
 	for _, k := range forbiddenEnv {
 		if _, set := os.LookupEnv(k); set {
 			return fmt.Errorf("%s is set: the runner holds no engine secret and no cloud identity (start it with an environment of its own)", k)
@@ -168,6 +175,12 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if err := requireRooms(sb.Mode()); err != nil {
+		return err
+	}
+	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
+	wsRoot := filepath.Join(work, "tasks")
+	newWorkspace := func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(wsRoot, diskBytes, true) }
 	reg, closeTools := tools.Runner(tools.DefaultOptions{
 		PythonBin:   cfg.PythonBin,
 		Credentials: runner.GrantedStore{},
@@ -182,23 +195,25 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		// single objects reach them); gcs tasks naming one are refused by
 		// name too (kind forbidden).
 		GCS: gcs.Options{ReservedBuckets: reserved},
-		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", cfg.DuckDB.MemoryMB), Threads: cfg.DuckDB.Threads,
-			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots},
+		// DuckDB runs in a worker per task, in a room of the sandbox:
+		// the task's memory is its control group's (the sandbox's
+		// memory limit); DuckDB's own limit only decides when it spills.
+		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", duckDBMemoryMB(cfg)), Threads: cfg.DuckDB.Threads,
+			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb,
+			Warm: cfg.DuckDB.WarmWorkers, Workspaces: newWorkspace},
 	})
 	defer closeTools()
 	v, err := runner.NewTokenVerifier(context.Background(), cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
 	if err != nil {
 		return err
 	}
-	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
-	wsRoot := filepath.Join(work, "tasks")
 	// Result grants (signed URLs of the objects a task may read and
 	// write) are used through the egress policy: the object store's host
 	// must be allowed (GCP: storage.googleapis.com; the stack: its
 	// signed-URL gateway).
 	h := &runner.Handler{Tools: reg, Auth: v, Log: log, ResultsHTTP: policy.Client(),
 		Setup: func(ctx context.Context, _ runner.Request) (context.Context, func(), error) {
-			ws, err := sandbox.NewWorkspace(wsRoot, diskBytes, true)
+			ws, err := newWorkspace()
 			if err != nil {
 				return ctx, nil, err
 			}
@@ -224,6 +239,29 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// requireRooms refuses a sandbox whose commands would run without the
+// seccomp filter (a kernel that refuses it): the runner does not run
+// authors' code without it (docs/security.md, "Rooms").
+func requireRooms(m sandbox.Mode) error {
+	if !m.Seccomp {
+		return errors.New("the kernel refuses the sandbox's seccomp filter: the runner does not run authors' code without it (docs/security.md, \"Rooms\")")
+	}
+	return nil
+}
+
+// duckDBMemoryMB is DuckDB's memory_limit in a worker: NOETL_DUCKDB_MEMORY_MB,
+// at most three quarters of the task's memory (NOETL_SANDBOX_MEMORY_MB),
+// so that DuckDB spills before its control group kills it (what DuckDB
+// does not count, such as the strings repeat() builds, is held by the
+// group alone).
+func duckDBMemoryMB(cfg config.Config) int {
+	mb := cfg.DuckDB.MemoryMB
+	if room := cfg.Sandbox.MemoryMB * 3 / 4; cfg.Sandbox.MemoryMB > 0 && (mb <= 0 || mb > room) {
+		mb = room
+	}
+	return mb
 }
 
 // reservedBuckets are the engine's buckets the runner's gcs kind refuses

@@ -174,6 +174,16 @@ result = out
 	} {
 		run(func() {
 			p := attack(t, fmt.Sprintf("duckdb_secret_%d", i), map[string]any{"kind": "duckdb", "query": q}, nil)
+			if strings.Contains(q, "'.stack/") {
+				// Relative paths resolve in the task's workspace (its
+				// worker's working directory, inside its room), where the
+				// stack's files do not exist: nothing is read.
+				noSecret(t, "duckdb "+q, p.Result)
+				if p.Status != "ok" || !strings.Contains(MustJSON(p.Result), `"row_count":0`) {
+					t.Errorf("duckdb %s: %s %s %v, want no rows (no such file in the task's root)", q, p.Status, p.Error, p.Result)
+				}
+				return
+			}
 			refused(t, "duckdb "+q, p, "forbidden_path", "file system operations are disabled")
 		})
 	}
@@ -460,8 +470,10 @@ func TestRedTeamNetwork(t *testing.T) {
 		})
 	}
 	run(func() {
+		// No httpfs extension can be loaded, and the duckdb worker has no
+		// network at all (an empty network namespace).
 		p := attack(t, "duckdb_http", map[string]any{"kind": "duckdb", "query": "SELECT * FROM read_csv('http://169.254.169.254/computeMetadata/v1/')"}, nil)
-		refused(t, "duckdb → metadata server", p, "forbidden_path", "file system operations are disabled")
+		refused(t, "duckdb → metadata server", p, "config", "requires the extension httpfs")
 	})
 	var hps []any
 	for _, hp := range targets {

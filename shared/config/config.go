@@ -235,6 +235,9 @@ type DuckDBConfig struct {
 	Threads int // NOETL_DUCKDB_THREADS, default 2
 	// MaxTempMB is DuckDB's max_temp_directory_size per task.
 	MaxTempMB int // NOETL_DUCKDB_MAX_TEMP_MB, default 1024
+	// WarmWorkers is how many duckdb workers the runner keeps started
+	// ahead of demand, each in a room of its own, never reused.
+	WarmWorkers int // NOETL_DUCKDB_WARM_WORKERS, default 1
 }
 
 // APIConfig is the api function's access control.

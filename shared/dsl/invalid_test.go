@@ -311,3 +311,29 @@ func TestAliasMultipliedWorkflowIsBounded(t *testing.T) {
 		t.Errorf("no budget problem in %d problems", len(ve.Problems))
 	}
 }
+
+// Names holding control characters (terminal escapes, a right-to-left
+// override, a newline) are refused at load, naming the field (docs/security.md "Rooms", display safety).
+func TestControlCharactersInNames(t *testing.T) {
+	src := "apiVersion: noetl.io/v2\nkind: Playbook\n" +
+		"metadata: {name: \"evil\\e[2J\\a\", path: \"tests/\\u202Egnp\", version: \"1\\n2\"}\n" +
+		"workflow:\n  - step: start\n    tool:\n      - \"lab\\u009bel\": {kind: noop}\n"
+	ve := loadErr(t, src)
+	got := map[string]string{}
+	for _, p := range ve.Problems {
+		got[p.Path] = p.Message
+	}
+	for path, r := range map[string]string{"metadata.name": "U+001B", "metadata.path": "U+202E", "metadata.version": "U+000A"} {
+		if !strings.Contains(got[path], r) || !strings.Contains(got[path], "control character") {
+			t.Errorf("%s: %q, want a refusal naming %s (all: %v)", path, got[path], r, got)
+		}
+	}
+	// The label is refused too (not an identifier), and nothing quotes
+	// the raw characters back.
+	if !strings.Contains(ve.Error(), `task label "lab\u009bel" must be an identifier`) {
+		t.Errorf("label: %s", ve.Error())
+	}
+	if strings.ContainsAny(ve.Error(), "\x1b\a\u202e\u009b") {
+		t.Errorf("the error itself carries the raw characters: %q", ve.Error())
+	}
+}

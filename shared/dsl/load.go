@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/noetl/gcpengine/shared/display"
 )
 
 // APIVersion is the canonical playbook apiVersion (NoETL DSL spec "Document").
@@ -46,7 +48,7 @@ func (e *ValidationError) Error() string {
 func FormatProblems(file string, ps []Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
-		b.WriteString(file)
+		b.WriteString(display.Escape(file))
 		if p.Line > 0 {
 			b.WriteString(":")
 			b.WriteString(strconv.Itoa(p.Line))
@@ -62,9 +64,9 @@ func FormatProblems(file string, ps []Problem) string {
 // the path is empty).
 func (p Problem) String() string {
 	if p.Path == "" {
-		return p.Message
+		return display.Escape(p.Message)
 	}
-	return p.Path + ": " + p.Message
+	return display.Escape(p.Path + ": " + p.Message)
 }
 
 // LoadFile reads and loads the playbook at path (see Load); the file name is

@@ -3,6 +3,8 @@ package dsl
 import (
 	"fmt"
 	"strings"
+
+	"github.com/noetl/gcpengine/shared/display"
 )
 
 // Validate checks the model (also one built or edited in Go) against the
@@ -47,7 +49,9 @@ func (v *validator) add(path string, line int, format string, args ...any) {
 	if ln == 0 {
 		ln = line
 	}
-	v.problems = append(v.problems, Problem{Line: ln, Path: path, Message: fmt.Sprintf(format, args...)})
+	// A path or a message may quote a user's name: never with its
+	// control characters raw.
+	v.problems = append(v.problems, Problem{Line: ln, Path: display.Escape(path), Message: display.Escape(fmt.Sprintf(format, args...))})
 }
 
 func (v *validator) run() {
@@ -71,6 +75,9 @@ func (v *validator) run() {
 	if p.Metadata.Name == "" {
 		v.add("metadata.name", 0, "metadata.name is required")
 	}
+	v.name("metadata.name", 0, p.Metadata.Name)
+	v.name("metadata.path", 0, p.Metadata.Path)
+	v.name("metadata.version", 0, p.Metadata.Version)
 	if len(p.Workflow) == 0 {
 		v.add("workflow", 0, "workflow is required: a non-empty list of steps")
 	}
@@ -131,6 +138,16 @@ func (v *validator) run() {
 		}
 	}
 	v.templates()
+}
+
+// name refuses a name that holds a control character, a bidirectional
+// control, a newline or a tab (shared/display UnsafeInName): a name is
+// shown in tables, logs and the console, where such a character would
+// drive the operator's terminal or hide what the name says.
+func (v *validator) name(path string, line int, s string) {
+	if r, bad := display.UnsafeInName(s); bad {
+		v.add(path, line, "%s %q holds the control character %U: names may not contain control characters, bidirectional controls, newlines or tabs", path, s, r)
+	}
 }
 
 func stepPath(s *Step, i int) string {
@@ -440,6 +457,7 @@ func (v *validator) ruleShape(r *Rule, rp string) {
 // task checks one task; labels is the step's label set (nil for workbook
 // entries, whose jump targets depend on the calling step).
 func (v *validator) task(t *Task, tp string, labels map[string]*Task) {
+	v.name(tp+".name", t.Line, t.Name)
 	switch {
 	case t.Kind == "":
 		v.add(tp+".kind", t.Line, "task needs a kind (one of %s)", strings.Join(Kinds, ", "))

@@ -3,6 +3,8 @@ package redact
 import (
 	"context"
 	"log/slog"
+
+	"github.com/noetl/gcpengine/shared/display"
 )
 
 // ctxKey carries a Redactor in a context.
@@ -29,7 +31,9 @@ func FromContext(ctx context.Context) *Redactor {
 // (NoETL observability spec §8.9: redact known keys in logs): the message with
 // Redactor.String, each attribute — nested groups included — by its key
 // (IsSecretKey) and its value with Redactor.Value. The Redactor is the one
-// of the record's context (WithRedactor), else the handler's own.
+// of the record's context (WithRedactor), else the handler's own. Every
+// string then has its control characters escaped (shared/display): user
+// text in a log line cannot drive the terminal that shows it.
 type Handler struct {
 	next slog.Handler
 	r    *Redactor
@@ -48,7 +52,7 @@ func (h *Handler) Handle(ctx context.Context, rec slog.Record) error {
 	if r == nil {
 		r = h.r
 	}
-	out := slog.NewRecord(rec.Time, rec.Level, r.String(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, display.Escape(r.String(rec.Message)), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(maskAttr(r, a))
 		return true
@@ -84,9 +88,9 @@ func maskAttr(r *Redactor, a slog.Attr) slog.Attr {
 	case IsSecretKey(a.Key) && v.Kind() != slog.KindBool:
 		return slog.String(a.Key, Mask)
 	case v.Kind() == slog.KindString:
-		return slog.String(a.Key, r.String(v.String()))
+		return slog.String(a.Key, display.Escape(r.String(v.String())))
 	case v.Kind() == slog.KindAny:
-		return slog.Any(a.Key, r.Value(v.Any()))
+		return slog.Any(a.Key, walker{str: func(s string) string { return display.Escape(r.String(s)) }, keys: true}.value(v.Any()))
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }

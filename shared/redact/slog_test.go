@@ -3,11 +3,14 @@ package redact_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/noetl/gcpengine/shared/display"
 	"github.com/noetl/gcpengine/shared/redact"
 )
 
@@ -41,5 +44,26 @@ func TestHandlerMasksLogRecords(t *testing.T) {
 	log.Info("dial postgres://u:pw77@h/db", "secret", "s")
 	if out := buf.String(); strings.Contains(out, "pw77") || strings.Contains(out, `"secret":"s"`) {
 		t.Errorf("log line without keychain: %s", out)
+	}
+}
+
+// Control characters of user text (ESC, BEL, 8-bit CSI, a right-to-left
+// override) are escaped in every log line: the message, string
+// attributes, nested values and errors (docs/security.md "Rooms", display safety).
+func TestHandlerEscapesControlCharacters(t *testing.T) {
+	const evil = "a\x1b[2J\a\u009b31m\u202eb"
+	var buf bytes.Buffer
+	log := slog.New(redact.NewHandler(slog.NewJSONHandler(&buf, nil), nil))
+	log.Info("step "+evil, "name", evil, "doc", map[string]any{"k": []any{evil}}, "err", errors.New(evil), slog.Group("g", "x", evil))
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprint(line)
+	if c, bad := display.UnsafeIn(text); bad {
+		t.Fatalf("log line holds %U raw: %q", c, text)
+	}
+	if n := strings.Count(text, `\u202eb`); n != 5 {
+		t.Fatalf("escaped %d of 5 values: %s", n, text)
 	}
 }

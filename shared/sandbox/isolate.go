@@ -125,13 +125,8 @@ func isolate(is *isolation) error {
 	if err := unix.Mount("tmpfs", nr, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=4m"); err != nil {
 		return fmt.Errorf("root tmpfs: %w", err)
 	}
-	for _, p := range is.RO {
-		if err := bind(nr, p, p, true); err != nil {
-			return err
-		}
-	}
-	// A private /tmp, before the read-write binds (a workspace under /tmp
-	// lands inside it).
+	// A private /tmp, before the binds (a workspace or a read-only path
+	// under /tmp, such as a test's executable, lands inside it).
 	tmp := filepath.Join(nr, "tmp")
 	if err := os.MkdirAll(tmp, 0o1777); err != nil {
 		return err
@@ -142,6 +137,11 @@ func isolate(is *isolation) error {
 	}
 	if err := unix.Mount("tmpfs", tmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%d", size)); err != nil {
 		return fmt.Errorf("tmp: %w", err)
+	}
+	for _, p := range is.RO {
+		if err := bind(nr, p, p, true); err != nil {
+			return err
+		}
 	}
 	for _, p := range is.RW {
 		if err := bind(nr, p, p, false); err != nil {

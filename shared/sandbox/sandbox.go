@@ -160,6 +160,9 @@ type Mode struct {
 	PIDNamespace bool
 	// UserNamespace: the PID namespace needs a user namespace (not root).
 	UserNamespace bool
+	// Seccomp: each command runs under the seccomp filter (seccomp.go);
+	// false when the kernel refuses it (New logs why).
+	Seccomp bool
 }
 
 // Sandbox starts contained commands. It is safe for concurrent use.
@@ -178,6 +181,7 @@ type Sandbox struct {
 	next    int
 	lockDir string
 	nsErr   error // the kernel refuses the namespace
+	seccomp bool  // the kernel accepts the filter
 	cg      cgroups
 }
 
@@ -272,6 +276,12 @@ func New(opts Options) (*Sandbox, error) {
 			log.Warn("sandbox: the kernel refuses a PID namespace; descendants of user code that start a new session can outlive a task", "error", err)
 		}
 	}
+	if err := s.probeSeccomp(); err != nil {
+		log.Warn("sandbox: the kernel refuses the seccomp filter; user code may create namespaces, mount, trace and reach the kernel's keyrings and bpf", "error", err)
+	} else {
+		s.seccomp = true
+		s.mode.Seccomp = true
+	}
 	switch {
 	case s.mode.DedicatedUID:
 		log.Info("sandbox: user code runs under dedicated uids", "base_uid", opts.BaseUID, "pool", opts.PoolSize, "pid_namespace", s.mode.PIDNamespace)
@@ -322,6 +332,13 @@ type Cmd struct {
 	// Workspace is the task's workspace (bound read-write at its path in
 	// an isolated command; "" : Dir).
 	Workspace string
+	// NoNetwork gives the command a network namespace with nothing in
+	// it (not even an interface that is up) instead of the sandbox's
+	// Options.Network: for programs that need no network at all (the
+	// duckdb worker). Needs root of the process's user namespace.
+	NoNetwork bool
+
+	program string // an in-process program (Sandbox.Program)
 
 	net   *taskNet
 	grp   *group
@@ -372,8 +389,17 @@ type spec struct {
 	NProc  bool     `json:"nproc"`
 	// KillAll: instead of exec'ing, kill every process of UID.
 	KillAll bool `json:"kill_all,omitempty"`
-	// Noop: exit 0 at once (namespace probe).
+	// Noop: exit 0 at once (namespace probe; with Seccomp, after
+	// installing the filter: the seccomp probe).
 	Noop bool `json:"noop,omitempty"`
+	// Seccomp installs the filter (seccomp.go) just before the exec.
+	Seccomp bool `json:"seccomp,omitempty"`
+	// KeepFDs is how many descriptors from 3 up the program keeps
+	// (Cmd.ExtraFiles); every other one above 2 is closed at the exec.
+	KeepFDs int `json:"keep_fds,omitempty"`
+	// Program is an in-process program to run instead of Path
+	// (ServeProgram).
+	Program string `json:"program,omitempty"`
 	// Isolation builds the command's root before anything else.
 	Isolation *isolation `json:"isolation,omitempty"`
 	// NetFD is the descriptor of the network namespace to join (0: none).
@@ -416,7 +442,14 @@ func (c *Cmd) Start() error {
 			}
 		}
 	}
-	sp := spec{Path: path, Args: append([]string{c.name}, c.args...), Env: c.Env, UID: c.uid, GID: c.gid, Limits: s.opts.Limits, NProc: c.slot >= 0}
+	sp := spec{Path: path, Args: append([]string{c.name}, c.args...), Env: c.Env, UID: c.uid, GID: c.gid, Limits: s.opts.Limits, NProc: c.slot >= 0,
+		Seccomp: s.seccomp, KeepFDs: len(c.ExtraFiles), Program: c.program}
+	if c.program != "" && s.opts.Network != nil && !c.NoNetwork {
+		// setns moves one thread; a program runs on every thread of the
+		// helper's runtime.
+		c.finish()
+		return errors.New("sandbox: an in-process program cannot join a task network namespace (set NoNetwork)")
+	}
 	if err := c.prepare(&sp); err != nil {
 		c.finish()
 		return err
@@ -444,6 +477,9 @@ func (c *Cmd) Start() error {
 	c.SysProcAttr = s.sysProcAttr(useNS)
 	if s.opts.Isolate {
 		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	}
+	if c.NoNetwork {
+		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	err = c.Cmd.Start()
 	if err != nil {
@@ -500,6 +536,24 @@ func (s *Sandbox) probeNamespace() error {
 	cmd.Args = []string{helperArg0}
 	cmd.Env = []string{specEnv + "=" + string(b)}
 	cmd.SysProcAttr = s.sysProcAttr(true)
+	var out strings.Builder
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%w %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// probeSeccomp starts the helper once to install the filter, doing
+// nothing else.
+func (s *Sandbox) probeSeccomp() error {
+	if _, err := filter(); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(spec{Noop: true, Seccomp: true})
+	cmd := exec.Command(s.exe)
+	cmd.Args = []string{helperArg0}
+	cmd.Env = []string{specEnv + "=" + string(b)}
 	var out strings.Builder
 	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {
@@ -608,7 +662,7 @@ func (c *Cmd) prepare(sp *spec) error {
 			sp.NProc = false
 		}
 	}
-	if !s.opts.Isolate && s.opts.Network == nil {
+	if !s.opts.Isolate && (s.opts.Network == nil || c.NoNetwork) {
 		return nil
 	}
 	ctl, err := os.MkdirTemp(s.opts.ControlDir, "cmd-")
@@ -616,7 +670,7 @@ func (c *Cmd) prepare(sp *spec) error {
 		return fmt.Errorf("sandbox: control directory: %w", err)
 	}
 	c.ctl = ctl
-	if s.opts.Network != nil {
+	if s.opts.Network != nil && !c.NoNetwork {
 		n, err := newTaskNet(s.opts.Network, s.log)
 		if err != nil {
 			return err
@@ -838,15 +892,53 @@ func lookPath(name string, env []string) (string, error) {
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
 		if v, ok := os.LookupEnv(specEnv); ok {
-			os.Exit(helper(v, os.Stderr))
+			var sp spec
+			if json.Unmarshal([]byte(v), &sp) == nil && sp.Program != "" {
+				return // served by the program's package (ServeProgram)
+			}
+			os.Exit(helper(v, os.Stderr, nil))
 		}
 	}
+}
+
+// ServeProgram is called from the init function of the package that
+// serves the in-process program name (Sandbox.Program): in a helper
+// started for that program it prepares the command's room as for any
+// command, then runs main instead of an exec and exits with its status.
+// Elsewhere it returns at once. The helper's Go runtime runs main: its
+// threads are in the room too (identity, limits, control group,
+// namespaces and the seccomp filter hold for every thread).
+func ServeProgram(name string, main func() int) {
+	if len(os.Args) != 1 || os.Args[0] != helperArg0 {
+		return
+	}
+	v, ok := os.LookupEnv(specEnv)
+	if !ok {
+		return
+	}
+	var sp spec
+	if json.Unmarshal([]byte(v), &sp) != nil || sp.Program != name {
+		return
+	}
+	os.Exit(helper(v, os.Stderr, main))
+}
+
+// Program returns a command that runs the in-process program name of the
+// engine's executable (registered with ServeProgram by the package that
+// serves it) in the sandbox: the helper prepares the room, then calls the
+// program where it would exec one. Cmd.Env becomes the program's
+// environment. Such a command gets no task network (Options.Network):
+// set NoNetwork, or use a sandbox without one.
+func (s *Sandbox) Program(ctx context.Context, name string) *Cmd {
+	c := s.Command(ctx, s.exe)
+	c.program = name
+	return c
 }
 
 // helper is the sandbox helper: it applies the limits and the identity,
 // then execs the user's program (or kills every process of a uid). It
 // returns an exit status only on failure.
-func helper(raw string, stderr io.Writer) int {
+func helper(raw string, stderr io.Writer, program func() int) int {
 	// Everything below runs on this thread: setns (per thread) and
 	// no_new_privs (per thread) must hold for the execve.
 	runtime.LockOSThread()
@@ -856,6 +948,12 @@ func helper(raw string, stderr io.Writer) int {
 		return 126
 	}
 	if sp.Noop {
+		if sp.Seccomp {
+			if err := loadFilter(); err != nil {
+				fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+				return 126
+			}
+		}
 		return 0
 	}
 	if sp.KillAll {
@@ -885,8 +983,17 @@ func helper(raw string, stderr io.Writer) int {
 			return 126
 		}
 	}
-	// Everything exec needs is converted before the limits apply, so the
-	// helper does not allocate under them.
+	// Everything exec needs is converted, and the seccomp filter
+	// compiled, before the limits apply, so the helper does not allocate
+	// under them.
+	var seccompFilter *compiledFilter
+	if sp.Seccomp {
+		var err error
+		if seccompFilter, err = compileFilter(); err != nil {
+			fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+			return 126
+		}
+	}
 	argv0, err := syscall.BytePtrFromString(sp.Path)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
@@ -899,6 +1006,18 @@ func helper(raw string, stderr io.Writer) int {
 	}
 	envv, err := syscall.SlicePtrFromStrings(sp.Env)
 	if err != nil {
+		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+		return 126
+	}
+	// Exactly the descriptors the program was given cross the exec (an
+	// in-process program: exactly those stay open besides the helper's
+	// own). Before the identity changes: the process's /proc entries
+	// close to it then.
+	closeFDs := closeFrom
+	if program != nil {
+		closeFDs = closeInherited
+	}
+	if err := closeFDs(3 + sp.KeepFDs); err != nil {
 		fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
 		return 126
 	}
@@ -922,6 +1041,22 @@ func helper(raw string, stderr io.Writer) int {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(stderr, "sandbox helper: no_new_privs: %v\n", err)
 		return 126
+	}
+	// The filter last: the steps above make calls it refuses.
+	if seccompFilter != nil {
+		if err := seccompFilter.install(); err != nil {
+			fmt.Fprintf(stderr, "sandbox helper: %v\n", err)
+			return 126
+		}
+	}
+	if program != nil {
+		os.Clearenv()
+		for _, kv := range sp.Env {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				_ = os.Setenv(k, v)
+			}
+		}
+		return program()
 	}
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
 	fmt.Fprintf(stderr, "sandbox helper: exec %s: %v\n", sp.Path, errno)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/noetl/gcpengine/shared/display"
 )
 
 // Exit codes of every command (documented in `noetl --help`).
@@ -116,6 +118,12 @@ func Main(args []string) int {
 // run executes one command line and maps its error to an exit code,
 // reporting it on stderr.
 func (a *app) run(args []string) int {
+	// Whatever the api returns (a step's error text, a playbook's name, an
+	// event field) reaches the terminal with its control characters
+	// escaped (shared/display), tables and JSON alike.
+	out, errOut := display.NewWriter(a.stdout), display.NewWriter(a.stderr)
+	a.stdout, a.stderr = out, errOut
+	defer func() { _ = out.Flush(); _ = errOut.Flush() }()
 	if a.hc == nil {
 		a.hc = &http.Client{Timeout: RequestTimeout}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/noetl/gcpengine/shared/display"
 	"github.com/noetl/gcpengine/shared/dsl/schema"
 )
 
@@ -905,5 +907,47 @@ func TestSchemaCommand(t *testing.T) {
 	a, so, se = testApp(nil)
 	if r := execApp(a, so, se, "schema", "extra"); r.code != ExitInvalid {
 		t.Fatalf("schema extra: code %d", r.code)
+	}
+}
+
+// Display safety (docs/security.md "Rooms"): control characters in what the api returns
+// (a playbook's name, a step's name and error text, event fields, an
+// error message) reach the terminal escaped, in tables and in JSON, never
+// raw: no ESC, BEL, CSI (7- or 8-bit) or bidi override is written.
+func TestControlCharactersEscaped(t *testing.T) {
+	const evil = "x\x1b[2J\x1b]0;pwned\a\u009b31m\u202egnp.exe"
+	f := newFake(t)
+	f.reply("GET /executions", 200, map[string]any{"executions": []any{
+		map[string]any{"execution_id": "e1", "status": "failed", "playbook": evil, "created_at": "2026-01-01T00:00:00Z"},
+	}})
+	f.reply("GET /executions/e1", 200, map[string]any{
+		"execution_id": "e1", "playbook": evil, "status": "failed",
+		"steps":    map[string]any{evil: map[string]any{"status": "failed", "error": map[string]any{"kind": "python", "message": evil}}},
+		"failures": []any{"step failed: " + evil},
+	})
+	f.reply("GET /executions/e1/events", 200, map[string]any{"execution_id": "e1", "count": 1, "events": []any{
+		map[string]any{"event_id": "a", "seq": 1, "event_type": "task.attempt.failed", "step": evil, "task": evil, "status": "failed", "timestamp": "2026-01-02T03:04:05.000Z"},
+	}})
+	f.reply("GET /executions/e2", 400, map[string]any{"error": "bad: " + evil})
+	for _, args := range [][]string{
+		{"list", "-o", "table"}, {"list", "-o", "json"},
+		{"describe", "e1", "-o", "table"}, {"describe", "e1", "-o", "json"},
+		{"events", "e1", "-o", "table"}, {"events", "e1", "-o", "json"},
+		{"describe", "e2", "-o", "table"},
+	} {
+		r := f.cli(args...)
+		both := r.stdout + r.stderr
+		if c, bad := display.UnsafeIn(strings.ReplaceAll(strings.ReplaceAll(both, "\n", ""), "\t", "")); bad {
+			t.Errorf("%v: wrote %U raw:\n%q", args, c, both)
+		}
+		if !strings.Contains(both, `\u001b[2J`) || !strings.Contains(both, `\u202egnp.exe`) || !strings.Contains(both, `\u009b31m`) {
+			t.Errorf("%v: the escaped text is missing:\n%s", args, both)
+		}
+		if args[len(args)-1] == "json" {
+			var v any
+			if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || !strings.Contains(fmt.Sprint(v), evil) {
+				t.Errorf("%v: the JSON does not parse back to the same text: %v", args, err)
+			}
+		}
 	}
 }

@@ -87,6 +87,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
 	"github.com/noetl/gcpengine/shared/toolspec"
 )
@@ -128,6 +129,25 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// MaxRows replaces DefaultMaxRows when > 0.
 	MaxRows int
+	// Sandbox, when set, runs every task (Exec, and the transfer kind's
+	// QueryRows and OpenWriter) in a worker process of its own in that
+	// sandbox (worker.go): the engine's executable started as the
+	// duckdb worker under the task's uid, control group (its memory and
+	// CPU limits), seccomp filter, root and an empty network namespace,
+	// so that no author SQL runs in the caller's process (the runner).
+	// Nil: tasks run in the caller's process (tests, single-process
+	// tools).
+	Sandbox *sandbox.Sandbox
+	// Warm is how many workers are kept started ahead of demand (with
+	// Sandbox and Workspaces), each in a room of its own with a
+	// workspace of its own, waiting for one task and never reused: a
+	// task that finds one does not pay for the room's set-up. Started on
+	// the first task; killed by Close.
+	Warm int
+	// Workspaces makes a warm worker's workspace (the runner: a tmpfs of
+	// NOETL_SANDBOX_DISK_MB, as every task's); the task's own workspace
+	// goes unused.
+	Workspaces func() (*sandbox.Workspace, error)
 }
 
 func (o *Options) defaults() {

@@ -21,7 +21,6 @@ import (
 	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -43,6 +42,7 @@ type Tool struct {
 	closed  bool
 	spill   string // the tool's private spill directory (lazily created)
 	spillNo int
+	pool    *warmPool // workers started ahead of demand (Options.Warm)
 }
 
 // scope is where a task's SQL may touch files.
@@ -79,7 +79,9 @@ func (t *Tool) Close() {
 	t.files = map[string]*fileDB{}
 	t.closed = true
 	spill := t.spill
+	pool := t.pool
 	t.mu.Unlock()
+	pool.close()
 	for _, f := range files {
 		_ = f.db.Close()
 	}
@@ -95,9 +97,18 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	if err := toolspec.Decode(config, &cfg); err != nil {
 		return conf.ConfigError("%v", err)
 	}
+	return t.execSpec(ctx, cfg, timeoutS)
+}
+
+// execSpec is Exec of a decoded configuration: in a worker with
+// Options.Sandbox (which runs execSpec itself), else here.
+func (t *Tool) execSpec(ctx context.Context, cfg toolspec.DuckDB, timeoutS float64) types.Outcome {
 	q, err := parseTask(cfg)
 	if err != nil {
 		return conf.ConfigError("duckdb task: %v", err)
+	}
+	if t.opts.Sandbox != nil {
+		return t.execInWorker(ctx, cfg, q, timeoutS)
 	}
 	rctx, cancel := context.WithTimeout(ctx, t.timeout(timeoutS))
 	defer cancel()
@@ -111,9 +122,9 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	// the runner the sink writes the one object execute granted the
 	// attempt (shared/runner grants.go); without a grant the rows come
 	// back in the response, within the row limit.
-	var sink *results.Sink
+	var sink tableSink
 	if !q.asArrays {
-		sink, _ = results.SinkFrom(ctx)
+		sink = sinkFrom(ctx)
 	}
 	err = t.withConn(rctx, sc, q.database, q.readOnly, func(c *sql.Conn) error {
 		var err error
@@ -368,12 +379,12 @@ func (t *Tool) file(sc scope, path string, readOnly bool) (*sql.DB, func(), erro
 // params bind to the last statement. With a sink, the last statement's
 // rows stream through it and its result is returned as streamed (the
 // sink's value or reference) instead of as the map.
-func (t *Tool) runScript(ctx context.Context, c *sql.Conn, stmts []string, params []driver.NamedValue, sink *results.Sink) (map[string]any, any, error) {
+func (t *Tool) runScript(ctx context.Context, c *sql.Conn, stmts []string, params []driver.NamedValue, sink tableSink) (map[string]any, any, error) {
 	var last map[string]any
 	var streamed any
 	for i, s := range stmts {
 		var args []driver.NamedValue
-		var k *results.Sink
+		var k tableSink
 		if i == len(stmts)-1 {
 			args, k = params, sink
 		}
@@ -406,7 +417,7 @@ func (t *Tool) runScript(ctx context.Context, c *sql.Conn, stmts []string, param
 // connection. With a sink, a statement that returns rows streams them
 // through it (stream.go) and returns the sink's result as streamed; env
 // holds extra fields of that result.
-func (t *Tool) runOne(ctx context.Context, dc any, sqlText string, args []driver.NamedValue, sink *results.Sink, env map[string]any) (map[string]any, any, error) {
+func (t *Tool) runOne(ctx context.Context, dc any, sqlText string, args []driver.NamedValue, sink tableSink, env map[string]any) (map[string]any, any, error) {
 	pc, ok := dc.(driver.ConnPrepareContext)
 	if !ok {
 		return nil, nil, errors.New("duckdb driver connection cannot prepare statements")
@@ -568,6 +579,10 @@ func (e *stmtError) Unwrap() error { return e.err }
 
 // failure classifies an error from opening or executing.
 func (t *Tool) failure(parent, rctx context.Context, err error) types.Outcome {
+	var rf *remoteFailure
+	if errors.As(err, &rf) {
+		return t.workerFailure(parent, rctx, rf)
+	}
 	var ce *configError
 	if errors.As(err, &ce) {
 		return conf.ConfigError("duckdb task: %v", err)
@@ -622,6 +637,9 @@ func (t *Tool) QueryRows(ctx context.Context, database, query string, params any
 	}
 	if batch <= 0 {
 		batch = 1000
+	}
+	if t.opts.Sandbox != nil {
+		return t.queryInWorker(ctx, database, query, params, batch, fn)
 	}
 	sc, err := t.scopeOf(ctx)
 	if err != nil {
@@ -692,6 +710,7 @@ func (t *Tool) QueryRows(ctx context.Context, database, query string, params any
 // Writer appends rows to one table of a database for the transfer kind;
 // Close releases it (Commit first to keep the rows).
 type Writer struct {
+	remote  *writerWorker // the writer runs in a worker (Options.Sandbox)
 	t       *Tool
 	conn    *sql.Conn
 	tx      *sql.Tx
@@ -727,6 +746,9 @@ func (t *Tool) OpenWriter(ctx context.Context, database, table string, cols []st
 	}
 	if database == MemoryDatabase {
 		return nil, &configError{errors.New("a transfer target needs a database file (an in-memory database ends with the task)")}
+	}
+	if t.opts.Sandbox != nil {
+		return t.openWriterInWorker(ctx, database, table, cols, mode)
 	}
 	sc, err := t.scopeOf(ctx)
 	if err != nil {
@@ -787,6 +809,9 @@ func (w *Writer) Write(ctx context.Context, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	if w.remote != nil {
+		return w.remote.writeRows(rows)
+	}
 	if !w.created {
 		if _, err := w.tx.ExecContext(ctx, createTableSQL(w.table, w.cols, rows)); err != nil {
 			return err
@@ -831,6 +856,9 @@ func (w *Writer) Write(ctx context.Context, rows [][]any) error {
 
 // Commit commits the rows written so far.
 func (w *Writer) Commit() error {
+	if w.remote != nil {
+		return w.remote.commit()
+	}
 	if w.tx == nil {
 		return errors.New("writer already finished")
 	}
@@ -841,6 +869,11 @@ func (w *Writer) Commit() error {
 
 // Close rolls back anything not committed and releases the database.
 func (w *Writer) Close() {
+	if w.remote != nil {
+		w.remote.close()
+		w.remote = nil
+		return
+	}
 	if w.tx != nil {
 		_ = w.tx.Rollback()
 		w.tx = nil

@@ -52,7 +52,7 @@ func kindOfType(name string) colKind {
 // text of the value the non-streamed result holds (friendly), so both
 // read back the same. The result is {rows, columns, row_count, command}
 // (plus env) — the value itself when small, else its reference.
-func (t *Tool) stream(rows driver.Rows, kind string, sink *results.Sink, env map[string]any) (any, error) {
+func (t *Tool) stream(rows driver.Rows, kind string, sink tableSink, env map[string]any) (any, error) {
 	cols := rows.Columns()
 	typeNames := make([]string, len(cols))
 	if tn, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {

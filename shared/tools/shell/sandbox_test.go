@@ -228,3 +228,43 @@ func testDescendantsDie(t *testing.T, opts sandbox.Options) {
 		})
 	}
 }
+
+// No oracle across the root (docs/security.md "Rooms"): cwd and shell are resolved inside
+// the task's root, so a path that exists on the runner's host outside the
+// root gets exactly the answer of a path that exists nowhere; paths of
+// the root itself work.
+func TestNoOracleAcrossTheRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("an isolated root needs root")
+	}
+	tl, _ := sandboxToolOpts(t, sandbox.Options{Isolate: true, ControlDir: t.TempDir(), LockDir: t.TempDir()})
+	hostOnly := t.TempDir() // exists on the host, not in the task's root
+	hostSh := filepath.Join(hostOnly, "sh")
+	if err := os.WriteFile(hostSh, []byte("#!/bin/sh\necho host\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "nowhere", "at-all")
+	answer := func(cfg map[string]any, path string) string {
+		o := tl.Exec(context.Background(), nil, cfg, 30)
+		if o.Error == nil {
+			t.Fatalf("%v ran: %#v", cfg, o.Result)
+		}
+		return o.Error.Kind + ": " + strings.ReplaceAll(o.Error.Message, path, "PATH")
+	}
+	for _, key := range []string{"cwd", "shell"} {
+		in := hostOnly
+		if key == "shell" {
+			in = hostSh
+		}
+		a := answer(map[string]any{"command": "true", key: in}, in)
+		b := answer(map[string]any{"command": "true", key: missing}, missing)
+		if a != b || !strings.HasPrefix(a, "config: ") {
+			t.Errorf("%s: outside the root %q, missing %q: want the same config error", key, a, b)
+		}
+	}
+	// What the root holds works.
+	r := mustOK(t, tl.Exec(context.Background(), nil, map[string]any{"command": "pwd", "cwd": "/usr", "shell": "sh"}, 30))
+	if r["stdout"] != "/usr\n" {
+		t.Errorf("cwd /usr: %v", r)
+	}
+}

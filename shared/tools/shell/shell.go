@@ -85,20 +85,28 @@ func (t *Tool) sandbox() (*sandbox.Sandbox, error) {
 const starter = "/bin/sh"
 
 // starterScript runs as `/bin/sh -c starterScript noetl-shell CWD SHELL
-// PROGRAM-FILE` under the sandbox's identity and limits (the program's text
-// is in a file of the task's directory, never in an argument list). It waits on fd 3 until
-// the engine has handed the attempt's directory to the command's uid
-// (EOF without a newline: the engine gave up), enters CWD when one is set
-// (reporting "cwd" on fd 4 when the uid cannot), closes both descriptors
-// and execs the task's shell: the program itself never sees them.
+// PROGRAM-FILE` under the sandbox's identity and limits, inside the task's
+// root (the program's text is in a file of the task's directory, never in
+// an argument list). It waits on fd 3 until the engine has handed the
+// attempt's directory to the command's uid (EOF without a newline: the
+// engine gave up), enters CWD when one is set and finds SHELL on the
+// task's PATH — both inside the task's root, never on the runner's host,
+// so that a path that is missing and a path outside the root get the same
+// answer: "cwd" or "shell" on fd 4 and nothing else —, closes both
+// descriptors and execs the task's shell: the program itself never sees
+// them.
 const starterScript = `read -r g <&3 || exit 125
 exec 3<&-
-if [ -n "$1" ] && ! cd -- "$1"; then
+if [ -n "$1" ] && ! cd -- "$1" 2>/dev/null; then
 	printf cwd >&4
 	exit 125
 fi
-exec 4>&-
 shift
+if ! command -v -- "$1" >/dev/null 2>&1 || [ -d "$1" ]; then
+	printf shell >&4
+	exit 125
+fi
+exec 4>&-
 exec "$@"`
 
 // New returns a shell tool configured by opts.
@@ -127,12 +135,15 @@ func New(opts Options) *Tool {
 //	                stops the rest (NoETL's shape)
 //	capture         false: discard stdout/stderr (default true)
 //	shell           interpreter, default /bin/sh (run as `<shell> FILE`,
-//	                the program's text in FILE, never in argv)
+//	                the program's text in FILE, never in argv); a name is
+//	                looked up on the task's PATH inside its root
 //	env             mapping of extra environment variables (values
 //	                stringified; nil values skipped)
-//	cwd             working directory (must exist, and be accessible to
-//	                the sandbox's uid); default a fresh empty directory
-//	                (also HOME and TMPDIR) removed after the attempt
+//	cwd             working directory (a directory of the task's root the
+//	                sandbox's uid may enter; relative: to HOME); default a
+//	                fresh empty directory (also HOME and TMPDIR) removed
+//	                after the attempt. A cwd or shell that is missing and
+//	                one outside the task's root get the same answer
 //	timeout | timeout_seconds
 //	                seconds for the whole attempt, bounded by timeoutS;
 //	                default 300 s
@@ -165,16 +176,15 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	if err != nil {
 		return conf.ConfigError("shell task: %v", err)
 	}
+	// The shell and the working directory are looked up by the program's
+	// starter inside the task's root (starterScript), never here: the
+	// runner's host must answer nothing about its own files.
 	shell := DefaultShell
 	if s := strings.TrimSpace(cfg.Shell); s != "" {
 		shell = s
 	}
-	shellPath, err := exec.LookPath(shell)
-	if err != nil {
-		return conf.ConfigError("shell task: shell %q not found: %v", shell, err)
-	}
-	if abs, err := filepath.Abs(shellPath); err == nil {
-		shellPath = abs
+	if strings.ContainsRune(shell, 0) {
+		return conf.ConfigError("shell task: shell %q contains a NUL byte", shell)
 	}
 	if _, err := os.Stat(starter); err != nil {
 		return conf.ConfigError("shell task: %s (which starts the commands in the sandbox) not found: %v", starter, err)
@@ -188,18 +198,13 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 			timeout = a
 		}
 	}
-	cwd := ""
-	if c := cfg.Cwd; c != "" {
-		st, err := os.Stat(c)
-		if err != nil || !st.IsDir() {
-			return conf.ConfigError("shell task: cwd %q is not a directory", c)
-		}
-		// The command starts in home and enters cwd itself (as its uid,
-		// so the directory's own permissions apply; the sandbox hands
-		// only the fresh home to the uid).
-		if cwd, err = filepath.Abs(c); err != nil {
-			return conf.ConfigError("shell task: cwd %q: %v", c, err)
-		}
+	// The command starts in home and enters cwd itself, inside its root
+	// and as its uid (the directory's own permissions apply; the sandbox
+	// hands only the fresh home to the uid). A relative cwd is relative to
+	// home.
+	cwd := cfg.Cwd
+	if strings.ContainsRune(cwd, 0) {
+		return conf.ConfigError("shell task: cwd %q contains a NUL byte", cwd)
 	}
 	capture := true
 	if cfg.Capture != nil {
@@ -247,7 +252,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		if err := os.WriteFile(prog, []byte(c), 0o444); err != nil {
 			return conf.Fail("internal", true, "shell task: cannot write the program: %v", err)
 		}
-		r := t.runOne(rctx, sb, shellPath, prog, base, home, cwd, prevUID, env, capture)
+		r := t.runOne(rctx, sb, shell, prog, base, home, cwd, prevUID, env, capture)
 		if r.uid >= 0 {
 			prevUID = r.uid
 		}
@@ -258,10 +263,13 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 			case rctx.Err() != nil:
 				return conf.Fail("timeout", true, "shell task timeout: deadline passed before start")
 			}
-			return conf.Fail("internal", true, "shell task: cannot start %s: %v", shellPath, r.startErr)
+			return conf.Fail("internal", true, "shell task: cannot start %s: %v", shell, r.startErr)
 		}
-		if r.cwdDenied {
-			return conf.ConfigError("shell task: cwd %q cannot be entered by the task's sandbox user (uid %d): %s", cwd, r.uid, lastLine(r.stderr))
+		switch r.refused {
+		case "cwd":
+			return conf.ConfigError("shell task: cwd %q cannot be entered: it is not a directory of the task's root that the task's user may enter", cwd)
+		case "shell":
+			return conf.ConfigError("shell task: shell %q is not an executable of the task's root (on its PATH)", shell)
 		}
 		truncated = truncated || r.truncated
 		limit = r.limit
@@ -380,7 +388,7 @@ type runResult struct {
 	truncated      bool
 	startErr       error
 	uid            int    // the command's dedicated uid, -1 without one
-	cwdDenied      bool   // the uid cannot enter cwd
+	refused        string // "cwd" or "shell": the starter could not enter cwd or find the shell
 	limit          string // the sandbox limit the program hit (LimitHit)
 }
 
@@ -483,7 +491,7 @@ func (t *Tool) runOne(ctx context.Context, sb *sandbox.Sandbox, shellPath, progr
 		r.exit, r.startErr = -1, fmt.Errorf("cannot hand the working directory to uid %d: %w", uid, handErr)
 		return r
 	}
-	r.cwdDenied = string(status) == "cwd"
+	r.refused = string(status)
 	var ee *exec.ExitError
 	switch {
 	case waitErr == nil:
