@@ -298,6 +298,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 		cfg := d.Cfg
 		d.Worker = &worker.Worker{Control: d.control("execute"), Store: d.Store, Bus: d.Bus, Results: d.Results, Catalog: d.Catalog, Credentials: d.granted, Log: d.Log,
 			LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem,
+			SinkTimeout: cfg.Timeouts.SinkDefault, FileTaskFailures: cfg.DLQ.Enabled,
 			BarrierKey: d.Signer.BarrierKey}
 		d.built |= NeedWorker
 	}
@@ -326,7 +327,29 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 // source (the function applying them).
 func (d *Deps) control(source string) *control.Control {
 	return &control.Control{Store: d.Store, Bus: d.Bus, Tasks: d.Dispatcher, Results: d.Results, Credentials: d.granted,
-		Opts: engine.Options{DefaultMaxInFlight: d.Cfg.DefaultMaxInFlight}, Log: d.Log, Source: source}
+		Opts: EngineOptions(d.Cfg), Log: d.Log, Source: source}
+}
+
+// EngineOptions maps the configuration to the pure engine's typed options
+// (the engine reads no environment): the execution policies of NoETL
+// observability spec §8.8 (on_step_fail, on_when_error, on_sink_fail),
+// the retry budgets of tasks without a policy (§8.4), the `when` budget
+// and the execution and loop deadlines (§8.5, §8.12).
+func EngineOptions(cfg config.Config) engine.Options {
+	budget := func(b config.Backoff) engine.Budget {
+		return engine.Budget{MaxAttempts: b.MaxAttempts, Base: b.Base, Max: b.Max}
+	}
+	return engine.Options{
+		DefaultMaxInFlight: cfg.DefaultMaxInFlight,
+		OnStepFail:         cfg.Policies.OnStepFail,
+		OnWhenError:        cfg.Policies.OnWhenError,
+		OnSinkFail:         cfg.Policies.OnSinkFail,
+		ExecutionDeadline:  cfg.ExecutionDeadline,
+		LoopTotal:          cfg.Timeouts.LoopTotal,
+		WhenTimeout:        cfg.Orchestrator.EvaluateWhenTimeout,
+		TaskRetry:          budget(cfg.Retries.Plugin),
+		SinkRetry:          budget(cfg.Retries.Sink),
+	}
 }
 
 // Built returns the Needs built so far (with their closures).

@@ -197,7 +197,9 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		}
 		sc = u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
 	}
-	d, err := engine.DecideTask(task, out, sc)
+	// A task without a policy gets the deployment's defaults (retryable
+	// errors retried with jittered backoff, engine.Options.DecideTask).
+	d, err := u.w.Control.Opts.DecideTask(task, engine.IsSink(u.pb, task, toolKind(u.pb, task)), out, sc)
 	if err != nil {
 		// A policy that cannot be evaluated fails the task (never guesses).
 		out.Status = types.StatusError
@@ -357,6 +359,9 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	timeout := task.TimeoutS
 	if timeout <= 0 {
 		timeout = u.w.ToolTimeout.Seconds()
+		if u.w.SinkTimeout > 0 && engine.IsSink(u.pb, task, kind) {
+			timeout = u.w.SinkTimeout.Seconds()
+		}
 	}
 	if budget := u.itemBudget(); budget > 0 && u.cmd.Iteration != nil {
 		// The iteration's budget caps every task's timeout; once spent,

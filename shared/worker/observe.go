@@ -41,10 +41,6 @@ func PoolOf(ctx context.Context) string {
 	return "unknown"
 }
 
-// sinkKinds are the tool kinds whose side-effecting tasks are sinks
-// (storage writes: NoETL observability spec §8.1 "Sink" metrics, sink_id "<kind>:<task>").
-var sinkKinds = map[string]bool{"postgres": true, "duckdb": true, "gcs": true, "transfer": true}
-
 // unitLogger returns the logger of a unit's delivery: base with NoETL observability spec
 // §8.2's common fields (execution_id, step_id, loop_index, attempt) and
 // the trace fields of ctx's span (the unit's server.dispatch), so Cloud
@@ -129,8 +125,8 @@ func (u *unit) observeAttempt(ctx context.Context, task *dsl.Task, run func(cont
 	kind, pool, wf := toolKind(u.pb, task), PoolOf(ctx), u.st.Playbook
 	resumed := task.Kind == "playbook" && u.cmd.ChildID != ""
 	sink := ""
-	if sinkKinds[kind] && engine.SideEffecting(u.pb, task) {
-		sink = kind + ":" + task.Name
+	if engine.IsSink(u.pb, task, kind) {
+		sink = sinkID(kind, task)
 	}
 	sctx, span := telemetry.StartPlugin(ctx, telemetry.Plugin{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step, Task: task.Name, Kind: kind,
 		Attempt: u.cur.Attempt, SpecSignature: telemetry.SpecSignature(kind, specConfig(u.pb, task)), ArgsSignature: telemetry.Signature(task.Input)})
@@ -182,6 +178,10 @@ func (u *unit) observeAttempt(ctx context.Context, task *dsl.Task, run func(cont
 	}
 	return out, suspended, err
 }
+
+// sinkID is a sink's id (NoETL observability spec §8.2 sink_id,
+// "<kind>:<task>", e.g. "postgres:store").
+func sinkID(kind string, task *dsl.Task) string { return kind + ":" + task.Name }
 
 // maskErr masks the keychain's secrets in err's message (nil stays nil).
 func (u *unit) maskErr(err error) error {

@@ -337,7 +337,7 @@ func (u *unit) run(ctx context.Context) error {
 			return u.finish(ctx, false, nil, em)
 		}
 		attempt := u.cur.Attempt
-		mv := engine.Advance(tasks, u.cur, d, out)
+		mv := engine.Advance(tasks, u.cur, d, out, u.idempotencyKey())
 		u.observePolicy(task, d, mv, out, attempt) // telemetry: task_retry
 		u.cur = mv.Cursor
 		pol.Exhausted = mv.Exhausted
