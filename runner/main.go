@@ -57,6 +57,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/gcs"
+	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 )
@@ -132,6 +133,7 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	redact.SetExtraKeys(cfg.Logging.RedactKeys) // NOETL_LOGGING_REDACT_KEYS
 	if cfg.Logging.Level == "debug" {
 		log = slog.New(redact.NewHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}), nil)).With("component", "runner")
 		slog.SetDefault(log)
@@ -181,7 +183,8 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		// role in GCP, another server on the stack: only signed URLs of
 		// single objects reach them); gcs tasks naming one are refused by
 		// name too (kind forbidden).
-		GCS: gcs.Options{ReservedBuckets: reserved},
+		GCS:  gcs.Options{ReservedBuckets: reserved},
+		HTTP: httptool.Options{AllowLinkLocal: cfg.HTTPAllowLinkLocal}, // NOETL_HTTP_ALLOW_LINK_LOCAL
 		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", cfg.DuckDB.MemoryMB), Threads: cfg.DuckDB.Threads,
 			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots},
 	})

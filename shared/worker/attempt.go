@@ -501,7 +501,8 @@ func (u *unit) code(task *dsl.Task, v any, sc template.Scope) any {
 
 // defaultConnection gives a postgres task without connection settings
 // (cfg under its canonical keys: connection, auth, host, database, user)
-// the workload's pg_dsn (DSL dialect), if any.
+// the workload's pg_dsn (DSL dialect), else the deployment's NOETL_PG_DSN
+// (Worker.PGDSN), if any.
 func (u *unit) defaultConnection(cfg, args map[string]any) {
 	for _, k := range []string{"connection", "auth", "host", "database", "user"} {
 		if cfg[k] != nil {
@@ -510,6 +511,10 @@ func (u *unit) defaultConnection(cfg, args map[string]any) {
 	}
 	if dsn, ok := u.st.Workload["pg_dsn"].(string); ok && dsn != "" {
 		cfg["connection"] = dsn
+		return
+	}
+	if u.w.PGDSN != "" {
+		cfg["connection"] = u.w.PGDSN
 	}
 }
 

@@ -83,6 +83,9 @@ type Worker struct {
 	// timeouts.sink_default_ms, NOETL_TIMEOUTS_SINK_DEFAULT_MS; 0:
 	// ToolTimeout).
 	SinkTimeout time.Duration
+	// PGDSN is the PostgreSQL connection of postgres tasks that name none
+	// and whose workload has no pg_dsn (NOETL_PG_DSN; "" = none).
+	PGDSN string
 	// FileTaskFailures files exhausted and fatal task failures in the DLQ
 	// (NOETL_DLQ_ENABLED; see fileTaskFailure).
 	FileTaskFailures bool
