@@ -298,6 +298,8 @@ func (c *Config) Retention() time.Duration {
 type DLQConfig struct {
 	Enabled       bool // NOETL_DLQ_ENABLED, default true
 	RetentionDays int  // NOETL_DLQ_RETENTION_DAYS, default 30
+	// Hold parks the unit of a filed task failure for a replay.
+	Hold bool // NOETL_DLQ_HOLD, default false
 }
 
 // TracingConfig is NoETL observability spec §8.12 "tracing".

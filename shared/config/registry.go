@@ -560,6 +560,8 @@ var registry = []Knob{
 		Doc: "budget of a whole loop step run when its loop sets no `loop.spec.timeout_s` (0: none); over it the step fails with kind `timeout`", Source: issue7, field: func(c *Config) any { return &c.Timeouts.LoopTotal }}, 0, 30*86400000),
 	{Path: "dlq.enabled", Env: "NOETL_DLQ_ENABLED", Kind: KindBool, Default: "true",
 		Doc: "file exhausted and fatal task failures in the DLQ (`dlq` collection) with the seed's fields; false: such a task fails its step without an entry. Units whose deliveries are exhausted and poison messages are always filed (nothing else keeps them)", Source: seed812, field: func(c *Config) any { return &c.DLQ.Enabled }},
+	{Path: "dlq.hold", Env: "NOETL_DLQ_HOLD", Kind: KindBool, Default: "false",
+		Doc: "a task failure filed in the DLQ holds its step run (or iteration) parked until an operator replays it (`noetl dlq replay ID [--patch spec.url=…]`: from the failed task, as a fresh attempt) or discards it (the step then fails with kind `dead_lettered`); false: the step fails at once and the entry is the record (status `done`). A playbook's `executor.spec.dlq_hold: true|false` wins", Source: "NoETL observability spec §8.6, §8.13 A", field: func(c *Config) any { return &c.DLQ.Hold }},
 	rangeOf(Knob{Path: "dlq.retention_days", Env: "NOETL_DLQ_RETENTION_DAYS", Kind: KindInt, Default: "30", Deploy: true,
 		Doc: "days a DLQ entry is kept (its `expire_at`)", Source: seed812, field: func(c *Config) any { return &c.DLQ.RetentionDays }}, 1, 3650),
 	{Path: "tracing.enabled", Env: "NOETL_TRACING_ENABLED", Kind: KindBool, Default: "true",

@@ -300,7 +300,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 		cfg := d.Cfg
 		d.Worker = &worker.Worker{Control: d.control("execute"), Store: d.Store, Bus: d.Bus, Results: d.Results, Catalog: d.Catalog, Credentials: d.granted, Log: d.Log,
 			LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem,
-			SinkTimeout: cfg.Timeouts.SinkDefault, FileTaskFailures: cfg.DLQ.Enabled, PGDSN: cfg.PGDSN,
+			SinkTimeout: cfg.Timeouts.SinkDefault, FileTaskFailures: cfg.DLQ.Enabled, HoldTaskFailures: cfg.DLQ.Hold, PGDSN: cfg.PGDSN,
 			BarrierKey: d.Signer.BarrierKey}
 		d.built |= NeedWorker
 	}

@@ -356,6 +356,13 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	if kind == "http" {
 		addIdempotencyKey(cfg, u.idempotencyKey())
 	}
+	if len(u.cmd.SpecPatch) > 0 && u.cur.TaskIndex == u.cmd.TaskIndex && u.cur.Jumps == u.cmd.Jumps {
+		// A DLQ replay's corrections of the failed task (shared/dlq).
+		for k, v := range u.cmd.SpecPatch {
+			cfg[k] = v
+		}
+	}
+	u.lastSpec = cfg
 	timeout := task.TimeoutS
 	if timeout <= 0 {
 		timeout = u.w.ToolTimeout.Seconds()

@@ -87,8 +87,12 @@ type Worker struct {
 	// and whose workload has no pg_dsn (NOETL_PG_DSN; "" = none).
 	PGDSN string
 	// FileTaskFailures files exhausted and fatal task failures in the DLQ
-	// (NOETL_DLQ_ENABLED; see fileTaskFailure).
+	// (NOETL_DLQ_ENABLED; see taskdlq.go).
 	FileTaskFailures bool
+	// HoldTaskFailures parks the unit of a filed task failure until its
+	// entry is replayed or discarded, instead of failing the step at once
+	// (NOETL_DLQ_HOLD; a playbook's executor.spec.dlq_hold wins).
+	HoldTaskFailures bool
 	// BarrierKey derives the MAC key of a side-effect barrier
 	// (tools.Request.BarrierMAC; sign.Signer.BarrierKey). Nil: a key
 	// random to this Worker (drawn on first use), so a record is adopted
