@@ -448,9 +448,9 @@ type DLQEntry struct {
 	ToolKind    string `json:"tool_kind,omitempty" firestore:"tool_kind"`
 	// SinkID names the sink of an entry whose task writes ("<kind>:<task>",
 	// NoETL observability spec §8.6 sink_id; "" for other tasks).
-	SinkID string `json:"sink_id,omitempty" firestore:"sink_id"`
-	Attempts    int    `json:"attempts" firestore:"attempts"`
-	LastError   string `json:"last_error" firestore:"last_error"`
+	SinkID    string `json:"sink_id,omitempty" firestore:"sink_id"`
+	Attempts  int    `json:"attempts" firestore:"attempts"`
+	LastError string `json:"last_error" firestore:"last_error"`
 	// LastStack is where the last attempt failed (NoETL observability spec
 	// §8.6 last_stack): the pipeline's position (step, run, iteration,
 	// task, attempt, jumps), the error's kind and, for a task failure, the
@@ -458,9 +458,9 @@ type DLQEntry struct {
 	LastStack string `json:"last_stack,omitempty" firestore:"last_stack"`
 	// Spec is a task failure's rendered task configuration (JSON,
 	// redacted): what `noetl dlq replay --patch spec.<key>=…` corrects.
-	Spec string `json:"spec,omitempty" firestore:"spec"`
-	FirstSeen   string `json:"first_seen" firestore:"first_seen"`
-	LastSeen    string `json:"last_seen" firestore:"last_seen"`
+	Spec      string `json:"spec,omitempty" firestore:"spec"`
+	FirstSeen string `json:"first_seen" firestore:"first_seen"`
+	LastSeen  string `json:"last_seen" firestore:"last_seen"`
 	// Payload is the redacted message body (JSON text).
 	Payload        string    `json:"payload" firestore:"payload"`
 	ContextExcerpt string    `json:"context_excerpt" firestore:"context_excerpt"`
