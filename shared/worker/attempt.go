@@ -128,6 +128,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	st := u.event(types.EvTaskAttemptStarted, task.Name, itoa(attempt))
 	st.Attempt = attempt
+	u.callID = st.EventID
 	st.Payload = history.Encode(history.TaskAttemptStarted{Kind: task.Kind})
 	started := u.w.now()
 	u.input = ""

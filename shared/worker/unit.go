@@ -81,6 +81,9 @@ type unit struct {
 	// input is the current attempt's rendered args and config (inputOf),
 	// for its task.attempt event ("" before the task is rendered).
 	input string
+	// callID is the current task attempt's id (its task.attempt.started
+	// event id): the log lines' call_id (NoETL observability spec §8.2).
+	callID string
 	// lastSpec is the rendered configuration of the task last run (a
 	// filed failure's spec, taskdlq.go).
 	lastSpec map[string]any
