@@ -2,9 +2,9 @@ package control
 
 import (
 	"context"
-	"reflect"
 	"io"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
