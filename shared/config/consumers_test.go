@@ -124,7 +124,12 @@ func TestEveryKnobIsRead(t *testing.T) {
 		}
 	}
 	for _, m := range called {
-		uses = append(uses, methods[m]...)
+		for _, c := range methods[m] {
+			uses = append(uses, c)
+			if key := strings.Join(c, "/"); where[key] == "" {
+				where[key] = "Config." + m + " (shared/config)"
+			}
+		}
 	}
 	for _, k := range Knobs() {
 		if file, ok := readOutsideGo[k.Env]; ok {
@@ -140,6 +145,7 @@ func TestEveryKnobIsRead(t *testing.T) {
 		for _, u := range uses {
 			if isSuffix(u, path) {
 				read = true
+				t.Logf("%s is read at %s", k.Env, where[strings.Join(u, "/")])
 				break
 			}
 		}
