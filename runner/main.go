@@ -59,6 +59,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/gcs"
+	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 )
@@ -139,6 +140,7 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	redact.SetExtraKeys(cfg.Logging.RedactKeys) // NOETL_LOGGING_REDACT_KEYS
 	if cfg.Logging.Level == "debug" {
 		log = slog.New(redact.NewHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}), nil)).With("component", "runner")
 		slog.SetDefault(log)
@@ -194,7 +196,8 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 		// role in GCP, another server on the stack: only signed URLs of
 		// single objects reach them); gcs tasks naming one are refused by
 		// name too (kind forbidden).
-		GCS: gcs.Options{ReservedBuckets: reserved},
+		GCS:  gcs.Options{ReservedBuckets: reserved},
+		HTTP: httptool.Options{AllowLinkLocal: cfg.HTTPAllowLinkLocal}, // NOETL_HTTP_ALLOW_LINK_LOCAL
 		// DuckDB runs in a worker per task, in a room of the sandbox:
 		// the task's memory is its control group's (the sandbox's
 		// memory limit); DuckDB's own limit only decides when it spills.

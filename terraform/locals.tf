@@ -102,9 +102,6 @@ locals {
     NOETL_LOCATION                   = var.region
     NOETL_EVENTS_TOPIC               = google_pubsub_topic.topic["events"].name
     NOETL_COMMANDS_TOPIC             = google_pubsub_topic.topic["commands"].name
-    NOETL_ROUTE_SUBSCRIPTION         = "route"
-    NOETL_MATERIALIZE_SUBSCRIPTION   = "materialize"
-    NOETL_DISPATCH_SUBSCRIPTION      = "dispatch"
     NOETL_REPLAY_SUBSCRIPTION        = google_pubsub_subscription.replay.name
     NOETL_RETENTION_DAYS             = tostring(var.retention_days)
     NOETL_WORK_QUEUE                 = google_cloud_tasks_queue.queue["work"].name

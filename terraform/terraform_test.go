@@ -505,14 +505,6 @@ func TestEnvironment(t *testing.T) {
 		"GOOGLE_CLOUD_PROJECT":   `var.project`,
 		"NOETL_LOCATION":         `var.region`,
 	}
-	// Subscriptions cannot be referenced (they depend on the functions):
-	// their names are literals that must name the manifest's push
-	// subscriptions.
-	for _, s := range deploy.Subscriptions {
-		if s.Push != "" {
-			bound["NOETL_"+strings.ToUpper(s.Name)+"_SUBSCRIPTION"] = `"` + s.Name + `"`
-		}
-	}
 	for k, want := range bound {
 		if got := env[k]; got != want {
 			t.Errorf("%s = %s, want %s", k, got, want)

@@ -13,6 +13,18 @@ import (
 
 func conf(name string) string { return Conformance("noetl", name) }
 
+func asFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	}
+	return -1
+}
+
 func asInt(v any) int64 {
 	switch x := v.(type) {
 	case int64:
@@ -151,11 +163,20 @@ func TestConformanceHTTPRetryStatusCode(t *testing.T) {
 		ts = append(ts, x)
 	}
 	d1, d2 := ts[1].Sub(ts[0]), ts[2].Sub(ts[1])
-	// Policy: delay 0.5 s exponential → 0.5 s then 1 s.
-	if d1 < 500*time.Millisecond || d2 < time.Second || d2 <= d1 {
-		t.Fatalf("delays %v then %v: want ≥0.5s then ≥1s, growing", d1, d2)
-	}
+	// Policy: delay 0.5 s exponential → full-jitter draws under 0.5 s
+	// then 1 s (engine.JitteredBackoff); each gap is at least its draw.
 	evs := Events(t, r.ExecutionID)
+	var delays []float64
+	for _, e := range evs {
+		if e["event_type"] == "policy.task.evaluated" && e["step"] == "start" {
+			if p, _ := e["payload"].(map[string]any); p["delay_s"] != nil {
+				delays = append(delays, asFloat(p["delay_s"]))
+			}
+		}
+	}
+	if len(delays) != 2 || delays[0] >= 0.5 || delays[1] >= 1 || d1.Seconds() < delays[0] || d2.Seconds() < delays[1] {
+		t.Fatalf("gaps %v then %v, decided delays %v: want draws under 0.5 s then 1 s, each gap at least its draw", d1, d2, delays)
+	}
 	if n := Count(evs, "task.attempt.started", "start"); n != 3 {
 		t.Fatalf("%d attempts recorded, want 3", n)
 	}

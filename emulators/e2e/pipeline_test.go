@@ -5,6 +5,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/dsl"
+	"github.com/noetl/gcpengine/shared/engine"
 )
 
 // exFlakyKey returns a key for the flaky endpoint no earlier run used.
@@ -77,12 +80,13 @@ func TestPipelinePolicies(t *testing.T) {
 	ok(t, r)
 	evs := Events(t, r.ExecutionID)
 
-	// retry: two 503s retried by rule 0 with exponential backoff (0.2 s,
-	// 0.4 s), then the else rule (index 2) continues on the 200.
+	// retry: two 503s retried by rule 0 with exponential backoff (full
+	// jitter under 0.2 s, 0.4 s: engine.Jitter of the unit and the
+	// attempt), then the else rule (index 2) continues on the 200.
 	got := exDecisions(evs, "start", "call_flaky")
 	want := []exDecision{
-		{Attempt: 1, Rule: 0, Do: "retry", DelayS: 0.2, Status: "error"},
-		{Attempt: 2, Rule: 0, Do: "retry", DelayS: 0.4, Status: "error"},
+		{Attempt: 1, Rule: 0, Do: "retry", DelayS: jittered(r.ExecutionID, "start", "call_flaky", 0.2, 1), Status: "error"},
+		{Attempt: 2, Rule: 0, Do: "retry", DelayS: jittered(r.ExecutionID, "start", "call_flaky", 0.2, 2), Status: "error"},
 		{Attempt: 3, Rule: 2, Do: "continue", Status: "ok"},
 	}
 	if MustJSON(got) != MustJSON(want) {
@@ -92,8 +96,8 @@ func TestPipelinePolicies(t *testing.T) {
 		t.Fatalf("call_flaky attempts: %d started, %d failed, %d done; want 3, 2, 1", a, f, d)
 	}
 	gaps := exFlakyGaps(t, api, key)
-	if len(gaps) != 2 || gaps[0] < 200*time.Millisecond || gaps[1] < 400*time.Millisecond {
-		t.Fatalf("flaky endpoint request gaps %v, want ≥0.2s then ≥0.4s", gaps)
+	if len(gaps) != 2 || gaps[0].Seconds() < want[0].DelayS || gaps[1].Seconds() < want[1].DelayS {
+		t.Fatalf("flaky endpoint request gaps %v, want at least the decided delays %v s, %v s", gaps, want[0].DelayS, want[1].DelayS)
 	}
 
 	// continue on an error: the 404 of `optional` is recorded as a failed
@@ -267,7 +271,8 @@ workflow:
 }
 
 // A retry that runs out of attempts fails the step with the last error;
-// linear backoff spaces the attempts delay*attempt apart.
+// linear backoff spaces the attempts by full-jitter draws under
+// delay*attempt.
 func TestPipelineRetryExhausted(t *testing.T) {
 	RequireStack(t)
 	api := os.Getenv("NOETL_FIXTURES_URL")
@@ -296,8 +301,8 @@ workflow:
 	evs := Events(t, r.ExecutionID)
 	got := exDecisions(evs, "start", "call")
 	want := []exDecision{
-		{Attempt: 1, Rule: 0, Do: "retry", DelayS: 0.2, Status: "error"},
-		{Attempt: 2, Rule: 0, Do: "retry", DelayS: 0.4, Status: "error"},
+		{Attempt: 1, Rule: 0, Do: "retry", DelayS: jitteredAs("linear", r.ExecutionID, "start", "call", 0.2, 1), Status: "error"},
+		{Attempt: 2, Rule: 0, Do: "retry", DelayS: jitteredAs("linear", r.ExecutionID, "start", "call", 0.2, 2), Status: "error"},
 		{Attempt: 3, Rule: 0, Do: "retry", Status: "error"},
 	}
 	if MustJSON(got) != MustJSON(want) {
@@ -317,7 +322,21 @@ workflow:
 	if n := len(exEvents(evs, "task.started", "start", "never")); n != 0 {
 		t.Fatal("task after an exhausted retry ran")
 	}
-	if gaps := exFlakyGaps(t, api, key); len(gaps) != 2 || gaps[0] < 200*time.Millisecond || gaps[1] < 400*time.Millisecond {
-		t.Fatalf("request gaps %v, want ≥0.2s then ≥0.4s (linear)", gaps)
+	if gaps := exFlakyGaps(t, api, key); len(gaps) != 2 || gaps[0].Seconds() < want[0].DelayS || gaps[1].Seconds() < want[1].DelayS {
+		t.Fatalf("request gaps %v, want at least the decided delays %v s, %v s (linear, full jitter)", gaps, want[0].DelayS, want[1].DelayS)
 	}
+}
+
+// jittered is the delay in seconds the engine decides before attempt+1 of
+// an exponential retry of task (delay: base seconds) in a step unit of
+// execution id: a full-jitter draw (engine.JitteredBackoff) that is a
+// function of the unit's idempotency key, the task and the attempt.
+func jittered(id, step, task string, base float64, attempt int) float64 {
+	return jitteredAs("exponential", id, step, task, base, attempt)
+}
+
+// jitteredAs is jittered for a backoff kind (exponential, linear).
+func jitteredAs(backoff, id, step, task string, base float64, attempt int) float64 {
+	d := engine.JitteredBackoff(dsl.Then{Backoff: backoff, Delay: base}, attempt, engine.JitterKey(id+":"+step, task, 0))
+	return d.Seconds()
 }

@@ -15,7 +15,8 @@ import (
 
 // The DLQ API (NoETL observability spec §8.6 "Handling DLQ"):
 //
-//	GET  /dlq?status=pending|replayed|discarded|done&limit=N → {"entries": [...]}
+//	GET  /dlq?status=pending|replayed|discarded|done&execution_id=ID&tool_kind=KIND&limit=N
+//	                                                       → {"entries": [...]}
 //	GET  /dlq/{id}                                         → entry | 404
 //	POST /dlq/{id}/replay {"patch": {"key": value}}        → 202 {"id", "status": "replayed"}
 //	POST /dlq/{id}/discard {"reason": "text"}              → 200 {"id", "status": "discarded"}
@@ -65,7 +66,8 @@ func dlqList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	entries, err := d.Store.DLQList(r.Context(), status, limit)
+	q := r.URL.Query()
+	entries, err := d.Store.DLQQuery(r.Context(), store.DLQFilter{Status: status, ExecutionID: q.Get("execution_id"), ToolKind: q.Get("tool_kind"), Limit: limit})
 	if err != nil {
 		unavailable(w, err)
 		return

@@ -27,11 +27,6 @@ type Config struct {
 	EventsTopic string // NOETL_EVENTS_TOPIC, default "events"
 	// CommandsTopic carries bulk fan-out from execute/route to dispatch.
 	CommandsTopic string // NOETL_COMMANDS_TOPIC, default "commands"
-	// RouteSubscription, MaterializeSubscription and DispatchSubscription
-	// are the push subscriptions of route, materialize and dispatch.
-	RouteSubscription       string // NOETL_ROUTE_SUBSCRIPTION, default "route"
-	MaterializeSubscription string // NOETL_MATERIALIZE_SUBSCRIPTION, default "materialize"
-	DispatchSubscription    string // NOETL_DISPATCH_SUBSCRIPTION, default "dispatch"
 	// ReplaySubscription is the pull subscription of the events topic
 	// that keeps acknowledged messages (retain_acked_messages) and that
 	// nothing consumes: `noetl rebuild` seeks it to rebuild an execution's
@@ -267,9 +262,12 @@ const (
 
 // OrchestratorConfig is NoETL observability spec §8.12 "orchestrator".
 type OrchestratorConfig struct {
-	EvaluateWhenTimeout  time.Duration // NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS, default 100ms
-	RouteAfterAllSinks   bool          // NOETL_ORCHESTRATOR_ROUTE_AFTER_ALL_SINKS, default true
-	RenderArgsServerSide bool          // NOETL_ORCHESTRATOR_RENDER_ARGS_SERVER_SIDE, default true
+	// EvaluateWhenTimeout is the budget of one `when` evaluation. (The
+	// seed's route_after_all_sinks and render_args_server_side are how the
+	// engine always works — a unit's tasks, sinks included, end before its
+	// boundary event is routed, and route renders arc args — so they are
+	// no knobs.)
+	EvaluateWhenTimeout time.Duration // NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS, default 100ms
 }
 
 // Backoff is one retry budget: attempts and exponential backoff bounds
@@ -303,31 +301,39 @@ func (c *Config) Retention() time.Duration {
 type DLQConfig struct {
 	Enabled       bool // NOETL_DLQ_ENABLED, default true
 	RetentionDays int  // NOETL_DLQ_RETENTION_DAYS, default 30
+	// Hold parks the unit of a filed task failure for a replay.
+	Hold bool // NOETL_DLQ_HOLD, default false
 }
 
 // TracingConfig is NoETL observability spec §8.12 "tracing".
 type TracingConfig struct {
-	Enabled            bool    // NOETL_TRACING_ENABLED, default true
-	SampleRate         float64 // NOETL_TRACING_SAMPLE_RATE, default 0.1
-	ForceSampleOnError bool    // NOETL_TRACING_FORCE_SAMPLE_ON_ERROR, default true
-	Exporter           string  // NOETL_TRACING_EXPORTER: otlp|gcp|file|none, default otlp
-	Endpoint           string  // NOETL_TRACING_ENDPOINT, default ""
-	Dir                string  // NOETL_TRACE_DIR: the file exporter's directory, default ""
+	Enabled            bool     // NOETL_TRACING_ENABLED, default true
+	SampleRate         float64  // NOETL_TRACING_SAMPLE_RATE, default 0.1
+	ForceSampleOnError bool     // NOETL_TRACING_FORCE_SAMPLE_ON_ERROR, default true
+	Exporter           []string // NOETL_TRACING_EXPORTER: otlp|gcp|file|none (a list), default derived
+	// LibrarySpans also records the Google Cloud client libraries' spans.
+	LibrarySpans bool   // NOETL_TRACING_LIBRARY_SPANS, default false
+	Endpoint     string // NOETL_TRACING_ENDPOINT, default ""
+	Dir          string // NOETL_TRACE_DIR: the file exporter's directory, default ""
 }
 
 // MetricsConfig is NoETL observability spec §8.12 "metrics".
 type MetricsConfig struct {
 	Enabled  bool   // NOETL_METRICS_ENABLED, default true
-	Port     int    // NOETL_METRICS_PORT, default 9090
+	Port     int    // NOETL_METRICS_PORT, default 0 (the functions host's own port)
 	Path     string // NOETL_METRICS_PATH, default "/metrics"
 	Exporter string // NOETL_METRICS_EXPORTER: prometheus|gcp|none, default prometheus
+	// ExportInterval is how often the gcp exporter pushes.
+	ExportInterval time.Duration // NOETL_METRICS_EXPORT_INTERVAL_S, default 60 s
 }
 
 // LoggingConfig is NoETL observability spec §8.12 "logging".
 type LoggingConfig struct {
 	Level      string   // NOETL_LOGGING_LEVEL: debug|info|warn|error, default info
 	Format     string   // NOETL_LOGGING_FORMAT: json|text, default json
-	RedactKeys []string // NOETL_LOGGING_REDACT_KEYS, comma-separated
+	RedactKeys []string // NOETL_LOGGING_REDACT_KEYS, comma-separated (added to the built-in list)
+	// Source adds each line's source location.
+	Source bool // NOETL_LOG_SOURCE, default false
 }
 
 // PoliciesConfig is NoETL observability spec §8.12 "policies" (NoETL observability spec §8.8).

@@ -55,8 +55,7 @@ func TestDefaults(t *testing.T) {
 		"ExecuteURL": "http://127.0.0.1:8680/execute", "ExecuteAudience": "http://127.0.0.1:8680/execute",
 		"ResultsBucket": "noetl-results", "ResultInlineMax": 65536, "RepoRoot": ".", "LeaseTTL": 30 * time.Second,
 		"HeartbeatInterval": 10 * time.Second, "DispatchDeadline": 600 * time.Second, "ExecutionDeadline": time.Duration(0),
-		"DefaultMaxInFlight": 10, "PythonBin": "", "PGDSN": "", "RouteSubscription": "route",
-		"MaterializeSubscription": "materialize", "DispatchSubscription": "dispatch",
+		"DefaultMaxInFlight": 10, "PythonBin": "", "PGDSN": "",
 	}
 	v := reflect.ValueOf(c)
 	for f, w := range want {
@@ -71,12 +70,12 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("timeouts = %+v", c.Timeouts)
 	}
 	if !c.DLQ.Enabled || c.DLQ.RetentionDays != 30 || c.Tracing.SampleRate != 0.1 || !c.Tracing.ForceSampleOnError ||
-		c.Metrics.Port != 9090 || c.Metrics.Path != "/metrics" || c.Logging.Level != "info" || c.Logging.Format != "json" ||
+		c.Metrics.Port != 0 || c.Metrics.Path != "/metrics" || c.Logging.Level != "info" || c.Logging.Format != "json" ||
 		c.Policies.OnStepFail != "halt" || c.Policies.OnWhenError != "treat_as_false" || c.Policies.OnSinkFail != "retry" {
 		t.Errorf("NoETL observability spec §8.12 defaults wrong: %+v %+v %+v %+v %+v", c.DLQ, c.Tracing, c.Metrics, c.Logging, c.Policies)
 	}
-	if want := []string{"password", "token", "authorization", "secret", "key", "auth"}; !reflect.DeepEqual(c.Logging.RedactKeys, want) {
-		t.Errorf("redact keys = %v, want %v", c.Logging.RedactKeys, want)
+	if len(c.Logging.RedactKeys) != 0 || len(c.Tracing.Exporter) != 0 || c.Metrics.ExportInterval != time.Minute {
+		t.Errorf("redact keys %v (the built-in list alone), trace exporters %v (derived), export interval %v", c.Logging.RedactKeys, c.Tracing.Exporter, c.Metrics.ExportInterval)
 	}
 	if c.QueuePath("work") != "projects/noetl-local/locations/us-central1/queues/work" {
 		t.Errorf("QueuePath = %s", c.QueuePath("work"))
@@ -138,7 +137,7 @@ func TestBadValuesAreErrorsNamingTheVariable(t *testing.T) {
 		"NOETL_EVENTS_TOPIC":                "x",
 		"NOETL_WORK_QUEUE":                  "work queue",
 		"NOETL_LEASE_TTL_S":                 "-1",
-		"NOETL_LOGGING_REDACT_KEYS":         " , ",
+		"NOETL_TRACING_EXPORTER":            "zipkin",
 		"GOOGLE_CLOUD_PROJECT":              " ",
 	}
 	for env, val := range cases {
@@ -225,7 +224,7 @@ func TestYAMLFileThenEnvironment(t *testing.T) {
 	c := mustParse(t, map[string]string{FileEnv: "/etc/noetl.yaml", "NOETL_DLQ_RETENTION_DAYS": "14"}, fsys)
 	if c.File != "/etc/noetl.yaml" || c.Retries.Plugin.MaxAttempts != 9 || c.Retries.Plugin.Base != 100*time.Millisecond ||
 		c.Retries.Plugin.Max != 30*time.Second || c.Timeouts.ToolDefault != 5*time.Second || c.DLQ.Enabled ||
-		c.Tracing.SampleRate != 0.5 || c.Tracing.Exporter != "gcp" || c.Logging.Level != "warn" ||
+		c.Tracing.SampleRate != 0.5 || len(c.Tracing.Exporter) != 1 || !strings.EqualFold(c.Tracing.Exporter[0], "gcp") || c.Logging.Level != "warn" ||
 		c.Policies.OnStepFail != "continue" || c.EventsTopic != "ev1" || c.LeaseTTL != time.Minute {
 		t.Errorf("file values not applied: %+v", c)
 	}

@@ -13,6 +13,7 @@ import (
 // a source as a link relative to docs/.
 var DocSections = map[string]string{
 	"Architecture":                  "architecture.md",
+	"Observability":                 "observability.md",
 	"Repair":                        "resilience.md#repair",
 	"Resilience":                    "resilience.md",
 	"Running NoETL v2 playbooks":    "dsl.md#running-noetl-v2-playbooks",

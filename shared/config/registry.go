@@ -343,6 +343,31 @@ func onStepFail(v any) error {
 	return fmt.Errorf("%q is not halt, continue or route_edge:<step>", s)
 }
 
+// traceExporters checks the items of NOETL_TRACING_EXPORTER.
+func traceExporters(v any) error {
+	for _, e := range v.([]string) {
+		switch strings.ToLower(e) {
+		case "otlp", "gcp", "file", "none":
+		default:
+			return fmt.Errorf("%q is not one of otlp, gcp, file, none", e)
+		}
+	}
+	return nil
+}
+
+// otlpEndpoint accepts "" and http(s):// or grpc(s):// URLs with a host.
+func otlpEndpoint(v any) error {
+	s := v.(string)
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc" && u.Scheme != "grpcs") {
+		return fmt.Errorf("%q is not http(s)://host:port[/path] or grpc(s)://host:port", s)
+	}
+	return nil
+}
+
 func metricsPath(v any) error {
 	if !strings.HasPrefix(v.(string), "/") {
 		return fmt.Errorf("%q must start with /", v)
@@ -375,12 +400,6 @@ var registry = []Knob{
 		Doc: "topic of the event log", Source: designV2, field: func(c *Config) any { return &c.EventsTopic }},
 	{Path: "pubsub.commands_topic", Env: "NOETL_COMMANDS_TOPIC", Kind: KindString, Default: "commands", Deploy: true, check: pubsubName,
 		Doc: "topic of bulk fan-out to dispatch", Source: designV2, field: func(c *Config) any { return &c.CommandsTopic }},
-	{Path: "pubsub.route_subscription", Env: "NOETL_ROUTE_SUBSCRIPTION", Kind: KindString, Default: "route", Deploy: true, check: pubsubName,
-		Doc: "push subscription of route (filter attributes.route = \"1\")", Source: designV2, field: func(c *Config) any { return &c.RouteSubscription }},
-	{Path: "pubsub.materialize_subscription", Env: "NOETL_MATERIALIZE_SUBSCRIPTION", Kind: KindString, Default: "materialize", Deploy: true, check: pubsubName,
-		Doc: "push subscription of materialize", Source: designV2, field: func(c *Config) any { return &c.MaterializeSubscription }},
-	{Path: "pubsub.dispatch_subscription", Env: "NOETL_DISPATCH_SUBSCRIPTION", Kind: KindString, Default: "dispatch", Deploy: true, check: pubsubName,
-		Doc: "push subscription of dispatch", Source: designV2, field: func(c *Config) any { return &c.DispatchSubscription }},
 	{Path: "pubsub.replay_subscription", Env: "NOETL_REPLAY_SUBSCRIPTION", Kind: KindString, Default: "events-replay", Deploy: true, check: pubsubName,
 		Doc: "pull subscription of the events topic that keeps acknowledged messages and that nothing consumes: `noetl rebuild` seeks it to rebuild an execution's event read model", Source: "README \"Repair\"", field: func(c *Config) any { return &c.ReplaySubscription }},
 	rangeOf(Knob{Path: "executions.retention_days", Env: "NOETL_RETENTION_DAYS", Kind: KindInt, Default: "30", Deploy: true,
@@ -446,7 +465,7 @@ var registry = []Knob{
 	{Path: "tools.pg_dsn", Env: "NOETL_PG_DSN", Kind: KindString, Default: "", Secret: true,
 		Doc: "PostgreSQL connection of postgres tasks that name none", Source: designV2, field: func(c *Config) any { return &c.PGDSN }},
 	{Path: "tools.http_allow_link_local", Env: "NOETL_HTTP_ALLOW_LINK_LOCAL", Kind: KindBool, Default: "false",
-		Doc: "let http tasks call link-local addresses (the metadata server)", Source: "README \"Security\"", field: func(c *Config) any { return &c.HTTPAllowLinkLocal }},
+		Doc: "let http tasks call link-local addresses (169.254.0.0/16, fe80::/10: the metadata server), in the control plane and the runner; `NOETL_EGRESS_ALLOW` is the general knob", Source: "README \"Security\"", field: func(c *Config) any { return &c.HTTPAllowLinkLocal }},
 	atLeast(Knob{Path: "sandbox.cpu_s", Env: "NOETL_SANDBOX_CPU_S", Kind: KindInt, Default: "300",
 		Doc: "CPU seconds of a sandboxed (python, shell, duckdb) task process (RLIMIT_CPU; 0: unlimited); a task over it fails with error kind `limit` (cpu)", Source: issue13, field: func(c *Config) any { return &c.Sandbox.CPUSeconds }}, 0),
 	atLeast(Knob{Path: "sandbox.memory_mb", Env: "NOETL_SANDBOX_MEMORY_MB", Kind: KindInt, Default: "1024",
@@ -520,33 +539,31 @@ var registry = []Knob{
 
 	// Seed 000 §8.12.
 	rangeOf(Knob{Path: "orchestrator.evaluate_when_timeout_ms", Env: "NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS", Kind: KindMillis, Default: "100",
-		Doc: "budget of one `when` evaluation", Source: seed812, field: func(c *Config) any { return &c.Orchestrator.EvaluateWhenTimeout }}, 1, 60000),
-	{Path: "orchestrator.route_after_all_sinks", Env: "NOETL_ORCHESTRATOR_ROUTE_AFTER_ALL_SINKS", Kind: KindBool, Default: "true",
-		Doc: "wait for every sink before routing", Source: seed812, field: func(c *Config) any { return &c.Orchestrator.RouteAfterAllSinks }},
-	{Path: "orchestrator.render_args_server_side", Env: "NOETL_ORCHESTRATOR_RENDER_ARGS_SERVER_SIDE", Kind: KindBool, Default: "true",
-		Doc: "render arc args before dispatch", Source: seed812, field: func(c *Config) any { return &c.Orchestrator.RenderArgsServerSide }},
+		Doc: "wall-clock budget of one `when` the engine evaluates (an arc's, an admission rule's, a task policy rule's); a `when` over it is an evaluation error (`NOETL_POLICIES_ON_WHEN_ERROR` for an arc; a policy rule's fails its task)", Source: seed812, field: func(c *Config) any { return &c.Orchestrator.EvaluateWhenTimeout }}, 1, 60000),
 	rangeOf(Knob{Path: "retries.plugin.max_attempts", Env: "NOETL_RETRIES_PLUGIN_MAX_ATTEMPTS", Kind: KindInt, Default: "6",
-		Doc: "attempts of a tool call with no retry policy", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.MaxAttempts }}, 1, 100),
+		Doc: "attempts of a task without a retry policy whose error is retryable by classification (HTTP 408, 429, 5xx, network errors, timeouts, PostgreSQL 40001, 40P01, 08xxx); other errors fail at once. A playbook's own `spec.policy` wins (`rules: [{else: {then: {do: fail}}}]` fails at once)", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.MaxAttempts }}, 1, 100),
 	rangeOf(Knob{Path: "retries.plugin.base_ms", Env: "NOETL_RETRIES_PLUGIN_BASE_MS", Kind: KindMillis, Default: "200",
-		Doc: "first backoff of tool retries (exponential, jittered)", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.Base }}, 1, 3600000),
+		Doc: "first backoff of those retries: attempt n+1 waits a full-jitter draw from [0, min(max, base·2^(n-1))), deterministic from the unit's idempotency key and the attempt", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.Base }}, 1, 3600000),
 	rangeOf(Knob{Path: "retries.plugin.max_ms", Env: "NOETL_RETRIES_PLUGIN_MAX_MS", Kind: KindMillis, Default: "30000",
-		Doc: "largest backoff of tool retries", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.Max }}, 1, 3600000),
+		Doc: "cap of those backoffs", Source: seed812, field: func(c *Config) any { return &c.Retries.Plugin.Max }}, 1, 3600000),
 	rangeOf(Knob{Path: "retries.sink.max_attempts", Env: "NOETL_RETRIES_SINK_MAX_ATTEMPTS", Kind: KindInt, Default: "8",
-		Doc: "attempts of a sink write", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.MaxAttempts }}, 1, 100),
+		Doc: "attempts of a sink (a side-effecting postgres, duckdb, gcs or transfer task) without a retry policy whose error is retryable (under `NOETL_POLICIES_ON_SINK_FAIL=retry`)", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.MaxAttempts }}, 1, 100),
 	rangeOf(Knob{Path: "retries.sink.base_ms", Env: "NOETL_RETRIES_SINK_BASE_MS", Kind: KindMillis, Default: "200",
-		Doc: "first backoff of sink retries", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.Base }}, 1, 3600000),
+		Doc: "first backoff of sink retries (full jitter, as `NOETL_RETRIES_PLUGIN_BASE_MS`)", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.Base }}, 1, 3600000),
 	rangeOf(Knob{Path: "retries.sink.max_ms", Env: "NOETL_RETRIES_SINK_MAX_MS", Kind: KindMillis, Default: "60000",
 		Doc: "largest backoff of sink retries", Source: seed812, field: func(c *Config) any { return &c.Retries.Sink.Max }}, 1, 3600000),
 	rangeOf(Knob{Path: "timeouts.tool_default_ms", Env: "NOETL_TIMEOUTS_TOOL_DEFAULT_MS", Kind: KindMillis, Default: "30000",
 		Doc: "tool timeout when the task sets none (`timeout_ms`)", Source: seed812, field: func(c *Config) any { return &c.Timeouts.ToolDefault }}, 1, 86400000),
 	rangeOf(Knob{Path: "timeouts.sink_default_ms", Env: "NOETL_TIMEOUTS_SINK_DEFAULT_MS", Kind: KindMillis, Default: "30000",
-		Doc: "sink timeout when the sink sets none", Source: seed812, field: func(c *Config) any { return &c.Timeouts.SinkDefault }}, 1, 86400000),
+		Doc: "timeout of a sink (a side-effecting postgres, duckdb, gcs or transfer task) that sets none", Source: seed812, field: func(c *Config) any { return &c.Timeouts.SinkDefault }}, 1, 86400000),
 	rangeOf(Knob{Path: "timeouts.loop_item_ms", Env: "NOETL_TIMEOUTS_LOOP_ITEM_MS", Kind: KindMillis, Default: "0",
 		Doc: "budget of one loop iteration when its loop sets no `loop.spec.item_timeout_s` (0: none; NoETL observability spec suggests 30000, but an iteration's delayed retries count against it)", Source: seed812, field: func(c *Config) any { return &c.Timeouts.LoopItem }}, 0, 86400000),
 	rangeOf(Knob{Path: "timeouts.loop_total_ms", Env: "NOETL_TIMEOUTS_LOOP_TOTAL_MS", Kind: KindMillis, Default: "0",
-		Doc: "budget of a whole loop (0: none)", Source: issue7, field: func(c *Config) any { return &c.Timeouts.LoopTotal }}, 0, 30*86400000),
+		Doc: "budget of a whole loop step run when its loop sets no `loop.spec.timeout_s` (0: none); over it the step fails with kind `timeout`", Source: issue7, field: func(c *Config) any { return &c.Timeouts.LoopTotal }}, 0, 30*86400000),
 	{Path: "dlq.enabled", Env: "NOETL_DLQ_ENABLED", Kind: KindBool, Default: "true",
-		Doc: "file exhausted and poison work in the DLQ (`dlq` collection)", Source: seed812, field: func(c *Config) any { return &c.DLQ.Enabled }},
+		Doc: "file exhausted and fatal task failures in the DLQ (`dlq` collection) with the seed's fields; false: such a task fails its step without an entry. Units whose deliveries are exhausted and poison messages are always filed (nothing else keeps them)", Source: seed812, field: func(c *Config) any { return &c.DLQ.Enabled }},
+	{Path: "dlq.hold", Env: "NOETL_DLQ_HOLD", Kind: KindBool, Default: "false",
+		Doc: "a task failure filed in the DLQ holds its step run (or iteration) parked until an operator replays it (`noetl dlq replay ID [--patch spec.url=…]`: from the failed task, as a fresh attempt) or discards it (the step then fails with kind `dead_lettered`); false: the step fails at once and the entry is the record (status `done`). A playbook's `executor.spec.dlq_hold: true|false` wins", Source: "NoETL observability spec §8.6, §8.13 A", field: func(c *Config) any { return &c.DLQ.Hold }},
 	rangeOf(Knob{Path: "dlq.retention_days", Env: "NOETL_DLQ_RETENTION_DAYS", Kind: KindInt, Default: "30", Deploy: true,
 		Doc: "days a DLQ entry is kept (its `expire_at`)", Source: seed812, field: func(c *Config) any { return &c.DLQ.RetentionDays }}, 1, 3650),
 	{Path: "tracing.enabled", Env: "NOETL_TRACING_ENABLED", Kind: KindBool, Default: "true",
@@ -555,30 +572,36 @@ var registry = []Knob{
 		Doc: "share of executions traced (`workload.trace=true` forces one)", Source: seed812, field: func(c *Config) any { return &c.Tracing.SampleRate }}, 0, 1),
 	{Path: "tracing.force_sample_on_error", Env: "NOETL_TRACING_FORCE_SAMPLE_ON_ERROR", Kind: KindBool, Default: "true",
 		Doc: "keep the spans of failed executions", Source: seed812, field: func(c *Config) any { return &c.Tracing.ForceSampleOnError }},
-	{Path: "tracing.exporter", Env: "NOETL_TRACING_EXPORTER", Kind: KindString, Default: "otlp", Enum: []string{"otlp", "gcp", "file", "none"}, Deploy: true,
-		Doc: "span exporter: OTLP, Cloud Trace, JSON-lines files under `NOETL_TRACE_DIR`, or none (unset: `file` when `NOETL_TRACE_DIR` is set, `otlp` when `NOETL_TRACING_ENDPOINT` is)", Source: seed812, field: func(c *Config) any { return &c.Tracing.Exporter }},
+	{Path: "tracing.exporter", Env: "NOETL_TRACING_EXPORTER", Kind: KindList, DefaultDoc: "`file` when `NOETL_TRACE_DIR` is set, plus `otlp` when `NOETL_TRACING_ENDPOINT` is", Deploy: true, check: traceExporters,
+		Doc: "span exporters, comma-separated: `otlp`, `gcp` (Cloud Trace), `file` (JSON lines under `NOETL_TRACE_DIR`), or `none`", Source: seed812, field: func(c *Config) any { return &c.Tracing.Exporter }},
+	{Path: "tracing.library_spans", Env: "NOETL_TRACING_LIBRARY_SPANS", Kind: KindBool, Default: "false",
+		Doc: "also record the spans of the Google Cloud client libraries (Firestore, Pub/Sub, Cloud Tasks, Cloud Storage calls)", Source: "README \"Observability\"", field: func(c *Config) any { return &c.Tracing.LibrarySpans }},
 	{Path: "tracing.dir", Env: "NOETL_TRACE_DIR", Kind: KindString, Default: "",
 		Doc: "directory of the `file` span exporter, read by `noetl trace` (the local stack: `.stack/traces`)", Source: "README \"Security\"", field: func(c *Config) any { return &c.Tracing.Dir }},
-	{Path: "tracing.endpoint", Env: "NOETL_TRACING_ENDPOINT", Kind: KindString, Default: "", check: optionalURL,
-		Doc: "OTLP/HTTP endpoint (empty: the OpenTelemetry SDK default)", Source: seed812, field: func(c *Config) any { return &c.Tracing.Endpoint }},
+	{Path: "tracing.endpoint", Env: "NOETL_TRACING_ENDPOINT", Kind: KindString, Default: "", check: otlpEndpoint,
+		Doc: "OTLP endpoint of the `otlp` exporter: `http(s)://host:port[/path]` (OTLP/HTTP, `/v1/traces` added when there is no path) or `grpc(s)://host:port` (OTLP/gRPC)", Source: seed812, field: func(c *Config) any { return &c.Tracing.Endpoint }},
 	{Path: "metrics.enabled", Env: "NOETL_METRICS_ENABLED", Kind: KindBool, Default: "true",
 		Doc: "record NoETL observability spec §8.1 metrics", Source: seed812, field: func(c *Config) any { return &c.Metrics.Enabled }},
-	rangeOf(Knob{Path: "metrics.port", Env: "NOETL_METRICS_PORT", Kind: KindInt, Default: "9090",
-		Doc: "port of a standalone Prometheus endpoint (the local functions host serves it on its own port)", Source: seed812, field: func(c *Config) any { return &c.Metrics.Port }}, 1, 65535),
+	rangeOf(Knob{Path: "metrics.port", Env: "NOETL_METRICS_PORT", Kind: KindInt, Default: "0",
+		Doc: "a loopback port on which the local functions host also serves the Prometheus endpoint (0: only on its own port, `NOETL_FUNCTIONS_PORT`; the seed's 9090 would collide between stacks on one machine; Cloud Functions serve one port, use the `gcp` exporter there)", Source: seed812, field: func(c *Config) any { return &c.Metrics.Port }}, 0, 65535),
 	{Path: "metrics.path", Env: "NOETL_METRICS_PATH", Kind: KindString, Default: "/metrics", check: metricsPath,
-		Doc: "path of the Prometheus endpoint", Source: seed812, field: func(c *Config) any { return &c.Metrics.Path }},
+		Doc: "path of the Prometheus endpoint of the local functions host", Source: seed812, field: func(c *Config) any { return &c.Metrics.Path }},
 	{Path: "metrics.exporter", Env: "NOETL_METRICS_EXPORTER", Kind: KindString, Default: "prometheus", Enum: []string{"prometheus", "gcp", "none"}, Deploy: true,
 		Doc: "metric exporter: Prometheus endpoint or Cloud Monitoring", Source: "README \"Security\"", field: func(c *Config) any { return &c.Metrics.Exporter }},
+	rangeOf(Knob{Path: "metrics.export_interval_s", Env: "NOETL_METRICS_EXPORT_INTERVAL_S", Kind: KindSeconds, Default: "60",
+		Doc: "how often the `gcp` metric exporter pushes (seconds)", Source: "README \"Observability\"", field: func(c *Config) any { return &c.Metrics.ExportInterval }}, 5, 3600),
 	{Path: "logging.level", Env: "NOETL_LOGGING_LEVEL", Aliases: []string{"NOETL_LOG_LEVEL"}, Kind: KindString, Default: "info", Enum: []string{"debug", "info", "warn", "error"},
 		Doc: "least severe log level written", Source: seed812, field: func(c *Config) any { return &c.Logging.Level }},
 	{Path: "logging.format", Env: "NOETL_LOGGING_FORMAT", Kind: KindString, Default: "json", Enum: []string{"json", "text"},
-		Doc: "log line format", Source: seed812, field: func(c *Config) any { return &c.Logging.Format }},
-	{Path: "logging.redact_keys", Env: "NOETL_LOGGING_REDACT_KEYS", Kind: KindList, Default: "password,token,authorization,secret,key,auth", check: noEmptyItems,
-		Doc: "keys whose values are masked in logs, events and API responses", Source: "NoETL observability spec §8.9, §8.12", field: func(c *Config) any { return &c.Logging.RedactKeys }},
+		Doc: "log line format: `json` (Cloud Logging's structured lines) or `text` (slog's key=value lines, for a terminal)", Source: seed812, field: func(c *Config) any { return &c.Logging.Format }},
+	{Path: "logging.source", Env: "NOETL_LOG_SOURCE", Kind: KindBool, Default: "false",
+		Doc: "add each log line's source location (`logging.googleapis.com/sourceLocation`)", Source: "README \"Observability\"", field: func(c *Config) any { return &c.Logging.Source }},
+	{Path: "logging.redact_keys", Env: "NOETL_LOGGING_REDACT_KEYS", Kind: KindList, Default: "",
+		Doc: "more keys whose values are masked in logs, events, traces and API responses, besides the built-in ones (NoETL observability spec §8.9's password, token, authorization, secret, key, auth, api_key, bearer, credential, and more: `shared/redact`); matched as the built-ins are (case-insensitive, a whole key or its last `_` segments)", Source: "NoETL observability spec §8.9, §8.12", field: func(c *Config) any { return &c.Logging.RedactKeys }},
 	{Path: "policies.on_step_fail", Env: "NOETL_POLICIES_ON_STEP_FAIL", Kind: KindString, Default: "halt", check: onStepFail,
-		Doc: "`halt`, `continue` or `route_edge:<step>` when a step fails", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnStepFail }},
+		Doc: "what a failed step that no arc handles does, when the playbook's `executor.spec.policy.on_step_fail` says nothing: `halt` (stop the other branches, the execution fails), `continue` (route on along its success arcs) or `route_edge:<step>` (run that step with `failed_step` and `error`)", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnStepFail }},
 	{Path: "policies.on_sink_fail", Env: "NOETL_POLICIES_ON_SINK_FAIL", Kind: KindString, Default: "retry", Enum: []string{"retry", "fail_step", "async_ignore"},
-		Doc: "what a failed sink does", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnSinkFail }},
+		Doc: "what a sink (a side-effecting postgres, duckdb, gcs or transfer task) without its own policy does when it fails: `retry` its retryable errors with `NOETL_RETRIES_SINK_*`, then fail the step; `fail_step` at once; `async_ignore`: record the failure (`task.failed`) and go on", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnSinkFail }},
 	{Path: "policies.on_when_error", Env: "NOETL_POLICIES_ON_WHEN_ERROR", Kind: KindString, Default: "treat_as_false", Enum: []string{"treat_as_false", "fail_step"},
-		Doc: "what a `when` that fails to evaluate means", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnWhenError }},
+		Doc: "what an arc `when` that fails to evaluate (or runs out of its budget) means, when the playbook's `executor.spec.policy.on_when_error` says nothing: `treat_as_false` (the arc does not match; the error is in `next.evaluated` and a `when_eval_error` log line) or `fail_step`", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnWhenError }},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
@@ -24,9 +25,12 @@ import (
 //	step.scheduled (queued)    -                                           -                step_parked
 //	run_step command (first)   -                                           -                step_dispatch
 //	loop.started               noetl_loop_items_total (+= total)           -                step_dispatch (loop_plan)
-//	step.done/failed/canceled  noetl_step_runs_total, _duration_seconds    -                step_done
-//	next.evaluated             noetl_edge_eval_total, noetl_when_eval_total server.route    route_edge_selected
-//	                                                                        (one per arc)
+//	step.done/failed/canceled  noetl_step_runs_total, _duration_seconds    -                step_done (step.done also
+//	                                                                                         result_integrate)
+//	next.evaluated             noetl_edge_eval_total, noetl_when_eval_total server.route    route_edge_selected,
+//	                                                                        (one per arc),   when_eval_error
+//	                                                                        server.when_eval
+//	                                                                        (one per when)
 //	playbook.finished          noetl_executions_completed_total            server.execution execution_done
 
 // observe records the telemetry of the committed transition whose engine
@@ -65,6 +69,12 @@ func (c *Control) observe(ctx context.Context, e *engine.Engine, st *engine.Stat
 				slog.Group("loop_plan", "total", total, "mode", p.Mode, "max_in_flight", p.MaxInFlight))...)
 		case types.EvStepDone, types.EvStepFailed, types.EvStepCanceled:
 			ok := ev.EventType == types.EvStepDone
+			if ok {
+				// The step's result is now the execution's: results[step]
+				// (and the templates' bare step name).
+				log.DebugContext(ctx, "step result integrated", append(base, telemetry.Event(telemetry.EventResultIntegrate),
+					telemetry.StepID(ev.Step), slog.Int("step_run", ev.StepRun), slog.String("as", ev.Step))...)
+			}
 			d := stepDuration(st, ev)
 			telemetry.M.StepRunEnded(ctx, wf, ev.Step, ok, d)
 			lvl := slog.LevelInfo
@@ -131,6 +141,11 @@ func (c *Control) observeArcs(ctx context.Context, e *engine.Engine, st *engine.
 	matched := countNames(p.Matched)
 	if p.Error != "" {
 		err := errors.New(p.Error)
+		if strings.Contains(p.Error, ": when: ") {
+			// on_when_error: fail_step — the arc's when failed the step.
+			c.log().WarnContext(ctx, "arc when failed to evaluate", telemetry.Event(telemetry.EventWhenEvalError), telemetry.ExecutionID(st.ExecutionID),
+				telemetry.WorkflowRef(wf), telemetry.StepID(from), slog.String(telemetry.LogError, redact.New(st.Keychain).String(p.Error)), slog.String("action", "fail"))
+		}
 		_, sp := telemetry.StartRoute(ctx, telemetry.Route{ExecutionID: st.ExecutionID, FromStep: from, EdgeIndex: -1})
 		telemetry.EndRoute(sp, telemetry.EdgeError, err)
 		telemetry.M.EdgeEvaluated(ctx, wf, from, "", telemetry.EdgeError)
@@ -175,11 +190,25 @@ func (c *Control) observeArcs(ctx context.Context, e *engine.Engine, st *engine.
 				outcome = telemetry.EdgeTaken
 			}
 		}
+		telemetry.M.EdgeEvaluated(ctx, wf, from, a.Step, outcome)
+		rctx, sp := telemetry.StartRoute(ctx, telemetry.Route{ExecutionID: st.ExecutionID, FromStep: from, EdgeIndex: i, TargetStep: a.Step, Condition: a.When})
 		if a.When != "" {
 			telemetry.M.WhenEvaluated(ctx, wf, from, when)
+			// The pure engine evaluated the when inside its transition;
+			// its server.when_eval span, under the arc's server.route,
+			// carries the outcome (its duration is not the evaluation's).
+			_, ws := telemetry.StartWhenEval(rctx, telemetry.WhenEval{ExecutionID: st.ExecutionID, StepID: from, WhenExpr: a.When})
+			telemetry.EndWhenEval(ws, when, err)
+			if err != nil {
+				action := "park"
+				if e.PolicyOf().OnWhenError == engine.OnWhenErrorFail {
+					action = "fail"
+				}
+				c.log().WarnContext(ctx, "arc when failed to evaluate", telemetry.Event(telemetry.EventWhenEvalError), telemetry.ExecutionID(st.ExecutionID),
+					telemetry.WorkflowRef(wf), telemetry.StepID(from), slog.String("target_step", a.Step), slog.String("when_expr", redact.Keys(a.When).(string)),
+					slog.String(telemetry.LogError, redact.New(st.Keychain).String(err.Error())), slog.String("action", action))
+			}
 		}
-		telemetry.M.EdgeEvaluated(ctx, wf, from, a.Step, outcome)
-		_, sp := telemetry.StartRoute(ctx, telemetry.Route{ExecutionID: st.ExecutionID, FromStep: from, EdgeIndex: i, TargetStep: a.Step, Condition: a.When})
 		telemetry.EndRoute(sp, outcome, err)
 		if outcome == telemetry.EdgeTaken {
 			c.log().InfoContext(ctx, "routing edge selected", telemetry.Event(telemetry.EventRouteEdgeSelected), telemetry.ExecutionID(st.ExecutionID),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +134,25 @@ func TestObserveTransition(t *testing.T) {
 	}
 	if s := routes["broken"]; s.Status != "error" || s.Attributes["edge_index"] != float64(1) || s.Attributes["condition"] != "{{ 1 / (start.n - 7) > 0 }}" {
 		t.Errorf("route to broken: %+v", s)
+	}
+	// Each arc with a when has its server.when_eval span (NoETL
+	// observability spec §8.3) under the arc's server.route.
+	whens := map[string]string{}
+	for _, s := range tracetree.ForExecution(spans, "exec-obs") {
+		if s.Name != telemetry.SpanWhenEval {
+			continue
+		}
+		for target, r := range routes {
+			if r.SpanID == s.ParentSpanID {
+				whens[target] = s.Attributes["outcome"].(string)
+				if s.Attributes["step_id"] != "start" || s.Attributes["when_expr"] != r.Attributes["condition"] {
+					t.Errorf("when span of %s: %+v", target, s)
+				}
+			}
+		}
+	}
+	if want := map[string]string{"big": "true", "broken": "error", "small": "false"}; !reflect.DeepEqual(whens, want) {
+		t.Errorf("server.when_eval spans by arc %v, want %v", whens, want)
 	}
 
 	// The execution ends when its last steps end (here: fail it).

@@ -31,6 +31,7 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/worker"
 )
@@ -124,7 +125,7 @@ func (o *Ops) Replay(ctx context.Context, id string, patch map[string]any) (Resu
 		if res, err := o.resolveEnded(ctx, e, cmd); err != nil || res != nil {
 			return *res, err
 		}
-		patched, err := PatchCommand(cmd, patch)
+		patched, err := PatchCommand(cmd, e.ToolKind, patch)
 		if err != nil {
 			return Result{ID: id, Status: e.Status}, err
 		}
@@ -291,16 +292,63 @@ var Patchable = map[string]bool{"args": true, "item": true, "iter": true, "prev"
 // PatchCommand applies dotted-path patches to a command (through its JSON
 // form): each key is a path into the command ("args.page", "item.url")
 // under one of the Patchable fields, its value JSON or, when it does not
-// parse, a string. ErrBadPatch when a path is not patchable, crosses a
-// value that is not a mapping, or the result is not a command.
-func PatchCommand(cmd types.Command, patch map[string]any) (types.Command, error) {
+// parse, a string. A path "spec.<key>" corrects the rendered configuration
+// of the failed task instead (types.Command.SpecPatch; the entry's "spec"
+// shows it): key must be one of kind's typed spec (shared/toolspec; an
+// alias is read as its key) and the value of its type. ErrBadPatch when a
+// path is not patchable, crosses a value that is not a mapping, a spec
+// key or value is not the kind's, or the result is not a command.
+func PatchCommand(cmd types.Command, kind string, patch map[string]any) (types.Command, error) {
 	if len(patch) == 0 {
 		return cmd, nil
 	}
-	for path := range patch {
-		if top, _, _ := strings.Cut(path, "."); !Patchable[top] {
-			return cmd, fmt.Errorf("%w: %q: only the unit's inputs can be patched (paths under args, item, iter, prev, vars, step_vars, ctx_patch, task_results)", ErrBadPatch, path)
+	spec := map[string]any{}
+	rest := map[string]any{}
+	for path, v := range patch {
+		if key, ok := strings.CutPrefix(path, "spec."); ok {
+			if key == "" || strings.Contains(key, ".") {
+				return cmd, fmt.Errorf("%w: %q: a spec patch names one key of the task's configuration (spec.url, spec.method, ...)", ErrBadPatch, path)
+			}
+			spec[key] = parseValue(v)
+			continue
 		}
+		if top, _, _ := strings.Cut(path, "."); !Patchable[top] {
+			return cmd, fmt.Errorf("%w: %q: only the unit's inputs (paths under args, item, iter, prev, vars, step_vars, ctx_patch, task_results) and the failed task's configuration (spec.<key>) can be patched", ErrBadPatch, path)
+		}
+		rest[path] = v
+	}
+	if len(spec) > 0 {
+		if kind == "" || len(toolspec.Fields(kind)) == 0 {
+			return cmd, fmt.Errorf("%w: the entry names no tool kind with a typed spec (%q): spec patches cannot be checked", ErrBadPatch, kind)
+		}
+		canon, probs := toolspec.Canonicalize(kind, spec)
+		probs = append(probs, toolspec.Check(kind, canon)...)
+		if len(probs) > 0 {
+			var msgs []string
+			for _, p := range probs {
+				if p.Warning {
+					continue
+				}
+				m := p.Error()
+				if p.Unknown {
+					m = fmt.Sprintf("%s does not read %q (it reads %s)", kind, p.Key, strings.Join(toolspec.Keys(kind), ", "))
+				}
+				msgs = append(msgs, m)
+			}
+			if len(msgs) > 0 {
+				return cmd, fmt.Errorf("%w: not a %s task's configuration: %s", ErrBadPatch, kind, strings.Join(msgs, "; "))
+			}
+		}
+		if cmd.SpecPatch == nil {
+			cmd.SpecPatch = map[string]any{}
+		}
+		for k, v := range canon {
+			cmd.SpecPatch[k] = v
+		}
+	}
+	patch = rest
+	if len(patch) == 0 {
+		return cmd, nil
 	}
 	b, err := json.Marshal(cmd)
 	if err != nil {
@@ -311,12 +359,7 @@ func PatchCommand(cmd types.Command, patch map[string]any) (types.Command, error
 		return cmd, err
 	}
 	for path, v := range patch {
-		if s, ok := v.(string); ok {
-			var parsed any
-			if jsonx.Unmarshal([]byte(s), &parsed) == nil {
-				v = parsed
-			}
-		}
+		v = parseValue(v)
 		parts := strings.Split(path, ".")
 		cur := m
 		for _, p := range parts[:len(parts)-1] {
@@ -339,4 +382,16 @@ func PatchCommand(cmd types.Command, patch map[string]any) (types.Command, error
 	}
 	store.NormCommand(&out)
 	return out, nil
+}
+
+// parseValue reads a patch value: a string that parses as JSON is that
+// JSON, anything else is itself.
+func parseValue(v any) any {
+	if s, ok := v.(string); ok {
+		var parsed any
+		if jsonx.Unmarshal([]byte(s), &parsed) == nil {
+			return parsed
+		}
+	}
+	return v
 }

@@ -255,13 +255,12 @@ func TestLegacyRetry(t *testing.T) {
 		t.Errorf("rule 1 = %+v", full[1])
 	}
 	if full[2].When != "{{ status_code >= 500 or error != None }}" || !full[2].Legacy ||
-		!reflect.DeepEqual(full[2].Then, Then{Do: "retry", Attempts: 4, Backoff: "exponential", Delay: 0.5, MaxDelay: 30}) {
+		!reflect.DeepEqual(full[2].Then, Then{Do: "retry", Attempts: 4, Backoff: "exponential", Delay: 0.5, MaxDelay: 30, Jitter: true}) {
 		t.Errorf("rule 2 = %+v", full[2])
 	}
 	if !full[3].Else || full[3].Then.Do != "fail" {
 		t.Errorf("rule 3 = %+v", full[3])
 	}
-	warned(t, p, 25, "jitter")
 	warned(t, p, 20, "legacy names (status_code, error, success, result, data, attempt)")
 	oe := p.Step("onerr").Tasks[0].Policy.Rules[0].Then
 	if oe.Attempts != 2 || oe.Backoff != "none" {

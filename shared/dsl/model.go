@@ -689,7 +689,11 @@ type Then struct {
 	Backoff  string  `json:"backoff,omitempty"`   // none | linear | exponential ("" = none; NoETL's "fixed" is loaded as none)
 	Delay    float64 `json:"delay,omitempty"`     // seconds
 	MaxDelay float64 `json:"max_delay,omitempty"` // cap on a computed delay (0 = none)
-	To       string  `json:"to,omitempty"`        // jump target task label
+	// Jitter applies full jitter to the delay (legacy retry `jitter: true`,
+	// and the engine's default policy); exponential and linear backoffs
+	// are always jittered (engine.JitteredBackoff).
+	Jitter bool   `json:"jitter,omitempty"`
+	To     string `json:"to,omitempty"` // jump target task label
 	// Set is the rule's set (DSL v2 then.set, v10 then.set_iter and
 	// then.set_ctx), applied in order when the rule matches (after the
 	// task's own Set), before the action; templates read output/outcome.

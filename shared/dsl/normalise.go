@@ -1616,6 +1616,7 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 		// and retry_on_status (HTTP statuses) lists.
 		retryOn     []string
 		retryStatus []int
+		jitter      bool
 	}{attempts: 3, delay: 1.0, mult: 2.0, maxDelay: 60}
 	var pg *successRetry
 	errCfg := false
@@ -1691,8 +1692,12 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 				case "max_delay":
 					number(e, ep, &cfg.maxDelay, 0, "≥ 0")
 				case "jitter":
-					if b, good := l.boolean(e.v, ep, "jitter"); good && b {
-						l.warnf(e.k, ep, "retry jitter is not part of task policy (it must stay deterministic): ignored")
+					// Full jitter on the delay, drawn deterministically
+					// from the unit and the attempt (engine.JitteredBackoff).
+					if b, good := l.boolean(e.v, ep, "jitter"); good {
+						cfg.jitter = b
+					} else {
+						ok = false
 					}
 				case "retry_on":
 					// NoETL fixtures: retry_on: [timeout, connection_error].
@@ -1778,7 +1783,7 @@ func (l *loader) legacyRetry(n *yaml.Node, path string) ([]*Rule, *successRetry,
 	case cfg.mult != 2:
 		l.warnf(d, path, "legacy backoff_multiplier %g is approximated by backoff: exponential (delay * 2^(attempt-1))", cfg.mult)
 	}
-	retry := Then{Do: "retry", Attempts: cfg.attempts, Backoff: backoff, Delay: cfg.delay, MaxDelay: cfg.maxDelay}
+	retry := Then{Do: "retry", Attempts: cfg.attempts, Backoff: backoff, Delay: cfg.delay, MaxDelay: cfg.maxDelay, Jitter: cfg.jitter}
 	mk := func(when string, legacy bool, th Then) *Rule {
 		return &Rule{When: when, Then: th, Legacy: legacy, Line: line, Path: path}
 	}

@@ -29,8 +29,25 @@ type Options struct {
 	// halt and treat_as_false).
 	OnStepFail, OnWhenError string
 	// ExecutionDeadline bounds an execution when executor.spec.timeout_s
-	// is not set (0: none).
+	// is not set (0: none; NOETL_EXECUTION_DEADLINE_S).
 	ExecutionDeadline time.Duration
+	// LoopTotal bounds a loop step run when its loop sets no
+	// loop.spec.timeout_s (0: none; NOETL_TIMEOUTS_LOOP_TOTAL_MS).
+	LoopTotal time.Duration
+	// WhenTimeout is the wall-clock budget of one `when` the engine
+	// evaluates — an arc's, an admission rule's, a task policy rule's —
+	// (0: the template Limits' 2 s; NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS).
+	// A `when` over budget is an evaluation error (on_when_error decides
+	// for an arc).
+	WhenTimeout time.Duration
+	// TaskRetry and SinkRetry are the retry budgets of a task without a
+	// policy whose error is retryable (zero: DefaultTaskRetry,
+	// DefaultSinkRetry; NOETL_RETRIES_PLUGIN_*, NOETL_RETRIES_SINK_*); see
+	// Options.DecideTask.
+	TaskRetry, SinkRetry Budget
+	// OnSinkFail is what a sink without a policy does when it fails
+	// (OnSinkFailRetry when empty; NOETL_POLICIES_ON_SINK_FAIL).
+	OnSinkFail string
 }
 
 // Engine is the pure transition function over one playbook. It is safe for
@@ -373,7 +390,7 @@ func (t *transition) route(step *dsl.Step, ss *StepState, evName types.EventType
 		}
 		hit := true
 		if a.When != "" {
-			v, err := template.Truthy(a.When, sc)
+			v, err := template.TruthyWithin(a.When, sc, t.e.Opts.WhenTimeout)
 			if err != nil {
 				if t.e.PolicyOf().OnWhenError == OnWhenErrorFail {
 					return 0, fmt.Errorf("step %s arc to %s: when: %w", step.Name, a.Step, err)
@@ -459,7 +476,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 	}
 	if step.Admit != nil && len(step.Admit.Rules) > 0 {
 		sc := template.NewScope(template.ScopeParams{Workload: st.Workload, Ctx: st.Ctx, Args: args, ExecutionID: st.ExecutionID, Results: t.resultViews(), Keychain: st.Keychain}) // views: views.go
-		allowed, rule, err := EvalAdmit(step.Admit, sc)
+		allowed, rule, err := t.e.Opts.EvalAdmit(step.Admit, sc)
 		if err != nil {
 			// The run fails before it starts (a template error in an
 			// admission rule): recorded on the step and as step.failed.
@@ -494,7 +511,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 		// its recorded end stands for it (rerun.go).
 		return t.reuse(step, ss, r)
 	}
-	if budget := StepBudget(step); budget > 0 {
+	if budget := t.e.StepBudget(step); budget > 0 {
 		tc := types.Command{Kind: types.CmdStepTimeout, ExecutionID: st.ExecutionID, Step: name, StepRun: run,
 			StateVersion: st.Version, NotBefore: t.now.Add(time.Duration(budget * float64(time.Second)))}
 		tc.ID = tc.TaskName()
@@ -675,11 +692,16 @@ func TimeoutEvent(executionID, step string, run int, timeoutS float64, now time.
 
 // StepBudget returns a step run's time budget in seconds (0: none): the
 // shorter of spec.policy.lifecycle.timeout_s and, for a loop step, the
-// loop's total budget loop.spec.timeout_s.
-func StepBudget(step *dsl.Step) float64 {
+// loop's total budget loop.spec.timeout_s (Options.LoopTotal when the loop
+// sets none).
+func (e *Engine) StepBudget(step *dsl.Step) float64 {
 	b := step.TimeoutS
 	if step.Loop != nil {
-		if lt := specSeconds(step.Loop.Spec, "timeout_s"); lt > 0 && (b <= 0 || lt < b) {
+		lt := specSeconds(step.Loop.Spec, "timeout_s")
+		if _, set := step.Loop.Spec["timeout_s"]; !set {
+			lt = e.Opts.LoopTotal.Seconds()
+		}
+		if lt > 0 && (b <= 0 || lt < b) {
 			b = lt
 		}
 	}

@@ -112,9 +112,19 @@ func ErrorMap(out types.Outcome, task string) map[string]any {
 // `to`), break (the pipeline ends ok with this result) and fail (it ends
 // failed). The decision's set_iter/set_ctx patches must already be in c
 // (ApplyPatches). Running off the end of the pipeline finishes ok with the
-// last result.
-func Advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
-	return advance(tasks, c, d, out)
+// last result. key seeds the jitter of a retry's backoff: the unit's
+// idempotency key (JitterKey), so the delay is a function of recorded
+// inputs and a replay decides the same.
+func Advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome, key string) Move {
+	return advance(tasks, c, d, out, key)
+}
+
+// JitterKey is the seed of a task attempt's jittered backoff: the unit's
+// idempotency key ({execution}:{step}[:{iteration}], NoETL observability
+// spec §8.4), the task's label and the jumps the unit took (a page of a
+// pagination), joined by "/". Jitter adds the attempt.
+func JitterKey(unitKey, task string, jumps int) string {
+	return unitKey + "/" + task + "/" + itoa(jumps)
 }
 
 // PipelineResultsKey is the key of the task results map in a pipeline
@@ -157,7 +167,7 @@ func PipelineResult(tasks []*dsl.Task, last any, taskResults map[string]any) any
 	return out
 }
 
-func advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
+func advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome, key string) Move {
 	task := tasks[c.TaskIndex]
 	done := func(m Move) Move {
 		if out.Status == types.StatusOK {
@@ -183,7 +193,7 @@ func advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome) Move {
 			max = DefaultRetryAttempts
 		}
 		if c.Attempt < max {
-			delay := Backoff(d.Then, c.Attempt)
+			delay := JitteredBackoff(d.Then, c.Attempt, JitterKey(key, task.Name, c.Jumps))
 			c.Attempt++
 			if delay <= 0 {
 				return Move{Kind: MoveRun, Cursor: c}

@@ -70,7 +70,9 @@ func TestAdvance(t *testing.T) {
 		{"retry without delay runs again now", at(1, 1, 0), retry(3, 0, ""), unavailable,
 			Move{Kind: MoveRun, Cursor: Cursor{TaskIndex: 1, Attempt: 2, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}}},
 		{"retry with delay hands off after the backoff", at(1, 2, 4), retry(5, 2, "exponential"), unavailable,
-			Move{Kind: MoveHandOff, Cursor: Cursor{TaskIndex: 1, Attempt: 3, Jumps: 4, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}, Delay: 4 * time.Second}},
+			Move{Kind: MoveHandOff, Cursor: Cursor{TaskIndex: 1, Attempt: 3, Jumps: 4, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}, Delay: time.Duration(float64(4*time.Second) * Jitter("k/b/4", 2))}},
+		{"a constant delay is kept as written", at(1, 2, 4), retry(5, 2, "none"), unavailable,
+			Move{Kind: MoveHandOff, Cursor: Cursor{TaskIndex: 1, Attempt: 3, Jumps: 4, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}, Delay: 2 * time.Second}},
 		{"retry without attempts allows three in total", at(1, 2, 0), retry(0, 0, ""), unavailable,
 			Move{Kind: MoveRun, Cursor: Cursor{TaskIndex: 1, Attempt: 3, Prev: "prev", HasPrev: true, TaskResults: tr(), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}}}},
 		{"exhausted retry on error fails the pipeline", at(1, 3, 0), retry(0, 1, ""), unavailable,
@@ -103,7 +105,7 @@ func TestAdvance(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Advance(pipe, c.c, c.d, c.out)
+			got := Advance(pipe, c.c, c.d, c.out, "k")
 			if !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("Advance =\n  %+v\nwant\n  %+v", got, c.want)
 			}

@@ -29,8 +29,13 @@ type Decision struct {
 	// (no policy, or no rule matched).
 	Rule int
 	// Then is the matched rule's action block (patches, retry shape, jump
-	// target); zero for the default decision.
+	// target); for the default decision of a task without a policy, the
+	// deployment's retry budget (Options.DecideTask), else zero.
 	Then dsl.Then
+	// Default says why a task without a policy got its decision
+	// (DefaultRetryable, DefaultFatal, DefaultIgnored; "" for a rule's
+	// decision and an ok outcome).
+	Default string
 }
 
 // DecideTask evaluates task's policy on out (NoETL DSL spec "Task policy"): the
@@ -40,6 +45,11 @@ type Decision struct {
 // PolicyExtra). A `when` that cannot be evaluated is an error: the caller
 // fails the task with it (never guesses).
 func DecideTask(task *dsl.Task, out types.Outcome, sc template.Scope) (Decision, error) {
+	return Options{}.decideRules(task, out, sc)
+}
+
+// decideRules is DecideTask with the `when` budget of o.
+func (o Options) decideRules(task *dsl.Task, out types.Outcome, sc template.Scope) (Decision, error) {
 	if task.Policy == nil || len(task.Policy.Rules) == 0 {
 		if out.Status == types.StatusOK {
 			return Decision{Action: types.ActContinue, Rule: -1}, nil
@@ -48,7 +58,7 @@ func DecideTask(task *dsl.Task, out types.Outcome, sc template.Scope) (Decision,
 	}
 	for i, r := range task.Policy.Rules {
 		if !r.Else {
-			hit, err := template.Truthy(r.When, sc)
+			hit, err := template.TruthyWithin(r.When, sc, o.WhenTimeout)
 			if err != nil {
 				return Decision{}, fmt.Errorf("task %s policy rule %d: %w", task.Name, i, err)
 			}
@@ -204,10 +214,15 @@ func Backoff(t dsl.Then, attempt int) time.Duration {
 // admit): the first matching rule's allow decides; without a match the
 // step is admitted. It returns the decision and the matched rule (-1).
 func EvalAdmit(p *dsl.Policy, sc template.Scope) (bool, int, error) {
+	return Options{}.EvalAdmit(p, sc)
+}
+
+// EvalAdmit is the package's EvalAdmit with the `when` budget of o.
+func (o Options) EvalAdmit(p *dsl.Policy, sc template.Scope) (bool, int, error) {
 	for i, r := range p.Rules {
 		hit := r.Else
 		if !r.Else {
-			v, err := template.Truthy(r.When, sc)
+			v, err := template.TruthyWithin(r.When, sc, o.WhenTimeout)
 			if err != nil {
 				return false, i, err
 			}

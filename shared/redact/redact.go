@@ -46,6 +46,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // Mask replaces every secret.
@@ -124,15 +125,38 @@ func normKey(k string) string {
 // whole segments, never substrings).
 func IsSecretKey(k string) bool {
 	n := normKey(k)
-	if secretKeySet[n] || exactSecretKeys[n] {
+	extra := *extraKeys.Load()
+	if secretKeySet[n] || exactSecretKeys[n] || extra[n] {
 		return true
 	}
 	for i := 0; i < len(n); i++ {
-		if n[i] == '_' && secretKeySet[n[i+1:]] {
+		if n[i] == '_' && (secretKeySet[n[i+1:]] || extra[n[i+1:]]) {
 			return true
 		}
 	}
 	return false
+}
+
+// extraKeys are the deployment's additional secret key names
+// (SetExtraKeys), normalised.
+var extraKeys atomic.Pointer[map[string]bool]
+
+func init() { SetExtraKeys(nil) }
+
+// SetExtraKeys adds key names to the secret ones for the whole process
+// (NOETL_LOGGING_REDACT_KEYS, NoETL observability spec §8.9, §8.12): a
+// key equal to one of them, or whose last '_'-separated segments are
+// one, after normalising (see IsSecretKey), is masked in logs, events,
+// traces and API responses. The built-in names are always secret; keys
+// replace the previous extra set. Call it at start-up.
+func SetExtraKeys(keys []string) {
+	m := map[string]bool{}
+	for _, k := range keys {
+		if n := normKey(strings.TrimSpace(k)); n != "" {
+			m[n] = true
+		}
+	}
+	extraKeys.Store(&m)
 }
 
 // Redactor masks the secrets it was built with, plus secret-named keys and

@@ -287,3 +287,25 @@ func BenchmarkValue(b *testing.B) {
 		r.Value(v)
 	}
 }
+
+// TestSetExtraKeys: NOETL_LOGGING_REDACT_KEYS adds key names, matched as
+// the built-in ones (a whole key or its last segments, any spelling), and
+// never removes a built-in one.
+func TestSetExtraKeys(t *testing.T) {
+	t.Cleanup(func() { redact.SetExtraKeys(nil) })
+	if redact.IsSecretKey("tenant_pin") {
+		t.Fatal("tenant_pin is secret before the setting")
+	}
+	redact.SetExtraKeys([]string{"pin", " Customer-Ref "})
+	for _, k := range []string{"pin", "tenant_pin", "TenantPin", "customer_ref", "X-Customer-Ref", "password"} {
+		if !redact.IsSecretKey(k) {
+			t.Errorf("%s is not secret with NOETL_LOGGING_REDACT_KEYS=pin,Customer-Ref", k)
+		}
+	}
+	if redact.IsSecretKey("spinner") || redact.IsSecretKey("pin_code") {
+		t.Error("a key that only contains the name, or starts with it, is secret")
+	}
+	if got := redact.Keys(map[string]any{"tenant_pin": "1234", "name": "x"}).(map[string]any); got["tenant_pin"] == "1234" || got["name"] != "x" {
+		t.Errorf("masked %v", got)
+	}
+}

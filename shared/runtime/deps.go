@@ -26,6 +26,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/tools"
+	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/worker"
 )
 
@@ -88,7 +89,7 @@ func (n Needs) Closure() Needs {
 type Builders struct {
 	// Logger returns the handler of the process's log records (and sets up
 	// the process's telemetry).
-	Logger func() slog.Handler
+	Logger func(cfg config.Config) slog.Handler
 	// Store opens the Firestore store (every function: DLQ entries).
 	Store func(ctx context.Context, cfg config.Config) (*store.Firestore, error)
 	// Bus opens the Pub/Sub topics (every function: the flusher).
@@ -112,13 +113,13 @@ type Builders struct {
 // Cloud clients of cfg.
 func DefaultBuilders() Builders {
 	return Builders{
-		Logger: func() slog.Handler {
+		Logger: func(cfg config.Config) slog.Handler {
 			// Every log record passes the redaction handler: secret-named
 			// keys, URL query secrets and Basic/Bearer values, and the values
 			// of the credentials of the context's redactor
 			// (redact.WithRedactor), are masked (NoETL observability spec
 			// §8.9).
-			h := redact.NewHandler(telemetry.Setup("noetl-functions").Handler(), nil)
+			h := redact.NewHandler(telemetry.Setup("noetl-functions", cfg).Handler(), nil)
 			slog.SetDefault(slog.New(h))
 			return h
 		},
@@ -206,7 +207,8 @@ type Deps struct {
 // signer (NOETL_SIGNING_KEY: without it nothing could be verified, so no
 // function starts), the store, the bus and the operation-count flusher.
 func NewDeps(ctx context.Context, cfg config.Config, b Builders) (*Deps, error) {
-	log := slog.New(b.Logger())
+	redact.SetExtraKeys(cfg.Logging.RedactKeys) // NOETL_LOGGING_REDACT_KEYS
+	log := slog.New(b.Logger(cfg))
 	// Only the engine drives the engine (README "Security").
 	signer, err := sign.Parse(cfg.SigningKey)
 	if err != nil {
@@ -298,6 +300,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 		cfg := d.Cfg
 		d.Worker = &worker.Worker{Control: d.control("execute"), Store: d.Store, Bus: d.Bus, Results: d.Results, Catalog: d.Catalog, Credentials: d.granted, Log: d.Log,
 			LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem,
+			SinkTimeout: cfg.Timeouts.SinkDefault, FileTaskFailures: cfg.DLQ.Enabled, HoldTaskFailures: cfg.DLQ.Hold, PGDSN: cfg.PGDSN,
 			BarrierKey: d.Signer.BarrierKey}
 		d.built |= NeedWorker
 	}
@@ -309,7 +312,8 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 			d.Log.Error("egress policy", "error", err.Error())
 			policy, _ = egress.New("cloud", nil, nil)
 		}
-		reg, closeTools := d.build.Tools(tools.DefaultOptions{Credentials: d.granted, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy})
+		reg, closeTools := d.build.Tools(tools.DefaultOptions{Credentials: d.granted, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy,
+			HTTP: httptool.Options{AllowLinkLocal: d.Cfg.HTTPAllowLinkLocal}})
 		for k, t := range d.build.Runner(d.Cfg, d.granted, d.Results, d.Log) {
 			reg[k] = t
 		}
@@ -326,7 +330,29 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 // source (the function applying them).
 func (d *Deps) control(source string) *control.Control {
 	return &control.Control{Store: d.Store, Bus: d.Bus, Tasks: d.Dispatcher, Results: d.Results, Credentials: d.granted,
-		Opts: engine.Options{DefaultMaxInFlight: d.Cfg.DefaultMaxInFlight}, Log: d.Log, Source: source}
+		Opts: EngineOptions(d.Cfg), Log: d.Log, Source: source}
+}
+
+// EngineOptions maps the configuration to the pure engine's typed options
+// (the engine reads no environment): the execution policies of NoETL
+// observability spec §8.8 (on_step_fail, on_when_error, on_sink_fail),
+// the retry budgets of tasks without a policy (§8.4), the `when` budget
+// and the execution and loop deadlines (§8.5, §8.12).
+func EngineOptions(cfg config.Config) engine.Options {
+	budget := func(b config.Backoff) engine.Budget {
+		return engine.Budget{MaxAttempts: b.MaxAttempts, Base: b.Base, Max: b.Max}
+	}
+	return engine.Options{
+		DefaultMaxInFlight: cfg.DefaultMaxInFlight,
+		OnStepFail:         cfg.Policies.OnStepFail,
+		OnWhenError:        cfg.Policies.OnWhenError,
+		OnSinkFail:         cfg.Policies.OnSinkFail,
+		ExecutionDeadline:  cfg.ExecutionDeadline,
+		LoopTotal:          cfg.Timeouts.LoopTotal,
+		WhenTimeout:        cfg.Orchestrator.EvaluateWhenTimeout,
+		TaskRetry:          budget(cfg.Retries.Plugin),
+		SinkRetry:          budget(cfg.Retries.Sink),
+	}
 }
 
 // Built returns the Needs built so far (with their closures).

@@ -43,7 +43,7 @@ func (r *recorder) hit(name string) error {
 
 func (r *recorder) builders() Builders {
 	return Builders{
-		Logger: func() slog.Handler { _ = r.hit("logger"); return slog.DiscardHandler },
+		Logger: func(config.Config) slog.Handler { _ = r.hit("logger"); return slog.DiscardHandler },
 		Store: func(context.Context, config.Config) (*store.Firestore, error) {
 			return &store.Firestore{}, r.hit("store")
 		},

@@ -1171,6 +1171,57 @@ func (f *Firestore) DLQList(ctx context.Context, status DLQStatus, limit int) ([
 	return out, nil
 }
 
+// dlqQueryScan bounds the entries a filtered DLQ query reads: equality
+// filters on execution_id, tool_kind and status need no composite index
+// (Firestore merges the single-field ones) when the query has no order,
+// so the entries are ordered here.
+const dlqQueryScan = 5000
+
+// DLQQuery implements Store: without an execution or tool kind it is
+// DLQList; with one, the matching entries (at most dlqQueryScan of them)
+// ordered by last_seen here, newest first.
+func (f *Firestore) DLQQuery(ctx context.Context, flt DLQFilter) ([]DLQEntry, error) {
+	if flt.ExecutionID == "" && flt.ToolKind == "" {
+		return f.DLQList(ctx, flt.Status, flt.Limit)
+	}
+	limit := flt.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := f.c.Collection("dlq").Query
+	if flt.Status != "" {
+		q = q.Where("status", "==", flt.Status)
+	}
+	if flt.ExecutionID != "" {
+		q = q.Where("execution_id", "==", flt.ExecutionID)
+	}
+	if flt.ToolKind != "" {
+		q = q.Where("tool_kind", "==", flt.ToolKind)
+	}
+	docs, err := q.Limit(dlqQueryScan).Documents(ctx).GetAll()
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeOf(err), err, "store: query dlq")
+	}
+	out := make([]DLQEntry, 0, len(docs))
+	for _, d := range docs {
+		var e DLQEntry
+		if err := d.DataTo(&e); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].LastSeen != out[j].LastSeen {
+			return out[i].LastSeen > out[j].LastSeen
+		}
+		return out[i].MessageID < out[j].MessageID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
 // DLQSetStatus implements Store (a compare-and-set from status from).
 func (f *Firestore) DLQSetStatus(ctx context.Context, id string, from, to DLQStatus, note string) (*DLQEntry, error) {
 	ref := f.c.Collection("dlq").Doc(DLQID(id))

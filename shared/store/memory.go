@@ -774,14 +774,20 @@ func (m *Memory) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
 
 // DLQList implements Store.
 func (m *Memory) DLQList(ctx context.Context, status DLQStatus, limit int) ([]DLQEntry, error) {
+	return m.DLQQuery(ctx, DLQFilter{Status: status, Limit: limit})
+}
+
+// DLQQuery implements Store.
+func (m *Memory) DLQQuery(ctx context.Context, f DLQFilter) ([]DLQEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
 	out := []DLQEntry{}
 	for _, e := range m.dlq {
-		if status == "" || e.Status == status {
+		if f.matches(e) {
 			out = append(out, e)
 		}
 	}

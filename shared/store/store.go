@@ -426,6 +426,9 @@ type Store interface {
 	// DLQList lists entries, most recently seen first, filtered by status
 	// ("" = any); limit ≤ 0 means 100.
 	DLQList(ctx context.Context, status DLQStatus, limit int) ([]DLQEntry, error)
+	// DLQQuery lists the entries every set field of f matches, most
+	// recently seen first (GET /dlq?execution_id=&tool_kind=&status=).
+	DLQQuery(ctx context.Context, f DLQFilter) ([]DLQEntry, error)
 	// DLQSetStatus moves an entry from status from to status to (with a
 	// note, e.g. a discard reason), atomically; FailedPrecondition when the
 	// entry is not in from (it was replayed or discarded already).
@@ -443,10 +446,21 @@ type DLQEntry struct {
 	LoopIndex   *int   `json:"loop_index,omitempty" firestore:"loop_index"`
 	LoopKey     string `json:"loop_key,omitempty" firestore:"loop_key"`
 	ToolKind    string `json:"tool_kind,omitempty" firestore:"tool_kind"`
-	Attempts    int    `json:"attempts" firestore:"attempts"`
-	LastError   string `json:"last_error" firestore:"last_error"`
-	FirstSeen   string `json:"first_seen" firestore:"first_seen"`
-	LastSeen    string `json:"last_seen" firestore:"last_seen"`
+	// SinkID names the sink of an entry whose task writes ("<kind>:<task>",
+	// NoETL observability spec §8.6 sink_id; "" for other tasks).
+	SinkID    string `json:"sink_id,omitempty" firestore:"sink_id"`
+	Attempts  int    `json:"attempts" firestore:"attempts"`
+	LastError string `json:"last_error" firestore:"last_error"`
+	// LastStack is where the last attempt failed (NoETL observability spec
+	// §8.6 last_stack): the pipeline's position (step, run, iteration,
+	// task, attempt, jumps), the error's kind and, for a task failure, the
+	// tool's own trace (the task's logs, a python traceback), redacted.
+	LastStack string `json:"last_stack,omitempty" firestore:"last_stack"`
+	// Spec is a task failure's rendered task configuration (JSON,
+	// redacted): what `noetl dlq replay --patch spec.<key>=…` corrects.
+	Spec      string `json:"spec,omitempty" firestore:"spec"`
+	FirstSeen string `json:"first_seen" firestore:"first_seen"`
+	LastSeen  string `json:"last_seen" firestore:"last_seen"`
 	// Payload is the redacted message body (JSON text).
 	Payload        string    `json:"payload" firestore:"payload"`
 	ContextExcerpt string    `json:"context_excerpt" firestore:"context_excerpt"`
@@ -469,6 +483,21 @@ type DLQEntry struct {
 	// Note is the discard reason or the replay's patches.
 	Note     string     `json:"note,omitempty" firestore:"note"`
 	ExpireAt *time.Time `json:"-" firestore:"expire_at,omitempty"`
+}
+
+// DLQFilter selects DLQ entries: every non-empty field must match.
+type DLQFilter struct {
+	Status      DLQStatus
+	ExecutionID string
+	ToolKind    string
+	// Limit bounds the entries returned (≤ 0: 100).
+	Limit int
+}
+
+// matches reports whether e passes f.
+func (f DLQFilter) matches(e DLQEntry) bool {
+	return (f.Status == "" || e.Status == f.Status) && (f.ExecutionID == "" || e.ExecutionID == f.ExecutionID) &&
+		(f.ToolKind == "" || e.ToolKind == f.ToolKind)
 }
 
 // DLQStatus is where a DLQ entry stands (NoETL observability spec §8.6):

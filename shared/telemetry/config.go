@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/config"
 )
 
 // Metrics exporters (Config.MetricsExporter, NOETL_METRICS_EXPORTER).
@@ -74,6 +74,9 @@ type Config struct {
 	// LogSource adds "logging.googleapis.com/sourceLocation" to every entry
 	// (NOETL_LOG_SOURCE=true; default false).
 	LogSource bool
+	// LogText writes slog's key=value text lines instead of Cloud
+	// Logging's JSON (NOETL_LOGGING_FORMAT=text; default json).
+	LogText bool
 
 	// MetricsExporter is one of MetricsPrometheus, MetricsGCP, MetricsNone
 	// (NOETL_METRICS_EXPORTER; default prometheus, or none when
@@ -116,77 +119,41 @@ type Config struct {
 	ForceSampleOnError bool
 }
 
-// FromEnv reads the configuration of service from the environment (README
-// "Observability" lists the variables). Invalid values are reported in the
-// returned error (all of them, joined) and replaced by their defaults in
-// the returned Config, so a caller may log the error and go on.
-func FromEnv(service string) (Config, error) {
-	var errs []error
+// FromConfig returns the observability configuration of service from the
+// process configuration (shared/config: NOETL_LOGGING_*, NOETL_METRICS_*,
+// NOETL_TRACING_*, NOETL_TRACE_DIR, validated there; README
+// "Observability"). The trace exporters: NOETL_TRACING_EXPORTER when set
+// ("none" lists none), else "file" if NOETL_TRACE_DIR is set plus "otlp"
+// if NOETL_TRACING_ENDPOINT is; NOETL_TRACING_ENABLED=false empties the
+// list; NOETL_METRICS_ENABLED=false makes the metrics exporter none. An
+// exporter whose settings are missing (file without a directory, otlp
+// without an endpoint) is left out and reported in the error, so a
+// caller may log it and go on.
+func FromConfig(service string, cfg config.Config) (Config, error) {
 	c := Config{
 		Service:            service,
-		Project:            envOr("GOOGLE_CLOUD_PROJECT", "noetl-local"),
-		LogLevel:           slog.LevelInfo,
-		MetricsExporter:    MetricsPrometheus,
-		MetricsInterval:    DefaultMetricsInterval,
-		SampleRate:         DefaultSampleRate,
-		ForceSampleOnError: true,
-		TraceEndpoint:      os.Getenv("NOETL_TRACING_ENDPOINT"),
-		TraceDir:           os.Getenv("NOETL_TRACE_DIR"),
+		Project:            cfg.Project,
+		LogLevel:           logLevel(cfg.Logging.Level),
+		LogSource:          cfg.Logging.Source,
+		LogText:            cfg.Logging.Format == "text",
+		MetricsExporter:    cfg.Metrics.Exporter,
+		MetricsInterval:    cfg.Metrics.ExportInterval,
+		SampleRate:         cfg.Tracing.SampleRate,
+		ForceSampleOnError: cfg.Tracing.ForceSampleOnError,
+		LibrarySpans:       cfg.Tracing.LibrarySpans,
+		TraceEndpoint:      cfg.Tracing.Endpoint,
+		TraceDir:           cfg.Tracing.Dir,
 	}
-	if v := os.Getenv("NOETL_LOG_LEVEL"); v != "" {
-		switch strings.ToLower(v) {
-		case "debug":
-			c.LogLevel = slog.LevelDebug
-		case "info":
-		case "warn", "warning":
-			c.LogLevel = slog.LevelWarn
-		case "error":
-			c.LogLevel = slog.LevelError
-		default:
-			errs = append(errs, fmt.Errorf("NOETL_LOG_LEVEL=%q: want debug, info, warn or error", v))
-		}
-	}
-	c.LogSource = envBool("NOETL_LOG_SOURCE", false, &errs)
-
-	if v := os.Getenv("NOETL_METRICS_EXPORTER"); v != "" {
-		switch strings.ToLower(v) {
-		case MetricsPrometheus, MetricsGCP, MetricsNone:
-			c.MetricsExporter = strings.ToLower(v)
-		default:
-			errs = append(errs, fmt.Errorf("NOETL_METRICS_EXPORTER=%q: want prometheus, gcp or none", v))
-		}
-	}
-	if !envBool("NOETL_METRICS_ENABLED", true, &errs) {
+	if c.MetricsExporter == "" || !cfg.Metrics.Enabled {
 		c.MetricsExporter = MetricsNone
 	}
-	if v := os.Getenv("NOETL_METRICS_EXPORT_INTERVAL_S"); v != "" {
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil || n < 5 {
-			errs = append(errs, fmt.Errorf("NOETL_METRICS_EXPORT_INTERVAL_S=%q: want a number of seconds >= 5", v))
-		} else {
-			c.MetricsInterval = time.Duration(n * float64(time.Second))
-		}
+	if c.MetricsInterval <= 0 {
+		c.MetricsInterval = DefaultMetricsInterval
 	}
-
-	if v := os.Getenv("NOETL_TRACING_SAMPLE_RATE"); v != "" {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r < 0 || r > 1 {
-			errs = append(errs, fmt.Errorf("NOETL_TRACING_SAMPLE_RATE=%q: want a number in [0, 1]", v))
-		} else {
-			c.SampleRate = r
-		}
-	}
-	c.ForceSampleOnError = envBool("NOETL_TRACING_FORCE_SAMPLE_ON_ERROR", true, &errs)
-	c.LibrarySpans = envBool("NOETL_TRACING_LIBRARY_SPANS", false, &errs)
-
-	if v := os.Getenv("NOETL_TRACING_EXPORTER"); v != "" {
-		for _, e := range strings.Split(v, ",") {
-			switch e = strings.ToLower(strings.TrimSpace(e)); e {
-			case TracesOTLP, TracesGCP, TracesFile:
+	if len(cfg.Tracing.Exporter) > 0 {
+		for _, e := range cfg.Tracing.Exporter {
+			if e = strings.ToLower(strings.TrimSpace(e)); e != TracesNone && e != "" {
 				c.TraceExporters = append(c.TraceExporters, e)
-			case TracesNone, "":
-			default:
-				errs = append(errs, fmt.Errorf("NOETL_TRACING_EXPORTER=%q: %q is not one of otlp, gcp, file, none", v, e))
 			}
 		}
 	} else {
@@ -197,13 +164,24 @@ func FromEnv(service string) (Config, error) {
 			c.TraceExporters = append(c.TraceExporters, TracesOTLP)
 		}
 	}
-	if !envBool("NOETL_TRACING_ENABLED", true, &errs) {
+	if !cfg.Tracing.Enabled {
 		c.TraceExporters = nil
 	}
-	if err := c.validateTraces(); err != nil {
-		errs = append(errs, err)
+	return c, c.validateTraces()
+}
+
+// logLevel maps NOETL_LOGGING_LEVEL (debug, info, warn, error) to a slog
+// level (info for anything else).
+func logLevel(s string) slog.Level {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn", "warning":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
 	}
-	return c, errors.Join(errs...)
+	return slog.LevelInfo
 }
 
 // validateTraces drops the trace exporters whose settings are missing or
@@ -247,24 +225,4 @@ func parseEndpoint(s string) (proto string, u *url.URL, err error) {
 		return "grpc", u, nil
 	}
 	return "", nil, fmt.Errorf("NOETL_TRACING_ENDPOINT=%q: scheme %q is not http, https, grpc or grpcs", s, u.Scheme)
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-func envBool(k string, def bool, errs *[]error) bool {
-	v := os.Getenv(k)
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		*errs = append(*errs, fmt.Errorf("%s=%q: want true or false", k, v))
-		return def
-	}
-	return b
 }

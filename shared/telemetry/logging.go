@@ -162,6 +162,10 @@ type LogOptions struct {
 	// AddSource adds logging.googleapis.com/sourceLocation
 	// ({file, line, function}).
 	AddSource bool
+	// Text writes slog's text format (key=value pairs, the same keys)
+	// instead of JSON (NOETL_LOGGING_FORMAT=text: for a terminal; Cloud
+	// Logging parses only JSON).
+	Text bool
 }
 
 // NewLogHandler returns a slog handler writing one JSON object per line
@@ -185,7 +189,11 @@ func NewLogHandler(w io.Writer, o LogOptions) slog.Handler {
 	if lvl == nil {
 		lvl = slog.LevelInfo
 	}
-	inner := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl, AddSource: o.AddSource, ReplaceAttr: replaceTop})
+	opts := &slog.HandlerOptions{Level: lvl, AddSource: o.AddSource, ReplaceAttr: replaceTop}
+	var inner slog.Handler = slog.NewJSONHandler(w, opts)
+	if o.Text {
+		inner = slog.NewTextHandler(w, opts)
+	}
 	return &logHandler{base: inner, project: o.Project}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/noetl/gcpengine/shared/config"
 	"log/slog"
 	"strings"
 	"testing"
@@ -127,7 +128,11 @@ func TestSetupReturnsCloudLoggingLogger(t *testing.T) {
 	t.Setenv("NOETL_TRACE_DIR", t.TempDir())
 	t.Setenv("NOETL_TRACING_SAMPLE_RATE", "1")
 	t.Setenv("GOOGLE_CLOUD_PROJECT", "proj-x")
-	log := Setup("svc")
+	cfg, err := config.LoadE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := Setup("svc", cfg)
 	t.Cleanup(func() { _ = Shutdown(context.Background()) })
 	if log == nil || slog.Default() != log {
 		t.Fatal("Setup did not return the default logger")

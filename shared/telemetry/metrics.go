@@ -81,8 +81,11 @@ const (
 
 // Histogram bucket boundaries (upper bounds, in the metric's unit).
 var (
-	// StepDurationBuckets: NoETL observability spec §8.1 noetl_step_duration_seconds.
-	StepDurationBuckets = []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+	// StepDurationBuckets: NoETL observability spec §8.1
+	// noetl_step_duration_seconds, plus 600, 1800 and 3600: with the
+	// seed's last finite bucket at 300, histogram_quantile never exceeds
+	// 300, so §8.11's ExecutionSLAExceeded (p95 > 300) could never fire.
+	StepDurationBuckets = []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
 	// SinkDurationBuckets: NoETL observability spec §8.1 noetl_sink_duration_seconds.
 	SinkDurationBuckets = []float64{0.01, 0.05, 0.1, 0.2, 0.5, 1, 2}
 	// TaskDurationBuckets: NoETL observability spec §8.1 noetl_worker_task_duration_seconds

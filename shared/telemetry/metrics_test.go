@@ -27,7 +27,9 @@ var seedMetrics = []struct {
 	{"noetl_executions_completed_total", []string{"workflow", "status"}, nil},
 	{"noetl_step_calls_total", []string{"workflow", "step"}, nil},
 	{"noetl_step_runs_total", []string{"workflow", "step", "ok"}, nil},
-	{"noetl_step_duration_seconds", []string{"workflow", "step"}, []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}},
+	// The seed's buckets plus 600, 1800, 3600: above the 300 s SLA of
+	// ExecutionSLAExceeded (infra TestAlertsFire).
+	{"noetl_step_duration_seconds", []string{"workflow", "step"}, []float64{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}},
 	{"noetl_loop_items_total", []string{"workflow", "step"}, nil},
 	{"noetl_loop_completed_total", []string{"workflow", "step", "ok"}, nil},
 	{"noetl_task_queue_inflight", []string{"pool"}, nil},

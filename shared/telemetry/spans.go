@@ -23,6 +23,9 @@ const (
 	SpanWhenEval  = "server.when_eval"
 	// SpanPluginPrefix + tool kind names an attempt: "worker.plugin.http".
 	SpanPluginPrefix = "worker.plugin."
+	// SpanSinkPrefix + sink id names a sink's write inside its attempt:
+	// "worker.sink.postgres:store".
+	SpanSinkPrefix = "worker.sink."
 )
 
 // Span attribute keys (NoETL observability spec §8.3; step_run, task, unit, status and
@@ -48,6 +51,8 @@ const (
 	AttrOutcome       = "outcome"
 	AttrStatus        = "status"
 	AttrErrorClass    = "error_class"
+	AttrSinkID        = "sink_id"
+	AttrSinkType      = "sink_type"
 )
 
 // sampleRate is the head-sampling ratio Setup configured, as float64 bits
@@ -353,6 +358,29 @@ func StartRoute(ctx context.Context, r Route) (context.Context, trace.Span) {
 // error; err, already redacted, marks it Error).
 func EndRoute(span trace.Span, outcome EdgeOutcome, err error) {
 	span.SetAttributes(attribute.String(AttrOutcome, string(outcome)))
+	EndSpan(span, err)
+	span.End()
+}
+
+// Sink describes a sink's write, "worker.sink.<sink_id>" (NoETL
+// observability spec §8.3): a side-effecting storage task (postgres,
+// duckdb, gcs, transfer), a child of its attempt's worker.plugin.<kind>.
+type Sink struct {
+	// ID is the sink id, "<kind>:<task>" (attribute sink_id).
+	ID string
+	// Type is the sink's kind (attribute sink_type).
+	Type string
+}
+
+// StartSink starts a sink's span under ctx's span (the attempt's); end it
+// with EndSink.
+func StartSink(ctx context.Context, s Sink) (context.Context, trace.Span) {
+	return Tracer.Start(ctx, SpanSinkPrefix+s.ID, trace.WithAttributes(
+		attribute.String(AttrSinkID, s.ID), attribute.String(AttrSinkType, s.Type)))
+}
+
+// EndSink ends a sink's span: ok, or Error with err (already redacted).
+func EndSink(span trace.Span, err error) {
 	EndSpan(span, err)
 	span.End()
 }

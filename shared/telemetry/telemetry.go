@@ -2,7 +2,7 @@
 // metrics, §8.2 structured logging, §8.3 tracing):
 //
 //   - Setup/SetupConfig install the process's OpenTelemetry tracer and
-//     meter providers from the environment (FromEnv) and return a slog
+//     meter providers from the configuration (FromConfig) and return a slog
 //     logger writing JSON lines that Cloud Logging parses (NewLogHandler).
 //   - Metrics: M, a typed facade with one method per metric of Instruments
 //     (NoETL observability spec §8.1 names, labels and buckets, plus DLQ, retry, lease
@@ -37,6 +37,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/noetl/gcpengine/shared/config"
 )
 
 // instrumentationName names the engine's tracer and meter.
@@ -76,15 +78,15 @@ var (
 	active   *Telemetry
 )
 
-// Setup installs the process's telemetry from the environment (FromEnv,
-// README "Observability") for service (e.g. "noetl-functions") and
+// Setup installs the process's telemetry from the configuration
+// (FromConfig, README "Observability") for service (e.g. "noetl-functions") and
 // returns its logger, also made slog's default. It never fails: invalid
 // settings and exporters that cannot start are logged (severity ERROR)
 // and left out, so a function always comes up; telemetry then exports
 // less, never crashes it. Call it once per process, before handling
 // requests.
-func Setup(service string) *slog.Logger {
-	cfg, cfgErr := FromEnv(service)
+func Setup(service string, c config.Config) *slog.Logger {
+	cfg, cfgErr := FromConfig(service, c)
 	t, err := SetupConfig(context.Background(), cfg)
 	if err = errors.Join(cfgErr, err); err != nil {
 		t.Logger.Error("telemetry: some settings were ignored", Err(err))
@@ -100,7 +102,7 @@ func Setup(service string) *slog.Logger {
 // usable; err reports the exporters that could not be created (they are
 // left out).
 func SetupConfig(ctx context.Context, cfg Config) (*Telemetry, error) {
-	log := slog.New(NewLogHandler(os.Stderr, LogOptions{Level: cfg.LogLevel, Project: cfg.Project, AddSource: cfg.LogSource}))
+	log := slog.New(NewLogHandler(os.Stderr, LogOptions{Level: cfg.LogLevel, Project: cfg.Project, AddSource: cfg.LogSource, Text: cfg.LogText}))
 	if cfg.Service != "" {
 		log = log.With("service", cfg.Service)
 	}

@@ -66,6 +66,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Scope is the set of names visible to a template: workload, ctx, iter,
@@ -276,6 +277,25 @@ func joinPath(path, key string) string {
 // the words Jinja2 prints for false values — and true otherwise. Errors
 // are *Error carrying the caller's template text.
 func Truthy(tmpl string, s Scope) (bool, error) {
+	return truthy(tmpl, s, nil)
+}
+
+// TruthyWithin is Truthy with its own wall-clock budget: the evaluation
+// fails with an error wrapping ErrLimit once it has run longer than
+// timeout (0 or less: the Limits in force; NoETL observability spec §8.12
+// orchestrator.evaluate_when_timeout_ms). The other Limits are those in
+// force.
+func TruthyWithin(tmpl string, s Scope, timeout time.Duration) (bool, error) {
+	if timeout <= 0 {
+		return truthy(tmpl, s, nil)
+	}
+	g := newGuard()
+	g.limits.Timeout = timeout
+	g.deadline = time.Now().Add(timeout)
+	return truthy(tmpl, s, g)
+}
+
+func truthy(tmpl string, s Scope, g *guard) (bool, error) {
 	t := strings.TrimSpace(tmpl)
 	if t == "" {
 		return false, nil
@@ -284,7 +304,7 @@ func Truthy(tmpl string, s Scope) (bool, error) {
 	if !hasMarkup(t) {
 		src = "{{ " + t + " }}"
 	}
-	v, text, err := render(src, s, nil)
+	v, text, err := render(src, s, g)
 	if err != nil {
 		var te *Error
 		if errors.As(err, &te) {

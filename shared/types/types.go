@@ -336,6 +336,12 @@ type Command struct {
 	// allowed to run a unit parked under that entry (worker: a parked
 	// unit's other deliveries are dropped). Not part of the task name.
 	ReplayOf string `json:"replay_of,omitempty"`
+	// SpecPatch, on a unit replayed from the DLQ, corrects the rendered
+	// configuration of the task at TaskIndex (its keys replace the
+	// rendered ones; `noetl dlq replay --patch spec.<key>=…`, checked
+	// against the kind's spec by shared/dlq) for the attempts of that task
+	// at this position.
+	SpecPatch map[string]any `json:"spec_patch,omitempty"`
 	// Started is when a loop iteration's first delivery began (its item
 	// budget, loop.spec.item_timeout_s, runs from there across hand-offs).
 	Started time.Time `json:"started,omitempty"`

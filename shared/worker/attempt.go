@@ -128,6 +128,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	st := u.event(types.EvTaskAttemptStarted, task.Name, itoa(attempt))
 	st.Attempt = attempt
+	u.callID = st.EventID
 	st.Payload = history.Encode(history.TaskAttemptStarted{Kind: task.Kind})
 	started := u.w.now()
 	u.input = ""
@@ -197,7 +198,9 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		}
 		sc = u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
 	}
-	d, err := engine.DecideTask(task, out, sc)
+	// A task without a policy gets the deployment's defaults (retryable
+	// errors retried with jittered backoff, engine.Options.DecideTask).
+	d, err := u.w.Control.Opts.DecideTask(task, engine.IsSink(u.pb, task, toolKind(u.pb, task)), out, sc)
 	if err != nil {
 		// A policy that cannot be evaluated fails the task (never guesses).
 		out.Status = types.StatusError
@@ -354,9 +357,19 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 	if kind == "http" {
 		addIdempotencyKey(cfg, u.idempotencyKey())
 	}
+	if len(u.cmd.SpecPatch) > 0 && u.cur.TaskIndex == u.cmd.TaskIndex && u.cur.Jumps == u.cmd.Jumps {
+		// A DLQ replay's corrections of the failed task (shared/dlq).
+		for k, v := range u.cmd.SpecPatch {
+			cfg[k] = v
+		}
+	}
+	u.lastSpec = cfg
 	timeout := task.TimeoutS
 	if timeout <= 0 {
 		timeout = u.w.ToolTimeout.Seconds()
+		if u.w.SinkTimeout > 0 && engine.IsSink(u.pb, task, kind) {
+			timeout = u.w.SinkTimeout.Seconds()
+		}
 	}
 	if budget := u.itemBudget(); budget > 0 && u.cmd.Iteration != nil {
 		// The iteration's budget caps every task's timeout; once spent,
@@ -496,7 +509,8 @@ func (u *unit) code(task *dsl.Task, v any, sc template.Scope) any {
 
 // defaultConnection gives a postgres task without connection settings
 // (cfg under its canonical keys: connection, auth, host, database, user)
-// the workload's pg_dsn (DSL dialect), if any.
+// the workload's pg_dsn (DSL dialect), else the deployment's NOETL_PG_DSN
+// (Worker.PGDSN), if any.
 func (u *unit) defaultConnection(cfg, args map[string]any) {
 	for _, k := range []string{"connection", "auth", "host", "database", "user"} {
 		if cfg[k] != nil {
@@ -505,6 +519,10 @@ func (u *unit) defaultConnection(cfg, args map[string]any) {
 	}
 	if dsn, ok := u.st.Workload["pg_dsn"].(string); ok && dsn != "" {
 		cfg["connection"] = dsn
+		return
+	}
+	if u.w.PGDSN != "" {
+		cfg["connection"] = u.w.PGDSN
 	}
 }
 

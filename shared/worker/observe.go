@@ -12,6 +12,8 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Observability of units of work (NoETL observability spec §8.1-§8.3): the worker's
@@ -41,10 +43,6 @@ func PoolOf(ctx context.Context) string {
 	return "unknown"
 }
 
-// sinkKinds are the tool kinds whose side-effecting tasks are sinks
-// (storage writes: NoETL observability spec §8.1 "Sink" metrics, sink_id "<kind>:<task>").
-var sinkKinds = map[string]bool{"postgres": true, "duckdb": true, "gcs": true, "transfer": true}
-
 // unitLogger returns the logger of a unit's delivery: base with NoETL observability spec
 // §8.2's common fields (execution_id, step_id, loop_index, attempt) and
 // the trace fields of ctx's span (the unit's server.dispatch), so Cloud
@@ -53,7 +51,7 @@ func unitLogger(ctx context.Context, base *slog.Logger, cmd types.Command) *slog
 	args := []any{telemetry.ExecutionID(cmd.ExecutionID), telemetry.StepID(cmd.Step), slog.Int("step_run", cmd.StepRun),
 		telemetry.Attempt(cmd.Attempt), slog.Int("task_index", cmd.TaskIndex)}
 	if cmd.Iteration != nil {
-		args = append(args, telemetry.LoopIndex(cmd.Iteration))
+		args = append(args, telemetry.LoopIndex(cmd.Iteration), slog.String(telemetry.LogLoopKey, engine.LoopKey(cmd.Step, cmd.StepRun)))
 	}
 	return base.With(append(args, telemetry.TraceLogAttrs(ctx)...)...)
 }
@@ -129,22 +127,36 @@ func (u *unit) observeAttempt(ctx context.Context, task *dsl.Task, run func(cont
 	kind, pool, wf := toolKind(u.pb, task), PoolOf(ctx), u.st.Playbook
 	resumed := task.Kind == "playbook" && u.cmd.ChildID != ""
 	sink := ""
-	if sinkKinds[kind] && engine.SideEffecting(u.pb, task) {
-		sink = kind + ":" + task.Name
+	if engine.IsSink(u.pb, task, kind) {
+		sink = sinkID(kind, task)
 	}
 	sctx, span := telemetry.StartPlugin(ctx, telemetry.Plugin{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step, Task: task.Name, Kind: kind,
 		Attempt: u.cur.Attempt, SpecSignature: telemetry.SpecSignature(kind, specConfig(u.pb, task)), ArgsSignature: telemetry.Signature(task.Input)})
 	if !resumed {
 		telemetry.M.TaskStarted(ctx, kind, pool)
 	}
+	call := slog.String(telemetry.LogCallID, u.callID)
 	u.log.Debug("plugin started", telemetry.Event(telemetry.EventPluginStart), slog.String("task", task.Name), telemetry.ToolKind(kind),
-		slog.Int(telemetry.LogAttempt, u.cur.Attempt))
+		slog.Int(telemetry.LogAttempt, u.cur.Attempt), call)
+	var sinkSpan trace.Span
 	if sink != "" {
-		u.log.Debug("sink started", telemetry.Event(telemetry.EventSinkStart), slog.String(telemetry.LogSinkID, sink), slog.String("sink_type", kind))
+		u.log.Debug("sink dispatched", telemetry.Event(telemetry.EventSinkDispatch), slog.String(telemetry.LogSinkID, sink), slog.String("sink_type", kind), call)
+		u.log.Debug("sink started", telemetry.Event(telemetry.EventSinkStart), slog.String(telemetry.LogSinkID, sink), slog.String("sink_type", kind), call)
+		sctx, sinkSpan = telemetry.StartSink(sctx, telemetry.Sink{ID: sink, Type: kind})
 	}
 	start := time.Now()
 	out, suspended, err := run(sctx)
 	d := time.Since(start)
+	if sinkSpan != nil {
+		var serr error
+		switch {
+		case err != nil:
+			serr = u.maskErr(err)
+		case !suspended && out.Status != types.StatusOK && out.Error != nil:
+			serr = u.maskErr(errors.New(out.Error.Message))
+		}
+		telemetry.EndSink(sinkSpan, serr)
+	}
 	if err != nil {
 		telemetry.EndPlugin(span, "infrastructure", u.maskErr(err))
 		return out, suspended, err
@@ -173,14 +185,27 @@ func (u *unit) observeAttempt(ctx context.Context, task *dsl.Task, run func(cont
 		lvl = slog.LevelInfo
 	}
 	u.log.Log(context.Background(), lvl, "plugin done", telemetry.Event(telemetry.EventPluginDone), slog.String("task", task.Name), telemetry.ToolKind(kind),
-		slog.Int(telemetry.LogAttempt, u.cur.Attempt), telemetry.DurationMS(d.Milliseconds()), telemetry.OK(ok), telemetry.ErrorClass(class))
+		slog.Int(telemetry.LogAttempt, u.cur.Attempt), telemetry.DurationMS(d.Milliseconds()), telemetry.OK(ok), telemetry.ErrorClass(class), call)
 	if sink != "" {
 		telemetry.M.SinkDispatched(ctx, sink, wf, u.cmd.Step, d)
 		telemetry.M.SinkTaskCompleted(ctx, sink, ok)
 		u.log.Log(context.Background(), lvl, "sink done", telemetry.Event(telemetry.EventSinkDone), slog.String(telemetry.LogSinkID, sink),
-			telemetry.DurationMS(d.Milliseconds()), telemetry.OK(ok))
+			telemetry.DurationMS(d.Milliseconds()), telemetry.OK(ok), call)
 	}
 	return out, suspended, err
+}
+
+// sinkID is a sink's id (NoETL observability spec §8.2 sink_id,
+// "<kind>:<task>", e.g. "postgres:store").
+func sinkID(kind string, task *dsl.Task) string { return kind + ":" + task.Name }
+
+// policyName says which policy decided a retry: "rule <n>" of the task's
+// own, or "default" (NOETL_RETRIES_PLUGIN_* / _SINK_*).
+func policyName(d engine.Decision) string {
+	if d.Rule < 0 {
+		return "default"
+	}
+	return "rule " + itoa(d.Rule)
 }
 
 // maskErr masks the keychain's secrets in err's message (nil stays nil).
@@ -204,9 +229,14 @@ func (u *unit) observePolicy(task *dsl.Task, d engine.Decision, mv engine.Move, 
 	if out.Error != nil {
 		class = out.Error.Kind
 	}
+	max := d.Then.Attempts
+	if max <= 0 {
+		max = engine.DefaultRetryAttempts
+	}
 	u.log.Info("task attempt will be retried", telemetry.Event(telemetry.EventTaskRetry), slog.String("task", task.Name),
-		telemetry.ToolKind(kind), slog.Int(telemetry.LogAttempt, attempt+1), slog.Int64(telemetry.LogNextDelayMS, mv.Delay.Milliseconds()),
-		telemetry.ErrorClass(class), slog.String(telemetry.LogMessageID, u.cmd.TaskName()))
+		telemetry.ToolKind(kind), slog.Int(telemetry.LogAttempt, attempt+1), slog.Int(telemetry.LogMaxAttempts, max),
+		slog.Int64(telemetry.LogBackoffMS, mv.Delay.Milliseconds()), slog.Int64(telemetry.LogNextDelayMS, mv.Delay.Milliseconds()),
+		telemetry.ErrorClass(class), slog.String("policy", policyName(d)), slog.String(telemetry.LogCallID, u.callID), slog.String(telemetry.LogMessageID, u.cmd.TaskName()))
 }
 
 // observeEnd logs the end of a unit, task_ack (NoETL observability spec §8.2), with the

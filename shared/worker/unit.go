@@ -81,6 +81,12 @@ type unit struct {
 	// input is the current attempt's rendered args and config (inputOf),
 	// for its task.attempt event ("" before the task is rendered).
 	input string
+	// callID is the current task attempt's id (its task.attempt.started
+	// event id): the log lines' call_id (NoETL observability spec §8.2).
+	callID string
+	// lastSpec is the rendered configuration of the task last run (a
+	// filed failure's spec, taskdlq.go).
+	lastSpec map[string]any
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }
@@ -337,7 +343,7 @@ func (u *unit) run(ctx context.Context) error {
 			return u.finish(ctx, false, nil, em)
 		}
 		attempt := u.cur.Attempt
-		mv := engine.Advance(tasks, u.cur, d, out)
+		mv := engine.Advance(tasks, u.cur, d, out, u.idempotencyKey())
 		u.observePolicy(task, d, mv, out, attempt) // telemetry: task_retry
 		u.cur = mv.Cursor
 		pol.Exhausted = mv.Exhausted
@@ -360,6 +366,14 @@ func (u *unit) run(ctx context.Context) error {
 				}
 			}
 			u.taskEndAt(mv.TaskEnd, task, out, em, attempt)
+		}
+		if why := taskDLQReason(d, mv); why != "" {
+			// An exhausted or fatal task failure goes to the DLQ; held, its
+			// unit waits there for an operator (taskdlq.go).
+			held, err := u.fileTaskFailure(ctx, task, out, why, attempt)
+			if err != nil || held {
+				return err // the park took the unit's lease over (control.FileUnit)
+			}
 		}
 		switch mv.Kind {
 		case engine.MoveFinish:

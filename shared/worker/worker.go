@@ -78,6 +78,21 @@ type Worker struct {
 	// loop.spec.item_timeout_s (NoETL observability spec §8.12 timeouts.loop_item_ms; 0:
 	// none).
 	LoopItemTimeout time.Duration
+	// SinkTimeout is a sink's timeout (a side-effecting storage task,
+	// engine.IsSink) when it sets none (NoETL observability spec §8.12
+	// timeouts.sink_default_ms, NOETL_TIMEOUTS_SINK_DEFAULT_MS; 0:
+	// ToolTimeout).
+	SinkTimeout time.Duration
+	// PGDSN is the PostgreSQL connection of postgres tasks that name none
+	// and whose workload has no pg_dsn (NOETL_PG_DSN; "" = none).
+	PGDSN string
+	// FileTaskFailures files exhausted and fatal task failures in the DLQ
+	// (NOETL_DLQ_ENABLED; see taskdlq.go).
+	FileTaskFailures bool
+	// HoldTaskFailures parks the unit of a filed task failure until its
+	// entry is replayed or discarded, instead of failing the step at once
+	// (NOETL_DLQ_HOLD; a playbook's executor.spec.dlq_hold wins).
+	HoldTaskFailures bool
 	// BarrierKey derives the MAC key of a side-effect barrier
 	// (tools.Request.BarrierMAC; sign.Signer.BarrierKey). Nil: a key
 	// random to this Worker (drawn on first use), so a record is adopted

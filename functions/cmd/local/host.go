@@ -105,12 +105,16 @@ func freePort() (int, error) {
 
 // Front returns the handler of the functions' URLs: /<name> and
 // /<name>/... are forwarded to backends[name] with the /<name> prefix
-// removed (what stands for the function's own URL in GCP), /metrics is
-// served by metrics. Anything else is 404.
-func Front(backends map[string]string, metrics http.Handler) http.Handler {
+// removed (what stands for the function's own URL in GCP), metricsPath
+// (NOETL_METRICS_PATH, "" = /metrics) is served by metrics. Anything else
+// is 404.
+func Front(backends map[string]string, metricsPath string, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
+	if metricsPath == "" {
+		metricsPath = "/metrics"
+	}
 	if metrics != nil {
-		mux.Handle("/metrics", metrics)
+		mux.Handle(metricsPath, metrics)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Cloud Tasks dispatches up to NOETL_WORK_CONCURRENCY units at once.
@@ -146,4 +150,13 @@ func Front(backends map[string]string, metrics http.Handler) http.Handler {
 		mux.Handle(prefix+"/", p)
 	}
 	return mux
+}
+
+// ServeMetrics serves metrics at path on addr until the listener fails
+// (NOETL_METRICS_PORT: the Prometheus endpoint on a port of its own).
+func ServeMetrics(addr, path string, metrics http.Handler) error {
+	mux := http.NewServeMux()
+	mux.Handle(path, metrics)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,7 +46,7 @@ func TestFunctionsHost(t *testing.T) {
 	if backends["test-http"] == backends["test-ce"] {
 		t.Fatalf("one server for two functions: %v", backends)
 	}
-	front := httptest.NewServer(Front(backends, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	front := httptest.NewServer(Front(backends, "/prom/metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "metrics here")
 	})))
 	defer front.Close()
@@ -63,11 +64,14 @@ func TestFunctionsHost(t *testing.T) {
 		"/test-http/executions/e1?x=1": "GET /executions/e1 ?x=1 prefix /test-http",
 		"/test-http":                   "GET / ? prefix /test-http",
 		"/test-http/":                  "GET / ? prefix /test-http",
-		"/metrics":                     "metrics here",
+		"/prom/metrics":                "metrics here", // NOETL_METRICS_PATH
 	} {
 		if code, body := get(path); code != 200 || body != want {
 			t.Errorf("GET %s: %d %q, want %q", path, code, body, want)
 		}
+	}
+	if code, _ := get("/metrics"); code != http.StatusNotFound {
+		t.Errorf("GET /metrics with NOETL_METRICS_PATH=/prom/metrics: %d, want 404", code)
 	}
 	// The prefix is the host's to say: a caller's own is replaced.
 	req, _ := http.NewRequest(http.MethodGet, front.URL+"/test-http/x", nil)
@@ -112,5 +116,33 @@ func TestFunctionsHost(t *testing.T) {
 
 	if _, err := ServeFunctions([]string{"no-such-function"}); err == nil {
 		t.Error("ServeFunctions accepted an unregistered function")
+	}
+}
+
+// TestServeMetrics: NOETL_METRICS_PORT serves the endpoint on its own
+// listener, at NOETL_METRICS_PATH.
+func TestServeMetrics(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	go func() {
+		_ = ServeMetrics(addr, "/m", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "noetl_x 1") }))
+	}()
+	var body string
+	for i := 0; i < 100; i++ {
+		resp, err := http.Get("http://" + addr + "/m")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if body != "noetl_x 1" {
+		t.Fatalf("GET /m on the metrics port: %q", body)
 	}
 }

@@ -18,7 +18,8 @@
 //	/dispatch/projects/P/topics/T     → dispatch      funcframework converts)
 //	/subscribe/push/NAME, /subscribe/tick → subscribe (HTTP: pushes of
 //	                      registered subscriptions, the stack's ticker)
-//	/metrics              → the process's Prometheus metrics (telemetry)
+//	/metrics              → the process's Prometheus metrics (telemetry;
+//	                        NOETL_METRICS_PATH, also on NOETL_METRICS_PORT when set)
 //
 // All functions share the process's dependencies (shared/runtime), as
 // one instance of each would.
@@ -30,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -45,9 +47,6 @@ func main() {
 	if port == "" {
 		port = "8680"
 	}
-	if _, err := runtime.Get(context.Background(), 0); err != nil {
-		log.Fatalf("functions: %v", err)
-	}
 	names := make([]string, 0, len(deploy.Functions))
 	for _, f := range deploy.Functions {
 		names = append(names, f.Name)
@@ -56,7 +55,20 @@ func main() {
 	if err != nil {
 		log.Fatalf("functions: %v", err)
 	}
-	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: Front(backends, telemetry.MetricsHandler()), ReadHeaderTimeout: 10 * time.Second}
+	d, err := runtime.Get(context.Background(), 0)
+	if err != nil {
+		log.Fatalf("functions: %v", err)
+	}
+	metrics := d.Cfg.Metrics
+	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: Front(backends, metrics.Path, telemetry.MetricsHandler()), ReadHeaderTimeout: 10 * time.Second}
+	if metrics.Port > 0 {
+		// NOETL_METRICS_PORT: the Prometheus endpoint on a port of its own too.
+		go func() {
+			if err := ServeMetrics("127.0.0.1:"+strconv.Itoa(metrics.Port), metrics.Path, telemetry.MetricsHandler()); err != nil {
+				log.Printf("functions: metrics listener on port %d: %v", metrics.Port, err)
+			}
+		}()
+	}
 	go func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

@@ -15,7 +15,7 @@ import (
 var dlqStatuses = []string{"pending", "replayed", "discarded", "done"}
 
 // dlqFields are the NoETL observability spec §8.6 fields of a DLQ entry, in display order.
-var dlqFields = []string{"id", "message_id", "status", "execution_id", "step_id", "loop_index", "loop_key", "tool_kind",
+var dlqFields = []string{"id", "message_id", "status", "execution_id", "step_id", "loop_index", "loop_key", "tool_kind", "sink_id",
 	"attempts", "first_seen", "last_seen", "last_error"}
 
 // entryID is the id of a DLQ entry as GET /dlq/{id} takes it.
@@ -39,19 +39,26 @@ redacted payload, a context excerpt and a status (pending, replayed, discarded).
 
 func (a *app) dlqListCmd() *cobra.Command {
 	var (
-		status string
-		limit  int
+		status, execution, kind string
+		limit                   int
 	)
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List DLQ entries",
 		Long: `List DLQ entries (GET /dlq): id, status, execution, step, iteration, tool kind,
-attempts, last seen, last error. json prints {"entries": [...]}.`,
+attempts, last seen, last error, newest first; --status, --execution and --kind
+narrow the list. json prints {"entries": [...]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := listQuery(status, dlqStatuses, limit)
 			if err != nil {
 				return err
+			}
+			if execution != "" {
+				q.Set("execution_id", execution)
+			}
+			if kind != "" {
+				q.Set("tool_kind", kind)
 			}
 			var body struct {
 				Entries []map[string]any `json:"entries"`
@@ -68,6 +75,8 @@ attempts, last seen, last error. json prints {"entries": [...]}.`,
 	}
 	c.Flags().StringVar(&status, "status", "", "only entries with this status ("+strings.Join(dlqStatuses, "|")+")")
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many entries")
+	c.Flags().StringVar(&execution, "execution", "", "only entries of this execution")
+	c.Flags().StringVar(&kind, "kind", "", "only entries of this tool kind (http, postgres, python, ...)")
 	return c
 }
 
@@ -90,7 +99,7 @@ JSON) and the context excerpt. Exit 3 for an unknown id.`,
 // then the payload and context excerpt as indented JSON.
 func (a *app) dlqEntryTable(e map[string]any) {
 	t := newTable(a.stdout, "id", entryID(e))
-	shown := map[string]bool{"id": true, "payload": true, "context_excerpt": true}
+	shown := map[string]bool{"id": true, "payload": true, "context_excerpt": true, "spec": true, "last_stack": true}
 	for _, k := range dlqFields[1:] {
 		shown[k] = true
 		if _, ok := e[k]; ok {
@@ -108,7 +117,7 @@ func (a *app) dlqEntryTable(e map[string]any) {
 		t.row(k, str(e[k]))
 	}
 	t.flush()
-	for _, k := range []string{"payload", "context_excerpt"} {
+	for _, k := range []string{"spec", "last_stack", "payload", "context_excerpt"} {
 		v, ok := e[k]
 		if !ok || v == nil || v == "" {
 			continue
@@ -131,8 +140,11 @@ func (a *app) dlqReplayCmd() *cobra.Command {
 		Long: `Re-enqueue the unit of a DLQ entry (POST /dlq/{id}/replay) and mark the entry
 replayed; a replayed unit that succeeds lets its execution go on. The api replays
 idempotently. --patch key=value (repeatable) is a correction the api applies to the
-unit before the replay, e.g. --patch spec.url=https://new.example.com (values are
-sent as strings: {"patch": {"key": "value"}}). Exit 3 for an unknown id.`,
+unit before the replay: spec.<key> corrects the failed task's rendered configuration
+(its "spec" in dlq show), checked against the kind's spec, e.g.
+--patch spec.url=https://new.example.com; args.<key>, item.<key>, iter.<key>, ...
+correct the unit's inputs. Values are JSON or, when they do not parse, strings
+({"patch": {"key": "value"}}). Exit 3 for an unknown id, 2 for a bad patch.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]

@@ -35,6 +35,13 @@ func TestDLQ(t *testing.T) {
 	if q := f.requests()[0].Query; q != "limit=10&status=pending" {
 		t.Errorf("list query %q", q)
 	}
+	n0 := len(f.requests())
+	if r := f.cli("dlq", "list", "--execution", "e1", "--kind", "http"); r.code != 0 {
+		t.Errorf("list --execution --kind: %+v", r)
+	}
+	if q := f.requests()[n0].Query; q != "execution_id=e1&limit=50&tool_kind=http" {
+		t.Errorf("list --execution --kind query %q", q)
+	}
 	r = f.cli("dlq", "list")
 	var lm map[string]any
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &lm) != nil || len(lm["entries"].([]any)) != 1 {

@@ -25,6 +25,7 @@ var batchCases = []testCase{
 
 var dlqCases = []testCase{
 	{"PutIdempotent", testDLQPutIdempotent},
+	{"QueryFilters", testDLQQuery},
 	{"PoisonBytes", testDLQPoisonBytes},
 }
 
@@ -268,6 +269,55 @@ func testDLQPutIdempotent(ctx context.Context, t *testing.T, s store.Store) {
 	for i := range 2 {
 		if err := s.DLQPut(ctx, bare); err != nil {
 			t.Fatalf("DLQPut without loop index #%d: %v", i+1, err)
+		}
+	}
+}
+
+// testDLQQuery: GET /dlq's filters — execution, tool kind, status — each
+// narrow the list, newest first, and the seed's sink_id and last_stack
+// come back as filed.
+func testDLQQuery(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	put := func(n, exec, kind string, seen string) {
+		t.Helper()
+		e := store.DLQEntry{MessageID: "q" + n + "-" + id, ExecutionID: exec, StepID: "s", ToolKind: kind, Attempts: 1, LastError: "x",
+			FirstSeen: seen, LastSeen: seen, Status: store.DLQPending, SinkID: kind + ":s", LastStack: "stack " + n}
+		if err := s.DLQPut(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("1", id+"-a", "http", "2026-01-02T03:04:01.000Z")
+	put("2", id+"-a", "postgres", "2026-01-02T03:04:02.000Z")
+	put("3", id+"-b", "http", "2026-01-02T03:04:03.000Z")
+	ids := func(f store.DLQFilter) []string {
+		t.Helper()
+		es, err := s.DLQQuery(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			if strings.HasSuffix(e.MessageID, id) {
+				out = append(out, strings.TrimSuffix(e.MessageID, "-"+id))
+				if e.SinkID != e.ToolKind+":s" || !strings.HasPrefix(e.LastStack, "stack ") {
+					t.Errorf("entry %s: sink_id %q last_stack %q", e.MessageID, e.SinkID, e.LastStack)
+				}
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		f    store.DLQFilter
+		want string
+	}{
+		{store.DLQFilter{ExecutionID: id + "-a"}, "q2 q1"},
+		{store.DLQFilter{ExecutionID: id + "-a", ToolKind: "http"}, "q1"},
+		{store.DLQFilter{ExecutionID: id + "-b", Status: store.DLQPending}, "q3"},
+		{store.DLQFilter{ExecutionID: id + "-b", Status: store.DLQDone}, ""},
+		{store.DLQFilter{ExecutionID: id + "-a", Limit: 1}, "q2"},
+	} {
+		if got := strings.Join(ids(c.f), " "); got != c.want {
+			t.Errorf("DLQQuery(%+v) = %q, want %q", c.f, got, c.want)
 		}
 	}
 }

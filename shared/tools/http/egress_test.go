@@ -105,7 +105,8 @@ func TestEngineEndpointsRefused(t *testing.T) {
 	}
 }
 
-// NOETL_HTTP_ALLOW_LINK_LOCAL (and Options.AllowLinkLocal) admit
+// Options.AllowLinkLocal (NOETL_HTTP_ALLOW_LINK_LOCAL, wired by
+// shared/runtime and the runner) admits
 // link-local destinations: shown by the tool's policy decision.
 func TestAllowLinkLocalSwitch(t *testing.T) {
 	md := netip.MustParseAddr("169.254.169.254")
@@ -115,12 +116,7 @@ func TestAllowLinkLocalSwitch(t *testing.T) {
 	if err := New(Options{AllowLinkLocal: true}).policy.CheckAddr(md, 80); err != nil {
 		t.Errorf("Options.AllowLinkLocal: %v", err)
 	}
-	t.Setenv(EnvAllowLinkLocal, "true")
-	if err := New(Options{Egress: cloudPolicy(t)}).policy.CheckAddr(md, 80); err != nil {
-		t.Errorf("%s=true: %v", EnvAllowLinkLocal, err)
-	}
-	t.Setenv(EnvAllowLinkLocal, "false")
-	if err := New(Options{}).policy.CheckAddr(md, 80); err == nil {
-		t.Errorf("%s=false: allowed", EnvAllowLinkLocal)
+	if err := New(Options{Egress: cloudPolicy(t), AllowLinkLocal: true}).policy.CheckAddr(md, 80); err != nil {
+		t.Errorf("AllowLinkLocal over the cloud policy: %v", err)
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,14 +66,10 @@ type Options struct {
 	Egress *egress.Policy
 	// AllowLinkLocal adds link-local addresses (169.254.0.0/16,
 	// fe80::/10: the cloud metadata server) to the policy's allowed
-	// destinations. Also turned on by NOETL_HTTP_ALLOW_LINK_LOCAL=true
-	// (kept for compatibility; NOETL_EGRESS_ALLOW is the general knob).
+	// destinations (NOETL_HTTP_ALLOW_LINK_LOCAL, set by shared/runtime
+	// and the runner; NOETL_EGRESS_ALLOW is the general knob).
 	AllowLinkLocal bool
 }
-
-// EnvAllowLinkLocal is the config switch for Options.AllowLinkLocal
-// (README "Security").
-const EnvAllowLinkLocal = "NOETL_HTTP_ALLOW_LINK_LOCAL"
 
 // ErrForbiddenAddress is wrapped by the error of a request to a
 // destination the egress policy refuses; the task fails with error kind
@@ -106,11 +101,7 @@ func New(opts Options) *Tool {
 	if p == nil {
 		p = LinkLocalOnly()
 	}
-	allow := opts.AllowLinkLocal
-	if v, err := strconv.ParseBool(strings.TrimSpace(os.Getenv(EnvAllowLinkLocal))); err == nil && v {
-		allow = true
-	}
-	if allow {
+	if opts.AllowLinkLocal {
 		cp := *p
 		for _, r := range []string{"169.254.0.0/16", "fe80::/10"} {
 			rule, _ := egress.ParseRule(r)
