@@ -423,6 +423,17 @@ type TaskFailed struct {
 func (a TaskFailed) encode() map[string]any { return map[string]any{"error": a.Error} }
 func (a *TaskFailed) decode(r *reader)      { a.Error = r.object("error") }
 
+// TaskCanceled is the payload of task.canceled (a running attempt
+// interrupted by a stop: shared/worker interrupt.go).
+type TaskCanceled struct {
+	// Reason says what ended while the attempt ran (its execution, its
+	// step run).
+	Reason string
+}
+
+func (a TaskCanceled) encode() map[string]any { return map[string]any{"reason": a.Reason} }
+func (a *TaskCanceled) decode(r *reader)      { a.Reason = r.str("reason") }
+
 // StepDone is the payload of step.done.
 type StepDone struct {
 	// Result is the step's result (a result reference when offloaded;

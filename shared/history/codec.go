@@ -64,6 +64,7 @@ var registry = map[types.EventType]func() Attributes{
 	types.EvPolicyTaskEvaluated:   func() Attributes { return &PolicyTaskEvaluated{} },
 	types.EvTaskDone:              func() Attributes { return &TaskDone{} },
 	types.EvTaskFailed:            func() Attributes { return &TaskFailed{} },
+	types.EvTaskCanceled:          func() Attributes { return &TaskCanceled{} },
 	types.EvStepDone:              func() Attributes { return &StepDone{} },
 	types.EvStepFailed:            func() Attributes { return &StepFailed{} },
 	types.EvLoopStarted:           func() Attributes { return &LoopStarted{} },

@@ -62,6 +62,7 @@ func TestEveryShapeRoundTrips(t *testing.T) {
 		{types.EvPolicyTaskEvaluated, history.PolicyTaskEvaluated{Rule: -1, Do: types.ActFail, OutcomeStatus: types.StatusError, Exhausted: true}},
 		{types.EvTaskDone, history.TaskDone{}},
 		{types.EvTaskFailed, history.TaskFailed{Error: map[string]any{"kind": "x", "message": "m"}}},
+		{types.EvTaskCanceled, history.TaskCanceled{Reason: "the execution ended (canceled)"}},
 		{types.EvStepDone, history.StepDone{Result: "r", Ctx: map[string]any{"a": int64(1)}, Step: map[string]any{"b": "c"}}},
 		{types.EvStepFailed, history.StepFailed{Error: map[string]any{"kind": "x"}, Iteration: ip(3)}},
 		{types.EvLoopStarted, history.LoopStarted{Total: ip(3), Mode: "parallel", MaxInFlight: 2}},

@@ -58,6 +58,13 @@ const (
 	// its loop.iteration.started (README "The soak": every started unit ends in
 	// the log).
 	EvLoopIterationCanceled EventType = "loop.iteration.canceled"
+	// EvTaskCanceled records a task attempt interrupted because its
+	// execution or its step run ended while it ran (a cancellation, a
+	// deadline, a step timeout, an operator's step complete|fail): the
+	// task's terminal event after its task.attempt.failed (status
+	// canceled, error kind canceled). No policy runs and nothing retries
+	// it.
+	EvTaskCanceled EventType = "task.canceled"
 	// EvExecutionTimedOut records an execution that ran past its deadline
 	// (executor.spec.timeout_s or NOETL_EXECUTION_DEADLINE_S): it fails.
 	EvExecutionTimedOut EventType = "playbook.timed_out"
