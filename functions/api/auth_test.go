@@ -77,6 +77,8 @@ func TestGuardRoles(t *testing.T) {
 		{"POST", "/api/dlq/x/replay", auth.Operator},
 		{"POST", "/api/dlq/x/discard", auth.Operator},
 		{"POST", "/api/executions/1/rebuild", auth.Operator},
+		{"POST", "/api/executions/1/steps/load/complete", auth.Admin},
+		{"POST", "/api/executions/1/steps/load/fail", auth.Admin},
 		{"POST", "/api/gc", auth.Admin},
 		{"GET", "/api/credentials/pg", auth.Admin},
 		{"POST", "/api/subscriptions", auth.Admin},

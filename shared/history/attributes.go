@@ -434,6 +434,35 @@ type TaskCanceled struct {
 func (a TaskCanceled) encode() map[string]any { return map[string]any{"reason": a.Reason} }
 func (a *TaskCanceled) decode(r *reader)      { a.Reason = r.str("reason") }
 
+// StepForced is the payload of step.forced (control.ForceStep): an
+// operator's hand-made end of a step run, the audit record of
+// `noetl step complete|fail`.
+type StepForced struct {
+	// Action is "complete" (a step.done follows) or "fail" (a
+	// step.failed follows).
+	Action string
+	// Principal is who did it (the api caller's identity).
+	Principal string
+	// Reason is why (the operator's words; omitted when none was
+	// given).
+	Reason string
+}
+
+func (a StepForced) encode() map[string]any {
+	m := map[string]any{"action": a.Action, "principal": a.Principal}
+	if a.Reason != "" {
+		m["reason"] = a.Reason
+	}
+	return m
+}
+
+func (a *StepForced) decode(r *reader) {
+	a.Action, a.Principal = r.str("action"), r.str("principal")
+	if r.has("reason") {
+		a.Reason = r.str("reason")
+	}
+}
+
 // StepDone is the payload of step.done.
 type StepDone struct {
 	// Result is the step's result (a result reference when offloaded;

@@ -75,6 +75,7 @@ var registry = map[types.EventType]func() Attributes{
 	types.EvResultStored:          func() Attributes { return &ResultStored{} },
 	types.EvCancelRequested:       func() Attributes { return &CancelRequested{} },
 	types.EvStepCanceled:          func() Attributes { return &StepCanceled{} },
+	types.EvStepForced:            func() Attributes { return &StepForced{} },
 	types.EvLoopIterationCanceled: func() Attributes { return &IterationCanceled{} },
 	types.EvExecutionTimedOut:     func() Attributes { return &ExecutionTimedOut{} },
 	types.EvUnitDeadLettered:      func() Attributes { return &UnitDeadLettered{} },

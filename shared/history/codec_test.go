@@ -63,6 +63,8 @@ func TestEveryShapeRoundTrips(t *testing.T) {
 		{types.EvTaskDone, history.TaskDone{}},
 		{types.EvTaskFailed, history.TaskFailed{Error: map[string]any{"kind": "x", "message": "m"}}},
 		{types.EvTaskCanceled, history.TaskCanceled{Reason: "the execution ended (canceled)"}},
+		{types.EvStepForced, history.StepForced{Action: "complete", Principal: "ops@example.com", Reason: "r"}},
+		{types.EvStepForced, history.StepForced{Action: "fail", Principal: "ops@example.com"}},
 		{types.EvStepDone, history.StepDone{Result: "r", Ctx: map[string]any{"a": int64(1)}, Step: map[string]any{"b": "c"}}},
 		{types.EvStepFailed, history.StepFailed{Error: map[string]any{"kind": "x"}, Iteration: ip(3)}},
 		{types.EvLoopStarted, history.LoopStarted{Total: ip(3), Mode: "parallel", MaxInFlight: 2}},

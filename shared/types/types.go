@@ -65,6 +65,12 @@ const (
 	// canceled, error kind canceled). No policy runs and nothing retries
 	// it.
 	EvTaskCanceled EventType = "task.canceled"
+	// EvStepForced records an operator finishing a step run by hand
+	// (`noetl step complete|fail`, POST
+	// /executions/{id}/steps/{step}/complete|fail, admin role): who did
+	// it, why, and how; the step.done or step.failed it applied through
+	// the engine follows it in the same batch.
+	EvStepForced EventType = "step.forced"
 	// EvExecutionTimedOut records an execution that ran past its deadline
 	// (executor.spec.timeout_s or NOETL_EXECUTION_DEADLINE_S): it fails.
 	EvExecutionTimedOut EventType = "playbook.timed_out"
@@ -153,6 +159,9 @@ const (
 	ErrKindConfig   = "config"
 	ErrKindPlaybook = "playbook"
 	ErrKindCanceled = "canceled"
+	// ErrKindOperator: an operator failed the step run by hand (`noetl
+	// step fail`, control.ForceStep); the message names who and why.
+	ErrKindOperator = "operator"
 	// ErrKindForbidden: a control refused the task (not retried): a
 	// credential the playbook is not granted, a result reference of an
 	// execution that is not its own, its parent's or a child's.

@@ -3,11 +3,14 @@ package worker
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -171,5 +174,108 @@ workflow:
 	w.interrupts.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d execution watches left after the run", n)
+	}
+}
+
+// TestOperatorEndsStuckStep: an operator's `noetl step complete|fail`
+// (control.ForceStep) ends the running step run through the engine —
+// step.forced (who, why) then step.done with the operator's result (the
+// next step reads it) or step.failed with kind operator — and the unit
+// still running it is interrupted (its step run ended) without applying
+// its own boundary. Refusals: an unknown step, a step with no running
+// run, an ended execution, an unknown action or no principal.
+func TestOperatorEndsStuckStep(t *testing.T) {
+	const src = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: stuck, path: tests/stuck}
+workflow:
+  - step: start
+    tool: {kind: noop, result: {ok: true}}
+    next: {arcs: [{step: stuck}]}
+  - step: stuck
+    tool: {kind: python, code: "wait_forever()"}
+    next: {arcs: [{step: after}]}
+  - step: after
+    tool: {kind: noop, result: {got: "{{ stuck.value }}"}}
+`
+	for _, action := range []control.StepAction{control.StepComplete, control.StepFail} {
+		t.Run(string(action), func(t *testing.T) {
+			ctx := context.Background()
+			env := controltest.NewEnv()
+			py := newBlockingTool()
+			w := newWorker(env, py, nil)
+			w.InterruptAfter = 5 * time.Millisecond
+			start(t, env, "ex1", src, nil)
+			deliver(t, w, take(t, env)) // start
+			unit := take(t, env)        // stuck
+			// Refusals while it runs.
+			for _, bad := range []struct {
+				p    control.ForceStepParams
+				code errs.Code
+			}{
+				{control.ForceStepParams{ExecutionID: "ex1", Step: "nope", Action: action, Principal: "op"}, errs.NotFound},
+				{control.ForceStepParams{ExecutionID: "ex1", Step: "after", Action: action, Principal: "op"}, errs.FailedPrecondition},
+				{control.ForceStepParams{ExecutionID: "ex1", Step: "start", Action: action, Principal: "op"}, errs.FailedPrecondition},
+				{control.ForceStepParams{ExecutionID: "nope", Step: "stuck", Action: action, Principal: "op"}, errs.NotFound},
+				{control.ForceStepParams{ExecutionID: "ex1", Step: "stuck", Action: "skip", Principal: "op"}, errs.InvalidArgument},
+				{control.ForceStepParams{ExecutionID: "ex1", Step: "stuck", Action: action}, errs.InvalidArgument},
+			} {
+				if _, err := env.Control.ForceStep(ctx, bad.p); errs.CodeOf(err) != bad.code {
+					t.Fatalf("ForceStep(%+v): %v, want code %v", bad.p, err, bad.code)
+				}
+			}
+			forced := make(chan error, 1)
+			go func() {
+				<-py.entered
+				_, err := env.Control.ForceStep(ctx, control.ForceStepParams{ExecutionID: "ex1", Step: "stuck", Action: action,
+					Result: map[string]any{"value": int64(42)}, Reason: "the upstream fixed by hand", Principal: "ops@example.com"})
+				forced <- err
+			}()
+			deliver(t, w, unit)
+			if err := <-forced; err != nil {
+				t.Fatalf("ForceStep: %v", err)
+			}
+			var ie *Interrupted
+			// complete: the run ended ok and the execution goes on; fail:
+			// the failure ends the execution (stuck has no failure arc).
+			want := map[control.StepAction]string{control.StepComplete: "its step run stuck#1 ended (ok)", control.StepFail: "the execution ended (failed)"}[action]
+			if cause := <-py.causes; !errors.As(cause, &ie) || ie.Reason != want {
+				t.Fatalf("the stuck task's context ended with %v", cause)
+			}
+			drain(t, env, w)
+			st := status(t, env, "ex1")
+			audit := eventsOf(env, "ex1", types.EvStepForced)
+			if len(audit) != 1 {
+				t.Fatalf("%d step.forced events, want 1", len(audit))
+			}
+			if p, err := history.Decode[history.StepForced](audit[0]); err != nil || p.Principal != "ops@example.com" || p.Reason != "the upstream fixed by hand" || p.Action != string(action) || audit[0].Step != "stuck" || audit[0].StepRun != 1 {
+				t.Fatalf("step.forced %+v payload %+v (%v)", audit[0], p, err)
+			}
+			if len(eventsOf(env, "ex1", types.EvTaskCanceled)) != 1 {
+				t.Fatal("the interrupted attempt of stuck left no task.canceled")
+			}
+			switch action {
+			case control.StepComplete:
+				if st.Status != engine.ExecOK || !reflect.DeepEqual(st.Results["after"], map[string]any{"got": int64(42)}) {
+					t.Fatalf("execution %s, after's result %#v; want ok with got 42", st.Status, st.Results["after"])
+				}
+				if n := len(eventsOf(env, "ex1", types.EvStepDone)); n != 3 {
+					t.Fatalf("%d step.done events, want 3 (start, stuck by hand, after)", n)
+				}
+			case control.StepFail:
+				ss := st.Steps["stuck"]
+				em, _ := ss.Error.(map[string]any)
+				if st.Status != engine.ExecFailed || em["kind"] != types.ErrKindOperator || em["message"] != "failed by ops@example.com: the upstream fixed by hand" {
+					t.Fatalf("execution %s, stuck's error %#v; want failed with kind operator", st.Status, ss.Error)
+				}
+			}
+			if _, err := env.Control.ForceStep(ctx, control.ForceStepParams{ExecutionID: "ex1", Step: "stuck", Action: action, Principal: "op"}); errs.CodeOf(err) != errs.FailedPrecondition {
+				t.Fatalf("ForceStep of an ended execution: %v, want FailedPrecondition", err)
+			}
+			if c := env.Bus.Conflicts(); len(c) > 0 {
+				t.Fatalf("events published twice with different contents: %v", c)
+			}
+		})
 	}
 }
