@@ -253,3 +253,82 @@ func runnerAttemptEnd(t *testing.T, id string, timeout time.Duration) time.Time 
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// `noetl step complete` and `noetl step fail` on the stack (runbook B):
+// an admin ends a stuck step run — a python task that would sleep for
+// five minutes — through the engine; the next step reads the result given
+// by hand, the log holds step.forced (the admin's identity and reason)
+// and the interrupted task's task.canceled; an operator (below admin) is
+// refused with 403 and changes nothing.
+func TestStepCompleteByHand(t *testing.T) {
+	RequireStack(t)
+	src := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: stuck_step}
+workflow:
+  - step: stuck
+    tool: {kind: python, timeout: 600, code: "import time\ntime.sleep(300)\nresult = {'value': 0}"}
+    next: {arcs: [{step: after}]}
+  - step: after
+    tool: {kind: noop, result: {got: "{{ stuck.value }}"}}
+`
+	for _, action := range []string{"complete", "fail"} {
+		t.Run(action, func(t *testing.T) {
+			id := startInline(t, src, nil)
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				_, st := apiDo(t, http.MethodGet, "/executions/"+id, nil)
+				if strings.Contains(MustJSON(st["steps"]), `"running"`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("stuck never ran: %v", st)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			time.Sleep(time.Second) // the python task is well under way
+			oscar := identity(t, "operator", "oscar", false)
+			oscar.expect(t, "POST", "/api/executions/"+id+"/steps/stuck/"+action, map[string]any{"reason": "no"}, 403, "has role operator")
+			if r := noetlCLI(t, "step", "complete", id, "nope", "--result", "1"); r.code != 3 {
+				t.Fatalf("step complete of an unknown step: exit %d %s", r.code, r.stderr)
+			}
+			args := []string{"step", action, id, "stuck", "--reason", "done by hand in the e2e test", "-o", "table"}
+			if action == "complete" {
+				args = append(args, "--result", `{"value": 42}`)
+			}
+			r := noetlCLI(t, args...)
+			if r.code != 0 || !strings.Contains(r.stdout, "step stuck run 1") {
+				t.Fatalf("noetl %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+			}
+			st := waitStatus(t, id, 60*time.Second)
+			evs := Events(t, id)
+			var forced map[string]any
+			for _, e := range evs {
+				if e["event_type"] == "step.forced" {
+					forced = e
+				}
+			}
+			p, _ := forced["payload"].(map[string]any)
+			if forced == nil || forced["step"] != "stuck" || p["action"] != action || p["principal"] != "token" || p["reason"] != "done by hand in the e2e test" {
+				t.Fatalf("step.forced %v", forced)
+			}
+			if Count(evs, "task.canceled", "stuck") != 1 {
+				t.Fatal("the stuck python task was not interrupted (no task.canceled)")
+			}
+			switch action {
+			case "complete":
+				res := MustJSON(st["result"])
+				if st["status"] != "ok" || !strings.Contains(res, `"got":42`) && !strings.Contains(res, `"got": 42`) {
+					t.Fatalf("execution %v with result %s, want ok with after's got 42", st["status"], res)
+				}
+			case "fail":
+				if st["status"] != "failed" || Count(evs, "step.failed", "stuck") != 1 || Count(evs, "step.started", "after") != 0 {
+					t.Fatalf("execution %v, want failed at stuck without after", st["status"])
+				}
+			}
+			if r := noetlCLI(t, args...); r.code != 2 {
+				t.Fatalf("a second %s: exit %d, want 2 (409: the execution ended)\n%s", action, r.code, r.stderr)
+			}
+		})
+	}
+}
