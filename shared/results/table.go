@@ -65,9 +65,9 @@ func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 	if ref.Format == FormatJSON {
 		return s.openJSONTable(ctx, ref)
 	}
-	o, err := s.backendFor(ref.Cell).Open(ctx, ref.Key)
+	o, repaired, err := s.openRef(ctx, ref)
 	if err != nil {
-		return nil, lostOr(ref, err)
+		return nil, err
 	}
 	size := o.Size()
 	tstart := max(0, size-tailBytes)
@@ -91,7 +91,7 @@ func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 	if err != nil {
 		return nil, lostOr(ref, err)
 	}
-	vf := s.verifier(ref)
+	vf := s.verifierOf(ref, repaired)
 	hr := newHashReader(body, vf)
 	sr, err := newStreamReader(hr)
 	if err != nil {
@@ -415,9 +415,9 @@ func (s *Store) tableInfo(ctx context.Context, ref Ref) (tableLayout, error) {
 
 // fileReader opens a random-access reader of a Feather object.
 func (s *Store) fileReader(ctx context.Context, ref Ref) (*ipc.FileReader, func(), error) {
-	o, err := s.backendFor(ref.Cell).Open(ctx, ref.Key)
+	o, _, err := s.openRef(ctx, ref)
 	if err != nil {
-		return nil, nil, lostOr(ref, err)
+		return nil, nil, err
 	}
 	fr, err := ipc.NewFileReader(&windowReader{o: o, size: o.Size(), off: -1}, ipc.WithAllocator(arrowMem))
 	if err != nil {

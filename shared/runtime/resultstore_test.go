@@ -25,7 +25,7 @@ func TestResultStoreFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := config.Config{ResultsBucket: "noetl-results", ResultInlineMax: 1000, Tenant: "acme", TenantProject: "etl", ResultEnv: "prod",
-		ResultCellsFile: cellsFile, ResultCacheMB: 8, ResultMaterializeMaxMB: 3, ResultReadCheck: "crc32c"}
+		ResultCellsFile: cellsFile, ResultCacheMB: 8, ResultMaterializeMaxMB: 3, ResultReadCheck: "sha256"}
 	opened := map[string]results.Backend{}
 	st, err := ResultStore(cfg, func(bucket string) results.Backend {
 		b := results.NewMemory()
@@ -46,13 +46,13 @@ func TestResultStoreFromConfig(t *testing.T) {
 	if len(opened) != 2 || st.CellBackends["c1"] != opened["noetl-results"] || st.CellBackends["c2"] != opened["acme-c2"] || st.Backend != opened["noetl-results"] {
 		t.Fatalf("backends %v, cells %v", opened, st.CellBackends)
 	}
-	if st.Cache == nil || st.MaterializeMax != 3<<20 || st.InlineMax != 1000 || st.ReadCheck != results.ReadCheckCRC32C {
+	if st.Cache == nil || st.MaterializeMax != 3<<20 || st.InlineMax != 1000 || st.ReadCheck != results.ReadCheckSHA256 {
 		t.Fatalf("cache %v, materialize max %d, inline %d, read check %q", st.Cache, st.MaterializeMax, st.InlineMax, st.ReadCheck)
 	}
 
 	cfg.ResultCellsFile, cfg.ResultCacheMB, cfg.ResultReadCheck = "", 0, ""
 	st, err = ResultStore(cfg, func(string) results.Backend { return results.NewMemory() })
-	if err != nil || st.Cells != nil || st.Cache != nil || st.ReadCheck != results.ReadCheckSHA256 {
+	if err != nil || st.Cells != nil || st.Cache != nil || st.ReadCheck != results.ReadCheckCRC32C {
 		t.Fatalf("single cell, no cache: %+v, %v", st, err)
 	}
 
