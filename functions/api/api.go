@@ -118,6 +118,10 @@ func route(w http.ResponseWriter, r *http.Request) {
 		collect(w, r)
 	case p == "/cells" && r.Method == http.MethodGet:
 		cells(w, r)
+	case p == "/results/verify" && r.Method == http.MethodPost:
+		verifyResults(w, r)
+	case p == "/results/repair" && r.Method == http.MethodPost:
+		repairResult(w, r)
 	case strings.HasPrefix(p, "/results") && r.Method == http.MethodGet:
 		resultByURN(w, r)
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):

@@ -16,6 +16,7 @@ package api
 //	/dlq..., POST /executions/{id}/rebuild  operator
 //	/credentials..., POST /playbooks, POST /gc,
 //	POST /executions/{id}/steps/{step}/complete|fail,
+//	POST /results/verify, POST /results/repair,
 //	anything else that is not a GET        admin
 //
 // No or bad credentials → 401 {"error"} with WWW-Authenticate: Bearer; a

@@ -80,6 +80,8 @@ func TestGuardRoles(t *testing.T) {
 		{"POST", "/api/executions/1/steps/load/complete", auth.Admin},
 		{"POST", "/api/executions/1/steps/load/fail", auth.Admin},
 		{"POST", "/api/gc", auth.Admin},
+		{"POST", "/api/results/verify", auth.Admin},
+		{"POST", "/api/results/repair", auth.Admin},
 		{"GET", "/api/credentials/pg", auth.Admin},
 		{"POST", "/api/subscriptions", auth.Admin},
 		{"DELETE", "/api/subscriptions/s", auth.Admin},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -554,5 +555,43 @@ func TestRepairedObjectStandsIn(t *testing.T) {
 	}
 	if !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "it records sha256") {
 		t.Fatalf("marked replacement, streamed: %v", err)
+	}
+}
+
+// The same table streamed twice gives the same bytes: the file's
+// metadata is written in key order (a map's order once made every write
+// of an envelope with two keys one of two files: a second writer of the
+// key then stored a copy, and a repair could not reproduce the sha256).
+func TestSameTableSameBytes(t *testing.T) {
+	ctx := WithReader(context.Background(), anyReader)
+	s := newTestStore(16)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	sha := map[string]bool{}
+	for i := range 8 {
+		c := coords
+		c.Version = fmt.Sprint("v", i)
+		k := s.NewSink(ctx, c, OffloadOptions{Limit: -1})
+		if err := k.Begin(schema, TableMeta{At: "rows", RowsAt: "row_count", Envelope: map[string]any{"columns": []any{"i"}, "command": "SELECT"}}); err != nil {
+			t.Fatal(err)
+		}
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		for j := range 5000 {
+			b.Append(int64(j))
+		}
+		a := b.NewArray()
+		rec := array.NewRecordBatch(schema, []arrow.Array{a}, 5000)
+		if err := k.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		a.Release()
+		v, err := k.End()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sha[v.(map[string]any)[RefKey].(map[string]any)[DigestKey].(string)] = true
+	}
+	if len(sha) != 1 {
+		t.Fatalf("8 writes of one table gave %d different sha256s", len(sha))
 	}
 }

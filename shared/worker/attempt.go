@@ -13,7 +13,9 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/history"
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gc"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -170,7 +172,8 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	ae := u.event(typ, task.Name, itoa(attempt))
 	ae.Attempt, ae.Status, ae.DurationMS = attempt, out.Status, out.Meta.DurationMS
-	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true, Input: u.input}
+	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true, Input: u.input, Inputs: u.inputs}
+	u.inputs = nil
 	if out.Error != nil {
 		ap.Error = &history.AttemptError{Kind: out.Error.Kind, Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
 	}
@@ -422,6 +425,9 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 		tctx, cancel = context.WithTimeout(ctx, time.Duration(timeout*float64(time.Second))+2*time.Second)
 		defer cancel()
 	}
+	// A task whose result may be re-derived records its rendered inputs
+	// in its attempt's event (`noetl results repair`, shared/results/gc).
+	u.inputs = gc.RecordInputs(kind, cloneMap(cfg), cloneMap(args))
 	// A tool that produces a table streams it through a sink into the
 	// results tier instead of building it whole (lazy.go).
 	out := tool.Run(u.withSinks(tctx, task), tools.Request{
@@ -627,4 +633,13 @@ func (u *unit) itemBudget() time.Duration {
 		return engine.ItemBudget(u.step)
 	}
 	return u.w.LoopItemTimeout
+}
+
+// cloneMap is a deep copy of m (nil stays nil).
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	c, _ := jsonx.Clone(m).(map[string]any)
+	return c
 }

@@ -87,6 +87,9 @@ type unit struct {
 	// lastSpec is the rendered configuration of the task last run (a
 	// filed failure's spec, taskdlq.go).
 	lastSpec map[string]any
+	// inputs are the rendered inputs the running attempt records, when
+	// its result may be re-derived (runTool; history.TaskAttempt.Inputs).
+	inputs *history.TaskInputs
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }

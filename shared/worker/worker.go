@@ -329,6 +329,10 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 			w.states.put(cmd.ExecutionID, rec, w.now())
 		}
 	}
+	if cmd.Kind == types.CmdRepairResult {
+		// A lost result of the execution, ended or not (repair.go).
+		return w.repairResult(ctx, cmd, rec, log)
+	}
 	st := rec.State
 	end := control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun)
 	unitCmd := cmd // the unit the command runs or watches

@@ -43,3 +43,34 @@ func TestStepEnd(t *testing.T) {
 		t.Errorf("fail takes no --result: %+v", r)
 	}
 }
+
+// noetl gc is a dry run unless --apply is given (NoETL result storage RFC
+// §5: dry-run first); --dry-run says the default out loud and contradicts
+// --apply.
+func TestGCDryRunByDefault(t *testing.T) {
+	f := newFake(t)
+	f.reply("POST /gc", 200, map[string]any{"dry_run": true, "objects": 3, "deleted": 2, "executions": map[string]any{"expired": 1}})
+	for _, c := range []struct {
+		args  []string
+		query string
+	}{
+		{[]string{"gc"}, ""},
+		{[]string{"gc", "--dry-run"}, ""},
+		{[]string{"gc", "--apply"}, "apply=true"},
+		{[]string{"gc", "--execution", "e1", "--force", "--apply"}, "apply=true&execution_id=e1&force=true"},
+	} {
+		n := len(f.requests())
+		if r := f.cli(append(c.args, "-o", "table")...); r.code != 0 {
+			t.Fatalf("%v: %+v", c.args, r)
+		}
+		if q := f.requests()[n].Query; q != c.query {
+			t.Errorf("%v: query %q, want %q", c.args, q, c.query)
+		}
+	}
+	if r := f.cli("gc", "-o", "table"); !strings.Contains(r.stdout, "would delete 2") {
+		t.Errorf("dry run output: %q", r.stdout)
+	}
+	if r := f.cli("gc", "--dry-run", "--apply"); r.code != ExitInvalid {
+		t.Errorf("--dry-run --apply: %+v", r)
+	}
+}
