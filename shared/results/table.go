@@ -36,7 +36,7 @@ type TableReader struct {
 	meta    fileMeta
 	sr      *streamReader
 	body    io.ReadCloser
-	hr      *hashReader // reads body ahead, hashing it into v (pipe.go)
+	hr      hashedBody // body, hashed into v as it is read
 	v       *verifier
 	tail    []byte // the object from its footer to its end (hashed last)
 	rows    int64
@@ -92,7 +92,7 @@ func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 		return nil, lostOr(ref, err)
 	}
 	vf := s.verifierOf(ref, repaired)
-	hr := newHashReader(body, vf)
+	hr := hashBody(body, vf)
 	sr, err := newStreamReader(hr)
 	if err != nil {
 		hr.Close(body)
@@ -185,7 +185,7 @@ func (r *TableReader) finish() error {
 	if _, err := io.Copy(io.Discard, r.hr); err != nil {
 		return lostOr(r.ref, err)
 	}
-	r.hr.Close(r.body) // the goroutine has ended: v has every byte of the body
+	r.hr.Close(r.body) // v has every byte of the body
 	r.v.Write(r.tail)
 	return r.v.check()
 }
