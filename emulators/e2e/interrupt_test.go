@@ -21,8 +21,9 @@ import (
 // measured three ways:
 //
 //   - the work itself is gone: no process of the task's tree is left
-//     (python and the `sleep` it started, the shell's `sleep`), or
-//     PostgreSQL no longer runs the statement (pg_stat_activity);
+//     (python and the `sleep` it started, the shell's `sleep`, the
+//     sandboxed DuckDB worker that was counting), or PostgreSQL no longer
+//     runs the statement (pg_stat_activity);
 //   - the runner's attempt ended (its "runner: attempt" log line, written
 //     when the kind returned: DuckDB's query interrupted);
 //   - the control plane recorded the attempt's end (task.canceled).
@@ -43,7 +44,7 @@ func TestCancelInterruptsRunningTasks(t *testing.T) {
 		{"python", `{kind: python, timeout: 120, code: "import subprocess\nsubprocess.run(['sleep', '60.%[1]s'])\nresult = 1"}`, processRuns},
 		{"shell", `{kind: shell, timeout: 120, command: "sleep 60.%[1]s; echo done"}`, processRuns},
 		{"postgres", `{kind: postgres, timeout: 120, connection: "{{ workload.pg_dsn }}", command: "SELECT pg_sleep(60) /* %[1]s */"}`, statementRuns},
-		{"duckdb", `{kind: duckdb, timeout: 120, query: "SELECT count(*) AS n FROM range(100000000000000) t(i) WHERE i %% 7 = 3 /* %[1]s */"}`, runnerBusy},
+		{"duckdb", `{kind: duckdb, timeout: 120, query: "SELECT count(*) AS n FROM range(100000000000000) t(i) WHERE i %% 7 = 3 /* %[1]s */"}`, (&duckdbWorker{}).running},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			nonce := fmt.Sprintf("%09d", time.Now().UnixNano()%1e9)
@@ -143,52 +144,70 @@ func processRuns(t *testing.T, nonce string) bool {
 	return false
 }
 
-// runnerBusy reports whether the stack's runner and its sandboxes (every
-// process of its uid range) use more than a quarter of a core over 200
-// ms: DuckDB counting, in the runner's process or in its own.
-func runnerBusy(t *testing.T, _ string) bool {
+// duckdbWorker follows the sandboxed DuckDB worker of one task: a
+// process running the runner's executable (the sandbox helper serving
+// the duckdb-worker program) under a task uid of the runner's range.
+// Warm workers idle beside it; the task's one is the one that counts.
+type duckdbWorker struct{ pids []int }
+
+// running reports, before the worker was found, whether a worker uses
+// more than a quarter of a core over 200 ms (and remembers it); after,
+// whether that worker process still exists (a zombie counts as gone).
+func (w *duckdbWorker) running(t *testing.T, _ string) bool {
 	t.Helper()
-	a := runnerCPU(t)
-	time.Sleep(200 * time.Millisecond)
-	return runnerCPU(t)-a > 0.05
+	if w.pids == nil {
+		a := workerTicks(t)
+		time.Sleep(200 * time.Millisecond)
+		for pid, n := range workerTicks(t) {
+			if n-a[pid] > 5 { // ticks of 10 ms: > 50 ms of CPU in 200 ms
+				w.pids = append(w.pids, pid)
+			}
+		}
+		if len(w.pids) > 0 {
+			t.Logf("duckdb: the task's sandboxed worker is pid %v", w.pids)
+		}
+		return len(w.pids) > 0
+	}
+	now := workerTicks(t)
+	for _, pid := range w.pids {
+		if _, ok := now[pid]; ok {
+			return true
+		}
+	}
+	return false
 }
 
-// runnerCPU returns the CPU seconds used so far by the processes of the
-// stack's runner uid range (the runner, started in a user namespace of
-// 65536 uids, and its tasks).
-func runnerCPU(t *testing.T) float64 {
+// workerTicks returns the CPU ticks (user + system) of every live
+// process that runs the stack's runner executable under a uid of the
+// runner's range other than the runner's own: the sandboxed workers.
+func workerTicks(t *testing.T) map[int]int64 {
 	t.Helper()
 	exe := filepath.Join(os.Getenv("NOETL_STACK_DIR"), "bin", "runner")
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	uidOf := func(pid string) int {
-		b, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
-		if err != nil {
-			return -1
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
-				n, _ := strconv.Atoi(f[1])
-				return n
-			}
-		}
-		return -1
-	}
 	base := -1
 	for _, d := range dirs {
 		if p, _ := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); p == exe {
-			base = uidOf(d.Name())
-			break
+			if u := uidOf(d.Name()); base < 0 || u < base {
+				base = u
+			}
 		}
 	}
 	if base < 0 {
 		t.Fatalf("no process runs %s", exe)
 	}
-	var ticks int64
+	out := map[int]int64{}
 	for _, d := range dirs {
-		if u := uidOf(d.Name()); u < base || u >= base+65536 {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if p, _ := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); p != exe {
+			continue
+		}
+		if u := uidOf(d.Name()); u <= base || u >= base+65536 {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
@@ -197,13 +216,28 @@ func runnerCPU(t *testing.T) float64 {
 		}
 		s := string(b)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // fields from the state on
-		if len(f) > 12 {
+		if len(f) > 12 && f[0] != "Z" {
 			u, _ := strconv.ParseInt(f[11], 10, 64) // utime (field 14)
 			k, _ := strconv.ParseInt(f[12], 10, 64) // stime (field 15)
-			ticks += u + k
+			out[pid] = u + k
 		}
 	}
-	return float64(ticks) / 100 // USER_HZ
+	return out
+}
+
+// uidOf returns the real uid of process pid, or -1.
+func uidOf(pid string) int {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return -1
 }
 
 // statementRuns reports whether the stack's PostgreSQL runs a statement
