@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,5 +80,45 @@ func TestResultStoreFromConfig(t *testing.T) {
 	cfg.ResultCellsFile = bad
 	if _, err := ResultStore(cfg, func(string) results.Backend { return results.NewMemory() }); err == nil || !strings.Contains(err.Error(), "NOETL_RESULT_CELLS_FILE") {
 		t.Fatalf("bad cell map: %v", err)
+	}
+}
+
+// NOETL_RESULT_READ_CHECK takes effect on reads: through the store the
+// functions build from it, a reference whose sha256 does not match its
+// object reads under crc32c (the default: the sha256 is not computed) and
+// is refused under sha256; one whose crc32c does not match is refused
+// under crc32c and reads under sha256.
+func TestReadCheckKnobTakesEffect(t *testing.T) {
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: "1234567890123456789"})
+	for _, c := range []struct {
+		knob    string // the setting's value ("" is the default)
+		field   string // the reference's digest made wrong
+		wrong   string
+		refused bool
+	}{
+		{"", results.DigestKey, strings.Repeat("ab", 32), false},
+		{"", results.CRC32CKey, "AAAAAA==", true},
+		{"crc32c", results.DigestKey, strings.Repeat("ab", 32), false},
+		{"sha256", results.DigestKey, strings.Repeat("ab", 32), true},
+		{"sha256", results.CRC32CKey, "AAAAAA==", false},
+	} {
+		cfg := config.Config{ResultsBucket: "noetl-results", ResultInlineMax: 10, ResultMaterializeMaxMB: 4, ResultReadCheck: c.knob}
+		st, err := ResultStore(cfg, func(string) results.Backend { return results.NewMemory() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := st.Offload(ctx, types.ResultCoords{ExecutionID: "1234567890123456789", Step: "s", Attempt: 1}, map[string]any{"rows": strings.Repeat("x", 200)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := v.(map[string]any)
+		ref[results.RefKey].(map[string]any)[c.field] = c.wrong
+		_, err = st.Resolve(ctx, ref)
+		switch {
+		case c.refused && !errors.Is(err, results.ErrDigest):
+			t.Errorf("NOETL_RESULT_READ_CHECK=%q, wrong %s: %v, want ErrDigest", c.knob, c.field, err)
+		case !c.refused && err != nil:
+			t.Errorf("NOETL_RESULT_READ_CHECK=%q, wrong %s (not read by this check): %v", c.knob, c.field, err)
+		}
 	}
 }
