@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// A cancel reaches running work (issue 27 item 4; NoETL observability
+// A cancel reaches running work (docs/resilience.md; NoETL observability
 // spec §8.5): a 60-second python, SQL (PostgreSQL and DuckDB) and shell
 // task each ends within 2 s of the cancel's acceptance (the api's 202),
 // measured three ways:
@@ -33,7 +33,7 @@ import (
 // attempt (no retry). Every figure is logged (go test -v) for the record.
 func TestCancelInterruptsRunningTasks(t *testing.T) {
 	RequireStack(t)
-	const bound = 2 * time.Second // the behaviour asked (issue 27), not a margin
+	const bound = 2 * time.Second // the behaviour documented, not a margin
 	for _, tc := range []struct {
 		kind string
 		// tool is the task (YAML flow mapping) with %[1]s for the nonce.

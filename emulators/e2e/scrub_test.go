@@ -16,7 +16,7 @@ import (
 	"cloud.google.com/go/storage"
 )
 
-// The result tier's last decisions on the stack (issue 27 item 6): a
+// The result tier's verify and repair on the stack (docs/resilience.md "Repair"): a
 // result object replaced behind its reference is refused by generation
 // and found by the scrub (`noetl results verify`, recorded as a
 // result.lost event); `noetl results repair` re-derives a deleted, then a

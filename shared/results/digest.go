@@ -1,7 +1,7 @@
 package results
 
-// The two digests of an object and the check of every read (issue 27
-// item 6 settles which one reads check by default).
+// The two digests of an object and the check of every read (which one
+// reads check by default: docs/security.md "Why the crc32c is the default").
 //
 // Every reference records two digests of its object's bytes, both taken
 // as the bytes are written (objectOut), and the object's generation:

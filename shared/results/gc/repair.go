@@ -2,7 +2,7 @@ package gc
 
 // Repair (NoETL result storage RFC "Phase F" DR, "verify-and-repair": a
 // lost result is re-derived from its producer where the producer is
-// deterministic and side-effect free; issue 27 item 6). `noetl results
+// deterministic and side-effect free). `noetl results
 // repair URN` asks the api, which plans the repair here (PlanRepair:
 // every rule below is checked, and a refusal names the one that fails);
 // execute then re-runs the producing task (a types.CmdRepairResult unit:

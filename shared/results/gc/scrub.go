@@ -1,7 +1,7 @@
 package gc
 
 // The scrub (NoETL result storage RFC "Phase F" DR: find a lost or corrupt
-// object before a reader does; issue 27 item 6): every stored result an
+// object before a reader does): every stored result an
 // execution's event log references is read whole, exactly as a read
 // opens it (its generation, or a repair of it), and checked against its
 // reference's digest (results.Store.Verify). A result found lost — gone,
