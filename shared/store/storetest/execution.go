@@ -474,6 +474,14 @@ func testExecutionWatch(ctx context.Context, t *testing.T, s store.Store) {
 		case n := <-seen:
 			return n
 		case err := <-done:
+			// fn's last value and the watch's end may be ready together:
+			// the value comes first (it was sent before fn returned).
+			select {
+			case n := <-seen:
+				done <- err
+				return n
+			default:
+			}
 			t.Fatalf("ExecutionWatch ended early: %v", err)
 		case <-time.After(30 * time.Second):
 			t.Fatal("ExecutionWatch gave nothing for 30 s")
