@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -553,28 +554,44 @@ workflow:
 	if _, err := w.Write(forged); err != nil || w.Close() != nil {
 		t.Fatalf("tamper: %v", err)
 	}
-	sum := sha256.Sum256(forged) // the stack checks the sha256 (NOETL_RESULT_READ_CHECK's default)
+	sum := sha256.Sum256(forged)
+	uri, _ = inner["uri"].(string)
+	// The reference records the generation written: the forged object is
+	// another, refused before it is read.
 	c1 := admin.startAs(t, reader, map[string]any{"ref": ref}, map[string]any{"parent_id": victim})
 	v := waitEnd(t, c1)
 	kind, msg = stepError(t, v, "read")
-	uri, _ = inner["uri"].(string)
-	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "does not match its reference's digest") ||
-		!strings.Contains(msg, uri) || !strings.Contains(msg, "it records sha256") || !strings.Contains(msg, hex.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
+	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "not the generation the reference records") ||
+		!strings.Contains(msg, uri) || strings.Contains(fmt.Sprint(v), "FORGED") {
 		t.Errorf("tampered object: %v kind %s, message %q", v["status"], kind, msg)
 	}
-	// The child's author hand-makes the reference without its sha256, to
-	// dodge the check: the crc32c it still records is checked instead.
-	stripped := map[string]any{}
-	for k, v := range inner {
-		if k != "sha256" {
-			stripped[k] = v
+	// The child's author hand-makes the reference without its generation,
+	// then without its crc32c too, to dodge the checks: the digest it
+	// still records is checked instead (the crc32c by default, else the
+	// sha256).
+	without := func(drop ...string) map[string]any {
+		m := map[string]any{}
+		for k, v := range inner {
+			if !slices.Contains(drop, k) {
+				m[k] = v
+			}
 		}
+		return map[string]any{"$ref": m}
 	}
-	c2 := admin.startAs(t, reader, map[string]any{"ref": map[string]any{"$ref": stripped}}, map[string]any{"parent_id": victim})
-	v = waitEnd(t, c2)
-	kind, msg = stepError(t, v, "read")
-	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "it records crc32c") || strings.Contains(fmt.Sprint(v), "FORGED") {
-		t.Errorf("tampered object, reference without its sha256: %v kind %s, message %q", v["status"], kind, msg)
+	for _, c := range []struct {
+		drop []string
+		want string
+	}{
+		{[]string{"generation"}, "it records crc32c"},
+		{[]string{"generation", "crc32c"}, "it records sha256 " + inner["sha256"].(string) + ", the object's is " + hex.EncodeToString(sum[:])},
+	} {
+		child := admin.startAs(t, reader, map[string]any{"ref": without(c.drop...)}, map[string]any{"parent_id": victim})
+		v = waitEnd(t, child)
+		kind, msg = stepError(t, v, "read")
+		if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "does not match its reference's digest") ||
+			!strings.Contains(msg, c.want) || strings.Contains(fmt.Sprint(v), "FORGED") {
+			t.Errorf("tampered object, reference without %v: %v kind %s, message %q", c.drop, v["status"], kind, msg)
+		}
 	}
 }
 

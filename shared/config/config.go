@@ -90,7 +90,7 @@ type Config struct {
 	ResultCacheMB int // NOETL_RESULT_CACHE_MB, default 64
 	// ResultReadCheck is the digest reads of stored results check
 	// (results.ParseReadCheck: "sha256" or "crc32c").
-	ResultReadCheck string // NOETL_RESULT_READ_CHECK, default "sha256"
+	ResultReadCheck string // NOETL_RESULT_READ_CHECK, default "crc32c"
 	// ResultMaterializeMaxMB is the largest stored result (MiB) a
 	// template, python code or a loop plan may load whole.
 	ResultMaterializeMaxMB int // NOETL_RESULT_MATERIALIZE_MAX_MB, default 256

@@ -132,7 +132,7 @@ var reader = toolFunc(func(ctx context.Context, req tools.Request) types.Outcome
 	}
 	out := map[string]any{"rows": int64(n)}
 	if steal, _ := req.Config["steal"].(string); steal != "" {
-		_, err := st.Backend.Open(ctx, steal)
+		_, err := st.Backend.Open(ctx, steal, 0)
 		out["steal_forbidden"] = errors.Is(err, results.ErrForbidden)
 	}
 	return types.Outcome{Status: types.StatusOK, Result: out}
@@ -173,22 +173,32 @@ var producer = toolFunc(func(ctx context.Context, req tools.Request) types.Outco
 
 // The runner's reads check the digest the control plane's tier checks
 // (ResultGrants.ReadCheck): a reference whose sha256 does not match its
-// object fails under the default sha256 check, and reads under crc32c.
+// object fails under the sha256 check, and reads under the default
+// crc32c; one whose crc32c does not match fails under the default.
 func TestGrantedReadsCheckTheControlPlanesDigest(t *testing.T) {
 	tr := grantedTier(t, tools.Registry{tools.KindTransfer: reader})
-	ref := stored(t, tr.store, execA, 3000)
-	inner := ref[results.RefKey].(map[string]any)
-	inner[results.DigestKey] = strings.Repeat("0", 64)
 	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
-	for _, check := range []results.ReadCheck{"", results.ReadCheckCRC32C} {
-		tr.store.ReadCheck = check
+	for _, c := range []struct {
+		check   results.ReadCheck
+		field   string
+		wrong   string
+		refused bool
+	}{
+		{"", results.DigestKey, strings.Repeat("0", 64), false},
+		{results.ReadCheckSHA256, results.DigestKey, strings.Repeat("0", 64), true},
+		{"", results.CRC32CKey, "AAAAAA==", true},
+		{results.ReadCheckSHA256, results.CRC32CKey, "AAAAAA==", false},
+	} {
+		ref := stored(t, tr.store, execA, 3000)
+		ref[results.RefKey].(map[string]any)[c.field] = c.wrong
+		tr.store.ReadCheck = c.check
 		out := tr.client.Tool(tools.KindTransfer).Run(ctx, tools.Request{ExecutionID: execA, Step: "load", Attempt: 1,
 			Config: map[string]any{"ref": ref}})
-		if check == results.ReadCheckCRC32C && (out.Status != types.StatusOK || out.Result.(map[string]any)["rows"] != int64(3000)) {
-			t.Errorf("crc32c check: %+v %+v", out.Result, out.Error)
+		if !c.refused && (out.Status != types.StatusOK || out.Result.(map[string]any)["rows"] != int64(3000)) {
+			t.Errorf("check %q, wrong %s: %+v %+v, want the read to pass", c.check, c.field, out.Result, out.Error)
 		}
-		if check == "" && (out.Error == nil || out.Error.Kind != "read" || !strings.Contains(out.Error.Message, "it records sha256 "+strings.Repeat("0", 64))) {
-			t.Errorf("sha256 check: %+v %+v, want the read to fail on the digest", out.Result, out.Error)
+		if c.refused && (out.Error == nil || out.Error.Kind != "read" || !strings.Contains(out.Error.Message, "it records "+c.field+" "+c.wrong)) {
+			t.Errorf("check %q, wrong %s: %+v %+v, want the read to fail on the digest", c.check, c.field, out.Result, out.Error)
 		}
 	}
 }
@@ -364,5 +374,32 @@ func TestForgedReferenceRefused(t *testing.T) {
 	out = tr.client.Tool(tools.KindPython).Run(ctx, tools.Request{ExecutionID: execA, Step: "s", Attempt: 1, Args: map[string]any{"in": forged}})
 	if out.Status != types.StatusOK {
 		t.Fatalf("a granted reference passed on: %+v", out.Error)
+	}
+}
+
+// A runner's read opens the generation its reference records: an object
+// replaced at the key since (another generation, here with the same rows)
+// is refused before it is read, as the control plane refuses it.
+func TestGrantedReadsRefuseAReplacedObject(t *testing.T) {
+	tr := grantedTier(t, tools.Registry{tools.KindTransfer: reader})
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
+	ref := stored(t, tr.store, execA, 3000)
+	inner := ref[results.RefKey].(map[string]any)
+	key := inner["key"].(string)
+	data, err := tr.store.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.store.Put(ctx, key, data, results.ContentTypeFeather); err != nil { // the same bytes, a new generation
+		t.Fatal(err)
+	}
+	out := tr.client.Tool(tools.KindTransfer).Run(ctx, tools.Request{ExecutionID: execA, Step: "load", Attempt: 1, Config: map[string]any{"ref": ref}})
+	if out.Error == nil || !strings.Contains(out.Error.Message, "not the generation the reference records") {
+		t.Fatalf("read of a replaced object: %+v %+v, want it refused by generation", out.Result, out.Error)
+	}
+	delete(inner, results.GenerationKey) // a reference without one reads the object there
+	out = tr.client.Tool(tools.KindTransfer).Run(ctx, tools.Request{ExecutionID: execA, Step: "load", Attempt: 1, Config: map[string]any{"ref": ref}})
+	if out.Status != types.StatusOK || out.Result.(map[string]any)["rows"] != int64(3000) {
+		t.Fatalf("read without a generation: %+v %+v", out.Result, out.Error)
 	}
 }

@@ -209,7 +209,7 @@ scripts. validate, lint and run keep their own formats.
 	}
 	root.AddCommand(a.validateCmd(), a.lintCmd(), a.schemaCmd(), a.runCmd(),
 		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.rerunCmd(), a.costCmd(), a.traceCmd(),
-		a.rebuildCmd(), a.gcCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
+		a.rebuildCmd(), a.gcCmd(), a.resultsCmd(), a.stepCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
 	return root
 }
 

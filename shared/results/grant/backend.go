@@ -269,11 +269,18 @@ func (b *backend) Exists(ctx context.Context, key string) (bool, error) {
 	return false, err
 }
 
-// Open implements results.Backend.
-func (b *backend) Open(ctx context.Context, key string) (results.Object, error) {
+// Open implements results.Backend. With generation > 0 the object the
+// server answers with must be that generation (its x-goog-generation):
+// another (the object was replaced) is an error wrapping
+// results.ErrNotFound. A server that names no generation is taken at its
+// word.
+func (b *backend) Open(ctx context.Context, key string, generation int64) (results.Object, error) {
 	size, a, gen, err := b.probe(ctx, "open", key)
 	if err != nil {
 		return nil, err
+	}
+	if generation > 0 && gen != "" && gen != strconv.FormatInt(generation, 10) {
+		return nil, fmt.Errorf("results: grant open %s#%d: %w (no such generation: the key holds %s)", key, generation, results.ErrNotFound, gen)
 	}
 	return &object{b: b, ctx: ctx, g: b.get[key], size: size, attrs: a, gen: gen}, nil
 }
@@ -288,6 +295,11 @@ type object struct {
 }
 
 func (o *object) Size() int64 { return o.size }
+
+func (o *object) Generation() int64 {
+	n, _ := strconv.ParseInt(o.gen, 10, 64)
+	return n
+}
 
 func (o *object) Attrs() results.ObjectAttrs {
 	return results.ObjectAttrs{ContentType: o.attrs.ContentType, Metadata: maps.Clone(o.attrs.Metadata)}
@@ -407,6 +419,7 @@ func (b *backend) NewWriter(ctx context.Context, key string, a results.ObjectAtt
 		case resp.StatusCode != http.StatusOK:
 			w.result = statusError("write", key, resp)
 		default:
+			w.gen, _ = strconv.ParseInt(resp.Header.Get("X-Goog-Generation"), 10, 64)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 		}
@@ -454,6 +467,16 @@ type writer struct {
 	result error         // the request's outcome (read after done)
 	err    error         // sticky: refused before or during writing
 	closed bool
+	gen    int64 // the object's generation (the 200's x-goog-generation; read after done)
+}
+
+// Generation implements results.ObjectWriter: the generation the server
+// named in its answer (0 when it names none).
+func (w *writer) Generation() int64 {
+	if w.pw == nil || !w.closed || w.err != nil {
+		return 0
+	}
+	return w.gen
 }
 
 func (w *writer) Write(p []byte) (int, error) {

@@ -318,7 +318,7 @@ func hostname(host string) string {
 
 func (g *Gateway) get(w http.ResponseWriter, r *http.Request, b results.Backend, key string) {
 	ctx := r.Context()
-	o, err := b.Open(ctx, key)
+	o, err := b.Open(ctx, key, 0)
 	if err != nil {
 		if errors.Is(err, results.ErrNotFound) {
 			g.fail(w, r, &gcsError{status: http.StatusNotFound, Code: "NoSuchKey", Message: "no such object: " + key})
@@ -338,6 +338,9 @@ func (g *Gateway) get(w http.ResponseWriter, r *http.Request, b results.Backend,
 		h.Set(MetaHeaderPrefix+k, v)
 	}
 	h.Set("Accept-Ranges", "bytes")
+	if gen := o.Generation(); gen > 0 {
+		h.Set("X-Goog-Generation", strconv.FormatInt(gen, 10))
+	}
 	h.Set("X-Goog-Stored-Content-Length", strconv.FormatInt(size, 10))
 	off, n, status := int64(0), size, http.StatusOK
 	if rh := r.Header.Get("Range"); rh != "" {
@@ -451,6 +454,9 @@ func (g *Gateway) put(w http.ResponseWriter, r *http.Request, b results.Backend,
 		g.log().Error("results gateway: put", "key", key, "err", err)
 		g.fail(w, r, &gcsError{status: http.StatusInternalServerError, Code: "InternalError", Message: "store failed"})
 		return
+	}
+	if gen := ow.Generation(); gen > 0 {
+		w.Header().Set("X-Goog-Generation", strconv.FormatInt(gen, 10))
 	}
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)

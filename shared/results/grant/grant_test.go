@@ -116,8 +116,8 @@ func (o onDemand) Exists(ctx context.Context, key string) (bool, error) {
 func (o onDemand) NewWriter(ctx context.Context, key string, a results.ObjectAttrs) results.ObjectWriter {
 	return o.backend(ctx, key, &a).NewWriter(ctx, key, a)
 }
-func (o onDemand) Open(ctx context.Context, key string) (results.Object, error) {
-	return o.backend(ctx, key, nil).Open(ctx, key)
+func (o onDemand) Open(ctx context.Context, key string, generation int64) (results.Object, error) {
+	return o.backend(ctx, key, nil).Open(ctx, key, generation)
 }
 func (o onDemand) List(ctx context.Context, prefix string, fn func(results.ObjectInfo) error) error {
 	return errors.New("onDemand: no List over signed URLs")
@@ -204,7 +204,7 @@ func TestLibrarySignedURLsVerify(t *testing.T) {
 		if err := b.Put(context.Background(), key, []byte("v2"), "text/plain"); err != nil {
 			t.Fatalf("Put %q: %v", key, err)
 		}
-		o, err := b.Open(context.Background(), key)
+		o, err := b.Open(context.Background(), key, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,7 +494,8 @@ func (w *countWriter) Close() error {
 	w.c.end()
 	return nil
 }
-func (w *countWriter) Abort() { w.c.mu.Lock(); w.c.aborted++; w.c.mu.Unlock(); w.c.end() }
+func (w *countWriter) Abort()            { w.c.mu.Lock(); w.c.aborted++; w.c.mu.Unlock(); w.c.end() }
+func (w *countWriter) Generation() int64 { return 0 }
 
 func (c *counting) end() {
 	if c.ended != nil {
@@ -609,7 +610,7 @@ func TestBackendRefusesUngranted(t *testing.T) {
 	forbidden("Get ungranted", "other", err)
 	_, err = b.Exists(ctx, "other")
 	forbidden("Exists ungranted", "other", err)
-	_, err = b.Open(ctx, "other")
+	_, err = b.Open(ctx, "other", 0)
 	forbidden("Open ungranted", "other", err)
 	_, err = b.Get(ctx, "out/w")
 	forbidden("Get of the PUT-only key", "out/w", err)
@@ -688,7 +689,7 @@ func TestBackendStatuses(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", "0")
 	}), nil)
-	o, err := b.Open(ctx, "k")
+	o, err := b.Open(ctx, "k", 0)
 	if err != nil || o.Size() != 0 || o.Attrs().ContentType != "application/json" {
 		t.Fatalf("0-byte 200: %v", err)
 	}
@@ -696,7 +697,7 @@ func TestBackendStatuses(t *testing.T) {
 	s := newStack(t)
 	_ = s.buckets["b"].Put(ctx, "empty", nil, "text/csv")
 	ge, _ := s.signer.Read(ctx, "b", "empty", time.Minute)
-	o, err = grant.NewBackend([]grant.Grant{ge}, s.srv.Client()).Open(ctx, "empty")
+	o, err = grant.NewBackend([]grant.Grant{ge}, s.srv.Client()).Open(ctx, "empty", 0)
 	if err != nil || o.Size() != 0 || o.Attrs().ContentType != "text/csv" {
 		t.Fatalf("0-byte 416: %v", err)
 	}
@@ -713,7 +714,7 @@ func TestBackendStatuses(t *testing.T) {
 		w.WriteHeader(206)
 		_, _ = w.Write([]byte("0"))
 	}), nil)
-	o, err = b.Open(ctx, "k")
+	o, err = b.Open(ctx, "k", 0)
 	if err != nil || o.Size() != 10 {
 		t.Fatalf("Open: %v", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/noetl/gcpengine/shared/tools/internal/pgtest"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -343,6 +345,79 @@ func TestTimeout(t *testing.T) {
 	}
 	// The pool is still usable afterwards.
 	ok(t, runSQL(t, tl, "SELECT 1", nil))
+}
+
+// activeWith counts the server's backends running a statement that
+// contains marker (pg_stat_activity), other than the asking one.
+func activeWith(t *testing.T, marker string) int {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), testDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var n int
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'", marker).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A task whose context is canceled (a stop interrupting it: shared/worker
+// interrupt.go) has its statement canceled on the server, not left
+// running on the closed connection: pgx's context handling sets the
+// connection's deadline and, as it closes the connection, sends the
+// server a cancel request for it (the protocol message pg_cancel_backend
+// stands for). The outcome is kind canceled; a timeout stays a timeout.
+func TestCancelReachesTheServer(t *testing.T) {
+	tl := newTool(t, Options{})
+	for _, tc := range []struct {
+		name, kind string
+		timeoutS   float64
+		cancel     bool
+	}{
+		{name: "canceled", kind: "canceled", cancel: true},
+		{name: "timeout", kind: "timeout", timeoutS: 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			marker := fmt.Sprintf("cancel_%s_%d", tc.name, time.Now().UnixNano())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan types.Outcome, 1)
+			go func() {
+				done <- tl.run(ctx, request{TimeoutS: tc.timeoutS, Config: M{"connection": testDSN, "command": "SELECT pg_sleep(60) /* " + marker + " */"}})
+			}()
+			deadline := time.Now().Add(20 * time.Second)
+			for activeWith(t, marker) == 0 { // positive evidence: it runs on the server
+				if time.Now().After(deadline) {
+					t.Fatal("the statement never showed in pg_stat_activity")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if tc.cancel {
+				cancel()
+			}
+			var o types.Outcome
+			select {
+			case o = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the task did not end 20 s after its context")
+			}
+			if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != tc.kind {
+				t.Fatalf("outcome %+v %+v, want kind %s", o.Status, o.Error, tc.kind)
+			}
+			// The statement no longer runs on the server (with pgx's
+			// default it ran on for the whole minute).
+			deadline = time.Now().Add(5 * time.Second)
+			for activeWith(t, marker) != 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the statement still runs on the server 5 s after the task ended")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			ok(t, runSQL(t, tl, "SELECT 1", nil)) // the pool is still usable
+		})
+	}
 }
 
 func TestRetryableSQLStates(t *testing.T) {
