@@ -178,7 +178,8 @@ the deployment's operator account (terraform output -raw operator_service_accoun
 
 --output table (the default on a terminal) prints for people; --output json (the
 default when stdout is a pipe or a file, or $NOETL_OUTPUT) prints the api's JSON for
-scripts. validate, lint and run keep their own formats.
+scripts. validate and lint keep their own formats; run and wait print a summary
+(table) or one JSON line (json).
 
 ` + exitHelp,
 		SilenceErrors:     true,
@@ -207,7 +208,7 @@ scripts. validate, lint and run keep their own formats.
 		}
 		return nil
 	}
-	root.AddCommand(a.validateCmd(), a.lintCmd(), a.schemaCmd(), a.runCmd(),
+	root.AddCommand(a.validateCmd(), a.lintCmd(), a.schemaCmd(), a.runCmd(), a.waitCmd(),
 		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.rerunCmd(), a.costCmd(), a.traceCmd(),
 		a.rebuildCmd(), a.gcCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
 	return root

@@ -167,18 +167,28 @@ func terminal(status string) bool {
 
 func (a *app) runCmd() *cobra.Command {
 	var (
-		workload string
-		timeout  time.Duration
-		quiet    bool
+		workload, path string
+		version        int
+		timeout        time.Duration
+		quiet, detach  bool
 	)
 	c := &cobra.Command{
-		Use:   "run FILE",
-		Short: "Start an execution of a playbook file and wait for its end",
-		Long: `Validate FILE, start an execution of it through the api (POST /executions with the
-playbook inline), show each step's progress on stderr (status, run, loop counts, as
-they change) and print one JSON line on stdout whatever --output says:
+		Use:   "run FILE | --path CATALOG_PATH",
+		Short: "Start an execution of a playbook and wait for its end",
+		Long: `Start an execution through the api (POST /executions): of FILE, validated here
+first and sent inline, or with --path of the catalog's playbook at CATALOG_PATH (its
+latest version, or --version N; see "catalog register"). Show each step's progress on stderr (status,
+run, loop counts, as they change) and, once it has ended, print on stdout:
 
-  {"execution_id", "status", "duration_ms", "steps": {step: result}, "failures"?}
+  - on a terminal (--output table): a summary: status and duration, one row per step
+    (status, runs, task attempts and failed ones, duration, loop progress), the
+    failures, the result of the step that finished last (a few lines) and the
+    console's URL of the execution;
+  - with --output json (the default when stdout is a pipe or a file): one JSON line
+    {"execution_id", "status", "duration_ms", "steps": {step: result}, "failures"?}.
+
+--detach prints the execution id (json: {"execution_id"}) as soon as the execution
+is started and returns; "noetl wait ID" waits for it later.
 
 --workload is a JSON object deep-merged over the playbook's workload. The script
 files the playbook reads (script: blocks of type file with a literal path) are sent
@@ -188,54 +198,110 @@ each sha256). An unknown
 execution id (404) stops at once (exit 3); an api that stops answering for 30 s
 stops with exit 4.
 
-Exit 0 iff the status is ok, 1 if it failed or was canceled or --timeout passed,
-2 on invalid input (the playbook, --workload, or a 400 from the api).`,
-		Args: cobra.ExactArgs(1),
+Exit 0 iff the status is ok (with --detach: once started), 1 if it failed or was
+canceled or --timeout passed, 2 on invalid input (the playbook, --workload, or a 400
+from the api, such as a --path the catalog does not hold).`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runPlaybook(args[0], workload, timeout, quiet)
+			switch {
+			case len(args) == 1 && path != "":
+				return fail(ExitInvalid, "give a playbook FILE or --path CATALOG_PATH, not both")
+			case len(args) == 0 && path == "":
+				return fail(ExitInvalid, "run needs a playbook FILE or --path CATALOG_PATH")
+			}
+			if version != 0 && path == "" {
+				return fail(ExitInvalid, "--version needs --path")
+			}
+			file := ""
+			if len(args) == 1 {
+				file = args[0]
+			}
+			return a.runPlaybook(file, path, version, workload, timeout, quiet, detach)
 		},
 	}
 	c.Flags().StringVar(&workload, "workload", "", "JSON object deep-merged over the playbook's workload")
+	c.Flags().StringVar(&path, "path", "", "run the catalog's playbook at this path instead of a FILE")
+	c.Flags().IntVar(&version, "version", 0, "with --path: the catalog version to run (default the latest)")
+	c.Flags().DurationVar(&timeout, "timeout", 60*time.Minute, "give up waiting after this long (exit 1)")
+	c.Flags().BoolVar(&quiet, "quiet", false, "no progress output on stderr")
+	c.Flags().BoolVar(&detach, "detach", false, "print the execution id once started and return without waiting")
+	return c
+}
+
+func (a *app) waitCmd() *cobra.Command {
+	var (
+		timeout time.Duration
+		quiet   bool
+	)
+	c := &cobra.Command{
+		Use:   "wait ID",
+		Short: "Wait for an execution to end and print its summary",
+		Long: `Wait for an execution to end, showing each step's progress on stderr, then print
+what "run" prints at the end: a summary on a terminal (--output table), one JSON line
+{"execution_id", "status", "duration_ms", "steps", "failures"?} with --output json
+(the default when stdout is a pipe or a file). An execution that has already ended
+is printed at once. Exit 0 iff it ended ok, 1 if it failed or was canceled or
+--timeout passed, 3 for an unknown id.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.waitEnd(args[0], timeout, quiet, false)
+		},
+	}
 	c.Flags().DurationVar(&timeout, "timeout", 60*time.Minute, "give up waiting after this long (exit 1)")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no progress output on stderr")
 	return c
 }
 
-func (a *app) runPlaybook(file, workload string, timeout time.Duration, quiet bool) error {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return fail(ExitInvalid, "%v", err)
+// runPlaybook starts an execution of file (validated here, sent inline)
+// or of the catalog's playbook at path, then waits for its end (waitEnd)
+// unless detach.
+func (a *app) runPlaybook(file, path string, version int, workload string, timeout time.Duration, quiet, detach bool) error {
+	req := map[string]any{}
+	what := path
+	if file != "" {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			return fail(ExitInvalid, "%v", err)
+		}
+		pb, err := dsl.Load(src, file)
+		if err != nil {
+			fmt.Fprintln(a.stderr, err)
+			return &exitError{code: ExitInvalid}
+		}
+		for _, w := range pb.Warnings {
+			fmt.Fprintf(a.stderr, "%s:%d: warning: %s: %s\n", file, w.Line, w.Path, w.Message)
+		}
+		req["playbook"], what = string(src), file
+		files, err := playbookFiles(file, pb)
+		if err != nil {
+			return fail(ExitInvalid, "%v", err)
+		}
+		if len(files) > 0 {
+			req["files"] = files
+		}
+	} else {
+		req["path"] = path
+		if version > 0 {
+			req["version"] = version
+		}
 	}
-	pb, err := dsl.Load(src, file)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return &exitError{code: ExitInvalid}
-	}
-	for _, w := range pb.Warnings {
-		fmt.Fprintf(a.stderr, "%s:%d: warning: %s: %s\n", file, w.Line, w.Path, w.Message)
-	}
-	var wl map[string]any
 	if workload != "" {
+		var wl map[string]any
 		if err := jsonx.Unmarshal([]byte(workload), &wl); err != nil {
 			return fail(ExitInvalid, "--workload is not a JSON object: %v", err)
 		}
+		req["workload"] = wl
+	} else if file != "" {
+		req["workload"] = nil
 	}
-	body := map[string]any{"playbook": string(src), "workload": wl}
-	files, err := playbookFiles(file, pb)
-	if err != nil {
-		return fail(ExitInvalid, "%v", err)
-	}
-	if len(files) > 0 {
-		body["files"] = files
-	}
-	r, err := a.send(http.MethodPost, "/executions", body)
+	r, err := a.send(http.MethodPost, "/executions", req)
 	if err != nil {
 		return err
 	}
 	if r.status == http.StatusBadRequest {
 		return fail(ExitInvalid, "rejected: %s", r.body)
 	}
-	if err := a.check(http.MethodPost, "/executions", r, "execution"); err != nil {
+	if err := a.check(http.MethodPost, "/executions", r, "playbook "+what); err != nil {
 		return err
 	}
 	var started struct {
@@ -245,44 +311,22 @@ func (a *app) runPlaybook(file, workload string, timeout time.Duration, quiet bo
 		return fail(ExitUnavailable, "api at %s: POST /executions answered %d without an execution_id: %s", a.base(), r.status, r.body)
 	}
 	id := started.ExecutionID
+	if detach {
+		if a.jsonOut() {
+			ob, _ := json.Marshal(map[string]string{"execution_id": id})
+			fmt.Fprintln(a.stdout, string(ob))
+		} else {
+			fmt.Fprintln(a.stdout, id)
+		}
+		if !quiet {
+			fmt.Fprintf(a.stderr, "execution %s started (%s); wait for it: scripts/noetl wait %s\n", id, what, id)
+		}
+		return nil
+	}
 	if !quiet {
-		fmt.Fprintf(a.stderr, "execution %s started (%s)\n", id, file)
+		fmt.Fprintf(a.stderr, "execution %s started (%s)\n", id, what)
 	}
-	deadline := time.Now().Add(timeout)
-	last := map[string]string{}
-	p := a.newPoller()
-	for {
-		b, err := p.get("/executions/"+id, "execution "+id)
-		if err != nil {
-			return err
-		}
-		if b != nil {
-			var st map[string]any
-			if err := jsonx.Unmarshal(b, &st); err != nil {
-				return fail(ExitUnavailable, "api at %s: status of %s is not JSON: %v", a.base(), id, err)
-			}
-			if !quiet {
-				a.progress(st, last)
-			}
-			status, _ := st["status"].(string)
-			if terminal(status) {
-				out := map[string]any{"execution_id": id, "status": status, "duration_ms": st["duration_ms"], "steps": st["results"]}
-				if f, ok := st["failures"]; ok && f != nil {
-					out["failures"] = f
-				}
-				ob, _ := json.Marshal(out)
-				fmt.Fprintln(a.stdout, string(ob))
-				if status == "ok" {
-					return nil
-				}
-				return &exitError{code: ExitFailed}
-			}
-		}
-		if time.Now().After(deadline) {
-			return fail(ExitFailed, "execution %s still running after %s", id, timeout)
-		}
-		time.Sleep(a.interval)
-	}
+	return a.waitEnd(id, timeout, quiet, true)
 }
 
 // progress prints one line per step whose status, run or loop count
