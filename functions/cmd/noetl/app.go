@@ -182,10 +182,10 @@ scripts. validate and lint keep their own formats; run and wait print a summary
 (table) or one JSON line (json).
 
 ` + exitHelp,
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		Args:              cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version(),
+		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
@@ -196,6 +196,7 @@ scripts. validate and lint keep their own formats; run and wait print a summary
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	root.SetVersionTemplate("noetl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.apiURL, "api-url", "", "api base URL (default $NOETL_API_URL, else $NOETL_FUNCTIONS_URL/api, else "+DefaultAPIURL+")")
