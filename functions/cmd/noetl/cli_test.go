@@ -557,7 +557,16 @@ func TestRunGivesUpOnDeadAPI(t *testing.T) {
 	f2.reply("GET /executions/e1", 200, map[string]any{"execution_id": "e1", "status": "running"})
 	f2.on("POST /executions", func(w http.ResponseWriter, r *http.Request) {
 		writeFake(w, 202, map[string]any{"execution_id": "e1"})
-		go func() { time.Sleep(20 * time.Millisecond); f2.srv.CloseClientConnections(); f2.srv.Listener.Close() }()
+		// Keep-alives off first, then no new connections, then the open
+		// ones closed: a poll connection accepted just before the
+		// listener closed would otherwise be kept alive and answer
+		// "running" for ever (the test hung so, once in a few dozen runs).
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			f2.srv.Config.SetKeepAlivesEnabled(false)
+			f2.srv.Listener.Close()
+			f2.srv.CloseClientConnections()
+		}()
 	})
 	r = f2.cli("run", pb, "--quiet")
 	if r.code != ExitUnavailable || !strings.Contains(r.stderr, "has not answered") || !strings.Contains(r.stderr, "api unreachable") {
