@@ -90,3 +90,46 @@ workflow:
 		t.Errorf("wait's JSON line has no result of end: %v", out)
 	}
 }
+
+// cancel --reason is recorded in the cancellation event, which events
+// --type finds.
+func TestCancelReasonRecorded(t *testing.T) {
+	RequireStack(t)
+	src := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: cancel_reason_e2e}
+workflow:
+  - step: start
+    tool:
+      kind: python
+      code: |
+        import time
+        time.sleep(60)
+        result = {"slept": True}
+`
+	pb := filepath.Join(t.TempDir(), "slow.yaml")
+	if err := os.WriteFile(pb, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := noetlCLI(t, "run", pb, "--detach", "-o", "table", "--quiet")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || id == "" {
+		t.Fatalf("run --detach: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	reason := "wrong input file " + randSuffix()
+	if r := noetlCLI(t, "cancel", id, "--reason", reason, "-o", "table"); r.code != 0 {
+		t.Fatalf("cancel --reason: exit %d %q", r.code, r.stderr)
+	}
+	Events(t, id) // wait until the log is projected
+	r = noetlCLI(t, "events", id, "--type", "playbook.cancel", "-o", "json")
+	var got struct {
+		Count  int              `json:"count"`
+		Events []map[string]any `json:"events"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil || got.Count != 1 {
+		t.Fatalf("events --type playbook.cancel: exit %d %s", r.code, r.stdout)
+	}
+	if p, _ := got.Events[0]["payload"].(map[string]any); got.Events[0]["event_type"] != "playbook.cancel.requested" || p["reason"] != reason {
+		t.Errorf("the cancellation event %v does not carry the reason %q", got.Events[0], reason)
+	}
+}

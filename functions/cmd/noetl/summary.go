@@ -30,9 +30,8 @@ const (
 )
 
 // eventsSettle bounds how long the summary waits for an ended execution's
-// events (its attempt counts) to be projected: it waits for
-// playbook.finished and a list that stopped growing between two polls.
-const eventsSettle = 5 * time.Second
+// events (its attempt counts) to be projected (eventsComplete).
+const eventsSettle = 10 * time.Second
 
 // waitEnd polls execution id until it ends (progress on stderr unless
 // quiet, for at most timeout; none for an execution already ended at the
@@ -64,7 +63,7 @@ func (a *app) waitEndStatus(id string, timeout time.Duration, quiet, ended bool)
 		ob, _ := json.Marshal(out)
 		fmt.Fprintln(a.stdout, string(ob))
 	} else {
-		writeSummary(a.stdout, st, a.settledStats(id), a.base()+"/console/executions/"+url.PathEscape(id))
+		writeSummary(a.stdout, st, a.settledStats(st), a.base()+"/console/executions/"+url.PathEscape(id))
 	}
 	return st, nil
 }
@@ -117,31 +116,61 @@ func (a *app) pollEndRaw(id string, timeout time.Duration, quiet, ended bool, ra
 }
 
 // settledStats returns the attempt counts of an ended execution's steps
-// once its events are projected (playbook.finished there and the list
-// stopped growing), or what is there after eventsSettle; nil when the
-// events cannot be read (the summary then shows no attempt counts).
-func (a *app) settledStats(id string) map[string]*inspect.StepStats {
+// once its events are projected (eventsComplete, and the list unchanged
+// since the previous poll), or what is there after eventsSettle; nil when
+// the events cannot be read (the summary then shows no attempt counts).
+func (a *app) settledStats(st *inspect.Status) map[string]*inspect.StepStats {
 	until := time.Now().Add(eventsSettle)
 	prev := -1
-	var evs []types.Event
 	for {
-		l, _, err := a.fetchEvents(nil, id)
+		l, _, err := a.fetchEvents(nil, st.ExecutionID)
 		if err != nil {
 			return nil
 		}
-		evs = l.events
-		finished := false
-		for _, e := range evs {
-			if e.EventType == types.EvPlaybookFinished {
-				finished = true
-			}
+		if eventsComplete(st, l.events) && len(l.events) == prev || time.Now().After(until) {
+			return inspect.AttemptStats(l.events)
 		}
-		if finished && len(evs) == prev || time.Now().After(until) {
-			return inspect.AttemptStats(evs)
-		}
-		prev = len(evs)
+		prev = len(l.events)
 		time.Sleep(a.interval)
 	}
+}
+
+// eventsComplete reports whether evs hold every unit of the ended
+// execution st has: playbook.finished, as many ends of each step as its
+// runs, and as many iteration ends of each loop as its ended iterations.
+// Event batches are projected in any order; a unit's task attempt events
+// are published no later than its end (in the same batch, or before a
+// delayed retry), so a log holding every end holds, but for a late
+// projection of an earlier batch, every attempt.
+func eventsComplete(st *inspect.Status, evs []types.Event) bool {
+	seen := map[string]bool{}
+	finished := false
+	ends, iterations := map[string]int{}, map[string]int{}
+	for _, e := range evs {
+		if e.EventID != "" {
+			if seen[e.EventID] {
+				continue
+			}
+			seen[e.EventID] = true
+		}
+		switch e.EventType {
+		case types.EvPlaybookFinished:
+			finished = true
+		case types.EvStepDone, types.EvStepFailed, types.EvStepCanceled:
+			ends[e.Step]++
+		case types.EvLoopIterationDone, types.EvLoopIterationFailed, types.EvLoopIterationCanceled:
+			iterations[e.Step]++
+		}
+	}
+	if !finished {
+		return false
+	}
+	for name, s := range st.Steps {
+		if ends[name] < s.Runs || s.Loop != nil && iterations[name] < s.Loop.Done {
+			return false
+		}
+	}
+	return true
 }
 
 // writeSummary writes the summary of an ended execution: a headline

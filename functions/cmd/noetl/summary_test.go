@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/noetl/gcpengine/shared/inspect"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // recorded serves a recorded execution (testdata/summary/NAME.status.json
@@ -207,5 +210,43 @@ func TestRunPathAndDetach(t *testing.T) {
 	f.reply("POST /executions", 400, map[string]any{"error": "playbook nope not found"})
 	if r := f.cli("run", "--path", "nope"); r.code != ExitInvalid || !strings.Contains(r.stderr, "not found") {
 		t.Errorf("unknown path: %+v", r)
+	}
+}
+
+// The summary counts attempts once every unit's end is projected: the
+// recorded executions are complete; without playbook.finished, one step
+// end or one iteration end they are not.
+func TestEventsComplete(t *testing.T) {
+	for _, name := range []string{"ok", "failed"} {
+		var st inspect.Status
+		var el struct {
+			Events []types.Event `json:"events"`
+		}
+		for kind, v := range map[string]any{"status": &st, "events": &el} {
+			b, err := os.ReadFile(filepath.Join("testdata", "summary", name+"."+kind+".json"))
+			if err != nil || json.Unmarshal(b, v) != nil {
+				t.Fatalf("%s.%s: %v", name, kind, err)
+			}
+		}
+		if !eventsComplete(&st, el.Events) {
+			t.Errorf("%s: the recorded log is not complete", name)
+		}
+		for _, drop := range []types.EventType{types.EvPlaybookFinished, types.EvStepDone, types.EvLoopIterationDone} {
+			var less []types.Event
+			dropped := false
+			for i := len(el.Events) - 1; i >= 0; i-- {
+				if !dropped && el.Events[i].EventType == drop {
+					dropped = true
+					continue
+				}
+				less = append(less, el.Events[i])
+			}
+			if !dropped {
+				t.Fatalf("%s: no %s", name, drop)
+			}
+			if eventsComplete(&st, less) {
+				t.Errorf("%s: complete without its last %s", name, drop)
+			}
+		}
 	}
 }
