@@ -197,6 +197,7 @@ scripts. validate and lint keep their own formats; run and wait print a summary
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetVersionTemplate("noetl {{.Version}}\n")
+	root.InitDefaultVersionFlag() // now, not at Execute: the tree is whole for the docs' test
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.apiURL, "api-url", "", "api base URL (default $NOETL_API_URL, else $NOETL_FUNCTIONS_URL/api, else "+DefaultAPIURL+")")

@@ -38,18 +38,20 @@ func TestCompletion(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, c := range []struct {
 		bi   debug.BuildInfo
+		rev  string
 		want string
 	}{
 		{debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "73ae2c9f01234567890abcdef"}, {Key: "vcs.time", Value: "2026-11-28T03:40:00Z"}, {Key: "vcs.modified", Value: "false"}}},
-			"73ae2c9f0123 (2026-11-28T03:40:00Z, go1.26.8)"},
+			"", "73ae2c9f0123 (2026-11-28T03:40:00Z, go1.26.8)"},
 		{debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "73ae2c9f01234567890abcdef"}, {Key: "vcs.modified", Value: "true"}}},
-			"73ae2c9f0123-dirty (go1.26.8)"},
-		{debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3 (go1.26.8)"},
-		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+			"", "73ae2c9f0123-dirty (go1.26.8)"},
+		{debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}}, "", "v1.2.3 (go1.26.8)"},
+		{debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}, "bff0ed6a1b2c-dirty", "bff0ed6a1b2c-dirty (go1.26.8)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", "devel"},
 	} {
-		if got := versionOf(&c.bi); got != c.want {
+		if got := versionOf(&c.bi, c.rev); got != c.want {
 			t.Errorf("versionOf = %q, want %q", got, c.want)
 		}
 	}

@@ -10,21 +10,27 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// revision is the git commit the CLI was built from when the build
+// information has none (builds with -buildvcs=false): scripts/noetl sets
+// it with -ldflags "-X main.revision=<commit>[-dirty]".
+var revision string
+
 // version is the CLI's version from its build information (version()).
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "(no build information)"
+		bi = &debug.BuildInfo{}
 	}
-	return versionOf(bi)
+	return versionOf(bi, revision)
 }
 
 // versionOf renders build information as "<module version or git
 // revision>[-dirty] (<commit time>, <go version>)": a module version when
 // the binary was built from a released module, else the first 12 digits
 // of the git commit it was built from (vcs.revision; "-dirty" when the
-// tree had changes), else "devel".
-func versionOf(bi *debug.BuildInfo) string {
+// tree had changes), else rev (scripts/noetl's -X main.revision), else
+// "devel".
+func versionOf(bi *debug.BuildInfo, rev string) string {
 	set := map[string]string{}
 	for _, s := range bi.Settings {
 		set[s.Key] = s.Value
@@ -32,6 +38,9 @@ func versionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" || v == "(devel)" {
 		v = "devel"
+		if rev != "" {
+			v = rev
+		}
 		if rev := set["vcs.revision"]; rev != "" {
 			v = rev[:min(12, len(rev))]
 			if set["vcs.modified"] == "true" {
