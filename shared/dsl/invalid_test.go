@@ -92,10 +92,14 @@ func TestYAMLSyntaxErrorHasLine(t *testing.T) {
 	if !errors.As(err, &ve) || len(ve.Problems) != 1 {
 		t.Fatalf("err = %v", err)
 	}
-	// The unclosed flow mapping opens on line 7.
-	find(t, ve.Problems, 7, "", "YAML syntax error: did not find expected ',' or '}'")
-	if !strings.HasPrefix(err.Error(), "testdata/invalid/syntax.yaml:7: YAML syntax error") {
-		t.Errorf("Error() = %q", err.Error())
+	// The flow mapping opened on line 7 is not closed: the parser finds
+	// out at line 8, column 9, and says where the mapping started.
+	find(t, ve.Problems, 8, "", "YAML syntax error: did not find expected ',' or '}' (while parsing a flow mapping that starts at line 7, column 11)")
+	want := "testdata/invalid/syntax.yaml:8:9: YAML syntax error: did not find expected ',' or '}' (while parsing a flow mapping that starts at line 7, column 11)\n" +
+		"      - step: end\n" +
+		"            ^"
+	if err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
 	}
 	cases := []struct {
 		src  string
@@ -103,7 +107,7 @@ func TestYAMLSyntaxErrorHasLine(t *testing.T) {
 		msg  string
 	}{
 		{"apiVersion: noetl.io/v2\n  kind: Playbook\n", 2, "mapping values are not allowed"},
-		{"a: 1\nb:\n  - x\n  y: 2\n", 3, "did not find expected '-' indicator"},
+		{"a: 1\nb:\n  - x\n  y: 2\n", 4, "did not find expected '-' indicator"},
 		{"a: 1\nb: 2\nc: @x\n", 3, "cannot start any token"},
 		{"a: 1\nb: 2\nc: [1, 2}\n", 3, "did not find expected ',' or ']'"},
 		{"a: 1\nb: 2\nc: *nope\n", 3, "unknown anchor 'nope'"},
@@ -112,6 +116,47 @@ func TestYAMLSyntaxErrorHasLine(t *testing.T) {
 	for _, c := range cases {
 		ve := loadErr(t, c.src)
 		find(t, ve.Problems, c.line, "", c.msg)
+	}
+}
+
+// A YAML syntax error names the broken line — not the line where the
+// enclosing mapping starts, as the YAML library's message does — with its
+// column, the line itself and a caret, and what was being read (as
+// PyYAML names both); at the end of the file it points at the start of
+// what is unfinished.
+func TestYAMLSyntaxErrorPointsAtTheBrokenLine(t *testing.T) {
+	for _, c := range []struct {
+		src, want string
+	}{
+		// A key indented one blank too little, three lines below its
+		// mapping's start (the library says "line 1").
+		{"workflow:\n  - step: start\n    tool:\n      kind: noop\n     bad: x\n",
+			"test.yaml:5:6: YAML syntax error: did not find expected key (while parsing a block mapping that starts at line 2, column 5)\n" +
+				"         bad: x\n" +
+				"         ^\n"},
+		{"a:\n  b: 1\n c: 2\n",
+			"test.yaml:3:2: YAML syntax error: did not find expected key (while parsing a block mapping that starts at line 1, column 1)\n" +
+				"     c: 2\n" +
+				"     ^\n"},
+		{"key: value: other\n",
+			"test.yaml:1:11: YAML syntax error: mapping values are not allowed in this context\n" +
+				"    key: value: other\n" +
+				"              ^\n"},
+		// Columns count characters, and the caret keeps tabs.
+		{"name: \"héllo\"\t@x\n",
+			"test.yaml:1:15: YAML syntax error: found character that cannot start any token\n" +
+				"    name: \"héllo\"\t@x\n" +
+				"                 \t^\n"},
+		// An unterminated quote: the end of the file, so the quote's start.
+		{"a: 'unterminated\nb: 2\n",
+			"test.yaml:1:4: YAML syntax error: found unexpected end of stream (while scanning a quoted scalar that starts at line 1, column 4)\n" +
+				"    a: 'unterminated\n" +
+				"       ^\n"},
+	} {
+		ve := loadErr(t, c.src)
+		if got := FormatProblems("test.yaml", ve.Problems); got != c.want {
+			t.Errorf("%q:\n%s\nwant\n%s", c.src, got, c.want)
+		}
 	}
 }
 

@@ -710,6 +710,12 @@ type Then struct {
 type Problem struct {
 	// Line is the 1-based line of the offending key (0 = unknown).
 	Line int `json:"line"`
+	// Column is the 1-based column (in runes) of a YAML syntax error (0 =
+	// not given: the problem is about the key at Line).
+	Column int `json:"column,omitempty"`
+	// Excerpt is the source line a YAML syntax error is on (FormatProblems
+	// shows it with a caret under Column).
+	Excerpt string `json:"excerpt,omitempty"`
 	// Path locates the node, e.g. "workflow[2].tool[0].kind" ("" = the
 	// whole document, e.g. a YAML syntax error).
 	Path string `json:"path"`
