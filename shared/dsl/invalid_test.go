@@ -62,7 +62,7 @@ func TestBrokenPlaybookReportsEveryProblem(t *testing.T) {
 		{5, "vars", "root vars is not canonical"},
 		{11, "workflow[0].when", "put the condition on the incoming arc (next.arcs[].when"},
 		{20, "workflow[0].tool[0].spec.policy.rules[0].then.to", `jump target "nowhere" is not a task of this step (tasks: fetch, parse)`},
-		{22, "workflow[0].tool[1].kind", `unknown task kind "pyhton" (one of noop, http, python, postgres, playbook, workbook, duckdb, transfer, gcs, s3, secrets, nats, shell, subscription, artifact, result_fetch)`},
+		{22, "workflow[0].tool[1].kind", `unknown task kind "pyhton": did you mean "python"? (one of noop, http, python, postgres, playbook, workbook, duckdb, transfer, gcs, s3, secrets, nats, shell, subscription, artifact, result_fetch)`},
 		{28, "workflow[0].next.arcs[1].step", `arc to unknown step "missing_step"`},
 		{31, "workflow[2].step", `duplicate step name "finish" (first defined at line 29)`},
 		{33, "triggers", `unknown root key "triggers"`},
@@ -174,10 +174,13 @@ func TestSingleProblems(t *testing.T) {
 		{"step type", "  - step: start\n    type: python\n    code: x\n", 7, "workflow[0].type", "tool: {kind: <type>, ...}"},
 		{"tool string", "  - step: start\n    tool: python\n    code: x\n", 7, "workflow[0].tool", "tool: {kind: python, ...}"},
 		{"unknown step key", "  - step: start\n    tool: {kind: noop}\n    foo: 1\n", 8, "workflow[0].foo", `unknown step key "foo" (allowed: step, desc`},
+		{"misspelt filter", "  - step: start\n    tool: {kind: noop, result: \"{{ workload.x | uppper }}\"}\n", 7, "workflow[0].tool.result", `no filter named 'uppper' (line 1, column 17); did you mean 'upper'?`},
 		{"task field on step", "  - step: start\n    tool: {kind: noop}\n    url: x\n", 8, "workflow[0].url", "task fields go under tool"},
 		{"step names loaded as the same identifier", "  - step: fetch-page\n    tool: {kind: noop}\n  - step: fetch/page\n    tool: {kind: noop}\n", 8, "workflow[1].step", `step names "fetch-page" and "fetch/page" are both loaded as "fetch_page"`},
 		{"step missing name", "  - step: start\n  - desc: x\n", 7, "workflow[1].step", "step name is required"},
-		{"unknown kind", "  - step: start\n    tool:\n      kind: ftp\n", 8, "workflow[0].tool.kind", `unknown task kind "ftp"`},
+		{"unknown kind", "  - step: start\n    tool:\n      kind: ftp\n", 8, "workflow[0].tool.kind", `unknown task kind "ftp" (one of noop`},
+		{"misspelt kind", "  - step: start\n    tool:\n      kind: postgress\n", 8, "workflow[0].tool.kind", `unknown task kind "postgress": did you mean "postgres"? (one of noop`},
+		{"misspelt step key", "  - step: start\n    tool: {kind: noop}\n    nxet: end\n", 8, "workflow[0].nxet", `unknown step key "nxet": did you mean "next"? (allowed: step, desc`},
 		{"kind needs an outside service", "  - step: start\n    tool:\n      kind: snowflake\n      query: x\n", 8, "workflow[0].tool.kind", `task kind "snowflake" is not available on this stack: it needs a Snowflake account`},
 		{"kind key nobody reads", "  - step: start\n    tool:\n      kind: http\n      url: x\n      code: y\n", 10, "workflow[0].tool.code", `task key "code" is not read by kind http (it reads: auth, body,`},
 		{"step key on a task", "  - step: start\n    tool:\n      kind: noop\n      next: x\n", 9, "workflow[0].tool.next", "next is a step key, not a task key: move it to the step, beside tool:"},
@@ -380,5 +383,38 @@ func TestControlCharactersInNames(t *testing.T) {
 	}
 	if strings.ContainsAny(ve.Error(), "\x1b\a\u202e\u009b") {
 		t.Errorf("the error itself carries the raw characters: %q", ve.Error())
+	}
+}
+
+// A template that does not parse is reported at its own line in the YAML
+// — inside a block scalar, the line of the template's broken line — with
+// the column and a caret when the source shows the template as written;
+// never with the template library's bogus "Line: 0 Col: 0".
+func TestTemplateErrorAtItsLine(t *testing.T) {
+	const head = "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: t}\nworkflow:\n  - step: start\n    tool:\n"
+	for _, c := range []struct {
+		body, want string
+	}{
+		{"      kind: shell\n      command: |\n        echo a\n        echo {{ workload.x }}\n        echo {{ y ) }}\n",
+			"test.yaml:11: workflow[0].tool.command: template does not parse: template line 3 of 4 \"echo {{ y ) }}\": '}}' expected here: unexpected delimiter \")\"\n" +
+				"            echo {{ y ) }}\n"},
+		{"      kind: noop\n      result: \"{{ x + }}\"\n",
+			"test.yaml:8:23: workflow[0].tool.result: template does not parse: template \"{{ x + }}\": expected either a number, string, keyword or identifier. (Line: 1 Col: 8, near \"}}\")\n" +
+				"          result: \"{{ x + }}\"\n" +
+				"                          ^\n"},
+		{"      kind: shell\n      command: |\n        echo a\n        {% if x %}\n        echo b\n",
+			// An unclosed block: the template library names its end.
+			"test.yaml:11:15: workflow[0].tool.command: template does not parse: template line 3 of 4 \"echo b\": Unable to parse controlStructure \"if\": Unexpected EOF, expected tag elif or else or endif. (Line: 3 Col: 7, near \"\")\n" +
+				"            echo b\n" +
+				"                  ^\n"},
+	} {
+		ve := loadErr(t, head+c.body)
+		got := FormatProblems("test.yaml", ve.Problems)
+		if got != c.want {
+			t.Errorf("%q:\n%s\nwant\n%s", c.body, got, c.want)
+		}
+		if strings.Contains(got, "Line: 0") {
+			t.Errorf("%q: %s", c.body, got)
+		}
 	}
 }

@@ -196,7 +196,8 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 	}()
 	p := l.load(src)
 	if p != nil {
-		p.lines = l.lines
+		p.lines, p.scalars = l.lines, l.scalars
+		p.Source = string(src) // validate quotes lines of it
 		l.finish(p)
 		structural := map[string]bool{}
 		for _, q := range l.problems {
@@ -227,7 +228,7 @@ func newLoader(name string) *loader {
 	if file == "" {
 		file = "<input>"
 	}
-	return &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+	return &loader{file: file, lines: map[string]int{}, scalars: map[string]scalarPos{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
 }
 
 // rejected is the ValidationError of a load that found problems.
@@ -287,6 +288,7 @@ type loader struct {
 	problems []Problem
 	warnings []Problem
 	lines    map[string]int
+	scalars  map[string]scalarPos
 	budget   int
 	overrun  bool
 	active   map[*yaml.Node]bool
@@ -433,6 +435,9 @@ func (l *loader) walkLines(n *yaml.Node, path string) {
 	}
 	if _, ok := l.lines[path]; !ok {
 		l.lines[path] = n.Line
+	}
+	if _, ok := l.scalars[path]; !ok && n.Kind == yaml.ScalarNode {
+		l.scalars[path] = scalarPos{line: n.Line, column: n.Column, style: n.Style}
 	}
 	switch n.Kind {
 	case yaml.MappingNode:

@@ -32,6 +32,8 @@
 package dsl
 
 import (
+	"go.yaml.in/yaml/v3"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -95,6 +97,16 @@ type Playbook struct {
 	byName map[string]*Step
 	// lines maps a YAML path ("workflow[2].tool[0].url") to its 1-based line.
 	lines map[string]int
+	// scalars maps the YAML path of a scalar value to where the value
+	// itself is written (templatePosition).
+	scalars map[string]scalarPos
+}
+
+// scalarPos is where a scalar value is written: its 1-based line and
+// column (of a block scalar: its | or > indicator) and its style.
+type scalarPos struct {
+	line, column int
+	style        yaml.Style
 }
 
 // Metadata is the playbook's metadata block.
