@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/noetl/gcpengine/shared/dsl"
-	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
 func (a *app) validateCmd() *cobra.Command {
@@ -377,13 +376,9 @@ func (a *app) runPlaybook(file, path string, version int, workload string, timeo
 		}
 	}
 	if workload != "" {
-		src, err := a.flagBytes("--workload", workload)
+		wl, err := a.readWorkload(workload)
 		if err != nil {
 			return err
-		}
-		var wl map[string]any
-		if err := jsonx.Unmarshal(src, &wl); err != nil {
-			return fail(ExitInvalid, "--workload is not a JSON object: %v", err)
 		}
 		req["workload"] = wl
 	} else if file != "" {

@@ -53,7 +53,7 @@ with the reason.`,
 				body["from"] = from
 			}
 			if workload != "" {
-				wl, err := readWorkload(workload)
+				wl, err := a.readWorkload(workload)
 				if err != nil {
 					return err
 				}
@@ -116,16 +116,12 @@ with the reason.`,
 	return c
 }
 
-// readWorkload reads a --workload value: a JSON object, or @FILE holding
-// one ("-" after @ reads nothing special: a file named "-").
-func readWorkload(v string) (map[string]any, error) {
-	text := []byte(v)
-	if name, ok := strings.CutPrefix(v, "@"); ok {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return nil, fail(ExitInvalid, "--workload: %v", err)
-		}
-		text = b
+// readWorkload reads a --workload value: a JSON object, @FILE holding
+// one, or - for stdin (flagBytes, as run reads it).
+func (a *app) readWorkload(v string) (map[string]any, error) {
+	text, err := a.flagBytes("--workload", v)
+	if err != nil {
+		return nil, err
 	}
 	var wl map[string]any
 	if err := jsonx.Unmarshal(text, &wl); err != nil || wl == nil {
