@@ -130,6 +130,10 @@ type Config struct {
 	// NOETL_SIGNING_KEY, else the key kept in <stack>/signing.key, else a
 	// new random one written there (EnsureSecrets).
 	SigningKey string
+	// DevEgressAllow are the developer's own destinations user code may
+	// reach beside the stack's services (NOETL_EGRESS_ALLOW, which
+	// scripts/up --allow HOST:PORT adds to; EgressAllow, runner.go).
+	DevEgressAllow []string
 	// APIToken is the bearer token of the api and emit: NOETL_API_TOKEN,
 	// else <stack>/api.token, else a new random one written there
 	// (EnsureSecrets). The CLI sends it (.stack/env).
@@ -270,6 +274,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		seen[p.Port] = p.EnvVar
 	}
+	dev, err := c.devEgressAllow(getenv("NOETL_EGRESS_ALLOW"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.DevEgressAllow = dev
 	return c, errors.Join(errs...)
 }
 

@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/sandbox"
 )
@@ -56,9 +58,71 @@ func (c Config) DataGCSURL() string { return "http://" + hostPort(c.DataGCSPort)
 // PostgreSQL and NATS, the fake GCS and Pub/Sub of user data, the
 // fixture API, and the results gateway (which serves only URLs execute
 // signed for one object and one attempt, gateway.go).
+// The developer's own destinations (DevEgressAllow: scripts/up --allow,
+// NOETL_EGRESS_ALLOW) follow the stack's; both planes get the same list
+// (the runner's environment, and the functions' for the http kind).
 func (c Config) EgressAllow() []string {
+	return append(c.baseEgressAllow(), c.DevEgressAllow...)
+}
+
+func (c Config) baseEgressAllow() []string {
 	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.FixturesPort),
 		hostPort(c.ResultsGatewayPort)}
+}
+
+// devEgressAllow reads the developer's destinations from list (the
+// comma-separated NOETL_EGRESS_ALLOW scripts/up passes, its --allow flags
+// included): each a rule of the egress policy (host, host:port, address,
+// CIDR, with :port), the stack's own entries and repeats dropped. A rule
+// that names one of the engine's own endpoints (EgressDeny: directly, or
+// as another loopback or unspecified address or a name resolving to one,
+// on its port) is an error: the policy refuses it whatever the list says,
+// so asking for it is a mistake to report, not to ignore. A rule wider
+// than one destination (no port, a prefix) is kept; the deny-list still
+// refuses the engine's endpoints inside it.
+func (c Config) devEgressAllow(list string) ([]string, error) {
+	base := map[string]bool{}
+	for _, b := range c.baseEgressAllow() {
+		base[b] = true
+	}
+	names := map[int]string{}
+	for _, p := range c.Ports() {
+		names[p.Port] = p.Name
+		if p.EnvVar == "NOETL_FUNCTIONS_PORT" {
+			names[p.Port] = "functions host (api, execute, ...)"
+		}
+	}
+	var out []string
+	var errs []error
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" || base[item] {
+			continue
+		}
+		base[item] = true
+		p, err := egress.New("local", []string{item}, c.EgressDeny())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("NOETL_EGRESS_ALLOW (scripts/up --allow) %q: %v", item, err))
+			continue
+		}
+		r := p.Allow[0]
+		host := r.Host
+		if host == "" && r.Prefix.IsSingleIP() {
+			host = r.Prefix.Addr().String()
+		}
+		if r.Port != 0 && host != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, err := p.Resolve(ctx, host, int(r.Port))
+			cancel()
+			var re *egress.RefusedError
+			if errors.As(err, &re) && re.Denied {
+				errs = append(errs, fmt.Errorf("NOETL_EGRESS_ALLOW (scripts/up --allow) %q: port %d is the stack's %s, one of the engine's own endpoints: user code never reaches it", item, r.Port, names[int(r.Port)]))
+				continue
+			}
+		}
+		out = append(out, item)
+	}
+	return out, errors.Join(errs...)
 }
 
 // EgressDeny are the engine's own endpoints, refused to user code

@@ -30,8 +30,6 @@ import (
 	"github.com/noetl/gcpengine/shared/sandbox"
 )
 
-const steps = 10
-
 // Supervisor brings the local stack up, keeps it up and takes it down. Create
 // it with NewSupervisor and call Run.
 type Supervisor struct {
@@ -139,12 +137,16 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		return err
 	}
 	s.progress("starting the local stack for project %s (state in %s)", s.cfg.Project, s.cfg.StackDir)
+	if len(s.cfg.DevEgressAllow) > 0 {
+		s.progress("egress: user code may also reach %s (scripts/up --allow, NOETL_EGRESS_ALLOW): runner tasks and http tasks; the engine's own endpoints stay refused (%s)",
+			strings.Join(s.cfg.DevEgressAllow, ", "), strings.Join(s.cfg.EgressDeny(), ", "))
+	}
 
 	type stepFn struct {
 		name, log string
 		run       func(context.Context) (string, error)
 	}
-	for i, st := range []stepFn{
+	parts := []stepFn{
 		{"Pub/Sub emulator", "pubsub", s.upPubSub},
 		{"Firestore emulator", "firestore", s.upFirestore},
 		{"GCS (fake-gcs-server)", "gcs", s.upGCS},
@@ -156,7 +158,9 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		{"user data (GCS, Pub/Sub)", "data", s.upData},
 		{"runner", "runner", s.upRunner},
 		{"functions", "functions", s.upFunctions},
-	} {
+	}
+	steps := len(parts)
+	for i, st := range parts {
 		s.progress("[%d/%d] %s: starting", i+1, steps, st.name)
 		t := time.Now()
 		detail, err := st.run(ctx)

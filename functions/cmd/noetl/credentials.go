@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,22 +42,12 @@ api rejects it (every problem is listed).`,
 			if kind == "" {
 				return fail(ExitInvalid, "credentials set needs --kind")
 			}
-			src := []byte(data)
-			switch {
-			case data == "-":
-				b, err := io.ReadAll(a.stdin)
-				if err != nil {
-					return fail(ExitInvalid, "--data -: %v", err)
-				}
-				src = b
-			case strings.HasPrefix(data, "@"):
-				b, err := os.ReadFile(data[1:])
-				if err != nil {
-					return fail(ExitInvalid, "--data %s: %v", data, err)
-				}
-				src = b
-			case data == "":
+			if data == "" {
 				return fail(ExitInvalid, "credentials set needs --data JSON (or @FILE, or - for stdin)")
+			}
+			src, err := a.flagBytes("--data", data)
+			if err != nil {
+				return err
 			}
 			var obj map[string]any
 			if err := jsonx.Unmarshal(src, &obj); err != nil || obj == nil {
