@@ -31,8 +31,6 @@ import (
 	"github.com/noetl/gcpengine/shared/sandbox"
 )
 
-const steps = 10
-
 // Supervisor brings the local stack up, keeps it up and takes it down. Create
 // it with NewSupervisor and call Run.
 type Supervisor struct {
@@ -147,7 +145,7 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		name, log string
 		run       func(context.Context) (string, error)
 	}
-	for i, st := range []stepFn{
+	steps := []stepFn{
 		{"Pub/Sub emulator", "pubsub", s.upPubSub},
 		{"Firestore emulator", "firestore", s.upFirestore},
 		{"GCS (fake-gcs-server)", "gcs", s.upGCS},
@@ -159,8 +157,9 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		{"user data (GCS, Pub/Sub, Kafka, S3)", "data", s.upData},
 		{"runner", "runner", s.upRunner},
 		{"functions", "functions", s.upFunctions},
-	} {
-		s.progress("[%d/%d] %s: starting", i+1, steps, st.name)
+	}
+	for i, st := range steps {
+		s.progress("[%d/%d] %s: starting", i+1, len(steps), st.name)
 		t := time.Now()
 		detail, err := st.run(ctx)
 		if err != nil {
@@ -178,7 +177,7 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 			}
 			return reportedError{err}
 		}
-		s.progress("[%d/%d] %s: ready%s (%.1fs)", i+1, steps, st.name, detail, time.Since(t).Seconds())
+		s.progress("[%d/%d] %s: ready%s (%.1fs)", i+1, len(steps), st.name, detail, time.Since(t).Seconds())
 	}
 	if err := s.startBridges(); err != nil {
 		return err
