@@ -43,8 +43,9 @@ var v2Setup sync.Once
 // ConformanceGrants are the grants of the credentials the conformance
 // playbooks use (README "Security"): inline playbooks of the stack's token
 // (scripts/run), and the catalog paths of NoETL's fixtures (children of
-// playbook_composition, subscription playbooks).
-var ConformanceGrants = []string{"inline:token", "fixtures/**", "tests/fixtures/**"}
+// playbook_composition, subscription playbooks), and this project's own
+// lastmile playbooks (the Kafka subscription's, lastmile/kafka_ingest).
+var ConformanceGrants = []string{"inline:token", "fixtures/**", "tests/fixtures/**", "lastmile/**"}
 
 // setupV2 registers what the v2 playbooks assume (README "What the
 // playbooks assume"), once per test binary: the credentials pg_local,
