@@ -3,6 +3,7 @@ package transfer
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/s3"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -216,5 +218,36 @@ func TestS3Source(t *testing.T) {
 	o = e.run(t, M{"source": M{"type": "s3", "uri": "s3://lake/missing.json", "auth": "aws_credential"}, "target": M{"type": "duckdb", "database": db, "table": "posts"}})
 	if o.Status != types.StatusError || o.Error.Kind != "not_found" || !strings.HasPrefix(o.Error.Message, "transfer source: ") {
 		t.Fatalf("%+v", o.Error)
+	}
+}
+
+// TestS3TargetDiskLimit: an s3 target's object is staged in the task's
+// workspace, so the task's disk limit bounds it: an object larger than a
+// 256 KiB workspace fails with kind limit, nothing is put, and nothing is
+// left in the workspace. (The workspace is a tmpfs only where the test
+// may mount one, as the runner may.)
+func TestS3TargetDiskLimit(t *testing.T) {
+	e, s3t, _ := s3Env(t)
+	ws, err := sandbox.NewWorkspace(t.TempDir(), 256<<10, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if !ws.Tmpfs {
+		t.Fatalf("cannot mount a tmpfs workspace here (the runner mounts one per task): this check needs the privilege the runner has")
+	}
+	e.ctx = sandbox.WithWorkspace(context.Background(), ws)
+	big := M{"type": "postgres", "auth": "pg_local", "query": "SELECT g AS id, repeat('x', 100) AS pad FROM generate_series(1, 10000) g"}
+	o := e.run(t, M{"source": big, "target": M{"type": "s3", "uri": "s3://lake/big.csv", "auth": "aws_credential"}})
+	if o.Status != types.StatusError || o.Error.Kind != "limit" || !strings.Contains(o.Error.Message, "NOETL_SANDBOX_DISK_MB") {
+		t.Fatalf("%+v", o.Error)
+	}
+	if o := s3t.Exec(context.Background(), nil, M{"action": "get", "uri": "s3://lake/big.csv", "auth": "aws_credential"}, 0); o.Error == nil || o.Error.Kind != "not_found" {
+		t.Fatalf("the object was put: %+v", o)
+	}
+	// A small one fits, and the staging file is gone afterwards.
+	ok(t, e.run(t, M{"source": M{"type": "postgres", "auth": "pg_local", "query": "SELECT 1 AS id"}, "target": M{"type": "s3", "uri": "s3://lake/small.csv", "auth": "aws_credential"}}))
+	if left, _ := os.ReadDir(ws.Dir); len(left) != 0 {
+		t.Fatalf("the workspace keeps %v", left)
 	}
 }

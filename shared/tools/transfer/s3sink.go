@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/s3conn"
 	"github.com/noetl/gcpengine/shared/types"
@@ -85,9 +86,15 @@ type objectWriter struct {
 	rows   int64
 }
 
-// newObjectWriter opens the temporary file; cols are the target columns.
-func newObjectWriter(format string, cols []string) (*objectWriter, error) {
-	f, err := os.CreateTemp("", "noetl-transfer-*")
+// newObjectWriter opens the temporary file in the task's workspace (its
+// disk limit bounds the object; the runner gives every task one), else in
+// the temporary directory; cols are the target columns.
+func newObjectWriter(ctx context.Context, format string, cols []string) (*objectWriter, error) {
+	dir := ""
+	if ws := sandbox.WorkspaceFrom(ctx); ws != nil {
+		dir = ws.Dir
+	}
+	f, err := os.CreateTemp(dir, "noetl-transfer-*")
 	if err != nil {
 		return nil, fmt.Errorf("a temporary file for the object: %w", err)
 	}
@@ -224,7 +231,7 @@ func (e *outcomeError) Error() string {
 // endpoint, egress policy and refusal of the engine's bucket).
 func (s *sink) putObject(ctx context.Context) error {
 	if s.obj == nil { // an empty source and no mapping: an empty object
-		o, err := newObjectWriter(s.format, nil)
+		o, err := newObjectWriter(ctx, s.format, nil)
 		if err != nil {
 			return err
 		}

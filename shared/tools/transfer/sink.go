@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/postgres"
@@ -96,7 +97,7 @@ func (s *sink) ensure(ctx context.Context, srcCols []string) error {
 	case "duckdb":
 		s.dk, err = s.t.opts.DuckDB.OpenWriter(ctx, s.db, s.p.table, s.cols, duckdb.WriteMode(s.p.mode))
 	case "s3":
-		s.obj, err = newObjectWriter(s.format, s.cols)
+		s.obj, err = newObjectWriter(ctx, s.format, s.cols)
 	}
 	if err != nil {
 		return &sinkError{err}
@@ -183,6 +184,8 @@ func (s *sink) classify(parent, rctx context.Context, err error) (types.Outcome,
 		o := prefix(oe.o, "transfer target")
 		o.Result = nil
 		return o, true
+	case s.p.dstType == "s3" && sandbox.WorkspaceFrom(rctx).Full():
+		return prefix(conf.Fail("limit", false, "the object being written filled the task's disk (NOETL_SANDBOX_DISK_MB): %v", se.err), "transfer target"), true
 	case s.p.dstType == "s3":
 		return prefix(conf.Fail("transfer", false, "%v", se.err), "transfer target"), true
 	}

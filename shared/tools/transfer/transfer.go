@@ -120,8 +120,9 @@ func New(opts Options) *Tool {
 // only when every batch was written, so a failed attempt leaves the table
 // as it was and a retry starts clean; an s3 target (uri | bucket + key,
 // format, auth, endpoint, region, content_type, metadata; no table, mode
-// replace only) is encoded into a temporary file and put whole at the
-// end, so a failed attempt leaves the object as it was.
+// replace only) is encoded into a file in the task's workspace (its
+// disk limit bounds the object: kind "limit") and put whole at the end, so
+// a failed attempt leaves the object as it was.
 //
 // Result: {"status": "success", "direction": "http_to_postgres",
 // "source_type", "target_type", "mode", "rows_transferred",
