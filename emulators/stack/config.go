@@ -92,6 +92,10 @@ type Config struct {
 	// signed-URL front of the engine's GCS emulator, the only way the
 	// runner reaches results.
 	ResultsGatewayPort int // NOETL_RESULTS_GATEWAY_PORT, default 8690
+	// KafkaPort and S3Port are the Kafka cluster (kfake) and the S3 store
+	// (gofakes3) of user data (kafkas3.go): services authors may reach.
+	KafkaPort int // NOETL_KAFKA_PORT, default 8691
+	S3Port    int // NOETL_S3_PORT, default 8692
 	// RunnerUID is the first host uid of the 65536 uids the runner's user
 	// namespace maps (it runs as the first, its tasks as others).
 	RunnerUID int // NOETL_RUNNER_UID, default 1610612736 + (RunnerPort mod 8192) × 65536
@@ -193,6 +197,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DataGCSPort:        num("NOETL_DATA_GCS_PORT", 8688, 1, 65535),
 		ResultsGatewayPort: num("NOETL_RESULTS_GATEWAY_PORT", 8690, 1, 65535),
 		DataPubSubPort:     num("NOETL_DATA_PUBSUB_PORT", 8689, 1, 65535),
+		KafkaPort:          num("NOETL_KAFKA_PORT", 8691, 1, 65535),
+		S3Port:             num("NOETL_S3_PORT", 8692, 1, 65535),
 		RunnerBin:          str("NOETL_RUNNER_BIN", ""),
 		ResultsBucket:      str("NOETL_RESULTS_BUCKET", DefaultBucket),
 		WorkConcurrency:    num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
@@ -325,6 +331,8 @@ func (c Config) Ports() []Port {
 		{"NATS", "NOETL_NATS_PORT", c.NATSPort},
 		{"data GCS (fake-gcs-server)", "NOETL_DATA_GCS_PORT", c.DataGCSPort},
 		{"data Pub/Sub (pstest)", "NOETL_DATA_PUBSUB_PORT", c.DataPubSubPort},
+		{"data Kafka (kfake)", "NOETL_KAFKA_PORT", c.KafkaPort},
+		{"data S3 (gofakes3)", "NOETL_S3_PORT", c.S3Port},
 		{"runner", "NOETL_RUNNER_PORT", c.RunnerPort},
 		{"functions", "NOETL_FUNCTIONS_PORT", c.FunctionsPort},
 	}
@@ -450,6 +458,10 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_DATA_GCS_URL", c.DataGCSURL()},
 		{"NOETL_DATA_PUBSUB_PORT", itoa(c.DataPubSubPort)},
 		{"NOETL_DATA_PUBSUB_HOST", hostPort(c.DataPubSubPort)},
+		{"NOETL_KAFKA_PORT", itoa(c.KafkaPort)},
+		{"NOETL_KAFKA_BROKERS", c.KafkaBrokers()},
+		{"NOETL_S3_PORT", itoa(c.S3Port)},
+		{"NOETL_S3_URL", c.S3URL()},
 		{"NOETL_EGRESS_PROFILE", "local"},
 		{"NOETL_EGRESS_ALLOW", strings.Join(c.EgressAllow(), ",")},
 		{"NOETL_EGRESS_DENY", strings.Join(c.EgressDeny(), ",")},

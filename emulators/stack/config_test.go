@@ -28,7 +28,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ports[p.EnvVar] = p.Port
 	}
 	want := map[string]int{"NOETL_PUBSUB_PORT": 8681, "NOETL_FIRESTORE_PORT": 8682, "NOETL_GCS_PORT": 8683,
-		"NOETL_TASKS_PORT": 8684, "NOETL_FIXTURES_PORT": 8685, "NOETL_FUNCTIONS_PORT": 8680, "NOETL_PG_PORT": 55432, "NOETL_NATS_PORT": 8686}
+		"NOETL_TASKS_PORT": 8684, "NOETL_FIXTURES_PORT": 8685, "NOETL_FUNCTIONS_PORT": 8680, "NOETL_PG_PORT": 55432, "NOETL_NATS_PORT": 8686,
+		"NOETL_KAFKA_PORT": 8691, "NOETL_S3_PORT": 8692}
 	for k, v := range want {
 		if ports[k] != v {
 			t.Errorf("%s = %d, want %d", k, ports[k], v)
@@ -52,6 +53,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		"NOETL_PG_DSN":             "postgres://noetl@127.0.0.1:55432/noetl?sslmode=disable",
 		"NOETL_RESULTS_BUCKET":     "noetl-results",
 		"NATS_URL":                 "nats://127.0.0.1:8686",
+		"NOETL_KAFKA_BROKERS":      "127.0.0.1:8691",
+		"NOETL_S3_URL":             "http://127.0.0.1:8692",
 		"NOETL_REPO_ROOT":          root,
 		"GOOGLE_CLOUD_PROJECT":     "noetl-local",
 	} {
@@ -195,7 +198,7 @@ func TestRunnerEnv(t *testing.T) {
 			t.Errorf("engine endpoint %s: allowed or not denied", hostPort(p))
 		}
 	}
-	for _, p := range []int{c.PGPort, c.NATSPort, c.DataGCSPort, c.DataPubSubPort, c.FixturesPort} {
+	for _, p := range []int{c.PGPort, c.NATSPort, c.DataGCSPort, c.DataPubSubPort, c.KafkaPort, c.S3Port, c.FixturesPort} {
 		if !strings.Contains(allow, hostPort(p)) {
 			t.Errorf("user-data service %s is not allowed", hostPort(p))
 		}

@@ -55,8 +55,8 @@ func (c Config) RunnerWorkDir() string { return filepath.Join(c.StackDir, "runne
 func (c Config) DataGCSURL() string { return "http://" + hostPort(c.DataGCSPort) }
 
 // EgressAllow are the destinations user code may reach on the stack: its
-// PostgreSQL and NATS, the fake GCS and Pub/Sub of user data, the
-// fixture API, and the results gateway (which serves only URLs execute
+// PostgreSQL and NATS, the fake GCS, Pub/Sub, Kafka and S3 of user data,
+// the fixture API, and the results gateway (which serves only URLs execute
 // signed for one object and one attempt, gateway.go).
 // The developer's own destinations (DevEgressAllow: scripts/up --allow,
 // NOETL_EGRESS_ALLOW) follow the stack's; both planes get the same list
@@ -66,7 +66,7 @@ func (c Config) EgressAllow() []string {
 }
 
 func (c Config) baseEgressAllow() []string {
-	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.FixturesPort),
+	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.KafkaPort), hostPort(c.S3Port), hostPort(c.FixturesPort),
 		hostPort(c.ResultsGatewayPort)}
 }
 
@@ -266,8 +266,9 @@ func openAncestors(p string) ([]string, error) {
 }
 
 // upData starts the fakes of user data: a fake-gcs-server and a Pub/Sub
-// fake (pstest) of their own, the only GCS and Pub/Sub the runner reaches.
-func (s *Supervisor) upData(context.Context) (string, error) {
+// fake (pstest) of their own, the only GCS and Pub/Sub the runner reaches,
+// a Kafka cluster (kfake) and an S3 store (gofakes3; kafkas3.go).
+func (s *Supervisor) upData(ctx context.Context) (string, error) {
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: uint16(s.cfg.DataGCSPort), PublicHost: hostPort(s.cfg.DataGCSPort)})
 	if err != nil {
 		return "", fmt.Errorf("data GCS: %w", err)
@@ -278,7 +279,20 @@ func (s *Supervisor) upData(context.Context) (string, error) {
 		return "", err
 	}
 	s.dataPubSub = ps
-	return fmt.Sprintf(": GCS at %s, Pub/Sub at %s", s.cfg.DataGCSURL(), hostPort(s.cfg.DataPubSubPort)), nil
+	k, err := startKafka(s.cfg)
+	if err != nil {
+		return "", err
+	}
+	s.dataKafka = k
+	s3, err := startS3(s.cfg, s.log)
+	if err != nil {
+		return "", err
+	}
+	s.dataS3 = s3
+	if err := waitReady(ctx, 10*time.Second, nil, func(ctx context.Context) error { return httpOK(ctx, s.cfg.S3URL()+"/") }); err != nil {
+		return "", fmt.Errorf("data S3: %w", err)
+	}
+	return fmt.Sprintf(": GCS at %s, Pub/Sub at %s, Kafka at %s, S3 at %s", s.cfg.DataGCSURL(), hostPort(s.cfg.DataPubSubPort), s.cfg.KafkaBrokers(), s.cfg.S3URL()), nil
 }
 
 // newPubSubFake starts pstest on addr (it panics on a port in use).

@@ -24,6 +24,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/noetl/gcpengine/emulators/cloudtasks"
 	"github.com/noetl/gcpengine/emulators/fixtures"
@@ -52,6 +53,8 @@ type Supervisor struct {
 	nats              *natsServer
 	dataGCS           *fakestorage.Server
 	dataPubSub        *pstest.Server
+	dataKafka         *kfake.Cluster
+	dataS3            *s3Server
 	runner            *restarter
 	runnerCgroup      string
 	fn                *restarter
@@ -155,7 +158,7 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		{"fixtures", "fixtures", s.upFixtures},
 		{"PostgreSQL", "postgres", s.upPostgres},
 		{"NATS", "nats", s.upNATS},
-		{"user data (GCS, Pub/Sub)", "data", s.upData},
+		{"user data (GCS, Pub/Sub, Kafka, S3)", "data", s.upData},
 		{"runner", "runner", s.upRunner},
 		{"functions", "functions", s.upFunctions},
 	}
@@ -528,6 +531,12 @@ func (s *Supervisor) shutdown() {
 	}
 	if s.dataGCS != nil {
 		s.dataGCS.Stop()
+	}
+	if s.dataKafka != nil {
+		s.dataKafka.Close()
+	}
+	if s.dataS3 != nil {
+		s.dataS3.stop()
 	}
 	if s.fixtures != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

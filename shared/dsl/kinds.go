@@ -168,7 +168,7 @@ func unknownKindMessage(kind string) string {
 // TransferTargetTypes; a template is checked at run time).
 var (
 	transferSources = []string{"http", "postgres", "duckdb", "result", "s3"}
-	transferTargets = []string{"postgres", "duckdb"}
+	transferTargets = []string{"postgres", "duckdb", "s3"}
 )
 
 // literal returns a config value as a string when it is a literal string

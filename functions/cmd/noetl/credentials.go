@@ -27,8 +27,8 @@ func (a *app) credentialsSetCmd() *cobra.Command {
 		Use:   "set NAME --kind KIND --data JSON [--grant PATTERN ...]",
 		Short: "Create or replace a credential",
 		Long: `Create or replace a credential (POST /credentials). --kind is postgres,
-http_bearer, http_basic, http_header, secret, gcs, nats or pubsub (NoETL aliases such
-as postgres_credential are accepted); --data is the JSON object of its secret fields,
+http_bearer, http_basic, http_header, secret, gcs, nats, pubsub, kafka or s3 (NoETL
+aliases such as postgres_credential are accepted); --data is the JSON object of its secret fields,
 or @FILE to read it from a file, or - to read it from stdin (keeps secrets out of the
 shell history). --grant names the playbooks that may use it (repeatable; none: no
 playbook may): a catalog path or playbook file pattern (examples/*, tests/fixtures/**,
