@@ -128,6 +128,11 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 			Barrier: req.Barrier, BarrierMAC: req.BarrierKey, Inputs: req.Inputs})
 	}
 	release()
+	// What a task's code controls crosses the boundary bounded: the error
+	// message up to what the control plane stores of it, the rest to its
+	// fixed sizes (types.Outcome.Bound); the control plane cuts the
+	// message further (NOETL_TASK_ERROR_MAX_BYTES).
+	out.Bound(types.StoredErrorMax, "the runner's limit")
 	resp := Response{Outcome: out, Extra: out.Extra}
 	resp.RunMS = float64(time.Since(t0).Microseconds()) / 1000
 	b, err := Encode(resp)

@@ -99,7 +99,12 @@ type Worker struct {
 	// only by the Worker that wrote it (tests; the functions always set
 	// it).
 	BarrierKey func(barrier string) []byte
-	Now        func() time.Time
+	// ErrorMax is the size in bytes of a task's error message as the
+	// engine keeps it (NOETL_TASK_ERROR_MAX_BYTES; ≤ 0:
+	// types.DefaultErrorMax): a longer one is cut with a note, its full
+	// text stored in the results tier (bound.go).
+	ErrorMax int
+	Now      func() time.Time
 
 	pbs    sync.Map // sha256(source) → *dsl.Playbook
 	states stateCache
