@@ -1,7 +1,8 @@
 // Package postgres implements the `postgres` task kind (NoETL DSL spec "Tasks" and
 // "Outcome envelope"; NoETL canonical v10 retry spec §3.2): SQL against PostgreSQL through pgx v5,
 // with one bounded connection pool per distinct DSN, reused across attempts
-// and tasks.
+// and tasks; a connection is reset (DISCARD ALL) each time a task releases
+// it, so no session state passes from one task to another.
 //
 // A SQL error is an error outcome with outcome.pg {code, sqlstate} set to the
 // SQLSTATE so that task policies can retry on serialization failures and
@@ -301,6 +302,9 @@ func (t *Tool) pool(ctx context.Context, dsn string) (*pgxpool.Pool, func(), err
 		if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
 			cfg.ConnConfig.RuntimeParams["application_name"] = t.opts.ApplicationName
 		}
+		// A pooled connection goes back clean: nothing one task leaves in
+		// its session reaches the next task, whatever its execution.
+		cfg.AfterRelease = resetSession
 		p, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			return nil, nil, &configError{err}
@@ -319,6 +323,34 @@ func (t *Tool) pool(ctx context.Context, dsn string) (*pgxpool.Pool, func(), err
 		e.lastUsed = time.Now()
 		t.mu.Unlock()
 	}, nil
+}
+
+// ResetTimeout bounds the reset of a released connection (resetSession).
+const ResetTimeout = 5 * time.Second
+
+// resetSession is the pools' AfterRelease hook (pgxpool runs it off the
+// releasing task's path, before the connection is idle again): it ends
+// everything a task can leave in its database session for the next task
+// on the connection, another execution's maybe (docs "Security",
+// "Executions are strangers"): DISCARD ALL closes cursors, resets the
+// session authorization and every setting (search_path, role,
+// statement_timeout, custom settings such as set_config('x.y', …,
+// false)), deallocates prepared statements, stops listening, releases
+// session advisory locks, drops temporary tables and functions, and
+// forgets cached plans and sequence state; pgx's own statement caches
+// are cleared with them. A connection that cannot be reset is closed.
+// (pgxpool already closes a connection released inside a transaction or
+// mid-query.)
+func resetSession(c *pgx.Conn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), ResetTimeout)
+	defer cancel()
+	if err := c.DeallocateAll(ctx); err != nil {
+		return false
+	}
+	if _, err := c.PgConn().Exec(ctx, "DISCARD ALL").ReadAll(); err != nil {
+		return false
+	}
+	return c.PgConn().TxStatus() == 'I'
 }
 
 // evictLocked closes least recently used idle pools while over the bound.
