@@ -30,6 +30,7 @@ import (
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -241,7 +242,7 @@ func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, tim
 		qargs = []any{named}
 	}
 	if barrier != "" && transactional(stmts) && t.barrierReady(rctx, pool, dsn) {
-		result, adopted, err := t.runBarrier(rctx, pool, barrier, macKey, stmts, sqlText, qargs)
+		result, adopted, err := t.runBarrier(rctx, pool, results.AttemptObjectFrom(ctx), macKey, stmts, sqlText, qargs)
 		if err != nil {
 			return t.failure(ctx, rctx, err, password)
 		}
@@ -623,6 +624,17 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 	}
 	if egress.IsRefused(err) {
 		return conf.Fail("forbidden_address", false, "postgres task: %s", msg)
+	}
+	var bt *errBarrierTampered
+	if errors.As(err, &bt) {
+		return conf.ConfigError("postgres task: %s", msg)
+	}
+	var br *errBarrierResult
+	if errors.As(err, &br) {
+		return conf.Fail(types.ErrKindResultLost, false, "postgres task: %s", msg)
+	}
+	if errors.Is(err, results.ErrQuota) {
+		return conf.Fail("limit", false, "postgres task: %s", msg)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
