@@ -236,7 +236,9 @@ func TestRedTeamSharedBarrierShadow(t *testing.T) {
 	}
 	setup := append([]any{"CREATE SCHEMA IF NOT EXISTS noetl", "CREATE SCHEMA IF NOT EXISTS rt_shadow"}, append(shadow("noetl"), shadow("rt_shadow")...)...)
 	setup = append(setup, "ALTER ROLE noetl SET search_path = rt_shadow, \"$user\", public")
-	t.Cleanup(func() { pgExec(t, "ALTER ROLE noetl RESET search_path; DROP SCHEMA IF EXISTS noetl CASCADE; DROP SCHEMA IF EXISTS rt_shadow CASCADE") })
+	t.Cleanup(func() {
+		pgExec(t, "ALTER ROLE noetl RESET search_path; DROP SCHEMA IF EXISTS noetl CASCADE; DROP SCHEMA IF EXISTS rt_shadow CASCADE")
+	})
 	st := sharedRun(t, "shadow_attacker", nil, probeStep("probe", pyTool(sqlProbe, map[string]any{"dsn": dsn, "stmts": map[string]string{}, "setup": setup})))
 	if st["status"] != "ok" {
 		t.Fatalf("the attacker could not set its shadows up: %v", MustJSON(st["steps"]))
