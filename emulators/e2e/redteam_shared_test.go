@@ -13,14 +13,24 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"gopkg.in/yaml.v3"
+
+	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/grant"
 )
 
 // sharedPlaybook is the YAML of a playbook of steps.
@@ -107,9 +117,9 @@ with psycopg.connect(dsn, autocommit=True) as c:
     for q in setup:
         c.execute(q)
     for s, r in c.execute("""SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                             WHERE c.relname LIKE '%barrier%' AND c.relkind IN ('r', 'p', 'v')
+                             WHERE (c.relname LIKE '%barrier%' OR n.nspname LIKE '%barrier%') AND c.relkind IN ('r', 'p', 'v')
                                AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_temp%'
-                               AND n.nspname NOT LIKE 'rt_%'""").fetchall():
+                               AND n.nspname NOT LIKE 'rt_%' AND c.relname NOT LIKE 'rt_%'""").fetchall():
         out["tables"].append('"%s"."%s"' % (s, r))
     for t in out["tables"]:
         for name, q in stmts.items():
@@ -177,6 +187,7 @@ CREATE OR REPLACE FUNCTION rt_spy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
 	if len(tables) == 0 {
 		t.Fatalf("the attacker found no barrier table to attack (positive evidence needed): %v", r)
 	}
+	t.Logf("the attacker found %v and tried %d statements", tables, len(r["attempts"].(map[string]any)))
 	attempts, _ := r["attempts"].(map[string]any)
 	for k, v := range attempts {
 		a := v.(map[string]any)
@@ -347,7 +358,12 @@ SELECT pg_backend_pid() AS pid`
 				reused++
 			}
 			mu.Unlock()
-			want := map[string]any{"temp_tables": int64(0), "real_value": "real", "setting": nil, "prepared": int64(0), "listening": int64(0),
+			// A custom setting's value is gone (its name stays defined,
+			// empty: PostgreSQL keeps placeholders for the session's life).
+			if s := row["setting"]; s != nil && s != "" {
+				t.Errorf("victim %d on backend %v: custom setting %q left by another execution's task", i, row["pid"], s)
+			}
+			want := map[string]any{"temp_tables": int64(0), "real_value": "real", "prepared": int64(0), "listening": int64(0),
 				"advisory": int64(0), "role": "noetl", "read_only": "off"}
 			for k, w := range want {
 				if fmt.Sprint(row[k]) != fmt.Sprint(w) {
@@ -489,4 +505,188 @@ func TestRedTeamSharedOversizeOutput(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// natsProbe speaks NATS's client protocol over a raw socket (through the
+// task's forwarder): it connects with user/password (none when user is
+// empty) and, when park is set, creates a file stream without a size
+// bound and publishes messages of 900 KiB to it until the server
+// refuses one or want are stored, reporting the server's answers.
+const natsProbe = `
+import json, socket
+s = socket.create_connection((host, port), timeout=20)
+f = s.makefile("rb")
+out = {"info": f.readline().decode()[:4], "stored": 0, "answers": []}
+c = {"verbose": False, "pedantic": False, "headers": True, "no_responders": True}
+if user:
+    c["user"], c["pass"] = user, password
+s.sendall(b"CONNECT " + json.dumps(c).encode() + b"\r\nPING\r\n")
+def line():
+    l = f.readline().decode().strip()
+    while l == "PING" or l.startswith("INFO"):
+        if l == "PING":
+            s.sendall(b"PONG\r\n")
+        l = f.readline().decode().strip()
+    return l
+out["connect"] = line()
+def request(subject, payload):
+    s.sendall(b"PUB %s _INBOX.rt %d\r\n" % (subject.encode(), len(payload)) + payload + b"\r\n")
+    l = line()
+    if not l.startswith("MSG"):
+        return l
+    n = int(l.split()[-1])
+    body = f.read(n + 2)[:n]
+    return body.decode()
+if park and out["connect"] == "PONG":
+    s.sendall(b"SUB _INBOX.rt 1\r\n")
+    out["answers"].append(request("$JS.API.STREAM.CREATE." + park, json.dumps({"name": park, "subjects": [park + ".>"], "storage": "file"}).encode()))
+    data = b"x" * (900 << 10)
+    for i in range(want):
+        a = request(park + ".m", data)
+        if '"error"' in a or a.startswith("-ERR"):
+            out["answers"].append(a)
+            break
+        out["stored"] += 1
+result = out
+`
+
+// The stack's NATS is reached only with the credential tasks are granted
+// (no user, a guessed one, or the credentials of engines before it are
+// refused), and what tasks park in its JetStream is bounded by their
+// account's storage (NOETL_NATS_TASK_STORE_MB): a raw client publishing
+// to a stream of its own without a size bound, and the nats kind storing
+// key-value entries, are refused by the server at the account's limit
+// (the kind with kind limit and the setting's name), and the bucket of
+// another account (the operators') is out of reach.
+func TestRedTeamSharedNATS(t *testing.T) {
+	RequireStack(t)
+	host, port := splitHP(strings.TrimPrefix(os.Getenv("NATS_URL"), "nats://"))
+	user, pass := os.Getenv("NOETL_NATS_TASK_USER"), os.Getenv("NOETL_NATS_TASK_PASSWORD")
+	if user == "" || pass == "" {
+		t.Fatal("NOETL_NATS_TASK_USER and NOETL_NATS_TASK_PASSWORD are not in the stack's environment")
+	}
+	park := "RTPARK" + randSuffix()[10:]
+	bucket := "rtpark" + randSuffix()[10:]
+	t.Cleanup(func() { natsCleanup(t, user, pass, park, "KV_"+bucket) })
+	// Without the credential.
+	for name, cred := range map[string][2]string{"no user": {"", ""}, "guessed": {"noetl", "noetl"}, "the task user, a guessed password": {user, "noetl"}} {
+		st := sharedRun(t, "nats_"+slug(name), nil, probeStep("probe", pyTool(natsProbe, map[string]any{"host": host, "port": port, "user": cred[0], "password": cred[1], "park": "", "want": 0})))
+		res, _, msg := stepOf(st, "probe")
+		r, _ := res.(map[string]any)
+		if r == nil || r["info"] != "INFO" || !strings.Contains(fmt.Sprint(r["connect"]), "Authorization Violation") {
+			t.Errorf("NATS with %s: %s %s %v; want -ERR 'Authorization Violation'", name, st["status"], msg, res)
+		}
+	}
+	// With it: parking is bounded by the account's storage.
+	st := sharedRun(t, "nats_park", nil, probeStep("probe", pyTool(natsProbe, map[string]any{"host": host, "port": port, "user": user, "password": pass, "park": park, "want": 200})))
+	res, _, msg := stepOf(st, "probe")
+	r, _ := res.(map[string]any)
+	if r == nil || r["connect"] != "PONG" {
+		t.Fatalf("NATS with the task's credential: %s %s %v", st["status"], msg, res)
+	}
+	answers := MustJSON(r["answers"])
+	stored := asInt(r["stored"])
+	if stored == 0 || stored*900<<10 > 64<<20 || !strings.Contains(answers, "resource limits exceeded") && !strings.Contains(answers, "insufficient resources") {
+		t.Errorf("a raw client parked %d × 900 KiB (answers %.400s); want refused at the account's 64 MiB", stored, answers)
+	}
+	t.Logf("raw client: %d × 900 KiB stored, then %.200s", stored, answers)
+	// The nats kind (a granted credential) is refused at the same limit,
+	// with kind limit naming the setting: the account is already full.
+	cred := "rt_nats_" + randSuffix()
+	code, body := apiDo(t, http.MethodPost, "/credentials", map[string]any{"name": cred, "kind": "nats", "grants": []string{"inline:token"},
+		"data": map[string]any{"nats_url": os.Getenv("NATS_URL"), "nats_user": user, "nats_password": pass}})
+	if code/100 != 2 {
+		t.Fatalf("register the credential: %d %v", code, body)
+	}
+	t.Cleanup(func() { apiDo(t, http.MethodDelete, "/credentials/"+cred, nil) })
+	st = sharedRun(t, "nats_kv", nil, probeStep("probe", map[string]any{"kind": "nats", "auth": cred, "operation": "kv_put", "bucket": bucket, "key": "k",
+		"value": "{{ 'x' * 900000 }}"}))
+	_, kind, msg := stepOf(st, "probe")
+	if st["status"] != "failed" || kind != "limit" || !strings.Contains(msg, "NOETL_NATS_TASK_STORE_MB") {
+		t.Errorf("the nats kind on a full account: %s %s %q; want kind limit naming NOETL_NATS_TASK_STORE_MB", st["status"], kind, msg)
+	}
+}
+
+// natsCleanup deletes the streams a test parked in the tasks' account.
+func natsCleanup(t *testing.T, user, pass string, streams ...string) {
+	nc, err := nats.Connect(os.Getenv("NATS_URL"), nats.UserInfo(user, pass))
+	if err != nil {
+		t.Logf("nats cleanup: %v", err)
+		return
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, s := range streams {
+		_ = js.DeleteStream(ctx, s)
+	}
+}
+
+// One task attempt cannot fill the result tier: its write grant signs a
+// length range (NOETL_RESULT_MAX_OBJECT_MB; the stack's quota), a duckdb
+// task streaming a table beyond it fails with kind limit naming the
+// setting, and the stack's results gateway refuses a body over a
+// grant's range, and a write grant that signs none, whoever holds them.
+func TestRedTeamSharedResultBytes(t *testing.T) {
+	RequireStack(t)
+	quota, _ := strconv.Atoi(os.Getenv("NOETL_RESULT_MAX_OBJECT_MB"))
+	if quota <= 0 || quota > 1024 {
+		t.Fatalf("the stack's NOETL_RESULT_MAX_OBJECT_MB is %q: this case writes past it (the stack sets 256)", os.Getenv("NOETL_RESULT_MAX_OBJECT_MB"))
+	}
+	t0 := time.Now()
+	st := sharedRun(t, "result_bytes", nil, probeStep("probe", map[string]any{"kind": "duckdb",
+		"query": fmt.Sprintf("SELECT i, repeat('x', 1048576) AS v FROM range(%d) t(i)", quota+64)}))
+	_, kind, msg := stepOf(st, "probe")
+	t.Logf("a table of %d MiB: %s in %s, %s %.300q", quota+64, st["status"], time.Since(t0).Round(time.Millisecond), kind, msg)
+	if st["status"] != "failed" || kind != "limit" || !strings.Contains(msg, "NOETL_RESULT_MAX_OBJECT_MB") {
+		t.Errorf("a table over the quota: %s %s %q; want kind limit naming NOETL_RESULT_MAX_OBJECT_MB", st["status"], kind, msg)
+	}
+	// The gateway itself: a grant as execute signs it, used past its
+	// range; a PUT signed without one.
+	u, err := url.Parse(os.Getenv("NOETL_RESULTS_SIGNED_ENDPOINT"))
+	if err != nil || u.Host == "" {
+		t.Fatalf("NOETL_RESULTS_SIGNED_ENDPOINT %q", os.Getenv("NOETL_RESULTS_SIGNED_ENDPOINT"))
+	}
+	signer, err := grant.NewKeySigner(os.Getenv("NOETL_RESULTS_SIGNING_KEY_FILE"), os.Getenv("NOETL_RUNNER_INVOKER"), u.Host, u.Scheme == "http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, key := os.Getenv("NOETL_RESULTS_BUCKET"), "noetl/redteam/bytes-"+randSuffix()
+	g, err := signer.Write(context.Background(), bucket, key, results.ObjectAttrs{ContentType: "application/json"}, 1024, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(u string, h map[string]string, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPut, u, strings.NewReader(body))
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := Anonymous.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := put(g.URL, g.Headers, strings.Repeat("y", 4096)); code != 400 || !strings.Contains(body, "EntityTooLarge") {
+		t.Errorf("a body over the grant's range: %d %s", code, body)
+	}
+	// A PUT the stack's key signs the way engines before the quota did:
+	// without a length range.
+	unbounded, err := storage.SignedURL(bucket, key, &storage.SignedURLOptions{GoogleAccessID: os.Getenv("NOETL_RUNNER_INVOKER"), SignBytes: signer.SignBytes,
+		Method: http.MethodPut, Expires: time.Now().Add(time.Minute), Scheme: storage.SigningSchemeV4, Style: storage.PathStyle(), Hostname: u.Host, Insecure: u.Scheme == "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := put(unbounded, nil, "z"); code != 403 || !strings.Contains(body, grant.ContentLengthRangeHeader) {
+		t.Errorf("a PUT signed without a length range: %d %s", code, body)
+	}
+	if code, body := put(g.URL, g.Headers, strings.Repeat("y", 1024)); code != 200 {
+		t.Errorf("a body within the range: %d %s", code, body)
+	}
 }

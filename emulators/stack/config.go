@@ -461,6 +461,11 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_RESULTS_GATEWAY_PORT", itoa(c.ResultsGatewayPort)},
 		{"NOETL_RESULTS_SIGNING_KEY_FILE", c.ResultsKeyFile()},
 		{"NOETL_RESULTS_SIGNED_ENDPOINT", c.ResultsGatewayURL()},
+		// A task attempt's quota in the result tier (its write grants'
+		// signed length range): smaller on the stack than deployed, so
+		// that a red-team case reaches it quickly; a larger table (the
+		// results bench's stack flow) needs it raised before scripts/up.
+		{"NOETL_RESULT_MAX_OBJECT_MB", envOr("NOETL_RESULT_MAX_OBJECT_MB", "256")},
 		{"NOETL_RUNNER_INVOKER", c.RunnerInvoker()},
 		{"NOETL_DATA_GCS_PORT", itoa(c.DataGCSPort)},
 		{"NOETL_DATA_GCS_URL", c.DataGCSURL()},

@@ -96,9 +96,8 @@ type Config struct {
 	ResultMaterializeMaxMB int // NOETL_RESULT_MATERIALIZE_MAX_MB, default 256
 	// ResultMaxObjectMB is the largest object one task attempt writes to
 	// the result tier (MiB): the runner's write grants sign it as a
-	// length range, and the control plane refuses to store a task's
-	// result larger than it.
-	ResultMaxObjectMB int // NOETL_RESULT_MAX_OBJECT_MB, default 1024
+	// length range.
+	ResultMaxObjectMB int // NOETL_RESULT_MAX_OBJECT_MB, default 4096
 	// TaskErrorMaxBytes is the size of a task's error message as the
 	// engine keeps it; a longer one is cut with a note and its full text
 	// stored in the result tier.

@@ -48,8 +48,8 @@ var BarrierKinds = []string{tools.KindPostgres}
 const MaxReadGrants = 64
 
 // DefaultMaxObject is the largest object a write grant admits when the
-// Granter sets none (1 GiB; NOETL_RESULT_MAX_OBJECT_MB).
-const DefaultMaxObject int64 = 1 << 30
+// Granter sets none (4 GiB, NOETL_RESULT_MAX_OBJECT_MB's default).
+const DefaultMaxObject int64 = 4 << 30
 
 // ResultGrants are the result-tier objects an attempt may touch
 // (Request.Results).

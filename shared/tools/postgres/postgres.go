@@ -340,6 +340,9 @@ const ResetTimeout = 5 * time.Second
 // session advisory locks, drops temporary tables and functions, and
 // forgets cached plans and sequence state; pgx's own statement caches
 // are cleared with them. A connection that cannot be reset is closed.
+// What remains of a custom setting (set_config('x.y', …)) is its name,
+// with an empty value: PostgreSQL keeps such a placeholder for the
+// session's life and lists it nowhere (docs "Security").
 // (pgxpool already closes a connection released inside a transaction or
 // mid-query.)
 func resetSession(c *pgx.Conn) bool {

@@ -452,7 +452,6 @@ func TestPooledSessionsComeBackClean(t *testing.T) {
 	tl := newTool(t, Options{MaxConnsPerPool: 1})
 	ok(t, runSQL(t, tl, "DROP TABLE IF EXISTS pool_real; CREATE TABLE pool_real (v text); INSERT INTO pool_real VALUES ('real')", nil))
 	poison := ok(t, runSQL(t, tl, `CREATE TEMP TABLE pool_real (v text); INSERT INTO pool_real VALUES ('poisoned');
-SELECT set_config('rt.poison', 'attacker', false);
 SET search_path = pg_temp, public;
 SET statement_timeout = '77s';
 SET default_transaction_read_only = on;
@@ -474,10 +473,17 @@ SELECT pg_backend_pid() AS pid`, nil))
 	if got["pid"] != pid {
 		t.Fatalf("the second task ran on backend %v, the first on %v: the case proves nothing", got["pid"], pid)
 	}
-	want := M{"pid": pid, "temp_tables": int64(0), "real_value": "real", "setting": "", "search_path": `"$user", public`,
+	want := M{"pid": pid, "temp_tables": int64(0), "real_value": "real", "setting": nil, "search_path": `"$user", public`,
 		"statement_timeout": "0", "read_only": "off", "prepared": int64(0), "listening": int64(0), "advisory": int64(0)}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("session state crossed tasks:\n got %v\nwant %v", got, want)
+	}
+	// A custom setting's value is reset too (its name stays defined,
+	// empty, for the session's life: PostgreSQL keeps placeholders).
+	custom := ok(t, runSQL(t, tl, `SELECT set_config('rt.poison', 'attacker', false), pg_backend_pid() AS pid`, nil))["rows"].(L)[0].(M)["pid"]
+	after := ok(t, runSQL(t, tl, `SELECT current_setting('rt.poison', true) AS setting, pg_backend_pid() AS pid`, nil))["rows"].(L)[0].(M)
+	if after["setting"] != "" || after["pid"] != custom {
+		t.Fatalf("after a custom setting: %v (the poisoned backend was %v)", after, custom)
 	}
 	// pgx's own statement cache was cleared with the server's: a
 	// cached-statement query works after the reset.
