@@ -635,10 +635,10 @@ func TestRedTeamSharedResultBytes(t *testing.T) {
 	RequireStack(t)
 	quota, _ := strconv.Atoi(os.Getenv("NOETL_RESULT_MAX_OBJECT_MB"))
 	if quota <= 0 || quota > 1024 {
-		t.Fatalf("the stack's NOETL_RESULT_MAX_OBJECT_MB is %q: this case writes past it (the stack sets 256)", os.Getenv("NOETL_RESULT_MAX_OBJECT_MB"))
+		t.Fatalf("the stack's NOETL_RESULT_MAX_OBJECT_MB is %q: this case writes past it (the stack sets 64)", os.Getenv("NOETL_RESULT_MAX_OBJECT_MB"))
 	}
 	t0 := time.Now()
-	st := sharedRun(t, "result_bytes", nil, probeStep("probe", map[string]any{"kind": "duckdb",
+	st := sharedRun(t, "result_bytes", nil, probeStep("probe", map[string]any{"kind": "duckdb", "timeout": 240,
 		"query": fmt.Sprintf("SELECT i, repeat('x', 1048576) AS v FROM range(%d) t(i)", quota+64)}))
 	_, kind, msg := stepOf(st, "probe")
 	t.Logf("a table of %d MiB: %s in %s, %s %.300q", quota+64, st["status"], time.Since(t0).Round(time.Millisecond), kind, msg)

@@ -465,7 +465,7 @@ func (c Config) Env() []EnvVar {
 		// signed length range): smaller on the stack than deployed, so
 		// that a red-team case reaches it quickly; a larger table (the
 		// results bench's stack flow) needs it raised before scripts/up.
-		{"NOETL_RESULT_MAX_OBJECT_MB", envOr("NOETL_RESULT_MAX_OBJECT_MB", "256")},
+		{"NOETL_RESULT_MAX_OBJECT_MB", envOr("NOETL_RESULT_MAX_OBJECT_MB", "64")},
 		{"NOETL_RUNNER_INVOKER", c.RunnerInvoker()},
 		{"NOETL_DATA_GCS_PORT", itoa(c.DataGCSPort)},
 		{"NOETL_DATA_GCS_URL", c.DataGCSURL()},
