@@ -471,11 +471,14 @@ func TestRedTeamSharedOversizeOutput(t *testing.T) {
 	cases := []struct {
 		name, code string
 		kind       string // the step's error kind ("" : the step succeeds)
+		loop       int    // iterations of a parallel loop (0: none); each is one attempt
 	}{
-		{"exception", "raise Exception('x' * (12 << 20))", "python"},
-		{"exception_type", "raise type('E' * (2 << 20), (Exception,), {})('boom')", "python"},
-		{"print", "import sys\nfor _ in range(40):\n    sys.stdout.write('p' * (1 << 20))\nresult = 1", ""},
-		{"result_key", "result = {'k' * (3 << 20): 1}", ""},
+		{"exception", "raise Exception('x' * (12 << 20))", "python", 0},
+		{"exception_type", "raise type('E' * (2 << 20), (Exception,), {})('boom')", "python", 0},
+		{"print", "import sys\nfor _ in range(40):\n    sys.stdout.write('p' * (1 << 20))\nresult = 1", "", 0},
+		{"result_key", "result = {'k' * (3 << 20): 1}", "", 0},
+		// Iterations' failures travel in loop.iteration.failed events.
+		{"loop_exceptions", "raise Exception('i' * (4 << 20))", "python", 3},
 	}
 	var wg sync.WaitGroup
 	for _, c := range cases {
@@ -483,15 +486,31 @@ func TestRedTeamSharedOversizeOutput(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
-			id := startInline(t, sharedPlaybook(t, "oversize_"+c.name, probeStep("probe", pyTool(c.code, nil))), nil)
+			step := probeStep("probe", pyTool(c.code, nil))
+			if c.loop > 0 {
+				items := make([]any, c.loop)
+				for i := range items {
+					items[i] = i
+				}
+				step["loop"] = map[string]any{"in": items, "iterator": "i", "spec": map[string]any{"mode": "parallel", "max_in_flight": c.loop}}
+			}
+			id := startInline(t, sharedPlaybook(t, "oversize_"+c.name, step), nil)
 			st := waitStatus(t, id, 3*time.Minute)
 			took := time.Since(t0)
 			_, kind, msg := stepOf(st, "probe")
 			evs := Events(t, id)
 			attempts := Count(evs, "task.attempt.failed", "probe") + Count(evs, "task.attempt.done", "probe")
 			t.Logf("%s: %s in %s, %d attempt(s), error %s %.200q (%d bytes)", c.name, st["status"], took.Round(time.Millisecond), attempts, kind, msg, len(msg))
-			if attempts != 1 {
-				t.Errorf("%s: %d attempts, want exactly 1 (no redelivery)", c.name, attempts)
+			if want := max(c.loop, 1); attempts != want {
+				t.Errorf("%s: %d attempts, want exactly %d (no redelivery)", c.name, attempts, want)
+			}
+			for _, e := range evs {
+				if b := len(MustJSON(e)); b > 64<<10 {
+					t.Errorf("%s: a %s event of %d bytes", c.name, e["event_type"], b)
+				}
+			}
+			if c.name == "exception" && !strings.Contains(msg, "the full text is stored as noetl://") {
+				t.Errorf("%s: the cut message does not say where its full text is: %q", c.name, msg[max(0, len(msg)-300):])
 			}
 			if len(msg) > 16<<10 {
 				t.Errorf("%s: an error message of %d bytes reached the execution's state", c.name, len(msg))
