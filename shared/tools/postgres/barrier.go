@@ -150,21 +150,22 @@ COMMIT;
 // and function qualified (the search path may be anyone's); the record
 // through noetl_barrier.lookup.
 const barrierFactsSQL = `SELECT pg_catalog.pg_get_userbyid(n.nspowner), pg_catalog.pg_get_userbyid(c.relowner), c.relkind::text, c.relrowsecurity,
-  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid),
-  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_rewrite r WHERE r.ev_class OPERATOR(pg_catalog.=) c.oid),
-  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_constraint k WHERE k.conrelid OPERATOR(pg_catalog.=) c.oid AND k.contype OPERATOR(pg_catalog.<>) 'p' AND k.contype OPERATOR(pg_catalog.<>) 'n'),
-  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) c.oid),
+  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t WHERE t.tgrelid OPERATOR(pg_catalog.=) x.rel),
+  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_rewrite r WHERE r.ev_class OPERATOR(pg_catalog.=) x.rel),
+  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_constraint k WHERE k.conrelid OPERATOR(pg_catalog.=) x.rel AND k.contype OPERATOR(pg_catalog.<>) 'p' AND k.contype OPERATOR(pg_catalog.<>) 'n'),
+  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) x.rel),
   ARRAY(SELECT pg_catalog.concat_ws(' ', a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), pg_catalog.pg_get_expr(d.adbin, d.adrelid))
         FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum
-        WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped ORDER BY a.attnum),
+        WHERE a.attrelid OPERATOR(pg_catalog.=) x.rel AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped ORDER BY a.attnum),
   ARRAY(SELECT pg_catalog.concat_ws(' ', p.proname, CASE WHEN p.prosecdef THEN 't' ELSE 'f' END, p.proconfig::text, pg_catalog.md5(p.prosrc))
-        FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) n.oid ORDER BY p.proname),
-  ARRAY(SELECT DISTINCT pg_catalog.pg_get_userbyid(p.proowner) FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) n.oid),
-  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class o WHERE o.relnamespace OPERATOR(pg_catalog.=) n.oid AND o.relkind OPERATOR(pg_catalog.<>) 'i'),
+        FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) x.nsp ORDER BY p.proname),
+  ARRAY(SELECT DISTINCT pg_catalog.pg_get_userbyid(p.proowner) FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) x.nsp),
+  (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class o WHERE o.relnamespace OPERATOR(pg_catalog.=) x.nsp AND o.relkind OPERATOR(pg_catalog.<>) 'i'),
   CURRENT_USER, f.digest, f.mac
-FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid AND c.relname OPERATOR(pg_catalog.=) 'attempts'
-LEFT JOIN noetl_barrier.lookup($1) f ON true
-WHERE n.nspname OPERATOR(pg_catalog.=) 'noetl_barrier'`
+FROM (SELECT 'noetl_barrier'::pg_catalog.regnamespace::pg_catalog.oid AS nsp, 'noetl_barrier.attempts'::pg_catalog.regclass::pg_catalog.oid AS rel) x
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) x.nsp
+JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) x.rel
+LEFT JOIN noetl_barrier.lookup($1) f ON true`
 
 // barrierFacts is what barrierFactsSQL reads.
 type barrierFacts struct {
