@@ -70,7 +70,7 @@ func setupV2(t *testing.T) string {
 		creds := []map[string]any{
 			{"name": "pg_local", "kind": "postgres", "data": pg},
 			{"name": "pg_k8s", "kind": "postgres", "data": pg},
-			{"name": "nats_credential", "kind": "nats", "data": map[string]any{"nats_url": os.Getenv("NATS_URL"), "nats_user": "", "nats_password": ""}},
+			{"name": "nats_credential", "kind": "nats", "data": map[string]any{"nats_url": os.Getenv("NATS_URL"), "nats_user": os.Getenv("NOETL_NATS_TASK_USER"), "nats_password": os.Getenv("NOETL_NATS_TASK_PASSWORD")}},
 			{"name": "pubsub_e2e", "kind": "pubsub", "data": map[string]any{"endpoint": os.Getenv("NOETL_DATA_PUBSUB_HOST")}},
 			// The stack's Kafka and S3 of user data (any access key: the
 			// store checks no signature).

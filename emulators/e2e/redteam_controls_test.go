@@ -595,15 +595,19 @@ workflow:
 	}
 }
 
-// The attack of README "Security" on the side-effect barrier: a playbook writes a
-// row into noetl_task_barrier under another execution's predictable
-// barrier key (execution/step.run/task.attempt.jumps) before that
-// execution's postgres task runs. The victim runs its SQL and does not
-// adopt "FORGED BY ANOTHER PLAYBOOK" (README "Security").
+// The attack of README "Security" on the side-effect barrier: a playbook
+// forges a barrier record for another execution's next postgres task
+// before it runs, under the key engines before the schema noetl_barrier
+// used (execution/step.run/task.attempt.jumps): writing the table itself
+// is refused (it belongs to the role noetl_barrier), and what the
+// barrier's function lets it record is under a name no victim's record
+// has (the real one is an HMAC under the victim's own barrier key). The
+// victim runs its SQL once and does not adopt "FORGED BY ANOTHER
+// PLAYBOOK".
 func TestRedTeamBarrierForgery(t *testing.T) {
 	RequireStack(t)
 	admin := stackToken()
-	table := "rt_barrier_" + randSuffix()
+	table := "rt_forgery_" + randSuffix()
 	pg := os.Getenv("NOETL_PG_DSN")
 	pgQuery(t, "CREATE TABLE "+table+" (v text)")
 	defer pgQuery(t, "DROP TABLE IF EXISTS "+table)
@@ -617,19 +621,25 @@ workflow:
   - step: store
     tool: {kind: postgres, connection: "{{ workload.pg }}", command: "INSERT INTO `+table+` VALUES ('real') RETURNING v"}
 `, map[string]any{"pg": pg}, nil)
-	forged := `{"rows": [{"v": "FORGED BY ANOTHER PLAYBOOK"}], "row_count": 1, "columns": ["v"], "command": "INSERT"}`
-	attacker := admin.startAs(t, `apiVersion: noetl.io/v2
+	forger := func(name, command string) map[string]any {
+		id := admin.startAs(t, `apiVersion: noetl.io/v2
 kind: Playbook
-metadata: {name: redteam_barrier_forger}
+metadata: {name: redteam_barrier_forger_`+name+`}
 workflow:
   - step: forge
     tool:
       kind: postgres
       connection: "{{ workload.pg }}"
-      command: "INSERT INTO noetl_task_barrier (key, result, mac) VALUES ('{{ workload.victim }}/store.1/0.1.0', '{{ workload.forged }}'::jsonb, 'v1=AAAA')"
-`, map[string]any{"pg": pg, "victim": victim, "forged": forged}, nil)
-	if v := waitEnd(t, attacker); v["status"] != "ok" {
-		t.Fatalf("the forger's row was not written (the victim must not have recorded yet): %v %v", v["status"], v["failures"])
+      command: "`+command+`"
+`, map[string]any{"pg": pg, "victim": victim}, nil)
+		return waitEnd(t, id)
+	}
+	v := forger("table", "INSERT INTO noetl_barrier.attempts (key, digest, mac) VALUES ('{{ workload.victim }}/store.1/0.1.0', 'x', 'v2=AAAA')")
+	if kind, msg := stepError(t, v, "forge"); v["status"] != "failed" || kind != "postgres" || !strings.Contains(msg, "permission denied") {
+		t.Fatalf("writing the barrier's table: %v %s %q, want refused (permission denied)", v["status"], kind, msg)
+	}
+	if v := forger("function", "SELECT noetl_barrier.record('{{ workload.victim }}/store.1/0.1.0', 'x', 'v2=AAAA', false)"); v["status"] != "ok" {
+		t.Fatalf("the forger's record through the function: %v %v", v["status"], v["failures"])
 	}
 	if v := waitEnd(t, victim); v["status"] != "ok" {
 		t.Fatalf("victim: %v %v", v["status"], v["failures"])
@@ -637,13 +647,9 @@ workflow:
 	_, view := admin.call(t, "GET", "/api/executions/"+victim, nil)
 	res := fmt.Sprint(view["results"].(map[string]any)["store"])
 	if strings.Contains(res, "FORGED") || !strings.Contains(res, "real") {
-		t.Fatalf("the victim adopted the forged row: %s", res)
+		t.Fatalf("the victim adopted a forged record: %s", res)
 	}
 	if rows := pgQuery(t, "SELECT v FROM "+table); len(rows) != 1 || rows[0][0] != "real" {
 		t.Fatalf("the victim's SQL did not run once: %v", rows)
-	}
-	// Its record replaced the forged row.
-	if rows := pgQuery(t, "SELECT result::text FROM noetl_task_barrier WHERE key = $1", victim+"/store.1/0.1.0"); len(rows) != 1 || strings.Contains(fmt.Sprint(rows[0][0]), "FORGED") {
-		t.Fatalf("barrier row after the run: %v", rows)
 	}
 }

@@ -32,6 +32,16 @@ var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
 // its key: nothing was replaced (code errs.AlreadyExists: not retried).
 var ErrExists = errs.Sentinel(errs.AlreadyExists, "results: an object is already at the key")
 
+// ErrQuota is returned (wrapped) by a write that would store an object
+// over the result tier's quota of one task attempt (NOETL_RESULT_MAX_OBJECT_MB:
+// the length range the write grant signs): nothing is stored (code
+// errs.ResourceExhausted; the task fails with error kind "limit").
+var ErrQuota = errs.Sentinel(errs.ResourceExhausted, "results: object over the result tier's quota")
+
+// QuotaSetting is the setting of the result tier's quota of one task
+// attempt, named in ErrQuota's messages.
+const QuotaSetting = "NOETL_RESULT_MAX_OBJECT_MB"
+
 // Backend is a dumb byte store for result objects (NoETL result storage RFC §5 "stored in
 // object store"), keyed by the physical key (Locator.PhysicalKey).
 //

@@ -403,3 +403,76 @@ func TestGrantedReadsRefuseAReplacedObject(t *testing.T) {
 		t.Fatalf("read without a generation: %+v %+v", out.Result, out.Error)
 	}
 }
+
+// TestGrantedWriteQuota: a task that streams a table larger than the
+// Granter's MaxObject into the tier is stopped at the quota: its attempt
+// fails with kind limit naming NOETL_RESULT_MAX_OBJECT_MB, nothing is
+// stored; a table under it is stored as before.
+func TestGrantedWriteQuota(t *testing.T) {
+	tr := grantedTier(t, tools.Registry{tools.KindDuckDB: producer})
+	tr.client.Results.MaxObject = 64 << 10
+	coords := types.ResultCoords{ExecutionID: execA, Step: "produce", Frame: 7, Attempt: 1}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
+	ctx = results.WithSinks(ctx, func() *results.Sink { return tr.store.NewSink(ctx, coords, results.OffloadOptions{Limit: -1}) })
+	out := tr.client.Tool(tools.KindDuckDB).Run(ctx, tools.Request{ExecutionID: execA, Step: "produce", Attempt: 1, Config: map[string]any{"rows": int64(50000)}})
+	if out.Status != types.StatusError || out.Error.Kind != "limit" || !strings.Contains(out.Error.Message, results.QuotaSetting) {
+		t.Fatalf("a table over the quota: %+v", out.Error)
+	}
+	key := tr.store.PhysicalKey(tr.store.Defaulted(coords), results.FormatFeather)
+	if ok, _ := tr.store.Backend.Exists(context.Background(), key); ok {
+		t.Fatal("the table over the quota was stored")
+	}
+	coords.Frame = 8
+	ctx = results.WithSinks(ctx, func() *results.Sink { return tr.store.NewSink(ctx, coords, results.OffloadOptions{Limit: -1}) })
+	if out := tr.client.Tool(tools.KindDuckDB).Run(ctx, tools.Request{ExecutionID: execA, Step: "produce", Attempt: 1, Config: map[string]any{"rows": int64(2000)}}); out.Status != types.StatusOK || !results.IsRef(out.Result) {
+		t.Fatalf("a table under the quota: %+v %#v", out.Error, out.Result)
+	}
+}
+
+// TestBarrierAttemptObject: a barriered postgres attempt is granted its
+// own result object (results.AttemptCoords: its execution's, named by
+// its barrier key), which the kind writes and reads back through the
+// runner; another attempt's grants do not reach it, and a write over the
+// quota is refused.
+func TestBarrierAttemptObject(t *testing.T) {
+	pg := toolFunc(func(ctx context.Context, req tools.Request) types.Outcome {
+		o := results.AttemptObjectFrom(ctx)
+		if o == nil {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "config", Message: "no attempt object"}}
+		}
+		if data, _ := req.Config["put"].(string); data != "" {
+			if err := o.Put(ctx, []byte(data)); err != nil {
+				return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "put", Message: err.Error()}}
+			}
+		}
+		b, err := o.Get(ctx)
+		if err != nil {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "get", Message: err.Error()}}
+		}
+		return types.Outcome{Status: types.StatusOK, Result: string(b)}
+	})
+	tr := grantedTier(t, tools.Registry{tools.KindPostgres: pg})
+	tr.client.Results.MaxObject = 1000
+	run := func(barrier, put string) types.Outcome {
+		return tr.client.Tool(tools.KindPostgres).Run(context.Background(), tools.Request{ExecutionID: execA, Step: "store", Task: "insert", Attempt: 1,
+			Barrier: barrier, BarrierMAC: []byte("0123456789abcdef0123456789abcdef"), Config: map[string]any{"put": put}})
+	}
+	if out := run(execA+"/store.1/0.1.0", `{"row_count":1}`); out.Status != types.StatusOK || out.Result != `{"row_count":1}` {
+		t.Fatalf("put and read back: %+v %v", out.Error, out.Result)
+	}
+	key, _ := tr.store.AttemptDestination(results.AttemptCoords(execA, "store", "insert", 1, execA+"/store.1/0.1.0"))
+	if got, err := tr.store.Backend.Get(context.Background(), key); err != nil || string(got) != `{"row_count":1}` || !strings.Contains(key, "execution="+execA) {
+		t.Fatalf("object %s: %q %v", key, got, err)
+	}
+	// Another attempt (another barrier key) has an object of its own.
+	if out := run(execA+"/store.1/0.2.0", ""); out.Status != types.StatusError || out.Error.Kind != "get" {
+		t.Fatalf("another attempt read %v (%+v), want none of its own yet", out.Result, out.Error)
+	}
+	if out := run(execA+"/store.1/0.1.0", strings.Repeat("x", 1001)); out.Status != types.StatusError || out.Error.Kind != "limit" || !strings.Contains(out.Error.Message, results.QuotaSetting) {
+		t.Fatalf("a result over the quota: %+v", out.Error)
+	}
+	// Without a barrier key no object is granted.
+	if out := run("", ""); out.Status != types.StatusError || out.Error.Message != "no attempt object" {
+		t.Fatalf("no barrier: %+v", out.Error)
+	}
+}

@@ -165,6 +165,9 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	} else {
 		stopped = nil // it ended on its own first: its outcome counts
 	}
+	if task.Kind == "playbook" {
+		out = u.bound(ctx, task, out) // a child's failure quoted in its parent
+	}
 	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
 	typ := types.EvTaskAttemptDone
 	if out.Status != types.StatusOK {
@@ -222,6 +225,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		if err := engine.ApplyPatches(&u.cur, task.Set, u.scope(engine.SetExtra(out, u.cur, engine.HasLegacyRules(task)))); err != nil {
 			out.Status = types.StatusError
 			out.Error = &types.TaskError{Kind: types.ErrKindTemplate, Message: fmt.Sprintf("task %s: %v", task.Name, err)}
+			out.Bound(u.w.ErrorMax, ErrorMaxSetting)
 			return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil
 		}
 		sc = u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
@@ -233,6 +237,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		// A policy that cannot be evaluated fails the task (never guesses).
 		out.Status = types.StatusError
 		out.Error = &types.TaskError{Kind: types.ErrKindTemplate, Message: err.Error()}
+		out.Bound(u.w.ErrorMax, ErrorMaxSetting)
 		return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil
 	}
 	return out, d, false, nil
@@ -310,8 +315,14 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 
 // runTool renders the task and runs its tool with the side-effect barrier
 // key barrier ("" outside the barrier). Rendering errors become an error
-// outcome of kind "template" naming the step and task.
+// outcome of kind "template" naming the step and task. The outcome is
+// bounded (bound.go) before anything stores it.
 func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) types.Outcome {
+	return u.bound(ctx, task, u.runToolUnbounded(ctx, task, barrier))
+}
+
+// runToolUnbounded is runTool before its outcome is bounded.
+func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier string) types.Outcome {
 	args, cfg, fail, bad := u.render(task)
 	if bad != nil {
 		return *bad

@@ -105,7 +105,12 @@ type Worker struct {
 	// DefaultInterruptAfter, < 0 never (the attempt then runs to its end
 	// and the unit stops at its next task boundary).
 	InterruptAfter time.Duration
-	Now            func() time.Time
+	// ErrorMax is the size in bytes of a task's error message as the
+	// engine keeps it (NOETL_TASK_ERROR_MAX_BYTES; ≤ 0:
+	// types.DefaultErrorMax): a longer one is cut with a note, its full
+	// text stored in the results tier (bound.go).
+	ErrorMax int
+	Now      func() time.Time
 
 	pbs    sync.Map // sha256(source) → *dsl.Playbook
 	states stateCache

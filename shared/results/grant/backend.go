@@ -137,6 +137,9 @@ func statusError(op, key string, resp *http.Response) error {
 	case http.StatusPreconditionFailed:
 		return fmt.Errorf("results: grant %s %s: %w (HTTP 412%s)", op, key, results.ErrExists, detail)
 	}
+	if resp.StatusCode == http.StatusBadRequest && x.Code == "EntityTooLarge" {
+		return fmt.Errorf("results: grant %s %s: %w (%s; HTTP 400%s)", op, key, results.ErrQuota, results.QuotaSetting, detail)
+	}
 	return fmt.Errorf("results: grant %s %s: HTTP %s%s", op, key, resp.Status, detail)
 }
 
@@ -148,6 +151,9 @@ func (b *backend) Put(ctx context.Context, key string, data []byte, contentType 
 	}
 	if got := g.Headers["content-type"]; got != contentType {
 		return fmt.Errorf("results: grant put %s: %w: content type %q, the grant signed %q", key, results.ErrForbidden, contentType, got)
+	}
+	if g.MaxBytes > 0 && int64(len(data)) > g.MaxBytes {
+		return quotaError(key, g.MaxBytes)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("results: grant put %s: %w", key, err)
@@ -409,7 +415,7 @@ func (b *backend) NewWriter(ctx context.Context, key string, a results.ObjectAtt
 	}
 	pr, pw := io.Pipe()
 	wctx, cancel := context.WithCancel(ctx)
-	w := &writer{ctx: wctx, pw: pw, cancel: cancel, key: key, done: make(chan struct{})}
+	w := &writer{ctx: wctx, pw: pw, cancel: cancel, key: key, max: g.MaxBytes, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		resp, err := b.do(wctx, g, pr, -1, "")
@@ -468,6 +474,7 @@ type writer struct {
 	err    error         // sticky: refused before or during writing
 	closed bool
 	gen    int64 // the object's generation (the 200's x-goog-generation; read after done)
+	max, n int64 // the grant's MaxBytes (0: none), bytes written
 }
 
 // Generation implements results.ObjectWriter: the generation the server
@@ -479,6 +486,11 @@ func (w *writer) Generation() int64 {
 	return w.gen
 }
 
+// quotaError is the error of a write over a grant's MaxBytes.
+func quotaError(key string, max int64) error {
+	return fmt.Errorf("results: grant write %s: %w: a task attempt stores at most %d MiB (%d bytes) in the result tier (%s)", key, results.ErrQuota, max>>20, max, results.QuotaSetting)
+}
+
 func (w *writer) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
@@ -486,6 +498,14 @@ func (w *writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, fmt.Errorf("results: grant write %s: writer closed", w.key)
 	}
+	if w.max > 0 && w.n+int64(len(p)) > w.max {
+		// Stopped here, before the server would refuse it: nothing is
+		// stored.
+		w.err = quotaError(w.key, w.max)
+		w.abort()
+		return 0, w.err
+	}
+	w.n += int64(len(p))
 	if err := w.ctx.Err(); err != nil {
 		w.err = fmt.Errorf("results: grant write %s: %w", w.key, err)
 		return 0, w.err

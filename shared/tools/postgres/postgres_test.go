@@ -516,3 +516,52 @@ func TestNumberRule(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledSessionsComeBackClean: a task that leaves state in its
+// database session (a temporary table shadowing a real one, settings,
+// search_path, a prepared statement, LISTEN, a session advisory lock, a
+// role) leaves nothing of it to the next task on the same pooled
+// connection (one connection per pool: the next task gets that very
+// backend).
+func TestPooledSessionsComeBackClean(t *testing.T) {
+	tl := newTool(t, Options{MaxConnsPerPool: 1})
+	ok(t, runSQL(t, tl, "DROP TABLE IF EXISTS pool_real; CREATE TABLE pool_real (v text); INSERT INTO pool_real VALUES ('real')", nil))
+	poison := ok(t, runSQL(t, tl, `CREATE TEMP TABLE pool_real (v text); INSERT INTO pool_real VALUES ('poisoned');
+SET search_path = pg_temp, public;
+SET statement_timeout = '77s';
+SET default_transaction_read_only = on;
+PREPARE poison AS SELECT 'attacker';
+LISTEN poison;
+SELECT pg_advisory_lock(4242);
+SELECT pg_backend_pid() AS pid`, nil))
+	pid := poison["rows"].(L)[0].(M)["pid"]
+	got := ok(t, runSQL(t, tl, `SELECT pg_backend_pid() AS pid,
+  (SELECT count(*) FROM pg_class WHERE relpersistence = 't' AND relkind = 'r') AS temp_tables,
+  (SELECT v FROM pool_real LIMIT 1) AS real_value,
+  current_setting('rt.poison', true) AS setting,
+  current_setting('search_path') AS search_path,
+  current_setting('statement_timeout') AS statement_timeout,
+  current_setting('default_transaction_read_only') AS read_only,
+  (SELECT count(*) FROM pg_prepared_statements) AS prepared,
+  (SELECT count(*) FROM pg_listening_channels()) AS listening,
+  (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS advisory`, nil))["rows"].(L)[0].(M)
+	if got["pid"] != pid {
+		t.Fatalf("the second task ran on backend %v, the first on %v: the case proves nothing", got["pid"], pid)
+	}
+	want := M{"pid": pid, "temp_tables": int64(0), "real_value": "real", "setting": nil, "search_path": `"$user", public`,
+		"statement_timeout": "0", "read_only": "off", "prepared": int64(0), "listening": int64(0), "advisory": int64(0)}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("session state crossed tasks:\n got %v\nwant %v", got, want)
+	}
+	// A custom setting's value is reset too (its name stays defined,
+	// empty, for the session's life: PostgreSQL keeps placeholders).
+	custom := ok(t, runSQL(t, tl, `SELECT set_config('rt.poison', 'attacker', false), pg_backend_pid() AS pid`, nil))["rows"].(L)[0].(M)["pid"]
+	after := ok(t, runSQL(t, tl, `SELECT current_setting('rt.poison', true) AS setting, pg_backend_pid() AS pid`, nil))["rows"].(L)[0].(M)
+	if after["setting"] != "" || after["pid"] != custom {
+		t.Fatalf("after a custom setting: %v (the poisoned backend was %v)", after, custom)
+	}
+	// pgx's own statement cache was cleared with the server's: a
+	// cached-statement query works after the reset.
+	ok(t, tl.run(context.Background(), request{Config: M{"connection": testDSN + "&default_query_exec_mode=cache_statement", "command": "SELECT $1::int AS n", "params": L{1}}}))
+	ok(t, tl.run(context.Background(), request{Config: M{"connection": testDSN + "&default_query_exec_mode=cache_statement", "command": "SELECT $1::int AS n", "params": L{2}}}))
+}
