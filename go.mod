@@ -175,3 +175,5 @@ replace github.com/cloudevents/sdk-go/v2 => ./third_party/cloudevents-sdk-go
 replace github.com/GoogleCloudPlatform/functions-framework-go => ./third_party/functions-framework-go
 
 replace github.com/duckdb/duckdb-go/v2 => ./third_party/duckdb-go
+
+replace go.yaml.in/yaml/v3 => ./third_party/yaml

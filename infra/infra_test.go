@@ -432,6 +432,7 @@ func TestPrometheusRules(t *testing.T) {
 var cliCommands = map[string][]string{
 	"list": nil, "describe": nil, "events": nil, "cancel": nil, "trace": nil, "cost": nil,
 	"catalog": nil, "credentials": nil, "dlq": {"list", "show", "replay", "discard"},
+	"step": {"complete", "fail"},
 }
 
 func TestRunbooks(t *testing.T) {
@@ -474,7 +475,7 @@ func TestRunbooks(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []string{"dlq list", "dlq show", "dlq replay", "dlq discard", "list", "describe", "events", "cancel", "trace", "cost"} {
+	for _, c := range []string{"dlq list", "dlq show", "dlq replay", "dlq discard", "step complete", "step fail", "list", "describe", "events", "cancel", "trace", "cost"} {
 		if !used[c] {
 			t.Errorf("no runbook uses scripts/noetl %s", c)
 		}

@@ -214,12 +214,17 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	// write) are used through the egress policy: the object store's host
 	// must be allowed (GCP: storage.googleapis.com; the stack: its
 	// signed-URL gateway).
+	// Connection quotas (docs "Security"): what one task, and all tasks
+	// of one execution, hold open at once through the forwarders and
+	// proxies of their network namespaces on this runner.
+	conns := &egress.Conns{ExecutionMax: cfg.Runner.ExecutionConnections}
 	h := &runner.Handler{Tools: reg, Auth: v, Log: log, ResultsHTTP: policy.Client(),
-		Setup: func(ctx context.Context, _ runner.Request) (context.Context, func(), error) {
+		Setup: func(ctx context.Context, req runner.Request) (context.Context, func(), error) {
 			ws, err := newWorkspace()
 			if err != nil {
 				return ctx, nil, err
 			}
+			ctx = egress.WithConns(ctx, conns.Task(req.ExecutionID, cfg.Runner.TaskConnections))
 			return sandbox.WithWorkspace(ctx, ws), func() { _ = ws.Close() }, nil
 		}}
 	l, err := net.Listen("tcp", listen)

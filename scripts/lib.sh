@@ -189,8 +189,10 @@ Endpoints (project ${GOOGLE_CLOUD_PROJECT}, location ${NOETL_LOCATION}):
   PostgreSQL   ${NOETL_PG_DSN}   (scripts/psql)
   NATS         NATS_URL=${NATS_URL}   (JetStream)
   User data    GCS ${NOETL_DATA_GCS_URL:-}   Pub/Sub ${NOETL_DATA_PUBSUB_HOST:-}   (what tasks may reach; not the engine's)
-  Runner       ${NOETL_RUNNER_URL:-}   (python, shell, duckdb, postgres, transfer, gcs, nats, subscription; log .stack/logs/runner.log)
+               Kafka ${NOETL_KAFKA_BROKERS:-}   S3 ${NOETL_S3_URL:-}   (any access key; buckets: curl -X PUT ${NOETL_S3_URL:-}/NAME)
+  Runner       ${NOETL_RUNNER_URL:-}   (python, shell, duckdb, postgres, transfer, gcs, s3, nats, subscription; log .stack/logs/runner.log)
   Functions    ${NOETL_FUNCTIONS_URL}   (/api/, /emit, /execute; /route, /materialize, /dispatch via push; /subscribe (registered subscriptions); /metrics; traces in ${NOETL_TRACE_DIR})
+  Egress       user code may reach ${NOETL_EGRESS_ALLOW:-}   (scripts/up --allow HOST:PORT adds yours); never ${NOETL_EGRESS_DENY:-} (the engine's own)
 API token    NOETL_API_TOKEN=${NOETL_API_TOKEN:-}   (Authorization: Bearer; scripts/noetl sends it)
 Environment: . ${STACK_DIR}/env     Logs: ${STACK_DIR}/logs/     Stop: scripts/down
 EOF

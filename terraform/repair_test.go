@@ -72,21 +72,41 @@ func TestReplaySubscription(t *testing.T) {
 }
 
 // The results GC runs on a schedule: a Cloud Scheduler job POSTs
-// <api>/gc with an identity token of noetl-operator (admin in the api's
+// <api>/gc?apply=true (a dry run without it) with an identity token of noetl-operator (admin in the api's
 // roles, an invoker of the api) for the audience the api accepts.
 func TestResultsGCSchedule(t *testing.T) {
 	m := load(t)
 	job := m.resource("resource", "google_cloud_scheduler_job", "results_gc")
 	ht := child(job.Body, "http_target")
-	if ht == nil || m.attr(ht.Body, "uri") != `"${local.run_url["api"]}/gc"` || m.attr(ht.Body, "http_method") != `"POST"` || child(ht.Body, "oidc_token") == nil ||
+	if ht == nil || m.attr(ht.Body, "uri") != `"${local.run_url["api"]}/gc?apply=true"` || m.attr(ht.Body, "http_method") != `"POST"` || child(ht.Body, "oidc_token") == nil ||
 		m.attr(child(ht.Body, "oidc_token").Body, "service_account_email") != "google_service_account.operator.email" ||
 		m.attr(child(ht.Body, "oidc_token").Body, "audience") != `local.run_url["api"]` {
-		t.Error("the results GC job must POST <api>/gc with an OIDC token of google_service_account.operator for local.run_url[\"api\"]")
+		t.Error("the results GC job must POST <api>/gc?apply=true (GC is a dry run by default) with an OIDC token of google_service_account.operator for local.run_url[\"api\"]")
 	}
 	if env := m.text(m.locals["env"].Expr.Range()); !strings.Contains(env, `local.run_url["api"]`) || !strings.Contains(env, "google_service_account.operator.email") {
 		t.Error("the api must accept local.run_url[\"api\"] as an audience and make noetl-operator an admin")
 	}
 	if m.varDefault("results_gc_schedule").AsString() == "" {
 		t.Error("the results GC must be scheduled by default")
+	}
+}
+
+// The results scrub runs daily beside GC: a Cloud Scheduler job POSTs
+// <api>/results/verify with noetl-operator's identity token, as GC's does.
+func TestResultsVerifySchedule(t *testing.T) {
+	m := load(t)
+	job := m.resource("resource", "google_cloud_scheduler_job", "results_verify")
+	gcJob := m.resource("resource", "google_cloud_scheduler_job", "results_gc")
+	ht := child(job.Body, "http_target")
+	if ht == nil || m.attr(ht.Body, "uri") != `"${local.run_url["api"]}/results/verify"` || m.attr(ht.Body, "http_method") != `"POST"` || child(ht.Body, "oidc_token") == nil ||
+		m.attr(child(ht.Body, "oidc_token").Body, "service_account_email") != "google_service_account.operator.email" ||
+		m.attr(child(ht.Body, "oidc_token").Body, "audience") != `local.run_url["api"]` {
+		t.Error("the results scrub job must POST <api>/results/verify with an OIDC token of google_service_account.operator for local.run_url[\"api\"]")
+	}
+	if m.attr(job.Body, "attempt_deadline") != m.attr(gcJob.Body, "attempt_deadline") || m.attr(job.Body, "region") != m.attr(gcJob.Body, "region") {
+		t.Error("the results scrub job must have GC's deadline and region")
+	}
+	if m.varDefault("results_verify_schedule").AsString() == "" {
+		t.Error("the results scrub must be scheduled by default")
 	}
 }

@@ -50,13 +50,14 @@ resource "google_storage_bucket" "source" {
 }
 
 variable "results_gc_schedule" {
-  description = "Cron schedule (UTC) of the Cloud Scheduler job that runs the results GC (POST <api>/gc, as noetl-operator: `noetl gc`), deleting the results of executions that ended more than retention_days ago; \"\" for none"
+  description = "Cron schedule (UTC) of the Cloud Scheduler job that runs the results GC (POST <api>/gc?apply=true, as noetl-operator: `noetl gc --apply`), deleting the results of executions that ended more than retention_days ago; \"\" for none"
   type        = string
   default     = "17 3 * * *"
 }
 
 # The results GC, daily by default: an execution's results are deleted
-# soon after its record expires (README "Repair"). The job calls the api
+# soon after its record expires (docs/resilience.md "Repair"). GC is a dry run
+# unless asked to apply: the job asks. The job calls the api
 # with an identity token of noetl-operator, which the api's roles make an
 # admin and which may invoke the api.
 resource "google_cloud_scheduler_job" "results_gc" {
@@ -70,7 +71,37 @@ resource "google_cloud_scheduler_job" "results_gc" {
 
   http_target {
     http_method = "POST"
-    uri         = "${local.run_url["api"]}/gc"
+    uri         = "${local.run_url["api"]}/gc?apply=true"
+    oidc_token {
+      service_account_email = google_service_account.operator.email
+      audience              = local.run_url["api"]
+    }
+  }
+
+  depends_on = [google_project_service.services]
+}
+
+variable "results_verify_schedule" {
+  description = "Cron schedule (UTC) of the Cloud Scheduler job that runs the results scrub (POST <api>/results/verify, as noetl-operator: `noetl results verify`): every stored result the execution logs reference is read against its generation and digest, and each one lost is recorded as a result.lost event in its execution's log; \"\" for none"
+  type        = string
+  default     = "47 3 * * *"
+}
+
+# The results scrub, daily beside GC (docs/resilience.md "Repair"): it finds
+# a lost or corrupt result before a reader does. Its deadline is GC's: the
+# api's timeout.
+resource "google_cloud_scheduler_job" "results_verify" {
+  count     = var.results_verify_schedule == "" ? 0 : 1
+  name      = "noetl-results-verify"
+  region    = var.region
+  schedule  = var.results_verify_schedule
+  time_zone = "Etc/UTC"
+
+  attempt_deadline = "${min(1800, max(15, local.function_settings["api"].timeout_s))}s"
+
+  http_target {
+    http_method = "POST"
+    uri         = "${local.run_url["api"]}/results/verify"
     oidc_token {
       service_account_email = google_service_account.operator.email
       audience              = local.run_url["api"]

@@ -43,15 +43,18 @@ var v2Setup sync.Once
 // ConformanceGrants are the grants of the credentials the conformance
 // playbooks use (README "Security"): inline playbooks of the stack's token
 // (scripts/run), and the catalog paths of NoETL's fixtures (children of
-// playbook_composition, subscription playbooks).
-var ConformanceGrants = []string{"inline:token", "fixtures/**", "tests/fixtures/**"}
+// playbook_composition, subscription playbooks), and this project's own
+// lastmile playbooks (the Kafka subscription's, lastmile/kafka_ingest).
+var ConformanceGrants = []string{"inline:token", "fixtures/**", "tests/fixtures/**", "lastmile/**"}
 
 // setupV2 registers what the v2 playbooks assume (README "What the
 // playbooks assume"), once per test binary: the credentials pg_local,
-// pg_k8s (the stack's PostgreSQL), nats_credential (the stack's NATS) and
+// pg_k8s (the stack's PostgreSQL), nats_credential (the stack's NATS),
 // pubsub_e2e (the Pub/Sub emulator), the child playbook of
 // playbook_composition in the catalog, and the fake-gcs-server bucket
-// se-markers. It returns the fixture service's base URL.
+// se-markers; for this project's own lastmile playbooks also kafka_local
+// and s3_local (the stack's Kafka and S3 of user data). It returns the
+// fixture service's base URL.
 func setupV2(t *testing.T) string {
 	t.Helper()
 	RequireStack(t)
@@ -67,8 +70,12 @@ func setupV2(t *testing.T) string {
 		creds := []map[string]any{
 			{"name": "pg_local", "kind": "postgres", "data": pg},
 			{"name": "pg_k8s", "kind": "postgres", "data": pg},
-			{"name": "nats_credential", "kind": "nats", "data": map[string]any{"nats_url": os.Getenv("NATS_URL"), "nats_user": "", "nats_password": ""}},
+			{"name": "nats_credential", "kind": "nats", "data": map[string]any{"nats_url": os.Getenv("NATS_URL"), "nats_user": os.Getenv("NOETL_NATS_TASK_USER"), "nats_password": os.Getenv("NOETL_NATS_TASK_PASSWORD")}},
 			{"name": "pubsub_e2e", "kind": "pubsub", "data": map[string]any{"endpoint": os.Getenv("NOETL_DATA_PUBSUB_HOST")}},
+			// The stack's Kafka and S3 of user data (any access key: the
+			// store checks no signature).
+			{"name": "kafka_local", "kind": "kafka", "data": map[string]any{"brokers": os.Getenv("NOETL_KAFKA_BROKERS")}},
+			{"name": "s3_local", "kind": "s3", "data": map[string]any{"access_key_id": "local", "secret_access_key": "local-secret", "endpoint": os.Getenv("NOETL_S3_URL")}},
 		}
 		for _, c := range creds {
 			// scripts/run sends the playbooks inline with the stack's token;

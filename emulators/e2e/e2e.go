@@ -119,7 +119,7 @@ type RunResult struct {
 // Run runs scripts/run on a playbook with an optional workload JSON.
 func Run(t testing.TB, playbook string, workload string) RunResult {
 	t.Helper()
-	args := []string{filepath.Join(RepoRoot(), "scripts", "run"), playbook, "--quiet", "--timeout", "10m"}
+	args := []string{filepath.Join(RepoRoot(), "scripts", "run"), playbook, "--quiet", "--timeout", "10m", "-o", "json"}
 	if workload != "" {
 		args = append(args, "--workload", workload)
 	}

@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -155,4 +156,52 @@ func TestPlaybookFilesRefused(t *testing.T) {
 			t.Errorf("%s: %d %s; want 400 with %q and no execution", c.name, code, body, c.want)
 		}
 	}
+}
+
+// s3Request sends one request to the stack's S3 store (NOETL_S3_URL;
+// path-style, no signature needed) and returns its status and body.
+func s3Request(t *testing.T, method, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, os.Getenv("NOETL_S3_URL")+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestLastMileS3 runs s3_objects.yaml on the stack's S3 store: put, list,
+// get, delete, and transfers in (json and csv objects into PostgreSQL)
+// and out (csv and jsonl objects); its asserts check every shape. The
+// test then reads the store itself: the one object the playbook keeps is
+// there with the exported rows, the deleted ones are gone; and the table
+// holds the four rows loaded.
+func TestLastMileS3(t *testing.T) {
+	setupV2(t)
+	bucket := "lastmile-" + randSuffix()
+	if code, body := s3Request(t, http.MethodPut, "/"+bucket); code != http.StatusOK {
+		t.Fatalf("create bucket %s on %s: %d %s", bucket, os.Getenv("NOETL_S3_URL"), code, body)
+	}
+	r := Run(t, lastmile("s3_objects.yaml"), MustJSON(map[string]any{"bucket": bucket}))
+	if r.Code != 0 || r.Status != "ok" {
+		t.Fatalf("exit %d status %q\nstdout %s\nstderr %s", r.Code, r.Status, r.Stdout, r.Stderr)
+	}
+	eq(t, "end", step(t, r, "end"), map[string]any{"status": "passed", "listed": 2, "loaded": 4, "exported": 4, "left": 1})
+	prefix := "/" + bucket + "/" + r.ExecutionID
+	if code, body := s3Request(t, http.MethodGet, prefix+"/out/big"); code != http.StatusOK ||
+		body != "{\"amount\":12.5,\"who\":\"ada\"}\n{\"amount\":7,\"who\":\"bob\"}\n{\"amount\":30.25,\"who\":\"cy\"}\n" {
+		t.Errorf("the kept object: %d %q", code, body)
+	}
+	for _, k := range []string{"/in/orders.json", "/in/more.csv", "/out/orders.csv"} {
+		if code, _ := s3Request(t, http.MethodGet, prefix+k); code != http.StatusNotFound {
+			t.Errorf("deleted object %s: %d, want 404", k, code)
+		}
+	}
+	eq(t, "table", pgQuery(t, "SELECT id, customer, total::text FROM lastmile_s3_orders ORDER BY id"),
+		[][]any{{1, "ada", "12.5"}, {2, "bob", "7"}, {3, "cy", "30.25"}, {4, "dee", "1.5"}})
 }

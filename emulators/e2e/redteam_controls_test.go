@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -553,40 +554,60 @@ workflow:
 	if _, err := w.Write(forged); err != nil || w.Close() != nil {
 		t.Fatalf("tamper: %v", err)
 	}
-	sum := sha256.Sum256(forged) // the stack checks the sha256 (NOETL_RESULT_READ_CHECK's default)
+	sum := sha256.Sum256(forged)
+	uri, _ = inner["uri"].(string)
+	// The reference records the generation written: the forged object is
+	// another, refused before it is read.
 	c1 := admin.startAs(t, reader, map[string]any{"ref": ref}, map[string]any{"parent_id": victim})
 	v := waitEnd(t, c1)
 	kind, msg = stepError(t, v, "read")
-	uri, _ = inner["uri"].(string)
-	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "does not match its reference's digest") ||
-		!strings.Contains(msg, uri) || !strings.Contains(msg, "it records sha256") || !strings.Contains(msg, hex.EncodeToString(sum[:])) || strings.Contains(fmt.Sprint(v), "FORGED") {
+	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "not the generation the reference records") ||
+		!strings.Contains(msg, uri) || strings.Contains(fmt.Sprint(v), "FORGED") {
 		t.Errorf("tampered object: %v kind %s, message %q", v["status"], kind, msg)
 	}
-	// The child's author hand-makes the reference without its sha256, to
-	// dodge the check: the crc32c it still records is checked instead.
-	stripped := map[string]any{}
-	for k, v := range inner {
-		if k != "sha256" {
-			stripped[k] = v
+	// The child's author hand-makes the reference without its generation,
+	// then without its crc32c too, to dodge the checks: the digest it
+	// still records is checked instead (the crc32c by default, else the
+	// sha256).
+	without := func(drop ...string) map[string]any {
+		m := map[string]any{}
+		for k, v := range inner {
+			if !slices.Contains(drop, k) {
+				m[k] = v
+			}
 		}
+		return map[string]any{"$ref": m}
 	}
-	c2 := admin.startAs(t, reader, map[string]any{"ref": map[string]any{"$ref": stripped}}, map[string]any{"parent_id": victim})
-	v = waitEnd(t, c2)
-	kind, msg = stepError(t, v, "read")
-	if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "it records crc32c") || strings.Contains(fmt.Sprint(v), "FORGED") {
-		t.Errorf("tampered object, reference without its sha256: %v kind %s, message %q", v["status"], kind, msg)
+	for _, c := range []struct {
+		drop []string
+		want string
+	}{
+		{[]string{"generation"}, "it records crc32c"},
+		{[]string{"generation", "crc32c"}, "it records sha256 " + inner["sha256"].(string) + ", the object's is " + hex.EncodeToString(sum[:])},
+	} {
+		child := admin.startAs(t, reader, map[string]any{"ref": without(c.drop...)}, map[string]any{"parent_id": victim})
+		v = waitEnd(t, child)
+		kind, msg = stepError(t, v, "read")
+		if v["status"] != "failed" || kind != "result_lost" || !strings.Contains(msg, "does not match its reference's digest") ||
+			!strings.Contains(msg, c.want) || strings.Contains(fmt.Sprint(v), "FORGED") {
+			t.Errorf("tampered object, reference without %v: %v kind %s, message %q", c.drop, v["status"], kind, msg)
+		}
 	}
 }
 
-// The attack of README "Security" on the side-effect barrier: a playbook writes a
-// row into noetl_task_barrier under another execution's predictable
-// barrier key (execution/step.run/task.attempt.jumps) before that
-// execution's postgres task runs. The victim runs its SQL and does not
-// adopt "FORGED BY ANOTHER PLAYBOOK" (README "Security").
+// The attack of README "Security" on the side-effect barrier: a playbook
+// forges a barrier record for another execution's next postgres task
+// before it runs, under the key engines before the schema noetl_barrier
+// used (execution/step.run/task.attempt.jumps): writing the table itself
+// is refused (it belongs to the role noetl_barrier), and what the
+// barrier's function lets it record is under a name no victim's record
+// has (the real one is an HMAC under the victim's own barrier key). The
+// victim runs its SQL once and does not adopt "FORGED BY ANOTHER
+// PLAYBOOK".
 func TestRedTeamBarrierForgery(t *testing.T) {
 	RequireStack(t)
 	admin := stackToken()
-	table := "rt_barrier_" + randSuffix()
+	table := "rt_forgery_" + randSuffix()
 	pg := os.Getenv("NOETL_PG_DSN")
 	pgQuery(t, "CREATE TABLE "+table+" (v text)")
 	defer pgQuery(t, "DROP TABLE IF EXISTS "+table)
@@ -600,19 +621,25 @@ workflow:
   - step: store
     tool: {kind: postgres, connection: "{{ workload.pg }}", command: "INSERT INTO `+table+` VALUES ('real') RETURNING v"}
 `, map[string]any{"pg": pg}, nil)
-	forged := `{"rows": [{"v": "FORGED BY ANOTHER PLAYBOOK"}], "row_count": 1, "columns": ["v"], "command": "INSERT"}`
-	attacker := admin.startAs(t, `apiVersion: noetl.io/v2
+	forger := func(name, command string) map[string]any {
+		id := admin.startAs(t, `apiVersion: noetl.io/v2
 kind: Playbook
-metadata: {name: redteam_barrier_forger}
+metadata: {name: redteam_barrier_forger_`+name+`}
 workflow:
   - step: forge
     tool:
       kind: postgres
       connection: "{{ workload.pg }}"
-      command: "INSERT INTO noetl_task_barrier (key, result, mac) VALUES ('{{ workload.victim }}/store.1/0.1.0', '{{ workload.forged }}'::jsonb, 'v1=AAAA')"
-`, map[string]any{"pg": pg, "victim": victim, "forged": forged}, nil)
-	if v := waitEnd(t, attacker); v["status"] != "ok" {
-		t.Fatalf("the forger's row was not written (the victim must not have recorded yet): %v %v", v["status"], v["failures"])
+      command: "`+command+`"
+`, map[string]any{"pg": pg, "victim": victim}, nil)
+		return waitEnd(t, id)
+	}
+	v := forger("table", "INSERT INTO noetl_barrier.attempts (key, digest, mac) VALUES ('{{ workload.victim }}/store.1/0.1.0', 'x', 'v2=AAAA')")
+	if kind, msg := stepError(t, v, "forge"); v["status"] != "failed" || kind != "postgres" || !strings.Contains(msg, "permission denied") {
+		t.Fatalf("writing the barrier's table: %v %s %q, want refused (permission denied)", v["status"], kind, msg)
+	}
+	if v := forger("function", "SELECT noetl_barrier.record('{{ workload.victim }}/store.1/0.1.0', 'x', 'v2=AAAA', false)"); v["status"] != "ok" {
+		t.Fatalf("the forger's record through the function: %v %v", v["status"], v["failures"])
 	}
 	if v := waitEnd(t, victim); v["status"] != "ok" {
 		t.Fatalf("victim: %v %v", v["status"], v["failures"])
@@ -620,13 +647,9 @@ workflow:
 	_, view := admin.call(t, "GET", "/api/executions/"+victim, nil)
 	res := fmt.Sprint(view["results"].(map[string]any)["store"])
 	if strings.Contains(res, "FORGED") || !strings.Contains(res, "real") {
-		t.Fatalf("the victim adopted the forged row: %s", res)
+		t.Fatalf("the victim adopted a forged record: %s", res)
 	}
 	if rows := pgQuery(t, "SELECT v FROM "+table); len(rows) != 1 || rows[0][0] != "real" {
 		t.Fatalf("the victim's SQL did not run once: %v", rows)
-	}
-	// Its record replaced the forged row.
-	if rows := pgQuery(t, "SELECT result::text FROM noetl_task_barrier WHERE key = $1", victim+"/store.1/0.1.0"); len(rows) != 1 || strings.Contains(fmt.Sprint(rows[0][0]), "FORGED") {
-		t.Fatalf("barrier row after the run: %v", rows)
 	}
 }

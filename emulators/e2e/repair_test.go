@@ -282,17 +282,31 @@ workflow:
 	}
 
 	// A forced delete never touches a running execution.
-	r := noetlCLI(t, "gc", "--execution", live, "--force", "-o", "json")
+	r := noetlCLI(t, "gc", "--execution", live, "--force", "--apply", "-o", "json")
 	var one map[string]any
 	_ = json.Unmarshal([]byte(r.stdout), &one)
 	if r.code != 0 || one["verdict"] != "live" || asInt(one["deleted"]) != 0 || len(resultObjects(t, live)) != len(objs[live]) {
 		t.Fatalf("forced gc of a running execution: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 
+	// Without --apply, gc is a dry run: it reports, and deletes nothing.
 	r = noetlCLI(t, "gc", "-o", "json")
 	var rep map[string]any
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
-		t.Fatalf("gc: exit %d %s %s", r.code, r.stdout, r.stderr)
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || rep["dry_run"] != true {
+		t.Fatalf("gc (dry run): exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if deleted := MustJSON(rep["deleted_executions"]); !strings.Contains(deleted, expired) || !strings.Contains(deleted, orphan) {
+		t.Errorf("gc's dry run names %s, want %s and %s", deleted, expired, orphan)
+	}
+	for _, id := range []string{expired, orphan} {
+		if n := len(resultObjects(t, id)); n != len(objs[id]) {
+			t.Errorf("execution %s: %d of %d result objects left after a dry run", id, n, len(objs[id]))
+		}
+	}
+	r = noetlCLI(t, "gc", "--apply", "-o", "json")
+	rep = nil
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || rep["dry_run"] != false {
+		t.Fatalf("gc --apply: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	deleted := MustJSON(rep["deleted_executions"])
 	for _, id := range []string{expired, orphan} {
@@ -307,7 +321,7 @@ workflow:
 	}
 
 	// --force deletes an ended execution's results within its retention.
-	r = noetlCLI(t, "gc", "--execution", kept, "--force", "-o", "json")
+	r = noetlCLI(t, "gc", "--execution", kept, "--force", "--apply", "-o", "json")
 	if r.code != 0 || len(resultObjects(t, kept)) != 0 {
 		t.Fatalf("forced gc of an ended execution: exit %d %s %s, %d objects left", r.code, r.stdout, r.stderr, len(resultObjects(t, kept)))
 	}

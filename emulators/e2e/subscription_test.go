@@ -118,20 +118,7 @@ func (e *subEnv) register(serverURL string) {
 }
 
 // delete unregisters the resource (allowMissing: a 404 is fine).
-func (e *subEnv) delete(allowMissing bool) {
-	e.t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, e.funcs+"/api/subscriptions/"+subName, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Error(err)
-		return
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 204 && !(allowMissing && resp.StatusCode == 404) {
-		e.t.Errorf("DELETE /subscriptions/%s: %d %s", subName, resp.StatusCode, b)
-	}
-}
+func (e *subEnv) delete(allowMissing bool) { deleteSubscription(e.t, e.funcs, subName, allowMissing) }
 
 // publish publishes the README's message i ({"seq": i, "hello":
 // "cloud-run"}, attribute x-idempotency-key: cr-i) and returns its id.
@@ -182,22 +169,7 @@ func (e *subEnv) checkIngested(i int, messageID string) {
 // executionsSince counts the executions of sub_ingest_default created
 // since t0 whose id is in ids, and those that are not.
 func (e *subEnv) executionsSince(t0 time.Time, ids map[string]bool) (mine, others int) {
-	e.t.Helper()
-	m := getJSON(e.t, e.funcs+"/api/executions?playbook=tests/fixtures/sub_ingest_default&limit=1000")
-	list, _ := m["executions"].([]any)
-	for _, x := range list {
-		ex, _ := x.(map[string]any)
-		created, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ex["created_at"]))
-		if err != nil || created.Before(t0) {
-			continue
-		}
-		if ids[fmt.Sprint(ex["execution_id"])] {
-			mine++
-		} else {
-			others++
-		}
-	}
-	return mine, others
+	return executionsOf(e.t, e.funcs, "tests/fixtures/sub_ingest_default", t0, ids)
 }
 
 // pushTwice posts the same Pub/Sub push body to the subscribe function
@@ -314,8 +286,14 @@ func TestSubscriptionResource(t *testing.T) {
 // spoolObjects lists the .json objects under the subscription's spool
 // prefix and decodes them.
 func (e *subEnv) spoolObjects() []subscribe.Item {
-	e.t.Helper()
-	it := e.gcs.Bucket(spoolBucket).Objects(e.t.Context(), &storage.Query{Prefix: subscribe.SpoolPrefix(subName)})
+	return listSpool(e.t, e.gcs, subscribe.SpoolPrefix(subName))
+}
+
+// listSpool lists the .json objects under prefix of the spool bucket and
+// decodes them.
+func listSpool(t *testing.T, gcs *storage.Client, prefix string) []subscribe.Item {
+	t.Helper()
+	it := gcs.Bucket(spoolBucket).Objects(t.Context(), &storage.Query{Prefix: prefix})
 	var out []subscribe.Item
 	for {
 		a, err := it.Next()
@@ -323,12 +301,12 @@ func (e *subEnv) spoolObjects() []subscribe.Item {
 			return out
 		}
 		if err != nil {
-			e.t.Fatal(err)
+			t.Fatal(err)
 		}
 		if !strings.HasSuffix(a.Name, ".json") {
-			e.t.Errorf("spool object %s is not .json", a.Name)
+			t.Errorf("spool object %s is not .json", a.Name)
 		}
-		r, err := e.gcs.Bucket(spoolBucket).Object(a.Name).NewReader(e.t.Context())
+		r, err := gcs.Bucket(spoolBucket).Object(a.Name).NewReader(t.Context())
 		if err != nil {
 			continue // drained meanwhile
 		}
@@ -336,7 +314,7 @@ func (e *subEnv) spoolObjects() []subscribe.Item {
 		r.Close()
 		var item subscribe.Item
 		if err := json.Unmarshal(b, &item); err != nil {
-			e.t.Fatalf("spool object %s: %v", a.Name, err)
+			t.Fatalf("spool object %s: %v", a.Name, err)
 		}
 		out = append(out, item)
 	}
@@ -344,20 +322,7 @@ func (e *subEnv) spoolObjects() []subscribe.Item {
 
 // tickCircuit calls the subscribe function's tick and returns the phase of
 // the control_plane circuit.
-func (e *subEnv) tickCircuit() string {
-	e.t.Helper()
-	code, out := post(e.t, e.funcs+"/subscribe/tick", nil)
-	if code != 200 {
-		e.t.Fatalf("POST /subscribe/tick: %d %s", code, out)
-	}
-	var r struct {
-		Subscriptions map[string]struct {
-			Circuit map[string]string `json:"circuit"`
-		} `json:"subscriptions"`
-	}
-	_ = json.Unmarshal([]byte(out), &r)
-	return r.Subscriptions[subName].Circuit["control_plane"]
-}
+func (e *subEnv) tickCircuit() string { return tickPhase(e.t, e.funcs, subName) }
 
 // TestSubscriptionSpool is the README's spool case: while the control
 // plane is unreachable (the circuit's http probe target refuses

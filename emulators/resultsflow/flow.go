@@ -100,9 +100,9 @@ func (c *CountingBackend) Get(ctx context.Context, key string) ([]byte, error) {
 	return c.Backend.Get(ctx, key)
 }
 
-func (c *CountingBackend) Open(ctx context.Context, key string) (results.Object, error) {
+func (c *CountingBackend) Open(ctx context.Context, key string, generation int64) (results.Object, error) {
 	c.count(key)
-	return c.Backend.Open(ctx, key)
+	return c.Backend.Open(ctx, key, generation)
 }
 
 // ReadsOf is how many times key was opened or read whole.

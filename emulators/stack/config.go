@@ -81,6 +81,12 @@ type Config struct {
 	FunctionsPort int // NOETL_FUNCTIONS_PORT, default 8680
 	PGPort        int // NOETL_PG_PORT, default 55432
 	NATSPort      int // NOETL_NATS_PORT, default 8686 (embedded NATS server with JetStream, nats.go)
+	// NATSTaskStoreMB, NATSTaskMemoryMB and NATSTaskConnections are the
+	// limits of the NATS account tasks use (nats.go): JetStream file
+	// storage and memory (MiB) and connections at once.
+	NATSTaskStoreMB     int // NOETL_NATS_TASK_STORE_MB, default 64
+	NATSTaskMemoryMB    int // NOETL_NATS_TASK_MEMORY_MB, default 16
+	NATSTaskConnections int // NOETL_NATS_TASK_CONNECTIONS, default 64
 	// RunnerPort is the runner's port (the data plane, runner.go).
 	RunnerPort int // NOETL_RUNNER_PORT, default 8687
 	// DataGCSPort and DataPubSubPort are the fake GCS and fake Pub/Sub of
@@ -92,6 +98,10 @@ type Config struct {
 	// signed-URL front of the engine's GCS emulator, the only way the
 	// runner reaches results.
 	ResultsGatewayPort int // NOETL_RESULTS_GATEWAY_PORT, default 8690
+	// KafkaPort and S3Port are the Kafka cluster (kfake) and the S3 store
+	// (gofakes3) of user data (kafkas3.go): services authors may reach.
+	KafkaPort int // NOETL_KAFKA_PORT, default 8691
+	S3Port    int // NOETL_S3_PORT, default 8692
 	// RunnerUID is the first host uid of the 65536 uids the runner's user
 	// namespace maps (it runs as the first, its tasks as others).
 	RunnerUID int // NOETL_RUNNER_UID, default 1610612736 + (RunnerPort mod 8192) × 65536
@@ -130,10 +140,21 @@ type Config struct {
 	// NOETL_SIGNING_KEY, else the key kept in <stack>/signing.key, else a
 	// new random one written there (EnsureSecrets).
 	SigningKey string
+	// DevEgressAllow are the developer's own destinations user code may
+	// reach beside the stack's services (NOETL_EGRESS_ALLOW, which
+	// scripts/up --allow HOST:PORT adds to; EgressAllow, runner.go).
+	DevEgressAllow []string
 	// APIToken is the bearer token of the api and emit: NOETL_API_TOKEN,
 	// else <stack>/api.token, else a new random one written there
 	// (EnsureSecrets). The CLI sends it (.stack/env).
 	APIToken string
+	// NATSTaskPassword and NATSAdminPassword are the passwords of the
+	// NATS users of the tasks' account (NATSTaskUser) and of the
+	// operators' (NATSAdminUser): NOETL_NATS_TASK_PASSWORD and
+	// NOETL_NATS_ADMIN_PASSWORD, else kept in <stack>/nats-task.password
+	// and <stack>/nats-admin.password (EnsureSecrets).
+	NATSTaskPassword  string
+	NATSAdminPassword string
 }
 
 // LoadConfig reads the configuration from getenv (os.Getenv in production).
@@ -173,36 +194,43 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 
 	c := Config{
-		RepoRoot:           str("NOETL_REPO_ROOT", ""),
-		StackDir:           str("NOETL_STACK_DIR", ""),
-		Project:            str("GOOGLE_CLOUD_PROJECT", defaultProject),
-		Location:           str("NOETL_LOCATION", defaultLocation),
-		PubSubPort:         num("NOETL_PUBSUB_PORT", 8681, 1, 65535),
-		FirestorePort:      num("NOETL_FIRESTORE_PORT", 8682, 1, 65535),
-		GCSPort:            num("NOETL_GCS_PORT", 8683, 1, 65535),
-		TasksPort:          num("NOETL_TASKS_PORT", 8684, 1, 65535),
-		FixturesPort:       num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
-		FunctionsPort:      num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
-		PGPort:             num("NOETL_PG_PORT", 55432, 1, 65535),
-		NATSPort:           num("NOETL_NATS_PORT", 8686, 1, 65535),
-		RunnerPort:         num("NOETL_RUNNER_PORT", 8687, 1, 65535),
-		DataGCSPort:        num("NOETL_DATA_GCS_PORT", 8688, 1, 65535),
-		ResultsGatewayPort: num("NOETL_RESULTS_GATEWAY_PORT", 8690, 1, 65535),
-		DataPubSubPort:     num("NOETL_DATA_PUBSUB_PORT", 8689, 1, 65535),
-		RunnerBin:          str("NOETL_RUNNER_BIN", ""),
-		ResultsBucket:      str("NOETL_RESULTS_BUCKET", DefaultBucket),
-		WorkConcurrency:    num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
-		TasksMaxAttempts:   num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
-		PushConcurrency:    num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
-		PushMaxAttempts:    num("NOETL_PUSH_MAX_ATTEMPTS", 10, 5, 100),
-		PushMinBackoff:     dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
-		PushMaxBackoff:     dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
-		SubscribeTick:      dur("NOETL_SUBSCRIBE_TICK", time.Second),
-		FunctionsBin:       str("NOETL_FUNCTIONS_BIN", ""),
-		Gcloud:             str("NOETL_GCLOUD", "gcloud"),
-		PGBinDir:           str("NOETL_PG_BIN", ""),
-		SigningKey:         str("NOETL_SIGNING_KEY", ""),
-		APIToken:           str("NOETL_API_TOKEN", ""),
+		RepoRoot:            str("NOETL_REPO_ROOT", ""),
+		StackDir:            str("NOETL_STACK_DIR", ""),
+		Project:             str("GOOGLE_CLOUD_PROJECT", defaultProject),
+		Location:            str("NOETL_LOCATION", defaultLocation),
+		PubSubPort:          num("NOETL_PUBSUB_PORT", 8681, 1, 65535),
+		FirestorePort:       num("NOETL_FIRESTORE_PORT", 8682, 1, 65535),
+		GCSPort:             num("NOETL_GCS_PORT", 8683, 1, 65535),
+		TasksPort:           num("NOETL_TASKS_PORT", 8684, 1, 65535),
+		FixturesPort:        num("NOETL_FIXTURES_PORT", 8685, 1, 65535),
+		FunctionsPort:       num("NOETL_FUNCTIONS_PORT", 8680, 1, 65535),
+		PGPort:              num("NOETL_PG_PORT", 55432, 1, 65535),
+		NATSPort:            num("NOETL_NATS_PORT", 8686, 1, 65535),
+		NATSTaskStoreMB:     num("NOETL_NATS_TASK_STORE_MB", 64, 1, 1<<20),
+		NATSTaskMemoryMB:    num("NOETL_NATS_TASK_MEMORY_MB", 16, 1, 1<<20),
+		NATSTaskConnections: num("NOETL_NATS_TASK_CONNECTIONS", 64, 1, 100000),
+		NATSTaskPassword:    str("NOETL_NATS_TASK_PASSWORD", ""),
+		NATSAdminPassword:   str("NOETL_NATS_ADMIN_PASSWORD", ""),
+		RunnerPort:          num("NOETL_RUNNER_PORT", 8687, 1, 65535),
+		DataGCSPort:         num("NOETL_DATA_GCS_PORT", 8688, 1, 65535),
+		ResultsGatewayPort:  num("NOETL_RESULTS_GATEWAY_PORT", 8690, 1, 65535),
+		DataPubSubPort:      num("NOETL_DATA_PUBSUB_PORT", 8689, 1, 65535),
+		KafkaPort:           num("NOETL_KAFKA_PORT", 8691, 1, 65535),
+		S3Port:              num("NOETL_S3_PORT", 8692, 1, 65535),
+		RunnerBin:           str("NOETL_RUNNER_BIN", ""),
+		ResultsBucket:       str("NOETL_RESULTS_BUCKET", DefaultBucket),
+		WorkConcurrency:     num("NOETL_WORK_CONCURRENCY", defaultWorkers, 1, 5000),
+		TasksMaxAttempts:    num("NOETL_TASKS_MAX_ATTEMPTS", 10, 1, 1000),
+		PushConcurrency:     num("NOETL_PUSH_CONCURRENCY", defaultPushWorkers, 1, 1000),
+		PushMaxAttempts:     num("NOETL_PUSH_MAX_ATTEMPTS", 10, 5, 100),
+		PushMinBackoff:      dur("NOETL_PUSH_MIN_BACKOFF", 200*time.Millisecond),
+		PushMaxBackoff:      dur("NOETL_PUSH_MAX_BACKOFF", 10*time.Second),
+		SubscribeTick:       dur("NOETL_SUBSCRIBE_TICK", time.Second),
+		FunctionsBin:        str("NOETL_FUNCTIONS_BIN", ""),
+		Gcloud:              str("NOETL_GCLOUD", "gcloud"),
+		PGBinDir:            str("NOETL_PG_BIN", ""),
+		SigningKey:          str("NOETL_SIGNING_KEY", ""),
+		APIToken:            str("NOETL_API_TOKEN", ""),
 	}
 	switch strings.ToLower(str("NOETL_LOG_LEVEL", "info")) {
 	case "debug":
@@ -270,6 +298,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		seen[p.Port] = p.EnvVar
 	}
+	dev, err := c.devEgressAllow(getenv("NOETL_EGRESS_ALLOW"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.DevEgressAllow = dev
 	return c, errors.Join(errs...)
 }
 
@@ -316,6 +349,8 @@ func (c Config) Ports() []Port {
 		{"NATS", "NOETL_NATS_PORT", c.NATSPort},
 		{"data GCS (fake-gcs-server)", "NOETL_DATA_GCS_PORT", c.DataGCSPort},
 		{"data Pub/Sub (pstest)", "NOETL_DATA_PUBSUB_PORT", c.DataPubSubPort},
+		{"data Kafka (kfake)", "NOETL_KAFKA_PORT", c.KafkaPort},
+		{"data S3 (gofakes3)", "NOETL_S3_PORT", c.S3Port},
 		{"runner", "NOETL_RUNNER_PORT", c.RunnerPort},
 		{"functions", "NOETL_FUNCTIONS_PORT", c.FunctionsPort},
 	}
@@ -391,6 +426,13 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_PG_PORT", itoa(c.PGPort)},
 		{"NOETL_NATS_PORT", itoa(c.NATSPort)},
 		{"NATS_URL", c.NATSURL()},
+		// The NATS users (nats.go): tasks reach the server only with a
+		// credential holding the task user's password; the admin user is
+		// for operators, never for tasks.
+		{"NOETL_NATS_TASK_USER", NATSTaskUser},
+		{"NOETL_NATS_TASK_PASSWORD", c.NATSTaskPassword},
+		{"NOETL_NATS_ADMIN_USER", NATSAdminUser},
+		{"NOETL_NATS_ADMIN_PASSWORD", c.NATSAdminPassword},
 		{"PUBSUB_EMULATOR_HOST", hostPort(c.PubSubPort)},
 		{"FIRESTORE_EMULATOR_HOST", hostPort(c.FirestorePort)},
 		{"STORAGE_EMULATOR_HOST", "http://" + hostPort(c.GCSPort)},
@@ -436,11 +478,20 @@ func (c Config) Env() []EnvVar {
 		{"NOETL_RESULTS_GATEWAY_PORT", itoa(c.ResultsGatewayPort)},
 		{"NOETL_RESULTS_SIGNING_KEY_FILE", c.ResultsKeyFile()},
 		{"NOETL_RESULTS_SIGNED_ENDPOINT", c.ResultsGatewayURL()},
+		// A task attempt's quota in the result tier (its write grants'
+		// signed length range): smaller on the stack than deployed, so
+		// that a red-team case reaches it quickly; a larger table (the
+		// results bench's stack flow) needs it raised before scripts/up.
+		{"NOETL_RESULT_MAX_OBJECT_MB", envOr("NOETL_RESULT_MAX_OBJECT_MB", "64")},
 		{"NOETL_RUNNER_INVOKER", c.RunnerInvoker()},
 		{"NOETL_DATA_GCS_PORT", itoa(c.DataGCSPort)},
 		{"NOETL_DATA_GCS_URL", c.DataGCSURL()},
 		{"NOETL_DATA_PUBSUB_PORT", itoa(c.DataPubSubPort)},
 		{"NOETL_DATA_PUBSUB_HOST", hostPort(c.DataPubSubPort)},
+		{"NOETL_KAFKA_PORT", itoa(c.KafkaPort)},
+		{"NOETL_KAFKA_BROKERS", c.KafkaBrokers()},
+		{"NOETL_S3_PORT", itoa(c.S3Port)},
+		{"NOETL_S3_URL", c.S3URL()},
 		{"NOETL_EGRESS_PROFILE", "local"},
 		{"NOETL_EGRESS_ALLOW", strings.Join(c.EgressAllow(), ",")},
 		{"NOETL_EGRESS_DENY", strings.Join(c.EgressDeny(), ",")},
@@ -491,14 +542,16 @@ func (c Config) SigningKeyFile() string { return filepath.Join(c.StackDir, "sign
 // APITokenFile: see SigningKeyFile.
 func (c Config) APITokenFile() string { return filepath.Join(c.StackDir, "api.token") }
 
-// EnsureSecrets fills SigningKey and APIToken when the environment did not
-// set them: from their files under the stack directory, else with 32
-// random bytes (hex) written to those files (mode 0600).
+// EnsureSecrets fills SigningKey, APIToken and the NATS passwords when
+// the environment did not set them: from their files under the stack
+// directory, else with 32 random bytes (hex) written to those files (mode
+// 0600).
 func (c *Config) EnsureSecrets() error {
 	for _, s := range []struct {
 		v    *string
 		path string
-	}{{&c.SigningKey, c.SigningKeyFile()}, {&c.APIToken, c.APITokenFile()}} {
+	}{{&c.SigningKey, c.SigningKeyFile()}, {&c.APIToken, c.APITokenFile()},
+		{&c.NATSTaskPassword, filepath.Join(c.StackDir, "nats-task.password")}, {&c.NATSAdminPassword, filepath.Join(c.StackDir, "nats-admin.password")}} {
 		if *s.v != "" {
 			continue
 		}

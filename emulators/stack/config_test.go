@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ports[p.EnvVar] = p.Port
 	}
 	want := map[string]int{"NOETL_PUBSUB_PORT": 8681, "NOETL_FIRESTORE_PORT": 8682, "NOETL_GCS_PORT": 8683,
-		"NOETL_TASKS_PORT": 8684, "NOETL_FIXTURES_PORT": 8685, "NOETL_FUNCTIONS_PORT": 8680, "NOETL_PG_PORT": 55432, "NOETL_NATS_PORT": 8686}
+		"NOETL_TASKS_PORT": 8684, "NOETL_FIXTURES_PORT": 8685, "NOETL_FUNCTIONS_PORT": 8680, "NOETL_PG_PORT": 55432, "NOETL_NATS_PORT": 8686,
+		"NOETL_KAFKA_PORT": 8691, "NOETL_S3_PORT": 8692}
 	for k, v := range want {
 		if ports[k] != v {
 			t.Errorf("%s = %d, want %d", k, ports[k], v)
@@ -51,6 +53,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		"NOETL_PG_DSN":             "postgres://noetl@127.0.0.1:55432/noetl?sslmode=disable",
 		"NOETL_RESULTS_BUCKET":     "noetl-results",
 		"NATS_URL":                 "nats://127.0.0.1:8686",
+		"NOETL_KAFKA_BROKERS":      "127.0.0.1:8691",
+		"NOETL_S3_URL":             "http://127.0.0.1:8692",
 		"NOETL_REPO_ROOT":          root,
 		"GOOGLE_CLOUD_PROJECT":     "noetl-local",
 	} {
@@ -194,12 +198,64 @@ func TestRunnerEnv(t *testing.T) {
 			t.Errorf("engine endpoint %s: allowed or not denied", hostPort(p))
 		}
 	}
-	for _, p := range []int{c.PGPort, c.NATSPort, c.DataGCSPort, c.DataPubSubPort, c.FixturesPort} {
+	for _, p := range []int{c.PGPort, c.NATSPort, c.DataGCSPort, c.DataPubSubPort, c.KafkaPort, c.S3Port, c.FixturesPort} {
 		if !strings.Contains(allow, hostPort(p)) {
 			t.Errorf("user-data service %s is not allowed", hostPort(p))
 		}
 	}
 	if c.RunnerUID < 1000 || c.RunnerUID == 0 {
 		t.Errorf("runner uid %d", c.RunnerUID)
+	}
+}
+
+// NOETL_EGRESS_ALLOW (scripts/up --allow) adds the developer's own
+// destinations to the stack's allow-list for both planes (the runner's
+// environment and the functions'), without repeats of the stack's own
+// entries; a rule naming one of the engine's own endpoints is refused with
+// the component it is, whatever form it takes.
+func TestDevEgressAllow(t *testing.T) {
+	root := t.TempDir()
+	base, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := hostPort(base.PGPort)
+	c, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root, "NOETL_EGRESS_ALLOW": "127.0.0.1:9000, 10.0.0.0/8," + pg + ",127.0.0.1:9000,localhost:9001,127.0.0.1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"127.0.0.1:9000", "10.0.0.0/8", "localhost:9001", "127.0.0.1"}
+	if strings.Join(c.DevEgressAllow, ",") != strings.Join(want, ",") {
+		t.Errorf("DevEgressAllow = %q, want %q", c.DevEgressAllow, want)
+	}
+	full := strings.Join(c.EgressAllow(), ",")
+	if full != strings.Join(base.EgressAllow(), ",")+","+strings.Join(want, ",") {
+		t.Errorf("EgressAllow = %s", full)
+	}
+	runner := strings.Join(c.RunnerEnv(""), "\n")
+	if !strings.Contains(runner, "\nNOETL_EGRESS_ALLOW="+full+"\n") {
+		t.Errorf("the runner's environment lacks NOETL_EGRESS_ALLOW=%s", full)
+	}
+	found := false
+	for _, v := range c.Env() {
+		if v.Key == "NOETL_EGRESS_ALLOW" {
+			found = v.Value == full
+		}
+	}
+	if !found {
+		t.Errorf("the functions' environment lacks NOETL_EGRESS_ALLOW=%s", full)
+	}
+	for _, bad := range []struct{ rule, what string }{
+		{hostPort(base.FunctionsPort), "functions"},
+		{"localhost:" + strconv.Itoa(base.FirestorePort), "Firestore emulator"},
+		{"0.0.0.0:" + strconv.Itoa(base.RunnerPort), "runner"},
+		{"[::1]:" + strconv.Itoa(base.TasksPort), "Cloud Tasks emulator"},
+		{"127.0.0.2:" + strconv.Itoa(base.PubSubPort), "Pub/Sub emulator"},
+		{"127.0.0.1:99999", "port"},
+	} {
+		_, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": root, "NOETL_EGRESS_ALLOW": "127.0.0.1:9000," + bad.rule}))
+		if err == nil || !strings.Contains(err.Error(), bad.rule) || !strings.Contains(err.Error(), bad.what) {
+			t.Errorf("NOETL_EGRESS_ALLOW=%s: %v, want an error naming %q", bad.rule, err, bad.what)
+		}
 	}
 }

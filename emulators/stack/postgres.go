@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/noetl/gcpengine/shared/tools/postgres"
 )
 
 // Postgres describes the stack's PostgreSQL cluster: where its binaries and
@@ -300,9 +302,11 @@ func (pg *Postgres) writeHBA() error {
 
 // Provision creates the role PGUser (no superuser, no role or database
 // creation) and the noetl database it owns, hands it the public schema
-// and what earlier runs created there, and applies every *.sql file of
-// sqlDir in name order as that role (the files must be idempotent). It
-// connects as the superuser over the server's socket.
+// and what earlier runs created there, provisions the side-effect
+// barrier (postgres.BarrierSetupSQL: schema noetl_barrier, owned by the
+// role noetl_barrier, which playbooks only call) and applies every *.sql
+// file of sqlDir in name order as that role (the files must be
+// idempotent). It connects as the superuser over the server's socket.
 func (pg *Postgres) Provision(ctx context.Context, sqlDir string) ([]string, error) {
 	super := func(db string) string {
 		return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.SockDir, pg.Port, PGSuperuser, db)
@@ -342,6 +346,12 @@ DO $$ DECLARE r record; BEGIN
   LOOP EXECUTE format('ALTER TABLE public.%I OWNER TO `+PGUser+`', r.relname); END LOOP;
 END $$; SET ROLE `+role, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return nil, fmt.Errorf("hand the noetl database to %s: %w", PGUser, err)
+	}
+	// The side-effect barrier belongs to a role of its own, not to the
+	// playbooks' (docs "Security"); the table of engines before it, whose
+	// rows held task results any playbook could read, goes.
+	if _, err := db.Exec(ctx, "RESET ROLE; DROP TABLE IF EXISTS public.noetl_task_barrier; "+postgres.BarrierSetupSQL()+" SET ROLE "+role, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return nil, fmt.Errorf("provision the side-effect barrier: %w", err)
 	}
 	files, _ := filepath.Glob(filepath.Join(sqlDir, "*.sql"))
 	sort.Strings(files)

@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/sandbox"
 )
@@ -53,12 +55,74 @@ func (c Config) RunnerWorkDir() string { return filepath.Join(c.StackDir, "runne
 func (c Config) DataGCSURL() string { return "http://" + hostPort(c.DataGCSPort) }
 
 // EgressAllow are the destinations user code may reach on the stack: its
-// PostgreSQL and NATS, the fake GCS and Pub/Sub of user data, the
-// fixture API, and the results gateway (which serves only URLs execute
+// PostgreSQL and NATS, the fake GCS, Pub/Sub, Kafka and S3 of user data,
+// the fixture API, and the results gateway (which serves only URLs execute
 // signed for one object and one attempt, gateway.go).
+// The developer's own destinations (DevEgressAllow: scripts/up --allow,
+// NOETL_EGRESS_ALLOW) follow the stack's; both planes get the same list
+// (the runner's environment, and the functions' for the http kind).
 func (c Config) EgressAllow() []string {
-	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.FixturesPort),
+	return append(c.baseEgressAllow(), c.DevEgressAllow...)
+}
+
+func (c Config) baseEgressAllow() []string {
+	return []string{hostPort(c.PGPort), hostPort(c.NATSPort), hostPort(c.DataGCSPort), hostPort(c.DataPubSubPort), hostPort(c.KafkaPort), hostPort(c.S3Port), hostPort(c.FixturesPort),
 		hostPort(c.ResultsGatewayPort)}
+}
+
+// devEgressAllow reads the developer's destinations from list (the
+// comma-separated NOETL_EGRESS_ALLOW scripts/up passes, its --allow flags
+// included): each a rule of the egress policy (host, host:port, address,
+// CIDR, with :port), the stack's own entries and repeats dropped. A rule
+// that names one of the engine's own endpoints (EgressDeny: directly, or
+// as another loopback or unspecified address or a name resolving to one,
+// on its port) is an error: the policy refuses it whatever the list says,
+// so asking for it is a mistake to report, not to ignore. A rule wider
+// than one destination (no port, a prefix) is kept; the deny-list still
+// refuses the engine's endpoints inside it.
+func (c Config) devEgressAllow(list string) ([]string, error) {
+	base := map[string]bool{}
+	for _, b := range c.baseEgressAllow() {
+		base[b] = true
+	}
+	names := map[int]string{}
+	for _, p := range c.Ports() {
+		names[p.Port] = p.Name
+		if p.EnvVar == "NOETL_FUNCTIONS_PORT" {
+			names[p.Port] = "functions host (api, execute, ...)"
+		}
+	}
+	var out []string
+	var errs []error
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" || base[item] {
+			continue
+		}
+		base[item] = true
+		p, err := egress.New("local", []string{item}, c.EgressDeny())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("NOETL_EGRESS_ALLOW (scripts/up --allow) %q: %v", item, err))
+			continue
+		}
+		r := p.Allow[0]
+		host := r.Host
+		if host == "" && r.Prefix.IsSingleIP() {
+			host = r.Prefix.Addr().String()
+		}
+		if r.Port != 0 && host != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, err := p.Resolve(ctx, host, int(r.Port))
+			cancel()
+			var re *egress.RefusedError
+			if errors.As(err, &re) && re.Denied {
+				errs = append(errs, fmt.Errorf("NOETL_EGRESS_ALLOW (scripts/up --allow) %q: port %d is the stack's %s, one of the engine's own endpoints: user code never reaches it", item, r.Port, names[int(r.Port)]))
+				continue
+			}
+		}
+		out = append(out, item)
+	}
+	return out, errors.Join(errs...)
 }
 
 // EgressDeny are the engine's own endpoints, refused to user code
@@ -71,6 +135,8 @@ func (c Config) EgressDeny() []string {
 // passEnv are the supervisor's variables (prefixes ending in _) passed on
 // to the runner: its own knobs, never anything else.
 var passEnv = []string{"NOETL_SANDBOX_", "NOETL_DUCKDB_", "NOETL_RUNNER_DATA_ROOTS", "NOETL_PYTHON", "NOETL_LOGGING_", "NOETL_LOG_LEVEL", "NOETL_TIMEOUTS_",
+	// The connection quotas.
+	"NOETL_RUNNER_TASK_CONNECTIONS", "NOETL_RUNNER_EXECUTION_CONNECTIONS",
 	// The cell map: the runner refuses its buckets by name.
 	"NOETL_RESULT_CELLS_FILE"}
 
@@ -202,8 +268,9 @@ func openAncestors(p string) ([]string, error) {
 }
 
 // upData starts the fakes of user data: a fake-gcs-server and a Pub/Sub
-// fake (pstest) of their own, the only GCS and Pub/Sub the runner reaches.
-func (s *Supervisor) upData(context.Context) (string, error) {
+// fake (pstest) of their own, the only GCS and Pub/Sub the runner reaches,
+// a Kafka cluster (kfake) and an S3 store (gofakes3; kafkas3.go).
+func (s *Supervisor) upData(ctx context.Context) (string, error) {
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: uint16(s.cfg.DataGCSPort), PublicHost: hostPort(s.cfg.DataGCSPort)})
 	if err != nil {
 		return "", fmt.Errorf("data GCS: %w", err)
@@ -214,7 +281,20 @@ func (s *Supervisor) upData(context.Context) (string, error) {
 		return "", err
 	}
 	s.dataPubSub = ps
-	return fmt.Sprintf(": GCS at %s, Pub/Sub at %s", s.cfg.DataGCSURL(), hostPort(s.cfg.DataPubSubPort)), nil
+	k, err := startKafka(s.cfg)
+	if err != nil {
+		return "", err
+	}
+	s.dataKafka = k
+	s3, err := startS3(s.cfg, s.log)
+	if err != nil {
+		return "", err
+	}
+	s.dataS3 = s3
+	if err := waitReady(ctx, 10*time.Second, nil, func(ctx context.Context) error { return httpOK(ctx, s.cfg.S3URL()+"/") }); err != nil {
+		return "", fmt.Errorf("data S3: %w", err)
+	}
+	return fmt.Sprintf(": GCS at %s, Pub/Sub at %s, Kafka at %s, S3 at %s", s.cfg.DataGCSURL(), hostPort(s.cfg.DataPubSubPort), s.cfg.KafkaBrokers(), s.cfg.S3URL()), nil
 }
 
 // newPubSubFake starts pstest on addr (it panics on a port in use).

@@ -24,13 +24,12 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/noetl/gcpengine/emulators/cloudtasks"
 	"github.com/noetl/gcpengine/emulators/fixtures"
 	"github.com/noetl/gcpengine/shared/sandbox"
 )
-
-const steps = 10
 
 // Supervisor brings the local stack up, keeps it up and takes it down. Create
 // it with NewSupervisor and call Run.
@@ -54,6 +53,8 @@ type Supervisor struct {
 	nats              *natsServer
 	dataGCS           *fakestorage.Server
 	dataPubSub        *pstest.Server
+	dataKafka         *kfake.Cluster
+	dataS3            *s3Server
 	runner            *restarter
 	runnerCgroup      string
 	fn                *restarter
@@ -139,12 +140,16 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		return err
 	}
 	s.progress("starting the local stack for project %s (state in %s)", s.cfg.Project, s.cfg.StackDir)
+	if len(s.cfg.DevEgressAllow) > 0 {
+		s.progress("egress: user code may also reach %s (scripts/up --allow, NOETL_EGRESS_ALLOW): runner tasks and http tasks; the engine's own endpoints stay refused (%s)",
+			strings.Join(s.cfg.DevEgressAllow, ", "), strings.Join(s.cfg.EgressDeny(), ", "))
+	}
 
 	type stepFn struct {
 		name, log string
 		run       func(context.Context) (string, error)
 	}
-	for i, st := range []stepFn{
+	parts := []stepFn{
 		{"Pub/Sub emulator", "pubsub", s.upPubSub},
 		{"Firestore emulator", "firestore", s.upFirestore},
 		{"GCS (fake-gcs-server)", "gcs", s.upGCS},
@@ -153,10 +158,12 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 		{"fixtures", "fixtures", s.upFixtures},
 		{"PostgreSQL", "postgres", s.upPostgres},
 		{"NATS", "nats", s.upNATS},
-		{"user data (GCS, Pub/Sub)", "data", s.upData},
+		{"user data (GCS, Pub/Sub, Kafka, S3)", "data", s.upData},
 		{"runner", "runner", s.upRunner},
 		{"functions", "functions", s.upFunctions},
-	} {
+	}
+	steps := len(parts)
+	for i, st := range parts {
 		s.progress("[%d/%d] %s: starting", i+1, steps, st.name)
 		t := time.Now()
 		detail, err := st.run(ctx)
@@ -524,6 +531,12 @@ func (s *Supervisor) shutdown() {
 	}
 	if s.dataGCS != nil {
 		s.dataGCS.Stop()
+	}
+	if s.dataKafka != nil {
+		s.dataKafka.Close()
+	}
+	if s.dataS3 != nil {
+		s.dataS3.stop()
 	}
 	if s.fixtures != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -105,12 +105,23 @@ func route(w http.ResponseWriter, r *http.Request) {
 		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
 	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rerun") && r.Method == http.MethodPost:
 		rerunExecution(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rerun"))
+	case strings.HasPrefix(p, "/executions/") && strings.Contains(p, "/steps/") && r.Method == http.MethodPost:
+		id, step, action, ok := stepRoute(strings.TrimPrefix(p, "/executions/"))
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
+			return
+		}
+		endStep(w, r, id, step, action)
 	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rebuild") && r.Method == http.MethodPost:
 		rebuild(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rebuild"))
 	case p == "/gc" && r.Method == http.MethodPost:
 		collect(w, r)
 	case p == "/cells" && r.Method == http.MethodGet:
 		cells(w, r)
+	case p == "/results/verify" && r.Method == http.MethodPost:
+		verifyResults(w, r)
+	case p == "/results/repair" && r.Method == http.MethodPost:
+		repairResult(w, r)
 	case strings.HasPrefix(p, "/results") && r.Method == http.MethodGet:
 		resultByURN(w, r)
 	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):

@@ -14,8 +14,10 @@ package api
 //	POST /executions, /executions/{id}/cancel, /executions/{id}/rerun
 //	                                        runner
 //	/dlq..., POST /executions/{id}/rebuild  operator
-//	/credentials..., POST /playbooks, POST /gc, anything else that is not a GET
-//	                                        admin
+//	/credentials..., POST /playbooks, POST /gc,
+//	POST /executions/{id}/steps/{step}/complete|fail,
+//	POST /results/verify, POST /results/repair,
+//	anything else that is not a GET        admin
 //
 // No or bad credentials → 401 {"error"} with WWW-Authenticate: Bearer; a
 // role too low → 403 {"error"}. Past the guard, the execution routes

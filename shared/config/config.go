@@ -90,10 +90,18 @@ type Config struct {
 	ResultCacheMB int // NOETL_RESULT_CACHE_MB, default 64
 	// ResultReadCheck is the digest reads of stored results check
 	// (results.ParseReadCheck: "sha256" or "crc32c").
-	ResultReadCheck string // NOETL_RESULT_READ_CHECK, default "sha256"
+	ResultReadCheck string // NOETL_RESULT_READ_CHECK, default "crc32c"
 	// ResultMaterializeMaxMB is the largest stored result (MiB) a
 	// template, python code or a loop plan may load whole.
 	ResultMaterializeMaxMB int // NOETL_RESULT_MATERIALIZE_MAX_MB, default 256
+	// ResultMaxObjectMB is the largest object one task attempt writes to
+	// the result tier (MiB): the runner's write grants sign it as a
+	// length range.
+	ResultMaxObjectMB int // NOETL_RESULT_MAX_OBJECT_MB, default 4096
+	// TaskErrorMaxBytes is the size of a task's error message as the
+	// engine keeps it; a longer one is cut with a note and its full text
+	// stored in the result tier.
+	TaskErrorMaxBytes int // NOETL_TASK_ERROR_MAX_BYTES, default 8192
 	// RepoRoot resolves playbook paths given to the api (POST {path}).
 	RepoRoot string // NOETL_REPO_ROOT, default "."
 	// LeaseTTL bounds how long an execute call holds a unit's lease
@@ -207,6 +215,14 @@ type RunnerConfig struct {
 	// ResultsGrantExtra is how long a grant outlives its attempt's
 	// timeout.
 	ResultsGrantExtra time.Duration // NOETL_RESULTS_GRANT_EXTRA_S, default 900 s
+	// TaskConnections bounds the connections one task holds open at once
+	// through its network namespace's forwarders and proxy tunnels (0:
+	// unbounded).
+	TaskConnections int // NOETL_RUNNER_TASK_CONNECTIONS, default 16
+	// ExecutionConnections bounds the connections the tasks of one
+	// execution hold open at once through one runner instance (0:
+	// unbounded).
+	ExecutionConnections int // NOETL_RUNNER_EXECUTION_CONNECTIONS, default 32
 }
 
 // EgressConfig is the network policy of user code (shared/egress).

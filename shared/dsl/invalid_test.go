@@ -62,7 +62,7 @@ func TestBrokenPlaybookReportsEveryProblem(t *testing.T) {
 		{5, "vars", "root vars is not canonical"},
 		{11, "workflow[0].when", "put the condition on the incoming arc (next.arcs[].when"},
 		{20, "workflow[0].tool[0].spec.policy.rules[0].then.to", `jump target "nowhere" is not a task of this step (tasks: fetch, parse)`},
-		{22, "workflow[0].tool[1].kind", `unknown task kind "pyhton" (one of noop, http, python, postgres, playbook, workbook, duckdb, transfer, gcs, s3, secrets, nats, shell, subscription, artifact, result_fetch)`},
+		{22, "workflow[0].tool[1].kind", `unknown task kind "pyhton": did you mean "python"? (one of noop, http, python, postgres, playbook, workbook, duckdb, transfer, gcs, s3, secrets, nats, shell, subscription, artifact, result_fetch)`},
 		{28, "workflow[0].next.arcs[1].step", `arc to unknown step "missing_step"`},
 		{31, "workflow[2].step", `duplicate step name "finish" (first defined at line 29)`},
 		{33, "triggers", `unknown root key "triggers"`},
@@ -92,10 +92,14 @@ func TestYAMLSyntaxErrorHasLine(t *testing.T) {
 	if !errors.As(err, &ve) || len(ve.Problems) != 1 {
 		t.Fatalf("err = %v", err)
 	}
-	// The unclosed flow mapping opens on line 7.
-	find(t, ve.Problems, 7, "", "YAML syntax error: did not find expected ',' or '}'")
-	if !strings.HasPrefix(err.Error(), "testdata/invalid/syntax.yaml:7: YAML syntax error") {
-		t.Errorf("Error() = %q", err.Error())
+	// The flow mapping opened on line 7 is not closed: the parser finds
+	// out at line 8, column 9, and says where the mapping started.
+	find(t, ve.Problems, 8, "", "YAML syntax error: did not find expected ',' or '}' (while parsing a flow mapping that starts at line 7, column 11)")
+	want := "testdata/invalid/syntax.yaml:8:9: YAML syntax error: did not find expected ',' or '}' (while parsing a flow mapping that starts at line 7, column 11)\n" +
+		"      - step: end\n" +
+		"            ^"
+	if err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
 	}
 	cases := []struct {
 		src  string
@@ -103,7 +107,7 @@ func TestYAMLSyntaxErrorHasLine(t *testing.T) {
 		msg  string
 	}{
 		{"apiVersion: noetl.io/v2\n  kind: Playbook\n", 2, "mapping values are not allowed"},
-		{"a: 1\nb:\n  - x\n  y: 2\n", 3, "did not find expected '-' indicator"},
+		{"a: 1\nb:\n  - x\n  y: 2\n", 4, "did not find expected '-' indicator"},
 		{"a: 1\nb: 2\nc: @x\n", 3, "cannot start any token"},
 		{"a: 1\nb: 2\nc: [1, 2}\n", 3, "did not find expected ',' or ']'"},
 		{"a: 1\nb: 2\nc: *nope\n", 3, "unknown anchor 'nope'"},
@@ -112,6 +116,47 @@ func TestYAMLSyntaxErrorHasLine(t *testing.T) {
 	for _, c := range cases {
 		ve := loadErr(t, c.src)
 		find(t, ve.Problems, c.line, "", c.msg)
+	}
+}
+
+// A YAML syntax error names the broken line — not the line where the
+// enclosing mapping starts, as the YAML library's message does — with its
+// column, the line itself and a caret, and what was being read (as
+// PyYAML names both); at the end of the file it points at the start of
+// what is unfinished.
+func TestYAMLSyntaxErrorPointsAtTheBrokenLine(t *testing.T) {
+	for _, c := range []struct {
+		src, want string
+	}{
+		// A key indented one blank too little, three lines below its
+		// mapping's start (the library says "line 1").
+		{"workflow:\n  - step: start\n    tool:\n      kind: noop\n     bad: x\n",
+			"test.yaml:5:6: YAML syntax error: did not find expected key (while parsing a block mapping that starts at line 2, column 5)\n" +
+				"         bad: x\n" +
+				"         ^\n"},
+		{"a:\n  b: 1\n c: 2\n",
+			"test.yaml:3:2: YAML syntax error: did not find expected key (while parsing a block mapping that starts at line 1, column 1)\n" +
+				"     c: 2\n" +
+				"     ^\n"},
+		{"key: value: other\n",
+			"test.yaml:1:11: YAML syntax error: mapping values are not allowed in this context\n" +
+				"    key: value: other\n" +
+				"              ^\n"},
+		// Columns count characters, and the caret keeps tabs.
+		{"name: \"héllo\"\t@x\n",
+			"test.yaml:1:15: YAML syntax error: found character that cannot start any token\n" +
+				"    name: \"héllo\"\t@x\n" +
+				"                 \t^\n"},
+		// An unterminated quote: the end of the file, so the quote's start.
+		{"a: 'unterminated\nb: 2\n",
+			"test.yaml:1:4: YAML syntax error: found unexpected end of stream (while scanning a quoted scalar that starts at line 1, column 4)\n" +
+				"    a: 'unterminated\n" +
+				"       ^\n"},
+	} {
+		ve := loadErr(t, c.src)
+		if got := FormatProblems("test.yaml", ve.Problems); got != c.want {
+			t.Errorf("%q:\n%s\nwant\n%s", c.src, got, c.want)
+		}
 	}
 }
 
@@ -129,10 +174,13 @@ func TestSingleProblems(t *testing.T) {
 		{"step type", "  - step: start\n    type: python\n    code: x\n", 7, "workflow[0].type", "tool: {kind: <type>, ...}"},
 		{"tool string", "  - step: start\n    tool: python\n    code: x\n", 7, "workflow[0].tool", "tool: {kind: python, ...}"},
 		{"unknown step key", "  - step: start\n    tool: {kind: noop}\n    foo: 1\n", 8, "workflow[0].foo", `unknown step key "foo" (allowed: step, desc`},
+		{"misspelt filter", "  - step: start\n    tool: {kind: noop, result: \"{{ workload.x | uppper }}\"}\n", 7, "workflow[0].tool.result", `no filter named 'uppper' (line 1, column 17); did you mean 'upper'?`},
 		{"task field on step", "  - step: start\n    tool: {kind: noop}\n    url: x\n", 8, "workflow[0].url", "task fields go under tool"},
 		{"step names loaded as the same identifier", "  - step: fetch-page\n    tool: {kind: noop}\n  - step: fetch/page\n    tool: {kind: noop}\n", 8, "workflow[1].step", `step names "fetch-page" and "fetch/page" are both loaded as "fetch_page"`},
 		{"step missing name", "  - step: start\n  - desc: x\n", 7, "workflow[1].step", "step name is required"},
-		{"unknown kind", "  - step: start\n    tool:\n      kind: ftp\n", 8, "workflow[0].tool.kind", `unknown task kind "ftp"`},
+		{"unknown kind", "  - step: start\n    tool:\n      kind: ftp\n", 8, "workflow[0].tool.kind", `unknown task kind "ftp" (one of noop`},
+		{"misspelt kind", "  - step: start\n    tool:\n      kind: postgress\n", 8, "workflow[0].tool.kind", `unknown task kind "postgress": did you mean "postgres"? (one of noop`},
+		{"misspelt step key", "  - step: start\n    tool: {kind: noop}\n    nxet: end\n", 8, "workflow[0].nxet", `unknown step key "nxet": did you mean "next"? (allowed: step, desc`},
 		{"kind needs an outside service", "  - step: start\n    tool:\n      kind: snowflake\n      query: x\n", 8, "workflow[0].tool.kind", `task kind "snowflake" is not available on this stack: it needs a Snowflake account`},
 		{"kind key nobody reads", "  - step: start\n    tool:\n      kind: http\n      url: x\n      code: y\n", 10, "workflow[0].tool.code", `task key "code" is not read by kind http (it reads: auth, body,`},
 		{"step key on a task", "  - step: start\n    tool:\n      kind: noop\n      next: x\n", 9, "workflow[0].tool.next", "next is a step key, not a task key: move it to the step, beside tool:"},
@@ -335,5 +383,38 @@ func TestControlCharactersInNames(t *testing.T) {
 	}
 	if strings.ContainsAny(ve.Error(), "\x1b\a\u202e\u009b") {
 		t.Errorf("the error itself carries the raw characters: %q", ve.Error())
+	}
+}
+
+// A template that does not parse is reported at its own line in the YAML
+// — inside a block scalar, the line of the template's broken line — with
+// the column and a caret when the source shows the template as written;
+// never with the template library's bogus "Line: 0 Col: 0".
+func TestTemplateErrorAtItsLine(t *testing.T) {
+	const head = "apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: t}\nworkflow:\n  - step: start\n    tool:\n"
+	for _, c := range []struct {
+		body, want string
+	}{
+		{"      kind: shell\n      command: |\n        echo a\n        echo {{ workload.x }}\n        echo {{ y ) }}\n",
+			"test.yaml:11: workflow[0].tool.command: template does not parse: template line 3 of 4 \"echo {{ y ) }}\": '}}' expected here: unexpected delimiter \")\"\n" +
+				"            echo {{ y ) }}\n"},
+		{"      kind: noop\n      result: \"{{ x + }}\"\n",
+			"test.yaml:8:23: workflow[0].tool.result: template does not parse: template \"{{ x + }}\": expected either a number, string, keyword or identifier. (Line: 1 Col: 8, near \"}}\")\n" +
+				"          result: \"{{ x + }}\"\n" +
+				"                          ^\n"},
+		{"      kind: shell\n      command: |\n        echo a\n        {% if x %}\n        echo b\n",
+			// An unclosed block: the template library names its end.
+			"test.yaml:11:15: workflow[0].tool.command: template does not parse: template line 3 of 4 \"echo b\": Unable to parse controlStructure \"if\": Unexpected EOF, expected tag elif or else or endif. (Line: 3 Col: 7, near \"\")\n" +
+				"            echo b\n" +
+				"                  ^\n"},
+	} {
+		ve := loadErr(t, head+c.body)
+		got := FormatProblems("test.yaml", ve.Problems)
+		if got != c.want {
+			t.Errorf("%q:\n%s\nwant\n%s", c.body, got, c.want)
+		}
+		if strings.Contains(got, "Line: 0") {
+			t.Errorf("%q: %s", c.body, got)
+		}
 	}
 }

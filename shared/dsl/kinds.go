@@ -157,6 +157,9 @@ func unknownKindMessage(kind string) string {
 	if need, ok := UnsupportedKinds[kind]; ok {
 		return fmt.Sprintf("task kind %q is not available on this stack: it needs %s (kinds here: %s)", kind, need, strings.Join(Kinds, ", "))
 	}
+	if best := nearest(kind, Kinds); best != "" {
+		return fmt.Sprintf("unknown task kind %q: did you mean %q? (one of %s)", kind, best, strings.Join(Kinds, ", "))
+	}
 	return fmt.Sprintf("unknown task kind %q (one of %s)", kind, strings.Join(Kinds, ", "))
 }
 
@@ -165,7 +168,7 @@ func unknownKindMessage(kind string) string {
 // TransferTargetTypes; a template is checked at run time).
 var (
 	transferSources = []string{"http", "postgres", "duckdb", "result", "s3"}
-	transferTargets = []string{"postgres", "duckdb"}
+	transferTargets = []string{"postgres", "duckdb", "s3"}
 )
 
 // literal returns a config value as a string when it is a literal string

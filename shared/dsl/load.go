@@ -44,7 +44,9 @@ func (e *ValidationError) Error() string {
 
 // FormatProblems renders problems one per line as "file:line: path: message"
 // (":line" is omitted when the line is unknown, "path: " when the problem is
-// about the whole document).
+// about the whole document); a YAML syntax error is "file:line:column:
+// message" followed by its source line and a caret under the column, each
+// indented by four blanks.
 func FormatProblems(file string, ps []Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
@@ -52,12 +54,49 @@ func FormatProblems(file string, ps []Problem) string {
 		if p.Line > 0 {
 			b.WriteString(":")
 			b.WriteString(strconv.Itoa(p.Line))
+			if p.Column > 0 {
+				b.WriteString(":")
+				b.WriteString(strconv.Itoa(p.Column))
+			}
 		}
 		b.WriteString(": ")
 		b.WriteString(p.String())
 		b.WriteString("\n")
+		if p.Excerpt != "" {
+			b.WriteString("    " + p.Excerpt + "\n")
+			if p.Column > 0 {
+				b.WriteString("    " + caret(p.Excerpt, p.Column) + "\n")
+			}
+		}
 	}
 	return b.String()
+}
+
+// caret is a line that puts "^" under the column'th rune (1-based) of
+// line, keeping the line's tabs so that it lines up.
+func caret(line string, column int) string {
+	var b strings.Builder
+	for i, r := range []rune(line) {
+		if i >= column-1 {
+			break
+		}
+		if r == '\t' {
+			b.WriteRune('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String() + "^"
+}
+
+// sourceLine returns the 1-based line n of src without its line break
+// ("" past the end).
+func sourceLine(src []byte, n int) string {
+	lines := strings.Split(string(src), "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return strings.TrimRight(lines[n-1], "\r")
 }
 
 // String renders the problem as "path: message" (or just the message when
@@ -157,7 +196,8 @@ func Load(src []byte, name string) (pb *Playbook, err error) {
 	}()
 	p := l.load(src)
 	if p != nil {
-		p.lines = l.lines
+		p.lines, p.scalars = l.lines, l.scalars
+		p.Source = string(src) // validate quotes lines of it
 		l.finish(p)
 		structural := map[string]bool{}
 		for _, q := range l.problems {
@@ -188,7 +228,7 @@ func newLoader(name string) *loader {
 	if file == "" {
 		file = "<input>"
 	}
-	return &loader{file: file, lines: map[string]int{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
+	return &loader{file: file, lines: map[string]int{}, scalars: map[string]scalarPos{}, budget: maxValueNodes, active: map[*yaml.Node]bool{}}
 }
 
 // rejected is the ValidationError of a load that found problems.
@@ -248,6 +288,7 @@ type loader struct {
 	problems []Problem
 	warnings []Problem
 	lines    map[string]int
+	scalars  map[string]scalarPos
 	budget   int
 	overrun  bool
 	active   map[*yaml.Node]bool
@@ -331,7 +372,26 @@ func isParserProblem(msg string) bool {
 }
 
 // syntax turns a YAML library (go.yaml.in/yaml/v3) error into a Problem with its 1-based line.
+// A scanner or parser error (*yaml.SyntaxError, third_party/yaml) names
+// where the problem is — line, column and the line itself — and what was
+// being read there, as PyYAML does ("while parsing a block mapping that
+// starts at line 2, column 5"); at the end of the file it points at the
+// start of that construct instead.
 func (l *loader) syntax(err error) {
+	var se *yaml.SyntaxError
+	if errors.As(err, &se) {
+		msg := "YAML syntax error: " + se.Problem
+		line, col := se.Line, se.Column
+		if se.Context != "" && (se.ContextLine != line || se.ContextColumn != col) {
+			msg += fmt.Sprintf(" (%s that starts at line %d, column %d)", se.Context, se.ContextLine, se.ContextColumn)
+			if strings.TrimSpace(sourceLine(l.src, line)) == "" {
+				line, col = se.ContextLine, se.ContextColumn
+			}
+		}
+		// The marks count characters, as Column and the caret do.
+		l.problems = append(l.problems, Problem{Line: line, Column: col, Excerpt: sourceLine(l.src, line), Message: msg})
+		return
+	}
 	msg := err.Error()
 	for _, part := range strings.Split(msg, "\n") {
 		part = strings.TrimSpace(part)
@@ -375,6 +435,9 @@ func (l *loader) walkLines(n *yaml.Node, path string) {
 	}
 	if _, ok := l.lines[path]; !ok {
 		l.lines[path] = n.Line
+	}
+	if _, ok := l.scalars[path]; !ok && n.Kind == yaml.ScalarNode {
+		l.scalars[path] = scalarPos{line: n.Line, column: n.Column, style: n.Style}
 	}
 	switch n.Kind {
 	case yaml.MappingNode:

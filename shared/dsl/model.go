@@ -32,6 +32,8 @@
 package dsl
 
 import (
+	"go.yaml.in/yaml/v3"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -95,6 +97,16 @@ type Playbook struct {
 	byName map[string]*Step
 	// lines maps a YAML path ("workflow[2].tool[0].url") to its 1-based line.
 	lines map[string]int
+	// scalars maps the YAML path of a scalar value to where the value
+	// itself is written (templatePosition).
+	scalars map[string]scalarPos
+}
+
+// scalarPos is where a scalar value is written: its 1-based line and
+// column (of a block scalar: its | or > indicator) and its style.
+type scalarPos struct {
+	line, column int
+	style        yaml.Style
 }
 
 // Metadata is the playbook's metadata block.
@@ -710,6 +722,12 @@ type Then struct {
 type Problem struct {
 	// Line is the 1-based line of the offending key (0 = unknown).
 	Line int `json:"line"`
+	// Column is the 1-based column (in runes) of a YAML syntax error (0 =
+	// not given: the problem is about the key at Line).
+	Column int `json:"column,omitempty"`
+	// Excerpt is the source line a YAML syntax error is on (FormatProblems
+	// shows it with a caret under Column).
+	Excerpt string `json:"excerpt,omitempty"`
 	// Path locates the node, e.g. "workflow[2].tool[0].kind" ("" = the
 	// whole document, e.g. a YAML syntax error).
 	Path string `json:"path"`

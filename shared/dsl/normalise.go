@@ -521,7 +521,11 @@ func (l *loader) step(n *yaml.Node, path string) *Step {
 					l.errf(e.k, ep, "unknown step key %q: task fields go under tool, e.g. tool: {kind: ..., %s: ...}", e.key, e.key)
 				}
 			} else {
-				l.errf(e.k, ep, "unknown step key %q (allowed: %s)", e.key, strings.Join(stepKeys, ", "))
+				hint := ""
+				if best := nearest(e.key, stepKeys); best != "" {
+					hint = fmt.Sprintf(": did you mean %q?", best)
+				}
+				l.errf(e.k, ep, "unknown step key %q%s (allowed: %s)", e.key, hint, strings.Join(stepKeys, ", "))
 			}
 		}
 	}

@@ -1,10 +1,13 @@
 package dsl
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/noetl/gcpengine/shared/template"
 )
@@ -173,9 +176,63 @@ func (p *Playbook) templateSites() []templateSite {
 func (v *validator) templates() {
 	for _, site := range v.p.templateSites() {
 		if err := template.Check(site.text); err != nil {
+			before := len(v.problems)
 			v.add(site.path, site.line, "template does not parse: %v", err)
+			var te *template.Error
+			if errors.As(err, &te) {
+				if line, col, ex := v.p.templatePosition(site.path, site.text, te); line > 0 {
+					q := &v.problems[before]
+					q.Line, q.Column, q.Excerpt = line, col, ex
+				}
+			}
 		}
 	}
+}
+
+// templatePosition finds where in the YAML source the parse error te of
+// the template text at path is: for a literal block scalar (|) the line of
+// the template's line te names (the block's lines follow its indicator's
+// line); for a value written on one line, that line. The column and the
+// source line come with it when the source line shows the template's text
+// unchanged at that place (no escapes before it); line 0 when the path's
+// value is not found or the template's line cannot be placed (a folded or
+// multi-line flow scalar).
+func (p *Playbook) templatePosition(path, text string, te *template.Error) (line, col int, excerpt string) {
+	pos, ok := p.scalars[path]
+	if !ok {
+		return 0, 0, ""
+	}
+	src := []byte(p.Source)
+	n, c := te.Line(), te.Column()
+	tline := text // the template's line the error is on
+	switch {
+	case pos.style&yaml.LiteralStyle != 0:
+		if n == 0 {
+			if strings.Count(strings.TrimRight(text, "\n"), "\n") > 0 {
+				return 0, 0, "" // a line of several the error does not name
+			}
+			n = 1
+		}
+		line = pos.line + n
+		tline = strings.Split(text, "\n")[n-1]
+	case pos.style&yaml.FoldedStyle != 0 || strings.Contains(text, "\n"):
+		return 0, 0, ""
+	default:
+		line = pos.line
+	}
+	excerpt = sourceLine(src, line)
+	if c > 0 && tline != "" {
+		// The column when the source line holds the template's line as
+		// written (plain, or quoted without escapes before the error).
+		if i := strings.Index(excerpt, tline); i >= 0 && strings.Index(excerpt[i+1:], tline) < 0 {
+			col = len([]rune(excerpt[:i])) + c
+		} else if prefix := []rune(tline); c-1 <= len(prefix) {
+			if i := strings.Index(excerpt, string(prefix[:c-1])); i >= 0 && c > 1 {
+				col = len([]rune(excerpt[:i])) + c
+			}
+		}
+	}
+	return line, col, excerpt
 }
 
 // knownNames are the bare names some scope of the playbook defines: the

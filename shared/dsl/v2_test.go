@@ -676,7 +676,7 @@ func TestKindsAndKeys(t *testing.T) {
 		{"pubsub subscription", "{kind: subscription, source: pubsub}", "workflow[0].tool.subscription", "subscription is required for a pubsub subscription task"},
 		{"subscription op", "{kind: subscription, source: pubsub, operation: listen}", "workflow[0].tool.operation", `subscription operation "listen"`},
 		{"transfer snowflake", "{kind: transfer, source: {type: snowflake, query: q}, target: {type: postgres}}", "workflow[0].tool.source.type", "transfer source type snowflake needs a Snowflake account"},
-		{"transfer target", "{kind: transfer, source: {type: http}, target: {type: http}}", "workflow[0].tool.target.type", `unknown transfer target type "http" (one of postgres, duckdb)`},
+		{"transfer target", "{kind: transfer, source: {type: http}, target: {type: http}}", "workflow[0].tool.target.type", `unknown transfer target type "http" (one of postgres, duckdb, s3)`},
 		{"transfer no type", "{kind: transfer, source: {url: x}, target: {type: postgres}}", "workflow[0].tool.source.type", "transfer source needs type"},
 		{"transfer missing target", "{kind: transfer, source: {type: http}}", "workflow[0].tool.target", "target is required for a transfer task"},
 		{"secrets provider", "{kind: secrets, provider: aws, secret_name: s}", "workflow[0].tool.provider", `secrets provider "aws" needs an outside secret manager`},

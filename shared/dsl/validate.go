@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/display"
+	"github.com/noetl/gcpengine/shared/suggest"
 )
 
 // Validate checks the model (also one built or edited in Go) against the
@@ -610,48 +611,13 @@ func (v *validator) suggestStep(name string) string {
 	return ""
 }
 
-// nearest returns the name among names nearest to name (edit distance
-// below 3, the first of equals in names' order), or "" when none is that
-// near.
-func nearest(name string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
+// nearest is suggest.Nearest: the name among names that name most likely
+// misspells, or "".
+func nearest(name string, names []string) string { return suggest.Nearest(name, names) }
 
 func listOrNone(xs []string) string {
 	if len(xs) == 0 {
 		return "none"
 	}
 	return strings.Join(xs, ", ")
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		if a == b {
-			return 0
-		}
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

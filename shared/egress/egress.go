@@ -49,11 +49,33 @@ type RefusedError struct {
 	Dest string
 	// Reason is the address class or rule that refused it.
 	Reason string
+	// Allow is the rule that would admit the destination (host:port as
+	// asked), "" when none can: a Deny rule, or not a network
+	// destination.
+	Allow string
+	// Profile is the policy's profile: it picks how the error tells to
+	// allow the destination (the local stack's scripts/up --allow, or the
+	// deployment's setting).
+	Profile Profile
+	// Denied says a Deny rule refused it: no setting admits it.
+	Denied bool
 }
 
-// Error implements error.
+// Error implements error: the destination, why it is refused and how to
+// allow it — on the local stack (the local profile) `scripts/up --allow
+// HOST:PORT`, in a deployment the NOETL_EGRESS_ALLOW setting (Terraform
+// runner.egress_allow) — or that nothing can (the engine's own endpoints).
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("egress: %s is refused by the network policy (%s); an operator can allow it with NOETL_EGRESS_ALLOW", e.Dest, e.Reason)
+	msg := fmt.Sprintf("egress: %s is refused by the network policy (%s)", e.Dest, e.Reason)
+	switch {
+	case e.Denied:
+		return msg + "; it cannot be allowed"
+	case e.Allow == "":
+		return msg
+	case e.Profile == Local:
+		return msg + "; to allow it on the local stack: scripts/up --allow " + e.Allow + " (or NOETL_EGRESS_ALLOW=" + e.Allow + ")"
+	}
+	return msg + "; an operator can allow it with the setting NOETL_EGRESS_ALLOW=" + e.Allow + " (Terraform: runner.egress_allow)"
 }
 
 // Unwrap returns ErrForbidden.
@@ -155,6 +177,34 @@ func (r Rule) matchesAddr(a netip.Addr, port int) bool {
 
 func (r Rule) matchesHost(h string, port int) bool {
 	return r.Host != "" && r.Host == h && (r.Port == 0 || int(r.Port) == port)
+}
+
+// denies reports whether r, a Deny rule, refuses a:port. A rule on a
+// loopback address refuses its port on every loopback and unspecified
+// address too (IPv4-mapped forms included): on one host 127.0.0.2, ::1
+// and 0.0.0.0 reach the listeners of 127.0.0.1, so allowing any of them
+// must not open the engine's own endpoints.
+func (r Rule) denies(a netip.Addr, port int) bool {
+	ua := a.Unmap()
+	if r.matchesAddr(ua, port) {
+		return true
+	}
+	if r.Host != "" || (r.Port != 0 && int(r.Port) != port) {
+		return false
+	}
+	ra := r.Prefix.Addr().Unmap()
+	return ra.IsLoopback() && (ua.IsLoopback() || ua.IsUnspecified())
+}
+
+// deniedAddr is the refusal of a:port by a Deny rule (nil when none
+// refuses it); dest names the destination in the error.
+func (p *Policy) deniedAddr(a netip.Addr, port int, dest string) error {
+	for _, r := range p.Deny {
+		if r.denies(a, port) {
+			return &RefusedError{Dest: dest, Reason: "one of the engine's own endpoints (NOETL_EGRESS_DENY " + r.String() + ")", Profile: p.Profile, Denied: true}
+		}
+	}
+	return nil
 }
 
 // Policy decides which destinations user code may reach. The zero value
@@ -290,13 +340,8 @@ func Class(a netip.Addr) string {
 func (p *Policy) CheckAddr(a netip.Addr, port int) error {
 	a = a.WithZone("")
 	dest := net.JoinHostPort(a.String(), strconv.Itoa(port))
-	for _, r := range p.Deny {
-		if r.matchesAddr(a, port) {
-			return &RefusedError{Dest: dest, Reason: "one of the engine's own endpoints (NOETL_EGRESS_DENY " + r.String() + ")"}
-		}
-		if ua := a.Unmap(); ua != a && r.matchesAddr(ua, port) {
-			return &RefusedError{Dest: dest, Reason: "one of the engine's own endpoints (NOETL_EGRESS_DENY " + r.String() + ")"}
-		}
+	if err := p.deniedAddr(a, port, dest); err != nil {
+		return err
 	}
 	for _, r := range p.Allow {
 		if r.matchesAddr(a, port) {
@@ -310,7 +355,7 @@ func (p *Policy) CheckAddr(a netip.Addr, port int) error {
 	if c == "private" {
 		c = "private range, refused in the cloud profile"
 	}
-	return &RefusedError{Dest: dest, Reason: c}
+	return &RefusedError{Dest: dest, Reason: c, Allow: dest, Profile: p.Profile}
 }
 
 // CheckHost decides a destination named host (a name or an address
@@ -328,7 +373,7 @@ func (p *Policy) CheckHost(host string, port int) (allowed bool, err error) {
 	dest := net.JoinHostPort(h, strconv.Itoa(port))
 	for _, r := range p.Deny {
 		if r.matchesHost(h, port) {
-			return false, &RefusedError{Dest: dest, Reason: "one of the engine's own endpoints (NOETL_EGRESS_DENY " + r.String() + ")"}
+			return false, &RefusedError{Dest: dest, Reason: "one of the engine's own endpoints (NOETL_EGRESS_DENY " + r.String() + ")", Profile: p.Profile, Denied: true}
 		}
 	}
 	for _, r := range p.Allow {
@@ -337,10 +382,10 @@ func (p *Policy) CheckHost(host string, port int) (allowed bool, err error) {
 		}
 	}
 	if metadataNames[h] || strings.HasSuffix(h, ".metadata.google.internal") {
-		return false, &RefusedError{Dest: dest, Reason: "the metadata server"}
+		return false, &RefusedError{Dest: dest, Reason: "the metadata server", Allow: dest, Profile: p.Profile}
 	}
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return false, &RefusedError{Dest: dest, Reason: "loopback"}
+		return false, &RefusedError{Dest: dest, Reason: "loopback", Allow: dest, Profile: p.Profile}
 	}
 	return false, nil
 }
@@ -354,9 +399,9 @@ func (p *Policy) lookup(ctx context.Context, host string) ([]netip.Addr, error) 
 
 // Resolve checks host:port and returns the addresses a connection may
 // go to: the literal, or every address of the name that the policy
-// admits (all of them for a name Allow admits). A name whose every
-// address is refused is the first refusal; a name that does not resolve
-// is the resolver's error.
+// admits (for a name Allow admits, every address no Deny rule refuses).
+// A name whose every address is refused is the first refusal; a name
+// that does not resolve is the resolver's error.
 func (p *Policy) Resolve(ctx context.Context, host string, port int) ([]netip.Addr, error) {
 	allowed, err := p.CheckHost(host, port)
 	if err != nil {
@@ -373,15 +418,19 @@ func (p *Policy) Resolve(ctx context.Context, host string, port int) ([]netip.Ad
 	var ok []netip.Addr
 	var first error
 	for _, a := range addrs {
+		check := p.CheckAddr
 		if allowed {
-			ok = append(ok, a)
-			continue
+			// An allowed name still never reaches a denied address.
+			check = func(a netip.Addr, port int) error { return p.deniedAddr(a.WithZone(""), port, "") }
 		}
-		if err := p.CheckAddr(a, port); err != nil {
+		if err := check(a, port); err != nil {
 			if first == nil {
 				var re *RefusedError
 				if errors.As(err, &re) {
 					re.Dest = net.JoinHostPort(h, strconv.Itoa(port)) + " (" + a.String() + ")"
+					if re.Allow != "" {
+						re.Allow = net.JoinHostPort(h, strconv.Itoa(port))
+					}
 				}
 				first = err
 			}

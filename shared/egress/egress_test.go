@@ -123,8 +123,89 @@ func TestCheckAddr(t *testing.T) {
 		if (err == nil) != c.allow {
 			t.Errorf("%s CheckAddr(%s, %d) = %v, want allowed %v", c.p.Profile, c.addr, c.port, err, c.allow)
 		}
-		if err != nil && (!errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "NOETL_EGRESS_ALLOW")) {
-			t.Errorf("refusal %v does not wrap ErrForbidden or name the knob", err)
+		if err == nil {
+			continue
+		}
+		var re *RefusedError
+		if !errors.Is(err, ErrForbidden) || !errors.As(err, &re) {
+			t.Errorf("refusal %v does not wrap ErrForbidden", err)
+			continue
+		}
+		// A denied destination says it cannot be allowed; any other
+		// names the setting that allows it.
+		if re.Denied != strings.Contains(err.Error(), "it cannot be allowed") || re.Denied == strings.Contains(err.Error(), "NOETL_EGRESS_ALLOW") {
+			t.Errorf("refusal %v: denied %v, but the message says otherwise", err, re.Denied)
+		}
+	}
+}
+
+// The engine's own endpoints stay refused whatever is allowed: an allowed
+// name resolving to them, an allowed prefix or address holding them, and
+// the other loopback and unspecified addresses that reach a 127.0.0.1
+// listener on the same port.
+func TestDenyWinsOverAllow(t *testing.T) {
+	p := mustPolicy(t, "local", []string{"127.0.0.0/8", "localhost", "0.0.0.0", "::1", "dev.example", "[::ffff:127.0.0.1]:8680"},
+		[]string{"127.0.0.1:8680", "127.0.0.1:8682"})
+	p.Lookup = func(_ context.Context, _, host string) ([]netip.Addr, error) {
+		switch host {
+		case "localhost":
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}, nil
+		case "dev.example":
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		host  string
+		port  int
+		allow bool
+	}{
+		{"127.0.0.1", 9000, true}, // what the developer allowed
+		{"localhost", 9000, true},
+		{"dev.example", 9000, true},
+		{"127.0.0.1", 8680, false},
+		{"127.0.0.2", 8680, false},
+		{"0.0.0.0", 8680, false},
+		{"::1", 8680, false},
+		{"::ffff:127.0.0.1", 8680, false},
+		{"::ffff:0.0.0.0", 8682, false},
+		{"localhost", 8680, false},
+		{"dev.example", 8682, false},
+	} {
+		_, err := p.Resolve(ctx, c.host, c.port)
+		if (err == nil) != c.allow {
+			t.Errorf("Resolve(%s, %d) = %v, want allowed %v", c.host, c.port, err, c.allow)
+		}
+		var re *RefusedError
+		if err != nil && (!errors.As(err, &re) || !re.Denied || !strings.Contains(err.Error(), "it cannot be allowed")) {
+			t.Errorf("Resolve(%s, %d): %v is not a deny refusal", c.host, c.port, err)
+		}
+	}
+}
+
+// A refusal tells how to allow the destination: on the local stack
+// scripts/up --allow with the destination as asked, in a deployment the
+// setting; a name resolving to a refused address suggests the name.
+func TestRefusalSaysHowToAllow(t *testing.T) {
+	local := mustPolicy(t, "local", nil, nil)
+	local.Lookup = func(context.Context, string, string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	cloud := mustPolicy(t, "cloud", nil, nil)
+	for _, c := range []struct {
+		p    *Policy
+		host string
+		want string
+	}{
+		{local, "127.0.0.1", "egress: 127.0.0.1:9000 is refused by the network policy (loopback); to allow it on the local stack: scripts/up --allow 127.0.0.1:9000 (or NOETL_EGRESS_ALLOW=127.0.0.1:9000)"},
+		{local, "localhost", "scripts/up --allow localhost:9000 "},
+		{local, "dev.example", "egress: dev.example:9000 (127.0.0.1) is refused by the network policy (loopback); to allow it on the local stack: scripts/up --allow dev.example:9000 "},
+		{cloud, "10.0.0.5", "egress: 10.0.0.5:9000 is refused by the network policy (private range, refused in the cloud profile); an operator can allow it with the setting NOETL_EGRESS_ALLOW=10.0.0.5:9000 (Terraform: runner.egress_allow)"},
+	} {
+		_, err := c.p.Resolve(context.Background(), c.host, 9000)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.p.Profile, c.host, err, c.want)
 		}
 	}
 }

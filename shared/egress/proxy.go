@@ -41,6 +41,10 @@ type Proxy struct {
 	Policy *Policy
 	// Log receives one line per refusal (nil: slog.Default()).
 	Log *slog.Logger
+	// Conns counts the task's connections (its quota, Conns.Task): a
+	// request or tunnel beyond it is answered 429 with the quota's
+	// message (nil: no quota).
+	Conns *TaskConns
 
 	once sync.Once
 	tr   *http.Transport
@@ -60,6 +64,13 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 // ServeHTTP implements http.Handler.
 func (x *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.once.Do(func() { x.tr = x.Policy.Transport() })
+	release, err := x.Conns.Acquire()
+	if err != nil {
+		x.log().Warn("egress: connection quota", "destination", r.Host, "error", err.Error())
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	defer release()
 	if r.Method == http.MethodConnect {
 		x.connect(w, r)
 		return
@@ -151,8 +162,11 @@ func Splice(a, b net.Conn) {
 
 // Forward accepts connections on l and connects each to target through
 // the policy (a forwarder of a task's network namespace: the task
-// connects to l, the runner to target). It returns when l is closed.
-func Forward(l net.Listener, target string, p *Policy, log *slog.Logger) {
+// connects to l, the runner to target), counting each against q while it
+// is open (nil: no quota): a connection beyond the quota is answered in
+// its client's protocol with the quota's message (refuseQuota) and never
+// reaches target. It returns when l is closed.
+func Forward(l net.Listener, target string, p *Policy, log *slog.Logger, q *TaskConns) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -161,7 +175,16 @@ func Forward(l net.Listener, target string, p *Policy, log *slog.Logger) {
 			}
 			return
 		}
+		release, qerr := q.Acquire()
+		if qerr != nil {
+			if log != nil {
+				log.Warn("egress: connection quota", "destination", target, "error", qerr.Error())
+			}
+			go refuseQuota(c, qerr)
+			continue
+		}
 		go func() {
+			defer release()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			up, err := p.DialContext(ctx, "tcp", target)
 			cancel()

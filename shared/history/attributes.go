@@ -325,6 +325,17 @@ type TaskAttempt struct {
 	// in the results tier, when it is longer than Logs can carry (omitted
 	// otherwise).
 	LogsRef any
+	// Inputs are the rendered configuration and args the attempt ran
+	// with, recorded for a task whose result may be re-derived (`noetl
+	// results repair`, shared/results/gc Repairable: a duckdb task on an
+	// in-memory database), masked like every payload; omitted otherwise.
+	Inputs *TaskInputs
+}
+
+// TaskInputs are a task attempt's rendered inputs (TaskAttempt.Inputs).
+type TaskInputs struct {
+	Config map[string]any
+	Args   map[string]any
 }
 
 // Map returns the error's wire form (nil for a nil error), the error
@@ -356,6 +367,16 @@ func (a TaskAttempt) encode() map[string]any {
 	if a.LogsRef != nil {
 		m["logs_ref"] = a.LogsRef
 	}
+	if a.Inputs != nil {
+		in := map[string]any{}
+		if a.Inputs.Config != nil {
+			in["config"] = a.Inputs.Config
+		}
+		if a.Inputs.Args != nil {
+			in["args"] = a.Inputs.Args
+		}
+		m["inputs"] = in
+	}
 	return m
 }
 
@@ -367,6 +388,14 @@ func (a *TaskAttempt) decode(r *reader) {
 		sub.unknown()
 		if sub.err != nil {
 			r.fail("%v (in error)", sub.err)
+		}
+	}
+	if in := r.object("inputs"); in != nil {
+		sub := &reader{t: r.t, m: in}
+		a.Inputs = &TaskInputs{Config: sub.object("config"), Args: sub.object("args")}
+		sub.unknown()
+		if sub.err != nil {
+			r.fail("%v (in inputs)", sub.err)
 		}
 	}
 }
@@ -422,6 +451,46 @@ type TaskFailed struct {
 
 func (a TaskFailed) encode() map[string]any { return map[string]any{"error": a.Error} }
 func (a *TaskFailed) decode(r *reader)      { a.Error = r.object("error") }
+
+// TaskCanceled is the payload of task.canceled (a running attempt
+// interrupted by a stop: shared/worker interrupt.go).
+type TaskCanceled struct {
+	// Reason says what ended while the attempt ran (its execution, its
+	// step run).
+	Reason string
+}
+
+func (a TaskCanceled) encode() map[string]any { return map[string]any{"reason": a.Reason} }
+func (a *TaskCanceled) decode(r *reader)      { a.Reason = r.str("reason") }
+
+// StepForced is the payload of step.forced (control.ForceStep): an
+// operator's hand-made end of a step run, the audit record of
+// `noetl step complete|fail`.
+type StepForced struct {
+	// Action is "complete" (a step.done follows) or "fail" (a
+	// step.failed follows).
+	Action string
+	// Principal is who did it (the api caller's identity).
+	Principal string
+	// Reason is why (the operator's words; omitted when none was
+	// given).
+	Reason string
+}
+
+func (a StepForced) encode() map[string]any {
+	m := map[string]any{"action": a.Action, "principal": a.Principal}
+	if a.Reason != "" {
+		m["reason"] = a.Reason
+	}
+	return m
+}
+
+func (a *StepForced) decode(r *reader) {
+	a.Action, a.Principal = r.str("action"), r.str("principal")
+	if r.has("reason") {
+		a.Reason = r.str("reason")
+	}
+}
 
 // StepDone is the payload of step.done.
 type StepDone struct {
@@ -671,6 +740,89 @@ type ResultStored struct {
 
 func (a ResultStored) encode() map[string]any { return map[string]any{"reference": a.Reference} }
 func (a *ResultStored) decode(r *reader)      { a.Reference = r.value("reference") }
+
+// ResultLost is the payload of result.lost (the results scrub,
+// shared/results/gc).
+type ResultLost struct {
+	// URI and Key name the result and its object; Generation is the
+	// generation its reference records (0: none).
+	URI        string
+	Key        string
+	Generation int64
+	// Lost says how: gone, replaced, changed, undecodable
+	// (results.LostKind).
+	Lost string
+	// Message is the read's error.
+	Message string
+}
+
+func (a ResultLost) encode() map[string]any {
+	m := map[string]any{"uri": a.URI, "key": a.Key, "lost": a.Lost, "message": a.Message}
+	if a.Generation > 0 {
+		m["generation"] = a.Generation
+	}
+	return m
+}
+
+func (a *ResultLost) decode(r *reader) {
+	a.URI, a.Key, a.Lost, a.Message = r.str("uri"), r.str("key"), r.str("lost"), r.str("message")
+	if r.has("generation") {
+		a.Generation = r.integer("generation")
+	}
+}
+
+// ResultRepaired is the payload of result.repaired and
+// result.repair_failed (`noetl results repair`, shared/results/gc).
+type ResultRepaired struct {
+	// URI and Key name the result and its object.
+	URI string
+	Key string
+	// Lost is the generation the reference records (the one repaired);
+	// Generation the new object's (result.repaired only).
+	Lost       int64
+	Generation int64
+	// SHA256 is the digest the re-derived bytes matched (result.repaired)
+	// or gave (result.repair_failed, when the task ran).
+	SHA256 string
+	// Task is the producing task that ran again; Principal who asked;
+	// RequestID names the request (`noetl results repair` waits for it).
+	Task      string
+	Principal string
+	RequestID string
+	// Message says why a repair failed (result.repair_failed only).
+	Message string
+}
+
+func (a ResultRepaired) encode() map[string]any {
+	m := map[string]any{"uri": a.URI, "key": a.Key, "task": a.Task, "principal": a.Principal, "request_id": a.RequestID}
+	for k, v := range map[string]int64{"lost_generation": a.Lost, "generation": a.Generation} {
+		if v > 0 {
+			m[k] = v
+		}
+	}
+	for k, v := range map[string]string{"sha256": a.SHA256, "message": a.Message} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func (a *ResultRepaired) decode(r *reader) {
+	a.URI, a.Key, a.Task, a.Principal, a.RequestID = r.str("uri"), r.str("key"), r.str("task"), r.str("principal"), r.str("request_id")
+	if r.has("lost_generation") {
+		a.Lost = r.integer("lost_generation")
+	}
+	if r.has("generation") {
+		a.Generation = r.integer("generation")
+	}
+	if r.has("sha256") {
+		a.SHA256 = r.str("sha256")
+	}
+	if r.has("message") {
+		a.Message = r.str("message")
+	}
+}
 
 // CancelRequested is the payload of playbook.cancel.requested.
 type CancelRequested struct {

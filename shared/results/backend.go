@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -30,6 +31,16 @@ var ErrNotFound = errs.Sentinel(errs.NotFound, "results: object not found")
 // writer was made with ObjectAttrs.IfAbsent and an object is already at
 // its key: nothing was replaced (code errs.AlreadyExists: not retried).
 var ErrExists = errs.Sentinel(errs.AlreadyExists, "results: an object is already at the key")
+
+// ErrQuota is returned (wrapped) by a write that would store an object
+// over the result tier's quota of one task attempt (NOETL_RESULT_MAX_OBJECT_MB:
+// the length range the write grant signs): nothing is stored (code
+// errs.ResourceExhausted; the task fails with error kind "limit").
+var ErrQuota = errs.Sentinel(errs.ResourceExhausted, "results: object over the result tier's quota")
+
+// QuotaSetting is the setting of the result tier's quota of one task
+// attempt, named in ErrQuota's messages.
+const QuotaSetting = "NOETL_RESULT_MAX_OBJECT_MB"
 
 // Backend is a dumb byte store for result objects (NoETL result storage RFC §5 "stored in
 // object store"), keyed by the physical key (Locator.PhysicalKey).
@@ -50,11 +61,18 @@ var ErrExists = errs.Sentinel(errs.AlreadyExists, "results: an object is already
 //     Close fails with an error wrapping ErrExists and the object there
 //     is left as it was (of concurrent writers exactly one succeeds). The writer holds a bounded buffer
 //     (the GCS driver: one upload chunk), never the whole object.
+//   - Every object has a generation (Cloud Storage's: a number that
+//     changes whenever the key is written; the memory driver counts up):
+//     the writer's Generation after Close, the opened Object's, the
+//     listed ObjectInfo's. A driver that keeps none reports 0.
 //   - Open returns the object at key for reading (an error wrapping
-//     ErrNotFound when there is none): its size and attributes, ranges
-//     read with ReadAt or streamed with NewReader. Every read of one
-//     opened object sees the same bytes (the GCS driver pins the
-//     object's generation; a replaced object fails the read).
+//     ErrNotFound when there is none): its size, attributes and
+//     generation, ranges read with ReadAt or streamed with NewReader.
+//     With generation > 0 it opens exactly that generation of the object,
+//     and an error wrapping ErrNotFound when the key holds another (the
+//     object was replaced) or none. Every read of one opened object sees
+//     the same bytes (the GCS driver pins the object's generation; a
+//     replaced object fails the read).
 //   - List calls fn for every object whose key starts with prefix, in
 //     ascending key order, with its size, attributes and update time.
 //   - Delete removes the object at key; a missing object is not an error.
@@ -67,7 +85,7 @@ type Backend interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	Exists(ctx context.Context, key string) (bool, error)
 	NewWriter(ctx context.Context, key string, attrs ObjectAttrs) ObjectWriter
-	Open(ctx context.Context, key string) (Object, error)
+	Open(ctx context.Context, key string, generation int64) (Object, error)
 	List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
 	Delete(ctx context.Context, key string) error
 }
@@ -99,6 +117,9 @@ type ObjectWriter interface {
 	// Close finishes the object: it is visible at its key once Close
 	// returns nil.
 	Close() error
+	// Generation is the generation Close created (0 before a successful
+	// Close, or from a driver that keeps none).
+	Generation() int64
 	// Abort discards the object being written (nothing becomes visible).
 	Abort()
 }
@@ -112,16 +133,20 @@ type Object interface {
 	Size() int64
 	// Attrs are the object's attributes.
 	Attrs() ObjectAttrs
+	// Generation is the generation opened (0 from a driver that keeps
+	// none).
+	Generation() int64
 	// NewReader streams the n bytes from off (n < 0: to the end).
 	NewReader(ctx context.Context, off, n int64) (io.ReadCloser, error)
 }
 
 // ObjectInfo describes one listed object (Backend.List).
 type ObjectInfo struct {
-	Key     string
-	Size    int64
-	Attrs   ObjectAttrs
-	Updated time.Time
+	Key        string
+	Size       int64
+	Attrs      ObjectAttrs
+	Updated    time.Time
+	Generation int64
 }
 
 // BucketNamer is implemented by backends that live in a named bucket (the
@@ -247,7 +272,11 @@ type gcsWriter struct {
 	}
 	name string
 	err  error
+	gen  int64
 }
+
+// Generation implements ObjectWriter.
+func (w *gcsWriter) Generation() int64 { return w.gen }
 
 func (w *gcsWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
@@ -286,6 +315,9 @@ func (w *gcsWriter) Close() error {
 		}
 		return fmt.Errorf("results: gcs write %s: %w", w.name, err)
 	}
+	if a := w.w.Attrs(); a != nil {
+		w.gen = a.Generation
+	}
 	return nil
 }
 
@@ -298,13 +330,19 @@ func (w *gcsWriter) Abort() {
 }
 
 // Open implements Backend.
-func (g *gcsBackend) Open(ctx context.Context, key string) (Object, error) {
+func (g *gcsBackend) Open(ctx context.Context, key string, generation int64) (Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("results: gcs open gs://%s/%s: %w", g.name, key, err)
 	}
 	oh := g.b.Object(key)
+	if generation > 0 {
+		oh = oh.Generation(generation)
+	}
 	a, err := oh.Attrs(ctx)
 	if err != nil {
+		if generation > 0 && errors.Is(err, storage.ErrObjectNotExist) {
+			return nil, fmt.Errorf("results: gcs open gs://%s/%s#%d: %w (no such generation: replaced or deleted)", g.name, key, generation, ErrNotFound)
+		}
 		return nil, g.wrap("open", key, err)
 	}
 	return &gcsObject{ctx: ctx, oh: oh.Generation(a.Generation), attrs: a, name: "gs://" + g.name + "/" + key}, nil
@@ -318,6 +356,8 @@ type gcsObject struct {
 }
 
 func (o *gcsObject) Size() int64 { return o.attrs.Size }
+
+func (o *gcsObject) Generation() int64 { return o.attrs.Generation }
 
 func (o *gcsObject) Attrs() ObjectAttrs {
 	return ObjectAttrs{ContentType: o.attrs.ContentType, Metadata: maps.Clone(o.attrs.Metadata)}
@@ -369,7 +409,7 @@ func (g *gcsBackend) List(ctx context.Context, prefix string, fn func(ObjectInfo
 		if err != nil {
 			return fmt.Errorf("results: gcs list gs://%s/%s: %w", g.name, prefix, err)
 		}
-		if err := fn(ObjectInfo{Key: a.Name, Size: a.Size, Attrs: ObjectAttrs{ContentType: a.ContentType, Metadata: a.Metadata}, Updated: a.Updated}); err != nil {
+		if err := fn(ObjectInfo{Key: a.Name, Size: a.Size, Attrs: ObjectAttrs{ContentType: a.ContentType, Metadata: a.Metadata}, Updated: a.Updated, Generation: a.Generation}); err != nil {
 			return err
 		}
 	}
@@ -418,7 +458,12 @@ type memObject struct {
 	data    []byte
 	attrs   ObjectAttrs
 	updated time.Time
+	gen     int64
 }
+
+// memGeneration numbers the memory driver's object versions (across
+// backends, as Cloud Storage's generations are unique).
+var memGeneration atomic.Int64
 
 func (mb *memBackend) Put(ctx context.Context, key string, data []byte, contentType string) error {
 	if err := ctx.Err(); err != nil {
@@ -432,6 +477,7 @@ func (mb *memBackend) set(key string, o *memObject) {
 	if o.data == nil {
 		o.data = []byte{}
 	}
+	o.gen = memGeneration.Add(1)
 	mb.mu.Lock()
 	mb.m[key] = o
 	mb.mu.Unlock()
@@ -442,6 +488,7 @@ func (mb *memBackend) create(key string, o *memObject) bool {
 	if o.data == nil {
 		o.data = []byte{}
 	}
+	o.gen = memGeneration.Add(1)
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
 	if _, ok := mb.m[key]; ok {
@@ -489,7 +536,10 @@ type memWriter struct {
 	ifAbsent bool
 	buf      []byte
 	done     bool
+	gen      int64
 }
+
+func (w *memWriter) Generation() int64 { return w.gen }
 
 func (w *memWriter) Write(p []byte) (int, error) {
 	if w.done {
@@ -520,21 +570,26 @@ func (w *memWriter) Close() error {
 		if !w.mb.create(w.key, o) {
 			return fmt.Errorf("results: memory write %s: %w", w.key, ErrExists)
 		}
+		w.gen = o.gen
 		return nil
 	}
 	w.mb.set(w.key, o)
+	w.gen = o.gen
 	return nil
 }
 
 func (w *memWriter) Abort() { w.done, w.buf = true, nil }
 
-func (mb *memBackend) Open(ctx context.Context, key string) (Object, error) {
+func (mb *memBackend) Open(ctx context.Context, key string, generation int64) (Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("results: memory open %s: %w", key, err)
 	}
 	o, ok := mb.get(key)
 	if !ok {
 		return nil, fmt.Errorf("results: memory open %s: %w", key, ErrNotFound)
+	}
+	if generation > 0 && o.gen != generation {
+		return nil, fmt.Errorf("results: memory open %s#%d: %w (no such generation: the key holds %d)", key, generation, ErrNotFound, o.gen)
 	}
 	return &memOpened{o: o, ctx: ctx}, nil
 }
@@ -547,6 +602,8 @@ type memOpened struct {
 }
 
 func (m *memOpened) Size() int64 { return int64(len(m.o.data)) }
+
+func (m *memOpened) Generation() int64 { return m.o.gen }
 
 func (m *memOpened) Attrs() ObjectAttrs {
 	return ObjectAttrs{ContentType: m.o.attrs.ContentType, Metadata: maps.Clone(m.o.attrs.Metadata)}
@@ -611,7 +668,7 @@ func (mb *memBackend) List(ctx context.Context, prefix string, fn func(ObjectInf
 	slices.Sort(keys)
 	for _, k := range keys {
 		o := objs[k]
-		if err := fn(ObjectInfo{Key: k, Size: int64(len(o.data)), Attrs: ObjectAttrs{ContentType: o.attrs.ContentType, Metadata: maps.Clone(o.attrs.Metadata)}, Updated: o.updated}); err != nil {
+		if err := fn(ObjectInfo{Key: k, Size: int64(len(o.data)), Attrs: ObjectAttrs{ContentType: o.attrs.ContentType, Metadata: maps.Clone(o.attrs.Metadata)}, Updated: o.updated, Generation: o.gen}); err != nil {
 			return err
 		}
 	}

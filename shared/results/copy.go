@@ -78,9 +78,9 @@ func (s *Store) copyRef(ctx context.Context, m map[string]any, to string) (map[s
 		return nil, 0, fmt.Errorf("%w: %v", ErrBadRef, err)
 	}
 	c.ExecutionID = to
-	obj, err := s.backendFor(ref.Cell).Open(ctx, ref.Key)
+	obj, repaired, err := s.openRef(ctx, ref) // the generation the reference records
 	if err != nil {
-		return nil, 0, lostOr(ref, err)
+		return nil, 0, err
 	}
 	contentType := obj.Attrs().ContentType
 	if contentType == "" {
@@ -96,7 +96,7 @@ func (s *Store) copyRef(ctx context.Context, m map[string]any, to string) (map[s
 			return 0, lostOr(ref, err)
 		}
 		defer rd.Close()
-		v := s.verifier(ref)
+		v := s.verifierOf(ref, repaired)
 		n, err := copyBuffer(o, v, rd)
 		if err != nil {
 			return 0, err

@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -65,8 +66,8 @@ func TestCopyRefsMakesTheRerunsOwnCopy(t *testing.T) {
 }
 
 // A copy is ownership-checked and digest-checked like a read: a reader
-// that may not load the reference copies nothing; a changed object is
-// refused as lost and no copy is left at the copy's key.
+// that may not load the reference copies nothing; a replaced or changed
+// object is refused as lost and no copy is left at the copy's key.
 func TestCopyRefsRefusals(t *testing.T) {
 	s := newTestStore(16)
 	victim := offloadFor(t, s, "victim-9")
@@ -79,7 +80,15 @@ func TestCopyRefsRefusals(t *testing.T) {
 	if err := s.Put(context.Background(), key, []byte(`"tampered"`), ContentTypeJSON); err != nil {
 		t.Fatal(err)
 	}
+	// Replaced: refused by generation, before a byte is read; without its
+	// generation the reference's digest refuses it.
 	_, _, err := s.CopyRefs(mine, own, "rerun-2")
+	if !errors.Is(err, ErrLost) || !errors.Is(err, ErrGeneration) {
+		t.Fatalf("copy of a replaced object: %v, want ErrLost/ErrGeneration", err)
+	}
+	noGen := map[string]any{RefKey: maps.Clone(own[RefKey].(map[string]any))}
+	delete(noGen[RefKey].(map[string]any), GenerationKey)
+	_, _, err = s.CopyRefs(mine, noGen, "rerun-2")
 	if !errors.Is(err, ErrLost) || !errors.Is(err, ErrDigest) {
 		t.Fatalf("copy of a changed object: %v, want ErrLost/ErrDigest", err)
 	}

@@ -1,30 +1,39 @@
 package results
 
-// The two digests of an object and the check of every read.
+// The two digests of an object and the check of every read (which one
+// reads check by default: docs/security.md "Why the crc32c is the default").
 //
 // Every reference records two digests of its object's bytes, both taken
-// as the bytes are written (objectOut):
+// as the bytes are written (objectOut), and the object's generation:
 //
-//   - "sha256", the object's identity: what a second writer of the key
-//     compares (once.go), what repair would match byte for byte, and
-//     what a read checks by default (ReadCheckSHA256; README "Security",
-//     results by ownership: every object's sha256 is checked on read);
 //   - "crc32c", the CRC-32C (Castagnoli) Cloud Storage itself keeps for
-//     every object and checks uploads against, in its JSON API's
-//     encoding (base64 of the four big-endian bytes): what a read checks
-//     under ReadCheckCRC32C.
+//     every object and checks end to end (uploads are refused when it
+//     does not match, and the JSON API's reads can be checked against
+//     it), in its JSON API's encoding (base64 of the four big-endian
+//     bytes): what a read checks by default (ReadCheckCRC32C);
+//   - "sha256", the object's identity: what a second writer of the key
+//     compares (once.go), what a repair must reproduce byte for byte
+//     (shared/results/gc repair.go), what a read of a repaired object
+//     checks (MetaRepairs), and what reads check under ReadCheckSHA256;
+//   - "generation", the object written: reads open exactly it (openRef),
+//     so an object replaced after its reference was made is refused
+//     before a byte is read (ErrGeneration).
 //
-// What the CRC-32C check gives up, and what it buys: objects are written
-// once (ObjectAttrs.IfAbsent) and only the control plane may delete them,
-// so the bytes at a key change only by a storage or transfer fault, a
-// truncation or a bug, which the CRC-32C detects (every burst of up to 32
-// bits, any other change but for 1 in 2^32); what it cannot detect is a
-// change crafted to keep the CRC, which needs the right to delete and
-// rewrite the object. It runs in hardware at over 10 GB/s against about
-// 1.2 GB/s for the sha256 on one core of the machine this was measured
-// on, where sha256-checked reads ran at 0.38 of arrow-go's own IPC read
-// and CRC-checked ones at 1.5 (scripts/bench results: read_ratio_vs_ipc,
-// read_ratio_vs_ipc_crc32c).
+// What the CRC-32C check gives up, and why it is enough: objects are
+// written once (ObjectAttrs.IfAbsent) and only the control plane may
+// delete or write them outside a task's own result, and a read opens the
+// generation that was written; so the bytes read can differ from the
+// bytes written only by a storage or transfer fault, a truncation or a
+// bug, which the CRC-32C detects (every burst of up to 32 bits, any other
+// change but for 1 in 2^32). A change crafted to keep the CRC needs the
+// right to replace the object, and a replaced object is another
+// generation. It runs in hardware at over 10 GB/s against about 1.2 GB/s
+// for the sha256 on one core of the machine this was measured on, where
+// sha256-checked reads ran at 0.38 of arrow-go's own IPC read and
+// CRC-checked ones at 1.06-1.52 (scripts/bench results: read_ratio_vs_ipc
+// with the default check, read_ratio_vs_ipc_sha256). The daily scrub
+// (shared/results/gc scrub.go, `noetl results verify`) reads every
+// referenced object against its digests.
 
 import (
 	"crypto/sha256"
@@ -48,27 +57,26 @@ const CRC32CKey = "crc32c"
 type ReadCheck string
 
 const (
-	// ReadCheckSHA256 checks the reference's "sha256" on every read (the
-	// default; a reference that records only a "crc32c" is checked
-	// against it).
-	ReadCheckSHA256 ReadCheck = "sha256"
-	// ReadCheckCRC32C checks the reference's "crc32c"; a reference
-	// without one (written before it was recorded) is checked against its
-	// "sha256".
+	// ReadCheckCRC32C checks the reference's "crc32c" (the default); a
+	// reference without one (written before it was recorded) is checked
+	// against its "sha256".
 	ReadCheckCRC32C ReadCheck = "crc32c"
+	// ReadCheckSHA256 checks the reference's "sha256" on every read; a
+	// reference that records only a "crc32c" is checked against it.
+	ReadCheckSHA256 ReadCheck = "sha256"
 )
 
 // ReadChecks are the valid ReadCheck values, the default first.
-var ReadChecks = []string{string(ReadCheckSHA256), string(ReadCheckCRC32C)}
+var ReadChecks = []string{string(ReadCheckCRC32C), string(ReadCheckSHA256)}
 
-// ParseReadCheck reads a ReadCheck by name ("" is ReadCheckSHA256).
+// ParseReadCheck reads a ReadCheck by name ("" is ReadCheckCRC32C).
 // Errors: any other name.
 func ParseReadCheck(s string) (ReadCheck, error) {
 	switch ReadCheck(strings.ToLower(s)) {
-	case "", ReadCheckSHA256:
-		return ReadCheckSHA256, nil
-	case ReadCheckCRC32C:
+	case "", ReadCheckCRC32C:
 		return ReadCheckCRC32C, nil
+	case ReadCheckSHA256:
+		return ReadCheckSHA256, nil
 	}
 	return "", fmt.Errorf("results: read check %q is not one of %s", s, strings.Join(ReadChecks, ", "))
 }
@@ -117,10 +125,17 @@ type verifier struct {
 }
 
 // verifier returns the check of a read of ref's object.
-func (s *Store) verifier(ref Ref) *verifier {
+func (s *Store) verifier(ref Ref) *verifier { return s.verifierOf(ref, false) }
+
+// verifierOf returns the check of a read of ref's object; a repaired
+// object (openRef) is checked against the reference's sha256 whatever
+// ReadCheck says.
+func (s *Store) verifierOf(ref Ref, repaired bool) *verifier {
 	v := &verifier{ref: ref}
 	switch {
-	case ref.CRC32C != "" && (s.ReadCheck == ReadCheckCRC32C || ref.SHA256 == ""):
+	case repaired:
+		v.kind, v.h = ReadCheckSHA256, sha256.New()
+	case ref.CRC32C != "" && (s.ReadCheck != ReadCheckSHA256 || ref.SHA256 == ""):
 		v.kind, v.h = ReadCheckCRC32C, crc32.New(castagnoli)
 	case ref.SHA256 != "":
 		v.kind, v.h = ReadCheckSHA256, sha256.New()

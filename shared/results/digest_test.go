@@ -3,7 +3,7 @@ package results
 import "testing"
 
 func TestParseReadCheck(t *testing.T) {
-	for in, want := range map[string]ReadCheck{"": ReadCheckSHA256, "crc32c": ReadCheckCRC32C, "SHA256": ReadCheckSHA256, "sha256": ReadCheckSHA256} {
+	for in, want := range map[string]ReadCheck{"": ReadCheckCRC32C, "CRC32C": ReadCheckCRC32C, "crc32c": ReadCheckCRC32C, "SHA256": ReadCheckSHA256, "sha256": ReadCheckSHA256} {
 		if got, err := ParseReadCheck(in); err != nil || got != want {
 			t.Errorf("ParseReadCheck(%q) = %q, %v; want %q", in, got, err, want)
 		}

@@ -131,6 +131,9 @@ func TestStoreOverGCS(t *testing.T) {
 		if got, want := in[results.CRC32CKey], base64.StdEncoding.EncodeToString(b[:]); got != want {
 			t.Errorf("%s: crc32c %v, Cloud Storage's %s", in["key"], got, want)
 		}
+		if got := in[results.GenerationKey]; got != attrs.Generation || attrs.Generation == 0 {
+			t.Errorf("%s: generation %v, Cloud Storage's %d", in["key"], got, attrs.Generation)
+		}
 	}
 
 	got, err := s.Resolve(ctx, map[string]any{"t": tref, "d": dref})
@@ -140,5 +143,15 @@ func TestStoreOverGCS(t *testing.T) {
 	want := map[string]any{"t": table, "d": map[string]any{"status": "ok", "items": []any{map[string]any{"deep": strings.Repeat("d", 300)}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Resolve over GCS mismatch")
+	}
+	// Replaced (another generation at the key): refused by generation,
+	// the cache notwithstanding.
+	s.Cache = nil
+	dk := dref.(map[string]any)["$ref"].(map[string]any)["key"].(string)
+	if err := s.Put(ctx, dk, []byte(`{"status":"ok","items":[]}`), results.ContentTypeJSON); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Resolve(ctx, dref); !errors.Is(err, results.ErrGeneration) || !errors.Is(err, results.ErrLost) {
+		t.Fatalf("replaced object over GCS: %v, want ErrGeneration", err)
 	}
 }

@@ -72,7 +72,7 @@ func TestFeatherInteropArrowJS(t *testing.T) {
 		if err != nil || r.Format != results.FormatFeather {
 			t.Fatalf("stored as %v (%v), want feather", r.Format, err)
 		}
-		o, err := s.Backend.Open(ctx, r.Key)
+		o, err := s.Backend.Open(ctx, r.Key, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,6 +63,7 @@ func (s *Store) writeOnce(ctx context.Context, c types.ResultCoords, format, con
 // there is the object another writer left at o's key.
 type there struct {
 	size   int64
+	gen    int64     // its generation (0: the backend keeps none)
 	digest string    // hex SHA-256
 	crc    string    // CRC32CKey's encoding
 	expire time.Time // its MetaExpires (zero: none)
@@ -71,11 +72,11 @@ type there struct {
 // existing reads the whole object at o's key, hashing it. Errors: the
 // backend's (ErrNotFound when it went away).
 func (s *Store) existing(ctx context.Context, o *objectOut) (there, error) {
-	obj, err := s.backendFor(o.cell.Name).Open(ctx, o.key)
+	obj, err := s.backendFor(o.cell.Name).Open(ctx, o.key, 0)
 	if err != nil {
 		return there{}, err
 	}
-	t := there{size: obj.Size()}
+	t := there{size: obj.Size(), gen: obj.Generation()}
 	if e, ok := obj.Attrs().Metadata[MetaExpires]; ok {
 		t.expire, _ = time.Parse(time.RFC3339, e)
 	}
@@ -105,7 +106,7 @@ func (s *Store) sameBytes(ctx context.Context, o *objectOut, rows int64) (map[st
 		return nil, t, err
 	}
 	observeRewrite(ctx, telemetry.ConflictSame)
-	return o.ref(rows, t.size, t.digest, t.crc, t.expire), t, nil
+	return o.ref(rows, t.size, t.digest, t.crc, t.gen, t.expire), t, nil
 }
 
 // adoptTable returns the reference and extracted block of the table
@@ -114,7 +115,7 @@ func (s *Store) sameBytes(ctx context.Context, o *objectOut, rows int64) (map[st
 // writer would have made had it been first. Errors: ErrLost (wrapped)
 // when the object there is not a readable table; the backend's.
 func (s *Store) adoptTable(ctx context.Context, o *objectOut, t there) (map[string]any, map[string]any, error) {
-	ref := o.ref(0, t.size, t.digest, t.crc, t.expire)
+	ref := o.ref(0, t.size, t.digest, t.crc, t.gen, t.expire)
 	pr, err := s.ParseRef(ref)
 	if err != nil {
 		return nil, nil, err

@@ -88,7 +88,7 @@ func TestResolveOwnership(t *testing.T) {
 }
 
 // An object changed after it was written is refused under either read
-// check (the sha256 by default), naming the reference and the digest
+// check (the crc32c by default), naming the reference and the digest
 // compared; each check reads only its own digest, and a reference that
 // records only one of them is checked against it.
 func TestResolveDigestMismatch(t *testing.T) {
@@ -99,9 +99,9 @@ func TestResolveDigestMismatch(t *testing.T) {
 			s.ReadCheck = check
 			ref := offloadFor(t, s, "exec-1")
 			inner := ref[RefKey].(map[string]any)
-			used := "sha256"
-			if check == ReadCheckCRC32C {
-				used = "crc32c"
+			used := "crc32c" // the default
+			if check == ReadCheckSHA256 {
+				used = "sha256"
 			}
 			with := func(field string, v any) map[string]any {
 				m := maps.Clone(inner)
@@ -144,22 +144,32 @@ func TestResolveDigestMismatch(t *testing.T) {
 				t.Errorf("wrong crc32c, no sha256: %v", err)
 			}
 
-			// The object changed (same size or not): refused.
+			// The object changed (same size or not): refused by its
+			// generation (the reference records the one written), and,
+			// for a reference that records none, by its digest.
 			orig := mustGet(t, s, inner["key"].(string))
+			if _, ok := inner[GenerationKey].(int64); !ok {
+				t.Fatalf("the reference records no generation: %v", inner)
+			}
 			for _, body := range []string{strings.Replace(orig, "x", "y", 1), `{"tampered": true}`} {
 				if err := s.Put(ctx, inner["key"].(string), []byte(body), ContentTypeJSON); err != nil {
 					t.Fatal(err)
 				}
 				s.Cache = nil
 				_, err := s.Resolve(ctx, ref)
-				if !errors.Is(err, ErrDigest) || !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "reference noetl://default/default/results/exec-1/fetch/1/0/1") || !strings.Contains(err.Error(), inner["key"].(string)) || !strings.Contains(err.Error(), "it records "+used) {
+				if !errors.Is(err, ErrGeneration) || !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "reference noetl://default/default/results/exec-1/fetch/1/0/1") || !strings.Contains(err.Error(), inner["key"].(string)) {
 					t.Fatalf("tampered object: %v", err)
 				}
+				_, err = s.Resolve(ctx, with(GenerationKey, nil))
+				if !errors.Is(err, ErrDigest) || !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "reference noetl://default/default/results/exec-1/fetch/1/0/1") || !strings.Contains(err.Error(), inner["key"].(string)) || !strings.Contains(err.Error(), "it records "+used) {
+					t.Fatalf("tampered object, reference without a generation: %v", err)
+				}
 			}
-			// A reference that records no digest (a bare key given to an
-			// artifact task) loads unchecked.
+			// A reference that records no digest and no generation (a bare
+			// key given to an artifact task) loads unchecked.
 			legacy := with(DigestKey, nil)
 			delete(legacy[RefKey].(map[string]any), CRC32CKey)
+			delete(legacy[RefKey].(map[string]any), GenerationKey)
 			if v, err := s.Resolve(ctx, legacy); err != nil || v == nil {
 				t.Fatalf("reference without digests: %v %v", v, err)
 			}

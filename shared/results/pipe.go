@@ -3,7 +3,8 @@ package results
 // Digest and transport beside the codec: an object's bytes are hashed
 // (the reference's digests, digest.go) and moved to or from the backend by a
 // goroutine of their own, in chunks, while the caller encodes or decodes
-// Arrow batches. On a machine with a spare core a stream costs about the
+// Arrow batches (reads checked by a cheap digest hash in line instead:
+// hashBody). On a machine with a spare core a stream costs about the
 // slower of the two instead of their sum (scripts/bench results: the
 // tier's throughput against raw Arrow IPC). Memory held: at most
 // pipeDepth+1 chunks of pipeChunk bytes.
@@ -210,3 +211,44 @@ func (hr *hashReader) Close(underlying io.Closer) error {
 	})
 	return err
 }
+
+// hashedBody is an object's body read by a TableReader, every byte hashed
+// into its verifier in order (Close stops reading, closing underlying).
+type hashedBody interface {
+	io.Reader
+	Close(underlying io.Closer) error
+}
+
+// hashBody reads body for a decoder, hashing every byte into v. A check
+// that costs more than the copy it would run beside (the sha256, about
+// 1.2 GB/s a core) is done by a goroutine of its own on chunks read
+// ahead (hashReader: on two cores the hash and the decoding overlap); a
+// cheap one (the crc32c, over 10 GB/s in hardware, or none) is done in
+// line on the bytes as they land in the decoder's own buffers (teeBody):
+// no chunk in between, so the object's bytes are copied once, as
+// arrow-go's own IPC reader copies them (scripts/bench results,
+// read_ratio_vs_ipc).
+func hashBody(body io.Reader, v *verifier) hashedBody {
+	if v.kind == ReadCheckSHA256 {
+		return newHashReader(body, v)
+	}
+	return &teeBody{r: body, h: v}
+}
+
+// teeBody hashes what is read from r into h, in the caller's buffer.
+type teeBody struct {
+	r io.Reader
+	h io.Writer
+}
+
+// Read implements io.Reader.
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.h.Write(p[:n])
+	}
+	return n, err
+}
+
+// Close closes underlying (the body; t holds nothing else).
+func (t *teeBody) Close(underlying io.Closer) error { return underlying.Close() }

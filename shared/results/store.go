@@ -10,6 +10,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,9 +29,24 @@ const (
 	ExtractedKey = "extracted"
 	// DigestKey is the reference field holding the hex SHA-256 of the
 	// stored object's bytes (Store.Offload records it; reads check it
-	// unless the Store's ReadCheck is ReadCheckCRC32C).
+	// when the Store's ReadCheck is ReadCheckSHA256, and reads of a
+	// repaired object always: digest.go).
 	DigestKey = "sha256"
+	// GenerationKey is the reference field holding the generation of the
+	// object written (Backend: Cloud Storage's object generation): reads
+	// open exactly that generation, so an object replaced after the
+	// reference was made is never read (openRef).
+	GenerationKey = "generation"
 )
+
+// MetaRepairs is the object metadata key of a repaired object (`noetl
+// results repair`, shared/results/gc): the generation, in decimal, of the
+// lost object it stands in for. A read of a reference whose generation is
+// gone accepts the object at its key only when it names that generation
+// here, and then checks the reference's sha256 whatever Store.ReadCheck
+// says (openRef). Only the control plane writes it: a runner's write
+// grant signs the metadata it may set.
+const MetaRepairs = "noetl-repairs"
 
 // DefaultInlineMax is the inline budget, in bytes of JSON, used when
 // Store.InlineMax ≤ 0 (64 KiB).
@@ -62,6 +78,12 @@ var ErrForbidden = errs.Sentinel(errs.PermissionDenied, "results: reference refu
 // Code errs.NotFound: the object that was written is not there, and
 // reading again cannot bring it back.
 var ErrDigest = errs.Sentinel(errs.NotFound, "results: the stored object does not match its reference's digest")
+
+// ErrGeneration is wrapped (with ErrLost) by reads of a reference whose
+// object was replaced: the key holds another generation than the one the
+// reference records, and no repair of it (MetaRepairs). Code
+// errs.NotFound, as ErrDigest.
+var ErrGeneration = errs.Sentinel(errs.NotFound, "results: the object at the key is not the generation the reference records")
 
 // ErrLost is wrapped by every read of a reference whose object is gone
 // (with ErrNotFound) or no longer what was written (with ErrDigest or
@@ -99,7 +121,7 @@ type Store struct {
 	Cache *Cache
 	// Now gives the write time of ttl expiries; nil means time.Now.
 	Now func() time.Time
-	// ReadCheck is the digest every read checks ("" is ReadCheckSHA256;
+	// ReadCheck is the digest every read checks ("" is ReadCheckCRC32C;
 	// digest.go; NOETL_RESULT_READ_CHECK).
 	ReadCheck ReadCheck
 }
@@ -197,6 +219,7 @@ func (s *Store) OffloadLimit(ctx context.Context, c types.ResultCoords, v any, l
 //	          "format": "feather"|"json", "bytes": <object size>, "rows": <row count>,
 //	          "sha256": <hex SHA-256 of the object's bytes>,
 //	          "crc32c": <base64 of the big-endian CRC-32C of the object's bytes>,
+//	          "generation": <the object's generation; absent when the backend keeps none>,
 //	          "expires": <RFC 3339>},
 //	 "extracted": Extract(v)}
 //
@@ -347,18 +370,22 @@ func (o *objectOut) finish(ctx context.Context, rows int64) (map[string]any, err
 		return nil, fmt.Errorf("results: offload %s: %w", o.uri, err) // ErrExists: another writer's object is there
 	}
 	observeOffload(ctx, o.format, int(o.n)) // telemetry (observe.go)
-	return o.ref(rows, o.n, o.digest(), o.h.crc32c(), o.expire), nil
+	return o.ref(rows, o.n, o.digest(), o.h.crc32c(), o.w.Generation(), o.expire), nil
 }
 
 // digest is the hex SHA-256 of what was written (after finish).
 func (o *objectOut) digest() string { return o.h.sha256Hex() }
 
 // ref is the "$ref" map of the object at o's key holding size bytes of
-// the given digests (rows: a table's; expire: its ttl, zero for none).
-func (o *objectOut) ref(rows, size int64, sha, crc string, expire time.Time) map[string]any {
+// the given digests (rows: a table's; gen: its generation, 0 for none;
+// expire: its ttl, zero for none).
+func (o *objectOut) ref(rows, size int64, sha, crc string, gen int64, expire time.Time) map[string]any {
 	ref := map[string]any{
 		"uri": o.uri, "key": o.key, "cell": o.cell.Name, "format": o.format,
 		"bytes": size, DigestKey: sha, CRC32CKey: crc,
+	}
+	if gen > 0 {
+		ref[GenerationKey] = gen
 	}
 	if o.bucket != "" {
 		ref["bucket"] = o.bucket
@@ -394,6 +421,9 @@ type Ref struct {
 	Rows   int64  // a table's rows (0 = unknown)
 	SHA256 string // the object's hex SHA-256 ("" = not recorded)
 	CRC32C string // the object's CRC-32C, CRC32CKey's encoding ("" = not recorded)
+	// Generation is the object's generation (0 = not recorded: the
+	// object at the key is read).
+	Generation int64
 }
 
 // Name is how messages name the reference: its URI, else its key.
@@ -427,6 +457,13 @@ func (s *Store) ParseRef(v any) (Ref, error) {
 	r.CRC32C, _ = m[CRC32CKey].(string)
 	r.Bytes, _ = toInt(m["bytes"])
 	r.Rows, _ = toInt(m["rows"])
+	if g, ok := m[GenerationKey]; ok {
+		n, ok := toInt(g)
+		if !ok || n <= 0 {
+			return r, fmt.Errorf("%w: %s: generation %v is not a positive integer", ErrBadRef, r.Name(), g)
+		}
+		r.Generation = n
+	}
 	if r.Key == "" {
 		if !strings.HasPrefix(r.URI, URIScheme+"://") {
 			return r, fmt.Errorf("%w: %s: no key", ErrBadRef, r.Name())
@@ -622,12 +659,40 @@ func (s *Store) load(ctx context.Context, r any) (v any, err error) {
 	return v, nil
 }
 
+// openRef opens the object a reference names: exactly the generation
+// it records (a reference without one: the object at its key). When that
+// generation is gone, the object now at the key stands in for it only if
+// it is a repair of it (MetaRepairs names the generation) and the
+// reference records a sha256: repaired is then true, and the read must
+// check that sha256 (verifierOf). Errors: ErrLost wrapped with
+// ErrGeneration (the object was replaced) or ErrNotFound (gone); the
+// backend's.
+func (s *Store) openRef(ctx context.Context, ref Ref) (o Object, repaired bool, err error) {
+	b := s.backendFor(ref.Cell)
+	o, err = b.Open(ctx, ref.Key, ref.Generation)
+	if err == nil {
+		return o, false, nil
+	}
+	if ref.Generation <= 0 || !errors.Is(err, ErrNotFound) {
+		return nil, false, lostOr(ref, err)
+	}
+	cur, cerr := b.Open(ctx, ref.Key, 0)
+	switch {
+	case cerr == nil && ref.SHA256 != "" && cur.Attrs().Metadata[MetaRepairs] == strconv.FormatInt(ref.Generation, 10):
+		return cur, true, nil
+	case cerr == nil:
+		return nil, false, fmt.Errorf("%w: reference %s: %w: it records generation %d of %s, the key holds generation %d", ErrLost, ref.Name(), ErrGeneration, ref.Generation, ref.Key, cur.Generation())
+	case errors.Is(cerr, ErrNotFound):
+		return nil, false, fmt.Errorf("%w: %s: generation %d of %s: %w", ErrLost, ref.Name(), ref.Generation, ref.Key, cerr)
+	}
+	return nil, false, lostOr(ref, cerr)
+}
+
 // fetch reads a reference's whole object and checks its digest.
 func (s *Store) fetch(ctx context.Context, ref Ref) ([]byte, error) {
-	b := s.backendFor(ref.Cell)
-	o, err := b.Open(ctx, ref.Key)
+	o, repaired, err := s.openRef(ctx, ref)
 	if err != nil {
-		return nil, lostOr(ref, err)
+		return nil, err
 	}
 	if o.Size() > s.materializeMax() {
 		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d a template, python or a loop plan may load (NOETL_RESULT_MATERIALIZE_MAX_MB); stream it (loop.in, transfer source type result, artifact)", ErrTooLarge, ref.Name(), o.Size(), s.materializeMax())
@@ -639,7 +704,7 @@ func (s *Store) fetch(ctx context.Context, ref Ref) ([]byte, error) {
 	defer rd.Close()
 	data := make([]byte, 0, o.Size())
 	buf := &bytesWriter{b: data}
-	v := s.verifier(ref)
+	v := s.verifierOf(ref, repaired)
 	if _, err := copyBuffer(buf, v, rd); err != nil {
 		return nil, lostOr(ref, err)
 	}
@@ -693,7 +758,7 @@ func (s *Store) ResolveURN(ctx context.Context, uri string) (map[string]any, err
 		b := s.backendFor(cell.Name)
 		for _, format := range []string{FormatFeather, FormatJSON} {
 			key := s.keyIn(c, cell, shard, format)
-			o, err := b.Open(ctx, key)
+			o, err := b.Open(ctx, key, 0)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -701,6 +766,9 @@ func (s *Store) ResolveURN(ctx context.Context, uri string) (map[string]any, err
 				return nil, fmt.Errorf("results: resolve %s: %w", uri, err)
 			}
 			ref := map[string]any{"uri": s.LogicalURI(c), "key": key, "cell": cell.Name, "format": format, "bytes": o.Size()}
+			if g := o.Generation(); g > 0 {
+				ref[GenerationKey] = g // what was found is what is read
+			}
 			if bn, ok := b.(BucketNamer); ok {
 				ref["bucket"] = bn.Bucket()
 			}

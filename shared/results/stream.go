@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -101,8 +103,11 @@ func NewTableWriter(w io.Writer, schema *arrow.Schema, opts WriteOptions) (*Tabl
 		keys, vals = append(keys, k), append(vals, v)
 	}
 	add(MetaBatchRows, strconv.Itoa(br))
-	for k, v := range opts.Metadata {
-		add(k, v)
+	// In key order: the same table gives the same bytes (and sha256) on
+	// every write — what a second writer of the key compares (once.go)
+	// and what a repair must reproduce (shared/results/gc repair.go).
+	for _, k := range slices.Sorted(maps.Keys(opts.Metadata)) {
+		add(k, opts.Metadata[k])
 	}
 	nmd := arrow.NewMetadata(keys, vals)
 	s := arrow.NewSchema(schema.Fields(), &nmd)

@@ -36,7 +36,7 @@ type TableReader struct {
 	meta    fileMeta
 	sr      *streamReader
 	body    io.ReadCloser
-	hr      *hashReader // reads body ahead, hashing it into v (pipe.go)
+	hr      hashedBody // body, hashed into v as it is read
 	v       *verifier
 	tail    []byte // the object from its footer to its end (hashed last)
 	rows    int64
@@ -65,9 +65,9 @@ func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 	if ref.Format == FormatJSON {
 		return s.openJSONTable(ctx, ref)
 	}
-	o, err := s.backendFor(ref.Cell).Open(ctx, ref.Key)
+	o, repaired, err := s.openRef(ctx, ref)
 	if err != nil {
-		return nil, lostOr(ref, err)
+		return nil, err
 	}
 	size := o.Size()
 	tstart := max(0, size-tailBytes)
@@ -91,8 +91,8 @@ func (s *Store) OpenTable(ctx context.Context, v any) (*TableReader, error) {
 	if err != nil {
 		return nil, lostOr(ref, err)
 	}
-	vf := s.verifier(ref)
-	hr := newHashReader(body, vf)
+	vf := s.verifierOf(ref, repaired)
+	hr := hashBody(body, vf)
 	sr, err := newStreamReader(hr)
 	if err != nil {
 		hr.Close(body)
@@ -185,7 +185,7 @@ func (r *TableReader) finish() error {
 	if _, err := io.Copy(io.Discard, r.hr); err != nil {
 		return lostOr(r.ref, err)
 	}
-	r.hr.Close(r.body) // the goroutine has ended: v has every byte of the body
+	r.hr.Close(r.body) // v has every byte of the body
 	r.v.Write(r.tail)
 	return r.v.check()
 }
@@ -415,9 +415,9 @@ func (s *Store) tableInfo(ctx context.Context, ref Ref) (tableLayout, error) {
 
 // fileReader opens a random-access reader of a Feather object.
 func (s *Store) fileReader(ctx context.Context, ref Ref) (*ipc.FileReader, func(), error) {
-	o, err := s.backendFor(ref.Cell).Open(ctx, ref.Key)
+	o, _, err := s.openRef(ctx, ref)
 	if err != nil {
-		return nil, nil, lostOr(ref, err)
+		return nil, nil, err
 	}
 	fr, err := ipc.NewFileReader(&windowReader{o: o, size: o.Size(), off: -1}, ipc.WithAllocator(arrowMem))
 	if err != nil {

@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -140,7 +143,7 @@ func TestOffloadCompressionAndTTL(t *testing.T) {
 		if r["expires"] != fixedNow.Add(time.Hour).Format(time.RFC3339) {
 			t.Errorf("%s: expires %v", codec, r["expires"])
 		}
-		o, err := s.Open(ctx, r["key"].(string))
+		o, err := s.Open(ctx, r["key"].(string), 0)
 		if err != nil || o.Attrs().Metadata[MetaExpires] != r["expires"] {
 			t.Errorf("%s: object metadata %v %v", codec, o.Attrs(), err)
 		}
@@ -346,7 +349,20 @@ func TestLostResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	uri := ref[RefKey].(map[string]any)["uri"].(string)
-	tr, err := s.OpenTable(ctx, ref)
+	// Refused by generation before a byte is read.
+	for name, f := range map[string]func() error{
+		"resolve": func() error { _, err := s.Resolve(ctx, ref); return err },
+		"open":    func() error { _, err := s.OpenTable(ctx, ref); return err },
+		"row":     func() error { _, err := s.Row(ctx, ref, 1); return err },
+	} {
+		if err := f(); !errors.Is(err, ErrLost) || !errors.Is(err, ErrGeneration) || !strings.Contains(err.Error(), uri) {
+			t.Errorf("%s of a replaced object: %v", name, err)
+		}
+	}
+	// A reference without its generation: refused by its digest.
+	noGen := map[string]any{RefKey: maps.Clone(ref[RefKey].(map[string]any))}
+	delete(noGen[RefKey].(map[string]any), GenerationKey)
+	tr, err := s.OpenTable(ctx, noGen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,14 +372,14 @@ func TestLostResults(t *testing.T) {
 	if !errors.Is(err, ErrLost) || !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), uri) {
 		t.Fatalf("tampered, streamed: %v", err)
 	}
-	if _, err := s.Resolve(ctx, ref); !errors.Is(err, ErrLost) || !errors.Is(err, ErrDigest) {
+	if _, err := s.Resolve(ctx, noGen); !errors.Is(err, ErrLost) || !errors.Is(err, ErrDigest) {
 		t.Fatalf("tampered, loaded: %v", err)
 	}
 	// Truncated: not even Arrow.
 	if err := s.Put(ctx, key, data[:len(data)/2], ContentTypeFeather); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.OpenTable(ctx, ref); !errors.Is(err, ErrLost) {
+	if _, err := s.OpenTable(ctx, noGen); !errors.Is(err, ErrLost) {
 		t.Fatalf("truncated: %v", err)
 	}
 	// Gone.
@@ -486,3 +502,96 @@ func TestMaterializeMax(t *testing.T) {
 // anyReader reads for the tests that are not about ownership
 // (owner_test.go is): every execution is its child.
 var anyReader = Reader{Execution: "tier-test", IsChild: func(context.Context, string) (bool, error) { return true, nil }}
+
+// A repaired object (MetaRepairs naming the lost generation) stands in
+// for the generation its reference records, and is checked against the
+// reference's sha256 even when reads check the crc32c; an object without
+// the mark, or with it and other bytes, is refused.
+func TestRepairedObjectStandsIn(t *testing.T) {
+	ctx := WithReader(context.Background(), anyReader)
+	s := newTestStore(16)
+	s.ReadCheck = ReadCheckCRC32C
+	ref := bigTable(t, s, coords, 500)
+	inner := ref[RefKey].(map[string]any)
+	key, gen := inner["key"].(string), inner[GenerationKey].(int64)
+	data, _ := s.Get(ctx, key)
+	write := func(body []byte, meta map[string]string) {
+		t.Helper()
+		w := s.NewWriter(ctx, key, ObjectAttrs{ContentType: ContentTypeFeather, Metadata: meta})
+		_, _ = w.Write(body)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repairs := map[string]string{MetaRepairs: strconv.FormatInt(gen, 10)}
+	// The same bytes, written again with the mark: read.
+	write(data, repairs)
+	if v, err := s.Resolve(ctx, ref); err != nil || len(v.([]any)) != 500 {
+		t.Fatalf("repaired object: %v", err)
+	}
+	if n, err := s.RowCount(ctx, ref); err != nil || n != 500 {
+		t.Fatalf("repaired object's rows: %d %v", n, err)
+	}
+	// The same bytes without the mark: refused by generation.
+	write(data, nil)
+	if _, err := s.Resolve(ctx, ref); !errors.Is(err, ErrGeneration) {
+		t.Fatalf("unmarked replacement: %v, want ErrGeneration", err)
+	}
+	// The mark and other bytes whose crc32c is the same is out of reach of a
+	// test; other bytes at all: refused by the sha256, not the crc32c.
+	tampered := bytes.Clone(data)
+	i := bytes.Index(tampered, []byte("row-499"))
+	tampered[i+4] = '8'
+	write(tampered, repairs)
+	if _, err := s.Resolve(ctx, ref); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "it records sha256") {
+		t.Fatalf("marked replacement with other bytes: %v, want ErrDigest on the sha256", err)
+	}
+	tr, err := s.OpenTable(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = tr.NextRows()
+	}
+	if !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "it records sha256") {
+		t.Fatalf("marked replacement, streamed: %v", err)
+	}
+}
+
+// The same table streamed twice gives the same bytes: the file's
+// metadata is written in key order (a map's order once made every write
+// of an envelope with two keys one of two files: a second writer of the
+// key then stored a copy, and a repair could not reproduce the sha256).
+func TestSameTableSameBytes(t *testing.T) {
+	ctx := WithReader(context.Background(), anyReader)
+	s := newTestStore(16)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	sha := map[string]bool{}
+	for i := range 8 {
+		c := coords
+		c.Version = fmt.Sprint("v", i)
+		k := s.NewSink(ctx, c, OffloadOptions{Limit: -1})
+		if err := k.Begin(schema, TableMeta{At: "rows", RowsAt: "row_count", Envelope: map[string]any{"columns": []any{"i"}, "command": "SELECT"}}); err != nil {
+			t.Fatal(err)
+		}
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		for j := range 5000 {
+			b.Append(int64(j))
+		}
+		a := b.NewArray()
+		rec := array.NewRecordBatch(schema, []arrow.Array{a}, 5000)
+		if err := k.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		a.Release()
+		v, err := k.End()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sha[v.(map[string]any)[RefKey].(map[string]any)[DigestKey].(string)] = true
+	}
+	if len(sha) != 1 {
+		t.Fatalf("8 writes of one table gave %d different sha256s", len(sha))
+	}
+}

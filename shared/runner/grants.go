@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/results"
@@ -37,9 +38,18 @@ import (
 // (results.SinkFrom): an attempt of one of them gets a write grant.
 var SinkKinds = []string{tools.KindDuckDB}
 
+// BarrierKinds are the runner kinds that commit their side effect with a
+// barrier record (tools.BarrierExecutor): a barriered attempt of one of
+// them gets the grants of its result object (results.AttemptObject).
+var BarrierKinds = []string{tools.KindPostgres}
+
 // MaxReadGrants is the most stored results one attempt may name; a task
 // naming more fails with a config error.
 const MaxReadGrants = 64
+
+// DefaultMaxObject is the largest object a write grant admits when the
+// Granter sets none (4 GiB, NOETL_RESULT_MAX_OBJECT_MB's default).
+const DefaultMaxObject int64 = 4 << 30
 
 // ResultGrants are the result-tier objects an attempt may touch
 // (Request.Results).
@@ -49,6 +59,9 @@ type ResultGrants struct {
 	// Write is the task's own result object and its PUT grant (nil: the
 	// task's kind writes none).
 	Write *WriteGrant `json:"write,omitempty"`
+	// Attempt is the result object of a barriered attempt of a
+	// BarrierKinds kind (results.AttemptObject; nil: none).
+	Attempt *AttemptGrant `json:"attempt,omitempty"`
 	// ReadCheck is the digest the runner's reads check: the control
 	// plane's (results.Store.ReadCheck; "" is results.ReadCheckSHA256).
 	ReadCheck results.ReadCheck `json:"read_check,omitempty"`
@@ -102,6 +115,14 @@ type WriteGrant struct {
 	ReadBack grant.Grant `json:"read_back"`
 }
 
+// AttemptGrant is the result object of a barriered attempt
+// (results.AttemptCoords): a PUT that replaces it (bounded like every
+// write) and a GET.
+type AttemptGrant struct {
+	Put grant.Grant `json:"put"`
+	Get grant.Grant `json:"get"`
+}
+
 // Granter is the control plane's side of result grants (Client.Results).
 type Granter struct {
 	// Store is the control plane's tier: it resolves URNs and parses
@@ -112,6 +133,18 @@ type Granter struct {
 	// TTL is how long a grant lives beyond the attempt's timeout
 	// (≤ 0: 15 minutes).
 	TTL time.Duration
+	// MaxObject is the largest object in bytes one attempt may write
+	// (NOETL_RESULT_MAX_OBJECT_MB; ≤ 0: DefaultMaxObject): every write
+	// grant signs it as its length range.
+	MaxObject int64
+}
+
+// maxObject is the Granter's object bound.
+func (g *Granter) maxObject() int64 {
+	if g.MaxObject > 0 {
+		return g.MaxObject
+	}
+	return DefaultMaxObject
 }
 
 // limit resolves an inline budget as the control plane's tier would
@@ -208,7 +241,7 @@ func (g *Granter) Grants(ctx context.Context, kind string, req tools.Request) (*
 				wg.ReadBack, rerr = g.Signer.Read(ctx, d.Bucket, d.Key, ttl)
 			}()
 			var err error
-			wg.Grant, err = g.Signer.Write(ctx, d.Bucket, d.Key, attrs, ttl)
+			wg.Grant, err = g.Signer.Write(ctx, d.Bucket, d.Key, attrs, g.maxObject(), ttl)
 			<-done
 			if err = errors.Join(err, rerr); err != nil {
 				return nil, fmt.Errorf("results: sign the write of %s: %w", d.Key, err)
@@ -216,7 +249,19 @@ func (g *Granter) Grants(ctx context.Context, kind string, req tools.Request) (*
 			out.Write = wg
 		}
 	}
-	if len(out.Read) == 0 && out.Write == nil {
+	if slices.Contains(BarrierKinds, kind) && req.Barrier != "" {
+		key, bucket := g.Store.AttemptDestination(results.AttemptCoords(req.ExecutionID, req.Step, req.Task, req.Attempt, req.Barrier))
+		ag := &AttemptGrant{}
+		var err error
+		if ag.Put, err = g.Signer.Write(ctx, bucket, key, results.ObjectAttrs{ContentType: results.ContentTypeJSON}, g.maxObject(), ttl); err == nil {
+			ag.Get, err = g.Signer.Read(ctx, bucket, key, ttl)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("results: sign the grants of the barriered attempt's result %s: %w", key, err)
+		}
+		out.Attempt = ag
+	}
+	if len(out.Read) == 0 && out.Write == nil && out.Attempt == nil {
 		return nil, nil
 	}
 	return out, nil
@@ -397,6 +442,9 @@ func WithResultGrants(ctx context.Context, req Request, hc *http.Client) context
 		}
 	}
 	st := &results.Store{ReadCheck: g.ReadCheck}
+	if a := g.Attempt; a != nil {
+		all = append(all, a.Put, a.Get)
+	}
 	if w := g.Write; w != nil {
 		all = append(all, w.Grant)
 		if w.ReadBack.URL != "" {
@@ -416,7 +464,10 @@ func WithResultGrants(ctx context.Context, req Request, hc *http.Client) context
 	if len(cells) > 0 {
 		st.Cells = &results.CellMap{Cells: cells, Placements: []results.Placement{{Cell: home}}}
 	}
-	st.Backend = &grantedBackend{Backend: grant.NewBackend(all, hc), uris: uris}
+	st.Backend = &grantedBackend{Backend: grant.NewBackend(all, hc), uris: uris, quota: quotaFrom(ctx)}
+	if a := g.Attempt; a != nil {
+		ctx = results.WithAttemptObject(ctx, attemptObject{b: st.Backend, key: a.Put.Key})
+	}
 	ctx = results.WithStore(ctx, st)
 	ctx = results.WithReader(ctx, results.Reader{Execution: req.ExecutionID,
 		IsChild: func(_ context.Context, id string) (bool, error) { return execs[id], nil }})
@@ -430,10 +481,83 @@ func WithResultGrants(ctx context.Context, req Request, hc *http.Client) context
 }
 
 // grantedBackend is the runner's backend of granted objects, resolving
-// the URNs the control plane resolved (results.URNResolver).
+// the URNs the control plane resolved (results.URNResolver); a write over
+// the grant's quota is noted in quota (the attempt then fails with kind
+// limit, whatever its kind made of the error).
 type grantedBackend struct {
 	results.Backend
-	uris map[string]map[string]any
+	uris  map[string]map[string]any
+	quota *quotaHit
+}
+
+// quotaHit records that an attempt's write ran into the result tier's
+// quota (results.ErrQuota).
+type quotaHit struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (q *quotaHit) note(err error) {
+	if q != nil && errors.Is(err, results.ErrQuota) {
+		q.mu.Lock()
+		if q.err == nil {
+			q.err = err
+		}
+		q.mu.Unlock()
+	}
+}
+
+// hit returns the first quota error noted, or nil.
+func (q *quotaHit) hit() error {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}
+
+type quotaKey struct{}
+
+// withQuota returns ctx carrying a new quotaHit (the Handler's, per
+// request).
+func withQuota(ctx context.Context) (context.Context, *quotaHit) {
+	q := &quotaHit{}
+	return context.WithValue(ctx, quotaKey{}, q), q
+}
+
+func quotaFrom(ctx context.Context) *quotaHit {
+	q, _ := ctx.Value(quotaKey{}).(*quotaHit)
+	return q
+}
+
+// Put implements results.Backend, noting a quota refusal.
+func (b *grantedBackend) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	err := b.Backend.Put(ctx, key, data, contentType)
+	b.quota.note(err)
+	return err
+}
+
+// NewWriter implements results.Backend, noting a quota refusal.
+func (b *grantedBackend) NewWriter(ctx context.Context, key string, a results.ObjectAttrs) results.ObjectWriter {
+	return &quotaWriter{ObjectWriter: b.Backend.NewWriter(ctx, key, a), q: b.quota}
+}
+
+type quotaWriter struct {
+	results.ObjectWriter
+	q *quotaHit
+}
+
+func (w *quotaWriter) Write(p []byte) (int, error) {
+	n, err := w.ObjectWriter.Write(p)
+	w.q.note(err)
+	return n, err
+}
+
+func (w *quotaWriter) Close() error {
+	err := w.ObjectWriter.Close()
+	w.q.note(err)
+	return err
 }
 
 // ResolveURN implements results.URNResolver: a URN the task was granted
@@ -444,3 +568,17 @@ func (b *grantedBackend) ResolveURN(_ context.Context, uri string) (map[string]a
 	}
 	return nil, fmt.Errorf("%w: %s was not granted to this task (the control plane grants the stored results a task's configuration names)", results.ErrForbidden, uri)
 }
+
+// attemptObject is a barriered attempt's result object over its grants.
+type attemptObject struct {
+	b   results.Backend
+	key string
+}
+
+// Put implements results.AttemptObject.
+func (o attemptObject) Put(ctx context.Context, data []byte) error {
+	return o.b.Put(ctx, o.key, data, results.ContentTypeJSON)
+}
+
+// Get implements results.AttemptObject.
+func (o attemptObject) Get(ctx context.Context) ([]byte, error) { return o.b.Get(ctx, o.key) }

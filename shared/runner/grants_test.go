@@ -132,7 +132,7 @@ var reader = toolFunc(func(ctx context.Context, req tools.Request) types.Outcome
 	}
 	out := map[string]any{"rows": int64(n)}
 	if steal, _ := req.Config["steal"].(string); steal != "" {
-		_, err := st.Backend.Open(ctx, steal)
+		_, err := st.Backend.Open(ctx, steal, 0)
 		out["steal_forbidden"] = errors.Is(err, results.ErrForbidden)
 	}
 	return types.Outcome{Status: types.StatusOK, Result: out}
@@ -173,22 +173,32 @@ var producer = toolFunc(func(ctx context.Context, req tools.Request) types.Outco
 
 // The runner's reads check the digest the control plane's tier checks
 // (ResultGrants.ReadCheck): a reference whose sha256 does not match its
-// object fails under the default sha256 check, and reads under crc32c.
+// object fails under the sha256 check, and reads under the default
+// crc32c; one whose crc32c does not match fails under the default.
 func TestGrantedReadsCheckTheControlPlanesDigest(t *testing.T) {
 	tr := grantedTier(t, tools.Registry{tools.KindTransfer: reader})
-	ref := stored(t, tr.store, execA, 3000)
-	inner := ref[results.RefKey].(map[string]any)
-	inner[results.DigestKey] = strings.Repeat("0", 64)
 	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
-	for _, check := range []results.ReadCheck{"", results.ReadCheckCRC32C} {
-		tr.store.ReadCheck = check
+	for _, c := range []struct {
+		check   results.ReadCheck
+		field   string
+		wrong   string
+		refused bool
+	}{
+		{"", results.DigestKey, strings.Repeat("0", 64), false},
+		{results.ReadCheckSHA256, results.DigestKey, strings.Repeat("0", 64), true},
+		{"", results.CRC32CKey, "AAAAAA==", true},
+		{results.ReadCheckSHA256, results.CRC32CKey, "AAAAAA==", false},
+	} {
+		ref := stored(t, tr.store, execA, 3000)
+		ref[results.RefKey].(map[string]any)[c.field] = c.wrong
+		tr.store.ReadCheck = c.check
 		out := tr.client.Tool(tools.KindTransfer).Run(ctx, tools.Request{ExecutionID: execA, Step: "load", Attempt: 1,
 			Config: map[string]any{"ref": ref}})
-		if check == results.ReadCheckCRC32C && (out.Status != types.StatusOK || out.Result.(map[string]any)["rows"] != int64(3000)) {
-			t.Errorf("crc32c check: %+v %+v", out.Result, out.Error)
+		if !c.refused && (out.Status != types.StatusOK || out.Result.(map[string]any)["rows"] != int64(3000)) {
+			t.Errorf("check %q, wrong %s: %+v %+v, want the read to pass", c.check, c.field, out.Result, out.Error)
 		}
-		if check == "" && (out.Error == nil || out.Error.Kind != "read" || !strings.Contains(out.Error.Message, "it records sha256 "+strings.Repeat("0", 64))) {
-			t.Errorf("sha256 check: %+v %+v, want the read to fail on the digest", out.Result, out.Error)
+		if c.refused && (out.Error == nil || out.Error.Kind != "read" || !strings.Contains(out.Error.Message, "it records "+c.field+" "+c.wrong)) {
+			t.Errorf("check %q, wrong %s: %+v %+v, want the read to fail on the digest", c.check, c.field, out.Result, out.Error)
 		}
 	}
 }
@@ -364,5 +374,105 @@ func TestForgedReferenceRefused(t *testing.T) {
 	out = tr.client.Tool(tools.KindPython).Run(ctx, tools.Request{ExecutionID: execA, Step: "s", Attempt: 1, Args: map[string]any{"in": forged}})
 	if out.Status != types.StatusOK {
 		t.Fatalf("a granted reference passed on: %+v", out.Error)
+	}
+}
+
+// A runner's read opens the generation its reference records: an object
+// replaced at the key since (another generation, here with the same rows)
+// is refused before it is read, as the control plane refuses it.
+func TestGrantedReadsRefuseAReplacedObject(t *testing.T) {
+	tr := grantedTier(t, tools.Registry{tools.KindTransfer: reader})
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
+	ref := stored(t, tr.store, execA, 3000)
+	inner := ref[results.RefKey].(map[string]any)
+	key := inner["key"].(string)
+	data, err := tr.store.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.store.Put(ctx, key, data, results.ContentTypeFeather); err != nil { // the same bytes, a new generation
+		t.Fatal(err)
+	}
+	out := tr.client.Tool(tools.KindTransfer).Run(ctx, tools.Request{ExecutionID: execA, Step: "load", Attempt: 1, Config: map[string]any{"ref": ref}})
+	if out.Error == nil || !strings.Contains(out.Error.Message, "not the generation the reference records") {
+		t.Fatalf("read of a replaced object: %+v %+v, want it refused by generation", out.Result, out.Error)
+	}
+	delete(inner, results.GenerationKey) // a reference without one reads the object there
+	out = tr.client.Tool(tools.KindTransfer).Run(ctx, tools.Request{ExecutionID: execA, Step: "load", Attempt: 1, Config: map[string]any{"ref": ref}})
+	if out.Status != types.StatusOK || out.Result.(map[string]any)["rows"] != int64(3000) {
+		t.Fatalf("read without a generation: %+v %+v", out.Result, out.Error)
+	}
+}
+
+// TestGrantedWriteQuota: a task that streams a table larger than the
+// Granter's MaxObject into the tier is stopped at the quota: its attempt
+// fails with kind limit naming NOETL_RESULT_MAX_OBJECT_MB, nothing is
+// stored; a table under it is stored as before.
+func TestGrantedWriteQuota(t *testing.T) {
+	tr := grantedTier(t, tools.Registry{tools.KindDuckDB: producer})
+	tr.client.Results.MaxObject = 64 << 10
+	coords := types.ResultCoords{ExecutionID: execA, Step: "produce", Frame: 7, Attempt: 1}
+	ctx := results.WithReader(context.Background(), results.Reader{Execution: execA})
+	ctx = results.WithSinks(ctx, func() *results.Sink { return tr.store.NewSink(ctx, coords, results.OffloadOptions{Limit: -1}) })
+	out := tr.client.Tool(tools.KindDuckDB).Run(ctx, tools.Request{ExecutionID: execA, Step: "produce", Attempt: 1, Config: map[string]any{"rows": int64(50000)}})
+	if out.Status != types.StatusError || out.Error.Kind != "limit" || !strings.Contains(out.Error.Message, results.QuotaSetting) {
+		t.Fatalf("a table over the quota: %+v", out.Error)
+	}
+	key := tr.store.PhysicalKey(tr.store.Defaulted(coords), results.FormatFeather)
+	if ok, _ := tr.store.Backend.Exists(context.Background(), key); ok {
+		t.Fatal("the table over the quota was stored")
+	}
+	coords.Frame = 8
+	ctx = results.WithSinks(ctx, func() *results.Sink { return tr.store.NewSink(ctx, coords, results.OffloadOptions{Limit: -1}) })
+	if out := tr.client.Tool(tools.KindDuckDB).Run(ctx, tools.Request{ExecutionID: execA, Step: "produce", Attempt: 1, Config: map[string]any{"rows": int64(2000)}}); out.Status != types.StatusOK || !results.IsRef(out.Result) {
+		t.Fatalf("a table under the quota: %+v %#v", out.Error, out.Result)
+	}
+}
+
+// TestBarrierAttemptObject: a barriered postgres attempt is granted its
+// own result object (results.AttemptCoords: its execution's, named by
+// its barrier key), which the kind writes and reads back through the
+// runner; another attempt's grants do not reach it, and a write over the
+// quota is refused.
+func TestBarrierAttemptObject(t *testing.T) {
+	pg := toolFunc(func(ctx context.Context, req tools.Request) types.Outcome {
+		o := results.AttemptObjectFrom(ctx)
+		if o == nil {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "config", Message: "no attempt object"}}
+		}
+		if data, _ := req.Config["put"].(string); data != "" {
+			if err := o.Put(ctx, []byte(data)); err != nil {
+				return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "put", Message: err.Error()}}
+			}
+		}
+		b, err := o.Get(ctx)
+		if err != nil {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "get", Message: err.Error()}}
+		}
+		return types.Outcome{Status: types.StatusOK, Result: string(b)}
+	})
+	tr := grantedTier(t, tools.Registry{tools.KindPostgres: pg})
+	tr.client.Results.MaxObject = 1000
+	run := func(barrier, put string) types.Outcome {
+		return tr.client.Tool(tools.KindPostgres).Run(context.Background(), tools.Request{ExecutionID: execA, Step: "store", Task: "insert", Attempt: 1,
+			Barrier: barrier, BarrierMAC: []byte("0123456789abcdef0123456789abcdef"), Config: map[string]any{"put": put}})
+	}
+	if out := run(execA+"/store.1/0.1.0", `{"row_count":1}`); out.Status != types.StatusOK || out.Result != `{"row_count":1}` {
+		t.Fatalf("put and read back: %+v %v", out.Error, out.Result)
+	}
+	key, _ := tr.store.AttemptDestination(results.AttemptCoords(execA, "store", "insert", 1, execA+"/store.1/0.1.0"))
+	if got, err := tr.store.Backend.Get(context.Background(), key); err != nil || string(got) != `{"row_count":1}` || !strings.Contains(key, "execution="+execA) {
+		t.Fatalf("object %s: %q %v", key, got, err)
+	}
+	// Another attempt (another barrier key) has an object of its own.
+	if out := run(execA+"/store.1/0.2.0", ""); out.Status != types.StatusError || out.Error.Kind != "get" {
+		t.Fatalf("another attempt read %v (%+v), want none of its own yet", out.Result, out.Error)
+	}
+	if out := run(execA+"/store.1/0.1.0", strings.Repeat("x", 1001)); out.Status != types.StatusError || out.Error.Kind != "limit" || !strings.Contains(out.Error.Message, results.QuotaSetting) {
+		t.Fatalf("a result over the quota: %+v", out.Error)
+	}
+	// Without a barrier key no object is granted.
+	if out := run("", ""); out.Status != types.StatusError || out.Error.Message != "no attempt object" {
+		t.Fatalf("no barrier: %+v", out.Error)
 	}
 }

@@ -110,6 +110,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx = WithGrants(ctx, req.Credentials)
+	ctx, quota := withQuota(ctx)
 	ctx = WithResultGrants(ctx, req, h.ResultsHTTP)
 	var out types.Outcome
 	release := func() {}
@@ -128,6 +129,17 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 			Barrier: req.Barrier, BarrierMAC: req.BarrierKey, Inputs: req.Inputs})
 	}
 	release()
+	if err := quota.hit(); err != nil && out.Status != types.StatusOK {
+		// The attempt wrote more than its quota of the result tier: it
+		// fails with kind limit, naming the quota, whatever its kind
+		// made of the refusal.
+		out.Error = &types.TaskError{Kind: "limit", Message: fmt.Sprintf("%s task: limit result tier reached: %v", req.Kind, err)}
+	}
+	// What a task's code controls crosses the boundary bounded: the error
+	// message up to what the control plane stores of it, the rest to its
+	// fixed sizes (types.Outcome.Bound); the control plane cuts the
+	// message further (NOETL_TASK_ERROR_MAX_BYTES).
+	out.Bound(types.StoredErrorMax, "the runner's limit")
 	resp := Response{Outcome: out, Extra: out.Extra}
 	resp.RunMS = float64(time.Since(t0).Microseconds()) / 1000
 	b, err := Encode(resp)

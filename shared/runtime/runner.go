@@ -42,7 +42,7 @@ func runnerTools(cfg config.Config, creds credentials.Store, rs *results.Store, 
 		if err != nil {
 			log.Error("runner: no result grants (the runner's kinds cannot read or write stored results)", "error", err.Error())
 		} else {
-			c.Results = &runner.Granter{Store: rs, Signer: s, TTL: cfg.Runner.ResultsGrantExtra}
+			c.Results = &runner.Granter{Store: rs, Signer: s, TTL: cfg.Runner.ResultsGrantExtra, MaxObject: int64(cfg.ResultMaxObjectMB) << 20}
 		}
 	}
 	log.Info("runner kinds run in the runner", "url", cfg.Runner.URL, "audience", cfg.Runner.Audience, "local_tokens", cfg.Runner.TokenKeyFile != "",

@@ -139,9 +139,10 @@ func netFactory() chan netRequest {
 // newTaskNet creates a network namespace (on the factory's thread),
 // brings up its loopback, adds the forwarders' addresses, creates their
 // listeners and the proxy's, and keeps a descriptor of the namespace for
-// the helper to join (setns). The runner needs CAP_SYS_ADMIN over its
+// the helper to join (setns). The forwarders and the proxy count the
+// command's connections against q (its task's quota; nil: none). The runner needs CAP_SYS_ADMIN over its
 // user namespace (it is that namespace's root).
-func newTaskNet(p *egress.Policy, log *slog.Logger) (*taskNet, error) {
+func newTaskNet(p *egress.Policy, log *slog.Logger, q *egress.TaskConns) (*taskNet, error) {
 	fw := forwards(context.Background(), p)
 	reply := make(chan netResult, 1)
 	netFactory() <- netRequest{fw: fw, reply: reply}
@@ -151,9 +152,9 @@ func newTaskNet(p *egress.Policy, log *slog.Logger) (*taskNet, error) {
 	}
 	n := r.n
 	for i, f := range fw {
-		go egress.Forward(n.listeners[i], f.target, p, log)
+		go egress.Forward(n.listeners[i], f.target, p, log, q)
 	}
-	n.proxy = &http.Server{Handler: &egress.Proxy{Policy: p, Log: log}, ReadHeaderTimeout: 30 * time.Second}
+	n.proxy = &http.Server{Handler: &egress.Proxy{Policy: p, Log: log, Conns: q}, ReadHeaderTimeout: 30 * time.Second}
 	go func(l net.Listener) { _ = n.proxy.Serve(l) }(n.listeners[len(n.listeners)-1])
 	return n, nil
 }

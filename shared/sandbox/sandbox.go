@@ -671,7 +671,7 @@ func (c *Cmd) prepare(sp *spec) error {
 	}
 	c.ctl = ctl
 	if s.opts.Network != nil && !c.NoNetwork {
-		n, err := newTaskNet(s.opts.Network, s.log)
+		n, err := newTaskNet(s.opts.Network, s.log, egress.ConnsFrom(c.ctx))
 		if err != nil {
 			return err
 		}

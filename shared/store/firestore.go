@@ -232,6 +232,35 @@ func (f *Firestore) ExecutionGet(ctx context.Context, id string) (*Execution, er
 	return rec, nil
 }
 
+// ExecutionWatch implements Store with a snapshot listener on the
+// execution document (one read per snapshot, metered).
+func (f *Firestore) ExecutionWatch(ctx context.Context, id string, fn func(*Execution) bool) error {
+	it := f.exec(id).Snapshots(ctx)
+	defer it.Stop()
+	m := meterOf(ctx, id)
+	for {
+		s, err := it.Next()
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			return errs.Wrap(errs.CodeOf(err), err, "store: watch execution")
+		}
+		m.Read(1)
+		if !s.Exists() {
+			return ErrNotFound
+		}
+		rec, err := fromSnap(f.Sealer, s)
+		if err != nil {
+			return err
+		}
+		rec.UpdateTime = s.UpdateTime
+		if fn(rec) {
+			return nil
+		}
+	}
+}
+
 // ExecutionList implements Store (newest first; status and playbook
 // filters are equality filters on the duplicated scalar fields).
 func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error) {

@@ -37,7 +37,10 @@ type Memory struct {
 // a batch, lease or iteration may be written before the execution is
 // created (or after it expired); state is nil until ExecutionCreate.
 type memExec struct {
-	rev      int64 // bumped by every write of the execution document
+	rev int64 // bumped by every write of the execution document
+	// changed is closed (and replaced) by every write of the execution
+	// document (ExecutionWatch waits on it).
+	changed  chan struct{}
 	created  time.Time
 	updated  time.Time
 	state    []byte // nil: the execution document does not exist
@@ -151,7 +154,54 @@ func (m *Memory) ExecutionCreate(ctx context.Context, rec *Execution) error {
 	if len(rec.Files) > 0 {
 		e.files = maps.Clone(rec.Files)
 	}
+	e.notify()
 	return nil
+}
+
+// notify wakes the watches of the execution document (m.mu held).
+func (e *memExec) notify() {
+	if e.changed != nil {
+		close(e.changed)
+		e.changed = nil
+	}
+}
+
+// ExecutionWatch implements Store: fn sees the document at the start and
+// after every write of it (a burst of writes between two calls is seen
+// once, at its last state, as a snapshot listener would).
+func (m *Memory) ExecutionWatch(ctx context.Context, id string, fn func(*Execution) bool) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m.mu.Lock()
+		meterOf(ctx, id).Read(1)
+		e, err := m.get(id)
+		if err != nil {
+			m.mu.Unlock()
+			return err
+		}
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		changed := e.changed
+		rec, err := decodeState(e.state, e.source)
+		if err == nil {
+			rec.UpdateTime = revTime(e.rev)
+		}
+		m.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if fn(rec) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
 }
 
 // ExecutionGet implements Store.
@@ -277,6 +327,7 @@ func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (C
 	m.size("executions/"+p.ExecutionID, b)
 	e.state, e.updated = b, time.Now().UTC()
 	e.rev++
+	e.notify()
 	if rec.File != nil {
 		mt.Write(1)
 		m.dlqFileLocked(*rec.File)

@@ -298,6 +298,16 @@ type Store interface {
 	ExecutionCreate(ctx context.Context, rec *Execution) error
 	// ExecutionGet reads one execution; ErrNotFound if absent.
 	ExecutionGet(ctx context.Context, id string) (*Execution, error)
+	// ExecutionWatch calls fn with the execution as stored when the watch
+	// starts, then again after every change of its document, until fn
+	// returns true (ExecutionWatch then returns nil) or ctx ends (it
+	// returns ctx's error). ErrNotFound when the execution does not exist
+	// (or is deleted while watched). Each call of fn costs one document
+	// read (Firestore: a snapshot listener; Memory: a change
+	// notification); a quiet execution costs one read however long the
+	// watch lasts. The worker watches the execution of a long task
+	// attempt, so that a stop reaches running work (interrupt.go).
+	ExecutionWatch(ctx context.Context, id string, fn func(*Execution) bool) error
 	// ExecutionList lists executions, newest first by the state's
 	// created_at (ExecutionSummary.CreatedAt), ties by descending id.
 	ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error)

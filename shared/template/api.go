@@ -135,13 +135,61 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(": ")
 	if e.Err != nil {
-		b.WriteString(e.Err.Error())
+		b.WriteString(withoutNoPosition(e.Err.Error()))
 	} else {
 		b.WriteString("unknown error")
 	}
 	b.WriteString(hint)
 	return b.String()
 }
+
+// Line is the 1-based line, within a template of several lines, of the
+// line its parse error names (the line Error quotes); 0 when the template
+// is one line or the error names none.
+func (e *Error) Line() int {
+	n, _, ok := errorLine(e.Template, e.Err)
+	if !ok {
+		return 0
+	}
+	return n
+}
+
+// Column is the 1-based column, within the line Line names (or the
+// template, for a one-line template), that the template library's parse
+// error gives; 0 when it gives none.
+func (e *Error) Column() int {
+	if e.Err == nil {
+		return 0
+	}
+	m := errorColumnPattern.FindStringSubmatch(e.Err.Error())
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[2])
+	if m[1] == "0" {
+		return 0
+	}
+	return n
+}
+
+// noPosition is the position suffix the template library gives an error
+// it knows no position of (a lexer error token: "(Line: 0 Col: 0, near
+// "<the lexer's message>")"); withoutNoPosition replaces it by
+// ": <the lexer's message>".
+var noPosition = regexp.MustCompile(` \(Line: 0 Col: 0, near "(.*)"\)`)
+
+func withoutNoPosition(msg string) string {
+	return noPosition.ReplaceAllStringFunc(msg, func(m string) string {
+		near := noPosition.FindStringSubmatch(m)[1]
+		if near == "" {
+			return ""
+		}
+		return ": " + strings.ToLower(near[:1]) + near[1:]
+	})
+}
+
+// errorColumnPattern finds the template library's line and column.
+var errorColumnPattern = regexp.MustCompile(`\(Line: (\d+) Col: (\d+)`)
 
 // Unwrap returns the cause, so errors.Is(err, ErrLimit) and
 // errors.Is(err, ErrSandbox) see through an *Error.
@@ -361,8 +409,9 @@ func errorLine(tmpl string, err error) (int, string, bool) {
 		// The lexer names no line for a character it cannot read: the
 		// line is the first whose markup holds that character.
 		if c := unexpectedChar.FindStringSubmatch(err.Error()); c != nil {
+			ch := c[1] + c[2]
 			for i, l := range lines {
-				if open := strings.Index(l, "{{"); open >= 0 && strings.Contains(l[open:], c[1]) {
+				if open := strings.Index(l, "{{"); open >= 0 && strings.Contains(l[open+2:], ch) {
 					return i + 1, l, true
 				}
 			}
@@ -376,4 +425,4 @@ func errorLine(tmpl string, err error) (int, string, bool) {
 
 // unexpectedChar finds the character of the template lexer's "unexpected
 // character" error.
-var unexpectedChar = regexp.MustCompile("unexpected character '(.)'")
+var unexpectedChar = regexp.MustCompile(`(?:unexpected character '(.)'|Unexpected delimiter "(.)")`)

@@ -1,6 +1,7 @@
 package template
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -98,5 +99,37 @@ func TestLexerErrorNamesTheLine(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "template line 3 of 4 \"INFO=$(docker system df") {
 		t.Fatalf("message %q does not name line 3", err.Error())
+	}
+}
+
+// A parse error the template library gives no position ("(Line: 0 Col:
+// 0, near ...)") reads without that suffix and, in a template of several
+// lines, names the line that holds the offending delimiter; Line and
+// Column give the position the library does know.
+func TestParseErrorPositions(t *testing.T) {
+	err := Check("echo a\necho {{ workload.x }}\necho {{ y ) }}\n")
+	var te *Error
+	if !errors.As(err, &te) {
+		t.Fatalf("Check: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "Line: 0") || !strings.Contains(msg, `template line 3 of 4 "echo {{ y ) }}": '}}' expected here: unexpected delimiter ")"`) {
+		t.Errorf("Error() = %q", msg)
+	}
+	if te.Line() != 3 || te.Column() != 0 {
+		t.Errorf("Line, Column = %d, %d, want 3, 0", te.Line(), te.Column())
+	}
+	err = Check("{{ x + }}")
+	if !errors.As(err, &te) || te.Line() != 0 || te.Column() != 8 {
+		t.Errorf("one line: %v: line %d column %d, want 0 and 8", err, te.Line(), te.Column())
+	}
+	if got := withoutNoPosition(`'}}' expected here (Line: 0 Col: 0, near "Unexpected delimiter ")"")`); got != `'}}' expected here: unexpected delimiter ")"` {
+		t.Errorf("withoutNoPosition = %q", got)
+	}
+	if got := withoutNoPosition(`x (Line: 2 Col: 3, near "y")`); got != `x (Line: 2 Col: 3, near "y")` {
+		t.Errorf("a real position was dropped: %q", got)
+	}
+	// An unknown filter suggests the nearest one.
+	if err := Check("{{ items | lenght }}"); err == nil || !strings.Contains(err.Error(), "no filter named 'lenght' (line 1, column 12); did you mean 'length'?") {
+		t.Errorf("unknown filter: %v", err)
 	}
 }

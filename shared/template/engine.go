@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,6 +226,10 @@ var builtinTestNames = []string{
 	"sequence", "string", "test", "true", "undefined", "upper",
 }
 
+// filterNames are the filters templates may call, sorted (the "did you
+// mean" of an unknown filter; the engine's internal ones left out).
+var filterNames []string
+
 func init() {
 	filters := map[string]exec.FilterFunction{}
 	for _, name := range builtinFilterNames {
@@ -235,6 +240,10 @@ func init() {
 	for name, f := range extraFilters() {
 		filters[name] = f
 	}
+	for name := range filters {
+		filterNames = append(filterNames, name)
+	}
+	sort.Strings(filterNames)
 	filters[filterCheckName] = filterCheck
 	filters[filterNewName] = filterNew
 	for name, f := range filters {

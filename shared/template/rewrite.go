@@ -6,6 +6,8 @@ import (
 	controlStructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/nikolalohinski/gonja/v2/tokens"
+
+	"github.com/noetl/gcpengine/shared/suggest"
 )
 
 // The rewriter adapts gonja's parse tree, once per template, to the rules
@@ -177,7 +179,11 @@ func (rw *rewriter) control(c nodes.ControlStructure) {
 
 func (rw *rewriter) filterCall(f *nodes.FilterCall) {
 	if rw.err == nil && !envFilters.Exists(f.Name) {
-		rw.err = fmt.Errorf("no filter named '%s' (line %d, column %d)", f.Name, lineOf(f.Token), colOf(f.Token))
+		hint := ""
+		if best := suggest.Nearest(f.Name, filterNames); best != "" {
+			hint = fmt.Sprintf("; did you mean '%s'?", best)
+		}
+		rw.err = fmt.Errorf("no filter named '%s' (line %d, column %d)%s", f.Name, lineOf(f.Token), colOf(f.Token), hint)
 	}
 	for i := range f.Args {
 		f.Args[i] = rw.expr(f.Args[i])

@@ -54,7 +54,7 @@ func stackEnv(t *testing.T, keys ...string) map[string]string {
 // download, secrets from the store, and artifact get of a result stored
 // in the stack's GCS results bucket.
 func TestStackKinds(t *testing.T) {
-	env := stackEnv(t, "FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "STORAGE_EMULATOR_HOST", "NATS_URL", "NOETL_PG_PORT", "NOETL_PG_DSN")
+	env := stackEnv(t, "FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "STORAGE_EMULATOR_HOST", "NATS_URL", "NOETL_NATS_TASK_USER", "NOETL_NATS_TASK_PASSWORD", "NOETL_PG_PORT", "NOETL_PG_DSN")
 	for _, hp := range []string{env["FIRESTORE_EMULATOR_HOST"], env["PUBSUB_EMULATOR_HOST"], strings.TrimPrefix(env["STORAGE_EMULATOR_HOST"], "http://"), strings.TrimPrefix(env["NATS_URL"], "nats://")} {
 		c, err := net.DialTimeout("tcp", hp, 3*time.Second)
 		if err != nil {
@@ -84,7 +84,7 @@ func TestStackKinds(t *testing.T) {
 	pgCred, natsCred, psCred, apiCred := "pg_local_"+suffix, "nats_credential_"+suffix, "pubsub_e2e_"+suffix, "api_"+suffix
 	for _, c := range []credentials.Credential{
 		{Name: pgCred, Kind: "postgres", Data: map[string]any{"host": "127.0.0.1", "port": env["NOETL_PG_PORT"], "user": "noetl", "password": "", "database": "noetl", "sslmode": "disable"}},
-		{Name: natsCred, Kind: "nats", Data: map[string]any{"nats_url": env["NATS_URL"], "nats_user": "noetl", "nats_password": "noetl"}},
+		{Name: natsCred, Kind: "nats", Data: map[string]any{"nats_url": env["NATS_URL"], "nats_user": env["NOETL_NATS_TASK_USER"], "nats_password": env["NOETL_NATS_TASK_PASSWORD"]}},
 		{Name: psCred, Kind: "pubsub", Data: map[string]any{"endpoint": env["PUBSUB_EMULATOR_HOST"]}},
 		{Name: apiCred, Kind: "http_bearer", Data: map[string]any{"token": "tok-" + suffix}},
 	} {

@@ -58,6 +58,35 @@ const (
 	// its loop.iteration.started (README "The soak": every started unit ends in
 	// the log).
 	EvLoopIterationCanceled EventType = "loop.iteration.canceled"
+	// EvTaskCanceled records a task attempt interrupted because its
+	// execution or its step run ended while it ran (a cancellation, a
+	// deadline, a step timeout, an operator's step complete|fail): the
+	// task's terminal event after its task.attempt.failed (status
+	// canceled, error kind canceled). No policy runs and nothing retries
+	// it.
+	EvTaskCanceled EventType = "task.canceled"
+	// EvStepForced records an operator finishing a step run by hand
+	// (`noetl step complete|fail`, POST
+	// /executions/{id}/steps/{step}/complete|fail, admin role): who did
+	// it, why, and how; the step.done or step.failed it applied through
+	// the engine follows it in the same batch.
+	EvStepForced EventType = "step.forced"
+	// EvResultLost records a stored result of the execution found lost by
+	// the results scrub (`noetl results verify`, shared/results/gc): its
+	// object is gone, was replaced (another generation at its key) or
+	// no longer matches its reference's digest. Its readers fail with
+	// error kind result_lost; `noetl results repair` may re-derive it.
+	EvResultLost EventType = "result.lost"
+	// EvResultRepaired records a lost result re-derived by `noetl results
+	// repair` (shared/results/gc): its producing task ran again with its
+	// recorded inputs and gave the same bytes (sha256), now at its key as
+	// a new generation that stands in for the lost one (results
+	// MetaRepairs).
+	EvResultRepaired EventType = "result.repaired"
+	// EvResultRepairFailed records a repair that could not restore the
+	// result (the task failed, or gave other bytes than the reference
+	// records: its producer is not deterministic); nothing was written.
+	EvResultRepairFailed EventType = "result.repair_failed"
 	// EvExecutionTimedOut records an execution that ran past its deadline
 	// (executor.spec.timeout_s or NOETL_EXECUTION_DEADLINE_S): it fails.
 	EvExecutionTimedOut EventType = "playbook.timed_out"
@@ -146,6 +175,9 @@ const (
 	ErrKindConfig   = "config"
 	ErrKindPlaybook = "playbook"
 	ErrKindCanceled = "canceled"
+	// ErrKindOperator: an operator failed the step run by hand (`noetl
+	// step fail`, control.ForceStep); the message names who and why.
+	ErrKindOperator = "operator"
 	// ErrKindForbidden: a control refused the task (not retried): a
 	// credential the playbook is not granted, a result reference of an
 	// execution that is not its own, its parent's or a child's.
@@ -253,7 +285,34 @@ const (
 	// is taken): when it fires, a unit whose holder stopped renewing its
 	// lease is reclaimed (re-dispatched) or dead-lettered.
 	CmdLeaseCheck CommandKind = "lease_check"
+	// CmdRepairResult asks execute to re-derive a lost stored result
+	// (`noetl results repair`, shared/results/gc repair.go): its producing
+	// task runs again with the inputs its attempt recorded (Command.Repair),
+	// and the result goes back to its key only if it gives the same bytes.
+	CmdRepairResult CommandKind = "repair_result"
 )
+
+// RepairOrder is what a CmdRepairResult re-derives (shared/results/gc
+// PlanRepair makes it, after checking that the result may be repaired).
+type RepairOrder struct {
+	// Ref is the lost result's reference (its inner "$ref" map, as the
+	// execution's log records it).
+	Ref map[string]any `json:"ref"`
+	// Task is the producing task, Kind its tool kind and Attempt the
+	// attempt that produced the result.
+	Task    string `json:"task"`
+	Kind    string `json:"kind"`
+	Attempt int    `json:"attempt"`
+	// Config and Args are the task's rendered configuration and args as
+	// that attempt recorded them (history.TaskInputs).
+	Config map[string]any `json:"config,omitempty"`
+	Args   map[string]any `json:"args,omitempty"`
+	// Principal is who asked for the repair; RequestID names the request
+	// (its Cloud Task: a request retried is one task, two requests are
+	// two).
+	Principal string `json:"principal"`
+	RequestID string `json:"request_id"`
+}
 
 // Command is one unit of work, delivered to execute as the JSON body of
 // exactly one Cloud Task (task name = ID). The transition that produces it
@@ -351,6 +410,8 @@ type Command struct {
 	Holder string   `json:"holder,omitempty"`
 	// Seq numbers the watchdogs of one holder (each re-arms the next).
 	Seq int `json:"seq,omitempty"`
+	// Repair is what a CmdRepairResult re-derives.
+	Repair *RepairOrder `json:"repair,omitempty"`
 	// BodyRef is set on the body of a Cloud Task whose command was too
 	// large for one (Cloud Tasks' 100 KB task limit): the full command is
 	// in the results tier and execute loads it (shared/tasks LoadBody).
@@ -406,6 +467,8 @@ func (c Command) TaskName() string {
 		extra = append(extra, "r", itoa(c.Reclaim), itoa(c.Replay), itoa(c.HandOff))
 	}
 	switch {
+	case c.Kind == CmdRepairResult && c.Repair != nil:
+		return p + DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind), c.Repair.RequestID)
 	case c.Kind == CmdLeaseCheck:
 		return p + WatchdogMark + DeriveID(c.ExecutionID, c.UnitKey(), string(c.Kind), c.Holder, itoa(c.Seq))
 	case c.Kind != "" && c.Kind != CmdRunStep:

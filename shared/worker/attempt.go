@@ -13,7 +13,9 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/history"
+	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gc"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -132,19 +134,39 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	st.Payload = history.Encode(history.TaskAttemptStarted{Kind: task.Kind})
 	started := u.w.now()
 	u.input = ""
+	// A stop while the attempt runs interrupts it (interrupt.go).
+	actx, endAttempt := u.interruptible(ctx, task.Kind)
 	// The attempt runs in its worker.plugin.<kind> span (observe.go).
-	out, suspended, err := u.observeAttempt(ctx, task, func(ctx context.Context) (types.Outcome, bool, error) {
+	out, suspended, err := u.observeAttempt(actx, task, func(ctx context.Context) (types.Outcome, bool, error) {
 		if task.Kind == "playbook" {
 			return u.runChild(ctx, task)
 		}
 		o, err := u.runBarriered(ctx, task)
 		return o, false, err
 	})
+	stopped := endAttempt()
 	if err != nil {
+		if stopped != nil {
+			// What failed was cut short by the stop (a store call of the
+			// attempt): the unit stops all the same.
+			u.log.Info("task attempt interrupted", "task", task.Name, "reason", stopped.Reason, "error", err.Error())
+			return types.Outcome{}, engine.Decision{}, false, stopped
+		}
 		return types.Outcome{}, engine.Decision{}, false, err
 	}
 	if suspended {
 		return types.Outcome{}, engine.Decision{Action: types.ActSuspend, Rule: -1}, true, nil
+	}
+	if stopped != nil && out.Status != types.StatusOK {
+		// Whatever the tool made of its canceled context, the attempt
+		// ends as canceled: no policy, no retry.
+		out = types.Outcome{Status: types.StatusCanceled, Error: &types.TaskError{Kind: types.ErrKindCanceled,
+			Message: fmt.Sprintf("step %s task %s: %s", u.step.Name, task.Name, stopped.Error())}, Logs: out.Logs}
+	} else {
+		stopped = nil // it ended on its own first: its outcome counts
+	}
+	if task.Kind == "playbook" {
+		out = u.bound(ctx, task, out) // a child's failure quoted in its parent
 	}
 	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
 	typ := types.EvTaskAttemptDone
@@ -153,7 +175,8 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	}
 	ae := u.event(typ, task.Name, itoa(attempt))
 	ae.Attempt, ae.Status, ae.DurationMS = attempt, out.Status, out.Meta.DurationMS
-	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true, Input: u.input}
+	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true, Input: u.input, Inputs: u.inputs}
+	u.inputs = nil
 	if out.Error != nil {
 		ap.Error = &history.AttemptError{Kind: out.Error.Kind, Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
 	}
@@ -178,6 +201,14 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		u.log.Info("task output", "task", task.Name, "logs", l)
 	}
 	ae.Payload = history.Encode(ap)
+	if stopped != nil {
+		ce := u.event(types.EvTaskCanceled, task.Name, itoa(attempt))
+		ce.Attempt, ce.Status = attempt, types.StatusCanceled
+		ce.Payload = history.Encode(history.TaskCanceled{Reason: stopped.Reason})
+		u.log.Info("task attempt interrupted: its execution or step run ended while it ran", "task", task.Name, "reason", stopped.Reason,
+			"duration_ms", out.Meta.DurationMS)
+		return out, engine.Decision{}, false, stopped
+	}
 	if out.Status != types.StatusOK && out.Error != nil {
 		msg := out.Error.Message
 		if u.red != nil {
@@ -194,6 +225,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		if err := engine.ApplyPatches(&u.cur, task.Set, u.scope(engine.SetExtra(out, u.cur, engine.HasLegacyRules(task)))); err != nil {
 			out.Status = types.StatusError
 			out.Error = &types.TaskError{Kind: types.ErrKindTemplate, Message: fmt.Sprintf("task %s: %v", task.Name, err)}
+			out.Bound(u.w.ErrorMax, ErrorMaxSetting)
 			return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil
 		}
 		sc = u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
@@ -205,6 +237,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 		// A policy that cannot be evaluated fails the task (never guesses).
 		out.Status = types.StatusError
 		out.Error = &types.TaskError{Kind: types.ErrKindTemplate, Message: err.Error()}
+		out.Bound(u.w.ErrorMax, ErrorMaxSetting)
 		return out, engine.Decision{Action: types.ActFail, Rule: -1}, false, nil
 	}
 	return out, d, false, nil
@@ -251,6 +284,12 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	// crash there re-runs the task; postgres then returns the result it
 	// recorded instead of running the SQL again).
 	out := u.runTool(ctx, task, u.cmd.ExecutionID+"/"+u.cmd.UnitKey()+"/"+key)
+	var ie *Interrupted
+	if errors.As(context.Cause(ctx), &ie) && out.Status != types.StatusOK {
+		// Interrupted (interrupt.go): what the task did is unknown, and
+		// nothing of its step run follows; no record is made.
+		return out, nil
+	}
 	rec := u.maskOutcome(out) // the attempt record holds no secret (redact.go)
 	rec.Logs = ""
 	if u.w.Results != nil {
@@ -276,8 +315,14 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 
 // runTool renders the task and runs its tool with the side-effect barrier
 // key barrier ("" outside the barrier). Rendering errors become an error
-// outcome of kind "template" naming the step and task.
+// outcome of kind "template" naming the step and task. The outcome is
+// bounded (bound.go) before anything stores it.
 func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) types.Outcome {
+	return u.bound(ctx, task, u.runToolUnbounded(ctx, task, barrier))
+}
+
+// runToolUnbounded is runTool before its outcome is bounded.
+func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier string) types.Outcome {
 	args, cfg, fail, bad := u.render(task)
 	if bad != nil {
 		return *bad
@@ -391,6 +436,9 @@ func (u *unit) runTool(ctx context.Context, task *dsl.Task, barrier string) type
 		tctx, cancel = context.WithTimeout(ctx, time.Duration(timeout*float64(time.Second))+2*time.Second)
 		defer cancel()
 	}
+	// A task whose result may be re-derived records its rendered inputs
+	// in its attempt's event (`noetl results repair`, shared/results/gc).
+	u.inputs = gc.RecordInputs(kind, cloneMap(cfg), cloneMap(args))
 	// A tool that produces a table streams it through a sink into the
 	// results tier instead of building it whole (lazy.go).
 	out := tool.Run(u.withSinks(tctx, task), tools.Request{
@@ -596,4 +644,13 @@ func (u *unit) itemBudget() time.Duration {
 		return engine.ItemBudget(u.step)
 	}
 	return u.w.LoopItemTimeout
+}
+
+// cloneMap is a deep copy of m (nil stays nil).
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	c, _ := jsonx.Clone(m).(map[string]any)
+	return c
 }

@@ -39,9 +39,9 @@ func (c *countingBackend) Get(ctx context.Context, key string) ([]byte, error) {
 	return c.Backend.Get(ctx, key)
 }
 
-func (c *countingBackend) Open(ctx context.Context, key string) (results.Object, error) {
+func (c *countingBackend) Open(ctx context.Context, key string, generation int64) (results.Object, error) {
 	c.count(key)
-	return c.Backend.Open(ctx, key)
+	return c.Backend.Open(ctx, key, generation)
 }
 
 func (c *countingBackend) readsOf(key string) int {
@@ -188,8 +188,8 @@ func TestLostResultFailsStepOnce(t *testing.T) {
 	}
 }
 
-// A stored result whose object was changed after it was written (it no
-// longer matches its reference's digest) fails the step that reads it
+// A stored result whose object was changed after it was written (another
+// generation at its key than its reference records) fails the step that reads it
 // once, with kind result_lost naming its URI, and the delivery is not
 // redelivered (NoETL result storage RFC "repair").
 func TestChangedResultFailsStepOnceAsLost(t *testing.T) {
@@ -211,7 +211,7 @@ func TestChangedResultFailsStepOnceAsLost(t *testing.T) {
 	ss := status(t, env, "ex1").Steps["whole"]
 	em, _ := ss.Error.(map[string]any)
 	msg := fmt.Sprint(em["message"])
-	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindResultLost || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "does not match its reference's digest") {
+	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindResultLost || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "not the generation the reference records") {
 		t.Fatalf("step whole: %s %v", ss.Status, ss.Error)
 	}
 }

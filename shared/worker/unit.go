@@ -87,6 +87,9 @@ type unit struct {
 	// lastSpec is the rendered configuration of the task last run (a
 	// filed failure's spec, taskdlq.go).
 	lastSpec map[string]any
+	// inputs are the rendered inputs the running attempt records, when
+	// its result may be re-derived (runTool; history.TaskAttempt.Inputs).
+	inputs *history.TaskInputs
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }
@@ -313,6 +316,11 @@ func (u *unit) run(ctx context.Context) error {
 		}
 		task := tasks[u.cur.TaskIndex]
 		out, d, suspended, err := u.attempt(ctx, task)
+		if ie := (*Interrupted)(nil); errors.As(err, &ie) {
+			// A stop interrupted the attempt (interrupt.go): the unit
+			// stops as at a task boundary.
+			return u.stop(ctx, ie.Reason)
+		}
 		if err != nil {
 			return err
 		}
@@ -484,22 +492,26 @@ func (u *unit) checkpoint(ctx context.Context) (stop bool, err error) {
 		u.w.states.put(u.cmd.ExecutionID, r, now)
 		rec = r
 	}
-	ss := rec.State.Steps[u.cmd.Step]
-	if !rec.State.Terminal() && ss != nil && ss.Run == u.cmd.StepRun && (ss.Status == types.StatusRunning || ss.Status == types.StatusScheduled) {
+	reason := u.stopReason(rec.State)
+	if reason == "" {
 		return false, nil
 	}
-	u.log.Info("execution or step run ended while the unit ran: stopping at this task boundary", "execution_status", string(rec.State.Status))
+	u.log.Info("execution or step run ended while the unit ran: stopping at this task boundary", "execution_status", string(rec.State.Status), "reason", reason)
+	return true, u.stop(ctx, reason)
+}
+
+// stop ends a unit whose execution or step run ended while it ran
+// (reason says which): an iteration is canceled (cancelIteration); a
+// step run's unit publishes its events and gives up its lease (the
+// run's end is already in the log).
+func (u *unit) stop(ctx context.Context, reason string) error {
 	if u.cmd.Iteration != nil {
-		reason := fmt.Sprintf("its step run %s#%d ended", u.cmd.Step, u.cmd.StepRun)
-		if rec.State.Terminal() {
-			reason = fmt.Sprintf("the execution ended (%s)", rec.State.Status)
-		}
-		return true, u.cancelIteration(ctx, reason)
+		return u.cancelIteration(ctx, reason)
 	}
 	if err := u.flush(ctx); err != nil {
-		return true, err
+		return err
 	}
-	return true, u.release(ctx)
+	return u.release(ctx)
 }
 
 // cancelIteration ends an iteration cut short at a task boundary (issue

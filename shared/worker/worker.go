@@ -99,11 +99,24 @@ type Worker struct {
 	// only by the Worker that wrote it (tests; the functions always set
 	// it).
 	BarrierKey func(barrier string) []byte
-	Now        func() time.Time
+	// InterruptAfter is how long a task attempt runs before it watches
+	// its execution, so that a stop (a cancellation, a deadline, the end
+	// of its step run) interrupts it (interrupt.go); 0 means
+	// DefaultInterruptAfter, < 0 never (the attempt then runs to its end
+	// and the unit stops at its next task boundary).
+	InterruptAfter time.Duration
+	// ErrorMax is the size in bytes of a task's error message as the
+	// engine keeps it (NOETL_TASK_ERROR_MAX_BYTES; ≤ 0:
+	// types.DefaultErrorMax): a longer one is cut with a note, its full
+	// text stored in the results tier (bound.go).
+	ErrorMax int
+	Now      func() time.Time
 
 	pbs    sync.Map // sha256(source) → *dsl.Playbook
 	states stateCache
 	seen   deliveries
+	// interrupts are the instance's execution watches (interrupt.go).
+	interrupts interrupts
 	// ownKey is the barrier key source without BarrierKey (ownBarrierKey),
 	// guarded by keyMu.
 	ownKey *sign.Signer
@@ -320,6 +333,10 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 		if cmd.Iteration != nil {
 			w.states.put(cmd.ExecutionID, rec, w.now())
 		}
+	}
+	if cmd.Kind == types.CmdRepairResult {
+		// A lost result of the execution, ended or not (repair.go).
+		return w.repairResult(ctx, cmd, rec, log)
 	}
 	st := rec.State
 	end := control.EndOutboxID(cmd.ExecutionID, cmd.Step, cmd.StepRun)

@@ -163,3 +163,32 @@ func TestRunWithCtxInterrupt_RecursiveOnlyOneGoroutine(t *testing.T) {
 	close(allowReturn)
 	require.NoError(t, <-doneErrCh)
 }
+
+// Local patch 2 (PATCHES.md): a call that returns right after its first
+// interrupt returns at once, not after interruptInterval.
+func TestRunWithCtxInterrupt_ReturnsWithoutWaitingTheInterval(t *testing.T) {
+	patchVar(t, &interruptInterval, 5*time.Second)
+	interrupted := make(chan struct{}, 16)
+	patchVar(t, &mapping.Interrupt, func(_ mapping.Connection) { interrupted <- struct{}{} })
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	var dummyConn mapping.Connection
+	doneAt := make(chan time.Time, 1)
+	go func() {
+		_ = runWithCtxInterrupt(ctx, dummyConn, func(_ context.Context) error {
+			close(started)
+			<-interrupted // DuckDB stops when interrupted
+			return nil
+		})
+		doneAt <- time.Now()
+	}()
+	<-started
+	canceled := time.Now()
+	cancel()
+	select {
+	case at := <-doneAt:
+		require.Less(t, at.Sub(canceled), 2*time.Second, "the call waited out the interrupt interval")
+	case <-time.After(4 * time.Second):
+		t.Fatal("the call waited out the interrupt interval after DuckDB returned")
+	}
+}

@@ -5,7 +5,7 @@
 //     columns written as Feather through the tier (results.Sink: re-cut
 //     into the tier's record batches, sha256 and crc32c, the backend's
 //     streaming writer) and read back through it (results.Store.OpenTable:
-//     ranged reads, batch by batch, the default sha256 check), as throughput relative to
+//     the recorded generation, batch by batch, the default crc32c check), as throughput relative to
 //     arrow-go's own IPC file writer and reader on the same batches in
 //     memory, in the same run (medians of -runs interleaved rounds).
 //     The tier's bucket is in memory (results.NewMemory: the figures of
@@ -13,8 +13,8 @@
 //     against the stack's GCS emulator (STORAGE_EMULATOR_HOST,
 //     NOETL_RESULTS_BUCKET) follow as gcs_write_ratio_vs_ipc and
 //     gcs_read_ratio_vs_ipc (HTTP to fake-gcs-server included).
-//     read_ratio_vs_ipc_crc32c is the read checking the reference's
-//     crc32c instead (NOETL_RESULT_READ_CHECK=crc32c).
+//     read_ratio_vs_ipc_sha256 is the read checking the reference's
+//     sha256 instead (NOETL_RESULT_READ_CHECK=sha256).
 //   - peak_rss_mib_over_idle: a playbook whose first step produces a
 //     table of about -table-mib MiB (duckdb range(), streamed into the
 //     tier), whose next two steps ignore it and whose last step streams

@@ -121,8 +121,8 @@ func tierWrite(ctx context.Context, s *results.Store, c types.ResultCoords, recs
 }
 
 // tierRead reads the reference's table batch by batch through the tier
-// (ranged reads of the object, the digest s.ReadCheck names checked at
-// the end).
+// (the generation the reference records, the digest s.ReadCheck names
+// checked at the end).
 func tierRead(ctx context.Context, s *results.Store, ref any) (int64, error) {
 	tr, err := s.OpenTable(ctx, ref)
 	if err != nil {
@@ -155,11 +155,11 @@ func median(xs []float64) float64 {
 // measureRatios times runs rounds of raw IPC and tier writes and reads of
 // the same batches, interleaved (a busy neighbour slows both alike), and
 // compares their medians. Each round reads the tier's object twice: with
-// s's read check (read_ratio_vs_ipc; the default, sha256) and with the
-// crc32c check (read_ratio_vs_ipc_crc32c).
+// s's read check (read_ratio_vs_ipc; the default, crc32c) and with the
+// sha256 check (read_ratio_vs_ipc_sha256).
 func measureRatios(ctx context.Context, s *results.Store, rows, per, runs int) (map[string]any, error) {
-	crcStore := *s
-	crcStore.ReadCheck = results.ReadCheckCRC32C
+	shaStore := *s
+	shaStore.ReadCheck = results.ReadCheckSHA256
 	recs := ratioBatches(rows, per)
 	defer func() {
 		for _, r := range recs {
@@ -167,7 +167,7 @@ func measureRatios(ctx context.Context, s *results.Store, rows, per, runs int) (
 		}
 	}()
 	ctx = results.WithReader(ctx, results.Reader{Execution: "bench"})
-	var ipcW, tierW, ipcR, tierR, tierRC []float64
+	var ipcW, tierW, ipcR, tierR, tierRS []float64
 	var ipcBytes, tierBytes int64
 	for i := range runs {
 		var buf bytes.Buffer // a fresh buffer, as the bucket holds a new object
@@ -207,20 +207,20 @@ func measureRatios(ctx context.Context, s *results.Store, rows, per, runs int) (
 		tierR = append(tierR, time.Since(t0).Seconds())
 		runtime.GC()
 		t0 = time.Now()
-		n, err = tierRead(ctx, &crcStore, ref)
+		n, err = tierRead(ctx, &shaStore, ref)
 		if err != nil || n != int64(rows) {
-			return nil, fmt.Errorf("tier read (crc32c): %d rows, %v", n, err)
+			return nil, fmt.Errorf("tier read (sha256): %d rows, %v", n, err)
 		}
-		tierRC = append(tierRC, time.Since(t0).Seconds())
+		tierRS = append(tierRS, time.Since(t0).Seconds())
 		if err := s.Delete(ctx, inner["key"].(string)); err != nil {
 			return nil, fmt.Errorf("delete: %w", err)
 		}
 	}
 	mib := func(b int64, s float64) float64 { return round(float64(b)/(1<<20)/s, 1) }
-	iw, tw, ir, tr, trc := median(ipcW), median(tierW), median(ipcR), median(tierR), median(tierRC)
+	iw, tw, ir, tr, trs := median(ipcW), median(tierW), median(ipcR), median(tierR), median(tierRS)
 	check := s.ReadCheck
 	if check == "" {
-		check = results.ReadCheckSHA256
+		check = results.ReadCheckCRC32C
 	}
 	return map[string]any{
 		"rows": rows, "columns": 5, "producer_batch_rows": per, "runs": runs,
@@ -228,11 +228,11 @@ func measureRatios(ctx context.Context, s *results.Store, rows, per, runs int) (
 		"ipc_write_mib_s": mib(ipcBytes, iw), "tier_write_mib_s": mib(tierBytes, tw),
 		"ipc_read_mib_s": mib(ipcBytes, ir), "tier_read_mib_s": mib(tierBytes, tr),
 		"ipc_write_s": round(iw, 4), "tier_write_s": round(tw, 4), "ipc_read_s": round(ir, 4), "tier_read_s": round(tr, 4),
-		"read_check": string(check), "tier_read_crc32c_s": round(trc, 4), "tier_read_crc32c_mib_s": mib(tierBytes, trc),
+		"read_check": string(check), "tier_read_sha256_s": round(trs, 4), "tier_read_sha256_mib_s": mib(tierBytes, trs),
 		// rows per second of the tier over rows per second of raw IPC
 		"write_ratio_vs_ipc": round(iw/tw, 3),
 		"read_ratio_vs_ipc":  round(ir/tr, 3),
-		// the same with reads checking the crc32c (NOETL_RESULT_READ_CHECK=crc32c)
-		"read_ratio_vs_ipc_crc32c": round(ir/trc, 3),
+		// the same with reads checking the sha256 (NOETL_RESULT_READ_CHECK=sha256)
+		"read_ratio_vs_ipc_sha256": round(ir/trs, 3),
 	}, nil
 }

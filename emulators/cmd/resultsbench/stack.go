@@ -131,7 +131,7 @@ func runStackFlow(ctx context.Context, repo string, rows int64, dsn, table strin
 	}
 	f := &stackFlow{Rows: rows, IdleMiB: round(sum(idle), 1), Processes: map[string][2]float64{}}
 	peakSum := sum(idle)
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "scripts", "run"), pb, "--quiet", "--timeout", "120m")
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "scripts", "run"), pb, "--quiet", "--timeout", "120m", "-o", "json")
 	var so bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, os.Stderr
 	t0 := time.Now()

@@ -7,6 +7,11 @@
 // It is configured from the environment (see emulators/stack.Config); run it
 // through scripts/up, which builds it and waits for it to be ready. Progress
 // lines go to stdout, JSON logs to stderr.
+//
+// "stack -check" only reads and checks the configuration (scripts/up runs
+// it before it restarts a running stack for a new setting, so that a bad
+// one does not take the running stack down): exit 0, or 2 with the
+// problems on stderr.
 package main
 
 import (
@@ -22,6 +27,17 @@ import (
 
 func main() {
 	cfg, err := stack.LoadConfig(os.Getenv)
+	if len(os.Args) > 1 {
+		if os.Args[1] != "-check" || len(os.Args) > 2 {
+			fmt.Fprintf(os.Stderr, "stack: unknown arguments %q (only -check)\n", os.Args[1:])
+			os.Exit(2)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "configuration: %v\n", err)
+			os.Exit(2)
+		}
+		return
+	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	if err != nil {
 		fmt.Fprintf(os.Stdout, "stack: ERROR: configuration: %v\n", err)

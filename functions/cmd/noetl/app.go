@@ -178,13 +178,14 @@ the deployment's operator account (terraform output -raw operator_service_accoun
 
 --output table (the default on a terminal) prints for people; --output json (the
 default when stdout is a pipe or a file, or $NOETL_OUTPUT) prints the api's JSON for
-scripts. validate, lint and run keep their own formats.
+scripts. validate and lint keep their own formats; run and wait print a summary
+(table) or one JSON line (json).
 
 ` + exitHelp,
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		Args:              cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version(),
+		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
@@ -195,6 +196,8 @@ scripts. validate, lint and run keep their own formats.
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	root.SetVersionTemplate("noetl {{.Version}}\n")
+	root.InitDefaultVersionFlag() // now, not at Execute: the tree is whole for the docs' test
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.apiURL, "api-url", "", "api base URL (default $NOETL_API_URL, else $NOETL_FUNCTIONS_URL/api, else "+DefaultAPIURL+")")
@@ -207,9 +210,9 @@ scripts. validate, lint and run keep their own formats.
 		}
 		return nil
 	}
-	root.AddCommand(a.validateCmd(), a.lintCmd(), a.schemaCmd(), a.runCmd(),
+	root.AddCommand(a.validateCmd(), a.lintCmd(), a.schemaCmd(), a.runCmd(), a.waitCmd(),
 		a.listCmd(), a.describeCmd(), a.eventsCmd(), a.cancelCmd(), a.rerunCmd(), a.costCmd(), a.traceCmd(),
-		a.rebuildCmd(), a.gcCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
+		a.rebuildCmd(), a.gcCmd(), a.resultsCmd(), a.stepCmd(), a.dlqCmd(), a.catalogCmd(), a.credentialsCmd(), a.subscriptionCmd())
 	return root
 }
 

@@ -557,7 +557,16 @@ func TestRunGivesUpOnDeadAPI(t *testing.T) {
 	f2.reply("GET /executions/e1", 200, map[string]any{"execution_id": "e1", "status": "running"})
 	f2.on("POST /executions", func(w http.ResponseWriter, r *http.Request) {
 		writeFake(w, 202, map[string]any{"execution_id": "e1"})
-		go func() { time.Sleep(20 * time.Millisecond); f2.srv.CloseClientConnections(); f2.srv.Listener.Close() }()
+		// Keep-alives off first, then no new connections, then the open
+		// ones closed: a poll connection accepted just before the
+		// listener closed would otherwise be kept alive and answer
+		// "running" for ever (the test hung so, once in a few dozen runs).
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			f2.srv.Config.SetKeepAlivesEnabled(false)
+			f2.srv.Listener.Close()
+			f2.srv.CloseClientConnections()
+		}()
 	})
 	r = f2.cli("run", pb, "--quiet")
 	if r.code != ExitUnavailable || !strings.Contains(r.stderr, "has not answered") || !strings.Contains(r.stderr, "api unreachable") {
@@ -912,7 +921,8 @@ func TestSchemaCommand(t *testing.T) {
 
 // Display safety (docs/security.md "Rooms"): control characters in what the api returns
 // (a playbook's name, a step's name and error text, event fields, an
-// error message) reach the terminal escaped, in tables and in JSON, never
+// error message, a result in run's summary) reach the terminal escaped,
+// in tables and in JSON, never
 // raw: no ESC, BEL, CSI (7- or 8-bit) or bidi override is written.
 func TestControlCharactersEscaped(t *testing.T) {
 	const evil = "x\x1b[2J\x1b]0;pwned\a\u009b31m\u202egnp.exe"
@@ -922,11 +932,17 @@ func TestControlCharactersEscaped(t *testing.T) {
 	}})
 	f.reply("GET /executions/e1", 200, map[string]any{
 		"execution_id": "e1", "playbook": evil, "status": "failed",
-		"steps":    map[string]any{evil: map[string]any{"status": "failed", "error": map[string]any{"kind": "python", "message": evil}}},
+		"steps": map[string]any{
+			evil:   map[string]any{"status": "failed", "error": map[string]any{"kind": "python", "message": evil}},
+			"load": map[string]any{"status": "ok", "runs": 1, "finished_at": "2026-01-02T03:04:04.000Z"},
+		},
+		"result":   map[string]any{evil: evil},
 		"failures": []any{"step failed: " + evil},
 	})
-	f.reply("GET /executions/e1/events", 200, map[string]any{"execution_id": "e1", "count": 1, "events": []any{
+	f.reply("GET /executions/e1/events", 200, map[string]any{"execution_id": "e1", "count": 3, "events": []any{
 		map[string]any{"event_id": "a", "seq": 1, "event_type": "task.attempt.failed", "step": evil, "task": evil, "status": "failed", "timestamp": "2026-01-02T03:04:05.000Z"},
+		map[string]any{"event_id": "b", "seq": 2, "event_type": "step.done", "step": "load", "status": "ok", "timestamp": "2026-01-02T03:04:04.000Z"},
+		map[string]any{"event_id": "c", "seq": 3, "event_type": "playbook.finished", "status": "failed", "timestamp": "2026-01-02T03:04:06.000Z"},
 	}})
 	f.reply("GET /executions/e2", 400, map[string]any{"error": "bad: " + evil})
 	for _, args := range [][]string{
@@ -934,6 +950,9 @@ func TestControlCharactersEscaped(t *testing.T) {
 		{"describe", "e1", "-o", "table"}, {"describe", "e1", "-o", "json"},
 		{"events", "e1", "-o", "table"}, {"events", "e1", "-o", "json"},
 		{"describe", "e2", "-o", "table"},
+		// run's and wait's summary: the headline, the step table, the
+		// failures and the last step's result.
+		{"wait", "e1", "--quiet", "-o", "table"}, {"wait", "e1", "--quiet", "-o", "json"},
 	} {
 		r := f.cli(args...)
 		both := r.stdout + r.stderr

@@ -7,8 +7,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -135,4 +137,25 @@ func listQuery(status string, statuses []string, limit int) (url.Values, error) 
 	}
 	q.Set("limit", strconv.Itoa(limit))
 	return q, nil
+}
+
+// flagBytes reads the value of a flag that takes text, @FILE or - (stdin):
+// the text itself, the file's bytes or stdin's. Errors name the flag and
+// the file, never the value (it may hold secrets).
+func (a *app) flagBytes(flag, value string) ([]byte, error) {
+	switch {
+	case value == "-":
+		b, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return nil, fail(ExitInvalid, "%s -: %v", flag, err)
+		}
+		return b, nil
+	case strings.HasPrefix(value, "@"):
+		b, err := os.ReadFile(value[1:])
+		if err != nil {
+			return nil, fail(ExitInvalid, "%s %s: %v", flag, value, err)
+		}
+		return b, nil
+	}
+	return []byte(value), nil
 }

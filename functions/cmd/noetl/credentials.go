@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,8 +27,8 @@ func (a *app) credentialsSetCmd() *cobra.Command {
 		Use:   "set NAME --kind KIND --data JSON [--grant PATTERN ...]",
 		Short: "Create or replace a credential",
 		Long: `Create or replace a credential (POST /credentials). --kind is postgres,
-http_bearer, http_basic, http_header, secret, gcs, nats or pubsub (NoETL aliases such
-as postgres_credential are accepted); --data is the JSON object of its secret fields,
+http_bearer, http_basic, http_header, secret, gcs, nats, pubsub, kafka or s3 (NoETL
+aliases such as postgres_credential are accepted); --data is the JSON object of its secret fields,
 or @FILE to read it from a file, or - to read it from stdin (keeps secrets out of the
 shell history). --grant names the playbooks that may use it (repeatable; none: no
 playbook may): a catalog path or playbook file pattern (examples/*, tests/fixtures/**,
@@ -44,22 +42,12 @@ api rejects it (every problem is listed).`,
 			if kind == "" {
 				return fail(ExitInvalid, "credentials set needs --kind")
 			}
-			src := []byte(data)
-			switch {
-			case data == "-":
-				b, err := io.ReadAll(a.stdin)
-				if err != nil {
-					return fail(ExitInvalid, "--data -: %v", err)
-				}
-				src = b
-			case strings.HasPrefix(data, "@"):
-				b, err := os.ReadFile(data[1:])
-				if err != nil {
-					return fail(ExitInvalid, "--data %s: %v", data, err)
-				}
-				src = b
-			case data == "":
+			if data == "" {
 				return fail(ExitInvalid, "credentials set needs --data JSON (or @FILE, or - for stdin)")
+			}
+			src, err := a.flagBytes("--data", data)
+			if err != nil {
+				return err
 			}
 			var obj map[string]any
 			if err := jsonx.Unmarshal(src, &obj); err != nil || obj == nil {

@@ -21,8 +21,8 @@ var executionStatuses = []string{"requested", "running", "ok", "failed", "cancel
 
 func (a *app) listCmd() *cobra.Command {
 	var (
-		status, playbook, creator string
-		limit                     int
+		status, playbook, creator, before string
+		limit                             int
 	)
 	c := &cobra.Command{
 		Use:   "list",
@@ -32,7 +32,11 @@ last update times, parent execution. --status is one of ` + strings.Join(executi
 --playbook is the playbook as list shows it (its metadata.path, else its metadata.name);
 --creator the principal that started them (operators only: below the operator role the
 api lists the caller's own executions whatever --creator says).
-json prints {"executions": [...]} (each with its creator).`,
+--before CURSOR lists the page after the one that ended with the execution the cursor
+names: "<created_at>,<execution_id>" of that page's last entry. When a page is full
+(--limit entries) the table is followed, on stderr, by the command that lists the next.
+json prints {"executions": [...]} (each with its creator and created_at: the next
+page's cursor is the last entry's created_at + "," + execution_id).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := listQuery(status, executionStatuses, limit)
@@ -44,6 +48,9 @@ json prints {"executions": [...]} (each with its creator).`,
 			}
 			if creator != "" {
 				q.Set("creator", creator)
+			}
+			if before != "" {
+				q.Set("before", before)
 			}
 			var body struct {
 				Executions []struct {
@@ -60,6 +67,10 @@ json prints {"executions": [...]} (each with its creator).`,
 				for _, e := range body.Executions {
 					t.row(e.ExecutionID, e.Status, e.Playbook, fmtTime(e.CreatedAt), fmtTime(e.UpdatedAt), e.ParentID, e.RerunOf)
 				}
+				if n := len(body.Executions); n > 0 && n == limit {
+					last := body.Executions[n-1]
+					defer fmt.Fprintf(a.stderr, "more: scripts/noetl list %s--before '%s,%s'\n", nextPageFlags(cmd), last.CreatedAt, last.ExecutionID)
+				}
 				return len(body.Executions)
 			}, "no executions match")
 		},
@@ -68,7 +79,28 @@ json prints {"executions": [...]} (each with its creator).`,
 	c.Flags().StringVar(&playbook, "playbook", "", "only executions of this playbook (metadata.path, else metadata.name)")
 	c.Flags().StringVar(&creator, "creator", "", "only executions started by this principal (operators)")
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many executions (the api allows 1..1000)")
+	c.Flags().StringVar(&before, "before", "", `list the executions after this cursor, "<created_at>,<execution_id>" of the previous page's last entry`)
 	return c
+}
+
+// nextPageFlags repeats the list flags the user gave but --before, each
+// followed by a blank, for the next page's command.
+func nextPageFlags(cmd *cobra.Command) string {
+	var b strings.Builder
+	for _, name := range []string{"status", "playbook", "creator", "limit"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			fmt.Fprintf(&b, "--%s %s ", name, shellQuote(f.Value.String()))
+		}
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func contains(list []string, s string) bool {
@@ -120,9 +152,10 @@ func (a *app) getVia(p *poller, path, what string) ([]byte, error) {
 
 func (a *app) describeCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:     "describe ID",
-		Aliases: []string{"status"},
-		Short:   "Show an execution: steps with status, runs, durations, attempts, loops, failures",
+		Use:               "describe ID",
+		ValidArgsFunction: a.completeExecutionIDs,
+		Aliases:           []string{"status"},
+		Short:             "Show an execution: steps with status, runs, durations, attempts, loops, failures",
 		Long: `Show an execution (GET /executions/{id} and its events): status, playbook, times,
 then one row per step (in the order the steps first ran): status, current run and
 number of runs, duration, task attempts and failed attempts (counted from the
@@ -224,13 +257,22 @@ func (a *app) describe(id string) error {
 }
 
 func (a *app) eventsCmd() *cobra.Command {
-	var follow bool
+	var (
+		follow bool
+		filter eventFilter
+	)
 	c := &cobra.Command{
-		Use:   "events ID",
-		Short: "Print an execution's events (optionally following them)",
+		Use:               "events ID",
+		ValidArgsFunction: a.completeExecutionIDs,
+		Short:             "Print an execution's events (optionally following them)",
 		Long: `Print an execution's events in the api's causal order (GET /executions/{id}/events).
 table: one line per event (seq, time, type, step and run, task, iteration, attempt,
 status, duration); json: the api's {"execution_id", "count", "events"} object.
+
+--step NAME and --type TYPE (each repeatable or comma-separated) keep the events of
+those steps and of those types; a TYPE also matches the types it prefixes at a dot
+("task.attempt" keeps task.attempt.started, .done and .failed). json then counts the
+events kept. Both apply to --follow too.
 
 --follow polls and prints each new event once (by event_id; json: one event object
 per line) until the execution has ended and its event list has stopped growing.
@@ -240,13 +282,37 @@ never one twice. An unknown id exits 3 at once; an api that stops answering for
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if follow {
-				return a.followEvents(args[0])
+				return a.followEvents(args[0], filter)
 			}
-			return a.events(args[0])
+			return a.events(args[0], filter)
 		},
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the execution ends")
+	c.Flags().StringSliceVar(&filter.steps, "step", nil, "only the events of this step (repeatable, or comma-separated)")
+	c.Flags().StringSliceVar(&filter.types, "type", nil, `only the events of this type, or of the types it prefixes at a dot ("task.attempt"; repeatable, or comma-separated)`)
 	return c
+}
+
+// eventFilter is events' --step and --type.
+type eventFilter struct{ steps, types []string }
+
+// active reports whether any filter is set.
+func (f eventFilter) active() bool { return len(f.steps) > 0 || len(f.types) > 0 }
+
+// keep reports whether e passes the filter.
+func (f eventFilter) keep(e types.Event) bool {
+	if len(f.steps) > 0 && !contains(f.steps, e.Step) {
+		return false
+	}
+	if len(f.types) == 0 {
+		return true
+	}
+	for _, t := range f.types {
+		if string(e.EventType) == t || strings.HasPrefix(string(e.EventType), strings.TrimSuffix(t, ".")+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // exists returns the execution's status document (ExitNotFound for an
@@ -263,7 +329,7 @@ func (a *app) exists(p *poller, id string) (*inspect.Status, error) {
 	return &st, nil
 }
 
-func (a *app) events(id string) error {
+func (a *app) events(id string, filter eventFilter) error {
 	evs, raw, err := a.fetchEvents(nil, id)
 	if err != nil {
 		return err
@@ -276,11 +342,23 @@ func (a *app) events(id string) error {
 		}
 	}
 	if a.jsonOut() {
-		printJSON(a.stdout, raw)
+		if !filter.active() {
+			printJSON(a.stdout, raw)
+			return nil
+		}
+		kept := []json.RawMessage{}
+		for i, e := range evs.events {
+			if filter.keep(e) {
+				kept = append(kept, evs.raw[i])
+			}
+		}
+		printValue(a.stdout, map[string]any{"execution_id": id, "count": len(kept), "events": kept})
 		return nil
 	}
 	for _, e := range evs.events {
-		fmt.Fprintln(a.stdout, eventLine(e))
+		if filter.keep(e) {
+			fmt.Fprintln(a.stdout, eventLine(e))
+		}
 	}
 	return nil
 }
@@ -311,7 +389,7 @@ func eventLine(e types.Event) string {
 
 // followEvents prints new events until the execution has ended and the
 // list has not grown for a.settle.
-func (a *app) followEvents(id string) error {
+func (a *app) followEvents(id string, filter eventFilter) error {
 	// Status and events are polled apart: each must answer within the
 	// give-up window.
 	sp, ep := a.newPoller(), a.newPoller()
@@ -346,6 +424,9 @@ func (a *app) followEvents(id string) error {
 					continue
 				}
 				printed[key] = true
+				if !filter.keep(e) {
+					continue
+				}
 				if asJSON {
 					fmt.Fprintln(a.stdout, strings.TrimSpace(string(compact(evs.raw[i]))))
 				} else {
@@ -383,26 +464,36 @@ func compact(b []byte) []byte {
 }
 
 func (a *app) cancelCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "cancel ID",
-		Short: "Cancel a running execution",
+	var reason string
+	c := &cobra.Command{
+		Use:               "cancel ID",
+		ValidArgsFunction: a.completeExecutionIDs,
+		Short:             "Cancel a running execution",
 		Long: `Cancel an execution (POST /executions/{id}/cancel): its status becomes canceled at
 once, nothing new is dispatched, pending units are dropped and running ones stop at
-their next checkpoint; child executions are canceled too. Exit 3 for an unknown id,
-2 when the execution has already ended (409).`,
+their next checkpoint; child executions are canceled too. --reason is recorded in the
+cancellation event (playbook.cancel.requested; default "requested through the API").
+Exit 3 for an unknown id, 2 when the execution has already ended (409).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
-			return a.postStatus("/executions/"+url.PathEscape(id)+"/cancel", nil, "execution "+id, "canceled")
+			var body any
+			if reason != "" {
+				body = map[string]string{"reason": reason}
+			}
+			return a.postStatus("/executions/"+url.PathEscape(id)+"/cancel", body, "execution "+id, "canceled")
 		},
 	}
+	c.Flags().StringVar(&reason, "reason", "", "why, recorded in the cancellation event")
+	return c
 }
 
 func (a *app) costCmd() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "cost ID",
-		Short: "Print the cloud operations an execution used and their price",
+		Use:               "cost ID",
+		ValidArgsFunction: a.completeExecutionIDs,
+		Short:             "Print the cloud operations an execution used and their price",
 		Long: `Print the cloud operations an execution's functions counted (Pub/Sub, Firestore,
 Cloud Tasks, function invocations and time), by service and kind, with their price
 at GCP list prices, the total in USD and the price per 1,000 steps (step runs plus

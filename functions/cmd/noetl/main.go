@@ -6,9 +6,11 @@
 //
 //	noetl validate FILE...                 validate playbooks (exit 2 on errors)
 //	noetl lint FILE...                     validate + Petri-net analysis (exit 0 on warnings only)
-//	noetl run FILE [--workload JSON] [--timeout D] [--quiet]
-//	                                       start an execution, show progress on stderr, print one
-//	                                       JSON line {"execution_id","status","duration_ms","steps"}
+//	noetl run FILE|--path P [--workload JSON] [--timeout D] [--quiet] [--detach]
+//	                                       start an execution, show progress on stderr, print a
+//	                                       summary (table) or one JSON line (json)
+//	                                       {"execution_id","status","duration_ms","steps"}
+//	noetl wait ID                          wait for an execution's end, print what run prints
 //	noetl list [--status S] [--playbook P] [--limit N]
 //	noetl describe ID                      (alias: status) steps, runs, durations, attempts, loops, failures
 //	noetl events ID [--follow]

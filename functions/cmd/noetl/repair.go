@@ -64,13 +64,14 @@ type gcReport struct {
 
 func (a *app) gcCmd() *cobra.Command {
 	var (
-		dry, force bool
-		execution  string
+		dry, apply, force bool
+		execution         string
 	)
 	c := &cobra.Command{
 		Use:   "gc",
-		Short: "Delete the results of executions whose lifetime ended",
-		Long: `Delete results by lifetime (POST /gc, admin role). An execution's results live exactly
+		Short: "Find (and with --apply delete) the results of executions whose lifetime ended",
+		Long: `Delete results by lifetime (POST /gc, admin role): a dry run unless --apply is given
+(it decides and reports what it would delete; the daily job in GCP applies). An execution's results live exactly
 as long as its record: they are deleted (every object under the execution's prefix)
 once the execution ended more than NOETL_RETENTION_DAYS ago (Terraform retention_days)
 or its record is gone, and objects written with output.store.ttl once their ttl
@@ -80,7 +81,8 @@ backstop, set longer.
 
 --execution ID deletes one execution's results now when its verdict allows it, and
 with --force also when it ended within its retention (never when it runs or a DLQ
-entry holds it). --dry-run decides and reports, deletes nothing.
+entry holds it); with --apply only. --dry-run (the default) decides and reports,
+deletes nothing.
 
 Prints the objects listed and deleted and the executions by verdict: live, dlq, kept
 (ended within its retention), expired, orphan (no record), ttl. With --execution:
@@ -88,8 +90,11 @@ the verdict and the objects deleted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := url.Values{}
-			if dry {
-				q.Set("dry_run", "true")
+			if dry && apply {
+				return fail(ExitInvalid, "--dry-run and --apply contradict each other (a dry run is the default)")
+			}
+			if apply {
+				q.Set("apply", "true")
 			}
 			if execution != "" {
 				q.Set("execution_id", execution)
@@ -126,7 +131,8 @@ the verdict and the objects deleted.`,
 			})
 		},
 	}
-	c.Flags().BoolVar(&dry, "dry-run", false, "decide and report, delete nothing")
+	c.Flags().BoolVar(&apply, "apply", false, "delete what the rules doom (without it: a dry run)")
+	c.Flags().BoolVar(&dry, "dry-run", false, "decide and report, delete nothing (the default)")
 	c.Flags().StringVar(&execution, "execution", "", "only this execution's results")
 	c.Flags().BoolVar(&force, "force", false, "with --execution: also when it ended within its retention")
 	return c

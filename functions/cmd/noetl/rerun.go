@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/noetl/gcpengine/shared/inspect"
 	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
@@ -52,7 +53,7 @@ with the reason.`,
 				body["from"] = from
 			}
 			if workload != "" {
-				wl, err := readWorkload(workload)
+				wl, err := a.readWorkload(workload)
 				if err != nil {
 					return err
 				}
@@ -104,7 +105,7 @@ with the reason.`,
 			if !wait {
 				return nil
 			}
-			return a.waitEnd(got.ExecutionID, timeout)
+			return a.rerunEnd(got.ExecutionID, timeout)
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", `where the rerun starts: "failed" or a step name (default: the start)`)
@@ -115,16 +116,12 @@ with the reason.`,
 	return c
 }
 
-// readWorkload reads a --workload value: a JSON object, or @FILE holding
-// one ("-" after @ reads nothing special: a file named "-").
-func readWorkload(v string) (map[string]any, error) {
-	text := []byte(v)
-	if name, ok := strings.CutPrefix(v, "@"); ok {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return nil, fail(ExitInvalid, "--workload: %v", err)
-		}
-		text = b
+// readWorkload reads a --workload value: a JSON object, @FILE holding
+// one, or - for stdin (flagBytes, as run reads it).
+func (a *app) readWorkload(v string) (map[string]any, error) {
+	text, err := a.flagBytes("--workload", v)
+	if err != nil {
+		return nil, err
 	}
 	var wl map[string]any
 	if err := jsonx.Unmarshal(text, &wl); err != nil || wl == nil {
@@ -136,39 +133,28 @@ func readWorkload(v string) (map[string]any, error) {
 	return wl, nil
 }
 
-// waitEnd polls execution id until it ends: its status on stderr, exit 1
-// unless ok.
-func (a *app) waitEnd(id string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	p := a.newPoller()
-	for {
-		b, err := p.get("/executions/"+url.PathEscape(id), "execution "+id)
-		if err != nil {
-			return err
-		}
-		if b != nil {
-			var st struct {
-				Status     string   `json:"status"`
-				DurationMS int64    `json:"duration_ms"`
-				Failures   []string `json:"failures"`
-			}
-			if err := json.Unmarshal(b, &st); err != nil {
-				return fail(ExitUnavailable, "api at %s: status of %s is not JSON: %v", a.base(), id, err)
-			}
-			if terminal(st.Status) {
-				fmt.Fprintf(a.stderr, "execution %s ended %s in %s\n", id, st.Status, fmtMS(st.DurationMS))
-				for _, f := range st.Failures {
-					fmt.Fprintln(a.stderr, "  - "+oneLine(f, 0))
-				}
-				if st.Status == "ok" {
-					return nil
-				}
-				return &exitError{code: ExitFailed}
-			}
-		}
-		if time.Now().After(deadline) {
-			return fail(ExitFailed, "execution %s still running after %s", id, timeout)
-		}
-		time.Sleep(a.interval)
+// rerunEnd follows a rerun to its end (rerun --wait): on a terminal its
+// progress and summary as run prints them (waitEnd); with --output json
+// nothing more on stdout than the api's answer already printed. Either way
+// "execution ID ended STATUS in DURATION" and the failures on stderr; exit
+// 1 unless ok.
+func (a *app) rerunEnd(id string, timeout time.Duration) error {
+	var st *inspect.Status
+	var err error
+	if a.jsonOut() {
+		st, err = a.pollEnd(id, timeout, true, true)
+	} else {
+		st, err = a.waitEndStatus(id, timeout, false, true)
 	}
+	if st == nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "execution %s ended %s in %s\n", id, st.Status, fmtMS(st.DurationMS))
+	for _, f := range st.Failures {
+		fmt.Fprintln(a.stderr, "  - "+oneLine(f, 0))
+	}
+	if st.Status != "ok" {
+		return &exitError{code: ExitFailed}
+	}
+	return nil
 }

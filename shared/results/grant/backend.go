@@ -137,6 +137,9 @@ func statusError(op, key string, resp *http.Response) error {
 	case http.StatusPreconditionFailed:
 		return fmt.Errorf("results: grant %s %s: %w (HTTP 412%s)", op, key, results.ErrExists, detail)
 	}
+	if resp.StatusCode == http.StatusBadRequest && x.Code == "EntityTooLarge" {
+		return fmt.Errorf("results: grant %s %s: %w (%s; HTTP 400%s)", op, key, results.ErrQuota, results.QuotaSetting, detail)
+	}
 	return fmt.Errorf("results: grant %s %s: HTTP %s%s", op, key, resp.Status, detail)
 }
 
@@ -148,6 +151,9 @@ func (b *backend) Put(ctx context.Context, key string, data []byte, contentType 
 	}
 	if got := g.Headers["content-type"]; got != contentType {
 		return fmt.Errorf("results: grant put %s: %w: content type %q, the grant signed %q", key, results.ErrForbidden, contentType, got)
+	}
+	if g.MaxBytes > 0 && int64(len(data)) > g.MaxBytes {
+		return quotaError(key, g.MaxBytes)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("results: grant put %s: %w", key, err)
@@ -269,11 +275,18 @@ func (b *backend) Exists(ctx context.Context, key string) (bool, error) {
 	return false, err
 }
 
-// Open implements results.Backend.
-func (b *backend) Open(ctx context.Context, key string) (results.Object, error) {
+// Open implements results.Backend. With generation > 0 the object the
+// server answers with must be that generation (its x-goog-generation):
+// another (the object was replaced) is an error wrapping
+// results.ErrNotFound. A server that names no generation is taken at its
+// word.
+func (b *backend) Open(ctx context.Context, key string, generation int64) (results.Object, error) {
 	size, a, gen, err := b.probe(ctx, "open", key)
 	if err != nil {
 		return nil, err
+	}
+	if generation > 0 && gen != "" && gen != strconv.FormatInt(generation, 10) {
+		return nil, fmt.Errorf("results: grant open %s#%d: %w (no such generation: the key holds %s)", key, generation, results.ErrNotFound, gen)
 	}
 	return &object{b: b, ctx: ctx, g: b.get[key], size: size, attrs: a, gen: gen}, nil
 }
@@ -288,6 +301,11 @@ type object struct {
 }
 
 func (o *object) Size() int64 { return o.size }
+
+func (o *object) Generation() int64 {
+	n, _ := strconv.ParseInt(o.gen, 10, 64)
+	return n
+}
 
 func (o *object) Attrs() results.ObjectAttrs {
 	return results.ObjectAttrs{ContentType: o.attrs.ContentType, Metadata: maps.Clone(o.attrs.Metadata)}
@@ -397,7 +415,7 @@ func (b *backend) NewWriter(ctx context.Context, key string, a results.ObjectAtt
 	}
 	pr, pw := io.Pipe()
 	wctx, cancel := context.WithCancel(ctx)
-	w := &writer{ctx: wctx, pw: pw, cancel: cancel, key: key, done: make(chan struct{})}
+	w := &writer{ctx: wctx, pw: pw, cancel: cancel, key: key, max: g.MaxBytes, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		resp, err := b.do(wctx, g, pr, -1, "")
@@ -407,6 +425,7 @@ func (b *backend) NewWriter(ctx context.Context, key string, a results.ObjectAtt
 		case resp.StatusCode != http.StatusOK:
 			w.result = statusError("write", key, resp)
 		default:
+			w.gen, _ = strconv.ParseInt(resp.Header.Get("X-Goog-Generation"), 10, 64)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 		}
@@ -454,6 +473,22 @@ type writer struct {
 	result error         // the request's outcome (read after done)
 	err    error         // sticky: refused before or during writing
 	closed bool
+	gen    int64 // the object's generation (the 200's x-goog-generation; read after done)
+	max, n int64 // the grant's MaxBytes (0: none), bytes written
+}
+
+// Generation implements results.ObjectWriter: the generation the server
+// named in its answer (0 when it names none).
+func (w *writer) Generation() int64 {
+	if w.pw == nil || !w.closed || w.err != nil {
+		return 0
+	}
+	return w.gen
+}
+
+// quotaError is the error of a write over a grant's MaxBytes.
+func quotaError(key string, max int64) error {
+	return fmt.Errorf("results: grant write %s: %w: a task attempt stores at most %d MiB (%d bytes) in the result tier (%s)", key, results.ErrQuota, max>>20, max, results.QuotaSetting)
 }
 
 func (w *writer) Write(p []byte) (int, error) {
@@ -463,6 +498,14 @@ func (w *writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, fmt.Errorf("results: grant write %s: writer closed", w.key)
 	}
+	if w.max > 0 && w.n+int64(len(p)) > w.max {
+		// Stopped here, before the server would refuse it: nothing is
+		// stored.
+		w.err = quotaError(w.key, w.max)
+		w.abort()
+		return 0, w.err
+	}
+	w.n += int64(len(p))
 	if err := w.ctx.Err(); err != nil {
 		w.err = fmt.Errorf("results: grant write %s: %w", w.key, err)
 		return 0, w.err

@@ -40,7 +40,11 @@ const MaxClockSkew = time.Minute
 //     stored). With x-goog-if-generation-match "0" the object is written
 //     only where none is (results.ObjectAttrs IfAbsent): 412
 //     PreconditionFailed otherwise, the object there unchanged; other
-//     generation values answer 501 NotImplemented. Memory stays bounded
+//     generation values answer 501 NotImplemented. The PUT's signed
+//     headers must include ContentLengthRangeHeader (stricter than Cloud
+//     Storage: every write is bounded); a body outside its range answers
+//     400 EntityTooLarge (or EntityTooSmall), before the body is read when
+//     Content-Length says so, and nothing is stored. Memory stays bounded
 //     (one copy buffer per request).
 //
 // Every request must carry a valid V4 signature (X-Goog-Algorithm
@@ -244,10 +248,11 @@ func (g *Gateway) verify(r *http.Request, bucket, key string) *gcsError {
 	// Attribute headers must be signed (stricter than Cloud Storage).
 	for h := range r.Header {
 		lh := strings.ToLower(h)
-		if (lh == "content-type" || lh == IfGenerationMatchHeader || strings.HasPrefix(lh, MetaHeaderPrefix)) && !slices.Contains(names, lh) {
+		if (lh == "content-type" || lh == IfGenerationMatchHeader || lh == ContentLengthRangeHeader || strings.HasPrefix(lh, MetaHeaderPrefix)) && !slices.Contains(names, lh) {
 			return refuse("AccessDenied", "header %s is not signed", lh)
 		}
 	}
+
 	var creq strings.Builder
 	creq.WriteString(r.Method)
 	creq.WriteString("\n/")
@@ -288,6 +293,11 @@ func (g *Gateway) verify(r *http.Request, bucket, key string) *gcsError {
 	if err := rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig); err != nil {
 		return refuse("SignatureDoesNotMatch", "the request signature we calculated does not match the signature you provided")
 	}
+	// Every PUT is bounded (stricter than Cloud Storage, which takes an
+	// unbounded PUT too): the grant must sign the size range.
+	if r.Method == http.MethodPut && !slices.Contains(names, ContentLengthRangeHeader) {
+		return refuse("AccessDenied", "a PUT must carry a signed %s", ContentLengthRangeHeader)
+	}
 	return nil
 }
 
@@ -318,7 +328,7 @@ func hostname(host string) string {
 
 func (g *Gateway) get(w http.ResponseWriter, r *http.Request, b results.Backend, key string) {
 	ctx := r.Context()
-	o, err := b.Open(ctx, key)
+	o, err := b.Open(ctx, key, 0)
 	if err != nil {
 		if errors.Is(err, results.ErrNotFound) {
 			g.fail(w, r, &gcsError{status: http.StatusNotFound, Code: "NoSuchKey", Message: "no such object: " + key})
@@ -338,6 +348,9 @@ func (g *Gateway) get(w http.ResponseWriter, r *http.Request, b results.Backend,
 		h.Set(MetaHeaderPrefix+k, v)
 	}
 	h.Set("Accept-Ranges", "bytes")
+	if gen := o.Generation(); gen > 0 {
+		h.Set("X-Goog-Generation", strconv.FormatInt(gen, 10))
+	}
 	h.Set("X-Goog-Stored-Content-Length", strconv.FormatInt(size, 10))
 	off, n, status := int64(0), size, http.StatusOK
 	if rh := r.Header.Get("Range"); rh != "" {
@@ -436,11 +449,30 @@ func (g *Gateway) put(w http.ResponseWriter, r *http.Request, b results.Backend,
 		g.fail(w, r, &gcsError{status: http.StatusNotImplemented, Code: "NotImplemented", Message: IfGenerationMatchHeader + " is served only as 0 (create only)"})
 		return
 	}
+	lo, hi, ok := parseLengthRange(r.Header.Get(ContentLengthRangeHeader))
+	if !ok {
+		g.fail(w, r, &gcsError{status: http.StatusBadRequest, Code: "InvalidArgument", Message: "bad " + ContentLengthRangeHeader + ": want <min>,<max>"})
+		return
+	}
+	if r.ContentLength > hi {
+		g.fail(w, r, &gcsError{status: http.StatusBadRequest, Code: "EntityTooLarge", Message: fmt.Sprintf("Your proposed upload (%d bytes) exceeds the maximum allowed by %s (%d bytes).", r.ContentLength, ContentLengthRangeHeader, hi)})
+		return
+	}
 	ow := b.NewWriter(r.Context(), key, a)
-	if _, err := io.CopyBuffer(ow, r.Body, make([]byte, copyBuf)); err != nil {
+	body := &rangeReader{r: r.Body, max: hi}
+	if _, err := io.CopyBuffer(ow, body, make([]byte, copyBuf)); err != nil {
 		ow.Abort()
+		if body.over {
+			g.fail(w, r, &gcsError{status: http.StatusBadRequest, Code: "EntityTooLarge", Message: fmt.Sprintf("Your upload exceeds the maximum allowed by %s (%d bytes).", ContentLengthRangeHeader, hi)})
+			return
+		}
 		g.log().Warn("results gateway: put cut short", "key", key, "err", err)
 		g.fail(w, r, &gcsError{status: http.StatusBadRequest, Code: "IncompleteBody", Message: "the request body was cut short"})
+		return
+	}
+	if body.n < lo {
+		ow.Abort()
+		g.fail(w, r, &gcsError{status: http.StatusBadRequest, Code: "EntityTooSmall", Message: fmt.Sprintf("Your upload is smaller than the minimum allowed by %s (%d bytes).", ContentLengthRangeHeader, lo)})
 		return
 	}
 	if err := ow.Close(); err != nil {
@@ -452,6 +484,43 @@ func (g *Gateway) put(w http.ResponseWriter, r *http.Request, b results.Backend,
 		g.fail(w, r, &gcsError{status: http.StatusInternalServerError, Code: "InternalError", Message: "store failed"})
 		return
 	}
+	if gen := ow.Generation(); gen > 0 {
+		w.Header().Set("X-Goog-Generation", strconv.FormatInt(gen, 10))
+	}
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
+}
+
+// parseLengthRange parses a ContentLengthRangeHeader value "<min>,<max>".
+func parseLengthRange(v string) (lo, hi int64, ok bool) {
+	a, b, found := strings.Cut(strings.TrimSpace(v), ",")
+	if !found {
+		return 0, 0, false
+	}
+	lo, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	hi, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+	if err1 != nil || err2 != nil || lo < 0 || hi < lo {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// rangeReader reads a PUT body and fails past max bytes (over is set).
+type rangeReader struct {
+	r    io.Reader
+	max  int64
+	n    int64
+	over bool
+}
+
+var errOverRange = errors.New("results gateway: the body exceeds its signed length range")
+
+func (x *rangeReader) Read(p []byte) (int, error) {
+	n, err := x.r.Read(p)
+	x.n += int64(n)
+	if x.n > x.max {
+		x.over = true
+		return 0, errOverRange
+	}
+	return n, err
 }

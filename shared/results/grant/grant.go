@@ -62,6 +62,13 @@ const MetaHeaderPrefix = "x-goog-meta-"
 // 412 Precondition Failed.
 const IfGenerationMatchHeader = "x-goog-if-generation-match"
 
+// ContentLengthRangeHeader is the Cloud Storage XML API's header that
+// bounds a PUT's body ("<min>,<max>" bytes): signed into every PUT grant
+// as "0,<max>" (Signer.Write), so the grant holder can store at most max
+// bytes — Cloud Storage answers a larger body 400 EntityTooLarge, and so
+// does the Gateway.
+const ContentLengthRangeHeader = "x-goog-content-length-range"
+
 // Grant is the right to one result object until Expires: a V4 signed URL.
 // It is JSON-encoded into the runner's request by the control plane.
 type Grant struct {
@@ -81,6 +88,10 @@ type Grant struct {
 	// Expires is when the URL stops being accepted (X-Goog-Date +
 	// X-Goog-Expires, to the second).
 	Expires time.Time `json:"expires"`
+	// MaxBytes is the largest body a PUT grant admits (the signed
+	// ContentLengthRangeHeader's max; 0 for a GET): the runner's backend
+	// stops a larger write itself, with an error naming the quota.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
 }
 
 // Signer issues grants (control plane side). The zero value is not usable:
@@ -187,9 +198,14 @@ func (s *Signer) Read(ctx context.Context, bucket, key string, ttl time.Duration
 // without leading, trailing or repeated spaces (signed header values are
 // canonicalized by trimming and folding spaces): an error otherwise. With
 // attrs.IfAbsent the PUT also carries IfGenerationMatchHeader "0": it
-// creates the object or fails (412) where one is.
-func (s *Signer) Write(ctx context.Context, bucket, key string, attrs results.ObjectAttrs, ttl time.Duration) (Grant, error) {
-	h := map[string]string{}
+// creates the object or fails (412) where one is. maxBytes (> 0) bounds
+// the object: the PUT carries ContentLengthRangeHeader "0,<maxBytes>",
+// signed (a task's quota in the result tier, NOETL_RESULT_MAX_OBJECT_MB).
+func (s *Signer) Write(ctx context.Context, bucket, key string, attrs results.ObjectAttrs, maxBytes int64, ttl time.Duration) (Grant, error) {
+	if maxBytes <= 0 {
+		return Grant{}, fmt.Errorf("grant: write gs://%s/%s: a write grant needs a size bound (got %d bytes)", bucket, key, maxBytes)
+	}
+	h := map[string]string{ContentLengthRangeHeader: "0," + strconv.FormatInt(maxBytes, 10)}
 	if attrs.ContentType != "" {
 		if err := checkHeaderValue(attrs.ContentType); err != nil {
 			return Grant{}, fmt.Errorf("grant: write gs://%s/%s: content type: %w", bucket, key, err)
@@ -208,7 +224,9 @@ func (s *Signer) Write(ctx context.Context, bucket, key string, attrs results.Ob
 	if attrs.IfAbsent {
 		h[IfGenerationMatchHeader] = "0"
 	}
-	return s.sign(ctx, MethodPut, bucket, key, h, ttl)
+	g, err := s.sign(ctx, MethodPut, bucket, key, h, ttl)
+	g.MaxBytes = maxBytes
+	return g, err
 }
 
 // checkHeaderValue accepts values that survive the V4 canonicalization

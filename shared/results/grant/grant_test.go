@@ -95,7 +95,7 @@ func (o onDemand) backend(ctx context.Context, key string, a *results.ObjectAttr
 	}
 	gs = append(gs, r)
 	if a != nil {
-		w, err := o.s.signer.Write(context.Background(), "b", key, *a, time.Hour)
+		w, err := o.s.signer.Write(context.Background(), "b", key, *a, 1<<30, time.Hour)
 		if err != nil {
 			o.t.Errorf("sign write %s: %v", key, err)
 		}
@@ -116,8 +116,8 @@ func (o onDemand) Exists(ctx context.Context, key string) (bool, error) {
 func (o onDemand) NewWriter(ctx context.Context, key string, a results.ObjectAttrs) results.ObjectWriter {
 	return o.backend(ctx, key, &a).NewWriter(ctx, key, a)
 }
-func (o onDemand) Open(ctx context.Context, key string) (results.Object, error) {
-	return o.backend(ctx, key, nil).Open(ctx, key)
+func (o onDemand) Open(ctx context.Context, key string, generation int64) (results.Object, error) {
+	return o.backend(ctx, key, nil).Open(ctx, key, generation)
 }
 func (o onDemand) List(ctx context.Context, prefix string, fn func(results.ObjectInfo) error) error {
 	return errors.New("onDemand: no List over signed URLs")
@@ -159,7 +159,7 @@ func TestLibrarySignedURLsVerify(t *testing.T) {
 		put, err := storage.SignedURL("b", key, &storage.SignedURLOptions{
 			GoogleAccessID: accessID, PrivateKey: pemKey, Method: "PUT", Expires: time.Now().Add(time.Minute),
 			Scheme: storage.SigningSchemeV4, Style: storage.PathStyle(), Hostname: s.srv.Listener.Addr().String(), Insecure: true,
-			ContentType: "application/json", Headers: []string{"x-goog-meta-noetl-expires:2030-01-01T00:00:00Z"},
+			ContentType: "application/json", Headers: []string{"x-goog-meta-noetl-expires:2030-01-01T00:00:00Z", grant.ContentLengthRangeHeader + ":0,1024"},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -167,6 +167,7 @@ func TestLibrarySignedURLsVerify(t *testing.T) {
 		body := fmt.Sprintf(`{"i":%d}`, i)
 		req, _ := http.NewRequest("PUT", put, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(grant.ContentLengthRangeHeader, "0,1024")
 		req.Header.Set("X-Goog-Meta-Noetl-Expires", "2030-01-01T00:00:00Z")
 		resp, err := hc.Do(req)
 		if err != nil {
@@ -196,7 +197,7 @@ func TestLibrarySignedURLsVerify(t *testing.T) {
 			t.Fatalf("GET %q: %d %q %v", key, resp.StatusCode, got, resp.Header)
 		}
 		// The Signer's PUT grant, used by grant.NewBackend.
-		w, err := s.signer.Write(context.Background(), "b", key, results.ObjectAttrs{ContentType: "text/plain", Metadata: map[string]string{"a": "1", "noetl-expires": "2031-01-01T00:00:00Z"}}, time.Minute)
+		w, err := s.signer.Write(context.Background(), "b", key, results.ObjectAttrs{ContentType: "text/plain", Metadata: map[string]string{"a": "1", "noetl-expires": "2031-01-01T00:00:00Z"}}, 1<<30, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +205,7 @@ func TestLibrarySignedURLsVerify(t *testing.T) {
 		if err := b.Put(context.Background(), key, []byte("v2"), "text/plain"); err != nil {
 			t.Fatalf("Put %q: %v", key, err)
 		}
-		o, err := b.Open(context.Background(), key)
+		o, err := b.Open(context.Background(), key, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,13 +276,13 @@ func TestGatewayRefusesTampering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put, err := s.signer.Write(ctx, "b", "out/own.feather", attrs, time.Hour)
+	put, err := s.signer.Write(ctx, "b", "out/own.feather", attrs, 1<<30, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	onceAttrs := attrs
 	onceAttrs.IfAbsent = true
-	once, err := s.signer.Write(ctx, "b", "out/once.feather", onceAttrs, time.Hour)
+	once, err := s.signer.Write(ctx, "b", "out/once.feather", onceAttrs, 1<<30, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +495,8 @@ func (w *countWriter) Close() error {
 	w.c.end()
 	return nil
 }
-func (w *countWriter) Abort() { w.c.mu.Lock(); w.c.aborted++; w.c.mu.Unlock(); w.c.end() }
+func (w *countWriter) Abort()            { w.c.mu.Lock(); w.c.aborted++; w.c.mu.Unlock(); w.c.end() }
+func (w *countWriter) Generation() int64 { return 0 }
 
 func (c *counting) end() {
 	if c.ended != nil {
@@ -511,7 +513,7 @@ func TestLargePutStreams(t *testing.T) {
 	cb := &counting{Backend: results.NewMemory(), sent: &sent}
 	s := newStack(t, cb)
 	ctx := context.Background()
-	w, err := s.signer.Write(ctx, "b", "big.feather", results.ObjectAttrs{ContentType: results.ContentTypeFeather}, time.Minute)
+	w, err := s.signer.Write(ctx, "b", "big.feather", results.ObjectAttrs{ContentType: results.ContentTypeFeather}, 1<<30, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +555,7 @@ func TestWriteAbortAndCancel(t *testing.T) {
 	cb := &counting{Backend: results.NewMemory(), sent: &sent, ended: make(chan struct{}, 4)}
 	s := newStack(t, cb)
 	ctx := context.Background()
-	w, _ := s.signer.Write(ctx, "b", "k", results.ObjectAttrs{ContentType: "application/json"}, time.Minute)
+	w, _ := s.signer.Write(ctx, "b", "k", results.ObjectAttrs{ContentType: "application/json"}, 1<<30, time.Minute)
 	b := grant.NewBackend([]grant.Grant{w}, s.srv.Client())
 	wait := func(what string) {
 		// The Gateway ends the backend writer once it sees the cut body
@@ -594,7 +596,7 @@ func TestBackendRefusesUngranted(t *testing.T) {
 	_ = s.buckets["b"].Put(ctx, "in/r", []byte("r"), "text/plain")
 	_ = s.buckets["b"].Put(ctx, "other", []byte("o"), "text/plain")
 	r, _ := s.signer.Read(ctx, "b", "in/r", time.Minute)
-	w, _ := s.signer.Write(ctx, "b", "out/w", results.ObjectAttrs{ContentType: "application/json", Metadata: map[string]string{"noetl-expires": "2030-01-01T00:00:00Z"}}, time.Minute)
+	w, _ := s.signer.Write(ctx, "b", "out/w", results.ObjectAttrs{ContentType: "application/json", Metadata: map[string]string{"noetl-expires": "2030-01-01T00:00:00Z"}}, 1<<30, time.Minute)
 	b := grant.NewBackend([]grant.Grant{r, w}, s.srv.Client())
 	if bn, ok := b.(results.BucketNamer); !ok || bn.Bucket() != "b" {
 		t.Fatalf("one bucket: BucketNamer %v", ok)
@@ -609,7 +611,7 @@ func TestBackendRefusesUngranted(t *testing.T) {
 	forbidden("Get ungranted", "other", err)
 	_, err = b.Exists(ctx, "other")
 	forbidden("Exists ungranted", "other", err)
-	_, err = b.Open(ctx, "other")
+	_, err = b.Open(ctx, "other", 0)
 	forbidden("Open ungranted", "other", err)
 	_, err = b.Get(ctx, "out/w")
 	forbidden("Get of the PUT-only key", "out/w", err)
@@ -688,7 +690,7 @@ func TestBackendStatuses(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", "0")
 	}), nil)
-	o, err := b.Open(ctx, "k")
+	o, err := b.Open(ctx, "k", 0)
 	if err != nil || o.Size() != 0 || o.Attrs().ContentType != "application/json" {
 		t.Fatalf("0-byte 200: %v", err)
 	}
@@ -696,7 +698,7 @@ func TestBackendStatuses(t *testing.T) {
 	s := newStack(t)
 	_ = s.buckets["b"].Put(ctx, "empty", nil, "text/csv")
 	ge, _ := s.signer.Read(ctx, "b", "empty", time.Minute)
-	o, err = grant.NewBackend([]grant.Grant{ge}, s.srv.Client()).Open(ctx, "empty")
+	o, err = grant.NewBackend([]grant.Grant{ge}, s.srv.Client()).Open(ctx, "empty", 0)
 	if err != nil || o.Size() != 0 || o.Attrs().ContentType != "text/csv" {
 		t.Fatalf("0-byte 416: %v", err)
 	}
@@ -713,7 +715,7 @@ func TestBackendStatuses(t *testing.T) {
 		w.WriteHeader(206)
 		_, _ = w.Write([]byte("0"))
 	}), nil)
-	o, err = b.Open(ctx, "k")
+	o, err = b.Open(ctx, "k", 0)
 	if err != nil || o.Size() != 10 {
 		t.Fatalf("Open: %v", err)
 	}
@@ -790,7 +792,7 @@ func TestSigner(t *testing.T) {
 	if d := time.Until(g.Expires); d > grant.MaxTTL || d < grant.MaxTTL-time.Minute {
 		t.Errorf("Expires in %v, want about %v", d, grant.MaxTTL)
 	}
-	w, err := sg.Write(ctx, "b", "k", results.ObjectAttrs{ContentType: "application/json", Metadata: map[string]string{"noetl-expires": "x"}}, time.Minute)
+	w, err := sg.Write(ctx, "b", "k", results.ObjectAttrs{ContentType: "application/json", Metadata: map[string]string{"noetl-expires": "x"}}, 1<<30, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -807,7 +809,7 @@ func TestSigner(t *testing.T) {
 		{Metadata: map[string]string{"k": "ünï"}},
 		{ContentType: "text/plain\r\nx-evil: 1"},
 	} {
-		if _, err := sg.Write(ctx, "b", "k", a, time.Minute); err == nil {
+		if _, err := sg.Write(ctx, "b", "k", a, 1<<30, time.Minute); err == nil {
 			t.Errorf("attrs %+v: err = nil", a)
 		}
 	}
@@ -838,7 +840,7 @@ func TestGatewayPreconditions(t *testing.T) {
 		u, err := storage.SignedURL("b", key, &storage.SignedURLOptions{
 			GoogleAccessID: accessID, PrivateKey: pemKey, Method: "PUT", Expires: time.Now().Add(time.Minute),
 			Scheme: storage.SigningSchemeV4, Style: storage.PathStyle(), Hostname: s.srv.Listener.Addr().String(), Insecure: true,
-			Headers: []string{grant.IfGenerationMatchHeader + ":" + gen},
+			Headers: []string{grant.IfGenerationMatchHeader + ":" + gen, grant.ContentLengthRangeHeader + ":0,1024"},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -846,7 +848,7 @@ func TestGatewayPreconditions(t *testing.T) {
 		return u
 	}
 	once := sign("pre/once", "0")
-	h := map[string]string{grant.IfGenerationMatchHeader: "0"}
+	h := map[string]string{grant.IfGenerationMatchHeader: "0", grant.ContentLengthRangeHeader: "0,1024"}
 	if st, code := do(t, s.srv.Client(), "PUT", once, h, "first"); st != 200 {
 		t.Fatalf("first create-only PUT: %d %s", st, code)
 	}
@@ -857,10 +859,112 @@ func TestGatewayPreconditions(t *testing.T) {
 		t.Fatalf("after the refused PUT: %q", got)
 	}
 	other := sign("pre/gen7", "7")
-	if st, code := do(t, s.srv.Client(), "PUT", other, map[string]string{grant.IfGenerationMatchHeader: "7"}, "x"); st != 501 || code != "NotImplemented" {
+	if st, code := do(t, s.srv.Client(), "PUT", other, map[string]string{grant.IfGenerationMatchHeader: "7", grant.ContentLengthRangeHeader: "0,1024"}, "x"); st != 501 || code != "NotImplemented" {
 		t.Fatalf("generation 7: %d %s, want 501 NotImplemented", st, code)
 	}
 	if ok, _ := s.buckets["b"].Exists(context.Background(), "pre/gen7"); ok {
 		t.Fatal("a refused PUT stored its object")
+	}
+}
+
+// TestWriteQuota: a PUT grant signs its size bound
+// (x-goog-content-length-range "0,<max>"): the Gateway refuses a larger
+// body, announced (Content-Length) or streamed (chunked), with 400
+// EntityTooLarge and stores nothing; the range cannot be dropped or
+// widened (the signature breaks), nor left out of a PUT grant; the
+// runner's backend stops a larger write itself with an error wrapping
+// results.ErrQuota that names NOETL_RESULT_MAX_OBJECT_MB, and reports the
+// server's refusal the same way.
+func TestWriteQuota(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	hc := s.srv.Client()
+	g, err := s.signer.Write(ctx, "b", "q/obj", results.ObjectAttrs{ContentType: "application/json"}, 100, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.MaxBytes != 100 || g.Headers[grant.ContentLengthRangeHeader] != "0,100" {
+		t.Fatalf("grant %+v", g)
+	}
+	if _, err := s.signer.Write(ctx, "b", "q/none", results.ObjectAttrs{ContentType: "application/json"}, 0, time.Minute); err == nil {
+		t.Fatal("a write grant without a size bound was signed")
+	}
+	hdr := func(mod func(map[string]string)) map[string]string {
+		h := map[string]string{}
+		for k, v := range g.Headers {
+			h[k] = v
+		}
+		if mod != nil {
+			mod(h)
+		}
+		return h
+	}
+	stored := func() bool { ok, _ := s.buckets["b"].Exists(ctx, "q/obj"); return ok }
+	if st, code := do(t, hc, "PUT", g.URL, hdr(nil), strings.Repeat("x", 101)); st != 400 || code != "EntityTooLarge" || stored() {
+		t.Fatalf("101 bytes with Content-Length: %d %s, stored %v", st, code, stored())
+	}
+	// Chunked: the size is known only while reading.
+	req, _ := http.NewRequest("PUT", g.URL, io.MultiReader(strings.NewReader(strings.Repeat("x", 60)), strings.NewReader(strings.Repeat("y", 60))))
+	for k, v := range hdr(nil) {
+		req.Header.Set(k, v)
+	}
+	req.ContentLength = -1
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "EntityTooLarge") || stored() {
+		t.Fatalf("120 bytes chunked: %d %s, stored %v", resp.StatusCode, body, stored())
+	}
+	for name, c := range map[string]struct {
+		h          map[string]string
+		st         int
+		code, body string
+	}{
+		"range widened": {hdr(func(h map[string]string) { h[grant.ContentLengthRangeHeader] = "0,1000000" }), 403, "SignatureDoesNotMatch", "x"},
+		"range dropped": {hdr(func(h map[string]string) { delete(h, grant.ContentLengthRangeHeader) }), 403, "SignatureDoesNotMatch", "x"},
+	} {
+		if st, code := do(t, hc, "PUT", g.URL, c.h, strings.Repeat("x", 500)); st != c.st || code != c.code || stored() {
+			t.Errorf("%s: %d %s, want %d %s (stored %v)", name, st, code, c.st, c.code, stored())
+		}
+	}
+	k, _ := keys(t)
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	unbounded, err := storage.SignedURL("b", "q/obj", &storage.SignedURLOptions{GoogleAccessID: accessID, PrivateKey: pemKey, Method: "PUT",
+		Expires: time.Now().Add(time.Minute), Scheme: storage.SigningSchemeV4, Style: storage.PathStyle(), Hostname: s.srv.Listener.Addr().String(), Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, code := do(t, hc, "PUT", unbounded, nil, "x"); st != 403 || code != "AccessDenied" || stored() {
+		t.Fatalf("a PUT signed without a size range: %d %s", st, code)
+	}
+	if st, code := do(t, hc, "PUT", g.URL, hdr(nil), strings.Repeat("x", 100)); st != 200 || !stored() {
+		t.Fatalf("100 bytes: %d %s", st, code)
+	}
+	// The runner's backend.
+	b := grant.NewBackend([]grant.Grant{g}, hc)
+	w := b.NewWriter(ctx, "q/obj", results.ObjectAttrs{ContentType: "application/json"})
+	_, werr := w.Write([]byte(strings.Repeat("z", 80)))
+	if werr == nil {
+		_, werr = w.Write([]byte(strings.Repeat("z", 80)))
+	}
+	cerr := w.Close()
+	if !errors.Is(werr, results.ErrQuota) || !errors.Is(cerr, results.ErrQuota) || !strings.Contains(werr.Error(), results.QuotaSetting) {
+		t.Fatalf("writer over the quota: write %v, close %v", werr, cerr)
+	}
+	if err := b.Put(ctx, "q/obj", []byte(strings.Repeat("z", 101)), "application/json"); !errors.Is(err, results.ErrQuota) {
+		t.Fatalf("Put over the quota: %v", err)
+	}
+	if got, _ := s.buckets["b"].Get(ctx, "q/obj"); string(got) != strings.Repeat("x", 100) {
+		t.Fatalf("the object changed: %q", got)
+	}
+	// A backend that does not know the bound (MaxBytes cleared) is
+	// refused by the server, and says so the same way.
+	blind := g
+	blind.MaxBytes = 0
+	if err := grant.NewBackend([]grant.Grant{blind}, hc).Put(ctx, "q/obj", []byte(strings.Repeat("z", 101)), "application/json"); !errors.Is(err, results.ErrQuota) {
+		t.Fatalf("the server's refusal: %v", err)
 	}
 }

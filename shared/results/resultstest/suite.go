@@ -34,7 +34,13 @@ func BackendSuite(t *testing.T, b results.Backend) {
 			}
 		}
 		var got []string
-		if err := b.List(ctx, key("ld/"), func(o results.ObjectInfo) error { got = append(got, o.Key); return nil }); err != nil {
+		if err := b.List(ctx, key("ld/"), func(o results.ObjectInfo) error {
+			got = append(got, o.Key)
+			if op, err := b.Open(ctx, o.Key, 0); err != nil || o.Generation <= 0 || op.Generation() != o.Generation {
+				t.Errorf("List: %s generation %d; Open: %v (%v)", o.Key, o.Generation, op, err)
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if want := []string{key("ld/a/1.json"), key("ld/a/2.json"), key("ld/b/1.json")}; fmt.Sprint(got) != fmt.Sprint(want) {
@@ -222,7 +228,7 @@ func ObjectSuite(t *testing.T, b results.Backend) {
 		if err := w.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		o, err := b.Open(ctx, k)
+		o, err := b.Open(ctx, k, 0)
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -258,7 +264,7 @@ func ObjectSuite(t *testing.T, b results.Backend) {
 		if ok, _ := b.Exists(ctx, key("stream/aborted.json")); ok {
 			t.Fatal("aborted object visible")
 		}
-		if _, err := b.Open(ctx, key("stream/none")); !errors.Is(err, results.ErrNotFound) {
+		if _, err := b.Open(ctx, key("stream/none"), 0); !errors.Is(err, results.ErrNotFound) {
 			t.Fatalf("Open missing: %v", err)
 		}
 	})
@@ -318,6 +324,55 @@ func ObjectSuite(t *testing.T, b results.Backend) {
 		}
 		if got, _ := b.Get(ctx, k); string(got) != `{"third":3}` {
 			t.Fatalf("overwrite: %q", got)
+		}
+	})
+
+	t.Run("Generations", func(t *testing.T) {
+		// Every write makes a new generation; Open with a generation opens
+		// exactly it, and refuses (ErrNotFound) once the key was written
+		// again.
+		k := key("gen/obj.json")
+		write := func(body string) int64 {
+			t.Helper()
+			w := b.NewWriter(ctx, k, results.ObjectAttrs{ContentType: "application/json"})
+			if _, err := w.Write([]byte(body)); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return w.Generation()
+		}
+		g1 := write(`{"v":1}`)
+		if g1 <= 0 {
+			t.Fatalf("the writer's generation after Close is %d, want > 0", g1)
+		}
+		o, err := b.Open(ctx, k, 0)
+		if err != nil || o.Generation() != g1 {
+			t.Fatalf("Open(0): generation %v (%v), want the writer's %d", o, err, g1)
+		}
+		if o, err := b.Open(ctx, k, g1); err != nil || o.Generation() != g1 {
+			t.Fatalf("Open(%d): %v", g1, err)
+		}
+		g2 := write(`{"v":2}`)
+		if g2 <= 0 || g2 == g1 {
+			t.Fatalf("rewritten: generation %d, want a new one (was %d)", g2, g1)
+		}
+		if _, err := b.Open(ctx, k, g1); !errors.Is(err, results.ErrNotFound) {
+			t.Fatalf("Open of the replaced generation %d: %v, want ErrNotFound", g1, err)
+		}
+		o, err = b.Open(ctx, k, g2)
+		if err != nil || o.Generation() != g2 {
+			t.Fatalf("Open(%d): %v", g2, err)
+		}
+		r, _ := o.NewReader(ctx, 0, -1)
+		got, _ := io.ReadAll(r)
+		r.Close()
+		if string(got) != `{"v":2}` {
+			t.Fatalf("generation %d reads %q", g2, got)
+		}
+		if _, err := b.Open(ctx, key("gen/none.json"), g2); !errors.Is(err, results.ErrNotFound) {
+			t.Fatalf("Open of a missing key with a generation: %v, want ErrNotFound", err)
 		}
 	})
 

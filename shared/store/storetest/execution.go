@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -29,6 +30,8 @@ var executionCases = []testCase{
 	{"UpdateTime", testExecutionUpdateTime},
 	{"ListNewestFirstFiltered", testExecutionList},
 	{"CountByStatusAndTime", testExecutionCount},
+	{"Watch", testExecutionWatch},
+	{"WatchNotFound", testExecutionWatchNotFound},
 }
 
 // sampleState returns a state that exercises every generic field with ints,
@@ -445,4 +448,98 @@ func testExecutionCount(ctx context.Context, t *testing.T, s store.Store) {
 		listed = append(listed, g.ExecutionID)
 	}
 	mustEqual(t, "ExecutionList(created in [1m, 4m))", []string{ids[3], ids[2], ids[1]}, listed)
+}
+
+// testExecutionWatch: a watch sees the document as stored when it starts,
+// then every change (the last state of a burst at least), in order; it
+// ends with nil when fn returns true and with ctx's error when ctx ends.
+func testExecutionWatch(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	seen := make(chan int64, 64)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.ExecutionWatch(ctx, id, func(rec *store.Execution) bool {
+			n, _ := rec.State.Ctx["n"].(int64)
+			if rec.UpdateTime.IsZero() {
+				n = -1 // the watch must give the version it read
+			}
+			seen <- n
+			return n >= 3
+		})
+	}()
+	next := func() int64 {
+		t.Helper()
+		select {
+		case n := <-seen:
+			return n
+		case err := <-done:
+			// fn's last value and the watch's end may be ready together:
+			// the value comes first (it was sent before fn returned).
+			select {
+			case n := <-seen:
+				done <- err
+				return n
+			default:
+			}
+			t.Fatalf("ExecutionWatch ended early: %v", err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("ExecutionWatch gave nothing for 30 s")
+		}
+		return 0
+	}
+	if n := next(); n != 0 {
+		t.Fatalf("the watch's first call saw ctx.n = %d, want 0 (the document as created, with its UpdateTime)", n)
+	}
+	for want := int64(1); want <= 3; want++ {
+		checkpoint(ctx, t, s, store.CheckpointParams{ExecutionID: id, OutboxID: fmt.Sprintf("ob-%s-%d", id, want), Apply: increment("n", nil)})
+		for {
+			n := next()
+			if n < 0 || n > want {
+				t.Fatalf("the watch saw ctx.n = %d after the checkpoint that set it to %d", n, want)
+			}
+			if n == want {
+				break
+			}
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ExecutionWatch after fn returned true: %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ExecutionWatch did not return after fn returned true")
+	}
+	// A watch whose fn never returns true ends with its context.
+	wctx, cancel := context.WithCancel(ctx)
+	calls := make(chan struct{}, 64)
+	go func() {
+		done <- s.ExecutionWatch(wctx, id, func(*store.Execution) bool { calls <- struct{}{}; return false })
+	}()
+	select {
+	case <-calls:
+	case <-time.After(30 * time.Second):
+		t.Fatal("ExecutionWatch gave nothing for 30 s")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("ExecutionWatch after its context ended: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ExecutionWatch did not return after its context ended")
+	}
+}
+
+// testExecutionWatchNotFound: watching an execution that does not exist
+// is ErrNotFound (a worker then stops watching; nothing hangs).
+func testExecutionWatchNotFound(ctx context.Context, t *testing.T, s store.Store) {
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := s.ExecutionWatch(wctx, uniqueID(t), func(*store.Execution) bool { return false })
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("ExecutionWatch of an unknown execution: %v, want ErrNotFound", err)
+	}
 }

@@ -174,7 +174,7 @@ func TestGetRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = tl.Exec(owner, nil, map[string]any{"ref": victim}, 0)
-	if o.Status != types.StatusError || o.Error.Kind != types.ErrKindResultLost || !strings.Contains(o.Error.Message, "does not match its reference's digest") || !strings.Contains(o.Error.Message, "noetl://default/default/results/484377543601029219/secret_step/0/0/0") {
+	if o.Status != types.StatusError || o.Error.Kind != types.ErrKindResultLost || !strings.Contains(o.Error.Message, "not the generation the reference records") || !strings.Contains(o.Error.Message, "noetl://default/default/results/484377543601029219/secret_step/0/0/0") {
 		t.Fatalf("tampered object: %+v", o.Error)
 	}
 }

@@ -487,8 +487,33 @@ func failure(parent, rctx context.Context, s server, err error) types.Outcome {
 		return conf.ConfigError("nats task: %s", msg)
 	case errors.Is(err, natsgo.ErrNoServers):
 		return conf.Fail("nats", true, "nats task: cannot reach %s: %s", redactURL(s.url), msg)
+	case overLimits(err, msg):
+		return conf.Fail("limit", false, "nats task: %s: the server's limits for this account are reached (%s)", msg, LimitsSettings)
 	}
 	return conf.Fail("nats", true, "nats task: %s", msg)
+}
+
+// LimitsSettings names where a NATS account's limits are set, in the
+// message of a task the server refused for them: the server's own
+// configuration, and on the local stack its settings (docs "Local
+// stack").
+const LimitsSettings = "the NATS server's account limits; on the local stack NOETL_NATS_TASK_STORE_MB, NOETL_NATS_TASK_MEMORY_MB and NOETL_NATS_TASK_CONNECTIONS"
+
+// overLimits reports whether the server refused err's operation for its
+// account's limits: JetStream's resource errors (account resources,
+// storage, memory, insufficient resources, stream and consumer counts)
+// or too many connections.
+func overLimits(err error, msg string) bool {
+	var ae *jetstream.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode {
+		case 10002, 10023, 10026, 10027, 10028, 10047:
+			return true
+		}
+	}
+	m := strings.ToLower(msg)
+	return errors.Is(err, natsgo.ErrMaxConnectionsExceeded) || strings.Contains(m, "maximum account active connections exceeded") ||
+		strings.Contains(m, "resource limits exceeded") || strings.Contains(m, "insufficient resources") || strings.Contains(m, "maximum connections exceeded")
 }
 
 // redactURL drops userinfo passwords from server URLs.

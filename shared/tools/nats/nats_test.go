@@ -2,9 +2,11 @@ package nats
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,7 +199,47 @@ func TestStackNATS(t *testing.T) {
 	}
 	tl := New(Options{})
 	defer tl.Close()
-	conformanceKV(t, tl, M{"nats_url": url, "nats_user": "ignored", "nats_password": "ignored"})
+	conformanceKV(t, tl, M{"nats_url": url, "nats_user": os.Getenv("NOETL_NATS_TASK_USER"), "nats_password": os.Getenv("NOETL_NATS_TASK_PASSWORD")})
+	// Without the tasks' password the stack's NATS refuses the task.
+	o := tl.Exec(context.Background(), nil, M{"auth": M{"nats_url": url, "nats_user": "noetl", "nats_password": "noetl"}, "operation": "kv_get", "bucket": "sessions", "key": "k"}, 5)
+	if o.Status != types.StatusError || o.Error.Kind != "auth" {
+		t.Fatalf("a credential the stack did not give: %+v", o.Error)
+	}
+}
+
+// TestAccountLimits: a server that refuses a write for its account's
+// limits (JetStream storage) fails the task once with kind limit, naming
+// where the limits are set.
+func TestAccountLimits(t *testing.T) {
+	opts := &natsserver.Options{NoLog: true, NoSigs: true}
+	if err := opts.ProcessConfigString(`host: 127.0.0.1
+port: -1
+jetstream { store_dir: ` + strconv.Quote(t.TempDir()) + ` }
+accounts { T { users: [ {user: t, password: p} ], jetstream { max_file: 1048576, max_mem: 1048576 } } }`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	defer s.Shutdown()
+	tl := New(Options{})
+	defer tl.Close()
+	auth := M{"nats_url": s.ClientURL(), "nats_user": "t", "nats_password": "p"}
+	big := strings.Repeat("x", 200<<10)
+	var o types.Outcome
+	for i := 0; i < 20; i++ {
+		if o = tl.Exec(context.Background(), nil, M{"auth": auth, "operation": "kv_put", "bucket": "park", "key": fmt.Sprintf("k%d", i), "value": big}, 10); o.Status != types.StatusOK {
+			break
+		}
+	}
+	if o.Status != types.StatusError || o.Error.Kind != "limit" || o.Error.Retryable || !strings.Contains(o.Error.Message, "NOETL_NATS_TASK_STORE_MB") {
+		t.Fatalf("over the account's storage: %+v", o.Error)
+	}
 }
 
 type L = []any

@@ -1,7 +1,8 @@
 // Package postgres implements the `postgres` task kind (NoETL DSL spec "Tasks" and
 // "Outcome envelope"; NoETL canonical v10 retry spec §3.2): SQL against PostgreSQL through pgx v5,
 // with one bounded connection pool per distinct DSN, reused across attempts
-// and tasks.
+// and tasks; a connection is reset (DISCARD ALL) each time a task releases
+// it, so no session state passes from one task to another.
 //
 // A SQL error is an error outcome with outcome.pg {code, sqlstate} set to the
 // SQLSTATE so that task policies can retry on serialization failures and
@@ -29,6 +30,7 @@ import (
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
@@ -240,7 +242,7 @@ func (t *Tool) ExecBarrier(ctx context.Context, args, config map[string]any, tim
 		qargs = []any{named}
 	}
 	if barrier != "" && transactional(stmts) && t.barrierReady(rctx, pool, dsn) {
-		result, adopted, err := t.runBarrier(rctx, pool, barrier, macKey, stmts, sqlText, qargs)
+		result, adopted, err := t.runBarrier(rctx, pool, results.AttemptObjectFrom(ctx), macKey, stmts, sqlText, qargs)
 		if err != nil {
 			return t.failure(ctx, rctx, err, password)
 		}
@@ -301,6 +303,9 @@ func (t *Tool) pool(ctx context.Context, dsn string) (*pgxpool.Pool, func(), err
 		if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
 			cfg.ConnConfig.RuntimeParams["application_name"] = t.opts.ApplicationName
 		}
+		// A pooled connection goes back clean: nothing one task leaves in
+		// its session reaches the next task, whatever its execution.
+		cfg.AfterRelease = resetSession
 		p, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			return nil, nil, &configError{err}
@@ -319,6 +324,37 @@ func (t *Tool) pool(ctx context.Context, dsn string) (*pgxpool.Pool, func(), err
 		e.lastUsed = time.Now()
 		t.mu.Unlock()
 	}, nil
+}
+
+// ResetTimeout bounds the reset of a released connection (resetSession).
+const ResetTimeout = 5 * time.Second
+
+// resetSession is the pools' AfterRelease hook (pgxpool runs it off the
+// releasing task's path, before the connection is idle again): it ends
+// everything a task can leave in its database session for the next task
+// on the connection, another execution's maybe (docs "Security",
+// "Executions are strangers"): DISCARD ALL closes cursors, resets the
+// session authorization and every setting (search_path, role,
+// statement_timeout, custom settings such as set_config('x.y', …,
+// false)), deallocates prepared statements, stops listening, releases
+// session advisory locks, drops temporary tables and functions, and
+// forgets cached plans and sequence state; pgx's own statement caches
+// are cleared with them. A connection that cannot be reset is closed.
+// What remains of a custom setting (set_config('x.y', …)) is its name,
+// with an empty value: PostgreSQL keeps such a placeholder for the
+// session's life and lists it nowhere (docs "Security").
+// (pgxpool already closes a connection released inside a transaction or
+// mid-query.)
+func resetSession(c *pgx.Conn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), ResetTimeout)
+	defer cancel()
+	if err := c.DeallocateAll(ctx); err != nil {
+		return false
+	}
+	if _, err := c.PgConn().Exec(ctx, "DISCARD ALL").ReadAll(); err != nil {
+		return false
+	}
+	return c.PgConn().TxStatus() == 'I'
 }
 
 // evictLocked closes least recently used idle pools while over the bound.
@@ -591,6 +627,17 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 	}
 	if egress.IsRefused(err) {
 		return conf.Fail("forbidden_address", false, "postgres task: %s", msg)
+	}
+	var bt *errBarrierTampered
+	if errors.As(err, &bt) {
+		return conf.ConfigError("postgres task: %s", msg)
+	}
+	var br *errBarrierResult
+	if errors.As(err, &br) {
+		return conf.Fail(types.ErrKindResultLost, false, "postgres task: %s", msg)
+	}
+	if errors.Is(err, results.ErrQuota) {
+		return conf.Fail("limit", false, "postgres task: %s", msg)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/noetl/gcpengine/shared/tools/internal/pgtest"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -345,6 +347,79 @@ func TestTimeout(t *testing.T) {
 	ok(t, runSQL(t, tl, "SELECT 1", nil))
 }
 
+// activeWith counts the server's backends running a statement that
+// contains marker (pg_stat_activity), other than the asking one.
+func activeWith(t *testing.T, marker string) int {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), testDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var n int
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'", marker).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A task whose context is canceled (a stop interrupting it: shared/worker
+// interrupt.go) has its statement canceled on the server, not left
+// running on the closed connection: pgx's context handling sets the
+// connection's deadline and, as it closes the connection, sends the
+// server a cancel request for it (the protocol message pg_cancel_backend
+// stands for). The outcome is kind canceled; a timeout stays a timeout.
+func TestCancelReachesTheServer(t *testing.T) {
+	tl := newTool(t, Options{})
+	for _, tc := range []struct {
+		name, kind string
+		timeoutS   float64
+		cancel     bool
+	}{
+		{name: "canceled", kind: "canceled", cancel: true},
+		{name: "timeout", kind: "timeout", timeoutS: 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			marker := fmt.Sprintf("cancel_%s_%d", tc.name, time.Now().UnixNano())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan types.Outcome, 1)
+			go func() {
+				done <- tl.run(ctx, request{TimeoutS: tc.timeoutS, Config: M{"connection": testDSN, "command": "SELECT pg_sleep(60) /* " + marker + " */"}})
+			}()
+			deadline := time.Now().Add(20 * time.Second)
+			for activeWith(t, marker) == 0 { // positive evidence: it runs on the server
+				if time.Now().After(deadline) {
+					t.Fatal("the statement never showed in pg_stat_activity")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if tc.cancel {
+				cancel()
+			}
+			var o types.Outcome
+			select {
+			case o = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the task did not end 20 s after its context")
+			}
+			if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != tc.kind {
+				t.Fatalf("outcome %+v %+v, want kind %s", o.Status, o.Error, tc.kind)
+			}
+			// The statement no longer runs on the server (with pgx's
+			// default it ran on for the whole minute).
+			deadline = time.Now().Add(5 * time.Second)
+			for activeWith(t, marker) != 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the statement still runs on the server 5 s after the task ended")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			ok(t, runSQL(t, tl, "SELECT 1", nil)) // the pool is still usable
+		})
+	}
+}
+
 func TestRetryableSQLStates(t *testing.T) {
 	tl := newTool(t, Options{})
 	o := runSQL(t, tl, `DO $$ BEGIN RAISE EXCEPTION 'boom' USING ERRCODE = '40001'; END $$`, nil)
@@ -440,4 +515,53 @@ func TestNumberRule(t *testing.T) {
 			t.Errorf("friendly(%#v) = %#v, want %#v", in, f, w)
 		}
 	}
+}
+
+// TestPooledSessionsComeBackClean: a task that leaves state in its
+// database session (a temporary table shadowing a real one, settings,
+// search_path, a prepared statement, LISTEN, a session advisory lock, a
+// role) leaves nothing of it to the next task on the same pooled
+// connection (one connection per pool: the next task gets that very
+// backend).
+func TestPooledSessionsComeBackClean(t *testing.T) {
+	tl := newTool(t, Options{MaxConnsPerPool: 1})
+	ok(t, runSQL(t, tl, "DROP TABLE IF EXISTS pool_real; CREATE TABLE pool_real (v text); INSERT INTO pool_real VALUES ('real')", nil))
+	poison := ok(t, runSQL(t, tl, `CREATE TEMP TABLE pool_real (v text); INSERT INTO pool_real VALUES ('poisoned');
+SET search_path = pg_temp, public;
+SET statement_timeout = '77s';
+SET default_transaction_read_only = on;
+PREPARE poison AS SELECT 'attacker';
+LISTEN poison;
+SELECT pg_advisory_lock(4242);
+SELECT pg_backend_pid() AS pid`, nil))
+	pid := poison["rows"].(L)[0].(M)["pid"]
+	got := ok(t, runSQL(t, tl, `SELECT pg_backend_pid() AS pid,
+  (SELECT count(*) FROM pg_class WHERE relpersistence = 't' AND relkind = 'r') AS temp_tables,
+  (SELECT v FROM pool_real LIMIT 1) AS real_value,
+  current_setting('rt.poison', true) AS setting,
+  current_setting('search_path') AS search_path,
+  current_setting('statement_timeout') AS statement_timeout,
+  current_setting('default_transaction_read_only') AS read_only,
+  (SELECT count(*) FROM pg_prepared_statements) AS prepared,
+  (SELECT count(*) FROM pg_listening_channels()) AS listening,
+  (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS advisory`, nil))["rows"].(L)[0].(M)
+	if got["pid"] != pid {
+		t.Fatalf("the second task ran on backend %v, the first on %v: the case proves nothing", got["pid"], pid)
+	}
+	want := M{"pid": pid, "temp_tables": int64(0), "real_value": "real", "setting": nil, "search_path": `"$user", public`,
+		"statement_timeout": "0", "read_only": "off", "prepared": int64(0), "listening": int64(0), "advisory": int64(0)}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("session state crossed tasks:\n got %v\nwant %v", got, want)
+	}
+	// A custom setting's value is reset too (its name stays defined,
+	// empty, for the session's life: PostgreSQL keeps placeholders).
+	custom := ok(t, runSQL(t, tl, `SELECT set_config('rt.poison', 'attacker', false), pg_backend_pid() AS pid`, nil))["rows"].(L)[0].(M)["pid"]
+	after := ok(t, runSQL(t, tl, `SELECT current_setting('rt.poison', true) AS setting, pg_backend_pid() AS pid`, nil))["rows"].(L)[0].(M)
+	if after["setting"] != "" || after["pid"] != custom {
+		t.Fatalf("after a custom setting: %v (the poisoned backend was %v)", after, custom)
+	}
+	// pgx's own statement cache was cleared with the server's: a
+	// cached-statement query works after the reset.
+	ok(t, tl.run(context.Background(), request{Config: M{"connection": testDSN + "&default_query_exec_mode=cache_statement", "command": "SELECT $1::int AS n", "params": L{1}}}))
+	ok(t, tl.run(context.Background(), request{Config: M{"connection": testDSN + "&default_query_exec_mode=cache_statement", "command": "SELECT $1::int AS n", "params": L{2}}}))
 }

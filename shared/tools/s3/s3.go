@@ -124,35 +124,18 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		return conf.ConfigError("%v", err)
 	}
 	action := strings.ToLower(strings.TrimSpace(cfg.Action))
-	var fields map[string]any
-	if cfg.Auth != nil {
-		f, err := creds.Resolve(ctx, t.opts.Credentials, cfg.Auth, "s3 task", credentials.KindS3)
-		if err != nil {
-			return creds.Outcome(err)
-		}
-		fields = f
+	switch action {
+	case "get", "download", "read", "put", "upload", "write", "list", "delete", "remove":
+	case "":
+		return conf.ConfigError("s3 task: action is required (get, put, list or delete)")
+	default:
+		return conf.ConfigError("s3 task: action %q is not supported (get, put, list or delete)", action)
 	}
-	conn, err := s3conn.FromFields(fields, cfg.Endpoint, cfg.Region)
-	if err != nil {
-		return conf.ConfigError("s3 task: %v", err)
+	client, o := t.connect(ctx, cfg)
+	if o != nil {
+		return *o
 	}
-	if b, ok := t.reserved(cfg); ok {
-		return conf.Fail(types.ErrKindForbidden, false, "s3 task: bucket %q is the engine's results bucket: tasks never touch it (read a stored result with an artifact or result_fetch task)", b)
-	}
-	if p := t.opts.Egress; p != nil {
-		if err := allowed(ctx, p, conn.Endpoint); err != nil {
-			return conf.Fail("forbidden_address", false, "s3 task: endpoint %s: %v", conn.Endpoint, err)
-		}
-	}
-	client, err := conn.Client(t.opts.Egress)
-	if err != nil {
-		return conf.ConfigError("s3 task: %v", err)
-	}
-	timeout := t.opts.DefaultTimeout
-	if timeoutS > 0 {
-		timeout = time.Duration(timeoutS * float64(time.Second))
-	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := context.WithTimeout(ctx, t.timeout(timeoutS))
 	defer cancel()
 	var out types.Outcome
 	switch action {
@@ -162,13 +145,79 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		out = t.put(rctx, client, cfg)
 	case "list":
 		out = t.list(rctx, client, cfg)
-	case "delete", "remove":
-		out = t.delete(rctx, client, cfg)
-	case "":
-		return conf.ConfigError("s3 task: action is required (get, put, list or delete)")
 	default:
-		return conf.ConfigError("s3 task: action %q is not supported (get, put, list or delete)", action)
+		out = t.delete(rctx, client, cfg)
 	}
+	return settle(ctx, rctx, out)
+}
+
+// PutObject writes size bytes of r (its content type contentType) to
+// the object that config names (destination | uri, or bucket + key),
+// with config's auth, endpoint, region and metadata, through the same
+// checks as a put task (the engine's results bucket is refused, the
+// endpoint passes the egress policy). The transfer kind writes its s3
+// targets with it. The result and errors are a put task's.
+func (t *Tool) PutObject(ctx context.Context, config map[string]any, r io.Reader, size int64, contentType string) types.Outcome {
+	var cfg toolspec.S3
+	if err := toolspec.Decode(config, &cfg); err != nil {
+		return conf.ConfigError("%v", err)
+	}
+	client, o := t.connect(ctx, cfg)
+	if o != nil {
+		return *o
+	}
+	rctx, cancel := context.WithTimeout(ctx, t.timeout(0))
+	defer cancel()
+	bucket, key, err := object(cfg, "destination | uri", cfg.Destination, cfg.URI)
+	if err != nil {
+		return conf.ConfigError("s3 task: put: %v", err)
+	}
+	return settle(ctx, rctx, t.putObject(rctx, client, cfg, bucket, key, r, size, contentType))
+}
+
+// connect resolves cfg's credential and endpoint, refuses the engine's
+// results bucket and an endpoint the egress policy refuses, and returns
+// the client.
+func (t *Tool) connect(ctx context.Context, cfg toolspec.S3) (*minio.Client, *types.Outcome) {
+	fail := func(o types.Outcome) (*minio.Client, *types.Outcome) { return nil, &o }
+	var fields map[string]any
+	if cfg.Auth != nil {
+		f, err := creds.Resolve(ctx, t.opts.Credentials, cfg.Auth, "s3 task", credentials.KindS3)
+		if err != nil {
+			return fail(creds.Outcome(err))
+		}
+		fields = f
+	}
+	conn, err := s3conn.FromFields(fields, cfg.Endpoint, cfg.Region)
+	if err != nil {
+		return fail(conf.ConfigError("s3 task: %v", err))
+	}
+	if b, ok := t.reserved(cfg); ok {
+		return fail(conf.Fail(types.ErrKindForbidden, false, "s3 task: bucket %q is the engine's results bucket: tasks never touch it (read a stored result with an artifact or result_fetch task)", b))
+	}
+	if p := t.opts.Egress; p != nil {
+		if err := allowed(ctx, p, conn.Endpoint); err != nil {
+			return fail(conf.Fail("forbidden_address", false, "s3 task: endpoint %s: %v", conn.Endpoint, err))
+		}
+	}
+	client, err := conn.Client(t.opts.Egress)
+	if err != nil {
+		return fail(conf.ConfigError("s3 task: %v", err))
+	}
+	return client, nil
+}
+
+// timeout is one attempt's bound: timeoutS seconds, else the default.
+func (t *Tool) timeout(timeoutS float64) time.Duration {
+	if timeoutS > 0 {
+		return time.Duration(timeoutS * float64(time.Second))
+	}
+	return t.opts.DefaultTimeout
+}
+
+// settle names a storage failure that the caller's cancellation (kind
+// canceled) or the attempt's deadline (kind timeout) caused.
+func settle(ctx, rctx context.Context, out types.Outcome) types.Outcome {
 	if out.Status == types.StatusError && out.Error != nil && out.Error.Kind == "storage" {
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):
@@ -283,6 +332,11 @@ func (t *Tool) put(ctx context.Context, c *minio.Client, cfg toolspec.S3) types.
 	default:
 		return conf.ConfigError("s3 task: put: give source (a local file), content (text) or data (a value)")
 	}
+	return t.putObject(ctx, c, cfg, bucket, key, r, size, contentType)
+}
+
+// putObject writes size bytes of r to bucket/key with cfg's metadata.
+func (t *Tool) putObject(ctx context.Context, c *minio.Client, cfg toolspec.S3, bucket, key string, r io.Reader, size int64, contentType string) types.Outcome {
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -47,17 +46,10 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 	}
 	content, _ := res["content"].(string)
 	key, _ := res["key"].(string)
-	format, _ := conf.String(p.source, "format")
-	format = strings.ToLower(strings.TrimSpace(format))
-	if format == "" {
-		switch strings.ToLower(path.Ext(key)) {
-		case ".csv":
-			format = "csv"
-		case ".jsonl", ".ndjson":
-			format = "jsonl"
-		default:
-			format = "json"
-		}
+	format, err := objectFormat(p.source, key)
+	if err != nil {
+		o := conf.ConfigError("transfer task: source.%v", err)
+		return 0, &o
 	}
 	var data any
 	switch format {
@@ -81,7 +73,7 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 				data = m[part]
 			}
 		}
-	case "jsonl", "ndjson":
+	case "jsonl":
 		list := []any{}
 		sc := bufio.NewScanner(strings.NewReader(content))
 		sc.Buffer(make([]byte, 64<<10), 32<<20)
@@ -128,9 +120,6 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 			list = append(list, rec)
 		}
 		data = list
-	default:
-		o := conf.ConfigError("transfer task: source.format %q is not supported (json, jsonl or csv)", format)
-		return 0, &o
 	}
 	return emitList(rctx, parent, p, data, fmt.Sprintf("%v", res["uri"]), emit, s)
 }

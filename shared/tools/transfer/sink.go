@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/postgres"
@@ -23,6 +24,10 @@ type sink struct {
 	cols   []string // target columns
 	fields []string // source field of each target column
 	opened bool
+	// An s3 target: the object's format, its writer, and the put's result.
+	format string
+	obj    *objectWriter
+	put    map[string]any
 }
 
 // sinkError marks an error of the target side.
@@ -57,6 +62,12 @@ func (t *Tool) openSink(rctx, parent context.Context, p plan) (*sink, *types.Out
 			o := conf.ConfigError("transfer task: target.database must be a DuckDB file (an in-memory database ends with the task)")
 			return nil, &o
 		}
+	case "s3":
+		if t.opts.S3 == nil {
+			o := conf.ConfigError("transfer task: the s3 kind is not available")
+			return nil, &o
+		}
+		s.format = p.format
 	}
 	for _, m := range p.mapping {
 		s.cols = append(s.cols, m[0])
@@ -85,6 +96,8 @@ func (s *sink) ensure(ctx context.Context, srcCols []string) error {
 		s.pg, err = s.t.opts.Postgres.OpenWriter(ctx, s.pgEnd, s.p.table, s.cols, postgres.WriteMode(s.p.mode), s.p.key)
 	case "duckdb":
 		s.dk, err = s.t.opts.DuckDB.OpenWriter(ctx, s.db, s.p.table, s.cols, duckdb.WriteMode(s.p.mode))
+	case "s3":
+		s.obj, err = newObjectWriter(ctx, s.format, s.cols)
 	}
 	if err != nil {
 		return &sinkError{err}
@@ -113,6 +126,8 @@ func (s *sink) write(ctx context.Context, rows [][]any) error {
 		err = s.pg.Write(ctx, rows)
 	case s.dk != nil:
 		err = s.dk.Write(ctx, rows)
+	case s.obj != nil:
+		err = s.obj.write(rows)
 	}
 	if err != nil {
 		return &sinkError{err}
@@ -127,6 +142,8 @@ func (s *sink) commit(ctx context.Context) error {
 		err = s.pg.Commit(ctx)
 	case s.dk != nil:
 		err = s.dk.Commit()
+	case s.p.dstType == "s3":
+		err = s.putObject(ctx)
 	}
 	if err != nil {
 		return &sinkError{err}
@@ -140,6 +157,9 @@ func (s *sink) close() {
 	}
 	if s.dk != nil {
 		s.dk.Close()
+	}
+	if s.obj != nil {
+		s.obj.close()
 	}
 }
 
@@ -157,6 +177,17 @@ func (s *sink) classify(parent, rctx context.Context, err error) (types.Outcome,
 	var se *sinkError
 	if !errors.As(err, &se) {
 		return types.Outcome{}, false
+	}
+	var oe *outcomeError
+	switch {
+	case errors.As(se.err, &oe):
+		o := prefix(oe.o, "transfer target")
+		o.Result = nil
+		return o, true
+	case s.p.dstType == "s3" && sandbox.WorkspaceFrom(rctx).Full():
+		return prefix(conf.Fail("limit", false, "the object being written filled the task's disk (NOETL_SANDBOX_DISK_MB): %v", se.err), "transfer target"), true
+	case s.p.dstType == "s3":
+		return prefix(conf.Fail("transfer", false, "%v", se.err), "transfer target"), true
 	}
 	switch s.p.dstType {
 	case "postgres":

@@ -1,14 +1,15 @@
 // Package transfer implements the `transfer` task kind: it moves rows from
-// a source (http, postgres, duckdb) to a target table (postgres, duckdb) in
-// batches, with NoETL's source/target/mapping shape:
+// a source (http, postgres, duckdb, a stored result, an s3 object) to a
+// target table (postgres, duckdb) or an s3 object, in batches, with
+// NoETL's source/target/mapping shape:
 //
 //	kind: transfer
 //	source:
-//	  type: http                  # http | postgres | duckdb (also `tool:` or `kind:`)
+//	  type: http                  # http | postgres | duckdb | result | s3 (also `tool:` or `kind:`)
 //	  url: "{{ api_url }}"        # http: url (or endpoint), method, headers,
 //	  method: GET                 #   params, body/json, data_path, auth
 //	target:
-//	  type: postgres              # postgres | duckdb
+//	  type: postgres              # postgres | duckdb | s3
 //	  auth: "{{ pg_auth }}"       # postgres: auth | connection | dsn
 //	  table: public.http_to_postgres_transfer
 //	  mapping:                    # target column: source field
@@ -21,6 +22,14 @@
 // results tier batch by batch into the target, never holding it whole.
 //
 //	mode: append                  # append | replace | upsert (also under target)
+//
+// An s3 end is an object of an S3-compatible store, read or written with
+// the s3 kind (its credential, endpoint and egress policy): `{type: s3,
+// uri: s3://bucket/key, auth: <s3 credential>, format: json | jsonl |
+// csv}` (the format defaults from the key's extension). An s3 target is
+// written whole at the end (mode replace, its only mode): json a list of
+// objects, jsonl one object a line, csv a header row then one row a
+// record, the keys or columns being the target columns in order.
 //
 // The postgres and duckdb ends use the postgres and duckdb kinds' own
 // connections, value mapping and error classification. DuckDB reads a
@@ -105,21 +114,28 @@ func New(opts Options) *Tool {
 // postgres the connection keys, for duckdb database | db_path | path |
 // connection (a file).
 //
-// Directions: http → postgres, http → duckdb, postgres → postgres,
-// postgres → duckdb, duckdb → postgres, duckdb → duckdb. The target is
-// written in one transaction (replace empties it in the same
-// transaction), committed only when every batch was written, so a failed
-// attempt leaves the table as it was and a retry starts clean.
+// Directions: every source (http, postgres, duckdb, result, s3) to every
+// target (postgres, duckdb, s3). A table target is written in one
+// transaction (replace empties it in the same transaction), committed
+// only when every batch was written, so a failed attempt leaves the table
+// as it was and a retry starts clean; an s3 target (uri | bucket + key,
+// format, auth, endpoint, region, content_type, metadata; no table, mode
+// replace only) is encoded into a file in the task's workspace (its
+// disk limit bounds the object: kind "limit") and put whole at the end, so
+// a failed attempt leaves the object as it was.
 //
 // Result: {"status": "success", "direction": "http_to_postgres",
 // "source_type", "target_type", "mode", "rows_transferred",
 // "chunks_processed", "target_table", "columns": [target columns]} plus
-// "records_fetched" for http. Errors: configuration problems are kind
+// "records_fetched" for http and s3 sources; an s3 target has
+// "target_uri", "format", "size" (bytes) and "etag" instead of
+// "target_table". Errors: configuration problems are kind
 // "config"; the http source's failures are the http kind's (kinds
 // rate_limit, auth, not_found, client_error, server_error with the status,
 // retryable for 408/429/5xx; "connection", "timeout");
 // database failures are the postgres/duckdb kinds' (kind "postgres" with
-// outcome.pg, or "duckdb"); the deadline is kind "timeout".
+// outcome.pg, or "duckdb"); s3 failures the s3 kind's (not_found, auth,
+// forbidden, forbidden_address, storage); the deadline is kind "timeout".
 func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS float64) types.Outcome {
 	var cfg toolspec.Transfer
 	if err := toolspec.Decode(config, &cfg); err != nil {
@@ -137,11 +153,15 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	defer cancel()
 
 	res := map[string]any{
-		"direction":    p.srcType + "_to_" + p.dstType,
-		"source_type":  p.srcType,
-		"target_type":  p.dstType,
-		"mode":         string(p.mode),
-		"target_table": p.table,
+		"direction":   p.srcType + "_to_" + p.dstType,
+		"source_type": p.srcType,
+		"target_type": p.dstType,
+		"mode":        string(p.mode),
+	}
+	if p.dstType == "s3" {
+		res["target_uri"], res["format"] = p.object, p.format
+	} else {
+		res["target_table"] = p.table
 	}
 	sink, out := t.openSink(rctx, ctx, p)
 	if out != nil {
@@ -225,6 +245,9 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		cols[i] = c
 	}
 	res["columns"] = cols
+	if sink.put != nil {
+		res["size"], res["etag"] = sink.put["size"], sink.put["etag"]
+	}
 	return types.Outcome{Status: types.StatusOK, Result: res}
 }
 
@@ -238,6 +261,8 @@ type plan struct {
 	mode             string
 	chunk            int
 	key              []string
+	// An s3 target: the object's URI and format (json, jsonl or csv).
+	object, format string
 }
 
 // parse checks a transfer's configuration and plans it. The source and
@@ -272,13 +297,13 @@ func parse(cfg toolspec.Transfer) (plan, error) {
 		return p, fmt.Errorf("source.type %q is not supported (http, postgres, duckdb, result or s3)", st)
 	}
 	switch p.dstType {
-	case "postgres", "duckdb":
+	case "postgres", "duckdb", "s3":
 	case "":
-		return p, errors.New("target.type is required (postgres or duckdb)")
+		return p, errors.New("target.type is required (postgres, duckdb or s3)")
 	case "snowflake":
-		return p, errors.New("target.type snowflake needs a Snowflake account, which this engine does not reach (postgres or duckdb)")
+		return p, errors.New("target.type snowflake needs a Snowflake account, which this engine does not reach (postgres, duckdb or s3)")
 	default:
-		return p, fmt.Errorf("target.type %q is not supported (postgres or duckdb)", dt)
+		return p, fmt.Errorf("target.type %q is not supported (postgres, duckdb or s3)", dt)
 	}
 	if d := cfg.Direction; d != "" {
 		want := p.srcType + "_to_" + p.dstType
@@ -294,6 +319,9 @@ func parse(cfg toolspec.Transfer) (plan, error) {
 		if _, ok := conf.Lookup(src, "uri", "bucket"); !ok {
 			return p, errors.New("source.uri (s3://bucket/key) is required for an s3 source")
 		}
+		if _, err := objectFormat(src, ""); err != nil {
+			return p, fmt.Errorf("source.%v", err)
+		}
 	} else if p.srcType != "http" {
 		q, ok := conf.String(src, "query", "sql", "command")
 		if !ok || strings.TrimSpace(q) == "" {
@@ -301,11 +329,25 @@ func parse(cfg toolspec.Transfer) (plan, error) {
 		}
 		p.query = q
 	}
-	table, ok := conf.String(dst, "table")
-	if !ok || strings.TrimSpace(table) == "" {
-		return p, errors.New("target.table is required")
+	if p.dstType == "s3" {
+		if _, ok := conf.Lookup(dst, "table"); ok {
+			return p, errors.New("target.table does not apply to an s3 target: name the object with target.uri (s3://bucket/key)")
+		}
+		uri, err := s3Object(dst)
+		if err != nil {
+			return p, fmt.Errorf("target: %v", err)
+		}
+		p.object, p.table = uri, uri
+		if p.format, err = objectFormat(dst, uri); err != nil {
+			return p, fmt.Errorf("target.%v", err)
+		}
+	} else {
+		table, ok := conf.String(dst, "table")
+		if !ok || strings.TrimSpace(table) == "" {
+			return p, errors.New("target.table is required")
+		}
+		p.table = strings.TrimSpace(table)
 	}
-	p.table = strings.TrimSpace(table)
 	if _, ok := conf.Lookup(dst, "query"); ok {
 		return p, errors.New("target.query (a custom INSERT) is not supported; name the table and a mapping")
 	}
@@ -324,13 +366,23 @@ func parse(cfg toolspec.Transfer) (plan, error) {
 		sort.Slice(p.mapping, func(i, j int) bool { return p.mapping[i][0] < p.mapping[j][0] })
 	}
 	p.mode = "append"
+	explicit := false
 	if m, ok := conf.String(dst, "mode"); ok {
-		p.mode = m
+		p.mode, explicit = m, true
 	}
 	if m := cfg.Mode; m != "" {
-		p.mode = m
+		p.mode, explicit = m, true
 	}
 	p.mode = strings.ToLower(strings.TrimSpace(p.mode))
+	if p.dstType == "s3" {
+		// An object is written whole: the default, and the only mode.
+		switch {
+		case !explicit || p.mode == "replace" || p.mode == "truncate" || p.mode == "overwrite":
+			p.mode = "replace"
+		default:
+			return p, fmt.Errorf("mode %q does not apply to an s3 target: the object is written whole (mode replace, the default for s3)", p.mode)
+		}
+	}
 	switch p.mode {
 	case "append", "insert":
 		p.mode = "append"
@@ -344,7 +396,15 @@ func parse(cfg toolspec.Transfer) (plan, error) {
 	default:
 		return p, fmt.Errorf("mode %q is not supported (append, replace or upsert)", p.mode)
 	}
-	if kv, ok := conf.Lookup(dst, "key", "upsert_key", "conflict_columns", "primary_key"); ok {
+	keys := []string{"key", "upsert_key", "conflict_columns", "primary_key"}
+	if p.dstType == "s3" {
+		// An s3 target's key is its object's; it has no conflict columns.
+		if _, ok := conf.Lookup(dst, keys[1:]...); ok {
+			return p, errors.New("target.upsert_key does not apply to an s3 target (the object is written whole)")
+		}
+		keys = nil
+	}
+	if kv, ok := conf.Lookup(dst, keys...); ok {
 		switch k := kv.(type) {
 		case string:
 			for _, s := range strings.Split(k, ",") {
