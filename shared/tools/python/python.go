@@ -162,17 +162,22 @@ func (t *Tool) sandboxed(interp string) (string, error) {
 	if probeErr == nil {
 		return interp, nil
 	}
+	var altErrs []string
 	for _, alt := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
 		if alt == interp {
 			continue
 		}
-		if t.probe(sb, alt) == nil {
+		err := t.probe(sb, alt)
+		if err != nil {
+			altErrs = append(altErrs, fmt.Sprintf("%s: %v", alt, err))
+		}
+		if err == nil {
 			slog.Warn("python: the configured interpreter does not start in the sandbox; using a system interpreter",
 				"configured", interp, "error", probeErr, "using", alt)
 			return alt, nil
 		}
 	}
-	return "", fmt.Errorf("python interpreter %s does not start in the sandbox (install python where unprivileged users can read it, or set NOETL_PYTHON): %v", interp, probeErr)
+	return "", fmt.Errorf("python interpreter %s does not start in the sandbox (install python where unprivileged users can read it, or set NOETL_PYTHON): %v; nor do the system interpreters (%s)", interp, probeErr, strings.Join(altErrs, "; "))
 }
 
 // probe runs interp inside the sandbox and checks it imports json.
