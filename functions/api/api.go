@@ -20,6 +20,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -78,68 +79,96 @@ func API(w http.ResponseWriter, r *http.Request) {
 	route(w, r)
 }
 
-// route serves an authorized request (its principal in its context).
+// route serves an authorized request (its principal in its context):
+// apiRoutes matches its path (apiPath: without the optional "/api" prefix
+// and a trailing slash) and the handler serves the request as it came, so
+// errors quote the path the caller sent. An unmatched path or method is a
+// 404 {"error": "no route for METHOD PATH"}.
 func route(w http.ResponseWriter, r *http.Request) {
-	p := strings.TrimPrefix(r.URL.Path, "/api")
-	p = strings.TrimSuffix(p, "/")
-	switch {
-	case p == "/healthz" || p == "":
-		// Healthy only when callers can be identified: in the cloud
-		// profile without roles the api serves no one (runtime.Roles).
-		if _, err := Authenticator(r.Context()); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
-	case p == "/executions" && r.Method == http.MethodPost:
-		start(w, r)
-	case p == "/executions" && r.Method == http.MethodGet:
-		list(w, r)
-	case p == "/credentials" || strings.HasPrefix(p, "/credentials/"):
-		Credentials(w, r, strings.TrimPrefix(p, "/credentials"))
-	case p == "/subscriptions" || strings.HasPrefix(p, "/subscriptions/"):
-		subscriptions(w, r, strings.TrimPrefix(p, "/subscriptions"))
-	case p == "/dlq" || strings.HasPrefix(p, "/dlq/"):
-		dlqRoute(w, r, strings.TrimPrefix(p, "/dlq"))
-	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/cancel") && r.Method == http.MethodPost:
-		cancel(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/cancel"))
-	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rerun") && r.Method == http.MethodPost:
-		rerunExecution(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rerun"))
-	case strings.HasPrefix(p, "/executions/") && strings.Contains(p, "/steps/") && r.Method == http.MethodPost:
-		id, step, action, ok := stepRoute(strings.TrimPrefix(p, "/executions/"))
+	p := apiPath(r)
+	if path.Clean(p) != p {
+		// The mux would redirect a path it cleans (a "//", a "..") to
+		// one without the "/api" prefix: such a path has no route.
+		noRoute(w, r)
+		return
+	}
+	m := r.Clone(r.Context())
+	m.URL.Path, m.URL.RawPath = p, ""
+	h, _ := apiRoutes.Handler(m)
+	h.ServeHTTP(w, r)
+}
+
+// apiPath is the request's path as the api's routes match it: without the
+// optional "/api" prefix and a trailing slash ("/" for none).
+func apiPath(r *http.Request) string {
+	p := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api"), "/")
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+// executionPath is the part of the api path between "/executions/" and
+// suffix.
+func executionPath(r *http.Request, suffix string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(apiPath(r), "/executions/"), suffix)
+}
+
+// apiRoutes are the api's routes (net/http ServeMux patterns, matched by
+// route against apiPath).
+var apiRoutes = func() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", health)
+	mux.HandleFunc("/healthz", health)
+	mux.HandleFunc("POST /executions", start)
+	mux.HandleFunc("GET /executions", list)
+	sub := func(prefix string, h func(http.ResponseWriter, *http.Request, string)) {
+		f := func(w http.ResponseWriter, r *http.Request) { h(w, r, strings.TrimPrefix(apiPath(r), prefix)) }
+		mux.HandleFunc(prefix, f)
+		mux.HandleFunc(prefix+"/", f)
+	}
+	sub("/credentials", Credentials)
+	sub("/subscriptions", subscriptions)
+	sub("/dlq", dlqRoute)
+	sub("/playbooks", playbooks)
+	mux.HandleFunc("POST /executions/{id}/cancel", func(w http.ResponseWriter, r *http.Request) { cancel(w, r, executionPath(r, "/cancel")) })
+	mux.HandleFunc("POST /executions/{id}/rerun", func(w http.ResponseWriter, r *http.Request) { rerunExecution(w, r, executionPath(r, "/rerun")) })
+	mux.HandleFunc("POST /executions/{id}/rebuild", func(w http.ResponseWriter, r *http.Request) { rebuild(w, r, executionPath(r, "/rebuild")) })
+	mux.HandleFunc("POST /executions/{id}/steps/{rest...}", func(w http.ResponseWriter, r *http.Request) {
+		id, step, action, ok := stepRoute(executionPath(r, ""))
 		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
+			noRoute(w, r)
 			return
 		}
 		endStep(w, r, id, step, action)
-	case strings.HasPrefix(p, "/executions/") && strings.HasSuffix(p, "/rebuild") && r.Method == http.MethodPost:
-		rebuild(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/executions/"), "/rebuild"))
-	case p == "/gc" && r.Method == http.MethodPost:
-		collect(w, r)
-	case p == "/cells" && r.Method == http.MethodGet:
-		cells(w, r)
-	case p == "/results/verify" && r.Method == http.MethodPost:
-		verifyResults(w, r)
-	case p == "/results/repair" && r.Method == http.MethodPost:
-		repairResult(w, r)
-	case strings.HasPrefix(p, "/results") && r.Method == http.MethodGet:
-		resultByURN(w, r)
-	case p == "/playbooks" || strings.HasPrefix(p, "/playbooks/"):
-		playbooks(w, r, strings.TrimPrefix(p, "/playbooks"))
-	case strings.HasPrefix(p, "/executions/") && r.Method == http.MethodGet:
-		rest := strings.TrimPrefix(p, "/executions/")
-		if id, ok := strings.CutSuffix(rest, "/events"); ok {
-			events(w, r, id)
-			return
-		}
-		if id, ok := strings.CutSuffix(rest, "/cost"); ok {
-			cost(w, r, id)
-			return
-		}
-		get(w, r, rest)
-	default:
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
+	})
+	mux.HandleFunc("POST /gc", collect)
+	mux.HandleFunc("GET /cells", cells)
+	mux.HandleFunc("POST /results/verify", verifyResults)
+	mux.HandleFunc("POST /results/repair", repairResult)
+	mux.HandleFunc("GET /results", resultByURN)
+	mux.HandleFunc("GET /results/", resultByURN)
+	mux.HandleFunc("GET /executions/{id}/events", func(w http.ResponseWriter, r *http.Request) { events(w, r, executionPath(r, "/events")) })
+	mux.HandleFunc("GET /executions/{id}/cost", func(w http.ResponseWriter, r *http.Request) { cost(w, r, executionPath(r, "/cost")) })
+	mux.HandleFunc("GET /executions/{rest...}", func(w http.ResponseWriter, r *http.Request) { get(w, r, executionPath(r, "")) })
+	mux.HandleFunc("/", noRoute)
+	return mux
+}()
+
+// health serves /healthz (and the api's root): healthy only when callers
+// can be identified (in the cloud profile without roles the api serves no
+// one: runtime.Roles). 200 {"ok": true}; 503 {"ok": false, "error"}.
+func health(w http.ResponseWriter, r *http.Request) {
+	if _, err := Authenticator(r.Context()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
+		return
 	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// noRoute answers 404 {"error": "no route for METHOD PATH"}.
+func noRoute(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"error": "no route for " + r.Method + " " + r.URL.Path})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
