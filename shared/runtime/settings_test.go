@@ -10,6 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // TestDepsWireSettings: each setting the functions hand to a component
@@ -105,5 +106,34 @@ func TestDepsWireSettings(t *testing.T) {
 	}
 	if opts.Egress.Profile != "local" {
 		t.Errorf("NOETL_EGRESS_PROFILE=local: the tools' policy has profile %q", opts.Egress.Profile)
+	}
+}
+
+// TestDefaultMaxInFlightTakesEffect: NOETL_DEFAULT_MAX_IN_FLIGHT bounds
+// how many iterations of a parallel loop without max_in_flight are
+// dispatched at once.
+func TestDefaultMaxInFlightTakesEffect(t *testing.T) {
+	const src = `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: t, path: t}
+workflow:
+  - step: start
+    loop: {in: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], iterator: i, spec: {mode: parallel}}
+    tool: {kind: noop}
+`
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{{nil, 10}, {map[string]string{"NOETL_DEFAULT_MAX_IN_FLIGHT": "3"}, 3}} {
+		_, out := started(t, engineWith(t, src, c.env))
+		n := 0
+		for _, cmd := range out.Commands {
+			if cmd.Kind == types.CmdRunStep && cmd.Iteration != nil {
+				n++
+			}
+		}
+		if n != c.want {
+			t.Errorf("%v: %d iterations dispatched at start, want %d", c.env, n, c.want)
+		}
 	}
 }

@@ -1,0 +1,349 @@
+package config
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// effect names a test that changes a setting and observes what changes.
+type effect struct {
+	// Test is "dir.TestName" or "dir.TestName/subtest" (dir relative to
+	// the module root; a subtest is a t.Run with that literal name).
+	Test string
+	// Sets is what the test's body must name. Empty: the knob's variable
+	// (or an alias) or its Config field — the test sets the setting
+	// itself. Otherwise the component option the knob is wired to (the
+	// knob's list then also holds a test that names the variable and shows
+	// it reaching that option).
+	Sets string
+}
+
+// effectTests maps each knob of the registry to the tests that show its
+// effect (issue 27: "every setting in the table has a test that shows its
+// effect"). TestEveryKnobHasAnEffectTest checks that each named test
+// exists and names the knob (or the option it sets). A knob without such
+// a test is in noEffectTest instead.
+//
+// A knob's tests come in two shapes: one that sets the variable (or the
+// Config field) and observes the component's behaviour; or a pair, one
+// showing the setting reaching the component's option (Sets empty, e.g.
+// shared/runtime.TestDepsWireSettings: config.Parse → NewDeps) and one
+// showing what the component does with that option (Sets: the option).
+var effectTests = map[string][]effect{
+	"GOOGLE_CLOUD_PROJECT": {{Test: telemetrySettings}, {Test: depsWire}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Project"}},
+
+	"NOETL_RETENTION_DAYS":        {{Test: depsWire}, {Test: "shared/store.TestFirestoreExpireAt", Sets: "Retention"}},
+	"NOETL_EXECUTE_AUDIENCE":      {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "Audience"}},
+	"NOETL_TASKS_SERVICE_ACCOUNT": {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "ServiceAccount"}},
+	"NOETL_FUNCTIONS_URL":         {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "functions/cmd/noetl.TestAPIURLSelection"}},
+	"NOETL_REPO_ROOT":             {{Test: depsWire}, {Test: "shared/catalog.TestLoadConfinedToRoot", Sets: "Root"}},
+
+	// The results tier the functions build (shared/runtime.ResultStore).
+	"NOETL_RESULTS_BUCKET":            {{Test: resultStore}},
+	"NOETL_RESULT_INLINE_MAX":         {{Test: resultStore}, {Test: "shared/results.TestOffloadInlineVsOverBudget", Sets: "newTestStore"}},
+	"NOETL_TENANT":                    {{Test: resultStore}},
+	"NOETL_TENANT_PROJECT":            {{Test: resultStore}},
+	"NOETL_RESULT_ENV":                {{Test: resultStore}},
+	"NOETL_RESULT_CELLS_FILE":         {{Test: resultStore}},
+	"NOETL_RESULT_CACHE_MB":           {{Test: resultStore}, {Test: "shared/results.TestCacheLRU", Sets: "Cache"}},
+	"NOETL_RESULT_READ_CHECK":         {{Test: "shared/runtime.TestReadCheckKnobTakesEffect"}},
+	"NOETL_RESULT_MATERIALIZE_MAX_MB": {{Test: resultStore}, {Test: "shared/results.TestMaterializeMax", Sets: "MaterializeMax"}},
+	"NOETL_RESULT_MAX_OBJECT_MB":      {{Test: "emulators/e2e.TestRedTeamSharedResultBytes"}},
+
+	// The worker's settings (TestDepsWireSettings) and what the worker
+	// does with them.
+	"NOETL_TASK_ERROR_MAX_BYTES":     {{Test: depsWire}, {Test: "shared/worker.TestOversizeErrorFailsOnceAndIsStored", Sets: "ErrorMax"}},
+	"NOETL_TIMEOUTS_TOOL_DEFAULT_MS": {{Test: depsWire}, {Test: "shared/worker.TestSinkTimeoutAndDefaultConnection", Sets: "ToolTimeout"}},
+	"NOETL_TIMEOUTS_SINK_DEFAULT_MS": {{Test: depsWire}, {Test: "shared/worker.TestSinkTimeoutAndDefaultConnection", Sets: "SinkTimeout"}},
+	"NOETL_PG_DSN":                   {{Test: depsWire}, {Test: "shared/worker.TestSinkTimeoutAndDefaultConnection", Sets: "PGDSN"}},
+	"NOETL_DLQ_ENABLED":              {{Test: depsWire}, {Test: "shared/dlq.TestExhaustedTaskIsFiled"}},
+	"NOETL_HTTP_ALLOW_LINK_LOCAL":    {{Test: depsWire}, {Test: "shared/tools/http.TestAllowLinkLocalSwitch", Sets: "AllowLinkLocal"}},
+	"NOETL_EGRESS_PROFILE":           {{Test: depsWire}, {Test: "shared/egress.TestCheckAddr", Sets: "mustPolicy"}},
+	"NOETL_LEASE_TTL_S":              {{Test: depsWire}, {Test: "shared/worker.TestLeaseTTLMovesTheWatchdog", Sets: "LeaseTTL"}},
+	"NOETL_HEARTBEAT_INTERVAL_S":     {{Test: depsWire}, {Test: "shared/worker.TestHeartbeatInterval", Sets: "HeartbeatInterval"}},
+	"NOETL_DISPATCH_DEADLINE_S":      {{Test: depsWire}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},
+	"NOETL_TIMEOUTS_LOOP_ITEM_MS":    {{Test: depsWire}, {Test: "shared/worker.TestLoopItemTimeoutSetting", Sets: "LoopItemTimeout"}},
+	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
+	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
+	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
+
+	// The engine's options (shared/runtime.EngineOptions).
+	"NOETL_DEFAULT_MAX_IN_FLIGHT":                 {{Test: "shared/runtime.TestDefaultMaxInFlightTakesEffect"}},
+	"NOETL_EXECUTION_DEADLINE_S":                  {{Test: engineKnobs + "/NOETL_EXECUTION_DEADLINE_S"}},
+	"NOETL_TIMEOUTS_LOOP_TOTAL_MS":                {{Test: engineKnobs + "/NOETL_TIMEOUTS_LOOP_TOTAL_MS"}},
+	"NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS": {{Test: engineKnobs + "/NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS"}},
+	"NOETL_POLICIES_ON_STEP_FAIL":                 {{Test: engineKnobs + "/NOETL_POLICIES_ON_STEP_FAIL"}},
+	"NOETL_POLICIES_ON_WHEN_ERROR":                {{Test: engineKnobs + "/NOETL_POLICIES_ON_WHEN_ERROR"}},
+	"NOETL_POLICIES_ON_SINK_FAIL":                 {{Test: engineKnobs + "/NOETL_POLICIES_ON_SINK_FAIL"}},
+	"NOETL_RETRIES_PLUGIN_MAX_ATTEMPTS":           {{Test: engineRetries}, {Test: defaultRetry, Sets: "TaskRetry"}},
+	"NOETL_RETRIES_PLUGIN_BASE_MS":                {{Test: engineRetries}, {Test: defaultRetry, Sets: "TaskRetry"}},
+	"NOETL_RETRIES_PLUGIN_MAX_MS":                 {{Test: engineRetries}, {Test: defaultRetry, Sets: "TaskRetry"}},
+	"NOETL_RETRIES_SINK_MAX_ATTEMPTS":             {{Test: engineRetries}},
+	"NOETL_RETRIES_SINK_BASE_MS":                  {{Test: engineRetries}},
+	"NOETL_RETRIES_SINK_MAX_MS":                   {{Test: engineRetries}},
+
+	// The sandbox of the runner's rooms (sandbox.FromConfig) and what each
+	// limit does to a command.
+	"NOETL_SANDBOX_CPU_S":      {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCPULimit", Sets: "CPUSeconds"}},
+	"NOETL_SANDBOX_MEMORY_MB":  {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCgroupLimits", Sets: "MemoryBytes"}, {Test: "runner.TestDuckDBMemoryCap"}},
+	"NOETL_SANDBOX_OPEN_FILES": {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "OpenFiles"}},
+	"NOETL_SANDBOX_PROCESSES":  {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "Processes"}},
+	"NOETL_SANDBOX_CPUS":       {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "CPUs"}, {Test: "emulators/e2e.TestRedTeamLimits"}},
+	"NOETL_SANDBOX_CGROUP":     {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "Cgroup"}},
+	"NOETL_SANDBOX_POOL_SIZE":  {{Test: sandboxConfig}, {Test: "shared/sandbox.TestPoolWaitsForAFreeIdentity", Sets: "PoolSize"}},
+	"NOETL_DUCKDB_MEMORY_MB":   {{Test: "runner.TestDuckDBMemoryCap"}},
+
+	// The runner client of the control plane.
+	"NOETL_RUNNER_URL":                   {{Test: "shared/runtime.TestRunnerKindsNeedTheRunner"}, {Test: "shared/runtime.TestRunnerTokenKeyMissing"}},
+	"NOETL_RUNNER_TOKEN_KEY_FILE":        {{Test: "shared/runtime.TestRunnerTokenKeyMissing"}},
+	"NOETL_RUNNER_TASK_CONNECTIONS":      {{Test: "emulators/e2e.TestRedTeamSharedConnections"}},
+	"NOETL_RUNNER_EXECUTION_CONNECTIONS": {{Test: "emulators/e2e.TestRedTeamSharedConnections"}},
+
+	// Who may call the API.
+	"NOETL_API_ROLES":      {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_API_ROLES_FILE": {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_PROFILE":        {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_SIGNING_KEY":    {{Test: "shared/runtime.TestNewDepsNeedsTheSigningKey"}},
+
+	// Telemetry (shared/telemetry.FromConfig) and what it installs.
+	"NOETL_TRACING_ENABLED":               {{Test: telemetrySettings}},
+	"NOETL_TRACING_SAMPLE_RATE":           {{Test: telemetrySettings}, {Test: "shared/telemetry.TestUnsampledExecutionExportsOnlyOnError", Sets: "SampleRate"}},
+	"NOETL_TRACING_FORCE_SAMPLE_ON_ERROR": {{Test: telemetrySettings}, {Test: "shared/telemetry.TestUnsampledExecutionExportsOnlyOnError", Sets: "ForceSampleOnError"}},
+	"NOETL_TRACING_EXPORTER":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestOTLPHTTPExporterDelivers", Sets: "TraceExporters"}},
+	"NOETL_TRACING_LIBRARY_SPANS":         {{Test: telemetrySettings}, {Test: "shared/telemetry.TestLibrarySpans", Sets: "LibrarySpans"}},
+	"NOETL_TRACE_DIR":                     {{Test: telemetrySettings}, {Test: "shared/telemetry.TestTraceModelFileRoundTrip", Sets: "TraceDir"}},
+	"NOETL_TRACING_ENDPOINT":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestOTLPHTTPExporterDelivers", Sets: "TraceEndpoint"}},
+	"NOETL_METRICS_ENABLED":               {{Test: telemetrySettings}},
+	"NOETL_METRICS_PATH":                  {{Test: "functions/cmd/local.TestFunctionsHost"}},
+	"NOETL_METRICS_EXPORTER":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestMetricsHandlerServesText", Sets: "MetricsExporter"}},
+	"NOETL_LOGGING_LEVEL":                 {{Test: telemetrySettings}},
+	"NOETL_LOGGING_FORMAT":                {{Test: telemetrySettings}, {Test: "shared/telemetry.TestTextLogFormat", Sets: "Text"}},
+	"NOETL_LOG_SOURCE":                    {{Test: telemetrySettings}, {Test: "shared/telemetry.TestLogHandlerGroupsKeepSpecialFieldsTopLevel", Sets: "AddSource"}},
+	"NOETL_LOGGING_REDACT_KEYS":           {{Test: "shared/redact.TestSetExtraKeys"}},
+}
+
+// Tests several knobs share.
+const (
+	depsWire          = "shared/runtime.TestDepsWireSettings"
+	resultStore       = "shared/runtime.TestResultStoreFromConfig"
+	engineKnobs       = "shared/runtime.TestEngineKnobsTakeEffect"
+	engineRetries     = engineKnobs + "/NOETL_RETRIES_PLUGIN_and_SINK"
+	defaultRetry      = "shared/worker.TestDefaultRetryPolicy"
+	sandboxConfig     = "shared/sandbox.TestFromConfig"
+	telemetrySettings = "shared/telemetry.TestFromConfigSettings"
+)
+
+// noEffectTest are the knobs that have no test showing their effect yet,
+// with what is missing. The list may only shrink: a new knob comes with
+// its effect test (maxNoEffectTest is the current length).
+var noEffectTest = map[string]string{
+	// Names of Google Cloud resources and endpoints the real clients open
+	// (DefaultBuilders, the api's subscriptions): the stack and the e2e
+	// tests use one set of names; no test changes a name and observes the
+	// client using the other.
+	"NOETL_LOCATION":             "QueuePath's location of the Cloud Tasks queues (DefaultBuilders); no test opens the queues under another location",
+	"NOETL_EVENTS_TOPIC":         "bus.Open's events topic (DefaultBuilders); no test publishes to a renamed topic",
+	"NOETL_COMMANDS_TOPIC":       "bus.Open's commands topic (DefaultBuilders); no test publishes to a renamed topic",
+	"NOETL_REPLAY_SUBSCRIPTION":  "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
+	"NOETL_WORK_QUEUE":           "the work queue tasks.Open creates tasks in (DefaultBuilders); no test changes it",
+	"NOETL_TIMERS_QUEUE":         "the timers queue tasks.Open creates tasks in (DefaultBuilders); no test changes it",
+	"NOETL_EXECUTE_URL":          "the target of tasks.Open (DefaultBuilders); no test changes it and observes a task's URL",
+	"NOETL_SUBSCRIBE_URL":        "the push endpoint of subscriptions the api creates (functions/api/subscriptions.go); no test changes it",
+	"NOETL_PUSH_SERVICE_ACCOUNT": "the OIDC identity of those push subscriptions (functions/api/subscriptions.go); no test changes it",
+	"NOETL_OIDC_JWKS_FILE":       "the local key set the functions verify OIDC tokens with (shared/runtime/runtime.go); the e2e stack uses one file, no test changes it",
+	"NOETL_API_TOKEN":            "the api's static token (shared/runtime/runtime.go); e2e tests use the stack's token, none changes it and observes a refusal",
+	"NOETL_API_AUDIENCES":        "the audiences the api accepts (shared/runtime/runtime.go); only terraform/ tests check the value is set",
+
+	// Delivery budgets read at the edge of a function.
+	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": "LastDelivery's budget in shared/runtime/runtime.go; no test changes it and observes the dead-lettering delivery move",
+	"NOETL_TASKS_MAX_ATTEMPTS":         "worker.Delivery.MaxAttempts set by functions/execute; worker tests set MaxAttempts directly, no test shows the setting reaching it",
+	"NOETL_TASKS_MAX_BACKOFF_S":        "worker.Delivery.MaxBackoff set by functions/execute; no test shows the setting reaching it or its effect",
+
+	// Wired (shared/runtime.TestDepsWireSettings), effect untested.
+	"NOETL_DLQ_RETENTION_DAYS": "reaches the store's DLQRetention (TestDepsWireSettings); no test reads a DLQ entry's expire_at",
+
+	// The runner service (runner/main.go) and its client.
+	"NOETL_PYTHON":                   "the interpreter runner/main.go starts; no test starts the runner with another",
+	"NOETL_SANDBOX_DISK_MB":          "becomes Limits.FileSizeBytes (shared/sandbox.TestFromConfig); no test writes past the limit",
+	"NOETL_SANDBOX_BASE_UID":         "becomes Options.BaseUID (shared/sandbox.TestFromConfig); no test observes a command's uid move with it",
+	"NOETL_SANDBOX_NO_NAMESPACE":     "becomes Options.NoNamespace (shared/sandbox.TestFromConfig); no test observes a command outside namespaces with it",
+	"NOETL_RUNNER_DATA_ROOTS":        "read by runner/main.go; no test of the runner's main with another value",
+	"NOETL_RUNNER_WORK_DIR":          "read by runner/main.go; no test of the runner's main with another value",
+	"NOETL_RUNNER_JWKS_FILE":         "read by runner/main.go; no test of the runner's main with another value",
+	"NOETL_RUNNER_AUDIENCE":          "the runner client's token audience (shared/runtime/runner.go); no test observes the audience of a call",
+	"NOETL_RUNNER_INVOKER":           "the runner client's identity (shared/runtime/runner.go); e2e tests read it to sign their own URLs, none observes the client's",
+	"NOETL_RESULTS_SIGNING_KEY_FILE": "the key of the runner's result grants (shared/runtime/runner.go); e2e tests read it to sign their own URLs, none changes it",
+	"NOETL_RESULTS_SIGNED_ENDPOINT":  "the endpoint of result grants (shared/runtime/runner.go); e2e tests read it, none changes it",
+	"NOETL_RESULTS_GRANT_EXTRA_S":    "a grant's lifetime beyond the task's timeout (shared/runtime/runner.go); no test observes a grant's expiry",
+	"NOETL_DUCKDB_THREADS":           "read by runner/main.go; no test observes DuckDB's threads",
+	"NOETL_DUCKDB_MAX_TEMP_MB":       "read by runner/main.go; no test observes DuckDB's temp limit",
+	"NOETL_DUCKDB_WARM_WORKERS":      "read by runner/main.go; no test observes the warm pool's size",
+
+	// Credentials and telemetry.
+	"NOETL_CREDENTIAL_VALUES":         "the local credential provider's values (shared/runtime/deps.go); no test builds the provider from the setting",
+	"NOETL_METRICS_PORT":              "functions/cmd/local's main hands Metrics.Port to ServeMetrics (TestServeMetrics shows the listener); main's wiring is untested",
+	"NOETL_METRICS_EXPORT_INTERVAL_S": "becomes telemetry.Config.MetricsInterval (TestFromConfigSettings); no test observes the periodic reader's interval",
+}
+
+const maxNoEffectTest = 34
+
+// testFuncs returns the body text of every function and t.Run subtest in
+// the module's _test.go files, keyed "dir.Func" and "dir.Func/sub".
+func testFuncs(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if p != root && (strings.HasPrefix(n, ".") || n == "third_party" || n == "node_modules" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(p))
+		dir = filepath.ToSlash(dir)
+		text := func(n ast.Node) string {
+			return string(src[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset])
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Recv != nil {
+				continue
+			}
+			key := dir + "." + fd.Name.Name
+			out[key] = text(fd.Body)
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 2 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				lit, isLit := call.Args[0].(*ast.BasicLit)
+				fn, isFn := call.Args[1].(*ast.FuncLit)
+				if !ok || sel.Sel.Name != "Run" || !isLit || lit.Kind != token.STRING || !isFn {
+					return true
+				}
+				if name, err := strconv.Unquote(lit.Value); err == nil {
+					out[key+"/"+name] = text(fn.Body)
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// names reports whether body names word as a whole identifier or
+// variable name.
+func names(body, word string) bool {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(word) + `($|[^A-Za-z0-9_])`).MatchString(body)
+}
+
+// TestEveryKnobHasAnEffectTest is the second half of the rule of settings
+// (TestEveryKnobIsRead is the first): every knob names the tests that
+// change it and observe the effect, each test exists (parsed, not run) and
+// its body names the knob — its variable, an alias or its Config field —
+// or the component option it is wired to; knobs without such a test are
+// listed in noEffectTest, which may only shrink.
+func TestEveryKnobHasAnEffectTest(t *testing.T) {
+	funcs := testFuncs(t, "../..")
+	paths := knobPaths(t)
+	known := map[string]bool{}
+	for _, k := range Knobs() {
+		known[k.Env] = true
+		tests, mapped := effectTests[k.Env]
+		reason, listed := noEffectTest[k.Env]
+		switch {
+		case mapped && listed:
+			t.Errorf("%s is both mapped to effect tests and listed in noEffectTest", k.Env)
+		case !mapped && !listed:
+			t.Errorf("%s has no effect test: add one that changes it and observes the effect, and name it in effectTests", k.Env)
+		case listed && strings.TrimSpace(reason) == "":
+			t.Errorf("%s: noEffectTest gives no reason", k.Env)
+		}
+		if !mapped {
+			continue
+		}
+		// The words that name this knob in a test: its variable, its
+		// aliases, its Config field (with the field that holds it, for a
+		// nested one: Sandbox … CPUSeconds).
+		path := paths[k.Env]
+		field := func(i int) string { e := path[i]; return e[strings.Index(e, ".")+1:] }
+		namesKnob := func(body string) bool {
+			for _, v := range append([]string{k.Env}, k.Aliases...) {
+				if strings.Contains(body, v) {
+					return true
+				}
+			}
+			if len(path) == 1 {
+				return names(body, field(0))
+			}
+			outer := path[len(path)-1]
+			return names(body, field(len(path)-1)) && (names(body, field(len(path)-2)) || names(body, outer[:strings.Index(outer, ".")]))
+		}
+		direct := false
+		for _, e := range tests {
+			body, ok := funcs[e.Test]
+			name := e.Test[strings.LastIndex(e.Test, ".")+1:]
+			switch {
+			case !ok:
+				t.Errorf("%s: effect test %s does not exist", k.Env, e.Test)
+				continue
+			case !strings.HasPrefix(name, "Test"):
+				t.Errorf("%s: %s is not a test", k.Env, e.Test)
+			case e.Sets == "" && !namesKnob(body):
+				t.Errorf("%s: %s does not name the variable, an alias or its Config field %s", k.Env, e.Test, strings.Join(path, " → "))
+			case e.Sets != "" && !names(body, e.Sets):
+				t.Errorf("%s: %s does not name %s", k.Env, e.Test, e.Sets)
+			}
+			direct = direct || e.Sets == ""
+		}
+		if !direct {
+			t.Errorf("%s: no effect test names the setting itself (one with Sets empty shows it reaching the option the others set)", k.Env)
+		}
+	}
+	for env := range effectTests {
+		if !known[env] {
+			t.Errorf("effectTests names %s, which is not in the registry", env)
+		}
+	}
+	for env := range noEffectTest {
+		if !known[env] {
+			t.Errorf("noEffectTest names %s, which is not in the registry", env)
+		}
+	}
+	if len(noEffectTest) > maxNoEffectTest {
+		t.Errorf("noEffectTest has %d knobs, more than %d: a new knob comes with a test of its effect", len(noEffectTest), maxNoEffectTest)
+	}
+	if len(noEffectTest) < maxNoEffectTest {
+		t.Errorf("noEffectTest has %d knobs: lower maxNoEffectTest to %d so that the list only shrinks", len(noEffectTest), len(noEffectTest))
+	}
+	t.Logf("%d knobs with effect tests, %d without (noEffectTest)", len(effectTests), len(noEffectTest))
+}
