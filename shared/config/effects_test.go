@@ -40,11 +40,12 @@ type effect struct {
 var effectTests = map[string][]effect{
 	"GOOGLE_CLOUD_PROJECT": {{Test: telemetrySettings}, {Test: depsWire}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Project"}},
 
-	"NOETL_RETENTION_DAYS":        {{Test: depsWire}, {Test: "shared/store.TestFirestoreExpireAt", Sets: "Retention"}},
-	"NOETL_EXECUTE_AUDIENCE":      {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "Audience"}},
-	"NOETL_TASKS_SERVICE_ACCOUNT": {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "ServiceAccount"}},
-	"NOETL_FUNCTIONS_URL":         {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "functions/cmd/noetl.TestAPIURLSelection"}},
-	"NOETL_REPO_ROOT":             {{Test: depsWire}, {Test: "shared/catalog.TestLoadConfinedToRoot", Sets: "Root"}},
+	"NOETL_RETENTION_DAYS":             {{Test: depsWire}, {Test: "shared/store.TestFirestoreExpireAt", Sets: "Retention"}},
+	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": {{Test: "shared/runtime.TestAckPermanentFilesTheLastDelivery"}},
+	"NOETL_EXECUTE_AUDIENCE":           {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "Audience"}},
+	"NOETL_TASKS_SERVICE_ACCOUNT":      {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "ServiceAccount"}},
+	"NOETL_FUNCTIONS_URL":              {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "functions/cmd/noetl.TestAPIURLSelection"}},
+	"NOETL_REPO_ROOT":                  {{Test: depsWire}, {Test: "shared/catalog.TestLoadConfinedToRoot", Sets: "Root"}},
 
 	// The results tier the functions build (shared/runtime.ResultStore).
 	"NOETL_RESULTS_BUCKET":            {{Test: resultStore}},
@@ -92,14 +93,17 @@ var effectTests = map[string][]effect{
 
 	// The sandbox of the runner's rooms (sandbox.FromConfig) and what each
 	// limit does to a command.
-	"NOETL_SANDBOX_CPU_S":      {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCPULimit", Sets: "CPUSeconds"}},
-	"NOETL_SANDBOX_MEMORY_MB":  {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCgroupLimits", Sets: "MemoryBytes"}, {Test: "runner.TestDuckDBMemoryCap"}},
-	"NOETL_SANDBOX_OPEN_FILES": {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "OpenFiles"}},
-	"NOETL_SANDBOX_PROCESSES":  {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "Processes"}},
-	"NOETL_SANDBOX_CPUS":       {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "CPUs"}, {Test: "emulators/e2e.TestRedTeamLimits"}},
-	"NOETL_SANDBOX_CGROUP":     {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "Cgroup"}},
-	"NOETL_SANDBOX_POOL_SIZE":  {{Test: sandboxConfig}, {Test: "shared/sandbox.TestPoolWaitsForAFreeIdentity", Sets: "PoolSize"}},
-	"NOETL_DUCKDB_MEMORY_MB":   {{Test: "runner.TestDuckDBMemoryCap"}},
+	"NOETL_SANDBOX_CPU_S":        {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCPULimit", Sets: "CPUSeconds"}},
+	"NOETL_SANDBOX_MEMORY_MB":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCgroupLimits", Sets: "MemoryBytes"}, {Test: "runner.TestDuckDBMemoryCap"}},
+	"NOETL_SANDBOX_OPEN_FILES":   {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "OpenFiles"}},
+	"NOETL_SANDBOX_PROCESSES":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "Processes"}},
+	"NOETL_SANDBOX_CPUS":         {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "CPUs"}, {Test: "emulators/e2e.TestRedTeamLimits"}},
+	"NOETL_SANDBOX_CGROUP":       {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "Cgroup"}},
+	"NOETL_SANDBOX_DISK_MB":      {{Test: sandboxConfig}, {Test: "shared/sandbox.TestFileSizeLimit", Sets: "FileSizeBytes"}},
+	"NOETL_SANDBOX_BASE_UID":     {{Test: sandboxConfig}, {Test: "shared/sandbox.TestBaseUIDAndNamespace", Sets: "BaseUID"}},
+	"NOETL_SANDBOX_NO_NAMESPACE": {{Test: sandboxConfig}, {Test: "shared/sandbox.TestBaseUIDAndNamespace", Sets: "NoNamespace"}},
+	"NOETL_SANDBOX_POOL_SIZE":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestPoolWaitsForAFreeIdentity", Sets: "PoolSize"}},
+	"NOETL_DUCKDB_MEMORY_MB":     {{Test: "runner.TestDuckDBMemoryCap"}},
 
 	// The runner client of the control plane.
 	"NOETL_RUNNER_URL":                   {{Test: "shared/runtime.TestRunnerKindsNeedTheRunner"}, {Test: "shared/runtime.TestRunnerTokenKeyMissing"}},
@@ -111,6 +115,8 @@ var effectTests = map[string][]effect{
 	"NOETL_API_ROLES":      {{Test: "shared/runtime.TestRolesDefaultClosed"}},
 	"NOETL_API_ROLES_FILE": {{Test: "shared/runtime.TestRolesDefaultClosed"}},
 	"NOETL_PROFILE":        {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_API_TOKEN":      {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestStaticToken", Sets: "Token"}},
+	"NOETL_API_AUDIENCES":  {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestIdentityTokens", Sets: "Audiences"}},
 	"NOETL_SIGNING_KEY":    {{Test: "shared/runtime.TestNewDepsNeedsTheSigningKey"}},
 
 	// Telemetry (shared/telemetry.FromConfig) and what it installs.
@@ -159,22 +165,16 @@ var noEffectTest = map[string]string{
 	"NOETL_SUBSCRIBE_URL":        "the push endpoint of subscriptions the api creates (functions/api/subscriptions.go); no test changes it",
 	"NOETL_PUSH_SERVICE_ACCOUNT": "the OIDC identity of those push subscriptions (functions/api/subscriptions.go); no test changes it",
 	"NOETL_OIDC_JWKS_FILE":       "the local key set the functions verify OIDC tokens with (shared/runtime/runtime.go); the e2e stack uses one file, no test changes it",
-	"NOETL_API_TOKEN":            "the api's static token (shared/runtime/runtime.go); e2e tests use the stack's token, none changes it and observes a refusal",
-	"NOETL_API_AUDIENCES":        "the audiences the api accepts (shared/runtime/runtime.go); only terraform/ tests check the value is set",
 
 	// Delivery budgets read at the edge of a function.
-	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": "LastDelivery's budget in shared/runtime/runtime.go; no test changes it and observes the dead-lettering delivery move",
-	"NOETL_TASKS_MAX_ATTEMPTS":         "worker.Delivery.MaxAttempts set by functions/execute; worker tests set MaxAttempts directly, no test shows the setting reaching it",
-	"NOETL_TASKS_MAX_BACKOFF_S":        "worker.Delivery.MaxBackoff set by functions/execute; no test shows the setting reaching it or its effect",
+	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts set by functions/execute; worker tests set MaxAttempts directly, no test shows the setting reaching it",
+	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff set by functions/execute; no test shows the setting reaching it or its effect",
 
 	// Wired (shared/runtime.TestDepsWireSettings), effect untested.
 	"NOETL_DLQ_RETENTION_DAYS": "reaches the store's DLQRetention (TestDepsWireSettings); no test reads a DLQ entry's expire_at",
 
 	// The runner service (runner/main.go) and its client.
 	"NOETL_PYTHON":                   "the interpreter runner/main.go starts; no test starts the runner with another",
-	"NOETL_SANDBOX_DISK_MB":          "becomes Limits.FileSizeBytes (shared/sandbox.TestFromConfig); no test writes past the limit",
-	"NOETL_SANDBOX_BASE_UID":         "becomes Options.BaseUID (shared/sandbox.TestFromConfig); no test observes a command's uid move with it",
-	"NOETL_SANDBOX_NO_NAMESPACE":     "becomes Options.NoNamespace (shared/sandbox.TestFromConfig); no test observes a command outside namespaces with it",
 	"NOETL_RUNNER_DATA_ROOTS":        "read by runner/main.go; no test of the runner's main with another value",
 	"NOETL_RUNNER_WORK_DIR":          "read by runner/main.go; no test of the runner's main with another value",
 	"NOETL_RUNNER_JWKS_FILE":         "read by runner/main.go; no test of the runner's main with another value",
@@ -193,7 +193,7 @@ var noEffectTest = map[string]string{
 	"NOETL_METRICS_EXPORT_INTERVAL_S": "becomes telemetry.Config.MetricsInterval (TestFromConfigSettings); no test observes the periodic reader's interval",
 }
 
-const maxNoEffectTest = 34
+const maxNoEffectTest = 28
 
 // testFuncs returns the body text of every function and t.Run subtest in
 // the module's _test.go files, keyed "dir.Func" and "dir.Func/sub".

@@ -3,9 +3,13 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/results"
@@ -135,5 +139,48 @@ workflow:
 		if n != c.want {
 			t.Errorf("%v: %d iterations dispatched at start, want %d", c.env, n, c.want)
 		}
+	}
+}
+
+// TestAuthenticatorFromSettings: the api's authenticator is built from
+// NOETL_API_TOKEN (that bearer token is accepted, another refused) and
+// NOETL_API_AUDIENCES (with audiences, a JWT-shaped token that is not the
+// static one goes to identity-token verification; without, it is refused
+// as invalid at once). What each does in full is shared/auth's
+// TestStaticToken and TestIdentityTokens.
+func TestAuthenticatorFromSettings(t *testing.T) {
+	build := func(env map[string]string) *auth.Authenticator {
+		t.Helper()
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		authMu.Lock()
+		authn = nil
+		authMu.Unlock()
+		t.Cleanup(func() { authMu.Lock(); authn = nil; authMu.Unlock() })
+		a, err := Authenticator(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	bearer := func(tok string) *http.Request {
+		r := httptest.NewRequest("GET", "/api/executions", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		return r
+	}
+	a := build(map[string]string{"NOETL_API_TOKEN": "settings-test-token-0123456789", "NOETL_API_AUDIENCES": "", "NOETL_PROFILE": "local"})
+	if p, err := a.Authenticate(bearer("settings-test-token-0123456789")); err != nil || p.Name != auth.TokenPrincipal {
+		t.Errorf("NOETL_API_TOKEN's token: %+v, %v", p, err)
+	}
+	if _, err := a.Authenticate(bearer("another-token")); err == nil {
+		t.Error("a token other than NOETL_API_TOKEN's was accepted")
+	}
+	if _, err := a.Authenticate(bearer("a.b.c")); err == nil || !strings.Contains(err.Error(), "not valid") {
+		t.Errorf("without NOETL_API_AUDIENCES a JWT-shaped token: %v, want refused as not valid", err)
+	}
+	a = build(map[string]string{"NOETL_API_TOKEN": "settings-test-token-0123456789", "NOETL_API_AUDIENCES": "https://api.example.test", "NOETL_PROFILE": "local"})
+	if _, err := a.Authenticate(bearer("a.b.c")); err == nil || strings.Contains(err.Error(), "not valid") {
+		t.Errorf("with NOETL_API_AUDIENCES a JWT-shaped token: %v, want an identity-token verification error", err)
 	}
 }
