@@ -41,6 +41,12 @@ var effectTests = map[string][]effect{
 	"GOOGLE_CLOUD_PROJECT": {{Test: telemetrySettings}, {Test: depsWire}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Project"}},
 
 	"NOETL_RETENTION_DAYS":             {{Test: depsWire}, {Test: "shared/store.TestFirestoreExpireAt", Sets: "Retention"}},
+	"NOETL_LOCATION":                   {{Test: dispatcher}},
+	"NOETL_WORK_QUEUE":                 {{Test: dispatcher}},
+	"NOETL_TIMERS_QUEUE":               {{Test: dispatcher}},
+	"NOETL_EXECUTE_URL":                {{Test: dispatcher}},
+	"NOETL_EVENTS_TOPIC":               {{Test: "shared/runtime.TestBusFromSettings"}},
+	"NOETL_COMMANDS_TOPIC":             {{Test: "shared/runtime.TestBusFromSettings"}},
 	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": {{Test: "shared/runtime.TestAckPermanentFilesTheLastDelivery"}},
 	"NOETL_EXECUTE_AUDIENCE":           {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "Audience"}},
 	"NOETL_TASKS_SERVICE_ACCOUNT":      {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "ServiceAccount"}},
@@ -70,7 +76,7 @@ var effectTests = map[string][]effect{
 	"NOETL_EGRESS_PROFILE":           {{Test: depsWire}, {Test: "shared/egress.TestCheckAddr", Sets: "mustPolicy"}},
 	"NOETL_LEASE_TTL_S":              {{Test: depsWire}, {Test: "shared/worker.TestLeaseTTLMovesTheWatchdog", Sets: "LeaseTTL"}},
 	"NOETL_HEARTBEAT_INTERVAL_S":     {{Test: depsWire}, {Test: "shared/worker.TestHeartbeatInterval", Sets: "HeartbeatInterval"}},
-	"NOETL_DISPATCH_DEADLINE_S":      {{Test: depsWire}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},
+	"NOETL_DISPATCH_DEADLINE_S":      {{Test: depsWire}, {Test: dispatcher}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},
 	"NOETL_TIMEOUTS_LOOP_ITEM_MS":    {{Test: depsWire}, {Test: "shared/worker.TestLoopItemTimeoutSetting", Sets: "LoopItemTimeout"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -139,6 +145,7 @@ var effectTests = map[string][]effect{
 // Tests several knobs share.
 const (
 	depsWire          = "shared/runtime.TestDepsWireSettings"
+	dispatcher        = "shared/runtime.TestDispatcherFromSettings"
 	resultStore       = "shared/runtime.TestResultStoreFromConfig"
 	engineKnobs       = "shared/runtime.TestEngineKnobsTakeEffect"
 	engineRetries     = engineKnobs + "/NOETL_RETRIES_PLUGIN_and_SINK"
@@ -151,17 +158,10 @@ const (
 // with what is missing. The list may only shrink: a new knob comes with
 // its effect test (maxNoEffectTest is the current length).
 var noEffectTest = map[string]string{
-	// Names of Google Cloud resources and endpoints the real clients open
-	// (DefaultBuilders, the api's subscriptions): the stack and the e2e
-	// tests use one set of names; no test changes a name and observes the
-	// client using the other.
-	"NOETL_LOCATION":             "QueuePath's location of the Cloud Tasks queues (DefaultBuilders); no test opens the queues under another location",
-	"NOETL_EVENTS_TOPIC":         "bus.Open's events topic (DefaultBuilders); no test publishes to a renamed topic",
-	"NOETL_COMMANDS_TOPIC":       "bus.Open's commands topic (DefaultBuilders); no test publishes to a renamed topic",
+	// Resources and endpoints the api opens: the stack and the e2e tests
+	// use one set of names; no test changes a name and observes the api
+	// using the other.
 	"NOETL_REPLAY_SUBSCRIPTION":  "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
-	"NOETL_WORK_QUEUE":           "the work queue tasks.Open creates tasks in (DefaultBuilders); no test changes it",
-	"NOETL_TIMERS_QUEUE":         "the timers queue tasks.Open creates tasks in (DefaultBuilders); no test changes it",
-	"NOETL_EXECUTE_URL":          "the target of tasks.Open (DefaultBuilders); no test changes it and observes a task's URL",
 	"NOETL_SUBSCRIBE_URL":        "the push endpoint of subscriptions the api creates (functions/api/subscriptions.go); no test changes it",
 	"NOETL_PUSH_SERVICE_ACCOUNT": "the OIDC identity of those push subscriptions (functions/api/subscriptions.go); no test changes it",
 	"NOETL_OIDC_JWKS_FILE":       "the local key set the functions verify OIDC tokens with (shared/runtime/runtime.go); the e2e stack uses one file, no test changes it",
@@ -193,7 +193,7 @@ var noEffectTest = map[string]string{
 	"NOETL_METRICS_EXPORT_INTERVAL_S": "becomes telemetry.Config.MetricsInterval (TestFromConfigSettings); no test observes the periodic reader's interval",
 }
 
-const maxNoEffectTest = 28
+const maxNoEffectTest = 22
 
 // testFuncs returns the body text of every function and t.Run subtest in
 // the module's _test.go files, keyed "dir.Func" and "dir.Func/sub".
