@@ -112,8 +112,13 @@ var effectTests = map[string][]effect{
 	"NOETL_DUCKDB_MEMORY_MB":     {{Test: "runner.TestDuckDBMemoryCap"}},
 
 	// The runner client of the control plane.
-	"NOETL_RUNNER_URL":                   {{Test: "shared/runtime.TestRunnerKindsNeedTheRunner"}, {Test: "shared/runtime.TestRunnerTokenKeyMissing"}},
-	"NOETL_RUNNER_TOKEN_KEY_FILE":        {{Test: "shared/runtime.TestRunnerTokenKeyMissing"}},
+	"NOETL_RUNNER_URL":                   {{Test: "shared/runtime.TestRunnerKindsNeedTheRunner"}, {Test: "shared/runtime.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
+	"NOETL_RUNNER_TOKEN_KEY_FILE":        {{Test: "shared/runtime.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
+	"NOETL_RUNNER_AUDIENCE":              {{Test: runnerClient}},
+	"NOETL_RUNNER_INVOKER":               {{Test: runnerClient}},
+	"NOETL_RESULTS_SIGNING_KEY_FILE":     {{Test: runnerClient}},
+	"NOETL_RESULTS_SIGNED_ENDPOINT":      {{Test: runnerClient}},
+	"NOETL_RESULTS_GRANT_EXTRA_S":        {{Test: runnerClient}},
 	"NOETL_RUNNER_TASK_CONNECTIONS":      {{Test: "emulators/e2e.TestRedTeamSharedConnections"}},
 	"NOETL_RUNNER_EXECUTION_CONNECTIONS": {{Test: "emulators/e2e.TestRedTeamSharedConnections"}},
 
@@ -146,6 +151,7 @@ var effectTests = map[string][]effect{
 const (
 	depsWire          = "shared/runtime.TestDepsWireSettings"
 	dispatcher        = "shared/runtime.TestDispatcherFromSettings"
+	runnerClient      = "shared/runtime.TestRunnerClientFromSettings"
 	resultStore       = "shared/runtime.TestResultStoreFromConfig"
 	engineKnobs       = "shared/runtime.TestEngineKnobsTakeEffect"
 	engineRetries     = engineKnobs + "/NOETL_RETRIES_PLUGIN_and_SINK"
@@ -174,18 +180,13 @@ var noEffectTest = map[string]string{
 	"NOETL_DLQ_RETENTION_DAYS": "reaches the store's DLQRetention (TestDepsWireSettings); no test reads a DLQ entry's expire_at",
 
 	// The runner service (runner/main.go) and its client.
-	"NOETL_PYTHON":                   "the interpreter runner/main.go starts; no test starts the runner with another",
-	"NOETL_RUNNER_DATA_ROOTS":        "read by runner/main.go; no test of the runner's main with another value",
-	"NOETL_RUNNER_WORK_DIR":          "read by runner/main.go; no test of the runner's main with another value",
-	"NOETL_RUNNER_JWKS_FILE":         "read by runner/main.go; no test of the runner's main with another value",
-	"NOETL_RUNNER_AUDIENCE":          "the runner client's token audience (shared/runtime/runner.go); no test observes the audience of a call",
-	"NOETL_RUNNER_INVOKER":           "the runner client's identity (shared/runtime/runner.go); e2e tests read it to sign their own URLs, none observes the client's",
-	"NOETL_RESULTS_SIGNING_KEY_FILE": "the key of the runner's result grants (shared/runtime/runner.go); e2e tests read it to sign their own URLs, none changes it",
-	"NOETL_RESULTS_SIGNED_ENDPOINT":  "the endpoint of result grants (shared/runtime/runner.go); e2e tests read it, none changes it",
-	"NOETL_RESULTS_GRANT_EXTRA_S":    "a grant's lifetime beyond the task's timeout (shared/runtime/runner.go); no test observes a grant's expiry",
-	"NOETL_DUCKDB_THREADS":           "read by runner/main.go; no test observes DuckDB's threads",
-	"NOETL_DUCKDB_MAX_TEMP_MB":       "read by runner/main.go; no test observes DuckDB's temp limit",
-	"NOETL_DUCKDB_WARM_WORKERS":      "read by runner/main.go; no test observes the warm pool's size",
+	"NOETL_PYTHON":              "the interpreter runner/main.go starts; no test starts the runner with another",
+	"NOETL_RUNNER_DATA_ROOTS":   "read by runner/main.go; no test of the runner's main with another value",
+	"NOETL_RUNNER_WORK_DIR":     "read by runner/main.go; no test of the runner's main with another value",
+	"NOETL_RUNNER_JWKS_FILE":    "read by runner/main.go; no test of the runner's main with another value",
+	"NOETL_DUCKDB_THREADS":      "read by runner/main.go; no test observes DuckDB's threads",
+	"NOETL_DUCKDB_MAX_TEMP_MB":  "read by runner/main.go; no test observes DuckDB's temp limit",
+	"NOETL_DUCKDB_WARM_WORKERS": "read by runner/main.go; no test observes the warm pool's size",
 
 	// Credentials and telemetry.
 	"NOETL_CREDENTIAL_VALUES":         "the local credential provider's values (shared/runtime/deps.go); no test builds the provider from the setting",
@@ -193,7 +194,7 @@ var noEffectTest = map[string]string{
 	"NOETL_METRICS_EXPORT_INTERVAL_S": "becomes telemetry.Config.MetricsInterval (TestFromConfigSettings); no test observes the periodic reader's interval",
 }
 
-const maxNoEffectTest = 22
+const maxNoEffectTest = 17
 
 // testFuncs returns the body text of every function and t.Run subtest in
 // the module's _test.go files, keyed "dir.Func" and "dir.Func/sub".
