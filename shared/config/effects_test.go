@@ -126,6 +126,7 @@ var effectTests = map[string][]effect{
 	"NOETL_API_ROLES":      {{Test: "shared/runtime.TestRolesDefaultClosed"}},
 	"NOETL_API_ROLES_FILE": {{Test: "shared/runtime.TestRolesDefaultClosed"}},
 	"NOETL_PROFILE":        {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_OIDC_JWKS_FILE": {{Test: "shared/runtime.TestAPIVerifiesTokensWithTheJWKSFile"}},
 	"NOETL_API_TOKEN":      {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestStaticToken", Sets: "Token"}},
 	"NOETL_API_AUDIENCES":  {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestIdentityTokens", Sets: "Audiences"}},
 	"NOETL_SIGNING_KEY":    {{Test: "shared/runtime.TestNewDepsNeedsTheSigningKey"}},
@@ -170,7 +171,6 @@ var noEffectTest = map[string]string{
 	"NOETL_REPLAY_SUBSCRIPTION":  "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
 	"NOETL_SUBSCRIBE_URL":        "the push endpoint of subscriptions the api creates (functions/api/subscriptions.go); no test changes it",
 	"NOETL_PUSH_SERVICE_ACCOUNT": "the OIDC identity of those push subscriptions (functions/api/subscriptions.go); no test changes it",
-	"NOETL_OIDC_JWKS_FILE":       "the local key set the functions verify OIDC tokens with (shared/runtime/runtime.go); the e2e stack uses one file, no test changes it",
 
 	// Delivery budgets read at the edge of a function.
 	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts set by functions/execute; worker tests set MaxAttempts directly, no test shows the setting reaching it",
@@ -179,22 +179,24 @@ var noEffectTest = map[string]string{
 	// Wired (shared/runtime.TestDepsWireSettings), effect untested.
 	"NOETL_DLQ_RETENTION_DAYS": "reaches the store's DLQRetention (TestDepsWireSettings); no test reads a DLQ entry's expire_at",
 
-	// The runner service (runner/main.go) and its client.
-	"NOETL_PYTHON":              "the interpreter runner/main.go starts; no test starts the runner with another",
-	"NOETL_RUNNER_DATA_ROOTS":   "read by runner/main.go; no test of the runner's main with another value",
-	"NOETL_RUNNER_WORK_DIR":     "read by runner/main.go; no test of the runner's main with another value",
-	"NOETL_RUNNER_JWKS_FILE":    "read by runner/main.go; no test of the runner's main with another value",
-	"NOETL_DUCKDB_THREADS":      "read by runner/main.go; no test observes DuckDB's threads",
-	"NOETL_DUCKDB_MAX_TEMP_MB":  "read by runner/main.go; no test observes DuckDB's temp limit",
-	"NOETL_DUCKDB_WARM_WORKERS": "read by runner/main.go; no test observes the warm pool's size",
+	// The runner service: runner/main.go's run() wires these into the
+	// sandbox and the tools' options; run() needs root, mounts and the
+	// rooms and has no test (a test needs the wiring moved out of run()).
+	"NOETL_PYTHON":              "python.Options' interpreter, wired in runner/main.go's run() only",
+	"NOETL_RUNNER_DATA_ROOTS":   "the sandbox's and the kinds' data roots, wired in runner/main.go's run() only",
+	"NOETL_RUNNER_WORK_DIR":     "the runner's work directory, made in runner/main.go's run() only",
+	"NOETL_RUNNER_JWKS_FILE":    "the key set of runner.NewTokenVerifier, wired in runner/main.go's run() only",
+	"NOETL_DUCKDB_THREADS":      "duckdb.Options.Threads, wired in runner/main.go's run() only; no test observes DuckDB's threads",
+	"NOETL_DUCKDB_MAX_TEMP_MB":  "duckdb.Options.MaxTempBytes, wired in runner/main.go's run() only",
+	"NOETL_DUCKDB_WARM_WORKERS": "duckdb.Options.Warm, wired in runner/main.go's run() only",
 
 	// Credentials and telemetry.
-	"NOETL_CREDENTIAL_VALUES":         "the local credential provider's values (shared/runtime/deps.go); no test builds the provider from the setting",
+	"NOETL_CREDENTIAL_VALUES":         "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
 	"NOETL_METRICS_PORT":              "functions/cmd/local's main hands Metrics.Port to ServeMetrics (TestServeMetrics shows the listener); main's wiring is untested",
 	"NOETL_METRICS_EXPORT_INTERVAL_S": "becomes telemetry.Config.MetricsInterval (TestFromConfigSettings); no test observes the periodic reader's interval",
 }
 
-const maxNoEffectTest = 17
+const maxNoEffectTest = 16
 
 // testFuncs returns the body text of every function and t.Run subtest in
 // the module's _test.go files, keyed "dir.Func" and "dir.Func/sub".

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -183,4 +186,56 @@ func TestAuthenticatorFromSettings(t *testing.T) {
 	if _, err := a.Authenticate(bearer("a.b.c")); err == nil || strings.Contains(err.Error(), "not valid") {
 		t.Errorf("with NOETL_API_AUDIENCES a JWT-shaped token: %v, want an identity-token verification error", err)
 	}
+}
+
+// TestAPIVerifiesTokensWithTheJWKSFile: with NOETL_OIDC_JWKS_FILE the api
+// verifies identity tokens against that key set (the local stack's
+// issuer): a token its key signed for NOETL_API_AUDIENCES authenticates
+// its email; without the file the same token is checked against Google's
+// keys and refused.
+func TestAPIVerifiesTokensWithTheJWKSFile(t *testing.T) {
+	key, err := oidc.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := oidc.NewSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks, err := s.JWKS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(file, jwks, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.Token("ci@p.iam.gserviceaccount.com", "https://api.example.test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		ok   bool
+	}{{file, true}, {"", false}} {
+		t.Setenv("NOETL_OIDC_JWKS_FILE", c.file)
+		t.Setenv("NOETL_API_AUDIENCES", "https://api.example.test")
+		t.Setenv("NOETL_PROFILE", "local")
+		authMu.Lock()
+		authn = nil
+		authMu.Unlock()
+		a, err := Authenticator(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest("GET", "/api/executions", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		p, err := a.Authenticate(r)
+		if got := err == nil && p.Name == "ci@p.iam.gserviceaccount.com"; got != c.ok {
+			t.Errorf("NOETL_OIDC_JWKS_FILE=%q: principal %+v, %v; want accepted %v", c.file, p, err, c.ok)
+		}
+	}
+	authMu.Lock()
+	authn = nil
+	authMu.Unlock()
 }
