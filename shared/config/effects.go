@@ -162,12 +162,12 @@ var noEffectTest = map[string]string{
 	// use one set of names; no test changes a name and observes the api
 	// using the other.
 	"NOETL_REPLAY_SUBSCRIPTION":  "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
-	"NOETL_SUBSCRIBE_URL":        "the push endpoint of subscriptions the api creates (functions/api/subscriptions.go); no test changes it",
-	"NOETL_PUSH_SERVICE_ACCOUNT": "the OIDC identity of those push subscriptions (functions/api/subscriptions.go); no test changes it",
+	"NOETL_SUBSCRIBE_URL":        "subscribe.Registrar.SubscribeURL, the push endpoint of the subscriptions the api wires (shared/subscribe.TestRegisterWiresPushAndDeleteUnwires shows the option); the api's Registrar (functions/api/subscriptions.go) that hands it over has no test",
+	"NOETL_PUSH_SERVICE_ACCOUNT": "subscribe.Registrar.PushServiceAccount, the OIDC identity of those pushes (shown by the same subscribe test); the api's hand-over has no test",
 
 	// Delivery budgets read at the edge of a function.
-	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts set by functions/execute; worker tests set MaxAttempts directly, no test shows the setting reaching it",
-	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff set by functions/execute; no test shows the setting reaching it or its effect",
+	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts, set by functions/execute's handler (worker tests set MaxAttempts directly); the handler's hand-over has no test",
+	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff (the last-attempt guard's delay), set by functions/execute's handler; neither the hand-over nor the guard's delay has a test",
 
 	// Wired (shared/runtime.TestDepsWireSettings), effect untested.
 	"NOETL_DLQ_RETENTION_DAYS": "reaches the store's DLQRetention (TestDepsWireSettings); no test reads a DLQ entry's expire_at",
