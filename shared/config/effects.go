@@ -166,8 +166,8 @@ var noEffectTest = map[string]string{
 	"NOETL_PUSH_SERVICE_ACCOUNT": "subscribe.Registrar.PushServiceAccount, the OIDC identity of those pushes (shown by the same subscribe test); the api's hand-over has no test",
 
 	// Delivery budgets read at the edge of a function.
-	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts, set by functions/execute's handler (worker tests set MaxAttempts directly); the handler's hand-over has no test",
-	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff (the last-attempt guard's delay), set by functions/execute's handler; neither the hand-over nor the guard's delay has a test",
+	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts, the queue's attempts (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
+	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff, the last-attempt guard's delay (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
 
 	// Wired (shared/runtime.TestDepsWireSettings), effect untested.
 	"NOETL_DLQ_RETENTION_DAYS": "reaches the store's DLQRetention (TestDepsWireSettings); no test reads a DLQ entry's expire_at",
