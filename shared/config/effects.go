@@ -70,6 +70,7 @@ var effectTests = map[string][]effect{
 	"NOETL_HEARTBEAT_INTERVAL_S":     {{Test: depsWire}, {Test: "shared/worker.TestHeartbeatInterval", Sets: "HeartbeatInterval"}},
 	"NOETL_DISPATCH_DEADLINE_S":      {{Test: depsWire}, {Test: dispatcher}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},
 	"NOETL_TIMEOUTS_LOOP_ITEM_MS":    {{Test: depsWire}, {Test: "shared/worker.TestLoopItemTimeoutSetting", Sets: "LoopItemTimeout"}},
+	"NOETL_DLQ_RETENTION_DAYS":       {{Test: depsWire}, {Test: "shared/store.TestFirestoreDLQRetention", Sets: "DLQRetention"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -168,9 +169,6 @@ var noEffectTest = map[string]string{
 	// Delivery budgets read at the edge of a function.
 	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts, the queue's attempts (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
 	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff, the last-attempt guard's delay (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
-
-	// Wired (shared/runtime.TestDepsWireSettings), effect untested.
-	"NOETL_DLQ_RETENTION_DAYS": "reaches the store's DLQRetention (TestDepsWireSettings); no test reads a DLQ entry's expire_at",
 
 	// The runner service: runner/main.go's run() wires these into the
 	// sandbox and the tools' options; run() needs root, mounts and the
