@@ -52,7 +52,7 @@ var effectTests = map[string][]effect{
 	"NOETL_TENANT_PROJECT":            {{Test: resultStore}},
 	"NOETL_RESULT_ENV":                {{Test: resultStore}},
 	"NOETL_RESULT_CELLS_FILE":         {{Test: resultStore}},
-	"NOETL_RESULT_CACHE_MB":           {{Test: resultStore}, {Test: "shared/results.TestCacheLRU", Sets: "Cache"}},
+	"NOETL_RESULT_CACHE_MB":           {{Test: resultStore}, {Test: "shared/results.TestCacheLRU", Sets: "NewCache"}},
 	"NOETL_RESULT_READ_CHECK":         {{Test: "shared/runtime.TestReadCheckKnobTakesEffect"}},
 	"NOETL_RESULT_MATERIALIZE_MAX_MB": {{Test: resultStore}, {Test: "shared/results.TestMaterializeMax", Sets: "MaterializeMax"}},
 	"NOETL_RESULT_MAX_OBJECT_MB":      {{Test: "emulators/e2e.TestRedTeamSharedResultBytes"}},
