@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -38,13 +39,14 @@ func sourceDoc(src string) string {
 }
 
 // MarkdownTable renders the registry as the Markdown table of
-// docs/configuration.md: variable (and aliases), YAML path, type, default
-// and meaning with its source (a link to the docs page that explains it).
-// Secret knobs show no default.
+// docs/configuration.md: variable (and aliases), YAML path, type, default,
+// meaning with its source (a link to the docs page that explains it) and
+// the tests that show its effect (effectTests; or why it has none yet,
+// noEffectTest). Secret knobs show no default.
 func MarkdownTable() string {
 	var b strings.Builder
-	b.WriteString("| variable | YAML path | type | default | meaning |\n")
-	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	b.WriteString("| variable | YAML path | type | default | meaning | effect shown by |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
 	for _, k := range registry {
 		env := "`" + k.Env + "`"
 		for _, a := range k.Aliases {
@@ -72,7 +74,8 @@ func MarkdownTable() string {
 			meaning += "; set by Terraform"
 		}
 		meaning += " (" + sourceDoc(k.Source) + ")"
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", env, k.Path, typ, def, strings.ReplaceAll(meaning, "|", "\\|"))
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", env, k.Path, typ, def, strings.ReplaceAll(meaning, "|", "\\|"),
+			strings.ReplaceAll(effectDoc(k.Env), "|", "\\|"))
 	}
 	return b.String()
 }
@@ -86,4 +89,19 @@ func bounds(k Knob) string {
 		return "≥ " + n(k.Min)
 	}
 	return "≤ " + n(k.Max)
+}
+
+// effectDoc renders the tests that show a knob's effect (their package
+// directory and name, deduplicated), or "none yet" with the reason.
+func effectDoc(env string) string {
+	if why, ok := noEffectTest[env]; ok {
+		return "none yet: " + why
+	}
+	var out []string
+	for _, e := range effectTests[env] {
+		if s := "`" + e.Test + "`"; !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -1,0 +1,188 @@
+package config
+
+// The effect tests of the settings (issue 27): which test shows what each
+// knob of the registry changes. docs/configuration.md lists them
+// (MarkdownTable); TestEveryKnobHasAnEffectTest checks them against the
+// module's tests.
+
+// effect names a test that changes a setting and observes what changes.
+type effect struct {
+	// Test is "dir.TestName" or "dir.TestName/subtest" (dir relative to
+	// the module root; a subtest is a t.Run with that literal name).
+	Test string
+	// Sets is what the test's body must name. Empty: the knob's variable
+	// (or an alias) or its Config field — the test sets the setting
+	// itself. Otherwise the component option the knob is wired to (the
+	// knob's list then also holds a test that names the variable and shows
+	// it reaching that option).
+	Sets string
+}
+
+// effectTests maps each knob of the registry to the tests that show its
+// effect (issue 27: "every setting in the table has a test that shows its
+// effect"). TestEveryKnobHasAnEffectTest checks that each named test
+// exists and names the knob (or the option it sets). A knob without such
+// a test is in noEffectTest instead.
+//
+// A knob's tests come in two shapes: one that sets the variable (or the
+// Config field) and observes the component's behaviour; or a pair, one
+// showing the setting reaching the component's option (Sets empty, e.g.
+// shared/runtime.TestDepsWireSettings: config.Parse → NewDeps) and one
+// showing what the component does with that option (Sets: the option).
+var effectTests = map[string][]effect{
+	"GOOGLE_CLOUD_PROJECT": {{Test: telemetrySettings}, {Test: depsWire}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Project"}},
+
+	"NOETL_RETENTION_DAYS":             {{Test: depsWire}, {Test: "shared/store.TestFirestoreExpireAt", Sets: "Retention"}},
+	"NOETL_LOCATION":                   {{Test: dispatcher}},
+	"NOETL_WORK_QUEUE":                 {{Test: dispatcher}},
+	"NOETL_TIMERS_QUEUE":               {{Test: dispatcher}},
+	"NOETL_EXECUTE_URL":                {{Test: dispatcher}},
+	"NOETL_EVENTS_TOPIC":               {{Test: "shared/runtime.TestBusFromSettings"}},
+	"NOETL_COMMANDS_TOPIC":             {{Test: "shared/runtime.TestBusFromSettings"}},
+	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": {{Test: "shared/runtime.TestAckPermanentFilesTheLastDelivery"}},
+	"NOETL_EXECUTE_AUDIENCE":           {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "Audience"}},
+	"NOETL_TASKS_SERVICE_ACCOUNT":      {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "ServiceAccount"}},
+	"NOETL_FUNCTIONS_URL":              {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "functions/cmd/noetl.TestAPIURLSelection"}},
+	"NOETL_REPO_ROOT":                  {{Test: depsWire}, {Test: "shared/catalog.TestLoadConfinedToRoot", Sets: "Root"}},
+
+	// The results tier the functions build (shared/runtime.ResultStore).
+	"NOETL_RESULTS_BUCKET":            {{Test: resultStore}},
+	"NOETL_RESULT_INLINE_MAX":         {{Test: resultStore}, {Test: "shared/results.TestOffloadInlineVsOverBudget", Sets: "newTestStore"}},
+	"NOETL_TENANT":                    {{Test: resultStore}},
+	"NOETL_TENANT_PROJECT":            {{Test: resultStore}},
+	"NOETL_RESULT_ENV":                {{Test: resultStore}},
+	"NOETL_RESULT_CELLS_FILE":         {{Test: resultStore}},
+	"NOETL_RESULT_CACHE_MB":           {{Test: resultStore}, {Test: "shared/results.TestCacheLRU", Sets: "NewCache"}},
+	"NOETL_RESULT_READ_CHECK":         {{Test: "shared/runtime.TestReadCheckKnobTakesEffect"}},
+	"NOETL_RESULT_MATERIALIZE_MAX_MB": {{Test: resultStore}, {Test: "shared/results.TestMaterializeMax", Sets: "MaterializeMax"}},
+	"NOETL_RESULT_MAX_OBJECT_MB":      {{Test: "emulators/e2e.TestRedTeamSharedResultBytes"}},
+
+	// The worker's settings (TestDepsWireSettings) and what the worker
+	// does with them.
+	"NOETL_TASK_ERROR_MAX_BYTES":     {{Test: depsWire}, {Test: "shared/worker.TestOversizeErrorFailsOnceAndIsStored", Sets: "ErrorMax"}},
+	"NOETL_TIMEOUTS_TOOL_DEFAULT_MS": {{Test: depsWire}, {Test: "shared/worker.TestSinkTimeoutAndDefaultConnection", Sets: "ToolTimeout"}},
+	"NOETL_TIMEOUTS_SINK_DEFAULT_MS": {{Test: depsWire}, {Test: "shared/worker.TestSinkTimeoutAndDefaultConnection", Sets: "SinkTimeout"}},
+	"NOETL_PG_DSN":                   {{Test: depsWire}, {Test: "shared/worker.TestSinkTimeoutAndDefaultConnection", Sets: "PGDSN"}},
+	"NOETL_DLQ_ENABLED":              {{Test: depsWire}, {Test: "shared/dlq.TestExhaustedTaskIsFiled"}},
+	"NOETL_HTTP_ALLOW_LINK_LOCAL":    {{Test: depsWire}, {Test: "shared/tools/http.TestAllowLinkLocalSwitch", Sets: "AllowLinkLocal"}},
+	"NOETL_EGRESS_PROFILE":           {{Test: depsWire}, {Test: "shared/egress.TestCheckAddr", Sets: "mustPolicy"}},
+	"NOETL_LEASE_TTL_S":              {{Test: depsWire}, {Test: "shared/worker.TestLeaseTTLMovesTheWatchdog", Sets: "LeaseTTL"}},
+	"NOETL_HEARTBEAT_INTERVAL_S":     {{Test: depsWire}, {Test: "shared/worker.TestHeartbeatInterval", Sets: "HeartbeatInterval"}},
+	"NOETL_DISPATCH_DEADLINE_S":      {{Test: depsWire}, {Test: dispatcher}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},
+	"NOETL_TIMEOUTS_LOOP_ITEM_MS":    {{Test: depsWire}, {Test: "shared/worker.TestLoopItemTimeoutSetting", Sets: "LoopItemTimeout"}},
+	"NOETL_DLQ_RETENTION_DAYS":       {{Test: depsWire}, {Test: "shared/store.TestFirestoreDLQRetention", Sets: "DLQRetention"}},
+	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
+	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
+	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
+
+	// The engine's options (shared/runtime.EngineOptions).
+	"NOETL_DEFAULT_MAX_IN_FLIGHT":                 {{Test: "shared/runtime.TestDefaultMaxInFlightTakesEffect"}},
+	"NOETL_EXECUTION_DEADLINE_S":                  {{Test: engineKnobs + "/NOETL_EXECUTION_DEADLINE_S"}},
+	"NOETL_TIMEOUTS_LOOP_TOTAL_MS":                {{Test: engineKnobs + "/NOETL_TIMEOUTS_LOOP_TOTAL_MS"}},
+	"NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS": {{Test: engineKnobs + "/NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS"}},
+	"NOETL_POLICIES_ON_STEP_FAIL":                 {{Test: engineKnobs + "/NOETL_POLICIES_ON_STEP_FAIL"}},
+	"NOETL_POLICIES_ON_WHEN_ERROR":                {{Test: engineKnobs + "/NOETL_POLICIES_ON_WHEN_ERROR"}},
+	"NOETL_POLICIES_ON_SINK_FAIL":                 {{Test: engineKnobs + "/NOETL_POLICIES_ON_SINK_FAIL"}},
+	"NOETL_RETRIES_PLUGIN_MAX_ATTEMPTS":           {{Test: engineRetries}, {Test: defaultRetry, Sets: "TaskRetry"}},
+	"NOETL_RETRIES_PLUGIN_BASE_MS":                {{Test: engineRetries}, {Test: defaultRetry, Sets: "TaskRetry"}},
+	"NOETL_RETRIES_PLUGIN_MAX_MS":                 {{Test: engineRetries}, {Test: defaultRetry, Sets: "TaskRetry"}},
+	"NOETL_RETRIES_SINK_MAX_ATTEMPTS":             {{Test: engineRetries}},
+	"NOETL_RETRIES_SINK_BASE_MS":                  {{Test: engineRetries}},
+	"NOETL_RETRIES_SINK_MAX_MS":                   {{Test: engineRetries}},
+
+	// The sandbox of the runner's rooms (sandbox.FromConfig) and what each
+	// limit does to a command.
+	"NOETL_SANDBOX_CPU_S":        {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCPULimit", Sets: "CPUSeconds"}},
+	"NOETL_SANDBOX_MEMORY_MB":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCgroupLimits", Sets: "MemoryBytes"}, {Test: "runner.TestDuckDBMemoryCap"}},
+	"NOETL_SANDBOX_OPEN_FILES":   {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "OpenFiles"}},
+	"NOETL_SANDBOX_PROCESSES":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "Processes"}},
+	"NOETL_SANDBOX_CPUS":         {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "CPUs"}},
+	"NOETL_SANDBOX_CGROUP":       {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "Cgroup"}},
+	"NOETL_SANDBOX_DISK_MB":      {{Test: sandboxConfig}, {Test: "shared/sandbox.TestFileSizeLimit", Sets: "FileSizeBytes"}},
+	"NOETL_SANDBOX_BASE_UID":     {{Test: sandboxConfig}, {Test: "shared/sandbox.TestBaseUIDAndNamespace", Sets: "BaseUID"}},
+	"NOETL_SANDBOX_NO_NAMESPACE": {{Test: sandboxConfig}, {Test: "shared/sandbox.TestBaseUIDAndNamespace", Sets: "NoNamespace"}},
+	"NOETL_SANDBOX_POOL_SIZE":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestPoolWaitsForAFreeIdentity", Sets: "PoolSize"}},
+	"NOETL_DUCKDB_MEMORY_MB":     {{Test: "runner.TestDuckDBMemoryCap"}},
+
+	// The runner client of the control plane.
+	"NOETL_RUNNER_URL":                   {{Test: "shared/runtime.TestRunnerKindsNeedTheRunner"}, {Test: "shared/runtime.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
+	"NOETL_RUNNER_TOKEN_KEY_FILE":        {{Test: "shared/runtime.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
+	"NOETL_RUNNER_AUDIENCE":              {{Test: runnerClient}},
+	"NOETL_RUNNER_INVOKER":               {{Test: runnerClient}},
+	"NOETL_RESULTS_SIGNING_KEY_FILE":     {{Test: runnerClient}},
+	"NOETL_RESULTS_SIGNED_ENDPOINT":      {{Test: runnerClient}},
+	"NOETL_RESULTS_GRANT_EXTRA_S":        {{Test: runnerClient}},
+	"NOETL_RUNNER_TASK_CONNECTIONS":      {{Test: "emulators/e2e.TestRedTeamSharedConnections"}},
+	"NOETL_RUNNER_EXECUTION_CONNECTIONS": {{Test: "emulators/e2e.TestRedTeamSharedConnections"}},
+
+	// Who may call the API.
+	"NOETL_API_ROLES":      {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_API_ROLES_FILE": {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_PROFILE":        {{Test: "shared/runtime.TestRolesDefaultClosed"}},
+	"NOETL_OIDC_JWKS_FILE": {{Test: "shared/runtime.TestAPIVerifiesTokensWithTheJWKSFile"}},
+	"NOETL_API_TOKEN":      {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestStaticToken", Sets: "Token"}},
+	"NOETL_API_AUDIENCES":  {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestIdentityTokens", Sets: "Audiences"}},
+	"NOETL_SIGNING_KEY":    {{Test: "shared/runtime.TestNewDepsNeedsTheSigningKey"}},
+
+	// Telemetry (shared/telemetry.FromConfig) and what it installs.
+	"NOETL_TRACING_ENABLED":               {{Test: telemetrySettings}},
+	"NOETL_TRACING_SAMPLE_RATE":           {{Test: telemetrySettings}, {Test: "shared/telemetry.TestUnsampledExecutionExportsOnlyOnError", Sets: "SampleRate"}},
+	"NOETL_TRACING_FORCE_SAMPLE_ON_ERROR": {{Test: telemetrySettings}, {Test: "shared/telemetry.TestUnsampledExecutionExportsOnlyOnError", Sets: "ForceSampleOnError"}},
+	"NOETL_TRACING_EXPORTER":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestOTLPHTTPExporterDelivers", Sets: "TraceExporters"}},
+	"NOETL_TRACING_LIBRARY_SPANS":         {{Test: telemetrySettings}, {Test: "shared/telemetry.TestLibrarySpans", Sets: "LibrarySpans"}},
+	"NOETL_TRACE_DIR":                     {{Test: telemetrySettings}, {Test: "shared/telemetry.TestTraceModelFileRoundTrip", Sets: "TraceDir"}},
+	"NOETL_TRACING_ENDPOINT":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestOTLPHTTPExporterDelivers", Sets: "TraceEndpoint"}},
+	"NOETL_METRICS_ENABLED":               {{Test: telemetrySettings}},
+	"NOETL_METRICS_PATH":                  {{Test: "functions/cmd/local.TestFunctionsHost"}},
+	"NOETL_METRICS_EXPORTER":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestMetricsHandlerServesText", Sets: "MetricsExporter"}},
+	"NOETL_LOGGING_LEVEL":                 {{Test: telemetrySettings}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Level"}},
+	"NOETL_LOGGING_FORMAT":                {{Test: telemetrySettings}, {Test: "shared/telemetry.TestTextLogFormat", Sets: "Text"}},
+	"NOETL_LOG_SOURCE":                    {{Test: telemetrySettings}, {Test: "shared/telemetry.TestLogHandlerGroupsKeepSpecialFieldsTopLevel", Sets: "AddSource"}},
+	"NOETL_LOGGING_REDACT_KEYS":           {{Test: "shared/redact.TestSetExtraKeys"}},
+}
+
+// Tests several knobs share.
+const (
+	depsWire          = "shared/runtime.TestDepsWireSettings"
+	dispatcher        = "shared/runtime.TestDispatcherFromSettings"
+	runnerClient      = "shared/runtime.TestRunnerClientFromSettings"
+	resultStore       = "shared/runtime.TestResultStoreFromConfig"
+	engineKnobs       = "shared/runtime.TestEngineKnobsTakeEffect"
+	engineRetries     = engineKnobs + "/NOETL_RETRIES_PLUGIN_and_SINK"
+	defaultRetry      = "shared/worker.TestDefaultRetryPolicy"
+	sandboxConfig     = "shared/sandbox.TestFromConfig"
+	telemetrySettings = "shared/telemetry.TestFromConfigSettings"
+)
+
+// noEffectTest are the knobs that have no test showing their effect yet,
+// with what is missing. The list may only shrink: a new knob comes with
+// its effect test (maxNoEffectTest, in effects_test.go, is the current
+// length).
+var noEffectTest = map[string]string{
+	// Resources and endpoints the api opens: the stack and the e2e tests
+	// use one set of names; no test changes a name and observes the api
+	// using the other.
+	"NOETL_REPLAY_SUBSCRIPTION":  "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
+	"NOETL_SUBSCRIBE_URL":        "subscribe.Registrar.SubscribeURL, the push endpoint of the subscriptions the api wires (shared/subscribe.TestRegisterWiresPushAndDeleteUnwires shows the option); the api's Registrar (functions/api/subscriptions.go) that hands it over has no test",
+	"NOETL_PUSH_SERVICE_ACCOUNT": "subscribe.Registrar.PushServiceAccount, the OIDC identity of those pushes (shown by the same subscribe test); the api's hand-over has no test",
+
+	// Delivery budgets read at the edge of a function.
+	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts, the queue's attempts (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
+	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff, the last-attempt guard's delay (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
+
+	// The runner service: runner/main.go's run() wires these into the
+	// sandbox and the tools' options; run() needs root, mounts and the
+	// rooms and has no test (a test needs the wiring moved out of run()).
+	"NOETL_PYTHON":              "python.Options' interpreter, wired in runner/main.go's run() only",
+	"NOETL_RUNNER_DATA_ROOTS":   "the sandbox's and the kinds' data roots, wired in runner/main.go's run() only",
+	"NOETL_RUNNER_WORK_DIR":     "the runner's work directory, made in runner/main.go's run() only",
+	"NOETL_RUNNER_JWKS_FILE":    "the key set of runner.NewTokenVerifier, wired in runner/main.go's run() only",
+	"NOETL_DUCKDB_THREADS":      "duckdb.Options.Threads, wired in runner/main.go's run() only; no test observes DuckDB's threads",
+	"NOETL_DUCKDB_MAX_TEMP_MB":  "duckdb.Options.MaxTempBytes, wired in runner/main.go's run() only",
+	"NOETL_DUCKDB_WARM_WORKERS": "duckdb.Options.Warm, wired in runner/main.go's run() only",
+
+	// Credentials and telemetry.
+	"NOETL_CREDENTIAL_VALUES":         "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
+	"NOETL_METRICS_PORT":              "functions/cmd/local's main hands Metrics.Port to ServeMetrics (TestServeMetrics shows the listener); main's wiring is untested",
+	"NOETL_METRICS_EXPORT_INTERVAL_S": "becomes telemetry.Config.MetricsInterval (TestFromConfigSettings); no test observes the periodic reader's interval",
+}
