@@ -227,7 +227,11 @@ func (o *Ops) pending(ctx context.Context, id string) (*store.DLQEntry, error) {
 	case store.DLQPending:
 		return e, nil
 	case store.DLQDone:
-		return e, fmt.Errorf("%w: entry %s is done (%s)", ErrAlreadyDone, id, e.Note)
+		hint := ""
+		if e.Kind == store.DLQUnit {
+			hint = fmt.Sprintf("; a done entry is the record of a step that already failed: rerun the execution from it (noetl rerun %s --from failed), or set NOETL_DLQ_HOLD=true (a playbook: executor.spec.dlq_hold: true) to park such failures for replay", e.ExecutionID)
+		}
+		return e, fmt.Errorf("%w: entry %s is done (%s)%s", ErrAlreadyDone, id, e.Note, hint)
 	}
 	return e, fmt.Errorf("%w: entry %s is %s, only pending entries can be replayed", ErrNotPending, id, e.Status)
 }

@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -306,8 +307,8 @@ func TestReplayOfACompletedUnitIsANoOp(t *testing.T) {
 	if e, _ := env.Memory.DLQGet(ctx, id); e.Status != store.DLQDone {
 		t.Fatalf("entry %s, want done", e.Status)
 	}
-	if _, err := ops.Replay(ctx, id, nil); !errors.Is(err, ErrAlreadyDone) {
-		t.Fatalf("second replay: %v, want ErrAlreadyDone", err)
+	if _, err := ops.Replay(ctx, id, nil); !errors.Is(err, ErrAlreadyDone) || !strings.Contains(err.Error(), "--from failed") || !strings.Contains(err.Error(), "NOETL_DLQ_HOLD") {
+		t.Fatalf("second replay: %v, want ErrAlreadyDone naming rerun --from failed and NOETL_DLQ_HOLD", err)
 	}
 	if _, err := ops.Discard(ctx, id, "late"); !errors.Is(err, ErrAlreadyDone) {
 		t.Fatalf("discard of a done entry: %v, want ErrAlreadyDone", err)
