@@ -12,6 +12,7 @@ package execute
 
 import (
 	"encoding/json"
+	"github.com/noetl/gcpengine/shared/config"
 	"io"
 	"net/http"
 	"strconv"
@@ -96,8 +97,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	}()
 	ctx = unitContext(ctx, r, cmd) // trace and pool (observe.go)
 	defer flush(ctx)
-	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
-	err = d.Executor().Run(ctx, cmd, worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: d.Cfg.TasksMaxAttempts, MaxBackoff: d.Cfg.TasksMaxBackoff})
+	err = d.Executor().Run(ctx, cmd, deliveryOf(r, &d.Cfg))
 	// The reply follows the error's code (errs.ReplyOf, the one policy
 	// table): done, dead-lettered (acked), retry later (503, no failure),
 	// or retry (500).
@@ -116,4 +116,13 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 		d.Log.ErrorContext(ctx, "execute failed, Cloud Tasks will retry", "execution_id", cmd.ExecutionID, "step", cmd.Step, "error", err.Error())
 		http.Error(w, err.Error(), reply.HTTPStatus())
 	}
+}
+
+// deliveryOf is the Cloud Task delivery r carries (its task name and
+// retry count headers) with the queue's budget from cfg
+// (NOETL_TASKS_MAX_ATTEMPTS, NOETL_TASKS_MAX_BACKOFF_S): what the worker's
+// last-attempt guard reads.
+func deliveryOf(r *http.Request, cfg *config.Config) worker.Delivery {
+	retries, _ := strconv.Atoi(r.Header.Get("X-CloudTasks-TaskRetryCount"))
+	return worker.Delivery{TaskName: r.Header.Get("X-CloudTasks-TaskName"), RetryCount: retries, MaxAttempts: cfg.TasksMaxAttempts, MaxBackoff: cfg.TasksMaxBackoff}
 }

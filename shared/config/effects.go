@@ -71,6 +71,8 @@ var effectTests = map[string][]effect{
 	"NOETL_DISPATCH_DEADLINE_S":      {{Test: depsWire}, {Test: dispatcher}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},
 	"NOETL_TIMEOUTS_LOOP_ITEM_MS":    {{Test: depsWire}, {Test: "shared/worker.TestLoopItemTimeoutSetting", Sets: "LoopItemTimeout"}},
 	"NOETL_DLQ_RETENTION_DAYS":       {{Test: depsWire}, {Test: "shared/store.TestFirestoreDLQRetention", Sets: "DLQRetention"}},
+	"NOETL_TASKS_MAX_ATTEMPTS":       {{Test: "functions/execute.TestDeliveryFromSettings"}, {Test: "shared/worker.TestLostLastAttemptsAreFiledByTheGuard", Sets: "MaxAttempts"}},
+	"NOETL_TASKS_MAX_BACKOFF_S":      {{Test: "functions/execute.TestDeliveryFromSettings"}, {Test: "shared/worker.TestLostLastAttemptsAreFiledByTheGuard", Sets: "MaxBackoff"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -165,10 +167,6 @@ var noEffectTest = map[string]string{
 	"NOETL_REPLAY_SUBSCRIPTION":  "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
 	"NOETL_SUBSCRIBE_URL":        "subscribe.Registrar.SubscribeURL, the push endpoint of the subscriptions the api wires (shared/subscribe.TestRegisterWiresPushAndDeleteUnwires shows the option); the api's Registrar (functions/api/subscriptions.go) that hands it over has no test",
 	"NOETL_PUSH_SERVICE_ACCOUNT": "subscribe.Registrar.PushServiceAccount, the OIDC identity of those pushes (shown by the same subscribe test); the api's hand-over has no test",
-
-	// Delivery budgets read at the edge of a function.
-	"NOETL_TASKS_MAX_ATTEMPTS":  "worker.Delivery.MaxAttempts, the queue's attempts (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
-	"NOETL_TASKS_MAX_BACKOFF_S": "worker.Delivery.MaxBackoff, the last-attempt guard's delay (shared/worker.TestLostLastAttemptsAreFiledByTheGuard shows the option), set by functions/execute's handler; the hand-over has no test",
 
 	// The runner service: runner/main.go's run() wires these into the
 	// sandbox and the tools' options; run() needs root, mounts and the
