@@ -49,9 +49,16 @@ func Registrar(ctx context.Context) (*sub.Registrar, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &sub.Registrar{Store: d.Store, Admin: admin, Playbooks: d.Catalog, Project: d.Cfg.Project,
-			SubscribeURL: d.Cfg.SubscribeURL, PushServiceAccount: d.Cfg.PushServiceAccount, Log: d.Log}, nil
+		return registrarOf(d, admin), nil
 	})
+}
+
+// registrarOf is the registrar of d with admin: its subscriptions push to
+// NOETL_SUBSCRIBE_URL as NOETL_PUSH_SERVICE_ACCOUNT (Registrar's
+// SubscribeURL and PushServiceAccount).
+func registrarOf(d *runtime.Deps, admin *pubsubapi.SubscriptionAdminClient) *sub.Registrar {
+	return &sub.Registrar{Store: d.Store, Admin: admin, Playbooks: d.Catalog, Project: d.Cfg.Project,
+		SubscribeURL: d.Cfg.SubscribeURL, PushServiceAccount: d.Cfg.PushServiceAccount, Log: d.Log}
 }
 
 // SubscriptionRequest is the JSON form of a POST /subscriptions body.

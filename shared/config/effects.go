@@ -73,6 +73,8 @@ var effectTests = map[string][]effect{
 	"NOETL_DLQ_RETENTION_DAYS":       {{Test: depsWire}, {Test: "shared/store.TestFirestoreDLQRetention", Sets: "DLQRetention"}},
 	"NOETL_TASKS_MAX_ATTEMPTS":       {{Test: "functions/execute.TestDeliveryFromSettings"}, {Test: "shared/worker.TestLostLastAttemptsAreFiledByTheGuard", Sets: "MaxAttempts"}},
 	"NOETL_TASKS_MAX_BACKOFF_S":      {{Test: "functions/execute.TestDeliveryFromSettings"}, {Test: "shared/worker.TestLostLastAttemptsAreFiledByTheGuard", Sets: "MaxBackoff"}},
+	"NOETL_SUBSCRIBE_URL":            {{Test: "functions/api.TestRegistrarFromSettings"}, {Test: "shared/subscribe.TestRegisterWiresPushAndDeleteUnwires", Sets: "SubscribeURL"}},
+	"NOETL_PUSH_SERVICE_ACCOUNT":     {{Test: "functions/api.TestRegistrarFromSettings"}, {Test: "shared/subscribe.TestRegisterWiresPushAndDeleteUnwires", Sets: "PushServiceAccount"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -164,9 +166,7 @@ var noEffectTest = map[string]string{
 	// Resources and endpoints the api opens: the stack and the e2e tests
 	// use one set of names; no test changes a name and observes the api
 	// using the other.
-	"NOETL_REPLAY_SUBSCRIPTION":  "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
-	"NOETL_SUBSCRIBE_URL":        "subscribe.Registrar.SubscribeURL, the push endpoint of the subscriptions the api wires (shared/subscribe.TestRegisterWiresPushAndDeleteUnwires shows the option); the api's Registrar (functions/api/subscriptions.go) that hands it over has no test",
-	"NOETL_PUSH_SERVICE_ACCOUNT": "subscribe.Registrar.PushServiceAccount, the OIDC identity of those pushes (shown by the same subscribe test); the api's hand-over has no test",
+	"NOETL_REPLAY_SUBSCRIPTION": "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
 
 	// The runner service: runner/main.go's run() wires these into the
 	// sandbox and the tools' options; run() needs root, mounts and the
