@@ -1,6 +1,6 @@
 package config
 
-// The effect tests of the settings (issue 27): which test shows what each
+// The effect tests of the settings: which test shows what each
 // knob of the registry changes. docs/configuration.md lists them
 // (MarkdownTable); TestEveryKnobHasAnEffectTest checks them against the
 // module's tests.
@@ -19,8 +19,8 @@ type effect struct {
 }
 
 // effectTests maps each knob of the registry to the tests that show its
-// effect (issue 27: "every setting in the table has a test that shows its
-// effect"). TestEveryKnobHasAnEffectTest checks that each named test
+// effect (every setting in the configuration table has a test that shows
+// its effect). TestEveryKnobHasAnEffectTest checks that each named test
 // exists and names the knob (or the option it sets). A knob without such
 // a test is in noEffectTest instead.
 //
