@@ -1,4 +1,4 @@
-package tools
+package kinds
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/tools/controlkinds"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/types"
@@ -18,34 +20,34 @@ import (
 func TestDefault(t *testing.T) {
 	reg, closeFn := Default(DefaultOptions{PythonBin: "python3"})
 	defer closeFn()
-	for _, k := range Kinds {
+	for _, k := range tools.Kinds {
 		if reg[k] == nil {
 			t.Fatalf("kind %s missing", k)
 		}
 	}
-	if len(reg) != len(Kinds) || len(Kinds) != 14 {
-		t.Fatalf("registry has %d kinds, Kinds %d", len(reg), len(Kinds))
+	if len(reg) != len(tools.Kinds) || len(tools.Kinds) != 14 {
+		t.Fatalf("registry has %d kinds, tools.Kinds %d", len(reg), len(tools.Kinds))
 	}
 	ctx := context.Background()
-	if o := reg[KindNoop].Run(ctx, Request{Config: map[string]any{"result": 1}}); o.Status != types.StatusOK || o.Result != 1 {
+	if o := reg[tools.KindNoop].Run(ctx, tools.Request{Config: map[string]any{"result": 1}}); o.Status != types.StatusOK || o.Result != 1 {
 		t.Fatalf("noop %+v", o)
 	}
-	if o := reg[KindNoop].Run(ctx, Request{Args: map[string]any{"a": 1}}); o.Result.(map[string]any)["a"] != 1 {
+	if o := reg[tools.KindNoop].Run(ctx, tools.Request{Args: map[string]any{"a": 1}}); o.Result.(map[string]any)["a"] != 1 {
 		t.Fatalf("noop args %+v", o)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`)) }))
 	defer srv.Close()
-	if o := reg[KindHTTP].Run(ctx, Request{Config: map[string]any{"url": srv.URL}}); o.Status != types.StatusOK {
+	if o := reg[tools.KindHTTP].Run(ctx, tools.Request{Config: map[string]any{"url": srv.URL}}); o.Status != types.StatusOK {
 		t.Fatalf("http %+v", o.Error)
 	}
 	// Args, Config and TimeoutS reach the kind.
-	if o := reg[KindPython].Run(ctx, Request{Args: map[string]any{"x": 2}, Config: map[string]any{"code": "result = x * 2"}}); o.Status != types.StatusOK || o.Result != int64(4) {
+	if o := reg[tools.KindPython].Run(ctx, tools.Request{Args: map[string]any{"x": 2}, Config: map[string]any{"code": "result = x * 2"}}); o.Status != types.StatusOK || o.Result != int64(4) {
 		t.Fatalf("python %+v %+v", o, o.Error)
 	}
-	if o := reg[KindPython].Run(ctx, Request{TimeoutS: 0.2, Config: map[string]any{"code": "import time\ntime.sleep(5)"}}); o.Status != types.StatusError || o.Error.Kind != "timeout" {
+	if o := reg[tools.KindPython].Run(ctx, tools.Request{TimeoutS: 0.2, Config: map[string]any{"code": "import time\ntime.sleep(5)"}}); o.Status != types.StatusError || o.Error.Kind != "timeout" {
 		t.Fatalf("python timeout %+v", o.Error)
 	}
-	if o := reg[KindPostgres].Run(ctx, Request{Config: map[string]any{"command": "SELECT 1"}}); o.Status != types.StatusError || o.Error.Kind != "config" {
+	if o := reg[tools.KindPostgres].Run(ctx, tools.Request{Config: map[string]any{"command": "SELECT 1"}}); o.Status != types.StatusError || o.Error.Kind != "config" {
 		t.Fatalf("postgres without connection %+v", o.Error)
 	}
 }
@@ -53,7 +55,7 @@ func TestDefault(t *testing.T) {
 func TestDefaultPythonBin(t *testing.T) {
 	reg, closeFn := Default(DefaultOptions{PythonBin: "/nonexistent/python3"})
 	defer closeFn()
-	o := reg[KindPython].Run(context.Background(), Request{Config: map[string]any{"code": "result = 1"}})
+	o := reg[tools.KindPython].Run(context.Background(), tools.Request{Config: map[string]any{"code": "result = 1"}})
 	if o.Status != types.StatusError || o.Error.Kind != "config" {
 		t.Fatalf("%+v", o.Error)
 	}
@@ -78,33 +80,33 @@ func TestDefaultWiring(t *testing.T) {
 	t.Setenv("MY_TOKEN", "from-env")
 	reg, closeFn := Default(DefaultOptions{Credentials: store, Results: rs})
 	defer closeFn()
-	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"key": "api"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["token"] != "tok-9" {
+	if o := reg[tools.KindSecrets].Run(ctx, tools.Request{Config: map[string]any{"key": "api"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["token"] != "tok-9" {
 		t.Fatalf("secrets credential %+v %v", o.Error, o.Result)
 	}
-	if o := reg[KindSecrets].Run(ctx, Request{Config: map[string]any{"provider": "env", "key": "MY_TOKEN"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["value"] != "from-env" {
+	if o := reg[tools.KindSecrets].Run(ctx, tools.Request{Config: map[string]any{"provider": "env", "key": "MY_TOKEN"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["value"] != "from-env" {
 		t.Fatalf("secrets env %+v", o.Error)
 	}
-	for _, k := range []string{KindArtifact, KindResultFetch} {
-		o := reg[k].Run(ctx, Request{Args: map[string]any{"result_ref": ref}, Config: map[string]any{"action": "get"}})
+	for _, k := range []string{tools.KindArtifact, tools.KindResultFetch} {
+		o := reg[k].Run(ctx, tools.Request{Args: map[string]any{"result_ref": ref}, Config: map[string]any{"action": "get"}})
 		if o.Status != types.StatusOK || !reflect.DeepEqual(o.Result, big) {
 			t.Fatalf("%s %+v", k, o.Error)
 		}
 	}
-	if o := reg[KindShell].Run(ctx, Request{Config: map[string]any{"command": "echo $X", "env": map[string]any{"X": "y"}}}); o.Status != types.StatusOK || o.Result.(map[string]any)["stdout"] != "y\n" {
+	if o := reg[tools.KindShell].Run(ctx, tools.Request{Config: map[string]any{"command": "echo $X", "env": map[string]any{"X": "y"}}}); o.Status != types.StatusOK || o.Result.(map[string]any)["stdout"] != "y\n" {
 		t.Fatalf("shell %+v", o.Error)
 	}
-	if o := reg[KindDuckDB].Run(ctx, Request{Config: map[string]any{"query": "SELECT 41 + 1 AS n"}}); duckdb.Available && (o.Status != types.StatusOK || o.Result.(map[string]any)["rows"].([]any)[0].(map[string]any)["n"] != int64(42)) {
+	if o := reg[tools.KindDuckDB].Run(ctx, tools.Request{Config: map[string]any{"query": "SELECT 41 + 1 AS n"}}); duckdb.Available && (o.Status != types.StatusOK || o.Result.(map[string]any)["rows"].([]any)[0].(map[string]any)["n"] != int64(42)) {
 		t.Fatalf("duckdb %+v", o.Error)
 	}
 	// Kinds that need a service fail with config errors naming what is
 	// missing, not with panics.
 	for k, cfg := range map[string]map[string]any{
-		KindNATS:         {"operation": "kv_get", "bucket": "b", "key": "k"},
-		KindSubscription: {"source": "pubsub"},
-		KindTransfer:     {},
-		KindGCS:          {"action": "list"},
+		tools.KindNATS:         {"operation": "kv_get", "bucket": "b", "key": "k"},
+		tools.KindSubscription: {"source": "pubsub"},
+		tools.KindTransfer:     {},
+		tools.KindGCS:          {"action": "list"},
 	} {
-		if o := reg[k].Run(ctx, Request{Config: cfg}); o.Status != types.StatusError || o.Error.Kind != "config" {
+		if o := reg[k].Run(ctx, tools.Request{Config: cfg}); o.Status != types.StatusError || o.Error.Kind != "config" {
 			t.Errorf("%s: %+v", k, o.Error)
 		}
 	}
@@ -113,7 +115,7 @@ func TestDefaultWiring(t *testing.T) {
 func TestDefaultPythonInterpreter(t *testing.T) {
 	reg, closeFn := Default(DefaultOptions{})
 	defer closeFn()
-	o := reg[KindPython].Run(context.Background(), Request{Config: map[string]any{"code": "import sys\nresult = sys.executable"}})
+	o := reg[tools.KindPython].Run(context.Background(), tools.Request{Config: map[string]any{"code": "import sys\nresult = sys.executable"}})
 	if o.Status != types.StatusOK {
 		t.Fatalf("%+v", o.Error)
 	}
@@ -126,7 +128,7 @@ func TestDefaultPythonInterpreter(t *testing.T) {
 // runner the kinds that run author code or reach author-chosen endpoints;
 // together they are every kind, and neither holds a kind of the other.
 func TestControlAndRunnerKinds(t *testing.T) {
-	ctl, closeCtl := Control(DefaultOptions{})
+	ctl, closeCtl := controlkinds.Control(controlkinds.Options{})
 	defer closeCtl()
 	run, closeRun := Runner(DefaultOptions{PythonBin: "python3"})
 	defer closeRun()
@@ -140,15 +142,15 @@ func TestControlAndRunnerKinds(t *testing.T) {
 	for k := range run {
 		all = append(all, k)
 	}
-	if len(ctl) != len(ControlKinds) || len(run) != len(RunnerKinds) || len(all) != len(Kinds) {
-		t.Fatalf("control %d, runner %d, all %d kinds; want %d, %d, %d", len(ctl), len(run), len(all), len(ControlKinds), len(RunnerKinds), len(Kinds))
+	if len(ctl) != len(tools.ControlKinds) || len(run) != len(tools.RunnerKinds) || len(all) != len(tools.Kinds) {
+		t.Fatalf("control %d, runner %d, all %d kinds; want %d, %d, %d", len(ctl), len(run), len(all), len(tools.ControlKinds), len(tools.RunnerKinds), len(tools.Kinds))
 	}
-	for _, k := range []string{KindPython, KindShell, KindDuckDB, KindPostgres, KindTransfer, KindGCS, KindNATS, KindSubscription} {
+	for _, k := range []string{tools.KindPython, tools.KindShell, tools.KindDuckDB, tools.KindPostgres, tools.KindTransfer, tools.KindGCS, tools.KindNATS, tools.KindSubscription} {
 		if ctl[k] != nil || run[k] == nil {
 			t.Errorf("kind %s must run in the runner only", k)
 		}
 	}
-	for _, k := range []string{KindNoop, KindHTTP, KindSecrets, KindArtifact, KindResultFetch} {
+	for _, k := range []string{tools.KindNoop, tools.KindHTTP, tools.KindSecrets, tools.KindArtifact, tools.KindResultFetch} {
 		if ctl[k] == nil || run[k] != nil {
 			t.Errorf("kind %s must run in the control plane only", k)
 		}
