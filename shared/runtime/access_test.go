@@ -27,7 +27,7 @@ var depsOps = map[string][]deploy.Op{
 	"Executor":    {deploy.OpInvokeRunner, deploy.OpSignGrants},
 	"Store":       {deploy.OpFirestore},
 	"Catalog":     {deploy.OpFirestore},
-	"Credentials": {deploy.OpFirestore}, // the Firestore credential store (credentials.NewFirestore)
+	"Credentials": {deploy.OpFirestore}, // the Firestore credential store (credfirestore.NewFirestore)
 	"Bus":         {deploy.OpPublishEvents},
 	// A DLQ replay republishes a message on its topic: events, or
 	// commands for dispatch's entries.

@@ -1,16 +1,27 @@
-package credentials
+// Package credfirestore is the Firestore driver of the credential store
+// (shared/credentials): the metadata in Firestore documents (Firestore)
+// and, on the emulator stack, the values sealed in Firestore documents
+// (FirestoreValues). Only the control plane's wiring (shared/runtime)
+// imports it: the runner resolves the credentials it was granted through
+// the light shared/credentials package and links no Firestore client (the
+// boundary test, shared/planes).
+package credfirestore
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/sign"
 )
 
 // Collection is the Firestore collection of the credentials' metadata:
@@ -32,14 +43,16 @@ const Collection = "credentials"
 // the metadata, then every version.
 type Firestore struct {
 	c      *firestore.Client
-	values Values
+	values credentials.Values
 	// Now replaces time.Now for the timestamps when set.
 	Now func() time.Time
 }
 
 // NewFirestore returns the store on c (owned by the caller, typically
 // runtime.Deps.Store.Client()) with values kept in v.
-func NewFirestore(c *firestore.Client, v Values) *Firestore { return &Firestore{c: c, values: v} }
+func NewFirestore(c *firestore.Client, v credentials.Values) *Firestore {
+	return &Firestore{c: c, values: v}
+}
 
 type credDoc struct {
 	Name        string    `firestore:"name"`
@@ -52,12 +65,12 @@ type credDoc struct {
 	UpdatedAt   time.Time `firestore:"updated_at"`
 }
 
-func (d credDoc) summary(name string) Summary {
+func (d credDoc) summary(name string) credentials.Summary {
 	keys := d.Keys
 	if keys == nil {
 		keys = []string{}
 	}
-	return Summary{Name: name, Kind: d.Kind, Description: d.Description, Keys: keys, Grants: grantsOrEmpty(d.Grants),
+	return credentials.Summary{Name: name, Kind: d.Kind, Description: d.Description, Keys: keys, Grants: credentials.GrantsOrEmpty(d.Grants),
 		CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
 }
 
@@ -68,23 +81,23 @@ func (f *Firestore) doc(name string) *firestore.DocumentRef {
 func isCode(err error, c codes.Code) bool { return status.Code(err) == c }
 
 // CredentialPut implements Store.
-func (f *Firestore) CredentialPut(ctx context.Context, c Credential) error {
-	c, data, err := prepare(c)
+func (f *Firestore) CredentialPut(ctx context.Context, c credentials.Credential) error {
+	c, data, err := credentials.Prepare(c)
 	if err != nil {
 		return err
 	}
 	if f.values == nil {
-		return errors.New("credentials: the Firestore store has no Values driver")
+		return errors.New("credentials: the Firestore store has no credentials.Values driver")
 	}
 	ver, err := f.values.ValuePut(ctx, c.Name, []byte(data))
 	if err != nil {
 		return fmt.Errorf("credentials: put %q: %w", c.Name, err)
 	}
-	now := storeNow(f.Now)
+	now := credentials.StoreNow(f.Now)
 	ref := f.doc(c.Name)
 	replaced := ""
 	err = f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		d := credDoc{Name: c.Name, Kind: c.Kind, Description: c.Description, Keys: DataKeys(c.Data), Grants: grantsOrEmpty(c.Grants),
+		d := credDoc{Name: c.Name, Kind: c.Kind, Description: c.Description, Keys: credentials.DataKeys(c.Data), Grants: credentials.GrantsOrEmpty(c.Grants),
 			Version: ver, CreatedAt: now, UpdatedAt: now}
 		replaced = ""
 		s, err := tx.Get(ref)
@@ -114,13 +127,13 @@ func (f *Firestore) CredentialPut(ctx context.Context, c Credential) error {
 
 // info reads the metadata document of name.
 func (f *Firestore) info(ctx context.Context, name string) (*credDoc, error) {
-	if ValidateName(name) != nil {
-		return nil, ErrNotFound // no document can have that id
+	if credentials.ValidateName(name) != nil {
+		return nil, credentials.ErrNotFound // no document can have that id
 	}
 	s, err := f.doc(name).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
+			return nil, credentials.ErrNotFound
 		}
 		return nil, fmt.Errorf("credentials: get %q: %w", name, err)
 	}
@@ -132,7 +145,7 @@ func (f *Firestore) info(ctx context.Context, name string) (*credDoc, error) {
 }
 
 // CredentialInfo implements Store: the metadata document only.
-func (f *Firestore) CredentialInfo(ctx context.Context, name string) (*Summary, error) {
+func (f *Firestore) CredentialInfo(ctx context.Context, name string) (*credentials.Summary, error) {
 	d, err := f.info(ctx, name)
 	if err != nil {
 		return nil, err
@@ -142,7 +155,7 @@ func (f *Firestore) CredentialInfo(ctx context.Context, name string) (*Summary, 
 }
 
 // CredentialGet implements Store.
-func (f *Firestore) CredentialGet(ctx context.Context, name string) (*Credential, error) {
+func (f *Firestore) CredentialGet(ctx context.Context, name string) (*credentials.Credential, error) {
 	d, err := f.info(ctx, name)
 	if err != nil {
 		return nil, err
@@ -151,30 +164,30 @@ func (f *Firestore) CredentialGet(ctx context.Context, name string) (*Credential
 		return nil, fmt.Errorf("credentials: %q has no value (stored before values moved out of Firestore documents): set it again with `noetl credentials set %s`", name, name)
 	}
 	if f.values == nil {
-		return nil, errors.New("credentials: the Firestore store has no Values driver")
+		return nil, errors.New("credentials: the Firestore store has no credentials.Values driver")
 	}
 	b, err := f.values.ValueGet(ctx, name, d.Version)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, credentials.ErrNotFound) {
 			// The metadata names a version that is gone: not the
 			// caller's "no such credential".
 			return nil, fmt.Errorf("credentials: the value of %q (version %s) is missing from the value store", name, d.Version)
 		}
 		return nil, fmt.Errorf("credentials: get %q: %w", name, err)
 	}
-	data, err := decodeData(name, string(b))
+	data, err := credentials.DecodeData(name, string(b))
 	if err != nil {
 		return nil, err
 	}
-	return &Credential{Name: name, Kind: d.Kind, Description: d.Description, Grants: grantsOrEmpty(d.Grants), Data: data,
+	return &credentials.Credential{Name: name, Kind: d.Kind, Description: d.Description, Grants: credentials.GrantsOrEmpty(d.Grants), Data: data,
 		CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}, nil
 }
 
 // CredentialList implements Store. It reads metadata documents only.
-func (f *Firestore) CredentialList(ctx context.Context) ([]Summary, error) {
+func (f *Firestore) CredentialList(ctx context.Context) ([]credentials.Summary, error) {
 	it := f.c.Collection(Collection).Select("name", "kind", "description", "keys", "grants", "created_at", "updated_at").Documents(ctx)
 	defer it.Stop()
-	out := []Summary{}
+	out := []credentials.Summary{}
 	for {
 		s, err := it.Next()
 		if errors.Is(err, iterator.Done) {
@@ -196,12 +209,12 @@ func (f *Firestore) CredentialList(ctx context.Context) ([]Summary, error) {
 // CredentialDelete implements Store: the metadata, then every value
 // version (a failure there is returned; the credential is already gone).
 func (f *Firestore) CredentialDelete(ctx context.Context, name string) error {
-	if ValidateName(name) != nil {
-		return ErrNotFound
+	if credentials.ValidateName(name) != nil {
+		return credentials.ErrNotFound
 	}
 	if _, err := f.doc(name).Delete(ctx, firestore.Exists); err != nil {
 		if isCode(err, codes.NotFound) {
-			return ErrNotFound
+			return credentials.ErrNotFound
 		}
 		return fmt.Errorf("credentials: delete %q: %w", name, err)
 	}
@@ -211,4 +224,118 @@ func (f *Firestore) CredentialDelete(ctx context.Context, name string) error {
 		}
 	}
 	return nil
+}
+
+// SealWith returns the Sealer of FirestoreValues over the deployment's
+// signer (AES-256-GCM under a key derived for purpose sign.Credential).
+func SealWith(s *sign.Signer) credentials.Sealer { return signerSealer{s} }
+
+type signerSealer struct{ s *sign.Signer }
+
+func (x signerSealer) Seal(b []byte) (string, error) { return x.s.Seal(sign.Credential, b) }
+func (x signerSealer) Open(t string) ([]byte, error) { return x.s.Open(sign.Credential, t) }
+
+// ValuesCollection is the Firestore collection of FirestoreValues: one
+// document credential_values/{name}.{version} per version, holding the
+// sealed value.
+const ValuesCollection = "credential_values"
+
+// FirestoreValues keeps credential values in Firestore, each sealed
+// (AES-256-GCM under the deployment's key: Sealer) — the local emulator
+// stack's driver, where no Secret Manager exists. Documents
+// credential_values/{name}.{version} hold {name, sealed}; the name
+// alphabet ([A-Za-z0-9_-]) has no '.', so the id is unambiguous.
+type FirestoreValues struct {
+	c      *firestore.Client
+	sealer credentials.Sealer
+}
+
+// NewFirestoreValues returns the driver on c (owned by the caller)
+// sealing with sealer (required).
+func NewFirestoreValues(c *firestore.Client, sealer credentials.Sealer) *FirestoreValues {
+	return &FirestoreValues{c: c, sealer: sealer}
+}
+
+type valueDoc struct {
+	Name   string `firestore:"name"`
+	Sealed string `firestore:"sealed"`
+}
+
+func (f *FirestoreValues) doc(name, version string) *firestore.DocumentRef {
+	return f.c.Collection(ValuesCollection).Doc(name + "." + version)
+}
+
+// ValuePut implements Values.
+func (f *FirestoreValues) ValuePut(ctx context.Context, name string, value []byte) (string, error) {
+	if err := credentials.ValidateName(name); err != nil {
+		return "", err
+	}
+	if f.sealer == nil {
+		return "", errors.New("credentials: FirestoreValues has no sealer")
+	}
+	sealed, err := f.sealer.Seal(value)
+	if err != nil {
+		return "", fmt.Errorf("credentials: seal the value of %q: %w", name, err)
+	}
+	ver := credentials.NewVersion()
+	if _, err := f.doc(name, ver).Create(ctx, valueDoc{Name: name, Sealed: sealed}); err != nil {
+		return "", fmt.Errorf("credentials: put the value of %q: %w", name, err)
+	}
+	return ver, nil
+}
+
+// ValueGet implements Values.
+func (f *FirestoreValues) ValueGet(ctx context.Context, name, version string) ([]byte, error) {
+	if credentials.ValidateName(name) != nil || version == "" || strings.ContainsAny(version, "./") {
+		return nil, credentials.NotFoundf("credentials: value %s of %q: not found", version, name)
+	}
+	s, err := f.doc(name, version).Get(ctx)
+	if isCode(err, codes.NotFound) {
+		return nil, credentials.NotFoundf("credentials: value %s of %q: not found", version, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credentials: get the value of %q: %w", name, err)
+	}
+	var d valueDoc
+	if err := s.DataTo(&d); err != nil || d.Name != name {
+		return nil, fmt.Errorf("credentials: value %s of %q: malformed document", version, name)
+	}
+	if f.sealer == nil {
+		return nil, errors.New("credentials: FirestoreValues has no sealer")
+	}
+	b, err := f.sealer.Open(d.Sealed)
+	if err != nil {
+		return nil, fmt.Errorf("credentials: open the value of %q (sealed under another key?): %w", name, err)
+	}
+	return b, nil
+}
+
+// ValueDelete implements Values.
+func (f *FirestoreValues) ValueDelete(ctx context.Context, name, version string) error {
+	if credentials.ValidateName(name) != nil {
+		return nil
+	}
+	if version != "" {
+		if strings.ContainsAny(version, "./") {
+			return nil
+		}
+		if _, err := f.doc(name, version).Delete(ctx); err != nil && !isCode(err, codes.NotFound) {
+			return fmt.Errorf("credentials: delete the value of %q: %w", name, err)
+		}
+		return nil
+	}
+	it := f.c.Collection(ValuesCollection).Where("name", "==", name).Select().Documents(ctx)
+	defer it.Stop()
+	for {
+		s, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("credentials: delete the values of %q: %w", name, err)
+		}
+		if _, err := s.Ref.Delete(ctx); err != nil && !isCode(err, codes.NotFound) {
+			return fmt.Errorf("credentials: delete the values of %q: %w", name, err)
+		}
+	}
 }
