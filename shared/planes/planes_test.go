@@ -106,6 +106,9 @@ type pkg struct {
 	ImportPath string
 	Imports    []string
 	Standard   bool
+	Dir        string
+	GoFiles    []string
+	CgoFiles   []string
 }
 
 // graph maps an import path to its direct imports.
@@ -122,7 +125,7 @@ func loadGraph(t *testing.T, roots ...string) graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", append([]string{"list", "-deps", "-json=ImportPath,Imports,Standard"}, roots...)...)
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-json=ImportPath,Imports,Standard,Dir,GoFiles,CgoFiles"}, roots...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=1")
 	var stderr bytes.Buffer
@@ -132,6 +135,7 @@ func loadGraph(t *testing.T, roots ...string) graph {
 		t.Fatalf("go list -deps: %v\n%s", err, stderr.String())
 	}
 	g := graph{}
+	var files []string
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p pkg
@@ -141,6 +145,28 @@ func loadGraph(t *testing.T, roots ...string) graph {
 			t.Fatalf("decode go list output: %v", err)
 		}
 		g[p.ImportPath] = p.Imports
+		if p.ImportPath == module || strings.HasPrefix(p.ImportPath, module+"/") {
+			files = append(files, p.Dir)
+			for _, f := range append(p.GoFiles, p.CgoFiles...) {
+				files = append(files, filepath.Join(p.Dir, f))
+			}
+		}
+	}
+	// go test caches a passing result keyed on the files the test
+	// process itself opens, not those the go command it runs reads: open
+	// every directory and source file of the module's packages in the
+	// graph (and go.mod, go.sum), so that any edit of an import, a new
+	// file or a new dependency version reruns the test instead of
+	// replaying a stale pass.
+	for _, f := range append(files, filepath.Join(dir, "go.mod"), filepath.Join(dir, "go.sum")) {
+		if fh, err := os.Open(f); err == nil {
+			if st, err := fh.Stat(); err == nil && st.IsDir() {
+				_, _ = fh.Readdirnames(-1)
+			} else {
+				_, _ = io.Copy(io.Discard, fh)
+			}
+			_ = fh.Close()
+		}
 	}
 	for _, r := range roots {
 		if _, ok := g[r]; !ok {
