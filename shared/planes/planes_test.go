@@ -40,7 +40,7 @@ var controlPlane = []string{
 	module + "/shared/launch",
 	module + "/shared/replay",
 	module + "/shared/rerun",
-	module + "/shared/results/gc",
+	module + "/shared/operations",
 	module + "/shared/router",
 	module + "/shared/runtime",
 	module + "/shared/sign",

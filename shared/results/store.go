@@ -40,7 +40,7 @@ const (
 )
 
 // MetaRepairs is the object metadata key of a repaired object (`noetl
-// results repair`, shared/results/gc): the generation, in decimal, of the
+// results repair`, shared/operations/gc): the generation, in decimal, of the
 // lost object it stands in for. A read of a reference whose generation is
 // gone accepts the object at its key only when it names that generation
 // here, and then checks the reference's sha256 whatever Store.ReadCheck

@@ -56,7 +56,7 @@ var constructOps = map[string][]deploy.Op{
 	// `noetl rebuild`: seek, pull and acknowledge the replay subscription.
 	"github.com/noetl/gcpengine/shared/replay.OpenPubSub": {deploy.OpReplayEvents},
 	// `noetl gc`: list and delete result objects.
-	"github.com/noetl/gcpengine/shared/results/gc.Collector": {deploy.OpReadResults, deploy.OpWriteResults},
+	"github.com/noetl/gcpengine/shared/operations/gc.Collector": {deploy.OpReadResults, deploy.OpWriteResults},
 }
 
 // runtimeOps are what every function does through Get, with the call of

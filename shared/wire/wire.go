@@ -2,7 +2,7 @@
 // reports that the CLI (functions/cmd/noetl) encodes and decodes: the
 // files sent with a playbook (POST /executions), and what a rebuild, a
 // results GC and a scrub report. The packages that build them (store,
-// launch, replay, results/gc) declare these types as aliases of the ones
+// launch, replay, operations/gc) declare these types as aliases of the ones
 // here, so the api and the CLI share one definition while the CLI links
 // none of those packages' cloud clients (the boundary test, shared/planes:
 // "the CLI links no cloud client"). It imports the standard library only.

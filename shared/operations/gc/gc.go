@@ -1,5 +1,8 @@
 // Package gc deletes results by lifetime (README "Architecture", NoETL result storage RFC §5 "GC by
 // prefix"): an execution's results live exactly as long as its record.
+// It sits under shared/operations, above both stores it joins (the results
+// tier and the execution records), not inside the results tier: nothing
+// below it imports it (docs "Architecture": the planes and their layering).
 // A sweep lists every result object of the deployment's cells, groups
 // them by execution, and for each execution decides:
 //
