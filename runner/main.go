@@ -184,7 +184,7 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
 	wsRoot := filepath.Join(work, "tasks")
 	newWorkspace := func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(wsRoot, diskBytes, true) }
-	reg, closeTools := kinds.Runner(kinds.DefaultOptions{
+	reg, closeTools := kinds.Runner(kinds.Options{
 		PythonBin:   cfg.PythonBin,
 		Credentials: runner.GrantedStore{},
 		Project:     cfg.Project,

@@ -26,7 +26,8 @@ const (
 )
 
 // controlPlane are the packages that hold the control plane's keys, state,
-// queues or wiring: the runner links none of them.
+// queues or wiring, and its own kinds (tools.ControlKinds' registry and the
+// kinds that read the engine's stores): the runner links none of them.
 var controlPlane = []string{
 	module + "/functions",
 	module + "/shared/auth",
@@ -47,6 +48,10 @@ var controlPlane = []string{
 	module + "/shared/store",
 	module + "/shared/subscribe",
 	module + "/shared/tasks",
+	module + "/shared/tools/allkinds",
+	module + "/shared/tools/artifact",
+	module + "/shared/tools/controlkinds",
+	module + "/shared/tools/secrets",
 	module + "/shared/worker",
 }
 
@@ -73,6 +78,8 @@ var rules = []rule{
 		module + "/shared/sandbox",
 		module + "/shared/tools/python",
 		module + "/shared/tools/shell",
+		module + "/shared/tools/kinds",
+		module + "/shared/tools/allkinds",
 		module + "/runner",
 	}},
 	{rootEngine, "the pure engine links no cloud client, Arrow or OpenTelemetry exporter", append([]string{

@@ -1,10 +1,10 @@
-// Package kinds builds the registries of every built-in tool kind: the
-// runner's (Runner: tools.RunnerKinds, the kinds that run author code or
-// reach author-chosen endpoints) and the single-process one of tests and
-// benchmarks (Default: every kind). It imports every kind package, so only
-// the runner's wiring (runner/) and tests import it: the functions build
-// their own registry with shared/tools/controlkinds and so link no
-// author-code kind (the boundary test, shared/planes).
+// Package kinds builds the runner's registry of tool kinds (Runner:
+// tools.RunnerKinds, the kinds that run author code or reach
+// author-chosen endpoints). Each plane builds its own: the functions build
+// theirs with shared/tools/controlkinds and so link no author-code kind,
+// and this package imports no control kind, so the runner links none (the
+// boundary test, shared/planes). shared/tools/allkinds joins the two for
+// tests and single-process tools.
 package kinds
 
 import (
@@ -12,7 +12,6 @@ import (
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools"
-	"github.com/noetl/gcpengine/shared/tools/controlkinds"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/gcs"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
@@ -22,22 +21,22 @@ import (
 	"github.com/noetl/gcpengine/shared/tools/postgres"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/tools/s3"
-	"github.com/noetl/gcpengine/shared/tools/secrets"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 	"github.com/noetl/gcpengine/shared/tools/subscription"
 	"github.com/noetl/gcpengine/shared/tools/transfer"
 )
 
-// DefaultOptions configures the built-in kinds; the zero value gives every
-// kind its package defaults (no credential store, no results store).
-type DefaultOptions struct {
+// Options configures the runner kinds; the zero value gives every kind
+// its package defaults (no credential store, no results store).
+type Options struct {
 	// PythonBin is the python interpreter (a name on PATH or a path), e.g.
 	// the NOETL_PYTHON setting; it overrides Python.Interpreter when set.
 	// When both are empty the interpreter is python.PreferredInterpreter()
 	// (/usr/bin/python3 when it exists, which sees Debian's
 	// python3-psycopg2 and python3-psycopg; else python3 on PATH).
 	PythonBin string
-	// HTTP configures the http kind (client, body limit, default timeout).
+	// HTTP configures the transfer kind's http source (client, body limit,
+	// default timeout; allkinds passes it to the http kind too).
 	HTTP httptool.Options
 	// Python configures the python kind (interpreter, timeout, log cap).
 	Python python.Options
@@ -47,10 +46,6 @@ type DefaultOptions struct {
 	DuckDB duckdb.Options
 	// Shell configures the shell kind (PATH, timeout, output cap).
 	Shell shell.Options
-	// Secrets configures the secrets kind. A nil Secrets.EnvAllow is read
-	// from NOETL_SECRETS_ENV_ALLOW (comma-separated names or prefixes
-	// ending in '*'; unset: secrets.DefaultEnvAllow, NOETL_SECRET_*).
-	Secrets secrets.Options
 	// GCS configures the gcs kind (local directories, timeout).
 	GCS gcs.Options
 	// S3 configures the s3 kind (local directories, timeout); its
@@ -59,16 +54,15 @@ type DefaultOptions struct {
 	S3 s3.Options
 	// NATS configures the nats kind (default server).
 	NATS nats.Options
-	// Credentials is the credential store (shared/credentials): the
-	// secrets kind's credential provider, and `auth: <credential name>`
-	// of the http, postgres, nats, subscription, gcs and transfer kinds
-	// and of gcs/http `script:` sources. Nil: those fail with a config
-	// error.
+	// Credentials is the credential store (shared/credentials) of
+	// `auth: <credential name>` of the postgres, nats, subscription, gcs,
+	// s3 and transfer kinds and of gcs/http `script:` sources (the runner:
+	// the credentials granted to the request). Nil: those fail with a
+	// config error.
 	Credentials credentials.Store
-	// Results is the results tier the artifact and result_fetch kinds
-	// read references from (Control), and the transfer kind's source type
-	// result reads stored tables from. Nil: they fail with a config
-	// error. The runner is built without it (Runner: it holds no right
+	// Results is the results tier the transfer kind's source type result
+	// reads stored tables from. Nil: it fails with a config error. The
+	// runner is built without it (Runner: it holds no right
 	// to the tier): there transfer reads the request's tier instead
 	// (results.StoreFrom, a Store over the signed URLs execute granted the
 	// attempt, shared/runner grants.go) and the duckdb kind streams into
@@ -91,22 +85,16 @@ type DefaultOptions struct {
 	DataRoots []string
 }
 
-// Default returns a registry with every kind of tools.Kinds and a close
-// function that releases their resources (postgres pools, DuckDB files,
-// NATS connections, Pub/Sub and GCS clients). Call close once, after the
-// last Run has returned. The engine splits them (controlkinds.Control in
-// the control plane, Runner in the runner); Default serves tests and
-// single-process tools.
-func Default(opts DefaultOptions) (tools.Registry, func()) { return Build(opts, tools.Kinds) }
-
 // Runner is Build of tools.RunnerKinds: the runner's kinds.
-func Runner(opts DefaultOptions) (tools.Registry, func()) { return Build(opts, tools.RunnerKinds) }
+func Runner(opts Options) (tools.Registry, func()) { return Build(opts, tools.RunnerKinds) }
 
-// Build returns a registry of the given kinds (names of tools.Kinds; others
-// are ignored), constructing only what they need, and the function that
-// releases their resources. The control kinds among them are built by
-// controlkinds.Build with the same options.
-func Build(opts DefaultOptions, kinds []string) (tools.Registry, func()) {
+// Build returns a registry of the given kinds that are runner kinds
+// (names of tools.RunnerKinds; others, the control kinds included, are
+// ignored), constructing only what they need, and the function that
+// releases their resources (postgres pools, DuckDB files, NATS
+// connections, Pub/Sub and GCS clients). Call it once, after the last Run
+// has returned.
+func Build(opts Options, kinds []string) (tools.Registry, func()) {
 	if opts.PythonBin != "" {
 		opts.Python.Interpreter = opts.PythonBin
 	}
@@ -190,9 +178,7 @@ func Build(opts DefaultOptions, kinds []string) (tools.Registry, func()) {
 		want[k] = true
 	}
 	var closers []func()
-	reg, closeControl := controlkinds.Build(controlkinds.Options{HTTP: opts.HTTP, Secrets: opts.Secrets, Credentials: opts.Credentials,
-		Results: opts.Results, Egress: opts.Egress}, kinds)
-	closers = append(closers, closeControl)
+	reg := tools.Registry{}
 	var pg *postgres.Tool
 	var dk *duckdb.Tool
 	var ht *httptool.Tool

@@ -1,4 +1,4 @@
-package kinds
+package allkinds
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
+	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -106,7 +107,7 @@ func TestStackKinds(t *testing.T) {
 		bucket = "noetl-results"
 	}
 	rs := &results.Store{Backend: results.NewGCS(gcsClient, bucket)}
-	reg, closeFn := Default(DefaultOptions{Credentials: store, Results: rs, Project: project})
+	reg, closeFn := Default(kinds.Options{Credentials: store, Results: rs, Project: project})
 	defer closeFn()
 	run := func(kind string, args, cfg map[string]any) map[string]any {
 		t.Helper()

@@ -1,4 +1,4 @@
-package kinds
+package allkinds
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/controlkinds"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
+	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
 func TestDefault(t *testing.T) {
-	reg, closeFn := Default(DefaultOptions{PythonBin: "python3"})
+	reg, closeFn := Default(kinds.Options{PythonBin: "python3"})
 	defer closeFn()
 	for _, k := range tools.Kinds {
 		if reg[k] == nil {
@@ -53,7 +54,7 @@ func TestDefault(t *testing.T) {
 }
 
 func TestDefaultPythonBin(t *testing.T) {
-	reg, closeFn := Default(DefaultOptions{PythonBin: "/nonexistent/python3"})
+	reg, closeFn := Default(kinds.Options{PythonBin: "/nonexistent/python3"})
 	defer closeFn()
 	o := reg[tools.KindPython].Run(context.Background(), tools.Request{Config: map[string]any{"code": "result = 1"}})
 	if o.Status != types.StatusError || o.Error.Kind != "config" {
@@ -78,7 +79,7 @@ func TestDefaultWiring(t *testing.T) {
 	}
 	t.Setenv("NOETL_SECRETS_ENV_ALLOW", "MY_TOKEN, OTHER_*")
 	t.Setenv("MY_TOKEN", "from-env")
-	reg, closeFn := Default(DefaultOptions{Credentials: store, Results: rs})
+	reg, closeFn := Default(kinds.Options{Credentials: store, Results: rs})
 	defer closeFn()
 	if o := reg[tools.KindSecrets].Run(ctx, tools.Request{Config: map[string]any{"key": "api"}}); o.Status != types.StatusOK || o.Result.(map[string]any)["token"] != "tok-9" {
 		t.Fatalf("secrets credential %+v %v", o.Error, o.Result)
@@ -113,7 +114,7 @@ func TestDefaultWiring(t *testing.T) {
 }
 
 func TestDefaultPythonInterpreter(t *testing.T) {
-	reg, closeFn := Default(DefaultOptions{})
+	reg, closeFn := Default(kinds.Options{})
 	defer closeFn()
 	o := reg[tools.KindPython].Run(context.Background(), tools.Request{Config: map[string]any{"code": "import sys\nresult = sys.executable"}})
 	if o.Status != types.StatusOK {
@@ -130,7 +131,7 @@ func TestDefaultPythonInterpreter(t *testing.T) {
 func TestControlAndRunnerKinds(t *testing.T) {
 	ctl, closeCtl := controlkinds.Control(controlkinds.Options{})
 	defer closeCtl()
-	run, closeRun := Runner(DefaultOptions{PythonBin: "python3"})
+	run, closeRun := kinds.Runner(kinds.Options{PythonBin: "python3"})
 	defer closeRun()
 	var all []string
 	for k := range ctl {
