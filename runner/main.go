@@ -60,6 +60,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/gcs"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
+	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 )
@@ -183,7 +184,7 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
 	wsRoot := filepath.Join(work, "tasks")
 	newWorkspace := func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(wsRoot, diskBytes, true) }
-	reg, closeTools := tools.Runner(tools.DefaultOptions{
+	reg, closeTools := kinds.Runner(kinds.Options{
 		PythonBin:   cfg.PythonBin,
 		Credentials: runner.GrantedStore{},
 		Project:     cfg.Project,

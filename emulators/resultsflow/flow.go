@@ -29,7 +29,8 @@ import (
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/tools/allkinds"
+	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/worker"
 )
@@ -190,7 +191,7 @@ func round(x float64, d int) float64 {
 // cb, PostgreSQL at dsn. It records each step's peak RSS (VmHWM reset
 // before the step) and how often the table's object was read.
 func Run(ctx context.Context, cb *CountingBackend, rs *results.Store, rows int64, dsn, table string, logf func(string, ...any)) (*Result, error) {
-	reg, closeTools := tools.Default(tools.DefaultOptions{Results: rs})
+	reg, closeTools := allkinds.Default(kinds.Options{Results: rs})
 	defer closeTools()
 	env := controltest.NewEnv()
 	env.Control.Results = rs

@@ -14,9 +14,9 @@ import (
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/operations/gc"
 	"github.com/noetl/gcpengine/shared/replay"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/results/gc"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
@@ -31,7 +31,7 @@ import (
 //	POST /gc[?apply=true]           (admin) → 200 gc.Report
 //	    decides, by the lifetime of their execution, which results to
 //	    delete — those of executions that ended more than
-//	    NOETL_RETENTION_DAYS ago or whose record is gone (shared/results/gc)
+//	    NOETL_RETENTION_DAYS ago or whose record is gone (shared/operations/gc)
 //	    — and reports them; it deletes them only with apply=true (a dry run
 //	    by default, NoETL result storage RFC §5; the daily job applies).
 //	    dry_run=true is the default said out loud (400 with apply=true).
@@ -42,13 +42,13 @@ import (
 //	    while it (or its parent) runs or a pending DLQ entry names it.
 
 //	POST /results/verify[?execution_id=ID][&check=crc32c|sha256] (admin)
-//	    → 200 gc.ScrubReport: the scrub (shared/results/gc scrub.go) reads
+//	    → 200 gc.ScrubReport: the scrub (shared/operations/gc scrub.go) reads
 //	    every result the logs reference against its generation and digest
 //	    and records each one lost as a result.lost event in its
 //	    execution's log; 404 for an execution that does not exist.
 //	POST /results/repair {"urn"} (admin) → 202 gc.RepairPlan, the
 //	    re-derivation enqueued for execute; 409 {"error"} naming why a
-//	    result cannot be repaired (repair.go, shared/results/gc).
+//	    result cannot be repaired (repair.go, shared/operations/gc).
 
 var (
 	replayMu  sync.Mutex

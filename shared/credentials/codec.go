@@ -8,9 +8,10 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
-// prepare validates c for a put and returns it with the canonical kind,
-// plus the JSON text of its data.
-func prepare(c Credential) (Credential, string, error) {
+// Prepare validates c for a put and returns it with the canonical kind,
+// plus the JSON text of its data (errors wrap ErrInvalid). Every Store
+// driver (Memory, credfirestore.Firestore) puts through it.
+func Prepare(c Credential) (Credential, string, error) {
 	if err := c.Validate(); err != nil {
 		return c, "", err
 	}
@@ -22,9 +23,10 @@ func prepare(c Credential) (Credential, string, error) {
 	return c, string(b), nil
 }
 
-// decodeData decodes the JSON text of a credential's data (whole numbers
-// as int64, others float64).
-func decodeData(name, s string) (map[string]any, error) {
+// DecodeData decodes the JSON text of a credential's data, as Prepare
+// encoded it (whole numbers as int64, others float64); the error names
+// the credential.
+func DecodeData(name, s string) (map[string]any, error) {
 	m := map[string]any{}
 	if err := jsonx.Unmarshal([]byte(s), &m); err != nil {
 		return nil, fmt.Errorf("credentials: decode data of %q: %w", name, err)
@@ -32,10 +34,10 @@ func decodeData(name, s string) (map[string]any, error) {
 	return m, nil
 }
 
-// storeNow is the timestamp a store records: UTC at microsecond precision
+// StoreNow is the timestamp a store records: UTC at microsecond precision
 // (what Firestore keeps), so every backend returns the same value it was
 // given.
-func storeNow(now func() time.Time) time.Time {
+func StoreNow(now func() time.Time) time.Time {
 	if now == nil {
 		now = time.Now
 	}

@@ -176,11 +176,12 @@ type Summary struct {
 // Summary returns c without its data.
 func (c Credential) Summary() Summary {
 	return Summary{Name: c.Name, Kind: c.Kind, Description: c.Description, Keys: DataKeys(c.Data),
-		Grants: grantsOrEmpty(c.Grants), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		Grants: GrantsOrEmpty(c.Grants), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-// grantsOrEmpty returns a copy of g, non-nil.
-func grantsOrEmpty(g []string) []string {
+// GrantsOrEmpty returns a copy of g, non-nil (a Summary's Grants are
+// never nil, in every driver).
+func GrantsOrEmpty(g []string) []string {
 	out := make([]string, len(g))
 	copy(out, g)
 	return out
@@ -239,9 +240,10 @@ func invalidf(format string, args ...any) error {
 	return &sentinelError{msg: fmt.Sprintf(format, args...), sentinel: ErrInvalid}
 }
 
-// notFoundf returns an error with the formatted message wrapping
-// ErrNotFound.
-func notFoundf(format string, args ...any) error {
+// NotFoundf returns an error with the formatted message that wraps
+// ErrNotFound (so errs.Code gives NotFound): the not-found error of every
+// driver (credfirestore, credsecretmanager).
+func NotFoundf(format string, args ...any) error {
 	return &sentinelError{msg: fmt.Sprintf(format, args...), sentinel: ErrNotFound}
 }
 

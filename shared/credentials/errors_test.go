@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store/firestorefault"
 )
@@ -27,7 +28,7 @@ func TestFirestoreErrorCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	s := credentials.NewFirestore(c, credentials.NewFirestoreValues(c, testSealer(t)))
+	s := credfirestore.NewFirestore(c, credfirestore.NewFirestoreValues(c, testSealer(t)))
 	for _, code := range []codes.Code{codes.PermissionDenied, codes.InvalidArgument, codes.Unimplemented} {
 		srv.Fail(status.Error(code, "injected"))
 		if _, err := s.CredentialGet(ctx, "pg"); errs.CodeOf(err) != errs.FromGRPC(code) {

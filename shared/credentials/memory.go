@@ -28,14 +28,14 @@ func NewMemory() *Memory { return &Memory{items: map[string]memItem{}} }
 
 // CredentialPut implements Store.
 func (m *Memory) CredentialPut(ctx context.Context, c Credential) error {
-	c, data, err := prepare(c)
+	c, data, err := Prepare(c)
 	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := storeNow(m.Now)
+	now := StoreNow(m.Now)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c.CreatedAt, c.UpdatedAt = now, now
@@ -43,7 +43,7 @@ func (m *Memory) CredentialPut(ctx context.Context, c Credential) error {
 		c.CreatedAt = old.c.CreatedAt
 	}
 	c.Data = nil
-	c.Grants = grantsOrEmpty(c.Grants)
+	c.Grants = GrantsOrEmpty(c.Grants)
 	m.items[c.Name] = memItem{c: c, data: data}
 	return nil
 }
@@ -59,13 +59,13 @@ func (m *Memory) CredentialGet(ctx context.Context, name string) (*Credential, e
 	if !ok {
 		return nil, ErrNotFound
 	}
-	data, err := decodeData(name, it.data)
+	data, err := DecodeData(name, it.data)
 	if err != nil {
 		return nil, err
 	}
 	c := it.c
 	c.Data = data
-	c.Grants = grantsOrEmpty(c.Grants)
+	c.Grants = GrantsOrEmpty(c.Grants)
 	return &c, nil
 }
 
@@ -88,7 +88,7 @@ func (m *Memory) CredentialList(ctx context.Context) ([]Summary, error) {
 	defer m.mu.Unlock()
 	out := make([]Summary, 0, len(m.items))
 	for name, it := range m.items {
-		data, err := decodeData(name, it.data)
+		data, err := DecodeData(name, it.data)
 		if err != nil {
 			return nil, err
 		}

@@ -201,7 +201,7 @@ func resolveOne(ctx context.Context, s Store, name string, m map[string]any, ren
 	}
 	c, err := s.CredentialGet(ctx, cred)
 	if errors.Is(err, ErrNotFound) {
-		return nil, cred, false, notFoundf("credential %q not found in the credential store (create it with POST /credentials)", cred)
+		return nil, cred, false, NotFoundf("credential %q not found in the credential store (create it with POST /credentials)", cred)
 	}
 	if errors.Is(err, ErrNotGranted) {
 		return nil, cred, false, err // names the credential and the rule

@@ -12,6 +12,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/credentials/credentialstest"
+	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
+	"github.com/noetl/gcpengine/shared/credentials/credsecretmanager"
 	"github.com/noetl/gcpengine/shared/credentials/smfake"
 	"github.com/noetl/gcpengine/shared/sign"
 )
@@ -34,7 +36,7 @@ func TestMemoryValuesConformance(t *testing.T) {
 
 // fakeSecretManager starts the in-process fake Secret Manager and returns
 // the official client's driver on it, for project "noetl-test".
-func fakeSecretManager(t *testing.T) (*credentials.SecretManager, *smfake.Server) {
+func fakeSecretManager(t *testing.T) (*credsecretmanager.SecretManager, *smfake.Server) {
 	t.Helper()
 	srv := smfake.New()
 	c, stop, err := smfake.Start(context.Background(), srv)
@@ -42,7 +44,7 @@ func fakeSecretManager(t *testing.T) (*credentials.SecretManager, *smfake.Server
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	return credentials.NewSecretManager(c, "noetl-test"), srv
+	return credsecretmanager.NewSecretManager(c, "noetl-test"), srv
 }
 
 // The Secret Manager driver, through the official client, against the
@@ -57,7 +59,7 @@ func TestSecretManagerValuesConformance(t *testing.T) {
 func TestSecretManagerStoreConformance(t *testing.T) {
 	fc := emulatorClient(t)
 	sm, _ := fakeSecretManager(t)
-	credentialstest.Run(t, func(t *testing.T) credentials.Store { return credentials.NewFirestore(fc, sm) })
+	credentialstest.Run(t, func(t *testing.T) credentials.Store { return credfirestore.NewFirestore(fc, sm) })
 }
 
 // What the driver writes to Secret Manager: secret noetl-cred-<name>, one
@@ -129,20 +131,20 @@ func testSealer(t *testing.T) credentials.Sealer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return credentials.SealWith(s)
+	return credfirestore.SealWith(s)
 }
 
 // The Store of the emulator stack: metadata and sealed values in
 // Firestore.
 func TestFirestoreConformance(t *testing.T) {
 	fc := emulatorClient(t)
-	v := credentials.NewFirestoreValues(fc, testSealer(t))
-	credentialstest.Run(t, func(t *testing.T) credentials.Store { return credentials.NewFirestore(fc, v) })
+	v := credfirestore.NewFirestoreValues(fc, testSealer(t))
+	credentialstest.Run(t, func(t *testing.T) credentials.Store { return credfirestore.NewFirestore(fc, v) })
 }
 
 func TestFirestoreValuesConformance(t *testing.T) {
 	fc := emulatorClient(t)
-	v := credentials.NewFirestoreValues(fc, testSealer(t))
+	v := credfirestore.NewFirestoreValues(fc, testSealer(t))
 	credentialstest.RunValues(t, func(t *testing.T) credentials.Values { return v })
 }
 
@@ -154,15 +156,15 @@ func TestFirestoreDocument(t *testing.T) {
 	fc := emulatorClient(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	s := credentials.NewFirestore(fc, credentials.NewFirestoreValues(fc, testSealer(t)))
+	s := credfirestore.NewFirestore(fc, credfirestore.NewFirestoreValues(fc, testSealer(t)))
 	name := "doc-" + strings.ReplaceAll(time.Now().UTC().Format("150405.000000000"), ".", "-")
 	if err := s.CredentialPut(ctx, credentials.Credential{Name: name, Kind: "bearer", Grants: []string{"examples/*"}, Data: map[string]any{"token": "tok-123456", "n": 7}}); err != nil {
 		t.Fatalf("CredentialPut: %v", err)
 	}
 	t.Cleanup(func() { _ = s.CredentialDelete(context.Background(), name) })
-	snap, err := fc.Collection(credentials.Collection).Doc(name).Get(ctx)
+	snap, err := fc.Collection(credfirestore.Collection).Doc(name).Get(ctx)
 	if err != nil {
-		t.Fatalf("get %s/%s: %v", credentials.Collection, name, err)
+		t.Fatalf("get %s/%s: %v", credfirestore.Collection, name, err)
 	}
 	d := snap.Data()
 	if d["kind"] != "http_bearer" || d["name"] != name {
@@ -178,7 +180,7 @@ func TestFirestoreDocument(t *testing.T) {
 		t.Errorf("grants = %#v", d["grants"])
 	}
 	ver, _ := d["version"].(string)
-	vs, err := fc.Collection(credentials.ValuesCollection).Doc(name + "." + ver).Get(ctx)
+	vs, err := fc.Collection(credfirestore.ValuesCollection).Doc(name + "." + ver).Get(ctx)
 	if err != nil {
 		t.Fatalf("value document %s.%s: %v", name, ver, err)
 	}
@@ -190,7 +192,7 @@ func TestFirestoreDocument(t *testing.T) {
 	if err := s.CredentialPut(ctx, credentials.Credential{Name: name, Kind: "bearer", Data: map[string]any{"token": "tok-654321"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fc.Collection(credentials.ValuesCollection).Doc(name + "." + ver).Get(ctx); err == nil {
+	if _, err := fc.Collection(credfirestore.ValuesCollection).Doc(name + "." + ver).Get(ctx); err == nil {
 		t.Errorf("the replaced value version %s is still stored", ver)
 	}
 }

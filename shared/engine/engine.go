@@ -6,7 +6,6 @@ import (
 
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/history"
-	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -560,7 +559,7 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	if isTable {
 		items, ok = nil, true
 	} else if !ok {
-		if m, isMap := v.(map[string]any); isMap && (results.IsRef(v) || results.IsRef(m[RefView])) {
+		if m, isMap := v.(map[string]any); isMap && (types.IsResultRef(v) || types.IsResultRef(m[RefView])) {
 			return t.failNow(step, ss, "loop.in renders to a stored result that is not a Feather table (a JSON result cannot be iterated where it is stored; load it with an artifact task first)")
 		}
 		return t.failNow(step, ss, fmt.Sprintf("loop.in must render to a list, got %T", v))

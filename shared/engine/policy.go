@@ -5,8 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/noetl/gcpengine/shared/results"
-
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
@@ -102,11 +100,11 @@ func PolicyExtra(out types.Outcome, c Cursor, legacy bool) map[string]any {
 		output[k] = v
 	}
 	output["data"] = OutputData(out.HTTP != nil, out.Result) // h-conf: http output.data is the body (views.go)
-	if results.IsRef(out.Result) {
+	if types.IsResultRef(out.Result) {
 		// DSL v2 output.ref: the result-tier reference of a stored
 		// result ({uri, key, bucket, ...}, NoETL result storage RFC §4.2); undefined for an
 		// inline result.
-		output["ref"] = out.Result.(map[string]any)[results.RefKey]
+		output["ref"] = out.Result.(map[string]any)[types.ResultRefKey]
 	}
 	m := map[string]any{
 		"outcome":  om,

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/dsl"
-	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // Step-result views: how templates see a finished step's result by the
@@ -67,7 +67,7 @@ func StoreName(pb *dsl.Playbook, step *dsl.Step, ref map[string]any) string {
 	case "kv", "disk", "gcs":
 		return kind
 	}
-	inner, _ := ref[results.RefKey].(map[string]any)
+	inner, _ := ref[types.ResultRefKey].(map[string]any)
 	if n, ok := toInt64(inner["bytes"]); ok && n >= kvMaxBytes {
 		return "disk"
 	}
@@ -141,7 +141,7 @@ func ResultViews(pb *dsl.Playbook, raw, resolved map[string]any) map[string]any 
 // ResultView is the view of one step's result v (see ResultViews); full is
 // the loaded value of a reference when loaded is true.
 func ResultView(pb *dsl.Playbook, step *dsl.Step, v, full any, loaded bool) any {
-	if results.IsRef(v) {
+	if types.IsResultRef(v) {
 		ref := v.(map[string]any)
 		base := full
 		if !loaded {
@@ -243,7 +243,7 @@ func RefTarget(key string, v any) any {
 		return v
 	}
 	if m, ok := v.(map[string]any); ok {
-		if r, ok := m[RefView]; ok && results.IsRef(r) {
+		if r, ok := m[RefView]; ok && types.IsResultRef(r) {
 			return r
 		}
 	}
@@ -323,15 +323,15 @@ func StoredTable(v any) (map[string]any, int, bool) {
 		return nil, 0, false
 	}
 	ref := m
-	if !results.IsRef(ref) {
+	if !types.IsResultRef(ref) {
 		r, ok := m[RefView].(map[string]any)
-		if !ok || !results.IsRef(r) {
+		if !ok || !types.IsResultRef(r) {
 			return nil, 0, false
 		}
 		ref = r
 	}
-	inner, _ := ref[results.RefKey].(map[string]any)
-	if f, _ := inner["format"].(string); f != results.FormatFeather {
+	inner, _ := ref[types.ResultRefKey].(map[string]any)
+	if f, _ := inner["format"].(string); f != types.ResultFormatFeather {
 		return nil, 0, false
 	}
 	n, ok := toInt64(inner["rows"])

@@ -327,7 +327,7 @@ type TaskAttempt struct {
 	LogsRef any
 	// Inputs are the rendered configuration and args the attempt ran
 	// with, recorded for a task whose result may be re-derived (`noetl
-	// results repair`, shared/results/gc Repairable: a duckdb task on an
+	// results repair`, shared/operations/gc Repairable: a duckdb task on an
 	// in-memory database), masked like every payload; omitted otherwise.
 	Inputs *TaskInputs
 }
@@ -742,7 +742,7 @@ func (a ResultStored) encode() map[string]any { return map[string]any{"reference
 func (a *ResultStored) decode(r *reader)      { a.Reference = r.value("reference") }
 
 // ResultLost is the payload of result.lost (the results scrub,
-// shared/results/gc).
+// shared/operations/gc).
 type ResultLost struct {
 	// URI and Key name the result and its object; Generation is the
 	// generation its reference records (0: none).
@@ -772,7 +772,7 @@ func (a *ResultLost) decode(r *reader) {
 }
 
 // ResultRepaired is the payload of result.repaired and
-// result.repair_failed (`noetl results repair`, shared/results/gc).
+// result.repair_failed (`noetl results repair`, shared/operations/gc).
 type ResultRepaired struct {
 	// URI and Key name the result and its object.
 	URI string

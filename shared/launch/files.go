@@ -1,8 +1,6 @@
 package launch
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 // MaxFiles bounds the files sent with a playbook (Params.Files).
@@ -19,11 +18,9 @@ const MaxFiles = 64
 // ErrFiles is wrapped by CheckFiles' errors (InvalidArgument).
 var ErrFiles = errs.Sentinel(errs.InvalidArgument, "invalid playbook files")
 
-// Digest is the lower-case hex sha256 of content (store.ExecutionFile).
-func Digest(content string) string {
-	h := sha256.Sum256([]byte(content))
-	return hex.EncodeToString(h[:])
-}
+// Digest is the lower-case hex sha256 of content (store.ExecutionFile;
+// wire.Digest, which the CLI calls).
+func Digest(content string) string { return wire.Digest(content) }
 
 // CheckFiles validates the files sent with an inline playbook (README
 // "Running any playbook": scripts beside the playbook): at most MaxFiles;

@@ -41,6 +41,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 // Message is one message pulled from the replay subscription.
@@ -128,35 +129,8 @@ type Rebuilder struct {
 	Now func() time.Time
 }
 
-// Report is what a rebuild did and what it could not do.
-type Report struct {
-	ExecutionID string `json:"execution_id"`
-	// SeekTime is the time the subscription was sought to (RFC 3339).
-	SeekTime string `json:"seek_time"`
-	// Scanned counts the messages pulled (of every execution).
-	Scanned int `json:"scanned"`
-	// Batches counts the distinct batches of the execution found.
-	Batches int `json:"batches"`
-	// Written counts the batches written (absent from the read model);
-	// Present those that were already there.
-	Written int `json:"written"`
-	Present int `json:"present"`
-	// WrittenEvents counts the events of the written batches (batches
-	// that carry only operation counts have none).
-	WrittenEvents int `json:"written_events"`
-	// Refused counts the execution's messages that did not verify or
-	// decode (not written).
-	Refused int `json:"refused"`
-	// EventsBefore and Events are the read model's event counts before
-	// and after the rebuild.
-	EventsBefore int `json:"events_before"`
-	Events       int `json:"events"`
-	// Missing lists what the rebuild could not rebuild (empty: the log is
-	// complete as far as the checks in the package documentation see).
-	Missing []string `json:"missing"`
-	// Complete is len(Missing) == 0.
-	Complete bool `json:"complete"`
-}
+// Report is wire.RebuildReport (the api answers POST /executions/{id}/rebuild with it).
+type Report = wire.RebuildReport
 
 func (r *Rebuilder) now() time.Time {
 	if r.Now != nil {

@@ -13,7 +13,7 @@ package results
 //     bytes): what a read checks by default (ReadCheckCRC32C);
 //   - "sha256", the object's identity: what a second writer of the key
 //     compares (once.go), what a repair must reproduce byte for byte
-//     (shared/results/gc repair.go), what a read of a repaired object
+//     (shared/operations/gc repair.go), what a read of a repaired object
 //     checks (MetaRepairs), and what reads check under ReadCheckSHA256;
 //   - "generation", the object written: reads open exactly it (openRef),
 //     so an object replaced after its reference was made is refused
@@ -32,7 +32,7 @@ package results
 // sha256-checked reads ran at 0.38 of arrow-go's own IPC read and
 // CRC-checked ones at 1.06-1.52 (scripts/bench results: read_ratio_vs_ipc
 // with the default check, read_ratio_vs_ipc_sha256). The daily scrub
-// (shared/results/gc scrub.go, `noetl results verify`) reads every
+// (shared/operations/gc scrub.go, `noetl results verify`) reads every
 // referenced object against its digests.
 
 import (

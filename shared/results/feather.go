@@ -18,13 +18,14 @@ import (
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // Stored formats and their object content types (NoETL result storage RFC §5).
 const (
 	// FormatFeather is "$ref.format" (and the key extension) of a tabular
 	// result stored as Arrow Feather v2 (the Arrow IPC file format).
-	FormatFeather = "feather"
+	FormatFeather = types.ResultFormatFeather
 	// FormatJSON is "$ref.format" (and the key extension) of any other
 	// over-budget result, stored as its JSON encoding.
 	FormatJSON = "json"

@@ -36,7 +36,7 @@ func (s *Store) RootPrefix() string {
 // its prefix in its home cell (ExecutionPrefix; GC by prefix, NoETL result storage RFC
 // §5). tenant and project "" are the Locator's. It returns how many
 // objects it deleted. Whether the execution may lose its results is the
-// caller's decision (shared/results/gc).
+// caller's decision (shared/operations/gc).
 func (s *Store) DeleteExecution(ctx context.Context, tenant, project, executionID string) (int, error) {
 	if executionID == "" {
 		return 0, fmt.Errorf("%w: no execution id", ErrBadURI)

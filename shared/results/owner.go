@@ -64,7 +64,7 @@ var keyPattern = regexp.MustCompile(`^noetl/env=[^/]+/region=[^/]+/cell=[^/]+/sh
 // KeyExecution returns the execution a physical key belongs to
 // (Locator.PhysicalKey's execution= segment, unescaped), and false for a
 // key of another shape (a bare object name, "..", an escape that is not
-// canonical). Ownership (Authorize) and GC (shared/results/gc) both read
+// canonical). Ownership (Authorize) and GC (shared/operations/gc) both read
 // keys with it.
 func KeyExecution(key string) (string, bool) {
 	m := keyPattern.FindStringSubmatch(key)

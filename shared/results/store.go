@@ -24,7 +24,7 @@ import (
 const (
 	// RefKey marks a result reference: a map with this key stands for the
 	// stored value (see Store.Offload for the full shape).
-	RefKey = "$ref"
+	RefKey = types.ResultRefKey
 	// ExtractedKey holds the reference's extracted block (see Extract).
 	ExtractedKey = "extracted"
 	// DigestKey is the reference field holding the hex SHA-256 of the
@@ -40,7 +40,7 @@ const (
 )
 
 // MetaRepairs is the object metadata key of a repaired object (`noetl
-// results repair`, shared/results/gc): the generation, in decimal, of the
+// results repair`, shared/operations/gc): the generation, in decimal, of the
 // lost object it stands in for. A read of a reference whose generation is
 // gone accepts the object at its key only when it names that generation
 // here, and then checks the reference's sha256 whatever Store.ReadCheck
@@ -400,15 +400,9 @@ func (o *objectOut) ref(rows, size int64, sha, crc string, gen int64, expire tim
 }
 
 // IsRef reports whether v is a result reference: a map[string]any with a
-// "$ref" key (the shape Offload returns).
-func IsRef(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	_, ok = m[RefKey]
-	return ok
-}
+// "$ref" key (the shape Offload returns; types.IsResultRef, the leaf
+// package's check the engine uses).
+func IsRef(v any) bool { return types.IsResultRef(v) }
 
 // Ref is a parsed reference: where its object is and what it holds.
 type Ref struct {

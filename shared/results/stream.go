@@ -105,7 +105,7 @@ func NewTableWriter(w io.Writer, schema *arrow.Schema, opts WriteOptions) (*Tabl
 	add(MetaBatchRows, strconv.Itoa(br))
 	// In key order: the same table gives the same bytes (and sha256) on
 	// every write — what a second writer of the key compares (once.go)
-	// and what a repair must reproduce (shared/results/gc repair.go).
+	// and what a repair must reproduce (shared/operations/gc repair.go).
 	for _, k := range slices.Sorted(maps.Keys(opts.Metadata)) {
 		add(k, opts.Metadata[k])
 	}

@@ -30,7 +30,7 @@ type Verified struct {
 // its bytes against the reference's digest: check ("" is the Store's
 // ReadCheck; a repaired object is checked against the sha256 whatever
 // check says). It decodes nothing and loads no value, and it checks no
-// ownership: it is the control plane's scrub (shared/results/gc), run by
+// ownership: it is the control plane's scrub (shared/operations/gc), run by
 // admins. Errors: ErrBadRef; ErrLost wrapped with ErrGeneration (replaced),
 // ErrNotFound (gone) or ErrDigest (changed bytes); the backend's.
 func (s *Store) Verify(ctx context.Context, v any, check ReadCheck) (Verified, error) {
@@ -88,7 +88,7 @@ func LostKind(err error) string {
 }
 
 // Restore puts the object from names (a reference: the re-derived result
-// of a repair, shared/results/gc) at lost's key as a repair of lost's
+// of a repair, shared/operations/gc) at lost's key as a repair of lost's
 // generation (MetaRepairs), when its bytes are lost's: the same sha256,
 // checked as they are copied. An object already at the key (what replaced
 // the lost one) is deleted first, unless it is lost's own generation (then

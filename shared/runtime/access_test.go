@@ -27,7 +27,7 @@ var depsOps = map[string][]deploy.Op{
 	"Executor":    {deploy.OpInvokeRunner, deploy.OpSignGrants},
 	"Store":       {deploy.OpFirestore},
 	"Catalog":     {deploy.OpFirestore},
-	"Credentials": {deploy.OpFirestore}, // the Firestore credential store (credentials.NewFirestore)
+	"Credentials": {deploy.OpFirestore}, // the Firestore credential store (credfirestore.NewFirestore)
 	"Bus":         {deploy.OpPublishEvents},
 	// A DLQ replay republishes a message on its topic: events, or
 	// commands for dispatch's entries.
@@ -56,7 +56,7 @@ var constructOps = map[string][]deploy.Op{
 	// `noetl rebuild`: seek, pull and acknowledge the replay subscription.
 	"github.com/noetl/gcpengine/shared/replay.OpenPubSub": {deploy.OpReplayEvents},
 	// `noetl gc`: list and delete result objects.
-	"github.com/noetl/gcpengine/shared/results/gc.Collector": {deploy.OpReadResults, deploy.OpWriteResults},
+	"github.com/noetl/gcpengine/shared/operations/gc.Collector": {deploy.OpReadResults, deploy.OpWriteResults},
 }
 
 // runtimeOps are what every function does through Get, with the call of

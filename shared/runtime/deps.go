@@ -15,6 +15,8 @@ import (
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
+	"github.com/noetl/gcpengine/shared/credentials/credsecretmanager"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/meter"
@@ -26,6 +28,7 @@ import (
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/tools/controlkinds"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
 	"github.com/noetl/gcpengine/shared/worker"
 )
@@ -104,7 +107,7 @@ type Builders struct {
 	// closes it (nil: nothing to close).
 	Credentials func(ctx context.Context, cfg config.Config, st *store.Firestore, s *sign.Signer) (credentials.Store, func(), error)
 	// Tools builds the control plane's tool kinds (NeedExecutor).
-	Tools func(opts tools.DefaultOptions) (tools.Registry, func())
+	Tools func(opts controlkinds.Options) (tools.Registry, func())
 	// Runner builds the runner kinds' client (NeedExecutor).
 	Runner func(cfg config.Config, creds credentials.Store, rs *results.Store, log *slog.Logger) tools.Registry
 }
@@ -148,7 +151,7 @@ func DefaultBuilders() Builders {
 			return st, func() { _ = gcs.Close() }, nil
 		},
 		Credentials: openCredentials,
-		Tools:       tools.Control,
+		Tools:       controlkinds.Control,
 		Runner:      runnerTools,
 	}
 }
@@ -312,7 +315,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 			d.Log.Error("egress policy", "error", err.Error())
 			policy, _ = egress.New("cloud", nil, nil)
 		}
-		reg, closeTools := d.build.Tools(tools.DefaultOptions{Credentials: d.granted, Results: d.Results, Project: d.Cfg.Project, ScriptDir: d.Cfg.RepoRoot, Egress: policy,
+		reg, closeTools := d.build.Tools(controlkinds.Options{Credentials: d.granted, Results: d.Results, Egress: policy,
 			HTTP: httptool.Options{AllowLinkLocal: d.Cfg.HTTPAllowLinkLocal}})
 		for k, t := range d.build.Runner(d.Cfg, d.granted, d.Results, d.Log) {
 			reg[k] = t
@@ -419,9 +422,9 @@ func openCredentials(ctx context.Context, cfg config.Config, st *store.Firestore
 		if err != nil {
 			return nil, nil, fmt.Errorf("runtime: Secret Manager client: %w", err)
 		}
-		return credentials.NewFirestore(st.Client(), credentials.NewSecretManager(c, cfg.Project)), func() { _ = c.Close() }, nil
+		return credfirestore.NewFirestore(st.Client(), credsecretmanager.NewSecretManager(c, cfg.Project)), func() { _ = c.Close() }, nil
 	}
-	return credentials.NewFirestore(st.Client(), credentials.NewFirestoreValues(st.Client(), credentials.SealWith(signer))), nil, nil
+	return credfirestore.NewFirestore(st.Client(), credfirestore.NewFirestoreValues(st.Client(), credfirestore.SealWith(signer))), nil, nil
 }
 
 // Close stops the flusher (flushing pending operation counts) and closes

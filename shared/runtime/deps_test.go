@@ -22,6 +22,7 @@ import (
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/tools/controlkinds"
 )
 
 // recorder is a Builders table that records which builders ran and
@@ -60,7 +61,7 @@ func (r *recorder) builders() Builders {
 		Credentials: func(context.Context, config.Config, *store.Firestore, *sign.Signer) (credentials.Store, func(), error) {
 			return credentials.NewMemory(), nil, r.hit("credentials")
 		},
-		Tools: func(tools.DefaultOptions) (tools.Registry, func()) {
+		Tools: func(controlkinds.Options) (tools.Registry, func()) {
 			_ = r.hit("tools")
 			return tools.Registry{}, nil
 		},

@@ -17,6 +17,7 @@ import (
 	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/tools/controlkinds"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -56,8 +57,8 @@ func TestDepsWireSettings(t *testing.T) {
 	}
 	rec := &recorder{}
 	b := rec.builders()
-	var opts tools.DefaultOptions
-	b.Tools = func(o tools.DefaultOptions) (tools.Registry, func()) { opts = o; return tools.Registry{}, nil }
+	var opts controlkinds.Options
+	b.Tools = func(o controlkinds.Options) (tools.Registry, func()) { opts = o; return tools.Registry{}, nil }
 	var runnerCfg config.Config
 	b.Runner = func(c config.Config, _ credentials.Store, _ *results.Store, _ *slog.Logger) tools.Registry {
 		runnerCfg = c
@@ -91,9 +92,10 @@ func TestDepsWireSettings(t *testing.T) {
 		{"NOETL_TASKS_SERVICE_ACCOUNT", d.Dispatcher.ServiceAccount, "tasks@p.iam.gserviceaccount.com"},
 		{"NOETL_EXECUTE_AUDIENCE", d.Dispatcher.Audience, "https://execute.example"},
 		{"NOETL_REPO_ROOT (catalog)", d.Catalog.Root, "/srv/repo"},
-		{"NOETL_REPO_ROOT (scripts)", opts.ScriptDir, "/srv/repo"},
+		// The control plane's kinds (controlkinds) take neither the script
+		// directory nor the project: the kinds that read `script:` files
+		// and Pub/Sub subscriptions run in the runner (runner/main.go).
 		{"NOETL_HTTP_ALLOW_LINK_LOCAL", opts.HTTP.AllowLinkLocal, true},
-		{"GOOGLE_CLOUD_PROJECT (tools)", opts.Project, "p"},
 		{"the runner's configuration", runnerCfg.PGDSN, "postgresql://deployment/db"},
 	} {
 		if c.got != c.want {

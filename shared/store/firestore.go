@@ -42,7 +42,7 @@ type Firestore struct {
 	// outbox, loop and attempt documents; executions.retention_days,
 	// NOETL_RETENTION_DAYS, which Terraform also reads); zero means
 	// DefaultRetention. The results tier's GC keeps an execution's results
-	// exactly as long (shared/results/gc).
+	// exactly as long (shared/operations/gc).
 	Retention time.Duration
 }
 

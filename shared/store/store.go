@@ -33,6 +33,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 // Sentinels (errs.Sentinel: each carries its code, and errors.Is matches
@@ -81,13 +82,8 @@ type DLQResolution struct {
 	Note string
 }
 
-// ExecutionFile is one file of Execution.Files: its text and the
-// lower-case hex sha256 of it (checked by the worker before the file is
-// used).
-type ExecutionFile struct {
-	SHA256  string `json:"sha256"`
-	Content string `json:"content"`
-}
+// ExecutionFile is wire.ExecutionFile (the shape POST /executions carries; shared/wire keeps it light for the CLI).
+type ExecutionFile = wire.ExecutionFile
 
 // Execution is the execution document.
 type Execution struct {

@@ -2,33 +2,13 @@ package tools
 
 import (
 	"context"
-	"os"
-	"strings"
 
-	"github.com/noetl/gcpengine/shared/credentials"
-	"github.com/noetl/gcpengine/shared/egress"
-	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/tools/artifact"
-	"github.com/noetl/gcpengine/shared/tools/duckdb"
-	"github.com/noetl/gcpengine/shared/tools/gcs"
-	httptool "github.com/noetl/gcpengine/shared/tools/http"
-	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
-	"github.com/noetl/gcpengine/shared/tools/internal/script"
-	"github.com/noetl/gcpengine/shared/tools/nats"
-	"github.com/noetl/gcpengine/shared/tools/noop"
-	"github.com/noetl/gcpengine/shared/tools/postgres"
-	"github.com/noetl/gcpengine/shared/tools/python"
-	"github.com/noetl/gcpengine/shared/tools/s3"
-	"github.com/noetl/gcpengine/shared/tools/secrets"
-	"github.com/noetl/gcpengine/shared/tools/shell"
-	"github.com/noetl/gcpengine/shared/tools/subscription"
-	"github.com/noetl/gcpengine/shared/tools/transfer"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
 // Task kind names, as written in `kind:` (NoETL DSL spec "Tasks", README "Tool
 // kinds"). The `playbook` and `workbook` kinds are run by the worker itself
-// and are not registered by Default.
+// and are not registered by any plane's registry.
 const (
 	KindNoop         = "noop"
 	KindHTTP         = "http"
@@ -46,26 +26,33 @@ const (
 	KindResultFetch  = "result_fetch"
 )
 
-// Kinds lists the kinds Default registers, in the order above.
+// Kinds lists every built-in kind, in the order above (kinds.Default
+// registers them all).
 var Kinds = []string{KindNoop, KindHTTP, KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindS3, KindSecrets,
 	KindNATS, KindSubscription, KindShell, KindArtifact, KindResultFetch}
 
-// ControlKinds are the kinds the control plane runs itself (Control):
-// they run no author code and reach no endpoint but through the egress
-// policy (http) or the engine's own stores (secrets, artifact).
+// ControlKinds are the kinds the control plane runs itself
+// (shared/tools/controlkinds builds them, and only them): they run no
+// author code and reach no endpoint but through the egress policy (http)
+// or the engine's own stores (secrets, artifact).
 var ControlKinds = []string{KindNoop, KindHTTP, KindSecrets, KindArtifact, KindResultFetch}
 
 // RunnerKinds are the kinds that run author code or reach an endpoint the
 // author chooses (a database, a bucket, a NATS or Pub/Sub server, a
-// `script:` source): they run in the runner (Runner, shared/runner), never
-// in the control plane (README "Architecture").
+// `script:` source): they run in the runner (kinds.Runner, shared/runner),
+// never in the control plane (README "Architecture").
 var RunnerKinds = []string{KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindS3, KindNATS, KindSubscription, KindShell}
+
+// This package imports no kind: each plane builds its own registry
+// (shared/tools/controlkinds in the functions, shared/tools/kinds in the
+// runner), so that the functions' build links no author-code kind (the
+// boundary test, shared/planes).
 
 // Executor is what a kind package implements: one attempt over the
 // rendered args and kind configuration, with the attempt timeout in seconds
 // (0 = the kind's default). The kind packages cannot implement Tool
-// themselves (they would import this package, and Default imports them);
-// Adapt bridges the two.
+// themselves (they would import this package, and the registries import
+// them); Adapt bridges the two.
 type Executor interface {
 	Exec(ctx context.Context, args, config map[string]any, timeoutS float64) types.Outcome
 }
@@ -87,241 +74,3 @@ func (a adapter) Run(ctx context.Context, req Request) types.Outcome {
 	}
 	return a.e.Exec(ctx, req.Args, req.Config, req.TimeoutS)
 }
-
-// DefaultOptions configures the built-in kinds; the zero value gives every
-// kind its package defaults (no credential store, no results store).
-type DefaultOptions struct {
-	// PythonBin is the python interpreter (a name on PATH or a path), e.g.
-	// the NOETL_PYTHON setting; it overrides Python.Interpreter when set.
-	// When both are empty the interpreter is python.PreferredInterpreter()
-	// (/usr/bin/python3 when it exists, which sees Debian's
-	// python3-psycopg2 and python3-psycopg; else python3 on PATH).
-	PythonBin string
-	// HTTP configures the http kind (client, body limit, default timeout).
-	HTTP httptool.Options
-	// Python configures the python kind (interpreter, timeout, log cap).
-	Python python.Options
-	// Postgres configures the postgres kind (pool cache bounds, timeout).
-	Postgres postgres.Options
-	// DuckDB configures the duckdb kind (base directory, memory limit).
-	DuckDB duckdb.Options
-	// Shell configures the shell kind (PATH, timeout, output cap).
-	Shell shell.Options
-	// Secrets configures the secrets kind. A nil Secrets.EnvAllow is read
-	// from NOETL_SECRETS_ENV_ALLOW (comma-separated names or prefixes
-	// ending in '*'; unset: secrets.DefaultEnvAllow, NOETL_SECRET_*).
-	Secrets secrets.Options
-	// GCS configures the gcs kind (local directories, timeout).
-	GCS gcs.Options
-	// S3 configures the s3 kind (local directories, timeout); its
-	// credentials, egress, data roots and reserved buckets are filled from
-	// the fields below and the gcs kind's.
-	S3 s3.Options
-	// NATS configures the nats kind (default server).
-	NATS nats.Options
-	// Credentials is the credential store (shared/credentials): the
-	// secrets kind's credential provider, and `auth: <credential name>`
-	// of the http, postgres, nats, subscription, gcs and transfer kinds
-	// and of gcs/http `script:` sources. Nil: those fail with a config
-	// error.
-	Credentials credentials.Store
-	// Results is the results tier the artifact and result_fetch kinds
-	// read references from (Control), and the transfer kind's source type
-	// result reads stored tables from. Nil: they fail with a config
-	// error. The runner is built without it (Runner: it holds no right
-	// to the tier): there transfer reads the request's tier instead
-	// (results.StoreFrom, a Store over the signed URLs execute granted the
-	// attempt, shared/runner grants.go) and the duckdb kind streams into
-	// the sink of the one object it was granted (results.SinkFrom).
-	Results *results.Store
-	// Project completes short Pub/Sub subscription names (the
-	// GOOGLE_CLOUD_PROJECT setting).
-	Project string
-	// ScriptDir resolves relative `script:` file paths of python and
-	// postgres tasks (e.g. the NOETL_REPO_ROOT setting; default the
-	// working directory).
-	ScriptDir string
-	// Egress is the network policy of every kind's connections (http,
-	// postgres, nats, gcs, subscription, transfer, script sources;
-	// shared/egress). Nil: the http kind refuses link-local and metadata
-	// addresses only, the others check nothing (tests).
-	Egress *egress.Policy
-	// DataRoots are the operator's data directories (gcs local files of a
-	// task with a workspace; NOETL_RUNNER_DATA_ROOTS).
-	DataRoots []string
-}
-
-// Default returns a registry with every kind of Kinds and a close function
-// that releases their resources (postgres pools, DuckDB files, NATS
-// connections, Pub/Sub and GCS clients). Call close once, after the last
-// Run has returned. The engine splits them (Control in the control plane,
-// Runner in the runner); Default serves tests and single-process tools.
-func Default(opts DefaultOptions) (Registry, func()) { return Build(opts, Kinds) }
-
-// Control is Build of ControlKinds: the control plane's own kinds.
-func Control(opts DefaultOptions) (Registry, func()) { return Build(opts, ControlKinds) }
-
-// Runner is Build of RunnerKinds: the runner's kinds.
-func Runner(opts DefaultOptions) (Registry, func()) { return Build(opts, RunnerKinds) }
-
-// Build returns a registry of the given kinds (names of Kinds; others are
-// ignored), constructing only what they need, and the function that
-// releases their resources.
-func Build(opts DefaultOptions, kinds []string) (Registry, func()) {
-	if opts.PythonBin != "" {
-		opts.Python.Interpreter = opts.PythonBin
-	}
-	if opts.Python.Interpreter == "" {
-		opts.Python.Interpreter = python.PreferredInterpreter()
-	}
-	if opts.Secrets.EnvAllow == nil {
-		if v := strings.TrimSpace(os.Getenv("NOETL_SECRETS_ENV_ALLOW")); v != "" {
-			for _, n := range strings.Split(v, ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					opts.Secrets.EnvAllow = append(opts.Secrets.EnvAllow, n)
-				}
-			}
-		}
-	}
-	clients := &gcsconn.Clients{Egress: opts.Egress}
-	if opts.Egress != nil {
-		if opts.HTTP.Egress == nil {
-			opts.HTTP.Egress = opts.Egress
-		}
-		if opts.Postgres.Egress == nil {
-			opts.Postgres.Egress = opts.Egress
-		}
-		if opts.NATS.Egress == nil {
-			opts.NATS.Egress = opts.Egress
-		}
-	}
-	if opts.GCS.DataRoots == nil {
-		opts.GCS.DataRoots = opts.DataRoots
-	}
-	fillScripts := func(o *script.Options) {
-		if o.HTTP == nil {
-			o.HTTP = httptool.SharedClient()
-			if opts.Egress != nil {
-				o.HTTP = opts.Egress.Client()
-			}
-		}
-		if o.GCS == nil {
-			o.GCS = clients
-		}
-		if o.Credentials == nil {
-			o.Credentials = opts.Credentials
-		}
-		if o.Egress == nil {
-			o.Egress = opts.Egress
-		}
-		if o.BaseDir == "" {
-			o.BaseDir = opts.ScriptDir
-		}
-	}
-	fillScripts(&opts.Python.Scripts)
-	fillScripts(&opts.Postgres.Scripts)
-	if opts.Postgres.Credentials == nil {
-		opts.Postgres.Credentials = opts.Credentials
-	}
-	if opts.Secrets.Credentials == nil {
-		opts.Secrets.Credentials = opts.Credentials
-	}
-	if opts.GCS.Credentials == nil {
-		opts.GCS.Credentials = opts.Credentials
-	}
-	if opts.GCS.Clients == nil {
-		opts.GCS.Clients = clients
-	}
-	if opts.GCS.ReservedBuckets == nil && opts.Results != nil {
-		if bn, ok := opts.Results.Backend.(results.BucketNamer); ok {
-			opts.GCS.ReservedBuckets = []string{bn.Bucket()}
-		}
-	}
-	if opts.S3.Credentials == nil {
-		opts.S3.Credentials = opts.Credentials
-	}
-	if opts.S3.Egress == nil {
-		opts.S3.Egress = opts.Egress
-	}
-	if opts.S3.DataRoots == nil {
-		opts.S3.DataRoots = opts.GCS.DataRoots
-	}
-	if opts.S3.LocalDirs == nil {
-		opts.S3.LocalDirs = opts.GCS.LocalDirs
-	}
-	if opts.S3.ReservedBuckets == nil {
-		opts.S3.ReservedBuckets = opts.GCS.ReservedBuckets
-	}
-	if opts.HTTP.Credentials == nil {
-		opts.HTTP.Credentials = opts.Credentials
-	}
-	if opts.NATS.Credentials == nil {
-		opts.NATS.Credentials = opts.Credentials
-	}
-	want := map[string]bool{}
-	for _, k := range kinds {
-		want[k] = true
-	}
-	var closers []func()
-	reg := Registry{}
-	var pg *postgres.Tool
-	var dk *duckdb.Tool
-	var ht *httptool.Tool
-	if want[KindPostgres] || want[KindTransfer] {
-		pg = postgres.New(opts.Postgres)
-		closers = append(closers, pg.Close)
-	}
-	if want[KindDuckDB] || want[KindTransfer] {
-		dk = duckdb.New(opts.DuckDB)
-		closers = append(closers, dk.Close)
-	}
-	if want[KindHTTP] || want[KindTransfer] {
-		ht = httptool.New(opts.HTTP)
-	}
-	for _, k := range kinds {
-		switch k {
-		case KindNoop:
-			reg[k] = Adapt(noop.New())
-		case KindHTTP:
-			reg[k] = Adapt(ht)
-		case KindPython:
-			reg[k] = Adapt(python.New(opts.Python))
-		case KindPostgres:
-			reg[k] = Adapt(pg)
-		case KindDuckDB:
-			reg[k] = Adapt(dk)
-		case KindTransfer:
-			reg[k] = Adapt(transfer.New(transfer.Options{Postgres: pg, DuckDB: dk, HTTP: ht, Credentials: opts.Credentials, Results: opts.Results, S3: s3.New(opts.S3)}))
-		case KindGCS:
-			reg[k] = Adapt(gcs.New(opts.GCS))
-		case KindS3:
-			reg[k] = Adapt(s3.New(opts.S3))
-		case KindSecrets:
-			reg[k] = Adapt(secrets.New(opts.Secrets))
-		case KindNATS:
-			nt := nats.New(opts.NATS)
-			closers = append(closers, nt.Close)
-			reg[k] = Adapt(nt)
-		case KindSubscription:
-			sub := subscription.New(subscription.Options{Credentials: opts.Credentials, Project: opts.Project, Egress: opts.Egress})
-			closers = append(closers, sub.Close)
-			reg[k] = Adapt(sub)
-		case KindShell:
-			reg[k] = Adapt(shell.New(opts.Shell))
-		case KindArtifact:
-			reg[k] = Adapt(artifact.New(opts.Results))
-		case KindResultFetch:
-			reg[k] = Adapt(artifact.Fetch{Tool: artifact.New(opts.Results)})
-		}
-	}
-	closers = append(closers, clients.Close)
-	return reg, func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-}
-
-// The postgres kind honours the barrier (a signature drift would silently
-// turn it into a plain Executor).
-var _ BarrierExecutor = (*postgres.Tool)(nil)

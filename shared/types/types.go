@@ -72,13 +72,13 @@ const (
 	// the engine follows it in the same batch.
 	EvStepForced EventType = "step.forced"
 	// EvResultLost records a stored result of the execution found lost by
-	// the results scrub (`noetl results verify`, shared/results/gc): its
+	// the results scrub (`noetl results verify`, shared/operations/gc): its
 	// object is gone, was replaced (another generation at its key) or
 	// no longer matches its reference's digest. Its readers fail with
 	// error kind result_lost; `noetl results repair` may re-derive it.
 	EvResultLost EventType = "result.lost"
 	// EvResultRepaired records a lost result re-derived by `noetl results
-	// repair` (shared/results/gc): its producing task ran again with its
+	// repair` (shared/operations/gc): its producing task ran again with its
 	// recorded inputs and gave the same bytes (sha256), now at its key as
 	// a new generation that stands in for the lost one (results
 	// MetaRepairs).
@@ -286,13 +286,13 @@ const (
 	// lease is reclaimed (re-dispatched) or dead-lettered.
 	CmdLeaseCheck CommandKind = "lease_check"
 	// CmdRepairResult asks execute to re-derive a lost stored result
-	// (`noetl results repair`, shared/results/gc repair.go): its producing
+	// (`noetl results repair`, shared/operations/gc repair.go): its producing
 	// task runs again with the inputs its attempt recorded (Command.Repair),
 	// and the result goes back to its key only if it gives the same bytes.
 	CmdRepairResult CommandKind = "repair_result"
 )
 
-// RepairOrder is what a CmdRepairResult re-derives (shared/results/gc
+// RepairOrder is what a CmdRepairResult re-derives (shared/operations/gc
 // PlanRepair makes it, after checking that the result may be repaired).
 type RepairOrder struct {
 	// Ref is the lost result's reference (its inner "$ref" map, as the

@@ -14,8 +14,8 @@ import (
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/operations/gc"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/results/gc"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -437,7 +437,7 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 		defer cancel()
 	}
 	// A task whose result may be re-derived records its rendered inputs
-	// in its attempt's event (`noetl results repair`, shared/results/gc).
+	// in its attempt's event (`noetl results repair`, shared/operations/gc).
 	u.inputs = gc.RecordInputs(kind, cloneMap(cfg), cloneMap(args))
 	// A tool that produces a table streams it through a sink into the
 	// results tier instead of building it whole (lazy.go).

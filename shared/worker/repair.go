@@ -11,15 +11,15 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/launch"
+	"github.com/noetl/gcpengine/shared/operations/gc"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/results/gc"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
 // repairResult runs a types.CmdRepairResult (`noetl results repair`,
-// shared/results/gc repair.go): the producing task of a lost result runs
+// shared/operations/gc repair.go): the producing task of a lost result runs
 // again with the inputs its attempt recorded, under the execution's
 // ownership rules and credential grants, its table streamed into a
 // scratch version of the result's coordinates; gc.Rederive puts it back

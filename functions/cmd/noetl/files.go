@@ -12,8 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/dsl"
-	"github.com/noetl/gcpengine/shared/launch"
-	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 // maxScriptFile bounds one script file sent with a playbook (the tools'
@@ -29,9 +28,9 @@ const maxScriptFile = 4 << 20
 // symbolic link out of it are refused without a byte of the file read
 // (os.Root), as is anything but a regular UTF-8 file of at most 4 MiB.
 // The result maps each path as the playbook writes it to the file's text
-// and sha256 (store.ExecutionFile), for POST /executions (README "Running
+// and sha256 (wire.ExecutionFile), for POST /executions (README "Running
 // any playbook": scripts beside the playbook).
-func playbookFiles(file string, pb *dsl.Playbook) (map[string]store.ExecutionFile, error) {
+func playbookFiles(file string, pb *dsl.Playbook) (map[string]wire.ExecutionFile, error) {
 	paths := pb.ScriptFiles()
 	if len(paths) == 0 {
 		return nil, nil
@@ -45,7 +44,7 @@ func playbookFiles(file string, pb *dsl.Playbook) (map[string]store.ExecutionFil
 		return nil, fmt.Errorf("playbook directory %s: %v", dir, err)
 	}
 	defer root.Close()
-	out := map[string]store.ExecutionFile{}
+	out := map[string]wire.ExecutionFile{}
 	for _, written := range paths {
 		p := strings.TrimPrefix(written, "file://")
 		outside := fmt.Errorf("script file %q is outside the playbook's directory %s (the files a playbook reads travel with it only from under its own directory)", written, dir)
@@ -67,7 +66,7 @@ func playbookFiles(file string, pb *dsl.Playbook) (map[string]store.ExecutionFil
 			}
 			return nil, fmt.Errorf("script file %q (in %s): %v", written, dir, err)
 		}
-		out[written] = store.ExecutionFile{SHA256: launch.Digest(content), Content: content}
+		out[written] = wire.ExecutionFile{SHA256: wire.Digest(content), Content: content}
 	}
 	return out, nil
 }

@@ -8,8 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/noetl/gcpengine/shared/replay"
-	"github.com/noetl/gcpengine/shared/results/gc"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 func (a *app) rebuildCmd() *cobra.Command {
@@ -31,7 +30,7 @@ id that is neither on record nor an execution id.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
-			var r replay.Report // the api answers POST /executions/{id}/rebuild with it
+			var r wire.RebuildReport // the api answers POST /executions/{id}/rebuild with it
 			err := a.post("/executions/"+url.PathEscape(id)+"/rebuild", nil, "execution "+id, &r, func() {
 				fmt.Fprintf(a.stdout, "execution %s: sought the replay subscription to %s, scanned %d messages\n", id, r.SeekTime, r.Scanned)
 				fmt.Fprintf(a.stdout, "batches found %d: written %d (%d events), already there %d, refused (unsigned or undecodable) %d\n", r.Batches, r.Written, r.WrittenEvents, r.Present, r.Refused)
@@ -54,10 +53,10 @@ id that is neither on record nor an execution id.`,
 	}
 }
 
-// gcReport is the api's answer to POST /gc (gc.Report), or to POST
+// gcReport is the api's answer to POST /gc (wire.GCReport), or to POST
 // /gc?execution_id= (Verdict, Deleted, DryRun and the execution's id).
 type gcReport struct {
-	gc.Report
+	wire.GCReport
 	ExecutionID string `json:"execution_id"`
 	Verdict     string `json:"verdict"`
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/noetl/gcpengine/shared/history"
-	"github.com/noetl/gcpengine/shared/results/gc"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 func (a *app) resultsCmd() *cobra.Command {
@@ -53,7 +53,7 @@ lost result. Exit 1 when a result is lost, 3 for an unknown --execution.`,
 			if len(q) > 0 {
 				path += "?" + q.Encode()
 			}
-			var r gc.ScrubReport
+			var r wire.ScrubReport
 			if err := a.post(path, nil, "execution "+execution, &r, func() {
 				fmt.Fprintf(a.stdout, "executions %d, results %d: intact %d, lost %d, unchecked %d (%d bytes read, check %s)\n",
 					r.Executions, r.Results, r.Intact, len(r.Lost), r.Unchecked, r.Bytes, r.Check)

@@ -1,4 +1,4 @@
-package tools
+package allkinds
 
 import (
 	"context"
@@ -20,9 +20,12 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
+	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -77,7 +80,7 @@ func TestStackKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := credentials.NewFirestore(fc, credentials.NewFirestoreValues(fc, credentials.SealWith(signer)))
+	store := credfirestore.NewFirestore(fc, credfirestore.NewFirestoreValues(fc, credfirestore.SealWith(signer)))
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	// The tasks run as one execution (results by ownership).
 	ctx = results.WithReader(ctx, results.Reader{Execution: suffix})
@@ -104,11 +107,11 @@ func TestStackKinds(t *testing.T) {
 		bucket = "noetl-results"
 	}
 	rs := &results.Store{Backend: results.NewGCS(gcsClient, bucket)}
-	reg, closeFn := Default(DefaultOptions{Credentials: store, Results: rs, Project: project})
+	reg, closeFn := Default(kinds.Options{Credentials: store, Results: rs, Project: project})
 	defer closeFn()
 	run := func(kind string, args, cfg map[string]any) map[string]any {
 		t.Helper()
-		o := reg[kind].Run(ctx, Request{Args: args, Config: cfg})
+		o := reg[kind].Run(ctx, tools.Request{Args: args, Config: cfg})
 		if o.Status != types.StatusOK {
 			t.Fatalf("%s %v: %+v", kind, cfg, o.Error)
 		}
@@ -126,26 +129,26 @@ func TestStackKinds(t *testing.T) {
 	}))
 	defer api.Close()
 	table := "public.tools_stack_" + suffix
-	run(KindPostgres, nil, map[string]any{"auth": pgCred, "command": "CREATE TABLE " + table + " (id SERIAL PRIMARY KEY, post_id INTEGER, user_id INTEGER, title TEXT, body TEXT)"})
-	defer run(KindPostgres, nil, map[string]any{"auth": pgCred, "command": "DROP TABLE IF EXISTS " + table})
-	r := run(KindTransfer, nil, map[string]any{
+	run(tools.KindPostgres, nil, map[string]any{"auth": pgCred, "command": "CREATE TABLE " + table + " (id SERIAL PRIMARY KEY, post_id INTEGER, user_id INTEGER, title TEXT, body TEXT)"})
+	defer run(tools.KindPostgres, nil, map[string]any{"auth": pgCred, "command": "DROP TABLE IF EXISTS " + table})
+	r := run(tools.KindTransfer, nil, map[string]any{
 		"source": map[string]any{"type": "http", "url": api.URL + "/posts", "method": "GET"},
 		"target": map[string]any{"type": "postgres", "auth": pgCred, "table": table, "mapping": map[string]any{"user_id": "userId", "post_id": "id", "title": "title", "body": "body"}},
 	})
 	if r["rows_transferred"] != int64(100) {
 		t.Fatalf("transfer %#v", r)
 	}
-	r = run(KindPostgres, nil, map[string]any{"auth": pgCred, "command": "SELECT count(*) AS n, count(DISTINCT user_id) AS u, min(post_id) AS lo, max(post_id) AS hi FROM " + table})
+	r = run(tools.KindPostgres, nil, map[string]any{"auth": pgCred, "command": "SELECT count(*) AS n, count(DISTINCT user_id) AS u, min(post_id) AS lo, max(post_id) AS hi FROM " + table})
 	if got := r["rows"].([]any)[0]; !reflect.DeepEqual(got, map[string]any{"n": int64(100), "u": int64(10), "lo": int64(1), "hi": int64(100)}) {
 		t.Fatalf("postgres %#v", got)
 	}
 	if duckdb.Available {
 		db := filepath.Join(t.TempDir(), "stack.duckdb")
-		run(KindTransfer, nil, map[string]any{
+		run(tools.KindTransfer, nil, map[string]any{
 			"source": map[string]any{"type": "postgres", "auth": pgCred, "query": "SELECT post_id, user_id, title FROM " + table},
 			"target": map[string]any{"type": "duckdb", "database": db, "table": "posts"},
 		})
-		r = run(KindDuckDB, nil, map[string]any{"database": db, "query": "SELECT user_id, count(*) AS n FROM posts GROUP BY user_id ORDER BY user_id LIMIT 2"})
+		r = run(tools.KindDuckDB, nil, map[string]any{"database": db, "query": "SELECT user_id, count(*) AS n FROM posts GROUP BY user_id ORDER BY user_id LIMIT 2"})
 		if !reflect.DeepEqual(r["rows"], []any{map[string]any{"user_id": int64(1), "n": int64(10)}, map[string]any{"user_id": int64(2), "n": int64(10)}}) {
 			t.Fatalf("duckdb %#v", r)
 		}
@@ -153,11 +156,11 @@ func TestStackKinds(t *testing.T) {
 
 	// nats (test_nats_kv.yaml).
 	val := map[string]any{"session_token": "s-" + suffix, "user_id": int64(1), "is_active": true}
-	run(KindNATS, nil, map[string]any{"auth": natsCred, "operation": "kv_put", "bucket": "sessions", "key": "k" + suffix, "value": val})
-	if r = run(KindNATS, nil, map[string]any{"auth": natsCred, "operation": "kv_get", "bucket": "sessions", "key": "k" + suffix}); !reflect.DeepEqual(r["value"], val) {
+	run(tools.KindNATS, nil, map[string]any{"auth": natsCred, "operation": "kv_put", "bucket": "sessions", "key": "k" + suffix, "value": val})
+	if r = run(tools.KindNATS, nil, map[string]any{"auth": natsCred, "operation": "kv_get", "bucket": "sessions", "key": "k" + suffix}); !reflect.DeepEqual(r["value"], val) {
 		t.Fatalf("kv_get %#v", r)
 	}
-	run(KindNATS, nil, map[string]any{"auth": natsCred, "operation": "kv_delete", "bucket": "sessions", "key": "k" + suffix})
+	run(tools.KindNATS, nil, map[string]any{"auth": natsCred, "operation": "kv_delete", "bucket": "sessions", "key": "k" + suffix})
 
 	// subscription (subscription_pubsub_drain.yaml).
 	ps, err := pubsubapi.NewTopicAdminClient(ctx)
@@ -184,14 +187,14 @@ func TestStackKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r = run(KindSubscription, nil, map[string]any{"source": "pubsub", "operation": "poll", "auth": psCred, "subscription": sub, "batch": int64(50), "timeout_ms": int64(4000), "ack": "on_success"})
+	r = run(tools.KindSubscription, nil, map[string]any{"source": "pubsub", "operation": "poll", "auth": psCred, "subscription": sub, "batch": int64(50), "timeout_ms": int64(4000), "ack": "on_success"})
 	if r["source"] != "pubsub" || r["count"] != int64(5) || r["acked"] != true {
 		t.Fatalf("drain %#v", r)
 	}
 
 	// gcs, secrets, artifact.
 	// The results bucket is out of the tasks' reach; another is not.
-	if o := reg[KindGCS].Run(ctx, Request{Config: map[string]any{"data": map[string]any{"forged": true}, "destination": "gs://" + bucket + "/x.json"}}); o.Status != types.StatusError || o.Error.Kind != types.ErrKindForbidden {
+	if o := reg[tools.KindGCS].Run(ctx, tools.Request{Config: map[string]any{"data": map[string]any{"forged": true}, "destination": "gs://" + bucket + "/x.json"}}); o.Status != types.StatusError || o.Error.Kind != types.ErrKindForbidden {
 		t.Fatalf("gcs into the results bucket: %+v", o)
 	}
 	userBucket := "tools-stack-" + suffix
@@ -199,12 +202,12 @@ func TestStackKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj := "gs://" + userBucket + "/tools-stack/" + suffix + ".json"
-	run(KindGCS, nil, map[string]any{"data": map[string]any{"ok": true}, "destination": obj})
-	if r = run(KindGCS, nil, map[string]any{"action": "download", "source": obj}); !reflect.DeepEqual(r["data"], map[string]any{"ok": true}) {
+	run(tools.KindGCS, nil, map[string]any{"data": map[string]any{"ok": true}, "destination": obj})
+	if r = run(tools.KindGCS, nil, map[string]any{"action": "download", "source": obj}); !reflect.DeepEqual(r["data"], map[string]any{"ok": true}) {
 		t.Fatalf("gcs %#v", r)
 	}
-	run(KindGCS, nil, map[string]any{"action": "delete", "uri": obj})
-	if r = run(KindSecrets, nil, map[string]any{"provider": "credential", "key": apiCred}); r["token"] != "tok-"+suffix {
+	run(tools.KindGCS, nil, map[string]any{"action": "delete", "uri": obj})
+	if r = run(tools.KindSecrets, nil, map[string]any{"provider": "credential", "key": apiCred}); r["token"] != "tok-"+suffix {
 		t.Fatalf("secrets %#v", r)
 	}
 	big := map[string]any{"items": strings.Repeat("x", 80000), "count": int64(1)}
@@ -212,7 +215,7 @@ func TestStackKinds(t *testing.T) {
 	if err != nil || ref == nil {
 		t.Fatalf("offload %v %v", ref, err)
 	}
-	if r = run(KindArtifact, map[string]any{"result_ref": ref}, map[string]any{"action": "get"}); !reflect.DeepEqual(r, big) {
+	if r = run(tools.KindArtifact, map[string]any{"result_ref": ref}, map[string]any{"action": "get"}); !reflect.DeepEqual(r, big) {
 		t.Fatal("artifact get did not return the stored value")
 	}
 }

@@ -1,5 +1,8 @@
 // Package gc deletes results by lifetime (README "Architecture", NoETL result storage RFC §5 "GC by
 // prefix"): an execution's results live exactly as long as its record.
+// It sits under shared/operations, above both stores it joins (the results
+// tier and the execution records), not inside the results tier: nothing
+// below it imports it (docs "Architecture": the planes and their layering).
 // A sweep lists every result object of the deployment's cells, groups
 // them by execution, and for each execution decides:
 //
@@ -30,6 +33,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 // Records is what the collector reads of the engine's state: execution
@@ -80,21 +84,8 @@ func bodyExecution(key string) (string, bool) {
 	return id, ok && id != "" && id != "." && id != ".."
 }
 
-// Report is what a sweep did (or, dry, would do).
-type Report struct {
-	DryRun bool `json:"dry_run"`
-	// Objects and Bytes are what was listed.
-	Objects int   `json:"objects"`
-	Bytes   int64 `json:"bytes"`
-	// Deleted and DeletedBytes are what was (or would be) deleted.
-	Deleted      int   `json:"deleted"`
-	DeletedBytes int64 `json:"deleted_bytes"`
-	// Executions counts executions by verdict.
-	Executions map[string]int `json:"executions"`
-	// DeletedExecutions lists the executions whose results were deleted
-	// whole (at most 1000).
-	DeletedExecutions []string `json:"deleted_executions,omitempty"`
-}
+// Report is wire.GCReport (the api answers POST /gc with it).
+type Report = wire.GCReport
 
 func (c *Collector) now() time.Time {
 	if c.Now != nil {

@@ -1,4 +1,8 @@
-package credentials
+// Package credsecretmanager is the Google Secret Manager driver of the
+// credential store's values (shared/credentials.Values) in GCP. Only the
+// control plane's wiring (shared/runtime) imports it: the runner links no
+// Secret Manager client (the boundary test, shared/planes).
+package credsecretmanager
 
 import (
 	"context"
@@ -12,7 +16,9 @@ import (
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
+	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/deploy"
 )
 
@@ -57,7 +63,7 @@ func (s *SecretManager) secret(name string) string {
 // ValuePut implements Values: AddSecretVersion, creating the secret
 // (automatic replication, label managed-by=noetl) when it is missing.
 func (s *SecretManager) ValuePut(ctx context.Context, name string, value []byte) (string, error) {
-	if err := ValidateName(name); err != nil {
+	if err := credentials.ValidateName(name); err != nil {
 		return "", err
 	}
 	crc := int64(crc32.Checksum(value, crcTable))
@@ -92,13 +98,13 @@ func (s *SecretManager) ValuePut(ctx context.Context, name string, value []byte)
 // CRC32C checked.
 func (s *SecretManager) ValueGet(ctx context.Context, name, version string) ([]byte, error) {
 	rest, ok := strings.CutPrefix(version, s.secret(name)+"/versions/")
-	if ValidateName(name) != nil || !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
-		return nil, notFoundf("credentials: value %s of %q: not a version of %s", version, name, s.secret(name))
+	if credentials.ValidateName(name) != nil || !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+		return nil, credentials.NotFoundf("credentials: value %s of %q: not a version of %s", version, name, s.secret(name))
 	}
 	r, err := s.c.AccessSecretVersion(ctx, &secretmanagerpb.AccessSecretVersionRequest{Name: version})
 	switch {
 	case isCode(err, codes.NotFound), isCode(err, codes.FailedPrecondition): // gone, disabled or destroyed
-		return nil, notFoundf("credentials: value %s of %q: %v", version, name, err)
+		return nil, credentials.NotFoundf("credentials: value %s of %q: %v", version, name, err)
 	case err != nil:
 		return nil, fmt.Errorf("credentials: access %s: %w", version, err)
 	}
@@ -113,7 +119,7 @@ func (s *SecretManager) ValueGet(ctx context.Context, name, version string) ([]b
 // of every version not yet destroyed (the secret itself stays: Terraform
 // owns it).
 func (s *SecretManager) ValueDelete(ctx context.Context, name, version string) error {
-	if ValidateName(name) != nil {
+	if credentials.ValidateName(name) != nil {
 		return nil
 	}
 	destroy := func(v string) error {
@@ -149,3 +155,5 @@ func (s *SecretManager) ValueDelete(ctx context.Context, name, version string) e
 		}
 	}
 }
+
+func isCode(err error, c codes.Code) bool { return status.Code(err) == c }

@@ -23,6 +23,7 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wire"
 )
 
 // Logs is what the scrub reads of the engine's state: execution records
@@ -55,41 +56,11 @@ type Scrubber struct {
 	Log *slog.Logger
 }
 
-// LostResult is one result the scrub found lost.
-type LostResult struct {
-	ExecutionID string `json:"execution_id"`
-	URI         string `json:"uri"`
-	Key         string `json:"key"`
-	// Generation is the generation its reference records (0: none).
-	Generation int64 `json:"generation,omitempty"`
-	// Lost says how (results.LostKind: gone, replaced, changed,
-	// undecodable); Message is the read's error.
-	Lost    string `json:"lost"`
-	Message string `json:"message"`
-}
+// LostResult is wire.LostResult (an entry of ScrubReport.Lost).
+type LostResult = wire.LostResult
 
-// ScrubReport is what a scrub read and found.
-type ScrubReport struct {
-	// Executions counts the executions whose logs were read.
-	Executions int `json:"executions"`
-	// Results counts the distinct stored results their logs reference;
-	// Intact those whose object was read and matched; Bytes what was read.
-	Results int   `json:"results"`
-	Intact  int   `json:"intact"`
-	Bytes   int64 `json:"bytes"`
-	// Unchecked counts references that record neither a digest nor a
-	// generation (nothing to compare: a bare key handed to an artifact
-	// task).
-	Unchecked int `json:"unchecked"`
-	// Lost lists the results found lost (each also recorded as a
-	// result.lost event when the Scrubber has a Bus).
-	Lost []LostResult `json:"lost,omitempty"`
-	// NoRecord lists executions with objects in the tier but no record
-	// (GC's orphans: nothing references their objects any more).
-	NoRecord []string `json:"no_record,omitempty"`
-	// Check is the digest compared.
-	Check string `json:"check"`
-}
+// ScrubReport is wire.ScrubReport (the api answers POST /results/verify with it).
+type ScrubReport = wire.ScrubReport
 
 func (s *Scrubber) now() time.Time {
 	if s.Now != nil {
