@@ -192,14 +192,17 @@ func (t *Tool) probe(sb *sandbox.Sandbox, interp string) error {
 	c := sb.Command(ctx, interp, "-s", "-c", "import json, sys; sys.stdout.write('ok')")
 	c.Dir = dir
 	c.Env = t.env(dir)
-	var out bytes.Buffer
+	// stdout must be exactly "ok"; stderr is only quoted on failure (a
+	// line the sandbox helper or the interpreter writes there under a
+	// loaded machine's memory limits does not fail the probe).
+	var out, stderr bytes.Buffer
 	c.Stdout = &out
-	c.Stderr = &out
+	c.Stderr = &stderr
 	if err := c.Start(); err != nil {
 		return err
 	}
 	if err := c.Wait(); err != nil || out.String() != "ok" {
-		return fmt.Errorf("%v: %s", err, lastLine(out.String()))
+		return fmt.Errorf("%v: stdout %q, stderr: %s", err, lastLine(out.String()), lastLine(stderr.String()))
 	}
 	return nil
 }
