@@ -326,10 +326,13 @@ func TestPoisonMessagesAreDeadLettered(t *testing.T) {
 func TestCrashAfterInsertInsertsOnce(t *testing.T) {
 	RequireStack(t)
 	pg := pgConn(t)
-	table := "barrier_" + randSuffix()
+	// The playbook's own table (named apart from the engine's barrier,
+	// which the red-team tests look for by name) is dropped at the end.
+	table := "insert_once_" + randSuffix()
 	if _, err := pg.Exec(context.Background(), "CREATE TABLE "+table+" (id int, note text)"); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _, _ = pg.Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
 	src := fmt.Sprintf(`apiVersion: noetl.io/v2
 kind: Playbook
 metadata: {name: crash_after_insert}
