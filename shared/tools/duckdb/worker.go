@@ -378,6 +378,9 @@ type worker struct {
 	stopWatch func() bool
 	// ready: its ready message was read (awaitReady).
 	ready bool
+	// warm: started by the pool in a room and workspace of its own
+	// (nothing of the task's request context outlives the task with it).
+	warm bool
 
 	once    sync.Once
 	waitErr error
@@ -561,6 +564,8 @@ func (p *warmPool) start() {
 		if err = w.awaitReady(); err != nil {
 			w.close()
 			w = nil
+		} else {
+			w.warm = true
 		}
 	}
 	p.mu.Lock()
@@ -716,7 +721,14 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 		}
 		return conf.Fail("internal", true, "duckdb task: cannot start the worker: %v", err)
 	}
-	defer w.close()
+	answered := false
+	defer func() {
+		if answered {
+			t.closeAfter(w)
+		} else {
+			w.close()
+		}
+	}()
 	begun := false
 	for {
 		m, err := w.recv()
@@ -755,11 +767,33 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 			case begun:
 				sink.Abort()
 			}
+			answered = true
 			return o
 		default:
 			return conf.Fail("internal", false, "duckdb task: unexpected worker message %q", m.Kind)
 		}
 	}
+}
+
+// closeAfter ends a worker whose task has its outcome. A warm worker's
+// room and workspace are its own and serve no other task: they are torn
+// down (its exit, control group, uid slot, workspace) after the task's
+// answer rather than before it; the task's context no longer kills it,
+// its stdin closes at once (it exits; killed after close's grace period)
+// and Close waits for every one. A worker in the task's own workspace
+// is closed before the answer, as before.
+func (t *Tool) closeAfter(w *worker) {
+	if !w.warm {
+		_ = w.close()
+		return
+	}
+	w.stopWatch()
+	_ = w.in.Close()
+	t.retiring.Add(1)
+	go func() {
+		defer t.retiring.Done()
+		_ = w.close()
+	}()
 }
 
 // pipeTable feeds the Arrow IPC stream that follows a begin message to

@@ -282,8 +282,9 @@ func BenchmarkExec(b *testing.B) {
 
 // With Warm, workers wait in rooms of their own, started ahead of
 // demand: a task takes one (its own workspace, not the task's; ws), no
-// worker serves two tasks, a cancelled task's warm worker is killed, and
-// Close kills the idle ones.
+// worker serves two tasks, its room is torn down right after the task's
+// answer, a cancelled task's warm worker is killed, and Close kills the
+// idle ones.
 func TestWarmWorkers(t *testing.T) {
 	var mu sync.Mutex
 	var made []*sandbox.Workspace
@@ -329,8 +330,15 @@ func TestWarmWorkers(t *testing.T) {
 			t.Fatalf("task %d spills in %s: want a warm worker's own, new workspace under %s (seen %v)", i, d, root, seen)
 		}
 		seen[dir] = true
-		if _, err := os.Stat(dir); err == nil {
-			t.Errorf("the warm worker's workspace %s outlived its task", dir)
+		// Torn down right after the task's answer (closeAfter), never
+		// handed to another task.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(dir); err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the warm worker's workspace %s outlived its task by 10 s", dir)
+			}
 		}
 	}
 	// A warm worker dies with its task's context.
