@@ -481,15 +481,16 @@ func (c *Cmd) Start() error {
 	if c.NoNetwork {
 		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
+	if c.WaitDelay == 0 {
+		// A descendant that escaped containment must not hold Wait on
+		// the output pipes forever. Set before Start: exec's goroutine
+		// watching the context reads it.
+		c.WaitDelay = 5 * time.Second
+	}
 	err = c.Cmd.Start()
 	if err != nil {
 		c.finish()
 		return err
-	}
-	if c.WaitDelay == 0 {
-		// A descendant that escaped containment must not hold Wait on
-		// the output pipes forever.
-		c.WaitDelay = 5 * time.Second
 	}
 	if c.slot >= 0 && !(useNS && s.nsRefused() == nil) {
 		// No namespace to take the descendants down with the command:

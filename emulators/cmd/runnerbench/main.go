@@ -9,7 +9,12 @@
 // the task's result object, signed with NOETL_RESULTS_SIGNING_KEY_FILE),
 // so that the round trip includes signing them.
 //
-// Usage: runnerbench [-n N] [-kind python|duckdb|shell] [-parallel P] [-grants]
+// With -gap each call waits that long after the previous one (a chain's
+// pace: the runner's warm workers, NOETL_DUCKDB_WARM_WORKERS, are
+// replaced between calls); without it calls follow each other at once
+// and a kind with warm workers measures how fast the runner replaces them.
+//
+// Usage: runnerbench [-n N] [-kind python|duckdb|shell] [-parallel P] [-grants] [-gap D]
 package main
 
 import (
@@ -39,6 +44,7 @@ func main() {
 	kind := flag.String("kind", "python", "task kind: python, duckdb or shell")
 	par := flag.Int("parallel", 1, "calls at once")
 	withGrants := flag.Bool("grants", false, "issue execute's result grants with every call (duckdb: a signed PUT of the result object)")
+	gap := flag.Duration("gap", 0, "pause between one call's end and the next call (per caller)")
 	flag.Parse()
 	cfg := map[string]map[string]any{
 		"python": {"code": "result = 1"},
@@ -97,6 +103,9 @@ func main() {
 		go func() {
 			defer wg.Done()
 			for range jobs {
+				if *gap > 0 {
+					time.Sleep(*gap)
+				}
 				if o := c.Tool(*kind).Run(ctx, tools.Request{Config: cfg, TimeoutS: 60}); o.Error != nil {
 					fmt.Fprintln(os.Stderr, "runnerbench:", o.Error.Message)
 					os.Exit(1)
@@ -105,7 +114,7 @@ func main() {
 		}()
 	}
 	wg.Wait()
-	out := map[string]any{"bench": "hop", "kind": *kind, "calls": *n, "parallel": *par, "grants": *withGrants, "wall_ms": ms(time.Since(t0)),
+	out := map[string]any{"bench": "hop", "kind": *kind, "calls": *n, "parallel": *par, "grants": *withGrants, "gap_ms": ms(*gap), "wall_ms": ms(time.Since(t0)),
 		"median_round_trip_ms": q(rts, 0.5), "median_runner_ms": q(runs, 0.5), "median_hop_ms": q(hops, 0.5),
 		"p90_round_trip_ms": q(rts, 0.9), "p90_hop_ms": q(hops, 0.9)}
 	b, _ := json.Marshal(out)

@@ -43,6 +43,9 @@ type Tool struct {
 	spill   string // the tool's private spill directory (lazily created)
 	spillNo int
 	pool    *warmPool // workers started ahead of demand (Options.Warm)
+	// retiring counts warm workers whose task has its outcome and whose
+	// rooms are being torn down after it (closeAfter); Close waits.
+	retiring sync.WaitGroup
 }
 
 // scope is where a task's SQL may touch files.
@@ -82,6 +85,7 @@ func (t *Tool) Close() {
 	pool := t.pool
 	t.mu.Unlock()
 	pool.close()
+	t.retiring.Wait()
 	for _, f := range files {
 		_ = f.db.Close()
 	}

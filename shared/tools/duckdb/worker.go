@@ -26,6 +26,7 @@ package duckdb
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
@@ -64,6 +66,7 @@ const (
 
 // Message kinds (worker → caller).
 const (
+	msgReady   = "ready"   // the worker's room is set up: it waits for its request
 	msgBegin   = "begin"   // an Arrow IPC stream of the result's rows follows
 	msgOutcome = "outcome" // opExec's end
 	msgRows    = "rows"    // a batch of QueryRows
@@ -238,6 +241,12 @@ func serveWorker(in io.Reader, outF *os.File) int {
 	// uid (the data roots' contract): a file one task's worker creates
 	// stays writable by the next one's.
 	syscall.Umask(0)
+	warmUp()
+	// Ready: the room is set up (the helper ran before this) and the
+	// runtime is up; a warm worker is handed out only after this line.
+	if err := send(workerMessage{Kind: msgReady}); err != nil {
+		return 1
+	}
 	br := bufio.NewReaderSize(in, 64<<10)
 	line, err := readLine(br)
 	if err != nil {
@@ -323,6 +332,21 @@ func serveWorker(in io.Reader, outF *os.File) int {
 	return 0
 }
 
+// warmUp runs DuckDB's one-time initialisation in the worker (a
+// throwaway in-memory database and one constant query) before the worker
+// says it is ready, so that a warm worker's task does not pay it. No task
+// input is involved; a failure is ignored (the task's own open reports).
+func warmUp() {
+	c, err := duckdbdriver.NewConnector("", nil)
+	if err != nil {
+		return
+	}
+	db := sql.OpenDB(c)
+	_, _ = db.Exec("SELECT 1")
+	_ = db.Close()
+	_ = c.Close()
+}
+
 // remoteFailure is a failure the worker classified (QueryRows,
 // OpenWriter, Writer), or its death.
 type remoteFailure struct {
@@ -352,6 +376,11 @@ type worker struct {
 	// stopWatch stops killing the worker when the task's context ends
 	// (a warm worker's).
 	stopWatch func() bool
+	// ready: its ready message was read (awaitReady).
+	ready bool
+	// warm: started by the pool in a room and workspace of its own
+	// (nothing of the task's request context outlives the task with it).
+	warm bool
 
 	once    sync.Once
 	waitErr error
@@ -529,6 +558,16 @@ func (p *warmPool) start() {
 	if err == nil {
 		w, err = p.t.launch(p.ctx, ws.Dir, ws, func() { _ = ws.Close() })
 	}
+	if err == nil {
+		// Handed out only once its room is set up and it waits: a task
+		// that takes it pays neither the exec nor the room's set-up.
+		if err = w.awaitReady(); err != nil {
+			w.close()
+			w = nil
+		} else {
+			w.warm = true
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.starting--
@@ -572,8 +611,19 @@ func (w *worker) send(v any) error {
 	return err
 }
 
-// recv reads one message from the worker.
+// recv reads one message from the worker (past its ready message, the
+// first it sends, when awaitReady did not read it).
 func (w *worker) recv() (workerMessage, error) {
+	if !w.ready {
+		if err := w.awaitReady(); err != nil {
+			return workerMessage{}, err
+		}
+	}
+	return w.read()
+}
+
+// read reads one protocol message.
+func (w *worker) read() (workerMessage, error) {
 	var m workerMessage
 	line, err := readLine(w.out)
 	if err != nil {
@@ -583,6 +633,20 @@ func (w *worker) recv() (workerMessage, error) {
 		return m, fmt.Errorf("duckdb worker: bad message: %w", err)
 	}
 	return m, nil
+}
+
+// awaitReady reads the worker's first message, which says its room is
+// set up and it waits for its request.
+func (w *worker) awaitReady() error {
+	m, err := w.read()
+	if err != nil {
+		return err
+	}
+	if m.Kind != msgReady {
+		return fmt.Errorf("duckdb worker: %q before ready", m.Kind)
+	}
+	w.ready = true
+	return nil
 }
 
 // close ends the worker (stdin closed: it finishes or rolls back, and
@@ -657,7 +721,14 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 		}
 		return conf.Fail("internal", true, "duckdb task: cannot start the worker: %v", err)
 	}
-	defer w.close()
+	answered := false
+	defer func() {
+		if answered {
+			t.closeAfter(w)
+		} else {
+			w.close()
+		}
+	}()
 	begun := false
 	for {
 		m, err := w.recv()
@@ -696,11 +767,33 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 			case begun:
 				sink.Abort()
 			}
+			answered = true
 			return o
 		default:
 			return conf.Fail("internal", false, "duckdb task: unexpected worker message %q", m.Kind)
 		}
 	}
+}
+
+// closeAfter ends a worker whose task has its outcome. A warm worker's
+// room and workspace are its own and serve no other task: they are torn
+// down (its exit, control group, uid slot, workspace) after the task's
+// answer rather than before it; the task's context no longer kills it,
+// its stdin closes at once (it exits; killed after close's grace period)
+// and Close waits for every one. A worker in the task's own workspace
+// is closed before the answer, as before.
+func (t *Tool) closeAfter(w *worker) {
+	if !w.warm {
+		_ = w.close()
+		return
+	}
+	w.stopWatch()
+	_ = w.in.Close()
+	t.retiring.Add(1)
+	go func() {
+		defer t.retiring.Done()
+		_ = w.close()
+	}()
 }
 
 // pipeTable feeds the Arrow IPC stream that follows a begin message to

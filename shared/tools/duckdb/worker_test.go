@@ -282,8 +282,9 @@ func BenchmarkExec(b *testing.B) {
 
 // With Warm, workers wait in rooms of their own, started ahead of
 // demand: a task takes one (its own workspace, not the task's; ws), no
-// worker serves two tasks, a cancelled task's warm worker is killed, and
-// Close kills the idle ones.
+// worker serves two tasks, its room is torn down right after the task's
+// answer, a cancelled task's warm worker is killed, and Close kills the
+// idle ones.
 func TestWarmWorkers(t *testing.T) {
 	var mu sync.Mutex
 	var made []*sandbox.Workspace
@@ -329,8 +330,15 @@ func TestWarmWorkers(t *testing.T) {
 			t.Fatalf("task %d spills in %s: want a warm worker's own, new workspace under %s (seen %v)", i, d, root, seen)
 		}
 		seen[dir] = true
-		if _, err := os.Stat(dir); err == nil {
-			t.Errorf("the warm worker's workspace %s outlived its task", dir)
+		// Torn down right after the task's answer (closeAfter), never
+		// handed to another task.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(dir); err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the warm worker's workspace %s outlived its task by 10 s", dir)
+			}
 		}
 	}
 	// A warm worker dies with its task's context.
@@ -349,4 +357,45 @@ func TestWarmWorkers(t *testing.T) {
 			t.Errorf("workspace %s of a warm worker is left after Close", w.Dir)
 		}
 	}
+}
+
+// A warm worker is handed out only once its room is set up and it waits
+// for its request: at that moment it already runs under its task uid and
+// its seccomp filter (a worker handed out right after its exec would
+// still be the helper, uid 0, unfiltered), so a task that takes it pays
+// none of the room's set-up.
+func TestWarmWorkerReadyWhenHandedOut(t *testing.T) {
+	root := t.TempDir()
+	tl, ctx, _, _ := roomed(t, sandbox.Limits{MemoryBytes: 512 << 20, Processes: 64}, Options{Threads: 1, Warm: 1,
+		Workspaces: func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(root, 0, false) }})
+	for i := 0; i < 3; i++ {
+		p := tl.warmPool()
+		p.fill()
+		var w *worker
+		select {
+		case w = <-p.ready:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no warm worker in 30 s")
+		}
+		if w == nil {
+			t.Fatal("the warm worker failed to start")
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(w.cmd.Process.Pid) + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := string(b)
+		if !strings.Contains(st, "\nSeccomp:\t2\n") {
+			t.Errorf("worker %d handed out before its seccomp filter: %s", i, st)
+		}
+		if strings.Contains(st, "\nUid:\t0\t") {
+			t.Errorf("worker %d handed out still as uid 0", i)
+		}
+		if !w.ready {
+			t.Errorf("worker %d handed out before its ready message", i)
+		}
+		w.close()
+	}
+	// The pool goes on serving tasks.
+	ok(t, tl.Exec(ctx, nil, M{"query": "SELECT 1 AS x"}, 30))
 }
