@@ -184,28 +184,7 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
 	wsRoot := filepath.Join(work, "tasks")
 	newWorkspace := func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(wsRoot, diskBytes, true) }
-	reg, closeTools := kinds.Runner(kinds.Options{
-		PythonBin:   cfg.PythonBin,
-		Credentials: runner.GrantedStore{},
-		Project:     cfg.Project,
-		ScriptDir:   cfg.RepoRoot,
-		Egress:      policy,
-		DataRoots:   cfg.Sandbox.DataRoots,
-		Python:      python.Options{Sandbox: sb, TempDir: work},
-		Shell:       shell.Options{Sandbox: sb, TempDir: work},
-		// The engine's result buckets are out of the runner's reach (no
-		// role in GCP, another server on the stack: only signed URLs of
-		// single objects reach them); gcs tasks naming one are refused by
-		// name too (kind forbidden).
-		GCS:  gcs.Options{ReservedBuckets: reserved},
-		HTTP: httptool.Options{AllowLinkLocal: cfg.HTTPAllowLinkLocal}, // NOETL_HTTP_ALLOW_LINK_LOCAL
-		// DuckDB runs in a worker per task, in a room of the sandbox:
-		// the task's memory is its control group's (the sandbox's
-		// memory limit); DuckDB's own limit only decides when it spills.
-		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", duckDBMemoryMB(cfg)), Threads: cfg.DuckDB.Threads,
-			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb,
-			Warm: cfg.DuckDB.WarmWorkers, Workspaces: newWorkspace},
-	})
+	reg, closeTools := kinds.Runner(toolOptions(cfg, work, sb, policy, reserved, newWorkspace))
 	defer closeTools()
 	v, err := runner.NewTokenVerifier(context.Background(), cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
 	if err != nil {
@@ -361,4 +340,35 @@ type exitCode int
 
 func (e exitCode) Error() string {
 	return fmt.Sprintf("the confined runner exited with status %d", int(e))
+}
+
+// toolOptions are the runner kinds' options from cfg: the interpreter
+// (NOETL_PYTHON), the data roots (NOETL_RUNNER_DATA_ROOTS), DuckDB's
+// threads, spill budget and warm workers (NOETL_DUCKDB_THREADS,
+// NOETL_DUCKDB_MAX_TEMP_MB, NOETL_DUCKDB_WARM_WORKERS), with work the
+// runner's work directory, sb its sandbox, policy its egress, reserved
+// the engine's result buckets and newWorkspace a task's workspace.
+func toolOptions(cfg config.Config, work string, sb *sandbox.Sandbox, policy *egress.Policy, reserved []string, newWorkspace func() (*sandbox.Workspace, error)) kinds.Options {
+	return kinds.Options{
+		PythonBin:   cfg.PythonBin,
+		Credentials: runner.GrantedStore{},
+		Project:     cfg.Project,
+		ScriptDir:   cfg.RepoRoot,
+		Egress:      policy,
+		DataRoots:   cfg.Sandbox.DataRoots,
+		Python:      python.Options{Sandbox: sb, TempDir: work},
+		Shell:       shell.Options{Sandbox: sb, TempDir: work},
+		// The engine's result buckets are out of the runner's reach (no
+		// role in GCP, another server on the stack: only signed URLs of
+		// single objects reach them); gcs tasks naming one are refused by
+		// name too (kind forbidden).
+		GCS:  gcs.Options{ReservedBuckets: reserved},
+		HTTP: httptool.Options{AllowLinkLocal: cfg.HTTPAllowLinkLocal}, // NOETL_HTTP_ALLOW_LINK_LOCAL
+		// DuckDB runs in a worker per task, in a room of the sandbox:
+		// the task's memory is its control group's (the sandbox's
+		// memory limit); DuckDB's own limit only decides when it spills.
+		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", duckDBMemoryMB(cfg)), Threads: cfg.DuckDB.Threads,
+			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb,
+			Warm: cfg.DuckDB.WarmWorkers, Workspaces: newWorkspace},
+	}
 }

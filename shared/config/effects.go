@@ -75,6 +75,9 @@ var effectTests = map[string][]effect{
 	"NOETL_TASKS_MAX_BACKOFF_S":      {{Test: "functions/execute.TestDeliveryFromSettings"}, {Test: "shared/worker.TestLostLastAttemptsAreFiledByTheGuard", Sets: "MaxBackoff"}},
 	"NOETL_SUBSCRIBE_URL":            {{Test: "functions/api.TestRegistrarFromSettings"}, {Test: "shared/subscribe.TestRegisterWiresPushAndDeleteUnwires", Sets: "SubscribeURL"}},
 	"NOETL_PUSH_SERVICE_ACCOUNT":     {{Test: "functions/api.TestRegistrarFromSettings"}, {Test: "shared/subscribe.TestRegisterWiresPushAndDeleteUnwires", Sets: "PushServiceAccount"}},
+	"NOETL_PYTHON":                   {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/python.TestStdinIsEmptyAndConfigErrors", Sets: "Interpreter"}},
+	"NOETL_DUCKDB_MAX_TEMP_MB":       {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestMemoryHogIsLimit", Sets: "MaxTempBytes"}},
+	"NOETL_DUCKDB_WARM_WORKERS":      {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestWarmWorkers", Sets: "Warm"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -168,16 +171,13 @@ var noEffectTest = map[string]string{
 	// using the other.
 	"NOETL_REPLAY_SUBSCRIPTION": "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
 
-	// The runner service: runner/main.go's run() wires these into the
-	// sandbox and the tools' options; run() needs root, mounts and the
-	// rooms and has no test (a test needs the wiring moved out of run()).
-	"NOETL_PYTHON":              "python.Options' interpreter, wired in runner/main.go's run() only",
-	"NOETL_RUNNER_DATA_ROOTS":   "the sandbox's and the kinds' data roots, wired in runner/main.go's run() only",
-	"NOETL_RUNNER_WORK_DIR":     "the runner's work directory, made in runner/main.go's run() only",
-	"NOETL_RUNNER_JWKS_FILE":    "the key set of runner.NewTokenVerifier, wired in runner/main.go's run() only",
-	"NOETL_DUCKDB_THREADS":      "duckdb.Options.Threads, wired in runner/main.go's run() only; no test observes DuckDB's threads",
-	"NOETL_DUCKDB_MAX_TEMP_MB":  "duckdb.Options.MaxTempBytes, wired in runner/main.go's run() only",
-	"NOETL_DUCKDB_WARM_WORKERS": "duckdb.Options.Warm, wired in runner/main.go's run() only",
+	// The runner service: runner/main.go's run() needs root, mounts and
+	// the rooms and has no test; the kinds' options it builds are
+	// toolOptions (runner.TestToolOptionsFromSettings).
+	"NOETL_RUNNER_DATA_ROOTS": "the sandbox's (in run()) and the kinds' data roots (toolOptions); no component test shows what a data root admits",
+	"NOETL_RUNNER_WORK_DIR":   "the runner's work directory, made in runner/main.go's run() only",
+	"NOETL_RUNNER_JWKS_FILE":  "the key set of runner.NewTokenVerifier, wired in runner/main.go's run() only",
+	"NOETL_DUCKDB_THREADS":    "duckdb.Options.Threads (toolOptions); no test observes DuckDB's threads",
 
 	// Credentials and telemetry.
 	"NOETL_CREDENTIAL_VALUES":         "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
