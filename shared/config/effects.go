@@ -78,6 +78,7 @@ var effectTests = map[string][]effect{
 	"NOETL_PYTHON":                   {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/python.TestStdinIsEmptyAndConfigErrors", Sets: "Interpreter"}},
 	"NOETL_DUCKDB_MAX_TEMP_MB":       {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestMemoryHogIsLimit", Sets: "MaxTempBytes"}},
 	"NOETL_DUCKDB_WARM_WORKERS":      {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestWarmWorkers", Sets: "Warm"}},
+	"NOETL_DUCKDB_THREADS":           {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestThreadsOption", Sets: "Threads"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -177,7 +178,6 @@ var noEffectTest = map[string]string{
 	"NOETL_RUNNER_DATA_ROOTS": "the sandbox's (in run()) and the kinds' data roots (toolOptions); no component test shows what a data root admits",
 	"NOETL_RUNNER_WORK_DIR":   "the runner's work directory, made in runner/main.go's run() only",
 	"NOETL_RUNNER_JWKS_FILE":  "the key set of runner.NewTokenVerifier, wired in runner/main.go's run() only",
-	"NOETL_DUCKDB_THREADS":    "duckdb.Options.Threads (toolOptions); no test observes DuckDB's threads",
 
 	// Credentials and telemetry.
 	"NOETL_CREDENTIAL_VALUES":         "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",

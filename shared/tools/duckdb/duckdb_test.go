@@ -4,9 +4,11 @@ package duckdb
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -276,5 +278,23 @@ func TestGCSCredentialRefused(t *testing.T) {
 	o := exec(t, tl, M{"query": "SELECT 1", "gcs_credential": "gcs_hmac"})
 	if o.Status != types.StatusError || o.Error.Kind != "config" || !strings.Contains(o.Error.Message, "httpfs") {
 		t.Fatalf("gcs_credential: %+v", o)
+	}
+}
+
+// TestThreadsOption: Options.Threads (NOETL_DUCKDB_THREADS in the runner)
+// is the threads setting of every task's database; 0 leaves DuckDB's
+// default.
+func TestThreadsOption(t *testing.T) {
+	tl := New(Options{Threads: 3})
+	defer tl.Close()
+	r := ok(t, exec(t, tl, M{"query": "SELECT current_setting('threads') AS threads"}))
+	if rows := r["rows"].(L); len(rows) != 1 || fmt.Sprint(rows[0].(M)["threads"]) != "3" {
+		t.Fatalf("threads with Threads 3: %#v", r)
+	}
+	def := New(Options{})
+	defer def.Close()
+	r = ok(t, exec(t, def, M{"query": "SELECT current_setting('threads') AS threads"}))
+	if rows := r["rows"].(L); len(rows) != 1 || fmt.Sprint(rows[0].(M)["threads"]) == "3" && runtime.NumCPU() != 3 {
+		t.Fatalf("threads by default: %#v", r)
 	}
 }
