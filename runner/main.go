@@ -184,9 +184,9 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	diskBytes := int64(cfg.Sandbox.DiskMB) << 20
 	wsRoot := filepath.Join(work, "tasks")
 	newWorkspace := func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(wsRoot, diskBytes, true) }
-	reg, closeTools := kinds.Runner(toolOptions(cfg, work, sb, policy, reserved, newWorkspace))
+	reg, closeTools := kinds.Runner(toolOptions(cfg, sb, policy, reserved, newWorkspace))
 	defer closeTools()
-	v, err := runner.NewTokenVerifier(context.Background(), cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
+	v, err := tokenVerifier(context.Background(), cfg)
 	if err != nil {
 		return err
 	}
@@ -345,10 +345,12 @@ func (e exitCode) Error() string {
 // toolOptions are the runner kinds' options from cfg: the interpreter
 // (NOETL_PYTHON), the data roots (NOETL_RUNNER_DATA_ROOTS), DuckDB's
 // threads, spill budget and warm workers (NOETL_DUCKDB_THREADS,
-// NOETL_DUCKDB_MAX_TEMP_MB, NOETL_DUCKDB_WARM_WORKERS), with work the
-// runner's work directory, sb its sandbox, policy its egress, reserved
-// the engine's result buckets and newWorkspace a task's workspace.
-func toolOptions(cfg config.Config, work string, sb *sandbox.Sandbox, policy *egress.Policy, reserved []string, newWorkspace func() (*sandbox.Workspace, error)) kinds.Options {
+// NOETL_DUCKDB_MAX_TEMP_MB, NOETL_DUCKDB_WARM_WORKERS), the
+// runner's work directory (NOETL_RUNNER_WORK_DIR: the kinds' temporary
+// files), sb its sandbox, policy its egress, reserved the engine's result
+// buckets and newWorkspace a task's workspace.
+func toolOptions(cfg config.Config, sb *sandbox.Sandbox, policy *egress.Policy, reserved []string, newWorkspace func() (*sandbox.Workspace, error)) kinds.Options {
+	work := cfg.Runner.WorkDir
 	return kinds.Options{
 		PythonBin:   cfg.PythonBin,
 		Credentials: runner.GrantedStore{},
@@ -371,4 +373,12 @@ func toolOptions(cfg config.Config, work string, sb *sandbox.Sandbox, policy *eg
 			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb,
 			Warm: cfg.DuckDB.WarmWorkers, Workspaces: newWorkspace},
 	}
+}
+
+// tokenVerifier verifies the runner's callers' ID tokens: audience
+// NOETL_RUNNER_AUDIENCE, caller NOETL_RUNNER_INVOKER, keys from the JWK
+// set NOETL_RUNNER_JWKS_FILE (empty: Google's certificates). Errors: an
+// unreadable key set.
+func tokenVerifier(ctx context.Context, cfg config.Config) (*runner.TokenVerifier, error) {
+	return runner.NewTokenVerifier(ctx, cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
 }

@@ -79,6 +79,8 @@ var effectTests = map[string][]effect{
 	"NOETL_DUCKDB_MAX_TEMP_MB":       {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestMemoryHogIsLimit", Sets: "MaxTempBytes"}},
 	"NOETL_DUCKDB_WARM_WORKERS":      {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestWarmWorkers", Sets: "Warm"}},
 	"NOETL_DUCKDB_THREADS":           {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestThreadsOption", Sets: "Threads"}},
+	"NOETL_RUNNER_WORK_DIR":          {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestPrivateSpill", Sets: "TempDir"}},
+	"NOETL_RUNNER_JWKS_FILE":         {{Test: "runner.TestVerifierFromSettings"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -176,8 +178,6 @@ var noEffectTest = map[string]string{
 	// the rooms and has no test; the kinds' options it builds are
 	// toolOptions (runner.TestToolOptionsFromSettings).
 	"NOETL_RUNNER_DATA_ROOTS": "the sandbox's (in run()) and the kinds' data roots (toolOptions); no component test shows what a data root admits",
-	"NOETL_RUNNER_WORK_DIR":   "the runner's work directory, made in runner/main.go's run() only",
-	"NOETL_RUNNER_JWKS_FILE":  "the key set of runner.NewTokenVerifier, wired in runner/main.go's run() only",
 
 	// Credentials and telemetry.
 	"NOETL_CREDENTIAL_VALUES":         "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
