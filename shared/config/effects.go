@@ -81,6 +81,7 @@ var effectTests = map[string][]effect{
 	"NOETL_DUCKDB_THREADS":           {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestThreadsOption", Sets: "Threads"}},
 	"NOETL_RUNNER_WORK_DIR":          {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestPrivateSpill", Sets: "TempDir"}},
 	"NOETL_RUNNER_JWKS_FILE":         {{Test: "runner.TestVerifierFromSettings"}},
+	"NOETL_METRICS_PORT":             {{Test: "functions/cmd/local.TestMetricsAddrFromSettings"}, {Test: "functions/cmd/local.TestServeMetrics", Sets: "ServeMetrics"}},
 	"NOETL_DLQ_HOLD":                 {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":             {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -181,6 +182,5 @@ var noEffectTest = map[string]string{
 
 	// Credentials and telemetry.
 	"NOETL_CREDENTIAL_VALUES":         "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
-	"NOETL_METRICS_PORT":              "functions/cmd/local's main hands Metrics.Port to ServeMetrics (TestServeMetrics shows the listener); main's wiring is untested",
 	"NOETL_METRICS_EXPORT_INTERVAL_S": "becomes telemetry.Config.MetricsInterval (TestFromConfigSettings); no test observes the periodic reader's interval",
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/noetl/gcpengine/shared/config"
 	"io"
 	"net"
 	"net/http"
@@ -144,5 +145,25 @@ func TestServeMetrics(t *testing.T) {
 	}
 	if body != "noetl_x 1" {
 		t.Fatalf("GET /m on the metrics port: %q", body)
+	}
+}
+
+// TestMetricsAddrFromSettings: NOETL_METRICS_PORT opens the Prometheus
+// endpoint's own loopback listener (ServeMetrics on that address, shown
+// by TestServeMetrics); 0, the default, opens none.
+func TestMetricsAddrFromSettings(t *testing.T) {
+	parse := func(env map[string]string) config.Config {
+		env["NOETL_SIGNING_KEY"] = "local-test-key-0123456789abcdef0123456789ab"
+		cfg, err := config.Parse(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if got := metricsAddr(parse(map[string]string{"NOETL_METRICS_PORT": "9464"})); got != "127.0.0.1:9464" {
+		t.Fatalf("NOETL_METRICS_PORT=9464: %q", got)
+	}
+	if got := metricsAddr(parse(map[string]string{})); got != "" {
+		t.Fatalf("by default: %q, want no listener of its own", got)
 	}
 }

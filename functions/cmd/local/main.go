@@ -37,6 +37,7 @@ import (
 
 	_ "github.com/noetl/gcpengine" // registers the six functions (functions-framework)
 
+	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/deploy"
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/telemetry"
@@ -61,10 +62,10 @@ func main() {
 	}
 	metrics := d.Cfg.Metrics
 	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: Front(backends, metrics.Path, telemetry.MetricsHandler()), ReadHeaderTimeout: 10 * time.Second}
-	if metrics.Port > 0 {
+	if addr := metricsAddr(d.Cfg); addr != "" {
 		// NOETL_METRICS_PORT: the Prometheus endpoint on a port of its own too.
 		go func() {
-			if err := ServeMetrics("127.0.0.1:"+strconv.Itoa(metrics.Port), metrics.Path, telemetry.MetricsHandler()); err != nil {
+			if err := ServeMetrics(addr, metrics.Path, telemetry.MetricsHandler()); err != nil {
 				log.Printf("functions: metrics listener on port %d: %v", metrics.Port, err)
 			}
 		}()
@@ -81,4 +82,14 @@ func main() {
 	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 		log.Fatal(err)
 	}
+}
+
+// metricsAddr is the loopback address of the Prometheus endpoint's own
+// listener (NOETL_METRICS_PORT; "" when 0: only the functions' port
+// serves it).
+func metricsAddr(cfg config.Config) string {
+	if cfg.Metrics.Port <= 0 {
+		return ""
+	}
+	return "127.0.0.1:" + strconv.Itoa(cfg.Metrics.Port)
 }
