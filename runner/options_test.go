@@ -32,16 +32,21 @@ func parse(t *testing.T, env map[string]string) config.Config {
 // duckdb.Options.Threads, shown by TestThreadsOption) and the work
 // directory of their temporary files (NOETL_RUNNER_WORK_DIR: the
 // TempDir of python, shell and duckdb, whose spill directory
-// TestPrivateSpill shows) from the settings.
+// TestPrivateSpill shows) and the data roots (NOETL_RUNNER_DATA_ROOTS:
+// the kinds' and duckdb's DataRoots, shown by TestDataRootsAdmit) from
+// the settings.
 func TestToolOptionsFromSettings(t *testing.T) {
 	cfg := parse(t, map[string]string{"NOETL_PYTHON": "/opt/py/bin/python3", "NOETL_DUCKDB_MAX_TEMP_MB": "7", "NOETL_DUCKDB_WARM_WORKERS": "3",
-		"NOETL_DUCKDB_THREADS": "5", "NOETL_RUNNER_WORK_DIR": "/srv/runner-work"})
+		"NOETL_DUCKDB_THREADS": "5", "NOETL_RUNNER_WORK_DIR": "/srv/runner-work", "NOETL_RUNNER_DATA_ROOTS": "/srv/data"})
 	o := toolOptions(cfg, nil, nil, nil, nil)
 	if o.PythonBin != "/opt/py/bin/python3" || o.DuckDB.MaxTempBytes != 7<<20 || o.DuckDB.Warm != 3 || o.DuckDB.Threads != 5 {
 		t.Fatalf("options: python %q, duckdb max temp %d bytes, warm %d, threads %d; want /opt/py/bin/python3, %d, 3, 5", o.PythonBin, o.DuckDB.MaxTempBytes, o.DuckDB.Warm, o.DuckDB.Threads, 7<<20)
 	}
 	if o.Python.TempDir != "/srv/runner-work" || o.Shell.TempDir != "/srv/runner-work" || o.DuckDB.TempDir != "/srv/runner-work" {
 		t.Fatalf("temporary files: python %q, shell %q, duckdb %q; want /srv/runner-work", o.Python.TempDir, o.Shell.TempDir, o.DuckDB.TempDir)
+	}
+	if len(o.DataRoots) != 1 || o.DataRoots[0] != "/srv/data" || len(o.DuckDB.DataRoots) != 1 || o.DuckDB.DataRoots[0] != "/srv/data" {
+		t.Fatalf("data roots: kinds %v, duckdb %v; want [/srv/data]", o.DataRoots, o.DuckDB.DataRoots)
 	}
 	d := toolOptions(parse(t, map[string]string{}), nil, nil, nil, nil)
 	if d.PythonBin == "/opt/py/bin/python3" || d.DuckDB.MaxTempBytes == 7<<20 || d.DuckDB.Warm == 3 || d.DuckDB.Threads == 5 || d.Python.TempDir == "/srv/runner-work" {

@@ -83,6 +83,7 @@ var effectTests = map[string][]effect{
 	"NOETL_RUNNER_JWKS_FILE":          {{Test: "runner.TestVerifierFromSettings"}},
 	"NOETL_METRICS_PORT":              {{Test: "functions/cmd/local.TestMetricsAddrFromSettings"}, {Test: "functions/cmd/local.TestServeMetrics", Sets: "ServeMetrics"}},
 	"NOETL_METRICS_EXPORT_INTERVAL_S": {{Test: "shared/telemetry.TestFromConfigSettings"}, {Test: "shared/telemetry.TestPushIntervalTakesEffect", Sets: "MetricsInterval"}},
+	"NOETL_RUNNER_DATA_ROOTS":         {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestDataRootsAdmit", Sets: "DataRoots"}},
 	"NOETL_DLQ_HOLD":                  {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":               {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -176,11 +177,6 @@ var noEffectTest = map[string]string{
 	// using the other.
 	"NOETL_REPLAY_SUBSCRIPTION": "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
 
-	// The runner service: runner/main.go's run() needs root, mounts and
-	// the rooms and has no test; the kinds' options it builds are
-	// toolOptions (runner.TestToolOptionsFromSettings).
-	"NOETL_RUNNER_DATA_ROOTS": "the sandbox's (in run()) and the kinds' data roots (toolOptions); no component test shows what a data root admits",
-
-	// Credentials and telemetry.
+	// Credentials.
 	"NOETL_CREDENTIAL_VALUES": "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
 }

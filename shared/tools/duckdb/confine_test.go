@@ -121,3 +121,32 @@ func TestPrivateSpill(t *testing.T) {
 		t.Fatalf("spill %s (parent %v, %v), want a private 0700 directory under %s", dir, fi, err, tmp)
 	}
 }
+
+// TestDataRootsAdmit: Options.DataRoots (NOETL_RUNNER_DATA_ROOTS in the
+// runner) is what a confined task may read besides its workspace: a file
+// under a data root is read; without the root the same read is refused
+// with forbidden_path.
+func TestDataRootsAdmit(t *testing.T) {
+	ws, err := sandbox.NewWorkspace(t.TempDir(), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	ctx := sandbox.WithWorkspace(context.Background(), ws)
+	root := t.TempDir()
+	f := filepath.Join(root, "data.csv")
+	if err := os.WriteFile(f, []byte("answer\n42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := M{"query": "SELECT answer FROM read_csv('" + f + "')"}
+	with := New(Options{Threads: 1, DataRoots: []string{root}})
+	t.Cleanup(with.Close)
+	if r := ok(t, with.Exec(ctx, nil, q, 30)); r["rows"].([]any)[0].(M)["answer"] != int64(42) {
+		t.Fatalf("read under a data root: %v", r)
+	}
+	without := New(Options{Threads: 1})
+	t.Cleanup(without.Close)
+	if o := without.Exec(ctx, nil, q, 30); o.Error == nil || o.Error.Kind != "forbidden_path" {
+		t.Fatalf("read outside the data roots: %+v, want forbidden_path", o.Error)
+	}
+}
