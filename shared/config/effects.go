@@ -84,6 +84,7 @@ var effectTests = map[string][]effect{
 	"NOETL_METRICS_PORT":              {{Test: "functions/cmd/local.TestMetricsAddrFromSettings"}, {Test: "functions/cmd/local.TestServeMetrics", Sets: "ServeMetrics"}},
 	"NOETL_METRICS_EXPORT_INTERVAL_S": {{Test: "shared/telemetry.TestFromConfigSettings"}, {Test: "shared/telemetry.TestPushIntervalTakesEffect", Sets: "MetricsInterval"}},
 	"NOETL_RUNNER_DATA_ROOTS":         {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestDataRootsAdmit", Sets: "DataRoots"}},
+	"NOETL_REPLAY_SUBSCRIPTION":       {{Test: "functions/api.TestReplaySubscriptionFromSettings"}},
 	"NOETL_DLQ_HOLD":                  {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":               {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -172,11 +173,6 @@ const (
 // its effect test (maxNoEffectTest, in effects_test.go, is the current
 // length).
 var noEffectTest = map[string]string{
-	// Resources and endpoints the api opens: the stack and the e2e tests
-	// use one set of names; no test changes a name and observes the api
-	// using the other.
-	"NOETL_REPLAY_SUBSCRIPTION": "the subscription `noetl repair` replays from (functions/api/repair.go); no test changes it",
-
 	// Credentials.
 	"NOETL_CREDENTIAL_VALUES": "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
 }
