@@ -85,6 +85,7 @@ var effectTests = map[string][]effect{
 	"NOETL_METRICS_EXPORT_INTERVAL_S": {{Test: "shared/telemetry.TestFromConfigSettings"}, {Test: "shared/telemetry.TestPushIntervalTakesEffect", Sets: "MetricsInterval"}},
 	"NOETL_RUNNER_DATA_ROOTS":         {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestDataRootsAdmit", Sets: "DataRoots"}},
 	"NOETL_REPLAY_SUBSCRIPTION":       {{Test: "functions/api.TestReplaySubscriptionFromSettings"}},
+	"NOETL_CREDENTIAL_VALUES":         {{Test: "shared/runtime.TestCredentialValuesFromSettings"}},
 	"NOETL_DLQ_HOLD":                  {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":               {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
@@ -172,7 +173,4 @@ const (
 // with what is missing. The list may only shrink: a new knob comes with
 // its effect test (maxNoEffectTest, in effects_test.go, is the current
 // length).
-var noEffectTest = map[string]string{
-	// Credentials.
-	"NOETL_CREDENTIAL_VALUES": "where credential values live, Secret Manager or sealed in Firestore (openCredentials in shared/runtime/deps.go); no test opens the store under each value",
-}
+var noEffectTest = map[string]string{}

@@ -14,7 +14,7 @@ import (
 )
 
 // maxNoEffectTest is len(noEffectTest): it may only go down.
-const maxNoEffectTest = 1
+const maxNoEffectTest = 0
 
 // testFuncs returns the body text of every function and t.Run subtest in
 // the module's _test.go files, keyed "dir.Func" and "dir.Func/sub".

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cloud.google.com/go/firestore"
 	"context"
 	"fmt"
 	"log/slog"
@@ -417,14 +418,29 @@ func Get(ctx context.Context, needs Needs) (*Deps, error) {
 // under the signing key (firestore, the local stack's). The returned
 // function closes the Secret Manager client (nil when there is none).
 func openCredentials(ctx context.Context, cfg config.Config, st *store.Firestore, signer *sign.Signer) (credentials.Store, func(), error) {
+	v, closeValues, err := credentialValues(ctx, cfg, st.Client(), signer, func(ctx context.Context) (*secretmanager.Client, error) {
+		return secretmanager.NewClient(ctx)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return credfirestore.NewFirestore(st.Client(), v), closeValues, nil
+}
+
+// credentialValues is where credential values live under
+// NOETL_CREDENTIAL_VALUES: one Secret Manager secret each of the client
+// openSM opens (secretmanager; the returned function closes it), or
+// sealed under signer in Firestore fs (firestore; nil function). Errors:
+// the Secret Manager client's.
+func credentialValues(ctx context.Context, cfg config.Config, fs *firestore.Client, signer *sign.Signer, openSM func(context.Context) (*secretmanager.Client, error)) (credentials.Values, func(), error) {
 	if cfg.CredentialValues == "secretmanager" {
-		c, err := secretmanager.NewClient(ctx)
+		c, err := openSM(ctx)
 		if err != nil {
 			return nil, nil, fmt.Errorf("runtime: Secret Manager client: %w", err)
 		}
-		return credfirestore.NewFirestore(st.Client(), credsecretmanager.NewSecretManager(c, cfg.Project)), func() { _ = c.Close() }, nil
+		return credsecretmanager.NewSecretManager(c, cfg.Project), func() { _ = c.Close() }, nil
 	}
-	return credfirestore.NewFirestore(st.Client(), credfirestore.NewFirestoreValues(st.Client(), credfirestore.SealWith(signer))), nil, nil
+	return credfirestore.NewFirestoreValues(fs, credfirestore.SealWith(signer)), nil, nil
 }
 
 // Close stops the flusher (flushing pending operation counts) and closes
