@@ -125,6 +125,10 @@ type Config struct {
 	// HTTPAllowLinkLocal lets http tasks call link-local addresses
 	// (169.254.0.0/16, fe80::/10: the metadata server).
 	HTTPAllowLinkLocal bool // NOETL_HTTP_ALLOW_LINK_LOCAL, default false
+	// SecretsEnvAllow are the environment variables the secrets kind's
+	// env provider may read in the control plane: names, or prefixes
+	// ending in '*' (empty: the kind's default, NOETL_SECRET_*).
+	SecretsEnvAllow []string // NOETL_SECRETS_ENV_ALLOW
 	// Sandbox bounds python task processes.
 	Sandbox SandboxConfig
 	// Runner is the boundary to the runner (shared/runner): where it is,

@@ -86,6 +86,7 @@ var effectTests = map[string][]effect{
 	"NOETL_RUNNER_DATA_ROOTS":         {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestDataRootsAdmit", Sets: "DataRoots"}},
 	"NOETL_REPLAY_SUBSCRIPTION":       {{Test: "functions/api.TestReplaySubscriptionFromSettings"}},
 	"NOETL_CREDENTIAL_VALUES":         {{Test: "shared/runtime.TestCredentialValuesFromSettings"}},
+	"NOETL_SECRETS_ENV_ALLOW":         {{Test: depsWire}, {Test: "shared/tools/allkinds.TestDefaultWiring"}},
 	"NOETL_DLQ_HOLD":                  {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":               {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},

@@ -470,6 +470,8 @@ var registry = []Knob{
 		Doc: "PostgreSQL connection of postgres tasks that name none", Source: designV2, field: func(c *Config) any { return &c.PGDSN }},
 	{Path: "tools.http_allow_link_local", Env: "NOETL_HTTP_ALLOW_LINK_LOCAL", Kind: KindBool, Default: "false",
 		Doc: "let http tasks call link-local addresses (169.254.0.0/16, fe80::/10: the metadata server), in the control plane and the runner; `NOETL_EGRESS_ALLOW` is the general knob", Source: "README \"Security\"", field: func(c *Config) any { return &c.HTTPAllowLinkLocal }},
+	{Path: "tools.secrets_env_allow", Env: "NOETL_SECRETS_ENV_ALLOW", Kind: KindList, Default: "",
+		Doc: "environment variables of the functions that the secrets kind's `env` provider may read: names, or prefixes ending in `*` (empty: `NOETL_SECRET_*`); anything else is refused (error kind `config`)", Source: "docs \"Tools\"", field: func(c *Config) any { return &c.SecretsEnvAllow }},
 	atLeast(Knob{Path: "sandbox.cpu_s", Env: "NOETL_SANDBOX_CPU_S", Kind: KindInt, Default: "300",
 		Doc: "CPU seconds of a sandboxed (python, shell, duckdb) task process (RLIMIT_CPU; 0: unlimited); a task over it fails with error kind `limit` (cpu)", Source: issue13, field: func(c *Config) any { return &c.Sandbox.CPUSeconds }}, 0),
 	atLeast(Knob{Path: "sandbox.memory_mb", Env: "NOETL_SANDBOX_MEMORY_MB", Kind: KindInt, Default: "1024",

@@ -4,6 +4,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"context"
 	"fmt"
+	"github.com/noetl/gcpengine/shared/tools/secrets"
 	"log/slog"
 	"sync"
 	"time"
@@ -317,7 +318,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 			policy, _ = egress.New("cloud", nil, nil)
 		}
 		reg, closeTools := d.build.Tools(controlkinds.Options{Credentials: d.granted, Results: d.Results, Egress: policy,
-			HTTP: httptool.Options{AllowLinkLocal: d.Cfg.HTTPAllowLinkLocal}})
+			HTTP: httptool.Options{AllowLinkLocal: d.Cfg.HTTPAllowLinkLocal}, Secrets: secrets.Options{EnvAllow: envAllow(d.Cfg)}})
 		for k, t := range d.build.Runner(d.Cfg, d.granted, d.Results, d.Log) {
 			reg[k] = t
 		}
@@ -498,4 +499,14 @@ func ResultStore(cfg config.Config, open func(bucket string) results.Backend) (*
 		}
 	}
 	return st, nil
+}
+
+// envAllow is the secrets kind's env allow-list of cfg
+// (NOETL_SECRETS_ENV_ALLOW); nil when the setting is empty, which gives
+// the kind its default (secrets.DefaultEnvAllow).
+func envAllow(cfg config.Config) []string {
+	if len(cfg.SecretsEnvAllow) == 0 {
+		return nil
+	}
+	return cfg.SecretsEnvAllow
 }

@@ -50,6 +50,7 @@ func TestDepsWireSettings(t *testing.T) {
 		"NOETL_EGRESS_PROFILE":           "local",
 		"NOETL_EGRESS_ALLOW":             "partner.example",
 		"NOETL_EGRESS_DENY":              "blocked.example",
+		"NOETL_SECRETS_ENV_ALLOW":        "MY_TOKEN, OTHER_*",
 	}
 	cfg, err := config.Parse(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
 	if err != nil {
@@ -96,6 +97,7 @@ func TestDepsWireSettings(t *testing.T) {
 		// directory nor the project: the kinds that read `script:` files
 		// and Pub/Sub subscriptions run in the runner (runner/main.go).
 		{"NOETL_HTTP_ALLOW_LINK_LOCAL", opts.HTTP.AllowLinkLocal, true},
+		{"NOETL_SECRETS_ENV_ALLOW", strings.Join(opts.Secrets.EnvAllow, ","), "MY_TOKEN,OTHER_*"},
 		{"the runner's configuration", runnerCfg.PGDSN, "postgresql://deployment/db"},
 	} {
 		if c.got != c.want {
@@ -240,4 +242,16 @@ func TestAPIVerifiesTokensWithTheJWKSFile(t *testing.T) {
 	authMu.Lock()
 	authn = nil
 	authMu.Unlock()
+}
+
+// TestSecretsEnvAllowDefault: an empty NOETL_SECRETS_ENV_ALLOW leaves the
+// secrets kind its default allow-list (nil Options.EnvAllow:
+// NOETL_SECRET_*), not an empty one that would refuse every variable.
+func TestSecretsEnvAllowDefault(t *testing.T) {
+	if got := envAllow(config.Config{}); got != nil {
+		t.Fatalf("empty setting: %#v, want nil", got)
+	}
+	if got := envAllow(config.Config{SecretsEnvAllow: []string{"A"}}); len(got) != 1 || got[0] != "A" {
+		t.Fatalf("set: %#v", got)
+	}
 }
