@@ -341,45 +341,11 @@ func TestKafkaSubscriptionSpool(t *testing.T) {
 	for i := 1; i <= nMessages; i++ {
 		msgIDs[i] = e.produce(i, nil)
 	}
-	var items []subscribe.Item
-	deadline = time.Now().Add(30 * time.Second)
-	for items = spoolItems(t, e.gcs, kafkaSubName); len(items) < nMessages; items = spoolItems(t, e.gcs, kafkaSubName) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages spooled", len(items), nMessages)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	list := func() []subscribe.Item { return spoolItems(t, e.gcs, kafkaSubName) }
+	items := awaitSpooled(t, list, nMessages, kafkaSubName, "k-", msgIDs, func(id string) error { _, err := e.registry.ExecutionGet(t.Context(), e.executionID(id)); return err })
 	e.waitCommitted(nMessages, 30*time.Second) // spooled, then acked
-	spooled := map[string]bool{}
-	for _, it := range items {
-		spooled[it.MessageID] = true
-		if it.Subscription != kafkaSubName || it.Downstream != "control_plane" || it.Reason != "circuit_open" || !strings.HasPrefix(it.IdempotencyKey, "k-") {
-			t.Errorf("spool item %+v", it)
-		}
-	}
-	for i := 1; i <= nMessages; i++ {
-		if !spooled[msgIDs[i]] {
-			t.Errorf("message %s not in the spool", msgIDs[i])
-		}
-		if _, err := e.registry.ExecutionGet(t.Context(), e.executionID(msgIDs[i])); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("message %d started an execution while the control plane was unreachable: %v", i, err)
-		}
-	}
 	// Recovery: the probe target answers.
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })}
-	rl, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen again on %s: %v", addr, err)
-	}
-	go srv.Serve(rl)
-	t.Cleanup(func() { srv.Close() })
-	deadline = time.Now().Add(60 * time.Second)
-	for left := spoolItems(t, e.gcs, kafkaSubName); len(left) > 0; left = spoolItems(t, e.gcs, kafkaSubName) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the spool still holds %d objects a minute after recovery", len(left))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	recoverAndDrain(t, addr, list)
 	if phase := tickPhase(t, e.funcs, kafkaSubName); phase != "closed" {
 		t.Errorf("circuit %s after recovery", phase)
 	}

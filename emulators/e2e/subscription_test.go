@@ -350,44 +350,10 @@ func TestSubscriptionSpool(t *testing.T) {
 	for i := 1; i <= nMessages; i++ {
 		msgIDs[i] = e.publish(i, nil)
 	}
-	var items []subscribe.Item
-	deadline = time.Now().Add(30 * time.Second)
-	for items = e.spoolObjects(); len(items) < nMessages; items = e.spoolObjects() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages spooled", len(items), nMessages)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	spooled := map[string]bool{}
-	for _, it := range items {
-		spooled[it.MessageID] = true
-		if it.Subscription != subName || it.Downstream != "control_plane" || it.Reason != "circuit_open" || !strings.HasPrefix(it.IdempotencyKey, "cr-") {
-			t.Errorf("spool item %+v", it)
-		}
-	}
-	for i := 1; i <= nMessages; i++ {
-		if !spooled[msgIDs[i]] {
-			t.Errorf("message %s not in the spool", msgIDs[i])
-		}
-		if _, err := e.registry.ExecutionGet(t.Context(), e.executionID(msgIDs[i])); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("message %d started an execution while the control plane was unreachable: %v", i, err)
-		}
-	}
+	list := func() []subscribe.Item { return e.spoolObjects() }
+	items := awaitSpooled(t, list, nMessages, subName, "cr-", msgIDs, func(id string) error { _, err := e.registry.ExecutionGet(t.Context(), e.executionID(id)); return err })
 	// Recovery: the probe target answers.
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })}
-	rl, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen again on %s: %v", addr, err)
-	}
-	go srv.Serve(rl)
-	t.Cleanup(func() { srv.Close() })
-	deadline = time.Now().Add(60 * time.Second)
-	for left := e.spoolObjects(); len(left) > 0; left = e.spoolObjects() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the spool still holds %d objects a minute after recovery", len(left))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	recoverAndDrain(t, addr, list)
 	if phase := e.tickCircuit(); phase != "closed" {
 		t.Errorf("circuit %s after recovery", phase)
 	}
@@ -395,4 +361,58 @@ func TestSubscriptionSpool(t *testing.T) {
 		e.checkIngested(i, msgIDs[i])
 	}
 	t.Logf("%d messages spooled while %s refused connections; the spool drained to zero after recovery", len(items), addr)
+}
+
+// awaitSpooled waits (30 s) until list holds n spool items and checks
+// them: each of subscription sub, held for the control plane's open
+// circuit, its idempotency key prefixed keyPrefix; every message of
+// msgIDs (1-based) among them and none of them started (started returns
+// store.ErrNotFound for a message that started no execution). It returns
+// the items.
+func awaitSpooled(t *testing.T, list func() []subscribe.Item, n int, sub, keyPrefix string, msgIDs []string, started func(messageID string) error) []subscribe.Item {
+	t.Helper()
+	var items []subscribe.Item
+	deadline := time.Now().Add(30 * time.Second)
+	for items = list(); len(items) < n; items = list() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d messages spooled", len(items), n)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	spooled := map[string]bool{}
+	for _, it := range items {
+		spooled[it.MessageID] = true
+		if it.Subscription != sub || it.Downstream != "control_plane" || it.Reason != "circuit_open" || !strings.HasPrefix(it.IdempotencyKey, keyPrefix) {
+			t.Errorf("spool item %+v", it)
+		}
+	}
+	for i := 1; i <= n; i++ {
+		if !spooled[msgIDs[i]] {
+			t.Errorf("message %s not in the spool", msgIDs[i])
+		}
+		if err := started(msgIDs[i]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("message %d started an execution while the control plane was unreachable: %v", i, err)
+		}
+	}
+	return items
+}
+
+// recoverAndDrain makes the probe target at addr answer again and waits
+// (60 s) until list, the spool, is empty.
+func recoverAndDrain(t *testing.T, addr string, list func() []subscribe.Item) {
+	t.Helper()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })}
+	rl, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	go srv.Serve(rl)
+	t.Cleanup(func() { srv.Close() })
+	deadline := time.Now().Add(60 * time.Second)
+	for left := list(); len(left) > 0; left = list() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the spool still holds %d objects a minute after recovery", len(left))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
