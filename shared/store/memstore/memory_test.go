@@ -1,9 +1,10 @@
-package store_test
+package memstore_test
 
 import (
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/store/storetest"
 )
 

@@ -1,4 +1,4 @@
-package store
+package firestorestore
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/store"
 )
 
 // rot is a reversible test sealer (unit test fake of the signing key).

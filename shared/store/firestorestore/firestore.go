@@ -1,4 +1,4 @@
-package store
+package firestorestore
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/store"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"

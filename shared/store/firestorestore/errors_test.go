@@ -1,4 +1,4 @@
-package store_test
+package firestorestore_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/store/firestorefault"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 )
 
 // TestFirestoreErrorCodes: the Firestore driver's errors carry the code of

@@ -1,4 +1,4 @@
-package store_test
+package firestorestore_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/store/storetest"
 	"github.com/noetl/gcpengine/shared/types"
 )

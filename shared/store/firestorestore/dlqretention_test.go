@@ -1,4 +1,4 @@
-package store_test
+package firestorestore_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 )
 
 // TestFirestoreDLQRetention: a DLQ entry's expire_at (the collection's

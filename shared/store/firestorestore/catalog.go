@@ -1,4 +1,4 @@
-package store
+package firestorestore
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
+
+	"github.com/noetl/gcpengine/shared/store"
 )
 
 // PlaybookPutParams registers a playbook version in the catalog

@@ -1,4 +1,4 @@
-package store
+package memstore
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
