@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -14,33 +13,6 @@ import (
 
 	"github.com/noetl/gcpengine/shared/store"
 )
-
-// PlaybookPutParams registers a playbook version in the catalog
-// (Firestore playbooks/{path}/versions/{version}).
-type PlaybookPutParams struct {
-	// Path is the catalog key (the playbook's metadata.path, or its name).
-	Path string
-	Name string
-	// Source is the playbook YAML.
-	Source string
-}
-
-// PlaybookVersion is one stored version.
-type PlaybookVersion struct {
-	Path      string    `json:"path"`
-	Name      string    `json:"name"`
-	Version   int       `json:"version"` // 1, 2, ... in registration order
-	Source    string    `json:"source,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// PlaybookSummary lists one catalog entry.
-type PlaybookSummary struct {
-	Path      string    `json:"path"`
-	Name      string    `json:"name"`
-	Latest    int       `json:"latest"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
 
 type pbDoc struct {
 	Path      string    `firestore:"path"`
@@ -60,11 +32,11 @@ func (f *Firestore) playbook(path string) *firestore.DocumentRef {
 	return f.c.Collection("playbooks").Doc(url.PathEscape(path))
 }
 
-// PlaybookPut implements Store: it stores Source as the next version of
+// PlaybookPut implements store.Store: it stores Source as the next version of
 // Path (versions are 1-based and assigned in a transaction) and returns it.
 // Registering the same source as the latest version returns that version
 // instead of adding a new one.
-func (f *Firestore) PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error) {
+func (f *Firestore) PlaybookPut(ctx context.Context, p store.PlaybookPutParams) (int, error) {
 	ref := f.playbook(p.Path)
 	var version int
 	err := f.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
@@ -103,14 +75,14 @@ func (f *Firestore) PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, 
 
 func versionID(v int) string { return fmt.Sprintf("%06d", v) }
 
-// PlaybookGet implements Store: version 0 means the latest; ErrNotFound
+// PlaybookGet implements store.Store: version 0 means the latest; ErrNotFound
 // when the path or the version is not registered.
-func (f *Firestore) PlaybookGet(ctx context.Context, path string, version int) (*PlaybookVersion, error) {
+func (f *Firestore) PlaybookGet(ctx context.Context, path string, version int) (*store.PlaybookVersion, error) {
 	ref := f.playbook(path)
 	s, err := ref.Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
+			return nil, store.ErrNotFound
 		}
 		return nil, fmt.Errorf("store: get playbook: %w", err)
 	}
@@ -124,7 +96,7 @@ func (f *Firestore) PlaybookGet(ctx context.Context, path string, version int) (
 	vs, err := ref.Collection("versions").Doc(versionID(version)).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
+			return nil, store.ErrNotFound
 		}
 		return nil, fmt.Errorf("store: get playbook version: %w", err)
 	}
@@ -132,14 +104,14 @@ func (f *Firestore) PlaybookGet(ctx context.Context, path string, version int) (
 	if err := vs.DataTo(&v); err != nil {
 		return nil, err
 	}
-	return &PlaybookVersion{Path: d.Path, Name: d.Name, Version: v.Version, Source: v.Source, CreatedAt: v.CreatedAt}, nil
+	return &store.PlaybookVersion{Path: d.Path, Name: d.Name, Version: v.Version, Source: v.Source, CreatedAt: v.CreatedAt}, nil
 }
 
-// PlaybookList implements Store (sorted by path).
-func (f *Firestore) PlaybookList(ctx context.Context) ([]PlaybookSummary, error) {
+// PlaybookList implements store.Store (sorted by path).
+func (f *Firestore) PlaybookList(ctx context.Context) ([]store.PlaybookSummary, error) {
 	it := f.c.Collection("playbooks").Documents(ctx)
 	defer it.Stop()
-	out := []PlaybookSummary{}
+	out := []store.PlaybookSummary{}
 	for {
 		s, err := it.Next()
 		if err == iterator.Done {
@@ -152,20 +124,8 @@ func (f *Firestore) PlaybookList(ctx context.Context) ([]PlaybookSummary, error)
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		out = append(out, PlaybookSummary{Path: d.Path, Name: d.Name, Latest: d.Latest, UpdatedAt: d.UpdatedAt})
+		out = append(out, store.PlaybookSummary{Path: d.Path, Name: d.Name, Latest: d.Latest, UpdatedAt: d.UpdatedAt})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
-}
-
-// ParseVersion parses a catalog version ("" or "latest" = 0, "3" = 3).
-func ParseVersion(s string) (int, error) {
-	if s == "" || s == "latest" {
-		return 0, nil
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 {
-		return 0, fmt.Errorf("invalid playbook version %q: want a positive integer or \"latest\"", s)
-	}
-	return v, nil
 }

@@ -21,7 +21,7 @@ func TestFirestoreDLQRetention(t *testing.T) {
 	defer cancel()
 	for _, c := range []struct{ set, want time.Duration }{
 		{9 * 24 * time.Hour, 9 * 24 * time.Hour},
-		{0, store.DefaultDLQRetention},
+		{0, firestorestore.DefaultDLQRetention},
 	} {
 		f.DLQRetention = c.set
 		id := "dlq-ttl-" + strings.ToLower(rand.Text()[:12])

@@ -25,7 +25,7 @@ func TestFirestoreErrorCodes(t *testing.T) {
 	srv := firestorefault.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f, err := store.OpenFirestore(ctx, "p")
+	f, err := firestorestore.OpenFirestore(ctx, "p")
 	if err != nil {
 		t.Fatal(err)
 	}

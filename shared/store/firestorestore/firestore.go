@@ -1,3 +1,13 @@
+// Package firestorestore is the Cloud Firestore driver of the store
+// contract (shared/store): the control plane's production backend, on
+// Firestore or its emulator (FIRESTORE_EMULATOR_HOST). Documents:
+// executions/{id} with its subcollections (outbox, loops and their
+// iterations, lanes and loop_done markers, units and their attempts,
+// batches), dlq/{message_id}, playbooks/{path}/versions/{version} and
+// subscriptions/{name}. Every read-modify-write of one document is a
+// compare-and-set on its update time (cas.go), never a locking
+// transaction. It passes the conformance suite (storetest) against the
+// emulator.
 package firestorestore
 
 import (
@@ -12,6 +22,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/internal/codec"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
@@ -31,9 +42,9 @@ type Firestore struct {
 	// (redact.IsSecretKey: api_token, db.password, ...) in its document:
 	// no secret value in any document (README "Security"). Nil writes them
 	// as they are; a document with sealed values then fails to read
-	// (ErrSealed). The engine and the API see the opened values (they are
+	// (store.ErrSealed). The engine and the API see the opened values (they are
 	// the execution's input).
-	Sealer Sealer
+	Sealer store.Sealer
 	// DLQRetention is how long DLQ entries are kept (the expire_at TTL
 	// field; NoETL observability spec §8.12 dlq.retention_days); zero
 	// means DefaultDLQRetention.
@@ -59,7 +70,7 @@ func OpenFirestore(ctx context.Context, project string) (*Firestore, error) {
 // Client exposes the underlying client (for tests and tooling).
 func (f *Firestore) Client() *firestore.Client { return f.c }
 
-// Close implements Store.
+// Close implements store.Store.
 func (f *Firestore) Close() error { return f.c.Close() }
 
 func (f *Firestore) exec(id string) *firestore.DocumentRef {
@@ -111,9 +122,9 @@ func (f *Firestore) dlqExpiry() time.Time {
 	return time.Now().UTC().Add(r)
 }
 
-func toDoc(sealer Sealer, retention time.Duration, rec *Execution) (execDoc, error) {
+func toDoc(sealer store.Sealer, retention time.Duration, rec *store.Execution) (execDoc, error) {
 	st := *rec.State
-	wl, err := sealWorkload(sealer, st.Workload) // seal.go
+	wl, err := store.SealWorkload(sealer, st.Workload)
 	if err != nil {
 		return execDoc{}, err
 	}
@@ -140,7 +151,7 @@ func toDoc(sealer Sealer, retention time.Duration, rec *Execution) (execDoc, err
 	return d, nil
 }
 
-func fromSnap(sealer Sealer, s *firestore.DocumentSnapshot) (*Execution, error) {
+func fromSnap(sealer store.Sealer, s *firestore.DocumentSnapshot) (*store.Execution, error) {
 	var d execDoc
 	if err := s.DataTo(&d); err != nil {
 		return nil, fmt.Errorf("store: decode execution: %w", err)
@@ -149,13 +160,13 @@ func fromSnap(sealer Sealer, s *firestore.DocumentSnapshot) (*Execution, error) 
 	if err := jsonx.Unmarshal([]byte(d.State), st); err != nil {
 		return nil, fmt.Errorf("store: decode state: %w", err)
 	}
-	wl, err := openWorkload(sealer, st.Workload) // seal.go
+	wl, err := store.OpenWorkload(sealer, st.Workload)
 	if err != nil {
 		return nil, err
 	}
 	st.Workload = wl
-	NormState(st)
-	rec := &Execution{State: st, Source: d.Source}
+	store.NormState(st)
+	rec := &store.Execution{State: st, Source: d.Source}
 	if d.Files != "" {
 		if err := json.Unmarshal([]byte(d.Files), &rec.Files); err != nil {
 			return nil, fmt.Errorf("store: decode files: %w", err)
@@ -164,40 +175,9 @@ func fromSnap(sealer Sealer, s *firestore.DocumentSnapshot) (*Execution, error) 
 	return rec, nil
 }
 
-// NormState gives every number of a decoded state its kind
-// (jsonx.NormalizeInto: jsonx.Unmarshal already did, for a state decoded
-// with it) and fills nil maps (drivers call it after decoding).
-func NormState(st *engine.State) {
-	jsonx.NormalizeInto(st)
-	if st.Workload == nil {
-		st.Workload = map[string]any{}
-	}
-	if st.Ctx == nil {
-		st.Ctx = map[string]any{}
-	}
-	if st.Results == nil {
-		st.Results = map[string]any{}
-	}
-	if st.Steps == nil {
-		st.Steps = map[string]*engine.StepState{}
-	}
-}
-
-// NormCommand gives every number of a decoded command its kind
-// (jsonx.NormalizeInto).
-func NormCommand(c *types.Command) { jsonx.NormalizeInto(c) }
-
-// NormOutput gives every number of a decoded transition output its kind
-// (jsonx.NormalizeInto).
-func NormOutput(o *engine.Output) { jsonx.NormalizeInto(o) }
-
-// NormPlan gives every number of a decoded loop plan its kind
-// (jsonx.NormalizeInto).
-func NormPlan(p *engine.LoopPlan) { jsonx.NormalizeInto(p) }
-
-// ExecutionCreate implements Store.
-func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
-	if err := checkNew(rec); err != nil {
+// ExecutionCreate implements store.Store.
+func (f *Firestore) ExecutionCreate(ctx context.Context, rec *store.Execution) error {
+	if err := store.CheckNew(rec); err != nil {
 		return err
 	}
 	d, err := toDoc(f.Sealer, f.retention(), rec)
@@ -208,20 +188,20 @@ func (f *Firestore) ExecutionCreate(ctx context.Context, rec *Execution) error {
 	m.Write(1)
 	if _, err := f.exec(rec.State.ExecutionID).Create(ctx, d); err != nil {
 		if isCode(err, codes.AlreadyExists) {
-			return ErrExists
+			return store.ErrExists
 		}
 		return errs.Wrap(errs.CodeOf(err), err, "store: create execution")
 	}
 	return nil
 }
 
-// ExecutionGet implements Store.
-func (f *Firestore) ExecutionGet(ctx context.Context, id string) (*Execution, error) {
+// ExecutionGet implements store.Store.
+func (f *Firestore) ExecutionGet(ctx context.Context, id string) (*store.Execution, error) {
 	meterOf(ctx, id).Read(1)
 	s, err := f.exec(id).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
+			return nil, store.ErrNotFound
 		}
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get execution")
 	}
@@ -233,9 +213,9 @@ func (f *Firestore) ExecutionGet(ctx context.Context, id string) (*Execution, er
 	return rec, nil
 }
 
-// ExecutionWatch implements Store with a snapshot listener on the
+// ExecutionWatch implements store.Store with a snapshot listener on the
 // execution document (one read per snapshot, metered).
-func (f *Firestore) ExecutionWatch(ctx context.Context, id string, fn func(*Execution) bool) error {
+func (f *Firestore) ExecutionWatch(ctx context.Context, id string, fn func(*store.Execution) bool) error {
 	it := f.exec(id).Snapshots(ctx)
 	defer it.Stop()
 	m := meterOf(ctx, id)
@@ -249,7 +229,7 @@ func (f *Firestore) ExecutionWatch(ctx context.Context, id string, fn func(*Exec
 		}
 		m.Read(1)
 		if !s.Exists() {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		rec, err := fromSnap(f.Sealer, s)
 		if err != nil {
@@ -262,9 +242,9 @@ func (f *Firestore) ExecutionWatch(ctx context.Context, id string, fn func(*Exec
 	}
 }
 
-// ExecutionList implements Store (newest first; status and playbook
+// ExecutionList implements store.Store (newest first; status and playbook
 // filters are equality filters on the duplicated scalar fields).
-func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error) {
+func (f *Firestore) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.ExecutionSummary, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 50
@@ -279,7 +259,7 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 	q = q.Limit(limit).Select("status", "playbook", "parent_id", "creator", "rerun_of", "created_at", "updated_at")
 	it := q.Documents(ctx)
 	defer it.Stop()
-	out := []ExecutionSummary{}
+	out := []store.ExecutionSummary{}
 	for {
 		s, err := it.Next()
 		if err == iterator.Done {
@@ -292,15 +272,15 @@ func (f *Firestore) ExecutionList(ctx context.Context, p ExecutionListParams) ([
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		out = append(out, ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator, RerunOf: d.RerunOf,
+		out = append(out, store.ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator, RerunOf: d.RerunOf,
 			Status: types.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt})
 	}
 	return out, nil
 }
 
-// ExecutionCount implements Store: one count aggregation per status (in
+// ExecutionCount implements store.Store: one count aggregation per status (in
 // parallel), each billed one read per 1,000 index entries.
-func (f *Firestore) ExecutionCount(ctx context.Context, p ExecutionListParams) (map[types.Status]int, error) {
+func (f *Firestore) ExecutionCount(ctx context.Context, p store.ExecutionListParams) (map[types.Status]int, error) {
 	statuses := []types.Status{engine.ExecRequested, engine.ExecRunning, engine.ExecOK, engine.ExecFailed, engine.ExecCanceled}
 	if p.Status != "" {
 		statuses = []types.Status{p.Status}
@@ -328,7 +308,7 @@ func (f *Firestore) ExecutionCount(ctx context.Context, p ExecutionListParams) (
 
 // executionQuery is the executions collection filtered by p (not ordered,
 // no cursor, no limit).
-func (f *Firestore) executionQuery(p ExecutionListParams) firestore.Query {
+func (f *Firestore) executionQuery(p store.ExecutionListParams) firestore.Query {
 	q := f.c.Collection("executions").Query
 	if !p.CreatedFrom.IsZero() {
 		q = q.Where("created_at", ">=", p.CreatedFrom)
@@ -360,7 +340,7 @@ func (f *Firestore) outbox(execID, id string) *firestore.DocumentRef {
 	return f.exec(execID).Collection("outbox").Doc(id)
 }
 
-// ExecutionCheckpoint implements Store as a compare-and-set (see cas): the
+// ExecutionCheckpoint implements store.Store as a compare-and-set (see cas): the
 // transition computed on a read of the execution document is committed in
 // one request with an update-time precondition on that document (1 write
 // RPC with its outbox and loop plans); a precondition failure (the
@@ -368,7 +348,7 @@ func (f *Firestore) outbox(execID, id string) *firestore.DocumentRef {
 // times. With p.Base the first attempt uses the caller's read (no read
 // here). No transaction: an instance dying mid-checkpoint leaves no lock
 // on the execution document.
-func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (Checkpoint, error) {
+func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, error) {
 	m := meterOf(ctx, p.ExecutionID)
 	wait := 2 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -377,13 +357,13 @@ func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p CheckpointParams)
 			s, err := f.exec(p.ExecutionID).Get(ctx)
 			if err != nil {
 				if isCode(err, codes.NotFound) {
-					return Checkpoint{}, ErrNotFound
+					return store.Checkpoint{}, store.ErrNotFound
 				}
-				return Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
+				return store.Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
 			}
 			rec, err := fromSnap(f.Sealer, s)
 			if err != nil {
-				return Checkpoint{}, err
+				return store.Checkpoint{}, err
 			}
 			rec.UpdateTime = s.UpdateTime
 			p.Base = rec
@@ -393,11 +373,11 @@ func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p CheckpointParams)
 			return cp, err
 		}
 		if attempt >= casAttempts {
-			return Checkpoint{}, errs.New(errs.FailedPrecondition, "store: checkpoint of %s: the execution document changed under %d attempts", p.ExecutionID, attempt)
+			return store.Checkpoint{}, errs.New(errs.FailedPrecondition, "store: checkpoint of %s: the execution document changed under %d attempts", p.ExecutionID, attempt)
 		}
 		p.Base = nil // re-read
 		if err := sleepCtx(ctx, wait/2+rand.N(wait)); err != nil {
-			return Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
+			return store.Checkpoint{}, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
 		}
 		wait = min(2*wait, 100*time.Millisecond)
 	}
@@ -435,23 +415,23 @@ func (f *Firestore) outputWrites(executionID, outboxID string, out *engine.Outpu
 // precondition on the execution document's update time. done=false means
 // the document changed since p.Base was read (the caller falls back to a
 // transaction).
-func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams) (Checkpoint, bool, error) {
+func (f *Firestore) checkpointOptimistic(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, bool, error) {
 	out, err := p.Apply(p.Base)
 	if err != nil {
-		return Checkpoint{}, true, err
+		return store.Checkpoint{}, true, err
 	}
 	if out == nil {
 		// Not applicable on this read; a fresher read might differ only if
 		// the document changed, and then the transaction decides.
-		return Checkpoint{State: p.Base.State}, true, nil
+		return store.Checkpoint{State: p.Base.State}, true, nil
 	}
 	d, err := toDoc(f.Sealer, f.retention(), p.Base)
 	if err != nil {
-		return Checkpoint{}, true, err
+		return store.Checkpoint{}, true, err
 	}
 	writes, err := f.outputWrites(p.ExecutionID, p.OutboxID, out)
 	if err != nil {
-		return Checkpoint{}, true, err
+		return store.Checkpoint{}, true, err
 	}
 	m := meterOf(ctx, p.ExecutionID)
 	// One Commit request with the update-time precondition. WriteBatch is
@@ -479,24 +459,24 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p CheckpointParams
 	_, err = b.Commit(ctx)
 	if err != nil {
 		if isCode(err, codes.FailedPrecondition) || isCode(err, codes.Aborted) {
-			return Checkpoint{}, false, nil
+			return store.Checkpoint{}, false, nil
 		}
 		if isCode(err, codes.NotFound) {
-			return Checkpoint{}, true, ErrNotFound
+			return store.Checkpoint{}, true, store.ErrNotFound
 		}
-		return Checkpoint{}, true, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
+		return store.Checkpoint{}, true, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
 	}
-	return Checkpoint{Applied: true, Output: out, State: p.Base.State}, true, nil
+	return store.Checkpoint{Applied: true, Output: out, State: p.Base.State}, true, nil
 }
 
-// OutboxGet implements Store.
+// OutboxGet implements store.Store.
 func (f *Firestore) OutboxGet(ctx context.Context, executionID, id string) (*engine.Output, error) {
 	meterOf(ctx, executionID).Read(1)
 	o, err := getBlob[engine.Output](ctx, f.outbox(executionID, id), "outbox")
 	if err != nil {
 		return nil, err
 	}
-	NormOutput(o)
+	store.NormOutput(o)
 	return o, nil
 }
 
@@ -507,7 +487,7 @@ func getBlob[T any](ctx context.Context, ref *firestore.DocumentRef, what string
 	s, err := ref.Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
+			return nil, store.ErrNotFound
 		}
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get "+what)
 	}
@@ -526,14 +506,14 @@ func (f *Firestore) loop(execID, key string) *firestore.DocumentRef {
 	return f.exec(execID).Collection("loops").Doc(key)
 }
 
-// LoopGet implements Store.
+// LoopGet implements store.Store.
 func (f *Firestore) LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error) {
 	meterOf(ctx, executionID).Read(1)
 	p, err := getBlob[engine.LoopPlan](ctx, f.loop(executionID, key), "loop plan")
 	if err != nil {
 		return nil, err
 	}
-	NormPlan(p)
+	store.NormPlan(p)
 	return p, nil
 }
 
@@ -557,17 +537,9 @@ func (f *Firestore) iteration(execID, loopKey string, idx int) *firestore.Docume
 	return f.loop(execID, loopKey).Collection("iterations").Doc(fmt.Sprintf("%08d", idx))
 }
 
-func decodeIteration(d iterDoc) (*engine.IterationRecord, error) {
-	r := &engine.IterationRecord{}
-	if err := jsonx.Unmarshal([]byte(d.Data), r); err != nil {
-		return nil, fmt.Errorf("store: decode iteration: %w", err)
-	}
-	return r, nil
-}
-
-// IterationBegin implements Store: a Create for the first delivery, else
+// IterationBegin implements store.Store: a Create for the first delivery, else
 // a compare-and-set that takes over an expired lease.
-func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error) {
+func (f *Firestore) IterationBegin(ctx context.Context, p store.IterationBeginParams) (*engine.IterationRecord, error) {
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
 	m := meterOf(ctx, p.ExecutionID)
 	m.Write(1)
@@ -591,20 +563,20 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 		}
 		if d.Status != string(types.StatusRunning) {
 			var err error
-			done, err = decodeIteration(d)
+			done, err = codec.Iteration([]byte(d.Data))
 			return casWrite{}, err
 		}
-		id, parked := ParkedBy(d.Holder)
+		id, parked := store.ParkedBy(d.Holder)
 		switch {
 		case parked && id != p.Unpark:
-			return casWrite{}, ErrParked
+			return casWrite{}, store.ErrParked
 		case parked:
 			// The entry's replay takes the iteration: the entry is
 			// replayed (same commit).
-			r := DLQResolution{ID: id, Status: DLQReplayed}
+			r := store.DLQResolution{ID: id, Status: store.DLQReplayed}
 			return casWrite{update: iterUpdate(running), also: func(b *firestore.WriteBatch) { f.dlqResolve(b, r) }}, nil
 		case d.Holder != p.Holder && d.Expires.After(p.Now):
-			return casWrite{}, ErrLeaseHeld
+			return casWrite{}, store.ErrLeaseHeld
 		}
 		return casWrite{update: iterUpdate(running)}, nil
 	})
@@ -614,11 +586,11 @@ func (f *Firestore) IterationBegin(ctx context.Context, p IterationBeginParams) 
 	return done, nil
 }
 
-// IterationEnd implements Store: a Create without a holder, else a
+// IterationEnd implements store.Store: a Create without a holder, else a
 // compare-and-set that records the end while the holder still holds the
 // iteration.
-func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (bool, error) {
-	if err := checkEnded(p.Record); err != nil {
+func (f *Firestore) IterationEnd(ctx context.Context, p store.IterationEndParams) (bool, error) {
+	if err := store.CheckEnded(p.Record); err != nil {
 		return false, err
 	}
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Record.Index)
@@ -654,8 +626,8 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 		if d.Status != string(types.StatusRunning) {
 			return casWrite{}, nil
 		}
-		if id, parked := ParkedBy(d.Holder); parked {
-			r := resolution(p.Resolve, id)
+		if id, parked := store.ParkedBy(d.Holder); parked {
+			r := p.Resolution(id)
 			first = true
 			return casWrite{update: iterUpdate(doc), also: func(b *firestore.WriteBatch) { f.dlqResolve(b, r) }}, nil
 		}
@@ -663,7 +635,7 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 			return casWrite{}, nil // leased by another delivery: its holder ends it
 		}
 		if p.Holder != "" && d.Holder != p.Holder {
-			return casWrite{}, ErrLeaseLost
+			return casWrite{}, store.ErrLeaseLost
 		}
 		first = true
 		return casWrite{update: iterUpdate(doc)}, nil
@@ -674,13 +646,13 @@ func (f *Firestore) IterationEnd(ctx context.Context, p IterationEndParams) (boo
 	return first, nil
 }
 
-// IterationPark implements Store: a compare-and-set of the iteration
+// IterationPark implements store.Store: a compare-and-set of the iteration
 // record committed with the DLQ entry in one request.
-func (f *Firestore) IterationPark(ctx context.Context, p IterationParkParams) (*engine.IterationRecord, error) {
+func (f *Firestore) IterationPark(ctx context.Context, p store.IterationParkParams) (*engine.IterationRecord, error) {
 	e := p.Entry
-	e.normalize()
-	e.Status = DLQPending
-	park := ParkHolder(e.MessageID)
+	e.Normalize()
+	e.Status = store.DLQPending
+	park := store.ParkHolder(e.MessageID)
 	parked := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: park}.withTTL(f.retention())
 	file := func(b *firestore.WriteBatch) { f.dlqFile(b, e) }
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
@@ -696,17 +668,17 @@ func (f *Firestore) IterationPark(ctx context.Context, p IterationParkParams) (*
 		}
 		if d.Status != string(types.StatusRunning) {
 			var err error
-			done, err = decodeIteration(d)
+			done, err = codec.Iteration([]byte(d.Data))
 			return casWrite{}, err
 		}
 		if d.Holder == park {
 			return casWrite{}, nil
 		}
-		if _, ok := ParkedBy(d.Holder); ok {
-			return casWrite{}, ErrParked
+		if _, ok := store.ParkedBy(d.Holder); ok {
+			return casWrite{}, store.ErrParked
 		}
 		if d.Holder != "" && d.Holder != p.Holder && d.Expires.After(p.Now) {
-			return casWrite{}, ErrLeaseHeld
+			return casWrite{}, store.ErrLeaseHeld
 		}
 		return casWrite{update: iterUpdate(parked), also: file}, nil
 	})
@@ -716,22 +688,22 @@ func (f *Firestore) IterationPark(ctx context.Context, p IterationParkParams) (*
 	return done, nil
 }
 
-// IterationRunning implements Store (a query on the status).
-func (f *Firestore) IterationRunning(ctx context.Context, executionID, loopKey string) ([]IterationLease, error) {
+// IterationRunning implements store.Store (a query on the status).
+func (f *Firestore) IterationRunning(ctx context.Context, executionID, loopKey string) ([]store.IterationLease, error) {
 	docs, err := f.loop(executionID, loopKey).Collection("iterations").Where("status", "in", []string{string(types.StatusRunning), string(types.StatusCanceled)}).Documents(ctx).GetAll()
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: list running iterations")
 	}
 	meterOf(ctx, executionID).Read(float64(max(1, len(docs))))
-	out := make([]IterationLease, 0, len(docs))
+	out := make([]store.IterationLease, 0, len(docs))
 	for _, s := range docs {
 		var d iterDoc
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		l := IterationLease{Index: d.Index, Status: types.Status(d.Status), Holder: d.Holder, Expires: d.Expires}
+		l := store.IterationLease{Index: d.Index, Status: types.Status(d.Status), Holder: d.Holder, Expires: d.Expires}
 		if l.Status == types.StatusCanceled {
-			r, err := decodeIteration(d)
+			r, err := codec.Iteration([]byte(d.Data))
 			if err != nil {
 				return nil, err
 			}
@@ -745,19 +717,19 @@ func (f *Firestore) IterationRunning(ctx context.Context, executionID, loopKey s
 
 // dlqResolve adds the write of a DLQ resolution to b: the entry's status
 // and note merged into it (created bare if it expired meanwhile).
-func (f *Firestore) dlqResolve(b *firestore.WriteBatch, r DLQResolution) {
-	m := map[string]any{"message_id": DLQID(r.ID), "status": r.Status}
+func (f *Firestore) dlqResolve(b *firestore.WriteBatch, r store.DLQResolution) {
+	m := map[string]any{"message_id": store.DLQID(r.ID), "status": r.Status}
 	if r.Note != "" {
 		m["note"] = r.Note
 	}
-	b.Set(f.c.Collection("dlq").Doc(DLQID(r.ID)), m, firestore.MergeAll)
+	b.Set(f.c.Collection("dlq").Doc(store.DLQID(r.ID)), m, firestore.MergeAll)
 }
 
 // dlqFile adds the write of a filed DLQ entry to b (status pending).
-func (f *Firestore) dlqFile(b *firestore.WriteBatch, e DLQEntry) {
-	e.normalize()
+func (f *Firestore) dlqFile(b *firestore.WriteBatch, e store.DLQEntry) {
+	e.Normalize()
 	if e.Status == "" {
-		e.Status = DLQPending
+		e.Status = store.DLQPending
 	}
 	if e.ExpireAt == nil {
 		exp := f.dlqExpiry()
@@ -766,7 +738,7 @@ func (f *Firestore) dlqFile(b *firestore.WriteBatch, e DLQEntry) {
 	b.Set(f.c.Collection("dlq").Doc(e.MessageID), e)
 }
 
-// IterationRelease implements Store (a compare-and-set that clears the
+// IterationRelease implements store.Store (a compare-and-set that clears the
 // holder while the caller still holds the iteration).
 func (f *Firestore) IterationRelease(ctx context.Context, executionID, loopKey string, index int, holder string) error {
 	ref := f.iteration(executionID, loopKey, index)
@@ -790,7 +762,7 @@ func (f *Firestore) endedIterations(execID, loopKey string) firestore.Query {
 	return f.loop(execID, loopKey).Collection("iterations").Where("status", "in", []string{string(types.StatusOK), string(types.StatusError)})
 }
 
-// IterationCount implements Store (an aggregation: billed one read per
+// IterationCount implements store.Store (an aggregation: billed one read per
 // 1,000 index entries).
 func (f *Firestore) IterationCount(ctx context.Context, executionID, loopKey string) (int, error) {
 	n, err := count(ctx, f.endedIterations(executionID, loopKey))
@@ -815,7 +787,7 @@ func count(ctx context.Context, q firestore.Query) (int, error) {
 	return 0, fmt.Errorf("unexpected count %T", res["n"])
 }
 
-// IterationList implements Store.
+// IterationList implements store.Store.
 func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
 	it := f.endedIterations(executionID, loopKey).Documents(ctx)
 	defer it.Stop()
@@ -832,7 +804,7 @@ func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey stri
 		if err := s.DataTo(&d); err != nil {
 			return nil, err
 		}
-		r, err := decodeIteration(d)
+		r, err := codec.Iteration([]byte(d.Data))
 		if err != nil {
 			return nil, err
 		}
@@ -843,7 +815,7 @@ func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey stri
 	return out, nil
 }
 
-// LaneDone implements Store.
+// LaneDone implements store.Store.
 func (f *Firestore) LaneDone(ctx context.Context, executionID, loopKey string, lane int) error {
 	meterOf(ctx, executionID).Write(1)
 	_, err := f.loop(executionID, loopKey).Collection("lanes").Doc(fmt.Sprintf("%06d", lane)).Create(ctx, map[string]any{"lane": lane, "expire_at": time.Now().UTC().Add(f.retention())})
@@ -853,7 +825,7 @@ func (f *Firestore) LaneDone(ctx context.Context, executionID, loopKey string, l
 	return nil
 }
 
-// LaneCount implements Store.
+// LaneCount implements store.Store.
 func (f *Firestore) LaneCount(ctx context.Context, executionID, loopKey string) (int, error) {
 	n, err := count(ctx, f.loop(executionID, loopKey).Collection("lanes").Query)
 	meterOf(ctx, executionID).Read(float64(1 + n/1000))
@@ -869,7 +841,7 @@ type loopDoneDoc struct {
 	ExpireAt time.Time `firestore:"expire_at"`
 }
 
-// LoopDoneCreate implements Store (a Create; on AlreadyExists one read of
+// LoopDoneCreate implements store.Store (a Create; on AlreadyExists one read of
 // the recorded owner).
 func (f *Firestore) LoopDoneCreate(ctx context.Context, executionID, loopKey, owner string) (string, error) {
 	m := meterOf(ctx, executionID)
@@ -905,14 +877,14 @@ func (f *Firestore) unit(execID, unit string) *firestore.DocumentRef {
 	return f.exec(execID).Collection("units").Doc(unit)
 }
 
-func newLease(p LeaseAcquireParams) leaseDoc {
+func newLease(p store.LeaseAcquireParams) leaseDoc {
 	exp := p.Now.Add(p.TTL)
 	return leaseDoc{Holder: p.Holder, Expires: exp, ExpireAt: exp.Add(24 * time.Hour)}
 }
 
-// LeaseAcquire implements Store: a Create when the unit has no lease (one
+// LeaseAcquire implements store.Store: a Create when the unit has no lease (one
 // write), else a compare-and-set that takes over an expired lease.
-func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
+func (f *Firestore) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) error {
 	ref := f.unit(p.ExecutionID, p.Unit)
 	m := meterOf(ctx, p.ExecutionID)
 	m.Write(1)
@@ -932,32 +904,32 @@ func (f *Firestore) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) erro
 			return casWrite{}, err
 		}
 		if d.Holder != p.Holder && d.Expires.After(p.Now) {
-			return casWrite{}, ErrLeaseHeld
+			return casWrite{}, store.ErrLeaseHeld
 		}
 		return casWrite{update: leaseUpdate(newLease(p))}, nil
 	})
 }
 
-// LeaseRenew implements Store (a compare-and-set while the caller holds
+// LeaseRenew implements store.Store (a compare-and-set while the caller holds
 // the lease).
-func (f *Firestore) LeaseRenew(ctx context.Context, p LeaseAcquireParams) error {
+func (f *Firestore) LeaseRenew(ctx context.Context, p store.LeaseAcquireParams) error {
 	ref := f.unit(p.ExecutionID, p.Unit)
 	return f.cas(ctx, meterOf(ctx, p.ExecutionID), ref, "store: renew lease", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		if s == nil {
-			return casWrite{}, ErrLeaseLost
+			return casWrite{}, store.ErrLeaseLost
 		}
 		var d leaseDoc
 		if err := s.DataTo(&d); err != nil {
 			return casWrite{}, err
 		}
 		if d.Holder != p.Holder {
-			return casWrite{}, ErrLeaseLost
+			return casWrite{}, store.ErrLeaseLost
 		}
 		return casWrite{update: leaseUpdate(newLease(p))}, nil
 	})
 }
 
-// LeaseRelease implements Store: a compare-and-set that deletes the lease
+// LeaseRelease implements store.Store: a compare-and-set that deletes the lease
 // when the caller still holds it.
 func (f *Firestore) LeaseRelease(ctx context.Context, executionID, unit, holder string) error {
 	ref := f.unit(executionID, unit)
@@ -998,19 +970,7 @@ func encodeBatch(b types.Batch, retention time.Duration) (batchDoc, error) {
 	return batchDoc{Clock: clock, Source: b.Source, Data: string(data), Ops: b.Ops, Created: now, ExpireAt: now.Add(retention)}, nil
 }
 
-func decodeBatch(id string, d batchDoc) ([]types.Projected, error) {
-	var evs []types.Event
-	if err := jsonx.Unmarshal([]byte(d.Data), &evs); err != nil {
-		return nil, fmt.Errorf("store: decode batch %s: %w", id, err)
-	}
-	out := make([]types.Projected, len(evs))
-	for i, e := range evs {
-		out[i] = types.Projected{Event: e, BatchID: id, Index: i}
-	}
-	return out, nil
-}
-
-// BatchPut implements Store (a Create: the first copy wins).
+// BatchPut implements store.Store (a Create: the first copy wins).
 func (f *Firestore) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
 	d, err := encodeBatch(b, f.retention())
 	if err != nil {
@@ -1051,11 +1011,11 @@ func (f *Firestore) batches(ctx context.Context, executionID string, fn func(id 
 	}
 }
 
-// EventList implements Store.
+// EventList implements store.Store.
 func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.Event, error) {
 	var ps []types.Projected
 	err := f.batches(ctx, executionID, func(id string, d batchDoc) error {
-		p, err := decodeBatch(id, d)
+		p, err := codec.Events(id, []byte(d.Data))
 		ps = append(ps, p...)
 		return err
 	})
@@ -1065,7 +1025,7 @@ func (f *Firestore) EventList(ctx context.Context, executionID string) ([]types.
 	return types.EventsInOrder(ps), nil
 }
 
-// EventLog implements Store.
+// EventLog implements store.Store.
 func (f *Firestore) EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error) {
 	var ps []types.Projected
 	tot := map[string]float64{}
@@ -1073,7 +1033,7 @@ func (f *Firestore) EventLog(ctx context.Context, executionID string) ([]types.E
 		for k, v := range d.Ops {
 			tot[k] += v
 		}
-		p, err := decodeBatch(id, d)
+		p, err := codec.Events(id, []byte(d.Data))
 		ps = append(ps, p...)
 		return err
 	})
@@ -1083,7 +1043,7 @@ func (f *Firestore) EventLog(ctx context.Context, executionID string) ([]types.E
 	return types.EventsInOrder(ps), tot, nil
 }
 
-// OpsTotal implements Store.
+// OpsTotal implements store.Store.
 func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[string]float64, error) {
 	tot := map[string]float64{}
 	// Only the ops field: a batch's events are most of its bytes.
@@ -1096,13 +1056,13 @@ func (f *Firestore) OpsTotal(ctx context.Context, executionID string) (map[strin
 	return tot, err
 }
 
-// DLQPut implements Store. A repeated entry for the same message keeps
+// DLQPut implements store.Store. A repeated entry for the same message keeps
 // its first_seen and status and the larger attempt count (a
 // compare-and-set).
-func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
-	e.normalize()
+func (f *Firestore) DLQPut(ctx context.Context, e store.DLQEntry) error {
+	e.Normalize()
 	if e.Status == "" {
-		e.Status = DLQPending
+		e.Status = store.DLQPending
 	}
 	if e.ExpireAt == nil {
 		exp := f.dlqExpiry()
@@ -1113,7 +1073,7 @@ func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 		if s == nil {
 			return casWrite{create: e}, nil
 		}
-		var old DLQEntry
+		var old store.DLQEntry
 		if err := s.DataTo(&old); err != nil {
 			return casWrite{}, err
 		}
@@ -1127,13 +1087,13 @@ func (f *Firestore) DLQPut(ctx context.Context, e DLQEntry) error {
 	})
 }
 
-// LeaseGet implements Store.
+// LeaseGet implements store.Store.
 func (f *Firestore) LeaseGet(ctx context.Context, executionID, unit string) (string, time.Time, error) {
 	meterOf(ctx, executionID).Read(1)
 	s, err := f.unit(executionID, unit).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return "", time.Time{}, ErrNotFound
+			return "", time.Time{}, store.ErrNotFound
 		}
 		return "", time.Time{}, errs.Wrap(errs.CodeOf(err), err, "store: get lease")
 	}
@@ -1144,13 +1104,13 @@ func (f *Firestore) LeaseGet(ctx context.Context, executionID, unit string) (str
 	return d.Holder, d.Expires, nil
 }
 
-// IterationGet implements Store.
+// IterationGet implements store.Store.
 func (f *Firestore) IterationGet(ctx context.Context, executionID, loopKey string, index int) (types.Status, string, time.Time, error) {
 	meterOf(ctx, executionID).Read(1)
 	s, err := f.iteration(executionID, loopKey, index).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return "", "", time.Time{}, ErrNotFound
+			return "", "", time.Time{}, store.ErrNotFound
 		}
 		return "", "", time.Time{}, errs.Wrap(errs.CodeOf(err), err, "store: get iteration")
 	}
@@ -1161,24 +1121,24 @@ func (f *Firestore) IterationGet(ctx context.Context, executionID, loopKey strin
 	return types.Status(d.Status), d.Holder, d.Expires, nil
 }
 
-// DLQGet implements Store.
-func (f *Firestore) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
-	s, err := f.c.Collection("dlq").Doc(DLQID(id)).Get(ctx)
+// DLQGet implements store.Store.
+func (f *Firestore) DLQGet(ctx context.Context, id string) (*store.DLQEntry, error) {
+	s, err := f.c.Collection("dlq").Doc(store.DLQID(id)).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
+			return nil, store.ErrNotFound
 		}
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get dlq entry")
 	}
-	var e DLQEntry
+	var e store.DLQEntry
 	if err := s.DataTo(&e); err != nil {
 		return nil, err
 	}
 	return &e, nil
 }
 
-// DLQList implements Store (ordered by last_seen, newest first).
-func (f *Firestore) DLQList(ctx context.Context, status DLQStatus, limit int) ([]DLQEntry, error) {
+// DLQList implements store.Store (ordered by last_seen, newest first).
+func (f *Firestore) DLQList(ctx context.Context, status store.DLQStatus, limit int) ([]store.DLQEntry, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -1190,9 +1150,9 @@ func (f *Firestore) DLQList(ctx context.Context, status DLQStatus, limit int) ([
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: list dlq")
 	}
-	out := make([]DLQEntry, 0, len(docs))
+	out := make([]store.DLQEntry, 0, len(docs))
 	for _, d := range docs {
-		var e DLQEntry
+		var e store.DLQEntry
 		if err := d.DataTo(&e); err != nil {
 			return nil, err
 		}
@@ -1207,10 +1167,10 @@ func (f *Firestore) DLQList(ctx context.Context, status DLQStatus, limit int) ([
 // so the entries are ordered here.
 const dlqQueryScan = 5000
 
-// DLQQuery implements Store: without an execution or tool kind it is
+// DLQQuery implements store.Store: without an execution or tool kind it is
 // DLQList; with one, the matching entries (at most dlqQueryScan of them)
 // ordered by last_seen here, newest first.
-func (f *Firestore) DLQQuery(ctx context.Context, flt DLQFilter) ([]DLQEntry, error) {
+func (f *Firestore) DLQQuery(ctx context.Context, flt store.DLQFilter) ([]store.DLQEntry, error) {
 	if flt.ExecutionID == "" && flt.ToolKind == "" {
 		return f.DLQList(ctx, flt.Status, flt.Limit)
 	}
@@ -1232,9 +1192,9 @@ func (f *Firestore) DLQQuery(ctx context.Context, flt DLQFilter) ([]DLQEntry, er
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: query dlq")
 	}
-	out := make([]DLQEntry, 0, len(docs))
+	out := make([]store.DLQEntry, 0, len(docs))
 	for _, d := range docs {
-		var e DLQEntry
+		var e store.DLQEntry
 		if err := d.DataTo(&e); err != nil {
 			return nil, err
 		}
@@ -1252,15 +1212,15 @@ func (f *Firestore) DLQQuery(ctx context.Context, flt DLQFilter) ([]DLQEntry, er
 	return out, nil
 }
 
-// DLQSetStatus implements Store (a compare-and-set from status from).
-func (f *Firestore) DLQSetStatus(ctx context.Context, id string, from, to DLQStatus, note string) (*DLQEntry, error) {
-	ref := f.c.Collection("dlq").Doc(DLQID(id))
-	var out *DLQEntry
+// DLQSetStatus implements store.Store (a compare-and-set from status from).
+func (f *Firestore) DLQSetStatus(ctx context.Context, id string, from, to store.DLQStatus, note string) (*store.DLQEntry, error) {
+	ref := f.c.Collection("dlq").Doc(store.DLQID(id))
+	var out *store.DLQEntry
 	err := f.cas(ctx, meterOf(ctx, ""), ref, "store: set dlq status", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		if s == nil {
-			return casWrite{}, ErrNotFound
+			return casWrite{}, store.ErrNotFound
 		}
-		var e DLQEntry
+		var e store.DLQEntry
 		if err := s.DataTo(&e); err != nil {
 			return casWrite{}, err
 		}
@@ -1286,7 +1246,7 @@ func (f *Firestore) attempt(executionID, unit, key string) *firestore.DocumentRe
 	return f.unit(executionID, unit).Collection("attempts").Doc(key)
 }
 
-// AttemptPut implements Store (a Create: the first record wins).
+// AttemptPut implements store.Store (a Create: the first record wins).
 func (f *Firestore) AttemptPut(ctx context.Context, executionID, unit, key string, out types.Outcome) error {
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -1300,13 +1260,13 @@ func (f *Firestore) AttemptPut(ctx context.Context, executionID, unit, key strin
 	return nil
 }
 
-// AttemptGet implements Store.
+// AttemptGet implements store.Store.
 func (f *Firestore) AttemptGet(ctx context.Context, executionID, unit, key string) (*types.Outcome, error) {
 	meterOf(ctx, executionID).Read(1)
 	s, err := f.attempt(executionID, unit, key).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
-			return nil, ErrNotFound
+			return nil, store.ErrNotFound
 		}
 		return nil, errs.Wrap(errs.CodeOf(err), err, "store: get attempt")
 	}
@@ -1314,13 +1274,5 @@ func (f *Firestore) AttemptGet(ctx context.Context, executionID, unit, key strin
 	if err := s.DataTo(&d); err != nil {
 		return nil, err
 	}
-	return decodeOutcome(d.Data)
-}
-
-func decodeOutcome(data string) (*types.Outcome, error) {
-	o := &types.Outcome{}
-	if err := jsonx.Unmarshal([]byte(data), o); err != nil {
-		return nil, fmt.Errorf("store: decode attempt: %w", err)
-	}
-	return o, nil
+	return codec.Outcome([]byte(d.Data))
 }
