@@ -20,6 +20,7 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/kafkasrc"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/subscribe"
 )
 
@@ -45,7 +46,7 @@ type kafkaEnv struct {
 	topic    string
 	group    string
 	funcs    string
-	registry *store.Firestore
+	registry *firestorestore.Firestore
 }
 
 func newKafkaEnv(t *testing.T) *kafkaEnv {
@@ -71,7 +72,7 @@ func newKafkaEnv(t *testing.T) *kafkaEnv {
 	if err := e.gcs.Bucket(spoolBucket).Create(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT"), nil); err != nil && !strings.Contains(err.Error(), "409") && !strings.Contains(strings.ToLower(err.Error()), "already") {
 		t.Fatal(err)
 	}
-	if e.registry, err = store.OpenFirestore(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT")); err != nil {
+	if e.registry, err = firestorestore.OpenFirestore(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.registry.Close() })

@@ -17,6 +17,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -247,7 +248,7 @@ workflow:
 	// of its event batches that materialize dead-lettered, filed as
 	// materialize files it): the entry alone keeps its results once the
 	// execution looks long ended.
-	st, err := store.OpenFirestore(context.Background(), os.Getenv("GOOGLE_CLOUD_PROJECT"))
+	st, err := firestorestore.OpenFirestore(context.Background(), os.Getenv("GOOGLE_CLOUD_PROJECT"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -25,7 +26,7 @@ import (
 func dlqEntry(t *testing.T, id string) *store.DLQEntry {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.OpenFirestore(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT"))
+	st, err := firestorestore.OpenFirestore(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT"))
 	if err != nil {
 		t.Fatal(err)
 	}

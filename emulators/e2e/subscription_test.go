@@ -22,6 +22,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/subscribe"
 )
 
@@ -47,7 +48,7 @@ type subEnv struct {
 	topic    string // full name
 	subPath  string // full name
 	funcs    string // NOETL_FUNCTIONS_URL
-	registry *store.Firestore
+	registry *firestorestore.Firestore
 }
 
 func newSubEnv(t *testing.T) *subEnv {
@@ -64,7 +65,7 @@ func newSubEnv(t *testing.T) *subEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.gcs.Close() })
-	if e.registry, err = store.OpenFirestore(ctx, e.project); err != nil {
+	if e.registry, err = firestorestore.OpenFirestore(ctx, e.project); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.registry.Close() })

@@ -14,6 +14,7 @@ import (
 	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -29,7 +30,7 @@ func (failingLister) ExecutionCount(context.Context, store.ExecutionListParams) 
 }
 
 func TestListExecutions(t *testing.T) {
-	m := store.NewMemory()
+	m := memstore.NewMemory()
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i, e := range []struct {

@@ -32,7 +32,7 @@ type effect struct {
 var effectTests = map[string][]effect{
 	"GOOGLE_CLOUD_PROJECT": {{Test: telemetrySettings}, {Test: depsWire}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Project"}},
 
-	"NOETL_RETENTION_DAYS":             {{Test: depsWire}, {Test: "shared/store.TestFirestoreExpireAt", Sets: "Retention"}},
+	"NOETL_RETENTION_DAYS":             {{Test: depsWire}, {Test: "shared/store/firestorestore.TestFirestoreExpireAt", Sets: "Retention"}},
 	"NOETL_LOCATION":                   {{Test: dispatcher}},
 	"NOETL_WORK_QUEUE":                 {{Test: dispatcher}},
 	"NOETL_TIMERS_QUEUE":               {{Test: dispatcher}},
@@ -70,7 +70,7 @@ var effectTests = map[string][]effect{
 	"NOETL_HEARTBEAT_INTERVAL_S":      {{Test: depsWire}, {Test: "shared/worker.TestHeartbeatInterval", Sets: "HeartbeatInterval"}},
 	"NOETL_DISPATCH_DEADLINE_S":       {{Test: depsWire}, {Test: dispatcher}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},
 	"NOETL_TIMEOUTS_LOOP_ITEM_MS":     {{Test: depsWire}, {Test: "shared/worker.TestLoopItemTimeoutSetting", Sets: "LoopItemTimeout"}},
-	"NOETL_DLQ_RETENTION_DAYS":        {{Test: depsWire}, {Test: "shared/store.TestFirestoreDLQRetention", Sets: "DLQRetention"}},
+	"NOETL_DLQ_RETENTION_DAYS":        {{Test: depsWire}, {Test: "shared/store/firestorestore.TestFirestoreDLQRetention", Sets: "DLQRetention"}},
 	"NOETL_TASKS_MAX_ATTEMPTS":        {{Test: "functions/execute.TestDeliveryFromSettings"}, {Test: "shared/worker.TestLostLastAttemptsAreFiledByTheGuard", Sets: "MaxAttempts"}},
 	"NOETL_TASKS_MAX_BACKOFF_S":       {{Test: "functions/execute.TestDeliveryFromSettings"}, {Test: "shared/worker.TestLostLastAttemptsAreFiledByTheGuard", Sets: "MaxBackoff"}},
 	"NOETL_SUBSCRIBE_URL":             {{Test: "functions/api.TestRegistrarFromSettings"}, {Test: "shared/subscribe.TestRegisterWiresPushAndDeleteUnwires", Sets: "SubscribeURL"}},

@@ -11,6 +11,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -58,9 +59,9 @@ func (c *creator) TaskCreate(_ context.Context, cmd types.Command, _ time.Time) 
 func (c *creator) TaskDelete(context.Context, types.Command, time.Time) error { return nil }
 func (c *creator) TaskDeleteExecution(context.Context, string) (int, error)   { return 0, nil }
 
-func newControl(t *testing.T, withResults bool) (*Control, *store.Memory, *creator) {
+func newControl(t *testing.T, withResults bool) (*Control, *memstore.Memory, *creator) {
 	t.Helper()
-	st := store.NewMemory()
+	st := memstore.NewMemory()
 	tc := &creator{}
 	c := &Control{Store: st, Bus: &pub{}, Tasks: tc, Now: func() time.Time { return now }, Source: "execute"}
 	if withResults {
@@ -69,7 +70,7 @@ func newControl(t *testing.T, withResults bool) (*Control, *store.Memory, *creat
 	return c, st, tc
 }
 
-func startExecution(t *testing.T, c *Control, st *store.Memory, workload map[string]any) string {
+func startExecution(t *testing.T, c *Control, st *memstore.Memory, workload map[string]any) string {
 	t.Helper()
 	pb, err := dsl.Load([]byte(limitsPB), "limits.yaml")
 	if err != nil {
@@ -96,7 +97,7 @@ func stepDone(step string, run int, result any, ctxPatch map[string]any) types.E
 	return ev
 }
 
-func docSize(t *testing.T, st *store.Memory) (int, *engine.State) {
+func docSize(t *testing.T, st *memstore.Memory) (int, *engine.State) {
 	t.Helper()
 	rec, err := st.ExecutionGet(context.Background(), "ex1")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 )
 
 func load(t *testing.T, src string) *dsl.Playbook {
@@ -49,7 +50,7 @@ func TestStartChecksGrants(t *testing.T) {
 		"keychain, other path":   {keychain, "ops@example.com", "tests/x.yaml", `credential "pg" is not granted to playbook "tests/x.yaml"`},
 		"task, leaving examples": {task, "ops@example.com", "examples/../secret/x.yaml", `credential "pg" is not granted to playbook "examples/../secret/x.yaml"`},
 	} {
-		st, p := store.NewMemory(), &pub{}
+		st, p := memstore.NewMemory(), &pub{}
 		_, err := Start(ctx, st, p, Params{Playbook: c.pb, Credentials: creds, Creator: c.creator, CatalogPath: c.path, ExecutionID: "x"})
 		if !errors.Is(err, credentials.ErrNotGranted) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v\nwant %q", name, err, c.want)
@@ -65,7 +66,7 @@ func TestStartChecksGrants(t *testing.T) {
 		"catalog path":           {task, "anyone", "examples/etl.yaml"},
 		"inline, granted caller": {keychain, "ops@example.com", ""},
 	} {
-		id, err := Start(ctx, store.NewMemory(), &pub{}, Params{Playbook: c.pb, Credentials: creds, Creator: c.creator, CatalogPath: c.path})
+		id, err := Start(ctx, memstore.NewMemory(), &pub{}, Params{Playbook: c.pb, Credentials: creds, Creator: c.creator, CatalogPath: c.path})
 		if err != nil || id == "" {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -73,7 +74,7 @@ func TestStartChecksGrants(t *testing.T) {
 	// A credential that does not exist is left to the task (it fails
 	// there, as before); a templated name is checked where it is read.
 	missing := load(t, head+"workflow:\n  - step: start\n    tool: {kind: postgres, auth: nope, command: SELECT 1}\n")
-	if _, err := Start(ctx, store.NewMemory(), &pub{}, Params{Playbook: missing, Credentials: creds, Creator: "token"}); err != nil {
+	if _, err := Start(ctx, memstore.NewMemory(), &pub{}, Params{Playbook: missing, Credentials: creds, Creator: "token"}); err != nil {
 		t.Errorf("missing credential: %v", err)
 	}
 }

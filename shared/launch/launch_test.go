@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/dsl"
-	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -72,7 +72,7 @@ func TestStartIsIdempotentForAnExplicitID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, p := store.NewMemory(), &pub{}
+	st, p := memstore.NewMemory(), &pub{}
 	ctx := context.Background()
 	id, err := Start(ctx, st, p, Params{Playbook: pb})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/noetl/gcpengine/shared/replay"
 	"github.com/noetl/gcpengine/shared/replay/replaytest"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -68,7 +69,7 @@ func TestPubSubConformance(t *testing.T) {
 // fixture is a store with one execution and a subscription holding its
 // batches (and another execution's).
 type fixture struct {
-	st  *store.Memory
+	st  *memstore.Memory
 	sub *replaytest.Memory
 	rb  *replay.Rebuilder
 	id  string
@@ -92,7 +93,7 @@ func ev(id string, typ types.EventType, step string, clock int64) types.Event {
 func newFixture(t *testing.T, status types.Status) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st := store.NewMemory()
+	st := memstore.NewMemory()
 	id := fmt.Sprint((time.Now().Add(-time.Hour).UnixMilli() - types.IDEpoch) << 22)
 	state := &engine.State{ExecutionID: id, Status: status, CreatedAt: time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)}
 	if err := st.ExecutionCreate(ctx, &store.Execution{State: state}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/noetl/gcpengine/shared/history"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -38,7 +39,7 @@ var t0 = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 // env is a source execution on the in-memory store: start and load ended
 // (load's result stored in the results tier), check failed.
 type env struct {
-	store   *store.Memory
+	store   *memstore.Memory
 	bus     *controltest.Publisher
 	tier    *results.Store
 	starter *Starter
@@ -49,7 +50,7 @@ type env struct {
 func newEnv(t *testing.T, parent string, loadResult func(tier *results.Store, id string) any) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{store: store.NewMemory(), bus: &controltest.Publisher{}, tier: &results.Store{Backend: results.NewMemory(), InlineMax: 64}}
+	e := &env{store: memstore.NewMemory(), bus: &controltest.Publisher{}, tier: &results.Store{Backend: results.NewMemory(), InlineMax: 64}}
 	e.starter = &Starter{Store: e.store, Bus: e.bus, Results: e.tier}
 	pb, err := dsl.Load([]byte(chain), "chain.yaml")
 	if err != nil {

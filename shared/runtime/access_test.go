@@ -62,10 +62,10 @@ var constructOps = map[string][]deploy.Op{
 // runtimeOps are what every function does through Get, with the call of
 // NewDeps or DefaultBuilders (deps.go) that shows it.
 var runtimeOps = map[string]deploy.Op{
-	"store.OpenFirestore": deploy.OpFirestore,      // DLQ entries of AckPermanent
-	"telemetry.Setup":     deploy.OpTelemetry,      // logs, metrics, traces
-	"sign.Parse":          deploy.OpReadSigningKey, // NOETL_SIGNING_KEY
-	"bus.RunFlusher":      deploy.OpPublishEvents,  // operation counts on the events topic
+	"firestorestore.OpenFirestore": deploy.OpFirestore,      // DLQ entries of AckPermanent
+	"telemetry.Setup":              deploy.OpTelemetry,      // logs, metrics, traces
+	"sign.Parse":                   deploy.OpReadSigningKey, // NOETL_SIGNING_KEY
+	"bus.RunFlusher":               deploy.OpPublishEvents,  // operation counts on the events topic
 }
 
 // TestAccessCoversTheCode reads each function's source and checks that

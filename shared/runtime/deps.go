@@ -26,7 +26,7 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/router"
 	"github.com/noetl/gcpengine/shared/sign"
-	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -96,7 +96,7 @@ type Builders struct {
 	// the process's telemetry).
 	Logger func(cfg config.Config) slog.Handler
 	// Store opens the Firestore store (every function: DLQ entries).
-	Store func(ctx context.Context, cfg config.Config) (*store.Firestore, error)
+	Store func(ctx context.Context, cfg config.Config) (*firestorestore.Firestore, error)
 	// Bus opens the Pub/Sub topics (every function: the flusher).
 	Bus func(ctx context.Context, cfg config.Config, s *sign.Signer) (*bus.PubSub, error)
 	// Flusher runs the operation-count flusher until ctx ends.
@@ -107,7 +107,7 @@ type Builders struct {
 	Results func(ctx context.Context, cfg config.Config) (*results.Store, func(), error)
 	// Credentials opens the credential store (NeedCredentials); the func
 	// closes it (nil: nothing to close).
-	Credentials func(ctx context.Context, cfg config.Config, st *store.Firestore, s *sign.Signer) (credentials.Store, func(), error)
+	Credentials func(ctx context.Context, cfg config.Config, st *firestorestore.Firestore, s *sign.Signer) (credentials.Store, func(), error)
 	// Tools builds the control plane's tool kinds (NeedExecutor).
 	Tools func(opts controlkinds.Options) (tools.Registry, func())
 	// Runner builds the runner kinds' client (NeedExecutor).
@@ -128,8 +128,8 @@ func DefaultBuilders() Builders {
 			slog.SetDefault(slog.New(h))
 			return h
 		},
-		Store: func(ctx context.Context, cfg config.Config) (*store.Firestore, error) {
-			return store.OpenFirestore(ctx, cfg.Project)
+		Store: func(ctx context.Context, cfg config.Config) (*firestorestore.Firestore, error) {
+			return firestorestore.OpenFirestore(ctx, cfg.Project)
 		},
 		Bus: func(ctx context.Context, cfg config.Config, s *sign.Signer) (*bus.PubSub, error) {
 			return bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic, s)
@@ -170,7 +170,7 @@ type Deps struct {
 	// Log is the redacting logger (base).
 	Log *slog.Logger
 	// Store is the Firestore store (base: DLQ entries).
-	Store *store.Firestore
+	Store *firestorestore.Firestore
 	// Bus publishes on the events and commands topics (base: the flusher).
 	Bus *bus.PubSub
 	// Dispatcher creates Cloud Tasks (NeedDispatcher).
@@ -418,7 +418,7 @@ func Get(ctx context.Context, needs Needs) (*Deps, error) {
 // secretmanager, the cloud profile's default) or sealed in Firestore
 // under the signing key (firestore, the local stack's). The returned
 // function closes the Secret Manager client (nil when there is none).
-func openCredentials(ctx context.Context, cfg config.Config, st *store.Firestore, signer *sign.Signer) (credentials.Store, func(), error) {
+func openCredentials(ctx context.Context, cfg config.Config, st *firestorestore.Firestore, signer *sign.Signer) (credentials.Store, func(), error) {
 	v, closeValues, err := credentialValues(ctx, cfg, st.Client(), signer, func(ctx context.Context) (*secretmanager.Client, error) {
 		return secretmanager.NewClient(ctx)
 	})

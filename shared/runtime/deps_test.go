@@ -19,7 +19,7 @@ import (
 	"github.com/noetl/gcpengine/shared/deploy"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
-	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/controlkinds"
@@ -45,8 +45,8 @@ func (r *recorder) hit(name string) error {
 func (r *recorder) builders() Builders {
 	return Builders{
 		Logger: func(config.Config) slog.Handler { _ = r.hit("logger"); return slog.DiscardHandler },
-		Store: func(context.Context, config.Config) (*store.Firestore, error) {
-			return &store.Firestore{}, r.hit("store")
+		Store: func(context.Context, config.Config) (*firestorestore.Firestore, error) {
+			return &firestorestore.Firestore{}, r.hit("store")
 		},
 		Bus: func(context.Context, config.Config, *sign.Signer) (*bus.PubSub, error) {
 			return &bus.PubSub{}, r.hit("bus")
@@ -58,7 +58,7 @@ func (r *recorder) builders() Builders {
 		Results: func(context.Context, config.Config) (*results.Store, func(), error) {
 			return &results.Store{}, nil, r.hit("results")
 		},
-		Credentials: func(context.Context, config.Config, *store.Firestore, *sign.Signer) (credentials.Store, func(), error) {
+		Credentials: func(context.Context, config.Config, *firestorestore.Firestore, *sign.Signer) (credentials.Store, func(), error) {
 			return credentials.NewMemory(), nil, r.hit("credentials")
 		},
 		Tools: func(controlkinds.Options) (tools.Registry, func()) {

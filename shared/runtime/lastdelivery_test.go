@@ -10,6 +10,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 )
 
 func TestLastDelivery(t *testing.T) {
@@ -64,7 +65,7 @@ func TestAckPermanentFilesTheLastDelivery(t *testing.T) {
 	if project == "" {
 		project = "noetl-test"
 	}
-	st, err := store.OpenFirestore(t.Context(), project)
+	st, err := firestorestore.OpenFirestore(t.Context(), project)
 	if err != nil {
 		t.Fatal(err)
 	}

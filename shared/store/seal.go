@@ -23,10 +23,12 @@ const sealedKey = "$sealed"
 // no sealer is configured, or they do not open.
 var ErrSealed = errors.New("store: the execution's sealed workload values cannot be opened")
 
-// sealWorkload returns a copy of w with every value under a secret-named
-// key (at any depth) replaced by its sealed form; w when sealer is nil or
-// nothing is secret.
-func sealWorkload(sealer Sealer, w map[string]any) (map[string]any, error) {
+// SealWorkload returns a copy of w with every value under a secret-named
+// key (redact.IsSecretKey, at any depth) replaced by its sealed form
+// {"$sealed": "..."}; w itself when sealer is nil. Errors: the sealer's,
+// or a value that does not encode as JSON. A driver seals the workload
+// it writes in a document with it.
+func SealWorkload(sealer Sealer, w map[string]any) (map[string]any, error) {
 	if sealer == nil || w == nil {
 		return w, nil
 	}
@@ -75,8 +77,10 @@ func sealValue(sealer Sealer, v any) (any, error) {
 	return v, nil
 }
 
-// openWorkload returns w with every sealed value opened (in place).
-func openWorkload(sealer Sealer, w map[string]any) (map[string]any, error) {
+// OpenWorkload returns w with every sealed value opened (in place); the
+// inverse of SealWorkload. Errors wrap ErrSealed: a sealed value and no
+// sealer, or one that does not open or decode.
+func OpenWorkload(sealer Sealer, w map[string]any) (map[string]any, error) {
 	v, err := openValue(sealer, w)
 	if err != nil {
 		return nil, err

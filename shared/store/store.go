@@ -10,9 +10,17 @@
 // multi-field calls are *Params structs, and errors carry a code
 // (shared/errs: NotFound, AlreadyExists, FailedPrecondition, ...) that
 // callers branch on (riverqueue/river, google/go-cloud). A store never
-// retries; its callers (Pub/Sub and Cloud Tasks redelivery) do. Firestore
-// is the production backend and Memory the in-process one; storetest is
-// the conformance suite both pass.
+// retries; its callers (Pub/Sub and Cloud Tasks redelivery) do.
+//
+// This package is the contract only: the Store interface, its types,
+// *Params and errors, and the pure helpers every driver shares (input
+// checks, DLQ entry normalisation, workload sealing). It links no cloud
+// client (shared/planes checks it). The drivers live beside it, as
+// go-cloud's blob/driver stands beside gcsblob and memblob and River's
+// riverdriver beside riverpgxv5: firestorestore (Cloud Firestore, the
+// production backend) and memstore (in process, for unit tests and
+// in-process runs). storetest is the conformance suite every driver and
+// every wrapper of a Store passes.
 //
 // The documents under an execution (batches, leases, iterations, lanes,
 // loop_done markers) are independent of the execution document, as
@@ -217,13 +225,14 @@ type IterationEndParams struct {
 	Resolve func(dlqID string) DLQResolution
 }
 
-// resolution is the change of the entry dlqID asked by fn (DLQDone when
-// fn is nil), with its ID set.
-func resolution(fn func(string) DLQResolution, dlqID string) DLQResolution {
-	if fn == nil {
+// Resolution is the change of the parked entry dlqID that ending the
+// record asks for (p.Resolve's answer, DLQDone when p.Resolve is nil),
+// with its ID set: what every driver commits with the end.
+func (p IterationEndParams) Resolution(dlqID string) DLQResolution {
+	if p.Resolve == nil {
 		return DLQResolution{ID: dlqID, Status: DLQDone, Note: "the iteration completed through a delivery that ran before it was parked"}
 	}
-	r := fn(dlqID)
+	r := p.Resolve(dlqID)
 	r.ID = dlqID
 	return r
 }
@@ -278,10 +287,10 @@ type ExecutionListParams struct {
 	CreatedFrom, CreatedTo time.Time
 }
 
-// matches reports whether an execution's summary fields pass p's filters
+// Matches reports whether an execution's summary fields pass p's filters
 // (all but the page cursor and the limit): what the in-memory driver and
 // the conformance suite compare with.
-func (p ExecutionListParams) matches(e ExecutionSummary) bool {
+func (p ExecutionListParams) Matches(e ExecutionSummary) bool {
 	return (p.Status == "" || e.Status == p.Status) && (p.Playbook == "" || e.Playbook == p.Playbook) &&
 		(p.ParentID == "" || e.ParentID == p.ParentID) && (p.Creator == "" || e.Creator == p.Creator) &&
 		(p.CreatedFrom.IsZero() || !e.CreatedAt.Before(p.CreatedFrom)) && (p.CreatedTo.IsZero() || e.CreatedAt.Before(p.CreatedTo))
@@ -500,8 +509,8 @@ type DLQFilter struct {
 	Limit int
 }
 
-// matches reports whether e passes f.
-func (f DLQFilter) matches(e DLQEntry) bool {
+// Matches reports whether e passes f.
+func (f DLQFilter) Matches(e DLQEntry) bool {
 	return (f.Status == "" || e.Status == f.Status) && (f.ExecutionID == "" || e.ExecutionID == f.ExecutionID) &&
 		(f.ToolKind == "" || e.ToolKind == f.ToolKind)
 }
@@ -591,10 +600,11 @@ func DLQID(id string) string {
 	return "dlq-" + hex.EncodeToString(sum[:])
 }
 
-// normalize makes e storable by every driver: MessageID becomes DLQID
+// Normalize makes e storable by every driver: MessageID becomes DLQID
 // of itself and every text field valid UTF-8 (invalid bytes become
-// U+FFFD; Unit goes through SetUnit).
-func (e *DLQEntry) normalize() {
+// U+FFFD; Unit goes through SetUnit). Drivers call it before they store
+// an entry.
+func (e *DLQEntry) Normalize() {
 	e.MessageID = DLQID(e.MessageID)
 	for _, f := range []*string{&e.ExecutionID, &e.StepID, &e.LoopKey, &e.ToolKind, &e.LastError, &e.Payload, &e.ContextExcerpt, &e.Source, &e.Topic, &e.Note} {
 		*f = strings.ToValidUTF8(*f, "\uFFFD")

@@ -21,6 +21,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -166,7 +167,7 @@ func (p *prober) set(up bool) {
 
 type fixture struct {
 	t      *testing.T
-	st     *store.Memory
+	st     *memstore.Memory
 	bus    *recBus
 	bucket *memBucket
 	clock  *clock
@@ -176,7 +177,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{t: t, st: store.NewMemory(), bus: &recBus{}, bucket: &memBucket{objs: map[string][]byte{}},
+	f := &fixture{t: t, st: memstore.NewMemory(), bus: &recBus{}, bucket: &memBucket{objs: map[string][]byte{}},
 		clock: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, probe: &prober{up: true}}
 	src, err := os.ReadFile(filepath.Join(confSub, "sub_ingest_default.yaml"))
 	if err != nil {

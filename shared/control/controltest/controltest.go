@@ -3,7 +3,7 @@
 // shared/worker: a Publisher (bus.Publisher: the events and commands
 // topics), a Tasks (tasks.Creator: Cloud Tasks), an Offloader
 // (results.Offloader: the results tier), a Store wrapper that fails chosen
-// calls, a settable Clock, and Env, which wires them with store.Memory and
+// calls, a settable Clock, and Env, which wires them with memstore.Memory and
 // a control.Control. The fakes move values the way the real transports do
 // (JSON encoded, decoded with shared/jsonx and normalised like execute and
 // materialize do), so a value that would not survive a Cloud Task body or
@@ -35,6 +35,7 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -739,7 +740,7 @@ func (f *FlakyStore) AttemptPut(ctx context.Context, executionID, unit, key stri
 // "execute", its Now on Clock, logs discarded).
 type Env struct {
 	Clock   *Clock
-	Memory  *store.Memory
+	Memory  *memstore.Memory
 	Bus     *Publisher
 	Tasks   *Tasks
 	Control *control.Control
@@ -748,7 +749,7 @@ type Env struct {
 
 // NewEnv returns a fresh Env with its clock at T0.
 func NewEnv() *Env {
-	e := &Env{Clock: NewClock(T0), Memory: store.NewMemory(), Bus: &Publisher{}, Tasks: &Tasks{}, Log: slog.New(slog.DiscardHandler)}
+	e := &Env{Clock: NewClock(T0), Memory: memstore.NewMemory(), Bus: &Publisher{}, Tasks: &Tasks{}, Log: slog.New(slog.DiscardHandler)}
 	e.Control = &control.Control{Store: e.Memory, Bus: e.Bus, Tasks: e.Tasks, Now: e.Clock.Now, Source: "execute", Log: e.Log}
 	return e
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/operations/gc"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -53,7 +54,7 @@ func (p *published) lost() []history.ResultLost {
 func TestScrubFindsLostResults(t *testing.T) {
 	ctx := context.Background()
 	rs := &results.Store{Backend: results.NewMemory()}
-	mem := store.NewMemory()
+	mem := memstore.NewMemory()
 	const id = "300000000000000001"
 	if err := mem.ExecutionCreate(ctx, &store.Execution{State: &engine.State{ExecutionID: id, Status: engine.ExecOK, Playbook: "p", CreatedAt: "2026-01-01T00:00:00Z"}, Source: "x"}); err != nil {
 		t.Fatal(err)

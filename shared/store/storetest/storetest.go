@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Lane", laneCases},
 		{"LoopDone", loopDoneCases},
 		{"Lease", leaseCases},
+		{"Attempt", attemptCases},
 		{"Batch", batchCases},
 		{"Playbook", playbookCases},
 		{"Subscription", subscriptionCases},

@@ -1,4 +1,4 @@
-package store
+package firestorestore
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"github.com/noetl/gcpengine/shared/meter"
 )
 
-// meterOf returns the operation meter of an execution (shared/meter): every
+// meterOf returns the operation meter of an execution (shared/meter): the
 // driver counts the document reads, writes and deletes it performs, as
 // Firestore bills them.
 func meterOf(ctx context.Context, executionID string) meter.Scope {

@@ -1,9 +1,10 @@
-package store_test
+package memstore_test
 
 import (
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/memstore"
 	"github.com/noetl/gcpengine/shared/store/storetest"
 )
 
@@ -11,6 +12,6 @@ import (
 // by every subtest (as the emulator is shared), so the suite's isolation by
 // unique ids and the driver's locking are exercised too.
 func TestMemoryConformance(t *testing.T) {
-	m := store.NewMemory()
+	m := memstore.NewMemory()
 	storetest.Run(t, func(t *testing.T) store.Store { return m })
 }

@@ -1,4 +1,4 @@
-package store_test
+package firestorestore_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 )
 
 // TestFirestoreDLQRetention: a DLQ entry's expire_at (the collection's
@@ -20,7 +21,7 @@ func TestFirestoreDLQRetention(t *testing.T) {
 	defer cancel()
 	for _, c := range []struct{ set, want time.Duration }{
 		{9 * 24 * time.Hour, 9 * 24 * time.Hour},
-		{0, store.DefaultDLQRetention},
+		{0, firestorestore.DefaultDLQRetention},
 	} {
 		f.DLQRetention = c.set
 		id := "dlq-ttl-" + strings.ToLower(rand.Text()[:12])

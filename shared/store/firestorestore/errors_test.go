@@ -1,4 +1,4 @@
-package store_test
+package firestorestore_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/store/firestorefault"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 )
 
 // TestFirestoreErrorCodes: the Firestore driver's errors carry the code of
@@ -24,7 +25,7 @@ func TestFirestoreErrorCodes(t *testing.T) {
 	srv := firestorefault.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f, err := store.OpenFirestore(ctx, "p")
+	f, err := firestorestore.OpenFirestore(ctx, "p")
 	if err != nil {
 		t.Fatal(err)
 	}

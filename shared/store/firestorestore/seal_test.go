@@ -1,4 +1,4 @@
-package store
+package firestorestore
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/store"
 )
 
 // rot is a reversible test sealer (unit test fake of the signing key).
@@ -28,7 +29,7 @@ func TestWorkloadSealedAtRest(t *testing.T) {
 	st := &engine.State{ExecutionID: "e", Status: engine.ExecRunning, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
 		Workload: map[string]any{"api_token": "T0ken-Secret", "db": map[string]any{"host": "h", "password": "Pw-Secret"},
 			"list": []any{map[string]any{"secret": []any{"a1-Secret"}}}, "plain": "visible"}}
-	d, err := toDoc(rot{}, DefaultRetention, &Execution{State: st})
+	d, err := toDoc(rot{}, DefaultRetention, &store.Execution{State: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestWorkloadSealedAtRest(t *testing.T) {
 	if st.Workload["api_token"] != "T0ken-Secret" {
 		t.Error("toDoc modified the caller's state")
 	}
-	wl, err := openWorkload(rot{}, mustDecode(t, d.State))
+	wl, err := store.OpenWorkload(rot{}, mustDecode(t, d.State))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestWorkloadSealedAtRest(t *testing.T) {
 		wl["list"].([]any)[0].(map[string]any)["secret"].([]any)[0] != "a1-Secret" {
 		t.Errorf("opened workload %v", wl)
 	}
-	if _, err := openWorkload(nil, mustDecode(t, d.State)); !errors.Is(err, ErrSealed) {
+	if _, err := store.OpenWorkload(nil, mustDecode(t, d.State)); !errors.Is(err, store.ErrSealed) {
 		t.Errorf("sealed values without a key: %v, want ErrSealed", err)
 	}
 }

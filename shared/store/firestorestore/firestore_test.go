@@ -1,4 +1,4 @@
-package store_test
+package firestorestore_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/firestorestore"
 	"github.com/noetl/gcpengine/shared/store/storetest"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -19,7 +20,7 @@ import (
 // FIRESTORE_EMULATOR_HOST, closed when t ends. Without the emulator the
 // test is skipped, or fails when NOETL_STACK=1 (set by scripts/test) says
 // the stack must be there.
-func openEmulator(t *testing.T) *store.Firestore {
+func openEmulator(t *testing.T) *firestorestore.Firestore {
 	t.Helper()
 	host := os.Getenv("FIRESTORE_EMULATOR_HOST")
 	if host == "" {
@@ -32,7 +33,7 @@ func openEmulator(t *testing.T) *store.Firestore {
 	if project == "" {
 		project = "noetl-test"
 	}
-	f, err := store.OpenFirestore(t.Context(), project)
+	f, err := firestorestore.OpenFirestore(t.Context(), project)
 	if err != nil {
 		t.Fatalf("OpenFirestore(%s) on %s: %v", project, host, err)
 	}
@@ -137,7 +138,7 @@ func TestFirestoreExpireAt(t *testing.T) {
 	for _, optimistic := range []bool{false, true} {
 		// The driver's Retention (NOETL_RETENTION_DAYS) sets expire_at;
 		// zero is DefaultRetention.
-		retention := store.DefaultRetention
+		retention := firestorestore.DefaultRetention
 		f.Retention = 0
 		if optimistic {
 			retention, f.Retention = 3*24*time.Hour, 3*24*time.Hour

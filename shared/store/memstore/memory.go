@@ -1,4 +1,6 @@
-package store
+// Package memstore is the in-process driver of the store contract
+// (shared/store): Memory, for unit tests and in-process runs.
+package memstore
 
 import (
 	"context"
@@ -13,6 +15,8 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/store/internal/codec"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -24,9 +28,9 @@ import (
 type Memory struct {
 	mu         sync.Mutex
 	execs      map[string]*memExec
-	dlq        map[string]DLQEntry
+	dlq        map[string]store.DLQEntry
 	playbooks  map[string]*memPlaybook
-	subs       map[string]Subscription // subscription.go
+	subs       map[string]store.Subscription // subscription.go
 	closed     bool
 	sizeHook   func(path string, size int)
 	checkpoint func() // test hook run inside ExecutionCheckpoint, before the write
@@ -45,7 +49,7 @@ type memExec struct {
 	updated  time.Time
 	state    []byte // nil: the execution document does not exist
 	source   string
-	files    map[string]ExecutionFile
+	files    map[string]store.ExecutionFile
 	outbox   map[string][]byte
 	loops    map[string][]byte
 	iters    map[string]map[int]*memIter
@@ -63,15 +67,32 @@ type memIter struct {
 	data    []byte
 }
 
+// leaseDoc is a unit's lease (units/{unit} in Firestore).
+type leaseDoc struct {
+	Holder  string
+	Expires time.Time
+}
+
+func newLease(p store.LeaseAcquireParams) leaseDoc {
+	return leaseDoc{Holder: p.Holder, Expires: p.Now.Add(p.TTL)}
+}
+
+// batchDoc is a projected event batch: its events as JSON (as Firestore
+// keeps them) and its metered operations.
+type batchDoc struct {
+	Data string
+	Ops  map[string]float64
+}
+
 type memPlaybook struct {
 	path, name string
 	updated    time.Time
-	versions   []PlaybookVersion
+	versions   []store.PlaybookVersion
 }
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{execs: map[string]*memExec{}, dlq: map[string]DLQEntry{}, playbooks: map[string]*memPlaybook{}}
+	return &Memory{execs: map[string]*memExec{}, dlq: map[string]store.DLQEntry{}, playbooks: map[string]*memPlaybook{}}
 }
 
 // OnDocumentSize registers fn to observe the size in bytes of every
@@ -93,7 +114,7 @@ func (m *Memory) size(path string, b []byte) {
 func (m *Memory) get(id string) (*memExec, error) {
 	e := m.execs[id]
 	if e == nil || e.state == nil {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	return e, nil
 }
@@ -111,7 +132,7 @@ func (m *Memory) doc(id string) *memExec {
 }
 
 // decode is the execution document as stored.
-func (e *memExec) decode() (*Execution, error) {
+func (e *memExec) decode() (*store.Execution, error) {
 	rec, err := decodeState(e.state, e.source)
 	if err != nil {
 		return nil, err
@@ -120,18 +141,18 @@ func (e *memExec) decode() (*Execution, error) {
 	return rec, nil
 }
 
-func decodeState(b []byte, source string) (*Execution, error) {
+func decodeState(b []byte, source string) (*store.Execution, error) {
 	st := &engine.State{}
 	if err := jsonx.Unmarshal(b, st); err != nil {
 		return nil, fmt.Errorf("store: decode state: %w", err)
 	}
-	NormState(st)
-	return &Execution{State: st, Source: source}, nil
+	store.NormState(st)
+	return &store.Execution{State: st, Source: source}, nil
 }
 
-// ExecutionCreate implements Store.
-func (m *Memory) ExecutionCreate(ctx context.Context, rec *Execution) error {
-	if err := checkNew(rec); err != nil {
+// ExecutionCreate implements store.Store.
+func (m *Memory) ExecutionCreate(ctx context.Context, rec *store.Execution) error {
+	if err := store.CheckNew(rec); err != nil {
 		return err
 	}
 	b, err := json.Marshal(rec.State)
@@ -143,7 +164,7 @@ func (m *Memory) ExecutionCreate(ctx context.Context, rec *Execution) error {
 	id := rec.State.ExecutionID
 	meterOf(ctx, id).Write(1)
 	if e := m.execs[id]; e != nil && e.state != nil {
-		return ErrExists
+		return store.ErrExists
 	}
 	m.size("executions/"+id, b)
 	e := m.doc(id)
@@ -166,10 +187,10 @@ func (e *memExec) notify() {
 	}
 }
 
-// ExecutionWatch implements Store: fn sees the document at the start and
+// ExecutionWatch implements store.Store: fn sees the document at the start and
 // after every write of it (a burst of writes between two calls is seen
 // once, at its last state, as a snapshot listener would).
-func (m *Memory) ExecutionWatch(ctx context.Context, id string, fn func(*Execution) bool) error {
+func (m *Memory) ExecutionWatch(ctx context.Context, id string, fn func(*store.Execution) bool) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -204,8 +225,8 @@ func (m *Memory) ExecutionWatch(ctx context.Context, id string, fn func(*Executi
 	}
 }
 
-// ExecutionGet implements Store.
-func (m *Memory) ExecutionGet(ctx context.Context, id string) (*Execution, error) {
+// ExecutionGet implements store.Store.
+func (m *Memory) ExecutionGet(ctx context.Context, id string) (*store.Execution, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, id).Read(1)
@@ -224,8 +245,8 @@ func (m *Memory) ExecutionGet(ctx context.Context, id string) (*Execution, error
 // revTime encodes a document revision as the UpdateTime token.
 func revTime(rev int64) time.Time { return time.Unix(0, rev+1) }
 
-// ExecutionCount implements Store.
-func (m *Memory) ExecutionCount(ctx context.Context, p ExecutionListParams) (map[types.Status]int, error) {
+// ExecutionCount implements store.Store.
+func (m *Memory) ExecutionCount(ctx context.Context, p store.ExecutionListParams) (map[types.Status]int, error) {
 	p.BeforeCreated, p.Limit = time.Time{}, 1<<31-1
 	all, err := m.ExecutionList(ctx, p)
 	if err != nil {
@@ -238,15 +259,15 @@ func (m *Memory) ExecutionCount(ctx context.Context, p ExecutionListParams) (map
 	return out, nil
 }
 
-// ExecutionList implements Store.
-func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]ExecutionSummary, error) {
+// ExecutionList implements store.Store.
+func (m *Memory) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.ExecutionSummary, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 50
 	}
-	out := []ExecutionSummary{}
+	out := []store.ExecutionSummary{}
 	for id, e := range m.execs {
 		if e.state == nil {
 			continue
@@ -256,8 +277,8 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 			return nil, err
 		}
 		st := rec.State
-		sum := ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, RerunOf: st.RerunOf, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated}
-		if !p.matches(sum) {
+		sum := store.ExecutionSummary{ExecutionID: id, ParentID: st.ParentID, Playbook: st.Playbook, Creator: st.Creator, RerunOf: st.RerunOf, Status: st.Status, CreatedAt: e.created, UpdatedAt: e.updated}
+		if !p.Matches(sum) {
 			continue
 		}
 		if !p.BeforeCreated.IsZero() && !(e.created.Before(p.BeforeCreated) || (e.created.Equal(p.BeforeCreated) && id < p.BeforeID)) {
@@ -279,47 +300,47 @@ func (m *Memory) ExecutionList(ctx context.Context, p ExecutionListParams) ([]Ex
 	return out, nil
 }
 
-// ExecutionCheckpoint implements Store: the whole call holds the store's
+// ExecutionCheckpoint implements store.Store: the whole call holds the store's
 // lock, which serialises it like a Firestore transaction would.
-func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (Checkpoint, error) {
+func (m *Memory) ExecutionCheckpoint(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
 	e, err := m.get(p.ExecutionID)
 	if err != nil {
-		return Checkpoint{}, err
+		return store.Checkpoint{}, err
 	}
-	var rec *Execution
+	var rec *store.Execution
 	if p.Base != nil && !p.Base.UpdateTime.IsZero() && p.Base.UpdateTime.Equal(revTime(e.rev)) {
 		rec = p.Base // the optimistic path: no read
 	} else {
 		mt.Read(1)
 		if rec, err = e.decode(); err != nil {
-			return Checkpoint{}, err
+			return store.Checkpoint{}, err
 		}
 	}
 	out, err := p.Apply(rec)
 	if err != nil || out == nil {
-		return Checkpoint{State: rec.State}, err
+		return store.Checkpoint{State: rec.State}, err
 	}
 	if m.checkpoint != nil {
 		m.checkpoint()
 	}
 	b, err := json.Marshal(rec.State)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("store: encode state: %w", err)
+		return store.Checkpoint{}, fmt.Errorf("store: encode state: %w", err)
 	}
 	var ob []byte
 	if !out.Empty() {
 		if ob, err = json.Marshal(out); err != nil {
-			return Checkpoint{}, fmt.Errorf("store: encode outbox: %w", err)
+			return store.Checkpoint{}, fmt.Errorf("store: encode outbox: %w", err)
 		}
 	}
 	plans := map[string][]byte{}
 	for _, plan := range out.Loops {
 		pb, err := json.Marshal(plan)
 		if err != nil {
-			return Checkpoint{}, fmt.Errorf("store: encode loop plan: %w", err)
+			return store.Checkpoint{}, fmt.Errorf("store: encode loop plan: %w", err)
 		}
 		plans[plan.Key()] = pb
 	}
@@ -346,17 +367,17 @@ func (m *Memory) ExecutionCheckpoint(ctx context.Context, p CheckpointParams) (C
 		m.size("executions/"+p.ExecutionID+"/loops/"+k, pb)
 		e.loops[k] = pb
 	}
-	return Checkpoint{Applied: true, Output: out, State: rec.State}, nil
+	return store.Checkpoint{Applied: true, Output: out, State: rec.State}, nil
 }
 
-// OutboxGet implements Store.
+// OutboxGet implements store.Store.
 func (m *Memory) OutboxGet(ctx context.Context, executionID, id string) (*engine.Output, error) {
-	return getSub(ctx, m, executionID, func(e *memExec) map[string][]byte { return e.outbox }, id, NormOutput)
+	return getSub(ctx, m, executionID, func(e *memExec) map[string][]byte { return e.outbox }, id, store.NormOutput)
 }
 
-// LoopGet implements Store.
+// LoopGet implements store.Store.
 func (m *Memory) LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error) {
-	return getSub(ctx, m, executionID, func(e *memExec) map[string][]byte { return e.loops }, key, NormPlan)
+	return getSub(ctx, m, executionID, func(e *memExec) map[string][]byte { return e.loops }, key, store.NormPlan)
 }
 
 // getSub reads document key of the execution's subcollection (coll picks
@@ -372,7 +393,7 @@ func getSub[T any](ctx context.Context, m *Memory, executionID string, coll func
 	}
 	b, ok := coll(e)[key]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	v := new(T)
 	if err := jsonx.Unmarshal(b, v); err != nil {
@@ -392,11 +413,11 @@ func (e *memExec) iter(loopKey string) map[int]*memIter {
 }
 
 func decodeMemIter(it *memIter) (*engine.IterationRecord, error) {
-	return decodeIteration(iterDoc{Status: it.status, Data: string(it.data)})
+	return codec.Iteration(it.data)
 }
 
-// IterationBegin implements Store.
-func (m *Memory) IterationBegin(ctx context.Context, p IterationBeginParams) (*engine.IterationRecord, error) {
+// IterationBegin implements store.Store.
+func (m *Memory) IterationBegin(ctx context.Context, p store.IterationBeginParams) (*engine.IterationRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
@@ -408,17 +429,17 @@ func (m *Memory) IterationBegin(ctx context.Context, p IterationBeginParams) (*e
 		if cur.status != string(types.StatusRunning) {
 			return decodeMemIter(cur)
 		}
-		id, parked := ParkedBy(cur.holder)
+		id, parked := store.ParkedBy(cur.holder)
 		switch {
 		case parked && id != p.Unpark:
-			return nil, ErrParked
+			return nil, store.ErrParked
 		case parked:
 			// The entry's replay takes the iteration: the entry is
 			// replayed (same commit).
 			mt.Write(1)
-			m.dlqResolveLocked(DLQResolution{ID: id, Status: DLQReplayed})
+			m.dlqResolveLocked(store.DLQResolution{ID: id, Status: store.DLQReplayed})
 		case cur.holder != p.Holder && cur.expires.After(p.Now):
-			return nil, ErrLeaseHeld
+			return nil, store.ErrLeaseHeld
 		}
 		mt.Write(1)
 	}
@@ -426,9 +447,9 @@ func (m *Memory) IterationBegin(ctx context.Context, p IterationBeginParams) (*e
 	return nil, nil
 }
 
-// IterationEnd implements Store.
-func (m *Memory) IterationEnd(ctx context.Context, p IterationEndParams) (bool, error) {
-	if err := checkEnded(p.Record); err != nil {
+// IterationEnd implements store.Store.
+func (m *Memory) IterationEnd(ctx context.Context, p store.IterationEndParams) (bool, error) {
+	if err := store.CheckEnded(p.Record); err != nil {
 		return false, err
 	}
 	b, err := json.Marshal(p.Record)
@@ -444,18 +465,18 @@ func (m *Memory) IterationEnd(ctx context.Context, p IterationEndParams) (bool, 
 		mt.Read(1)
 	}
 	mt.Write(1)
-	var res *DLQResolution
+	var res *store.DLQResolution
 	if cur != nil {
 		if cur.status != string(types.StatusRunning) {
 			return false, nil // the first record wins (a Create in Firestore)
 		}
-		if id, parked := ParkedBy(cur.holder); parked {
-			r := resolution(p.Resolve, id)
+		if id, parked := store.ParkedBy(cur.holder); parked {
+			r := p.Resolution(id)
 			res = &r
 		} else if p.Holder == "" && cur.holder != "" && cur.expires.After(p.Now) {
 			return false, nil // leased by another delivery: its holder ends it
 		} else if p.Holder != "" && cur.holder != p.Holder {
-			return false, ErrLeaseLost
+			return false, store.ErrLeaseLost
 		}
 	}
 	m.size(fmt.Sprintf("executions/%s/loops/%s/iterations/%d", p.ExecutionID, p.LoopKey, p.Record.Index), b)
@@ -467,16 +488,16 @@ func (m *Memory) IterationEnd(ctx context.Context, p IterationEndParams) (bool, 
 	return true, nil
 }
 
-// IterationPark implements Store.
-func (m *Memory) IterationPark(ctx context.Context, p IterationParkParams) (*engine.IterationRecord, error) {
+// IterationPark implements store.Store.
+func (m *Memory) IterationPark(ctx context.Context, p store.IterationParkParams) (*engine.IterationRecord, error) {
 	e := p.Entry
-	e.normalize()
+	e.Normalize()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
 	its := m.doc(p.ExecutionID).iter(p.LoopKey)
 	mt.Read(1)
-	park := ParkHolder(e.MessageID)
+	park := store.ParkHolder(e.MessageID)
 	if cur := its[p.Index]; cur != nil {
 		if cur.status != string(types.StatusRunning) {
 			return decodeMemIter(cur)
@@ -484,36 +505,36 @@ func (m *Memory) IterationPark(ctx context.Context, p IterationParkParams) (*eng
 		if cur.holder == park {
 			return nil, nil
 		}
-		if _, parked := ParkedBy(cur.holder); parked {
-			return nil, ErrParked
+		if _, parked := store.ParkedBy(cur.holder); parked {
+			return nil, store.ErrParked
 		}
 		if cur.holder != "" && cur.holder != p.Holder && cur.expires.After(p.Now) {
-			return nil, ErrLeaseHeld
+			return nil, store.ErrLeaseHeld
 		}
 	}
 	mt.Write(2)
 	its[p.Index] = &memIter{status: string(types.StatusRunning), holder: park}
-	e.Status = DLQPending
+	e.Status = store.DLQPending
 	m.dlqFileLocked(e)
 	return nil, nil
 }
 
-// IterationRunning implements Store.
-func (m *Memory) IterationRunning(ctx context.Context, executionID, loopKey string) ([]IterationLease, error) {
+// IterationRunning implements store.Store.
+func (m *Memory) IterationRunning(ctx context.Context, executionID, loopKey string) ([]store.IterationLease, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := []IterationLease{}
+	out := []store.IterationLease{}
 	if e := m.execs[executionID]; e != nil {
 		for i, it := range e.iters[loopKey] {
 			switch it.status {
 			case string(types.StatusRunning):
-				out = append(out, IterationLease{Index: i, Status: types.StatusRunning, Holder: it.holder, Expires: it.expires})
+				out = append(out, store.IterationLease{Index: i, Status: types.StatusRunning, Holder: it.holder, Expires: it.expires})
 			case string(types.StatusCanceled):
 				r, err := decodeMemIter(it)
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, IterationLease{Index: i, Status: types.StatusCanceled, Clock: r.Clock})
+				out = append(out, store.IterationLease{Index: i, Status: types.StatusCanceled, Clock: r.Clock})
 			}
 		}
 	}
@@ -522,7 +543,7 @@ func (m *Memory) IterationRunning(ctx context.Context, executionID, loopKey stri
 	return out, nil
 }
 
-// IterationRelease implements Store.
+// IterationRelease implements store.Store.
 func (m *Memory) IterationRelease(ctx context.Context, executionID, loopKey string, index int, holder string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -535,13 +556,13 @@ func (m *Memory) IterationRelease(ctx context.Context, executionID, loopKey stri
 	return nil
 }
 
-// IterationList implements Store.
+// IterationList implements store.Store.
 func (m *Memory) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := []engine.IterationRecord{}
 	for _, it := range m.doc(executionID).iters[loopKey] {
-		if !completed(it.status) {
+		if !store.Completed(types.Status(it.status)) {
 			continue
 		}
 		r, err := decodeMemIter(it)
@@ -555,14 +576,14 @@ func (m *Memory) IterationList(ctx context.Context, executionID, loopKey string)
 	return out, nil
 }
 
-// IterationCount implements Store.
+// IterationCount implements store.Store.
 func (m *Memory) IterationCount(ctx context.Context, executionID, loopKey string) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
 	if e := m.execs[executionID]; e != nil {
 		for _, it := range e.iters[loopKey] {
-			if completed(it.status) {
+			if store.Completed(types.Status(it.status)) {
 				n++
 			}
 		}
@@ -571,7 +592,7 @@ func (m *Memory) IterationCount(ctx context.Context, executionID, loopKey string
 	return n, nil
 }
 
-// LaneDone implements Store.
+// LaneDone implements store.Store.
 func (m *Memory) LaneDone(ctx context.Context, executionID, loopKey string, lane int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -584,7 +605,7 @@ func (m *Memory) LaneDone(ctx context.Context, executionID, loopKey string, lane
 	return nil
 }
 
-// LaneCount implements Store.
+// LaneCount implements store.Store.
 func (m *Memory) LaneCount(ctx context.Context, executionID, loopKey string) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -596,7 +617,7 @@ func (m *Memory) LaneCount(ctx context.Context, executionID, loopKey string) (in
 	return n, nil
 }
 
-// LoopDoneCreate implements Store.
+// LoopDoneCreate implements store.Store.
 func (m *Memory) LoopDoneCreate(ctx context.Context, executionID, loopKey, owner string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -611,8 +632,8 @@ func (m *Memory) LoopDoneCreate(ctx context.Context, executionID, loopKey, owner
 	return owner, nil
 }
 
-// LeaseAcquire implements Store.
-func (m *Memory) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
+// LeaseAcquire implements store.Store.
+func (m *Memory) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
@@ -621,7 +642,7 @@ func (m *Memory) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
 	if d, ok := e.units[p.Unit]; ok {
 		mt.Read(1)
 		if d.Holder != p.Holder && d.Expires.After(p.Now) {
-			return ErrLeaseHeld
+			return store.ErrLeaseHeld
 		}
 		mt.Write(1)
 	}
@@ -629,8 +650,8 @@ func (m *Memory) LeaseAcquire(ctx context.Context, p LeaseAcquireParams) error {
 	return nil
 }
 
-// LeaseRenew implements Store.
-func (m *Memory) LeaseRenew(ctx context.Context, p LeaseAcquireParams) error {
+// LeaseRenew implements store.Store.
+func (m *Memory) LeaseRenew(ctx context.Context, p store.LeaseAcquireParams) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
@@ -638,14 +659,14 @@ func (m *Memory) LeaseRenew(ctx context.Context, p LeaseAcquireParams) error {
 	e := m.doc(p.ExecutionID)
 	d, ok := e.units[p.Unit]
 	if !ok || d.Holder != p.Holder {
-		return ErrLeaseLost
+		return store.ErrLeaseLost
 	}
 	mt.Write(1)
 	e.units[p.Unit] = newLease(p)
 	return nil
 }
 
-// LeaseRelease implements Store.
+// LeaseRelease implements store.Store.
 func (m *Memory) LeaseRelease(ctx context.Context, executionID, unit, holder string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -659,12 +680,13 @@ func (m *Memory) LeaseRelease(ctx context.Context, executionID, unit, holder str
 	return nil
 }
 
-// BatchPut implements Store.
+// BatchPut implements store.Store.
 func (m *Memory) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
-	d, err := encodeBatch(b, DefaultRetention)
+	data, err := json.Marshal(b.Events)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("store: encode batch: %w", err)
 	}
+	d := batchDoc{Data: string(data), Ops: b.Ops}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, b.ExecutionID).Write(1)
@@ -679,14 +701,14 @@ func (m *Memory) BatchPut(ctx context.Context, b types.Batch) (bool, error) {
 	return true, nil
 }
 
-// EventList implements Store.
+// EventList implements store.Store.
 func (m *Memory) EventList(ctx context.Context, executionID string) ([]types.Event, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ps []types.Projected
 	if e := m.execs[executionID]; e != nil {
 		for id, d := range e.batches {
-			p, err := decodeBatch(id, d)
+			p, err := codec.Events(id, []byte(d.Data))
 			if err != nil {
 				return nil, err
 			}
@@ -696,7 +718,7 @@ func (m *Memory) EventList(ctx context.Context, executionID string) ([]types.Eve
 	return types.EventsInOrder(ps), nil
 }
 
-// EventLog implements Store.
+// EventLog implements store.Store.
 func (m *Memory) EventLog(ctx context.Context, executionID string) ([]types.Event, map[string]float64, error) {
 	evs, err := m.EventList(ctx, executionID)
 	if err != nil {
@@ -706,7 +728,7 @@ func (m *Memory) EventLog(ctx context.Context, executionID string) ([]types.Even
 	return evs, ops, err
 }
 
-// OpsTotal implements Store.
+// OpsTotal implements store.Store.
 func (m *Memory) OpsTotal(ctx context.Context, executionID string) (map[string]float64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -721,8 +743,8 @@ func (m *Memory) OpsTotal(ctx context.Context, executionID string) (map[string]f
 	return tot, nil
 }
 
-// PlaybookPut implements Store.
-func (m *Memory) PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, error) {
+// PlaybookPut implements store.Store.
+func (m *Memory) PlaybookPut(ctx context.Context, p store.PlaybookPutParams) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pb := m.playbooks[p.Path]
@@ -736,48 +758,48 @@ func (m *Memory) PlaybookPut(ctx context.Context, p PlaybookPutParams) (int, err
 	now := time.Now().UTC()
 	pb.name, pb.updated = p.Name, now
 	v := len(pb.versions) + 1
-	pb.versions = append(pb.versions, PlaybookVersion{Path: p.Path, Name: p.Name, Version: v, Source: p.Source, CreatedAt: now})
+	pb.versions = append(pb.versions, store.PlaybookVersion{Path: p.Path, Name: p.Name, Version: v, Source: p.Source, CreatedAt: now})
 	return v, nil
 }
 
-// PlaybookGet implements Store.
-func (m *Memory) PlaybookGet(ctx context.Context, path string, version int) (*PlaybookVersion, error) {
+// PlaybookGet implements store.Store.
+func (m *Memory) PlaybookGet(ctx context.Context, path string, version int) (*store.PlaybookVersion, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pb := m.playbooks[path]
 	if pb == nil || len(pb.versions) == 0 {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	if version == 0 {
 		version = len(pb.versions)
 	}
 	if version < 1 || version > len(pb.versions) {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	v := pb.versions[version-1]
 	v.Name = pb.name
 	return &v, nil
 }
 
-// PlaybookList implements Store.
-func (m *Memory) PlaybookList(ctx context.Context) ([]PlaybookSummary, error) {
+// PlaybookList implements store.Store.
+func (m *Memory) PlaybookList(ctx context.Context) ([]store.PlaybookSummary, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := []PlaybookSummary{}
+	out := []store.PlaybookSummary{}
 	for _, pb := range m.playbooks {
-		out = append(out, PlaybookSummary{Path: pb.path, Name: pb.name, Latest: len(pb.versions), UpdatedAt: pb.updated})
+		out = append(out, store.PlaybookSummary{Path: pb.path, Name: pb.name, Latest: len(pb.versions), UpdatedAt: pb.updated})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
 
-// DLQPut implements Store.
-func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
-	e.normalize()
+// DLQPut implements store.Store.
+func (m *Memory) DLQPut(ctx context.Context, e store.DLQEntry) error {
+	e.Normalize()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e.Status == "" {
-		e.Status = DLQPending
+		e.Status = store.DLQPending
 	}
 	if old, ok := m.dlq[e.MessageID]; ok {
 		e.FirstSeen, e.Status = old.FirstSeen, old.Status
@@ -789,21 +811,21 @@ func (m *Memory) DLQPut(ctx context.Context, e DLQEntry) error {
 
 // dlqFileLocked stores a filed entry as given (status pending when
 // unset, normalised). The caller holds m.mu.
-func (m *Memory) dlqFileLocked(e DLQEntry) {
-	e.normalize()
+func (m *Memory) dlqFileLocked(e store.DLQEntry) {
+	e.Normalize()
 	if e.Status == "" {
-		e.Status = DLQPending
+		e.Status = store.DLQPending
 	}
 	m.dlq[e.MessageID] = e
 }
 
 // dlqResolveLocked applies a resolution (an absent entry is written bare).
 // The caller holds m.mu.
-func (m *Memory) dlqResolveLocked(r DLQResolution) {
-	id := DLQID(r.ID)
+func (m *Memory) dlqResolveLocked(r store.DLQResolution) {
+	id := store.DLQID(r.ID)
 	e, ok := m.dlq[id]
 	if !ok {
-		e = DLQEntry{MessageID: id}
+		e = store.DLQEntry{MessageID: id}
 	}
 	e.Status = r.Status
 	if r.Note != "" {
@@ -812,33 +834,33 @@ func (m *Memory) dlqResolveLocked(r DLQResolution) {
 	m.dlq[id] = e
 }
 
-// DLQGet implements Store.
-func (m *Memory) DLQGet(ctx context.Context, id string) (*DLQEntry, error) {
+// DLQGet implements store.Store.
+func (m *Memory) DLQGet(ctx context.Context, id string) (*store.DLQEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, ok := m.dlq[DLQID(id)]
+	e, ok := m.dlq[store.DLQID(id)]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	return &e, nil
 }
 
-// DLQList implements Store.
-func (m *Memory) DLQList(ctx context.Context, status DLQStatus, limit int) ([]DLQEntry, error) {
-	return m.DLQQuery(ctx, DLQFilter{Status: status, Limit: limit})
+// DLQList implements store.Store.
+func (m *Memory) DLQList(ctx context.Context, status store.DLQStatus, limit int) ([]store.DLQEntry, error) {
+	return m.DLQQuery(ctx, store.DLQFilter{Status: status, Limit: limit})
 }
 
-// DLQQuery implements Store.
-func (m *Memory) DLQQuery(ctx context.Context, f DLQFilter) ([]DLQEntry, error) {
+// DLQQuery implements store.Store.
+func (m *Memory) DLQQuery(ctx context.Context, f store.DLQFilter) ([]store.DLQEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	out := []DLQEntry{}
+	out := []store.DLQEntry{}
 	for _, e := range m.dlq {
-		if f.matches(e) {
+		if f.Matches(e) {
 			out = append(out, e)
 		}
 	}
@@ -854,14 +876,14 @@ func (m *Memory) DLQQuery(ctx context.Context, f DLQFilter) ([]DLQEntry, error) 
 	return out, nil
 }
 
-// DLQSetStatus implements Store.
-func (m *Memory) DLQSetStatus(ctx context.Context, id string, from, to DLQStatus, note string) (*DLQEntry, error) {
+// DLQSetStatus implements store.Store.
+func (m *Memory) DLQSetStatus(ctx context.Context, id string, from, to store.DLQStatus, note string) (*store.DLQEntry, error) {
 	m.mu.Lock()
-	id = DLQID(id)
+	id = store.DLQID(id)
 	defer m.mu.Unlock()
 	e, ok := m.dlq[id]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	if e.Status != from {
 		return nil, errs.New(errs.FailedPrecondition, "store: dlq entry %s is %s, not %s", id, e.Status, from)
@@ -871,42 +893,41 @@ func (m *Memory) DLQSetStatus(ctx context.Context, id string, from, to DLQStatus
 	return &e, nil
 }
 
-// LeaseGet implements Store.
+// LeaseGet implements store.Store.
 func (m *Memory) LeaseGet(ctx context.Context, executionID, unit string) (string, time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, executionID).Read(1)
 	e := m.execs[executionID]
 	if e == nil {
-		return "", time.Time{}, ErrNotFound
+		return "", time.Time{}, store.ErrNotFound
 	}
 	d, ok := e.units[unit]
 	if !ok {
-		return "", time.Time{}, ErrNotFound
+		return "", time.Time{}, store.ErrNotFound
 	}
 	return d.Holder, d.Expires, nil
 }
 
-// IterationGet implements Store.
+// IterationGet implements store.Store.
 func (m *Memory) IterationGet(ctx context.Context, executionID, loopKey string, index int) (types.Status, string, time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, executionID).Read(1)
 	e := m.execs[executionID]
 	if e == nil || e.iters[loopKey] == nil || e.iters[loopKey][index] == nil {
-		return "", "", time.Time{}, ErrNotFound
+		return "", "", time.Time{}, store.ErrNotFound
 	}
 	it := e.iters[loopKey][index]
 	return types.Status(it.status), it.holder, it.expires, nil
 }
 
-// Close implements Store.
+// Close implements store.Store.
 func (m *Memory) Close() error { return nil }
 
-var _ Store = (*Memory)(nil)
-var _ Store = (*Firestore)(nil)
+var _ store.Store = (*Memory)(nil)
 
-// AttemptPut implements Store.
+// AttemptPut implements store.Store.
 func (m *Memory) AttemptPut(ctx context.Context, executionID, unit, key string, out types.Outcome) error {
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -926,18 +947,18 @@ func (m *Memory) AttemptPut(ctx context.Context, executionID, unit, key string, 
 	return nil
 }
 
-// AttemptGet implements Store.
+// AttemptGet implements store.Store.
 func (m *Memory) AttemptGet(ctx context.Context, executionID, unit, key string) (*types.Outcome, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	meterOf(ctx, executionID).Read(1)
 	e := m.execs[executionID]
 	if e == nil || e.attempts == nil {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	d, ok := e.attempts[unit+"/"+key]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
-	return decodeOutcome(d)
+	return codec.Outcome([]byte(d))
 }

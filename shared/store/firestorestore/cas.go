@@ -1,4 +1,4 @@
-package store
+package firestorestore
 
 import (
 	"context"
@@ -124,25 +124,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// leaseUpdate is the Update of every field of a lease document.
-func leaseUpdate(d leaseDoc) []firestore.Update {
-	return []firestore.Update{{Path: "holder", Value: d.Holder}, {Path: "expires", Value: d.Expires}, {Path: "expire_at", Value: d.ExpireAt}}
-}
-
-// iterUpdate is the Update of every field of an iteration document
-// (omitted fields are deleted, as a Set of the document would).
-func iterUpdate(d iterDoc) []firestore.Update {
-	u := []firestore.Update{{Path: "index", Value: d.Index}, {Path: "status", Value: d.Status}, {Path: "expire_at", Value: d.ExpireAt}}
-	opt := func(path string, v any, zero bool) {
-		if zero {
-			v = firestore.Delete
-		}
-		u = append(u, firestore.Update{Path: path, Value: v})
-	}
-	opt("holder", d.Holder, d.Holder == "")
-	opt("expires", d.Expires, d.Expires.IsZero())
-	opt("data", d.Data, d.Data == "")
-	return u
 }
