@@ -1,4 +1,4 @@
-package results_test
+package gcsresults_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package bus_test
+package pubsubbus_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package tasks_test
+package cloudtasks_test
 
 import (
 	"context"
