@@ -20,6 +20,23 @@ var contracts = []string{
 	module + "/shared/results/resultstest",
 }
 
+// subscribeContracts are the subscribe service and its suite: the spool's
+// Bucket and batch dispatch's Puller have their drivers in
+// subscribe/gcsspool, subscribe/pubsubpull (and the Kafka puller, on
+// franz-go, in the package). They link no Cloud Storage, Pub/Sub or Cloud
+// Tasks client, but two links stay and are not checked here: the Pub/Sub
+// API's message types (pubsubpb, no client: SubscriptionAdmin is the admin
+// API's own signature, which the Registrar calls), and Firestore through
+// shared/store and shared/credentials (their contracts are split apart
+// from their drivers elsewhere).
+var subscribeContracts = []string{
+	module + "/shared/subscribe",
+	module + "/shared/subscribe/subscribetest",
+}
+
+// pubsubTypes is the Pub/Sub API's message package, allowed in subscribe.
+const pubsubTypes = "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
 // contractClients are the cloud clients a contract must not link: the
 // drivers' clients (Cloud Storage, Pub/Sub, Cloud Tasks) and the other
 // stores' (Firestore, Secret Manager).
@@ -46,15 +63,34 @@ func TestContractsLinkNoClient(t *testing.T) {
 	}
 }
 
+// TestSubscribeLinksNoDriverClient: the subscribe service and its suite
+// link no Cloud Storage, Pub/Sub or Cloud Tasks client (the Pub/Sub API's
+// message types aside, see subscribeContracts).
+func TestSubscribeLinksNoDriverClient(t *testing.T) {
+	g := loadGraph(t, subscribeContracts...)
+	if len(reach(g, subscribeContracts[0], pubsubTypes, nil)) == 0 {
+		t.Errorf("%s no longer links %s: drop the allowance", short(subscribeContracts[0]), pubsubTypes)
+	}
+	for _, c := range subscribeContracts {
+		for _, client := range contractClients[:3] { // storage, pubsub, cloudtasks
+			if found := reach(g, c, client, []string{pubsubTypes}); len(found) > 0 {
+				t.Errorf("%s links %s, e.g.\n\t%s", short(c), client, chainString(found[0]))
+			}
+		}
+	}
+}
+
 // TestContractDriversLinkTheirClient proves the check reads the real graph:
 // each driver package does link its client, through an import of its own
 // (the chain's second package is a client's), so a contract that took its
 // driver's code back would fail TestContractsLinkNoClient.
 func TestContractDriversLinkTheirClient(t *testing.T) {
 	drivers := map[string]string{
-		module + "/shared/bus/pubsubbus":      "cloud.google.com/go/pubsub",
-		module + "/shared/tasks/cloudtasks":   "cloud.google.com/go/cloudtasks",
-		module + "/shared/results/gcsresults": "cloud.google.com/go/storage",
+		module + "/shared/bus/pubsubbus":        "cloud.google.com/go/pubsub",
+		module + "/shared/tasks/cloudtasks":     "cloud.google.com/go/cloudtasks",
+		module + "/shared/results/gcsresults":   "cloud.google.com/go/storage",
+		module + "/shared/subscribe/gcsspool":   "cloud.google.com/go/storage",
+		module + "/shared/subscribe/pubsubpull": "cloud.google.com/go/pubsub",
 	}
 	var roots []string
 	for d := range drivers {

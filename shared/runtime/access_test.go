@@ -50,9 +50,9 @@ var depsOps = map[string][]deploy.Op{
 // these (a composite literal or a call): the clients it opens besides
 // Deps.
 var constructOps = map[string][]deploy.Op{
-	"github.com/noetl/gcpengine/shared/subscribe.Registrar":    {deploy.OpRewireSubscriptions},
-	"github.com/noetl/gcpengine/shared/subscribe.PubSubPuller": {deploy.OpPullSubscriptions},
-	"github.com/noetl/gcpengine/shared/subscribe.GCSBuckets":   {deploy.OpSpool},
+	"github.com/noetl/gcpengine/shared/subscribe.Registrar":         {deploy.OpRewireSubscriptions},
+	"github.com/noetl/gcpengine/shared/subscribe/pubsubpull.Puller": {deploy.OpPullSubscriptions},
+	"github.com/noetl/gcpengine/shared/subscribe/gcsspool.Buckets":  {deploy.OpSpool},
 	// `noetl rebuild`: seek, pull and acknowledge the replay subscription.
 	"github.com/noetl/gcpengine/shared/replay.OpenPubSub": {deploy.OpReplayEvents},
 	// `noetl gc`: list and delete result objects.

@@ -23,6 +23,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/kafkasrc"
 	"github.com/noetl/gcpengine/shared/subscribe"
+	"github.com/noetl/gcpengine/shared/subscribe/gcsspool"
+	"github.com/noetl/gcpengine/shared/subscribe/pubsubpull"
 	"github.com/noetl/gcpengine/shared/subscribe/subscribetest"
 )
 
@@ -70,7 +72,7 @@ func TestGCSBucketConformance(t *testing.T) {
 		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "spool"})
 		c := srv.Client()
 		t.Cleanup(func() { _ = c.Close() })
-		return subscribe.GCSBuckets(c)("spool")
+		return gcsspool.Buckets(c)("spool")
 	})
 }
 
@@ -89,7 +91,7 @@ func TestGCSBucketConformanceEmulator(t *testing.T) {
 		if err := c.Bucket(b).Create(context.Background(), "noetl-test", nil); err != nil {
 			t.Fatalf("create bucket %s: %v", b, err)
 		}
-		return subscribe.GCSBuckets(c)(b)
+		return gcsspool.Buckets(c)(b)
 	})
 }
 
@@ -141,7 +143,7 @@ func pubsubPuller(t *testing.T, host, project string) subscribetest.PullerHarnes
 	if err := create(context.Background(), tc, sc, sub, topic); err != nil {
 		t.Fatal(err)
 	}
-	return subscribetest.PullerHarness{Puller: subscribe.PubSubPuller{Client: sc}, Subscription: sub,
+	return subscribetest.PullerHarness{Puller: pubsubpull.Puller{Client: sc}, Subscription: sub,
 		Publish: func(ctx context.Context, data []byte, attrs map[string]string) error {
 			_, err := tc.Publish(ctx, &pubsubpb.PublishRequest{Topic: topic, Messages: []*pubsubpb.PubsubMessage{{Data: data, Attributes: attrs}}})
 			return err

@@ -5,13 +5,13 @@
 // from its driver.
 //
 //   - subscribe.Bucket (the spool's object store; BucketSuite): the GCS
-//     driver (subscribe.GCSBuckets) and the in-memory bucket of the
+//     driver (gcsspool.Buckets) and the in-memory bucket of the
 //     package's tests. Put overwrites; Get of a missing object is
 //     subscribe.ErrNoObject; List returns the objects under a prefix (and
 //     only those) sorted by name, with their sizes; Delete removes, and a
 //     missing object is no error.
 //   - subscribe.Puller (batch dispatch; PullerSuite): the Pub/Sub driver
-//     (subscribe.PubSubPuller), the Kafka driver (subscribe.KafkaPuller)
+//     (pubsubpull.Puller), the Kafka driver (subscribe.KafkaPuller)
 //     and the in-memory puller of the package's tests. Pull waits at most
 //     wait and returns what arrived, at most max messages (none is no
 //     error); every message carries an ack id, its id, data, attributes
