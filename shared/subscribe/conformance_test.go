@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,7 +47,11 @@ func emulator(t *testing.T, env string) string {
 		}
 		t.Skipf("emulator not configured (set %s, or run scripts/up and source .stack/env)", env)
 	}
-	c, err := net.DialTimeout("tcp", host, 3*time.Second)
+	addr := host
+	if _, rest, ok := strings.Cut(host, "://"); ok { // STORAGE_EMULATOR_HOST carries a scheme
+		addr = rest
+	}
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
 	if err != nil {
 		t.Fatalf("emulator at %s (%s) unreachable: %v", host, env, err)
 	}
