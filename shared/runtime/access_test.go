@@ -33,7 +33,7 @@ var depsOps = map[string][]deploy.Op{
 	// commands for dispatch's entries.
 	"Bus.Republish": {deploy.OpPublishEvents, deploy.OpPublishCommands},
 	// TaskCreate writes a unit over Cloud Tasks' 100 KB to the results
-	// tier first (shared/tasks TestTaskCreateLargeBody).
+	// tier first (shared/tasks/cloudtasks TestTaskCreateLargeBody).
 	"Dispatcher": {deploy.OpCreateTasks, deploy.OpWriteResults},
 	"Results":    {deploy.OpReadResults},
 	// Transitions: events, next units (tasks, or bulk fan-out on the
