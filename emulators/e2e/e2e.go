@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/noetl/gcpengine/shared/bus"
+	"github.com/noetl/gcpengine/shared/bus/pubsubbus"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/types"
@@ -339,7 +339,7 @@ func PublishBatch(t testing.TB, signer *sign.Signer, b types.Batch) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := bus.Open(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT"), "events", "commands", signer)
+	p, err := pubsubbus.Open(ctx, os.Getenv("GOOGLE_CLOUD_PROJECT"), "events", "commands", signer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
-	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/tasks/cloudtasks"
 )
 
 // scanner looks for known secret values, in their plain, URL-escaped and
@@ -117,7 +117,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	defer cancel()
 	project, location := os.Getenv("GOOGLE_CLOUD_PROJECT"), os.Getenv("NOETL_LOCATION")
 	queue := func(id string) string { return "projects/" + project + "/locations/" + location + "/queues/" + id }
-	td, err := tasks.Open(ctx, queue("work"), queue("timers"), base+"/execute")
+	td, err := cloudtasks.Open(ctx, queue("work"), queue("timers"), base+"/execute")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/noetl/gcpengine/emulators/resultsflow"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -30,7 +31,7 @@ func TestResultFlowIntoPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	cb := &resultsflow.CountingBackend{Backend: results.NewGCS(cl, os.Getenv("NOETL_RESULTS_BUCKET"))}
+	cb := &resultsflow.CountingBackend{Backend: gcsresults.NewGCS(cl, os.Getenv("NOETL_RESULTS_BUCKET"))}
 	rs := &results.Store{Backend: cb, Cache: results.NewCache(64 << 20)}
 	rows := int64(20<<20) / resultsflow.RowBytes
 	table := "result_flow_" + randSuffix()

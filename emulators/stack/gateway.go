@@ -13,6 +13,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/results/grant"
 )
 
@@ -59,7 +60,7 @@ func (s *Supervisor) upGateway(ctx context.Context) (string, error) {
 		// Any bucket of the engine's emulator (the results bucket and the
 		// cells of a NOETL_RESULT_CELLS_FILE): the signature, not the
 		// bucket, is the right.
-		Backend: func(bucket string) (results.Backend, bool) { return results.NewGCS(client, bucket), true },
+		Backend: func(bucket string) (results.Backend, bool) { return gcsresults.NewGCS(client, bucket), true },
 		Log:     lg,
 	}
 	l, err := net.Listen("tcp", hostPort(c.ResultsGatewayPort))

@@ -37,6 +37,8 @@ import (
 	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	sub "github.com/noetl/gcpengine/shared/subscribe"
+	"github.com/noetl/gcpengine/shared/subscribe/gcsspool"
+	"github.com/noetl/gcpengine/shared/subscribe/pubsubpull"
 )
 
 func init() { functions.HTTP("subscribe", Subscribe) }
@@ -85,7 +87,7 @@ func Service(ctx context.Context) (*sub.Service, *runtime.Deps, error) {
 		policy, _ = egress.New("cloud", nil, nil)
 	}
 	svc = &sub.Service{Store: d.Store, Bus: d.Bus, Playbooks: d.Catalog, Credentials: d.Credentials,
-		Buckets: sub.GCSBuckets(gcs), Puller: sub.PubSubPuller{Client: admin}, Egress: policy, Log: d.Log}
+		Buckets: gcsspool.Buckets(gcs), Puller: pubsubpull.Puller{Client: admin}, Egress: policy, Log: d.Log}
 	return svc, d, nil
 }
 

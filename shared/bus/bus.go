@@ -1,12 +1,15 @@
-// Package bus publishes the event log and the command stream on Pub/Sub
-// (README "Architecture" "The control loop"): event batches on the "events"
-// topic (one message per unit of work or transition, types.Batch) and
-// commands on the "commands" topic (bulk fan-out, timers, replays; dispatch
-// turns each into a Cloud Task). Nothing relies on message order, so no
-// ordering keys are used. The W3C trace context of the publisher rides in
-// the message attributes. Publishing waits for the server's ack (the
-// durability boundary, NoETL result storage RFC T1); the driver never retries beyond the
-// client's own policy (google/go-cloud: drivers never retry).
+// Package bus is the contract of the engine's message bus (README
+// "Architecture" "The control loop"): Publisher, and the messages every
+// driver and fake publishes — event batches on the "events" topic (one
+// message per unit of work or transition, types.Batch) and commands on the
+// "commands" topic (bulk fan-out, timers, replays; dispatch turns each into
+// a Cloud Task). Nothing relies on message order, so no ordering keys are
+// used. The W3C trace context of the publisher rides in the message
+// attributes. Publishing waits for the server's ack (the durability
+// boundary, NoETL result storage RFC T1); drivers never retry beyond their
+// client's own policy (google/go-cloud: drivers never retry). It links no
+// cloud client: the Pub/Sub driver is shared/bus/pubsubbus, the in-memory
+// fake controltest.Publisher, and both run shared/bus/bustest.
 package bus
 
 import (

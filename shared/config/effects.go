@@ -40,8 +40,8 @@ var effectTests = map[string][]effect{
 	"NOETL_EVENTS_TOPIC":               {{Test: "shared/runtime.TestBusFromSettings"}},
 	"NOETL_COMMANDS_TOPIC":             {{Test: "shared/runtime.TestBusFromSettings"}},
 	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": {{Test: "shared/runtime.TestAckPermanentFilesTheLastDelivery"}},
-	"NOETL_EXECUTE_AUDIENCE":           {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "Audience"}},
-	"NOETL_TASKS_SERVICE_ACCOUNT":      {{Test: depsWire}, {Test: "shared/tasks.TestAuthorize", Sets: "ServiceAccount"}},
+	"NOETL_EXECUTE_AUDIENCE":           {{Test: depsWire}, {Test: "shared/tasks/cloudtasks.TestAuthorize", Sets: "Audience"}},
+	"NOETL_TASKS_SERVICE_ACCOUNT":      {{Test: depsWire}, {Test: "shared/tasks/cloudtasks.TestAuthorize", Sets: "ServiceAccount"}},
 	"NOETL_FUNCTIONS_URL":              {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "functions/cmd/noetl.TestAPIURLSelection"}},
 	"NOETL_REPO_ROOT":                  {{Test: depsWire}, {Test: "shared/catalog.TestLoadConfinedToRoot", Sets: "Root"}},
 

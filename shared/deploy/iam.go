@@ -90,7 +90,7 @@ const (
 	// token of the tasks account.
 	OpCreateTasks Op = "tasks:create"
 	// OpDeleteTasks lists and deletes an execution's pending tasks
-	// (tasks.Dispatcher.TaskDeleteExecution: stop, cancel, deadline).
+	// (cloudtasks.Dispatcher.TaskDeleteExecution: stop, cancel, deadline).
 	OpDeleteTasks Op = "tasks:delete"
 	// OpReadResults reads result objects (offloaded results, loop items,
 	// large unit bodies).

@@ -56,7 +56,7 @@ var (
 	ErrBadPatch = &errs.Error{Code: errs.InvalidArgument, Msg: "dlq: bad patch"}
 )
 
-// Republisher publishes a dead-lettered message again (bus.PubSub).
+// Republisher publishes a dead-lettered message again (pubsubbus.PubSub).
 type Republisher interface {
 	Republish(ctx context.Context, topic string, data []byte, attrs map[string]string) error
 }

@@ -46,6 +46,9 @@ import (
 	"strings"
 )
 
+// castagnoli is the CRC32C table (Cloud Storage's object checksum).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // CRC32CKey is the reference field holding the object's CRC-32C
 // (Castagnoli polynomial), base64 of its four big-endian bytes: the
 // encoding of Cloud Storage's object metadata "crc32c", so a reference can

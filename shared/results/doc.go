@@ -15,8 +15,10 @@
 //
 // The package has three parts, one job each:
 //   - Locator: pure naming (LogicalURI, PhysicalKey, ParseLogicalURI).
-//   - Backend: a dumb byte store (Put/Get/Exists) with a GCS driver and an
-//     in-memory one; drivers never retry and callers branch on the sentinel
+//   - Backend: a dumb byte store (Put/Get/Exists), the contract: the GCS
+//     driver is its own package (shared/results/gcsresults), so this one
+//     links no cloud client; the in-memory driver (NewMemory) stays here,
+//     beside the contract, for the tier's own tests; drivers never retry and callers branch on the sentinel
 //     ErrNotFound, never on messages. resultstest.BackendSuite is the
 //     conformance suite every driver runs (resultstest.ObjectSuite, its
 //     per-object part without List and Delete, for drivers holding one

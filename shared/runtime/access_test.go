@@ -33,7 +33,7 @@ var depsOps = map[string][]deploy.Op{
 	// commands for dispatch's entries.
 	"Bus.Republish": {deploy.OpPublishEvents, deploy.OpPublishCommands},
 	// TaskCreate writes a unit over Cloud Tasks' 100 KB to the results
-	// tier first (shared/tasks TestTaskCreateLargeBody).
+	// tier first (shared/tasks/cloudtasks TestTaskCreateLargeBody).
 	"Dispatcher": {deploy.OpCreateTasks, deploy.OpWriteResults},
 	"Results":    {deploy.OpReadResults},
 	// Transitions: events, next units (tasks, or bulk fan-out on the
@@ -50,9 +50,9 @@ var depsOps = map[string][]deploy.Op{
 // these (a composite literal or a call): the clients it opens besides
 // Deps.
 var constructOps = map[string][]deploy.Op{
-	"github.com/noetl/gcpengine/shared/subscribe.Registrar":    {deploy.OpRewireSubscriptions},
-	"github.com/noetl/gcpengine/shared/subscribe.PubSubPuller": {deploy.OpPullSubscriptions},
-	"github.com/noetl/gcpengine/shared/subscribe.GCSBuckets":   {deploy.OpSpool},
+	"github.com/noetl/gcpengine/shared/subscribe.Registrar":         {deploy.OpRewireSubscriptions},
+	"github.com/noetl/gcpengine/shared/subscribe/pubsubpull.Puller": {deploy.OpPullSubscriptions},
+	"github.com/noetl/gcpengine/shared/subscribe/gcsspool.Buckets":  {deploy.OpSpool},
 	// `noetl rebuild`: seek, pull and acknowledge the replay subscription.
 	"github.com/noetl/gcpengine/shared/replay.OpenPubSub": {deploy.OpReplayEvents},
 	// `noetl gc`: list and delete result objects.

@@ -13,6 +13,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/noetl/gcpengine/shared/bus"
+	"github.com/noetl/gcpengine/shared/bus/pubsubbus"
 	"github.com/noetl/gcpengine/shared/catalog"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/control"
@@ -24,10 +25,11 @@ import (
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/router"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store/firestorestore"
-	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/tasks/cloudtasks"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/controlkinds"
@@ -98,11 +100,11 @@ type Builders struct {
 	// Store opens the Firestore store (every function: DLQ entries).
 	Store func(ctx context.Context, cfg config.Config) (*firestorestore.Firestore, error)
 	// Bus opens the Pub/Sub topics (every function: the flusher).
-	Bus func(ctx context.Context, cfg config.Config, s *sign.Signer) (*bus.PubSub, error)
+	Bus func(ctx context.Context, cfg config.Config, s *sign.Signer) (*pubsubbus.PubSub, error)
 	// Flusher runs the operation-count flusher until ctx ends.
-	Flusher func(ctx context.Context, b *bus.PubSub, log *slog.Logger)
+	Flusher func(ctx context.Context, b *pubsubbus.PubSub, log *slog.Logger)
 	// Dispatcher opens the Cloud Tasks client (NeedDispatcher).
-	Dispatcher func(ctx context.Context, cfg config.Config) (*tasks.Dispatcher, error)
+	Dispatcher func(ctx context.Context, cfg config.Config) (*cloudtasks.Dispatcher, error)
 	// Results opens the results tier (NeedResults); the func closes it.
 	Results func(ctx context.Context, cfg config.Config) (*results.Store, func(), error)
 	// Credentials opens the credential store (NeedCredentials); the func
@@ -131,21 +133,21 @@ func DefaultBuilders() Builders {
 		Store: func(ctx context.Context, cfg config.Config) (*firestorestore.Firestore, error) {
 			return firestorestore.OpenFirestore(ctx, cfg.Project)
 		},
-		Bus: func(ctx context.Context, cfg config.Config, s *sign.Signer) (*bus.PubSub, error) {
-			return bus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic, s)
+		Bus: func(ctx context.Context, cfg config.Config, s *sign.Signer) (*pubsubbus.PubSub, error) {
+			return pubsubbus.Open(ctx, cfg.Project, cfg.EventsTopic, cfg.CommandsTopic, s)
 		},
-		Flusher: func(ctx context.Context, b *bus.PubSub, log *slog.Logger) {
+		Flusher: func(ctx context.Context, b *pubsubbus.PubSub, log *slog.Logger) {
 			go bus.RunFlusher(ctx, b, meter.Default, 500*time.Millisecond, time.Second, log)
 		},
-		Dispatcher: func(ctx context.Context, cfg config.Config) (*tasks.Dispatcher, error) {
-			return tasks.Open(ctx, cfg.QueuePath(cfg.WorkQueue), cfg.QueuePath(cfg.TimersQueue), cfg.ExecuteURL)
+		Dispatcher: func(ctx context.Context, cfg config.Config) (*cloudtasks.Dispatcher, error) {
+			return cloudtasks.Open(ctx, cfg.QueuePath(cfg.WorkQueue), cfg.QueuePath(cfg.TimersQueue), cfg.ExecuteURL)
 		},
 		Results: func(ctx context.Context, cfg config.Config) (*results.Store, func(), error) {
 			gcs, err := storage.NewClient(ctx)
 			if err != nil {
 				return nil, nil, fmt.Errorf("runtime: storage client: %w", err)
 			}
-			st, err := ResultStore(cfg, func(bucket string) results.Backend { return results.NewGCS(gcs, bucket) })
+			st, err := ResultStore(cfg, func(bucket string) results.Backend { return gcsresults.NewGCS(gcs, bucket) })
 			if err != nil {
 				_ = gcs.Close()
 				return nil, nil, err
@@ -172,9 +174,9 @@ type Deps struct {
 	// Store is the Firestore store (base: DLQ entries).
 	Store *firestorestore.Firestore
 	// Bus publishes on the events and commands topics (base: the flusher).
-	Bus *bus.PubSub
+	Bus *pubsubbus.PubSub
 	// Dispatcher creates Cloud Tasks (NeedDispatcher).
-	Dispatcher *tasks.Dispatcher
+	Dispatcher *cloudtasks.Dispatcher
 	// Router applies route's batches (NeedRouter).
 	Router *router.Router
 	// Worker runs units; its tools are built by NeedExecutor

@@ -13,14 +13,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/noetl/gcpengine/shared/bus"
+	"github.com/noetl/gcpengine/shared/bus/pubsubbus"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/deploy"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store/firestorestore"
-	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/tasks/cloudtasks"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/controlkinds"
 )
@@ -48,12 +48,12 @@ func (r *recorder) builders() Builders {
 		Store: func(context.Context, config.Config) (*firestorestore.Firestore, error) {
 			return &firestorestore.Firestore{}, r.hit("store")
 		},
-		Bus: func(context.Context, config.Config, *sign.Signer) (*bus.PubSub, error) {
-			return &bus.PubSub{}, r.hit("bus")
+		Bus: func(context.Context, config.Config, *sign.Signer) (*pubsubbus.PubSub, error) {
+			return &pubsubbus.PubSub{}, r.hit("bus")
 		},
-		Flusher: func(context.Context, *bus.PubSub, *slog.Logger) { _ = r.hit("flusher") },
-		Dispatcher: func(context.Context, config.Config) (*tasks.Dispatcher, error) {
-			return &tasks.Dispatcher{}, r.hit("dispatcher")
+		Flusher: func(context.Context, *pubsubbus.PubSub, *slog.Logger) { _ = r.hit("flusher") },
+		Dispatcher: func(context.Context, config.Config) (*cloudtasks.Dispatcher, error) {
+			return &cloudtasks.Dispatcher{}, r.hit("dispatcher")
 		},
 		Results: func(context.Context, config.Config) (*results.Store, func(), error) {
 			return &results.Store{}, nil, r.hit("results")

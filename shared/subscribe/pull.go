@@ -3,14 +3,8 @@ package subscribe
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
-
-	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Pulled is a pulled message and its ack id.
@@ -26,51 +20,6 @@ type Puller interface {
 	Pull(ctx context.Context, subscription string, max int, wait time.Duration) ([]Pulled, error)
 	Ack(ctx context.Context, subscription string, ackIDs []string) error
 	Nack(ctx context.Context, subscription string, ackIDs []string) error
-}
-
-// PubSubPuller is the Puller of a Pub/Sub subscription admin client.
-type PubSubPuller struct {
-	Client *pubsubapi.SubscriptionAdminClient
-}
-
-// Pull implements Puller with a synchronous pull.
-func (p PubSubPuller) Pull(ctx context.Context, subscription string, max int, wait time.Duration) ([]Pulled, error) {
-	pctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	resp, err := p.Client.Pull(pctx, &pubsubpb.PullRequest{Subscription: subscription, MaxMessages: int32(max)})
-	if err != nil {
-		if pctx.Err() != nil && ctx.Err() == nil || status.Code(err) == codes.DeadlineExceeded {
-			return nil, nil // nothing arrived in time
-		}
-		return nil, fmt.Errorf("subscribe: pull %s: %w", subscription, err)
-	}
-	out := make([]Pulled, 0, len(resp.ReceivedMessages))
-	for _, rm := range resp.ReceivedMessages {
-		m := rm.GetMessage()
-		pt := ""
-		if m.GetPublishTime() != nil {
-			pt = m.GetPublishTime().AsTime().UTC().Format(time.RFC3339Nano)
-		}
-		out = append(out, Pulled{AckID: rm.AckId, Message: Message{ID: m.GetMessageId(), Data: m.GetData(), Attributes: m.GetAttributes(),
-			PublishTime: pt, OrderingKey: m.GetOrderingKey(), DeliveryAttempt: int(rm.GetDeliveryAttempt())}})
-	}
-	return out, nil
-}
-
-// Ack implements Puller.
-func (p PubSubPuller) Ack(ctx context.Context, subscription string, ackIDs []string) error {
-	if len(ackIDs) == 0 {
-		return nil
-	}
-	return p.Client.Acknowledge(ctx, &pubsubpb.AcknowledgeRequest{Subscription: subscription, AckIds: ackIDs})
-}
-
-// Nack implements Puller (ack deadline 0).
-func (p PubSubPuller) Nack(ctx context.Context, subscription string, ackIDs []string) error {
-	if len(ackIDs) == 0 {
-		return nil
-	}
-	return p.Client.ModifyAckDeadline(ctx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: subscription, AckIds: ackIDs, AckDeadlineSeconds: 0})
 }
 
 // pullConcurrency bounds the messages of one batch handled at once.

@@ -7,13 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"strings"
 	"time"
-
-	"cloud.google.com/go/storage"
-	"google.golang.org/api/iterator"
 )
 
 // Object is one stored object of a Bucket listing.
@@ -120,64 +115,6 @@ func decodeItem(b []byte) (Item, error) {
 		return Item{}, fmt.Errorf("subscribe: decode spool item: %w", err)
 	}
 	return it, nil
-}
-
-// GCSBuckets opens buckets on a GCS client (the emulator through
-// STORAGE_EMULATOR_HOST on the stack).
-func GCSBuckets(c *storage.Client) Buckets {
-	return func(name string) Bucket { return gcsBucket{c.Bucket(name)} }
-}
-
-type gcsBucket struct{ b *storage.BucketHandle }
-
-func (g gcsBucket) Put(ctx context.Context, name string, data []byte) error {
-	w := g.b.Object(name).NewWriter(ctx)
-	w.ContentType = "application/json"
-	if _, err := w.Write(data); err != nil {
-		_ = w.Close()
-		return fmt.Errorf("subscribe: spool put %s: %w", name, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("subscribe: spool put %s: %w", name, err)
-	}
-	return nil
-}
-
-func (g gcsBucket) Get(ctx context.Context, name string) ([]byte, error) {
-	r, err := g.b.Object(name).NewReader(ctx)
-	if errors.Is(err, storage.ErrObjectNotExist) {
-		return nil, ErrNoObject
-	}
-	if err != nil {
-		return nil, fmt.Errorf("subscribe: spool get %s: %w", name, err)
-	}
-	defer r.Close()
-	return io.ReadAll(r)
-}
-
-func (g gcsBucket) List(ctx context.Context, prefix string) ([]Object, error) {
-	it := g.b.Objects(ctx, &storage.Query{Prefix: prefix})
-	var out []Object
-	for {
-		a, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("subscribe: spool list %s: %w", prefix, err)
-		}
-		out = append(out, Object{Name: a.Name, Size: a.Size})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-func (g gcsBucket) Delete(ctx context.Context, name string) error {
-	err := g.b.Object(name).Delete(ctx)
-	if err == nil || errors.Is(err, storage.ErrObjectNotExist) {
-		return nil
-	}
-	return fmt.Errorf("subscribe: spool delete %s: %w", name, err)
 }
 
 // nowMS is t in Unix milliseconds.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -713,33 +714,65 @@ func (b *failFirst) PublishBatch(ctx context.Context, x types.Batch) error {
 
 // ---- batch dispatch -------------------------------------------------------------
 
+// fakePuller is an in-memory Puller: queue holds the messages available,
+// out the ones pulled and neither acked nor nacked (Nack puts them back
+// at the head of the queue); acked and nackd record the calls.
 type fakePuller struct {
 	mu           sync.Mutex
 	queue        []Pulled
+	out          map[string]Pulled
 	acked, nackd []string
+	seq          int
 }
 
 func (p *fakePuller) Pull(_ context.Context, sub string, n int, _ time.Duration) ([]Pulled, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n = min(n, len(p.queue))
-	out := p.queue[:n]
+	out := slices.Clone(p.queue[:n])
 	p.queue = p.queue[n:]
+	if p.out == nil {
+		p.out = map[string]Pulled{}
+	}
+	for _, m := range out {
+		p.out[m.AckID] = m
+	}
 	return out, nil
 }
 
 func (p *fakePuller) Ack(_ context.Context, _ string, ids []string) error {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.acked = append(p.acked, ids...)
-	p.mu.Unlock()
+	for _, id := range ids {
+		delete(p.out, id)
+	}
 	return nil
 }
 
 func (p *fakePuller) Nack(_ context.Context, _ string, ids []string) error {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.nackd = append(p.nackd, ids...)
-	p.mu.Unlock()
+	var again []Pulled
+	for _, id := range ids {
+		if m, ok := p.out[id]; ok {
+			again = append(again, m)
+			delete(p.out, id)
+		}
+	}
+	p.queue = append(again, p.queue...)
 	return nil
+}
+
+// publish queues a message as Pub/Sub would deliver it (an id, an ack id
+// and the publish time).
+func (p *fakePuller) publish(data []byte, attrs map[string]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seq++
+	p.queue = append(p.queue, Pulled{AckID: fmt.Sprintf("ack-%d", p.seq), Message: Message{ID: fmt.Sprint(p.seq), Data: data,
+		Attributes: attrs, PublishTime: time.Now().UTC().Format(time.RFC3339Nano)}})
 }
 
 // TestBatchDispatch: a batch_dispatch registration is pulled on ticks in

@@ -48,6 +48,7 @@ import (
 
 	"github.com/noetl/gcpengine/emulators/resultsflow"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 )
 
 func round(x float64, d int) float64 {
@@ -96,7 +97,7 @@ func main() {
 				fail(err)
 			}
 			defer cl.Close()
-			be = results.NewGCS(cl, bucket)
+			be = gcsresults.NewGCS(cl, bucket)
 			where = "GCS emulator (fake-gcs-server) at " + host + ", bucket " + bucket
 			flowBackend, flowWhere = be, where
 		default:

@@ -33,6 +33,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/results/grant"
 	"github.com/noetl/gcpengine/shared/runner"
 	"github.com/noetl/gcpengine/shared/tools"
@@ -142,7 +143,7 @@ func granted(ctx context.Context, c *runner.Client) (context.Context, error) {
 	if err != nil {
 		return ctx, err
 	}
-	st := &results.Store{Backend: results.NewGCS(cl, os.Getenv("NOETL_RESULTS_BUCKET"))}
+	st := &results.Store{Backend: gcsresults.NewGCS(cl, os.Getenv("NOETL_RESULTS_BUCKET"))}
 	c.Results = &runner.Granter{Store: st, Signer: s}
 	id := strconv.FormatInt(time.Now().UnixNano()>>8, 10)
 	ctx = results.WithReader(ctx, results.Reader{Execution: id})

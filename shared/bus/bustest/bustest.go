@@ -1,5 +1,5 @@
 // Package bustest is the conformance suite of bus.Publisher (in the manner
-// of google/go-cloud's pubsub drivertest): the Pub/Sub driver (bus.PubSub,
+// of google/go-cloud's pubsub drivertest): the Pub/Sub driver (pubsubbus.PubSub,
 // on the Pub/Sub emulator and on the in-process pstest server) and the
 // in-memory fake every engine test uses (controltest.Publisher) run the
 // same cases, through the interface and what arrives on the topics, so the

@@ -1,6 +1,6 @@
 // Package taskstest is the conformance suite of tasks.Creator (in the
 // manner of google/go-cloud's drivertest and river's driver suite): the
-// Cloud Tasks driver (tasks.Dispatcher, on the Cloud Tasks emulator of
+// Cloud Tasks driver (cloudtasks.Dispatcher, on the Cloud Tasks emulator of
 // emulators/cloudtasks) and the in-memory fake every engine test uses
 // (controltest.Tasks) run the same cases through the interface and the
 // tasks left pending, so the fake cannot drift from the driver.

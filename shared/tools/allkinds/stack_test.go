@@ -22,6 +22,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
@@ -106,7 +107,7 @@ func TestStackKinds(t *testing.T) {
 	if bucket == "" {
 		bucket = "noetl-results"
 	}
-	rs := &results.Store{Backend: results.NewGCS(gcsClient, bucket)}
+	rs := &results.Store{Backend: gcsresults.NewGCS(gcsClient, bucket)}
 	reg, closeFn := Default(kinds.Options{Credentials: store, Results: rs, Project: project})
 	defer closeFn()
 	run := func(kind string, args, cfg map[string]any) map[string]any {

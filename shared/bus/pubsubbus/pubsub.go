@@ -1,4 +1,9 @@
-package bus
+// Package pubsubbus is the Google Cloud Pub/Sub driver of bus.Publisher
+// (the contract in shared/bus, in the manner of go-cloud's gcppubsub beside
+// pubsub/driver): it publishes the messages bus.BatchMessages and
+// bus.CommandMessages make on the events and commands topics and waits for
+// the server's acks; it never retries beyond the client's own policy.
+package pubsubbus
 
 import (
 	"context"
@@ -7,12 +12,13 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// PubSub is the Publisher on Google Cloud Pub/Sub (the emulator when
+// PubSub is the bus.Publisher on Google Cloud Pub/Sub (the emulator when
 // PUBSUB_EMULATOR_HOST is set).
 type PubSub struct {
 	client   *pubsub.Client
@@ -48,30 +54,30 @@ func (p *PubSub) Close() error {
 	return p.client.Close()
 }
 
-// PublishBatch implements Publisher.
+// PublishBatch implements bus.Publisher.
 func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
-	msgs, err := BatchMessages(ctx, p.signer, b)
+	msgs, err := bus.BatchMessages(ctx, p.signer, b)
 	if err != nil {
 		return err
 	}
 	return p.publish(ctx, p.events, msgs)
 }
 
-// PublishCommands implements Publisher.
+// PublishCommands implements bus.Publisher.
 func (p *PubSub) PublishCommands(ctx context.Context, cmds ...types.Command) error {
-	msgs, err := CommandMessages(ctx, p.signer, cmds...)
+	msgs, err := bus.CommandMessages(ctx, p.signer, cmds...)
 	if err != nil {
 		return err
 	}
 	return p.publish(ctx, p.commands, msgs)
 }
 
-func (p *PubSub) publish(ctx context.Context, t *pubsub.Publisher, msgs []Encoded) error {
+func (p *PubSub) publish(ctx context.Context, t *pubsub.Publisher, msgs []bus.Encoded) error {
 	rs := make([]*pubsub.PublishResult, len(msgs))
 	for i, e := range msgs {
 		rs[i] = t.Publish(ctx, &pubsub.Message{Data: e.Data, Attributes: e.Attributes})
 	}
-	CountPublished(ctx, msgs)
+	bus.CountPublished(ctx, msgs)
 	var first error
 	for _, r := range rs {
 		if _, err := r.Get(ctx); err != nil && first == nil {

@@ -1,4 +1,4 @@
-package results_test
+package gcsresults_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/noetl/gcpengine/shared/results"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/results/resultstest"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -44,17 +45,13 @@ func fakeGCS(t *testing.T) (*fakestorage.Server, *storage.Client) {
 
 func TestGCSBackendSuite(t *testing.T) {
 	_, client := fakeGCS(t)
-	resultstest.BackendSuite(t, results.NewGCS(client, testBucket))
-}
-
-func TestMemoryBackendSuite(t *testing.T) {
-	resultstest.BackendSuite(t, results.NewMemory())
+	resultstest.BackendSuite(t, gcsresults.NewGCS(client, testBucket))
 }
 
 func TestGCSBackendDetails(t *testing.T) {
 	srv, client := fakeGCS(t)
 	ctx := context.Background()
-	b := results.NewGCS(client, testBucket)
+	b := gcsresults.NewGCS(client, testBucket)
 	if bn, ok := b.(results.BucketNamer); !ok || bn.Bucket() != testBucket {
 		t.Fatalf("GCS backend is not a BucketNamer of %q", testBucket)
 	}
@@ -69,7 +66,7 @@ func TestGCSBackendDetails(t *testing.T) {
 		t.Errorf("content type %q", obj.ContentType)
 	}
 	// A missing bucket is an error, but not ErrNotFound for the object.
-	nb := results.NewGCS(client, "no-such-bucket")
+	nb := gcsresults.NewGCS(client, "no-such-bucket")
 	if err := nb.Put(ctx, "x", []byte("1"), "text/plain"); err == nil {
 		t.Error("Put to a missing bucket: err = nil")
 	}
@@ -83,7 +80,7 @@ func TestGCSBackendDetails(t *testing.T) {
 func TestStoreOverGCS(t *testing.T) {
 	_, client := fakeGCS(t)
 	s := &results.Store{
-		Backend:   results.NewGCS(client, testBucket),
+		Backend:   gcsresults.NewGCS(client, testBucket),
 		Locator:   results.Locator{Env: "dev", Region: "us-central1", Cell: "c1"},
 		InlineMax: 256,
 		Now:       func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
@@ -154,4 +151,14 @@ func TestStoreOverGCS(t *testing.T) {
 	if _, err := s.Resolve(ctx, dref); !errors.Is(err, results.ErrGeneration) || !errors.Is(err, results.ErrLost) {
 		t.Fatalf("replaced object over GCS: %v, want ErrGeneration", err)
 	}
+}
+
+// TestStoreOffloaderSuite runs the results.Offloader contract on the
+// production Store over GCS (fake-gcs-server); shared/results runs it over
+// the in-memory backend.
+func TestStoreOffloaderSuite(t *testing.T) {
+	resultstest.OffloaderSuite(t, func(t *testing.T, inlineMax int) results.Offloader {
+		_, client := fakeGCS(t) // a fresh server: an empty tier
+		return &results.Store{Backend: gcsresults.NewGCS(client, testBucket), InlineMax: inlineMax}
+	})
 }

@@ -1,4 +1,4 @@
-package tasks_test
+package cloudtasks_test
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 	"google.golang.org/api/iterator"
 
-	"github.com/noetl/gcpengine/emulators/cloudtasks"
+	ctemu "github.com/noetl/gcpengine/emulators/cloudtasks"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tasks"
+	"github.com/noetl/gcpengine/shared/tasks/cloudtasks"
 	"github.com/noetl/gcpengine/shared/tasks/taskstest"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -34,13 +35,13 @@ func TestDispatcherConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := cloudtasks.NewServer(cloudtasks.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		srv := ctemu.NewServer(ctemu.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		go func() { _ = srv.Serve(lis) }()
 		t.Setenv("CLOUDTASKS_EMULATOR_HOST", lis.Addr().String())
 		ctx := context.Background()
 		const loc = "projects/p/locations/us-central1"
 		work, timers := loc+"/queues/work", loc+"/queues/timers"
-		d, err := tasks.Open(ctx, work, timers, "http://127.0.0.1:1/execute")
+		d, err := cloudtasks.Open(ctx, work, timers, "http://127.0.0.1:1/execute")
 		if err != nil {
 			t.Fatal(err)
 		}

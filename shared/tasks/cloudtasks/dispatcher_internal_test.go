@@ -1,4 +1,4 @@
-package tasks
+package cloudtasks
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
 
-	"github.com/noetl/gcpengine/emulators/cloudtasks"
+	ctemu "github.com/noetl/gcpengine/emulators/cloudtasks"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -31,7 +32,7 @@ func dispatcher(t *testing.T) *Dispatcher {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := cloudtasks.NewServer(cloudtasks.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := ctemu.NewServer(ctemu.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	go func() { _ = srv.Serve(lis) }()
 	t.Setenv("CLOUDTASKS_EMULATOR_HOST", lis.Addr().String())
 	ctx := context.Background()
@@ -109,7 +110,7 @@ func TestTaskCreateLargeBody(t *testing.T) {
 	if ref.TaskName() != cmd.TaskName() {
 		t.Fatal("the reference must name the same task")
 	}
-	full, err := LoadBody(ctx, bodies, ref)
+	full, err := tasks.LoadBody(ctx, bodies, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,21 +121,21 @@ func TestTaskCreateLargeBody(t *testing.T) {
 	// refused permanently.
 	other, _ := json.Marshal(unit(5))
 	_ = bodies.Put(ctx, ref.BodyRef.Key, other, "")
-	if _, err := LoadBody(ctx, bodies, ref); !errs.Permanent(err) {
+	if _, err := tasks.LoadBody(ctx, bodies, ref); !errs.Permanent(err) {
 		t.Errorf("swapped body: %v", err)
 	}
-	if _, err := LoadBody(ctx, results.NewMemory(), ref); !errs.Permanent(err) {
+	if _, err := tasks.LoadBody(ctx, results.NewMemory(), ref); !errs.Permanent(err) {
 		t.Errorf("missing body: %v", err)
 	}
 	bad := ref
 	bad.BodyRef = &types.BodyRef{Key: "bodies/e0/other.json", SHA256: ref.BodyRef.SHA256, Bytes: ref.BodyRef.Bytes}
-	if _, err := LoadBody(ctx, bodies, bad); !errs.Permanent(err) {
+	if _, err := tasks.LoadBody(ctx, bodies, bad); !errs.Permanent(err) {
 		t.Errorf("reference to another key: %v", err)
 	}
-	if c, err := LoadBody(ctx, nil, cmd); err != nil || c.Args == nil {
+	if c, err := tasks.LoadBody(ctx, nil, cmd); err != nil || c.Args == nil {
 		t.Error("a command without reference is returned as is")
 	}
-	if _, err := LoadBody(ctx, failing{}, ref); err == nil || errs.Permanent(err) {
+	if _, err := tasks.LoadBody(ctx, failing{}, ref); err == nil || errs.Permanent(err) {
 		t.Errorf("a store failure is transient, got %v", err)
 	}
 }

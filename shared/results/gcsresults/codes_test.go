@@ -1,4 +1,4 @@
-package results_test
+package gcsresults_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/results/gcsresults"
 )
 
 // failingGCS returns a GCS backend on a server that answers every request
@@ -32,7 +32,7 @@ func failingGCS(t *testing.T, status int) results.Backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	return results.NewGCS(client, testBucket)
+	return gcsresults.NewGCS(client, testBucket)
 }
 
 // TestGCSErrorCodes: the GCS driver's errors carry the code of the HTTP
@@ -70,22 +70,5 @@ func TestGCSErrorCodes(t *testing.T) {
 				t.Errorf("Put retryable = %v", errs.Retryable(put))
 			}
 		})
-	}
-}
-
-// TestResolveMissingIsPermanent: a reference to an object that is gone
-// resolves to an error of code NotFound, which the engine dead-letters at
-// once (it was an unclassified error, retried until the DLQ).
-func TestResolveMissingIsPermanent(t *testing.T) {
-	ctx := results.WithReader(context.Background(), results.Reader{Execution: "e-gone"})
-	s := &results.Store{Backend: results.NewMemory(), InlineMax: 1}
-	ref, err := s.Offload(ctx, types.ResultCoords{ExecutionID: "e-gone", Step: "s", Attempt: 1}, map[string]any{"big": strings.Repeat("x", 64)})
-	if err != nil || ref == nil {
-		t.Fatalf("Offload: %v %v", ref, err)
-	}
-	s2 := &results.Store{Backend: results.NewMemory(), InlineMax: 1} // another tier: the object is not there
-	_, err = s2.Resolve(ctx, ref)
-	if !errors.Is(err, results.ErrNotFound) || !errs.Is(err, errs.NotFound) || errs.Retryable(err) {
-		t.Fatalf("Resolve of a missing object: %v (code %s), want a permanent NotFound", err, errs.CodeOf(err))
 	}
 }

@@ -1,4 +1,4 @@
-package tasks
+package cloudtasks
 
 import (
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"

@@ -1,4 +1,4 @@
-package bus_test
+package pubsubbus_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 
-	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/bus/bustest"
+	"github.com/noetl/gcpengine/shared/bus/pubsubbus"
 	"github.com/noetl/gcpengine/shared/sign"
 )
 
@@ -24,7 +24,7 @@ var topicSeq atomic.Int64
 // pubsubHarness returns a harness on the Pub/Sub server the client reaches
 // (PUBSUB_EMULATOR_HOST): fresh events and commands topics, a subscription
 // on each that collects every message (once per message id), and a
-// bus.PubSub publishing on the topics.
+// pubsubbus.PubSub publishing on the topics.
 func pubsubHarness(t *testing.T, project string, signer *sign.Signer) bustest.Harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -73,7 +73,7 @@ func pubsubHarness(t *testing.T, project string, signer *sign.Signer) bustest.Ha
 			})
 		}()
 	}
-	p, err := bus.Open(ctx, project, names[bustest.Events], names[bustest.Commands], signer)
+	p, err := pubsubbus.Open(ctx, project, names[bustest.Events], names[bustest.Commands], signer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,3 +130,5 @@ func TestPubSubConformance(t *testing.T) {
 	signer := testSigner
 	bustest.Run(t, func(t *testing.T) bustest.Harness { return pubsubHarness(t, project, signer) })
 }
+
+var testSigner, _ = sign.Parse("bus-test-signing-key-0123456789abcdef0123")
