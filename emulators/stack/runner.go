@@ -16,9 +16,9 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/oidc"
-	"github.com/noetl/gcpengine/shared/sandbox"
 )
 
 // The data plane of the local stack (README "Architecture"): the runner,

@@ -28,7 +28,7 @@ import (
 
 	"github.com/noetl/gcpengine/emulators/cloudtasks"
 	"github.com/noetl/gcpengine/emulators/fixtures"
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 )
 
 // Supervisor brings the local stack up, keeps it up and takes it down. Create

@@ -6,9 +6,9 @@
 package allkinds
 
 import (
+	"github.com/noetl/gcpengine/runner/kinds"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/controlkinds"
-	"github.com/noetl/gcpengine/shared/tools/kinds"
 )
 
 // Default returns a registry with every kind of tools.Kinds and a close

@@ -41,9 +41,9 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/tools/gcsconn"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
-	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
 	"github.com/noetl/gcpengine/shared/tools/internal/s3conn"
 	"github.com/noetl/gcpengine/shared/types"
 )
