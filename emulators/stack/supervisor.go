@@ -415,11 +415,11 @@ func (s *Supervisor) upPostgres(ctx context.Context) (string, error) {
 
 func (s *Supervisor) upFunctions(ctx context.Context) (string, error) {
 	if _, err := os.Stat(s.cfg.FunctionsBin); err != nil {
-		s.progress("building the functions server: go build -o %s ./functions/cmd/local", s.cfg.FunctionsBin)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", s.cfg.FunctionsBin, "./functions/cmd/local")
+		s.progress("building the functions server: go build -o %s ./cmd/local", s.cfg.FunctionsBin)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", s.cfg.FunctionsBin, "./cmd/local")
 		cmd.Dir = s.cfg.RepoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build ./functions/cmd/local: %v\n%s", err, out)
+			return "", fmt.Errorf("go build ./cmd/local: %v\n%s", err, out)
 		}
 	}
 	s.fn = &restarter{s: s, name: "functions", health: s.cfg.FunctionsURL() + "/api/healthz", spawn: func() (*proc, error) {

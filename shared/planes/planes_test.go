@@ -19,10 +19,10 @@ const module = "github.com/noetl/gcpengine"
 
 // Build roots: the import paths of the builds whose links are checked.
 const (
-	rootFunctions = module                          // the function build (buildpack: module root package)
-	rootRunner    = module + "/runner"              // the runner binary (data plane)
-	rootEngine    = module + "/shared/engine"       // the pure engine
-	rootCLI       = module + "/functions/cmd/noetl" // the CLI
+	rootFunctions = module                    // the function build (buildpack: module root package)
+	rootRunner    = module + "/runner"        // the runner binary (data plane)
+	rootEngine    = module + "/shared/engine" // the pure engine
+	rootCLI       = module + "/cmd/noetl"     // the CLI
 )
 
 // controlPlane are the packages that hold the control plane's keys, state,
@@ -43,7 +43,7 @@ var controlPlane = []string{
 	module + "/shared/rerun",
 	module + "/shared/operations",
 	module + "/shared/router",
-	module + "/shared/runtime",
+	module + "/shared/wiring",
 	module + "/shared/sign",
 	module + "/shared/store",
 	module + "/shared/subscribe",
@@ -75,10 +75,10 @@ var rules = []rule{
 	}, controlPlane...)},
 	{rootFunctions, "the functions link no sandbox or author-code kind", []string{
 		"github.com/duckdb",
-		module + "/shared/sandbox",
+		module + "/runner/sandbox",
 		module + "/shared/tools/python",
 		module + "/shared/tools/shell",
-		module + "/shared/tools/kinds",
+		module + "/runner/kinds",
 		module + "/shared/tools/allkinds",
 		module + "/runner",
 	}},

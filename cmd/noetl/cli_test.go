@@ -909,7 +909,7 @@ func TestSchemaCommand(t *testing.T) {
 	if r.code != 0 || r.stdout != string(want) {
 		t.Fatalf("schema: code %d, stdout %d bytes (want %d)\n%s", r.code, len(r.stdout), len(want), r.stderr)
 	}
-	pub, err := os.ReadFile("../../../schema/playbook.schema.json")
+	pub, err := os.ReadFile("../../schema/playbook.schema.json")
 	if err != nil || string(pub) != r.stdout {
 		t.Fatalf("noetl schema differs from the published schema/playbook.schema.json (%v)", err)
 	}

@@ -39,8 +39,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/deploy"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func main() {
@@ -56,7 +56,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("functions: %v", err)
 	}
-	d, err := runtime.Get(context.Background(), 0)
+	d, err := wiring.Get(context.Background(), 0)
 	if err != nil {
 		log.Fatalf("functions: %v", err)
 	}

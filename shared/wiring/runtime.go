@@ -4,7 +4,7 @@
 // Functions reuse globals across invocations; deps.go), and holds the small
 // adapters every function needs: decoding Pub/Sub push CloudEvents and
 // classifying errors into ack (permanent) or retry (transient).
-package runtime
+package wiring
 
 import (
 	"context"

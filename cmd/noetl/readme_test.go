@@ -64,9 +64,9 @@ type docLine struct {
 // scripts/noetl (continuation lines joined).
 func docCommands(t *testing.T) map[string][]docLine {
 	t.Helper()
-	files := []string{"../../../README.md"}
-	pages, _ := filepath.Glob("../../../docs/*.md")
-	rb, _ := filepath.Glob("../../../infra/runbooks/*.md")
+	files := []string{"../../README.md"}
+	pages, _ := filepath.Glob("../../docs/*.md")
+	rb, _ := filepath.Glob("../../infra/runbooks/*.md")
 	files = append(append(files, pages...), rb...)
 	out := map[string][]docLine{}
 	inline := regexp.MustCompile("`(scripts/noetl [^`]*)`")

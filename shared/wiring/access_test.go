@@ -1,4 +1,4 @@
-package runtime
+package wiring
 
 import (
 	"go/ast"
@@ -170,7 +170,7 @@ func scanDeps(t *testing.T, dir string) (map[deploy.Op]string, map[string]bool) 
 		}
 		rt := ""
 		for name, p := range imports {
-			if p == deploy.Module+"/shared/runtime" {
+			if p == deploy.Module+"/shared/wiring" {
 				rt = name
 			}
 		}

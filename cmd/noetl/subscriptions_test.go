@@ -10,7 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 )
 
-const refSubscription = "../../../emulators/e2e/testdata/conformance/noetl-v2/subscription/cloudrun_pubsub_stream.subscription.yaml"
+const refSubscription = "../../emulators/e2e/testdata/conformance/noetl-v2/subscription/cloudrun_pubsub_stream.subscription.yaml"
 
 // TestSubscriptions: register substitutes the placeholders (--set,
 // --from-env), validates locally and posts the resource; list, describe
