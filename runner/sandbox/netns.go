@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	enforce "github.com/noetl/gcpengine/runner/egress"
 	"github.com/noetl/gcpengine/shared/egress"
 )
 
@@ -142,7 +143,7 @@ func netFactory() chan netRequest {
 // the helper to join (setns). The forwarders and the proxy count the
 // command's connections against q (its task's quota; nil: none). The runner needs CAP_SYS_ADMIN over its
 // user namespace (it is that namespace's root).
-func newTaskNet(p *egress.Policy, log *slog.Logger, q *egress.TaskConns) (*taskNet, error) {
+func newTaskNet(p *egress.Policy, log *slog.Logger, q *enforce.TaskConns) (*taskNet, error) {
 	fw := forwards(context.Background(), p)
 	reply := make(chan netResult, 1)
 	netFactory() <- netRequest{fw: fw, reply: reply}
@@ -152,9 +153,9 @@ func newTaskNet(p *egress.Policy, log *slog.Logger, q *egress.TaskConns) (*taskN
 	}
 	n := r.n
 	for i, f := range fw {
-		go egress.Forward(n.listeners[i], f.target, p, log, q)
+		go enforce.Forward(n.listeners[i], f.target, p, log, q)
 	}
-	n.proxy = &http.Server{Handler: &egress.Proxy{Policy: p, Log: log, Conns: q}, ReadHeaderTimeout: 30 * time.Second}
+	n.proxy = &http.Server{Handler: &enforce.Proxy{Policy: p, Log: log, Conns: q}, ReadHeaderTimeout: 30 * time.Second}
 	go func(l net.Listener) { _ = n.proxy.Serve(l) }(n.listeners[len(n.listeners)-1])
 	return n, nil
 }

@@ -54,6 +54,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	enforce "github.com/noetl/gcpengine/runner/egress"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/egress"
 )
@@ -672,7 +673,7 @@ func (c *Cmd) prepare(sp *spec) error {
 	}
 	c.ctl = ctl
 	if s.opts.Network != nil && !c.NoNetwork {
-		n, err := newTaskNet(s.opts.Network, s.log, egress.ConnsFrom(c.ctx))
+		n, err := newTaskNet(s.opts.Network, s.log, enforce.ConnsFrom(c.ctx))
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/results/grant"
-	"github.com/noetl/gcpengine/shared/runner"
+	"github.com/noetl/gcpengine/shared/runnerclient"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -27,7 +27,7 @@ import (
 // config error: user code never runs in the control plane.
 //
 // Each attempt is granted the result-tier objects it may read and write
-// (runner.Granter over rs): V4 signed URLs signed with
+// (runnerclient.Granter over rs): V4 signed URLs signed with
 // NOETL_RESULTS_SIGNING_KEY_FILE on the local stack (naming its gateway,
 // NOETL_RESULTS_SIGNED_ENDPOINT), by execute's service account through
 // IAM otherwise. A signer that cannot be built leaves the runner without
@@ -36,13 +36,13 @@ func runnerTools(cfg config.Config, creds credentials.Store, rs *results.Store, 
 	if cfg.Runner.URL == "" {
 		return unavailable("NOETL_RUNNER_URL is not set (user code runs only in the runner)")
 	}
-	c := &runner.Client{URL: cfg.Runner.URL, Credentials: runner.StoreResolver{Store: creds}, Tokens: &lazyTokens{cfg: cfg}}
+	c := &runnerclient.Client{URL: cfg.Runner.URL, Credentials: runnerclient.StoreResolver{Store: creds}, Tokens: &lazyTokens{cfg: cfg}}
 	if rs != nil {
 		s, err := resultSigner(cfg)
 		if err != nil {
 			log.Error("runner: no result grants (the runner's kinds cannot read or write stored results)", "error", err.Error())
 		} else {
-			c.Results = &runner.Granter{Store: rs, Signer: s, TTL: cfg.Runner.ResultsGrantExtra, MaxObject: int64(cfg.ResultMaxObjectMB) << 20}
+			c.Results = &runnerclient.Granter{Store: rs, Signer: s, TTL: cfg.Runner.ResultsGrantExtra, MaxObject: int64(cfg.ResultMaxObjectMB) << 20}
 		}
 	}
 	log.Info("runner kinds run in the runner", "url", cfg.Runner.URL, "audience", cfg.Runner.Audience, "local_tokens", cfg.Runner.TokenKeyFile != "",
@@ -94,10 +94,10 @@ type lazyTokens struct {
 	cfg config.Config
 
 	mu sync.Mutex
-	ts runner.TokenSource
+	ts runnerclient.TokenSource
 }
 
-// Token implements runner.TokenSource.
+// Token implements runnerclient.TokenSource.
 func (l *lazyTokens) Token(ctx context.Context) (string, error) {
 	l.mu.Lock()
 	ts := l.ts
@@ -114,13 +114,13 @@ func (l *lazyTokens) Token(ctx context.Context) (string, error) {
 	return ts.Token(ctx)
 }
 
-func newTokens(ctx context.Context, cfg config.Config) (runner.TokenSource, error) {
+func newTokens(ctx context.Context, cfg config.Config) (runnerclient.TokenSource, error) {
 	if cfg.Runner.TokenKeyFile != "" {
 		s, err := oidc.LoadSigner(cfg.Runner.TokenKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("NOETL_RUNNER_TOKEN_KEY_FILE: %w", err)
 		}
-		return &runner.KeyTokens{Signer: s, Email: cfg.Runner.Invoker, Audience: cfg.Runner.Audience}, nil
+		return &runnerclient.KeyTokens{Signer: s, Email: cfg.Runner.Invoker, Audience: cfg.Runner.Audience}, nil
 	}
-	return runner.GoogleTokens(context.WithoutCancel(ctx), cfg.Runner.Audience)
+	return runnerclient.GoogleTokens(context.WithoutCancel(ctx), cfg.Runner.Audience)
 }

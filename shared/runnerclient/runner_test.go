@@ -1,10 +1,12 @@
-package runner
+package runnerclient
 
 import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/noetl/gcpengine/runner/server"
+	"github.com/noetl/gcpengine/shared/runnerproto"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -58,10 +60,10 @@ func served(t *testing.T, reg tools.Registry, creds CredentialResolver) (*Client
 	if err := writeFile(jf, jwks); err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{Tools: reg}
+	h := &server.Handler{Tools: reg}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	v, err := NewTokenVerifier(context.Background(), srv.URL, testInvoker, jf)
+	v, err := server.NewTokenVerifier(context.Background(), srv.URL, testInvoker, jf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,14 +129,14 @@ func TestCredentialsByGrant(t *testing.T) {
 	}
 	var seen []string
 	probe := toolFunc(func(ctx context.Context, req tools.Request) types.Outcome {
-		l, _ := GrantedStore{}.CredentialList(ctx)
+		l, _ := server.GrantedStore{}.CredentialList(ctx)
 		seen = nil
 		for _, s := range l {
 			seen = append(seen, s.Name)
 		}
 		res := map[string]any{}
 		for _, n := range []string{"pg_a", "pg_b", "nats_c"} {
-			c, err := GrantedStore{}.CredentialGet(ctx, n)
+			c, err := server.GrantedStore{}.CredentialGet(ctx, n)
 			if err != nil {
 				if !errors.Is(err, credentials.ErrNotFound) {
 					t.Errorf("%s: %v, want ErrNotFound", n, err)
@@ -143,7 +145,7 @@ func TestCredentialsByGrant(t *testing.T) {
 			}
 			res[n] = c.Data["password"]
 		}
-		if err := (GrantedStore{}).CredentialPut(ctx, credentials.Credential{Name: "x"}); !errors.Is(err, ErrReadOnly) {
+		if err := (server.GrantedStore{}).CredentialPut(ctx, credentials.Credential{Name: "x"}); !errors.Is(err, server.ErrReadOnly) {
 			t.Errorf("put: %v", err)
 		}
 		return types.Outcome{Status: types.StatusOK, Result: res}
@@ -235,7 +237,7 @@ func TestHopFailures(t *testing.T) {
 	// A request of another protocol version.
 	b, _ := json.Marshal(map[string]any{"v": 99, "kind": "python"})
 	tok, _ := c.Tokens.Token(context.Background())
-	r, _ := http.NewRequest(http.MethodPost, srv.URL+RunPath, strings.NewReader(string(b)))
+	r, _ := http.NewRequest(http.MethodPost, srv.URL+runnerproto.RunPath, strings.NewReader(string(b)))
 	r.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {

@@ -1,10 +1,11 @@
-package runner
+package server
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/noetl/gcpengine/shared/runnerproto"
 	"io"
 	"log/slog"
 	"net/http"
@@ -39,7 +40,7 @@ type Handler struct {
 	// private workspace, shared/sandbox) and returns the function that
 	// releases it after the attempt; an error fails the attempt with
 	// kind "internal" (retryable).
-	Setup func(ctx context.Context, req Request) (context.Context, func(), error)
+	Setup func(ctx context.Context, req runnerproto.Request) (context.Context, func(), error)
 	// ResultsHTTP sends the reads and writes of the request's result
 	// grants (WithResultGrants): the egress policy's client, which must admit
 	// the object store's host. Nil: http.DefaultClient.
@@ -49,12 +50,12 @@ type Handler struct {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case r.URL.Path == HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+	case r.URL.Path == runnerproto.HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")
-	case r.URL.Path == RunPath && r.Method == http.MethodPost:
+	case r.URL.Path == runnerproto.RunPath && r.Method == http.MethodPost:
 		h.run(w, r)
-	case r.URL.Path == RunPath:
+	case r.URL.Path == runnerproto.RunPath:
 		w.Header().Set("Allow", http.MethodPost)
 		answer(w, http.StatusMethodNotAllowed, "use POST")
 	default:
@@ -72,7 +73,7 @@ func (h *Handler) log() *slog.Logger {
 func answer(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(ErrorBody{Error: msg})
+	_ = json.NewEncoder(w).Encode(runnerproto.ErrorBody{Error: msg})
 }
 
 func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
@@ -86,22 +87,22 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, runnerproto.MaxRequestBytes+1))
 	if err != nil {
 		answer(w, http.StatusBadRequest, "read request: "+err.Error())
 		return
 	}
-	if len(body) > MaxRequestBytes {
-		answer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request larger than %d bytes", MaxRequestBytes))
+	if len(body) > runnerproto.MaxRequestBytes {
+		answer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request larger than %d bytes", runnerproto.MaxRequestBytes))
 		return
 	}
-	req, err := DecodeRequest(body)
+	req, err := runnerproto.DecodeRequest(body)
 	if err != nil {
 		answer(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if req.Version != Version {
-		answer(w, http.StatusBadRequest, fmt.Sprintf("protocol version %d, this runner speaks %d", req.Version, Version))
+	if req.Version != runnerproto.Version {
+		answer(w, http.StatusBadRequest, fmt.Sprintf("protocol version %d, this runner speaks %d", req.Version, runnerproto.Version))
 		return
 	}
 	tool := h.Tools[req.Kind]
@@ -140,13 +141,13 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	// fixed sizes (types.Outcome.Bound); the control plane cuts the
 	// message further (NOETL_TASK_ERROR_MAX_BYTES).
 	out.Bound(types.StoredErrorMax, "the runner's limit")
-	resp := Response{Outcome: out, Extra: out.Extra}
+	resp := runnerproto.Response{Outcome: out, Extra: out.Extra}
 	resp.RunMS = float64(time.Since(t0).Microseconds()) / 1000
-	b, err := Encode(resp)
+	b, err := runnerproto.Encode(resp)
 	if err != nil {
-		resp = Response{Outcome: types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "config",
+		resp = runnerproto.Response{Outcome: types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "config",
 			Message: fmt.Sprintf("%s task: the result cannot be encoded as JSON: %v", req.Kind, err)}}}
-		b, _ = Encode(resp)
+		b, _ = runnerproto.Encode(resp)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)

@@ -28,7 +28,7 @@
 // metadata server; on the stack execute mints it with a key of its own
 // (NOETL_RUNNER_TOKEN_KEY_FILE) whose public half the runner reads
 // (NOETL_RUNNER_JWKS_FILE). The runner holds no key that signs anything.
-package runner
+package runnerproto
 
 import (
 	"encoding/json"

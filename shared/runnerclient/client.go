@@ -1,4 +1,4 @@
-package runner
+package runnerclient
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/noetl/gcpengine/shared/runnerproto"
 	"io"
 	"net"
 	"net/http"
@@ -136,7 +137,7 @@ func fail(k string, retryable bool, format string, args ...any) types.Outcome {
 // refuses as malformed), "canceled" or "timeout" when ctx ends, and
 // "credentials" (retryable) when the resolver fails.
 func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.Outcome {
-	wr := Request{Version: Version, Kind: kind, ExecutionID: req.ExecutionID, Step: req.Step, Task: req.Task, Attempt: req.Attempt,
+	wr := runnerproto.Request{Version: runnerproto.Version, Kind: kind, ExecutionID: req.ExecutionID, Step: req.Step, Task: req.Task, Attempt: req.Attempt,
 		Args: req.Args, Config: req.Config, Context: req.Context, TimeoutS: req.TimeoutS,
 		Barrier: req.Barrier, BarrierKey: req.BarrierMAC, Inputs: req.Inputs}
 	for _, name := range CredentialNames(req.Config) {
@@ -160,11 +161,11 @@ func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.
 		return grantFailure(kind, err)
 	}
 	wr.Results = grants
-	body, err := Encode(wr)
+	body, err := runnerproto.Encode(wr)
 	if err != nil {
 		return fail("config", false, "%s task: the request cannot be sent to the runner: %v", kind, err)
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.URL, "/")+RunPath, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.URL, "/")+runnerproto.RunPath, bytes.NewReader(body))
 	if err != nil {
 		return fail(ErrKindRunner, false, "%s task: runner URL %q: %v", kind, c.URL, err)
 	}
@@ -191,7 +192,7 @@ func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := strings.TrimSpace(string(b))
-		var eb ErrorBody
+		var eb runnerproto.ErrorBody
 		if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
 			msg = eb.Error
 		}
@@ -200,7 +201,7 @@ func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.
 		}
 		return fail(ErrKindRunner, resp.StatusCode != http.StatusBadRequest, "%s task: the runner answered %s: %s", kind, resp.Status, msg)
 	}
-	out, err := DecodeResponse(b)
+	out, err := runnerproto.DecodeResponse(b)
 	if err != nil {
 		return fail(ErrKindRunner, true, "%s task: %v", kind, err)
 	}

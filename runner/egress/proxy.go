@@ -7,30 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
+
+	policy "github.com/noetl/gcpengine/shared/egress"
 )
-
-// Transport returns an http.Transport whose every connection (redirects
-// included) passes the policy. It never uses a proxy of the environment:
-// the policy must see the real destination.
-func (p *Policy) Transport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           p.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   32,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-}
-
-// Client returns an http.Client on Transport (no client-wide timeout:
-// requests carry their deadline).
-func (p *Policy) Client() *http.Client { return &http.Client{Transport: p.Transport()} }
 
 // Proxy is the HTTP proxy a task's network namespace offers its programs
 // (HTTP_PROXY/HTTPS_PROXY): absolute-form requests are forwarded and
@@ -38,7 +19,7 @@ func (p *Policy) Client() *http.Client { return &http.Client{Transport: p.Transp
 // refusal is answered 403 with the policy's reason, before anything is
 // sent to the destination.
 type Proxy struct {
-	Policy *Policy
+	Policy *policy.Policy
 	// Log receives one line per refusal (nil: slog.Default()).
 	Log *slog.Logger
 	// Conns counts the task's connections (its quota, Conns.Task): a
@@ -103,7 +84,7 @@ func (x *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refuse answers a failed connection: 403 for a refusal of the policy,
 // 502 otherwise.
 func (x *Proxy) refuse(w http.ResponseWriter, dest string, err error) {
-	if IsRefused(err) {
+	if policy.IsRefused(err) {
 		x.log().Warn("egress: refused", "destination", dest, "error", err.Error())
 		w.Header().Set("X-Noetl-Egress", "refused")
 		http.Error(w, err.Error(), http.StatusForbidden)
@@ -166,7 +147,7 @@ func Splice(a, b net.Conn) {
 // is open (nil: no quota): a connection beyond the quota is answered in
 // its client's protocol with the quota's message (refuseQuota) and never
 // reaches target. It returns when l is closed.
-func Forward(l net.Listener, target string, p *Policy, log *slog.Logger, q *TaskConns) {
+func Forward(l net.Listener, target string, p *policy.Policy, log *slog.Logger, q *TaskConns) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -189,7 +170,7 @@ func Forward(l net.Listener, target string, p *Policy, log *slog.Logger, q *Task
 			up, err := p.DialContext(ctx, "tcp", target)
 			cancel()
 			if err != nil {
-				if log != nil && IsRefused(err) {
+				if log != nil && policy.IsRefused(err) {
 					log.Warn("egress: refused", "destination", target, "error", err.Error())
 				}
 				c.Close()
@@ -198,19 +179,4 @@ func Forward(l net.Listener, target string, p *Policy, log *slog.Logger, q *Task
 			Splice(c, up)
 		}()
 	}
-}
-
-// HostPort returns host and port of a rule usable as a forwarder target
-// (a single address, or a host name, with a port), and false otherwise.
-func (r Rule) HostPort() (string, bool) {
-	if r.Port == 0 {
-		return "", false
-	}
-	if r.Host != "" {
-		return net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))), true
-	}
-	if !r.Prefix.IsSingleIP() {
-		return "", false
-	}
-	return net.JoinHostPort(r.Prefix.Addr().String(), strconv.Itoa(int(r.Port))), true
 }
