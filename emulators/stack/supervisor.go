@@ -22,7 +22,6 @@ import (
 	"github.com/noetl/gcpengine/shared/faults"
 
 	"cloud.google.com/go/pubsub/v2"
-	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/twmb/franz-go/pkg/kfake"
 
@@ -52,7 +51,7 @@ type Supervisor struct {
 	pg                *Postgres
 	nats              *natsServer
 	dataGCS           *fakestorage.Server
-	dataPubSub        *pstest.Server
+	dataPubSub        *dataPubSub
 	dataKafka         *kfake.Cluster
 	dataS3            *s3Server
 	runner            *restarter
