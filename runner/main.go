@@ -3,7 +3,7 @@
 // an author-chosen endpoint (tools.RunnerKinds: python, shell, duckdb,
 // postgres, transfer, gcs, nats, subscription, and their `script:`
 // sources), one HTTP request per task attempt from execute
-// (shared/runner). It holds no engine secret and no control-plane right:
+// (shared/runnerclient). It holds no engine secret and no control-plane right:
 //
 //   - it refuses to start with an engine secret or a cloud identity in its
 //     environment (the signing key, the api token, credentials files,

@@ -21,7 +21,7 @@
 //	/metrics              → the process's Prometheus metrics (telemetry;
 //	                        NOETL_METRICS_PATH, also on NOETL_METRICS_PORT when set)
 //
-// All functions share the process's dependencies (shared/runtime), as
+// All functions share the process's dependencies (shared/wiring), as
 // one instance of each would.
 package main
 

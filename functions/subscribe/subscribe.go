@@ -55,7 +55,7 @@ var (
 )
 
 // Service returns the instance's subscription service, built on first
-// use on the runtime's dependencies (shared/runtime) plus a GCS client
+// use on the runtime's dependencies (shared/wiring) plus a GCS client
 // (spools) and a Pub/Sub subscription admin client (batch pulls). An
 // error is returned to this request and tried again on the next.
 func Service(ctx context.Context) (*sub.Service, *wiring.Deps, error) {

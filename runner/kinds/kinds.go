@@ -65,7 +65,7 @@ type Options struct {
 	// runner is built without it (Runner: it holds no right
 	// to the tier): there transfer reads the request's tier instead
 	// (results.StoreFrom, a Store over the signed URLs execute granted the
-	// attempt, shared/runner grants.go) and the duckdb kind streams into
+	// attempt, runner/server grants.go) and the duckdb kind streams into
 	// the sink of the one object it was granted (results.SinkFrom).
 	Results *results.Store
 	// Project completes short Pub/Sub subscription names (the

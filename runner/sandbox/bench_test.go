@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkCommand measures one `python3 -c pass` per containment mode
-// (the runner's per-task sandbox overhead): go test ./shared/sandbox
+// (the runner's per-task sandbox overhead): go test ./runner/sandbox
 // -run ^$ -bench Command.
 func BenchmarkCommand(b *testing.B) {
 	p, _ := egress.New("local", []string{"127.0.0.1:5432"}, nil)

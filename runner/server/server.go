@@ -37,7 +37,7 @@ type Handler struct {
 	// Log receives one line per refused call and per attempt.
 	Log *slog.Logger
 	// Setup, when set, prepares each attempt's context (the runner: a
-	// private workspace, shared/sandbox) and returns the function that
+	// private workspace, runner/sandbox) and returns the function that
 	// releases it after the attempt; an error fails the attempt with
 	// kind "internal" (retryable).
 	Setup func(ctx context.Context, req runnerproto.Request) (context.Context, func(), error)

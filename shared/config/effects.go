@@ -27,7 +27,7 @@ type effect struct {
 // A knob's tests come in two shapes: one that sets the variable (or the
 // Config field) and observes the component's behaviour; or a pair, one
 // showing the setting reaching the component's option (Sets empty, e.g.
-// shared/runtime.TestDepsWireSettings: config.Parse → NewDeps) and one
+// shared/wiring.TestDepsWireSettings: config.Parse → NewDeps) and one
 // showing what the component does with that option (Sets: the option).
 var effectTests = map[string][]effect{
 	"GOOGLE_CLOUD_PROJECT": {{Test: telemetrySettings}, {Test: depsWire}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Project"}},
@@ -45,7 +45,7 @@ var effectTests = map[string][]effect{
 	"NOETL_FUNCTIONS_URL":              {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "cmd/noetl.TestAPIURLSelection"}},
 	"NOETL_REPO_ROOT":                  {{Test: depsWire}, {Test: "shared/catalog.TestLoadConfinedToRoot", Sets: "Root"}},
 
-	// The results tier the functions build (shared/runtime.ResultStore).
+	// The results tier the functions build (shared/wiring.ResultStore).
 	"NOETL_RESULTS_BUCKET":            {{Test: resultStore}},
 	"NOETL_RESULT_INLINE_MAX":         {{Test: resultStore}, {Test: "shared/results.TestOffloadInlineVsOverBudget", Sets: "newTestStore"}},
 	"NOETL_TENANT":                    {{Test: resultStore}},
@@ -91,7 +91,7 @@ var effectTests = map[string][]effect{
 	"NOETL_EGRESS_ALLOW":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":               {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 
-	// The engine's options (shared/runtime.EngineOptions).
+	// The engine's options (shared/wiring.EngineOptions).
 	"NOETL_DEFAULT_MAX_IN_FLIGHT":                 {{Test: "shared/wiring.TestDefaultMaxInFlightTakesEffect"}},
 	"NOETL_EXECUTION_DEADLINE_S":                  {{Test: engineKnobs + "/NOETL_EXECUTION_DEADLINE_S"}},
 	"NOETL_TIMEOUTS_LOOP_TOTAL_MS":                {{Test: engineKnobs + "/NOETL_TIMEOUTS_LOOP_TOTAL_MS"}},

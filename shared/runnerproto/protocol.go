@@ -1,4 +1,4 @@
-// Package runner is the boundary between the engine's two planes (README
+// Package runnerproto is the protocol between the engine's two planes (README
 // "Architecture"): the control plane (api, route, materialize, dispatch,
 // execute: keys, state, queues) and the runner, the process that runs the
 // task kinds whose configuration is author code or an author-chosen
@@ -14,12 +14,17 @@
 // no engine secret: what a task may use travels in its request and
 // nowhere else.
 //
-//   - Client is the control plane's side: a tools.Tool per runner kind
-//     (Client.Tool), so the worker runs a remote kind exactly as a local one.
-//   - Handler is the runner's side: it verifies the caller (Verifier),
-//     decodes the request and runs the kind's tool from its local registry
-//     with a credential store that holds only the request's credentials
-//     (GrantedStore).
+// This package holds what both sides read and write (Request, Response,
+// the result grants, their encoding) and nothing of either side:
+//
+//   - shared/runnerclient is the control plane's side: a tools.Tool per
+//     runner kind (Client.Tool), so the worker runs a remote kind exactly
+//     as a local one, and the Granter of result grants.
+//   - runner/server is the runner's side: its Handler verifies the caller
+//     (Verifier), decodes the request and runs the kind's tool from its
+//     local registry with a credential store that holds only the
+//     request's credentials (GrantedStore), over a results tier of the
+//     granted objects only (WithResultGrants).
 //
 // Authentication is the same in GCP and on the local stack: the caller's
 // ID token (audience: the runner's URL, email: execute's service account)

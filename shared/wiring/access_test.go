@@ -139,7 +139,7 @@ func scanDeps(t *testing.T, dir string) (map[deploy.Op]string, map[string]bool) 
 		}
 		parsed = append(parsed, af)
 	}
-	// Names bound to *runtime.Deps: runtime.Get's first result, and
+	// Names bound to *wiring.Deps: wiring.Get's first result, and
 	// parameters, results and variables of that type (also through a
 	// package function returning it).
 	isDeps := func(e ast.Expr, runtimeName string) bool {
@@ -230,8 +230,8 @@ func scanDeps(t *testing.T, dir string) (map[deploy.Op]string, map[string]bool) 
 			}
 			return true
 		})
-		// runtime.Get's results, and those of package functions that
-		// return *runtime.Deps.
+		// wiring.Get's results, and those of package functions that
+		// return *wiring.Deps.
 		ast.Inspect(af, func(n ast.Node) bool {
 			as, ok := n.(*ast.AssignStmt)
 			if !ok || len(as.Rhs) != 1 {
@@ -261,7 +261,7 @@ func scanDeps(t *testing.T, dir string) (map[deploy.Op]string, map[string]bool) 
 		})
 	}
 	if len(names) == 0 {
-		t.Fatalf("%s: found no *runtime.Deps in the function's code", dir)
+		t.Fatalf("%s: found no *wiring.Deps in the function's code", dir)
 	}
 	for _, af := range parsed {
 		ast.Inspect(af, func(n ast.Node) bool {

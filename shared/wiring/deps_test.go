@@ -108,7 +108,7 @@ var wantBuilt = map[string][]string{
 }
 
 // declaredNeeds reads the Needs constant of the function package in dir
-// (const Needs = runtime.NeedA | runtime.NeedB, or 0).
+// (const Needs = wiring.NeedA | wiring.NeedB, or 0).
 func declaredNeeds(t *testing.T, dir string) Needs {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -134,7 +134,7 @@ func declaredNeeds(t *testing.T, dir string) Needs {
 			}
 			return n
 		}
-		t.Fatalf("%s: Needs is not a constant expression of runtime.Need*: %T", dir, e)
+		t.Fatalf("%s: Needs is not a constant expression of wiring.Need*: %T", dir, e)
 		return 0
 	}
 	found := false
@@ -164,7 +164,7 @@ func declaredNeeds(t *testing.T, dir string) Needs {
 		}
 	}
 	if !found {
-		t.Fatalf("%s declares no const Needs (what the function builds, passed to runtime.Get)", dir)
+		t.Fatalf("%s declares no const Needs (what the function builds, passed to wiring.Get)", dir)
 	}
 	return needs
 }

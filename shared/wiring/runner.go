@@ -20,7 +20,7 @@ import (
 )
 
 // runnerTools returns the tools of the runner kinds (tools.RunnerKinds):
-// calls to the runner at cfg.Runner.URL (shared/runner) authenticated
+// calls to the runner at cfg.Runner.URL (shared/runnerclient) authenticated
 // with execute's ID tokens (minted with NOETL_RUNNER_TOKEN_KEY_FILE on the
 // local stack, Google's otherwise) and carrying the credentials the task
 // names from creds. Without a runner URL every runner kind fails with a

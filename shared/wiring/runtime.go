@@ -1,9 +1,14 @@
-// Package runtime wires the shared packages into the dependencies of a
-// function instance (Get: the base every function has, and what the
-// function declares in its Needs, built once per instance, the way Cloud
-// Functions reuse globals across invocations; deps.go), and holds the small
-// adapters every function needs: decoding Pub/Sub push CloudEvents and
-// classifying errors into ack (permanent) or retry (transient).
+// Package wiring is the control plane's composition root: the one place
+// where the shared packages (contracts, their drivers, the engine, the
+// control loop) are built from the configuration and joined into the
+// dependencies of a function instance (Get: the base every function has,
+// and what the function declares in its Needs, built once per instance,
+// the way Cloud Functions reuse globals across invocations; deps.go). It
+// also holds the small adapters every function needs: decoding Pub/Sub
+// push CloudEvents and classifying errors into ack (permanent) or retry
+// (transient). Nothing imports it but the functions and the local host
+// (the layering test, shared/planes: it is the layer just below the
+// binaries). The runner has its own wiring in runner/main.go.
 package wiring
 
 import (

@@ -5,7 +5,7 @@
 // percentiles of the round trip, of the runner's own time (the response's
 // run_ms) and of the hop (round trip minus runner time: HTTP, token check,
 // JSON both ways). With -grants every call carries the result grants
-// execute would issue (shared/runner Granter: for duckdb, a signed PUT of
+// execute would issue (shared/runnerclient Granter: for duckdb, a signed PUT of
 // the task's result object, signed with NOETL_RESULTS_SIGNING_KEY_FILE),
 // so that the round trip includes signing them.
 //

@@ -1,7 +1,7 @@
 // Package allkinds joins the two planes' registries into one with every
 // built-in kind (tools.Kinds), for tests, benchmarks and single-process
 // tools (emulators/resultsflow). The engine never uses it: the functions
-// build shared/tools/controlkinds, the runner shared/tools/kinds, so that
+// build shared/tools/controlkinds, the runner runner/kinds, so that
 // neither links the other's kinds (the boundary test, shared/planes).
 package allkinds
 
