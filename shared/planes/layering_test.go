@@ -53,7 +53,7 @@ var layers = []layer{
 	{"drivers", []string{
 		"shared/tools/", // every kind below shared/tools (the contract is shared/tools itself)
 		"shared/credentials/credfirestore", "shared/credentials/credsecretmanager", "shared/credentials/smfake",
-		"shared/store/firestorefault", "shared/runnerclient",
+		"shared/store/firestorefault", "shared/store/firestorestore", "shared/store/memstore", "shared/runnerclient",
 		"runner/server", "runner/sandbox", "runner/egress", "runner/kinds",
 	}},
 	{"operations", []string{
