@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 )
 
 // The runner's image cannot be built here (no Docker engine): these tests

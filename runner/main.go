@@ -3,7 +3,7 @@
 // an author-chosen endpoint (tools.RunnerKinds: python, shell, duckdb,
 // postgres, transfer, gcs, nats, subscription, and their `script:`
 // sources), one HTTP request per task attempt from execute
-// (shared/runner). It holds no engine secret and no control-plane right:
+// (shared/runnerclient). It holds no engine secret and no control-plane right:
 //
 //   - it refuses to start with an engine secret or a cloud identity in its
 //     environment (the signing key, the api token, credentials files,
@@ -50,17 +50,19 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	enforce "github.com/noetl/gcpengine/runner/egress"
+	"github.com/noetl/gcpengine/runner/kinds"
+	"github.com/noetl/gcpengine/runner/sandbox"
+	"github.com/noetl/gcpengine/runner/server"
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/runner"
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/shared/runnerproto"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/gcs"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
-	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/tools/shell"
 )
@@ -197,14 +199,14 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	// Connection quotas (docs "Security"): what one task, and all tasks
 	// of one execution, hold open at once through the forwarders and
 	// proxies of their network namespaces on this runner.
-	conns := &egress.Conns{ExecutionMax: cfg.Runner.ExecutionConnections}
-	h := &runner.Handler{Tools: reg, Auth: v, Log: log, ResultsHTTP: policy.Client(),
-		Setup: func(ctx context.Context, req runner.Request) (context.Context, func(), error) {
+	conns := &enforce.Conns{ExecutionMax: cfg.Runner.ExecutionConnections}
+	h := &server.Handler{Tools: reg, Auth: v, Log: log, ResultsHTTP: policy.Client(),
+		Setup: func(ctx context.Context, req runnerproto.Request) (context.Context, func(), error) {
 			ws, err := newWorkspace()
 			if err != nil {
 				return ctx, nil, err
 			}
-			ctx = egress.WithConns(ctx, conns.Task(req.ExecutionID, cfg.Runner.TaskConnections))
+			ctx = enforce.WithConns(ctx, conns.Task(req.ExecutionID, cfg.Runner.TaskConnections))
 			return sandbox.WithWorkspace(ctx, ws), func() { _ = ws.Close() }, nil
 		}}
 	l, err := net.Listen("tcp", listen)
@@ -353,7 +355,7 @@ func toolOptions(cfg config.Config, sb *sandbox.Sandbox, policy *egress.Policy, 
 	work := cfg.Runner.WorkDir
 	return kinds.Options{
 		PythonBin:   cfg.PythonBin,
-		Credentials: runner.GrantedStore{},
+		Credentials: server.GrantedStore{},
 		Project:     cfg.Project,
 		ScriptDir:   cfg.RepoRoot,
 		Egress:      policy,
@@ -379,6 +381,6 @@ func toolOptions(cfg config.Config, sb *sandbox.Sandbox, policy *egress.Policy, 
 // NOETL_RUNNER_AUDIENCE, caller NOETL_RUNNER_INVOKER, keys from the JWK
 // set NOETL_RUNNER_JWKS_FILE (empty: Google's certificates). Errors: an
 // unreadable key set.
-func tokenVerifier(ctx context.Context, cfg config.Config) (*runner.TokenVerifier, error) {
-	return runner.NewTokenVerifier(ctx, cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
+func tokenVerifier(ctx context.Context, cfg config.Config) (*server.TokenVerifier, error) {
+	return server.NewTokenVerifier(ctx, cfg.Runner.Audience, cfg.Runner.Invoker, cfg.Runner.JWKSFile)
 }

@@ -64,9 +64,9 @@ build_binaries() {
     [ -x "$NOETL_FUNCTIONS_BIN" ] || die "NOETL_FUNCTIONS_BIN=$NOETL_FUNCTIONS_BIN is not an executable"
     say "using functions server $NOETL_FUNCTIONS_BIN (NOETL_FUNCTIONS_BIN)"
   else
-    say "building .stack/bin/functions (go build ./functions/cmd/local)"
-    (cd "$REPO_ROOT" && go build -o "$STACK_BIN/functions" ./functions/cmd/local) ||
-      die "go build ./functions/cmd/local failed"
+    say "building .stack/bin/functions (go build ./cmd/local)"
+    (cd "$REPO_ROOT" && go build -o "$STACK_BIN/functions" ./cmd/local) ||
+      die "go build ./cmd/local failed"
   fi
   if [ -n "${NOETL_RUNNER_BIN:-}" ]; then
     [ -x "$NOETL_RUNNER_BIN" ] || die "NOETL_RUNNER_BIN=$NOETL_RUNNER_BIN is not an executable"

@@ -24,7 +24,7 @@ resource "google_service_account" "push" {
 
 # The bindings below grant each function exactly what shared/deploy's
 # IAM table (deploy.Access, deploy.OpGrants) says its code does:
-# terraform/iam_test.go compares them, and shared/runtime's
+# terraform/iam_test.go compares them, and shared/wiring's
 # TestAccessCoversTheCode checks the table against the functions' code.
 locals {
   # The Pub/Sub service agent (dead-letter forwarding, push OIDC tokens).

@@ -161,7 +161,7 @@ var bindings = []binding{
 // TestIAMMatchesAccessTable collects every grant terraform/ makes to a
 // function's service account and compares it with the IAM table of
 // shared/deploy (deploy.Grants: the roles of the operations the code
-// performs, checked against the code by shared/runtime
+// performs, checked against the code by shared/wiring
 // TestAccessCoversTheCode): nothing missing (a 403 at run time), nothing
 // more (least privilege). An IAM resource granting to a function's
 // account that is not described in bindings fails too.

@@ -63,7 +63,7 @@ func (m *module) has(kind, name string) bool {
 func TestDeployDocsNameWhatExists(t *testing.T) {
 	m := load(t)
 	cliEnv := map[string]bool{}
-	cli, _ := filepath.Glob("../functions/cmd/noetl/*.go")
+	cli, _ := filepath.Glob("../cmd/noetl/*.go")
 	for _, f := range cli {
 		if strings.HasSuffix(f, "_test.go") {
 			continue

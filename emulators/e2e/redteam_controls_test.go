@@ -448,7 +448,7 @@ func TestRedTeamResultOwnership(t *testing.T) {
 	// would load: execute refuses it in the control plane — the URN in
 	// the args is not the execution's to read, so no grant is issued and
 	// the runner is not called (an answer naming an object the attempt
-	// was not granted is refused too: shared/runner
+	// was not granted is refused too: shared/runnerclient
 	// TestForgedReferenceRefused).
 	id, kind, msg := attack("forge", `apiVersion: noetl.io/v2
 kind: Playbook

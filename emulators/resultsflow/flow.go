@@ -26,11 +26,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/noetl/gcpengine/runner/kinds"
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/allkinds"
-	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/worker"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // The bridge's push requests reach a CloudEvent function through
@@ -24,7 +24,7 @@ import (
 // reads the message back with its data, attributes, id and delivery
 // attempt (the patched framework keeps it: the function fails the first
 // two deliveries, and the third decodes as attempt 3, the last one
-// runtime.LastDelivery sees for a policy of 3 attempts).
+// wiring.LastDelivery sees for a policy of 3 attempts).
 func TestBridgePushThroughFunctionsFramework(t *testing.T) {
 	t.Setenv("FUNCTION_TARGET", "") // serve every registered function at its path
 	got := make(chan event.Event, 4)
@@ -95,14 +95,14 @@ func TestBridgePushThroughFunctionsFramework(t *testing.T) {
 	if e.Type() != MessagePublishedType || e.Source() != "//pubsub.googleapis.com/projects/"+project+"/topics/"+topic || e.ID() != id {
 		t.Errorf("CloudEvent type %q source %q id %q; want %q, topic %s, id %s", e.Type(), e.Source(), e.ID(), MessagePublishedType, topic, id)
 	}
-	msg, err := runtime.DecodePush(e)
+	msg, err := wiring.DecodePush(e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(msg.Data) != `{"batch_id":"b1"}` || msg.MessageID != id || msg.Attributes["execution_id"] != "e1" || msg.Attributes["traceparent"] != testTraceparent {
 		t.Errorf("decoded message %+v", msg)
 	}
-	if msg.DeliveryAttempt != 3 || !runtime.LastDelivery(msg, 3) || runtime.LastDelivery(msg, 4) {
+	if msg.DeliveryAttempt != 3 || !wiring.LastDelivery(msg, 3) || wiring.LastDelivery(msg, 4) {
 		t.Errorf("decoded delivery attempt %d, want 3 (the third delivery)", msg.DeliveryAttempt)
 	}
 	if st := b.Stats(); st.Delivered != 1 || st.Failed != 2 {

@@ -5,6 +5,8 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +17,13 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"google.golang.org/grpc"
 
+	"github.com/noetl/gcpengine/emulators/pubsubrest"
+
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/oidc"
-	"github.com/noetl/gcpengine/shared/sandbox"
 )
 
 // The data plane of the local stack (README "Architecture"): the runner,
@@ -297,14 +302,30 @@ func (s *Supervisor) upData(ctx context.Context) (string, error) {
 	return fmt.Sprintf(": GCS at %s, Pub/Sub at %s, Kafka at %s, S3 at %s", s.cfg.DataGCSURL(), hostPort(s.cfg.DataPubSubPort), s.cfg.KafkaBrokers(), s.cfg.S3URL()), nil
 }
 
-// newPubSubFake starts pstest on addr (it panics on a port in use).
-func newPubSubFake(addr string) (srv *pstest.Server, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("data Pub/Sub on %s: %v", addr, r)
-		}
-	}()
-	return pstest.NewServerWithAddress(addr), nil
+// newPubSubFake starts pstest and serves it on addr over gRPC and over
+// Pub/Sub's REST API (emulators/pubsubrest: the subscription kind speaks
+// REST), as Google's emulator serves both on one port.
+func newPubSubFake(addr string) (*dataPubSub, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("data Pub/Sub on %s: %w", addr, err)
+	}
+	var gs *grpc.Server
+	ps := pstest.NewServerWithCallback(0, func(s *grpc.Server) { gs = s })
+	return &dataPubSub{ps: ps, hs: pubsubrest.Serve(ln, gs, &ps.GServer)}, nil
+}
+
+// dataPubSub is the stack's Pub/Sub of user data: pstest behind a
+// listener that answers gRPC and REST.
+type dataPubSub struct {
+	ps *pstest.Server
+	hs *http.Server
+}
+
+// Close stops the listener and pstest.
+func (d *dataPubSub) Close() error {
+	_ = d.hs.Close()
+	return d.ps.Close()
 }
 
 // upRunner builds the runner if missing, makes execute's runner key,

@@ -22,13 +22,12 @@ import (
 	"github.com/noetl/gcpengine/shared/faults"
 
 	"cloud.google.com/go/pubsub/v2"
-	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/noetl/gcpengine/emulators/cloudtasks"
 	"github.com/noetl/gcpengine/emulators/fixtures"
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 )
 
 // Supervisor brings the local stack up, keeps it up and takes it down. Create
@@ -52,7 +51,7 @@ type Supervisor struct {
 	pg                *Postgres
 	nats              *natsServer
 	dataGCS           *fakestorage.Server
-	dataPubSub        *pstest.Server
+	dataPubSub        *dataPubSub
 	dataKafka         *kfake.Cluster
 	dataS3            *s3Server
 	runner            *restarter
@@ -415,11 +414,11 @@ func (s *Supervisor) upPostgres(ctx context.Context) (string, error) {
 
 func (s *Supervisor) upFunctions(ctx context.Context) (string, error) {
 	if _, err := os.Stat(s.cfg.FunctionsBin); err != nil {
-		s.progress("building the functions server: go build -o %s ./functions/cmd/local", s.cfg.FunctionsBin)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", s.cfg.FunctionsBin, "./functions/cmd/local")
+		s.progress("building the functions server: go build -o %s ./cmd/local", s.cfg.FunctionsBin)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", s.cfg.FunctionsBin, "./cmd/local")
 		cmd.Dir = s.cfg.RepoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build ./functions/cmd/local: %v\n%s", err, out)
+			return "", fmt.Errorf("go build ./cmd/local: %v\n%s", err, out)
 		}
 	}
 	s.fn = &restarter{s: s, name: "functions", health: s.cfg.FunctionsURL() + "/api/healthz", spawn: func() (*proc, error) {

@@ -36,23 +36,23 @@ import (
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/redact"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func init() { functions.HTTP("api", API) }
 
 // Needs is what the api builds besides the base every function has
-// (runtime.Needs; runtime.Get): the catalog and the credential store
+// (wiring.Needs; wiring.Get): the catalog and the credential store
 // (starts, /credentials, redaction), the control plane (cancel, DLQ
 // discards), the dispatcher and the worker without tools (DLQ replays of
 // units). No tool registry, no runner client.
-const Needs = runtime.NeedCatalog | runtime.NeedCredentials | runtime.NeedControl | runtime.NeedDispatcher | runtime.NeedWorker | runtime.NeedResults
+const Needs = wiring.NeedCatalog | wiring.NeedCredentials | wiring.NeedControl | wiring.NeedDispatcher | wiring.NeedWorker | wiring.NeedResults
 
-// deps returns the api's dependencies (runtime.Get with Needs).
-func deps(ctx context.Context) (*runtime.Deps, error) { return runtime.Get(ctx, Needs) }
+// deps returns the api's dependencies (wiring.Get with Needs).
+func deps(ctx context.Context) (*wiring.Deps, error) { return wiring.Get(ctx, Needs) }
 
 // API routes the HTTP API. Paths are matched after an optional "/api"
 // prefix so the same handler serves at "/" (Cloud Functions) and "/api/"
@@ -157,7 +157,7 @@ var apiRoutes = func() *http.ServeMux {
 
 // health serves /healthz (and the api's root): healthy only when callers
 // can be identified (in the cloud profile without roles the api serves no
-// one: runtime.Roles). 200 {"ok": true}; 503 {"ok": false, "error"}.
+// one: wiring.Roles). 200 {"ok": true}; 503 {"ok": false, "error"}.
 func health(w http.ResponseWriter, r *http.Request) {
 	if _, err := Authenticator(r.Context()); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
@@ -358,8 +358,8 @@ func principal(r *http.Request) string {
 
 // redactorOf returns the redactor for an execution's API views: its
 // keychain's values, its secret-named workload values and secret-named
-// keys are masked (NoETL observability spec §8.9; runtime.Deps.RedactorOf).
-func redactorOf(ctx context.Context, d *runtime.Deps, rec *store.Execution) *redact.Redactor {
+// keys are masked (NoETL observability spec §8.9; wiring.Deps.RedactorOf).
+func redactorOf(ctx context.Context, d *wiring.Deps, rec *store.Execution) *redact.Redactor {
 	return d.RedactorOf(ctx, rec.State.ExecutionID)
 }
 

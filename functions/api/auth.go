@@ -37,7 +37,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/control"
-	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // MaxBody is the largest request body the api accepts, in bytes (1 MiB: a
@@ -52,7 +52,7 @@ var (
 )
 
 // Authenticator returns the instance's authenticator: the runtime's
-// (runtime.Authenticator: NOETL_API_TOKEN, NOETL_API_AUDIENCES,
+// (wiring.Authenticator: NOETL_API_TOKEN, NOETL_API_AUDIENCES,
 // NOETL_API_ROLES_FILE), or the one a test installed.
 func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
 	authMu.Lock()
@@ -61,7 +61,7 @@ func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
 	if a != nil {
 		return a, nil
 	}
-	return runtime.Authenticator(ctx)
+	return wiring.Authenticator(ctx)
 }
 
 // RequiredRole returns the role a request needs (see the table above);

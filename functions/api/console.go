@@ -20,10 +20,10 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // consoleHandler is the console, wired to this api.
@@ -137,7 +137,7 @@ func (consoleBackend) Call(ctx context.Context, method, path string, body []byte
 
 // readable opens the runtime and reads execution id as GET
 // /executions/{id} does (executionOf), as the principal in ctx.
-func readable(ctx context.Context, id string) (*runtime.Deps, *store.Execution, error) {
+func readable(ctx context.Context, id string) (*wiring.Deps, *store.Execution, error) {
 	w := newRecorder()
 	path := "/executions/" + url.PathEscape(id)
 	r, err := request(ctx, http.MethodGet, path, nil)

@@ -30,7 +30,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // maxCredentialBody bounds a POST /credentials body.
@@ -44,11 +44,11 @@ var (
 )
 
 // CredentialStore returns the instance's credential store, opening it on
-// first use (runtime.Deps.Credentials: metadata in Firestore, values in
+// first use (wiring.Deps.Credentials: metadata in Firestore, values in
 // Secret Manager or sealed on the stack). An error means the runtime
 // could not be opened; the next call tries again.
 func CredentialStore(ctx context.Context) (credentials.Store, error) {
-	return openOnce(ctx, &credMu, &credStore, func(d *runtime.Deps) (credentials.Store, error) {
+	return openOnce(ctx, &credMu, &credStore, func(d *wiring.Deps) (credentials.Store, error) {
 		return d.Credentials, nil
 	})
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/noetl/gcpengine/shared/dlq"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // The DLQ API (NoETL observability spec §8.6 "Handling DLQ"):
@@ -75,7 +75,7 @@ func dlqList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"entries": entries, "count": len(entries)})
 }
 
-func dlqEntry(w http.ResponseWriter, r *http.Request, id string) (*runtime.Deps, *store.DLQEntry, bool) {
+func dlqEntry(w http.ResponseWriter, r *http.Request, id string) (*wiring.Deps, *store.DLQEntry, bool) {
 	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return nil, nil, false
@@ -100,7 +100,7 @@ type ReplayRequest struct {
 
 // ops returns the DLQ operations on the runtime's clients (shared/dlq
 // holds the rules; the handlers map its errors).
-func ops(d *runtime.Deps) *dlq.Ops {
+func ops(d *wiring.Deps) *dlq.Ops {
 	return &dlq.Ops{Store: d.Store, Tasks: d.Dispatcher, Bus: d.Bus, Control: d.Control, Units: d.Worker, Log: d.Log}
 }
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/config"
-	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // TestRegistrarFromSettings: the subscriptions the api registers push to
@@ -19,7 +19,7 @@ func TestRegistrarFromSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := registrarOf(&runtime.Deps{Cfg: cfg}, nil)
+	r := registrarOf(&wiring.Deps{Cfg: cfg}, nil)
 	if r.SubscribeURL != "https://subscribe.example/push" || r.PushServiceAccount != "push@p.iam.gserviceaccount.com" || r.Project != "p" {
 		t.Fatalf("registrar: url %q, account %q, project %q", r.SubscribeURL, r.PushServiceAccount, r.Project)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/noetl/gcpengine/shared/operations/gc"
 	"github.com/noetl/gcpengine/shared/replay"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // Repair and lifetime (README "Repair"):
@@ -57,7 +57,7 @@ var (
 
 // replaySubscription opens the instance's client of the replay
 // subscription once.
-func replaySubscription(ctx context.Context, d *runtime.Deps) (*replay.PubSub, error) {
+func replaySubscription(ctx context.Context, d *wiring.Deps) (*replay.PubSub, error) {
 	replayMu.Lock()
 	defer replayMu.Unlock()
 	if replaySub != nil {
@@ -87,7 +87,7 @@ func rebuild(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	rb := &replay.Rebuilder{Sub: sub, Store: d.Store, Decode: func(m replay.Message) (types.Batch, error) {
-		return runtime.DecodeBatch(runtime.PushMessage{Data: m.Data, Attributes: m.Attributes}, d.Signer)
+		return wiring.DecodeBatch(wiring.PushMessage{Data: m.Data, Attributes: m.Attributes}, d.Signer)
 	}}
 	// The rebuild's own store operations are not the execution's: they
 	// go to a throw-away meter (as materialize's), so that a rebuild

@@ -10,7 +10,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/noetl/gcpengine/shared/config"
-	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // TestReplaySubscriptionFromSettings: the api's rebuild reads the events
@@ -54,7 +54,7 @@ func TestReplaySubscriptionFromSettings(t *testing.T) {
 		replaySub = nil
 		replayMu.Unlock()
 	})
-	s, err := replaySubscription(ctx, &runtime.Deps{Cfg: cfg})
+	s, err := replaySubscription(ctx, &wiring.Deps{Cfg: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

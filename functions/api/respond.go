@@ -16,8 +16,8 @@ import (
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // opened returns what open (deps, Registrar, CredentialStore,
@@ -58,7 +58,7 @@ func found(w http.ResponseWriter, err, notFoundErr error, notFound string, other
 
 // execution reads execution id from the store, or writes 404 {"error":
 // "execution ID not found"} or 503 and returns false.
-func execution(ctx context.Context, w http.ResponseWriter, d *runtime.Deps, id string) (*store.Execution, bool) {
+func execution(ctx context.Context, w http.ResponseWriter, d *wiring.Deps, id string) (*store.Execution, bool) {
 	rec, err := d.Store.ExecutionGet(ctx, id)
 	return rec, found(w, err, store.ErrNotFound, "execution "+id+" not found", unavailable)
 }
@@ -66,7 +66,7 @@ func execution(ctx context.Context, w http.ResponseWriter, d *runtime.Deps, id s
 // executionOf opens the runtime and reads execution id (execution) for
 // the request's caller (owned), or writes 500, 404 or 503 and returns
 // false.
-func executionOf(w http.ResponseWriter, r *http.Request, id string) (*runtime.Deps, *store.Execution, bool) {
+func executionOf(w http.ResponseWriter, r *http.Request, id string) (*wiring.Deps, *store.Execution, bool) {
 	d, ok := opened(r.Context(), w, deps)
 	if !ok {
 		return nil, nil, false
@@ -94,7 +94,7 @@ func owned(w http.ResponseWriter, r *http.Request, rec *store.Execution) bool {
 // openOnce returns *cached, or on first use opens it on the runtime
 // (deps) under mu and keeps it; a failed open is returned to this
 // call and tried again on the next.
-func openOnce[T comparable](ctx context.Context, mu *sync.Mutex, cached *T, open func(*runtime.Deps) (T, error)) (T, error) {
+func openOnce[T comparable](ctx context.Context, mu *sync.Mutex, cached *T, open func(*wiring.Deps) (T, error)) (T, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	var zero T

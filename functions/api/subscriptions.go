@@ -25,9 +25,9 @@ import (
 
 	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
 
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	sub "github.com/noetl/gcpengine/shared/subscribe"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // maxSubscriptionBody bounds a POST /subscriptions body.
@@ -44,7 +44,7 @@ var (
 // PUBSUB_EMULATOR_HOST on the stack). An error is returned to this
 // request and tried again on the next.
 func Registrar(ctx context.Context) (*sub.Registrar, error) {
-	return openOnce(ctx, &regMu, &registrar, func(d *runtime.Deps) (*sub.Registrar, error) {
+	return openOnce(ctx, &regMu, &registrar, func(d *wiring.Deps) (*sub.Registrar, error) {
 		admin, err := pubsubapi.NewSubscriptionAdminClient(context.Background())
 		if err != nil {
 			return nil, err
@@ -56,7 +56,7 @@ func Registrar(ctx context.Context) (*sub.Registrar, error) {
 // registrarOf is the registrar of d with admin: its subscriptions push to
 // NOETL_SUBSCRIBE_URL as NOETL_PUSH_SERVICE_ACCOUNT (Registrar's
 // SubscribeURL and PushServiceAccount).
-func registrarOf(d *runtime.Deps, admin *pubsubapi.SubscriptionAdminClient) *sub.Registrar {
+func registrarOf(d *wiring.Deps, admin *pubsubapi.SubscriptionAdminClient) *sub.Registrar {
 	return &sub.Registrar{Store: d.Store, Admin: admin, Playbooks: d.Catalog, Project: d.Cfg.Project,
 		SubscribeURL: d.Cfg.SubscribeURL, PushServiceAccount: d.Cfg.PushServiceAccount, Log: d.Log}
 }

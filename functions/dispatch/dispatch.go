@@ -14,32 +14,32 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/noetl/gcpengine/shared/meter"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func init() { functions.CloudEvent("dispatch", Dispatch) }
 
 // Needs is what dispatch builds besides the base every function has
-// (runtime.Needs; runtime.Get): the Cloud Tasks dispatcher (and the results tier it keeps large bodies in). No tools, no control plane, no credential store.
-const Needs = runtime.NeedDispatcher
+// (wiring.Needs; wiring.Get): the Cloud Tasks dispatcher (and the results tier it keeps large bodies in). No tools, no control plane, no credential store.
+const Needs = wiring.NeedDispatcher
 
 // Dispatch creates the Cloud Task of one command (signed by the engine:
 // an unsigned or forged message is acked and dead-lettered).
 func Dispatch(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("dispatch").Begin()
-	d, err := runtime.Get(ctx, Needs)
+	d, err := wiring.Get(ctx, Needs)
 	if err != nil {
 		return err
 	}
-	msg, err := runtime.DecodePush(e)
+	msg, err := wiring.DecodePush(e)
 	if err != nil {
 		return d.AckPermanent(ctx, "dispatch", msg, "", "", err)
 	}
 	// A command the engine did not sign would become a signed Cloud Task
 	// here: it is refused (acked and dead-lettered) like any forgery.
-	cmd, err := runtime.DecodeCommand(msg.Data, msg.Attributes[sign.Attribute], d.Signer)
+	cmd, err := wiring.DecodeCommand(msg.Data, msg.Attributes[sign.Attribute], d.Signer)
 	if err != nil {
 		return d.AckPermanent(ctx, "dispatch", msg, "", "", err)
 	}

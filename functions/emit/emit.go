@@ -20,16 +20,16 @@ import (
 
 	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func init() { functions.HTTP("emit", Emit) }
 
 // Needs is what emit builds besides the base every function has
-// (runtime.Needs; runtime.Get): nothing: the base (the store, the bus it publishes on) is all.
-const Needs runtime.Needs = 0
+// (wiring.Needs; wiring.Get): nothing: the base (the store, the bus it publishes on) is all.
+const Needs wiring.Needs = 0
 
 // MaxBody is the largest request body, in bytes; a larger one is refused
 // with 413 (an event batch must fit one Pub/Sub message and one Firestore
@@ -50,7 +50,7 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": "POST only"})
 		return
 	}
-	a, err := runtime.Authenticator(r.Context())
+	a, err := wiring.Authenticator(r.Context())
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
 		return
@@ -78,7 +78,7 @@ func Emit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid events: " + strings.Join(problems, "; "), "problems": problems})
 		return
 	}
-	d, err := runtime.Get(r.Context(), Needs)
+	d, err := wiring.Get(r.Context(), Needs)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": err.Error()})
 		return

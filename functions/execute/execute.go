@@ -21,18 +21,18 @@ import (
 
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/meter"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tasks"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wiring"
 	"github.com/noetl/gcpengine/shared/worker"
 )
 
 func init() { functions.HTTP("execute", Execute) }
 
 // Needs is what execute builds besides the base every function has
-// (runtime.Needs; runtime.Get): the worker with its tool registry (the control plane's kinds, the runner client) and the results tier (large unit bodies).
-const Needs = runtime.NeedExecutor | runtime.NeedResults
+// (wiring.Needs; wiring.Get): the worker with its tool registry (the control plane's kinds, the runner client) and the results tier (large unit bodies).
+const Needs = wiring.NeedExecutor | wiring.NeedResults
 
 // MaxBody is the largest command body accepted, in bytes; a larger one is
 // dead-lettered (the engine keeps bodies under Cloud Tasks' 100 KB task
@@ -48,16 +48,16 @@ const MaxBody = 1 << 20
 // (tasks.LoadBody loads the full command).
 func DecodeUnit(body []byte, sig string, s *sign.Signer) (types.Command, error) {
 	if len(body) > MaxBody {
-		return types.Command{}, runtime.Permanent(errs.New(errs.InvalidArgument, "command body larger than %d bytes", MaxBody))
+		return types.Command{}, wiring.Permanent(errs.New(errs.InvalidArgument, "command body larger than %d bytes", MaxBody))
 	}
-	return runtime.DecodeCommand(body, sig, s)
+	return wiring.DecodeCommand(body, sig, s)
 }
 
 // Execute handles one Cloud Tasks delivery.
 func Execute(w http.ResponseWriter, r *http.Request) {
 	req := meter.ActivityOf("execute").Begin()
 	ctx := r.Context()
-	d, err := runtime.Get(ctx, Needs)
+	d, err := wiring.Get(ctx, Needs)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -70,7 +70,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	delivery := runtime.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}
+	delivery := wiring.PushMessage{Data: body, MessageID: r.Header.Get("X-CloudTasks-TaskName")}
 	cmd, err := DecodeUnit(body, r.Header.Get(sign.Header), d.Signer)
 	if err == nil && cmd.BodyRef != nil {
 		// A unit too large for a Cloud Task: its body is in the results
@@ -84,7 +84,7 @@ func Execute(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// A body that is not the engine's, or never decodes, is acked (200)
 		// and dead-lettered: nothing of it runs.
-		_ = d.AckPermanentUnit(ctx, delivery, cmd.ExecutionID, cmd.Step, runtime.Permanent(err))
+		_ = d.AckPermanentUnit(ctx, delivery, cmd.ExecutionID, cmd.Step, wiring.Permanent(err))
 		acked(ctx, r)
 		w.WriteHeader(http.StatusOK)
 		return

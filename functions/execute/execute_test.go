@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func signer(t testing.TB) *sign.Signer {
@@ -37,13 +37,13 @@ func TestDecodeUnit(t *testing.T) {
 		"garbage signature":              {posted, "v1=AAAA"},
 		"batch signature":                {body, s.Sign(sign.Batch, body)},
 	} {
-		if _, err := DecodeUnit(c.body, c.sig, s); err == nil || !runtime.IsPermanent(err) || !sign.Rejected(err) {
+		if _, err := DecodeUnit(c.body, c.sig, s); err == nil || !wiring.IsPermanent(err) || !sign.Rejected(err) {
 			t.Errorf("%s: %v, want a permanent signature refusal", name, err)
 		}
 	}
 	huge := append([]byte(`{"execution_id":"e1","step":"s","args":{"x":"`), bytes.Repeat([]byte("a"), MaxBody)...)
 	huge = append(huge, `"}}`...)
-	if _, err := DecodeUnit(huge, s.Sign(sign.Command, huge), s); err == nil || !runtime.IsPermanent(err) || !strings.Contains(err.Error(), "larger than") {
+	if _, err := DecodeUnit(huge, s.Sign(sign.Command, huge), s); err == nil || !wiring.IsPermanent(err) || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("body over MaxBody: %v", err)
 	}
 }
@@ -65,7 +65,7 @@ func FuzzDecodeUnit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, sig string) {
 		cmd, err := DecodeUnit(body, sig, s)
 		if err != nil {
-			if !runtime.IsPermanent(err) {
+			if !wiring.IsPermanent(err) {
 				t.Fatalf("non-permanent error %v", err)
 			}
 			return

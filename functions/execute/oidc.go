@@ -7,7 +7,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/oidc"
-	"github.com/noetl/gcpengine/shared/runtime"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 // The caller check (README "Security"): Cloud Tasks calls execute with an OIDC token
@@ -42,7 +42,7 @@ func verifierOf(ctx context.Context, cfg config.Config) (*oidc.Verifier, error) 
 // authorized reports whether r carries a valid OIDC token of the tasks
 // service account; otherwise it has answered 401 (500 when the verifier
 // cannot be created: Cloud Tasks retries).
-func authorized(w http.ResponseWriter, r *http.Request, d *runtime.Deps) bool {
+func authorized(w http.ResponseWriter, r *http.Request, d *wiring.Deps) bool {
 	if d.Cfg.TasksServiceAccount == "" {
 		return true
 	}

@@ -17,32 +17,32 @@ import (
 
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/meter"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/types"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func init() { functions.CloudEvent("materialize", Materialize) }
 
 // Needs is what materialize builds besides the base every function has
-// (runtime.Needs; runtime.Get): nothing: the base (the store it projects
+// (wiring.Needs; wiring.Get): nothing: the base (the store it projects
 // into, the signer that verifies batches) is all. No tasks, results,
 // credentials, control plane or tools.
-const Needs runtime.Needs = 0
+const Needs wiring.Needs = 0
 
 // Materialize projects one batch. A message the engine did not sign
 // (shared/sign) or that does not decode is acked and dead-lettered, never
 // projected.
 func Materialize(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("materialize").Begin()
-	d, err := runtime.Get(ctx, Needs)
+	d, err := wiring.Get(ctx, Needs)
 	if err != nil {
 		return err
 	}
-	msg, err := runtime.DecodePush(e)
+	msg, err := wiring.DecodePush(e)
 	if err != nil {
 		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
 	}
-	b, err := runtime.DecodeBatch(msg, d.Signer)
+	b, err := wiring.DecodeBatch(msg, d.Signer)
 	if err != nil {
 		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
 	}

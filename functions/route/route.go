@@ -13,15 +13,15 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/noetl/gcpengine/shared/meter"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func init() { functions.CloudEvent("route", Route) }
 
 // Needs is what route builds besides the base every function has
-// (runtime.Needs; runtime.Get): the router (a control plane: tasks, results, granted credentials). No tools.
-const Needs = runtime.NeedRouter
+// (wiring.Needs; wiring.Get): the router (a control plane: tasks, results, granted credentials). No tools.
+const Needs = wiring.NeedRouter
 
 // Route handles one Pub/Sub push CloudEvent carrying a types.Batch. It
 // returns an error (→ redelivery) only for transient failures; a message
@@ -29,15 +29,15 @@ const Needs = runtime.NeedRouter
 // acked and dead-lettered before anything is applied.
 func Route(ctx context.Context, e event.Event) error {
 	req := meter.ActivityOf("route").Begin()
-	d, err := runtime.Get(ctx, Needs)
+	d, err := wiring.Get(ctx, Needs)
 	if err != nil {
 		return err
 	}
-	msg, err := runtime.DecodePush(e)
+	msg, err := wiring.DecodePush(e)
 	if err != nil {
 		return d.AckPermanent(ctx, "route", msg, "", "", err)
 	}
-	b, err := runtime.DecodeBatch(msg, d.Signer)
+	b, err := wiring.DecodeBatch(msg, d.Signer)
 	if err != nil {
 		return d.AckPermanent(ctx, "route", msg, "", "", err)
 	}

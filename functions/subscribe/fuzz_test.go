@@ -24,7 +24,7 @@ import (
 //     subscription, written back as a canonical push body (camelCase ids),
 //     decode to the same message and subscription.
 //
-// Named apart from shared/runtime's FuzzDecodePush so that
+// Named apart from shared/wiring's FuzzDecodePush so that
 // `scripts/fuzz --target FuzzSubscribeDecodePush --time 5m` runs this
 // one only. Seeds: testdata/fuzz/FuzzSubscribeDecodePush/ and below.
 func FuzzSubscribeDecodePush(f *testing.F) {

@@ -34,18 +34,18 @@ import (
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/redact"
-	"github.com/noetl/gcpengine/shared/runtime"
 	"github.com/noetl/gcpengine/shared/store"
 	sub "github.com/noetl/gcpengine/shared/subscribe"
 	"github.com/noetl/gcpengine/shared/subscribe/gcsspool"
 	"github.com/noetl/gcpengine/shared/subscribe/pubsubpull"
+	"github.com/noetl/gcpengine/shared/wiring"
 )
 
 func init() { functions.HTTP("subscribe", Subscribe) }
 
 // Needs is what subscribe builds besides the base every function has
-// (runtime.Needs; runtime.Get): the catalog (the playbooks subscriptions start) and the credential store (their keychains). No tasks, results, control plane or tools.
-const Needs = runtime.NeedCatalog | runtime.NeedCredentials
+// (wiring.Needs; wiring.Get): the catalog (the playbooks subscriptions start) and the credential store (their keychains). No tasks, results, control plane or tools.
+const Needs = wiring.NeedCatalog | wiring.NeedCredentials
 
 // maxPushBody bounds a push body: a 10 MB Pub/Sub message in base64 plus
 // its attributes.
@@ -57,11 +57,11 @@ var (
 )
 
 // Service returns the instance's subscription service, built on first
-// use on the runtime's dependencies (shared/runtime) plus a GCS client
+// use on the runtime's dependencies (shared/wiring) plus a GCS client
 // (spools) and a Pub/Sub subscription admin client (batch pulls). An
 // error is returned to this request and tried again on the next.
-func Service(ctx context.Context) (*sub.Service, *runtime.Deps, error) {
-	d, err := runtime.Get(ctx, Needs)
+func Service(ctx context.Context) (*sub.Service, *wiring.Deps, error) {
+	d, err := wiring.Get(ctx, Needs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,7 +20,7 @@
 // Admin (also credentials, catalog writes, subscriptions). A roles file
 // (NOETL_API_ROLES_FILE or NOETL_API_ROLES, LoadRoles) maps principals to
 // roles; without one, every authenticated caller is Admin in the local
-// profile, and the cloud profile refuses to serve (shared/runtime). No
+// profile, and the cloud profile refuses to serve (shared/wiring). No
 // credentials or bad ones → 401; a role below the one needed → 403.
 // Executions record their creator (the principal that started them); a
 // caller below Operator sees and cancels only its own (MayAccess).

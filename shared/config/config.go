@@ -131,7 +131,7 @@ type Config struct {
 	SecretsEnvAllow []string // NOETL_SECRETS_ENV_ALLOW
 	// Sandbox bounds python task processes.
 	Sandbox SandboxConfig
-	// Runner is the boundary to the runner (shared/runner): where it is,
+	// Runner is the boundary to the runner (shared/runnerclient): where it is,
 	// how execute authenticates to it and how it verifies execute.
 	Runner RunnerConfig
 	// Egress is the network policy of user code (shared/egress).
@@ -169,7 +169,7 @@ type Config struct {
 }
 
 // SandboxConfig holds the limits and identities of the runner's
-// sandboxed commands (python, shell; shared/sandbox); 0 means no limit.
+// sandboxed commands (python, shell; runner/sandbox); 0 means no limit.
 type SandboxConfig struct {
 	CPUSeconds int     // NOETL_SANDBOX_CPU_S, default 300
 	MemoryMB   int     // NOETL_SANDBOX_MEMORY_MB, default 1024
@@ -375,7 +375,7 @@ func LoadE() (Config, error) {
 
 // Load is LoadE for callers that cannot handle an error: it panics with
 // the validation error instead of falling back to a default. New code
-// (and shared/runtime) should call LoadE and fail the cold start.
+// (and shared/wiring) should call LoadE and fail the cold start.
 func Load() Config {
 	c, err := LoadE()
 	if err != nil {

@@ -27,7 +27,7 @@ type effect struct {
 // A knob's tests come in two shapes: one that sets the variable (or the
 // Config field) and observes the component's behaviour; or a pair, one
 // showing the setting reaching the component's option (Sets empty, e.g.
-// shared/runtime.TestDepsWireSettings: config.Parse → NewDeps) and one
+// shared/wiring.TestDepsWireSettings: config.Parse → NewDeps) and one
 // showing what the component does with that option (Sets: the option).
 var effectTests = map[string][]effect{
 	"GOOGLE_CLOUD_PROJECT": {{Test: telemetrySettings}, {Test: depsWire}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Project"}},
@@ -37,15 +37,15 @@ var effectTests = map[string][]effect{
 	"NOETL_WORK_QUEUE":                 {{Test: dispatcher}},
 	"NOETL_TIMERS_QUEUE":               {{Test: dispatcher}},
 	"NOETL_EXECUTE_URL":                {{Test: dispatcher}},
-	"NOETL_EVENTS_TOPIC":               {{Test: "shared/runtime.TestBusFromSettings"}},
-	"NOETL_COMMANDS_TOPIC":             {{Test: "shared/runtime.TestBusFromSettings"}},
-	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": {{Test: "shared/runtime.TestAckPermanentFilesTheLastDelivery"}},
+	"NOETL_EVENTS_TOPIC":               {{Test: "shared/wiring.TestBusFromSettings"}},
+	"NOETL_COMMANDS_TOPIC":             {{Test: "shared/wiring.TestBusFromSettings"}},
+	"NOETL_PUSH_MAX_DELIVERY_ATTEMPTS": {{Test: "shared/wiring.TestAckPermanentFilesTheLastDelivery"}},
 	"NOETL_EXECUTE_AUDIENCE":           {{Test: depsWire}, {Test: "shared/tasks/cloudtasks.TestAuthorize", Sets: "Audience"}},
 	"NOETL_TASKS_SERVICE_ACCOUNT":      {{Test: depsWire}, {Test: "shared/tasks/cloudtasks.TestAuthorize", Sets: "ServiceAccount"}},
-	"NOETL_FUNCTIONS_URL":              {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "functions/cmd/noetl.TestAPIURLSelection"}},
+	"NOETL_FUNCTIONS_URL":              {{Test: "shared/config.TestEnvironmentOverrides"}, {Test: "cmd/noetl.TestAPIURLSelection"}},
 	"NOETL_REPO_ROOT":                  {{Test: depsWire}, {Test: "shared/catalog.TestLoadConfinedToRoot", Sets: "Root"}},
 
-	// The results tier the functions build (shared/runtime.ResultStore).
+	// The results tier the functions build (shared/wiring.ResultStore).
 	"NOETL_RESULTS_BUCKET":            {{Test: resultStore}},
 	"NOETL_RESULT_INLINE_MAX":         {{Test: resultStore}, {Test: "shared/results.TestOffloadInlineVsOverBudget", Sets: "newTestStore"}},
 	"NOETL_TENANT":                    {{Test: resultStore}},
@@ -53,7 +53,7 @@ var effectTests = map[string][]effect{
 	"NOETL_RESULT_ENV":                {{Test: resultStore}},
 	"NOETL_RESULT_CELLS_FILE":         {{Test: resultStore}},
 	"NOETL_RESULT_CACHE_MB":           {{Test: resultStore}, {Test: "shared/results.TestCacheLRU", Sets: "NewCache"}},
-	"NOETL_RESULT_READ_CHECK":         {{Test: "shared/runtime.TestReadCheckKnobTakesEffect"}},
+	"NOETL_RESULT_READ_CHECK":         {{Test: "shared/wiring.TestReadCheckKnobTakesEffect"}},
 	"NOETL_RESULT_MATERIALIZE_MAX_MB": {{Test: resultStore}, {Test: "shared/results.TestMaterializeMax", Sets: "MaterializeMax"}},
 	"NOETL_RESULT_MAX_OBJECT_MB":      {{Test: "emulators/e2e.TestRedTeamSharedResultBytes"}},
 
@@ -81,18 +81,18 @@ var effectTests = map[string][]effect{
 	"NOETL_DUCKDB_THREADS":            {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestThreadsOption", Sets: "Threads"}},
 	"NOETL_RUNNER_WORK_DIR":           {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestPrivateSpill", Sets: "TempDir"}},
 	"NOETL_RUNNER_JWKS_FILE":          {{Test: "runner.TestVerifierFromSettings"}},
-	"NOETL_METRICS_PORT":              {{Test: "functions/cmd/local.TestMetricsAddrFromSettings"}, {Test: "functions/cmd/local.TestServeMetrics", Sets: "ServeMetrics"}},
+	"NOETL_METRICS_PORT":              {{Test: "cmd/local.TestMetricsAddrFromSettings"}, {Test: "cmd/local.TestServeMetrics", Sets: "ServeMetrics"}},
 	"NOETL_METRICS_EXPORT_INTERVAL_S": {{Test: "shared/telemetry.TestFromConfigSettings"}, {Test: "shared/telemetry.TestPushIntervalTakesEffect", Sets: "MetricsInterval"}},
 	"NOETL_RUNNER_DATA_ROOTS":         {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/duckdb.TestDataRootsAdmit", Sets: "DataRoots"}},
 	"NOETL_REPLAY_SUBSCRIPTION":       {{Test: "functions/api.TestReplaySubscriptionFromSettings"}},
-	"NOETL_CREDENTIAL_VALUES":         {{Test: "shared/runtime.TestCredentialValuesFromSettings"}},
+	"NOETL_CREDENTIAL_VALUES":         {{Test: "shared/wiring.TestCredentialValuesFromSettings"}},
 	"NOETL_SECRETS_ENV_ALLOW":         {{Test: depsWire}, {Test: "shared/tools/allkinds.TestDefaultWiring"}},
 	"NOETL_DLQ_HOLD":                  {{Test: depsWire}, {Test: "shared/dlq.TestHoldSettingParksTaskFailures", Sets: "HoldTaskFailures"}},
 	"NOETL_EGRESS_ALLOW":              {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 	"NOETL_EGRESS_DENY":               {{Test: depsWire}, {Test: "shared/egress.TestDenyWinsOverAllow", Sets: "mustPolicy"}},
 
-	// The engine's options (shared/runtime.EngineOptions).
-	"NOETL_DEFAULT_MAX_IN_FLIGHT":                 {{Test: "shared/runtime.TestDefaultMaxInFlightTakesEffect"}},
+	// The engine's options (shared/wiring.EngineOptions).
+	"NOETL_DEFAULT_MAX_IN_FLIGHT":                 {{Test: "shared/wiring.TestDefaultMaxInFlightTakesEffect"}},
 	"NOETL_EXECUTION_DEADLINE_S":                  {{Test: engineKnobs + "/NOETL_EXECUTION_DEADLINE_S"}},
 	"NOETL_TIMEOUTS_LOOP_TOTAL_MS":                {{Test: engineKnobs + "/NOETL_TIMEOUTS_LOOP_TOTAL_MS"}},
 	"NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS": {{Test: engineKnobs + "/NOETL_ORCHESTRATOR_EVALUATE_WHEN_TIMEOUT_MS"}},
@@ -108,21 +108,21 @@ var effectTests = map[string][]effect{
 
 	// The sandbox of the runner's rooms (sandbox.FromConfig) and what each
 	// limit does to a command.
-	"NOETL_SANDBOX_CPU_S":        {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCPULimit", Sets: "CPUSeconds"}},
-	"NOETL_SANDBOX_MEMORY_MB":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestCgroupLimits", Sets: "MemoryBytes"}, {Test: "runner.TestDuckDBMemoryCap"}},
-	"NOETL_SANDBOX_OPEN_FILES":   {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "OpenFiles"}},
-	"NOETL_SANDBOX_PROCESSES":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestOpenFilesAndProcessLimits", Sets: "Processes"}},
-	"NOETL_SANDBOX_CPUS":         {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "CPUs"}},
-	"NOETL_SANDBOX_CGROUP":       {{Test: sandboxConfig}, {Test: "shared/sandbox.TestParentCPUWeight", Sets: "Cgroup"}},
-	"NOETL_SANDBOX_DISK_MB":      {{Test: sandboxConfig}, {Test: "shared/sandbox.TestFileSizeLimit", Sets: "FileSizeBytes"}},
-	"NOETL_SANDBOX_BASE_UID":     {{Test: sandboxConfig}, {Test: "shared/sandbox.TestBaseUIDAndNamespace", Sets: "BaseUID"}},
-	"NOETL_SANDBOX_NO_NAMESPACE": {{Test: sandboxConfig}, {Test: "shared/sandbox.TestBaseUIDAndNamespace", Sets: "NoNamespace"}},
-	"NOETL_SANDBOX_POOL_SIZE":    {{Test: sandboxConfig}, {Test: "shared/sandbox.TestPoolWaitsForAFreeIdentity", Sets: "PoolSize"}},
+	"NOETL_SANDBOX_CPU_S":        {{Test: sandboxConfig}, {Test: "runner/sandbox.TestCPULimit", Sets: "CPUSeconds"}},
+	"NOETL_SANDBOX_MEMORY_MB":    {{Test: sandboxConfig}, {Test: "runner/sandbox.TestCgroupLimits", Sets: "MemoryBytes"}, {Test: "runner.TestDuckDBMemoryCap"}},
+	"NOETL_SANDBOX_OPEN_FILES":   {{Test: sandboxConfig}, {Test: "runner/sandbox.TestOpenFilesAndProcessLimits", Sets: "OpenFiles"}},
+	"NOETL_SANDBOX_PROCESSES":    {{Test: sandboxConfig}, {Test: "runner/sandbox.TestOpenFilesAndProcessLimits", Sets: "Processes"}},
+	"NOETL_SANDBOX_CPUS":         {{Test: sandboxConfig}, {Test: "runner/sandbox.TestParentCPUWeight", Sets: "CPUs"}},
+	"NOETL_SANDBOX_CGROUP":       {{Test: sandboxConfig}, {Test: "runner/sandbox.TestParentCPUWeight", Sets: "Cgroup"}},
+	"NOETL_SANDBOX_DISK_MB":      {{Test: sandboxConfig}, {Test: "runner/sandbox.TestFileSizeLimit", Sets: "FileSizeBytes"}},
+	"NOETL_SANDBOX_BASE_UID":     {{Test: sandboxConfig}, {Test: "runner/sandbox.TestBaseUIDAndNamespace", Sets: "BaseUID"}},
+	"NOETL_SANDBOX_NO_NAMESPACE": {{Test: sandboxConfig}, {Test: "runner/sandbox.TestBaseUIDAndNamespace", Sets: "NoNamespace"}},
+	"NOETL_SANDBOX_POOL_SIZE":    {{Test: sandboxConfig}, {Test: "runner/sandbox.TestPoolWaitsForAFreeIdentity", Sets: "PoolSize"}},
 	"NOETL_DUCKDB_MEMORY_MB":     {{Test: "runner.TestDuckDBMemoryCap"}},
 
 	// The runner client of the control plane.
-	"NOETL_RUNNER_URL":                   {{Test: "shared/runtime.TestRunnerKindsNeedTheRunner"}, {Test: "shared/runtime.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
-	"NOETL_RUNNER_TOKEN_KEY_FILE":        {{Test: "shared/runtime.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
+	"NOETL_RUNNER_URL":                   {{Test: "shared/wiring.TestRunnerKindsNeedTheRunner"}, {Test: "shared/wiring.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
+	"NOETL_RUNNER_TOKEN_KEY_FILE":        {{Test: "shared/wiring.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},
 	"NOETL_RUNNER_AUDIENCE":              {{Test: runnerClient}},
 	"NOETL_RUNNER_INVOKER":               {{Test: runnerClient}},
 	"NOETL_RESULTS_SIGNING_KEY_FILE":     {{Test: runnerClient}},
@@ -132,13 +132,13 @@ var effectTests = map[string][]effect{
 	"NOETL_RUNNER_EXECUTION_CONNECTIONS": {{Test: "emulators/e2e.TestRedTeamSharedConnections"}},
 
 	// Who may call the API.
-	"NOETL_API_ROLES":      {{Test: "shared/runtime.TestRolesDefaultClosed"}},
-	"NOETL_API_ROLES_FILE": {{Test: "shared/runtime.TestRolesDefaultClosed"}},
-	"NOETL_PROFILE":        {{Test: "shared/runtime.TestRolesDefaultClosed"}},
-	"NOETL_OIDC_JWKS_FILE": {{Test: "shared/runtime.TestAPIVerifiesTokensWithTheJWKSFile"}},
-	"NOETL_API_TOKEN":      {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestStaticToken", Sets: "Token"}},
-	"NOETL_API_AUDIENCES":  {{Test: "shared/runtime.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestIdentityTokens", Sets: "Audiences"}},
-	"NOETL_SIGNING_KEY":    {{Test: "shared/runtime.TestNewDepsNeedsTheSigningKey"}},
+	"NOETL_API_ROLES":      {{Test: "shared/wiring.TestRolesDefaultClosed"}},
+	"NOETL_API_ROLES_FILE": {{Test: "shared/wiring.TestRolesDefaultClosed"}},
+	"NOETL_PROFILE":        {{Test: "shared/wiring.TestRolesDefaultClosed"}},
+	"NOETL_OIDC_JWKS_FILE": {{Test: "shared/wiring.TestAPIVerifiesTokensWithTheJWKSFile"}},
+	"NOETL_API_TOKEN":      {{Test: "shared/wiring.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestStaticToken", Sets: "Token"}},
+	"NOETL_API_AUDIENCES":  {{Test: "shared/wiring.TestAuthenticatorFromSettings"}, {Test: "shared/auth.TestIdentityTokens", Sets: "Audiences"}},
+	"NOETL_SIGNING_KEY":    {{Test: "shared/wiring.TestNewDepsNeedsTheSigningKey"}},
 
 	// Telemetry (shared/telemetry.FromConfig) and what it installs.
 	"NOETL_TRACING_ENABLED":               {{Test: telemetrySettings}},
@@ -149,7 +149,7 @@ var effectTests = map[string][]effect{
 	"NOETL_TRACE_DIR":                     {{Test: telemetrySettings}, {Test: "shared/telemetry.TestTraceModelFileRoundTrip", Sets: "TraceDir"}},
 	"NOETL_TRACING_ENDPOINT":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestOTLPHTTPExporterDelivers", Sets: "TraceEndpoint"}},
 	"NOETL_METRICS_ENABLED":               {{Test: telemetrySettings}},
-	"NOETL_METRICS_PATH":                  {{Test: "functions/cmd/local.TestFunctionsHost"}},
+	"NOETL_METRICS_PATH":                  {{Test: "cmd/local.TestFunctionsHost"}},
 	"NOETL_METRICS_EXPORTER":              {{Test: telemetrySettings}, {Test: "shared/telemetry.TestMetricsHandlerServesText", Sets: "MetricsExporter"}},
 	"NOETL_LOGGING_LEVEL":                 {{Test: telemetrySettings}, {Test: "shared/telemetry.TestLogHandlerCloudLoggingFields", Sets: "Level"}},
 	"NOETL_LOGGING_FORMAT":                {{Test: telemetrySettings}, {Test: "shared/telemetry.TestTextLogFormat", Sets: "Text"}},
@@ -159,14 +159,14 @@ var effectTests = map[string][]effect{
 
 // Tests several knobs share.
 const (
-	depsWire          = "shared/runtime.TestDepsWireSettings"
-	dispatcher        = "shared/runtime.TestDispatcherFromSettings"
-	runnerClient      = "shared/runtime.TestRunnerClientFromSettings"
-	resultStore       = "shared/runtime.TestResultStoreFromConfig"
-	engineKnobs       = "shared/runtime.TestEngineKnobsTakeEffect"
+	depsWire          = "shared/wiring.TestDepsWireSettings"
+	dispatcher        = "shared/wiring.TestDispatcherFromSettings"
+	runnerClient      = "shared/wiring.TestRunnerClientFromSettings"
+	resultStore       = "shared/wiring.TestResultStoreFromConfig"
+	engineKnobs       = "shared/wiring.TestEngineKnobsTakeEffect"
 	engineRetries     = engineKnobs + "/NOETL_RETRIES_PLUGIN_and_SINK"
 	defaultRetry      = "shared/worker.TestDefaultRetryPolicy"
-	sandboxConfig     = "shared/sandbox.TestFromConfig"
+	sandboxConfig     = "runner/sandbox.TestFromConfig"
 	telemetrySettings = "shared/telemetry.TestFromConfigSettings"
 )
 

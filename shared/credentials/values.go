@@ -33,7 +33,7 @@ type Values interface {
 }
 
 // Sealer encrypts values at rest (credfirestore.FirestoreValues):
-// shared/runtime passes the deployment's key (credfirestore.SealWith over
+// shared/wiring passes the deployment's key (credfirestore.SealWith over
 // shared/sign, purpose sign.Credential).
 type Sealer interface {
 	Seal(plaintext []byte) (string, error)

@@ -6,8 +6,8 @@ import "slices"
 // resources (Access) and the role that allows each operation (OpGrants).
 // It is the one place both sides read:
 //
-//   - the code's side: shared/runtime's TestAccessCoversTheCode derives,
-//     from each function package's source (the runtime.Deps members and
+//   - the code's side: shared/wiring's TestAccessCoversTheCode derives,
+//     from each function package's source (the wiring.Deps members and
 //     the clients it uses), the operations it certainly performs and
 //     fails when Access lacks one;
 //   - Terraform's side: terraform/iam_test.go collects every IAM binding
@@ -16,7 +16,7 @@ import "slices"
 //
 // To add a principal that is not a function (the runner's service
 // account, say): name it in OtherPrincipals, add its operations to
-// Access, its source evidence to a test like shared/runtime's, and its
+// Access, its source evidence to a test like shared/wiring's, and its
 // bindings to terraform/ and terraform/iam_test.go (bindings).
 
 // Resource names a deployed resource, or a set of them, that roles are
@@ -122,7 +122,7 @@ const (
 	// OpSignGrants signs the runner's result grants (V4 signed URLs of
 	// the result objects an attempt may read and write) as the
 	// function's own account, through the IAM Credentials API's signBlob
-	// (shared/runner Granter).
+	// (shared/runnerclient Granter).
 	OpSignGrants Op = "grants:sign"
 )
 
@@ -173,7 +173,7 @@ var subsumes = map[string][]string{
 
 // Every function signs or verifies (signing key), logs and exports
 // telemetry, files DLQ entries in Firestore, and flushes operation counts
-// to the events topic (bus.RunFlusher, started by shared/runtime in every
+// to the events topic (bus.RunFlusher, started by shared/wiring in every
 // instance).
 var common = []Op{OpFirestore, OpTelemetry, OpReadSigningKey, OpPublishEvents}
 

@@ -2,7 +2,7 @@
 // one Policy decides, for every connection a task makes — the http kind
 // in the control plane, every kind of the runner (postgres, nats, gcs,
 // transfer, subscription, script sources) and python and shell through
-// the proxy and forwarders of their network namespace (shared/sandbox) —
+// the proxy and forwarders of their network namespace (runner/sandbox) —
 // whether its destination may be reached.
 //
 // Refused unless an operator allows the destination (Allow):

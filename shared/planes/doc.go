@@ -3,7 +3,7 @@
 // separate at compile time too"). The test reads the import graph of the
 // builds that ship — the function build (the module root package the Cloud
 // Functions buildpack compiles), the runner binary (runner/), the pure
-// engine (shared/engine) and the CLI (functions/cmd/noetl) — with `go list
+// engine (shared/engine) and the CLI (cmd/noetl) — with `go list
 // -deps -json` and fails when one of them links a package its plane must
 // not hold, printing the import chain that brings it in.
 //

@@ -305,7 +305,7 @@ func SinkFrom(ctx context.Context) (*Sink, bool) {
 // object's coordinates (tenant and project filled in), physical key,
 // cell and bucket ("" for a backend without one), and the result's store
 // settings. The control plane signs a write grant for Key from it when a
-// runner kind produces the table (shared/runner).
+// runner kind produces the table (shared/runnerclient).
 type Destination struct {
 	Coords  types.ResultCoords
 	Key     string

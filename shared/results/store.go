@@ -161,7 +161,7 @@ func (s *Store) BucketOf(cell string) string {
 
 // URNResolver is implemented by a backend that holds the references of
 // the URNs it serves: Store.ResolveURN asks it instead of deriving keys
-// (the runner's backend of granted objects, shared/runner, whose grants
+// (the runner's backend of granted objects, runner/server, whose grants
 // the control plane resolved and authorized).
 type URNResolver interface {
 	ResolveURN(ctx context.Context, uri string) (map[string]any, error)

@@ -39,12 +39,12 @@ var ControlKinds = []string{KindNoop, KindHTTP, KindSecrets, KindArtifact, KindR
 
 // RunnerKinds are the kinds that run author code or reach an endpoint the
 // author chooses (a database, a bucket, a NATS or Pub/Sub server, a
-// `script:` source): they run in the runner (kinds.Runner, shared/runner),
+// `script:` source): they run in the runner (runner/kinds, over the protocol of shared/runnerproto),
 // never in the control plane (README "Architecture").
 var RunnerKinds = []string{KindPython, KindPostgres, KindDuckDB, KindTransfer, KindGCS, KindS3, KindNATS, KindSubscription, KindShell}
 
 // This package imports no kind: each plane builds its own registry
-// (shared/tools/controlkinds in the functions, shared/tools/kinds in the
+// (shared/tools/controlkinds in the functions, runner/kinds in the
 // runner), so that the functions' build links no author-code kind (the
 // boundary test, shared/planes).
 

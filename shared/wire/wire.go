@@ -1,5 +1,5 @@
 // Package wire holds the shapes of the HTTP API's operator requests and
-// reports that the CLI (functions/cmd/noetl) encodes and decodes: the
+// reports that the CLI (cmd/noetl) encodes and decodes: the
 // files sent with a playbook (POST /executions), and what a rebuild, a
 // results GC and a scrub report. The packages that build them (store,
 // launch, replay, operations/gc) declare these types as aliases of the ones

@@ -11,7 +11,7 @@ import (
 )
 
 // The worker's options that the deployment's settings give it
-// (shared/runtime.TestDepsWireSettings shows each setting reaching its
+// (shared/wiring.TestDepsWireSettings shows each setting reaching its
 // option): each changes what the worker does.
 
 // TestLeaseTTLMovesTheWatchdog: LeaseTTL (NOETL_LEASE_TTL_S) is the

@@ -5,7 +5,7 @@
 // percentiles of the round trip, of the runner's own time (the response's
 // run_ms) and of the hop (round trip minus runner time: HTTP, token check,
 // JSON both ways). With -grants every call carries the result grants
-// execute would issue (shared/runner Granter: for duckdb, a signed PUT of
+// execute would issue (shared/runnerclient Granter: for duckdb, a signed PUT of
 // the task's result object, signed with NOETL_RESULTS_SIGNING_KEY_FILE),
 // so that the round trip includes signing them.
 //
@@ -35,7 +35,7 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/results/grant"
-	"github.com/noetl/gcpengine/shared/runner"
+	"github.com/noetl/gcpengine/shared/runnerclient"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -70,7 +70,7 @@ func main() {
 	url := os.Getenv("NOETL_RUNNER_URL")
 	var mu sync.Mutex
 	var rts, runs, hops []float64
-	c := &runner.Client{URL: url, Tokens: &runner.KeyTokens{Signer: sig, Email: os.Getenv("NOETL_RUNNER_INVOKER"), Audience: url},
+	c := &runnerclient.Client{URL: url, Tokens: &runnerclient.KeyTokens{Signer: sig, Email: os.Getenv("NOETL_RUNNER_INVOKER"), Audience: url},
 		Observe: func(_ string, rt, run time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -125,7 +125,7 @@ func main() {
 // granted gives c the Granter execute builds on the stack and returns a
 // context carrying what the worker puts in an attempt's: the reading
 // execution and the sink of its result (one execution id for all calls).
-func granted(ctx context.Context, c *runner.Client) (context.Context, error) {
+func granted(ctx context.Context, c *runnerclient.Client) (context.Context, error) {
 	for _, k := range []string{"NOETL_RESULTS_SIGNING_KEY_FILE", "NOETL_RESULTS_SIGNED_ENDPOINT", "NOETL_RESULTS_BUCKET", "STORAGE_EMULATOR_HOST"} {
 		if os.Getenv(k) == "" {
 			return ctx, fmt.Errorf("%s is not set (source .stack/env)", k)
@@ -144,7 +144,7 @@ func granted(ctx context.Context, c *runner.Client) (context.Context, error) {
 		return ctx, err
 	}
 	st := &results.Store{Backend: gcsresults.NewGCS(cl, os.Getenv("NOETL_RESULTS_BUCKET"))}
-	c.Results = &runner.Granter{Store: st, Signer: s}
+	c.Results = &runnerclient.Granter{Store: st, Signer: s}
 	id := strconv.FormatInt(time.Now().UnixNano()>>8, 10)
 	ctx = results.WithReader(ctx, results.Reader{Execution: id})
 	coords := types.ResultCoords{ExecutionID: id, Step: "bench", Frame: 1, Attempt: 1}

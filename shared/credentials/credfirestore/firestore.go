@@ -1,7 +1,7 @@
 // Package credfirestore is the Firestore driver of the credential store
 // (shared/credentials): the metadata in Firestore documents (Firestore)
 // and, on the emulator stack, the values sealed in Firestore documents
-// (FirestoreValues). Only the control plane's wiring (shared/runtime)
+// (FirestoreValues). Only the control plane's wiring (shared/wiring)
 // imports it: the runner resolves the credentials it was granted through
 // the light shared/credentials package and links no Firestore client (the
 // boundary test, shared/planes).
@@ -49,7 +49,7 @@ type Firestore struct {
 }
 
 // NewFirestore returns the store on c (owned by the caller, typically
-// runtime.Deps.Store.Client()) with values kept in v.
+// wiring.Deps.Store.Client()) with values kept in v.
 func NewFirestore(c *firestore.Client, v credentials.Values) *Firestore {
 	return &Firestore{c: c, values: v}
 }

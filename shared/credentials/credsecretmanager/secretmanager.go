@@ -1,6 +1,6 @@
 // Package credsecretmanager is the Google Secret Manager driver of the
 // credential store's values (shared/credentials.Values) in GCP. Only the
-// control plane's wiring (shared/runtime) imports it: the runner links no
+// control plane's wiring (shared/wiring) imports it: the runner links no
 // Secret Manager client (the boundary test, shared/planes).
 package credsecretmanager
 

@@ -1,14 +1,14 @@
 // Package allkinds joins the two planes' registries into one with every
 // built-in kind (tools.Kinds), for tests, benchmarks and single-process
 // tools (emulators/resultsflow). The engine never uses it: the functions
-// build shared/tools/controlkinds, the runner shared/tools/kinds, so that
+// build shared/tools/controlkinds, the runner runner/kinds, so that
 // neither links the other's kinds (the boundary test, shared/planes).
 package allkinds
 
 import (
+	"github.com/noetl/gcpengine/runner/kinds"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/controlkinds"
-	"github.com/noetl/gcpengine/shared/tools/kinds"
 )
 
 // Default returns a registry with every kind of tools.Kinds and a close

@@ -19,6 +19,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/storage"
 
+	"github.com/noetl/gcpengine/runner/kinds"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
 	"github.com/noetl/gcpengine/shared/results"
@@ -26,7 +27,6 @@ import (
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
-	"github.com/noetl/gcpengine/shared/tools/kinds"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

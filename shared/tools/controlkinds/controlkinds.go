@@ -3,9 +3,9 @@
 // kinds that run no author code and reach no endpoint but through the
 // egress policy or the engine's own stores. It imports those kinds only,
 // so that the functions' build, which wires this registry
-// (shared/runtime), links no author-code kind, sandbox or DuckDB (the
+// (shared/wiring), links no author-code kind, sandbox or DuckDB (the
 // boundary test, shared/planes). The runner's registry is
-// shared/tools/kinds.
+// runner/kinds.
 package controlkinds
 
 import (
@@ -46,7 +46,7 @@ type Options struct {
 
 // Fill completes opts the way Build does (the environment's secrets allow
 // list, the egress policy and credential store of the kinds that take
-// them); shared/tools/kinds fills its control kinds' options with it.
+// them); runner/kinds fills its control kinds' options with it.
 func Fill(opts *Options) {
 	if opts.Secrets.EnvAllow == nil {
 		if v := strings.TrimSpace(os.Getenv("NOETL_SECRETS_ENV_ALLOW")); v != "" {

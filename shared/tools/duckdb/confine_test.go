@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

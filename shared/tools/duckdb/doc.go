@@ -53,7 +53,7 @@
 // cancelled ctx is kind "canceled".
 //
 // Confinement (the runner: a task whose context carries a workspace,
-// shared/sandbox): the database has enable_external_access off and
+// runner/sandbox): the database has enable_external_access off and
 // allowed_directories set to the workspace and Options.DataRoots, so SQL
 // reads and writes files (read_csv, COPY, ATTACH, glob) only there — not
 // /proc, not the engine's files, not another task's workspace, not a URL;
@@ -86,8 +86,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
 	"github.com/noetl/gcpengine/shared/toolspec"
 )

@@ -20,8 +20,8 @@ import (
 
 	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
 	"github.com/noetl/gcpengine/shared/toolspec"
@@ -124,7 +124,7 @@ func (t *Tool) execSpec(ctx context.Context, cfg toolspec.DuckDB, timeoutS float
 	// A query's rows stream through the results tier's sink when the
 	// engine offers one (stream.go): no row limit, never held whole. In
 	// the runner the sink writes the one object execute granted the
-	// attempt (shared/runner grants.go); without a grant the rows come
+	// attempt (runner/server grants.go); without a grant the rows come
 	// back in the response, within the row limit.
 	var sink tableSink
 	if !q.asArrays {

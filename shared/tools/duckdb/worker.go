@@ -41,9 +41,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"

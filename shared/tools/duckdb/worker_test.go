@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

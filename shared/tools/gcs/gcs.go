@@ -33,9 +33,9 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
+	"github.com/noetl/gcpengine/shared/tools/gcsconn"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
-	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
 	"github.com/noetl/gcpengine/shared/tools/internal/localfs"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
@@ -60,7 +60,7 @@ type Options struct {
 	Credentials credentials.Store
 	// LocalDirs are the directories local files may be read from and
 	// written to (default: os.TempDir()). A task whose context carries a
-	// workspace (the runner's, shared/sandbox) may use that workspace and
+	// workspace (the runner's, runner/sandbox) may use that workspace and
 	// DataRoots instead, and nothing else.
 	LocalDirs []string
 	// DataRoots are the operator's data directories a task with a

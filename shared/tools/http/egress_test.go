@@ -106,7 +106,7 @@ func TestEngineEndpointsRefused(t *testing.T) {
 }
 
 // Options.AllowLinkLocal (NOETL_HTTP_ALLOW_LINK_LOCAL, wired by
-// shared/runtime and the runner) admits
+// shared/wiring and the runner) admits
 // link-local destinations: shown by the tool's policy decision.
 func TestAllowLinkLocalSwitch(t *testing.T) {
 	md := netip.MustParseAddr("169.254.169.254")

@@ -66,7 +66,7 @@ type Options struct {
 	Egress *egress.Policy
 	// AllowLinkLocal adds link-local addresses (169.254.0.0/16,
 	// fe80::/10: the cloud metadata server) to the policy's allowed
-	// destinations (NOETL_HTTP_ALLOW_LINK_LOCAL, set by shared/runtime
+	// destinations (NOETL_HTTP_ALLOW_LINK_LOCAL, set by shared/wiring
 	// and the runner; NOETL_EGRESS_ALLOW is the general knob).
 	AllowLinkLocal bool
 }

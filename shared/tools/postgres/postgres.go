@@ -32,8 +32,8 @@ import (
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
-	"github.com/noetl/gcpengine/shared/tools/internal/script"
 	"github.com/noetl/gcpengine/shared/tools/internal/sqlsplit"
+	"github.com/noetl/gcpengine/shared/tools/script"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/creds"
-	"github.com/noetl/gcpengine/shared/tools/internal/script"
+	"github.com/noetl/gcpengine/shared/tools/script"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/noetl/gcpengine/shared/credentials"
-	"github.com/noetl/gcpengine/shared/tools/internal/script"
+	"github.com/noetl/gcpengine/shared/tools/script"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

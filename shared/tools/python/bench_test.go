@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/egress"
-	"github.com/noetl/gcpengine/shared/sandbox"
 )
 
 // BenchmarkTask measures one python task ("result = 1") under the

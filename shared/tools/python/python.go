@@ -1,7 +1,7 @@
 // Package python implements the `python` task kind (NoETL DSL spec "Python tasks"):
 // the task's code runs in a fresh CPython 3 subprocess per attempt, in an
 // empty temporary working directory, without the engine's environment and
-// under a timeout, contained by shared/sandbox (README "Security": its own
+// under a timeout, contained by runner/sandbox (README "Security": its own
 // unprivileged uid when the engine is root, resource limits, its whole
 // process tree killed at the end of the attempt).
 //
@@ -46,10 +46,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
-	"github.com/noetl/gcpengine/shared/tools/internal/script"
+	"github.com/noetl/gcpengine/shared/tools/script"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -256,7 +256,7 @@ func (t *Tool) env(dir string) []string {
 
 // Exec executes config["code"] once with the rendered args (see the package
 // documentation for the conventions; tools.Adapt turns Exec into a
-// tools.Tool). The attempt timeout is timeoutS seconds (0: default 300 s); on expiry the whole process tree is killed (shared/sandbox) and the outcome is
+// tools.Tool). The attempt timeout is timeoutS seconds (0: default 300 s); on expiry the whole process tree is killed (runner/sandbox) and the outcome is
 // error {kind "timeout", retryable true}. Result and logs as documented on
 // the package; a missing `code` or args that cannot be encoded as JSON are
 // kind "config"; a runner that dies without reporting (killed, os._exit) is
@@ -306,7 +306,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		return conf.Fail("internal", true, "python task: %v", err)
 	}
 
-	// The task's workspace in the runner (shared/sandbox), else a fresh
+	// The task's workspace in the runner (runner/sandbox), else a fresh
 	// directory.
 	dir, removeDir, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-py-")
 	if err != nil {

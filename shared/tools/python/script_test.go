@@ -11,8 +11,8 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
-	"github.com/noetl/gcpengine/shared/tools/internal/gcsconn"
-	"github.com/noetl/gcpengine/shared/tools/internal/script"
+	"github.com/noetl/gcpengine/shared/tools/gcsconn"
+	"github.com/noetl/gcpengine/shared/tools/script"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

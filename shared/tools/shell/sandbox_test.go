@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

@@ -1,6 +1,6 @@
 // Package shell implements the `shell` task kind: one or more shell
 // commands run as a subprocess of /bin/sh, under a timeout, WITHOUT the
-// engine's environment, and contained by shared/sandbox exactly as python
+// engine's environment, and contained by runner/sandbox exactly as python
 // tasks are (README "Security"): when the engine is root every program runs
 // under its own unprivileged uid (it cannot read the engine's
 // /proc/<pid>/environ or files), with the sandbox's resource limits
@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
@@ -214,7 +214,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	if err != nil {
 		return conf.Fail("internal", true, "shell task: %v", err)
 	}
-	// The task's workspace in the runner (shared/sandbox), else a fresh
+	// The task's workspace in the runner (runner/sandbox), else a fresh
 	// directory.
 	base, removeBase, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-sh-")
 	if err != nil {

@@ -5,8 +5,8 @@
 // result — it never holds a worker past its timeout.
 //
 // Sources: Apache Kafka (kafka.go: a consumer group's offsets over a
-// topic, through franz-go), and Google Pub/Sub (synchronous Pull and Acknowledge through
-// cloud.google.com/go/pubsub/v2/apiv1), against the Pub/Sub emulator
+// topic, through franz-go), and Google Pub/Sub (synchronous Pull and Acknowledge over
+// Pub/Sub's REST API, rest.go: no client library, so the runner links none), against the Pub/Sub emulator
 // locally (a pubsub credential's endpoint, or PUBSUB_EMULATOR_HOST) and
 // Pub/Sub in GCP (Application Default Credentials, or a credential's
 // token).
@@ -24,19 +24,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"golang.org/x/oauth2"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
+	"golang.org/x/oauth2/google"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/noetl/gcpengine/shared/credentials"
@@ -77,24 +75,24 @@ type Tool struct {
 	opts Options
 
 	mu      sync.Mutex
-	clients map[string]*pubsubapi.SubscriptionAdminClient
+	clients map[string]*restClient
 	closed  bool
 }
 
 // New returns a subscription tool configured by opts.
 func New(opts Options) *Tool {
-	return &Tool{opts: opts, clients: map[string]*pubsubapi.SubscriptionAdminClient{}}
+	return &Tool{opts: opts, clients: map[string]*restClient{}}
 }
 
 // Close closes the cached clients.
 func (t *Tool) Close() {
 	t.mu.Lock()
 	cs := t.clients
-	t.clients = map[string]*pubsubapi.SubscriptionAdminClient{}
+	t.clients = map[string]*restClient{}
 	t.closed = true
 	t.mu.Unlock()
 	for _, c := range cs {
-		_ = c.Close()
+		c.hc.CloseIdleConnections()
 	}
 }
 
@@ -255,11 +253,18 @@ func (t *Tool) subscriptionName(s string, fields map[string]any) (string, error)
 }
 
 // client returns the cached client for the connection fields.
-func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.SubscriptionAdminClient, error) {
+func (t *Tool) client(ctx context.Context, fields map[string]any) (*restClient, error) {
 	ep := creds.String(fields, "endpoint")
 	tok := creds.String(fields, "token", "access_token")
+	if ep == "" && tok == "" {
+		// The process's client: the emulator of PUBSUB_EMULATOR_HOST, else
+		// Application Default Credentials (the runner has neither: it
+		// refuses to start with the variable, and its identity has no
+		// project role).
+		ep = strings.TrimSpace(os.Getenv("PUBSUB_EMULATOR_HOST"))
+	}
 	key := "default"
-	var opts []option.ClientOption
+	c := &restClient{base: DefaultEndpoint}
 	switch {
 	case ep != "":
 		host := ep
@@ -268,9 +273,7 @@ func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.Su
 		}
 		host = strings.TrimRight(host, "/")
 		if p := t.opts.Egress; p != nil {
-			// The endpoint is decided before anything dials it (gRPC
-			// would keep retrying a refused dial until the poll's timeout
-			// and answer an empty drain).
+			// The endpoint is decided before anything dials it.
 			h, ps, err := net.SplitHostPort(host)
 			if err != nil {
 				return nil, fmt.Errorf("endpoint %q is not host:port: %v", host, err)
@@ -281,29 +284,30 @@ func (t *Tool) client(ctx context.Context, fields map[string]any) (*pubsubapi.Su
 			}
 		}
 		key = "endpoint:" + host
-		opts = append(opts, option.WithEndpoint(host), option.WithoutAuthentication(),
-			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())), option.WithTelemetryDisabled())
+		c.base = "http://" + host
 	case tok != "":
 		h := sha256.Sum256([]byte(tok))
 		key = "token:" + hex.EncodeToString(h[:])
-		opts = append(opts, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok})))
-	}
-	if p := t.opts.Egress; p != nil {
-		opts = append(opts, option.WithGRPCDialOption(grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-			return p.DialContext(ctx, "tcp", addr)
-		})))
+		c.tokens = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok})
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return nil, errors.New("subscription tool is closed")
 	}
-	if c, ok := t.clients[key]; ok {
-		return c, nil
+	if cached, ok := t.clients[key]; ok {
+		return cached, nil
 	}
-	c, err := pubsubapi.NewSubscriptionAdminClient(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("pubsub client: %v", err)
+	if key == "default" {
+		ts, err := google.DefaultTokenSource(ctx, "https://www.googleapis.com/auth/pubsub")
+		if err != nil {
+			return nil, fmt.Errorf("pubsub credentials: %v", err)
+		}
+		c.tokens = ts
+	}
+	c.hc = &http.Client{Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second}}
+	if p := t.opts.Egress; p != nil {
+		c.hc = p.Client()
 	}
 	t.clients[key] = c
 	return c, nil
@@ -323,7 +327,7 @@ func intKey(v any, key string, def, lo, hi int) (int, error) {
 	return min(max(int(f), lo), hi), nil
 }
 
-func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub string, cfg toolspec.Subscription, timeoutS float64) types.Outcome {
+func (t *Tool) poll(ctx context.Context, c *restClient, sub string, cfg toolspec.Subscription, timeoutS float64) types.Outcome {
 	batch, err := intKey(cfg.Batch, "batch", DefaultBatch, 1, MaxBatch)
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
@@ -341,7 +345,7 @@ func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, s
 		wait = min(wait, time.Duration(timeoutS*float64(time.Second)))
 	}
 	deadline := time.Now().Add(wait)
-	var received []*pubsubpb.ReceivedMessage
+	var received []receivedMessage
 	for len(received) < batch {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -353,7 +357,7 @@ func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, s
 			left = min(left, followUpWait)
 		}
 		pctx, cancel := context.WithTimeout(ctx, left)
-		resp, err := c.Pull(pctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: int32(batch - len(received))})
+		got, err := c.pull(pctx, sub, batch-len(received))
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil && (status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded)) {
@@ -362,43 +366,43 @@ func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, s
 			// Messages already pulled are not acked: Pub/Sub redelivers them.
 			return failure(ctx, sub, "pull", err)
 		}
-		if len(resp.ReceivedMessages) == 0 {
+		if len(got) == 0 {
 			break
 		}
-		received = append(received, resp.ReceivedMessages...)
+		received = append(received, got...)
 	}
 	msgs := make([]any, 0, len(received))
 	ids := make([]string, 0, len(received))
 	for _, rm := range received {
-		m := rm.GetMessage()
+		m := rm.Message
 		attrs := map[string]any{}
 		headers := map[string]any{}
-		for k, v := range m.GetAttributes() {
+		for k, v := range m.Attributes {
 			attrs[k] = v
 			headers[strings.ToLower(k)] = v
 		}
 		pub := ""
-		if ts := m.GetPublishTime(); ts != nil {
-			pub = ts.AsTime().UTC().Format(time.RFC3339Nano)
+		if !m.PublishTime.IsZero() {
+			pub = m.PublishTime.UTC().Format(time.RFC3339Nano)
 		}
 		entry := map[string]any{
-			"id":         m.GetMessageId(),
-			"data":       decodeData(m.GetData()),
+			"id":         m.MessageID,
+			"data":       decodeData(m.Data),
 			"headers":    headers,
 			"attributes": attrs,
-			"metadata": map[string]any{"messageId": m.GetMessageId(), "publishTime": pub,
-				"deliveryAttempt": int64(rm.GetDeliveryAttempt()), "ackId": rm.GetAckId(), "orderingKey": m.GetOrderingKey()},
+			"metadata": map[string]any{"messageId": m.MessageID, "publishTime": pub,
+				"deliveryAttempt": int64(rm.DeliveryAttempt), "ackId": rm.AckID, "orderingKey": m.OrderingKey},
 		}
 		if mode == ackManual || mode == ackDefer {
-			entry["ack_id"] = rm.GetAckId()
+			entry["ack_id"] = rm.AckID
 		}
 		msgs = append(msgs, entry)
-		ids = append(ids, rm.GetAckId())
+		ids = append(ids, rm.AckID)
 	}
 	acked := false
 	if (mode == ackOnSuccess || mode == ackAuto) && len(ids) > 0 {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := c.Acknowledge(actx, &pubsubpb.AcknowledgeRequest{Subscription: sub, AckIds: ids})
+		err := c.acknowledge(actx, sub, ids)
 		cancel()
 		if err != nil {
 			return failure(ctx, sub, "acknowledge", err)
@@ -420,7 +424,7 @@ func (t *Tool) poll(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, s
 
 // dispose acks (or nacks: ack deadline 0, redelivered at once) handles of
 // an earlier manual/defer poll.
-func (t *Tool) dispose(ctx context.Context, c *pubsubapi.SubscriptionAdminClient, sub, op string, cfg toolspec.Subscription) types.Outcome {
+func (t *Tool) dispose(ctx context.Context, c *restClient, sub, op string, cfg toolspec.Subscription) types.Outcome {
 	var ids []string
 	switch x := cfg.AckIDs.(type) {
 	case []any:
@@ -443,13 +447,13 @@ func (t *Tool) dispose(ctx context.Context, c *pubsubapi.SubscriptionAdminClient
 		defer cancel()
 		var err error
 		if op == "ack" {
-			err = c.Acknowledge(actx, &pubsubpb.AcknowledgeRequest{Subscription: sub, AckIds: ids})
+			err = c.acknowledge(actx, sub, ids)
 		} else {
 			delayMS, derr := intKey(cfg.NackDelayMS, "nack_delay_ms", 0, 0, 600_000)
 			if derr != nil {
 				return conf.ConfigError("subscription task: %v", derr)
 			}
-			err = c.ModifyAckDeadline(actx, &pubsubpb.ModifyAckDeadlineRequest{Subscription: sub, AckIds: ids, AckDeadlineSeconds: int32((delayMS + 999) / 1000)})
+			err = c.modifyAckDeadline(actx, sub, ids, (delayMS+999)/1000)
 		}
 		if err != nil {
 			return failure(ctx, sub, op, err)

@@ -12,7 +12,6 @@ import (
 
 	pubsubapi "cloud.google.com/go/pubsub/v2/apiv1"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -104,10 +103,9 @@ func conformanceDrain(t *testing.T, tl *Tool, auth any, sub string, publish func
 }
 
 func TestConformanceDrainFake(t *testing.T) {
-	srv := pstest.NewServer()
-	t.Cleanup(func() { srv.Close() })
+	srv := newFakePubSub(t)
 	store := credentials.NewMemory()
-	if err := store.CredentialPut(context.Background(), credentials.Credential{Name: "pubsub_e2e", Kind: "pubsub", Data: M{"endpoint": srv.Addr}}); err != nil {
+	if err := store.CredentialPut(context.Background(), credentials.Credential{Name: "pubsub_e2e", Kind: "pubsub", Data: M{"endpoint": srv.REST}}); err != nil {
 		t.Fatal(err)
 	}
 	tl := New(Options{Credentials: store})
@@ -119,15 +117,14 @@ func TestConformanceDrainFake(t *testing.T) {
 // TestManualAckAndBatch: batch bounds the drain; manual leaves messages
 // pending with ack ids, which operation ack disposes.
 func TestManualAckAndBatch(t *testing.T) {
-	srv := pstest.NewServer()
-	t.Cleanup(func() { srv.Close() })
+	srv := newFakePubSub(t)
 	tl := New(Options{Project: "p1"})
 	defer tl.Close()
 	sub, publish := fixture(t, srv.Addr, "p1", "manual")
 	for i := 0; i < 4; i++ {
 		publish(fmt.Sprintf("text %d", i), nil)
 	}
-	r := ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.Addr, "subscription": "manual", "batch": 3, "ack": false, "timeout_ms": 1000}, 0))
+	r := ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.REST, "subscription": "manual", "batch": 3, "ack": false, "timeout_ms": 1000}, 0))
 	if r["count"] != int64(3) || r["acked"] != false || len(r["ack_ids"].([]any)) != 3 || r["ack_mode"] != "manual" {
 		t.Fatalf("%#v", r)
 	}
@@ -135,13 +132,13 @@ func TestManualAckAndBatch(t *testing.T) {
 		t.Fatalf("text body %q", d)
 	}
 	ids := r["ack_ids"].([]any)
-	r2 := ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.Addr, "subscription": sub, "operation": "ack", "ack_ids": ids[:2]}, 0))
+	r2 := ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.REST, "subscription": sub, "operation": "ack", "ack_ids": ids[:2]}, 0))
 	if r2["disposed"] != int64(2) {
 		t.Fatalf("%#v", r2)
 	}
 	// nack redelivers the third at once.
-	ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.Addr, "subscription": sub, "operation": "nack", "ack_ids": ids[2:], "nack_delay_ms": 0}, 0))
-	r = ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.Addr, "subscription": sub, "timeout_ms": 1000}, 0))
+	ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.REST, "subscription": sub, "operation": "nack", "ack_ids": ids[2:], "nack_delay_ms": 0}, 0))
+	r = ok(t, tl.Exec(context.Background(), nil, M{"source": "pubsub", "endpoint": srv.REST, "subscription": sub, "timeout_ms": 1000}, 0))
 	if r["count"] != int64(2) {
 		t.Fatalf("after ack of 2 and nack of 1, %d messages, want 2 (the nacked and the unread): %#v", r["count"], r)
 	}
@@ -149,8 +146,7 @@ func TestManualAckAndBatch(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	srv := pstest.NewServer()
-	t.Cleanup(func() { srv.Close() })
+	srv := newFakePubSub(t)
 	tl := New(Options{})
 	defer tl.Close()
 	for _, c := range []struct {
@@ -162,11 +158,11 @@ func TestErrors(t *testing.T) {
 		{M{"source": "pubsub"}, "config"},
 		{M{"source": "pubsub", "subscription": "short"}, "config"}, // no project
 		{M{"source": "pubsub", "subscription": "projects/p/topics/t"}, "config"},
-		{M{"source": "pubsub", "endpoint": srv.Addr, "subscription": "projects/p/subscriptions/s", "ack": "sometimes"}, "config"},
-		{M{"source": "pubsub", "endpoint": srv.Addr, "subscription": "projects/p/subscriptions/s", "batch": "many"}, "config"},
-		{M{"source": "pubsub", "endpoint": srv.Addr, "subscription": "projects/p/subscriptions/s", "operation": "seek"}, "config"},
+		{M{"source": "pubsub", "endpoint": srv.REST, "subscription": "projects/p/subscriptions/s", "ack": "sometimes"}, "config"},
+		{M{"source": "pubsub", "endpoint": srv.REST, "subscription": "projects/p/subscriptions/s", "batch": "many"}, "config"},
+		{M{"source": "pubsub", "endpoint": srv.REST, "subscription": "projects/p/subscriptions/s", "operation": "seek"}, "config"},
 		{M{"source": "pubsub", "auth": "pubsub_e2e", "subscription": "projects/p/subscriptions/s"}, "config"}, // no store
-		{M{"source": "pubsub", "endpoint": srv.Addr, "subscription": "projects/p/subscriptions/missing"}, "not_found"},
+		{M{"source": "pubsub", "endpoint": srv.REST, "subscription": "projects/p/subscriptions/missing"}, "not_found"},
 	} {
 		o := tl.Exec(context.Background(), nil, c.cfg, 0)
 		if o.Status != types.StatusError || o.Error.Kind != c.kind {
@@ -204,9 +200,8 @@ func TestStackEmulator(t *testing.T) {
 // metadata server) fails the task with forbidden_address before anything
 // dials it — never an empty drain — and an allowed one is drained.
 func TestEgressPolicy(t *testing.T) {
-	srv := pstest.NewServer()
-	t.Cleanup(func() { srv.Close() })
-	p, err := egress.New("local", []string{srv.Addr}, nil)
+	srv := newFakePubSub(t)
+	p, err := egress.New("local", []string{srv.REST}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +216,7 @@ func TestEgressPolicy(t *testing.T) {
 	}
 	sub, publish := fixture(t, srv.Addr, "p", "allowed")
 	publish("one", nil)
-	o := tl.Exec(context.Background(), nil, M{"source": "pubsub", "operation": "poll", "auth": M{"endpoint": srv.Addr}, "subscription": sub, "timeout_ms": 2000}, 5)
+	o := tl.Exec(context.Background(), nil, M{"source": "pubsub", "operation": "poll", "auth": M{"endpoint": srv.REST}, "subscription": sub, "timeout_ms": 2000}, 5)
 	if o.Status != types.StatusOK || o.Result.(map[string]any)["count"] != int64(1) {
 		t.Fatalf("allowed endpoint: %+v %v", o.Error, o.Result)
 	}

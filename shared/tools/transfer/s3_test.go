@@ -12,8 +12,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/credentials"
-	"github.com/noetl/gcpengine/shared/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/s3"
 	"github.com/noetl/gcpengine/shared/types"
 )

@@ -12,7 +12,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/internal/s3conn"
 	"github.com/noetl/gcpengine/shared/types"

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sort"
 
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/tools/internal/conf"
 	"github.com/noetl/gcpengine/shared/tools/postgres"

@@ -1,7 +1,7 @@
 // Package localfs confines the local files an object-store task (gcs, s3)
 // reads or writes: under the configured directories (default the
 // temporary directory), or, for a task running in a runner workspace
-// (shared/sandbox), only that workspace and the operator's data roots —
+// (runner/sandbox), only that workspace and the operator's data roots —
 // so that a playbook cannot upload the engine's own files or write beside
 // them.
 package localfs
@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/runner/sandbox"
 )
 
 // Dirs are the directories local files may be in.
