@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
-	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/noetl/gcpengine/shared/meter"
-	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/functions/internal/push"
 	"github.com/noetl/gcpengine/shared/telemetry"
+	"github.com/noetl/gcpengine/shared/types"
 	"github.com/noetl/gcpengine/shared/wiring"
 )
 
@@ -26,38 +25,19 @@ func init() { functions.CloudEvent("dispatch", Dispatch) }
 const Needs = wiring.NeedDispatcher
 
 // Dispatch creates the Cloud Task of one command (signed by the engine:
-// an unsigned or forged message is acked and dead-lettered).
-func Dispatch(ctx context.Context, e event.Event) error {
-	req := meter.ActivityOf("dispatch").Begin()
-	d, err := wiring.Get(ctx, Needs)
-	if err != nil {
-		return err
-	}
-	msg, err := wiring.DecodePush(e)
-	if err != nil {
-		return d.AckPermanent(ctx, "dispatch", msg, "", "", err)
-	}
-	// A command the engine did not sign would become a signed Cloud Task
-	// here: it is refused (acked and dead-lettered) like any forgery.
-	cmd, err := wiring.DecodeCommand(msg.Data, msg.Attributes[sign.Attribute], d.Signer)
-	if err != nil {
-		return d.AckPermanent(ctx, "dispatch", msg, "", "", err)
-	}
-	m := meter.For(ctx, cmd.ExecutionID)
-	defer func() {
-		m.Add(meter.Invocations("dispatch"), 1)
-		m.Add(meter.Milliseconds("dispatch"), req.End())
-	}()
-	m.Add(meter.PubSubDelivery, 1)
-	m.Add(meter.PubSubDeliveryBytes, meter.Billable(len(msg.Data)))
-	ctx = telemetry.Execution{ID: cmd.ExecutionID}.Context(telemetry.Extract(ctx, msg.Attributes))
+// an unsigned or forged message is acked and dead-lettered, push.Commands).
+// A failed creation is redelivered, except the last delivery, which is
+// filed in the DLQ.
+var Dispatch = push.Commands(push.Function{Name: "dispatch", Needs: Needs}, dispatch)
+
+func dispatch(ctx context.Context, d *wiring.Deps, p push.Delivery[types.Command]) error {
+	cmd := p.Body
 	if cmd.TraceParent == "" {
 		cmd.TraceParent = telemetry.TraceParent(ctx)
 	}
 	created, err := d.Dispatcher.TaskCreate(ctx, cmd, time.Now())
 	if err != nil {
-		// Redelivered, except the last delivery, which is filed in the DLQ.
-		return d.AckPermanent(ctx, "dispatch", msg, cmd.ExecutionID, cmd.Step, err)
+		return err
 	}
 	d.Log.DebugContext(ctx, "dispatched", "execution_id", cmd.ExecutionID, "step", cmd.Step, "task", cmd.TaskName(), "created", created)
 	return nil

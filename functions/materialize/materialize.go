@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
-	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/noetl/gcpengine/functions/internal/push"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/types"
@@ -31,28 +31,18 @@ const Needs wiring.Needs = 0
 
 // Materialize projects one batch. A message the engine did not sign
 // (shared/sign) or that does not decode is acked and dead-lettered, never
-// projected.
-func Materialize(ctx context.Context, e event.Event) error {
-	req := meter.ActivityOf("materialize").Begin()
-	d, err := wiring.Get(ctx, Needs)
-	if err != nil {
+// projected (push.Batches). The projection's own cost travels in the
+// document it writes (push.Function.OwnOps: the store's own count goes
+// to a throw-away meter, so that nothing is left pending and flushed as
+// another batch for this execution). A failed write is redelivered,
+// except the last delivery, which is filed in the DLQ.
+var Materialize = push.Batches(push.Function{Name: "materialize", Needs: Needs, OwnOps: true}, materialize)
+
+func materialize(ctx context.Context, d *wiring.Deps, p push.Delivery[types.Batch]) error {
+	b := p.Body
+	if err := faults.Inject(faults.MaterializeBeforeWrite, b.ExecutionID); err != nil {
 		return err
 	}
-	msg, err := wiring.DecodePush(e)
-	if err != nil {
-		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
-	}
-	b, err := wiring.DecodeBatch(msg, d.Signer)
-	if err != nil {
-		return d.AckPermanent(ctx, "materialize", msg, "", "", err)
-	}
-	if err := faults.Inject(faults.MaterializeBeforeWrite, b.ExecutionID); err != nil {
-		return d.AckPermanent(ctx, "materialize", msg, b.ExecutionID, "", err)
-	}
-	// The projection's own cost travels in the document it writes; the
-	// store's own count goes to a throw-away meter so that nothing is left
-	// pending (and flushed as another batch) for this execution.
-	ctx = meter.With(ctx, meter.New())
 	// The write follows; its time (about a millisecond on the emulator)
 	// is estimated, since the document must hold the count before it is
 	// written.
@@ -61,12 +51,12 @@ func Materialize(ctx context.Context, e event.Event) error {
 	// (seen after large executions) while a fresh one goes through.
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err = d.Store.BatchPut(wctx, withOwnOps(b, len(msg.Data), req.End()+1)); err != nil {
+	_, err := d.Store.BatchPut(wctx, withOwnOps(b, len(p.Msg.Data), p.Request.End()+1))
+	if err != nil {
 		d.Log.WarnContext(ctx, "materialize: storing the batch failed (the delivery is retried)", "execution_id", b.ExecutionID,
-			"batch_id", b.ID, "events", len(b.Events), "bytes", len(msg.Data), "error", err.Error())
+			"batch_id", b.ID, "events", len(b.Events), "bytes", len(p.Msg.Data), "error", err.Error())
 	}
-	// Redelivered, except the last delivery, which is filed in the DLQ.
-	return d.AckPermanent(ctx, "materialize", msg, b.ExecutionID, "", err)
+	return err
 }
 
 // withOwnOps adds materialize's operations for this batch to its counts:

@@ -1,100 +1,68 @@
 // Package history holds the typed payload of every event type of the log
 // (the attributes of go-workflows' history package are the model): one Go
-// type per payload shape, and the one codec between those types and the
-// wire form, types.Event.Payload (a generic JSON object). Writers build the
-// typed value and encode it (Encode); readers decode it (Decode); no other
-// package reads a payload by its keys, so a writer and a reader cannot
-// disagree on a key or on the kind of its value.
+// type per payload shape, its wire keys spelt once in its json tags, one
+// registry from event type to payload type (attributes.go), and the one
+// codec between those types and the wire form, types.Event.Payload (a
+// generic JSON object). Writers build the typed value and encode it
+// (Encode); readers decode it (Decode); no other package reads a payload
+// by its keys, so a writer and a reader cannot disagree on a key or on the
+// kind of its value.
 //
-// The wire form is the event JSON the api returns and the store keeps, and
-// it is unchanged by this package: Encode produces exactly the keys (and
-// the Go kinds of their values) the writers produced before the payloads
-// were typed, omitting the optional keys they omitted. Decode accepts the
-// values as they come back from JSON (jsonx: whole numbers int64, other
-// numbers float64), Firestore (int64, float64) or memory (int), so that
-// Decode then Encode of a recorded payload gives it back (round_trip_test.go).
+// The wire form is a map, not bytes: the event JSON the api returns, the
+// Firestore document the store keeps and the value the in-memory drivers
+// pass on. So the codec walks the json tags itself instead of going
+// through encoding/json's bytes: a tag's name is the key, omitempty and
+// omitzero omit a value as encoding/json does, and the opaque values a
+// payload carries (results, ctx, args, error entries: the fields typed any
+// or map[string]any) travel untouched, with their numbers as they are.
+// Scalars keep their Go kinds (an int stays an int), a named kind is
+// written as its base kind, a struct as a map[string]any. Two rules
+// encoding/json has no tag for: a list tagged wire:"list" is written as a
+// []any, [] when nil, and a payload is null when it has no
+// key to write (the payload-less events) or a field tagged
+// wire:"null-if-zero" is zero (task.started without a child).
+//
+// Decode accepts the values as they come back from JSON (jsonx: whole
+// numbers int64, other numbers float64), Firestore (int64, float64) or
+// memory (int, the typed values themselves), so that Decode then Encode
+// of a recorded payload gives it back (roundtrip_test.go), and it reports
+// a key the type does not know or a value of the wrong kind.
 package history
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// Payload is the typed payload of one or more event types (For lists
-// which), as writers build it (a value). It is implemented by this
-// package's payload types only: the codec's methods are unexported, so
-// every wire key is spelt here.
-type Payload interface {
-	// encode returns the wire form (nil for a payload-less event).
-	encode() map[string]any
-}
+// Payload is the typed payload of one or more event types (the registry
+// lists which), as writers build it (a value). It is implemented by this
+// package's payload types only: each embeds attrs.
+type Payload interface{ isPayload() }
 
-// Attributes is a pointer to a typed payload, as readers fill it.
-type Attributes interface {
-	Payload
-	// decode fills the attributes from the wire form, reporting the first
-	// malformed or unknown key to r.
-	decode(r *reader)
-}
+// attrs marks a payload type (embedded, it adds no key).
+type attrs struct{}
 
-// registry names the attributes type of every engine event type (the
-// types.Ev* constants). An event type not listed here (an external event,
-// types.EventType.IsExternal) has an opaque payload.
-var registry = map[types.EventType]func() Attributes{
-	types.EvExecutionRequested:    func() Attributes { return &ExecutionRequested{} },
-	types.EvPlaybookStarted:       func() Attributes { return &PlaybookStarted{} },
-	types.EvWorkflowStarted:       func() Attributes { return &WorkflowStarted{} },
-	types.EvAdmitEvaluated:        func() Attributes { return &AdmitEvaluated{} },
-	types.EvStepScheduled:         func() Attributes { return &StepScheduled{} },
-	types.EvNextEvaluated:         func() Attributes { return &NextEvaluated{} },
-	types.EvWorkflowFinished:      func() Attributes { return &WorkflowFinished{} },
-	types.EvPlaybookFinished:      func() Attributes { return &PlaybookFinished{} },
-	types.EvStepStarted:           func() Attributes { return &StepStarted{} },
-	types.EvTaskStarted:           func() Attributes { return &TaskStarted{} },
-	types.EvTaskAttemptStarted:    func() Attributes { return &TaskAttemptStarted{} },
-	types.EvTaskAttemptDone:       func() Attributes { return &TaskAttempt{} },
-	types.EvTaskAttemptFailed:     func() Attributes { return &TaskAttempt{} },
-	types.EvPolicyTaskEvaluated:   func() Attributes { return &PolicyTaskEvaluated{} },
-	types.EvTaskDone:              func() Attributes { return &TaskDone{} },
-	types.EvTaskFailed:            func() Attributes { return &TaskFailed{} },
-	types.EvTaskCanceled:          func() Attributes { return &TaskCanceled{} },
-	types.EvStepDone:              func() Attributes { return &StepDone{} },
-	types.EvStepFailed:            func() Attributes { return &StepFailed{} },
-	types.EvLoopStarted:           func() Attributes { return &LoopStarted{} },
-	types.EvLoopIterationStarted:  func() Attributes { return &IterationStarted{} },
-	types.EvLoopIterationDone:     func() Attributes { return &IterationDone{} },
-	types.EvLoopIterationFailed:   func() Attributes { return &IterationFailed{} },
-	types.EvLoopDone:              func() Attributes { return &LoopDone{} },
-	types.EvResultStored:          func() Attributes { return &ResultStored{} },
-	types.EvResultLost:            func() Attributes { return &ResultLost{} },
-	types.EvResultRepaired:        func() Attributes { return &ResultRepaired{} },
-	types.EvResultRepairFailed:    func() Attributes { return &ResultRepaired{} },
-	types.EvCancelRequested:       func() Attributes { return &CancelRequested{} },
-	types.EvStepCanceled:          func() Attributes { return &StepCanceled{} },
-	types.EvStepForced:            func() Attributes { return &StepForced{} },
-	types.EvLoopIterationCanceled: func() Attributes { return &IterationCanceled{} },
-	types.EvExecutionTimedOut:     func() Attributes { return &ExecutionTimedOut{} },
-	types.EvUnitDeadLettered:      func() Attributes { return &UnitDeadLettered{} },
-	types.EvUnitReclaimed:         func() Attributes { return &UnitReclaimed{} },
-	types.EvUnitHandedOff:         func() Attributes { return &UnitHandedOff{} },
-	types.EvCompensationStarted:   func() Attributes { return &CompensationStarted{} },
-}
+func (attrs) isPayload() {}
+
+// Attributes is a pointer to a typed payload, as readers fill it (For).
+type Attributes interface{ Payload }
 
 // For returns new zero attributes (a pointer) for the payload of event
 // type t, or nil when t is not an engine event type (an external event's
 // payload is opaque).
 func For(t types.EventType) Attributes {
-	if f := registry[t]; f != nil {
-		return f()
+	p, ok := registry[t]
+	if !ok {
+		return nil
 	}
-	return nil
+	return reflect.New(reflect.TypeOf(p)).Interface().(Attributes)
 }
 
 // EventTypes returns the engine event types that have attributes, sorted.
@@ -107,13 +75,29 @@ func EventTypes() []types.EventType {
 	return out
 }
 
-// Encode returns the wire form of p (types.Event.Payload): a new map, or
-// nil for a payload-less event (the JSON "payload": null of the log).
+// Encode returns the wire form of p (a payload value or attributes
+// pointer) for types.Event.Payload: a new map, or nil for a payload with
+// no key to write (the JSON "payload": null of the log).
 func Encode(p Payload) map[string]any {
-	if p == nil {
+	v := reflect.ValueOf(p)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if !v.IsValid() {
 		return nil
 	}
-	return p.encode()
+	for _, f := range fieldsOf(v.Type()) {
+		if f.nullIf && v.Field(f.index).IsZero() {
+			return nil
+		}
+	}
+	if m := encodeStruct(v); len(m) > 0 {
+		return m
+	}
+	return nil
 }
 
 // DecodeInto fills a (a pointer to attributes) from payload, the wire form
@@ -121,12 +105,14 @@ func Encode(p Payload) map[string]any {
 // names the first key that is malformed (a value of the wrong kind) or
 // unknown to a's type, or says that t does not carry a's type.
 func DecodeInto(a Attributes, t types.EventType, payload map[string]any) error {
-	r := &reader{t: t, m: payload}
-	if f := registry[t]; f == nil || reflect.TypeOf(f()) != reflect.TypeOf(a) {
+	r := &reader{t: t}
+	p, ok := registry[t]
+	if !ok || reflect.PointerTo(reflect.TypeOf(p)) != reflect.TypeOf(a) {
 		r.fail("history: %s does not carry %T", t, a)
 	}
-	a.decode(r)
-	r.unknown()
+	if v := reflect.ValueOf(a); v.Kind() == reflect.Pointer && !v.IsNil() {
+		r.object(v.Elem(), payload, "")
+	}
 	return r.err
 }
 
@@ -141,13 +127,143 @@ func Decode[T any, P interface {
 	return v, err
 }
 
-// reader decodes the keys of one payload, remembering the first error
-// and the keys read (unknown keys are an error).
+// field is one wire key of a struct type, read from its tags.
+type field struct {
+	index     int
+	key       string
+	omitEmpty bool // json omitempty: false, 0, "", nil, empty list or map
+	omitZero  bool // json omitzero: the type's zero value (a nil map, not an empty one)
+	list      bool // wire:"list": a nil list is written []
+	nullIf    bool // wire:"null-if-zero": the payload is null when the field is zero
+}
+
+var fieldCache sync.Map // reflect.Type -> []field
+
+// fieldsOf returns the wire keys of struct type t, in field order
+// (untagged and unexported fields are not on the wire).
+func fieldsOf(t reflect.Type) []field {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]field)
+	}
+	var out []field
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag, ok := sf.Tag.Lookup("json")
+		if !ok || !sf.IsExported() || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		w := sf.Tag.Get("wire")
+		f := field{index: i, key: name, list: w == "list", nullIf: w == "null-if-zero"}
+		for _, o := range strings.Split(opts, ",") {
+			f.omitEmpty = f.omitEmpty || o == "omitempty"
+			f.omitZero = f.omitZero || o == "omitzero"
+		}
+		out = append(out, f)
+	}
+	fieldCache.Store(t, out)
+	return out
+}
+
+// encodeStruct returns the wire form of struct value v (every key its tags
+// do not omit).
+func encodeStruct(v reflect.Value) map[string]any {
+	m := map[string]any{}
+	for _, f := range fieldsOf(v.Type()) {
+		fv := v.Field(f.index)
+		if (f.omitZero && fv.IsZero()) || (f.omitEmpty && empty(fv)) {
+			continue
+		}
+		if f.list && fv.Kind() == reflect.Slice {
+			m[f.key] = encodeList(fv) // [] when nil
+			continue
+		}
+		m[f.key] = encodeValue(fv)
+	}
+	return m
+}
+
+// empty is encoding/json's omitempty test.
+func empty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+// encodeValue returns the wire form of a typed value: opaque values (any,
+// map[string]any), numbers, booleans and lists of them as they are (a
+// named kind as its base kind: types.Status as a string), a struct as an
+// object.
+func encodeValue(v reflect.Value) any {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return v.Interface()
+	case reflect.String:
+		return v.String()
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Float32, reflect.Float64:
+		return v.Convert(basic[v.Kind()]).Interface()
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return encodeValue(v.Elem())
+	case reflect.Struct:
+		return encodeStruct(v)
+	case reflect.Map:
+		if v.Type() == reflect.TypeFor[map[string]any]() {
+			return v.Interface()
+		}
+		if v.IsNil() {
+			return nil
+		}
+		m := make(map[string]any, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			m[it.Key().String()] = encodeValue(it.Value())
+		}
+		return m
+	case reflect.Slice:
+		if v.IsNil() {
+			return nil
+		}
+		if t := v.Type(); t.Elem() == basic[t.Elem().Kind()] {
+			return v.Interface()
+		}
+		return encodeList(v)
+	}
+	panic(fmt.Sprintf("history: no wire form for %s", v.Type()))
+}
+
+// encodeList returns the wire form of list v as a []any.
+func encodeList(v reflect.Value) []any {
+	l := make([]any, v.Len())
+	for i := range l {
+		l[i] = encodeValue(v.Index(i))
+	}
+	return l
+}
+
+// basic maps a scalar kind to its unnamed type.
+var basic = map[reflect.Kind]reflect.Type{
+	reflect.Bool: reflect.TypeFor[bool](), reflect.String: reflect.TypeFor[string](),
+	reflect.Int: reflect.TypeFor[int](), reflect.Int8: reflect.TypeFor[int8](), reflect.Int16: reflect.TypeFor[int16](),
+	reflect.Int32: reflect.TypeFor[int32](), reflect.Int64: reflect.TypeFor[int64](),
+	reflect.Float32: reflect.TypeFor[float32](), reflect.Float64: reflect.TypeFor[float64](),
+}
+
+// reader decodes one payload, remembering the first error.
 type reader struct {
-	t    types.EventType
-	m    map[string]any
-	seen map[string]bool
-	err  error
+	t   types.EventType
+	err error
 }
 
 func (r *reader) fail(format string, args ...any) {
@@ -156,26 +272,24 @@ func (r *reader) fail(format string, args ...any) {
 	}
 }
 
-// get returns the value of key k and whether it is present.
-func (r *reader) get(k string) (any, bool) {
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
-	r.seen[k] = true
-	v, ok := r.m[k]
-	return v, ok
-}
-
 func (r *reader) bad(k, want string, v any) {
 	r.fail("history: %s payload %q: want %s, got %T", r.t, k, want, v)
 }
 
-// unknown reports the first key (in sorted order) no decode read.
-func (r *reader) unknown() {
+// object fills struct dst from the wire object m (the keys of a nested
+// object named with prefix), reporting its keys unknown to dst's type.
+func (r *reader) object(dst reflect.Value, m map[string]any, prefix string) {
+	seen := map[string]bool{}
+	for _, f := range fieldsOf(dst.Type()) {
+		seen[f.key] = true
+		if x, ok := m[f.key]; ok && x != nil {
+			r.value(dst.Field(f.index), x, prefix+f.key)
+		}
+	}
 	var extra []string
-	for k := range r.m {
-		if !r.seen[k] {
-			extra = append(extra, k)
+	for k := range m {
+		if !seen[k] {
+			extra = append(extra, prefix+k)
 		}
 	}
 	if len(extra) > 0 {
@@ -184,168 +298,81 @@ func (r *reader) unknown() {
 	}
 }
 
-// has reports whether key k is present.
-func (r *reader) has(k string) bool {
-	_, ok := r.get(k)
-	return ok
-}
-
-// value returns key k's value as it is (nil when absent).
-func (r *reader) value(k string) any {
-	v, _ := r.get(k)
-	return v
-}
-
-// str returns key k as a string ("" when absent or null).
-func (r *reader) str(k string) string {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return ""
+// value sets dst from the non-null wire value x of key k.
+func (r *reader) value(dst reflect.Value, x any, k string) {
+	xv := reflect.ValueOf(x)
+	if xv.Type().AssignableTo(dst.Type()) && dst.Kind() != reflect.Slice && dst.Kind() != reflect.Map {
+		dst.Set(xv) // opaque values, and a typed value as memory keeps it
+		return
 	}
-	switch s := v.(type) {
-	case string:
-		return s
-	case types.Status:
-		return string(s)
-	}
-	r.bad(k, "a string", v)
-	return ""
-}
-
-// boolean returns key k as a bool (false when absent or null).
-func (r *reader) boolean(k string) bool {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return false
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		r.bad(k, "a boolean", v)
-	}
-	return b
-}
-
-// integer returns key k as an int64 (0 when absent or null): any Go
-// integer, or a whole float64 or json.Number.
-func (r *reader) integer(k string) int64 {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return 0
-	}
-	n, isInt := asInt(v)
-	if !isInt {
-		r.bad(k, "an integer", v)
-	}
-	return n
-}
-
-// intp returns key k as an int, nil when absent.
-func (r *reader) intp(k string) *int {
-	if _, ok := r.m[k]; !ok {
-		r.get(k)
-		return nil
-	}
-	n := int(r.integer(k))
-	return &n
-}
-
-// number returns key k as a float64 (0 when absent or null).
-func (r *reader) number(k string) float64 {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return 0
-	}
-	f, isNum := asFloat(v)
-	if !isNum {
-		r.bad(k, "a number", v)
-	}
-	return f
-}
-
-// numberp returns key k as a float64, nil when absent.
-func (r *reader) numberp(k string) *float64 {
-	if _, ok := r.m[k]; !ok {
-		r.get(k)
-		return nil
-	}
-	f := r.number(k)
-	return &f
-}
-
-// object returns key k as a JSON object (nil when absent or null).
-func (r *reader) object(k string) map[string]any {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return nil
-	}
-	m, isMap := v.(map[string]any)
-	if !isMap {
-		r.bad(k, "an object", v)
-	}
-	return m
-}
-
-// strings returns key k as a list of strings (nil when absent or null,
-// empty when the list is).
-func (r *reader) strings(k string) []string {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return nil
-	}
-	switch l := v.(type) {
-	case []string:
-		return append([]string{}, l...)
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			s, isStr := x.(string)
-			if !isStr {
-				r.bad(k, "a list of strings", x)
-				continue
-			}
-			out = append(out, s)
+	switch dst.Kind() {
+	case reflect.String:
+		if xv.Kind() != reflect.String {
+			r.bad(k, "a string", x)
+			return
 		}
-		return out
+		dst.SetString(xv.String())
+	case reflect.Bool:
+		b, ok := x.(bool)
+		if !ok {
+			r.bad(k, "a boolean", x)
+		}
+		dst.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := asInt(x)
+		if !ok {
+			r.bad(k, "an integer", x)
+		}
+		dst.SetInt(n)
+	case reflect.Float32, reflect.Float64:
+		f, ok := asFloat(x)
+		if !ok {
+			r.bad(k, "a number", x)
+		}
+		dst.SetFloat(f)
+	case reflect.Pointer:
+		if xv.Kind() == reflect.Pointer && xv.Type().Elem() == dst.Type().Elem() {
+			x = xv.Elem().Interface()
+		}
+		p := reflect.New(dst.Type().Elem())
+		r.value(p.Elem(), x, k)
+		dst.Set(p)
+	case reflect.Struct:
+		m, ok := x.(map[string]any)
+		if !ok {
+			r.bad(k, "an object", x)
+			return
+		}
+		r.object(dst, m, k+".")
+	case reflect.Map:
+		if xv.Kind() != reflect.Map || xv.Type().Key().Kind() != reflect.String {
+			r.bad(k, "an object", x)
+			return
+		}
+		out := reflect.MakeMapWithSize(dst.Type(), xv.Len())
+		for it := xv.MapRange(); it.Next(); {
+			e := reflect.New(dst.Type().Elem()).Elem()
+			if ev := it.Value().Interface(); ev != nil {
+				r.value(e, ev, k+"."+it.Key().String())
+			}
+			out.SetMapIndex(it.Key().Convert(dst.Type().Key()), e)
+		}
+		dst.Set(out)
+	case reflect.Slice:
+		if xv.Kind() != reflect.Slice {
+			r.bad(k, "a list", x)
+			return
+		}
+		out := reflect.MakeSlice(dst.Type(), xv.Len(), xv.Len())
+		for i := range xv.Len() {
+			if ev := xv.Index(i).Interface(); ev != nil {
+				r.value(out.Index(i), ev, fmt.Sprintf("%s[%d]", k, i))
+			}
+		}
+		dst.Set(out)
+	default:
+		r.bad(k, dst.Type().String(), x)
 	}
-	r.bad(k, "a list", v)
-	return nil
-}
-
-// list returns key k as a list (nil when absent or null).
-func (r *reader) list(k string) []any {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return nil
-	}
-	l, isList := v.([]any)
-	if !isList {
-		r.bad(k, "a list", v)
-	}
-	return l
-}
-
-// into decodes key k's value into ptr through its JSON form (a struct
-// such as LoopProfile, whether the value is that struct, a pointer to it
-// or its decoded JSON object); it reports whether k was present and not
-// null.
-func (r *reader) into(k string, ptr any) bool {
-	v, ok := r.get(k)
-	if !ok || v == nil {
-		return false
-	}
-	if rv := reflect.ValueOf(v); rv.Type() == reflect.TypeOf(ptr) {
-		reflect.ValueOf(ptr).Elem().Set(rv.Elem())
-		return true
-	}
-	b, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(b, ptr)
-	}
-	if err != nil {
-		r.fail("history: %s payload %q: %v", r.t, k, err)
-		return false
-	}
-	return true
 }
 
 // asInt reads a payload number as an int64 by the engine's one number
@@ -374,14 +401,4 @@ func asFloat(v any) (float64, bool) {
 		return x, true
 	}
 	return 0, false
-}
-
-// strList is the wire form of a list of names ([]any of strings, never
-// nil: the JSON [] of the log).
-func strList(l []string) []any {
-	out := make([]any, 0, len(l))
-	for _, s := range l {
-		out = append(out, s)
-	}
-	return out
 }

@@ -1,7 +1,7 @@
 package schema
 
 // This file is the playbook document as it is written (YAML), one Go type
-// per mapping the loader reads (shared/dsl normalise.go, v2.go,
+// per mapping the loader reads (shared/dsl decode.go and the decoder files it names,
 // pagination.go; the task kinds' keys are tools.go's): the JSON Schema is reflected from these types
 // (Generate), their doc comments become its descriptions, and
 // TestDocumentKeysMatchLoader checks that each type's keys are exactly the
