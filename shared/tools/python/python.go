@@ -124,6 +124,8 @@ type Tool struct {
 	poolMu sync.Mutex
 	warm   *sandbox.Pool[*warmPy]
 	closed bool
+	// retiring counts answered warm interpreters being torn down.
+	retiring sync.WaitGroup
 }
 
 // New returns a python tool configured by opts.
@@ -344,7 +346,12 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 			return *failed
 		}
 	}
-	defer pr.release()
+	retired := false
+	defer func() {
+		if !retired {
+			pr.release()
+		}
+	}()
 	r, lr := pr.res, pr.logs
 	logs := &tailBuffer{max: t.opts.MaxLogBytes}
 	logsDone := make(chan struct{})
@@ -352,10 +359,6 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		_, _ = io.Copy(logs, lr)
 		close(logsDone)
 	}()
-	type read struct {
-		data []byte
-		over bool
-	}
 	resCh := make(chan read, 1)
 	go func() {
 		data, _ := io.ReadAll(io.LimitReader(r, t.opts.MaxResultBytes+1))
@@ -366,6 +369,17 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		}
 		resCh <- read{data, over}
 	}()
+
+	if pr.exited != nil {
+		// A warm interpreter's room and workspace are its own: once it
+		// has answered ok and its output has ended, the answer goes back
+		// at once, and the room is torn down after it (warm.go).
+		if out, ok := t.answeredEarly(resCh, logsDone, logs, lr, pr.exited); ok {
+			retired = true
+			t.retire(pr)
+			return out
+		}
+	}
 
 	// Wait also kills what is left of the process tree (the sandbox).
 	waitErr := pr.wait()
@@ -446,6 +460,13 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		msg += ": " + last
 	}
 	return withLogs(conf.Fail("python", false, "%s", msg), out.Logs)
+}
+
+// read is the runner's fd-3 message as read (over: beyond
+// MaxResultBytes, dropped).
+type read struct {
+	data []byte
+	over bool
 }
 
 // installPrefix is the installation directory of an interpreter outside

@@ -10,6 +10,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/sandbox"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // DefaultWarmMaxAge is how long a warm interpreter waits for a task
@@ -32,6 +33,9 @@ type proc struct {
 	// release ends what the attempt holds besides the process (a warm
 	// one's kill on the attempt's end, its workspace).
 	release func()
+	// exited is closed when the process has exited (a warm one's; nil:
+	// cold, whose wait tears its room down before the answer).
+	exited <-chan struct{}
 }
 
 // warmPy is a warm interpreter: runner.py started in a room of its own
@@ -103,6 +107,45 @@ func (t *Tool) Close() {
 	p := t.warm
 	t.poolMu.Unlock()
 	p.Close()
+	t.retiring.Wait()
+}
+
+// answeredEarly waits for a warm interpreter's answer or its exit,
+// whichever comes first. With an ok answer it waits for its output to
+// end (it exits right after answering; 2 s at most) and returns the
+// outcome; otherwise (an error, no answer, the exit first) it puts the
+// answer back on resCh and returns false: the caller classifies it after
+// Wait, as for a cold interpreter.
+func (t *Tool) answeredEarly(resCh chan read, logsDone <-chan struct{}, logs *tailBuffer, lr *os.File, exited <-chan struct{}) (types.Outcome, bool) {
+	var res read
+	select {
+	case res = <-resCh:
+	case <-exited:
+		return types.Outcome{}, false
+	}
+	msg, ok := decodeMessage(res.data)
+	if okv, _ := msg["ok"].(bool); res.over || !ok || !okv {
+		resCh <- res
+		return types.Outcome{}, false
+	}
+	select {
+	case <-logsDone:
+	case <-time.After(2 * time.Second):
+		lr.Close()
+		<-logsDone
+	}
+	return types.Outcome{Status: types.StatusOK, Result: msg["result"], Logs: logs.String()}, true
+}
+
+// retire tears down an answered warm interpreter's room in the background
+// (Close waits for it).
+func (t *Tool) retire(pr *proc) {
+	t.retiring.Add(1)
+	go func() {
+		defer t.retiring.Done()
+		<-pr.exited
+		pr.release()
+	}()
 }
 
 // workspace returns a warm interpreter's workspace: Options.Workspaces
@@ -208,7 +251,7 @@ func (t *Tool) takeWarm(ctx, rctx context.Context) (*proc, bool) {
 			continue
 		}
 		stop := context.AfterFunc(rctx, func() { _ = w.cmd.Process.Kill() })
-		return &proc{cmd: w.cmd, stdin: w.stdin, res: w.res, logs: w.logs, ws: w.ws,
+		return &proc{cmd: w.cmd, stdin: w.stdin, res: w.res, logs: w.logs, ws: w.ws, exited: w.done,
 			wait: func() error {
 				<-w.done
 				return w.waitErr
