@@ -22,7 +22,8 @@ def _runner():
         sys.stdout.reconfigure(line_buffering=True)
     except Exception:
         pass
-    if sys.argv[1:] == ["warm"]:
+    warm = sys.argv[1:] == ["warm"]
+    if warm:
         _warm()
     payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     try:
@@ -44,6 +45,17 @@ def _runner():
         sys.stderr.flush()
     except Exception:
         pass
+    if warm:
+        # The output ends with the answer: the engine returns it without
+        # waiting for the interpreter's shutdown (what prints later, in
+        # atexit handlers, goes nowhere).
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.close(null)
+        except OSError:
+            pass
     chan.write(text)
     chan.close()
 

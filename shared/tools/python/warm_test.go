@@ -166,3 +166,26 @@ func TestWarmPoolClosedKillsInterpreters(t *testing.T) {
 	o := tl.Exec(context.Background(), nil, map[string]any{"code": "result = 1"}, 30)
 	mustOK(t, o)
 }
+
+// TestWarmInterpreterLogs: a warm interpreter's answer comes back with
+// everything the task printed (stdout and stderr, its tail beyond
+// MaxLogBytes), though the answer does not wait for its shutdown.
+func TestWarmInterpreterLogs(t *testing.T) {
+	tl := warmTool(t, Options{Warm: 1, MaxLogBytes: 1 << 10}, sandbox.Limits{})
+	for i := range 3 {
+		settleWarm(t, tl, 1)
+		o := tl.Exec(context.Background(), map[string]any{"i": i}, map[string]any{"code": `
+import sys
+print("x" * 5000)
+print("out-%d" % i)
+sys.stderr.write("err-%d\n" % i)
+result = i`}, 30)
+		mustOK(t, o)
+		if !strings.Contains(o.Logs, fmt.Sprintf("out-%d", i)) || !strings.Contains(o.Logs, fmt.Sprintf("err-%d", i)) || !strings.Contains(o.Logs, "earlier output dropped") {
+			t.Fatalf("task %d logs: %q", i, o.Logs)
+		}
+	}
+	if st := tl.pool().Stats(); st.Handed != 3 {
+		t.Fatalf("pool %+v: want 3 handed out", st)
+	}
+}
