@@ -42,6 +42,10 @@ type Pool[W Warm] struct {
 	cancel context.CancelFunc
 	now    func() time.Time
 
+	// bg counts the starts under way and the destroys in the background:
+	// Close waits for them.
+	bg sync.WaitGroup
+
 	mu       sync.Mutex
 	ready    []pooled[W]
 	starting int
@@ -110,7 +114,7 @@ func (p *Pool[W]) Take(ctx context.Context) (w W, ok bool) {
 			p.ready = p.ready[1:]
 			if !p.usable(e) {
 				p.dropped++
-				go e.w.Destroy()
+				p.destroyLocked(e.w)
 				continue
 			}
 			p.handed++
@@ -151,12 +155,14 @@ func (p *Pool[W]) fillLocked() {
 		}
 		p.starting++
 		p.started++
+		p.bg.Add(1)
 		go p.run()
 	}
 }
 
 // run starts one sandbox and adds it to the ready ones.
 func (p *Pool[W]) run() {
+	defer p.bg.Done()
 	p.mu.Lock()
 	delay := time.Duration(0)
 	if p.failures > 0 {
@@ -180,11 +186,20 @@ func (p *Pool[W]) run() {
 	}
 	p.failures = 0
 	if p.closed {
-		go w.Destroy()
+		p.destroyLocked(w)
 		return
 	}
 	p.ready = append(p.ready, pooled[W]{w: w, born: p.now()})
 	p.notifyLocked()
+}
+
+// destroyLocked destroys w in the background (Close waits for it).
+func (p *Pool[W]) destroyLocked(w W) {
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		w.Destroy()
+	}()
 }
 
 func (p *Pool[W]) notifyLocked() {
@@ -221,7 +236,7 @@ func (p *Pool[W]) Sweep() {
 			continue
 		}
 		p.dropped++
-		go e.w.Destroy()
+		p.destroyLocked(e.w)
 	}
 	clear(p.ready[len(keep):])
 	p.ready = keep
@@ -257,8 +272,9 @@ func (p *Pool[W]) Stats() PoolStats {
 }
 
 // Close destroys the ready sandboxes and ends the starts under way (their
-// context); what they start afterwards is destroyed. Take returns none
-// from then on. Idempotent.
+// context); what they start afterwards is destroyed. It returns when
+// every sandbox of the pool not handed out is destroyed. Take returns
+// none from then on. Idempotent.
 func (p *Pool[W]) Close() {
 	if p == nil {
 		return
@@ -283,4 +299,5 @@ func (p *Pool[W]) Close() {
 		}()
 	}
 	wg.Wait()
+	p.bg.Wait()
 }
