@@ -347,12 +347,15 @@ func (e exitCode) Error() string {
 // toolOptions are the runner kinds' options from cfg: the interpreter
 // (NOETL_PYTHON), the data roots (NOETL_RUNNER_DATA_ROOTS), DuckDB's
 // threads, spill budget and warm workers (NOETL_DUCKDB_THREADS,
-// NOETL_DUCKDB_MAX_TEMP_MB, NOETL_DUCKDB_WARM_WORKERS), the
+// NOETL_DUCKDB_MAX_TEMP_MB, NOETL_DUCKDB_WARM_WORKERS), the warm python
+// interpreters (NOETL_PYTHON_WARM_INTERPRETERS) and the warm sandboxes'
+// max age (NOETL_SANDBOX_WARM_MAX_AGE_S), the
 // runner's work directory (NOETL_RUNNER_WORK_DIR: the kinds' temporary
 // files), sb its sandbox, policy its egress, reserved the engine's result
 // buckets and newWorkspace a task's workspace.
 func toolOptions(cfg config.Config, sb *sandbox.Sandbox, policy *egress.Policy, reserved []string, newWorkspace func() (*sandbox.Workspace, error)) kinds.Options {
 	work := cfg.Runner.WorkDir
+	warmMaxAge := time.Duration(cfg.Sandbox.WarmMaxAgeS) * time.Second
 	return kinds.Options{
 		PythonBin:   cfg.PythonBin,
 		Credentials: server.GrantedStore{},
@@ -360,8 +363,11 @@ func toolOptions(cfg config.Config, sb *sandbox.Sandbox, policy *egress.Policy, 
 		ScriptDir:   cfg.RepoRoot,
 		Egress:      policy,
 		DataRoots:   cfg.Sandbox.DataRoots,
-		Python:      python.Options{Sandbox: sb, TempDir: work},
-		Shell:       shell.Options{Sandbox: sb, TempDir: work},
+		// Python tasks take an interpreter started ahead of demand in a
+		// room and workspace of its own (NOETL_PYTHON_WARM_INTERPRETERS),
+		// one per task, replaced after NOETL_SANDBOX_WARM_MAX_AGE_S idle.
+		Python: python.Options{Sandbox: sb, TempDir: work, Warm: cfg.PythonWarm, WarmMaxAge: warmMaxAge, Workspaces: newWorkspace},
+		Shell:  shell.Options{Sandbox: sb, TempDir: work},
 		// The engine's result buckets are out of the runner's reach (no
 		// role in GCP, another server on the stack: only signed URLs of
 		// single objects reach them); gcs tasks naming one are refused by
@@ -373,7 +379,7 @@ func toolOptions(cfg config.Config, sb *sandbox.Sandbox, policy *egress.Policy, 
 		// memory limit); DuckDB's own limit only decides when it spills.
 		DuckDB: duckdb.Options{TempDir: work, MemoryLimit: fmt.Sprintf("%dMB", duckDBMemoryMB(cfg)), Threads: cfg.DuckDB.Threads,
 			MaxTempBytes: int64(cfg.DuckDB.MaxTempMB) << 20, DataRoots: cfg.Sandbox.DataRoots, Sandbox: sb,
-			Warm: cfg.DuckDB.WarmWorkers, Workspaces: newWorkspace},
+			Warm: cfg.DuckDB.WarmWorkers, WarmMaxAge: warmMaxAge, Workspaces: newWorkspace},
 	}
 }
 

@@ -196,7 +196,9 @@ func Build(opts Options, kinds []string) (tools.Registry, func()) {
 	for _, k := range kinds {
 		switch k {
 		case tools.KindPython:
-			reg[k] = tools.Adapt(python.New(opts.Python))
+			py := python.New(opts.Python)
+			closers = append(closers, py.Close) // its warm interpreters
+			reg[k] = tools.Adapt(py)
 		case tools.KindPostgres:
 			reg[k] = tools.Adapt(pg)
 		case tools.KindDuckDB:

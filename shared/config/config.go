@@ -119,6 +119,9 @@ type Config struct {
 	DefaultMaxInFlight int // NOETL_DEFAULT_MAX_IN_FLIGHT, default 10
 	// PythonBin is the interpreter for python tasks.
 	PythonBin string // NOETL_PYTHON, default "" (automatic: /usr/bin/python3, else python3 on PATH)
+	// PythonWarm is how many python interpreters the runner keeps
+	// started ahead of demand, each in a room of its own, never reused.
+	PythonWarm int // NOETL_PYTHON_WARM_INTERPRETERS, default 2
 	// PGDSN is the default PostgreSQL connection for postgres tasks that
 	// name no connection (workload pg_dsn wins over it).
 	PGDSN string // NOETL_PG_DSN, default ""
@@ -185,6 +188,9 @@ type SandboxConfig struct {
 	PoolSize int // NOETL_SANDBOX_POOL_SIZE, default 1024
 	// NoNamespace disables the PID namespace of commands.
 	NoNamespace bool // NOETL_SANDBOX_NO_NAMESPACE, default false
+	// WarmMaxAgeS is how long a warm sandbox (python interpreter, duckdb
+	// worker) waits for its task before it is replaced.
+	WarmMaxAgeS int // NOETL_SANDBOX_WARM_MAX_AGE_S, default 600
 	// DataRoots are host directories tasks may read and write besides
 	// their workspace (duckdb's allowed directories, binds of python
 	// and shell tasks).

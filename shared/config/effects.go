@@ -118,7 +118,10 @@ var effectTests = map[string][]effect{
 	"NOETL_SANDBOX_BASE_UID":     {{Test: sandboxConfig}, {Test: "runner/sandbox.TestBaseUIDAndNamespace", Sets: "BaseUID"}},
 	"NOETL_SANDBOX_NO_NAMESPACE": {{Test: sandboxConfig}, {Test: "runner/sandbox.TestBaseUIDAndNamespace", Sets: "NoNamespace"}},
 	"NOETL_SANDBOX_POOL_SIZE":    {{Test: sandboxConfig}, {Test: "runner/sandbox.TestPoolWaitsForAFreeIdentity", Sets: "PoolSize"}},
-	"NOETL_DUCKDB_MEMORY_MB":     {{Test: "runner.TestDuckDBMemoryCap"}},
+	"NOETL_SANDBOX_WARM_MAX_AGE_S": {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "runner/sandbox.TestPoolDiscardsDeadAndOld", Sets: "MaxAge"},
+		{Test: "shared/tools/duckdb.TestWarmWorkerMaxAge", Sets: "WarmMaxAge"}},
+	"NOETL_PYTHON_WARM_INTERPRETERS": {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "shared/tools/python.TestWarmInterpreterServesOneTask", Sets: "Warm"}},
+	"NOETL_DUCKDB_MEMORY_MB":         {{Test: "runner.TestDuckDBMemoryCap"}},
 
 	// The runner client of the control plane.
 	"NOETL_RUNNER_URL":                   {{Test: "shared/wiring.TestRunnerKindsNeedTheRunner"}, {Test: "shared/wiring.TestRunnerTokenKeyMissing"}, {Test: runnerClient}},

@@ -144,6 +144,9 @@ type Options struct {
 	// task that finds one does not pay for the room's set-up. Started on
 	// the first task; killed by Close.
 	Warm int
+	// WarmMaxAge replaces a warm worker that waited longer (warm.go;
+	// 0: DefaultWarmMaxAge); one that died while waiting is replaced too.
+	WarmMaxAge time.Duration
 	// Workspaces makes a warm worker's workspace (the runner: a tmpfs of
 	// NOETL_SANDBOX_DISK_MB, as every task's); the task's own workspace
 	// goes unused.

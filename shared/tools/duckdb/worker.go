@@ -381,6 +381,8 @@ type worker struct {
 	// warm: started by the pool in a room and workspace of its own
 	// (nothing of the task's request context outlives the task with it).
 	warm bool
+	// born: when a warm worker said it was ready (warm.go: its age).
+	born time.Time
 
 	once    sync.Once
 	waitErr error
@@ -506,6 +508,7 @@ func (t *Tool) warmPool() *warmPool {
 	if t.pool == nil && !t.closed {
 		ctx, cancel := context.WithCancel(context.Background())
 		t.pool = &warmPool{t: t, size: t.opts.Warm, ctx: ctx, cancel: cancel, ready: make(chan *worker, 64+t.opts.Warm)}
+		go t.pool.janitor()
 	}
 	return t.pool
 }
@@ -516,11 +519,17 @@ func (p *warmPool) take(ctx context.Context) *worker {
 	if p == nil {
 		return nil
 	}
-	select {
-	case w := <-p.ready:
-		p.fill()
-		return w
-	default:
+	for {
+		select {
+		case w := <-p.ready:
+			if p.stale(w) {
+				continue
+			}
+			p.fill()
+			return w
+		default:
+		}
+		break
 	}
 	p.mu.Lock()
 	p.waiting++
@@ -531,13 +540,18 @@ func (p *warmPool) take(ctx context.Context) *worker {
 		p.waiting--
 		p.mu.Unlock()
 	}()
-	select {
-	case w := <-p.ready:
-		return w
-	case <-ctx.Done():
-		return nil
-	case <-p.ctx.Done():
-		return nil
+	for {
+		select {
+		case w := <-p.ready:
+			if p.stale(w) {
+				continue
+			}
+			return w
+		case <-ctx.Done():
+			return nil
+		case <-p.ctx.Done():
+			return nil
+		}
 	}
 }
 
@@ -565,7 +579,7 @@ func (p *warmPool) start() {
 			w.close()
 			w = nil
 		} else {
-			w.warm = true
+			w.warm, w.born = true, time.Now()
 		}
 	}
 	p.mu.Lock()

@@ -5,6 +5,13 @@
 // unprivileged uid when the engine is root, resource limits, its whole
 // process tree killed at the end of the attempt).
 //
+// With Options.Warm (the runner: NOETL_PYTHON_WARM_INTERPRETERS) the
+// subprocess is started ahead of the attempt (warm.go): in a room and
+// workspace of its own, the runner's modules imported, blocked on stdin.
+// The attempt's code, args and context reach it only at hand-out, on that
+// pipe; it serves that one attempt and is destroyed after it, and the
+// pool starts its replacement in the background.
+//
 // NoETL conventions supported (every conformance playbook relies on one):
 //
 //   - config["code"] is the source. Args are bound as variables (keys that
@@ -92,6 +99,17 @@ type Options struct {
 	// Sandbox runs every attempt; nil means sandbox.Default() (configured
 	// by the NOETL_SANDBOX_* variables).
 	Sandbox *sandbox.Sandbox
+	// Warm is how many interpreters the tool keeps started ahead of
+	// demand (warm.go: each in a room and workspace of its own, its
+	// modules imported, waiting for one attempt's payload, never reused);
+	// 0: every attempt starts its own. The pool starts on first use.
+	Warm int
+	// WarmMaxAge replaces a warm interpreter that waited longer
+	// (default DefaultWarmMaxAge).
+	WarmMaxAge time.Duration
+	// Workspaces makes a warm interpreter's workspace (the runner's
+	// tmpfs); nil: a directory under TempDir.
+	Workspaces func() (*sandbox.Workspace, error)
 }
 
 // Tool is the python task kind. It is safe for concurrent use; every Exec
@@ -102,6 +120,12 @@ type Tool struct {
 	once      sync.Once
 	interp    string
 	interpErr error
+
+	poolMu sync.Mutex
+	warm   *sandbox.Pool[*warmPy]
+	closed bool
+	// retiring counts answered warm interpreters being torn down.
+	retiring sync.WaitGroup
 }
 
 // New returns a python tool configured by opts.
@@ -306,64 +330,35 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		return conf.Fail("internal", true, "python task: %v", err)
 	}
 
-	// The task's workspace in the runner (runner/sandbox), else a fresh
-	// directory.
-	dir, removeDir, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-py-")
-	if err != nil {
-		return conf.Fail("internal", true, "python task: cannot create working directory: %v", err)
-	}
-	defer removeDir()
-
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// The sandbox owns identity, limits and the process tree: ctx's end
-	// kills the whole tree, and Wait kills what is left of it.
-	cmd := sb.Command(rctx, interp, "-s", "-c", runnerSource)
-	cmd.Dir = dir
-	cmd.ReadOnly = installPrefix(interp)
-	cmd.Env = t.env(dir)
-	cmd.Stdin = bytes.NewReader(payload)
-	// Output and result pipes are plain files handed to the child, so that
-	// Wait returns as soon as the process exits (not when every inheritor of
-	// the pipes has closed them); the group is killed right after.
-	logs := &tailBuffer{max: t.opts.MaxLogBytes}
-	lr, lw, err := os.Pipe()
-	if err != nil {
-		return conf.Fail("internal", true, "python task: cannot create output pipe: %v", err)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		lr.Close()
-		lw.Close()
-		return conf.Fail("internal", true, "python task: cannot create result pipe: %v", err)
-	}
-	cmd.Stdout = lw
-	cmd.Stderr = lw
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.WaitDelay = 2 * time.Second // bounds the stdin copier
-	err = cmd.Start()
-	lw.Close()
-	w.Close()
-	if err != nil {
-		lr.Close()
-		r.Close()
-		switch {
-		case errors.Is(ctx.Err(), context.Canceled):
-			return conf.Fail("canceled", true, "python task canceled before start: %v", context.Cause(ctx))
-		case rctx.Err() != nil:
-			return conf.Fail("timeout", true, "python task timeout: deadline passed before start")
+	// A warm interpreter when the pool has one (warm.go), else one
+	// started now in the task's workspace.
+	pr, ok := t.takeWarm(ctx, rctx)
+	if ok {
+		go func() {
+			_, _ = pr.stdin.Write(payload)
+			pr.stdin.Close()
+		}()
+	} else {
+		var failed *types.Outcome
+		if pr, failed = t.startCold(ctx, rctx, sb, interp, payload); failed != nil {
+			return *failed
 		}
-		return conf.Fail("internal", true, "python task: cannot start %s: %v", interp, err)
 	}
+	retired := false
+	defer func() {
+		if !retired {
+			pr.release()
+		}
+	}()
+	r, lr := pr.res, pr.logs
+	logs := &tailBuffer{max: t.opts.MaxLogBytes}
 	logsDone := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(logs, lr)
 		close(logsDone)
 	}()
-	type read struct {
-		data []byte
-		over bool
-	}
 	resCh := make(chan read, 1)
 	go func() {
 		data, _ := io.ReadAll(io.LimitReader(r, t.opts.MaxResultBytes+1))
@@ -375,8 +370,19 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		resCh <- read{data, over}
 	}()
 
+	if pr.exited != nil {
+		// A warm interpreter's room and workspace are its own: once it
+		// has answered ok and its output has ended, the answer goes back
+		// at once, and the room is torn down after it (warm.go).
+		if out, ok := t.answeredEarly(resCh, logsDone, logs, lr, pr.exited); ok {
+			retired = true
+			t.retire(pr)
+			return out
+		}
+	}
+
 	// Wait also kills what is left of the process tree (the sandbox).
-	waitErr := cmd.Wait()
+	waitErr := pr.wait()
 	// Should a descendant have escaped the sandbox's containment (no PID
 	// namespace, no dedicated uid) and keep the pipes open, stop reading
 	// after a grace period.
@@ -403,8 +409,8 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	if res.over {
 		return withLogs(conf.Fail("python", false, "python task: result exceeds the %d MiB limit", t.opts.MaxResultBytes>>20), out.Logs)
 	}
-	ws := sandbox.WorkspaceFrom(ctx)
-	limit := cmd.LimitHit()
+	ws := pr.ws
+	limit := pr.cmd.LimitHit()
 	if msg, ok := decodeMessage(res.data); ok {
 		if okv, _ := msg["ok"].(bool); okv {
 			out.Status = types.StatusOK
@@ -454,6 +460,13 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		msg += ": " + last
 	}
 	return withLogs(conf.Fail("python", false, "%s", msg), out.Logs)
+}
+
+// read is the runner's fd-3 message as read (over: beyond
+// MaxResultBytes, dropped).
+type read struct {
+	data []byte
+	over bool
 }
 
 // installPrefix is the installation directory of an interpreter outside
@@ -545,4 +558,57 @@ func (b *tailBuffer) String() string {
 		dropped++
 	}
 	return fmt.Sprintf("[... %d bytes of earlier output dropped ...]\n", dropped) + strings.ToValidUTF8(string(s), "\uFFFD")
+}
+
+// startCold starts an interpreter for this attempt alone, in the task's
+// workspace (the runner's, else a fresh directory), under rctx, with the
+// payload on its stdin.
+func (t *Tool) startCold(ctx, rctx context.Context, sb *sandbox.Sandbox, interp string, payload []byte) (*proc, *types.Outcome) {
+	fail := func(o types.Outcome) (*proc, *types.Outcome) { return nil, &o }
+	dir, removeDir, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-py-")
+	if err != nil {
+		return fail(conf.Fail("internal", true, "python task: cannot create working directory: %v", err))
+	}
+	// The sandbox owns identity, limits and the process tree: rctx's end
+	// kills the whole tree, and Wait kills what is left of it.
+	cmd := sb.Command(rctx, interp, "-s", "-c", runnerSource)
+	cmd.Dir = dir
+	cmd.ReadOnly = installPrefix(interp)
+	cmd.Env = t.env(dir)
+	cmd.Stdin = bytes.NewReader(payload)
+	// Output and result pipes are plain files handed to the child, so that
+	// Wait returns as soon as the process exits (not when every inheritor of
+	// the pipes has closed them); the group is killed right after.
+	lr, lw, err := os.Pipe()
+	if err != nil {
+		removeDir()
+		return fail(conf.Fail("internal", true, "python task: cannot create output pipe: %v", err))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		lr.Close()
+		lw.Close()
+		removeDir()
+		return fail(conf.Fail("internal", true, "python task: cannot create result pipe: %v", err))
+	}
+	cmd.Stdout = lw
+	cmd.Stderr = lw
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.WaitDelay = 2 * time.Second // bounds the stdin copier
+	err = cmd.Start()
+	lw.Close()
+	w.Close()
+	if err != nil {
+		lr.Close()
+		r.Close()
+		removeDir()
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			return fail(conf.Fail("canceled", true, "python task canceled before start: %v", context.Cause(ctx)))
+		case rctx.Err() != nil:
+			return fail(conf.Fail("timeout", true, "python task timeout: deadline passed before start"))
+		}
+		return fail(conf.Fail("internal", true, "python task: cannot start %s: %v", interp, err))
+	}
+	return &proc{cmd: cmd, res: r, logs: lr, ws: sandbox.WorkspaceFrom(ctx), wait: cmd.Wait, release: removeDir}, nil
 }

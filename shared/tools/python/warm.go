@@ -1,0 +1,264 @@
+package python
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/noetl/gcpengine/runner/egress"
+	"github.com/noetl/gcpengine/runner/sandbox"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// DefaultWarmMaxAge is how long a warm interpreter waits for a task
+// before it is replaced, when Options.WarmMaxAge is 0.
+const DefaultWarmMaxAge = 10 * time.Minute
+
+// warmReadyTimeout bounds a warm interpreter's start (room, exec, imports).
+const warmReadyTimeout = 30 * time.Second
+
+// proc is one attempt's interpreter: started for the attempt (cold) or
+// taken from the pool (warm), with the pipes of its protocol.
+type proc struct {
+	cmd   *sandbox.Cmd
+	stdin *os.File // the payload's pipe (warm; cold: cmd.Stdin)
+	res   *os.File // fd 3 of the runner: its result
+	logs  *os.File // its stdout and stderr
+	ws    *sandbox.Workspace
+	// wait waits for the process and returns Wait's error (once).
+	wait func() error
+	// release ends what the attempt holds besides the process (a warm
+	// one's kill on the attempt's end, its workspace).
+	release func()
+	// exited is closed when the process has exited (a warm one's; nil:
+	// cold, whose wait tears its room down before the answer).
+	exited <-chan struct{}
+}
+
+// warmPy is a warm interpreter: runner.py started in a room of its own
+// with a workspace of its own, the runner's modules imported, blocked on
+// stdin. It serves one attempt, then it is destroyed (sandbox.Pool).
+type warmPy struct {
+	cmd   *sandbox.Cmd
+	stdin *os.File
+	res   *os.File
+	logs  *os.File
+	ws    *sandbox.Workspace
+	// conns counts its network's connections; bound to the attempt's
+	// quota at hand-out (egress.TaskConns.Adopt).
+	conns *egress.TaskConns
+
+	done    chan struct{} // the process exited (waitErr set)
+	waitErr error
+	once    sync.Once
+}
+
+// Alive reports whether the interpreter still waits (sandbox.Warm).
+func (w *warmPy) Alive() bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Destroy kills the interpreter, waits for it and releases its room and
+// workspace (sandbox.Warm; idempotent).
+func (w *warmPy) Destroy() {
+	w.once.Do(func() {
+		if w.cmd.Process != nil {
+			_ = w.cmd.Process.Kill()
+		}
+		<-w.done
+		w.stdin.Close()
+		w.res.Close()
+		w.logs.Close()
+		_ = w.ws.Close()
+	})
+}
+
+// pool returns the tool's pool of warm interpreters (nil without
+// Options.Warm), started on first use.
+func (t *Tool) pool() *sandbox.Pool[*warmPy] {
+	if t.opts.Warm <= 0 {
+		return nil
+	}
+	t.poolMu.Lock()
+	defer t.poolMu.Unlock()
+	if t.warm == nil && !t.closed {
+		age := t.opts.WarmMaxAge
+		if age <= 0 {
+			age = DefaultWarmMaxAge
+		}
+		t.warm = sandbox.NewPool(sandbox.PoolOptions{Size: t.opts.Warm, MaxAge: age}, t.startWarm)
+	}
+	return t.warm
+}
+
+// Close destroys the warm interpreters (the runner's shutdown). Attempts
+// under way are not affected; later ones start their own interpreter.
+func (t *Tool) Close() {
+	t.poolMu.Lock()
+	t.closed = true
+	p := t.warm
+	t.poolMu.Unlock()
+	p.Close()
+	t.retiring.Wait()
+}
+
+// answeredEarly waits for a warm interpreter's answer or its exit,
+// whichever comes first. With an ok answer it waits for its output to
+// end (it exits right after answering; 2 s at most) and returns the
+// outcome; otherwise (an error, no answer, the exit first) it puts the
+// answer back on resCh and returns false: the caller classifies it after
+// Wait, as for a cold interpreter.
+func (t *Tool) answeredEarly(resCh chan read, logsDone <-chan struct{}, logs *tailBuffer, lr *os.File, exited <-chan struct{}) (types.Outcome, bool) {
+	var res read
+	select {
+	case res = <-resCh:
+	case <-exited:
+		return types.Outcome{}, false
+	}
+	msg, ok := decodeMessage(res.data)
+	if okv, _ := msg["ok"].(bool); res.over || !ok || !okv {
+		resCh <- res
+		return types.Outcome{}, false
+	}
+	select {
+	case <-logsDone:
+	case <-time.After(2 * time.Second):
+		lr.Close()
+		<-logsDone
+	}
+	return types.Outcome{Status: types.StatusOK, Result: msg["result"], Logs: logs.String()}, true
+}
+
+// retire tears down an answered warm interpreter's room in the background
+// (Close waits for it).
+func (t *Tool) retire(pr *proc) {
+	t.retiring.Add(1)
+	go func() {
+		defer t.retiring.Done()
+		<-pr.exited
+		pr.release()
+	}()
+}
+
+// workspace returns a warm interpreter's workspace: Options.Workspaces
+// (the runner's: a tmpfs of the task's disk size), else a directory under
+// TempDir.
+func (t *Tool) workspace() (*sandbox.Workspace, error) {
+	if t.opts.Workspaces != nil {
+		return t.opts.Workspaces()
+	}
+	d, err := os.MkdirTemp(t.opts.TempDir, "noetl-py-warm-")
+	if err != nil {
+		return nil, err
+	}
+	return &sandbox.Workspace{Dir: d}, nil
+}
+
+// startWarm starts a warm interpreter under ctx (the pool's: its Close
+// kills it) and returns once it has imported its modules and waits for
+// its task. Nothing of any task is in it: no code, args, context or
+// environment of one (its environment is the tool's fixed one, its
+// workspace and network its own).
+func (t *Tool) startWarm(ctx context.Context) (*warmPy, error) {
+	interp, err := t.Interpreter()
+	if err != nil {
+		return nil, err
+	}
+	sb, err := t.sandbox()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := t.workspace()
+	if err != nil {
+		return nil, err
+	}
+	conns := &egress.TaskConns{}
+	cmd := sb.Command(egress.WithConns(ctx, conns), interp, "-s", "-c", runnerSource, "warm")
+	cmd.Dir = ws.Dir
+	cmd.ReadOnly = installPrefix(interp)
+	cmd.Env = t.env(ws.Dir)
+	var files []*os.File
+	fail := func(err error) (*warmPy, error) {
+		for _, f := range files {
+			f.Close()
+		}
+		_ = ws.Close()
+		return nil, err
+	}
+	pipe := func() (*os.File, *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		var r, w *os.File
+		r, w, err = os.Pipe()
+		files = append(files, r, w)
+		return r, w
+	}
+	inR, inW := pipe()
+	lr, lw := pipe()
+	rr, rw := pipe()
+	readyR, readyW := pipe()
+	if err != nil {
+		return fail(err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, lw, lw
+	cmd.ExtraFiles = []*os.File{rw, readyW}
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	for _, f := range []*os.File{inR, lw, rw, readyW} {
+		f.Close()
+	}
+	w := &warmPy{cmd: cmd, stdin: inW, res: rr, logs: lr, ws: ws, conns: conns, done: make(chan struct{})}
+	go func() {
+		w.waitErr = cmd.Wait()
+		close(w.done)
+	}()
+	// Ready: one byte on fd 4 once the imports are done; EOF when the
+	// interpreter died first.
+	_ = readyR.SetReadDeadline(time.Now().Add(warmReadyTimeout))
+	var b [1]byte
+	_, rerr := io.ReadFull(readyR, b[:])
+	readyR.Close()
+	if rerr != nil || b[0] != 'R' {
+		w.Destroy()
+		return nil, fmt.Errorf("python: warm interpreter not ready: %v", rerr)
+	}
+	return w, nil
+}
+
+// takeWarm hands the attempt a warm interpreter: its network counts
+// against the attempt's connection quota, and rctx's end kills it. ok is
+// false when the pool has none (off, failing, or ctx ended first).
+func (t *Tool) takeWarm(ctx, rctx context.Context) (*proc, bool) {
+	p := t.pool()
+	for {
+		w, ok := p.Take(ctx)
+		if !ok {
+			return nil, false
+		}
+		if err := w.conns.Adopt(egress.ConnsFrom(ctx)); err != nil {
+			go w.Destroy()
+			continue
+		}
+		stop := context.AfterFunc(rctx, func() { _ = w.cmd.Process.Kill() })
+		return &proc{cmd: w.cmd, stdin: w.stdin, res: w.res, logs: w.logs, ws: w.ws, exited: w.done,
+			wait: func() error {
+				<-w.done
+				return w.waitErr
+			},
+			release: func() {
+				stop()
+				w.Destroy()
+			}}, true
+	}
+}
