@@ -15,7 +15,7 @@ import (
 
 // snippetDirs are the packages whose tests write playbooks inline (the
 // loader's own tests exercise every form it maps).
-var snippetDirs = []string{"..", "../../engine", "../../worker", "../../runtime", "../../../functions", "../../../emulators/e2e", "../../tools"}
+var snippetDirs = []string{"..", "../../engine", "../../worker", "../../wiring", "../../../functions", "../../../emulators/e2e", "../../tools"}
 
 // TestSchemaAcceptsTestPlaybooks: every playbook written as a string
 // literal in the tests of snippetDirs that the loader accepts conforms to
