@@ -385,16 +385,16 @@ func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reas
 			}
 			return w.Control.IterationEnded(ctx, cmd, *ended)
 		}
-		if _, err := w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder, Now: w.now(),
+		// One store call ends it and carries out what follows
+		// (control.CompleteIteration).
+		_, err = w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: cmd, Record: rec, Holder: holder,
 			Resolve: func(id string) store.DLQResolution {
 				if id == discarded.ID {
 					return discarded
 				}
 				return store.DLQResolution{Status: store.DLQDone, Note: "the iteration was discarded through entry " + dlqID}
-			}}); err != nil {
-			return err
-		}
-		return w.Control.IterationEnded(ctx, cmd, rec)
+			}})
+		return err
 	}
 	rec, err := w.Store.ExecutionGet(ctx, cmd.ExecutionID)
 	if err != nil {
