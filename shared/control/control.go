@@ -133,6 +133,12 @@ type ApplyParams struct {
 	// another delivery, a timeout, a cancellation) — see resolveParks.
 	ReplayOf string
 	Discard  *store.DLQResolution
+	// SafetyNet, when positive, lets the caller run the transition's next
+	// unit in its own invocation (CompleteStep: step continuation): when
+	// the transition releases exactly one unit that may run now, its Cloud
+	// Task is created delayed by SafetyNet instead of due at once, and the
+	// unit is handed back to the caller (see Continuation).
+	SafetyNet time.Duration
 }
 
 // Apply applies one transition and flushes its outbox. It returns
@@ -159,6 +165,8 @@ type transition struct {
 	p      ApplyParams
 	params store.CheckpointParams
 	eng    *engine.Engine // the transition's engine, for observe
+	// next is the unit handed back for the caller to run (SafetyNet).
+	next *Continuation
 }
 
 // prepare builds the checkpoint of transition p (Apply's commit, or the
@@ -282,6 +290,11 @@ func (t *transition) done(ctx context.Context, cp store.Checkpoint) (bool, error
 			}
 		}
 		return false, c.Replay(ctx, p.ExecutionID, p.OutboxID)
+	}
+	if p.SafetyNet > 0 {
+		if next := continuable(cp.Output, c.now()); next != nil {
+			return true, t.flushContinuing(ctx, cp.Output, *next)
+		}
 	}
 	return true, c.Flush(ctx, p.ExecutionID, p.OutboxID, cp.Output)
 }

@@ -30,22 +30,28 @@ func (c *Control) Enqueue(ctx context.Context, cmd types.Command, now time.Time)
 // against the run that holds it) and the error is store.ErrLeaseLost
 // (FailedPrecondition: the delivery is retried, and dropped once the step
 // run has ended).
-func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder string) (bool, error) {
+//
+// With p.SafetyNet set, the one unit the transition releases may come back
+// as a Continuation for the caller to run next (nil otherwise).
+func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder string) (*Continuation, error) {
 	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
-		return false, err
+		return nil, err
 	}
 	t := c.prepare(ctx, p)
 	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, Checkpoint: &t.params})
 	if errors.Is(err, store.ErrLeaseLost) && len(p.Events) > 0 {
 		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "lease-lost", p.OutboxID, holder, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
 		if perr := c.Bus.PublishBatch(ctx, b); perr != nil {
-			return false, perr
+			return nil, perr
 		}
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return t.done(ctx, res.Checkpoint)
+	if _, err := t.done(ctx, res.Checkpoint); err != nil {
+		return nil, err
+	}
+	return t.next, nil
 }
 
 // IterationEnd is the end of one loop iteration (CompleteIteration).
@@ -180,4 +186,59 @@ func (c *Control) loopEndEvent(ctx context.Context, executionID string, plan *en
 	}
 	result, clock := engine.LoopResult(recs)
 	return c.loopDoneEvent(ctx, executionID, plan, recs, result, clock, plan.Total)
+}
+
+// Continuation is a unit a step run's end released for its caller to run
+// in the same invocation (step continuation): Cmd is the unit to run now;
+// Net is its safety-net Cloud Task (the same task name, due after the
+// lease time), which the caller deletes once the unit has run
+// (DropSafetyNet) and which otherwise runs the unit, as a delivery would,
+// if the caller dies or gives up.
+type Continuation struct {
+	Cmd types.Command
+	Net types.Command
+}
+
+// continuable returns the one unit out releases when it may run at once
+// in the caller's invocation: a step run's unit (no loop iteration, no
+// child wait) due now. Several units (fan-out) or none give nil.
+func continuable(out *engine.Output, now time.Time) *types.Command {
+	if out == nil || len(out.Commands) != 1 {
+		return nil
+	}
+	c := out.Commands[0]
+	if c.Kind != types.CmdRunStep || c.Iteration != nil || c.ChildID != "" || c.NotBefore.After(now) {
+		return nil
+	}
+	return &c
+}
+
+// flushContinuing carries out a committed transition whose one unit next
+// the caller runs itself: next's Cloud Task is created as a safety net
+// delayed by the lease time, the transition's events are published, and
+// next is handed back (t.next). Crash recovery is the outbox's, as for
+// Flush: a redelivery replays it (the task, already there, is not created
+// again), and the safety net delivers the unit if nobody runs it.
+func (t *transition) flushContinuing(ctx context.Context, out *engine.Output, next types.Command) error {
+	c, p := t.c, t.p
+	net := next
+	net.NotBefore = c.now().Add(p.SafetyNet)
+	if err := c.Enqueue(ctx, net, c.now()); err != nil {
+		return err
+	}
+	if len(out.Events) > 0 {
+		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "transition", p.OutboxID), ExecutionID: p.ExecutionID, Source: c.Source, Events: out.Events}
+		if err := c.Bus.PublishBatch(ctx, b); err != nil {
+			return err
+		}
+	}
+	t.next = &Continuation{Cmd: next, Net: net}
+	return nil
+}
+
+// DropSafetyNet deletes a continuation's safety-net Cloud Task after its
+// unit ran in the caller's invocation (best effort: a net left behind
+// finds its step run ended and is dropped).
+func (c *Control) DropSafetyNet(ctx context.Context, k Continuation) error {
+	return c.Tasks.TaskDelete(ctx, k.Net, c.now())
 }

@@ -620,9 +620,14 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		boundary := u.stateBoundary(raw, evs[len(evs)-1])
 		// One store call: the lease check and release commit with the
 		// transition (control.CompleteStep).
-		if _, err := u.w.Control.CompleteStep(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
-			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf}, c.UnitKey(), u.leaseHolder()); err != nil {
+		next, err := u.w.Control.CompleteStep(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
+			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf,
+			SafetyNet: u.safetyNet(ctx)}, c.UnitKey(), u.leaseHolder())
+		if err != nil {
 			return err
+		}
+		if ch := chainOf(ctx); ch != nil && next != nil {
+			ch.next = next // run by this invocation next (continue.go)
 		}
 		u.observeDone(ctx, ok, true, errv) // telemetry: server.dispatch
 		return nil
