@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
@@ -25,6 +26,8 @@ type chain struct {
 	left     int       // units it may still run inline
 	deadline time.Time // no inline run starts after it
 	next     *control.Continuation
+	// drops are the safety-net deletes in flight.
+	drops sync.WaitGroup
 }
 
 type chainKey struct{}
@@ -67,9 +70,15 @@ func (w *Worker) continueChain(ctx context.Context, ch *chain) {
 			log.Warn("continued unit ran; its safety net was not deleted (it finds the run ended)", "error", err.Error())
 			return
 		}
-		if err := w.Control.DropSafetyNet(context.WithoutCancel(ctx), k); err != nil {
-			log.Warn("deleting a continuation's safety net failed; it finds its run ended and is dropped", "error", err.Error())
-		}
+		// Off the chain's critical path: the invocation waits for the
+		// deletes before it answers (runChained).
+		ch.drops.Add(1)
+		go func() {
+			defer ch.drops.Done()
+			if err := w.Control.DropSafetyNet(context.WithoutCancel(ctx), k); err != nil {
+				log.Warn("deleting a continuation's safety net failed; it finds its run ended and is dropped", "error", err.Error())
+			}
+		}()
 	}
 }
 
@@ -85,5 +94,6 @@ func (w *Worker) runChained(ctx context.Context, cmd types.Command, d Delivery) 
 	if err == nil {
 		w.continueChain(ctx, ch)
 	}
+	ch.drops.Wait()
 	return err
 }
