@@ -112,6 +112,12 @@ type Config struct {
 	// DispatchDeadline is the Cloud Tasks dispatch deadline of a unit:
 	// a unit that would outlive it hands off to a new unit.
 	DispatchDeadline time.Duration // NOETL_DISPATCH_DEADLINE_S, default 600s
+	// ContinueUnits is how many next units one execute invocation may run
+	// after its own when a step's end releases exactly one (step
+	// continuation; 0 disables it), and ContinueBudget the wall time after
+	// which it starts no more.
+	ContinueUnits  int           // NOETL_CONTINUE_UNITS, default 16
+	ContinueBudget time.Duration // NOETL_CONTINUE_BUDGET_S, default 60s
 	// ExecutionDeadline bounds an execution's wall-clock time when the
 	// playbook sets no executor.spec.timeout_s (0 = none).
 	ExecutionDeadline time.Duration // NOETL_EXECUTION_DEADLINE_S, default 0
@@ -484,6 +490,9 @@ func crossCheck(c *Config, errs *Error) {
 	}
 	if c.HeartbeatInterval >= c.LeaseTTL {
 		rel("NOETL_HEARTBEAT_INTERVAL_S", "heartbeat interval %s must be shorter than NOETL_LEASE_TTL_S %s", c.HeartbeatInterval, c.LeaseTTL)
+	}
+	if c.ContinueBudget >= c.DispatchDeadline {
+		rel("NOETL_CONTINUE_BUDGET_S", "continuation budget %s must be shorter than NOETL_DISPATCH_DEADLINE_S %s (an invocation must answer before its dispatch deadline)", c.ContinueBudget, c.DispatchDeadline)
 	}
 	if c.LeaseTTL >= c.DispatchDeadline {
 		rel("NOETL_LEASE_TTL_S", "lease TTL %s must be shorter than NOETL_DISPATCH_DEADLINE_S %s (a unit must not be redelivered while its lease holds)", c.LeaseTTL, c.DispatchDeadline)

@@ -133,6 +133,12 @@ type ApplyParams struct {
 	// another delivery, a timeout, a cancellation) — see resolveParks.
 	ReplayOf string
 	Discard  *store.DLQResolution
+	// SafetyNet, when positive, lets the caller run the transition's next
+	// unit in its own invocation (CompleteStep: step continuation): when
+	// the transition releases exactly one unit that may run now, its Cloud
+	// Task is created delayed by SafetyNet instead of due at once, and the
+	// unit is handed back to the caller (see Continuation).
+	SafetyNet time.Duration
 }
 
 // Apply applies one transition and flushes its outbox. It returns
@@ -141,12 +147,34 @@ type ApplyParams struct {
 // Errors: store errors (retry); an execution that does not exist is
 // NotFound.
 func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
-	var red *redact.Redactor
-	var eng *engine.Engine // the transition's engine, for observe
 	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
 		return false, err
 	}
-	cp, err := c.Store.ExecutionCheckpoint(ctx, store.CheckpointParams{
+	t := c.prepare(ctx, p)
+	cp, err := c.Store.ExecutionCheckpoint(ctx, t.params)
+	if err != nil {
+		return false, err
+	}
+	return t.done(ctx, cp)
+}
+
+// transition is one transition being applied: the checkpoint to commit
+// (params) and what follows its commit (done).
+type transition struct {
+	c      *Control
+	p      ApplyParams
+	params store.CheckpointParams
+	eng    *engine.Engine // the transition's engine, for observe
+	// next is the unit handed back for the caller to run (SafetyNet).
+	next *Continuation
+}
+
+// prepare builds the checkpoint of transition p (Apply's commit, or the
+// one a unit's completion commits with its end: CompleteUnit).
+func (c *Control) prepare(ctx context.Context, p ApplyParams) *transition {
+	t := &transition{c: c, p: p}
+	var red *redact.Redactor
+	t.params = store.CheckpointParams{
 		ExecutionID: p.ExecutionID, OutboxID: p.OutboxID, Base: p.Base,
 		Apply: func(rec *store.Execution) (*engine.Output, error) {
 			rec.File, rec.Resolve = nil, nil
@@ -154,7 +182,7 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			if err != nil {
 				return nil, err
 			}
-			eng = e
+			t.eng = e
 			st := rec.State
 			// Events made outside the execution's clock (a cancellation,
 			// a timer) are stamped after its last event.
@@ -223,12 +251,17 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			}
 			return &out, nil
 		},
-	})
-	if err != nil {
-		return false, err
 	}
+	return t
+}
+
+// done carries out what follows the commit cp of t: the outbox is
+// flushed, or, when the transition did not apply, the unit's events are
+// published and an earlier application's outbox replayed.
+func (t *transition) done(ctx context.Context, cp store.Checkpoint) (bool, error) {
+	c, p := t.c, t.p
 	if cp.Applied {
-		c.observe(ctx, eng, cp.State, cp.Output) // telemetry (observe.go)
+		c.observe(ctx, t.eng, cp.State, cp.Output) // telemetry (observe.go)
 		if err := faults.Inject(c.Source+".after_commit", p.ExecutionID); err != nil {
 			return true, err
 		}
@@ -257,6 +290,11 @@ func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
 			}
 		}
 		return false, c.Replay(ctx, p.ExecutionID, p.OutboxID)
+	}
+	if p.SafetyNet > 0 {
+		if next := continuable(cp.Output, c.now()); next != nil {
+			return true, t.flushContinuing(ctx, cp.Output, *next)
+		}
 	}
 	return true, c.Flush(ctx, p.ExecutionID, p.OutboxID, cp.Output)
 }

@@ -179,84 +179,11 @@ func readerFor(ctx context.Context, executionID string) context.Context {
 }
 
 // IterationEnded carries out what follows the end of a loop iteration
-// (engine.IterationEnded): under fail_fast a failed iteration fails the
-// step; otherwise the lane's next iteration becomes a Cloud Task, or the
-// lane is marked done and, when all lanes are, the loop's result is
-// assembled and loop.done applied. Every effect is idempotent, so a
-// redelivered iteration may call it again.
+// whose record is already stored (a redelivery that finds it ended, a
+// record ended by a watchdog): CompleteIteration with that record.
 func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec engine.IterationRecord) error {
-	key := engine.LoopKey(cmd.Step, cmd.StepRun)
-	plan, err := c.Plan(ctx, cmd.ExecutionID, key)
-	if err != nil {
-		return err
-	}
-	if plan.Cursor != nil { // hook (h-conf): cursor loops (cursor.go)
-		return c.cursorIterationEnded(ctx, cmd, plan, rec)
-	}
-	after := engine.IterationEnded(*plan, rec.Index, rec.Status == types.StatusOK)
-	switch {
-	case after.FailStep:
-		return c.applyLoopEnd(ctx, cmd.ExecutionID, plan, engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now()))
-	case after.HasNext:
-		var item any
-		if plan.Items != nil {
-			item = plan.Items[after.Next]
-		}
-		next := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, item, rec.Clock)
-		next.ItemRef = plan.Items == nil // a stored table's row: execute reads it (Item)
-		next.TraceParent = cmd.TraceParent
-		if plan.Mode != "parallel" {
-			// A sequential loop's next iteration starts from the ctx
-			// patches of the ones before it (engine.LoopCtxPatch).
-			next.CtxPatch = rec.Ctx
-		}
-		stripItem(&next)
-		_, err := c.Tasks.TaskCreate(ctx, next, c.now())
-		return err
-	}
-	if last, err := c.laneDone(ctx, cmd, plan, rec.Index); err != nil || !last {
-		return err
-	}
-	return c.completeLoop(ctx, cmd.ExecutionID, plan)
-}
-
-// laneDone marks the lane of iteration index done and reports whether
-// this command is the one that completes the loop run: every lane is done
-// (engine.LoopComplete) and it won the loop-done marker. Several lanes can
-// see the count complete at once: one of them (by its iteration's unit
-// key, the same for every delivery of the iteration — its redeliveries,
-// reclaims and follow-ups, which must be able to finish a claim their
-// predecessor made before it died) assembles the result, reading every
-// iteration record once.
-func (c *Control) laneDone(ctx context.Context, cmd types.Command, plan *engine.LoopPlan, index int) (bool, error) {
-	key := plan.Key()
-	if err := c.Store.LaneDone(ctx, cmd.ExecutionID, key, plan.Lane(index)); err != nil {
-		return false, err
-	}
-	n, err := c.Store.LaneCount(ctx, cmd.ExecutionID, key)
-	if err != nil || !engine.LoopComplete(*plan, n) {
-		return false, err
-	}
-	owner, err := c.Store.LoopDoneCreate(ctx, cmd.ExecutionID, key, cmd.UnitKey())
-	return err == nil && owner == cmd.UnitKey(), err
-}
-
-// completeLoop assembles a loop run's result from its iteration records
-// (offloaded to the results tier when large) and applies loop.done.
-func (c *Control) completeLoop(ctx context.Context, executionID string, plan *engine.LoopPlan) error {
-	recs, err := c.Store.IterationList(ctx, executionID, plan.Key())
-	if err != nil {
-		return err
-	}
-	if len(recs) < plan.Total {
-		return errs.New(errs.Unavailable, "control: loop %s: %d of %d iteration records visible", plan.Key(), len(recs), plan.Total)
-	}
-	result, clock := engine.LoopResult(recs)
-	ev, err := c.loopDoneEvent(ctx, executionID, plan, recs, result, clock, plan.Total)
-	if err != nil {
-		return err
-	}
-	return c.applyLoopEnd(ctx, executionID, plan, ev)
+	_, err := c.CompleteIteration(ctx, IterationEnd{Cmd: cmd, Record: rec})
+	return err
 }
 
 // loopDoneEvent is the loop.done event of a loop run whose assembled

@@ -182,6 +182,17 @@ func (c *countingStore) ExecutionCheckpoint(ctx context.Context, p store.Checkpo
 	return cp, err
 }
 
+// CompleteUnit counts the loop ends a unit's completion applied.
+func (c *countingStore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	res, err := c.Store.CompleteUnit(ctx, p)
+	if err == nil && res.Checkpoint.Applied {
+		c.mu.Lock()
+		c.checkpoints++
+		c.mu.Unlock()
+	}
+	return res, err
+}
+
 // TestLoopCompletesOnceWhenLanesFinishTogether: every lane's last
 // iteration ends at the same moment; each may see all lanes done, but only
 // the owner of the loop_done marker assembles the result and applies

@@ -49,6 +49,15 @@ const (
 	// ExecuteAfterCommit: the transition is committed, its outbox not
 	// flushed (next units not created, events not published).
 	ExecuteAfterCommit = "execute.after_commit"
+	// ExecuteBeforeContinue: a step run's end committed and released its
+	// next unit to this invocation (its safety-net Cloud Task created,
+	// delayed by the lease time), the unit not run: the safety net
+	// delivers it.
+	ExecuteBeforeContinue = "execute.before_continue"
+	// ExecuteAfterContinue: the continued unit ran in this invocation,
+	// its safety net is not deleted: it is delivered later and finds its
+	// step run ended.
+	ExecuteAfterContinue = "execute.after_continue"
 	// RouteBeforeCommit / RouteAfterCommit: around route's checkpoint.
 	RouteBeforeCommit = "route.before_commit"
 	RouteAfterCommit  = "route.after_commit"
@@ -75,6 +84,7 @@ const (
 
 // Points lists every point above (the soak counts each one it injects).
 var Points = []string{ExecuteStart, ExecuteAfterLease, ExecuteAfterTool, ExecuteAfterIterationEnd, ExecuteBeforeCommit, ExecuteAfterCommit, ExecuteAfterDeadLetter,
+	ExecuteBeforeContinue, ExecuteAfterContinue,
 	RouteBeforeCommit, RouteAfterCommit, APIBeforeCommit, APIAfterCommit, MaterializeBeforeWrite,
 	DLQReplayAfterDispatch, DLQDiscardAfterFail}
 

@@ -298,6 +298,8 @@ func (p ExecutionListParams) Matches(e ExecutionSummary) bool {
 
 // Store is the persistence contract of the control plane.
 type Store interface {
+	// UnitCompleter ends a unit of work in one store call (store_unit.go).
+	UnitCompleter
 	// ExecutionCreate writes a new execution document; ErrExists if present,
 	// InvalidArgument without a state or an execution id.
 	ExecutionCreate(ctx context.Context, rec *Execution) error

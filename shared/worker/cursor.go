@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/engine"
-	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -101,19 +101,10 @@ func (u *unit) cursorClaim(ctx context.Context) (done bool, err error) {
 // carries out the end of its lane (control.IterationEnded).
 func (u *unit) endEmptyClaim(ctx context.Context) error {
 	c := u.cmd
-	if err := u.flush(ctx); err != nil {
-		return err
-	}
 	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Clock: u.clock, Cursor: &engine.CursorFrame{Empty: true}}
-	holder := ""
-	if u.leased {
-		holder = u.holder
-	}
-	if _, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
-		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder}); err != nil {
-		return err
-	}
-	return u.w.Control.IterationEnded(ctx, c, rec)
+	b := u.nextBatch(u.seal())
+	_, err := u.w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: c, Record: rec, Holder: u.leaseHolder(), Batch: &b})
+	return err
 }
 
 // cursorFrame is the frame state a cursor iteration leaves in its record

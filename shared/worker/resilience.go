@@ -52,7 +52,7 @@ func (u *unit) armWatchdog(ctx context.Context, seq int, at time.Time) error {
 		Iteration: unitCmd.Iteration, StateVersion: unitCmd.StateVersion, Unit: &unitCmd, Holder: u.holder, Seq: seq,
 		NotBefore: at, Clock: unitCmd.Clock}
 	chk.ID = chk.TaskName()
-	_, err := u.w.Control.Tasks.TaskCreate(ctx, chk, u.w.now())
+	err := u.w.Control.Enqueue(ctx, chk, u.w.now())
 	return err
 }
 
@@ -70,7 +70,7 @@ func (w *Worker) guard(ctx context.Context, cmd types.Command, at time.Time) err
 		Iteration: cmd.Iteration, StateVersion: cmd.StateVersion, Unit: &cmd, Holder: GuardPrefix + cmd.TaskName(),
 		NotBefore: at, Clock: cmd.Clock}
 	g.ID = g.TaskName()
-	_, err := w.Control.Tasks.TaskCreate(ctx, g, w.now())
+	err := w.Control.Enqueue(ctx, g, w.now())
 	return err
 }
 
@@ -124,7 +124,7 @@ func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, att
 		next.Seq++
 		next.NotBefore = expires.Add(WatchdogGrace)
 		next.ID = next.TaskName()
-		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		err := w.Control.Enqueue(ctx, next, w.now())
 		return err
 	case err == nil && holder != "" && cmd.Seq < MaxReclaims+2:
 		// Its holder stopped renewing: the holder's watchdog (armed before
@@ -134,7 +134,7 @@ func (w *Worker) guardCheck(ctx context.Context, cmd, unitCmd types.Command, att
 		next.Seq++
 		next.NotBefore = w.now().Add(w.ttl() + WatchdogGrace)
 		next.ID = next.TaskName()
-		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		err := w.Control.Enqueue(ctx, next, w.now())
 		return err
 	}
 	log.Warn("no attempt of a failing unit's task reached execute after its last failure; filing it in the DLQ")
@@ -202,7 +202,7 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, d Delivery, 
 		next.Seq++
 		next.NotBefore = expires.Add(WatchdogGrace)
 		next.ID = next.TaskName()
-		_, err := w.Control.Tasks.TaskCreate(ctx, next, now)
+		err := w.Control.Enqueue(ctx, next, now)
 		return err
 	}
 	// The holder stopped renewing: it died.
@@ -215,7 +215,7 @@ func (w *Worker) leaseCheck(ctx context.Context, cmd types.Command, d Delivery, 
 	next.NotBefore = time.Time{}
 	next.ID = next.TaskName()
 	log.Warn("lease expired without the unit ending: reclaiming it", "reclaim", next.Reclaim)
-	if _, err := w.Control.Tasks.TaskCreate(ctx, next, now); err != nil {
+	if err := w.Control.Enqueue(ctx, next, now); err != nil {
 		return err
 	}
 	w.observeReclaim(ctx, unitCmd, next.Reclaim, log) // telemetry: lease_reclaimed
@@ -250,7 +250,7 @@ func (w *Worker) rearm(ctx context.Context, cmd types.Command) error {
 	next.Seq++
 	next.NotBefore = w.now().Add(WatchdogGrace)
 	next.ID = next.TaskName()
-	_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+	err := w.Control.Enqueue(ctx, next, w.now())
 	return err
 }
 
@@ -341,7 +341,7 @@ func (w *Worker) followUp(ctx context.Context, cmd types.Command, e store.DLQEnt
 		next.NotBefore = w.now().Add(WatchdogGrace)
 		next.ID = next.TaskName()
 		w.Log.Warn("a unit that ended failed its follow-up on its last attempt; a new delivery carries it out", "execution_id", cmd.ExecutionID, "step", cmd.Step, "why", why, "reclaim", next.Reclaim)
-		_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+		err := w.Control.Enqueue(ctx, next, w.now())
 		return err
 	}
 	w.Log.Error("a unit that ended kept failing its follow-up; filing it in the DLQ", "execution_id", cmd.ExecutionID, "step", cmd.Step, "why", why)
@@ -385,16 +385,16 @@ func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reas
 			}
 			return w.Control.IterationEnded(ctx, cmd, *ended)
 		}
-		if _, err := w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder, Now: w.now(),
+		// One store call ends it and carries out what follows
+		// (control.CompleteIteration).
+		_, err = w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: cmd, Record: rec, Holder: holder,
 			Resolve: func(id string) store.DLQResolution {
 				if id == discarded.ID {
 					return discarded
 				}
 				return store.DLQResolution{Status: store.DLQDone, Note: "the iteration was discarded through entry " + dlqID}
-			}}); err != nil {
-			return err
-		}
-		return w.Control.IterationEnded(ctx, cmd, rec)
+			}})
+		return err
 	}
 	rec, err := w.Store.ExecutionGet(ctx, cmd.ExecutionID)
 	if err != nil {
@@ -453,7 +453,7 @@ func (w *Worker) cutShort(ctx context.Context, cmd, unitCmd types.Command, st *e
 				next.Seq++
 				next.NotBefore = expires.Add(WatchdogGrace)
 				next.ID = next.TaskName()
-				_, err := w.Control.Tasks.TaskCreate(ctx, next, w.now())
+				err := w.Control.Enqueue(ctx, next, w.now())
 				return err
 			}
 			return nil // a live unit: it closes it at its next task boundary

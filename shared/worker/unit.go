@@ -144,22 +144,27 @@ func (u *unit) flush(ctx context.Context) error {
 	if len(u.pending) == 0 {
 		return nil
 	}
-	evs := u.seal()
+	b := u.nextBatch(u.seal())
+	if err := u.w.Bus.PublishBatch(ctx, b); err != nil {
+		return err
+	}
+	u.lastFlush = u.w.now()
+	return nil
+}
+
+// nextBatch is the unit's next batch of events evs. The batch id names
+// this run of the unit (its holder): a re-run after a crash publishes its
+// own batches — a batch with a former run's id would be dropped as a
+// duplicate, losing the re-run's events. Events both runs recorded keep
+// one id each and are read once.
+func (u *unit) nextBatch(evs []types.Event) types.Batch {
 	c := u.cmd
-	// The batch id names this run of the unit (its holder): a re-run after
-	// a crash publishes its own batches — a batch with a former run's id
-	// would be dropped as a duplicate, losing the re-run's events. Events
-	// both runs recorded keep one id each and are read once.
 	b := types.Batch{
 		ID:          types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), c.ChildID, u.holder, "batch", itoa(u.batch)),
 		ExecutionID: c.ExecutionID, Source: Source, Events: evs, TraceParent: c.TraceParent,
 	}
-	if err := u.w.Bus.PublishBatch(ctx, b); err != nil {
-		return err
-	}
 	u.batch++
-	u.lastFlush = u.w.now()
-	return nil
+	return b
 }
 
 // maybeFlush publishes the pending events of a long unit.
@@ -435,7 +440,7 @@ func (u *unit) handOff(ctx context.Context, delay time.Duration, why string) err
 	if err := u.spillCursor(ctx, &next); err != nil { // hook (h-conf): large continuations (handoff.go)
 		return err
 	}
-	if _, err := u.w.Control.Tasks.TaskCreate(ctx, next, u.w.now()); err != nil {
+	if err := u.w.Control.Enqueue(ctx, next, u.w.now()); err != nil {
 		return err
 	}
 	u.log.Info("unit handed off", "reason", why, "delay_s", delay.Seconds(), "task_index", next.TaskIndex, "attempt", next.Attempt, "jumps", next.Jumps)
@@ -535,15 +540,9 @@ func (u *unit) cancelIteration(ctx context.Context, reason string) error {
 		u.clock = max(u.clock, ev.Clock)
 	}
 	if len(evs) > 0 {
-		c := u.cmd
-		b := types.Batch{
-			ID:          types.DeriveID(c.ExecutionID, c.UnitKey(), itoa(c.TaskIndex), itoa(c.Attempt), itoa(c.Jumps), c.ChildID, u.holder, "batch", itoa(u.batch)),
-			ExecutionID: c.ExecutionID, Source: Source, Events: evs, TraceParent: c.TraceParent,
-		}
-		if err := u.w.Bus.PublishBatch(ctx, b); err != nil {
+		if err := u.w.Bus.PublishBatch(ctx, u.nextBatch(evs)); err != nil {
 			return err
 		}
-		u.batch++
 	}
 	return u.release(ctx)
 }
@@ -619,15 +618,19 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		raw := u.pending[len(u.pending)-1]
 		evs := u.seal()
 		boundary := u.stateBoundary(raw, evs[len(evs)-1])
-		if _, err := u.w.Control.Apply(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
-			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf}); err != nil {
+		// One store call: the lease check and release commit with the
+		// transition (control.CompleteStep).
+		next, err := u.w.Control.CompleteStep(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
+			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf,
+			SafetyNet: u.safetyNet(ctx)}, c.UnitKey(), u.leaseHolder())
+		if err != nil {
 			return err
 		}
+		if ch := chainOf(ctx); ch != nil && next != nil {
+			ch.next = next // run by this invocation next (continue.go)
+		}
 		u.observeDone(ctx, ok, true, errv) // telemetry: server.dispatch
-		return u.release(ctx)
-	}
-	if err := u.flush(ctx); err != nil {
-		return err
+		return nil
 	}
 	rec := engine.IterationRecord{Index: *c.Iteration, Status: types.StatusOK, Result: result, Clock: u.clock,
 		Cursor: u.cursorFrame(),              // hook (h-conf): cursor loops (cursor.go)
@@ -635,12 +638,12 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	if !ok {
 		rec.Status, rec.Result, rec.Error, rec.Ctx = types.StatusError, nil, errv, nil
 	}
-	holder := ""
-	if u.leased {
-		holder = u.holder
-	}
-	first, err := u.w.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: c.ExecutionID,
-		LoopKey: engine.LoopKey(c.Step, c.StepRun), Record: rec, Holder: holder, Now: u.w.now(),
+	// One store call ends the iteration (control.CompleteIteration): its
+	// events are published first, then its record and lane accounting
+	// commit, then its follow-up (the lane's next iteration, the loop's
+	// end) is carried out.
+	b := u.nextBatch(u.seal())
+	done, err := u.w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: c, Record: rec, Holder: u.leaseHolder(), Batch: &b,
 		Resolve: func(id string) store.DLQResolution {
 			if id == c.ReplayOf {
 				return store.DLQResolution{Status: store.DLQReplayed}
@@ -648,22 +651,23 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			// Parked while this delivery (which ran before the park)
 			// still ran it: the entry has nothing left to replay.
 			return store.DLQResolution{Status: store.DLQDone, Note: "the iteration completed through a delivery that ran before it was parked"}
+		},
+		AfterCommit: func() error {
+			return faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 		}})
-	if err != nil {
-		return err
+	if done.First || (err == nil && !done.Canceled) {
+		u.observeDone(ctx, ok, done.First, errv) // telemetry: server.dispatch, loop items
 	}
-	if !first {
-		// Ended already: by an earlier run of this unit (its follow-up
-		// goes on), or canceled (nothing follows).
-		if status, _, _, err := u.w.Store.IterationGet(ctx, c.ExecutionID, engine.LoopKey(c.Step, c.StepRun), *c.Iteration); err != nil || status == types.StatusCanceled {
-			return err
-		}
+	return err
+}
+
+// leaseHolder is the delivery's lease holder, "" when the unit runs
+// without a lease.
+func (u *unit) leaseHolder() string {
+	if u.leased {
+		return u.holder
 	}
-	u.observeDone(ctx, ok, first, errv) // telemetry: server.dispatch, loop items
-	if err := faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != ""); err != nil {
-		return err
-	}
-	return u.w.Control.IterationEnded(ctx, c, rec)
+	return ""
 }
 
 func (u *unit) maskAny(v any) any {

@@ -110,7 +110,13 @@ type Worker struct {
 	// types.DefaultErrorMax): a longer one is cut with a note, its full
 	// text stored in the results tier (bound.go).
 	ErrorMax int
-	Now      func() time.Time
+	// ContinueUnits is how many next units one invocation may run after
+	// its own (step continuation, continue.go; NOETL_CONTINUE_UNITS; 0:
+	// none), and ContinueBudget the wall time after which it starts no
+	// more (NOETL_CONTINUE_BUDGET_S; below the dispatch deadline).
+	ContinueUnits  int
+	ContinueBudget time.Duration
+	Now            func() time.Time
 
 	pbs    sync.Map // sha256(source) → *dsl.Playbook
 	states stateCache
@@ -254,6 +260,11 @@ func newHolder() string {
 // (FailedPrecondition) when it must be redelivered later; another error
 // for infrastructure failures (redelivered too).
 func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
+	return w.runChained(ctx, cmd, d) // step continuation (continue.go)
+}
+
+// runOnce is Run for one unit.
+func (w *Worker) runOnce(ctx context.Context, cmd types.Command, d Delivery) error {
 	name := cmd.TaskName()
 	if ok, dup := w.seen.begin(name, w.now()); !ok {
 		if dup == "inflight" {

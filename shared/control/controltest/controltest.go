@@ -698,8 +698,10 @@ func (o *Offloader) Offloaded() []types.ResultCoords {
 
 // FlakyStore wraps a store.Store and fails chosen calls: Fail is called
 // with the method name ("ExecutionGet", "ExecutionCheckpoint",
-// "AttemptPut") and the execution id before the call is passed on; a
-// non-nil error is returned instead.
+// "CompleteUnit", "AttemptPut") and the execution id before the call is
+// passed on; a non-nil error is returned instead. A step unit's
+// CompleteUnit (it commits a transition) is also failed by
+// "ExecutionCheckpoint".
 type FlakyStore struct {
 	store.Store
 	Fail func(op, executionID string) error
@@ -726,6 +728,21 @@ func (f *FlakyStore) ExecutionCheckpoint(ctx context.Context, p store.Checkpoint
 		return store.Checkpoint{}, err
 	}
 	return f.Store.ExecutionCheckpoint(ctx, p)
+}
+
+// CompleteUnit implements store.Store.
+func (f *FlakyStore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	if err := f.fail("CompleteUnit", p.ExecutionID); err != nil {
+		return store.UnitCompletion{}, err
+	}
+	if p.Checkpoint != nil {
+		// A step unit's end commits its transition: it fails as a
+		// checkpoint does.
+		if err := f.fail("ExecutionCheckpoint", p.ExecutionID); err != nil {
+			return store.UnitCompletion{}, err
+		}
+	}
+	return f.Store.CompleteUnit(ctx, p)
 }
 
 // AttemptPut implements store.Store.

@@ -28,9 +28,23 @@ func (f *Firestore) outbox(execID, id string) *firestore.DocumentRef {
 // here). No transaction: an instance dying mid-checkpoint leaves no lock
 // on the execution document.
 func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, error) {
+	return f.checkpoint(ctx, p, nil)
+}
+
+// checkpoint is ExecutionCheckpoint; before, when set, runs at each
+// attempt and returns writes of other documents committed with the
+// transition (under their own preconditions: CompleteUnit's lease).
+func (f *Firestore) checkpoint(ctx context.Context, p store.CheckpointParams, before func() (func(*firestore.WriteBatch), error)) (store.Checkpoint, error) {
 	m := meterOf(ctx, p.ExecutionID)
 	wait := 2 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		var also func(*firestore.WriteBatch)
+		if before != nil {
+			var err error
+			if also, err = before(); err != nil {
+				return store.Checkpoint{}, err
+			}
+		}
 		if p.Base == nil || p.Base.UpdateTime.IsZero() {
 			m.Read(1)
 			s, err := f.exec(p.ExecutionID).Get(ctx)
@@ -47,7 +61,7 @@ func (f *Firestore) ExecutionCheckpoint(ctx context.Context, p store.CheckpointP
 			rec.UpdateTime = s.UpdateTime
 			p.Base = rec
 		}
-		cp, done, err := f.checkpointOptimistic(ctx, p)
+		cp, done, err := f.checkpointOptimistic(ctx, p, also)
 		if done || err != nil {
 			return cp, err
 		}
@@ -94,7 +108,7 @@ func (f *Firestore) outputWrites(executionID, outboxID string, out *engine.Outpu
 // precondition on the execution document's update time. done=false means
 // the document changed since p.Base was read (the caller falls back to a
 // transaction).
-func (f *Firestore) checkpointOptimistic(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, bool, error) {
+func (f *Firestore) checkpointOptimistic(ctx context.Context, p store.CheckpointParams, also func(*firestore.WriteBatch)) (store.Checkpoint, bool, error) {
 	out, err := p.Apply(p.Base)
 	if err != nil {
 		return store.Checkpoint{}, true, err
@@ -133,6 +147,9 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p store.Checkpoint
 	for _, r := range p.Base.Resolve {
 		f.dlqResolve(b, r)
 		m.Write(1)
+	}
+	if also != nil {
+		also(b)
 	}
 	m.Write(float64(1 + len(writes)))
 	_, err = b.Commit(ctx)

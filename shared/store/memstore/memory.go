@@ -305,6 +305,11 @@ func (m *Memory) ExecutionList(ctx context.Context, p store.ExecutionListParams)
 func (m *Memory) ExecutionCheckpoint(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.checkpointLocked(ctx, p)
+}
+
+// checkpointLocked is ExecutionCheckpoint under the store's lock.
+func (m *Memory) checkpointLocked(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, error) {
 	mt := meterOf(ctx, p.ExecutionID)
 	e, err := m.get(p.ExecutionID)
 	if err != nil {

@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Subscription", subscriptionCases},
 		{"DLQ", dlqCases},
 		{"Park", parkCases},
+		{"CompleteUnit", unitCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

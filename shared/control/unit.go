@@ -1,0 +1,244 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Enqueue makes cmd a Cloud Task (named by its idempotency key, so a
+// repeat creates nothing): a unit's hand-off, a watchdog, a guard. It is
+// the worker's one way to schedule work.
+// now is the caller's clock (a delayed command's NotBefore is measured
+// from it).
+func (c *Control) Enqueue(ctx context.Context, cmd types.Command, now time.Time) error {
+	_, err := c.Tasks.TaskCreate(ctx, cmd, now)
+	return err
+}
+
+// CompleteStep ends a step run's unit with one store call
+// (store.CompleteUnit): the unit's lease (holder; "" when it ran without
+// one) is checked and released in the commit of the boundary transition p,
+// which is then carried out as Apply does. A holder that lost the lease
+// commits nothing: its events are still published (their ids dedup
+// against the run that holds it) and the error is store.ErrLeaseLost
+// (FailedPrecondition: the delivery is retried, and dropped once the step
+// run has ended).
+//
+// With p.SafetyNet set, the one unit the transition releases may come back
+// as a Continuation for the caller to run next (nil otherwise).
+func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder string) (*Continuation, error) {
+	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
+		return nil, err
+	}
+	t := c.prepare(ctx, p)
+	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, Checkpoint: &t.params})
+	if errors.Is(err, store.ErrLeaseLost) && len(p.Events) > 0 {
+		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "lease-lost", p.OutboxID, holder, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
+		if perr := c.Bus.PublishBatch(ctx, b); perr != nil {
+			return nil, perr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.done(ctx, res.Checkpoint); err != nil {
+		return nil, err
+	}
+	return t.next, nil
+}
+
+// IterationEnd is the end of one loop iteration (CompleteIteration).
+type IterationEnd struct {
+	// Cmd is the iteration's command.
+	Cmd types.Command
+	// Record is its final record (ok or error).
+	Record engine.IterationRecord
+	// Holder is the delivery's lease holder ("" without a lease).
+	Holder string
+	// Resolve is the change of the DLQ entry of a parked record
+	// (store.IterationEndParams.Resolve).
+	Resolve func(dlqID string) store.DLQResolution
+	// Batch, when it has events, is the iteration's events, published
+	// before the end is recorded (the log holds an iteration's events
+	// before its end).
+	Batch *types.Batch
+	// AfterCommit runs after the end is recorded and before what follows
+	// it (the soak's fault point between the two); an error stops there
+	// (a redelivery carries out the rest).
+	AfterCommit func() error
+}
+
+// IterationEnded is what CompleteIteration did.
+type IterationEnded struct {
+	// First reports that this call recorded the iteration's end.
+	First bool
+	// Canceled reports an iteration canceled before (nothing follows).
+	Canceled bool
+}
+
+// CompleteIteration ends a loop iteration with one store call
+// (store.CompleteUnit: the record and, for its lane's last iteration, the
+// lane's marker in one commit; the loop's claim and loop.done by the
+// claim's owner) and carries out what follows (engine.IterationEnded):
+// under fail_fast a failed iteration fails the step; otherwise the lane's
+// next iteration becomes a Cloud Task, or the loop's end, committed by the
+// store call, is flushed. Every effect is idempotent, so a redelivered
+// iteration may call it again. Errors: store.ErrLeaseLost when the holder
+// lost the iteration; store, bus and tasks errors (retry).
+func (c *Control) CompleteIteration(ctx context.Context, e IterationEnd) (IterationEnded, error) {
+	cmd := e.Cmd
+	if e.Batch != nil && len(e.Batch.Events) > 0 {
+		if err := c.Bus.PublishBatch(ctx, *e.Batch); err != nil {
+			return IterationEnded{}, err
+		}
+	}
+	key := engine.LoopKey(cmd.Step, cmd.StepRun)
+	plan, err := c.Plan(ctx, cmd.ExecutionID, key)
+	if err != nil {
+		return IterationEnded{}, err
+	}
+	rec := e.Record
+	var laneDone, failStep bool
+	var next func() (types.Command, bool)
+	if plan.Cursor != nil { // hook (h-conf): cursor loops (cursor.go)
+		after := engine.CursorIterationEnded(*plan, rec)
+		failStep, laneDone = after.FailStep, !after.FailStep && !after.HasNext
+		next = func() (types.Command, bool) {
+			n := engine.CursorIterationCommand(cmd.ExecutionID, *plan, after.Next, after.NextItem, after.NextRest, rec.Clock)
+			n.TraceParent = cmd.TraceParent
+			return n, after.HasNext
+		}
+	} else {
+		after := engine.IterationEnded(*plan, rec.Index, rec.Status == types.StatusOK)
+		failStep, laneDone = after.FailStep, after.LaneDone
+		next = func() (types.Command, bool) {
+			if !after.HasNext {
+				return types.Command{}, false
+			}
+			var item any
+			if plan.Items != nil {
+				item = plan.Items[after.Next]
+			}
+			n := engine.IterationCommand(cmd.ExecutionID, *plan, after.Next, item, rec.Clock)
+			n.ItemRef = plan.Items == nil // a stored table's row: execute reads it (Item)
+			n.TraceParent = cmd.TraceParent
+			if plan.Mode != "parallel" {
+				// A sequential loop's next iteration starts from the ctx
+				// patches of the ones before it (engine.LoopCtxPatch).
+				n.CtxPatch = rec.Ctx
+			}
+			stripItem(&n)
+			return n, true
+		}
+	}
+	var loopEnd *transition
+	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: cmd.ExecutionID, Unit: cmd.UnitKey(),
+		Iteration: &store.IterationCompletion{
+			End:      store.IterationEndParams{LoopKey: key, Record: rec, Holder: e.Holder, Now: c.now(), Resolve: e.Resolve},
+			LaneDone: laneDone, Lane: plan.Lane(rec.Index), Lanes: plan.Lanes(),
+			LoopEnd: func(recs []engine.IterationRecord) (*store.CheckpointParams, error) {
+				ev, err := c.loopEndEvent(ctx, cmd.ExecutionID, plan, recs)
+				if err != nil {
+					return nil, err
+				}
+				loopEnd = c.prepare(ctx, ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev, OutboxID: EndOutboxID(cmd.ExecutionID, plan.Step, plan.Run), Events: []types.Event{ev}})
+				return &loopEnd.params, nil
+			}}})
+	out := IterationEnded{First: res.First, Canceled: res.Canceled}
+	if err != nil || res.Canceled || res.Held {
+		return out, err
+	}
+	if e.AfterCommit != nil {
+		if err := e.AfterCommit(); err != nil {
+			return out, err
+		}
+	}
+	switch {
+	case failStep:
+		return out, c.applyLoopEnd(ctx, cmd.ExecutionID, plan, engine.LoopFailedEvent(cmd.ExecutionID, *plan, rec.Index, rec.Error, rec.Clock, c.now()))
+	case loopEnd != nil:
+		_, err := loopEnd.done(ctx, res.Checkpoint)
+		return out, err
+	}
+	if n, ok := next(); ok {
+		return out, c.Enqueue(ctx, n, c.now())
+	}
+	return out, nil
+}
+
+// loopEndEvent is the loop.done event of a loop run from its ended
+// records: for a cursor loop its rows processed; otherwise every
+// iteration must have its record (Unavailable until they are visible).
+func (c *Control) loopEndEvent(ctx context.Context, executionID string, plan *engine.LoopPlan, recs []engine.IterationRecord) (types.Event, error) {
+	if plan.Cursor != nil {
+		result, rows, clock := engine.CursorLoopResult(recs)
+		return c.loopDoneEvent(ctx, executionID, plan, recs, result, clock, rows)
+	}
+	if len(recs) < plan.Total {
+		return types.Event{}, errs.New(errs.Unavailable, "control: loop %s: %d of %d iteration records visible", plan.Key(), len(recs), plan.Total)
+	}
+	result, clock := engine.LoopResult(recs)
+	return c.loopDoneEvent(ctx, executionID, plan, recs, result, clock, plan.Total)
+}
+
+// Continuation is a unit a step run's end released for its caller to run
+// in the same invocation (step continuation): Cmd is the unit to run now;
+// Net is its safety-net Cloud Task (the same task name, due after the
+// lease time), which the caller deletes once the unit has run
+// (DropSafetyNet) and which otherwise runs the unit, as a delivery would,
+// if the caller dies or gives up.
+type Continuation struct {
+	Cmd types.Command
+	Net types.Command
+}
+
+// continuable returns the one unit out releases when it may run at once
+// in the caller's invocation: a step run's unit (no loop iteration, no
+// child wait) due now. Several units (fan-out) or none give nil.
+func continuable(out *engine.Output, now time.Time) *types.Command {
+	if out == nil || len(out.Commands) != 1 {
+		return nil
+	}
+	c := out.Commands[0]
+	if c.Kind != types.CmdRunStep || c.Iteration != nil || c.ChildID != "" || c.NotBefore.After(now) {
+		return nil
+	}
+	return &c
+}
+
+// flushContinuing carries out a committed transition whose one unit next
+// the caller runs itself: next's Cloud Task is created as a safety net
+// delayed by the lease time, the transition's events are published, and
+// next is handed back (t.next). Crash recovery is the outbox's, as for
+// Flush: a redelivery replays it (the task, already there, is not created
+// again), and the safety net delivers the unit if nobody runs it.
+func (t *transition) flushContinuing(ctx context.Context, out *engine.Output, next types.Command) error {
+	c, p := t.c, t.p
+	net := next
+	net.NotBefore = c.now().Add(p.SafetyNet)
+	if err := c.Enqueue(ctx, net, c.now()); err != nil {
+		return err
+	}
+	if len(out.Events) > 0 {
+		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "transition", p.OutboxID), ExecutionID: p.ExecutionID, Source: c.Source, Events: out.Events}
+		if err := c.Bus.PublishBatch(ctx, b); err != nil {
+			return err
+		}
+	}
+	t.next = &Continuation{Cmd: next, Net: net}
+	return nil
+}
+
+// DropSafetyNet deletes a continuation's safety-net Cloud Task after its
+// unit ran in the caller's invocation (best effort: a net left behind
+// finds its step run ended and is dropped).
+func (c *Control) DropSafetyNet(ctx context.Context, k Continuation) error {
+	return c.Tasks.TaskDelete(ctx, k.Net, c.now())
+}

@@ -1,0 +1,112 @@
+package memstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// CompleteUnit implements Store: a step unit's lease check, checkpoint
+// and release, or an iteration's end and its lane marker, hold the
+// store's lock together (one commit); the loop's completion follows
+// (store.FinishLoop).
+func (m *Memory) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	if err := store.CheckUnit(p); err != nil {
+		return store.UnitCompletion{}, err
+	}
+	if p.Iteration == nil {
+		return m.completeStep(ctx, p)
+	}
+	res, err := m.completeIteration(ctx, p)
+	if err != nil || res.Canceled || res.Held || !p.Iteration.LaneDone {
+		return res, err
+	}
+	return res, store.FinishLoop(ctx, m, p, &res)
+}
+
+func (m *Memory) completeStep(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	e := m.doc(p.ExecutionID)
+	if p.Holder != "" {
+		mt.Read(1)
+		if d, ok := e.units[p.Unit]; !ok || d.Holder != p.Holder {
+			return store.UnitCompletion{}, store.ErrLeaseLost
+		}
+	}
+	cp := *p.Checkpoint
+	cp.ExecutionID = p.ExecutionID
+	res, err := m.checkpointLocked(ctx, cp)
+	if err != nil {
+		return store.UnitCompletion{}, err
+	}
+	if p.Holder != "" {
+		mt.Delete(1)
+		delete(e.units, p.Unit)
+	}
+	return store.UnitCompletion{Checkpoint: res}, nil
+}
+
+// completeIteration ends the record (IterationEnd's rules) and marks the
+// lane done with it.
+func (m *Memory) completeIteration(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	it := p.Iteration
+	end := it.End
+	b, err := json.Marshal(end.Record)
+	if err != nil {
+		return store.UnitCompletion{}, fmt.Errorf("store: encode iteration: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := meterOf(ctx, p.ExecutionID)
+	e := m.doc(p.ExecutionID)
+	its := e.iter(end.LoopKey)
+	cur := its[end.Record.Index]
+	if end.Holder != "" {
+		mt.Read(1)
+	}
+	lane := func() {
+		if !it.LaneDone {
+			return
+		}
+		mt.Write(1)
+		if e.lanes[end.LoopKey] == nil {
+			e.lanes[end.LoopKey] = map[int]bool{}
+		}
+		e.lanes[end.LoopKey][it.Lane] = true
+	}
+	var res *store.DLQResolution
+	if cur != nil {
+		switch {
+		case cur.status == string(types.StatusCanceled):
+			return store.UnitCompletion{Canceled: true}, nil
+		case cur.status != string(types.StatusRunning):
+			lane() // ended by an earlier run: its follow-up goes on
+			return store.UnitCompletion{}, nil
+		}
+		if id, parked := store.ParkedBy(cur.holder); parked {
+			r := end.Resolution(id)
+			res = &r
+		} else if end.Holder == "" && cur.holder != "" && cur.expires.After(end.Now) {
+			return store.UnitCompletion{Held: true}, nil // its holder ends it
+		} else if end.Holder != "" && cur.holder != end.Holder {
+			return store.UnitCompletion{}, store.ErrLeaseLost
+		}
+	}
+	mt.Write(1)
+	m.size(fmt.Sprintf("executions/%s/loops/%s/iterations/%d", p.ExecutionID, end.LoopKey, end.Record.Index), b)
+	its[end.Record.Index] = &memIter{status: string(end.Record.Status), data: b}
+	if res != nil {
+		mt.Write(1)
+		m.dlqResolveLocked(*res)
+	}
+	if end.Record.Status == types.StatusCanceled {
+		return store.UnitCompletion{First: true, Canceled: true}, nil
+	}
+	lane()
+	return store.UnitCompletion{First: true}, nil
+}

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
+)
+
+// UnitCompleter is the store call that ends one unit of work (a step
+// run's unit or a loop iteration) — the model is go-workflows'
+// CompleteWorkflowTask: one call records the unit's end and returns what
+// the control plane needs next, instead of separate reads and writes.
+// Store embeds it.
+type UnitCompleter interface {
+	// CompleteUnit ends a unit (CompleteUnitParams says which), in one
+	// commit where a single commit can hold it:
+	//
+	//   - a step run's unit: its lease is checked (ErrLeaseLost when
+	//     p.Holder no longer holds units/{p.Unit}: taken over, or gone) and
+	//     released in the same commit as p.Checkpoint (the step run's
+	//     boundary transition with its outbox: see ExecutionCheckpoint);
+	//   - a loop iteration: its record is ended as IterationEnd does
+	//     (ErrLeaseLost, InvalidArgument as there), and, when the iteration
+	//     is the last of its lane (p.Iteration.LaneDone), the lane's marker
+	//     is written in the same commit. When that makes every lane done
+	//     (engine.LoopComplete with p.Iteration.Lanes), the loop's
+	//     completion is claimed for p.Unit exactly once (LoopDoneCreate)
+	//     and, by the claim's owner only, the loop's ended records are read
+	//     (IterationList) and the transition p.Iteration.LoopEnd computes
+	//     from them is checkpointed. These steps follow the iteration's
+	//     commit in the same call (a count cannot be read in the commit
+	//     that changes it); each is idempotent, so a redelivery that calls
+	//     again finishes what a crashed call began.
+	//
+	// A record that had already ended (a duplicate run) is not changed but
+	// its lane accounting is still carried out (First is false); a record
+	// canceled, or held by another live delivery (p.Iteration.Holder ""),
+	// gets none (Canceled, Held).
+	CompleteUnit(ctx context.Context, p CompleteUnitParams) (UnitCompletion, error)
+}
+
+// CompleteUnitParams names one unit's end: a step run's unit (Iteration
+// nil, Checkpoint set) or a loop iteration (Iteration set).
+type CompleteUnitParams struct {
+	ExecutionID string
+	// Unit is the unit's key (types.Command.UnitKey): the lease document
+	// of a step run's unit, and the owner of a loop-done claim.
+	Unit string
+	// Holder is the step unit's lease holder ("" when it ran without a
+	// lease: nothing is checked or released).
+	Holder string
+	// Checkpoint is a step run's boundary transition (required without
+	// Iteration; ExecutionID is taken from the params above).
+	Checkpoint *CheckpointParams
+	// Iteration is a loop iteration's end.
+	Iteration *IterationCompletion
+}
+
+// IterationCompletion is the iteration part of CompleteUnitParams.
+type IterationCompletion struct {
+	// End is the record's end, as IterationEnd takes it (its ExecutionID
+	// is ignored).
+	End IterationEndParams
+	// LaneDone reports that the iteration is the last of its lane
+	// (engine.AfterIteration.LaneDone); Lane is that lane
+	// (engine.LoopPlan.Lane) and Lanes the number of lanes the loop
+	// completes at (engine.LoopPlan.Lanes).
+	LaneDone bool
+	Lane     int
+	Lanes    int
+	// LoopEnd returns the loop's ending transition from its ended records
+	// in index order (loop.done); called only by the loop-done claim's
+	// owner. nil: the loop's end is left to the caller (LoopOwner).
+	LoopEnd func(recs []engine.IterationRecord) (*CheckpointParams, error)
+}
+
+// UnitCompletion is what CompleteUnit did.
+type UnitCompletion struct {
+	// First reports that this call recorded the iteration's end.
+	First bool
+	// Canceled reports an iteration record canceled before this call
+	// (nothing follows it); Held one leased by another live delivery
+	// (p.Iteration.End.Holder ""): its holder ends it.
+	Canceled bool
+	Held     bool
+	// LoopOwner reports that every lane of the iteration's loop is done
+	// and this unit owns the loop's completion (its LoopEnd ran).
+	LoopOwner bool
+	// Checkpoint is the transition committed (or found not to apply): the
+	// step run's boundary, or the loop's end.
+	Checkpoint Checkpoint
+	// LoopRecords is the number of ended records LoopEnd was given.
+	LoopRecords int
+}
+
+// CheckUnit rejects a CompleteUnitParams that names neither kind of unit.
+func CheckUnit(p CompleteUnitParams) error {
+	switch {
+	case p.ExecutionID == "" || p.Unit == "":
+		return errs.New(errs.InvalidArgument, "store: complete unit: execution id and unit are required")
+	case p.Iteration == nil && p.Checkpoint == nil:
+		return errs.New(errs.InvalidArgument, "store: complete unit %s: neither an iteration nor a checkpoint", p.Unit)
+	case p.Iteration != nil && p.Checkpoint != nil:
+		return errs.New(errs.InvalidArgument, "store: complete unit %s: an iteration ends through its loop, not a checkpoint", p.Unit)
+	case p.Iteration != nil && p.Iteration.LaneDone && p.Iteration.Lanes < 1:
+		return errs.New(errs.InvalidArgument, "store: complete unit %s: a lane's end needs the loop's lane count", p.Unit)
+	}
+	if p.Iteration != nil {
+		return CheckEnded(p.Iteration.End.Record)
+	}
+	return nil
+}
+
+// FinishLoop is the part of CompleteUnit after an iteration's commit that
+// ended its lane: count the lanes, claim the loop's completion, and, as
+// its owner, checkpoint the loop's end (driver-independent: it runs on
+// the contract's own calls).
+func FinishLoop(ctx context.Context, s Store, p CompleteUnitParams, res *UnitCompletion) error {
+	it := p.Iteration
+	key := it.End.LoopKey
+	n, err := s.LaneCount(ctx, p.ExecutionID, key)
+	if err != nil || n < it.Lanes {
+		return err
+	}
+	owner, err := s.LoopDoneCreate(ctx, p.ExecutionID, key, p.Unit)
+	if err != nil || owner != p.Unit {
+		return err
+	}
+	res.LoopOwner = true
+	if it.LoopEnd == nil {
+		return nil
+	}
+	recs, err := s.IterationList(ctx, p.ExecutionID, key)
+	if err != nil {
+		return err
+	}
+	res.LoopRecords = len(recs)
+	cp, err := it.LoopEnd(recs)
+	if err != nil || cp == nil {
+		return err
+	}
+	cp.ExecutionID = p.ExecutionID
+	res.Checkpoint, err = s.ExecutionCheckpoint(ctx, *cp)
+	return err
+}

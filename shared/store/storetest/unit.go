@@ -1,0 +1,376 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+var unitCases = []testCase{
+	{"StepCommitsAndReleasesLease", testUnitStepCommits},
+	{"StepLeaseLost", testUnitStepLeaseLost},
+	{"StepNotAppliedStillReleases", testUnitStepNotApplied},
+	{"StepConcurrentExactlyOnce", testUnitStepConcurrent},
+	{"IterationEndsAndCountsLane", testUnitIterationLane},
+	{"IterationLeaseLost", testUnitIterationLeaseLost},
+	{"IterationConcurrentExactlyOnce", testUnitIterationConcurrent},
+	{"IterationCanceledOrHeld", testUnitIterationCanceledHeld},
+	{"LoopDoneExactlyOnceConcurrent", testUnitLoopDoneConcurrent},
+	{"InvalidArgument", testUnitInvalid},
+}
+
+// stepEnd is a step unit's completion applying event once (applyOnce).
+func stepEnd(id, unit, holder, event string) store.CompleteUnitParams {
+	return store.CompleteUnitParams{ExecutionID: id, Unit: unit, Holder: holder,
+		Checkpoint: &store.CheckpointParams{OutboxID: "end-" + event, Apply: applyOnce(event, nil)}}
+}
+
+// expectLease fails unless the unit's lease is held by holder ("" : none).
+func expectLease(ctx context.Context, t *testing.T, s store.Store, id, unit, holder string) {
+	t.Helper()
+	got, _, err := s.LeaseGet(ctx, id, unit)
+	if holder == "" {
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("LeaseGet(%s) = %q, %v; want ErrNotFound (released)", unit, got, err)
+		}
+		return
+	}
+	if err != nil || got != holder {
+		t.Fatalf("LeaseGet(%s) = %q, %v; want %q", unit, got, err, holder)
+	}
+}
+
+func counter(ctx context.Context, t *testing.T, s store.Store, id string) int64 {
+	t.Helper()
+	n, _ := get(ctx, t, s, id).State.Ctx["n"].(int64)
+	return n
+}
+
+func testUnitStepCommits(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	now := time.Now()
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u1", Holder: "a", TTL: time.Minute, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CompleteUnit(ctx, stepEnd(id, "u1", "a", "step.done"))
+	if err != nil {
+		t.Fatalf("CompleteUnit: %v", err)
+	}
+	if !res.Checkpoint.Applied || res.Checkpoint.Output == nil {
+		t.Fatalf("CompleteUnit = %+v, want the checkpoint applied", res)
+	}
+	if n := counter(ctx, t, s, id); n != 1 {
+		t.Fatalf("ctx.n = %d after one completion, want 1", n)
+	}
+	mustEqual(t, "outbox", incOutput(id, 1), outbox(ctx, t, s, id, "end-step.done"))
+	expectLease(ctx, t, s, id, "u1", "")
+	// A redelivery after the commit (no lease any more) changes nothing.
+	res, err = s.CompleteUnit(ctx, stepEnd(id, "u1", "", "step.done"))
+	if err != nil || res.Checkpoint.Applied {
+		t.Fatalf("second CompleteUnit = %+v, %v; want not applied", res, err)
+	}
+	if n := counter(ctx, t, s, id); n != 1 {
+		t.Fatalf("ctx.n = %d after a duplicate completion, want 1", n)
+	}
+}
+
+func testUnitStepLeaseLost(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	now := time.Now()
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u1", Holder: "b", TTL: time.Minute, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.CompleteUnit(ctx, stepEnd(id, "u1", "a", "step.done"))
+	if !errors.Is(err, store.ErrLeaseLost) || !errs.Is(err, errs.FailedPrecondition) {
+		t.Fatalf("CompleteUnit by a holder that lost the lease: %v, want ErrLeaseLost", err)
+	}
+	if n := counter(ctx, t, s, id); n != 0 {
+		t.Fatalf("ctx.n = %d: a completion without the lease committed", n)
+	}
+	expectNoOutbox(ctx, t, s, id, "end-step.done")
+	expectLease(ctx, t, s, id, "u1", "b")
+	// No lease document at all (released by its holder): lost too.
+	_, err = s.CompleteUnit(ctx, stepEnd(id, "u2", "a", "step.done"))
+	if !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("CompleteUnit of a unit without a lease document: %v, want ErrLeaseLost", err)
+	}
+}
+
+func testUnitStepNotApplied(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	if _, err := s.CompleteUnit(ctx, stepEnd(id, "u0", "", "step.done")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u1", Holder: "a", TTL: time.Minute, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CompleteUnit(ctx, stepEnd(id, "u1", "a", "step.done"))
+	if err != nil || res.Checkpoint.Applied {
+		t.Fatalf("CompleteUnit of a duplicate end = %+v, %v; want not applied", res, err)
+	}
+	expectLease(ctx, t, s, id, "u1", "")
+}
+
+func testUnitStepConcurrent(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	const n = 8
+	var wg sync.WaitGroup
+	applied := make(chan bool, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.CompleteUnit(ctx, stepEnd(id, "u1", "", "step.done"))
+			if err != nil {
+				t.Errorf("CompleteUnit: %v", err)
+			}
+			applied <- res.Checkpoint.Applied
+		}()
+	}
+	wg.Wait()
+	close(applied)
+	got := 0
+	for a := range applied {
+		if a {
+			got++
+		}
+	}
+	if got != 1 {
+		t.Fatalf("%d of %d concurrent completions of one unit applied, want exactly 1", got, n)
+	}
+	if c := counter(ctx, t, s, id); c != 1 {
+		t.Fatalf("ctx.n = %d, want 1", c)
+	}
+}
+
+// iterEnd is the completion of iteration idx of loop key on lane idx%lanes
+// (the lane's last when last), whose loop end applies "loop.done" once.
+func iterEnd(id, key string, idx, lanes int, last bool, holder string, ends *int32Counter) store.CompleteUnitParams {
+	rec := engine.IterationRecord{Index: idx, Status: types.StatusOK, Result: int64(idx * 10), Clock: int64(idx + 1)}
+	return store.CompleteUnitParams{ExecutionID: id, Unit: "iter-" + types.DeriveIDPart(idx), Iteration: &store.IterationCompletion{
+		End:      store.IterationEndParams{LoopKey: key, Record: rec, Holder: holder, Now: time.Now()},
+		LaneDone: last, Lane: idx % lanes, Lanes: lanes,
+		LoopEnd: func(recs []engine.IterationRecord) (*store.CheckpointParams, error) {
+			ends.add(len(recs))
+			return &store.CheckpointParams{OutboxID: "end-" + key, Apply: applyOnce("loop.done", nil)}, nil
+		}}}
+}
+
+// int32Counter counts LoopEnd calls and remembers the records they saw.
+type int32Counter struct {
+	mu    sync.Mutex
+	calls int
+	recs  []int
+}
+
+func (c *int32Counter) add(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	c.recs = append(c.recs, n)
+}
+
+func complete(ctx context.Context, t *testing.T, s store.Store, p store.CompleteUnitParams) store.UnitCompletion {
+	t.Helper()
+	res, err := s.CompleteUnit(ctx, p)
+	if err != nil {
+		t.Fatalf("CompleteUnit(%s): %v", p.Unit, err)
+	}
+	return res
+}
+
+func testUnitIterationLane(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	key := "fetch.1"
+	var ends int32Counter
+	// Two lanes of two iterations: 0 → 2 on lane 0, 1 → 3 on lane 1.
+	if r := complete(ctx, t, s, iterEnd(id, key, 0, 2, false, "", &ends)); !r.First || r.LoopOwner {
+		t.Fatalf("iteration 0 = %+v, want first, no loop end", r)
+	}
+	if r := complete(ctx, t, s, iterEnd(id, key, 2, 2, true, "", &ends)); !r.First || r.LoopOwner {
+		t.Fatalf("iteration 2 (lane 0's last) = %+v, want first, loop not done", r)
+	}
+	if n, err := s.LaneCount(ctx, id, key); err != nil || n != 1 {
+		t.Fatalf("LaneCount = %d, %v after lane 0 ended, want 1", n, err)
+	}
+	// A duplicate of lane 0's last changes nothing.
+	if r := complete(ctx, t, s, iterEnd(id, key, 2, 2, true, "", &ends)); r.First || r.LoopOwner {
+		t.Fatalf("duplicate of iteration 2 = %+v, want not first", r)
+	}
+	if n, _ := s.LaneCount(ctx, id, key); n != 1 {
+		t.Fatalf("LaneCount = %d after a duplicate, want 1", n)
+	}
+	complete(ctx, t, s, iterEnd(id, key, 1, 2, false, "", &ends))
+	r := complete(ctx, t, s, iterEnd(id, key, 3, 2, true, "", &ends))
+	if !r.First || !r.LoopOwner || !r.Checkpoint.Applied || r.LoopRecords != 4 {
+		t.Fatalf("iteration 3 (the loop's last) = %+v, want first, loop owner, loop end applied over 4 records", r)
+	}
+	if ends.calls != 1 || counter(ctx, t, s, id) != 1 {
+		t.Fatalf("LoopEnd called %d times, ctx.n = %d; want 1 and 1", ends.calls, counter(ctx, t, s, id))
+	}
+	recs, err := s.IterationList(ctx, id, key)
+	if err != nil || len(recs) != 4 || recs[3].Result != int64(30) {
+		t.Fatalf("IterationList = %+v, %v", recs, err)
+	}
+	// The owner's redelivery finishes the job again without applying twice.
+	r = complete(ctx, t, s, iterEnd(id, key, 3, 2, true, "", &ends))
+	if r.First || !r.LoopOwner || r.Checkpoint.Applied {
+		t.Fatalf("redelivery of iteration 3 = %+v, want the owner again, not applied", r)
+	}
+	if c := counter(ctx, t, s, id); c != 1 {
+		t.Fatalf("ctx.n = %d after the owner's redelivery, want 1", c)
+	}
+}
+
+func testUnitIterationLeaseLost(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	key := "fetch.1"
+	now := time.Now()
+	if _, err := s.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: id, LoopKey: key, Index: 0, Holder: "b", TTL: time.Minute, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	var ends int32Counter
+	_, err := s.CompleteUnit(ctx, iterEnd(id, key, 0, 1, true, "a", &ends))
+	if !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("CompleteUnit by a holder that lost the iteration: %v, want ErrLeaseLost", err)
+	}
+	status, holder, _, err := s.IterationGet(ctx, id, key, 0)
+	if err != nil || status != types.StatusRunning || holder != "b" {
+		t.Fatalf("record = %s held by %q, %v; want running, held by b", status, holder, err)
+	}
+	if n, _ := s.LaneCount(ctx, id, key); n != 0 {
+		t.Fatalf("LaneCount = %d: a refused completion marked its lane", n)
+	}
+	// The holder's own completion goes through.
+	if r := complete(ctx, t, s, iterEnd(id, key, 0, 1, false, "b", &ends)); !r.First {
+		t.Fatalf("holder's completion = %+v, want first", r)
+	}
+}
+
+func testUnitIterationConcurrent(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	key := "fetch.1"
+	const n = 8
+	var ends int32Counter
+	var wg sync.WaitGroup
+	firsts := make(chan bool, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.CompleteUnit(ctx, iterEnd(id, key, 5, 4, false, "", &ends))
+			if err != nil {
+				t.Errorf("CompleteUnit: %v", err)
+			}
+			firsts <- res.First
+		}()
+	}
+	wg.Wait()
+	close(firsts)
+	got := 0
+	for f := range firsts {
+		if f {
+			got++
+		}
+	}
+	if got != 1 {
+		t.Fatalf("%d of %d concurrent completions of one iteration recorded it, want exactly 1", got, n)
+	}
+}
+
+func testUnitIterationCanceledHeld(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	key := "fetch.1"
+	now := time.Now()
+	if _, err := s.IterationEnd(ctx, store.IterationEndParams{ExecutionID: id, LoopKey: key, Now: now,
+		Record: engine.IterationRecord{Index: 0, Status: types.StatusCanceled}}); err != nil {
+		t.Fatal(err)
+	}
+	var ends int32Counter
+	if r := complete(ctx, t, s, iterEnd(id, key, 0, 1, true, "", &ends)); r.First || !r.Canceled || r.LoopOwner {
+		t.Fatalf("completion of a canceled iteration = %+v, want canceled, nothing else", r)
+	}
+	if n, _ := s.LaneCount(ctx, id, key); n != 0 {
+		t.Fatalf("LaneCount = %d: a canceled iteration marked its lane", n)
+	}
+	if _, err := s.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: id, LoopKey: key, Index: 1, Holder: "b", TTL: time.Minute, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if r := complete(ctx, t, s, iterEnd(id, key, 1, 2, true, "", &ends)); r.First || !r.Held {
+		t.Fatalf("lease-less completion of an iteration another delivery holds = %+v, want held", r)
+	}
+	if status, _, _, _ := s.IterationGet(ctx, id, key, 1); status != types.StatusRunning {
+		t.Fatalf("held record is %s, want running", status)
+	}
+	if ends.calls != 0 {
+		t.Fatalf("LoopEnd called %d times", ends.calls)
+	}
+}
+
+func testUnitLoopDoneConcurrent(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	key := "fetch.1"
+	const lanes = 6
+	var ends int32Counter
+	var wg sync.WaitGroup
+	applied := make(chan bool, 2*lanes)
+	// Each lane's only iteration ends twice at once (a redelivery racing
+	// the first delivery), all lanes together.
+	for i := range 2 * lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.CompleteUnit(ctx, iterEnd(id, key, i%lanes, lanes, true, "", &ends))
+			if err != nil {
+				t.Errorf("CompleteUnit(%d): %v", i%lanes, err)
+			}
+			applied <- res.Checkpoint.Applied
+		}()
+	}
+	wg.Wait()
+	close(applied)
+	got := 0
+	for a := range applied {
+		if a {
+			got++
+		}
+	}
+	if got != 1 {
+		t.Fatalf("the loop's end applied %d times, want exactly once", got)
+	}
+	if c := counter(ctx, t, s, id); c != 1 {
+		t.Fatalf("ctx.n = %d, want 1", c)
+	}
+	for _, n := range ends.recs {
+		if n != lanes {
+			t.Fatalf("LoopEnd saw %d records, want all %d (calls %v)", n, lanes, ends.recs)
+		}
+	}
+}
+
+func testUnitInvalid(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	for name, p := range map[string]store.CompleteUnitParams{
+		"neither":   {ExecutionID: id, Unit: "u"},
+		"no unit":   {ExecutionID: id, Checkpoint: &store.CheckpointParams{Apply: applyOnce("x", nil)}},
+		"no lanes":  {ExecutionID: id, Unit: "u", Iteration: &store.IterationCompletion{End: store.IterationEndParams{LoopKey: "k", Record: engine.IterationRecord{Status: types.StatusOK}}, LaneDone: true}},
+		"bad state": {ExecutionID: id, Unit: "u", Iteration: &store.IterationCompletion{End: store.IterationEndParams{LoopKey: "k", Record: engine.IterationRecord{Status: types.StatusRunning}}}},
+	} {
+		if _, err := s.CompleteUnit(ctx, p); !errs.Is(err, errs.InvalidArgument) {
+			t.Errorf("%s: CompleteUnit = %v, want InvalidArgument", name, err)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package worker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/control/controltest"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+const chain4 = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: chain4, path: tests/chain4}
+workflow:
+  - step: s1
+    tool: {kind: noop}
+    next: {arcs: [{step: s2}]}
+  - step: s2
+    tool: {kind: noop}
+    next: {arcs: [{step: s3}]}
+  - step: s3
+    tool: {kind: noop}
+    next: {arcs: [{step: s4}]}
+  - step: s4
+    tool: {kind: noop}
+`
+
+// runSteps returns the step units created so far, by step name, and how
+// many of them are still pending.
+func runSteps(env *controltest.Env) (created map[string]types.Command, pendingN int) {
+	created = map[string]types.Command{}
+	for _, c := range env.Tasks.Created() {
+		if c.Kind == types.CmdRunStep {
+			created[c.Step] = c
+		}
+	}
+	return created, len(pending(env, isUnit))
+}
+
+// TestStepContinuation: a step's end that releases exactly one next unit
+// hands it to the same invocation, which runs it at once; its Cloud Task
+// exists only as a safety net delayed by the lease and is deleted once the
+// unit ran. The budget (NOETL_CONTINUE_UNITS, NOETL_CONTINUE_BUDGET_S)
+// bounds the units one invocation runs; past it the next unit's task is
+// due at once, as without continuation. A crash before the continued run
+// leaves the safety net, whose delivery finishes the chain.
+func TestStepContinuation(t *testing.T) {
+	ctx := context.Background()
+	t.Run("the chain runs in one invocation", func(t *testing.T) {
+		env, w := setup(t, nil, chain4, nil)
+		w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+		cmd := take(t, env)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		wantOK(t, env)
+		created, n := runSteps(env)
+		if n != 0 {
+			t.Fatalf("%d step units still pending after the invocation, want none (safety nets deleted)", n)
+		}
+		for _, s := range []string{"s2", "s3", "s4"} {
+			c, ok := created[s]
+			if !ok || !c.NotBefore.Equal(controltest.T0.Add(w.ttl())) {
+				t.Fatalf("%s's task %+v, want a safety net due at T0+ttl", s, c)
+			}
+		}
+		checkCausal(t, env, "ex1")
+	})
+	t.Run("the unit budget ends the invocation", func(t *testing.T) {
+		env, w := setup(t, nil, chain4, nil)
+		w.ContinueUnits, w.ContinueBudget = 1, time.Minute
+		cmd := take(t, env)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		if st := status(t, env, "ex1"); st.Steps["s2"].Status != types.StatusOK || st.Steps["s3"] == nil || st.Steps["s3"].Status == types.StatusOK {
+			t.Fatalf("after one continued unit: s2 %v, s3 %v; want s2 ok, s3 not run", st.Steps["s2"], st.Steps["s3"])
+		}
+		next := pending(env, isUnit)
+		if len(next) != 1 || next[0].Step != "s3" || !next[0].NotBefore.IsZero() && next[0].NotBefore.After(controltest.T0) {
+			t.Fatalf("pending units %+v, want s3's due at once", next)
+		}
+		drain(t, env, w)
+		wantOK(t, env)
+	})
+	t.Run("the wall-time budget ends the invocation", func(t *testing.T) {
+		env, w := setup(t, nil, chain4, nil)
+		w.ContinueUnits, w.ContinueBudget = 8, time.Second
+		now := controltest.T0
+		w.Now = func() time.Time { now = now.Add(400 * time.Millisecond); return now }
+		cmd := take(t, env)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		if st := status(t, env, "ex1"); st.Status == engine.ExecOK {
+			t.Fatal("the whole chain ran in one invocation past its wall-time budget")
+		}
+		if next := pending(env, isUnit); len(next) != 1 || next[0].NotBefore.After(controltest.T0) {
+			t.Fatalf("pending units %+v, want the next one due at once", next)
+		}
+	})
+	t.Run("off: no unit runs inline", func(t *testing.T) {
+		env, w := setup(t, nil, chain4, nil)
+		cmd := take(t, env)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		if next := pending(env, isUnit); len(next) != 1 || next[0].Step != "s2" || next[0].NotBefore.After(controltest.T0) {
+			t.Fatalf("pending units %+v, want s2's due at once", next)
+		}
+	})
+	t.Run("a crash before the continued run leaves the safety net", func(t *testing.T) {
+		env, w := setup(t, nil, chain4, nil)
+		w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+		t.Cleanup(faults.SetScript(func(point, _, _ string) string {
+			if point == faults.ExecuteBeforeContinue {
+				return "crash"
+			}
+			return ""
+		}))
+		cmd := take(t, env)
+		func() {
+			defer func() {
+				if _, ok := recover().(faults.Crashed); !ok {
+					t.Fatal("no crash at execute.before_continue")
+				}
+			}()
+			_ = w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()})
+		}()
+		next := pending(env, isUnit)
+		if len(next) != 1 || next[0].Step != "s2" || !next[0].NotBefore.Equal(controltest.T0.Add(w.ttl())) {
+			t.Fatalf("pending units %+v, want s2's safety net due at T0+ttl", next)
+		}
+		faults.SetScript(nil)
+		w2 := otherInstance(env, w) // the crashed instance is gone
+		w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
+		drain(t, env, w2)
+		wantOK(t, env)
+	})
+}
