@@ -21,7 +21,7 @@ import (
 // cover. Every Deps field is classified (TestAccessCoversTheCode fails on
 // a new one).
 var depsOps = map[string][]deploy.Op{
-	"Cfg": nil, "Log": nil, "Signer": nil, "build": nil, "mu": nil, "built": nil, "granted": nil, "closers": nil, "stopFlusher": nil,
+	"Cfg": nil, "Log": nil, "Signer": nil, "build": nil, "mu": nil, "built": nil, "granted": nil, "closers": nil, "stopFlusher": nil, "latent": nil,
 	// The executor hands the runner kinds' attempts to the runner, with
 	// the result grants it signs.
 	"Executor":    {deploy.OpInvokeRunner, deploy.OpSignGrants},
