@@ -96,3 +96,16 @@ func (d *Deps) applyLatency(built Needs) {
 		}
 	}
 }
+
+// Tasks is the task creator a function's handler calls (dispatch's
+// bulk fan-out): the Cloud Tasks dispatcher, behind the latency profile's
+// decorator when NOETL_LATENCY_PROFILE names one (NeedDispatcher must be
+// built).
+func (d *Deps) Tasks() tasks.Creator {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.latent != nil && d.latent.tasks != nil {
+		return d.latent.tasks
+	}
+	return d.Dispatcher
+}

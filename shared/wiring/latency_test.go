@@ -30,7 +30,8 @@ func (kindTool) Run(context.Context, tools.Request) types.Outcome {
 // store, bus and task creator of every control plane and of the worker,
 // the results tier's backend and the runner kinds' tools behind the
 // latency decorators (shared/latency), and leaves the control plane's own
-// kinds alone; off (the default) wraps nothing.
+// kinds alone, and Deps.Tasks (dispatch's bulk fan-out) is the wrapped
+// creator; off (the default) wraps nothing.
 func TestLatencyProfileWrapsTheContracts(t *testing.T) {
 	build := func(profile string) *Deps {
 		t.Setenv("NOETL_LATENCY_PROFILE", profile)
@@ -81,7 +82,13 @@ func TestLatencyProfileWrapsTheContracts(t *testing.T) {
 			t.Errorf("profile off, plane %d: %+v: something is wrapped", i, p)
 		}
 	}
+	if _, plain := build("off").Tasks().(*tasks.Dispatcher); !plain {
+		t.Error("profile off: Deps.Tasks is not the dispatcher itself")
+	}
 	d := build("gcp")
+	if _, plain := d.Tasks().(*tasks.Dispatcher); plain {
+		t.Error("profile gcp: Deps.Tasks (dispatch's fan-out) is not wrapped")
+	}
 	for i, p := range look(d)[:3] {
 		if p != (plainness{controlTool: true}) {
 			t.Errorf("profile gcp, plane %d: %+v: want store, bus, tasks, backend and the runner kinds wrapped, the control kinds not", i, p)
