@@ -82,11 +82,11 @@ func TestLatencyProfileWrapsTheContracts(t *testing.T) {
 			t.Errorf("profile off, plane %d: %+v: something is wrapped", i, p)
 		}
 	}
-	if _, plain := build("off").Tasks().(*tasks.Dispatcher); !plain {
+	if _, plain := build("off").Tasks().(*cloudtasks.Dispatcher); !plain {
 		t.Error("profile off: Deps.Tasks is not the dispatcher itself")
 	}
 	d := build("gcp")
-	if _, plain := d.Tasks().(*tasks.Dispatcher); plain {
+	if _, plain := d.Tasks().(*cloudtasks.Dispatcher); plain {
 		t.Error("profile gcp: Deps.Tasks (dispatch's fan-out) is not wrapped")
 	}
 	for i, p := range look(d)[:3] {
