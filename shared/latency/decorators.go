@@ -17,7 +17,7 @@ import (
 // reads and queries FirestoreRead; writes FirestoreCommit; a
 // transaction (read, then commit: ExecutionCheckpoint without a Base read
 // by the caller, IterationBegin, IterationEnd, IterationPark,
-// LoopDoneCreate, LeaseAcquire, LeaseRenew, PlaybookPut, DLQPut,
+// LoopDoneCreate, LeaseAcquire, LeaseRenew, CompleteUnit, PlaybookPut, DLQPut,
 // DLQSetStatus) both; an optimistic checkpoint (a Base with its
 // UpdateTime: one conditional write) a commit only. ExecutionWatch (a listener) and Close are not
 // delayed, nor any method the contract gains before it is listed here
@@ -467,4 +467,14 @@ type latentTool struct {
 func (l latentTool) Run(ctx context.Context, req tools.Request) types.Outcome {
 	_ = l.in.Wait(ctx, CloudRunRequest)
 	return l.t.Run(ctx, req)
+}
+
+// CompleteUnit is one Firestore transaction (the unit's lease check, its
+// end, the accounting, the checkpoint and the outbox): a read and a
+// commit.
+func (l *latentStore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	if err := l.txn(ctx); err != nil {
+		return store.UnitCompletion{}, err
+	}
+	return l.Store.CompleteUnit(ctx, p)
 }

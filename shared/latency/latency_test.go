@@ -184,6 +184,9 @@ func TestStoreWaitsByOperation(t *testing.T) {
 	_, _ = s.ExecutionCheckpoint(ctx, store.CheckpointParams{ExecutionID: "e", OutboxID: "o", Apply: apply, Base: &store.Execution{UpdateTime: time.Now()}})
 	check("optimistic ExecutionCheckpoint", c)
 
+	_, _ = s.CompleteUnit(ctx, store.CompleteUnitParams{})
+	check("CompleteUnit", r, c)
+
 	stop := errors.New("stopped")
 	in.Sleep = func(context.Context, time.Duration) error { return stop }
 	if err := s.LaneDone(ctx, "e", "l", 2); !errors.Is(err, stop) {
