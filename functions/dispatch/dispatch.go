@@ -35,7 +35,7 @@ func dispatch(ctx context.Context, d *wiring.Deps, p push.Delivery[types.Command
 	if cmd.TraceParent == "" {
 		cmd.TraceParent = telemetry.TraceParent(ctx)
 	}
-	created, err := d.Dispatcher.TaskCreate(ctx, cmd, time.Now())
+	created, err := d.Tasks().TaskCreate(ctx, cmd, time.Now())
 	if err != nil {
 		return err
 	}

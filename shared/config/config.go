@@ -163,6 +163,10 @@ type Config struct {
 	// "firestore" (sealed in the emulator's Firestore). Unset: Secret
 	// Manager in the cloud profile, Firestore locally.
 	CredentialValues string // NOETL_CREDENTIAL_VALUES
+	// LatencyProfile names the latency profile the functions add to
+	// their cloud calls on the local stack (shared/latency): "off" or
+	// "gcp".
+	LatencyProfile string // NOETL_LATENCY_PROFILE
 
 	Orchestrator OrchestratorConfig
 	Retries      RetriesConfig

@@ -65,6 +65,7 @@ var effectTests = map[string][]effect{
 	"NOETL_PG_DSN":                    {{Test: depsWire}, {Test: "shared/worker.TestSinkTimeoutAndDefaultConnection", Sets: "PGDSN"}},
 	"NOETL_DLQ_ENABLED":               {{Test: depsWire}, {Test: "shared/dlq.TestExhaustedTaskIsFiled"}},
 	"NOETL_HTTP_ALLOW_LINK_LOCAL":     {{Test: depsWire}, {Test: "shared/tools/http.TestAllowLinkLocalSwitch", Sets: "AllowLinkLocal"}},
+	"NOETL_LATENCY_PROFILE":           {{Test: "shared/wiring.TestLatencyProfileWrapsTheContracts"}, {Test: "shared/latency.TestDecoratedStoreCommitTakesTheDrawnLatency", Sets: "Store"}},
 	"NOETL_EGRESS_PROFILE":            {{Test: depsWire}, {Test: "shared/egress.TestCheckAddr", Sets: "mustPolicy"}},
 	"NOETL_LEASE_TTL_S":               {{Test: depsWire}, {Test: "shared/worker.TestLeaseTTLMovesTheWatchdog", Sets: "LeaseTTL"}},
 	"NOETL_CONTINUE_UNITS":            {{Test: depsWire}, {Test: "shared/worker.TestStepContinuation", Sets: "ContinueUnits"}},

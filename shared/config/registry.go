@@ -622,4 +622,8 @@ var registry = []Knob{
 		Doc: "what a sink (a side-effecting postgres, duckdb, gcs or transfer task) without its own policy does when it fails: `retry` its retryable errors with `NOETL_RETRIES_SINK_*`, then fail the step; `fail_step` at once; `async_ignore`: record the failure (`task.failed`) and go on", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnSinkFail }},
 	{Path: "policies.on_when_error", Env: "NOETL_POLICIES_ON_WHEN_ERROR", Kind: KindString, Default: "treat_as_false", Enum: []string{"treat_as_false", "fail_step"},
 		Doc: "what an arc `when` that fails to evaluate (or runs out of its budget) means, when the playbook's `executor.spec.policy.on_when_error` says nothing: `treat_as_false` (the arc does not match; the error is in `next.evaluated` and a `when_eval_error` log line) or `fail_step`", Source: "NoETL observability spec §8.8, §8.12", field: func(c *Config) any { return &c.Policies.OnWhenError }},
+
+	// Benchmarks on the local stack.
+	{Path: "latency.profile", Env: "NOETL_LATENCY_PROFILE", Kind: KindString, Default: "off", Enum: []string{"off", "gcp"},
+		Doc: "per-operation latency added to the functions' cloud calls, so that the local stack's benchmarks predict a deployment: `gcp` waits, before each Firestore read and commit, Pub/Sub publish (→ push), Cloud Tasks create (→ dispatch), result-tier GCS read and write and runner (Cloud Run) request, a draw from a log-normal fitted to a published or estimated median and p99 (docs/benchmarks.md \"The gcp latency profile\"); `off` wraps nothing. Never set it on a deployment", Source: "docs/benchmarks.md", field: func(c *Config) any { return &c.LatencyProfile }},
 }

@@ -21,7 +21,7 @@ import (
 // cover. Every Deps field is classified (TestAccessCoversTheCode fails on
 // a new one).
 var depsOps = map[string][]deploy.Op{
-	"Cfg": nil, "Log": nil, "Signer": nil, "build": nil, "mu": nil, "built": nil, "granted": nil, "closers": nil, "stopFlusher": nil,
+	"Cfg": nil, "Log": nil, "Signer": nil, "build": nil, "mu": nil, "built": nil, "granted": nil, "closers": nil, "stopFlusher": nil, "latent": nil,
 	// The executor hands the runner kinds' attempts to the runner, with
 	// the result grants it signs.
 	"Executor":    {deploy.OpInvokeRunner, deploy.OpSignGrants},
@@ -35,7 +35,9 @@ var depsOps = map[string][]deploy.Op{
 	// TaskCreate writes a unit over Cloud Tasks' 100 KB to the results
 	// tier first (shared/tasks/cloudtasks TestTaskCreateLargeBody).
 	"Dispatcher": {deploy.OpCreateTasks, deploy.OpWriteResults},
-	"Results":    {deploy.OpReadResults},
+	// Deps.Tasks is the Dispatcher (behind the latency profile).
+	"Tasks":   {deploy.OpCreateTasks, deploy.OpWriteResults},
+	"Results": {deploy.OpReadResults},
 	// Transitions: events, next units (tasks, or bulk fan-out on the
 	// commands topic), loop plans and loop.done results in the tier.
 	"Router":  {deploy.OpFirestore, deploy.OpPublishEvents, deploy.OpPublishCommands, deploy.OpCreateTasks, deploy.OpReadResults, deploy.OpWriteResults},

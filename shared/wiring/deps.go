@@ -208,6 +208,8 @@ type Deps struct {
 	closers []func()
 	// stopFlusher ends the operation-count flusher.
 	stopFlusher context.CancelFunc
+	// latent is the latency profile's decorators (latency.go; nil: off).
+	latent *latent
 }
 
 // NewDeps builds the base of every function with b: the logger, the
@@ -330,6 +332,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 		}
 		d.built |= NeedExecutor
 	}
+	d.applyLatency(d.built) // NOETL_LATENCY_PROFILE
 	return nil
 }
 
