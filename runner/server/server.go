@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/noetl/gcpengine/shared/runnerproto"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -180,8 +180,8 @@ func WithGrants(ctx context.Context, granted map[string]credentials.Credential) 
 	return context.WithValue(ctx, grantsKey{}, granted)
 }
 
-// ErrReadOnly is returned by GrantedStore's writes.
-var ErrReadOnly = errors.New("runner: the granted credentials are read-only")
+// ErrReadOnly is returned by GrantedStore's writes (code PermissionDenied).
+var ErrReadOnly = errs.Sentinel(errs.PermissionDenied, "runner: the granted credentials are read-only")
 
 // GrantedStore is the credential store of the runner's tools: it holds
 // exactly the credentials of the request being served (WithGrants), so a
