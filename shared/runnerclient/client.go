@@ -25,7 +25,7 @@ import (
 // asked to run or did not answer (unreachable, refused the caller, sent a
 // malformed answer). It is retryable unless the runner refused the
 // request itself as malformed (400).
-const ErrKindRunner = "runner"
+const ErrKindRunner = types.ErrKindRunner
 
 // MaxResponseBytes is the largest answer a Client reads (the runner's
 // tools cap their results below it: python 64 MiB of JSON).
@@ -126,7 +126,7 @@ func (c *Client) client() *http.Client {
 }
 
 // fail is an outcome of kind k.
-func fail(k string, retryable bool, format string, args ...any) types.Outcome {
+func fail(k types.ErrorKind, retryable bool, format string, args ...any) types.Outcome {
 	return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: k, Retryable: retryable, Message: fmt.Sprintf(format, args...)}}
 }
 

@@ -178,7 +178,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true, Input: u.input, Inputs: u.inputs}
 	u.inputs = nil
 	if out.Error != nil {
-		ap.Error = &history.AttemptError{Kind: out.Error.Kind, Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
+		ap.Error = &history.AttemptError{Kind: string(out.Error.Kind), Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
 	}
 	if out.HTTP != nil {
 		ap.HTTPStatus = &out.HTTP.Status
@@ -267,7 +267,7 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 			if u.w.Results != nil && results.IsRef(prev.Result) {
 				if prev.Result, err = u.w.Results.Resolve(ctx, prev.Result); err != nil {
 					if em, ok := resultFailure(err); ok { // the recorded result is lost: fail once, never redeliver
-						return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: em["kind"].(string), Message: fmt.Sprintf("step %s task %s: the recorded result of its attempt: %v", u.step.Name, task.Name, em["message"])}}, nil
+						return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrorKindOf(em["kind"].(string)), Message: fmt.Sprintf("step %s task %s: the recorded result of its attempt: %v", u.step.Name, task.Name, em["message"])}}, nil
 					}
 					return types.Outcome{}, fmt.Errorf("worker: load the recorded result of %s: %w", task.Name, err)
 				}
@@ -486,16 +486,16 @@ func addIdempotencyKey(cfg map[string]any, key string) {
 	cfg["headers"] = h
 }
 
-type failFunc func(kind, msg string) types.Outcome
+type failFunc func(kind types.ErrorKind, msg string) types.Outcome
 
 // render renders a task's merged args (step args under task args) and its
 // config; bad is the error outcome of a template failure.
 func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, bad *types.Outcome) {
 	sc := u.taskScope()
-	fail = func(kind, msg string) types.Outcome {
+	fail = func(kind types.ErrorKind, msg string) types.Outcome {
 		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: kind, Message: fmt.Sprintf("step %s task %s: %s", u.step.Name, task.Name, msg)}}
 	}
-	ret := func(kind, msg string) (map[string]any, map[string]any, failFunc, *types.Outcome) {
+	ret := func(kind types.ErrorKind, msg string) (map[string]any, map[string]any, failFunc, *types.Outcome) {
 		o := fail(kind, msg)
 		return nil, nil, fail, &o
 	}

@@ -120,7 +120,7 @@ workflow:
 			if len(failed) != 1 || failed[0].Status != types.StatusCanceled {
 				t.Fatalf("task.attempt.failed of first: %+v, want one with status canceled", failed)
 			}
-			if p, err := history.Decode[history.TaskAttempt](failed[0]); err != nil || p.Error == nil || p.Error.Kind != types.ErrKindCanceled {
+			if p, err := history.Decode[history.TaskAttempt](failed[0]); err != nil || p.Error == nil || p.Error.Kind != string(types.ErrKindCanceled) {
 				t.Fatalf("attempt payload %+v (%v), want error kind canceled", p, err)
 			}
 			canceled := eventsOf(env, "ex1", types.EvTaskCanceled)

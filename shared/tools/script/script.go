@@ -82,7 +82,7 @@ type Error struct{ Outcome types.Outcome }
 // Error implements error.
 func (e *Error) Error() string { return e.Outcome.Error.Message }
 
-func fail(kind string, retryable bool, format string, a ...any) *Error {
+func fail(kind types.ErrorKind, retryable bool, format string, a ...any) *Error {
 	return &Error{conf.Fail(kind, retryable, format, a...)}
 }
 

@@ -198,7 +198,7 @@ func what(provider string) string {
 
 // fail is a classified failure.
 type fail struct {
-	kind      string
+	kind      types.ErrorKind
 	retryable bool
 	msg       string
 }
