@@ -269,7 +269,7 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 			if t.e.PolicyOf().OnStepFail == OnStepFailHalt && st.Active > 0 {
 				// Halt: the other branches stop now (NoETL observability spec §8.8).
 				st.Failures = st.Failures[:len(st.Failures)-1]
-				t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: msg})
+				t.stop(StopReason{Status: ExecFailed, Kind: types.ErrKindHalted, Message: msg})
 				return nil
 			}
 		}
@@ -316,7 +316,7 @@ func (t *transition) stepError(step *dsl.Step, ss *StepState, err error) error {
 	sf := t.event(types.EvStepFailed, step.Name, ss.Run, history.StepFailed{Error: ss.Error}, "engine")
 	sf.Status = types.StatusFailed
 	if t.e.PolicyOf().OnStepFail == OnStepFailHalt && t.st.Active > 0 && !t.st.Compensating {
-		t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: fmt.Sprintf("step %s failed: %s", step.Name, msg)})
+		t.stop(StopReason{Status: ExecFailed, Kind: types.ErrKindHalted, Message: fmt.Sprintf("step %s failed: %s", step.Name, msg)})
 		return nil
 	}
 	t.st.Failures = append(t.st.Failures, msg)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	runneregress "github.com/noetl/gcpengine/runner/egress"
 	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
@@ -32,7 +33,7 @@ func TestSentinelsCarryTheirCode(t *testing.T) {
 		{"auth.ErrUnauthenticated", auth.ErrUnauthenticated, errs.PermissionDenied, false},
 		{"auth.ErrForbidden", auth.ErrForbidden, errs.PermissionDenied, false},
 		{"egress.ErrForbidden", egress.ErrForbidden, errs.PermissionDenied, false},
-		{"egress.ErrQuota", egress.ErrQuota, errs.ResourceExhausted, true},
+		{"egress.ErrQuota (runner)", runneregress.ErrQuota, errs.ResourceExhausted, true},
 		{"oidc.ErrUnauthorized", oidc.ErrUnauthorized, errs.PermissionDenied, false},
 		{"credentials.ErrNotGranted", credentials.ErrNotGranted, errs.PermissionDenied, false},
 	} {
@@ -55,10 +56,10 @@ func TestSentinelsCarryTheirCode(t *testing.T) {
 }
 
 // TestTypedSentinelErrorsCarryTheirCode: the error types that unwrap to a
-// sentinel (egress.RefusedError, egress.QuotaError,
+// sentinel (egress.RefusedError, runneregress.QuotaError,
 // credentials.NotGrantedError) carry its code.
 func TestTypedSentinelErrorsCarryTheirCode(t *testing.T) {
-	if c := errs.CodeOf(&egress.QuotaError{Scope: "task", Limit: 1, Setting: "X"}); c != errs.ResourceExhausted {
+	if c := errs.CodeOf(&runneregress.QuotaError{Scope: "task", Limit: 1, Setting: "X"}); c != errs.ResourceExhausted {
 		t.Errorf("QuotaError: code %s", c)
 	}
 	if c := errs.CodeOf(&egress.RefusedError{}); c != errs.PermissionDenied {

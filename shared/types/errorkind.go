@@ -65,6 +65,10 @@ const (
 	// consumers (loop.in, transfer source type result, artifact). Never
 	// retried.
 	ErrKindResultTooLarge ErrorKind = "result_too_large"
+	// ErrKindHalted: the step was stopped because another branch failed
+	// under the halt policy (on_step_fail: halt; NoETL observability spec
+	// §8.8). Never retried.
+	ErrKindHalted ErrorKind = "halted"
 	// ErrKindInternal: a failure of the engine or the tool itself, not of
 	// the task (a broken invariant, an unexpected backend error): by cause,
 	// usually retried (errs.Internal, errs.Unknown).
@@ -147,7 +151,7 @@ func ErrorKinds() []ErrorKind {
 	return []ErrorKind{
 		ErrKindTemplate, ErrKindTimeout, ErrKindPolicy, ErrKindConfig, ErrKindPlaybook,
 		ErrKindCanceled, ErrKindOperator, ErrKindForbidden, ErrKindArtifact, ErrKindResultLost,
-		ErrKindResultTooLarge, ErrKindInternal, ErrKindLimit, ErrKindRunner, ErrKindCredentials,
+		ErrKindResultTooLarge, ErrKindHalted, ErrKindInternal, ErrKindLimit, ErrKindRunner, ErrKindCredentials,
 		ErrKindNotFound, ErrKindForbiddenAddress, ErrKindForbiddenPath, ErrKindStorage, ErrKindTransfer,
 		ErrKindPython, ErrKindShell, ErrKindPostgres, ErrKindDuckDB, ErrKindPubSub, ErrKindNATS,
 		ErrKindKafka, ErrKindHTTP, ErrKindRateLimit, ErrKindAuth, ErrKindClientError,

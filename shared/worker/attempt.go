@@ -334,7 +334,7 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 		name, _ := cfg["name"].(string)
 		wt := u.pb.Workbook[name]
 		if wt == nil {
-			return fail("config", fmt.Sprintf("workbook task %q not found", name))
+			return fail(types.ErrKindConfig, fmt.Sprintf("workbook task %q not found", name))
 		}
 		kind = wt.Kind
 		// The call's name names the entry; it is no key of the entry's
@@ -354,7 +354,7 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 			}
 			r, err := template.RenderValue(v, sc)
 			if err != nil {
-				return fail("template", "workbook "+k+": "+err.Error())
+				return fail(types.ErrKindTemplate, "workbook "+k+": "+err.Error())
 			}
 			cfg[k] = r
 		}
@@ -362,14 +362,14 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 			// Hook (h-conf, README "Running NoETL v2 playbooks"): the workbook entry's script block.
 			sb, err := scriptConfig(wt.Script, sc)
 			if err != nil {
-				return fail("template", "workbook "+err.Error())
+				return fail(types.ErrKindTemplate, "workbook "+err.Error())
 			}
 			cfg["script"] = sb
 		}
 		if len(wt.Input) > 0 {
 			v, err := template.RenderValue(wt.Input, sc)
 			if err != nil {
-				return fail("template", "workbook args: "+err.Error())
+				return fail(types.ErrKindTemplate, "workbook args: "+err.Error())
 			}
 			for k, x := range v.(map[string]any) {
 				if _, set := args[k]; !set {
@@ -380,11 +380,11 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 	}
 	tool := u.w.Tools[kind]
 	if tool == nil {
-		return fail("config", fmt.Sprintf("task kind %q is not available in this engine", kind))
+		return fail(types.ErrKindConfig, fmt.Sprintf("task kind %q is not available in this engine", kind))
 	}
 	if u.rec != nil {
 		if err := sentScript(cfg, u.rec.Files); err != nil {
-			return fail("config", err.Error())
+			return fail(types.ErrKindConfig, err.Error())
 		}
 	}
 	if canon, probs := toolspec.Canonicalize(kind, cfg); len(probs) == 0 {
@@ -394,7 +394,7 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 		cfg = canon
 	}
 	if err := u.applyAuth(kind, cfg); err != nil {
-		return fail("config", err.Error())
+		return fail(types.ErrKindConfig, err.Error())
 	}
 	if kind == "postgres" {
 		u.defaultConnection(cfg, args)
@@ -503,7 +503,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 	if len(u.step.Input) > 0 {
 		v, err := template.RenderValue(u.step.Input, sc)
 		if err != nil {
-			return ret("template", "step args: "+err.Error())
+			return ret(types.ErrKindTemplate, "step args: "+err.Error())
 		}
 		for k, x := range v.(map[string]any) {
 			args[k] = x
@@ -512,7 +512,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 	if len(task.Input) > 0 {
 		v, err := template.RenderValue(task.Input, sc)
 		if err != nil {
-			return ret("template", "args: "+err.Error())
+			return ret(types.ErrKindTemplate, "args: "+err.Error())
 		}
 		for k, x := range v.(map[string]any) {
 			args[k] = x
@@ -530,7 +530,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		}
 		r, err := template.RenderValue(v, sc)
 		if err != nil {
-			return ret("template", k+": "+err.Error())
+			return ret(types.ErrKindTemplate, k+": "+err.Error())
 		}
 		cfg[k] = r
 	}
@@ -538,7 +538,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		// Hook (h-conf, README "Running NoETL v2 playbooks"): the script: block (taskio.go).
 		sb, err := scriptConfig(task.Script, sc)
 		if err != nil {
-			return ret("template", err.Error())
+			return ret(types.ErrKindTemplate, err.Error())
 		}
 		cfg["script"] = sb
 	}
