@@ -311,7 +311,7 @@ func (t *transition) startQueued(name string) error {
 func (t *transition) stepError(step *dsl.Step, ss *StepState, err error) error {
 	msg := err.Error()
 	ss.Status = types.StatusFailed
-	ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
+	ss.Error = map[string]any{"kind": string(types.ErrKindTemplate), "message": msg, "retryable": false}
 	t.event(types.EvNextEvaluated, step.Name, ss.Run, history.NextEvaluated{Error: msg})
 	sf := t.event(types.EvStepFailed, step.Name, ss.Run, history.StepFailed{Error: ss.Error}, "engine")
 	sf.Status = types.StatusFailed
@@ -482,7 +482,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 			msg := fmt.Sprintf("step %s admit: %v", name, err)
 			ss.Run, ss.Status, ss.Args = run, types.StatusFailed, args
 			ss.StartedAt, ss.FinishedAt = ts(t.now), ts(t.now)
-			ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
+			ss.Error = map[string]any{"kind": string(types.ErrKindTemplate), "message": msg, "retryable": false}
 			sf := t.event(types.EvStepFailed, name, run, history.StepFailed{Error: ss.Error}, "admit", idPart)
 			sf.Status = types.StatusFailed
 			st.Failures = append(st.Failures, msg)

@@ -266,7 +266,7 @@ workflow:
 			case control.StepFail:
 				ss := st.Steps["stuck"]
 				em, _ := ss.Error.(map[string]any)
-				if st.Status != engine.ExecFailed || em["kind"] != types.ErrKindOperator || em["message"] != "failed by ops@example.com: the upstream fixed by hand" {
+				if st.Status != engine.ExecFailed || em["kind"] != string(types.ErrKindOperator) || em["message"] != "failed by ops@example.com: the upstream fixed by hand" {
 					t.Fatalf("execution %s, stuck's error %#v; want failed with kind operator", st.Status, ss.Error)
 				}
 			}
