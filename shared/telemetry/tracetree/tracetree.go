@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Span is one exported span, the line format of the file exporter.
@@ -131,8 +130,8 @@ func readFile(name string) ([]Span, int, error) {
 }
 
 // ErrNoSpans is returned (wrapped) by Load when no span names the
-// execution (code NotFound).
-var ErrNoSpans = errs.Sentinel(errs.NotFound, "no spans for this execution")
+// execution.
+var ErrNoSpans = errors.New("no spans for this execution")
 
 // ForExecution returns the spans of every trace that holds a span whose
 // execution_id attribute is id, each (trace, span) once: when a span was
