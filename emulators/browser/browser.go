@@ -7,7 +7,6 @@ package browser
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Flags are the command-line switches Chromium runs with, besides a
@@ -25,7 +26,7 @@ var Flags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-q
 	"--disable-background-networking", "--disable-component-update", "--disable-sync"}
 
 // ErrNoChromium: no Chromium binary was found.
-var ErrNoChromium = errors.New("browser: no chromium binary (apt-get install chromium, or set NOETL_CHROMIUM)")
+var ErrNoChromium = errs.Sentinel(errs.NotFound, "browser: no chromium binary (apt-get install chromium, or set NOETL_CHROMIUM)")
 
 // Path returns the Chromium binary: NOETL_CHROMIUM, else chromium or
 // chromium-browser on PATH.

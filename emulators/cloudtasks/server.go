@@ -40,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"github.com/noetl/gcpengine/emulators/chaos"
+	"github.com/noetl/gcpengine/shared/errs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -207,7 +208,7 @@ func (s *Server) Register(g *grpc.Server) {
 
 // ErrStopped is returned by Serve when the Server has already been stopped
 // or is already serving.
-var ErrStopped = errors.New("cloudtasks: server stopped or already serving")
+var ErrStopped = errs.Sentinel(errs.FailedPrecondition, "cloudtasks: server stopped or already serving")
 
 // Serve creates a grpc.Server, registers the service and serves lis until
 // Stop is called, in which case it returns nil. It returns ErrStopped if the

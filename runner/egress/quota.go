@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Settings of the connection quotas, named in their refusals.
@@ -19,8 +20,9 @@ const (
 )
 
 // ErrQuota is wrapped by every refusal of a connection quota
-// (QuotaError).
-var ErrQuota = errors.New("egress: connection quota reached")
+// (QuotaError). Code ResourceExhausted: retried, with backoff, once the
+// connections held are released.
+var ErrQuota = errs.Sentinel(errs.ResourceExhausted, "egress: connection quota reached")
 
 // QuotaError is a connection refused by a quota: the task's own, or its
 // execution's on this runner.

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/noetl/gcpengine/shared/runnerproto"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -119,7 +119,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		var err error
 		ctx, release, err = h.Setup(ctx, req)
 		if err != nil {
-			out = types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "internal", Retryable: true,
+			out = types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindInternal, Retryable: true,
 				Message: fmt.Sprintf("%s task: the runner cannot prepare the attempt: %v", req.Kind, err)}}
 			release = func() {}
 		}
@@ -134,7 +134,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		// The attempt wrote more than its quota of the result tier: it
 		// fails with kind limit, naming the quota, whatever its kind
 		// made of the refusal.
-		out.Error = &types.TaskError{Kind: "limit", Message: fmt.Sprintf("%s task: limit result tier reached: %v", req.Kind, err)}
+		out.Error = &types.TaskError{Kind: types.ErrKindLimit, Message: fmt.Sprintf("%s task: limit result tier reached: %v", req.Kind, err)}
 	}
 	// What a task's code controls crosses the boundary bounded: the error
 	// message up to what the control plane stores of it, the rest to its
@@ -145,7 +145,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	resp.RunMS = float64(time.Since(t0).Microseconds()) / 1000
 	b, err := runnerproto.Encode(resp)
 	if err != nil {
-		resp = runnerproto.Response{Outcome: types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "config",
+		resp = runnerproto.Response{Outcome: types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindConfig,
 			Message: fmt.Sprintf("%s task: the result cannot be encoded as JSON: %v", req.Kind, err)}}}
 		b, _ = runnerproto.Encode(resp)
 	}
@@ -180,8 +180,8 @@ func WithGrants(ctx context.Context, granted map[string]credentials.Credential) 
 	return context.WithValue(ctx, grantsKey{}, granted)
 }
 
-// ErrReadOnly is returned by GrantedStore's writes.
-var ErrReadOnly = errors.New("runner: the granted credentials are read-only")
+// ErrReadOnly is returned by GrantedStore's writes (code PermissionDenied).
+var ErrReadOnly = errs.Sentinel(errs.PermissionDenied, "runner: the granted credentials are read-only")
 
 // GrantedStore is the credential store of the runner's tools: it holds
 // exactly the credentials of the request being served (WithGrants), so a

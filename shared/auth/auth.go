@@ -39,6 +39,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/api/idtoken"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/oidc"
 )
 
@@ -103,14 +104,15 @@ type Principal struct {
 	Role Role
 }
 
-// Errors of Authenticate (wrapped; branch with errors.Is).
+// Errors of Authenticate (wrapped; branch with errors.Is). Both have code
+// PermissionDenied (not retried); StatusOf tells 401 from 403.
 var (
 	// ErrUnauthenticated: no credentials, or credentials that do not
 	// verify (HTTP 401).
-	ErrUnauthenticated = errors.New("auth: unauthenticated")
+	ErrUnauthenticated = errs.Sentinel(errs.PermissionDenied, "auth: unauthenticated")
 	// ErrForbidden: the principal's role is below the one required (HTTP
 	// 403).
-	ErrForbidden = errors.New("auth: forbidden")
+	ErrForbidden = errs.Sentinel(errs.PermissionDenied, "auth: forbidden")
 )
 
 // Roles maps principals to roles. A principal is an email

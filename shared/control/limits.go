@@ -18,7 +18,7 @@ const StateMaxBytes = 900_000
 
 // ErrKindLimit is the error kind of a step or execution failed by a size
 // limit.
-const ErrKindLimit = "limit"
+const ErrKindLimit = types.ErrKindLimit
 
 // ForcedOffloader stores a value in the results tier whatever its size
 // (results.Store.OffloadForced); Control.Results implements it in

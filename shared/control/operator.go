@@ -98,7 +98,7 @@ func (c *Control) ForceStep(ctx context.Context, p ForceStepParams) (int, error)
 			msg += ": " + p.Reason
 		}
 		typ, status = types.EvStepFailed, types.StatusFailed
-		payload = history.StepFailed{Error: map[string]any{"kind": types.ErrKindOperator, "message": msg}}
+		payload = history.StepFailed{Error: map[string]any{"kind": string(types.ErrKindOperator), "message": msg}}
 	}
 	boundary := types.NewEvent(typ, p.ExecutionID, c.Source, now, append(parts, "boundary")...)
 	boundary.Step, boundary.StepRun, boundary.EntityType, boundary.EntityID, boundary.ParentID = p.Step, run, "step", p.Step, st.ParentID

@@ -216,7 +216,7 @@ func IterationCanceledEvent(executionID, step string, run, index int, source, re
 func (c *Control) CancelIteration(ctx context.Context, cmd types.Command, holder, reason string, clock int64) (*types.Event, error) {
 	key := engine.LoopKey(cmd.Step, cmd.StepRun)
 	rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusCanceled, Clock: clock,
-		Error: map[string]any{"kind": types.ErrKindCanceled, "message": reason}}
+		Error: map[string]any{"kind": string(types.ErrKindCanceled), "message": reason}}
 	first, err := c.Store.IterationEnd(ctx, store.IterationEndParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Record: rec, Holder: holder, Now: c.now(),
 		Resolve: func(id string) store.DLQResolution {
 			return store.DLQResolution{Status: store.DLQDone, Note: "the unit's step run ended without it (" + reason + ")"}

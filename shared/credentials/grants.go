@@ -7,12 +7,13 @@ package credentials
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // InlinePrefix starts a grant that matches inline playbooks (POST
@@ -24,8 +25,10 @@ const InlinePrefix = "inline:"
 const MaxGrants = 64
 
 // ErrNotGranted is wrapped by every refusal of a credential to a
-// playbook it is not granted to (*NotGrantedError).
-var ErrNotGranted = errors.New("credentials: not granted")
+// playbook it is not granted to (*NotGrantedError). Code
+// PermissionDenied: not retried (it fails until the credential's grants
+// name the playbook).
+var ErrNotGranted = errs.Sentinel(errs.PermissionDenied, "credentials: not granted")
 
 // Grantee is what a credential's grants are matched against: where the
 // execution's playbook came from. It is decided by the engine, never by

@@ -37,10 +37,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
-// ErrForbidden is wrapped by every refusal (RefusedError).
-var ErrForbidden = errors.New("egress: destination refused by the network policy")
+// ErrForbidden is wrapped by every refusal (RefusedError). Code
+// PermissionDenied: the policy refuses the destination again on a retry.
+var ErrForbidden = errs.Sentinel(errs.PermissionDenied, "egress: destination refused by the network policy")
 
 // RefusedError is a refused destination and why.
 type RefusedError struct {

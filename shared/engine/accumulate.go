@@ -40,7 +40,7 @@ func Accumulate(spec *dsl.OutputAccumulate, acc any, out types.Outcome) (any, bo
 	}
 	v := out.Result
 	if !ok && v == nil && out.Error != nil {
-		v = map[string]any{"status": "error", "error": map[string]any{"kind": out.Error.Kind, "message": out.Error.Message}}
+		v = map[string]any{"status": "error", "error": map[string]any{"kind": string(out.Error.Kind), "message": out.Error.Message}}
 	}
 	capped := func(l []any) []any {
 		if spec.MaxItems > 0 && len(l) > spec.MaxItems {

@@ -269,7 +269,7 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 			if t.e.PolicyOf().OnStepFail == OnStepFailHalt && st.Active > 0 {
 				// Halt: the other branches stop now (NoETL observability spec §8.8).
 				st.Failures = st.Failures[:len(st.Failures)-1]
-				t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: msg})
+				t.stop(StopReason{Status: ExecFailed, Kind: types.ErrKindHalted, Message: msg})
 				return nil
 			}
 		}
@@ -311,12 +311,12 @@ func (t *transition) startQueued(name string) error {
 func (t *transition) stepError(step *dsl.Step, ss *StepState, err error) error {
 	msg := err.Error()
 	ss.Status = types.StatusFailed
-	ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
+	ss.Error = map[string]any{"kind": string(types.ErrKindTemplate), "message": msg, "retryable": false}
 	t.event(types.EvNextEvaluated, step.Name, ss.Run, history.NextEvaluated{Error: msg})
 	sf := t.event(types.EvStepFailed, step.Name, ss.Run, history.StepFailed{Error: ss.Error}, "engine")
 	sf.Status = types.StatusFailed
 	if t.e.PolicyOf().OnStepFail == OnStepFailHalt && t.st.Active > 0 && !t.st.Compensating {
-		t.stop(StopReason{Status: ExecFailed, Kind: "halted", Message: fmt.Sprintf("step %s failed: %s", step.Name, msg)})
+		t.stop(StopReason{Status: ExecFailed, Kind: types.ErrKindHalted, Message: fmt.Sprintf("step %s failed: %s", step.Name, msg)})
 		return nil
 	}
 	t.st.Failures = append(t.st.Failures, msg)
@@ -482,7 +482,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 			msg := fmt.Sprintf("step %s admit: %v", name, err)
 			ss.Run, ss.Status, ss.Args = run, types.StatusFailed, args
 			ss.StartedAt, ss.FinishedAt = ts(t.now), ts(t.now)
-			ss.Error = map[string]any{"kind": types.ErrKindTemplate, "message": msg, "retryable": false}
+			ss.Error = map[string]any{"kind": string(types.ErrKindTemplate), "message": msg, "retryable": false}
 			sf := t.event(types.EvStepFailed, name, run, history.StepFailed{Error: ss.Error}, "admit", idPart)
 			sf.Status = types.StatusFailed
 			st.Failures = append(st.Failures, msg)

@@ -93,12 +93,12 @@ type Move struct {
 func ErrorMap(out types.Outcome, task string) map[string]any {
 	m := map[string]any{"task": task}
 	if out.Error != nil {
-		m["kind"], m["message"], m["retryable"] = out.Error.Kind, out.Error.Message, out.Error.Retryable
+		m["kind"], m["message"], m["retryable"] = string(out.Error.Kind), out.Error.Message, out.Error.Retryable
 		if out.Error.Status != 0 {
 			m["status"] = out.Error.Status
 		}
 	} else {
-		m["kind"], m["message"] = types.ErrKindPolicy, "failed by task policy"
+		m["kind"], m["message"] = string(types.ErrKindPolicy), "failed by task policy"
 	}
 	return m
 }
@@ -222,11 +222,11 @@ func advance(tasks []*dsl.Task, c Cursor, d Decision, out types.Outcome, key str
 			}
 		}
 		if idx < 0 {
-			return failed(map[string]any{"kind": types.ErrKindPolicy, "task": task.Name, "message": "jump to unknown task " + d.Then.To})
+			return failed(map[string]any{"kind": string(types.ErrKindPolicy), "task": task.Name, "message": "jump to unknown task " + d.Then.To})
 		}
 		c.Jumps++
 		if c.Jumps > MaxJumps {
-			return failed(map[string]any{"kind": types.ErrKindPolicy, "task": task.Name, "message": fmt.Sprintf("more than %d jumps", MaxJumps)})
+			return failed(map[string]any{"kind": string(types.ErrKindPolicy), "task": task.Name, "message": fmt.Sprintf("more than %d jumps", MaxJumps)})
 		}
 		m := done(next(idx))
 		m.TaskEnd = types.EvTaskDone

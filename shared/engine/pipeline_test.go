@@ -90,10 +90,10 @@ func TestAdvance(t *testing.T) {
 			Move{Kind: MoveRun, Cursor: moved(0, MaxJumps, 1, tr("b", 1)), TaskEnd: types.EvTaskDone}},
 		{"jump over MaxJumps fails", at(1, 1, MaxJumps), decision(types.ActJump, dsl.Then{To: "a"}), okOut(1),
 			Move{Kind: MoveFinish, Cursor: at(1, 1, MaxJumps+1), TaskEnd: types.EvTaskFailed,
-				Error: map[string]any{"kind": types.ErrKindPolicy, "task": "b", "message": fmt.Sprintf("more than %d jumps", MaxJumps)}}},
+				Error: map[string]any{"kind": string(types.ErrKindPolicy), "task": "b", "message": fmt.Sprintf("more than %d jumps", MaxJumps)}}},
 		{"jump to an unknown task fails", at(1, 1, 3), decision(types.ActJump, dsl.Then{To: "nope"}), okOut(1),
 			Move{Kind: MoveFinish, Cursor: at(1, 1, 3), TaskEnd: types.EvTaskFailed,
-				Error: map[string]any{"kind": types.ErrKindPolicy, "task": "b", "message": "jump to unknown task nope"}}},
+				Error: map[string]any{"kind": string(types.ErrKindPolicy), "task": "b", "message": "jump to unknown task nope"}}},
 		{"break ends ok with this result", at(0, 1, 0), decision(types.ActBreak, dsl.Then{}), okOut("enough"),
 			Move{Kind: MoveFinish, Cursor: Cursor{TaskIndex: 0, Attempt: 1, Prev: "prev", HasPrev: true, TaskResults: tr("a", "enough"), Iter: map[string]any{"i": 1}, CtxPatch: map[string]any{"c": 2}},
 				OK: true, Result: "enough", TaskEnd: types.EvTaskDone}},
@@ -101,7 +101,7 @@ func TestAdvance(t *testing.T) {
 			Move{Kind: MoveFinish, Cursor: at(1, 1, 0), Error: failedMap, TaskEnd: types.EvTaskFailed}},
 		{"fail on ok is a policy failure", at(0, 1, 0), decision(types.ActFail, dsl.Then{}), okOut("x"),
 			Move{Kind: MoveFinish, Cursor: at(0, 1, 0), TaskEnd: types.EvTaskFailed,
-				Error: map[string]any{"kind": types.ErrKindPolicy, "message": "failed by task policy", "task": "a"}}},
+				Error: map[string]any{"kind": string(types.ErrKindPolicy), "message": "failed by task policy", "task": "a"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestErrorMap(t *testing.T) {
 	}{
 		{errOut("http", 503, true), map[string]any{"task": "t", "kind": "http", "message": "http failed", "retryable": true, "status": 503}},
 		{errOut("python", 0, false), map[string]any{"task": "t", "kind": "python", "message": "python failed", "retryable": false}},
-		{okOut(1), map[string]any{"task": "t", "kind": types.ErrKindPolicy, "message": "failed by task policy"}},
+		{okOut(1), map[string]any{"task": "t", "kind": string(types.ErrKindPolicy), "message": "failed by task policy"}},
 	}
 	for _, c := range cases {
 		if got := ErrorMap(c.out, "t"); !reflect.DeepEqual(got, c.want) {

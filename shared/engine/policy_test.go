@@ -18,7 +18,7 @@ func okOut(result any) types.Outcome {
 }
 
 func errOut(kind string, status int, retryable bool) types.Outcome {
-	o := types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: kind, Message: kind + " failed", Retryable: retryable, Status: status}}
+	o := types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrorKind(kind), Message: kind + " failed", Retryable: retryable, Status: status}}
 	if status != 0 {
 		o.HTTP = &types.HTTPOutcome{Status: status, Headers: map[string]string{}}
 	}

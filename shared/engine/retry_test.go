@@ -56,7 +56,7 @@ func TestJitteredBackoff(t *testing.T) {
 }
 
 func failOut(kind string, retryable bool) types.Outcome {
-	return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: kind, Message: kind, Retryable: retryable}}
+	return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrorKind(kind), Message: kind, Retryable: retryable}}
 }
 
 // TestDefaultPolicy: a task without a policy retries what is retryable by

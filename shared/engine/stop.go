@@ -85,7 +85,7 @@ type StopReason struct {
 	Status types.Status
 	// Kind is the error kind recorded for the active steps: canceled,
 	// timeout, halted.
-	Kind string
+	Kind types.ErrorKind
 	// Message says why.
 	Message string
 }
@@ -119,8 +119,8 @@ func (t *transition) stop(r StopReason) {
 		}
 		ss.Status = types.StatusCanceled
 		ss.FinishedAt = ts(t.now)
-		ss.Error = map[string]any{"kind": r.Kind, "message": r.Message}
-		e := t.event(types.EvStepCanceled, name, ss.Run, history.StepCanceled{Reason: r.Kind, Message: r.Message})
+		ss.Error = map[string]any{"kind": string(r.Kind), "message": r.Message}
+		e := t.event(types.EvStepCanceled, name, ss.Run, history.StepCanceled{Reason: string(r.Kind), Message: r.Message})
 		e.Status = types.StatusCanceled
 	}
 	st.Active = 0

@@ -137,7 +137,7 @@ workflow:
 				}
 				em, _ := ss.Error.(map[string]any)
 				msg, _ := em["message"].(string)
-				if em["kind"] != types.ErrKindTemplate || msg == "" {
+				if em["kind"] != string(types.ErrKindTemplate) || msg == "" {
 					t.Fatalf("step %s error %v, want kind template with a message", c.step, ss.Error)
 				}
 				if h.limit && !strings.Contains(msg, "limit") && !strings.Contains(msg, "longer than") && !strings.Contains(msg, "larger than") && !strings.Contains(msg, "more than") {

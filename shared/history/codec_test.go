@@ -83,7 +83,7 @@ func TestEveryShapeRoundTrips(t *testing.T) {
 		{types.EvCancelRequested, history.CancelRequested{Reason: "r"}},
 		{types.EvStepCanceled, history.StepCanceled{Reason: "canceled", Message: "m"}},
 		{types.EvLoopIterationCanceled, history.IterationCanceled{Index: 1, Reason: "r"}},
-		{types.EvExecutionTimedOut, history.ExecutionTimedOut{Message: "m", Kind: types.ErrKindTimeout}},
+		{types.EvExecutionTimedOut, history.ExecutionTimedOut{Message: "m", Kind: string(types.ErrKindTimeout)}},
 		{types.EvUnitDeadLettered, history.UnitDeadLettered{DLQID: "d", Attempts: 3, Error: "e"}},
 		{types.EvUnitReclaimed, history.UnitReclaimed{Reclaim: 1, Holder: "h"}},
 		{types.EvUnitHandedOff, history.UnitHandedOff{Reason: "r", TaskIndex: 1, Jumps: 0, RanS: 1.5}},

@@ -17,7 +17,6 @@ package oidc
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,14 +25,17 @@ import (
 
 	"google.golang.org/api/idtoken"
 	"google.golang.org/api/option"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Issuers are the issuers of Google-signed ID tokens.
 var Issuers = []string{"https://accounts.google.com", "accounts.google.com"}
 
 // ErrUnauthorized is wrapped by every verification failure (a missing,
-// malformed, expired, forged or foreign token).
-var ErrUnauthorized = errors.New("oidc: unauthorized")
+// malformed, expired, forged or foreign token). Code PermissionDenied:
+// not retried.
+var ErrUnauthorized = errs.Sentinel(errs.PermissionDenied, "oidc: unauthorized")
 
 // Verifier checks the ID tokens of one audience and one service account.
 type Verifier struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 )
 
@@ -40,8 +41,9 @@ const (
 	CompressionZstd = "zstd"
 )
 
-// ErrCompression is returned (wrapped) for an unknown compression name.
-var ErrCompression = errors.New("results: unknown compression (want lz4 or zstd)")
+// ErrCompression is returned (wrapped) for an unknown compression name
+// (code InvalidArgument).
+var ErrCompression = errs.Sentinel(errs.InvalidArgument, "results: unknown compression (want lz4 or zstd)")
 
 // compressionOption maps a compression name to the IPC writer option.
 func compressionOption(c string) (ipc.Option, bool, error) {

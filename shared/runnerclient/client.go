@@ -25,7 +25,7 @@ import (
 // asked to run or did not answer (unreachable, refused the caller, sent a
 // malformed answer). It is retryable unless the runner refused the
 // request itself as malformed (400).
-const ErrKindRunner = "runner"
+const ErrKindRunner = types.ErrKindRunner
 
 // MaxResponseBytes is the largest answer a Client reads (the runner's
 // tools cap their results below it: python 64 MiB of JSON).
@@ -126,7 +126,7 @@ func (c *Client) client() *http.Client {
 }
 
 // fail is an outcome of kind k.
-func fail(k string, retryable bool, format string, args ...any) types.Outcome {
+func fail(k types.ErrorKind, retryable bool, format string, args ...any) types.Outcome {
 	return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: k, Retryable: retryable, Message: fmt.Sprintf(format, args...)}}
 }
 
@@ -149,7 +149,7 @@ func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.
 			continue // the runner reports the unknown name as the kind does
 		}
 		if err != nil {
-			return fail("credentials", true, "%s task: credential %q: %v", kind, name, err)
+			return fail(types.ErrKindCredentials, true, "%s task: credential %q: %v", kind, name, err)
 		}
 		if wr.Credentials == nil {
 			wr.Credentials = map[string]credentials.Credential{}
@@ -163,7 +163,7 @@ func (c *Client) Run(ctx context.Context, kind string, req tools.Request) types.
 	wr.Results = grants
 	body, err := runnerproto.Encode(wr)
 	if err != nil {
-		return fail("config", false, "%s task: the request cannot be sent to the runner: %v", kind, err)
+		return fail(types.ErrKindConfig, false, "%s task: the request cannot be sent to the runner: %v", kind, err)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.URL, "/")+runnerproto.RunPath, bytes.NewReader(body))
 	if err != nil {
@@ -225,18 +225,18 @@ func grantFailure(kind string, err error) types.Outcome {
 	case errors.Is(err, results.ErrNotFound), errors.Is(err, results.ErrLost):
 		return fail(types.ErrKindResultLost, false, "%s task: %v", kind, err)
 	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):
-		return fail("config", false, "%s task: %v", kind, err)
+		return fail(types.ErrKindConfig, false, "%s task: %v", kind, err)
 	}
-	return fail("storage", true, "%s task: result grants: %v", kind, err)
+	return fail(types.ErrKindStorage, true, "%s task: result grants: %v", kind, err)
 }
 
 // hopFailure is the outcome of a call that got no answer.
 func (c *Client) hopFailure(ctx context.Context, kind string, err error) types.Outcome {
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
-		return fail("canceled", true, "%s task canceled: %v", kind, context.Cause(ctx))
+		return fail(types.ErrKindCanceled, true, "%s task canceled: %v", kind, context.Cause(ctx))
 	case ctx.Err() != nil:
-		return fail("timeout", true, "%s task: timed out waiting for the runner", kind)
+		return fail(types.ErrKindTimeout, true, "%s task: timed out waiting for the runner", kind)
 	}
 	return fail(ErrKindRunner, true, "%s task: runner at %s unreachable: %v", kind, c.URL, err)
 }

@@ -7,8 +7,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"strings"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Workload is the purpose of sealed workload values (shared/store keeps
@@ -23,8 +24,8 @@ const Credential Purpose = "credential"
 const sealVersion = "s1."
 
 // ErrSealed: a sealed text that none of the keys opens (or that is
-// malformed).
-var ErrSealed = errors.New("sign: the sealed value does not open with the configured keys")
+// malformed). Code InvalidArgument: opening it again cannot succeed.
+var ErrSealed = errs.Sentinel(errs.InvalidArgument, "sign: the sealed value does not open with the configured keys")
 
 // sealKey derives the AES-256 key of a purpose from a signing key
 // (HMAC-SHA256 of "noetl seal <purpose>": one key, separate uses).

@@ -29,6 +29,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Attribute is the Pub/Sub message attribute that carries a signature.
@@ -67,15 +69,17 @@ const (
 	CSRF Purpose = "console-csrf"
 )
 
-// Errors of Verify (wrapped with detail; branch with errors.Is).
+// Errors of Verify (wrapped with detail; branch with errors.Is or on their
+// errs code, InvalidArgument: a message that fails verification is
+// dead-lettered, never retried).
 var (
 	// ErrUnsigned: the message carries no signature.
-	ErrUnsigned = errors.New("sign: the message carries no signature")
+	ErrUnsigned = errs.Sentinel(errs.InvalidArgument, "sign: the message carries no signature")
 	// ErrForged: the signature is malformed or does not match the body
 	// under any configured key.
-	ErrForged = errors.New("sign: the signature does not match the message")
+	ErrForged = errs.Sentinel(errs.InvalidArgument, "sign: the signature does not match the message")
 	// ErrNoKey: no signing key is configured.
-	ErrNoKey = errors.New("sign: no signing key is configured (NOETL_SIGNING_KEY)")
+	ErrNoKey = errs.Sentinel(errs.InvalidArgument, "sign: no signing key is configured (NOETL_SIGNING_KEY)")
 )
 
 // Signer signs with its first key and verifies with any of its keys. It is

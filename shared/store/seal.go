@@ -2,9 +2,9 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/redact"
 )
@@ -20,8 +20,10 @@ type Sealer interface {
 const sealedKey = "$sealed"
 
 // ErrSealed is returned (wrapped) when a document holds sealed values and
-// no sealer is configured, or they do not open.
-var ErrSealed = errors.New("store: the execution's sealed workload values cannot be opened")
+// no sealer is configured, or they do not open. Code Internal: the
+// engine's own state does not open with its keys (a key dropped from the
+// rotation); retried and reported.
+var ErrSealed = errs.Sentinel(errs.Internal, "store: the execution's sealed workload values cannot be opened")
 
 // SealWorkload returns a copy of w with every value under a secret-named
 // key (redact.IsSecretKey, at any depth) replaced by its sealed form

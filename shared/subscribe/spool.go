@@ -5,10 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Object is one stored object of a Bucket listing.
@@ -27,8 +28,8 @@ type Bucket interface {
 	Delete(ctx context.Context, name string) error
 }
 
-// ErrNoObject is Bucket.Get's error for a missing object.
-var ErrNoObject = errors.New("subscribe: no such spool object")
+// ErrNoObject is Bucket.Get's error for a missing object (code NotFound).
+var ErrNoObject = errs.Sentinel(errs.NotFound, "subscribe: no such spool object")
 
 // Buckets opens the Bucket of a bucket name.
 type Buckets func(name string) Bucket

@@ -98,7 +98,8 @@ func (o *Outcome) Bound(errMax int, note string) (full string) {
 			}
 		}
 		if len(c.Kind) > ErrorKindMax {
-			c.Kind, _ = Truncate(c.Kind, ErrorKindMax, "kind")
+			k, _ := Truncate(string(c.Kind), ErrorKindMax, "kind")
+			c.Kind = ErrorKind(k)
 		}
 		o.Error = &c
 	}

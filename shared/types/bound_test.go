@@ -32,7 +32,7 @@ func TestOutcomeBound(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		h[strings.Repeat("h", i+1)] = "x"
 	}
-	o := Outcome{Status: StatusError, Error: &TaskError{Kind: strings.Repeat("k", 100), Message: strings.Repeat("m", 10000)},
+	o := Outcome{Status: StatusError, Error: &TaskError{Kind: ErrorKind(strings.Repeat("k", 100)), Message: strings.Repeat("m", 10000)},
 		Py: &PyOutcome{ExceptionType: strings.Repeat("E", 1000)}, HTTP: &HTTPOutcome{Status: 500, Headers: h}, Logs: strings.Repeat("l", 100<<10)}
 	orig := o.Error
 	full := o.Bound(2048, "stored as noetl://x; NOETL_TASK_ERROR_MAX_BYTES")

@@ -166,41 +166,6 @@ const (
 	ActSuspend  Action = "suspend"
 )
 
-// Error kinds of TaskError.Kind used by the engine itself (tools add their
-// own, e.g. "http", "postgres", "python", "auth", "rate_limit").
-const (
-	ErrKindTemplate = "template"
-	ErrKindTimeout  = "timeout"
-	ErrKindPolicy   = "policy"
-	ErrKindConfig   = "config"
-	ErrKindPlaybook = "playbook"
-	ErrKindCanceled = "canceled"
-	// ErrKindOperator: an operator failed the step run by hand (`noetl
-	// step fail`, control.ForceStep); the message names who and why.
-	ErrKindOperator = "operator"
-	// ErrKindForbidden: a control refused the task (not retried): a
-	// credential the playbook is not granted, a result reference of an
-	// execution that is not its own, its parent's or a child's.
-	ErrKindForbidden = "forbidden"
-	// ErrKindArtifact: an artifact or result_fetch task's stored result is
-	// there and intact but is not what the task reads (e.g. a JSON result
-	// copied as a table). Not retried.
-	ErrKindArtifact = "artifact"
-	// ErrKindResultLost fails a step that reads a stored result whose
-	// object is gone or corrupt — it does not match the digest its
-	// reference records (results.ErrDigest) or does not decode (NoETL
-	// result storage RFC "repair"): its templates, the artifact and
-	// result_fetch kinds, a loop over it, a transfer from it. The message
-	// names the result's URI; a lost result does not come back by
-	// retrying, so it is never redelivered.
-	ErrKindResultLost = "result_lost"
-	// ErrKindResultTooLarge fails a step whose templates or python code
-	// read the whole of a stored result over the materialisation limit
-	// (NOETL_RESULT_MATERIALIZE_MAX_MB): it is read by streaming
-	// consumers (loop.in, transfer source type result, artifact).
-	ErrKindResultTooLarge = "result_too_large"
-)
-
 // Event is the envelope of every entry of the event log (NoETL DSL spec "Events").
 // The envelope fields are always present in JSON (null or zero when they do
 // not apply). Events travel in batches (Batch: one Pub/Sub message on the
@@ -543,14 +508,14 @@ type PyOutcome struct {
 // Retryable is the tool's classification (HTTP 408/429/5xx and network
 // errors are retryable, as in the DSL contract).
 type TaskError struct {
-	Kind      string `json:"kind"` // "server_error", "connection", "python", "postgres", "timeout", "template", "config", ...
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
-	Status    int    `json:"status,omitempty"` // HTTP status, for kind "http"
+	Kind      ErrorKind `json:"kind"` // one of the ErrKind* constants (errorkind.go)
+	Message   string    `json:"message"`
+	Retryable bool      `json:"retryable"`
+	Status    int       `json:"status,omitempty"` // HTTP status, for kind "http"
 }
 
 // Error implements error.
-func (e *TaskError) Error() string { return e.Kind + ": " + e.Message }
+func (e *TaskError) Error() string { return string(e.Kind) + ": " + e.Message }
 
 // ToMap returns the outcome as the generic map that templates see
 // (`outcome.status`, `outcome.http.status`, `outcome.error.retryable`, ...).
@@ -570,7 +535,7 @@ func (o Outcome) ToMap() map[string]any {
 		"py":    nil,
 	}
 	if o.Error != nil {
-		em := map[string]any{"kind": o.Error.Kind, "message": o.Error.Message, "retryable": o.Error.Retryable}
+		em := map[string]any{"kind": string(o.Error.Kind), "message": o.Error.Message, "retryable": o.Error.Retryable}
 		if o.Error.Status != 0 {
 			em["status"] = o.Error.Status
 		}

@@ -85,7 +85,7 @@ type failing string
 
 // Run implements tools.Tool.
 func (f failing) Run(context.Context, tools.Request) types.Outcome {
-	return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "config", Message: string(f)}}
+	return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindConfig, Message: string(f)}}
 }
 
 // lazyTokens builds the token source on first use and again after a

@@ -67,8 +67,9 @@ func Authenticator(ctx context.Context) (*auth.Authenticator, error) {
 }
 
 // ErrNoRoles refuses to serve the api and emit in the cloud profile
-// without roles (README "Security": roles default closed).
-var ErrNoRoles = errors.New("runtime: the cloud profile (NOETL_PROFILE=cloud) needs roles: set NOETL_API_ROLES_FILE or NOETL_API_ROLES (Terraform: var.api_roles); without them the api and emit serve no one")
+// without roles (README "Security": roles default closed). Code
+// InvalidArgument: a configuration that cannot serve.
+var ErrNoRoles = errs.Sentinel(errs.InvalidArgument, "runtime: the cloud profile (NOETL_PROFILE=cloud) needs roles: set NOETL_API_ROLES_FILE or NOETL_API_ROLES (Terraform: var.api_roles); without them the api and emit serve no one")
 
 // Roles returns the roles of cfg: the roles file (NOETL_API_ROLES_FILE)
 // or the inline document (NOETL_API_ROLES). Without either it is nil

@@ -178,7 +178,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	ap := history.TaskAttempt{Kind: task.Kind, Adopted: out.Extra["adopted"] == true, Input: u.input, Inputs: u.inputs}
 	u.inputs = nil
 	if out.Error != nil {
-		ap.Error = &history.AttemptError{Kind: out.Error.Kind, Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
+		ap.Error = &history.AttemptError{Kind: string(out.Error.Kind), Message: out.Error.Message, Retryable: out.Error.Retryable, Status: out.Error.Status}
 	}
 	if out.HTTP != nil {
 		ap.HTTPStatus = &out.HTTP.Status
@@ -267,7 +267,7 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 			if u.w.Results != nil && results.IsRef(prev.Result) {
 				if prev.Result, err = u.w.Results.Resolve(ctx, prev.Result); err != nil {
 					if em, ok := resultFailure(err); ok { // the recorded result is lost: fail once, never redeliver
-						return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: em["kind"].(string), Message: fmt.Sprintf("step %s task %s: the recorded result of its attempt: %v", u.step.Name, task.Name, em["message"])}}, nil
+						return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrorKindOf(em["kind"].(string)), Message: fmt.Sprintf("step %s task %s: the recorded result of its attempt: %v", u.step.Name, task.Name, em["message"])}}, nil
 					}
 					return types.Outcome{}, fmt.Errorf("worker: load the recorded result of %s: %w", task.Name, err)
 				}
@@ -334,7 +334,7 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 		name, _ := cfg["name"].(string)
 		wt := u.pb.Workbook[name]
 		if wt == nil {
-			return fail("config", fmt.Sprintf("workbook task %q not found", name))
+			return fail(types.ErrKindConfig, fmt.Sprintf("workbook task %q not found", name))
 		}
 		kind = wt.Kind
 		// The call's name names the entry; it is no key of the entry's
@@ -354,7 +354,7 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 			}
 			r, err := template.RenderValue(v, sc)
 			if err != nil {
-				return fail("template", "workbook "+k+": "+err.Error())
+				return fail(types.ErrKindTemplate, "workbook "+k+": "+err.Error())
 			}
 			cfg[k] = r
 		}
@@ -362,14 +362,14 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 			// Hook (h-conf, README "Running NoETL v2 playbooks"): the workbook entry's script block.
 			sb, err := scriptConfig(wt.Script, sc)
 			if err != nil {
-				return fail("template", "workbook "+err.Error())
+				return fail(types.ErrKindTemplate, "workbook "+err.Error())
 			}
 			cfg["script"] = sb
 		}
 		if len(wt.Input) > 0 {
 			v, err := template.RenderValue(wt.Input, sc)
 			if err != nil {
-				return fail("template", "workbook args: "+err.Error())
+				return fail(types.ErrKindTemplate, "workbook args: "+err.Error())
 			}
 			for k, x := range v.(map[string]any) {
 				if _, set := args[k]; !set {
@@ -380,11 +380,11 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 	}
 	tool := u.w.Tools[kind]
 	if tool == nil {
-		return fail("config", fmt.Sprintf("task kind %q is not available in this engine", kind))
+		return fail(types.ErrKindConfig, fmt.Sprintf("task kind %q is not available in this engine", kind))
 	}
 	if u.rec != nil {
 		if err := sentScript(cfg, u.rec.Files); err != nil {
-			return fail("config", err.Error())
+			return fail(types.ErrKindConfig, err.Error())
 		}
 	}
 	if canon, probs := toolspec.Canonicalize(kind, cfg); len(probs) == 0 {
@@ -394,7 +394,7 @@ func (u *unit) runToolUnbounded(ctx context.Context, task *dsl.Task, barrier str
 		cfg = canon
 	}
 	if err := u.applyAuth(kind, cfg); err != nil {
-		return fail("config", err.Error())
+		return fail(types.ErrKindConfig, err.Error())
 	}
 	if kind == "postgres" {
 		u.defaultConnection(cfg, args)
@@ -486,16 +486,16 @@ func addIdempotencyKey(cfg map[string]any, key string) {
 	cfg["headers"] = h
 }
 
-type failFunc func(kind, msg string) types.Outcome
+type failFunc func(kind types.ErrorKind, msg string) types.Outcome
 
 // render renders a task's merged args (step args under task args) and its
 // config; bad is the error outcome of a template failure.
 func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, bad *types.Outcome) {
 	sc := u.taskScope()
-	fail = func(kind, msg string) types.Outcome {
+	fail = func(kind types.ErrorKind, msg string) types.Outcome {
 		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: kind, Message: fmt.Sprintf("step %s task %s: %s", u.step.Name, task.Name, msg)}}
 	}
-	ret := func(kind, msg string) (map[string]any, map[string]any, failFunc, *types.Outcome) {
+	ret := func(kind types.ErrorKind, msg string) (map[string]any, map[string]any, failFunc, *types.Outcome) {
 		o := fail(kind, msg)
 		return nil, nil, fail, &o
 	}
@@ -503,7 +503,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 	if len(u.step.Input) > 0 {
 		v, err := template.RenderValue(u.step.Input, sc)
 		if err != nil {
-			return ret("template", "step args: "+err.Error())
+			return ret(types.ErrKindTemplate, "step args: "+err.Error())
 		}
 		for k, x := range v.(map[string]any) {
 			args[k] = x
@@ -512,7 +512,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 	if len(task.Input) > 0 {
 		v, err := template.RenderValue(task.Input, sc)
 		if err != nil {
-			return ret("template", "args: "+err.Error())
+			return ret(types.ErrKindTemplate, "args: "+err.Error())
 		}
 		for k, x := range v.(map[string]any) {
 			args[k] = x
@@ -530,7 +530,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		}
 		r, err := template.RenderValue(v, sc)
 		if err != nil {
-			return ret("template", k+": "+err.Error())
+			return ret(types.ErrKindTemplate, k+": "+err.Error())
 		}
 		cfg[k] = r
 	}
@@ -538,7 +538,7 @@ func (u *unit) render(task *dsl.Task) (args, cfg map[string]any, fail failFunc, 
 		// Hook (h-conf, README "Running NoETL v2 playbooks"): the script: block (taskio.go).
 		sb, err := scriptConfig(task.Script, sc)
 		if err != nil {
-			return ret("template", err.Error())
+			return ret(types.ErrKindTemplate, err.Error())
 		}
 		cfg["script"] = sb
 	}

@@ -57,7 +57,7 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 			return types.Outcome{Status: types.StatusOK, Result: st.Result}, false, nil
 		}
 		return types.Outcome{Status: types.StatusError, Result: map[string]any{"execution_id": id, "status": st.Status},
-			Error: &types.TaskError{Kind: "playbook", Message: fmt.Sprintf("child execution %s %s: %s", id, st.Status, strings.Join(st.Failures, "; "))}}, false, nil
+			Error: &types.TaskError{Kind: types.ErrKindPlaybook, Message: fmt.Sprintf("child execution %s %s: %s", id, st.Status, strings.Join(st.Failures, "; "))}}, false, nil
 	}
 	path, _ := cfg["path"].(string)
 	version := 0
@@ -68,17 +68,17 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 		version = int(v)
 	case string:
 		if version, err = store.ParseVersion(v); err != nil {
-			return fail("config", err.Error()), false, nil
+			return fail(types.ErrKindConfig, err.Error()), false, nil
 		}
 	}
 	if u.w.Catalog == nil {
-		return fail("config", "playbook tasks need a catalog"), false, nil
+		return fail(types.ErrKindConfig, "playbook tasks need a catalog"), false, nil
 	}
 	entry, err := u.w.Catalog.Load(ctx, path, version)
 	if err != nil {
 		var ve *dsl.ValidationError
 		if errors.Is(err, catalog.ErrNotFound) || errors.As(err, &ve) {
-			return fail("playbook", err.Error()), false, nil
+			return fail(types.ErrKindPlaybook, err.Error()), false, nil
 		}
 		return types.Outcome{}, false, err
 	}
@@ -110,7 +110,7 @@ func (u *unit) runChild(ctx context.Context, task *dsl.Task) (types.Outcome, boo
 			return fail(types.ErrKindForbidden, err.Error()), false, nil
 		}
 		if errors.As(err, &ke) {
-			return fail("playbook", err.Error()), false, nil
+			return fail(types.ErrKindPlaybook, err.Error()), false, nil
 		}
 		return types.Outcome{}, false, err
 	}

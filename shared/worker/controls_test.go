@@ -101,7 +101,7 @@ workflow:
 	}
 	em := failure(t, env, "steal", "read")
 	want := `secrets task: credential "pg_prod" is not granted to inline playbooks of "alice@example.com" (its grants are etl/**;`
-	if em["kind"] != types.ErrKindForbidden || !strings.Contains(em["message"].(string), want) {
+	if em["kind"] != string(types.ErrKindForbidden) || !strings.Contains(em["message"].(string), want) {
 		t.Fatalf("refusal = %v\nwant kind forbidden and %q", em, want)
 	}
 	if st := status(t, env, "mine"); st.Status != engine.ExecOK {
@@ -150,7 +150,7 @@ workflow:
 	}
 	em := failure(t, env, "thief", "peek")
 	want := "execution thief may read its own results, its parent's and its children's, not those of execution victim (noetl://default/default/results/victim/secret/0/0/0)"
-	if em["kind"] != types.ErrKindForbidden || !strings.Contains(em["message"].(string), want) {
+	if em["kind"] != string(types.ErrKindForbidden) || !strings.Contains(em["message"].(string), want) {
 		t.Fatalf("refusal = %v\nwant kind forbidden and %q", em, want)
 	}
 	if strings.Contains(fmt.Sprint(st.Failures, st.Results["peek"]), "4111") {

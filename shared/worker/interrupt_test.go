@@ -120,7 +120,7 @@ workflow:
 			if len(failed) != 1 || failed[0].Status != types.StatusCanceled {
 				t.Fatalf("task.attempt.failed of first: %+v, want one with status canceled", failed)
 			}
-			if p, err := history.Decode[history.TaskAttempt](failed[0]); err != nil || p.Error == nil || p.Error.Kind != types.ErrKindCanceled {
+			if p, err := history.Decode[history.TaskAttempt](failed[0]); err != nil || p.Error == nil || p.Error.Kind != string(types.ErrKindCanceled) {
 				t.Fatalf("attempt payload %+v (%v), want error kind canceled", p, err)
 			}
 			canceled := eventsOf(env, "ex1", types.EvTaskCanceled)
@@ -266,7 +266,7 @@ workflow:
 			case control.StepFail:
 				ss := st.Steps["stuck"]
 				em, _ := ss.Error.(map[string]any)
-				if st.Status != engine.ExecFailed || em["kind"] != types.ErrKindOperator || em["message"] != "failed by ops@example.com: the upstream fixed by hand" {
+				if st.Status != engine.ExecFailed || em["kind"] != string(types.ErrKindOperator) || em["message"] != "failed by ops@example.com: the upstream fixed by hand" {
 					t.Fatalf("execution %s, stuck's error %#v; want failed with kind operator", st.Status, ss.Error)
 				}
 			}

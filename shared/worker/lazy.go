@@ -210,11 +210,11 @@ func (u *unit) resolveResults(ctx context.Context) error {
 func resultFailure(err error) (map[string]any, bool) {
 	switch {
 	case errors.Is(err, results.ErrForbidden):
-		return map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}, true
+		return map[string]any{"kind": string(types.ErrKindForbidden), "message": err.Error()}, true
 	case errors.Is(err, results.ErrLost): // gone, or changed (ErrDigest, ErrFormat)
-		return map[string]any{"kind": types.ErrKindResultLost, "message": err.Error()}, true
+		return map[string]any{"kind": string(types.ErrKindResultLost), "message": err.Error()}, true
 	case errors.Is(err, results.ErrTooLarge):
-		return map[string]any{"kind": types.ErrKindResultTooLarge, "message": err.Error()}, true
+		return map[string]any{"kind": string(types.ErrKindResultTooLarge), "message": err.Error()}, true
 	}
 	return nil, false
 }

@@ -179,7 +179,7 @@ func TestLostResultFailsStepOnce(t *testing.T) {
 	st := status(t, env, "ex1")
 	ss := st.Steps["whole"]
 	em, _ := ss.Error.(map[string]any)
-	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindResultLost || !strings.Contains(fmt.Sprint(em["message"]), ref["uri"].(string)) {
+	if ss.Status != types.StatusFailed || em["kind"] != string(types.ErrKindResultLost) || !strings.Contains(fmt.Sprint(em["message"]), ref["uri"].(string)) {
 		t.Fatalf("step whole: %s %v", ss.Status, ss.Error)
 	}
 	drain(t, env, w)
@@ -211,7 +211,7 @@ func TestChangedResultFailsStepOnceAsLost(t *testing.T) {
 	ss := status(t, env, "ex1").Steps["whole"]
 	em, _ := ss.Error.(map[string]any)
 	msg := fmt.Sprint(em["message"])
-	if ss.Status != types.StatusFailed || em["kind"] != types.ErrKindResultLost || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "not the generation the reference records") {
+	if ss.Status != types.StatusFailed || em["kind"] != string(types.ErrKindResultLost) || !strings.Contains(msg, ref["uri"].(string)) || !strings.Contains(msg, "not the generation the reference records") {
 		t.Fatalf("step whole: %s %v", ss.Status, ss.Error)
 	}
 }

@@ -173,7 +173,7 @@ func (u *unit) observeAttempt(ctx context.Context, task *dsl.Task, run func(cont
 		class = "error"
 		msg := string(out.Status)
 		if out.Error != nil {
-			class, msg = out.Error.Kind, out.Error.Message
+			class, msg = string(out.Error.Kind), out.Error.Message
 		}
 		oerr = u.maskErr(errors.New(msg))
 		telemetry.M.PluginError(ctx, kind, class)
@@ -227,7 +227,7 @@ func (u *unit) observePolicy(task *dsl.Task, d engine.Decision, mv engine.Move, 
 	telemetry.M.TaskRetried(context.Background(), u.st.Playbook, u.cmd.Step, kind)
 	class := ""
 	if out.Error != nil {
-		class = out.Error.Kind
+		class = string(out.Error.Kind)
 	}
 	max := d.Then.Attempts
 	if max <= 0 {

@@ -87,7 +87,7 @@ func (u *unit) fileTaskFailure(ctx context.Context, task *dsl.Task, out types.Ou
 	payload, _ := json.Marshal(u.maskAny(jsonAny(raw)))
 	msg := "task failed"
 	if out.Error != nil {
-		msg = out.Error.Kind + ": " + out.Error.Message
+		msg = string(out.Error.Kind) + ": " + out.Error.Message
 	}
 	msg = u.red.String(msg)
 	spec, _ := json.Marshal(u.maskAny(u.lastSpec))

@@ -268,7 +268,7 @@ func (u *unit) run(ctx context.Context) error {
 			return err
 		}
 		u.setRedactor(nil)
-		refused = map[string]any{"kind": types.ErrKindForbidden, "message": err.Error()}
+		refused = map[string]any{"kind": string(types.ErrKindForbidden), "message": err.Error()}
 	}
 	ctx = redact.WithRedactor(ctx, u.red) // units it creates are masked (shared/tasks)
 	if refused == nil && u.itemFailure != nil {
@@ -281,7 +281,7 @@ func (u *unit) run(ctx context.Context) error {
 			if !ok {
 				return err
 			}
-			if em["kind"] == types.ErrKindForbidden {
+			if em["kind"] == string(types.ErrKindForbidden) {
 				refused = em // counted and masked with the other refusals below
 			} else {
 				u.log.Warn("the step reads a stored result it cannot load; failing it", "error_kind", em["kind"], "error", em["message"])
@@ -351,7 +351,7 @@ func (u *unit) run(ctx context.Context) error {
 		// set_iter / set_ctx apply on every decision that names them.
 		sc := u.scope(engine.PolicyExtra(out, u.cur, engine.HasLegacyRules(task)))
 		if err := engine.ApplyPatches(&u.cur, d.Then.Set, sc); err != nil {
-			em := map[string]any{"kind": types.ErrKindTemplate, "message": err.Error(), "task": task.Name}
+			em := map[string]any{"kind": string(types.ErrKindTemplate), "message": err.Error(), "task": task.Name}
 			u.taskEnd(types.EvTaskFailed, task, out, em)
 			return u.finish(ctx, false, nil, em)
 		}

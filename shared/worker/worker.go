@@ -371,7 +371,7 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 		ev := types.NewEvent(types.EvExecutionTimedOut, cmd.ExecutionID, Source, w.now())
 		ev.EntityType, ev.EntityID = "playbook", st.Playbook
 		ev.Status = types.StatusFailed
-		ev.Payload = history.Encode(history.ExecutionTimedOut{Message: fmt.Sprintf("execution %s ran past its deadline (started %s)", cmd.ExecutionID, st.StartedAt), Kind: types.ErrKindTimeout})
+		ev.Payload = history.Encode(history.ExecutionTimedOut{Message: fmt.Sprintf("execution %s ran past its deadline (started %s)", cmd.ExecutionID, st.StartedAt), Kind: string(types.ErrKindTimeout)})
 		_, err := w.Control.Stop(ctx, cmd.ExecutionID, ev)
 		return err
 	}

@@ -37,7 +37,7 @@ type flaky struct{}
 
 func (flaky) Run(ctx context.Context, req tools.Request) types.Outcome {
 	if req.Attempt == 1 {
-		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "server_error", Message: "HTTP 503", Retryable: true, Status: 503},
+		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindServerError, Message: "HTTP 503", Retryable: true, Status: 503},
 			HTTP: &types.HTTPOutcome{Status: 503}}
 	}
 	return types.Outcome{Status: types.StatusOK, Result: map[string]any{"ok": true}, HTTP: &types.HTTPOutcome{Status: 200}}

@@ -312,7 +312,7 @@ func Rederive(ctx context.Context, p RederiveParams) (Rederived, error) {
 	if out.Status != types.StatusOK {
 		msg := string(out.Status)
 		if out.Error != nil {
-			msg = out.Error.Kind + ": " + out.Error.Message
+			msg = string(out.Error.Kind) + ": " + out.Error.Message
 		}
 		return Rederived{}, refuse("%s: task %s failed when run again: %s", pr.Name(), p.Order.Task, msg)
 	}

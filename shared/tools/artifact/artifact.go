@@ -142,13 +142,13 @@ func (t *Tool) get(ctx context.Context, args map[string]any, a string, specRef a
 	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):
 		return conf.ConfigError("artifact task: %v", err)
 	case errors.Is(err, results.ErrNotFound):
-		return conf.Fail("not_found", false, "artifact task: %v", err)
+		return conf.Fail(types.ErrKindNotFound, false, "artifact task: %v", err)
 	case errors.Is(ctx.Err(), context.Canceled):
-		return conf.Fail("canceled", true, "artifact task canceled: %v", err)
+		return conf.Fail(types.ErrKindCanceled, true, "artifact task canceled: %v", err)
 	case ctx.Err() != nil:
-		return conf.Fail("timeout", true, "artifact task timeout: %v", err)
+		return conf.Fail(types.ErrKindTimeout, true, "artifact task timeout: %v", err)
 	}
-	return conf.Fail("storage", true, "artifact task: %v", err)
+	return conf.Fail(types.ErrKindStorage, true, "artifact task: %v", err)
 }
 
 // reference finds the reference: the input's result_ref, else the

@@ -80,7 +80,7 @@ func TestGetErrors(t *testing.T) {
 	for _, c := range []struct {
 		tool *Tool
 		cfg  map[string]any
-		kind string
+		kind types.ErrorKind
 	}{
 		{tl, map[string]any{}, "config"},
 		{tl, map[string]any{"action": "put", "ref": missing}, "config"},

@@ -118,7 +118,7 @@ func (t *Tool) execSpec(ctx context.Context, cfg toolspec.DuckDB, timeoutS float
 	defer cancel()
 	sc, err := t.scopeOf(ctx)
 	if err != nil {
-		return conf.Fail("internal", true, "duckdb task: %v", err)
+		return conf.Fail(types.ErrKindInternal, true, "duckdb task: %v", err)
 	}
 	var res any
 	// A query's rows stream through the results tier's sink when the
@@ -592,37 +592,37 @@ func (t *Tool) failure(parent, rctx context.Context, err error) types.Outcome {
 		return conf.ConfigError("duckdb task: %v", err)
 	}
 	if errors.Is(err, errClosed) {
-		return conf.Fail("internal", true, "duckdb task: %v", err)
+		return conf.Fail(types.ErrKindInternal, true, "duckdb task: %v", err)
 	}
 	var pe *pathError
 	if errors.As(err, &pe) {
-		return conf.Fail("forbidden_path", false, "duckdb task: %v", err)
+		return conf.Fail(types.ErrKindForbiddenPath, false, "duckdb task: %v", err)
 	}
 	if errors.Is(parent.Err(), context.Canceled) {
-		return conf.Fail("canceled", true, "duckdb task canceled: %v", err)
+		return conf.Fail(types.ErrKindCanceled, true, "duckdb task canceled: %v", err)
 	}
 	if rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return conf.Fail("timeout", true, "duckdb task timeout: %v", err)
+		return conf.Fail(types.ErrKindTimeout, true, "duckdb task timeout: %v", err)
 	}
 	var de *duckdbdriver.Error
 	if errors.As(err, &de) {
 		switch de.Type {
 		case duckdbdriver.ErrorTypeInterrupt:
-			return conf.Fail("timeout", true, "duckdb task interrupted: %v", err)
+			return conf.Fail(types.ErrKindTimeout, true, "duckdb task interrupted: %v", err)
 		case duckdbdriver.ErrorTypeTransaction:
-			return conf.Fail("duckdb", true, "duckdb task: %v", err)
+			return conf.Fail(types.ErrKindDuckDB, true, "duckdb task: %v", err)
 		case duckdbdriver.ErrorTypeIO:
 			// Another process holding the database file's lock is transient.
-			return conf.Fail("duckdb", strings.Contains(de.Msg, "lock"), "duckdb task: %v", err)
+			return conf.Fail(types.ErrKindDuckDB, strings.Contains(de.Msg, "lock"), "duckdb task: %v", err)
 		case duckdbdriver.ErrorTypeMissingExtension, duckdbdriver.ErrorTypeAutoLoad:
 			return conf.ConfigError("duckdb task: %v (run-time extension downloads are disabled)", err)
 		case duckdbdriver.ErrorTypePermission:
-			return conf.Fail("forbidden_path", false, "duckdb task: %v (files only in the task's workspace and NOETL_RUNNER_DATA_ROOTS)", err)
+			return conf.Fail(types.ErrKindForbiddenPath, false, "duckdb task: %v (files only in the task's workspace and NOETL_RUNNER_DATA_ROOTS)", err)
 		case duckdbdriver.ErrorTypeOutOfMemory:
-			return conf.Fail("limit", false, "duckdb task: %v (limit: memory NOETL_DUCKDB_MEMORY_MB, spill NOETL_DUCKDB_MAX_TEMP_MB)", err)
+			return conf.Fail(types.ErrKindLimit, false, "duckdb task: %v (limit: memory NOETL_DUCKDB_MEMORY_MB, spill NOETL_DUCKDB_MAX_TEMP_MB)", err)
 		}
 	}
-	return conf.Fail("duckdb", false, "duckdb task: %v", err)
+	return conf.Fail(types.ErrKindDuckDB, false, "duckdb task: %v", err)
 }
 
 // QueryRows runs query (one or more statements; params bind to the last)

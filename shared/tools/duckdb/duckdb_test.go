@@ -172,7 +172,7 @@ func TestNoExtensionDownloads(t *testing.T) {
 	} {
 		start := time.Now()
 		o := exec(t, tl, M{"query": q})
-		if o.Status != types.StatusError || o.Error.Kind != kind {
+		if o.Status != types.StatusError || string(o.Error.Kind) != kind {
 			t.Errorf("%s: %+v", q, o.Error)
 		}
 		if time.Since(start) > 3*time.Second {
@@ -218,7 +218,7 @@ func TestErrors(t *testing.T) {
 		{M{"query": "SELECT 1; SELECT * FROM missing_table"}, "duckdb"},
 	} {
 		o := exec(t, tl, c.cfg)
-		if o.Status != types.StatusError || o.Error.Kind != c.kind {
+		if o.Status != types.StatusError || string(o.Error.Kind) != c.kind {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}

@@ -693,16 +693,16 @@ func (w *worker) died(parent, wctx context.Context) types.Outcome {
 	waitErr := w.close()
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):
-		return conf.Fail("canceled", true, "duckdb task canceled: %v", context.Cause(parent))
+		return conf.Fail(types.ErrKindCanceled, true, "duckdb task canceled: %v", context.Cause(parent))
 	case wctx.Err() != nil:
-		return conf.Fail("timeout", true, "duckdb task timeout: the worker was killed at the deadline")
+		return conf.Fail(types.ErrKindTimeout, true, "duckdb task timeout: the worker was killed at the deadline")
 	}
 	limit := w.cmd.LimitHit()
 	if limit == "" && w.ws.Full() {
 		limit = "disk"
 	}
 	if limit != "" {
-		return conf.Fail("limit", false, "duckdb task: limit %s reached: the task's worker was killed", w.t.opts.Sandbox.DescribeLimit(limit))
+		return conf.Fail(types.ErrKindLimit, false, "duckdb task: limit %s reached: the task's worker was killed", w.t.opts.Sandbox.DescribeLimit(limit))
 	}
 	msg := "duckdb task: the worker exited without reporting"
 	if waitErr != nil {
@@ -711,7 +711,7 @@ func (w *worker) died(parent, wctx context.Context) types.Outcome {
 	if l := lastLine(w.stderr.String()); l != "" {
 		msg += ": " + l
 	}
-	return conf.Fail("duckdb", false, "%s", msg)
+	return conf.Fail(types.ErrKindDuckDB, false, "%s", msg)
 }
 
 // execInWorker is Exec in a worker (Options.Sandbox).
@@ -729,11 +729,11 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 	if err != nil {
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):
-			return conf.Fail("canceled", true, "duckdb task canceled before start: %v", context.Cause(ctx))
+			return conf.Fail(types.ErrKindCanceled, true, "duckdb task canceled before start: %v", context.Cause(ctx))
 		case wctx.Err() != nil:
-			return conf.Fail("timeout", true, "duckdb task timeout: deadline passed before start")
+			return conf.Fail(types.ErrKindTimeout, true, "duckdb task timeout: deadline passed before start")
 		}
-		return conf.Fail("internal", true, "duckdb task: cannot start the worker: %v", err)
+		return conf.Fail(types.ErrKindInternal, true, "duckdb task: cannot start the worker: %v", err)
 	}
 	answered := false
 	defer func() {
@@ -755,20 +755,20 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 		switch m.Kind {
 		case msgBegin:
 			if sink == nil || begun || m.Begin == nil {
-				return conf.Fail("internal", false, "duckdb task: the worker streamed a table nobody asked for")
+				return conf.Fail(types.ErrKindInternal, false, "duckdb task: the worker streamed a table nobody asked for")
 			}
 			begun = true
 			if err := w.pipeTable(sink, *m.Begin); err != nil {
 				sink.Abort()
 				_ = w.cmd.Process.Kill()
-				if o := w.died(ctx, wctx); o.Error.Kind != "duckdb" {
+				if o := w.died(ctx, wctx); o.Error.Kind != types.ErrKindDuckDB {
 					return o // the worker's death (limit, timeout) is the cause
 				}
 				return t.failure(ctx, wctx, err)
 			}
 		case msgOutcome:
 			if m.Outcome == nil {
-				return conf.Fail("internal", false, "duckdb task: the worker sent an empty outcome")
+				return conf.Fail(types.ErrKindInternal, false, "duckdb task: the worker sent an empty outcome")
 			}
 			o := *m.Outcome
 			switch {
@@ -784,7 +784,7 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 			answered = true
 			return o
 		default:
-			return conf.Fail("internal", false, "duckdb task: unexpected worker message %q", m.Kind)
+			return conf.Fail(types.ErrKindInternal, false, "duckdb task: unexpected worker message %q", m.Kind)
 		}
 	}
 }
@@ -838,9 +838,9 @@ func (w *worker) pipeTable(sink *results.Sink, meta results.TableMeta) error {
 func (t *Tool) workerFailure(parent, rctx context.Context, rf *remoteFailure) types.Outcome {
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):
-		return conf.Fail("canceled", true, "duckdb task canceled: %v", context.Cause(parent))
+		return conf.Fail(types.ErrKindCanceled, true, "duckdb task canceled: %v", context.Cause(parent))
 	case rctx.Err() != nil:
-		return conf.Fail("timeout", true, "duckdb task timeout: %v", rf)
+		return conf.Fail(types.ErrKindTimeout, true, "duckdb task timeout: %v", rf)
 	}
 	return rf.o
 }
@@ -848,7 +848,7 @@ func (t *Tool) workerFailure(parent, rctx context.Context, rf *remoteFailure) ty
 // startFailure wraps an error starting a worker for QueryRows or
 // OpenWriter.
 func startFailure(err error) error {
-	return &remoteFailure{o: conf.Fail("internal", true, "duckdb task: cannot start the worker: %v", err)}
+	return &remoteFailure{o: conf.Fail(types.ErrKindInternal, true, "duckdb task: cannot start the worker: %v", err)}
 }
 
 // queryInWorker is QueryRows in a worker.
@@ -872,11 +872,11 @@ func (t *Tool) queryInWorker(ctx context.Context, database, query string, params
 			return nil
 		case msgFailure:
 			if m.Outcome == nil {
-				return &remoteFailure{o: conf.Fail("internal", false, "duckdb task: the worker sent an empty failure")}
+				return &remoteFailure{o: conf.Fail(types.ErrKindInternal, false, "duckdb task: the worker sent an empty failure")}
 			}
 			return &remoteFailure{o: *m.Outcome}
 		default:
-			return &remoteFailure{o: conf.Fail("internal", false, "duckdb task: unexpected worker message %q", m.Kind)}
+			return &remoteFailure{o: conf.Fail(types.ErrKindInternal, false, "duckdb task: unexpected worker message %q", m.Kind)}
 		}
 	}
 }
@@ -916,7 +916,7 @@ func (w *writerWorker) await() error {
 			return &remoteFailure{o: *m.Outcome}
 		}
 	}
-	return &remoteFailure{o: conf.Fail("internal", false, "duckdb task: unexpected worker message %q", m.Kind)}
+	return &remoteFailure{o: conf.Fail(types.ErrKindInternal, false, "duckdb task: unexpected worker message %q", m.Kind)}
 }
 
 func (w *writerWorker) writeRows(rows [][]any) error {

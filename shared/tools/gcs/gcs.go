@@ -173,12 +173,12 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	default:
 		return conf.ConfigError("gcs task: action %q is not supported (upload, download, delete or list)", action)
 	}
-	if out.Status == types.StatusError && out.Error != nil && out.Error.Kind == "storage" {
+	if out.Status == types.StatusError && out.Error != nil && out.Error.Kind == types.ErrKindStorage {
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):
-			out.Error.Kind, out.Error.Retryable = "canceled", true
+			out.Error.Kind, out.Error.Retryable = types.ErrKindCanceled, true
 		case rctx.Err() != nil:
-			out.Error.Kind, out.Error.Retryable = "timeout", true
+			out.Error.Kind, out.Error.Retryable = types.ErrKindTimeout, true
 		}
 	}
 	return out
@@ -433,26 +433,26 @@ func (t *Tool) localPath(ctx context.Context, p string, forWrite bool) (string, 
 func storageFailure(op, bucket, name string, err error) types.Outcome {
 	what := fmt.Sprintf("gcs task: %s gs://%s/%s", op, bucket, name)
 	if egress.IsRefused(err) {
-		return conf.Fail("forbidden_address", false, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "%s: %v", what, err)
 	}
 	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
-		return conf.Fail("not_found", false, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindNotFound, false, "%s: %v", what, err)
 	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
 		switch {
 		case ge.Code == http.StatusNotFound:
-			return conf.Fail("not_found", false, "%s: %v", what, err)
+			return conf.Fail(types.ErrKindNotFound, false, "%s: %v", what, err)
 		case ge.Code == http.StatusUnauthorized || ge.Code == http.StatusForbidden:
-			return conf.Fail("auth", false, "%s: %v", what, err)
+			return conf.Fail(types.ErrKindAuth, false, "%s: %v", what, err)
 		case ge.Code == http.StatusRequestTimeout || ge.Code == http.StatusTooManyRequests || ge.Code >= 500:
-			return conf.Fail("storage", true, "%s: %v", what, err)
+			return conf.Fail(types.ErrKindStorage, true, "%s: %v", what, err)
 		}
-		return conf.Fail("storage", false, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindStorage, false, "%s: %v", what, err)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
-		return conf.Fail("storage", true, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindStorage, true, "%s: %v", what, err)
 	}
-	return conf.Fail("storage", true, "%s: %v", what, err)
+	return conf.Fail(types.ErrKindStorage, true, "%s: %v", what, err)
 }

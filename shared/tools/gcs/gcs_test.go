@@ -160,7 +160,7 @@ func TestErrors(t *testing.T) {
 			cfg["auth"] = auth
 		}
 		o := tl.Exec(context.Background(), nil, cfg, 0)
-		if o.Status != types.StatusError || o.Error.Kind != c.kind {
+		if o.Status != types.StatusError || string(o.Error.Kind) != c.kind {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}

@@ -45,7 +45,7 @@ func (t *Tool) applyAuth(ctx context.Context, cfg toolspec.HTTP) (toolspec.HTTP,
 				o := conf.ConfigError("http task: auth: %v", err)
 				return cfg, &o
 			}
-			o := conf.FailCode(errs.CodeOf(err), "credentials", "http task: auth: %v", err)
+			o := conf.FailCode(errs.CodeOf(err), types.ErrKindCredentials, "http task: auth: %v", err)
 			return cfg, &o
 		}
 		entry, _ = kc["auth"].(map[string]any)

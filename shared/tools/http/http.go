@@ -221,7 +221,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		return conf.ConfigError("http task: url %q must be an absolute http:// or https:// URL", redactURL(u, true))
 	}
 	if _, err := t.policy.CheckHost(u.Hostname(), portOf(u)); err != nil {
-		return conf.Fail("forbidden_address", false, "http task: %s: %v", redactURL(u, true), err)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "http task: %s: %v", redactURL(u, true), err)
 	}
 	method := "GET"
 	if m := strings.TrimSpace(cfg.Method); m != "" {
@@ -314,7 +314,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	if int64(len(raw)) > t.maxBody {
 		out.Status = types.StatusError
 		out.Error = &types.TaskError{
-			Kind:    "http",
+			Kind:    types.ErrKindHTTP,
 			Message: fmt.Sprintf("response body of %s %s exceeds the %s limit (status %d)", method, redactURL(finalURL, true), humanBytes(t.maxBody), resp.StatusCode),
 			Status:  resp.StatusCode,
 		}
@@ -505,15 +505,15 @@ func transportError(parent context.Context, err error, method string, u *url.URL
 	}
 	var re *egress.RefusedError
 	if errors.As(err, &re) {
-		return conf.Fail("forbidden_address", false, "%s %s: %v", method, redactURL(u, true), re)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "%s %s: %v", method, redactURL(u, true), re)
 	}
 	kind := KindConnection
 	var ne net.Error
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):
-		kind = "canceled"
+		kind = types.ErrKindCanceled
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(parent.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		kind = "timeout"
+		kind = types.ErrKindTimeout
 	}
 	return conf.Fail(kind, true, "%s %s: %v", method, redactURL(u, true), cause)
 }

@@ -162,7 +162,7 @@ func TestErrorStatuses(t *testing.T) {
 		o := do(t, tl, nil, M{"url": s.URL + fmt.Sprintf("/status/%d", code)})
 		wantKind := map[int]string{400: "client_error", 401: "auth", 404: "not_found", 408: "client_error", 429: "rate_limit",
 			500: "server_error", 502: "server_error", 503: "server_error"}[code]
-		if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != wantKind || o.Error.Status != code || o.Error.Retryable != retryable {
+		if o.Status != types.StatusError || o.Error == nil || string(o.Error.Kind) != wantKind || o.Error.Status != code || o.Error.Retryable != retryable {
 			t.Fatalf("%d: %+v", code, o.Error)
 		}
 		if !strings.Contains(o.Error.Message, fmt.Sprintf("HTTP %d", code)) || !strings.Contains(o.Error.Message, fmt.Sprintf("status %d", code)) {

@@ -1,31 +1,35 @@
 package http
 
-import nethttp "net/http"
+import (
+	nethttp "net/http"
+
+	"github.com/noetl/gcpengine/shared/types"
+)
 
 // Error kinds of an http task (outcome.error.kind), NoETL's error taxonomy
 // (noetl/core/errors classify_error), which NoETL's playbooks match in
 // their policy rules (`output.error.kind == 'rate_limit'`).
 const (
 	// KindRateLimit is a 429 answer (retryable).
-	KindRateLimit = "rate_limit"
+	KindRateLimit = types.ErrKindRateLimit
 	// KindAuth is a 401 or 403 answer.
-	KindAuth = "auth"
+	KindAuth = types.ErrKindAuth
 	// KindNotFound is a 404 answer.
-	KindNotFound = "not_found"
+	KindNotFound = types.ErrKindNotFound
 	// KindClientError is any other 4xx answer (408 is retryable).
-	KindClientError = "client_error"
+	KindClientError = types.ErrKindClientError
 	// KindServerError is a 5xx answer (retryable).
-	KindServerError = "server_error"
+	KindServerError = types.ErrKindServerError
 	// KindConnection is a failure to connect or a connection lost before a
 	// complete answer (retryable).
-	KindConnection = "connection"
+	KindConnection = types.ErrKindConnection
 	// KindTimeout is a request that exceeded its deadline (retryable).
-	KindTimeout = "timeout"
+	KindTimeout = types.ErrKindTimeout
 )
 
 // StatusKind returns the error kind of an HTTP status ≥ 400 and whether
 // it is retryable (408, 429 and 5xx are; NoETL canonical v10 retry spec §3.1).
-func StatusKind(code int) (kind string, retryable bool) {
+func StatusKind(code int) (kind types.ErrorKind, retryable bool) {
 	switch {
 	case code == nethttp.StatusTooManyRequests:
 		return KindRateLimit, true

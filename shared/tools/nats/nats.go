@@ -471,26 +471,26 @@ func failure(parent, rctx context.Context, s server, err error) types.Outcome {
 	case errors.As(err, &ce):
 		return conf.ConfigError("nats task: %s", msg)
 	case errors.Is(err, errClosed):
-		return conf.Fail("internal", true, "nats task: %s", msg)
+		return conf.Fail(types.ErrKindInternal, true, "nats task: %s", msg)
 	case egress.IsRefused(err) || strings.Contains(msg, "refused by the network policy"):
-		return conf.Fail("forbidden_address", false, "nats task: %s", msg)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "nats task: %s", msg)
 	case errors.Is(parent.Err(), context.Canceled):
-		return conf.Fail("canceled", true, "nats task canceled: %s", msg)
+		return conf.Fail(types.ErrKindCanceled, true, "nats task canceled: %s", msg)
 	case rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, natsgo.ErrTimeout):
-		return conf.Fail("timeout", true, "nats task timeout: %s", msg)
+		return conf.Fail(types.ErrKindTimeout, true, "nats task timeout: %s", msg)
 	case errors.Is(err, natsgo.ErrAuthorization) || errors.Is(err, natsgo.ErrAuthExpired) || errors.Is(err, natsgo.ErrPermissionViolation) ||
 		strings.Contains(strings.ToLower(msg), "authorization violation"):
-		return conf.Fail("auth", false, "nats task: %s (server %s)", msg, redactURL(s.url))
+		return conf.Fail(types.ErrKindAuth, false, "nats task: %s (server %s)", msg, redactURL(s.url))
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
-		return conf.Fail("nats", false, "nats task: %s: the server at %s has no JetStream (start nats-server with -js)", msg, redactURL(s.url))
+		return conf.Fail(types.ErrKindNATS, false, "nats task: %s: the server at %s has no JetStream (start nats-server with -js)", msg, redactURL(s.url))
 	case errors.Is(err, jetstream.ErrInvalidKey) || errors.Is(err, jetstream.ErrInvalidBucketName):
 		return conf.ConfigError("nats task: %s", msg)
 	case errors.Is(err, natsgo.ErrNoServers):
-		return conf.Fail("nats", true, "nats task: cannot reach %s: %s", redactURL(s.url), msg)
+		return conf.Fail(types.ErrKindNATS, true, "nats task: cannot reach %s: %s", redactURL(s.url), msg)
 	case overLimits(err, msg):
-		return conf.Fail("limit", false, "nats task: %s: the server's limits for this account are reached (%s)", msg, LimitsSettings)
+		return conf.Fail(types.ErrKindLimit, false, "nats task: %s: the server's limits for this account are reached (%s)", msg, LimitsSettings)
 	}
-	return conf.Fail("nats", true, "nats task: %s", msg)
+	return conf.Fail(types.ErrKindNATS, true, "nats task: %s", msg)
 }
 
 // LimitsSettings names where a NATS account's limits are set, in the

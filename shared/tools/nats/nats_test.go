@@ -173,7 +173,7 @@ func TestErrors(t *testing.T) {
 		{M{"auth": "nats_credential", "operation": "kv_get", "bucket": "b", "key": "k"}, "config"}, // no store
 	} {
 		o := tl.Exec(ctx, nil, c.cfg, 0)
-		if o.Status != types.StatusError || o.Error.Kind != c.kind {
+		if o.Status != types.StatusError || string(o.Error.Kind) != c.kind {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}

@@ -623,10 +623,10 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 		return conf.ConfigError("postgres task: invalid connection settings: %s", msg)
 	}
 	if errors.Is(err, errClosed) {
-		return conf.Fail("internal", true, "postgres task: %s", msg)
+		return conf.Fail(types.ErrKindInternal, true, "postgres task: %s", msg)
 	}
 	if egress.IsRefused(err) {
-		return conf.Fail("forbidden_address", false, "postgres task: %s", msg)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "postgres task: %s", msg)
 	}
 	var bt *errBarrierTampered
 	if errors.As(err, &bt) {
@@ -637,7 +637,7 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 		return conf.Fail(types.ErrKindResultLost, false, "postgres task: %s", msg)
 	}
 	if errors.Is(err, results.ErrQuota) {
-		return conf.Fail("limit", false, "postgres task: %s", msg)
+		return conf.Fail(types.ErrKindLimit, false, "postgres task: %s", msg)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -648,15 +648,15 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 		if pgErr.Hint != "" {
 			m += "; hint: " + pgErr.Hint
 		}
-		o := conf.Fail("postgres", retryableSQLState(pgErr.Code), "%s", scrub(m, password))
+		o := conf.Fail(types.ErrKindPostgres, retryableSQLState(pgErr.Code), "%s", scrub(m, password))
 		o.PG = &types.PGOutcome{Code: pgErr.Code, SQLState: pgErr.Code}
 		return o
 	}
 	if errors.Is(parent.Err(), context.Canceled) {
-		return conf.Fail("canceled", true, "postgres task canceled: %s", msg)
+		return conf.Fail(types.ErrKindCanceled, true, "postgres task canceled: %s", msg)
 	}
 	if rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
-		return conf.Fail("timeout", true, "postgres task timeout: %s", msg)
+		return conf.Fail(types.ErrKindTimeout, true, "postgres task timeout: %s", msg)
 	}
 	code := "08006" // connection_failure
 	var ce *pgconn.ConnectError
@@ -665,12 +665,12 @@ func (t *Tool) failure(parent, rctx context.Context, err error, password string)
 	}
 	var ne net.Error
 	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || isConnLost(err) {
-		o := conf.Fail("postgres", true, "postgres task: connection error: %s", msg)
+		o := conf.Fail(types.ErrKindPostgres, true, "postgres task: connection error: %s", msg)
 		o.PG = &types.PGOutcome{Code: code, SQLState: code}
 		return o
 	}
 	// Client-side failures (encoding a parameter, decoding a value, ...).
-	return conf.Fail("postgres", false, "postgres task: %s", msg)
+	return conf.Fail(types.ErrKindPostgres, false, "postgres task: %s", msg)
 }
 
 func isConnLost(err error) bool {

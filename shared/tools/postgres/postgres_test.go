@@ -403,7 +403,7 @@ func TestCancelReachesTheServer(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("the task did not end 20 s after its context")
 			}
-			if o.Status != types.StatusError || o.Error == nil || o.Error.Kind != tc.kind {
+			if o.Status != types.StatusError || o.Error == nil || string(o.Error.Kind) != tc.kind {
 				t.Fatalf("outcome %+v %+v, want kind %s", o.Status, o.Error, tc.kind)
 			}
 			// The statement no longer runs on the server (with pgx's

@@ -327,7 +327,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 
 	sb, err := t.sandbox()
 	if err != nil {
-		return conf.Fail("internal", true, "python task: %v", err)
+		return conf.Fail(types.ErrKindInternal, true, "python task: %v", err)
 	}
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -407,7 +407,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 
 	out := types.Outcome{Logs: logs.String()}
 	if res.over {
-		return withLogs(conf.Fail("python", false, "python task: result exceeds the %d MiB limit", t.opts.MaxResultBytes>>20), out.Logs)
+		return withLogs(conf.Fail(types.ErrKindPython, false, "python task: result exceeds the %d MiB limit", t.opts.MaxResultBytes>>20), out.Logs)
 	}
 	ws := pr.ws
 	limit := pr.cmd.LimitHit()
@@ -426,7 +426,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 		}
 		if limit != "" {
 			m, _ := msg["message"].(string)
-			o := withLogs(conf.Fail("limit", false, "python task: limit %s reached: %s", sb.DescribeLimit(limit), m), out.Logs)
+			o := withLogs(conf.Fail(types.ErrKindLimit, false, "python task: limit %s reached: %s", sb.DescribeLimit(limit), m), out.Logs)
 			o.Py = &types.PyOutcome{ExceptionType: typ}
 			return o
 		}
@@ -435,21 +435,21 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 			message = typ
 		}
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{Kind: "python", Message: message}
+		out.Error = &types.TaskError{Kind: types.ErrKindPython, Message: message}
 		out.Py = &types.PyOutcome{ExceptionType: typ}
 		return out
 	}
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
-		return withLogs(conf.Fail("canceled", true, "python task canceled: %v", context.Cause(ctx)), out.Logs)
+		return withLogs(conf.Fail(types.ErrKindCanceled, true, "python task canceled: %v", context.Cause(ctx)), out.Logs)
 	case rctx.Err() != nil:
-		return withLogs(conf.Fail("timeout", true, "python task timeout: killed after %s", timeout), out.Logs)
+		return withLogs(conf.Fail(types.ErrKindTimeout, true, "python task timeout: killed after %s", timeout), out.Logs)
 	}
 	if limit == "" && ws.Full() {
 		limit = "disk"
 	}
 	if limit != "" {
-		return withLogs(conf.Fail("limit", false, "python task: limit %s reached: killed", sb.DescribeLimit(limit)), out.Logs)
+		return withLogs(conf.Fail(types.ErrKindLimit, false, "python task: limit %s reached: killed", sb.DescribeLimit(limit)), out.Logs)
 	}
 	status := "exited without reporting a result"
 	if waitErr != nil {
@@ -459,7 +459,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	if last := lastLine(out.Logs); last != "" {
 		msg += ": " + last
 	}
-	return withLogs(conf.Fail("python", false, "%s", msg), out.Logs)
+	return withLogs(conf.Fail(types.ErrKindPython, false, "%s", msg), out.Logs)
 }
 
 // read is the runner's fd-3 message as read (over: beyond
@@ -567,7 +567,7 @@ func (t *Tool) startCold(ctx, rctx context.Context, sb *sandbox.Sandbox, interp 
 	fail := func(o types.Outcome) (*proc, *types.Outcome) { return nil, &o }
 	dir, removeDir, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-py-")
 	if err != nil {
-		return fail(conf.Fail("internal", true, "python task: cannot create working directory: %v", err))
+		return fail(conf.Fail(types.ErrKindInternal, true, "python task: cannot create working directory: %v", err))
 	}
 	// The sandbox owns identity, limits and the process tree: rctx's end
 	// kills the whole tree, and Wait kills what is left of it.
@@ -582,14 +582,14 @@ func (t *Tool) startCold(ctx, rctx context.Context, sb *sandbox.Sandbox, interp 
 	lr, lw, err := os.Pipe()
 	if err != nil {
 		removeDir()
-		return fail(conf.Fail("internal", true, "python task: cannot create output pipe: %v", err))
+		return fail(conf.Fail(types.ErrKindInternal, true, "python task: cannot create output pipe: %v", err))
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		lr.Close()
 		lw.Close()
 		removeDir()
-		return fail(conf.Fail("internal", true, "python task: cannot create result pipe: %v", err))
+		return fail(conf.Fail(types.ErrKindInternal, true, "python task: cannot create result pipe: %v", err))
 	}
 	cmd.Stdout = lw
 	cmd.Stderr = lw
@@ -604,11 +604,11 @@ func (t *Tool) startCold(ctx, rctx context.Context, sb *sandbox.Sandbox, interp 
 		removeDir()
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):
-			return fail(conf.Fail("canceled", true, "python task canceled before start: %v", context.Cause(ctx)))
+			return fail(conf.Fail(types.ErrKindCanceled, true, "python task canceled before start: %v", context.Cause(ctx)))
 		case rctx.Err() != nil:
-			return fail(conf.Fail("timeout", true, "python task timeout: deadline passed before start"))
+			return fail(conf.Fail(types.ErrKindTimeout, true, "python task timeout: deadline passed before start"))
 		}
-		return fail(conf.Fail("internal", true, "python task: cannot start %s: %v", interp, err))
+		return fail(conf.Fail(types.ErrKindInternal, true, "python task: cannot start %s: %v", interp, err))
 	}
 	return &proc{cmd: cmd, res: r, logs: lr, ws: sandbox.WorkspaceFrom(ctx), wait: cmd.Wait, release: removeDir}, nil
 }

@@ -197,7 +197,7 @@ func (t *Tool) connect(ctx context.Context, cfg toolspec.S3) (*minio.Client, *ty
 	}
 	if p := t.opts.Egress; p != nil {
 		if err := allowed(ctx, p, conn.Endpoint); err != nil {
-			return fail(conf.Fail("forbidden_address", false, "s3 task: endpoint %s: %v", conn.Endpoint, err))
+			return fail(conf.Fail(types.ErrKindForbiddenAddress, false, "s3 task: endpoint %s: %v", conn.Endpoint, err))
 		}
 	}
 	client, err := conn.Client(t.opts.Egress)
@@ -218,12 +218,12 @@ func (t *Tool) timeout(timeoutS float64) time.Duration {
 // settle names a storage failure that the caller's cancellation (kind
 // canceled) or the attempt's deadline (kind timeout) caused.
 func settle(ctx, rctx context.Context, out types.Outcome) types.Outcome {
-	if out.Status == types.StatusError && out.Error != nil && out.Error.Kind == "storage" {
+	if out.Status == types.StatusError && out.Error != nil && out.Error.Kind == types.ErrKindStorage {
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):
-			out.Error.Kind, out.Error.Retryable = "canceled", true
+			out.Error.Kind, out.Error.Retryable = types.ErrKindCanceled, true
 		case rctx.Err() != nil:
-			out.Error.Kind, out.Error.Retryable = "timeout", true
+			out.Error.Kind, out.Error.Retryable = types.ErrKindTimeout, true
 		}
 	}
 	return out
@@ -433,7 +433,7 @@ func (t *Tool) delete(ctx context.Context, c *minio.Client, cfg toolspec.S3) typ
 		return failure("delete", bucket, key, err)
 	}
 	if !deleted && !cfg.MissingOK {
-		return conf.Fail("not_found", false, "s3 task: delete s3://%s/%s: no such object (missing_ok: true accepts that)", bucket, key)
+		return conf.Fail(types.ErrKindNotFound, false, "s3 task: delete s3://%s/%s: no such object (missing_ok: true accepts that)", bucket, key)
 	}
 	if deleted {
 		if err := c.RemoveObject(ctx, bucket, key, minio.RemoveObjectOptions{}); err != nil {
@@ -482,22 +482,22 @@ func isNotFound(err error) bool {
 func failure(op, bucket, key string, err error) types.Outcome {
 	what := fmt.Sprintf("s3 task: %s s3://%s/%s", op, bucket, key)
 	if egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy") {
-		return conf.Fail("forbidden_address", false, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "%s: %v", what, err)
 	}
 	r := minio.ToErrorResponse(err)
 	switch {
 	case isNotFound(err):
-		return conf.Fail("not_found", false, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindNotFound, false, "%s: %v", what, err)
 	case r.StatusCode == http.StatusUnauthorized || r.StatusCode == http.StatusForbidden || r.Code == "AccessDenied" || r.Code == "SignatureDoesNotMatch" || r.Code == "InvalidAccessKeyId":
-		return conf.Fail("auth", false, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindAuth, false, "%s: %v", what, err)
 	case r.StatusCode == http.StatusRequestTimeout || r.StatusCode == http.StatusTooManyRequests || r.StatusCode >= 500:
-		return conf.Fail("storage", true, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindStorage, true, "%s: %v", what, err)
 	case r.StatusCode >= 400:
-		return conf.Fail("storage", false, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindStorage, false, "%s: %v", what, err)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
-		return conf.Fail("storage", true, "%s: %v", what, err)
+		return conf.Fail(types.ErrKindStorage, true, "%s: %v", what, err)
 	}
-	return conf.Fail("storage", true, "%s: %v", what, err)
+	return conf.Fail(types.ErrKindStorage, true, "%s: %v", what, err)
 }

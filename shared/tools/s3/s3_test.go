@@ -41,7 +41,7 @@ func ok(t *testing.T, o types.Outcome) M {
 	return o.Result.(M)
 }
 
-func failed(t *testing.T, o types.Outcome, kind, msg string) {
+func failed(t *testing.T, o types.Outcome, kind types.ErrorKind, msg string) {
 	t.Helper()
 	if o.Status != types.StatusError || o.Error.Kind != kind || !strings.Contains(o.Error.Message, msg) {
 		t.Fatalf("%+v, want kind %s with %q", o.Error, kind, msg)

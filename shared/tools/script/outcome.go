@@ -26,7 +26,7 @@ func LoadOutcome(ctx context.Context, cfg map[string]any, what string, o Options
 	code, ok, err := Load(ctx, cfg, what, o)
 	if err != nil {
 		var se *Error
-		out := conf.Fail("internal", true, "%v", err)
+		out := conf.Fail(types.ErrKindInternal, true, "%v", err)
 		if errors.As(err, &se) {
 			out = se.Outcome
 		}

@@ -82,7 +82,7 @@ type Error struct{ Outcome types.Outcome }
 // Error implements error.
 func (e *Error) Error() string { return e.Outcome.Error.Message }
 
-func fail(kind string, retryable bool, format string, a ...any) *Error {
+func fail(kind types.ErrorKind, retryable bool, format string, a ...any) *Error {
 	return &Error{conf.Fail(kind, retryable, format, a...)}
 }
 
@@ -106,17 +106,17 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 	default:
 		m, isMap := conf.Map(raw)
 		if !isMap {
-			return "", true, fail("config", false, "%s: `script` must be a mapping {uri, source: {type}} or a uri, got %T", what, raw)
+			return "", true, fail(types.ErrKindConfig, false, "%s: `script` must be a mapping {uri, source: {type}} or a uri, got %T", what, raw)
 		}
 		uri, _ = conf.String(m, "uri", "path")
 		uri = strings.TrimSpace(uri)
 		if s, has := m["source"]; has && s != nil {
 			if src, isMap = conf.Map(s); !isMap {
-				return "", true, fail("config", false, "%s: `script.source` must be a mapping {type, ...}, got %T", what, s)
+				return "", true, fail(types.ErrKindConfig, false, "%s: `script.source` must be a mapping {type, ...}, got %T", what, s)
 			}
 		}
 		if enc, has := conf.String(m, "encoding"); has && !strings.EqualFold(strings.ReplaceAll(enc, "-", ""), "utf8") {
-			return "", true, fail("config", false, "%s: script encoding %q is not supported (utf-8 only)", what, enc)
+			return "", true, fail(types.ErrKindConfig, false, "%s: script encoding %q is not supported (utf-8 only)", what, enc)
 		}
 	}
 	if src == nil {
@@ -146,7 +146,7 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 	if v, has := conf.Lookup(src, "timeout"); has {
 		d, isNum := conf.Seconds(v)
 		if !isNum || d <= 0 {
-			return "", true, fail("config", false, "%s: script.source.timeout must be a positive number of seconds, got %v", what, v)
+			return "", true, fail(types.ErrKindConfig, false, "%s: script.source.timeout must be a positive number of seconds, got %v", what, v)
 		}
 		timeout = d
 	}
@@ -156,7 +156,7 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 	case "inline":
 		c, isStr := src["code"].(string)
 		if !isStr || strings.TrimSpace(c) == "" {
-			return "", true, fail("config", false, "%s: script.source.type inline needs script.source.code", what)
+			return "", true, fail(types.ErrKindConfig, false, "%s: script.source.type inline needs script.source.code", what)
 		}
 		data = []byte(c)
 	case "file":
@@ -168,16 +168,16 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 	case "s3":
 		data, e = loadS3(ctx, uri, src, what, o, timeout, max)
 	default:
-		return "", true, fail("config", false, "%s: script.source.type %q is unknown (file, gcs, http, s3 or inline)", what, typ)
+		return "", true, fail(types.ErrKindConfig, false, "%s: script.source.type %q is unknown (file, gcs, http, s3 or inline)", what, typ)
 	}
 	if e != nil {
 		return "", true, e
 	}
 	if !utf8.Valid(data) {
-		return "", true, fail("config", false, "%s: the script at %s is not UTF-8 text", what, uri)
+		return "", true, fail(types.ErrKindConfig, false, "%s: the script at %s is not UTF-8 text", what, uri)
 	}
 	if strings.TrimSpace(string(data)) == "" {
-		return "", true, fail("config", false, "%s: the script at %s is empty", what, uri)
+		return "", true, fail(types.ErrKindConfig, false, "%s: the script at %s is empty", what, uri)
 	}
 	return string(data), true, nil
 }
@@ -191,7 +191,7 @@ func Load(ctx context.Context, cfg map[string]any, what string, o Options) (code
 func loadFile(uri, what, base string, max int64) ([]byte, *Error) {
 	p := strings.TrimPrefix(uri, "file://")
 	if p == "" {
-		return nil, fail("config", false, "%s: script.uri (the file path) is required for a file source", what)
+		return nil, fail(types.ErrKindConfig, false, "%s: script.uri (the file path) is required for a file source", what)
 	}
 	if base == "" {
 		base = "."
@@ -200,20 +200,20 @@ func loadFile(uri, what, base string, max int64) ([]byte, *Error) {
 		// An absolute path is accepted only inside the root (as written).
 		abs, err := filepath.Abs(base)
 		if err != nil {
-			return nil, fail("config", false, "%s: playbook root: %v", what, err)
+			return nil, fail(types.ErrKindConfig, false, "%s: playbook root: %v", what, err)
 		}
 		rel, err := filepath.Rel(abs, p)
 		if err != nil || !filepath.IsLocal(rel) {
-			return nil, fail("config", false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
+			return nil, fail(types.ErrKindConfig, false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
 		}
 		p = rel
 	}
 	if !filepath.IsLocal(p) || strings.ContainsRune(p, 0) {
-		return nil, fail("config", false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
+		return nil, fail(types.ErrKindConfig, false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
 	}
 	r, err := os.OpenRoot(base)
 	if err != nil {
-		return nil, fail("config", false, "%s: playbook root: %v", what, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: playbook root: %v", what, err)
 	}
 	defer r.Close()
 	// O_NONBLOCK: opening a FIFO for reading would wait for a writer.
@@ -221,21 +221,21 @@ func loadFile(uri, what, base string, max int64) ([]byte, *Error) {
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes from parent") {
-			return nil, fail("config", false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
+			return nil, fail(types.ErrKindConfig, false, "%s: script file %q is outside the playbook root (NOETL_REPO_ROOT)", what, p)
 		}
-		return nil, fail("config", false, "%s: script file %q cannot be read: %v", what, p, errors.Unwrap(err))
+		return nil, fail(types.ErrKindConfig, false, "%s: script file %q cannot be read: %v", what, p, errors.Unwrap(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		return nil, fail("config", false, "%s: script path %q is not a regular file", what, p)
+		return nil, fail(types.ErrKindConfig, false, "%s: script path %q is not a regular file", what, p)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fail("config", false, "%s: reading script file %q: %v", what, p, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: reading script file %q: %v", what, p, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fail("config", false, "%s: script file %q exceeds %d bytes", what, p, max)
+		return nil, fail(types.ErrKindConfig, false, "%s: script file %q exceeds %d bytes", what, p, max)
 	}
 	return data, nil
 }
@@ -246,7 +246,7 @@ func loadHTTP(ctx context.Context, uri string, src map[string]any, what string, 
 		u = uri
 	}
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return nil, fail("config", false, "%s: an http script source needs script.source.endpoint or an http(s) script.uri", what)
+		return nil, fail(types.ErrKindConfig, false, "%s: an http script source needs script.source.endpoint or an http(s) script.uri", what)
 	}
 	method := "GET"
 	if m, ok := conf.String(src, "method"); ok {
@@ -255,13 +255,13 @@ func loadHTTP(ctx context.Context, uri string, src map[string]any, what string, 
 	switch method {
 	case "GET", "POST", "PUT", "PATCH", "DELETE":
 	default:
-		return nil, fail("config", false, "%s: script.source.method %q is not an HTTP method", what, method)
+		return nil, fail(types.ErrKindConfig, false, "%s: script.source.method %q is not an HTTP method", what, method)
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, method, u, nil)
 	if err != nil {
-		return nil, fail("config", false, "%s: script url: %v", what, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: script url: %v", what, err)
 	}
 	if a, ok := src["auth"]; ok && a != nil {
 		h, e := authHeaders(ctx, a, what, o.Credentials)
@@ -275,7 +275,7 @@ func loadHTTP(ctx context.Context, uri string, src map[string]any, what string, 
 	if hv, ok := src["headers"]; ok && hv != nil {
 		hm, isMap := conf.Map(hv)
 		if !isMap {
-			return nil, fail("config", false, "%s: script.source.headers must be a mapping", what)
+			return nil, fail(types.ErrKindConfig, false, "%s: script.source.headers must be a mapping", what)
 		}
 		for k, v := range hm {
 			req.Header.Set(k, conf.Stringify(v))
@@ -288,26 +288,26 @@ func loadHTTP(ctx context.Context, uri string, src map[string]any, what string, 
 	resp, err := client.Do(req)
 	if err != nil {
 		if rctx.Err() != nil && ctx.Err() == nil {
-			return nil, fail("timeout", true, "%s: fetching script %s: timed out after %s", what, redact(u), timeout)
+			return nil, fail(types.ErrKindTimeout, true, "%s: fetching script %s: timed out after %s", what, redact(u), timeout)
 		}
-		return nil, fail("http", true, "%s: fetching script %s: %v", what, redact(u), errors.Unwrap(err))
+		return nil, fail(types.ErrKindHTTP, true, "%s: fetching script %s: %v", what, redact(u), errors.Unwrap(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return nil, fail("http", true, "%s: reading script %s: %v", what, redact(u), err)
+		return nil, fail(types.ErrKindHTTP, true, "%s: reading script %s: %v", what, redact(u), err)
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fail("not_found", false, "%s: script %s: HTTP 404", what, redact(u))
+		return nil, fail(types.ErrKindNotFound, false, "%s: script %s: HTTP 404", what, redact(u))
 	case resp.StatusCode >= 400:
 		code := resp.StatusCode
-		return nil, &Error{types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "http", Status: code,
+		return nil, &Error{types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: types.ErrKindHTTP, Status: code,
 			Message:   fmt.Sprintf("%s: script %s: HTTP %d", what, redact(u), code),
 			Retryable: code == 408 || code == 429 || code >= 500}}}
 	}
 	if int64(len(data)) > max {
-		return nil, fail("config", false, "%s: script %s exceeds %d bytes", what, redact(u), max)
+		return nil, fail(types.ErrKindConfig, false, "%s: script %s exceeds %d bytes", what, redact(u), max)
 	}
 	return data, nil
 }
@@ -323,15 +323,15 @@ func authHeaders(ctx context.Context, a any, what string, store credentials.Stor
 				return nil, fail(types.ErrKindForbidden, false, "%s: script.source.auth: %v", what, err)
 			}
 			if errors.Is(err, credentials.ErrNotFound) || errors.Is(err, credentials.ErrInvalid) || store == nil {
-				return nil, fail("config", false, "%s: script.source.auth: %v", what, err)
+				return nil, fail(types.ErrKindConfig, false, "%s: script.source.auth: %v", what, err)
 			}
-			return nil, fail("credentials", errs.Retryable(err), "%s: script.source.auth: %v", what, err)
+			return nil, fail(types.ErrKindCredentials, errs.Retryable(err), "%s: script.source.auth: %v", what, err)
 		}
 		entry, _ = kc["script"].(map[string]any)
 	default:
 		m, ok := conf.Map(a)
 		if !ok {
-			return nil, fail("config", false, "%s: script.source.auth must be a credential name or a mapping", what)
+			return nil, fail(types.ErrKindConfig, false, "%s: script.source.auth must be a credential name or a mapping", what)
 		}
 		entry = m
 	}
@@ -347,10 +347,10 @@ func authHeaders(ctx context.Context, a any, what string, store credentials.Stor
 func loadGCS(ctx context.Context, uri string, src map[string]any, what string, o Options, timeout time.Duration, max int64) ([]byte, *Error) {
 	bucket, object, err := gcsconn.ParseURI(uri)
 	if err != nil {
-		return nil, fail("config", false, "%s: script.uri: %v", what, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: script.uri: %v", what, err)
 	}
 	if o.GCS == nil {
-		return nil, fail("config", false, "%s: gcs script sources are not configured in this engine", what)
+		return nil, fail(types.ErrKindConfig, false, "%s: gcs script sources are not configured in this engine", what)
 	}
 	var fields map[string]any
 	if a, ok := src["auth"]; ok && a != nil {
@@ -362,24 +362,24 @@ func loadGCS(ctx context.Context, uri string, src map[string]any, what string, o
 	}
 	cl, err := o.GCS.Client(ctx, fields)
 	if err != nil {
-		return nil, fail("config", false, "%s: %v", what, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: %v", what, err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r, err := cl.Bucket(bucket).Object(object).NewReader(rctx)
 	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
-		return nil, fail("not_found", false, "%s: script %s not found", what, uri)
+		return nil, fail(types.ErrKindNotFound, false, "%s: script %s not found", what, uri)
 	}
 	if err != nil {
-		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+		return nil, fail(types.ErrKindStorage, true, "%s: reading script %s: %v", what, uri, err)
 	}
 	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+		return nil, fail(types.ErrKindStorage, true, "%s: reading script %s: %v", what, uri, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fail("config", false, "%s: script %s exceeds %d bytes", what, uri, max)
+		return nil, fail(types.ErrKindConfig, false, "%s: script %s exceeds %d bytes", what, uri, max)
 	}
 	return data, nil
 }
@@ -393,7 +393,7 @@ func loadS3(ctx context.Context, uri string, src map[string]any, what string, o 
 		err = fmt.Errorf("%q names no key", uri)
 	}
 	if err != nil {
-		return nil, fail("config", false, "%s: script.uri: %v", what, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: script.uri: %v", what, err)
 	}
 	var fields map[string]any
 	if a, ok := src["auth"]; ok && a != nil {
@@ -407,11 +407,11 @@ func loadS3(ctx context.Context, uri string, src map[string]any, what string, o 
 	endpoint, _ := conf.String(src, "endpoint")
 	conn, err := s3conn.FromFields(fields, endpoint, region)
 	if err != nil {
-		return nil, fail("config", false, "%s: %v", what, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: %v", what, err)
 	}
 	cl, err := conn.Client(o.Egress)
 	if err != nil {
-		return nil, fail("config", false, "%s: %v", what, err)
+		return nil, fail(types.ErrKindConfig, false, "%s: %v", what, err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -424,20 +424,20 @@ func loadS3(ctx context.Context, uri string, src map[string]any, what string, o 
 		r := minio.ToErrorResponse(err)
 		switch {
 		case egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy"):
-			return nil, fail("forbidden_address", false, "%s: script %s: %v", what, uri, err)
+			return nil, fail(types.ErrKindForbiddenAddress, false, "%s: script %s: %v", what, uri, err)
 		case r.StatusCode == http.StatusNotFound || r.Code == "NoSuchKey" || r.Code == "NoSuchBucket":
-			return nil, fail("not_found", false, "%s: script %s not found", what, uri)
+			return nil, fail(types.ErrKindNotFound, false, "%s: script %s not found", what, uri)
 		case r.StatusCode == http.StatusForbidden || r.StatusCode == http.StatusUnauthorized:
-			return nil, fail("auth", false, "%s: reading script %s: %v", what, uri, err)
+			return nil, fail(types.ErrKindAuth, false, "%s: reading script %s: %v", what, uri, err)
 		}
-		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+		return nil, fail(types.ErrKindStorage, true, "%s: reading script %s: %v", what, uri, err)
 	}
 	data, err := io.ReadAll(io.LimitReader(obj, max+1))
 	if err != nil {
-		return nil, fail("storage", true, "%s: reading script %s: %v", what, uri, err)
+		return nil, fail(types.ErrKindStorage, true, "%s: reading script %s: %v", what, uri, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fail("config", false, "%s: script %s exceeds %d bytes", what, uri, max)
+		return nil, fail(types.ErrKindConfig, false, "%s: script %s exceeds %d bytes", what, uri, max)
 	}
 	return data, nil
 }

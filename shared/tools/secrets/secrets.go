@@ -183,7 +183,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, _ float64) ty
 // not_found failure.
 func (t *Tool) fallback(cfg toolspec.Secrets, err error) (any, bool) {
 	var f *fail
-	if cfg.Default.Set && errors.As(err, &f) && f.kind == "not_found" {
+	if cfg.Default.Set && errors.As(err, &f) && f.kind == types.ErrKindNotFound {
 		return cfg.Default.Value, true
 	}
 	return nil, false
@@ -198,7 +198,7 @@ func what(provider string) string {
 
 // fail is a classified failure.
 type fail struct {
-	kind      string
+	kind      types.ErrorKind
 	retryable bool
 	msg       string
 }
@@ -210,7 +210,7 @@ func failure(err error) types.Outcome {
 	if errors.As(err, &f) {
 		return conf.Fail(f.kind, f.retryable, "secrets task: %s", f.msg)
 	}
-	return conf.Fail("internal", true, "secrets task: %v", err)
+	return conf.Fail(types.ErrKindInternal, true, "secrets task: %v", err)
 }
 
 // deniedPrefixes are the engine's own environment (never readable).
@@ -249,28 +249,28 @@ func EnvReadable(name string, allow []string) bool {
 
 func (t *Tool) env(name string) (string, error) {
 	if !EnvReadable(name, t.opts.EnvAllow) {
-		return "", &fail{"config", false, fmt.Sprintf("environment variable %q is not readable by playbooks: only allow-listed variables (%s) that are not the engine's own settings can be read", name, strings.Join(t.opts.EnvAllow, ", "))}
+		return "", &fail{types.ErrKindConfig, false, fmt.Sprintf("environment variable %q is not readable by playbooks: only allow-listed variables (%s) that are not the engine's own settings can be read", name, strings.Join(t.opts.EnvAllow, ", "))}
 	}
 	v, ok := t.opts.Getenv(name)
 	if !ok {
-		return "", &fail{"not_found", false, fmt.Sprintf("environment variable %q is not set", name)}
+		return "", &fail{types.ErrKindNotFound, false, fmt.Sprintf("environment variable %q is not set", name)}
 	}
 	return v, nil
 }
 
 func (t *Tool) credential(ctx context.Context, name string) (map[string]any, error) {
 	if t.opts.Credentials == nil {
-		return nil, &fail{"config", false, fmt.Sprintf("credential %q: no credential store is configured", name)}
+		return nil, &fail{types.ErrKindConfig, false, fmt.Sprintf("credential %q: no credential store is configured", name)}
 	}
 	c, err := t.opts.Credentials.CredentialGet(ctx, name)
 	if errors.Is(err, credentials.ErrNotFound) {
-		return nil, &fail{"not_found", false, fmt.Sprintf("credential %q not found (register it with POST /credentials)", name)}
+		return nil, &fail{types.ErrKindNotFound, false, fmt.Sprintf("credential %q not found (register it with POST /credentials)", name)}
 	}
 	if errors.Is(err, credentials.ErrNotGranted) {
 		return nil, &fail{types.ErrKindForbidden, false, "secrets task: " + err.Error()}
 	}
 	if err != nil {
-		return nil, &fail{"credentials", errs.Retryable(err), fmt.Sprintf("reading credential %q: %v", name, err)}
+		return nil, &fail{types.ErrKindCredentials, errs.Retryable(err), fmt.Sprintf("reading credential %q: %v", name, err)}
 	}
 	data, _ := jsonx.Clone(c.Data).(map[string]any)
 	if data == nil {
@@ -289,7 +289,7 @@ func (t *Tool) credentialRef(ctx context.Context, ref string) (any, error) {
 	}
 	v, ok := data[field]
 	if !ok {
-		return nil, &fail{"not_found", false, fmt.Sprintf("credential %q has no field %q", name, field)}
+		return nil, &fail{types.ErrKindNotFound, false, fmt.Sprintf("credential %q has no field %q", name, field)}
 	}
 	return v, nil
 }

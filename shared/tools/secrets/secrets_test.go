@@ -64,7 +64,7 @@ func TestEnvProvider(t *testing.T) {
 		"not_found": {"provider": "env", "key": "NOETL_SECRET_MISSING"},
 	} {
 		o := tl.Exec(ctx, nil, kind, 0)
-		if o.Status != types.StatusError || o.Error.Kind != strings.TrimSpace(cfg) || o.Error.Retryable {
+		if o.Status != types.StatusError || string(o.Error.Kind) != strings.TrimSpace(cfg) || o.Error.Retryable {
 			t.Errorf("%v: %+v", kind, o.Error)
 		}
 		if o.Error != nil && strings.Contains(o.Error.Message, "pw@") {
@@ -120,7 +120,7 @@ func TestCredentialProvider(t *testing.T) {
 		{New(Options{Credentials: failingStore{}}), map[string]any{"key": "api"}, "credentials"},
 	} {
 		o := c.tool.Exec(ctx, nil, c.cfg, 0)
-		if o.Status != types.StatusError || o.Error.Kind != c.kind || o.Error.Retryable != (c.kind == "credentials") {
+		if o.Status != types.StatusError || string(o.Error.Kind) != c.kind || o.Error.Retryable != (c.kind == "credentials") {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}

@@ -204,7 +204,7 @@ func testDescendantsDie(t *testing.T, opts sandbox.Options) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := fmt.Sprintf("97%06d.%d", rand.IntN(1_000_000), rand.IntN(1000))
 			o := tl.Exec(context.Background(), nil, map[string]any{"command": fmt.Sprintf(tc.program, setsid, m)}, tc.timeout)
-			if tc.kind == "" && o.Status != types.StatusOK || tc.kind != "" && (o.Error == nil || o.Error.Kind != tc.kind) {
+			if tc.kind == "" && o.Status != types.StatusOK || tc.kind != "" && (o.Error == nil || string(o.Error.Kind) != tc.kind) {
 				t.Fatalf("outcome %s %+v", o.Status, o.Error)
 			}
 			if out := result(t, o)["stdout"]; out != "started\n" {
@@ -249,7 +249,7 @@ func TestNoOracleAcrossTheRoot(t *testing.T) {
 		if o.Error == nil {
 			t.Fatalf("%v ran: %#v", cfg, o.Result)
 		}
-		return o.Error.Kind + ": " + strings.ReplaceAll(o.Error.Message, path, "PATH")
+		return string(o.Error.Kind) + ": " + strings.ReplaceAll(o.Error.Message, path, "PATH")
 	}
 	for _, key := range []string{"cwd", "shell"} {
 		in := hostOnly

@@ -212,13 +212,13 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	}
 	sb, err := t.sandbox()
 	if err != nil {
-		return conf.Fail("internal", true, "shell task: %v", err)
+		return conf.Fail(types.ErrKindInternal, true, "shell task: %v", err)
 	}
 	// The task's workspace in the runner (runner/sandbox), else a fresh
 	// directory.
 	base, removeBase, err := sandbox.TaskDir(ctx, t.opts.TempDir, "noetl-sh-")
 	if err != nil {
-		return conf.Fail("internal", true, "shell task: cannot create working directory: %v", err)
+		return conf.Fail(types.ErrKindInternal, true, "shell task: cannot create working directory: %v", err)
 	}
 	defer removeBase()
 	// base holds the programs' home (handed to each program's uid) and,
@@ -227,12 +227,12 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	home, progDir := filepath.Join(base, "home"), filepath.Join(base, "programs")
 	for _, d := range []string{home, progDir} {
 		if err := os.Mkdir(d, 0o700); err != nil {
-			return conf.Fail("internal", true, "shell task: cannot create working directory: %v", err)
+			return conf.Fail(types.ErrKindInternal, true, "shell task: cannot create working directory: %v", err)
 		}
 	}
 	for _, d := range []string{base, progDir} {
 		if err := os.Chmod(d, 0o711); err != nil { // traversable by the programs' uids
-			return conf.Fail("internal", true, "shell task: %v", err)
+			return conf.Fail(types.ErrKindInternal, true, "shell task: %v", err)
 		}
 	}
 	env, err := t.environment(cfg, home)
@@ -250,7 +250,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	for i, c := range cmds {
 		prog := filepath.Join(progDir, fmt.Sprintf("program-%d.sh", i+1))
 		if err := os.WriteFile(prog, []byte(c), 0o444); err != nil {
-			return conf.Fail("internal", true, "shell task: cannot write the program: %v", err)
+			return conf.Fail(types.ErrKindInternal, true, "shell task: cannot write the program: %v", err)
 		}
 		r := t.runOne(rctx, sb, shell, prog, base, home, cwd, prevUID, env, capture)
 		if r.uid >= 0 {
@@ -259,11 +259,11 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 		if r.startErr != nil {
 			switch {
 			case errors.Is(ctx.Err(), context.Canceled):
-				return conf.Fail("canceled", true, "shell task canceled before start: %v", context.Cause(ctx))
+				return conf.Fail(types.ErrKindCanceled, true, "shell task canceled before start: %v", context.Cause(ctx))
 			case rctx.Err() != nil:
-				return conf.Fail("timeout", true, "shell task timeout: deadline passed before start")
+				return conf.Fail(types.ErrKindTimeout, true, "shell task timeout: deadline passed before start")
 			}
-			return conf.Fail("internal", true, "shell task: cannot start %s: %v", shell, r.startErr)
+			return conf.Fail(types.ErrKindInternal, true, "shell task: cannot start %s: %v", shell, r.startErr)
 		}
 		switch r.refused {
 		case "cwd":
@@ -298,13 +298,13 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{Kind: "canceled", Message: "shell task canceled", Retryable: true}
+		out.Error = &types.TaskError{Kind: types.ErrKindCanceled, Message: "shell task canceled", Retryable: true}
 	case rctx.Err() != nil:
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{Kind: "timeout", Message: fmt.Sprintf("shell task timeout: killed after %s", timeout), Retryable: true}
+		out.Error = &types.TaskError{Kind: types.ErrKindTimeout, Message: fmt.Sprintf("shell task timeout: killed after %s", timeout), Retryable: true}
 	case limit != "":
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{Kind: "limit", Message: fmt.Sprintf("shell task: limit %s reached", sb.DescribeLimit(limit))}
+		out.Error = &types.TaskError{Kind: types.ErrKindLimit, Message: fmt.Sprintf("shell task: limit %s reached", sb.DescribeLimit(limit))}
 	case exit != 0:
 		msg := fmt.Sprintf("shell command exited with code %d", exit)
 		if exit < 0 {
@@ -314,7 +314,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 			msg += ": " + l
 		}
 		out.Status = types.StatusError
-		out.Error = &types.TaskError{Kind: "shell", Message: msg}
+		out.Error = &types.TaskError{Kind: types.ErrKindShell, Message: msg}
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func (t *Tool) kafkaExec(ctx context.Context, cfg toolspec.Subscription, op stri
 			}
 			port, _ := strconv.Atoi(ps)
 			if _, err := p.Resolve(ctx, h, port); err != nil {
-				return conf.Fail("forbidden_address", false, "subscription task: kafka broker %s: %v", b, err)
+				return conf.Fail(types.ErrKindForbiddenAddress, false, "subscription task: kafka broker %s: %v", b, err)
 			}
 		}
 	}
@@ -189,24 +189,24 @@ func (k kafkaSource) dispose(ctx context.Context, op string, cfg toolspec.Subscr
 func (k kafkaSource) failure(ctx context.Context, op string, err error) types.Outcome {
 	where := fmt.Sprintf("%s topic %s (group %s)", op, k.Topic, k.Group)
 	if egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy") {
-		return conf.Fail("forbidden_address", false, "subscription task: %s: %v", where, err)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "subscription task: %s: %v", where, err)
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return conf.Fail("canceled", true, "subscription task canceled during %s", where)
+		return conf.Fail(types.ErrKindCanceled, true, "subscription task canceled during %s", where)
 	}
 	switch {
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
-		return conf.Fail("not_found", false, "subscription task: %s: %v", where, err)
+		return conf.Fail(types.ErrKindNotFound, false, "subscription task: %s: %v", where, err)
 	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.GroupAuthorizationFailed), errors.Is(err, kerr.SaslAuthenticationFailed):
-		return conf.Fail("auth", false, "subscription task: %s: %v", where, err)
+		return conf.Fail(types.ErrKindAuth, false, "subscription task: %s: %v", where, err)
 	}
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
-		return conf.Fail("kafka", ke.Retriable, "subscription task: %s: %v", where, err)
+		return conf.Fail(types.ErrKindKafka, ke.Retriable, "subscription task: %s: %v", where, err)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "connection refused") {
-		return conf.Fail("kafka", true, "subscription task: %s: %v", where, err)
+		return conf.Fail(types.ErrKindKafka, true, "subscription task: %s: %v", where, err)
 	}
-	return conf.Fail("kafka", false, "subscription task: %s: %v", where, err)
+	return conf.Fail(types.ErrKindKafka, false, "subscription task: %s: %v", where, err)
 }

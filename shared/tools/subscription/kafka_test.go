@@ -185,7 +185,7 @@ func TestKafkaErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		o := tl.Exec(context.Background(), nil, c.cfg, 0)
-		if o.Status != types.StatusError || o.Error.Kind != c.kind || !strings.Contains(o.Error.Message, c.msg) {
+		if o.Status != types.StatusError || string(o.Error.Kind) != c.kind || !strings.Contains(o.Error.Message, c.msg) {
 			t.Errorf("%v: %+v, want kind %s with %q", c.cfg, o.Error, c.kind, c.msg)
 		}
 	}

@@ -212,7 +212,7 @@ func (t *Tool) Exec(ctx context.Context, _, config map[string]any, timeoutS floa
 	}
 	client, err := t.client(ctx, fields)
 	if egress.IsRefused(err) {
-		return conf.Fail("forbidden_address", false, "subscription task: %v", err)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "subscription task: %v", err)
 	}
 	if err != nil {
 		return conf.ConfigError("subscription task: %v", err)
@@ -480,22 +480,22 @@ func decodeData(b []byte) any {
 // failure classifies a Pub/Sub error.
 func failure(ctx context.Context, sub, op string, err error) types.Outcome {
 	if egress.IsRefused(err) || strings.Contains(err.Error(), "refused by the network policy") {
-		return conf.Fail("forbidden_address", false, "subscription task: %s of %s: %v", op, sub, err)
+		return conf.Fail(types.ErrKindForbiddenAddress, false, "subscription task: %s of %s: %v", op, sub, err)
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return conf.Fail("canceled", true, "subscription task canceled during %s of %s", op, sub)
+		return conf.Fail(types.ErrKindCanceled, true, "subscription task canceled during %s of %s", op, sub)
 	}
 	st, _ := status.FromError(err)
 	msg := fmt.Sprintf("subscription task: %s %s: %s", op, sub, st.Message())
 	switch st.Code() {
 	case codes.NotFound:
-		return conf.Fail("not_found", false, "%s", msg)
+		return conf.Fail(types.ErrKindNotFound, false, "%s", msg)
 	case codes.PermissionDenied, codes.Unauthenticated:
-		return conf.Fail("auth", false, "%s", msg)
+		return conf.Fail(types.ErrKindAuth, false, "%s", msg)
 	case codes.InvalidArgument, codes.FailedPrecondition:
-		return conf.Fail("pubsub", false, "%s", msg)
+		return conf.Fail(types.ErrKindPubSub, false, "%s", msg)
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Internal, codes.Unknown:
-		return conf.Fail("pubsub", true, "%s", msg)
+		return conf.Fail(types.ErrKindPubSub, true, "%s", msg)
 	}
-	return conf.Fail("pubsub", false, "%s", msg)
+	return conf.Fail(types.ErrKindPubSub, false, "%s", msg)
 }

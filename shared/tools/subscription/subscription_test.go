@@ -165,7 +165,7 @@ func TestErrors(t *testing.T) {
 		{M{"source": "pubsub", "endpoint": srv.REST, "subscription": "projects/p/subscriptions/missing"}, "not_found"},
 	} {
 		o := tl.Exec(context.Background(), nil, c.cfg, 0)
-		if o.Status != types.StatusError || o.Error.Kind != c.kind {
+		if o.Status != types.StatusError || string(o.Error.Kind) != c.kind {
 			t.Errorf("%v: %+v", c.cfg, o.Error)
 		}
 	}

@@ -64,7 +64,7 @@ func (t *Tool) fromHTTP(rctx, parent context.Context, p plan, emit func([]string
 			}
 			m, isMap := data.(map[string]any)
 			if !isMap {
-				o := conf.Fail("transfer", false, "transfer source: data_path %q: %q is not inside an object", dp, part)
+				o := conf.Fail(types.ErrKindTransfer, false, "transfer source: data_path %q: %q is not inside an object", dp, part)
 				return 0, &o
 			}
 			data = m[part]
@@ -85,14 +85,14 @@ func emitList(rctx, parent context.Context, p plan, data any, what string, emit 
 		list = []any{x}
 	case nil:
 	default:
-		o := conf.Fail("transfer", false, "transfer source: %s must be a JSON array of objects or one object, got %T", what, data)
+		o := conf.Fail(types.ErrKindTransfer, false, "transfer source: %s must be a JSON array of objects or one object, got %T", what, data)
 		return 0, &o
 	}
 	recs := make([]map[string]any, 0, len(list))
 	for i, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			o := conf.Fail("transfer", false, "transfer source: record %d is %T, not a JSON object", i, e)
+			o := conf.Fail(types.ErrKindTransfer, false, "transfer source: record %d is %T, not a JSON object", i, e)
 			return 0, &o
 		}
 		recs = append(recs, m)
@@ -132,7 +132,7 @@ func (t *Tool) authHeaders(ctx context.Context, a any) (map[string]any, *types.O
 				o := conf.ConfigError("transfer task: source.auth: %v", err)
 				return nil, &o
 			}
-			o := conf.FailCode(errs.CodeOf(err), "credentials", "transfer task: source.auth: %v", err)
+			o := conf.FailCode(errs.CodeOf(err), types.ErrKindCredentials, "transfer task: source.auth: %v", err)
 			return nil, &o
 		}
 		entry, _ = kc["source"].(map[string]any)

@@ -76,13 +76,13 @@ func resultFailure(parent, rctx context.Context, err error) types.Outcome {
 	case errors.Is(err, results.ErrBadRef), errors.Is(err, results.ErrBadURI):
 		return conf.ConfigError("transfer source: %v", err)
 	case errors.Is(err, results.ErrNotFound):
-		return conf.Fail("not_found", false, "transfer source: %v", err)
+		return conf.Fail(types.ErrKindNotFound, false, "transfer source: %v", err)
 	case errors.Is(err, results.ErrFormat):
-		return conf.Fail("transfer", false, "transfer source: %v", err)
+		return conf.Fail(types.ErrKindTransfer, false, "transfer source: %v", err)
 	case errors.Is(parent.Err(), context.Canceled):
-		return conf.Fail("canceled", true, "transfer task canceled: %v", err)
+		return conf.Fail(types.ErrKindCanceled, true, "transfer task canceled: %v", err)
 	case rctx.Err() != nil:
-		return conf.Fail("timeout", true, "transfer task timeout: %v", err)
+		return conf.Fail(types.ErrKindTimeout, true, "transfer task timeout: %v", err)
 	}
-	return conf.Fail("storage", true, "transfer source: %v", err)
+	return conf.Fail(types.ErrKindStorage, true, "transfer source: %v", err)
 }

@@ -41,7 +41,7 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 	}
 	res, _ := out.Result.(map[string]any)
 	if res["encoding"] == "base64" {
-		o := conf.Fail("transfer", false, "transfer source: %v is not text (json, jsonl or csv)", res["uri"])
+		o := conf.Fail(types.ErrKindTransfer, false, "transfer source: %v is not text (json, jsonl or csv)", res["uri"])
 		return 0, &o
 	}
 	content, _ := res["content"].(string)
@@ -56,7 +56,7 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 	case "json":
 		v, err := jsonx.Decode([]byte(content))
 		if err != nil {
-			o := conf.Fail("transfer", false, "transfer source: %v is not JSON: %v", res["uri"], err)
+			o := conf.Fail(types.ErrKindTransfer, false, "transfer source: %v is not JSON: %v", res["uri"], err)
 			return 0, &o
 		}
 		data = v
@@ -67,7 +67,7 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 				}
 				m, isMap := data.(map[string]any)
 				if !isMap {
-					o := conf.Fail("transfer", false, "transfer source: data_path %q: %q is not inside an object", dp, part)
+					o := conf.Fail(types.ErrKindTransfer, false, "transfer source: data_path %q: %q is not inside an object", dp, part)
 					return 0, &o
 				}
 				data = m[part]
@@ -84,7 +84,7 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 			}
 			v, err := jsonx.Decode([]byte(line))
 			if err != nil {
-				o := conf.Fail("transfer", false, "transfer source: %v line %d is not JSON: %v", res["uri"], n, err)
+				o := conf.Fail(types.ErrKindTransfer, false, "transfer source: %v line %d is not JSON: %v", res["uri"], n, err)
 				return 0, &o
 			}
 			list = append(list, v)
@@ -98,7 +98,7 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 			break
 		}
 		if err != nil {
-			o := conf.Fail("transfer", false, "transfer source: %v: %v", res["uri"], err)
+			o := conf.Fail(types.ErrKindTransfer, false, "transfer source: %v: %v", res["uri"], err)
 			return 0, &o
 		}
 		list := []any{}
@@ -108,7 +108,7 @@ func (t *Tool) fromS3(rctx, parent context.Context, p plan, emit func([]string, 
 				break
 			}
 			if err != nil {
-				o := conf.Fail("transfer", false, "transfer source: %v: %v", res["uri"], err)
+				o := conf.Fail(types.ErrKindTransfer, false, "transfer source: %v: %v", res["uri"], err)
 				return 0, &o
 			}
 			rec := map[string]any{}

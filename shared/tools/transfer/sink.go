@@ -185,9 +185,9 @@ func (s *sink) classify(parent, rctx context.Context, err error) (types.Outcome,
 		o.Result = nil
 		return o, true
 	case s.p.dstType == "s3" && sandbox.WorkspaceFrom(rctx).Full():
-		return prefix(conf.Fail("limit", false, "the object being written filled the task's disk (NOETL_SANDBOX_DISK_MB): %v", se.err), "transfer target"), true
+		return prefix(conf.Fail(types.ErrKindLimit, false, "the object being written filled the task's disk (NOETL_SANDBOX_DISK_MB): %v", se.err), "transfer target"), true
 	case s.p.dstType == "s3":
-		return prefix(conf.Fail("transfer", false, "%v", se.err), "transfer target"), true
+		return prefix(conf.Fail(types.ErrKindTransfer, false, "%v", se.err), "transfer target"), true
 	}
 	switch s.p.dstType {
 	case "postgres":

@@ -135,7 +135,7 @@ func Seconds(v any) (time.Duration, bool) {
 
 // Fail returns an error outcome (status "error", nil result) with the given
 // classification.
-func Fail(kind string, retryable bool, format string, a ...any) types.Outcome {
+func Fail(kind types.ErrorKind, retryable bool, format string, a ...any) types.Outcome {
 	return types.Outcome{
 		Status: types.StatusError,
 		Error:  &types.TaskError{Kind: kind, Message: fmt.Sprintf(format, a...), Retryable: retryable},
@@ -146,7 +146,7 @@ func Fail(kind string, retryable bool, format string, a ...any) types.Outcome {
 // engine's one error taxonomy: retryable when code's policy retries
 // (errs.PolicyOf) — a backend's transient failure (Unavailable, Unknown,
 // DeadlineExceeded, ...) is, a missing or forbidden resource is not.
-func FailCode(code errs.Code, kind, format string, a ...any) types.Outcome {
+func FailCode(code errs.Code, kind types.ErrorKind, format string, a ...any) types.Outcome {
 	return Fail(kind, errs.PolicyOf(code).Retry, format, a...)
 }
 
@@ -154,5 +154,5 @@ func FailCode(code errs.Code, kind, format string, a ...any) types.Outcome {
 // "config", code InvalidArgument, so not retryable (the same configuration
 // fails again).
 func ConfigError(format string, a ...any) types.Outcome {
-	return FailCode(errs.InvalidArgument, "config", format, a...)
+	return FailCode(errs.InvalidArgument, types.ErrKindConfig, format, a...)
 }

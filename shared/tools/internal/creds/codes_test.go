@@ -40,7 +40,7 @@ func TestResolveStoreFailureCodes(t *testing.T) {
 	for _, c := range cases {
 		_, err := Resolve(ctx, failingStore{err: c.err}, "pg", "postgres task")
 		var e *Error
-		if !errors.As(err, &e) || e.Outcome.Error.Kind != c.kind || e.Outcome.Error.Retryable != c.retryable {
+		if !errors.As(err, &e) || string(e.Outcome.Error.Kind) != c.kind || e.Outcome.Error.Retryable != c.retryable {
 			t.Errorf("store error %v: %v, want kind %s retryable %v", c.err, err, c.kind, c.retryable)
 		}
 	}

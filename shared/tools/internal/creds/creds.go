@@ -59,7 +59,7 @@ func Resolve(ctx context.Context, store credentials.Store, auth any, what string
 			return nil, &Error{conf.Fail(types.ErrKindForbidden, false, "%s: %v", what, err)}
 		}
 		if err != nil {
-			return nil, &Error{conf.FailCode(errs.CodeOf(err), "credentials", "%s: reading credential %q: %v", what, name, err)}
+			return nil, &Error{conf.FailCode(errs.CodeOf(err), types.ErrKindCredentials, "%s: reading credential %q: %v", what, name, err)}
 		}
 		out, _ = jsonx.Clone(c.Data).(map[string]any)
 		if out == nil {
@@ -99,7 +99,7 @@ func Outcome(err error) types.Outcome {
 	if errors.As(err, &e) {
 		return e.Outcome
 	}
-	return conf.Fail("internal", true, "%v", err)
+	return conf.Fail(types.ErrKindInternal, true, "%v", err)
 }
 
 // String returns the first non-empty string among keys of m.

@@ -52,7 +52,7 @@ func TestResolve(t *testing.T) {
 	} {
 		_, err := Resolve(ctx, c.store, c.auth, "nats task", credentials.KindNATS)
 		o := Outcome(err)
-		if err == nil || o.Error.Kind != c.kind || o.Error.Retryable != (c.kind == "credentials") {
+		if err == nil || string(o.Error.Kind) != c.kind || o.Error.Retryable != (c.kind == "credentials") {
 			t.Errorf("%v: %v %+v", c.auth, err, o.Error)
 		}
 	}
