@@ -118,7 +118,7 @@ func TestDockerfile(t *testing.T) {
 	}
 	// The duckdb kind's engine is behind the cgo build constraint (its
 	// stub is !cgo): the build above selects it.
-	for file, want := range map[string]string{"shared/tools/duckdb/duckdb.go": "//go:build cgo", "shared/tools/duckdb/stub.go": "//go:build !cgo"} {
+	for file, want := range map[string]string{"runner/kinds/duckdb/duckdb.go": "//go:build cgo", "runner/kinds/duckdb/stub.go": "//go:build !cgo"} {
 		if !strings.HasPrefix(repoFile(t, file), want+"\n") {
 			t.Errorf("%s does not start with %q", file, want)
 		}

@@ -52,6 +52,10 @@ import (
 
 	enforce "github.com/noetl/gcpengine/runner/egress"
 	"github.com/noetl/gcpengine/runner/kinds"
+	"github.com/noetl/gcpengine/runner/kinds/duckdb"
+	"github.com/noetl/gcpengine/runner/kinds/gcs"
+	"github.com/noetl/gcpengine/runner/kinds/python"
+	"github.com/noetl/gcpengine/runner/kinds/shell"
 	"github.com/noetl/gcpengine/runner/sandbox"
 	"github.com/noetl/gcpengine/runner/server"
 	"github.com/noetl/gcpengine/shared/config"
@@ -60,11 +64,7 @@ import (
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/runnerproto"
 	"github.com/noetl/gcpengine/shared/tools"
-	"github.com/noetl/gcpengine/shared/tools/duckdb"
-	"github.com/noetl/gcpengine/shared/tools/gcs"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
-	"github.com/noetl/gcpengine/shared/tools/python"
-	"github.com/noetl/gcpengine/shared/tools/shell"
 )
 
 // DefaultConfineUID is the first host uid of the range a runner started as

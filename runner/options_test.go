@@ -24,10 +24,10 @@ func parse(t *testing.T, env map[string]string) config.Config {
 
 // TestToolOptionsFromSettings: the runner kinds get the interpreter
 // (NOETL_PYTHON: kinds.Options.PythonBin, python.Options.Interpreter,
-// whose effect shared/tools/python's TestStdinIsEmptyAndConfigErrors
+// whose effect runner/kinds/python's TestStdinIsEmptyAndConfigErrors
 // shows), DuckDB's spill budget, warm workers and threads
 // (NOETL_DUCKDB_MAX_TEMP_MB: duckdb.Options.MaxTempBytes, shown by
-// shared/tools/duckdb's TestMemoryHogIsLimit; NOETL_DUCKDB_WARM_WORKERS:
+// runner/kinds/duckdb's TestMemoryHogIsLimit; NOETL_DUCKDB_WARM_WORKERS:
 // duckdb.Options.Warm, shown by TestWarmWorkers; NOETL_DUCKDB_THREADS:
 // duckdb.Options.Threads, shown by TestThreadsOption), the warm python
 // interpreters (NOETL_PYTHON_WARM_INTERPRETERS: python.Options.Warm,

@@ -637,7 +637,7 @@ func TestSourceZipExcludes(t *testing.T) {
 			t.Errorf("%s would ship in the function source", p)
 		}
 	}
-	for _, p := range []string{"go.mod", "go.sum", "gcpengine.go", "functions/api/api.go", "shared/tools/python/runner.py", "examples", "cmd/local/main.go", "terraform/terraform.tfvars.example", "scripts/noetl"} {
+	for _, p := range []string{"go.mod", "go.sum", "gcpengine.go", "functions/api/api.go", "runner/kinds/python/runner.py", "examples", "cmd/local/main.go", "terraform/terraform.tfvars.example", "scripts/noetl"} {
 		if excluded(p) {
 			t.Errorf("%s would be missing from the function source", p)
 		}

@@ -5,7 +5,7 @@
 // Pub/Sub emulator serves REST beside gRPC; pstest serves gRPC only, so the
 // stack's Pub/Sub of user data and the subscription kind's tests put this
 // front on it: the kind speaks REST (it links no Pub/Sub client library,
-// shared/tools/subscription).
+// runner/kinds/subscription).
 //
 // Serve also answers gRPC on the same listener (HTTP/2 cleartext with
 // content-type application/grpc goes to the gRPC server), as the

@@ -18,7 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/noetl/gcpengine/shared/tools/postgres"
+	"github.com/noetl/gcpengine/runner/kinds/postgres"
 )
 
 // Postgres describes the stack's PostgreSQL cluster: where its binaries and

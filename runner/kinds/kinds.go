@@ -8,22 +8,22 @@
 package kinds
 
 import (
+	"github.com/noetl/gcpengine/runner/kinds/duckdb"
+	"github.com/noetl/gcpengine/runner/kinds/gcs"
+	"github.com/noetl/gcpengine/runner/kinds/gcsconn"
+	"github.com/noetl/gcpengine/runner/kinds/nats"
+	"github.com/noetl/gcpengine/runner/kinds/postgres"
+	"github.com/noetl/gcpengine/runner/kinds/python"
+	"github.com/noetl/gcpengine/runner/kinds/s3"
+	"github.com/noetl/gcpengine/runner/kinds/script"
+	"github.com/noetl/gcpengine/runner/kinds/shell"
+	"github.com/noetl/gcpengine/runner/kinds/subscription"
+	"github.com/noetl/gcpengine/runner/kinds/transfer"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools"
-	"github.com/noetl/gcpengine/shared/tools/duckdb"
-	"github.com/noetl/gcpengine/shared/tools/gcs"
-	"github.com/noetl/gcpengine/shared/tools/gcsconn"
 	httptool "github.com/noetl/gcpengine/shared/tools/http"
-	"github.com/noetl/gcpengine/shared/tools/nats"
-	"github.com/noetl/gcpengine/shared/tools/postgres"
-	"github.com/noetl/gcpengine/shared/tools/python"
-	"github.com/noetl/gcpengine/shared/tools/s3"
-	"github.com/noetl/gcpengine/shared/tools/script"
-	"github.com/noetl/gcpengine/shared/tools/shell"
-	"github.com/noetl/gcpengine/shared/tools/subscription"
-	"github.com/noetl/gcpengine/shared/tools/transfer"
 )
 
 // Options configures the runner kinds; the zero value gives every kind

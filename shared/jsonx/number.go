@@ -73,8 +73,8 @@ const (
 //     and print both as 2 (template.Normalize), so playbooks do not see it.
 //
 // Driver-specific types (DECIMAL/NUMERIC, HUGEINT, intervals, times, UUIDs)
-// are not Go numbers: their converters (shared/tools/duckdb,
-// shared/tools/postgres) decide their shape and call Number for the
+// are not Go numbers: their converters (runner/kinds/duckdb,
+// runner/kinds/postgres) decide their shape and call Number for the
 // numbers they produce.
 func Number(v any) (n any, ok bool) {
 	switch x := v.(type) {

@@ -51,7 +51,7 @@ var layers = []layer{
 		"shared/tools", "shared/runnerproto", "shared/catalog", "shared/replay", "shared/kafkasrc",
 	}},
 	{"drivers", []string{
-		"shared/tools/", // every kind below shared/tools (the contract is shared/tools itself)
+		"shared/tools/", // the control plane's kinds below shared/tools (the contract is shared/tools itself); the runner's are under runner/kinds
 		"shared/credentials/credfirestore", "shared/credentials/credsecretmanager", "shared/credentials/smfake",
 		"shared/store/firestorefault", "shared/store/firestorestore", "shared/store/memstore", "shared/runnerclient",
 		"runner/server", "runner/sandbox", "runner/egress", "runner/kinds",

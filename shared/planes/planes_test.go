@@ -76,9 +76,9 @@ var rules = []rule{
 	}, controlPlane...)},
 	{rootFunctions, "the functions link no sandbox or author-code kind", []string{
 		"github.com/duckdb",
-		module + "/shared/tools/python",
-		module + "/shared/tools/shell",
-		module + "/shared/tools/duckdb",
+		module + "/runner/kinds/python",
+		module + "/runner/kinds/shell",
+		module + "/runner/kinds/duckdb",
 		module + "/shared/tools/allkinds",
 		module + "/runner", // the runner binary, its server, sandbox, egress enforcement and kinds
 	}},

@@ -17,19 +17,19 @@ import (
 // typed spec (toolspec) to the tool's package.
 var specTools = map[string]string{
 	"noop":         "github.com/noetl/gcpengine/shared/tools/noop",
-	"postgres":     "github.com/noetl/gcpengine/shared/tools/postgres",
-	"gcs":          "github.com/noetl/gcpengine/shared/tools/gcs",
-	"s3":           "github.com/noetl/gcpengine/shared/tools/s3",
+	"postgres":     "github.com/noetl/gcpengine/runner/kinds/postgres",
+	"gcs":          "github.com/noetl/gcpengine/runner/kinds/gcs",
+	"s3":           "github.com/noetl/gcpengine/runner/kinds/s3",
 	"secrets":      "github.com/noetl/gcpengine/shared/tools/secrets",
-	"shell":        "github.com/noetl/gcpengine/shared/tools/shell",
+	"shell":        "github.com/noetl/gcpengine/runner/kinds/shell",
 	"http":         "github.com/noetl/gcpengine/shared/tools/http",
-	"python":       "github.com/noetl/gcpengine/shared/tools/python",
+	"python":       "github.com/noetl/gcpengine/runner/kinds/python",
 	"artifact":     "github.com/noetl/gcpengine/shared/tools/artifact",
 	"result_fetch": "github.com/noetl/gcpengine/shared/tools/artifact",
-	"nats":         "github.com/noetl/gcpengine/shared/tools/nats",
-	"subscription": "github.com/noetl/gcpengine/shared/tools/subscription",
-	"transfer":     "github.com/noetl/gcpengine/shared/tools/transfer",
-	"duckdb":       "github.com/noetl/gcpengine/shared/tools/duckdb",
+	"nats":         "github.com/noetl/gcpengine/runner/kinds/nats",
+	"subscription": "github.com/noetl/gcpengine/runner/kinds/subscription",
+	"transfer":     "github.com/noetl/gcpengine/runner/kinds/transfer",
+	"duckdb":       "github.com/noetl/gcpengine/runner/kinds/duckdb",
 }
 
 // mapTools are the kinds whose tool still reads its configuration map by

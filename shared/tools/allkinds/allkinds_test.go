@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/noetl/gcpengine/runner/kinds"
+	"github.com/noetl/gcpengine/runner/kinds/duckdb"
+	"github.com/noetl/gcpengine/runner/kinds/python"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/tools/controlkinds"
-	"github.com/noetl/gcpengine/shared/tools/duckdb"
-	"github.com/noetl/gcpengine/shared/tools/python"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

@@ -20,13 +20,13 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/noetl/gcpengine/runner/kinds"
+	"github.com/noetl/gcpengine/runner/kinds/duckdb"
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/results/gcsresults"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/tools"
-	"github.com/noetl/gcpengine/shared/tools/duckdb"
 	"github.com/noetl/gcpengine/shared/types"
 )
 

@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/noetl/gcpengine/shared/results"
-	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/conf"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )

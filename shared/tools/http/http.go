@@ -29,7 +29,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/jsonx"
-	"github.com/noetl/gcpengine/shared/tools/internal/conf"
+	"github.com/noetl/gcpengine/shared/tools/conf"
 	"github.com/noetl/gcpengine/shared/toolspec"
 	"github.com/noetl/gcpengine/shared/types"
 )
