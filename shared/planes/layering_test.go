@@ -55,7 +55,7 @@ var layers = []layer{
 		"shared/credentials/credfirestore", "shared/credentials/credsecretmanager", "shared/credentials/smfake",
 		"shared/store/firestorefault", "shared/store/firestorestore", "shared/store/memstore", "shared/runnerclient",
 		"runner/server", "runner/sandbox", "runner/egress", "runner/kinds",
-		"shared/bus/pubsubbus", "shared/tasks/cloudtasks", "shared/results/gcsresults", "shared/latency",
+		"shared/bus/pubsubbus", "shared/bus/membus", "shared/tasks/cloudtasks", "shared/tasks/memtasks", "shared/results/gcsresults", "shared/latency",
 	}},
 	{"operations", []string{
 		"shared/control", "shared/launch", "shared/router", "shared/worker", "shared/dlq", "shared/rerun",
