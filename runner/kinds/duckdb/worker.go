@@ -418,6 +418,10 @@ type worker struct {
 	warm bool
 	// born: when a warm worker said it was ready (warm.go: its age).
 	born time.Time
+	// refill starts the pool's replacement of a warm worker handed out
+	// without one (nil: none due); replaced calls it once.
+	refill     func()
+	refillOnce sync.Once
 
 	once    sync.Once
 	waitErr error
@@ -559,7 +563,13 @@ func (p *warmPool) take(ctx context.Context) *worker {
 			if p.stale(w) {
 				continue
 			}
-			p.fill()
+			// Its replacement starts once the task has answered
+			// (worker.replaced): not beside the task, on the CPU it needs.
+			if w != nil {
+				w.refill = p.fill
+			} else {
+				p.fill()
+			}
 			return w
 		default:
 		}
@@ -705,6 +715,7 @@ func (w *worker) awaitReady() error {
 // close ends the worker (stdin closed: it finishes or rolls back, and
 // exits; killed after a grace period) and releases its room.
 func (w *worker) close() error {
+	w.replaced()
 	w.once.Do(func() {
 		w.stopWatch()
 		_ = w.in.Close()
@@ -828,6 +839,16 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 	}
 }
 
+// replaced starts the pool's replacement of a warm worker once its task
+// has its outcome or it is closed (warmPool.take; idempotent).
+func (w *worker) replaced() {
+	w.refillOnce.Do(func() {
+		if w.refill != nil {
+			w.refill()
+		}
+	})
+}
+
 // closeAfter ends a worker whose task has its outcome. A warm worker's
 // room and workspace are its own and serve no other task: they are torn
 // down (its exit, control group, uid slot, workspace) after the task's
@@ -840,6 +861,7 @@ func (t *Tool) closeAfter(w *worker) {
 		_ = w.close()
 		return
 	}
+	w.replaced()
 	w.stopWatch()
 	_ = w.in.Close()
 	t.retiring.Add(1)
