@@ -228,7 +228,9 @@ func run(listen string, confineUID int, log *slog.Logger) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	err = srv.Shutdown(sctx)
+	h.Wait() // the attempts' workspaces, released after their answers
+	return err
 }
 
 // requireRooms refuses a sandbox whose commands would run without the

@@ -50,6 +50,7 @@ type Pool[W Warm] struct {
 	ready    []pooled[W]
 	starting int
 	waiting  int
+	deferred int // handed out by TakeDeferred, replacement not started yet
 	closed   bool
 	signal   chan struct{} // closed and replaced when ready changes
 	failures int           // consecutive failed starts (backoff)
@@ -95,6 +96,35 @@ func (p *Pool[W]) Size() int {
 // false then, when the pool is off or closed, or when a start failed
 // (the caller starts a sandbox of its own).
 func (p *Pool[W]) Take(ctx context.Context) (w W, ok bool) {
+	return p.take(ctx, false)
+}
+
+// TakeDeferred is Take, except that the replacement of the sandbox it
+// hands out starts only when done is called (the caller calls it once its
+// task has answered): starting a sandbox (a room, an interpreter's
+// imports) then does not compete with the task for the CPU, and a
+// sequential chain's next task still finds the ones ready beside it.
+// Tasks that wait for a sandbox still get a start each at once. done is
+// idempotent and a no-op when ok is false; a caller that got ok must call
+// it, or the pool stays one short.
+func (p *Pool[W]) TakeDeferred(ctx context.Context) (w W, done func(), ok bool) {
+	w, ok = p.take(ctx, true)
+	if !ok {
+		return w, func() {}, false
+	}
+	var once sync.Once
+	return w, func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.deferred--
+			p.fillLocked()
+		})
+	}, true
+}
+
+// take is Take; deferred: the replacement waits for TakeDeferred's done.
+func (p *Pool[W]) take(ctx context.Context, deferred bool) (w W, ok bool) {
 	if p == nil || p.opts.Size <= 0 {
 		return w, false
 	}
@@ -118,6 +148,9 @@ func (p *Pool[W]) Take(ctx context.Context) (w W, ok bool) {
 				continue
 			}
 			p.handed++
+			if deferred {
+				p.deferred++
+			}
 			return e.w, true
 		}
 		if p.failures > 0 && p.starting == 0 {
@@ -144,11 +177,12 @@ func (p *Pool[W]) usable(e pooled[W]) bool {
 	return e.w.Alive()
 }
 
-// fillLocked starts sandboxes until Size of them, beyond the tasks
-// waiting, are ready or starting. After a failed start it starts one at a
+// fillLocked starts sandboxes until Size of them (less those handed out
+// whose replacement is deferred, TakeDeferred), beyond the tasks waiting,
+// are ready or starting. After a failed start it starts one at a
 // time (the next fill after it ends).
 func (p *Pool[W]) fillLocked() {
-	want := p.opts.Size + p.waiting
+	want := p.opts.Size + p.waiting - p.deferred
 	for !p.closed && len(p.ready)+p.starting < want {
 		if p.failures > 0 && p.starting > 0 {
 			return

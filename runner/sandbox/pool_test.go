@@ -176,3 +176,52 @@ func TestPoolSizeZeroAndClose(t *testing.T) {
 		t.Fatal("a pool whose starts fail handed out a sandbox")
 	}
 }
+
+// TestPoolDeferredReplacement: a sandbox handed out by TakeDeferred is
+// replaced only once its task says it is done (nothing starts beside the
+// task), exactly once however often done is called; tasks that find the
+// pool empty meanwhile still get a start each at once.
+func TestPoolDeferredReplacement(t *testing.T) {
+	s := &fakeStarts{}
+	p := NewPool(PoolOptions{Size: 2}, s.start)
+	defer p.Close()
+	settle(t, p, 2)
+	w, done, ok := p.TakeDeferred(context.Background())
+	if !ok || w == nil {
+		t.Fatal("none handed out")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if st := p.Stats(); st.Started != 2 || st.Ready != 1 || st.Starting != 0 {
+		t.Fatalf("stats %+v while the task runs: want 2 started, 1 ready, none starting (the replacement waits for done)", st)
+	}
+	done()
+	done()
+	settle(t, p, 2)
+	if st := p.Stats(); st.Started != 3 {
+		t.Fatalf("stats %+v after done: want 3 started (one replacement)", st)
+	}
+	// Both taken and not done: a third task waits, and gets a start of
+	// its own at once.
+	_, d1, _ := p.TakeDeferred(context.Background())
+	_, d2, _ := p.TakeDeferred(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w3, d3, ok := p.TakeDeferred(ctx)
+	if !ok || w3 == nil {
+		t.Fatal("a task that found the pool empty got none")
+	}
+	d1()
+	d2()
+	d3()
+	settle(t, p, 2)
+	if st := p.Stats(); st.Handed != 4 || st.Started != 6 {
+		t.Fatalf("stats %+v: want 4 handed, 6 started", st)
+	}
+	// Off: none, and done is harmless.
+	off := NewPool(PoolOptions{}, s.start)
+	if _, d, ok := off.TakeDeferred(context.Background()); ok {
+		t.Fatal("an empty pool handed one out")
+	} else {
+		d()
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/credentials"
@@ -45,7 +46,15 @@ type Handler struct {
 	// grants (WithResultGrants): the egress policy's client, which must admit
 	// the object store's host. Nil: http.DefaultClient.
 	ResultsHTTP *http.Client
+
+	// releasing counts the attempts whose Setup is being released after
+	// their answer (Wait).
+	releasing sync.WaitGroup
 }
+
+// Wait returns when every attempt's Setup has been released (the
+// runner's shutdown, after the server's).
+func (h *Handler) Wait() { h.releasing.Wait() }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +138,16 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 			Args: req.Args, Config: req.Config, Context: req.Context, TimeoutS: req.TimeoutS,
 			Barrier: req.Barrier, BarrierMAC: req.BarrierKey, Inputs: req.Inputs})
 	}
-	release()
+	// What Setup made (the attempt's workspace: a tmpfs to unmount and
+	// remove) is released after the answer, not before it: the tool has
+	// returned, nothing of the attempt uses it any more.
+	h.releasing.Add(1)
+	defer func() {
+		go func() {
+			defer h.releasing.Done()
+			release()
+		}()
+	}()
 	if err := quota.hit(); err != nil && out.Status != types.StatusOK {
 		// The attempt wrote more than its quota of the result tier: it
 		// fails with kind limit, naming the quota, whatever its kind

@@ -46,6 +46,10 @@ type Tool struct {
 	// retiring counts warm workers whose task has its outcome and whose
 	// rooms are being torn down after it (closeAfter); Close waits.
 	retiring sync.WaitGroup
+	// pre is a warm worker's prepared in-memory database (prepare.go);
+	// spent are the ones handed out, closed with the tool.
+	pre   *prepared
+	spent []*prepared
 }
 
 // scope is where a task's SQL may touch files.
@@ -86,6 +90,7 @@ func (t *Tool) Close() {
 	t.mu.Unlock()
 	pool.close()
 	t.retiring.Wait()
+	t.closePrepared()
 	for _, f := range files {
 		_ = f.db.Close()
 	}
@@ -274,12 +279,16 @@ func within(path string, dirs []string) bool {
 const noExtensions = "/nonexistent/noetl-duckdb-extensions"
 
 // withConn runs fn on a connection to database: a fresh in-memory database
-// for ":memory:" (discarded afterwards), else the shared handle of the file
+// for ":memory:" (discarded afterwards; a warm worker's prepared one when
+// it was made for sc, prepare.go), else the shared handle of the file
 // (opened on first use, closed when its last user is done).
 func (t *Tool) withConn(ctx context.Context, sc scope, database string, readOnly bool, fn func(*sql.Conn) error) error {
 	var db *sql.DB
 	var release func()
 	if database == MemoryDatabase {
+		if c := t.takePrepared(sc); c != nil {
+			return fn(c) // a warm worker's: closed with the tool, after the answer
+		}
 		dsn, err := t.dsn("", false)
 		if err != nil {
 			return err

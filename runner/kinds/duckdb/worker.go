@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -241,26 +242,53 @@ func serveWorker(in io.Reader, outF *os.File) int {
 	// uid (the data roots' contract): a file one task's worker creates
 	// stays writable by the next one's.
 	syscall.Umask(0)
-	warmUp()
+	br := bufio.NewReaderSize(in, 64<<10)
+	read := func() (workerRequest, bool) {
+		var req workerRequest
+		line, err := readLine(br)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "duckdb worker: read the request: %v\n", err)
+			return req, false
+		}
+		if err := jsonx.Unmarshal(line, &req); err != nil {
+			fmt.Fprintf(os.Stderr, "duckdb worker: bad request: %v\n", err)
+			return req, false
+		}
+		return req, true
+	}
+	// A warm worker's first line prepares its database (prepare.go); a
+	// cold worker's is its request, which it reads before it says it is
+	// ready (its caller does not wait for that to send it).
+	req, okReq := read()
+	if !okReq {
+		return 2
+	}
+	var tl *Tool
+	if req.Op == opPrepare {
+		tl = workerTool(req)
+		tl.prepare(req.Workspace)
+	} else {
+		warmUp()
+	}
 	// Ready: the room is set up (the helper ran before this) and the
 	// runtime is up; a warm worker is handed out only after this line.
 	if err := send(workerMessage{Kind: msgReady}); err != nil {
 		return 1
 	}
-	br := bufio.NewReaderSize(in, 64<<10)
-	line, err := readLine(br)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "duckdb worker: read the request: %v\n", err)
-		return 2
+	if req.Op == opPrepare {
+		prep := req
+		if req, okReq = read(); !okReq {
+			tl.Close()
+			return 2
+		}
+		if req.Workspace != prep.Workspace || !reflect.DeepEqual(req.Options, prep.Options) {
+			tl.Close() // prepared for another task than this one: start afresh
+			tl = nil
+		}
 	}
-	var req workerRequest
-	if err := jsonx.Unmarshal(line, &req); err != nil {
-		fmt.Fprintf(os.Stderr, "duckdb worker: bad request: %v\n", err)
-		return 2
+	if tl == nil {
+		tl = workerTool(req)
 	}
-	tl := New(Options{BaseDir: req.Workspace, TempDir: req.Workspace, MemoryLimit: req.Options.MemoryLimit, MaxTempBytes: req.Options.MaxTempBytes,
-		DataRoots: req.Options.DataRoots, Threads: req.Options.Threads, MaxRows: req.Options.MaxRows,
-		DefaultTimeout: time.Duration(req.Options.TimeoutMS) * time.Millisecond})
 	defer tl.Close()
 	ctx := sandbox.WithWorkspace(context.Background(), &sandbox.Workspace{Dir: req.Workspace})
 	switch req.Op {
@@ -332,6 +360,13 @@ func serveWorker(in io.Reader, outF *os.File) int {
 	return 0
 }
 
+// workerTool is the worker's own tool, made from its request's options.
+func workerTool(req workerRequest) *Tool {
+	return New(Options{BaseDir: req.Workspace, TempDir: req.Workspace, MemoryLimit: req.Options.MemoryLimit, MaxTempBytes: req.Options.MaxTempBytes,
+		DataRoots: req.Options.DataRoots, Threads: req.Options.Threads, MaxRows: req.Options.MaxRows,
+		DefaultTimeout: time.Duration(req.Options.TimeoutMS) * time.Millisecond})
+}
+
 // warmUp runs DuckDB's one-time initialisation in the worker (a
 // throwaway in-memory database and one constant query) before the worker
 // says it is ready, so that a warm worker's task does not pay it. No task
@@ -383,6 +418,10 @@ type worker struct {
 	warm bool
 	// born: when a warm worker said it was ready (warm.go: its age).
 	born time.Time
+	// refill starts the pool's replacement of a warm worker handed out
+	// without one (nil: none due); replaced calls it once.
+	refill     func()
+	refillOnce sync.Once
 
 	once    sync.Once
 	waitErr error
@@ -392,8 +431,7 @@ type worker struct {
 // ends: a warm one (Options.Warm) when one is ready, else one started now
 // in the task's workspace.
 func (t *Tool) startWorker(ctx context.Context, req workerRequest) (*worker, error) {
-	req.Options = workerOptions{MemoryLimit: t.opts.MemoryLimit, MaxTempBytes: t.opts.MaxTempBytes, DataRoots: t.opts.DataRoots,
-		Threads: t.opts.Threads, MaxRows: t.opts.MaxRows, TimeoutMS: t.opts.DefaultTimeout.Milliseconds()}
+	req.Options = t.workerOptions()
 	if w := t.warmPool().take(ctx); w != nil {
 		// Its room was made for no task in particular: its own workspace
 		// is the task's, and the task's end kills it.
@@ -525,7 +563,13 @@ func (p *warmPool) take(ctx context.Context) *worker {
 			if p.stale(w) {
 				continue
 			}
-			p.fill()
+			// Its replacement starts once the task has answered
+			// (worker.replaced): not beside the task, on the CPU it needs.
+			if w != nil {
+				w.refill = p.fill
+			} else {
+				p.fill()
+			}
 			return w
 		default:
 		}
@@ -573,9 +617,14 @@ func (p *warmPool) start() {
 		w, err = p.t.launch(p.ctx, ws.Dir, ws, func() { _ = ws.Close() })
 	}
 	if err == nil {
-		// Handed out only once its room is set up and it waits: a task
-		// that takes it pays neither the exec nor the room's set-up.
-		if err = w.awaitReady(); err != nil {
+		// Handed out only once its room is set up, its database open
+		// (prepare.go) and it waits: a task that takes it pays neither the
+		// exec, the room's set-up nor opening its in-memory database.
+		err = w.send(workerRequest{Op: opPrepare, Workspace: ws.Dir, Options: p.t.workerOptions()})
+		if err == nil {
+			err = w.awaitReady()
+		}
+		if err != nil {
 			w.close()
 			w = nil
 		} else {
@@ -666,6 +715,7 @@ func (w *worker) awaitReady() error {
 // close ends the worker (stdin closed: it finishes or rolls back, and
 // exits; killed after a grace period) and releases its room.
 func (w *worker) close() error {
+	w.replaced()
 	w.once.Do(func() {
 		w.stopWatch()
 		_ = w.in.Close()
@@ -789,6 +839,16 @@ func (t *Tool) execInWorker(ctx context.Context, cfg toolspec.DuckDB, q task, ti
 	}
 }
 
+// replaced starts the pool's replacement of a warm worker once its task
+// has its outcome or it is closed (warmPool.take; idempotent).
+func (w *worker) replaced() {
+	w.refillOnce.Do(func() {
+		if w.refill != nil {
+			w.refill()
+		}
+	})
+}
+
 // closeAfter ends a worker whose task has its outcome. A warm worker's
 // room and workspace are its own and serve no other task: they are torn
 // down (its exit, control group, uid slot, workspace) after the task's
@@ -801,6 +861,7 @@ func (t *Tool) closeAfter(w *worker) {
 		_ = w.close()
 		return
 	}
+	w.replaced()
 	w.stopWatch()
 	_ = w.in.Close()
 	t.retiring.Add(1)

@@ -336,6 +336,7 @@ func (t *Tool) ExecContext(ctx context.Context, args, config, taskCtx map[string
 	// started now in the task's workspace.
 	pr, ok := t.takeWarm(ctx, rctx)
 	if ok {
+		defer pr.replace() // the pool's next one starts after the answer, not beside the task
 		go func() {
 			_, _ = pr.stdin.Write(payload)
 			pr.stdin.Close()

@@ -36,6 +36,10 @@ type proc struct {
 	// exited is closed when the process has exited (a warm one's; nil:
 	// cold, whose wait tears its room down before the answer).
 	exited <-chan struct{}
+	// replace starts the replacement of a warm one in the pool
+	// (sandbox.Pool.TakeDeferred; nil: cold). Exec calls it once the
+	// attempt has its outcome.
+	replace func()
 }
 
 // warmPy is a warm interpreter: runner.py started in a room of its own
@@ -242,16 +246,19 @@ func (t *Tool) startWarm(ctx context.Context) (*warmPy, error) {
 func (t *Tool) takeWarm(ctx, rctx context.Context) (*proc, bool) {
 	p := t.pool()
 	for {
-		w, ok := p.Take(ctx)
+		// Its replacement starts once the attempt has answered (Exec
+		// calls proc.replace): not beside the task, on the CPU it needs.
+		w, replace, ok := p.TakeDeferred(ctx)
 		if !ok {
 			return nil, false
 		}
 		if err := w.conns.Adopt(egress.ConnsFrom(ctx)); err != nil {
 			go w.Destroy()
+			replace()
 			continue
 		}
 		stop := context.AfterFunc(rctx, func() { _ = w.cmd.Process.Kill() })
-		return &proc{cmd: w.cmd, stdin: w.stdin, res: w.res, logs: w.logs, ws: w.ws, exited: w.done,
+		return &proc{cmd: w.cmd, stdin: w.stdin, res: w.res, logs: w.logs, ws: w.ws, exited: w.done, replace: replace,
 			wait: func() error {
 				<-w.done
 				return w.waitErr
