@@ -67,19 +67,12 @@ func (f *Firestore) DLQList(ctx context.Context, status store.DLQStatus, limit i
 	if status != "" {
 		q = q.Where("status", "==", status)
 	}
-	docs, err := q.OrderBy("last_seen", firestore.Desc).Limit(limit).Documents(ctx).GetAll()
-	if err != nil {
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: list dlq")
-	}
-	out := make([]store.DLQEntry, 0, len(docs))
-	for _, d := range docs {
-		var e store.DLQEntry
-		if err := d.DataTo(&e); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return listDocs(ctx, q.OrderBy("last_seen", firestore.Desc).Limit(limit), "list dlq", dlqEntry)
+}
+
+// dlqEntry is the view of a DLQ document: the entry as stored.
+func dlqEntry(_ *firestore.DocumentSnapshot, e *store.DLQEntry) (store.DLQEntry, error) {
+	return *e, nil
 }
 
 // dlqQueryScan bounds the entries a filtered DLQ query reads: equality
@@ -109,17 +102,9 @@ func (f *Firestore) DLQQuery(ctx context.Context, flt store.DLQFilter) ([]store.
 	if flt.ToolKind != "" {
 		q = q.Where("tool_kind", "==", flt.ToolKind)
 	}
-	docs, err := q.Limit(dlqQueryScan).Documents(ctx).GetAll()
+	out, err := listDocs(ctx, q.Limit(dlqQueryScan), "query dlq", dlqEntry)
 	if err != nil {
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: query dlq")
-	}
-	out := make([]store.DLQEntry, 0, len(docs))
-	for _, d := range docs {
-		var e store.DLQEntry
-		if err := d.DataTo(&e); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].LastSeen != out[j].LastSeen {
