@@ -15,14 +15,7 @@ import (
 // its first_seen and status and the larger attempt count (a
 // compare-and-set).
 func (f *Firestore) DLQPut(ctx context.Context, e store.DLQEntry) error {
-	e.Normalize()
-	if e.Status == "" {
-		e.Status = store.DLQPending
-	}
-	if e.ExpireAt == nil {
-		exp := f.dlqExpiry()
-		e.ExpireAt = &exp
-	}
+	f.dlqDefaults(&e)
 	ref := f.c.Collection("dlq").Doc(e.MessageID)
 	return f.cas(ctx, meterOf(ctx, e.ExecutionID), ref, "store: put dlq entry", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		if s == nil {
@@ -153,8 +146,9 @@ func (f *Firestore) dlqResolve(b *firestore.WriteBatch, r store.DLQResolution) {
 	b.Set(f.c.Collection("dlq").Doc(store.DLQID(r.ID)), m, firestore.MergeAll)
 }
 
-// dlqFile adds the write of a filed DLQ entry to b (status pending).
-func (f *Firestore) dlqFile(b *firestore.WriteBatch, e store.DLQEntry) {
+// dlqDefaults normalizes e and fills what a filed entry defaults to:
+// status pending and the retention's expiry.
+func (f *Firestore) dlqDefaults(e *store.DLQEntry) {
 	e.Normalize()
 	if e.Status == "" {
 		e.Status = store.DLQPending
@@ -163,5 +157,10 @@ func (f *Firestore) dlqFile(b *firestore.WriteBatch, e store.DLQEntry) {
 		exp := f.dlqExpiry()
 		e.ExpireAt = &exp
 	}
+}
+
+// dlqFile adds the write of a filed DLQ entry to b (status pending).
+func (f *Firestore) dlqFile(b *firestore.WriteBatch, e store.DLQEntry) {
+	f.dlqDefaults(&e)
 	b.Set(f.c.Collection("dlq").Doc(e.MessageID), e)
 }
