@@ -204,13 +204,8 @@ func (l *loader) output(n *yaml.Node, path string) *Output {
 				}
 			}
 		case "scope":
-			if s, ok := l.str(e.v, ep, "output.scope"); ok {
-				switch s {
-				case "step", "execution", "workflow", "permanent":
-					o.Scope = s
-				default:
-					l.errf(e.k, ep, "output.scope must be step, execution, workflow or permanent, got %q", s)
-				}
+			if s, ok := l.choiceOf(e, ep, "output.scope", "step", "execution", "workflow", "permanent"); ok {
+				o.Scope = s
 			}
 		case "as":
 			if s, ok := l.ident(e, ep, "output.as"); ok {
@@ -360,13 +355,8 @@ func (l *loader) accumulate(n *yaml.Node, path string) *OutputAccumulate {
 		case "on_error":
 			a.OnError, _ = l.boolean(e.v, ep, "accumulate.on_error")
 		case "strategy":
-			if s, ok := l.str(e.v, ep, "accumulate.strategy"); ok {
-				switch s {
-				case "append", "replace", "merge", "concat":
-					a.Strategy = s
-				default:
-					l.errf(e.k, ep, "accumulate.strategy must be append, replace, merge or concat, got %q", s)
-				}
+			if s, ok := l.choiceOf(e, ep, "accumulate.strategy", "append", "replace", "merge", "concat"); ok {
+				a.Strategy = s
 			}
 		case "merge_path":
 			a.MergePath, _ = l.str(e.v, ep, "accumulate.merge_path")

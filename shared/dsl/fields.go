@@ -1,5 +1,7 @@
 package dsl
 
+import "strings"
+
 // The readers of a block's typed fields that several blocks share (the
 // scalars themselves are read by str, num, integer and boolean).
 
@@ -36,4 +38,27 @@ func (l *loader) strField(e entry, path, block string, fields map[string]*string
 		*dst, _ = l.str(e.v, path, block+"."+e.key)
 	}
 	return ok
+}
+
+// choiceOf reads e's value as one of allowed; what names the field
+// ("output.scope"). Another string is reported ("<what> must be a, b or
+// c, got …") and not ok.
+func (l *loader) choiceOf(e entry, path, what string, allowed ...string) (string, bool) {
+	s, ok := l.str(e.v, path, what)
+	if !ok {
+		return "", false
+	}
+	if !oneOf(s, allowed) {
+		l.errf(e.k, path, "%s must be %s, got %q", what, orList(allowed), s)
+		return s, false
+	}
+	return s, true
+}
+
+// orList writes a, b and c as "a, b or c".
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }

@@ -3,7 +3,7 @@ package dsl
 import "testing"
 
 // TestFieldReaderMessages pins the reports of the shared field readers
-// (ident, nonNegativeInt, strField) in each block that reads through them:
+// (ident, nonNegativeInt, strField, choiceOf) in each block that reads through them:
 // the same path and the whole message the blocks wrote before they shared
 // the readers.
 func TestFieldReaderMessages(t *testing.T) {
@@ -19,6 +19,8 @@ func TestFieldReaderMessages(t *testing.T) {
 		line      int
 		path, msg string
 	}{
+		{"output.scope", out("{scope: forever}"), 9, "workflow[0].tool.output.scope", `output.scope must be step, execution, workflow or permanent, got "forever"`},
+		{"accumulate.strategy", out("{accumulate: {strategy: sum}}"), 9, "workflow[0].tool.output.accumulate.strategy", `accumulate.strategy must be append, replace, merge or concat, got "sum"`},
 		{"output.as", out("{as: 1x}"), 9, "workflow[0].tool.output.as", `output.as "1x" must be an identifier`},
 		{"output.preview_max_bytes", out("{preview_max_bytes: -2}"), 9, "workflow[0].tool.output.preview_max_bytes", "output.preview_max_bytes must be ≥ 0, got -2"},
 		{"output.preview_max_bytes type", out("{preview_max_bytes: x}"), 9, "workflow[0].tool.output.preview_max_bytes", "output.preview_max_bytes must be an integer"},
