@@ -18,6 +18,7 @@ import (
 	"github.com/noetl/gcpengine/functions/api/console"
 	"github.com/noetl/gcpengine/shared/auth"
 	"github.com/noetl/gcpengine/shared/errs"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/sign"

@@ -33,6 +33,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/store"
 	sub "github.com/noetl/gcpengine/shared/subscribe"

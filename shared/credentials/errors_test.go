@@ -13,6 +13,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/credentials/credfirestore"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/errs/googleerr"
 	"github.com/noetl/gcpengine/shared/store/firestorefault"
 )
 
@@ -31,10 +32,10 @@ func TestFirestoreErrorCodes(t *testing.T) {
 	s := credfirestore.NewFirestore(c, credfirestore.NewFirestoreValues(c, testSealer(t)))
 	for _, code := range []codes.Code{codes.PermissionDenied, codes.InvalidArgument, codes.Unimplemented} {
 		srv.Fail(status.Error(code, "injected"))
-		if _, err := s.CredentialGet(ctx, "pg"); errs.CodeOf(err) != errs.FromGRPC(code) {
+		if _, err := s.CredentialGet(ctx, "pg"); errs.CodeOf(err) != googleerr.FromGRPC(code) {
 			t.Errorf("CredentialGet answered %s: %v (code %s)", code, err, errs.CodeOf(err))
 		}
-		if _, err := s.CredentialList(ctx); errs.CodeOf(err) != errs.FromGRPC(code) {
+		if _, err := s.CredentialList(ctx); errs.CodeOf(err) != googleerr.FromGRPC(code) {
 			t.Errorf("CredentialList answered %s: %v (code %s)", code, err, errs.CodeOf(err))
 		}
 	}

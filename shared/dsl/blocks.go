@@ -192,10 +192,7 @@ func (l *loader) output(n *yaml.Node, path string) *Output {
 		case "accumulate":
 			o.Accumulate = l.accumulate(e.v, ep)
 		case "inline_max_bytes", "preview_max_bytes":
-			if i, ok := l.integer(e.v, ep, "output."+e.key); ok {
-				if i < 0 {
-					l.errf(e.k, ep, "output.%s must be ≥ 0, got %d", e.key, i)
-				}
+			if i, ok := l.nonNegativeInt(e, ep, "output."+e.key); ok {
 				v := i
 				if e.key == "inline_max_bytes" {
 					if o.InlineMaxBytes != nil {
@@ -207,19 +204,11 @@ func (l *loader) output(n *yaml.Node, path string) *Output {
 				}
 			}
 		case "scope":
-			if s, ok := l.str(e.v, ep, "output.scope"); ok {
-				switch s {
-				case "step", "execution", "workflow", "permanent":
-					o.Scope = s
-				default:
-					l.errf(e.k, ep, "output.scope must be step, execution, workflow or permanent, got %q", s)
-				}
+			if s, ok := l.choiceOf(e, ep, "output.scope", "step", "execution", "workflow", "permanent"); ok {
+				o.Scope = s
 			}
 		case "as":
-			if s, ok := l.str(e.v, ep, "output.as"); ok {
-				if !isIdent(s) {
-					l.errf(e.k, ep, "output.as %q must be an identifier", s)
-				}
+			if s, ok := l.ident(e, ep, "output.as"); ok {
 				o.As = s
 			}
 		default:
@@ -272,10 +261,7 @@ func (l *loader) store(n *yaml.Node, path string, o *Output) *OutputStore {
 				}
 			}
 		case "inline_max_bytes":
-			if i, ok := l.integer(e.v, ep, "output.store.inline_max_bytes"); ok {
-				if i < 0 {
-					l.errf(e.k, ep, "output.store.inline_max_bytes must be ≥ 0, got %d", i)
-				}
+			if i, ok := l.nonNegativeInt(e, ep, "output.store.inline_max_bytes"); ok {
 				if o.InlineMaxBytes != nil {
 					l.errf(e.k, ep, "inline_max_bytes is given twice (output and output.store)")
 				}
@@ -369,28 +355,17 @@ func (l *loader) accumulate(n *yaml.Node, path string) *OutputAccumulate {
 		case "on_error":
 			a.OnError, _ = l.boolean(e.v, ep, "accumulate.on_error")
 		case "strategy":
-			if s, ok := l.str(e.v, ep, "accumulate.strategy"); ok {
-				switch s {
-				case "append", "replace", "merge", "concat":
-					a.Strategy = s
-				default:
-					l.errf(e.k, ep, "accumulate.strategy must be append, replace, merge or concat, got %q", s)
-				}
+			if s, ok := l.choiceOf(e, ep, "accumulate.strategy", "append", "replace", "merge", "concat"); ok {
+				a.Strategy = s
 			}
 		case "merge_path":
 			a.MergePath, _ = l.str(e.v, ep, "accumulate.merge_path")
 		case "manifest_as":
-			if s, ok := l.str(e.v, ep, "accumulate.manifest_as"); ok {
-				if !isIdent(s) {
-					l.errf(e.k, ep, "accumulate.manifest_as %q must be an identifier", s)
-				}
+			if s, ok := l.ident(e, ep, "accumulate.manifest_as"); ok {
 				a.ManifestAs = s
 			}
 		case "max_items":
-			if i, ok := l.integer(e.v, ep, "accumulate.max_items"); ok {
-				if i < 0 {
-					l.errf(e.k, ep, "accumulate.max_items must be ≥ 0, got %d", i)
-				}
+			if i, ok := l.nonNegativeInt(e, ep, "accumulate.max_items"); ok {
 				a.MaxItems = i
 			}
 		default:
@@ -420,15 +395,12 @@ func (l *loader) script(n *yaml.Node, path string) *Script {
 		case "source":
 			srcLine = e.k
 			l.walk(e.v, ep, "script.source", func(se entry, sp string) {
+				if l.strField(se, sp, "script.source", map[string]*string{
+					"type": &sc.Source, "code": &sc.Code, "endpoint": &sc.Endpoint, "method": &sc.Method, "region": &sc.Region,
+				}) {
+					return
+				}
 				switch se.key {
-				case "type":
-					sc.Source, _ = l.str(se.v, sp, "script.source.type")
-				case "code":
-					sc.Code, _ = l.str(se.v, sp, "script.source.code")
-				case "endpoint":
-					sc.Endpoint, _ = l.str(se.v, sp, "script.source.endpoint")
-				case "method":
-					sc.Method, _ = l.str(se.v, sp, "script.source.method")
 				case "auth", "credential":
 					sc.Auth, _ = l.str(se.v, sp, "script.source."+se.key)
 				case "timeout":
@@ -438,8 +410,6 @@ func (l *loader) script(n *yaml.Node, path string) *Script {
 						}
 						sc.TimeoutS = f
 					}
-				case "region":
-					sc.Region, _ = l.str(se.v, sp, "script.source.region")
 				default:
 					l.errf(se.k, sp, "unknown script.source key %q (allowed: type, code, endpoint, method, auth, timeout, region)", se.key)
 				}

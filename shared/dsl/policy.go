@@ -168,24 +168,21 @@ func (l *loader) then(n *yaml.Node, path string, admit bool) Then {
 			}
 			continue
 		}
-		switch e.key {
-		case "do":
-			th.Do, _ = l.str(e.v, ep, "then.do")
-		case "attempts":
-			th.Attempts, _ = l.integer(e.v, ep, "then.attempts")
-		case "backoff":
-			th.Backoff, _ = l.str(e.v, ep, "then.backoff")
-			if th.Backoff == "fixed" {
+		if l.strField(e, ep, "then", map[string]*string{"do": &th.Do, "backoff": &th.Backoff, "to": &th.To}) {
+			if e.key == "backoff" && th.Backoff == "fixed" {
 				// NoETL's constant delay (any backoff other than none,
 				// linear and exponential waits delay seconds).
 				th.Backoff = "none"
 			}
+			continue
+		}
+		switch e.key {
+		case "attempts":
+			th.Attempts, _ = l.integer(e.v, ep, "then.attempts")
 		case "delay":
 			th.Delay, _ = l.num(e.v, ep, "then.delay (seconds)")
 		case "max_delay":
 			th.MaxDelay, _ = l.num(e.v, ep, "then.max_delay (seconds)")
-		case "to":
-			th.To, _ = l.str(e.v, ep, "then.to")
 		case "set":
 			th.Set = append(th.Set, l.assignments(e.v, ep, "then.set", setTask)...)
 		case "set_iter":

@@ -4,8 +4,10 @@
 // driver and tool boundary (store, bus, tasks, results, credentials,
 // catalog, the tools' configuration and backend errors) returns coded
 // errors, deriving the code from its backend's error (CodeOf: context,
-// gRPC status, googleapi HTTP status; a driver with another backend maps
-// its own, e.g. SQLSTATE classes in the postgres kind). What the engine
+// and the mappings of the registered backends — shared/errs/googleerr for
+// gRPC statuses and googleapi HTTP statuses; a driver with another
+// backend maps its own, e.g. SQLSTATE classes in the postgres kind). It
+// links only the standard library, so every package may import it. What the engine
 // does with a code — retry or not, how a function answers — is in one
 // table (PolicyOf), read by Retryable, Permanent, ReplyOf and HTTPStatus.
 package errs
@@ -16,10 +18,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-
-	"google.golang.org/api/googleapi"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Code classifies an error.
@@ -259,13 +257,28 @@ func Wrap(c Code, err error, msg string) error {
 // callers may test either the sentinel or the code.
 func Sentinel(c Code, msg string) *Error { return &Error{Code: c, Msg: msg} }
 
+// Backend maps the errors of a backend's client library to codes: the
+// code of err and true when err is one of its errors, false otherwise.
+type Backend func(err error) (Code, bool)
+
+// backends are the registered mappings, consulted in order by CodeOf.
+var backends []Backend
+
+// RegisterBackend adds a backend's mapping to CodeOf. It is called from
+// the init function of the mapping's package (shared/errs/googleerr), so
+// a build that links a driver of the backend (which imports the mapping)
+// classifies the backend's raw errors; not safe to call concurrently with
+// CodeOf.
+func RegisterBackend(b Backend) { backends = append(backends, b) }
+
 // CodeOf returns the code of err: the code of the first *Error in its
 // chain; else one derived from the backend's error — a context error
 // (Canceled, DeadlineExceeded), a network timeout (os.ErrDeadlineExceeded:
-// DeadlineExceeded), a gRPC status (FromGRPC: Firestore, Pub/Sub, Cloud
-// Tasks), a googleapi.Error (FromHTTP of its HTTP status: the GCS JSON
-// API); Unknown otherwise. nil has no code: CodeOf(nil) is Unknown by
-// convention (check err != nil first).
+// DeadlineExceeded), a registered backend's mapping (RegisterBackend:
+// googleerr's gRPC status for Firestore, Pub/Sub, Cloud Tasks and a
+// googleapi.Error's HTTP status for the GCS JSON API); Unknown otherwise.
+// nil has no code: CodeOf(nil) is Unknown by convention (check err != nil
+// first).
 func CodeOf(err error) Code {
 	if err == nil {
 		return Unknown
@@ -280,47 +293,10 @@ func CodeOf(err error) Code {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return DeadlineExceeded
 	}
-	// An HTTP API's error is read by its HTTP status first: the
-	// googleapi.Error also carries a gRPC status derived from it by gax's
-	// coarser table (every other 4xx FailedPrecondition, which would be
-	// retried).
-	var ge *googleapi.Error
-	if errors.As(err, &ge) && ge.Code != 0 {
-		return FromHTTP(ge.Code)
-	}
-	if s, ok := status.FromError(err); ok && s.Code() != codes.OK {
-		return FromGRPC(s.Code())
-	}
-	return Unknown
-}
-
-// FromGRPC returns the code of a gRPC status code (go-cloud's mapping):
-// Aborted (a contended transaction) is FailedPrecondition and OutOfRange
-// InvalidArgument, Unauthenticated PermissionDenied, DataLoss Internal.
-func FromGRPC(c codes.Code) Code {
-	switch c {
-	case codes.NotFound:
-		return NotFound
-	case codes.AlreadyExists:
-		return AlreadyExists
-	case codes.FailedPrecondition, codes.Aborted:
-		return FailedPrecondition
-	case codes.InvalidArgument, codes.OutOfRange:
-		return InvalidArgument
-	case codes.ResourceExhausted:
-		return ResourceExhausted
-	case codes.Unavailable:
-		return Unavailable
-	case codes.DeadlineExceeded:
-		return DeadlineExceeded
-	case codes.Canceled:
-		return Canceled
-	case codes.Internal, codes.DataLoss:
-		return Internal
-	case codes.PermissionDenied, codes.Unauthenticated:
-		return PermissionDenied
-	case codes.Unimplemented:
-		return Unimplemented
+	for _, b := range backends {
+		if c, ok := b(err); ok {
+			return c
+		}
 	}
 	return Unknown
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/oidc"
 	"github.com/noetl/gcpengine/shared/sign"
+	"github.com/noetl/gcpengine/shared/telemetry/tracetree"
+	"github.com/noetl/gcpengine/shared/template"
 )
 
-// TestSentinelsCarryTheirCode: the sentinels of sign, auth, egress, oidc
-// and credentials have an errs code, so the one policy table decides
+// TestSentinelsCarryTheirCode: the sentinels of sign, auth, egress, oidc,
+// credentials, template and tracetree have an errs code, so the one policy table decides
 // their retry (a refusal is not retried; a quota is). Without a code a
 // sentinel is Unknown, which is retried: a credential a playbook is not
 // granted would be asked for again and again.
@@ -36,6 +38,9 @@ func TestSentinelsCarryTheirCode(t *testing.T) {
 		{"egress.ErrQuota (runner)", runneregress.ErrQuota, errs.ResourceExhausted, true},
 		{"oidc.ErrUnauthorized", oidc.ErrUnauthorized, errs.PermissionDenied, false},
 		{"credentials.ErrNotGranted", credentials.ErrNotGranted, errs.PermissionDenied, false},
+		{"template.ErrLimit", template.ErrLimit, errs.InvalidArgument, false},
+		{"template.ErrSandbox", template.ErrSandbox, errs.PermissionDenied, false},
+		{"tracetree.ErrNoSpans", tracetree.ErrNoSpans, errs.NotFound, false},
 	} {
 		// As callers see them: wrapped with detail.
 		err := fmt.Errorf("step s task t: %w: detail", c.err)

@@ -13,16 +13,6 @@ import (
 	"github.com/noetl/gcpengine/shared/types"
 )
 
-// codeless are the sentinels that may stay without a code: their
-// packages are linked by the pure engine and the CLI, which must not link
-// shared/errs (it reads googleapi errors; shared/planes TestPlanesBoundary).
-// Their callers branch on errors.Is; none reaches the retry policy.
-var codeless = map[string]bool{
-	"github.com/noetl/gcpengine/shared/template.ErrLimit":              true,
-	"github.com/noetl/gcpengine/shared/template.ErrSandbox":            true,
-	"github.com/noetl/gcpengine/shared/telemetry/tracetree.ErrNoSpans": true,
-}
-
 const (
 	modPath   = "github.com/noetl/gcpengine"
 	typesPath = modPath + "/shared/types"
@@ -109,7 +99,7 @@ func vocabularyProblems(p *packages.Package) []string {
 					if !ok || !name.IsExported() || v.Parent() != p.Types.Scope() || i >= len(x.Values) {
 						continue
 					}
-					if call, ok := x.Values[i].(*ast.CallExpr); ok && !codeless[p.PkgPath+"."+name.Name] {
+					if call, ok := x.Values[i].(*ast.CallExpr); ok {
 						if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
 							if fn, ok := info.Uses[sel.Sel].(*gotypes.Func); ok && fn.Pkg() != nil &&
 								(fn.Pkg().Path() == "errors" && fn.Name() == "New" || fn.Pkg().Path() == "fmt" && fn.Name() == "Errorf") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/errs"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps gRPC statuses as in a build with the drivers
 	"github.com/noetl/gcpengine/shared/router"
 	"github.com/noetl/gcpengine/shared/types"
 )

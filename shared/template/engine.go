@@ -17,6 +17,7 @@ import (
 	"github.com/nikolalohinski/gonja/v2/loaders"
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/nikolalohinski/gonja/v2/parser"
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // Limits bounds the work of one Render, Truthy or RenderValue call and the
@@ -140,13 +141,16 @@ func CurrentLimits() Limits { return *currentLimits.Load() }
 // that ran out of a Limits budget — template length or nesting, time,
 // range size, output, string, list or value size, total allocation — as
 // opposed to a template bug; test with errors.Is. Rule: the NoETL DSL spec "Templates"
-// (sandboxed), README "Security".
-var ErrLimit = errors.New("template limit exceeded")
+// (sandboxed), README "Security". Its code is InvalidArgument: the same
+// template over the same data hits the same limit, so a step failing with
+// it is not retried.
+var ErrLimit = errs.Sentinel(errs.InvalidArgument, "template limit exceeded")
 
 // ErrSandbox is wrapped by the error of an attempt to load another
 // template (include/import/extends are not statements at all; the loader
-// refuses any other name). Rule: the NoETL DSL spec "Templates" (no file access).
-var ErrSandbox = errors.New("not allowed in the template sandbox")
+// refuses any other name). Rule: the NoETL DSL spec "Templates" (no file
+// access). Its code is PermissionDenied: a refusal, never retried.
+var ErrSandbox = errs.Sentinel(errs.PermissionDenied, "not allowed in the template sandbox")
 
 // limitWriter collects text output up to the guard's MaxOutputBytes.
 type limitWriter struct {

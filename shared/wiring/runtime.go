@@ -26,6 +26,7 @@ import (
 	"github.com/noetl/gcpengine/shared/config"
 	"github.com/noetl/gcpengine/shared/dsl"
 	"github.com/noetl/gcpengine/shared/errs"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/launch"
 	"github.com/noetl/gcpengine/shared/redact"

@@ -16,6 +16,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/noetl/gcpengine/shared/egress"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"google.golang.org/api/option"
 )
 

@@ -43,6 +43,7 @@ import (
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
 	"github.com/noetl/gcpengine/shared/errs"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"github.com/noetl/gcpengine/shared/tools/conf"
 	"github.com/noetl/gcpengine/shared/tools/creds"
 	"github.com/noetl/gcpengine/shared/types"

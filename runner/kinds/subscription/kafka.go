@@ -13,6 +13,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/egress"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"github.com/noetl/gcpengine/shared/kafkasrc"
 	"github.com/noetl/gcpengine/shared/tools/conf"
 	"github.com/noetl/gcpengine/shared/tools/creds"

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/errs/googleerr"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -81,7 +82,7 @@ func TestPubSubErrorCodes(t *testing.T) {
 	for _, c := range []codes.Code{codes.PermissionDenied, codes.InvalidArgument, codes.FailedPrecondition} {
 		srv.AddPublishResponse(nil, status.Error(c, "injected"))
 		err := p.PublishCommands(ctx, types.Command{ExecutionID: "e1", Step: "s"})
-		if got, want := errs.CodeOf(err), errs.FromGRPC(c); got != want {
+		if got, want := errs.CodeOf(err), googleerr.FromGRPC(c); got != want {
 			t.Errorf("publish answered %s: %v, code %s, want %s", c, err, got, want)
 		}
 	}

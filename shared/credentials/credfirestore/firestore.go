@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"github.com/noetl/gcpengine/shared/sign"
 )
 

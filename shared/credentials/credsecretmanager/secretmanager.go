@@ -20,6 +20,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/credentials"
 	"github.com/noetl/gcpengine/shared/deploy"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 )
 
 // SecretManager keeps credential values in Google Secret Manager (the

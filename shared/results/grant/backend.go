@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps the Google clients' errors
 	"github.com/noetl/gcpengine/shared/results"
 )
 

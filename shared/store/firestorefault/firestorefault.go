@@ -2,7 +2,7 @@
 // (BatchGetDocuments), commits and queries answer one injected error: the
 // server the Firestore drivers' error-mapping tests (store, credentials)
 // run against, so each test checks that its driver carries the gRPC code
-// Firestore answered (errs.FromGRPC) instead of a generic error.
+// Firestore answered (googleerr.FromGRPC) instead of a generic error.
 package firestorefault
 
 import (

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 
 	"github.com/noetl/gcpengine/shared/store"
@@ -109,22 +108,11 @@ func (f *Firestore) PlaybookGet(ctx context.Context, path string, version int) (
 
 // PlaybookList implements store.Store (sorted by path).
 func (f *Firestore) PlaybookList(ctx context.Context) ([]store.PlaybookSummary, error) {
-	it := f.c.Collection("playbooks").Documents(ctx)
-	defer it.Stop()
-	out := []store.PlaybookSummary{}
-	for {
-		s, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("store: list playbooks: %w", err)
-		}
-		var d pbDoc
-		if err := s.DataTo(&d); err != nil {
-			return nil, err
-		}
-		out = append(out, store.PlaybookSummary{Path: d.Path, Name: d.Name, Latest: d.Latest, UpdatedAt: d.UpdatedAt})
+	out, err := listDocs(ctx, f.c.Collection("playbooks").Query, "list playbooks", func(_ *firestore.DocumentSnapshot, d *pbDoc) (store.PlaybookSummary, error) {
+		return store.PlaybookSummary{Path: d.Path, Name: d.Name, Latest: d.Latest, UpdatedAt: d.UpdatedAt}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil

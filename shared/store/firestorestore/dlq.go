@@ -15,14 +15,7 @@ import (
 // its first_seen and status and the larger attempt count (a
 // compare-and-set).
 func (f *Firestore) DLQPut(ctx context.Context, e store.DLQEntry) error {
-	e.Normalize()
-	if e.Status == "" {
-		e.Status = store.DLQPending
-	}
-	if e.ExpireAt == nil {
-		exp := f.dlqExpiry()
-		e.ExpireAt = &exp
-	}
+	f.dlqDefaults(&e)
 	ref := f.c.Collection("dlq").Doc(e.MessageID)
 	return f.cas(ctx, meterOf(ctx, e.ExecutionID), ref, "store: put dlq entry", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		if s == nil {
@@ -67,19 +60,12 @@ func (f *Firestore) DLQList(ctx context.Context, status store.DLQStatus, limit i
 	if status != "" {
 		q = q.Where("status", "==", status)
 	}
-	docs, err := q.OrderBy("last_seen", firestore.Desc).Limit(limit).Documents(ctx).GetAll()
-	if err != nil {
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: list dlq")
-	}
-	out := make([]store.DLQEntry, 0, len(docs))
-	for _, d := range docs {
-		var e store.DLQEntry
-		if err := d.DataTo(&e); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return listDocs(ctx, q.OrderBy("last_seen", firestore.Desc).Limit(limit), "list dlq", dlqEntry)
+}
+
+// dlqEntry is the view of a DLQ document: the entry as stored.
+func dlqEntry(_ *firestore.DocumentSnapshot, e *store.DLQEntry) (store.DLQEntry, error) {
+	return *e, nil
 }
 
 // dlqQueryScan bounds the entries a filtered DLQ query reads: equality
@@ -109,17 +95,9 @@ func (f *Firestore) DLQQuery(ctx context.Context, flt store.DLQFilter) ([]store.
 	if flt.ToolKind != "" {
 		q = q.Where("tool_kind", "==", flt.ToolKind)
 	}
-	docs, err := q.Limit(dlqQueryScan).Documents(ctx).GetAll()
+	out, err := listDocs(ctx, q.Limit(dlqQueryScan), "query dlq", dlqEntry)
 	if err != nil {
-		return nil, errs.Wrap(errs.CodeOf(err), err, "store: query dlq")
-	}
-	out := make([]store.DLQEntry, 0, len(docs))
-	for _, d := range docs {
-		var e store.DLQEntry
-		if err := d.DataTo(&e); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].LastSeen != out[j].LastSeen {
@@ -168,8 +146,9 @@ func (f *Firestore) dlqResolve(b *firestore.WriteBatch, r store.DLQResolution) {
 	b.Set(f.c.Collection("dlq").Doc(store.DLQID(r.ID)), m, firestore.MergeAll)
 }
 
-// dlqFile adds the write of a filed DLQ entry to b (status pending).
-func (f *Firestore) dlqFile(b *firestore.WriteBatch, e store.DLQEntry) {
+// dlqDefaults normalizes e and fills what a filed entry defaults to:
+// status pending and the retention's expiry.
+func (f *Firestore) dlqDefaults(e *store.DLQEntry) {
 	e.Normalize()
 	if e.Status == "" {
 		e.Status = store.DLQPending
@@ -178,5 +157,10 @@ func (f *Firestore) dlqFile(b *firestore.WriteBatch, e store.DLQEntry) {
 		exp := f.dlqExpiry()
 		e.ExpireAt = &exp
 	}
+}
+
+// dlqFile adds the write of a filed DLQ entry to b (status pending).
+func (f *Firestore) dlqFile(b *firestore.WriteBatch, e store.DLQEntry) {
+	f.dlqDefaults(&e)
 	b.Set(f.c.Collection("dlq").Doc(e.MessageID), e)
 }

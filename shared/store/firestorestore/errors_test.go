@@ -11,6 +11,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/errs/googleerr"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/store/firestorefault"
 	"github.com/noetl/gcpengine/shared/store/firestorestore"
@@ -20,7 +21,7 @@ import (
 // the gRPC status Firestore answered; a create that finds its document is
 // ErrExists. Only codes the client does not retry are injected (it retries
 // Unavailable, Internal, DeadlineExceeded and ResourceExhausted on reads
-// itself; errs.FromGRPC maps those).
+// itself; googleerr.FromGRPC maps those).
 func TestFirestoreErrorCodes(t *testing.T) {
 	srv := firestorefault.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -33,7 +34,7 @@ func TestFirestoreErrorCodes(t *testing.T) {
 
 	for _, c := range []codes.Code{codes.PermissionDenied, codes.Unauthenticated, codes.InvalidArgument, codes.FailedPrecondition, codes.Unimplemented} {
 		srv.Fail(status.Error(c, "injected"))
-		want := errs.FromGRPC(c)
+		want := googleerr.FromGRPC(c)
 		if _, err := f.ExecutionGet(ctx, "e1"); errs.CodeOf(err) != want {
 			t.Errorf("ExecutionGet answered %s: %v (code %s), want %s", c, err, errs.CodeOf(err), want)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 
 	"github.com/noetl/gcpengine/shared/engine"
@@ -172,25 +171,10 @@ func (f *Firestore) ExecutionList(ctx context.Context, p store.ExecutionListPara
 		q = q.StartAfter(p.BeforeCreated, p.BeforeID)
 	}
 	q = q.Limit(limit).Select("status", "playbook", "parent_id", "creator", "rerun_of", "created_at", "updated_at")
-	it := q.Documents(ctx)
-	defer it.Stop()
-	out := []store.ExecutionSummary{}
-	for {
-		s, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			return nil, errs.Wrap(errs.CodeOf(err), err, "store: list executions")
-		}
-		var d execDoc
-		if err := s.DataTo(&d); err != nil {
-			return nil, err
-		}
-		out = append(out, store.ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator, RerunOf: d.RerunOf,
-			Status: types.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt})
-	}
-	return out, nil
+	return listDocs(ctx, q, "list executions", func(s *firestore.DocumentSnapshot, d *execDoc) (store.ExecutionSummary, error) {
+		return store.ExecutionSummary{ExecutionID: s.Ref.ID, ParentID: d.ParentID, Playbook: d.Playbook, Creator: d.Creator, RerunOf: d.RerunOf,
+			Status: types.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}, nil
+	})
 }
 
 // ExecutionCount implements store.Store: one count aggregation per status (in

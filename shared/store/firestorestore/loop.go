@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 
 	"github.com/noetl/gcpengine/shared/engine"
@@ -226,26 +225,15 @@ func (f *Firestore) IterationCount(ctx context.Context, executionID, loopKey str
 
 // IterationList implements store.Store.
 func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
-	it := f.endedIterations(executionID, loopKey).Documents(ctx)
-	defer it.Stop()
-	out := []engine.IterationRecord{}
-	for {
-		s, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			return nil, errs.Wrap(errs.CodeOf(err), err, "store: list iterations")
-		}
-		var d iterDoc
-		if err := s.DataTo(&d); err != nil {
-			return nil, err
-		}
+	out, err := listDocs(ctx, f.endedIterations(executionID, loopKey), "list iterations", func(_ *firestore.DocumentSnapshot, d *iterDoc) (engine.IterationRecord, error) {
 		r, err := codec.Iteration([]byte(d.Data))
 		if err != nil {
-			return nil, err
+			return engine.IterationRecord{}, err
 		}
-		out = append(out, *r)
+		return *r, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	meterOf(ctx, executionID).Read(float64(max(1, len(out))))
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 
 	"github.com/noetl/gcpengine/shared/store"
@@ -96,22 +95,11 @@ func (f *Firestore) SubscriptionGet(ctx context.Context, name string) (*store.Su
 
 // SubscriptionList implements store.Store (sorted by name).
 func (f *Firestore) SubscriptionList(ctx context.Context) ([]store.Subscription, error) {
-	it := f.c.Collection("subscriptions").Documents(ctx)
-	defer it.Stop()
-	out := []store.Subscription{}
-	for {
-		s, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("store: list subscriptions: %w", err)
-		}
-		var d subDoc
-		if err := s.DataTo(&d); err != nil {
-			return nil, err
-		}
-		out = append(out, d.view())
+	out, err := listDocs(ctx, f.c.Collection("subscriptions").Query, "list subscriptions", func(_ *firestore.DocumentSnapshot, d *subDoc) (store.Subscription, error) {
+		return d.view(), nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

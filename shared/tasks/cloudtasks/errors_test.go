@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/errs/googleerr"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -66,7 +67,7 @@ func TestDispatcherErrorCodes(t *testing.T) {
 		codes.Unimplemented, codes.Unknown} {
 		srv.err = status.Error(c, "injected")
 		created, err := d.TaskCreate(ctx, cmd, time.Now())
-		if got, want := errs.CodeOf(err), errs.FromGRPC(c); got != want || created {
+		if got, want := errs.CodeOf(err), googleerr.FromGRPC(c); got != want || created {
 			t.Errorf("CreateTask answered %s: %v, %v (code %s), want code %s", c, created, err, got, want)
 		}
 	}
@@ -83,10 +84,10 @@ func TestDispatcherErrorCodes(t *testing.T) {
 	// the client: only codes it does not retry are injected.
 	for _, c := range []codes.Code{codes.PermissionDenied, codes.InvalidArgument} {
 		srv.err = status.Error(c, "injected")
-		if err := d.TaskDelete(ctx, cmd, time.Now()); errs.CodeOf(err) != errs.FromGRPC(c) {
+		if err := d.TaskDelete(ctx, cmd, time.Now()); errs.CodeOf(err) != googleerr.FromGRPC(c) {
 			t.Errorf("DeleteTask answered %s: %v (code %s)", c, err, errs.CodeOf(err))
 		}
-		if _, err := d.TaskDeleteExecution(ctx, "e1"); errs.CodeOf(err) != errs.FromGRPC(c) || !errors.Is(err, srv.err) {
+		if _, err := d.TaskDeleteExecution(ctx, "e1"); errs.CodeOf(err) != googleerr.FromGRPC(c) || !errors.Is(err, srv.err) {
 			t.Errorf("ListTasks answered %s: %v (code %s)", c, err, errs.CodeOf(err))
 		}
 	}

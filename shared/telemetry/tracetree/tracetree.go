@@ -9,8 +9,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/noetl/gcpengine/shared/errs"
 	"io"
 	"os"
 	"path/filepath"
@@ -130,8 +130,9 @@ func readFile(name string) ([]Span, int, error) {
 }
 
 // ErrNoSpans is returned (wrapped) by Load when no span names the
-// execution.
-var ErrNoSpans = errors.New("no spans for this execution")
+// execution (NotFound: the spans of an unsampled or unrecorded execution
+// do not appear later by asking again).
+var ErrNoSpans = errs.Sentinel(errs.NotFound, "no spans for this execution")
 
 // ForExecution returns the spans of every trace that holds a span whose
 // execution_id attribute is id, each (trace, span) once: when a span was

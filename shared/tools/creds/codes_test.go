@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/noetl/gcpengine/shared/credentials"
+	_ "github.com/noetl/gcpengine/shared/errs/googleerr" // errs.CodeOf maps gRPC statuses as in a build with the drivers
 )
 
 type failingStore struct {
