@@ -162,7 +162,7 @@ func (r *Rebuilder) Rebuild(ctx context.Context, id string) (Report, error) {
 	var created time.Time
 	switch {
 	case err == nil:
-		created, _ = time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
+		created = rec.State.CreatedAt
 	case errors.Is(err, store.ErrNotFound):
 		rec = nil
 	default:
