@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"fmt"
 	"os"
 	"strconv"
@@ -63,10 +65,10 @@ func (a *app) catalogListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var body struct {
 				Playbooks []struct {
-					Path      string `json:"path"`
-					Name      string `json:"name"`
-					Latest    int    `json:"latest"`
-					UpdatedAt string `json:"updated_at"`
+					Path      string    `json:"path"`
+					Name      string    `json:"name"`
+					Latest    int       `json:"latest"`
+					UpdatedAt time.Time `json:"updated_at"`
 				} `json:"playbooks"`
 			}
 			return a.showList("/playbooks", "catalog", &body, []string{"PATH", "NAME", "LATEST", "UPDATED"}, func(t *table) int {
@@ -102,11 +104,11 @@ unknown path or version.`,
 				what += " version " + strconv.Itoa(version)
 			}
 			var v struct {
-				Path      string `json:"path"`
-				Name      string `json:"name"`
-				Version   int    `json:"version"`
-				Source    string `json:"source"`
-				CreatedAt string `json:"created_at"`
+				Path      string    `json:"path"`
+				Name      string    `json:"name"`
+				Version   int       `json:"version"`
+				Source    string    `json:"source"`
+				CreatedAt time.Time `json:"created_at"`
 			}
 			return a.show("/playbooks/"+escapePath(path)+q, what, &v, func() {
 				t := newTable(a.stdout, "path", v.Path)

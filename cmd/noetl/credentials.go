@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"fmt"
 	"net/url"
 	"strings"
@@ -80,13 +82,13 @@ api rejects it (every problem is listed).`,
 
 // credentialView is a credential's metadata (never its values).
 type credentialView struct {
-	Name        string   `json:"name"`
-	Kind        string   `json:"kind"`
-	Description string   `json:"description"`
-	Keys        []string `json:"keys"`
-	Grants      []string `json:"grants"`
-	CreatedAt   string   `json:"created_at"`
-	UpdatedAt   string   `json:"updated_at"`
+	Name        string    `json:"name"`
+	Kind        string    `json:"kind"`
+	Description string    `json:"description"`
+	Keys        []string  `json:"keys"`
+	Grants      []string  `json:"grants"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 func (a *app) credentialsListCmd() *cobra.Command {

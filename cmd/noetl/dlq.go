@@ -67,7 +67,7 @@ narrow the list. json prints {"entries": [...]}.`,
 			return a.showList("/dlq?"+q.Encode(), "dlq", &body, header, func(t *table) int {
 				for _, e := range body.Entries {
 					t.row(entryID(e), str(e["status"]), str(e["execution_id"]), str(e["step_id"]), str(e["loop_index"]),
-						str(e["tool_kind"]), str(e["attempts"]), fmtTime(str(e["last_seen"])), oneLine(str(e["last_error"]), 80))
+						str(e["tool_kind"]), str(e["attempts"]), fmtTimeText(str(e["last_seen"])), oneLine(str(e["last_error"]), 80))
 				}
 				return len(body.Entries)
 			}, "no DLQ entries match")

@@ -54,13 +54,13 @@ page's cursor is the last entry's created_at + "," + execution_id).`,
 			}
 			var body struct {
 				Executions []struct {
-					ExecutionID string `json:"execution_id"`
-					ParentID    string `json:"parent_id"`
-					Playbook    string `json:"playbook"`
-					Status      string `json:"status"`
-					CreatedAt   string `json:"created_at"`
-					UpdatedAt   string `json:"updated_at"`
-					RerunOf     string `json:"rerun_of"`
+					ExecutionID string    `json:"execution_id"`
+					ParentID    string    `json:"parent_id"`
+					Playbook    string    `json:"playbook"`
+					Status      string    `json:"status"`
+					CreatedAt   time.Time `json:"created_at"`
+					UpdatedAt   time.Time `json:"updated_at"`
+					RerunOf     string    `json:"rerun_of"`
 				} `json:"executions"`
 			}
 			return a.showList("/executions?"+q.Encode(), "executions", &body, []string{"EXECUTION", "STATUS", "PLAYBOOK", "CREATED", "UPDATED", "PARENT", "RERUN OF"}, func(t *table) int {
@@ -69,7 +69,7 @@ page's cursor is the last entry's created_at + "," + execution_id).`,
 				}
 				if n := len(body.Executions); n > 0 && n == limit {
 					last := body.Executions[n-1]
-					defer fmt.Fprintf(a.stderr, "more: scripts/noetl list %s--before '%s,%s'\n", nextPageFlags(cmd), last.CreatedAt, last.ExecutionID)
+					defer fmt.Fprintf(a.stderr, "more: scripts/noetl list %s--before '%s,%s'\n", nextPageFlags(cmd), last.CreatedAt.UTC().Format(time.RFC3339Nano), last.ExecutionID)
 				}
 				return len(body.Executions)
 			}, "no executions match")

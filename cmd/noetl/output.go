@@ -72,13 +72,22 @@ func fmtMS(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).String()
 }
 
-// fmtTime shortens an RFC 3339 timestamp to seconds, UTC ("" stays "").
-func fmtTime(s string) string {
+// fmtTime shortens a timestamp to seconds, UTC (the zero time is "").
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// fmtTimeText is fmtTime of an RFC 3339 text taken from an untyped JSON
+// document (text that does not parse is shown as it is).
+func fmtTimeText(s string) string {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return s
 	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
+	return fmtTime(t)
 }
 
 // str formats a decoded JSON value for a table cell.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"fmt"
 	"net/url"
 	"sort"
@@ -32,7 +34,7 @@ id that is neither on record nor an execution id.`,
 			id := args[0]
 			var r wire.RebuildReport // the api answers POST /executions/{id}/rebuild with it
 			err := a.post("/executions/"+url.PathEscape(id)+"/rebuild", nil, "execution "+id, &r, func() {
-				fmt.Fprintf(a.stdout, "execution %s: sought the replay subscription to %s, scanned %d messages\n", id, r.SeekTime, r.Scanned)
+				fmt.Fprintf(a.stdout, "execution %s: sought the replay subscription to %s, scanned %d messages\n", id, r.SeekTime.Format(time.RFC3339Nano), r.Scanned)
 				fmt.Fprintf(a.stdout, "batches found %d: written %d (%d events), already there %d, refused (unsigned or undecodable) %d\n", r.Batches, r.Written, r.WrittenEvents, r.Present, r.Refused)
 				fmt.Fprintf(a.stdout, "events: %d before, %d after\n", r.EventsBefore, r.Events)
 				if len(r.Missing) == 0 {

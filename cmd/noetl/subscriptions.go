@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"fmt"
 	"net/url"
 	"os"
@@ -112,17 +114,17 @@ delivery and playbook (json: the api's answer).`,
 
 // subscriptionView is a registration as the api serves it.
 type subscriptionView struct {
-	Name               string `json:"name"`
-	Path               string `json:"path"`
-	Source             string `json:"source"`
-	PubSubSubscription string `json:"pubsub_subscription"`
-	Topic              string `json:"topic"`
-	Playbook           string `json:"playbook"`
-	Delivery           string `json:"delivery"`
-	PushEndpoint       string `json:"push_endpoint"`
-	Generation         int    `json:"generation"`
-	CreatedAt          string `json:"created_at"`
-	UpdatedAt          string `json:"updated_at"`
+	Name               string    `json:"name"`
+	Path               string    `json:"path"`
+	Source             string    `json:"source"`
+	PubSubSubscription string    `json:"pubsub_subscription"`
+	Topic              string    `json:"topic"`
+	Playbook           string    `json:"playbook"`
+	Delivery           string    `json:"delivery"`
+	PushEndpoint       string    `json:"push_endpoint"`
+	Generation         int       `json:"generation"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
 }
 
 func (a *app) subscriptionListCmd() *cobra.Command {

@@ -246,12 +246,12 @@ func writeSummary(w io.Writer, st *inspect.Status, stats map[string]*inspect.Ste
 // lastStep is the ok step whose latest run finished last: the one whose
 // result is the execution's result ("" when none finished ok).
 func lastStep(st *inspect.Status) string {
-	name, at := "", ""
+	name, at := "", time.Time{}
 	for n, s := range st.Steps {
-		if s.Status != types.StatusOK || s.FinishedAt == "" {
+		if s.Status != types.StatusOK || s.FinishedAt.IsZero() {
 			continue
 		}
-		if s.FinishedAt > at || s.FinishedAt == at && n < name {
+		if s.FinishedAt.After(at) || s.FinishedAt.Equal(at) && n < name {
 			name, at = n, s.FinishedAt
 		}
 	}

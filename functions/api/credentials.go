@@ -85,9 +85,9 @@ type CredentialView struct {
 	// Grants are the credential's grant patterns.
 	Grants []string `json:"grants"`
 	// CreatedAt is the first put, RFC 3339 UTC.
-	CreatedAt string `json:"created_at"`
+	CreatedAt time.Time `json:"created_at"`
 	// UpdatedAt is the last put, RFC 3339 UTC.
-	UpdatedAt string `json:"updated_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 func viewOf(s credentials.Summary, withKeys bool) CredentialView {
@@ -96,7 +96,7 @@ func viewOf(s credentials.Summary, withKeys bool) CredentialView {
 		grants = []string{}
 	}
 	v := CredentialView{Name: s.Name, Kind: s.Kind, Description: s.Description, Grants: grants,
-		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)}
+		CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
 	if withKeys {
 		v.Keys = s.Keys
 		if v.Keys == nil {

@@ -44,7 +44,7 @@ func TestListExecutions(t *testing.T) {
 		{"e4", "alpha", engine.ExecRunning, ""},
 	} {
 		st := &engine.State{ExecutionID: e.id, Playbook: e.playbook, Status: e.status, Creator: e.creator,
-			CreatedAt: t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339Nano)}
+			CreatedAt: t0.Add(time.Duration(i) * time.Minute)}
 		if err := m.ExecutionCreate(ctx, &store.Execution{State: st, Source: "x"}); err != nil {
 			t.Fatal(err)
 		}

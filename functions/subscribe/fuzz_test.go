@@ -1,6 +1,8 @@
 package subscribe
 
 import (
+	"time"
+
 	"bytes"
 	"encoding/json"
 	"maps"
@@ -75,7 +77,7 @@ func canonical(t *testing.T, m sub.Message, subscription string) []byte {
 		Data        []byte            `json:"data"`
 		Attributes  map[string]string `json:"attributes,omitempty"`
 		MessageID   string            `json:"messageId"`
-		PublishTime string            `json:"publishTime,omitempty"`
+		PublishTime time.Time         `json:"publishTime,omitzero"`
 		OrderingKey string            `json:"orderingKey,omitempty"`
 	}
 	b, err := json.Marshal(struct {
@@ -93,5 +95,5 @@ func canonical(t *testing.T, m sub.Message, subscription string) []byte {
 // attributes are the same (both mean none).
 func sameMessage(a, b sub.Message) bool {
 	return a.ID == b.ID && bytes.Equal(a.Data, b.Data) && maps.Equal(a.Attributes, b.Attributes) &&
-		a.PublishTime == b.PublishTime && a.OrderingKey == b.OrderingKey && a.DeliveryAttempt == b.DeliveryAttempt
+		a.PublishTime.Equal(b.PublishTime) && a.OrderingKey == b.OrderingKey && a.DeliveryAttempt == b.DeliveryAttempt
 }

@@ -116,13 +116,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // pushBody is a Pub/Sub push request body.
 type pushBody struct {
 	Message struct {
-		Data             []byte            `json:"data"`
-		Attributes       map[string]string `json:"attributes"`
-		MessageID        string            `json:"messageId"`
-		MessageIDSnake   string            `json:"message_id"`
-		PublishTime      string            `json:"publishTime"`
-		PublishTimeSnake string            `json:"publish_time"`
-		OrderingKey      string            `json:"orderingKey"`
+		Data           []byte            `json:"data"`
+		Attributes     map[string]string `json:"attributes"`
+		MessageID      string            `json:"messageId"`
+		MessageIDSnake string            `json:"message_id"`
+		// PublishTime is Google's RFC 3339 text (parsed by DecodePush).
+		PublishTime      string `json:"publishTime"`
+		PublishTimeSnake string `json:"publish_time"`
+		OrderingKey      string `json:"orderingKey"`
 	} `json:"message"`
 	Subscription    string `json:"subscription"`
 	DeliveryAttempt int    `json:"deliveryAttempt"`
@@ -136,12 +137,18 @@ func DecodePush(b []byte) (sub.Message, string, error) {
 		return sub.Message{}, "", errs.Wrap(errs.InvalidArgument, err, "subscribe: not a Pub/Sub push body")
 	}
 	m := sub.Message{ID: pb.Message.MessageID, Data: pb.Message.Data, Attributes: pb.Message.Attributes,
-		PublishTime: pb.Message.PublishTime, OrderingKey: pb.Message.OrderingKey, DeliveryAttempt: pb.DeliveryAttempt}
+		OrderingKey: pb.Message.OrderingKey, DeliveryAttempt: pb.DeliveryAttempt}
 	if m.ID == "" {
 		m.ID = pb.Message.MessageIDSnake
 	}
-	if m.PublishTime == "" {
-		m.PublishTime = pb.Message.PublishTimeSnake
+	// Pub/Sub sends the publish time as RFC 3339 text; one that does not
+	// parse is left unknown (zero) rather than refusing the message.
+	pt := pb.Message.PublishTime
+	if pt == "" {
+		pt = pb.Message.PublishTimeSnake
+	}
+	if t, err := time.Parse(time.RFC3339Nano, pt); err == nil {
+		m.PublishTime = t.UTC()
 	}
 	if m.ID == "" {
 		return sub.Message{}, "", errs.New(errs.InvalidArgument, "subscribe: push body without message.messageId")

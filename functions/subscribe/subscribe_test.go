@@ -1,6 +1,8 @@
 package subscribe
 
 import (
+	"time"
+
 	"encoding/base64"
 	"net/http/httptest"
 	"strings"
@@ -15,13 +17,18 @@ import (
 func TestDecodePush(t *testing.T) {
 	data := base64.StdEncoding.EncodeToString([]byte(`{"seq": 1}`))
 	m, sub, err := DecodePush([]byte(`{"message": {"data": "` + data + `", "attributes": {"x-idempotency-key": "cr-1"}, "messageId": "7", "publishTime": "2026-01-02T03:04:05Z", "orderingKey": "k"}, "subscription": "projects/p/subscriptions/s", "deliveryAttempt": 3}`))
-	if err != nil || m.ID != "7" || string(m.Data) != `{"seq": 1}` || m.Attributes["x-idempotency-key"] != "cr-1" || m.PublishTime != "2026-01-02T03:04:05Z" ||
+	if err != nil || m.ID != "7" || string(m.Data) != `{"seq": 1}` || m.Attributes["x-idempotency-key"] != "cr-1" || !m.PublishTime.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) ||
 		m.OrderingKey != "k" || m.DeliveryAttempt != 3 || sub != "projects/p/subscriptions/s" {
 		t.Fatalf("DecodePush = %+v, %q, %v", m, sub, err)
 	}
 	m, _, err = DecodePush([]byte(`{"subscription":"projects\/p\/subscriptions\/s","message":{"publish_time":"2026-01-02T03:04:05Z","data":"","message_id":"8"}}`))
-	if err != nil || m.ID != "8" || m.PublishTime != "2026-01-02T03:04:05Z" || len(m.Data) != 0 {
+	if err != nil || m.ID != "8" || !m.PublishTime.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || len(m.Data) != 0 {
 		t.Fatalf("snake_case ids: %+v, %v", m, err)
+	}
+	// A publish time that is not RFC 3339 is unknown (zero), not a refusal.
+	m, _, err = DecodePush([]byte(`{"message":{"publishTime":"yesterday","data":"","messageId":"9"}}`))
+	if err != nil || m.ID != "9" || !m.PublishTime.IsZero() {
+		t.Fatalf("unparsable publishTime: %+v, %v", m, err)
 	}
 	for _, bad := range []string{`not json`, `{"message": {"data": "%%%", "messageId": "1"}}`, `{"message": {"data": ""}}`} {
 		if _, _, err := DecodePush([]byte(bad)); !errs.Is(err, errs.InvalidArgument) {

@@ -118,9 +118,9 @@ func stepDuration(st *engine.State, ev *types.Event) time.Duration {
 	if ss.DurationMS > 0 {
 		return time.Duration(ss.DurationMS) * time.Millisecond
 	}
-	start, err1 := time.Parse(time.RFC3339Nano, ss.StartedAt)
-	end, err2 := time.Parse(time.RFC3339Nano, ev.Timestamp)
-	if err1 != nil || err2 != nil || end.Before(start) {
+	start := ss.StartedAt
+	end, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
+	if start.IsZero() || err != nil || end.Before(start) {
 		return 0
 	}
 	return end.Sub(start)
@@ -240,12 +240,12 @@ func observeFinished(ctx context.Context, log *slog.Logger, st *engine.State, ev
 	}
 	telemetry.M.ExecutionCompleted(ctx, st.Playbook, status)
 	end := time.Now()
-	if t, err := time.Parse(time.RFC3339Nano, st.FinishedAt); err == nil {
-		end = t
+	if !st.FinishedAt.IsZero() {
+		end = st.FinishedAt
 	}
 	start := end
-	for _, s := range []string{st.CreatedAt, st.StartedAt} {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	for _, t := range []time.Time{st.CreatedAt, st.StartedAt} {
+		if !t.IsZero() {
 			start = t
 			break
 		}

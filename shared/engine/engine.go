@@ -83,7 +83,10 @@ func NewState(executionID, parentID string, pb *dsl.Playbook, workload map[strin
 	}
 }
 
-func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+// ts is the time the state records for now: UTC, truncated to the
+// millisecond (the precision the state's timestamps have always had on the
+// wire, RFC 3339).
+func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 // transition accumulates the output of one Apply.
 type transition struct {
@@ -207,8 +210,8 @@ func (t *transition) finishStep(step *dsl.Step, ss *StepState, ok bool, result a
 	st.Active--
 	ss.FinishedAt = ts(t.now)
 	ss.Runs++
-	if started, err := time.Parse(time.RFC3339Nano, ss.StartedAt); err == nil {
-		ss.DurationMS = t.now.Sub(started).Milliseconds()
+	if !ss.StartedAt.IsZero() {
+		ss.DurationMS = t.now.Sub(ss.StartedAt).Milliseconds()
 	}
 	st.LastStep = step.Name
 	if ok {
@@ -499,7 +502,7 @@ func (t *transition) schedule(name string, args, vars map[string]any, from strin
 	ss.Args = args
 	ss.Vars = vars
 	ss.StartedAt = ts(t.now)
-	ss.FinishedAt = ""
+	ss.FinishedAt = time.Time{}
 	ss.Error = nil
 	ss.Loop = nil
 	ss.ReusedFrom = ""

@@ -7,6 +7,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -57,11 +59,15 @@ type State struct {
 	Version int64 `json:"version"`
 	// Clock is the Lamport time of the last event the engine produced for
 	// this execution (types.Event "Clock").
-	Clock      int64    `json:"clock"`
-	CreatedAt  string   `json:"created_at"`
-	StartedAt  string   `json:"started_at,omitempty"`
-	FinishedAt string   `json:"finished_at,omitempty"`
-	Failures   []string `json:"failures,omitempty"`
+	Clock int64 `json:"clock"`
+	// CreatedAt, StartedAt and FinishedAt are the times the execution was
+	// created, started and finished: UTC, millisecond precision, RFC 3339
+	// on the wire; StartedAt and FinishedAt are zero (and omitted) until
+	// then.
+	CreatedAt  time.Time `json:"created_at"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Failures   []string  `json:"failures,omitempty"`
 	// Result is the execution's final result (the last finished step's).
 	Result any `json:"result,omitempty"`
 	// LastStep is the step whose boundary event was applied last.
@@ -131,12 +137,15 @@ type StepState struct {
 	// Vars is the run's step scope (`step.<key>`, DSL v2 set targets
 	// step.x): written by the arc that entered the run, the run's task
 	// policies and the step's own set; read by its arcs.
-	Vars       map[string]any `json:"vars,omitempty"`
-	Loop       *LoopStatus    `json:"loop,omitempty"`
-	StartedAt  string         `json:"started_at,omitempty"`
-	FinishedAt string         `json:"finished_at,omitempty"`
-	DurationMS int64          `json:"duration_ms,omitempty"`
-	Error      any            `json:"error,omitempty"`
+	Vars map[string]any `json:"vars,omitempty"`
+	Loop *LoopStatus    `json:"loop,omitempty"`
+	// StartedAt and FinishedAt are the latest run's start and end: UTC,
+	// millisecond precision, RFC 3339 on the wire; zero (and omitted) when
+	// the run has not started or not finished.
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	DurationMS int64     `json:"duration_ms,omitempty"`
+	Error      any       `json:"error,omitempty"`
 	// ReusedFrom is set when the latest run was not run but reused from
 	// the execution a rerun reruns (State.RerunOf): that execution's id.
 	ReusedFrom string `json:"reused_from,omitempty"`

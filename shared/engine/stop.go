@@ -164,8 +164,8 @@ func (t *transition) finish(status types.Status) {
 	st.Status = status
 	st.FinishedAt = ts(t.now)
 	var dur int64
-	if started, err := time.Parse(time.RFC3339Nano, st.StartedAt); err == nil {
-		dur = t.now.Sub(started).Milliseconds()
+	if !st.StartedAt.IsZero() {
+		dur = t.now.Sub(st.StartedAt).Milliseconds()
 	}
 	wf := t.event(types.EvWorkflowFinished, "", 0, history.WorkflowFinished{Status: status, DurationMS: dur, Failures: st.Failures, Compensated: st.Compensated})
 	wf.Status, wf.DurationMS = status, dur

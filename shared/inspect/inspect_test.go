@@ -14,7 +14,12 @@ import (
 var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 
 func at(ms int) string {
-	return t0.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02T15:04:05.000Z07:00")
+	return tm(ms).Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// tm is t0 plus ms milliseconds.
+func tm(ms int) time.Time {
+	return t0.Add(time.Duration(ms) * time.Millisecond)
 }
 
 // ev builds an event; iteration < 0 means none.
@@ -132,9 +137,9 @@ func TestBuildTimeline(t *testing.T) {
 
 func TestStatusOf(t *testing.T) {
 	profile := &engine.LoopProfile{FirstUS: 1, LastUS: 2, Ended: []int{1, 1}}
-	st := &engine.State{ExecutionID: "x1", Playbook: "p", Status: engine.ExecRunning, CreatedAt: at(0), Version: 7,
+	st := &engine.State{ExecutionID: "x1", Playbook: "p", Status: engine.ExecRunning, CreatedAt: tm(0), Version: 7,
 		Steps: map[string]*engine.StepState{
-			"a":  {Status: types.StatusOK, Run: 1, Runs: 1, DurationMS: 12, StartedAt: at(1), FinishedAt: at(13), Error: map[string]any{"message": "password=hunter2"}},
+			"a":  {Status: types.StatusOK, Run: 1, Runs: 1, DurationMS: 12, StartedAt: tm(1), FinishedAt: tm(13), Error: map[string]any{"message": "password=hunter2"}},
 			"lp": {Status: types.StatusRunning, Run: 2, Runs: 1, Loop: &engine.LoopStatus{Total: 10, Mode: "parallel", MaxInFlight: 3}},
 			"ld": {Status: types.StatusOK, Run: 1, Runs: 1, Loop: &engine.LoopStatus{Total: 2, Mode: "sequential", Profile: profile}},
 		},
@@ -150,7 +155,7 @@ func TestStatusOf(t *testing.T) {
 	if len(asked) != 1 || asked[0] != "lp.2" || v.Steps["lp"].Loop.Done != 4 || v.Steps["ld"].Loop.Done != 2 || v.Steps["ld"].Loop.Profile != profile {
 		t.Errorf("loop progress: asked %v, lp %+v, ld %+v", asked, v.Steps["lp"].Loop, v.Steps["ld"].Loop)
 	}
-	if v.Steps["a"].StartedAt != at(1) || v.Steps["a"].FinishedAt != at(13) || v.Steps["a"].DurationMS != 12 {
+	if !v.Steps["a"].StartedAt.Equal(tm(1)) || !v.Steps["a"].FinishedAt.Equal(tm(13)) || v.Steps["a"].DurationMS != 12 {
 		t.Errorf("step a %+v", v.Steps["a"])
 	}
 	b, _ := json.Marshal(v)
@@ -160,7 +165,7 @@ func TestStatusOf(t *testing.T) {
 		}
 	}
 	// Ended: the duration runs to the end, and no count is asked.
-	st.Status, st.FinishedAt = engine.ExecOK, at(900)
+	st.Status, st.FinishedAt = engine.ExecOK, tm(900)
 	st.Steps["lp"].Status = types.StatusOK
 	asked = nil
 	v = StatusOf(st, redact.New(nil), count, t0.Add(time.Hour))

@@ -29,12 +29,15 @@ type Status struct {
 	CatalogPath string `json:"catalog_path,omitempty"`
 	// RerunOf is, for a rerun, the execution it reruns, and RerunFrom
 	// where it was asked to start ("failed", a step, "" for the start).
-	RerunOf    string       `json:"rerun_of,omitempty"`
-	RerunFrom  string       `json:"rerun_from,omitempty"`
-	Status     types.Status `json:"status"`
-	CreatedAt  string       `json:"created_at"`
-	StartedAt  string       `json:"started_at"`
-	FinishedAt string       `json:"finished_at"`
+	RerunOf   string       `json:"rerun_of,omitempty"`
+	RerunFrom string       `json:"rerun_from,omitempty"`
+	Status    types.Status `json:"status"`
+	// CreatedAt, StartedAt and FinishedAt are UTC, millisecond precision,
+	// RFC 3339 on the wire; StartedAt and FinishedAt are omitted until the
+	// execution has started or finished.
+	CreatedAt  time.Time `json:"created_at"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// DurationMS runs from CreatedAt to FinishedAt, or to now while the
 	// execution runs.
 	DurationMS int64 `json:"duration_ms"`
@@ -62,10 +65,10 @@ type Step struct {
 	Run        int   `json:"run"`
 	Runs       int   `json:"runs"`
 	DurationMS int64 `json:"duration_ms,omitempty"`
-	// StartedAt and FinishedAt are the latest run's start and end (RFC
-	// 3339; "" when not there yet).
-	StartedAt  string `json:"started_at,omitempty"`
-	FinishedAt string `json:"finished_at,omitempty"`
+	// StartedAt and FinishedAt are the latest run's start and end (UTC,
+	// RFC 3339 on the wire; zero and omitted when not there yet).
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Loop is the latest run's loop progress (nil for a step without
 	// loop).
 	Loop  *Loop `json:"loop,omitempty"`
@@ -124,15 +127,14 @@ func StatusOf(st *engine.State, red *redact.Redactor, count IterationCounter, no
 }
 
 // DurationMS is how long an execution has run: from its creation to its
-// end, or to now while it runs (0 when CreatedAt does not parse).
+// end, or to now while it runs (0 when CreatedAt is zero).
 func DurationMS(st *engine.State, now time.Time) int64 {
-	t0, err := time.Parse(time.RFC3339Nano, st.CreatedAt)
-	if err != nil {
+	if st.CreatedAt.IsZero() {
 		return 0
 	}
 	end := now
-	if t1, err := time.Parse(time.RFC3339Nano, st.FinishedAt); err == nil {
-		end = t1
+	if !st.FinishedAt.IsZero() {
+		end = st.FinishedAt
 	}
-	return end.Sub(t0).Milliseconds()
+	return end.Sub(st.CreatedAt).Milliseconds()
 }

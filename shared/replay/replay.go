@@ -162,7 +162,7 @@ func (r *Rebuilder) Rebuild(ctx context.Context, id string) (Report, error) {
 	var created time.Time
 	switch {
 	case err == nil:
-		created, _ = time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
+		created = rec.State.CreatedAt
 	case errors.Is(err, store.ErrNotFound):
 		rec = nil
 	default:
@@ -201,9 +201,9 @@ func (r *Rebuilder) Rebuild(ctx context.Context, id string) (Report, error) {
 			horizon.Format(time.RFC3339), orDur(r.Reach, DefaultReach), created.UTC().Format(time.RFC3339)))
 		seek = horizon
 	}
-	rep.SeekTime = seek.UTC().Format(time.RFC3339Nano)
+	rep.SeekTime = seek.UTC()
 	if err := r.Sub.SeekTime(ctx, seek); err != nil {
-		return rep, fmt.Errorf("replay: seek the replay subscription to %s: %w", rep.SeekTime, err)
+		return rep, fmt.Errorf("replay: seek the replay subscription to %s: %w", rep.SeekTime.Format(time.RFC3339Nano), err)
 	}
 
 	seen := map[string]bool{}

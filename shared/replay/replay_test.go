@@ -95,7 +95,7 @@ func newFixture(t *testing.T, status types.Status) *fixture {
 	ctx := context.Background()
 	st := memstore.NewMemory()
 	id := fmt.Sprint((time.Now().Add(-time.Hour).UnixMilli() - types.IDEpoch) << 22)
-	state := &engine.State{ExecutionID: id, Status: status, CreatedAt: time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)}
+	state := &engine.State{ExecutionID: id, Status: status, CreatedAt: time.Now().Add(-time.Hour).UTC()}
 	if err := st.ExecutionCreate(ctx, &store.Execution{State: state}); err != nil {
 		t.Fatal(err)
 	}

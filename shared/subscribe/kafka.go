@@ -53,7 +53,7 @@ func (k *KafkaPuller) Pull(ctx context.Context, _ string, max int, wait time.Dur
 		}
 		id := r.ID()
 		out = append(out, Pulled{AckID: id, Message: Message{ID: id, Data: r.Value, Attributes: attrs,
-			PublishTime: r.Timestamp.UTC().Format(time.RFC3339Nano), OrderingKey: string(r.Key), DeliveryAttempt: 0}})
+			PublishTime: r.Timestamp.UTC(), OrderingKey: string(r.Key), DeliveryAttempt: 0}})
 	}
 	return out, nil
 }

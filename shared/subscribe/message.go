@@ -18,6 +18,8 @@
 package subscribe
 
 import (
+	"time"
+
 	"encoding/json"
 	"strings"
 
@@ -37,8 +39,9 @@ type Message struct {
 	Data []byte `json:"data"`
 	// Attributes are the message attributes.
 	Attributes map[string]string `json:"attributes,omitempty"`
-	// PublishTime is RFC 3339.
-	PublishTime string `json:"publishTime,omitempty"`
+	// PublishTime is when the source accepted the message (UTC; RFC 3339
+	// on the wire, omitted when zero: unknown).
+	PublishTime time.Time `json:"publishTime,omitzero"`
 	// OrderingKey is the Pub/Sub ordering key ("" = none).
 	OrderingKey string `json:"orderingKey,omitempty"`
 	// DeliveryAttempt is Pub/Sub's delivery count (0 when the
@@ -72,10 +75,19 @@ func DecodePayload(b []byte) any {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
+// publishText is the publish time as the envelope's metadata shows it to
+// templates: RFC 3339 text, UTC ("" when unknown).
+func publishText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 // Normalize returns the envelope of m.
 func Normalize(m Message) Envelope {
 	e := Envelope{ID: m.ID, Data: DecodePayload(m.Data), Headers: map[string]any{}, Attributes: map[string]any{},
-		Metadata: map[string]any{"messageId": m.ID, "publishTime": m.PublishTime}}
+		Metadata: map[string]any{"messageId": m.ID, "publishTime": publishText(m.PublishTime)}}
 	for k, v := range m.Attributes {
 		e.Attributes[k] = v
 		e.Headers[strings.ToLower(k)] = v

@@ -231,7 +231,7 @@ func (f *fixture) register(edit func(string) string) *Registration {
 
 func msg(i int) Message {
 	return Message{ID: fmt.Sprintf("m%d", i), Data: []byte(fmt.Sprintf(`{"seq": %d, "hello": "cloud-run"}`, i)),
-		Attributes: map[string]string{"x-idempotency-key": fmt.Sprintf("cr-%d", i)}, PublishTime: "2026-01-02T03:04:05Z"}
+		Attributes: map[string]string{"x-idempotency-key": fmt.Sprintf("cr-%d", i)}, PublishTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 
 func (f *fixture) handle(reg *Registration, m Message) Result {
@@ -772,7 +772,7 @@ func (p *fakePuller) publish(data []byte, attrs map[string]string) {
 	defer p.mu.Unlock()
 	p.seq++
 	p.queue = append(p.queue, Pulled{AckID: fmt.Sprintf("ack-%d", p.seq), Message: Message{ID: fmt.Sprint(p.seq), Data: data,
-		Attributes: attrs, PublishTime: time.Now().UTC().Format(time.RFC3339Nano)}})
+		Attributes: attrs, PublishTime: time.Now().UTC()}})
 }
 
 // TestBatchDispatch: a batch_dispatch registration is pulled on ticks in

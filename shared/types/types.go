@@ -7,6 +7,7 @@ package types
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -482,9 +483,11 @@ type Outcome struct {
 
 // OutcomeMeta is outcome.meta.
 type OutcomeMeta struct {
-	Attempt    int    `json:"attempt"`
-	DurationMS int64  `json:"duration_ms"`
-	StartedAt  string `json:"started_at"` // RFC 3339 UTC
+	Attempt    int   `json:"attempt"`
+	DurationMS int64 `json:"duration_ms"`
+	// StartedAt is when the attempt started: UTC, RFC 3339 on the wire
+	// (and as text in the template map, ToMap); zero when not known.
+	StartedAt time.Time `json:"started_at,omitzero"`
 }
 
 // HTTPOutcome is outcome.http.
@@ -517,6 +520,34 @@ type TaskError struct {
 // Error implements error.
 func (e *TaskError) Error() string { return string(e.Kind) + ": " + e.Message }
 
+// UnmarshalJSON decodes outcome.meta, accepting the "" that a runner
+// built before StartedAt was a time.Time sends for an unknown start (the
+// zero time), so the two planes can be deployed one after the other.
+func (m *OutcomeMeta) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Attempt    int             `json:"attempt"`
+		DurationMS int64           `json:"duration_ms"`
+		StartedAt  json.RawMessage `json:"started_at"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*m = OutcomeMeta{Attempt: v.Attempt, DurationMS: v.DurationMS}
+	if len(v.StartedAt) == 0 || string(v.StartedAt) == `""` {
+		return nil
+	}
+	return json.Unmarshal(v.StartedAt, &m.StartedAt)
+}
+
+// rfc3339 is t as RFC 3339 text (UTC, nanoseconds as needed), "" for the
+// zero time: the form templates see.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 // ToMap returns the outcome as the generic map that templates see
 // (`outcome.status`, `outcome.http.status`, `outcome.error.retryable`, ...).
 // Absent helpers (http/pg/py) are nil.
@@ -527,7 +558,7 @@ func (o Outcome) ToMap() map[string]any {
 		"meta": map[string]any{
 			"attempt":     o.Meta.Attempt,
 			"duration_ms": o.Meta.DurationMS,
-			"started_at":  o.Meta.StartedAt,
+			"started_at":  rfc3339(o.Meta.StartedAt),
 		},
 		"error": nil,
 		"http":  nil,

@@ -11,6 +11,7 @@ package wire
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 )
 
 // Digest is the lower-case hex sha256 of content (ExecutionFile.SHA256;
@@ -31,8 +32,9 @@ type ExecutionFile struct {
 // RebuildReport is what a rebuild did and what it could not do.
 type RebuildReport struct {
 	ExecutionID string `json:"execution_id"`
-	// SeekTime is the time the subscription was sought to (RFC 3339).
-	SeekTime string `json:"seek_time"`
+	// SeekTime is the time the subscription was sought to (UTC; RFC 3339
+	// on the wire).
+	SeekTime time.Time `json:"seek_time"`
 	// Scanned counts the messages pulled (of every execution).
 	Scanned int `json:"scanned"`
 	// Batches counts the distinct batches of the execution found.

@@ -168,7 +168,7 @@ func (u *unit) attempt(ctx context.Context, task *dsl.Task) (types.Outcome, engi
 	if task.Kind == "playbook" {
 		out = u.bound(ctx, task, out) // a child's failure quoted in its parent
 	}
-	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC().Format(time.RFC3339Nano)}
+	out.Meta = types.OutcomeMeta{Attempt: attempt, DurationMS: u.w.now().Sub(started).Milliseconds(), StartedAt: started.UTC()}
 	typ := types.EvTaskAttemptDone
 	if out.Status != types.StatusOK {
 		typ = types.EvTaskAttemptFailed

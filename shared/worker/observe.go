@@ -259,7 +259,7 @@ func (u *unit) observeEnd(typ types.EventType, ok bool, errv map[string]any) {
 func (u *unit) observeDone(ctx context.Context, ok, first bool, errv map[string]any) {
 	start := u.started
 	if ss := u.st.Steps[u.cmd.Step]; u.cmd.Iteration == nil && ss != nil && ss.Run == u.cmd.StepRun {
-		if t, err := time.Parse(time.RFC3339Nano, ss.StartedAt); err == nil && t.Before(start) {
+		if t := ss.StartedAt; !t.IsZero() && t.Before(start) {
 			start = t
 		}
 	}

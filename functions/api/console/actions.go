@@ -93,8 +93,8 @@ func ranSteps(st *inspect.Status) []string {
 	}
 	sort.Slice(names, func(i, j int) bool {
 		a, b := st.Steps[names[i]].StartedAt, st.Steps[names[j]].StartedAt
-		if a != b {
-			return a < b
+		if !a.Equal(b) {
+			return a.Before(b)
 		}
 		return names[i] < names[j]
 	})

@@ -382,8 +382,8 @@ workflow:
 		e(20, types.EvLoopIterationStarted, "fan", "", 0, 2, "", 52, nil),
 		e(21, types.EvTaskAttemptStarted, "fan", "fan_task", 1, 2, "", 52, nil),
 	}
-	st := &inspect.Status{ExecutionID: id, Playbook: "sample", Status: status, CreatedAt: f.now.Add(-10 * time.Second).Format(time.RFC3339Nano),
-		StartedAt: f.now.Add(-10 * time.Second).Format(time.RFC3339Nano), DurationMS: 10000, Version: 3,
+	st := &inspect.Status{ExecutionID: id, Playbook: "sample", Status: status, CreatedAt: f.now.Add(-10 * time.Second),
+		StartedAt: f.now.Add(-10 * time.Second), DurationMS: 10000, Version: 3,
 		Steps: map[string]inspect.Step{
 			"start": {Status: types.StatusOK, Run: 1, Runs: 1, DurationMS: 2},
 			"fan":   {Status: types.StatusRunning, Run: 1, Loop: &inspect.Loop{Total: 3, Done: 2, Mode: "parallel", MaxInFlight: 2}},
@@ -392,7 +392,7 @@ workflow:
 			"big": map[string]any{"$ref": map[string]any{"uri": "noetl://default/default/results/" + id + "/big/1/0/1", "key": "k.feather", "format": "feather", "bytes": int64(123456), "rows": int64(1000)}}},
 	}
 	if status != types.StatusRunning {
-		st.FinishedAt = f.now.Format(time.RFC3339Nano)
+		st.FinishedAt = f.now
 		f.api.events[id] = append(f.api.events[id], e(22, types.EvPlaybookFinished, "", "", 0, -1, status, 10000, nil))
 	}
 	f.api.statuses[id] = st
@@ -483,8 +483,8 @@ func TestSummaryMode(t *testing.T) {
 	}
 	prof := &engine.LoopProfile{FirstUS: f.now.Add(-9 * time.Second).UnixMicro(), LastUS: f.now.UnixMicro(), Ended: ended}
 	st := f.api.statuses["big"]
-	st.Steps["fan"] = inspect.Step{Status: types.StatusOK, Run: 1, Runs: 1, StartedAt: f.now.Add(-9500 * time.Millisecond).Format(time.RFC3339Nano),
-		FinishedAt: f.now.Format(time.RFC3339Nano), Loop: &inspect.Loop{Total: 100000, Done: 100000, Mode: "parallel", MaxInFlight: 200, Profile: prof}}
+	st.Steps["fan"] = inspect.Step{Status: types.StatusOK, Run: 1, Runs: 1, StartedAt: f.now.Add(-9500 * time.Millisecond),
+		FinishedAt: f.now, Loop: &inspect.Loop{Total: 100000, Done: 100000, Mode: "parallel", MaxInFlight: 200, Profile: prof}}
 	w := f.do("GET", "/console/executions/big", "", "Authorization: Bearer "+adminTok)
 	body := w.Body.String()
 	if w.Code != 200 || f.api.eventReads != 0 || len(f.api.called("GET /executions/big/cost")) != 0 {

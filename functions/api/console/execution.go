@@ -267,8 +267,7 @@ func stateTimeline(st *inspect.Status) *inspect.Timeline {
 	tl := &inspect.Timeline{}
 	for name, s := range st.Steps {
 		r := &inspect.Run{Step: name, Run: s.Run, Status: s.Status}
-		r.Started, _ = time.Parse(time.RFC3339Nano, s.StartedAt)
-		r.Ended, _ = time.Parse(time.RFC3339Nano, s.FinishedAt)
+		r.Started, r.Ended = s.StartedAt, s.FinishedAt
 		if s.Loop != nil {
 			r.Loop = &inspect.LoopRun{Total: s.Loop.Total, Mode: s.Loop.Mode, MaxInFlight: s.Loop.MaxInFlight}
 		}
@@ -290,11 +289,11 @@ func stateTimeline(st *inspect.Status) *inspect.Timeline {
 // spanOf is the time axis of the timeline: from the execution's creation
 // (or first event) to its end (or last event, or now while it runs).
 func spanOf(st *inspect.Status, tl *inspect.Timeline, now time.Time) (time.Time, time.Time) {
-	t0, _ := time.Parse(time.RFC3339Nano, st.CreatedAt)
+	t0 := st.CreatedAt
 	if t0.IsZero() || (!tl.Start.IsZero() && tl.Start.Before(t0)) {
 		t0 = tl.Start
 	}
-	t1, _ := time.Parse(time.RFC3339Nano, st.FinishedAt)
+	t1 := st.FinishedAt
 	if tl.End.After(t1) {
 		t1 = tl.End
 	}
@@ -319,8 +318,8 @@ func stepRows(st *inspect.Status, stats map[string]*inspect.StepStats, detail bo
 	} else {
 		sort.Slice(names, func(i, j int) bool {
 			a, b := st.Steps[names[i]].StartedAt, st.Steps[names[j]].StartedAt
-			if a != b {
-				return a < b
+			if !a.Equal(b) {
+				return a.Before(b)
 			}
 			return names[i] < names[j]
 		})
@@ -469,10 +468,10 @@ func lastResultStep(st *inspect.Status) string {
 	if err != nil {
 		return ""
 	}
-	best, bestAt := "", ""
+	best, bestAt := "", time.Time{}
 	for name, v := range m {
 		if b, err := json.Marshal(v); err == nil && string(b) == string(want) {
-			if at := st.Steps[name].FinishedAt; best == "" || at > bestAt {
+			if at := st.Steps[name].FinishedAt; best == "" || at.After(bestAt) {
 				best, bestAt = name, at
 			}
 		}

@@ -234,7 +234,7 @@ func (c *Collector) decide(ctx context.Context, id string, held map[string]bool,
 		}
 	}
 	// The record's expire_at is its last write (its end) + Retention.
-	if ended, err := time.Parse(time.RFC3339Nano, rec.State.FinishedAt); err == nil && !ended.Add(c.Retention).After(now) {
+	if ended := rec.State.FinishedAt; !ended.IsZero() && !ended.Add(c.Retention).After(now) {
 		return DeleteAged, nil
 	}
 	return KeepRecord, nil

@@ -46,7 +46,7 @@ func fixture(t *testing.T) (*gc.Collector, *results.Store, map[string]string) {
 	ctx := context.Background()
 	rs := &results.Store{Backend: results.NewMemory()}
 	ended := func(days int) *engine.State {
-		return &engine.State{Status: engine.ExecOK, FinishedAt: now.AddDate(0, 0, -days).Format(time.RFC3339Nano)}
+		return &engine.State{Status: engine.ExecOK, FinishedAt: now.AddDate(0, 0, -days)}
 	}
 	ids := map[string]string{"live": "101", "dlq": "102", "kept": "103", "expired": "104", "orphan": "105", "child": "106"}
 	rec := &records{execs: map[string]*engine.State{
@@ -54,7 +54,7 @@ func fixture(t *testing.T) (*gc.Collector, *results.Store, map[string]string) {
 		ids["dlq"]:     ended(90),
 		ids["kept"]:    ended(10),
 		ids["expired"]: ended(31),
-		ids["child"]:   {Status: engine.ExecOK, FinishedAt: now.AddDate(0, 0, -90).Format(time.RFC3339Nano), ParentID: ids["live"]},
+		ids["child"]:   {Status: engine.ExecOK, FinishedAt: now.AddDate(0, 0, -90), ParentID: ids["live"]},
 	}, dlq: []store.DLQEntry{{MessageID: "m", ExecutionID: ids["dlq"], Status: store.DLQPending}}}
 	for _, id := range ids {
 		if _, err := rs.OffloadForced(ctx, types.ResultCoords{ExecutionID: id, Step: "s", Attempt: 1}, map[string]any{"v": strings.Repeat("x", 100)}); err != nil {

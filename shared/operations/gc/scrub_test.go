@@ -56,7 +56,7 @@ func TestScrubFindsLostResults(t *testing.T) {
 	rs := &results.Store{Backend: results.NewMemory()}
 	mem := memstore.NewMemory()
 	const id = "300000000000000001"
-	if err := mem.ExecutionCreate(ctx, &store.Execution{State: &engine.State{ExecutionID: id, Status: engine.ExecOK, Playbook: "p", CreatedAt: "2026-01-01T00:00:00Z"}, Source: "x"}); err != nil {
+	if err := mem.ExecutionCreate(ctx, &store.Execution{State: &engine.State{ExecutionID: id, Status: engine.ExecOK, Playbook: "p", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, Source: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	refs := map[string]map[string]any{}

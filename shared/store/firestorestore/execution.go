@@ -47,7 +47,7 @@ func toDoc(sealer store.Sealer, retention time.Duration, rec *store.Execution) (
 	if err != nil {
 		return execDoc{}, fmt.Errorf("store: encode state: %w", err)
 	}
-	created, _ := time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
+	created := rec.State.CreatedAt.UTC()
 	now := time.Now().UTC()
 	d := execDoc{Status: string(rec.State.Status), Playbook: rec.State.Playbook, ParentID: rec.State.ParentID, Creator: rec.State.Creator,
 		RerunOf: rec.State.RerunOf, Version: rec.State.Version, CreatedAt: created, UpdatedAt: now, State: string(b), Source: rec.Source}

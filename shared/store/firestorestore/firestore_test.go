@@ -144,7 +144,7 @@ func TestFirestoreExpireAt(t *testing.T) {
 			retention, f.Retention = 3*24*time.Hour, 3*24*time.Hour
 		}
 		id := "ttl-" + strings.ToLower(rand.Text()[:12])
-		st := &engine.State{ExecutionID: id, Status: engine.ExecRunning, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+		st := &engine.State{ExecutionID: id, Status: engine.ExecRunning, CreatedAt: time.Now().UTC()}
 		if err := f.ExecutionCreate(ctx, &store.Execution{State: st}); err != nil {
 			t.Fatal(err)
 		}

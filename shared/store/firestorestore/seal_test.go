@@ -26,7 +26,7 @@ func (rot) Open(s string) ([]byte, error) {
 // Secret-named workload values never reach the execution document in
 // clear; reading the document gives them back.
 func TestWorkloadSealedAtRest(t *testing.T) {
-	st := &engine.State{ExecutionID: "e", Status: engine.ExecRunning, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
+	st := &engine.State{ExecutionID: "e", Status: engine.ExecRunning, CreatedAt: time.Now().UTC(),
 		Workload: map[string]any{"api_token": "T0ken-Secret", "db": map[string]any{"host": "h", "password": "Pw-Secret"},
 			"list": []any{map[string]any{"secret": []any{"a1-Secret"}}}, "plain": "visible"}}
 	d, err := toDoc(rot{}, DefaultRetention, &store.Execution{State: st})

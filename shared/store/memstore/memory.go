@@ -170,7 +170,7 @@ func (m *Memory) ExecutionCreate(ctx context.Context, rec *store.Execution) erro
 	e := m.doc(id)
 	// created is the state's creation time, the ExecutionList order (as
 	// Firestore's created_at field).
-	e.created, _ = time.Parse(time.RFC3339Nano, rec.State.CreatedAt)
+	e.created = rec.State.CreatedAt.UTC()
 	e.updated, e.state, e.source = time.Now().UTC(), b, rec.Source
 	if len(rec.Files) > 0 {
 		e.files = maps.Clone(rec.Files)

@@ -182,7 +182,7 @@ func mutateSample(st *engine.State) {
 	st.Results["next"] = map[string]any{"n": int64(5), "f": 0.5}
 	st.Steps["next"] = &engine.StepState{Status: types.StatusOK, Run: 1, Runs: 1}
 	st.Steps["fetch"].Pending = nil
-	st.FinishedAt = "2026-01-02T03:05:00.000Z"
+	st.FinishedAt = rfc3339("2026-01-02T03:05:00.000Z")
 }
 
 // testCheckpointApplies: Apply sees the stored document; the new state,

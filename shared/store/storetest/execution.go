@@ -73,7 +73,7 @@ func sampleState(id string) *engine.State {
 			"start": int64(42),
 		},
 		Steps: map[string]*engine.StepState{
-			"start": {Status: types.StatusOK, Run: 1, Runs: 1, StartedAt: "2026-01-02T03:04:05.000Z", FinishedAt: "2026-01-02T03:04:06.000Z", DurationMS: 1000},
+			"start": {Status: types.StatusOK, Run: 1, Runs: 1, StartedAt: rfc3339("2026-01-02T03:04:05.000Z"), FinishedAt: rfc3339("2026-01-02T03:04:06.000Z"), DurationMS: 1000},
 			"fetch": {
 				Status: types.StatusRunning, Run: 2, Runs: 1,
 				Args:  map[string]any{"page": int64(2), "ids": []any{[]any{int64(1)}, []any{int64(2), int64(3)}}},
@@ -89,8 +89,8 @@ func sampleState(id string) *engine.State {
 		Active:     1,
 		Version:    7,
 		Clock:      12,
-		CreatedAt:  "2026-01-02T03:04:05.123Z",
-		StartedAt:  "2026-01-02T03:04:05.200Z",
+		CreatedAt:  rfc3339("2026-01-02T03:04:05.123Z"),
+		StartedAt:  rfc3339("2026-01-02T03:04:05.200Z"),
 		Failures:   []string{"other"},
 		Result:     []any{[]any{int64(1), 1.25}},
 		LastStep:   "fetch",
@@ -196,7 +196,7 @@ func mustCreate(ctx context.Context, t *testing.T, s store.Store) string {
 // usable (non-nil) maps.
 func testExecutionRoundTripMinimal(ctx context.Context, t *testing.T, s store.Store) {
 	id := uniqueID(t)
-	create(ctx, t, s, &engine.State{ExecutionID: id, Status: engine.ExecRequested, CreatedAt: "2026-01-02T03:04:05.000Z"})
+	create(ctx, t, s, &engine.State{ExecutionID: id, Status: engine.ExecRequested, CreatedAt: rfc3339("2026-01-02T03:04:05.000Z")})
 	st := get(ctx, t, s, id).State
 	if st.ExecutionID != id || st.Status != engine.ExecRequested {
 		t.Fatalf("got ExecutionID=%q Status=%q", st.ExecutionID, st.Status)
@@ -308,7 +308,7 @@ func testExecutionList(ctx context.Context, t *testing.T, s store.Store) {
 		ids[i] = uniqueID(t)
 		st := sampleState(ids[i])
 		st.Playbook = playbook
-		st.CreatedAt = base.Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z07:00")
+		st.CreatedAt = base.Add(time.Duration(i) * time.Second)
 		if i == 1 {
 			st.Status = engine.ExecOK
 		}
@@ -416,7 +416,7 @@ func testExecutionCount(ctx context.Context, t *testing.T, s store.Store) {
 		ids[i] = uniqueID(t)
 		st := sampleState(ids[i])
 		st.Playbook, st.Status = playbook, status
-		st.CreatedAt = base.Add(time.Duration(i) * time.Minute).Format("2006-01-02T15:04:05.000Z07:00")
+		st.CreatedAt = base.Add(time.Duration(i) * time.Minute)
 		if i%2 == 1 {
 			st.Creator = "bob-" + playbook
 		}
@@ -542,4 +542,13 @@ func testExecutionWatchNotFound(ctx context.Context, t *testing.T, s store.Store
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("ExecutionWatch of an unknown execution: %v, want ErrNotFound", err)
 	}
+}
+
+// rfc3339 is the time of an RFC 3339 text (a test's fixed timestamps).
+func rfc3339(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

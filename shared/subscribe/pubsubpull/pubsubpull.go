@@ -36,9 +36,9 @@ func (p Puller) Pull(ctx context.Context, subscription string, max int, wait tim
 	out := make([]subscribe.Pulled, 0, len(resp.ReceivedMessages))
 	for _, rm := range resp.ReceivedMessages {
 		m := rm.GetMessage()
-		pt := ""
+		var pt time.Time
 		if m.GetPublishTime() != nil {
-			pt = m.GetPublishTime().AsTime().UTC().Format(time.RFC3339Nano)
+			pt = m.GetPublishTime().AsTime().UTC()
 		}
 		out = append(out, subscribe.Pulled{AckID: rm.AckId, Message: subscribe.Message{ID: m.GetMessageId(), Data: m.GetData(), Attributes: m.GetAttributes(),
 			PublishTime: pt, OrderingKey: m.GetOrderingKey(), DeliveryAttempt: int(rm.GetDeliveryAttempt())}})

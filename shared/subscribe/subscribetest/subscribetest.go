@@ -273,8 +273,8 @@ func testPullPublished(ctx context.Context, t *testing.T, h PullerHarness) {
 		if _, err := fmt.Sscanf(string(m.Data), `{"seq":%d}`, &seq); err != nil || m.Attributes["x-seq"] != fmt.Sprint(seq) || m.Attributes["x-idempotency-key"] != fmt.Sprintf("k-%d", seq) {
 			t.Fatalf("message %s attributes %v, want its x-seq and x-idempotency-key", m.Data, m.Attributes)
 		}
-		if pt, err := time.Parse(time.RFC3339Nano, m.PublishTime); err != nil || pt.IsZero() || time.Since(pt) > time.Hour || time.Until(pt) > time.Minute {
-			t.Fatalf("message %s publish time %q: want a recent RFC 3339 time (%v)", m.Data, m.PublishTime, err)
+		if pt := m.PublishTime; pt.IsZero() || time.Since(pt) > time.Hour || time.Until(pt) > time.Minute {
+			t.Fatalf("message %s publish time %v: want a recent time", m.Data, m.PublishTime)
 		}
 	}
 	if len(want) != 0 {
