@@ -379,8 +379,8 @@ func eventLine(e types.Event) string {
 	if e.DurationMS > 0 {
 		dur = fmtMS(e.DurationMS)
 	}
-	ts := e.Timestamp
-	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+	ts := ""
+	if t := e.Timestamp.Time; !t.IsZero() {
 		ts = t.UTC().Format("15:04:05.000")
 	}
 	return strings.TrimRight(fmt.Sprintf("%5d  %-12s  %-26s  %-20s  %-14s  %-7s  %-4s  %-8s  %s",

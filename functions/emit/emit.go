@@ -187,8 +187,8 @@ func Decode(body []byte, now time.Time) (evs []types.Event, problems []string) {
 		if ev.ExecutionID == "" {
 			problems = append(problems, fmt.Sprintf("events[%d]: execution_id is required", i))
 		}
-		if ev.Timestamp == "" {
-			ev.Timestamp = now.UTC().Format(time.RFC3339Nano)
+		if ev.Timestamp.IsZero() {
+			ev.Timestamp = types.EventTimeOf(now)
 		}
 		callerID := ev.EventID
 		ev.Source, ev.Seq, ev.PrevEventID, ev.Clock = "emit", 0, "", 0

@@ -68,7 +68,7 @@ func TestDecodeExternal(t *testing.T) {
 	if again[0].EventID != e.EventID {
 		t.Error("re-posting the same event must give the same id (dedup)")
 	}
-	if evs[1].Timestamp != now.Format(time.RFC3339Nano) || evs[1].EventID == "" {
+	if !evs[1].Timestamp.Equal(now.Truncate(time.Millisecond)) || evs[1].EventID == "" {
 		t.Errorf("defaults not set: %+v", evs[1])
 	}
 	bs := Batches(evs)
@@ -91,5 +91,19 @@ func TestDecodeLimits(t *testing.T) {
 		if evs, problems := Decode([]byte(bad), now); evs != nil || len(problems) == 0 {
 			t.Errorf("Decode(%q) accepted", bad)
 		}
+	}
+}
+
+// A timestamp that is not RFC 3339 is refused with the text named; the
+// caller's valid time is kept at millisecond precision in UTC.
+func TestDecodeTimestamp(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	_, problems := Decode([]byte(`{"event_type":"external.x","execution_id":"e1","timestamp":"yesterday"}`), now)
+	if len(problems) != 1 || !strings.Contains(problems[0], `"yesterday"`) || !strings.Contains(problems[0], "RFC 3339") {
+		t.Fatalf("problems: %v", problems)
+	}
+	evs, problems := Decode([]byte(`{"event_type":"external.x","execution_id":"e1","timestamp":"2026-11-28T11:00:00.123456+01:00"}`), now)
+	if len(problems) != 0 || evs[0].Timestamp.String() != "2026-11-28T10:00:00.123Z" {
+		t.Fatalf("got %v %v", evs, problems)
 	}
 }

@@ -119,8 +119,8 @@ func stepDuration(st *engine.State, ev *types.Event) time.Duration {
 		return time.Duration(ss.DurationMS) * time.Millisecond
 	}
 	start := ss.StartedAt
-	end, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
-	if start.IsZero() || err != nil || end.Before(start) {
+	end := ev.Timestamp.Time
+	if start.IsZero() || end.IsZero() || end.Before(start) {
 		return 0
 	}
 	return end.Sub(start)

@@ -217,7 +217,7 @@ func TestLoopDoneEvent(t *testing.T) {
 	ev := LoopDoneEvent("ex1", p, res, 41, t0)
 	if ev.EventType != types.EvLoopDone || ev.ExecutionID != "ex1" || ev.Step != "fetch" || ev.StepRun != 2 ||
 		ev.EntityType != "loop" || ev.EntityID != "fetch" || ev.Status != types.StatusOK || ev.Clock != t0.UnixMicro()+1 ||
-		ev.Timestamp != "2026-11-21T10:00:00.000Z" {
+		ev.Timestamp.String() != "2026-11-21T10:00:00.000Z" {
 		t.Fatalf("loop.done = %+v", ev)
 	}
 	if !reflect.DeepEqual(ev.Payload, map[string]any{"result": res, "total": 3}) {

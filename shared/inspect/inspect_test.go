@@ -13,8 +13,8 @@ import (
 // at is t0 plus ms milliseconds, as an event timestamp.
 var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 
-func at(ms int) string {
-	return tm(ms).Format("2006-01-02T15:04:05.000Z07:00")
+func at(ms int) types.EventTime {
+	return types.EventTimeOf(tm(ms))
 }
 
 // tm is t0 plus ms milliseconds.

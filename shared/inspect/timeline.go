@@ -140,8 +140,8 @@ func BuildTimeline(evs []types.Event) *Timeline {
 		return it
 	}
 	for _, e := range evs {
-		ts, err := time.Parse(time.RFC3339Nano, e.Timestamp)
-		if err == nil {
+		ts := e.Timestamp.Time
+		if !ts.IsZero() {
 			if t.Start.IsZero() || ts.Before(t.Start) {
 				t.Start = ts
 			}

@@ -183,7 +183,7 @@ const (
 type Event struct {
 	EventID     string    `json:"event_id" firestore:"event_id"`
 	EventType   EventType `json:"event_type" firestore:"event_type"`
-	Timestamp   string    `json:"timestamp" firestore:"timestamp"` // RFC 3339 UTC, millisecond precision
+	Timestamp   EventTime `json:"timestamp" firestore:"timestamp"` // UTC, millisecond precision; RFC 3339 with three fractional digits on the wire
 	ExecutionID string    `json:"execution_id" firestore:"execution_id"`
 	Source      string    `json:"source" firestore:"source"`           // "api", "route", "execute", ...
 	EntityType  string    `json:"entity_type" firestore:"entity_type"` // "playbook", "workflow", "step", "task", "loop", "iteration"
@@ -215,7 +215,7 @@ func NewEvent(eventType EventType, executionID, source string, now time.Time, id
 	return Event{
 		EventID:     DeriveID(parts...),
 		EventType:   eventType,
-		Timestamp:   now.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		Timestamp:   EventTimeOf(now),
 		ExecutionID: executionID,
 		Source:      source,
 	}

@@ -349,7 +349,7 @@ workflow:
 `
 	e := func(i int, typ types.EventType, step string, task string, attempt, iteration int, status types.Status, ms int, payload map[string]any) types.Event {
 		ev := types.Event{EventID: fmt.Sprint("e", i), EventType: typ, Seq: int64(i), Step: step, StepRun: 1, Task: task, Attempt: attempt, Status: status,
-			Timestamp: f.now.Add(time.Duration(ms-10000) * time.Millisecond).Format(time.RFC3339Nano), Payload: payload}
+			Timestamp: types.EventTimeOf(f.now.Add(time.Duration(ms-10000) * time.Millisecond)), Payload: payload}
 		if step == "" {
 			ev.StepRun = 0
 		}

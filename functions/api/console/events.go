@@ -115,10 +115,8 @@ func (v *visit) eventsTable(id string, evs []types.Event, live bool, path string
 // rowOf is an event as a table row (its payload shortened to one line).
 func rowOf(e types.Event) eventRow {
 	r := eventRow{Seq: e.Seq, Type: string(e.EventType), Task: e.Task, Status: string(e.Status)}
-	if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
+	if ts := e.Timestamp.Time; !ts.IsZero() {
 		r.Time, r.At = ts.UTC().Format("15:04:05.000"), ts.UTC().Format(time.RFC3339Nano)
-	} else {
-		r.Time = e.Timestamp
 	}
 	if e.Step != "" {
 		r.Step = e.Step

@@ -308,7 +308,7 @@ func (v *visit) inspector(id, step string) {
 // attemptOf is an ended attempt's view.
 func attemptOf(e types.Event) attemptView {
 	a := attemptView{Task: e.Task, Attempt: e.Attempt, Iteration: e.Iteration, Status: string(e.Status)}
-	if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
+	if ts := e.Timestamp.Time; !ts.IsZero() {
 		a.Ended = ts.UTC().Format(time.RFC3339Nano)
 	}
 	if e.DurationMS > 0 {

@@ -3,11 +3,11 @@ package storetest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/noetl/gcpengine/shared/store"
@@ -37,7 +37,7 @@ func batchEvent(id, name string, clock int64) types.Event {
 	ev := types.Event{
 		EventID:     name + "-" + id,
 		EventType:   types.EvTaskDone,
-		Timestamp:   fmt.Sprintf("2026-01-02T03:04:05.%03dZ", 900-clock),
+		Timestamp:   types.EventTimeOf(time.Date(2026, 1, 2, 3, 4, 5, int(900-clock)*int(time.Millisecond), time.UTC)),
 		ExecutionID: id,
 		Source:      "execute",
 		EntityType:  "task",

@@ -44,7 +44,7 @@ func outboxSample(id string) *engine.Output {
 	second.Step, second.Items, second.Total = "other", []any{[]any{int64(9)}}, 1
 	return &engine.Output{
 		Events: []types.Event{{
-			EventID: "e1-" + id, EventType: types.EvLoopStarted, Timestamp: "2026-01-02T03:04:05.300Z",
+			EventID: "e1-" + id, EventType: types.EvLoopStarted, Timestamp: types.EventTimeOf(time.Date(2026, 1, 2, 3, 4, 5, 300*int(time.Millisecond), time.UTC)),
 			ExecutionID: id, Source: "execute", EntityType: "loop", EntityID: "fetch", Seq: 3, Clock: 14,
 			Step: "fetch", StepRun: 2, Iteration: types.IntPtr(1), Status: types.StatusRunning,
 			Payload: map[string]any{"total": int64(3), "items": []any{[]any{int64(1)}, "a"}, "f": 0.5},
