@@ -167,6 +167,8 @@ type transition struct {
 	eng    *engine.Engine // the transition's engine, for observe
 	// next is the unit handed back for the caller to run (SafetyNet).
 	next *Continuation
+	// cont is the unit the commit hands back, as released (continue.go).
+	cont *types.Command
 }
 
 // prepare builds the checkpoint of transition p (Apply's commit, or the
@@ -177,7 +179,7 @@ func (c *Control) prepare(ctx context.Context, p ApplyParams) *transition {
 	t.params = store.CheckpointParams{
 		ExecutionID: p.ExecutionID, OutboxID: p.OutboxID, Base: p.Base,
 		Apply: func(rec *store.Execution) (*engine.Output, error) {
-			rec.File, rec.Resolve = nil, nil
+			rec.File, rec.Resolve, t.cont = nil, nil, nil
 			e, err := c.Engine(rec.Source)
 			if err != nil {
 				return nil, err
@@ -249,6 +251,7 @@ func (c *Control) prepare(ctx context.Context, p ApplyParams) *transition {
 			if err := c.FitState(ctx, e, st, rec.Source, &out); err != nil {
 				return nil, err
 			}
+			t.markSafetyNet(&out) // continuation: the outbox holds the safety net (continue.go)
 			return &out, nil
 		},
 	}
@@ -291,10 +294,9 @@ func (t *transition) done(ctx context.Context, cp store.Checkpoint) (bool, error
 		}
 		return false, c.Replay(ctx, p.ExecutionID, p.OutboxID)
 	}
-	if p.SafetyNet > 0 {
-		if next := continuable(cp.Output, c.now()); next != nil {
-			return true, t.flushContinuing(ctx, cp.Output, *next)
-		}
+	if t.cont != nil && cp.Output != nil && len(cp.Output.Commands) == 1 {
+		t.flushContinuing(cp.Output, *t.cont)
+		return true, nil
 	}
 	return true, c.Flush(ctx, p.ExecutionID, p.OutboxID, cp.Output)
 }

@@ -188,17 +188,6 @@ func (c *Control) loopEndEvent(ctx context.Context, executionID string, plan *en
 	return c.loopDoneEvent(ctx, executionID, plan, recs, result, clock, plan.Total)
 }
 
-// Continuation is a unit a step run's end released for its caller to run
-// in the same invocation (step continuation): Cmd is the unit to run now;
-// Net is its safety-net Cloud Task (the same task name, due after the
-// lease time), which the caller deletes once the unit has run
-// (DropSafetyNet) and which otherwise runs the unit, as a delivery would,
-// if the caller dies or gives up.
-type Continuation struct {
-	Cmd types.Command
-	Net types.Command
-}
-
 // continuable returns the one unit out releases when it may run at once
 // in the caller's invocation: a step run's unit (no loop iteration, no
 // child wait) due now. Several units (fan-out) or none give nil.
@@ -211,29 +200,6 @@ func continuable(out *engine.Output, now time.Time) *types.Command {
 		return nil
 	}
 	return &c
-}
-
-// flushContinuing carries out a committed transition whose one unit next
-// the caller runs itself: next's Cloud Task is created as a safety net
-// delayed by the lease time, the transition's events are published, and
-// next is handed back (t.next). Crash recovery is the outbox's, as for
-// Flush: a redelivery replays it (the task, already there, is not created
-// again), and the safety net delivers the unit if nobody runs it.
-func (t *transition) flushContinuing(ctx context.Context, out *engine.Output, next types.Command) error {
-	c, p := t.c, t.p
-	net := next
-	net.NotBefore = c.now().Add(p.SafetyNet)
-	if err := c.Enqueue(ctx, net, c.now()); err != nil {
-		return err
-	}
-	if len(out.Events) > 0 {
-		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "transition", p.OutboxID), ExecutionID: p.ExecutionID, Source: c.Source, Events: out.Events}
-		if err := c.Bus.PublishBatch(ctx, b); err != nil {
-			return err
-		}
-	}
-	t.next = &Continuation{Cmd: next, Net: net}
-	return nil
 }
 
 // DropSafetyNet deletes a continuation's safety-net Cloud Task after its

@@ -26,8 +26,70 @@ type chain struct {
 	left     int       // units it may still run inline
 	deadline time.Time // no inline run starts after it
 	next     *control.Continuation
-	// drops are the safety-net deletes in flight.
-	drops sync.WaitGroup
+	// jobs are the continuations' outbox flushes and safety-net deletes,
+	// run one after the other (in the order of the transitions) beside the
+	// chain; tail is closed when the last one queued has ended.
+	jobs sync.WaitGroup
+	tail chan struct{}
+	mu   sync.Mutex
+	err  error    // the first flush that failed
+	lost []string // the units whose transition's flush failed
+}
+
+// hand takes the continuation a unit's end handed back: it runs next, and
+// its transition's outbox is carried out meanwhile (off the critical
+// path: the commit already holds it).
+// unit names the delivery whose end released next: if the flush fails, a
+// later delivery of it on this instance is not dropped as ended (it
+// replays the outbox).
+func (ch *chain) hand(ctx context.Context, next *control.Continuation, unit string) {
+	ch.next = next
+	ch.after(false, func() error {
+		err := next.Flush(context.WithoutCancel(ctx))
+		if err != nil {
+			ch.mu.Lock()
+			ch.lost = append(ch.lost, unit)
+			ch.mu.Unlock()
+		}
+		return err
+	})
+}
+
+// after queues job behind the ones queued before it. A delete (drop) is
+// skipped once a flush failed: its net may not exist yet, and the net of
+// a transition not carried out must stay to replay it.
+func (ch *chain) after(drop bool, job func() error) {
+	prev, done := ch.tail, make(chan struct{})
+	ch.tail = done
+	ch.jobs.Add(1)
+	go func() {
+		defer ch.jobs.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		ch.mu.Lock()
+		failed := ch.err != nil
+		ch.mu.Unlock()
+		if drop && failed {
+			return
+		}
+		if err := job(); err != nil && !drop {
+			ch.mu.Lock()
+			if ch.err == nil {
+				ch.err = err
+			}
+			ch.mu.Unlock()
+		}
+	}()
+}
+
+// wait waits for the queued jobs and returns the first flush error.
+func (ch *chain) wait() error {
+	ch.jobs.Wait()
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.err
 }
 
 type chainKey struct{}
@@ -70,15 +132,14 @@ func (w *Worker) continueChain(ctx context.Context, ch *chain) {
 			log.Warn("continued unit ran; its safety net was not deleted (it finds the run ended)", "error", err.Error())
 			return
 		}
-		// Off the chain's critical path: the invocation waits for the
-		// deletes before it answers (runChained).
-		ch.drops.Add(1)
-		go func() {
-			defer ch.drops.Done()
+		// Off the chain's critical path, after the net's creation: the
+		// invocation waits for the deletes before it answers (runChained).
+		ch.after(true, func() error {
 			if err := w.Control.DropSafetyNet(context.WithoutCancel(ctx), k); err != nil {
 				log.Warn("deleting a continuation's safety net failed; it finds its run ended and is dropped", "error", err.Error())
 			}
-		}()
+			return nil
+		})
 	}
 }
 
@@ -94,6 +155,25 @@ func (w *Worker) runChained(ctx context.Context, cmd types.Command, d Delivery) 
 	if err == nil {
 		w.continueChain(ctx, ch)
 	}
-	ch.drops.Wait()
+	// A transition's outbox not carried out fails the delivery: its
+	// redelivery replays the outbox (a continued unit's net, kept, does the
+	// same for the continued unit's).
+	if ferr := ch.wait(); ferr != nil {
+		for _, name := range ch.lost {
+			w.seen.forget(name)
+		}
+		if err == nil {
+			return ferr
+		}
+	}
 	return err
+}
+
+// forget drops the record that the delivery name ended here: its
+// transition's outbox was not carried out, so its next delivery runs (and
+// replays it) instead of being dropped as a duplicate.
+func (d *deliveries) forget(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.done, name)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -131,14 +132,63 @@ func TestStepContinuation(t *testing.T) {
 			}()
 			_ = w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()})
 		}()
+		faults.SetScript(nil)
+		w2 := otherInstance(env, w) // the crashed instance is gone
+		w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
+		// The crashed invocation did not answer: its delivery comes again
+		// and replays the outbox, which holds the net (the crashed
+		// instance's flush, off the critical path, may not have run).
+		if err := w2.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
 		next := pending(env, isUnit)
 		if len(next) != 1 || next[0].Step != "s2" || !next[0].NotBefore.Equal(controltest.T0.Add(w.ttl())) {
 			t.Fatalf("pending units %+v, want s2's safety net due at T0+ttl", next)
 		}
-		faults.SetScript(nil)
-		w2 := otherInstance(env, w) // the crashed instance is gone
-		w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
 		drain(t, env, w2)
 		wantOK(t, env)
 	})
+}
+
+// TestContinuationReplayCreatesOneTask: the outbox of a transition whose
+// unit was continued holds the unit's safety net, not an immediate task:
+// when carrying it out failed (a crash, a Cloud Tasks error), the
+// redelivery's replay creates the net only (before, it created the unit
+// due at once, which Cloud Tasks put in the work queue beside the net in
+// the timers queue: the unit was delivered twice).
+func TestContinuationReplayCreatesOneTask(t *testing.T) {
+	ctx := context.Background()
+	env, w := setup(t, nil, chain4, nil)
+	w.ContinueUnits, w.ContinueBudget = 1, time.Minute
+	failed := false
+	env.Tasks.FailCreate = func(c types.Command) error {
+		if c.Step == "s2" && !failed {
+			failed = true
+			return errs.New(errs.Unavailable, "tasks: injected")
+		}
+		return nil
+	}
+	cmd := take(t, env)
+	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err == nil {
+		t.Fatal("the invocation answered although its transition's outbox was not carried out")
+	}
+	if !failed {
+		t.Fatal("s2's task creation was never attempted")
+	}
+	// Cloud Tasks redelivers the unit: its step run ended, the outbox is
+	// replayed.
+	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+		t.Fatal(err)
+	}
+	var s2 []types.Command
+	for _, c := range env.Tasks.Created() {
+		if c.Kind == types.CmdRunStep && c.Step == "s2" {
+			s2 = append(s2, c)
+		}
+	}
+	if len(s2) != 1 || !s2[0].NotBefore.Equal(controltest.T0.Add(w.ttl())) {
+		t.Fatalf("s2's tasks %+v, want one: its safety net due at T0+ttl; all %+v", s2, env.Tasks.Created())
+	}
+	drain(t, env, w)
+	wantOK(t, env)
 }

@@ -627,7 +627,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			return err
 		}
 		if ch := chainOf(ctx); ch != nil && next != nil {
-			ch.next = next // run by this invocation next (continue.go)
+			ch.hand(ctx, next, c.TaskName()) // run by this invocation next (continue.go)
 		}
 		u.observeDone(ctx, ok, true, errv) // telemetry: server.dispatch
 		return nil

@@ -1,0 +1,67 @@
+package control
+
+import (
+	"context"
+
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// Continuation is a unit a step run's end released for its caller to run
+// in the same invocation (step continuation): Cmd is the unit to run now;
+// Net is its safety-net Cloud Task (the same task name, due after the
+// lease time), which the caller deletes once the unit has run
+// (DropSafetyNet) and which otherwise runs the unit, as a delivery would,
+// if the caller dies or gives up.
+//
+// The transition's outbox is not carried out yet when the continuation is
+// handed back: the caller runs Flush (it creates Net and publishes the
+// transition's events) beside the continued run, off the chain's critical
+// path, and must see it succeed before it answers its delivery and before
+// it deletes Net. The commit already holds the outbox, with Net in it in
+// place of the unit: a crash at any point is recovered by the redelivery
+// that replays the outbox, which creates Net (one task, with Net's name
+// and schedule; never also an immediate one).
+type Continuation struct {
+	Cmd types.Command
+	Net types.Command
+
+	flush func(context.Context) error
+}
+
+// Flush carries out the transition that released the continuation: Net
+// is created and the transition's events are published (Control.Flush).
+func (k *Continuation) Flush(ctx context.Context) error {
+	if k.flush == nil {
+		return nil
+	}
+	return k.flush(ctx)
+}
+
+// markSafetyNet, inside the commit (with p.SafetyNet set), replaces the
+// one unit out releases, when the caller may run it at once (continuable),
+// by its safety net, due after p.SafetyNet: the outbox then holds the net,
+// and its replay creates that task only. The unit as released is kept
+// (t.cont) to hand back.
+func (t *transition) markSafetyNet(out *engine.Output) {
+	if t.p.SafetyNet <= 0 {
+		return
+	}
+	now := t.c.now()
+	next := continuable(out, now)
+	if next == nil {
+		return
+	}
+	t.cont = next
+	out.Commands[0].NotBefore = now.Add(t.p.SafetyNet)
+}
+
+// flushContinuing hands the committed transition's one unit back to the
+// caller (t.next) with the outbox still to carry out (Continuation.Flush):
+// out.Commands holds the safety net (markSafetyNet).
+func (t *transition) flushContinuing(out *engine.Output, next types.Command) {
+	c, p := t.c, t.p
+	t.next = &Continuation{Cmd: next, Net: out.Commands[0], flush: func(ctx context.Context) error {
+		return c.Flush(ctx, p.ExecutionID, p.OutboxID, out)
+	}}
+}
