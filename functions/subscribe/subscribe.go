@@ -178,8 +178,8 @@ func push(w http.ResponseWriter, r *http.Request, name string) {
 		if len(excerpt) > 2048 {
 			excerpt = excerpt[:2048]
 		}
-		now := time.Now().UTC().Format(time.RFC3339Nano)
-		e := store.DLQEntry{MessageID: "subscribe-" + name + "-undecodable-" + now, Attempts: 1, LastError: err.Error(), FirstSeen: now, LastSeen: now,
+		now := time.Now().UTC()
+		e := store.DLQEntry{MessageID: "subscribe-" + name + "-undecodable-" + now.Format(time.RFC3339Nano), Attempts: 1, LastError: err.Error(), FirstSeen: now, LastSeen: now,
 			Payload: excerpt, ContextExcerpt: "subscription " + name + ": " + err.Error(), Source: "subscribe", Kind: "message"}
 		if perr := d.Store.DLQPut(ctx, e); perr != nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": perr.Error()})

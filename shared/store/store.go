@@ -475,9 +475,12 @@ type DLQEntry struct {
 	LastStack string `json:"last_stack,omitempty" firestore:"last_stack"`
 	// Spec is a task failure's rendered task configuration (JSON,
 	// redacted): what `noetl dlq replay --patch spec.<key>=…` corrects.
-	Spec      string `json:"spec,omitempty" firestore:"spec"`
-	FirstSeen string `json:"first_seen" firestore:"first_seen"`
-	LastSeen  string `json:"last_seen" firestore:"last_seen"`
+	Spec string `json:"spec,omitempty" firestore:"spec"`
+	// FirstSeen and LastSeen are when the message was first and last
+	// filed (UTC; RFC 3339 in JSON, a timestamp in Firestore). Lists order
+	// by LastSeen, newest first.
+	FirstSeen time.Time `json:"first_seen" firestore:"first_seen"`
+	LastSeen  time.Time `json:"last_seen" firestore:"last_seen"`
 	// Payload is the redacted message body (JSON text).
 	Payload        string    `json:"payload" firestore:"payload"`
 	ContextExcerpt string    `json:"context_excerpt" firestore:"context_excerpt"`

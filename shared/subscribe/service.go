@@ -521,7 +521,7 @@ func (s *Service) moveToDLQ(ctx context.Context, reg *Registration, b Bucket, ob
 // (NoETL observability spec §8.6): source subscribe, kind message, topic the
 // subscription's topic (a replay publishes it there again).
 func (s *Service) fileDLQ(ctx context.Context, reg *Registration, msg Message, attempts int, reason string) error {
-	now := s.now().UTC().Format(time.RFC3339Nano)
+	now := s.now().UTC()
 	payload := string(msg.Data)
 	if len(payload) > 2048 {
 		payload = payload[:2048]

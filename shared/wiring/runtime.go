@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -230,7 +231,7 @@ func (d *Deps) AckPermanentUnit(ctx context.Context, msg PushMessage, execID, st
 }
 
 func (d *Deps) deadLetter(ctx context.Context, fn string, msg PushMessage, execID, step string, err error) error {
-	now := nowRFC3339()
+	now := time.Now().UTC()
 	// A refused body may carry an execution's secrets (a forged unit with
 	// copied args): masked with that execution's redactor when the body
 	// names one, whatever the body's origin.

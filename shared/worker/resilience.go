@@ -262,7 +262,7 @@ func (w *Worker) rearm(ctx context.Context, cmd types.Command) error {
 // delivery other than holder's holds its lease (control.FileUnit): that
 // delivery, or its watchdog, finishes it.
 func (w *Worker) deadLetter(ctx context.Context, cmd types.Command, holder string, attempts int, cause error) error {
-	now := w.now().UTC().Format(time.RFC3339Nano)
+	now := w.now().UTC()
 	red := w.execRedactor(ctx, cmd)
 	raw := red.SecretsBytes(mustJSON(cmd)) // replayable, without secret values
 	payload, _ := json.Marshal(red.Value(jsonAny(raw)))

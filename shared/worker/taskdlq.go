@@ -79,7 +79,7 @@ func (u *unit) fileTaskFailure(ctx context.Context, task *dsl.Task, out types.Ou
 	cmd.NotBefore = time.Time{}
 	cmd.Clock = u.clock
 	cmd.ID = cmd.TaskName()
-	now := u.w.now().UTC().Format(time.RFC3339Nano)
+	now := u.w.now().UTC()
 	raw := mustJSON(cmd)
 	if u.red != nil {
 		raw = u.red.SecretsBytes(raw)

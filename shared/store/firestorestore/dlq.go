@@ -100,8 +100,8 @@ func (f *Firestore) DLQQuery(ctx context.Context, flt store.DLQFilter) ([]store.
 		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].LastSeen != out[j].LastSeen {
-			return out[i].LastSeen > out[j].LastSeen
+		if !out[i].LastSeen.Equal(out[j].LastSeen) {
+			return out[i].LastSeen.After(out[j].LastSeen)
 		}
 		return out[i].MessageID < out[j].MessageID
 	})

@@ -870,8 +870,8 @@ func (m *Memory) DLQQuery(ctx context.Context, f store.DLQFilter) ([]store.DLQEn
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].LastSeen != out[j].LastSeen {
-			return out[i].LastSeen > out[j].LastSeen
+		if !out[i].LastSeen.Equal(out[j].LastSeen) {
+			return out[i].LastSeen.After(out[j].LastSeen)
 		}
 		return strings.Compare(out[i].MessageID, out[j].MessageID) < 0
 	})

@@ -113,7 +113,7 @@ func testDLQList(ctx context.Context, t *testing.T, s store.Store) {
 	id := uniqueID(t)
 	base := time.Now().UTC().AddDate(900, 0, 0)
 	for i, st := range []store.DLQStatus{store.DLQPending, store.DLQPending, store.DLQDiscarded} {
-		seen := base.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		seen := base.Add(time.Duration(i) * time.Millisecond).UTC()
 		e := store.DLQEntry{MessageID: "l" + string(rune('1'+i)) + "-" + id, ExecutionID: id, StepID: "s", Attempts: 1, LastError: "x",
 			FirstSeen: seen, LastSeen: seen, Status: st}
 		if err := s.DLQPut(ctx, e); err != nil {

@@ -255,8 +255,8 @@ func testDLQPutIdempotent(ctx context.Context, t *testing.T, s store.Store) {
 		ToolKind:       "http",
 		Attempts:       5,
 		LastError:      "http: 503",
-		FirstSeen:      "2026-01-02T03:04:05.000Z",
-		LastSeen:       "2026-01-02T03:09:05.000Z",
+		FirstSeen:      rfc3339("2026-01-02T03:04:05.000Z"),
+		LastSeen:       rfc3339("2026-01-02T03:09:05.000Z"),
 		Payload:        `{"id":"c1"}`,
 		ContextExcerpt: `{"page":1}`,
 	}
@@ -281,7 +281,7 @@ func testDLQQuery(ctx context.Context, t *testing.T, s store.Store) {
 	put := func(n, exec, kind string, seen string) {
 		t.Helper()
 		e := store.DLQEntry{MessageID: "q" + n + "-" + id, ExecutionID: exec, StepID: "s", ToolKind: kind, Attempts: 1, LastError: "x",
-			FirstSeen: seen, LastSeen: seen, Status: store.DLQPending, SinkID: kind + ":s", LastStack: "stack " + n}
+			FirstSeen: rfc3339(seen), LastSeen: rfc3339(seen), Status: store.DLQPending, SinkID: kind + ":s", LastStack: "stack " + n}
 		if err := s.DLQPut(ctx, e); err != nil {
 			t.Fatal(err)
 		}
@@ -289,6 +289,10 @@ func testDLQQuery(ctx context.Context, t *testing.T, s store.Store) {
 	put("1", id+"-a", "http", "2026-01-02T03:04:01.000Z")
 	put("2", id+"-a", "postgres", "2026-01-02T03:04:02.000Z")
 	put("3", id+"-b", "http", "2026-01-02T03:04:03.000Z")
+	// Ordered as times, not as texts: a whole second's text ("05Z") sorts
+	// after a later fractional one ("05.5Z").
+	put("4", id+"-c", "http", "2026-01-02T03:04:05Z")
+	put("5", id+"-c", "http", "2026-01-02T03:04:05.5Z")
 	ids := func(f store.DLQFilter) []string {
 		t.Helper()
 		es, err := s.DLQQuery(ctx, f)
@@ -315,6 +319,7 @@ func testDLQQuery(ctx context.Context, t *testing.T, s store.Store) {
 		{store.DLQFilter{ExecutionID: id + "-b", Status: store.DLQPending}, "q3"},
 		{store.DLQFilter{ExecutionID: id + "-b", Status: store.DLQDone}, ""},
 		{store.DLQFilter{ExecutionID: id + "-a", Limit: 1}, "q2"},
+		{store.DLQFilter{ExecutionID: id + "-c"}, "q5 q4"},
 	} {
 		if got := strings.Join(ids(c.f), " "); got != c.want {
 			t.Errorf("DLQQuery(%+v) = %q, want %q", c.f, got, c.want)

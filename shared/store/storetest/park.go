@@ -27,7 +27,7 @@ var parkCases = []testCase{
 
 func parkEntry(id, msg string) store.DLQEntry {
 	return store.DLQEntry{MessageID: msg, ExecutionID: id, StepID: "fetch", LoopIndex: types.IntPtr(1), Kind: "unit",
-		Unit: `{"execution_id":"` + id + `"}`, Attempts: 10, LastError: "boom", FirstSeen: "2026-01-02T03:04:05Z", LastSeen: "2026-01-02T03:04:05Z"}
+		Unit: `{"execution_id":"` + id + `"}`, Attempts: 10, LastError: "boom", FirstSeen: rfc3339("2026-01-02T03:04:05Z"), LastSeen: rfc3339("2026-01-02T03:04:05Z")}
 }
 
 func (it *iters) park(ctx context.Context, idx int, holder, msg string, at time.Duration) (*engine.IterationRecord, error) {
