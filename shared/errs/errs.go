@@ -16,8 +16,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
+)
+
+// HTTP status codes (the values of net/http's Status constants), spelled
+// here so that errs links no HTTP stack: every package, the engine
+// included, may import it.
+const (
+	statusOK                  = 200
+	statusBadRequest          = 400
+	statusUnauthorized        = 401
+	statusForbidden           = 403
+	statusNotFound            = 404
+	statusRequestTimeout      = 408
+	statusConflict            = 409
+	statusGone                = 410
+	statusPreconditionFailed  = 412
+	statusTooManyRequests     = 429
+	statusInternalServerError = 500
+	statusNotImplemented      = 501
+	statusServiceUnavailable  = 503
+	statusGatewayTimeout      = 504
 )
 
 // Code classifies an error.
@@ -113,18 +132,18 @@ type Policy struct {
 // Unknown, Canceled and FailedPrecondition answer 503 because the engine
 // treats them as "try again").
 var policies = map[Code]Policy{
-	Unknown:            {Retry: true, HTTPStatus: http.StatusServiceUnavailable},
-	NotFound:           {Retry: false, HTTPStatus: http.StatusNotFound},
-	AlreadyExists:      {Retry: false, HTTPStatus: http.StatusConflict},
-	FailedPrecondition: {Retry: true, Later: true, HTTPStatus: http.StatusServiceUnavailable},
-	InvalidArgument:    {Retry: false, HTTPStatus: http.StatusBadRequest},
-	ResourceExhausted:  {Retry: true, HTTPStatus: http.StatusTooManyRequests},
-	Unavailable:        {Retry: true, HTTPStatus: http.StatusServiceUnavailable},
-	Canceled:           {Retry: true, HTTPStatus: http.StatusServiceUnavailable},
-	Internal:           {Retry: true, HTTPStatus: http.StatusInternalServerError},
-	PermissionDenied:   {Retry: false, HTTPStatus: http.StatusForbidden},
-	DeadlineExceeded:   {Retry: true, HTTPStatus: http.StatusGatewayTimeout},
-	Unimplemented:      {Retry: false, HTTPStatus: http.StatusNotImplemented},
+	Unknown:            {Retry: true, HTTPStatus: statusServiceUnavailable},
+	NotFound:           {Retry: false, HTTPStatus: statusNotFound},
+	AlreadyExists:      {Retry: false, HTTPStatus: statusConflict},
+	FailedPrecondition: {Retry: true, Later: true, HTTPStatus: statusServiceUnavailable},
+	InvalidArgument:    {Retry: false, HTTPStatus: statusBadRequest},
+	ResourceExhausted:  {Retry: true, HTTPStatus: statusTooManyRequests},
+	Unavailable:        {Retry: true, HTTPStatus: statusServiceUnavailable},
+	Canceled:           {Retry: true, HTTPStatus: statusServiceUnavailable},
+	Internal:           {Retry: true, HTTPStatus: statusInternalServerError},
+	PermissionDenied:   {Retry: false, HTTPStatus: statusForbidden},
+	DeadlineExceeded:   {Retry: true, HTTPStatus: statusGatewayTimeout},
+	Unimplemented:      {Retry: false, HTTPStatus: statusNotImplemented},
 }
 
 // PolicyOf returns the policy of code c (Unknown's for a code not in the
@@ -150,7 +169,7 @@ func Permanent(err error) bool { return err != nil && !PolicyOf(CodeOf(err)).Ret
 // (PolicyOf(CodeOf(err)).HTTPStatus); 200 for nil.
 func HTTPStatus(err error) int {
 	if err == nil {
-		return http.StatusOK
+		return statusOK
 	}
 	return PolicyOf(CodeOf(err)).HTTPStatus
 }
@@ -193,11 +212,11 @@ func ReplyOf(err error) Reply {
 func (r Reply) HTTPStatus() int {
 	switch r {
 	case ReplyRetryLater:
-		return http.StatusServiceUnavailable
+		return statusServiceUnavailable
 	case ReplyRetry:
-		return http.StatusInternalServerError
+		return statusInternalServerError
 	}
-	return http.StatusOK
+	return statusOK
 }
 
 // Error is an error with a code. It wraps an optional cause.
@@ -310,21 +329,21 @@ func CodeOf(err error) Code {
 // 400.
 func FromHTTP(status int) Code {
 	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden:
+	case statusUnauthorized, statusForbidden:
 		return PermissionDenied
-	case http.StatusNotFound, http.StatusGone:
+	case statusNotFound, statusGone:
 		return NotFound
-	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+	case statusRequestTimeout, statusGatewayTimeout:
 		return DeadlineExceeded
-	case http.StatusConflict, http.StatusPreconditionFailed:
+	case statusConflict, statusPreconditionFailed:
 		return FailedPrecondition
-	case http.StatusTooManyRequests:
+	case statusTooManyRequests:
 		return ResourceExhausted
 	case 499: // client closed request
 		return Canceled
-	case http.StatusInternalServerError:
+	case statusInternalServerError:
 		return Internal
-	case http.StatusNotImplemented:
+	case statusNotImplemented:
 		return Unimplemented
 	}
 	switch {

@@ -30,6 +30,13 @@ func TestGoogleErrorsAreCoded(t *testing.T) {
 	if found := reach(g, module+"/shared/errs", "google.golang.org", nil); len(found) > 0 {
 		t.Errorf("shared/errs links a Google library, e.g.\n\t%s", chainString(found[0]))
 	}
+	// errs is imported by every layer, the pure engine included: it links
+	// no HTTP stack either (its HTTP statuses are plain numbers).
+	for _, r := range []string{module + "/shared/errs", rootEngine} {
+		if found := reach(g, r, "net/http", nil); len(found) > 0 {
+			t.Errorf("%s links net/http, e.g.\n\t%s", short(r), chainString(found[0]))
+		}
+	}
 	linked := 0
 	for _, r := range roots {
 		var meets []string
