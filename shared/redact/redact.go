@@ -412,8 +412,10 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // Bytes returns a masked copy of a body: a JSON document is decoded,
 // masked with Value (numbers keep their spelling) and re-encoded (object
-// keys sorted); anything else is masked as text with String. b is never
-// modified; a body without anything to mask is returned as it is.
+// keys sorted); a bare JSON number, true, false or null whose text holds
+// a secret becomes the JSON string of its masked text (still JSON);
+// anything else is masked as text with String. b is never modified; a body
+// without anything to mask is returned as it is.
 func (r *Redactor) Bytes(b []byte) []byte {
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[' || trimmed[0] == '"') && json.Valid(trimmed) {
@@ -431,6 +433,12 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	}
 	s := string(b)
 	if m := r.String(s); m != s {
+		if len(trimmed) > 0 && json.Valid(trimmed) {
+			// A scalar document: masked text would not be JSON.
+			if out, err := json.Marshal(r.String(string(trimmed))); err == nil {
+				return out
+			}
+		}
 		return []byte(m)
 	}
 	return b

@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
@@ -307,5 +308,25 @@ func TestSetExtraKeys(t *testing.T) {
 	}
 	if got := redact.Keys(map[string]any{"tenant_pin": "1234", "name": "x"}).(map[string]any); got["tenant_pin"] == "1234" || got["name"] != "x" {
 		t.Errorf("masked %v", got)
+	}
+}
+
+// A bare JSON scalar whose text holds a secret is masked and stays JSON
+// (found by FuzzRedact: "10001" with the secret "0001" became "1***").
+func TestBytesScalarStaysJSON(t *testing.T) {
+	r := redact.FromSecrets("0001")
+	for in, want := range map[string]string{
+		"10001":   `"1` + redact.Mask + `"`,
+		" 10001 ": `"1` + redact.Mask + `"`,
+		"true":    "true",
+		"42":      "42",
+	} {
+		got := r.Bytes([]byte(in))
+		if string(got) != want || !json.Valid(got) {
+			t.Errorf("Bytes(%q) = %q, want %q (valid JSON)", in, got, want)
+		}
+	}
+	if got := string(r.Bytes([]byte("x10001"))); got != "x1"+redact.Mask {
+		t.Errorf("text body: %q", got)
 	}
 }
