@@ -279,8 +279,9 @@ func Keys(v any) any { return keysOnly.Value(v) }
 // map[string]string, []string, map[string][]string, http.Header,
 // []map[string]any); an error becomes its masked message; any other value
 // (structs, typed maps and slices) is converted through encoding/json to
-// its generic form first, so nothing escapes unmasked. Mapping keys that
-// contain a secret are masked too. The work is linear in the size of v
+// its generic form first, so nothing escapes unmasked. A number whose
+// text holds a secret becomes the string of its masked text. Mapping keys
+// that contain a secret are masked too. The work is linear in the size of v
 // times the number of secrets.
 func (r *Redactor) Value(v any) any { return walker{str: r.String, keys: true}.value(v) }
 
@@ -298,7 +299,16 @@ func (w walker) secretKey(k string, e any) bool { return w.keys && e != nil && I
 // value is Value/Secrets for one node (see Value for the types kept).
 func (w walker) value(v any) any {
 	switch x := v.(type) {
-	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
+	case nil, bool:
+		return x
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
+		// A number whose text holds a secret (a PIN, an account number
+		// kept in a numeric field) becomes the string of its masked text;
+		// any other number keeps its type and spelling.
+		text := fmt.Sprint(x)
+		if m := w.str(text); m != text {
+			return m
+		}
 		return x
 	case string:
 		return w.str(x)
@@ -411,7 +421,8 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 // Bytes returns a masked copy of a body: a JSON document is decoded,
-// masked with Value (numbers keep their spelling) and re-encoded (object
+// masked with Value (numbers keep their spelling unless their text holds a
+// secret) and re-encoded (object
 // keys sorted); a bare JSON number, true, false or null whose text holds
 // a secret becomes the JSON string of its masked text (still JSON);
 // anything else is masked as text with String. b is never modified; a body

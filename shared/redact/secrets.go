@@ -41,7 +41,8 @@ func (r *Redactor) SecretsString(s string) string {
 }
 
 // SecretsBytes is Secrets for a body: a JSON document is decoded, masked
-// and re-encoded (numbers keep their spelling; object keys sorted),
+// and re-encoded (numbers keep their spelling unless their text holds a
+// secret; object keys sorted),
 // anything else is masked as text. b is returned as it is when nothing
 // was masked.
 func (r *Redactor) SecretsBytes(b []byte) []byte {

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,5 +63,31 @@ func TestSecretsOnlyLiteral(t *testing.T) {
 	var none *Redactor
 	if none.Secrets(in).(map[string]any)["dsn"] != in["dsn"] || !none.Empty() {
 		t.Error("a nil redactor masks nothing")
+	}
+}
+
+// A secret kept in a numeric field (a PIN, an account number) must not
+// pass through as a number: Value, Secrets, Bytes and SecretsBytes mask
+// it, keep every other number as a number, and keep JSON valid.
+func TestNumbersHoldingASecretAreMasked(t *testing.T) {
+	r := FromSecrets("73194628")
+	in := map[string]any{"account": json.Number("73194628"), "id": int64(731946281), "count": 3, "ratio": 0.5}
+	for name, out := range map[string]any{"Value": r.Value(in), "Secrets": r.Secrets(in)} {
+		m := out.(map[string]any)
+		if s, ok := m["account"].(string); !ok || strings.Contains(s, "73194628") {
+			t.Errorf("%s: account = %#v, want a masked string", name, m["account"])
+		}
+		if s, ok := m["id"].(string); !ok || strings.Contains(s, "73194628") {
+			t.Errorf("%s: id = %#v, want a masked string (its text holds the secret)", name, m["id"])
+		}
+		if m["count"] != 3 || m["ratio"] != 0.5 {
+			t.Errorf("%s: other numbers changed: %#v %#v", name, m["count"], m["ratio"])
+		}
+	}
+	for name, f := range map[string]func([]byte) []byte{"Bytes": r.Bytes, "SecretsBytes": r.SecretsBytes} {
+		out := f([]byte(`{"account":73194628,"n":7}`))
+		if !json.Valid(out) || strings.Contains(string(out), "73194628") || !strings.Contains(string(out), `"n":7`) {
+			t.Errorf("%s = %s, want valid JSON without the secret and with n a number", name, out)
+		}
 	}
 }
