@@ -21,7 +21,9 @@ import (
 // merged batch, so one materialize document): the first batch of a burst
 // goes out at once (no added latency when nothing else is waiting), the
 // batches that arrive during its publish wait for it and then go out
-// together, and so on. Every caller still returns only after the message
+// together, and so on; only a burst of a loop iteration's batches starts
+// after a short wait (CoalesceLinger), so that the burst's first message
+// is shared too. Every caller still returns only after the message
 // holding its events is acked by the server, so the durability boundary
 // (PublishBatch returns after the ack) is unchanged; a per-item event stays
 // a per-item event (only its message and its document are shared).
@@ -36,6 +38,13 @@ import (
 // still splits a message over MaxMessageBytes).
 const CoalesceMaxEvents = 256
 
+// CoalesceLinger is how long the first batch of a burst waits for others
+// when it holds a loop iteration's events: a loop's items end by the
+// hundreds per second, and without it a burst's first publish goes alone
+// and only those arriving during it share the next. Other batches (a
+// step's, a transition's) never wait.
+const CoalesceLinger = 2 * time.Millisecond
+
 // coalescePublishTimeout bounds a merged publish: it runs on behalf of
 // several callers, so no one caller's context cancels it.
 const coalescePublishTimeout = time.Minute
@@ -45,6 +54,8 @@ const coalescePublishTimeout = time.Minute
 // zero value with Publish set is ready; safe for concurrent use.
 type Coalescer struct {
 	Publish func(ctx context.Context, b types.Batch) error
+	// Sleep waits CoalesceLinger (nil: time.Sleep; tests pace it).
+	Sleep func(time.Duration)
 
 	mu     sync.Mutex
 	groups map[coalesceKey]*coalesceGroup
@@ -109,6 +120,16 @@ func (c *Coalescer) PublishBatch(ctx context.Context, b types.Batch) error {
 // drain publishes a group's queue, a merged batch at a time, until it is
 // empty (then the group is gone and the next batch starts a new one).
 func (c *Coalescer) drain(k coalesceKey, g *coalesceGroup) {
+	c.mu.Lock()
+	linger := len(g.queue) > 0 && iterationBatch(g.queue[0].b)
+	c.mu.Unlock()
+	if linger {
+		if c.Sleep != nil {
+			c.Sleep(CoalesceLinger)
+		} else {
+			time.Sleep(CoalesceLinger)
+		}
+	}
 	for {
 		c.mu.Lock()
 		var take []*coalesceWaiter
@@ -192,4 +213,9 @@ func MergeBatches(bs []types.Batch) types.Batch {
 		m.Ops = meter.Merge(m.Ops, b.Ops)
 	}
 	return m
+}
+
+// iterationBatch reports a batch of a loop iteration's events.
+func iterationBatch(b types.Batch) bool {
+	return len(b.Events) > 0 && b.Events[0].Iteration != nil
 }

@@ -218,3 +218,43 @@ func TestCoalescerCanceled(t *testing.T) {
 		}
 	}
 }
+
+// TestCoalescerLingersForIterations: a burst of loop iteration batches
+// waits CoalesceLinger before its first publish, so batches arriving in
+// that time share its message; a step's batch never waits.
+func TestCoalescerLingersForIterations(t *testing.T) {
+	r := &recorder{}
+	var c *bus.Coalescer
+	slept := 0
+	c = &bus.Coalescer{Publish: r.Publish, Sleep: func(d time.Duration) {
+		if d != bus.CoalesceLinger {
+			t.Errorf("slept %v, want %v", d, bus.CoalesceLinger)
+		}
+		slept++
+		waitFor(t, "the burst to queue", func() bool { return c.Waiting("e1") == 5 })
+	}}
+	var wg sync.WaitGroup
+	for i := range 5 {
+		b := itemBatch("e1", i)
+		for j := range b.Events {
+			b.Events[j].Iteration = types.IntPtr(i)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.PublishBatch(t.Context(), b); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(r.acked) != 1 || len(r.acked[0].Events) != 15 || slept != 1 {
+		t.Fatalf("%d messages, %d waits for a burst of 5 iteration batches, want 1 message of 15 events after 1 wait", len(r.acked), slept)
+	}
+	if err := c.PublishBatch(t.Context(), itemBatch("e2", 9)); err != nil {
+		t.Fatal(err)
+	}
+	if slept != 1 || len(r.acked) != 2 {
+		t.Fatalf("a step's batch: %d waits, %d messages; want no wait", slept, len(r.acked))
+	}
+}
