@@ -1,7 +1,10 @@
 // Package materialize is the materialize Cloud Function: triggered by the
 // "materialize" push subscription of the events topic, it projects every
 // event batch into the Firestore read model (one document per batch,
-// executions/{id}/batches/{batch_id}; the first copy wins). It adds its own
+// executions/{id}/batches/{batch_id}; the first copy wins). Concurrent
+// batches of one execution reach it merged into one message by the
+// publisher (bus.Coalescer), so a loop's items cost one document per
+// group of items, not one per item. It adds its own
 // operations (the delivery, the write, its invocation) to the batch's
 // operation counts, so the price of the projection is known too. Order of
 // arrival does not matter: the events API orders events by their Lamport

@@ -9,7 +9,11 @@ import (
 // function produced in one piece of work (a unit of work's run, or one
 // transition of the engine), in causal order. A unit's events travel as one
 // message (README "Architecture" "What the loop must cost"), so materialize writes
-// one document per batch, not one per event.
+// one document per batch, not one per event. Batches of one execution that
+// an instance publishes at the same moment (a loop's items) may travel
+// merged into one batch (bus.Coalescer: each batch's events in their
+// order, each event still its own), so materialize writes one document for
+// them all.
 //
 // ID is derived from the producer's identity (DeriveID), so a redelivered
 // or re-produced batch has the same id and is projected once (the first

@@ -19,6 +19,10 @@
 //     a trace parent carries the publisher's.
 //   - Nothing is deduplicated: a batch published twice arrives twice
 //     (consumers dedup by id). No order is promised.
+//   - Batches of one execution published concurrently (not for route) may
+//     share a message (bus.Coalescer: one merged batch, each batch's events
+//     in their order); every event arrives once, and each PublishBatch
+//     returns once the message holding its events is acked.
 //   - A message larger than Pub/Sub's limit (bus.MaxPubSubMessageBytes)
 //     fails with code InvalidArgument; a done context with code Canceled
 //     or DeadlineExceeded.
@@ -96,6 +100,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"DuplicatesArriveTwice", testDuplicates},
 		{"OversizedMessageIsInvalidArgument", testOversized},
 		{"CanceledContext", testCanceled},
+		{"ConcurrentBatchesEachEventOnce", testConcurrent},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -380,4 +385,54 @@ func testCanceled(ctx context.Context, t *testing.T, h Harness) {
 	if err := h.Publisher.PublishCommands(cctx, types.Command{ExecutionID: id, Step: "s"}); !errs.Is(err, errs.Canceled) {
 		t.Errorf("PublishCommands with a canceled context: %v (code %s), want Canceled", err, errs.CodeOf(err))
 	}
+}
+
+func testConcurrent(ctx context.Context, t *testing.T, h Harness) {
+	id := uniqueID(t)
+	const n = 30
+	want := map[string]bool{}
+	errc := make(chan error, n)
+	for i := range n {
+		b := batchOf(id, 3, 10, false)
+		b.ID = fmt.Sprintf("batch-%s-%d", id, i)
+		for j := range b.Events {
+			b.Events[j].EventID = fmt.Sprintf("%s-%d-%d", id, i, j)
+			want[b.Events[j].EventID] = true
+		}
+		go func() { errc <- h.Publisher.PublishBatch(ctx, b) }()
+	}
+	for range n {
+		if err := <-errc; err != nil {
+			t.Fatalf("PublishBatch: %v", err)
+		}
+	}
+	got := map[string]int{}
+	events := 0
+	var msgs []Message
+	for events < 3*n && ctx.Err() == nil {
+		msgs = received(ctx, t, h, Events, len(msgs)+1)
+		got, events = map[string]int{}, 0
+		for _, m := range msgs {
+			b := decodeBatch(t, h, m)
+			if b.ExecutionID != id || b.Route {
+				t.Fatalf("message of batch %s: execution %s, route %v", b.ID, b.ExecutionID, b.Route)
+			}
+			for _, e := range b.Events {
+				got[e.EventID]++
+				events++
+			}
+		}
+	}
+	if len(msgs) > n {
+		t.Fatalf("%d messages for %d batches", len(msgs), n)
+	}
+	for e := range want {
+		if got[e] != 1 {
+			t.Fatalf("event %s arrived %d times, want once", e, got[e])
+		}
+	}
+	if events != 3*n {
+		t.Fatalf("%d events arrived, want %d", events, 3*n)
+	}
+	t.Logf("%d batches arrived in %d messages", n, len(msgs))
 }

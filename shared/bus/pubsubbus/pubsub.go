@@ -26,6 +26,9 @@ type PubSub struct {
 	events   *pubsub.Publisher
 	commands *pubsub.Publisher
 	signer   *sign.Signer
+	// co publishes concurrent event batches of one execution as one
+	// message (bus.Coalescer).
+	co *bus.Coalescer
 }
 
 // Open connects to Pub/Sub and returns the publisher of the two topics;
@@ -45,7 +48,9 @@ func Open(ctx context.Context, project, eventsTopic, commandsTopic string, signe
 		p.PublishSettings.CountThreshold = 100
 		return p
 	}
-	return &PubSub{client: c, events: mk(eventsTopic), commands: mk(commandsTopic), signer: signer}, nil
+	p := &PubSub{client: c, events: mk(eventsTopic), commands: mk(commandsTopic), signer: signer}
+	p.co = &bus.Coalescer{Publish: p.publishBatch}
+	return p, nil
 }
 
 // Close flushes and stops the publishers.
@@ -55,8 +60,16 @@ func (p *PubSub) Close() error {
 	return p.client.Close()
 }
 
-// PublishBatch implements bus.Publisher.
+// PublishBatch implements bus.Publisher: batches of one execution
+// published while another of its publishes is in flight go out together,
+// as one message (bus.Coalescer); each call returns once its events are
+// acked.
 func (p *PubSub) PublishBatch(ctx context.Context, b types.Batch) error {
+	return p.co.PublishBatch(ctx, b)
+}
+
+// publishBatch publishes one batch (split when over bus.MaxMessageBytes).
+func (p *PubSub) publishBatch(ctx context.Context, b types.Batch) error {
 	msgs, err := bus.BatchMessages(ctx, p.signer, b)
 	if err != nil {
 		return err

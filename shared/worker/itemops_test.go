@@ -1,0 +1,128 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/control/controltest"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/store"
+)
+
+// callStore counts the store calls a loop item makes.
+type callStore struct {
+	store.Store
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (s *callStore) count(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[string]int{}
+	}
+	s.n[name]++
+}
+
+func (s *callStore) calls(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n[name]
+}
+
+func (s *callStore) LoopGet(ctx context.Context, executionID, key string) (*engine.LoopPlan, error) {
+	s.count("LoopGet")
+	return s.Store.LoopGet(ctx, executionID, key)
+}
+
+func (s *callStore) IterationBegin(ctx context.Context, p store.IterationBeginParams) (*engine.IterationRecord, error) {
+	s.count("IterationBegin")
+	return s.Store.IterationBegin(ctx, p)
+}
+
+func (s *callStore) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) error {
+	s.count("LeaseAcquire")
+	return s.Store.LeaseAcquire(ctx, p)
+}
+
+func (s *callStore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	s.count("CompleteUnit")
+	return s.Store.CompleteUnit(ctx, p)
+}
+
+func (s *callStore) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
+	s.count("IterationList")
+	return s.Store.IterationList(ctx, executionID, loopKey)
+}
+
+// TestNoopLoopItemStoreOps pins what a side-effect-free loop item costs the
+// store (docs/benchmarks.md "A loop item's Firestore operations"): no
+// lease record (no IterationBegin, no LeaseAcquire), one CompleteUnit (its
+// record: one document write) and the loop plan read once per instance
+// (the plan cache). Writes are counted on the in-memory driver's meter,
+// which counts what Firestore would bill.
+func TestNoopLoopItemStoreOps(t *testing.T) {
+	const items, lanes = 40, 4
+	src := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: items}
+workflow:
+  - step: start
+    loop:
+      in: "{{ workload.items }}"
+      iterator: item
+      spec: {mode: parallel, max_in_flight: 4}
+    tool: {kind: noop}
+`
+	env := controltest.NewEnv()
+	cs := &callStore{Store: env.Memory}
+	env.Control = &control.Control{Store: cs, Bus: env.Bus, Tasks: env.Tasks, Now: env.Clock.Now, Source: "execute", Log: env.Log}
+	w := newWorker(env, nil, nil)
+	var list []any
+	for i := range items {
+		list = append(list, int64(i))
+	}
+	start(t, env, "ex1", src, map[string]any{"items": list})
+	m := meter.New()
+	ctx := meter.With(context.Background(), m)
+	before := len(env.Bus.Batches())
+	ran := 0
+	for range 10 * items {
+		cmd, ok := env.Tasks.Take(isUnit)
+		if !ok {
+			break
+		}
+		env.Clock.Set(cmd.NotBefore)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatalf("delivery of %s: %v", cmd.UnitKey(), err)
+		}
+		ran++
+	}
+	wantOK(t, env)
+	if ran != items {
+		t.Fatalf("%d units ran, want the %d items", ran, items)
+	}
+	for name, want := range map[string]int{"IterationBegin": 0, "LeaseAcquire": 0, "CompleteUnit": items} {
+		if got := cs.calls(name); got != want {
+			t.Errorf("%s called %d times for %d noop items, want %d", name, got, items, want)
+		}
+	}
+	if got := cs.calls("LoopGet"); got > 1 {
+		t.Errorf("LoopGet called %d times, want at most once (the plan cache)", got)
+	}
+	// The bus drains the meter's counts into the batches it publishes.
+	ops := m.Drain("ex1")
+	for _, b := range env.Bus.Batches()[before:] {
+		ops = meter.Merge(ops, b.Ops)
+	}
+	// One record per item; per lane its marker; the loop's end (claim,
+	// checkpoint with its outbox): a few.
+	if w := ops[meter.FirestoreWrite]; w < items || w > items+lanes+4 {
+		t.Errorf("%v Firestore writes for %d items in %d lanes, want %d to %d", w, items, lanes, items, items+lanes+4)
+	}
+	t.Logf("%d noop items: %v Firestore writes, %v reads", items, ops[meter.FirestoreWrite], ops[meter.FirestoreRead])
+}
