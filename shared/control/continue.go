@@ -54,6 +54,7 @@ func (t *transition) markSafetyNet(out *engine.Output) {
 	}
 	t.cont = next
 	out.Commands[0].NotBefore = now.Add(t.p.SafetyNet)
+	out.Commands[0].SafetyNet = true // its delivery recovers the unit (worker: Delivery.recovering)
 }
 
 // flushContinuing hands the committed transition's one unit back to the

@@ -356,6 +356,12 @@ type Command struct {
 	Reclaim int `json:"reclaim,omitempty"`
 	Replay  int `json:"replay,omitempty"`
 	HandOff int `json:"hand_off,omitempty"`
+	// SafetyNet marks the Cloud Task of a unit its releasing invocation
+	// runs inline (step continuation): the task is delivered only if that
+	// run did not end its unit, and it may have run the unit's tasks (its
+	// side effects are behind the barrier), so its delivery recovers the
+	// unit as a retry does. Not part of the task name.
+	SafetyNet bool `json:"safety_net,omitempty"`
 	// ReplayOf is, on a unit replayed from the DLQ (and on its reclaims
 	// and hand-offs), the id of the DLQ entry it replays: the one delivery
 	// allowed to run a unit parked under that entry (worker: a parked

@@ -38,10 +38,12 @@ func (d Delivery) Last() bool {
 }
 
 // recovering reports whether a unit may have run before (a retried
-// delivery, a reclaim, a replay): its side-effecting tasks then look for a
-// durable result before running (the side-effect barrier).
+// delivery, a reclaim, a replay, a continuation's safety net: the inline
+// run it backs may have run the unit's tasks before it failed or its
+// instance died): its side-effecting tasks then look for a durable result
+// before running (the side-effect barrier).
 func (d Delivery) recovering(cmd types.Command) bool {
-	return d.RetryCount > 0 || cmd.Reclaim > 0 || cmd.Replay > 0
+	return d.RetryCount > 0 || cmd.Reclaim > 0 || cmd.Replay > 0 || cmd.SafetyNet
 }
 
 // armWatchdog creates the delayed Cloud Task that checks the unit's lease
