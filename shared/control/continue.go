@@ -2,8 +2,10 @@ package control
 
 import (
 	"context"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -25,6 +27,10 @@ import (
 type Continuation struct {
 	Cmd types.Command
 	Net types.Command
+	// Holder is the holder of Cmd's lease, taken in the commit that
+	// released it (ApplyParams.ContinueLease); "" when none was taken (the
+	// unit runs without a lease, or takes it as a delivery does).
+	Holder string
 
 	flush func(context.Context) error
 }
@@ -65,4 +71,46 @@ func (t *transition) flushContinuing(out *engine.Output, next types.Command) {
 	t.next = &Continuation{Cmd: next, Net: out.Commands[0], flush: func(ctx context.Context) error {
 		return c.Flush(ctx, p.ExecutionID, p.OutboxID, out)
 	}}
+}
+
+// ContinueLease is the lease a continued unit runs under, taken in the
+// commit that releases it instead of by a LeaseAcquire of its own after
+// it (one commit on a chain's critical path instead of two). Leased says
+// whether the caller runs that unit under a lease (a side-effecting step:
+// the worker's rule); Holder and TTL are the lease's.
+//
+// A crash at any point is recovered as without it: the lease is taken
+// only with the transition that releases its unit; the unit's safety net
+// (created by the outbox's flush or, after a crash, by its replay) is due
+// after the lease time, and its delivery takes the lease over once it has
+// expired (a holder that died stops renewing it), as it takes over any
+// expired lease.
+type ContinueLease struct {
+	Holder string
+	TTL    time.Duration
+	Leased func(cmd types.Command) bool
+}
+
+// nextLease is the store's Next for the transition's commit: the unit
+// markSafetyNet keeps to hand back (t.cont, set by Apply inside the
+// commit), when it runs leased.
+func (t *transition) nextLease() *store.NextLease {
+	l := t.p.ContinueLease
+	if l == nil || t.p.SafetyNet <= 0 || l.Holder == "" || l.Leased == nil {
+		return nil
+	}
+	return &store.NextLease{Holder: l.Holder, TTL: l.TTL, Now: t.c.now(), Unit: func() string {
+		if t.cont == nil || !l.Leased(*t.cont) {
+			return ""
+		}
+		return t.cont.UnitKey()
+	}}
+}
+
+// leased records on the continuation handed back that its lease was taken
+// in the commit.
+func (t *transition) leased(taken bool) {
+	if taken && t.next != nil {
+		t.next.Holder = t.p.ContinueLease.Holder
+	}
 }

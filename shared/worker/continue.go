@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -109,6 +110,21 @@ func (u *unit) safetyNet(ctx context.Context) time.Duration {
 	return u.w.ttl()
 }
 
+// continueLease is the lease the unit this unit's end hands back runs
+// under, taken in that end's commit (control.ContinueLease), when it may
+// hand one back: a unit runs leased when its step is side-effecting (run's
+// rule; a continued unit is never a retried delivery).
+func (u *unit) continueLease(ctx context.Context) *control.ContinueLease {
+	if u.safetyNet(ctx) <= 0 {
+		return nil
+	}
+	pb := u.pb
+	return &control.ContinueLease{Holder: newHolder(), TTL: u.w.ttl(), Leased: func(cmd types.Command) bool {
+		step := pb.Step(cmd.Step)
+		return step != nil && engine.StepSideEffecting(pb, step)
+	}}
+}
+
 // continueChain runs the units handed back by the invocation's step ends
 // (ch.next) while the budget lasts. Their errors do not fail the
 // invocation (its own unit ended): the safety net delivers a unit whose
@@ -124,7 +140,9 @@ func (w *Worker) continueChain(ctx context.Context, ch *chain) {
 			log.Warn("continuation not run; its safety net delivers it", "error", err.Error())
 			return
 		}
-		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+		// Holder's lease, when taken, was taken in the commit that
+		// released the unit (continueLease): the run does not take it again.
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), Holder: k.Holder, Leased: k.Holder != ""}); err != nil {
 			log.Warn("the continued unit failed; its safety net delivers it again", "error", err.Error())
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
@@ -191,4 +192,100 @@ func TestContinuationReplayCreatesOneTask(t *testing.T) {
 	}
 	drain(t, env, w)
 	wantOK(t, env)
+}
+
+const pychain3 = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: pychain3, path: tests/pychain3}
+workflow:
+  - step: s1
+    tool: {kind: python, code: "result = 1"}
+    next: {arcs: [{step: s2}]}
+  - step: s2
+    tool: {kind: python, code: "result = 2"}
+    next: {arcs: [{step: s3}]}
+  - step: s3
+    tool: {kind: python, code: "result = 3"}
+`
+
+// leaseCounter counts the worker's own LeaseAcquire calls.
+type leaseCounter struct {
+	store.Store
+	n int
+}
+
+func (l *leaseCounter) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) error {
+	l.n++
+	return l.Store.LeaseAcquire(ctx, p)
+}
+
+// TestContinuationLeaseInCommit: a continued unit that runs leased (a
+// side-effecting step) has its lease taken in the commit that released
+// it, so the run takes none of its own (one commit per step on a chain's
+// critical path, not two); a crash between that commit and the continued
+// run leaves a lease whose holder is gone, which the safety net's
+// delivery takes over once it has expired.
+func TestContinuationLeaseInCommit(t *testing.T) {
+	ctx := context.Background()
+	t.Run("one LeaseAcquire for the chain", func(t *testing.T) {
+		env, w := setup(t, nil, pychain3, nil)
+		w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+		lc := &leaseCounter{Store: w.Store}
+		w.Store = lc
+		cmd := take(t, env)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		wantOK(t, env)
+		if lc.n != 1 {
+			t.Fatalf("%d LeaseAcquire calls for a 3-step leased chain run in one invocation, want 1 (the first unit's)", lc.n)
+		}
+		for _, s := range []string{"s1", "s2", "s3"} {
+			wantReleased(t, env, types.Command{ExecutionID: "ex1", Kind: types.CmdRunStep, Step: s, StepRun: 1}, "after the chain")
+		}
+		if _, n := runSteps(env); n != 0 {
+			t.Fatalf("%d step units still pending, want none", n)
+		}
+	})
+	t.Run("a crash after the commit that took the lease", func(t *testing.T) {
+		env, w := setup(t, nil, pychain3, nil)
+		w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+		t.Cleanup(faults.SetScript(func(point, _, _ string) string {
+			if point == faults.ExecuteBeforeContinue {
+				return "crash"
+			}
+			return ""
+		}))
+		cmd := take(t, env)
+		func() {
+			defer func() {
+				if _, ok := recover().(faults.Crashed); !ok {
+					t.Fatal("no crash at execute.before_continue")
+				}
+			}()
+			_ = w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()})
+		}()
+		faults.SetScript(nil)
+		s2 := pendingOrCreated(env, "s2")
+		if h, _, err := env.Memory.LeaseGet(ctx, "ex1", s2.UnitKey()); err != nil || h == "" {
+			t.Fatalf("s2's lease after the crash: %q, %v; want held by the crashed continuation", h, err)
+		}
+		w2 := otherInstance(env, w)
+		w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
+		if err := w2.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		drain(t, env, w2) // the net, due when the dead holder's lease expires
+		wantOK(t, env)
+	})
+}
+
+// pendingOrCreated is the run_step command of step s created so far.
+func pendingOrCreated(env *controltest.Env, s string) types.Command {
+	created, _ := runSteps(env)
+	if c, ok := created[s]; ok {
+		return c
+	}
+	return types.Command{ExecutionID: "ex1", Kind: types.CmdRunStep, Step: s, StepRun: 1}
 }
