@@ -12,18 +12,24 @@ import (
 // Continuation is a unit a step run's end released for its caller to run
 // in the same invocation (step continuation): Cmd is the unit to run now;
 // Net is its safety-net Cloud Task (the same task name, due after the
-// lease time), which the caller deletes once the unit has run
-// (DropSafetyNet) and which otherwise runs the unit, as a delivery would,
-// if the caller dies or gives up.
+// lease time), which runs the unit, as a delivery would, if the caller
+// gives up on it.
 //
 // The transition's outbox is not carried out yet when the continuation is
-// handed back: the caller runs Flush (it creates Net and publishes the
-// transition's events) beside the continued run, off the chain's critical
-// path, and must see it succeed before it answers its delivery and before
-// it deletes Net. The commit already holds the outbox, with Net in it in
-// place of the unit: a crash at any point is recovered by the redelivery
-// that replays the outbox, which creates Net (one task, with Net's name
-// and schedule; never also an immediate one).
+// handed back: the caller runs Publish (the transition's events) beside
+// the continued run, off the chain's critical path, and must see it
+// succeed before it answers its delivery. Net is created (CreateNet) only
+// when the caller does not run the unit to its end: its run failed, or
+// was not started. A unit that ran to its end in the invocation needs no
+// net: while the invocation has not answered, its own Cloud Task is not
+// acknowledged, and it is the net of the whole run. The commit holds the
+// outbox with Net in it in place of the unit, so a crash at any point is
+// recovered by that task's redelivery: its unit has ended, its outbox is
+// replayed, which creates Net (one task, with Net's name and schedule;
+// never also an immediate one); Net's delivery finds its unit ended in
+// turn (when it had) and replays that unit's outbox, which creates the
+// next unit's net, and so on up to the unit the crash stopped, which it
+// runs.
 type Continuation struct {
 	Cmd types.Command
 	Net types.Command
@@ -32,7 +38,7 @@ type Continuation struct {
 	// unit runs without a lease, or takes it as a delivery does).
 	Holder string
 
-	flush func(context.Context) error
+	flush, publish, net func(context.Context) error
 }
 
 // Flush carries out the transition that released the continuation: Net
@@ -42,6 +48,24 @@ func (k *Continuation) Flush(ctx context.Context) error {
 		return nil
 	}
 	return k.flush(ctx)
+}
+
+// Publish carries out the transition without Net: its events are
+// published.
+func (k *Continuation) Publish(ctx context.Context) error {
+	if k.publish == nil {
+		return nil
+	}
+	return k.publish(ctx)
+}
+
+// CreateNet creates Net (the caller gives up on running the unit to its
+// end).
+func (k *Continuation) CreateNet(ctx context.Context) error {
+	if k.net == nil {
+		return nil
+	}
+	return k.net(ctx)
 }
 
 // markSafetyNet, inside the commit (with p.SafetyNet set), replaces the
@@ -68,9 +92,12 @@ func (t *transition) markSafetyNet(out *engine.Output) {
 // out.Commands holds the safety net (markSafetyNet).
 func (t *transition) flushContinuing(out *engine.Output, next types.Command) {
 	c, p := t.c, t.p
-	t.next = &Continuation{Cmd: next, Net: out.Commands[0], flush: func(ctx context.Context) error {
-		return c.Flush(ctx, p.ExecutionID, p.OutboxID, out)
-	}}
+	events := *out
+	events.Commands = nil
+	t.next = &Continuation{Cmd: next, Net: out.Commands[0],
+		flush:   func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, out) },
+		publish: func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, &events) },
+		net:     func(ctx context.Context) error { return c.Dispatch(ctx, out.Commands...) }}
 }
 
 // ContinueLease is the lease a continued unit runs under, taken in the

@@ -204,9 +204,3 @@ func continuable(out *engine.Output, now time.Time) *types.Command {
 	return &c
 }
 
-// DropSafetyNet deletes a continuation's safety-net Cloud Task after its
-// unit ran in the caller's invocation (best effort: a net left behind
-// finds its step run ended and is dropped).
-func (c *Control) DropSafetyNet(ctx context.Context, k Continuation) error {
-	return c.Tasks.TaskDelete(ctx, k.Net, c.now())
-}

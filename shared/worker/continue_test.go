@@ -64,10 +64,11 @@ func TestStepContinuation(t *testing.T) {
 		if n != 0 {
 			t.Fatalf("%d step units still pending after the invocation, want none (safety nets deleted)", n)
 		}
+		// The invocation's own task is the net of the whole run: a unit
+		// run to its end here has no Cloud Task at all.
 		for _, s := range []string{"s2", "s3", "s4"} {
-			c, ok := created[s]
-			if !ok || !c.NotBefore.Equal(controltest.T0.Add(w.ttl())) {
-				t.Fatalf("%s's task %+v, want a safety net due at T0+ttl", s, c)
+			if c, ok := created[s]; ok {
+				t.Fatalf("%s has a task %+v, want none (it ran to its end in the invocation)", s, c)
 			}
 		}
 		checkCausal(t, env, "ex1")
@@ -153,14 +154,20 @@ func TestStepContinuation(t *testing.T) {
 
 // TestContinuationReplayCreatesOneTask: the outbox of a transition whose
 // unit was continued holds the unit's safety net, not an immediate task:
-// when carrying it out failed (a crash, a Cloud Tasks error), the
-// redelivery's replay creates the net only (before, it created the unit
-// due at once, which Cloud Tasks put in the work queue beside the net in
-// the timers queue: the unit was delivered twice).
+// when the chain gives the unit up and creating its net fails, the
+// invocation fails, and its redelivery (not dropped as a duplicate on the
+// same instance) replays the outbox, which creates the net only (one
+// task: a unit due at once beside its net would be delivered twice).
 func TestContinuationReplayCreatesOneTask(t *testing.T) {
 	ctx := context.Background()
 	env, w := setup(t, nil, chain4, nil)
-	w.ContinueUnits, w.ContinueBudget = 1, time.Minute
+	w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+	t.Cleanup(faults.SetScript(func(point, _, _ string) string {
+		if point == faults.ExecuteBeforeContinue {
+			return "error"
+		}
+		return ""
+	}))
 	failed := false
 	env.Tasks.FailCreate = func(c types.Command) error {
 		if c.Step == "s2" && !failed {
@@ -171,11 +178,12 @@ func TestContinuationReplayCreatesOneTask(t *testing.T) {
 	}
 	cmd := take(t, env)
 	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err == nil {
-		t.Fatal("the invocation answered although its transition's outbox was not carried out")
+		t.Fatal("the invocation answered although the net of the unit it gave up was not created")
 	}
 	if !failed {
-		t.Fatal("s2's task creation was never attempted")
+		t.Fatal("s2's net was never attempted")
 	}
+	faults.SetScript(nil)
 	// Cloud Tasks redelivers the unit: its step run ended, the outbox is
 	// replayed.
 	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
@@ -192,6 +200,84 @@ func TestContinuationReplayCreatesOneTask(t *testing.T) {
 	}
 	drain(t, env, w)
 	wantOK(t, env)
+}
+
+// TestContinuationGivenUp: a unit the chain does not run to its end gets
+// its safety net before the invocation answers — a fault before its run,
+// an error after the previous one (the unit it handed back is given up)
+// — and the net's delivery finishes the chain. A crash in the middle of a
+// chain (no net created for anything) is recovered by the invocation's
+// own task: its redelivery replays its outbox, which creates the next
+// unit's net; that net's delivery finds its unit ended and replays its
+// outbox in turn, up to the unit the crash stopped.
+func TestContinuationGivenUp(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, point, action string
+		at                  int // the call of point that faults (1: the first)
+	}{
+		{"an error before the second continued unit", faults.ExecuteBeforeContinue, "error", 2},
+		{"an error after the first continued unit", faults.ExecuteAfterContinue, "error", 1},
+		{"a crash before the second continued unit", faults.ExecuteBeforeContinue, "crash", 2},
+		{"a crash after the second continued unit", faults.ExecuteAfterContinue, "crash", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, w := setup(t, nil, chain4, nil)
+			w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+			calls := 0
+			t.Cleanup(faults.SetScript(func(point, _, _ string) string {
+				if point == tc.point {
+					if calls++; calls == tc.at {
+						return tc.action
+					}
+				}
+				return ""
+			}))
+			cmd := take(t, env)
+			crashed := false
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						if _, ok := r.(faults.Crashed); !ok {
+							panic(r)
+						}
+						crashed = true
+					}
+				}()
+				if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			if calls < tc.at {
+				t.Fatalf("%s reached %d times, want the fault at call %d", tc.point, calls, tc.at)
+			}
+			if crashed != (tc.action == "crash") {
+				t.Fatalf("crashed %v, want %v", crashed, tc.action == "crash")
+			}
+			faults.SetScript(nil)
+			if st := status(t, env, "ex1"); st.Status == engine.ExecOK {
+				t.Fatal("the chain ended although a fault stopped it")
+			}
+			w2 := w
+			if crashed {
+				if n := len(pending(env, isUnit)); n != 0 {
+					t.Fatalf("%d units pending after the crash, want none (nothing but the invocation's own task covers the run)", n)
+				}
+				w2 = otherInstance(env, w)
+				w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
+				if err := w2.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil { // its redelivery
+					t.Fatal(err)
+				}
+			}
+			next := pending(env, isUnit)
+			if len(next) != 1 || next[0].NotBefore.Before(controltest.T0.Add(w.ttl())) {
+				t.Fatalf("pending units %+v, want one safety net due after the lease time", next)
+			}
+			drain(t, env, w2)
+			wantOK(t, env)
+			checkCausal(t, env, "ex1")
+		})
+	}
 }
 
 const pychain3 = `
