@@ -134,12 +134,15 @@ func (u *unit) continueLease(ctx context.Context) *control.ContinueLease {
 // delivers it. A unit that ran needs none (it ended, or what follows it
 // is durable as after any delivery answered without an error).
 func (w *Worker) continueChain(ctx context.Context, ch *chain) {
-	defer func() {
-		if ch.next != nil { // handed back, not run
+	// giveUp creates the net of a unit handed back and not run (not
+	// deferred: a crash runs nothing more, and its recovery is the
+	// invocation's redelivery).
+	giveUp := func() {
+		if ch.next != nil {
 			ch.abandon(ctx, ch.next)
 			ch.next = nil
 		}
-	}()
+	}
 	for ch.next != nil {
 		k := ch.next
 		ch.next = nil
@@ -156,10 +159,12 @@ func (w *Worker) continueChain(ctx context.Context, ch *chain) {
 		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), Holder: k.Holder, Leased: k.Holder != ""}); err != nil {
 			log.Warn("the continued unit failed; its safety net delivers it again", "error", err.Error())
 			ch.abandon(ctx, k)
+			giveUp()
 			return
 		}
 		if err := faults.Inject(faults.ExecuteAfterContinue, cmd.ExecutionID); err != nil {
 			log.Warn("continued unit ran; the chain stops here", "error", err.Error())
+			giveUp()
 			return
 		}
 	}
