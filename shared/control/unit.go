@@ -203,4 +203,3 @@ func continuable(out *engine.Output, now time.Time) *types.Command {
 	}
 	return &c
 }
-
