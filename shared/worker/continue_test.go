@@ -44,12 +44,13 @@ func runSteps(env *controltest.Env) (created map[string]types.Command, pendingN 
 }
 
 // TestStepContinuation: a step's end that releases exactly one next unit
-// hands it to the same invocation, which runs it at once; its Cloud Task
-// exists only as a safety net delayed by the lease and is deleted once the
-// unit ran. The budget (NOETL_CONTINUE_UNITS, NOETL_CONTINUE_BUDGET_S)
+// hands it to the same invocation, which runs it at once; a unit run to
+// its end there has no Cloud Task at all (the invocation's own task is the
+// net of the run). The budget (NOETL_CONTINUE_UNITS, NOETL_CONTINUE_BUDGET_S)
 // bounds the units one invocation runs; past it the next unit's task is
 // due at once, as without continuation. A crash before the continued run
-// leaves the safety net, whose delivery finishes the chain.
+// is recovered by the invocation's redelivery, whose replay of the outbox
+// creates the safety net; the net's delivery finishes the chain.
 func TestStepContinuation(t *testing.T) {
 	ctx := context.Background()
 	t.Run("the chain runs in one invocation", func(t *testing.T) {
@@ -62,7 +63,7 @@ func TestStepContinuation(t *testing.T) {
 		wantOK(t, env)
 		created, n := runSteps(env)
 		if n != 0 {
-			t.Fatalf("%d step units still pending after the invocation, want none (safety nets deleted)", n)
+			t.Fatalf("%d step units still pending after the invocation, want none (no nets for units run to their end)", n)
 		}
 		// The invocation's own task is the net of the whole run: a unit
 		// run to its end here has no Cloud Task at all.
