@@ -461,7 +461,7 @@ var registry = []Knob{
 	rangeOf(Knob{Path: "engine.dispatch_deadline_s", Env: "NOETL_DISPATCH_DEADLINE_S", Kind: KindSeconds, Default: "600", Deploy: true,
 		Doc: "Cloud Tasks dispatch deadline of a unit; longer work hands off to a new unit", Source: issue7, field: func(c *Config) any { return &c.DispatchDeadline }}, 15, 1800),
 	rangeOf(Knob{Path: "engine.continue_units", Env: "NOETL_CONTINUE_UNITS", Kind: KindInt, Default: "16",
-		Doc: "step continuation: how many next units one execute invocation may run after its own, right after its commit, when a step's end releases exactly one unit (its Cloud Task then exists as a safety net delayed by the lease and is deleted once the unit ran); 0 disables it", Source: designV2, field: func(c *Config) any { return &c.ContinueUnits }}, 0, 10000),
+		Doc: "step continuation: how many next units one execute invocation may run after its own, right after its commit, when a step's end releases exactly one unit (the invocation's own Cloud Task is the safety net of the run; a unit it gives up gets a net delayed by the lease); 0 disables it", Source: designV2, field: func(c *Config) any { return &c.ContinueUnits }}, 0, 10000),
 	rangeOf(Knob{Path: "engine.continue_budget_s", Env: "NOETL_CONTINUE_BUDGET_S", Kind: KindSeconds, Default: "60",
 		Doc: "step continuation: wall time after which an execute invocation starts no more continued units (shorter than `NOETL_DISPATCH_DEADLINE_S`), so one execution cannot hold an instance", Source: designV2, field: func(c *Config) any { return &c.ContinueBudget }}, 1, 1800),
 	rangeOf(Knob{Path: "engine.execution_deadline_s", Env: "NOETL_EXECUTION_DEADLINE_S", Kind: KindSeconds, Default: "0",

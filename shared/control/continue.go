@@ -2,31 +2,43 @@ package control
 
 import (
 	"context"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
 
 // Continuation is a unit a step run's end released for its caller to run
 // in the same invocation (step continuation): Cmd is the unit to run now;
 // Net is its safety-net Cloud Task (the same task name, due after the
-// lease time), which the caller deletes once the unit has run
-// (DropSafetyNet) and which otherwise runs the unit, as a delivery would,
-// if the caller dies or gives up.
+// lease time), which runs the unit, as a delivery would, if the caller
+// gives up on it.
 //
 // The transition's outbox is not carried out yet when the continuation is
-// handed back: the caller runs Flush (it creates Net and publishes the
-// transition's events) beside the continued run, off the chain's critical
-// path, and must see it succeed before it answers its delivery and before
-// it deletes Net. The commit already holds the outbox, with Net in it in
-// place of the unit: a crash at any point is recovered by the redelivery
-// that replays the outbox, which creates Net (one task, with Net's name
-// and schedule; never also an immediate one).
+// handed back: the caller runs Publish (the transition's events) beside
+// the continued run, off the chain's critical path, and must see it
+// succeed before it answers its delivery. Net is created (CreateNet) only
+// when the caller does not run the unit to its end: its run failed, or
+// was not started. A unit that ran to its end in the invocation needs no
+// net: while the invocation has not answered, its own Cloud Task is not
+// acknowledged, and it is the net of the whole run. The commit holds the
+// outbox with Net in it in place of the unit, so a crash at any point is
+// recovered by that task's redelivery: its unit has ended, its outbox is
+// replayed, which creates Net (one task, with Net's name and schedule;
+// never also an immediate one); Net's delivery finds its unit ended in
+// turn (when it had) and replays that unit's outbox, which creates the
+// next unit's net, and so on up to the unit the crash stopped, which it
+// runs.
 type Continuation struct {
 	Cmd types.Command
 	Net types.Command
+	// Holder is the holder of Cmd's lease, taken in the commit that
+	// released it (ApplyParams.ContinueLease); "" when none was taken (the
+	// unit runs without a lease, or takes it as a delivery does).
+	Holder string
 
-	flush func(context.Context) error
+	flush, publish, net func(context.Context) error
 }
 
 // Flush carries out the transition that released the continuation: Net
@@ -36,6 +48,24 @@ func (k *Continuation) Flush(ctx context.Context) error {
 		return nil
 	}
 	return k.flush(ctx)
+}
+
+// Publish carries out the transition without Net: its events are
+// published.
+func (k *Continuation) Publish(ctx context.Context) error {
+	if k.publish == nil {
+		return nil
+	}
+	return k.publish(ctx)
+}
+
+// CreateNet creates Net (the caller gives up on running the unit to its
+// end).
+func (k *Continuation) CreateNet(ctx context.Context) error {
+	if k.net == nil {
+		return nil
+	}
+	return k.net(ctx)
 }
 
 // markSafetyNet, inside the commit (with p.SafetyNet set), replaces the
@@ -62,7 +92,52 @@ func (t *transition) markSafetyNet(out *engine.Output) {
 // out.Commands holds the safety net (markSafetyNet).
 func (t *transition) flushContinuing(out *engine.Output, next types.Command) {
 	c, p := t.c, t.p
-	t.next = &Continuation{Cmd: next, Net: out.Commands[0], flush: func(ctx context.Context) error {
-		return c.Flush(ctx, p.ExecutionID, p.OutboxID, out)
+	events := *out
+	events.Commands = nil
+	t.next = &Continuation{Cmd: next, Net: out.Commands[0],
+		flush:   func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, out) },
+		publish: func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, &events) },
+		net:     func(ctx context.Context) error { return c.Dispatch(ctx, out.Commands...) }}
+}
+
+// ContinueLease is the lease a continued unit runs under, taken in the
+// commit that releases it instead of by a LeaseAcquire of its own after
+// it (one commit on a chain's critical path instead of two). Leased says
+// whether the caller runs that unit under a lease (a side-effecting step:
+// the worker's rule); Holder and TTL are the lease's.
+//
+// A crash at any point is recovered as without it: the lease is taken
+// only with the transition that releases its unit; the unit's safety net
+// (created by the outbox's flush or, after a crash, by its replay) is due
+// after the lease time, and its delivery takes the lease over once it has
+// expired (a holder that died stops renewing it), as it takes over any
+// expired lease.
+type ContinueLease struct {
+	Holder string
+	TTL    time.Duration
+	Leased func(cmd types.Command) bool
+}
+
+// nextLease is the store's Next for the transition's commit: the unit
+// markSafetyNet keeps to hand back (t.cont, set by Apply inside the
+// commit), when it runs leased.
+func (t *transition) nextLease() *store.NextLease {
+	l := t.p.ContinueLease
+	if l == nil || t.p.SafetyNet <= 0 || l.Holder == "" || l.Leased == nil {
+		return nil
+	}
+	return &store.NextLease{Holder: l.Holder, TTL: l.TTL, Now: t.c.now(), Unit: func() string {
+		if t.cont == nil || !l.Leased(*t.cont) {
+			return ""
+		}
+		return t.cont.UnitKey()
 	}}
+}
+
+// leased records on the continuation handed back that its lease was taken
+// in the commit.
+func (t *transition) leased(taken bool) {
+	if taken && t.next != nil {
+		t.next.Holder = t.p.ContinueLease.Holder
+	}
 }

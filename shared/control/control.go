@@ -139,6 +139,10 @@ type ApplyParams struct {
 	// Task is created delayed by SafetyNet instead of due at once, and the
 	// unit is handed back to the caller (see Continuation).
 	SafetyNet time.Duration
+	// ContinueLease, with SafetyNet, takes the lease of the unit handed
+	// back (when it runs leased) in the transition's commit
+	// (store.CompleteUnitParams.Next): see ContinueLease.
+	ContinueLease *ContinueLease
 }
 
 // Apply applies one transition and flushes its outbox. It returns

@@ -38,7 +38,8 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 		return nil, err
 	}
 	t := c.prepare(ctx, p)
-	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, Checkpoint: &t.params})
+	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, Checkpoint: &t.params,
+		Next: t.nextLease()}) // the continued unit's lease (continue.go)
 	if errors.Is(err, store.ErrLeaseLost) && len(p.Events) > 0 {
 		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "lease-lost", p.OutboxID, holder, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
 		if perr := c.Bus.PublishBatch(ctx, b); perr != nil {
@@ -51,6 +52,7 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 	if _, err := t.done(ctx, res.Checkpoint); err != nil {
 		return nil, err
 	}
+	t.leased(res.NextLeased)
 	return t.next, nil
 }
 
@@ -200,11 +202,4 @@ func continuable(out *engine.Output, now time.Time) *types.Command {
 		return nil
 	}
 	return &c
-}
-
-// DropSafetyNet deletes a continuation's safety-net Cloud Task after its
-// unit ran in the caller's invocation (best effort: a net left behind
-// finds its step run ended and is dropped).
-func (c *Control) DropSafetyNet(ctx context.Context, k Continuation) error {
-	return c.Tasks.TaskDelete(ctx, k.Net, c.now())
 }

@@ -50,13 +50,13 @@ const (
 	// flushed (next units not created, events not published).
 	ExecuteAfterCommit = "execute.after_commit"
 	// ExecuteBeforeContinue: a step run's end committed and released its
-	// next unit to this invocation (its safety-net Cloud Task created,
-	// delayed by the lease time), the unit not run: the safety net
-	// delivers it.
+	// next unit to this invocation (no Cloud Task of it yet), the unit not
+	// run: its safety net (created now, or by the replay of the outbox
+	// after a crash) delivers it.
 	ExecuteBeforeContinue = "execute.before_continue"
-	// ExecuteAfterContinue: the continued unit ran in this invocation,
-	// its safety net is not deleted: it is delivered later and finds its
-	// step run ended.
+	// ExecuteAfterContinue: the continued unit ran in this invocation and
+	// the chain stops there: the unit it handed back gets its safety net
+	// (created now, or by the replays of the outboxes after a crash).
 	ExecuteAfterContinue = "execute.after_continue"
 	// RouteBeforeCommit / RouteAfterCommit: around route's checkpoint.
 	RouteBeforeCommit = "route.before_commit"

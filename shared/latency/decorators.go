@@ -2,6 +2,7 @@ package latency
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/bus"
@@ -17,8 +18,8 @@ import (
 // reads and queries FirestoreRead; writes FirestoreCommit; a
 // transaction (read, then commit: ExecutionCheckpoint without a Base read
 // by the caller, IterationBegin, IterationEnd, IterationPark,
-// LoopDoneCreate, LeaseAcquire, LeaseRenew, CompleteUnit, PlaybookPut, DLQPut,
-// DLQSetStatus) both; an optimistic checkpoint (a Base with its
+// LoopDoneCreate, LeaseRenew, PlaybookPut, DLQPut, DLQSetStatus) both;
+// LeaseAcquire and CompleteUnit as the driver does them (see each); an optimistic checkpoint (a Base with its
 // UpdateTime: one conditional write) a commit only. ExecutionWatch (a listener) and Close are not
 // delayed, nor any method the contract gains before it is listed here
 // (it is passed through). A wait cut short by ctx returns ctx's error
@@ -164,11 +165,19 @@ func (l *latentStore) LoopDoneCreate(ctx context.Context, executionID, loopKey, 
 	return l.Store.LoopDoneCreate(ctx, executionID, loopKey, owner)
 }
 
+// LeaseAcquire is the driver's fast path, one Create (a commit); a lease
+// found held cost the driver's compare-and-set a read more, waited after
+// the call (the takeover of an expired lease, a read and a second commit,
+// is not told apart from the fast path).
 func (l *latentStore) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) error {
-	if err := l.txn(ctx); err != nil {
+	if err := l.commit(ctx); err != nil {
 		return err
 	}
-	return l.Store.LeaseAcquire(ctx, p)
+	err := l.Store.LeaseAcquire(ctx, p)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		_ = l.read(ctx)
+	}
+	return err
 }
 
 func (l *latentStore) LeaseRenew(ctx context.Context, p store.LeaseAcquireParams) error {
@@ -469,12 +478,50 @@ func (l latentTool) Run(ctx context.Context, req tools.Request) types.Outcome {
 	return l.t.Run(ctx, req)
 }
 
-// CompleteUnit is one Firestore transaction (the unit's lease check, its
-// end, the accounting, the checkpoint and the outbox): a read and a
-// commit.
+// CompleteUnit waits what the driver does:
+//
+//   - a step unit: one Commit (the state, the outbox, the lease's delete
+//     and the continued unit's lease, p.Next, in one request), after a
+//     read of the unit's lease when it ran leased and of the execution
+//     when the caller gave no Base; an end that did not apply deletes the
+//     lease alone (a commit after the call);
+//   - an iteration: its record's Create (a commit), or a compare-and-set
+//     of a leased record (a read and a commit); when it ended its lane,
+//     the lane count (a read) and, for the loop's owner, the loop-done
+//     claim (a read and a commit), the records' list (a read) and the
+//     loop's checkpoint (a read and a commit), after the call.
 func (l *latentStore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
-	if err := l.txn(ctx); err != nil {
+	if p.Iteration == nil {
+		if p.Holder != "" || p.Checkpoint == nil || p.Checkpoint.Base == nil || p.Checkpoint.Base.UpdateTime.IsZero() {
+			if err := l.read(ctx); err != nil {
+				return store.UnitCompletion{}, err
+			}
+		}
+		if err := l.commit(ctx); err != nil {
+			return store.UnitCompletion{}, err
+		}
+		res, err := l.Store.CompleteUnit(ctx, p)
+		if err == nil && !res.Checkpoint.Applied && p.Holder != "" {
+			_ = l.commit(ctx)
+		}
+		return res, err
+	}
+	wait := l.commit
+	if p.Iteration.End.Holder != "" {
+		wait = l.txn
+	}
+	if err := wait(ctx); err != nil {
 		return store.UnitCompletion{}, err
 	}
-	return l.Store.CompleteUnit(ctx, p)
+	res, err := l.Store.CompleteUnit(ctx, p)
+	if err != nil || res.Canceled || res.Held || !p.Iteration.LaneDone {
+		return res, err
+	}
+	_ = l.read(ctx) // LaneCount
+	if res.LoopOwner {
+		_ = l.txn(ctx)  // LoopDoneCreate
+		_ = l.read(ctx) // IterationList
+		_ = l.txn(ctx)  // the loop's checkpoint
+	}
+	return res, err
 }

@@ -152,7 +152,8 @@ func TestDecoratedStoreCommitTakesTheDrawnLatency(t *testing.T) {
 }
 
 // TestStoreWaitsByOperation: reads wait one read, writes one commit,
-// transactions a read and a commit, an optimistic checkpoint one commit;
+// transactions a read and a commit, an optimistic checkpoint one commit,
+// LeaseAcquire and CompleteUnit what the driver does;
 // a wait cut short by ctx does not reach the store.
 func TestStoreWaitsByOperation(t *testing.T) {
 	ctx := context.Background()
@@ -185,7 +186,23 @@ func TestStoreWaitsByOperation(t *testing.T) {
 	check("optimistic ExecutionCheckpoint", c)
 
 	_, _ = s.CompleteUnit(ctx, store.CompleteUnitParams{})
-	check("CompleteUnit", r, c)
+	check("CompleteUnit without a Base", r, c)
+	// As the driver does them: a step unit run without a lease, on the
+	// caller's Base, is one commit (with the continued unit's lease in
+	// it); a leased one reads its lease first.
+	base := &store.Execution{UpdateTime: time.Now()}
+	next := &store.NextLease{Unit: func() string { return "u2" }, Holder: "h2", TTL: time.Minute, Now: time.Now()}
+	_, _ = s.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: "e", Unit: "u1", Checkpoint: &store.CheckpointParams{OutboxID: "o", Apply: apply, Base: base}, Next: next})
+	check("CompleteUnit of an unleased step unit on its Base", c)
+	_, _ = s.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: "e", Unit: "u1", Holder: "h1", Checkpoint: &store.CheckpointParams{OutboxID: "o", Apply: apply, Base: base}})
+	check("CompleteUnit of a leased step unit", r, c)
+	// LeaseAcquire: one Create on a free unit; a held one read too.
+	lp := store.LeaseAcquireParams{ExecutionID: "e", Unit: "u9", Holder: "a", TTL: time.Minute, Now: time.Now()}
+	_ = s.LeaseAcquire(ctx, lp)
+	check("LeaseAcquire of a free unit", c)
+	lp.Holder = "b"
+	_ = s.LeaseAcquire(ctx, lp)
+	check("LeaseAcquire of a held unit", c, r)
 
 	stop := errors.New("stopped")
 	in.Sleep = func(context.Context, time.Duration) error { return stop }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
@@ -55,6 +56,32 @@ type CompleteUnitParams struct {
 	Checkpoint *CheckpointParams
 	// Iteration is a loop iteration's end.
 	Iteration *IterationCompletion
+	// Next, for a step run's unit, takes the lease of the unit the
+	// transition releases for the caller to run next (step continuation)
+	// in the same commit as the end, instead of a LeaseAcquire of its own
+	// after it. Ignored with Iteration.
+	Next *NextLease
+}
+
+// NextLease is the lease CompleteUnitParams.Next takes: units/{Unit()}
+// for Holder, expiring TTL after Now, as LeaseAcquire would take it on a
+// unit without a lease. Unit is asked inside the commit, after
+// Checkpoint.Apply computed the transition that commit writes (it may run
+// more than once; the last call counts): it returns the key of the unit
+// to lease, or "" for none. The lease is taken only when the transition
+// is applied by this call and the unit has no lease yet (a lease already
+// there is left alone and the end is committed without it):
+// UnitCompletion.NextLeased says whether it was taken.
+type NextLease struct {
+	Unit   func() string
+	Holder string
+	TTL    time.Duration
+	Now    time.Time
+}
+
+// Params are the LeaseAcquireParams of the lease on unit.
+func (n *NextLease) Params(executionID, unit string) LeaseAcquireParams {
+	return LeaseAcquireParams{ExecutionID: executionID, Unit: unit, Holder: n.Holder, TTL: n.TTL, Now: n.Now}
 }
 
 // IterationCompletion is the iteration part of CompleteUnitParams.
@@ -92,6 +119,9 @@ type UnitCompletion struct {
 	Checkpoint Checkpoint
 	// LoopRecords is the number of ended records LoopEnd was given.
 	LoopRecords int
+	// NextLeased reports that p.Next's lease was taken in the end's
+	// commit: the caller holds it as p.Next.Holder.
+	NextLeased bool
 }
 
 // CheckUnit rejects a CompleteUnitParams that names neither kind of unit.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -14,10 +15,13 @@ import (
 // of the same execution, the delivery that ended it runs that unit right
 // after its commit, in the same invocation, instead of waiting for Cloud
 // Tasks to dispatch it (no queue hop on a chain's critical path). The
-// unit's Cloud Task still exists, delayed by the lease time (a safety
-// net): it is deleted once the unit has run here, and runs the unit as an
-// ordinary delivery if this instance dies first or the inline run fails.
-// A per-invocation budget in units (ContinueUnits) and wall time
+// invocation's own Cloud Task, not acknowledged before it answers, is the
+// safety net of the whole run: a crash anywhere makes it come again, and
+// its replay of the outbox creates the next unit's net (see
+// control.Continuation). A unit the invocation does not run to its end
+// (its run failed, a fault stopped the chain) gets its own net, a Cloud
+// Task delayed by the lease time, before the invocation answers. A
+// per-invocation budget in units (ContinueUnits) and wall time
 // (ContinueBudget, below the dispatch deadline) keeps one execution from
 // holding an instance.
 
@@ -26,39 +30,37 @@ type chain struct {
 	left     int       // units it may still run inline
 	deadline time.Time // no inline run starts after it
 	next     *control.Continuation
-	// jobs are the continuations' outbox flushes and safety-net deletes,
-	// run one after the other (in the order of the transitions) beside the
-	// chain; tail is closed when the last one queued has ended.
+	// jobs are the continuations' event publications and safety-net
+	// creations, run one after the other (in the order of the transitions)
+	// beside the chain; tail is closed when the last one queued has ended.
 	jobs sync.WaitGroup
 	tail chan struct{}
 	mu   sync.Mutex
-	err  error    // the first flush that failed
-	lost []string // the units whose transition's flush failed
+	err  error // the first job that failed
+	// ended are the deliveries that ended here handing a unit back (the
+	// invocation's own, then the continued units'): when a job fails, a
+	// later delivery of any of them on this instance is not dropped as
+	// ended, for the recovery replays their outboxes one after the other
+	// (the invocation's redelivery, then each net it creates).
+	ended []string
 }
 
 // hand takes the continuation a unit's end handed back: it runs next, and
-// its transition's outbox is carried out meanwhile (off the critical
-// path: the commit already holds it).
-// unit names the delivery whose end released next: if the flush fails, a
-// later delivery of it on this instance is not dropped as ended (it
-// replays the outbox).
+// its transition's events are published meanwhile (off the critical
+// path: the commit already holds them); its net is created only if the
+// chain gives it up (abandon).
+// unit names the delivery whose end released next (chain.ended).
 func (ch *chain) hand(ctx context.Context, next *control.Continuation, unit string) {
 	ch.next = next
-	ch.after(false, func() error {
-		err := next.Flush(context.WithoutCancel(ctx))
-		if err != nil {
-			ch.mu.Lock()
-			ch.lost = append(ch.lost, unit)
-			ch.mu.Unlock()
-		}
-		return err
-	})
+	ch.mu.Lock()
+	ch.ended = append(ch.ended, unit)
+	ch.mu.Unlock()
+	ch.after(func() error { return next.Publish(context.WithoutCancel(ctx)) })
 }
 
-// after queues job behind the ones queued before it. A delete (drop) is
-// skipped once a flush failed: its net may not exist yet, and the net of
-// a transition not carried out must stay to replay it.
-func (ch *chain) after(drop bool, job func() error) {
+// after queues job behind the ones queued before it; its error fails the
+// invocation (wait).
+func (ch *chain) after(job func() error) {
 	prev, done := ch.tail, make(chan struct{})
 	ch.tail = done
 	ch.jobs.Add(1)
@@ -68,13 +70,7 @@ func (ch *chain) after(drop bool, job func() error) {
 		if prev != nil {
 			<-prev
 		}
-		ch.mu.Lock()
-		failed := ch.err != nil
-		ch.mu.Unlock()
-		if drop && failed {
-			return
-		}
-		if err := job(); err != nil && !drop {
+		if err := job(); err != nil {
 			ch.mu.Lock()
 			if ch.err == nil {
 				ch.err = err
@@ -82,6 +78,13 @@ func (ch *chain) after(drop bool, job func() error) {
 			ch.mu.Unlock()
 		}
 	}()
+}
+
+// abandon creates the net of k, a continuation the chain does not run to
+// its end. A failure fails the invocation: its redelivery replays the
+// outbox, which creates the net.
+func (ch *chain) abandon(ctx context.Context, k *control.Continuation) {
+	ch.after(func() error { return k.CreateNet(context.WithoutCancel(ctx)) })
 }
 
 // wait waits for the queued jobs and returns the first flush error.
@@ -109,37 +112,61 @@ func (u *unit) safetyNet(ctx context.Context) time.Duration {
 	return u.w.ttl()
 }
 
+// continueLease is the lease the unit this unit's end hands back runs
+// under, taken in that end's commit (control.ContinueLease), when it may
+// hand one back: a unit runs leased when its step is side-effecting (run's
+// rule; a continued unit is never a retried delivery).
+func (u *unit) continueLease(ctx context.Context) *control.ContinueLease {
+	if u.safetyNet(ctx) <= 0 {
+		return nil
+	}
+	pb := u.pb
+	return &control.ContinueLease{Holder: newHolder(), TTL: u.w.ttl(), Leased: func(cmd types.Command) bool {
+		step := pb.Step(cmd.Step)
+		return step != nil && engine.StepSideEffecting(pb, step)
+	}}
+}
+
 // continueChain runs the units handed back by the invocation's step ends
 // (ch.next) while the budget lasts. Their errors do not fail the
-// invocation (its own unit ended): the safety net delivers a unit whose
-// inline run failed.
+// invocation (its own unit ended): a unit whose inline run failed, or
+// that a fault kept from running, gets its safety net (abandon), which
+// delivers it. A unit that ran needs none (it ended, or what follows it
+// is durable as after any delivery answered without an error).
 func (w *Worker) continueChain(ctx context.Context, ch *chain) {
+	// giveUp creates the net of a unit handed back and not run (not
+	// deferred: a crash runs nothing more, and its recovery is the
+	// invocation's redelivery).
+	giveUp := func() {
+		if ch.next != nil {
+			ch.abandon(ctx, ch.next)
+			ch.next = nil
+		}
+	}
 	for ch.next != nil {
-		k := *ch.next
+		k := ch.next
 		ch.next = nil
 		ch.left--
 		cmd := k.Cmd
 		log := w.Log.With("execution_id", cmd.ExecutionID, "step", cmd.Step, "task", cmd.TaskName())
 		if err := faults.Inject(faults.ExecuteBeforeContinue, cmd.ExecutionID); err != nil {
 			log.Warn("continuation not run; its safety net delivers it", "error", err.Error())
+			ch.abandon(ctx, k)
 			return
 		}
-		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+		// Holder's lease, when taken, was taken in the commit that
+		// released the unit (continueLease): the run does not take it again.
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), Holder: k.Holder, Leased: k.Holder != ""}); err != nil {
 			log.Warn("the continued unit failed; its safety net delivers it again", "error", err.Error())
+			ch.abandon(ctx, k)
+			giveUp()
 			return
 		}
 		if err := faults.Inject(faults.ExecuteAfterContinue, cmd.ExecutionID); err != nil {
-			log.Warn("continued unit ran; its safety net was not deleted (it finds the run ended)", "error", err.Error())
+			log.Warn("continued unit ran; the chain stops here", "error", err.Error())
+			giveUp()
 			return
 		}
-		// Off the chain's critical path, after the net's creation: the
-		// invocation waits for the deletes before it answers (runChained).
-		ch.after(true, func() error {
-			if err := w.Control.DropSafetyNet(context.WithoutCancel(ctx), k); err != nil {
-				log.Warn("deleting a continuation's safety net failed; it finds its run ended and is dropped", "error", err.Error())
-			}
-			return nil
-		})
 	}
 }
 
@@ -155,13 +182,15 @@ func (w *Worker) runChained(ctx context.Context, cmd types.Command, d Delivery) 
 	if err == nil {
 		w.continueChain(ctx, ch)
 	}
-	// A transition's outbox not carried out fails the delivery: its
-	// redelivery replays the outbox (a continued unit's net, kept, does the
-	// same for the continued unit's).
+	// A transition's outbox not carried out (its events, an abandoned
+	// unit's net) fails the delivery: its redelivery replays the outbox,
+	// and the nets' deliveries replay those of the units continued.
 	if ferr := ch.wait(); ferr != nil {
-		for _, name := range ch.lost {
+		ch.mu.Lock()
+		for _, name := range ch.ended {
 			w.seen.forget(name)
 		}
+		ch.mu.Unlock()
 		if err == nil {
 			return ferr
 		}

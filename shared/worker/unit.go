@@ -59,6 +59,7 @@ type unit struct {
 	// side effects and runs under a lease.
 	holder string
 	leased bool
+	held   bool // its lease was taken in the commit that released it (Delivery.Leased)
 	// dispatched is the command as delivered (a reclaim re-dispatches it);
 	// recovering reports that the unit may have run before (retried
 	// delivery, reclaim, replay): side-effecting tasks then adopt their
@@ -622,7 +623,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		// transition (control.CompleteStep).
 		next, err := u.w.Control.CompleteStep(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf,
-			SafetyNet: u.safetyNet(ctx)}, c.UnitKey(), u.leaseHolder())
+			SafetyNet: u.safetyNet(ctx), ContinueLease: u.continueLease(ctx)}, c.UnitKey(), u.leaseHolder())
 		if err != nil {
 			return err
 		}

@@ -185,6 +185,10 @@ type Delivery struct {
 	// Holder identifies this delivery for leases; empty means a new random
 	// one.
 	Holder string
+	// Leased reports that Holder's lease of the unit was taken already,
+	// in the commit that released it (step continuation: continue.go):
+	// the unit runs under it without taking it again.
+	Leased bool
 	// MaxAttempts is the queue's max attempts (0: unknown): the last
 	// attempt's failure files the unit in the DLQ instead of failing again.
 	MaxAttempts int
@@ -416,7 +420,8 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	}
 	// A side-effecting unit runs under a lease; so does any unit on a
 	// retried delivery, so that a watchdog covers it if it dies again.
-	u.leased = engine.StepSideEffecting(pb, step) || u.recovering
+	u.leased = engine.StepSideEffecting(pb, step) || u.recovering || d.Leased
+	u.held = d.Leased && d.Holder != "" && cmd.Iteration == nil
 	if cmd.Iteration != nil && cmd.ItemRef {
 		// The row is read for this execution (results by ownership).
 		item, err := w.Control.Item(results.WithReader(ctx, w.reader(st)), cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
@@ -516,7 +521,9 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 		u.observeLease(ctx, leaseAcquired)
 		return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 	}
-	err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
+	if !u.held { // taken in the commit that released it (continue.go)
+		err = w.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: w.ttl(), Now: now})
+	}
 	if errors.Is(err, store.ErrLeaseHeld) {
 		u.log.Info("unit leased by another delivery, retry later")
 		return false, ErrRetryLater

@@ -17,7 +17,9 @@ import (
 // CompleteUnit implements Store. A step unit's end is one Commit request:
 // the state under its update-time precondition, the outbox, and the
 // lease's delete under the precondition of its read (one read of the
-// lease; none without a lease). An iteration's end is one Commit too: the
+// lease; none without a lease) and, with p.Next, the continued unit's
+// lease as a Create (a lease already there fails that commit, which is
+// then made again without it). An iteration's end is one Commit too: the
 // record (a Create, or a compare-and-set of a leased record) and, for its
 // lane's last iteration, the lane's marker. Like the rest of the driver it
 // uses preconditions, not a locking transaction (cas.go: a
@@ -39,47 +41,73 @@ func (f *Firestore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams
 func (f *Firestore) completeStep(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
 	cp := *p.Checkpoint
 	cp.ExecutionID = p.ExecutionID
-	if p.Holder == "" {
+	if p.Holder == "" && p.Next == nil {
 		res, err := f.ExecutionCheckpoint(ctx, cp)
 		return store.UnitCompletion{Checkpoint: res}, err
 	}
 	m := meterOf(ctx, p.ExecutionID)
 	ref := f.unit(p.ExecutionID, p.Unit)
 	var leaseAt time.Time
+	// next is the continued unit whose lease the last commit created
+	// (p.Next); skipNext drops it after a commit it failed.
+	next, skipNext := "", false
 	before := func() (func(*firestore.WriteBatch), error) {
-		m.Read(1)
-		s, err := ref.Get(ctx)
-		if isCode(err, codes.NotFound) {
-			return nil, store.ErrLeaseLost
+		next = ""
+		var release func(*firestore.WriteBatch)
+		if p.Holder != "" {
+			m.Read(1)
+			s, err := ref.Get(ctx)
+			if isCode(err, codes.NotFound) {
+				return nil, store.ErrLeaseLost
+			}
+			if err != nil {
+				return nil, errs.Wrap(errs.CodeOf(err), err, "store: complete unit: read lease")
+			}
+			var d leaseDoc
+			if err := s.DataTo(&d); err != nil {
+				return nil, err
+			}
+			if d.Holder != p.Holder {
+				return nil, store.ErrLeaseLost
+			}
+			leaseAt = s.UpdateTime
+			release = func(b *firestore.WriteBatch) {
+				m.Delete(1)
+				b.Delete(ref, firestore.LastUpdateTime(s.UpdateTime))
+			}
 		}
-		if err != nil {
-			return nil, errs.Wrap(errs.CodeOf(err), err, "store: complete unit: read lease")
-		}
-		var d leaseDoc
-		if err := s.DataTo(&d); err != nil {
-			return nil, err
-		}
-		if d.Holder != p.Holder {
-			return nil, store.ErrLeaseLost
-		}
-		leaseAt = s.UpdateTime
 		return func(b *firestore.WriteBatch) {
-			m.Delete(1)
-			b.Delete(ref, firestore.LastUpdateTime(s.UpdateTime))
+			if release != nil {
+				release(b)
+			}
+			if p.Next == nil || skipNext {
+				return
+			}
+			// Called after Apply: the unit this commit releases.
+			if next = p.Next.Unit(); next != "" {
+				m.Write(1)
+				b.Create(f.unit(p.ExecutionID, next), newLease(p.Next.Params(p.ExecutionID, next)))
+			}
 		}, nil
 	}
 	res, err := f.checkpoint(ctx, cp, before)
+	if err != nil && next != "" && (isCode(err, codes.AlreadyExists) || errs.CodeOf(err) == errs.AlreadyExists) {
+		// The continued unit has a lease already (its Create failed the
+		// commit, so nothing was written): commit the end without it.
+		skipNext = true
+		res, err = f.checkpoint(ctx, cp, before)
+	}
 	if err != nil {
 		return store.UnitCompletion{}, err
 	}
-	if !res.Applied {
+	if !res.Applied && p.Holder != "" {
 		// Nothing was committed (a duplicate end): the lease still goes.
 		m.Delete(1)
 		if _, err := ref.Delete(ctx, firestore.LastUpdateTime(leaseAt)); err != nil && !isCode(err, codes.FailedPrecondition) && !isCode(err, codes.NotFound) {
 			return store.UnitCompletion{}, errs.Wrap(errs.CodeOf(err), err, "store: complete unit: release lease")
 		}
 	}
-	return store.UnitCompletion{Checkpoint: res}, nil
+	return store.UnitCompletion{Checkpoint: res, NextLeased: res.Applied && next != ""}, nil
 }
 
 // laneRef is a loop run's lane marker document.

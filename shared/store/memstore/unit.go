@@ -48,7 +48,18 @@ func (m *Memory) completeStep(ctx context.Context, p store.CompleteUnitParams) (
 		mt.Delete(1)
 		delete(e.units, p.Unit)
 	}
-	return store.UnitCompletion{Checkpoint: res}, nil
+	out := store.UnitCompletion{Checkpoint: res}
+	if n := p.Next; n != nil && res.Applied {
+		// The continued unit's lease, in the same commit (the lock).
+		if next := n.Unit(); next != "" {
+			if _, held := e.units[next]; !held {
+				mt.Write(1)
+				e.units[next] = newLease(n.Params(p.ExecutionID, next))
+				out.NextLeased = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // completeIteration ends the record (IterationEnd's rules) and marks the

@@ -18,6 +18,8 @@ var unitCases = []testCase{
 	{"StepLeaseLost", testUnitStepLeaseLost},
 	{"StepNotAppliedStillReleases", testUnitStepNotApplied},
 	{"StepConcurrentExactlyOnce", testUnitStepConcurrent},
+	{"StepTakesNextLease", testUnitStepNextLease},
+	{"StepNextLeaseHeldOrNotApplied", testUnitStepNextLeaseSkipped},
 	{"IterationEndsAndCountsLane", testUnitIterationLane},
 	{"IterationLeaseLost", testUnitIterationLeaseLost},
 	{"IterationConcurrentExactlyOnce", testUnitIterationConcurrent},
@@ -373,4 +375,80 @@ func testUnitInvalid(ctx context.Context, t *testing.T, s store.Store) {
 			t.Errorf("%s: CompleteUnit = %v, want InvalidArgument", name, err)
 		}
 	}
+}
+
+// withNext gives p the continued unit's lease (Next) for holder: the unit
+// is the one p's Apply released in the commit (next), "" when it
+// released none.
+func withNext(p store.CompleteUnitParams, next, holder string) store.CompleteUnitParams {
+	released := ""
+	cp := *p.Checkpoint
+	apply := cp.Apply
+	cp.Apply = func(rec *store.Execution) (*engine.Output, error) {
+		out, err := apply(rec)
+		released = ""
+		if out != nil && err == nil {
+			released = next
+		}
+		return out, err
+	}
+	p.Checkpoint = &cp
+	p.Next = &store.NextLease{Unit: func() string { return released }, Holder: holder, TTL: time.Minute, Now: time.Now()}
+	return p
+}
+
+func testUnitStepNextLease(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u1", Holder: "a", TTL: time.Minute, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CompleteUnit(ctx, withNext(stepEnd(id, "u1", "a", "step.done"), "u2", "b"))
+	if err != nil || !res.Checkpoint.Applied || !res.NextLeased {
+		t.Fatalf("CompleteUnit with Next = %+v, %v; want applied with the next lease taken", res, err)
+	}
+	expectLease(ctx, t, s, id, "u1", "")
+	expectLease(ctx, t, s, id, "u2", "b")
+	// The lease taken is an ordinary one: its holder renews it, another
+	// holder cannot take it.
+	if err := s.LeaseRenew(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u2", Holder: "b", TTL: time.Minute, Now: time.Now()}); err != nil {
+		t.Fatalf("LeaseRenew of the lease Next took: %v", err)
+	}
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u2", Holder: "c", TTL: time.Minute, Now: time.Now()}); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("LeaseAcquire by another holder of the lease Next took: %v, want ErrLeaseHeld", err)
+	}
+	// A unit that ran without a lease (Holder "") takes its next one too.
+	res, err = s.CompleteUnit(ctx, withNext(stepEnd(id, "u2x", "", "step.failed"), "u3", "d"))
+	if err != nil || !res.Checkpoint.Applied || !res.NextLeased {
+		t.Fatalf("CompleteUnit without a lease, with Next = %+v, %v; want the next lease taken", res, err)
+	}
+	expectLease(ctx, t, s, id, "u3", "d")
+}
+
+func testUnitStepNextLeaseSkipped(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	now := time.Now()
+	// The next unit is leased already: the end commits, that lease stays.
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u2", Holder: "x", TTL: time.Minute, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u1", Holder: "a", TTL: time.Minute, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CompleteUnit(ctx, withNext(stepEnd(id, "u1", "a", "step.done"), "u2", "b"))
+	if err != nil || !res.Checkpoint.Applied || res.NextLeased {
+		t.Fatalf("CompleteUnit with a next unit leased already = %+v, %v; want applied, next lease not taken", res, err)
+	}
+	if n := counter(ctx, t, s, id); n != 1 {
+		t.Fatalf("ctx.n = %d, want 1", n)
+	}
+	expectLease(ctx, t, s, id, "u1", "")
+	expectLease(ctx, t, s, id, "u2", "x")
+	// An end that does not apply (a duplicate) takes no lease.
+	res, err = s.CompleteUnit(ctx, withNext(stepEnd(id, "u1", "", "step.done"), "u4", "b"))
+	if err != nil || res.Checkpoint.Applied || res.NextLeased {
+		t.Fatalf("duplicate CompleteUnit with Next = %+v, %v; want neither applied nor leased", res, err)
+	}
+	expectLease(ctx, t, s, id, "u4", "")
 }
