@@ -260,7 +260,7 @@ func newHolder() string {
 // (FailedPrecondition) when it must be redelivered later; another error
 // for infrastructure failures (redelivered too).
 func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
-	return w.runChained(ctx, cmd, d) // step continuation (continue.go)
+	return w.runBatched(ctx, cmd, d) // batched fan-out (batch.go), step continuation (continue.go)
 }
 
 // runOnce is Run for one unit.
@@ -511,7 +511,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 			return true, nil
 		case rec != nil:
 			u.log.Info("iteration already ended, duplicate delivery")
-			return true, w.Control.IterationEnded(ctx, c, *rec)
+			return true, u.iterationEnded(ctx, *rec) // its batch goes on (batch.go)
 		}
 		u.observeLease(ctx, leaseAcquired)
 		return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
