@@ -333,8 +333,8 @@ type Loop struct {
 	MaxInFlightTemplate string `json:"max_in_flight_template,omitempty"`
 	// ChunkSize is loop.spec.chunk_size (alias loop.spec.batch), NoETL's
 	// distributed-loop batch size: the number of items a batch may carry.
-	// 0 when not given. The loader rejects a value that is not a positive
-	// integer; the engine does not batch yet (each item is its own unit).
+	// 0 when not given (the engine then picks one, engine.BatchSize). The
+	// loader rejects a value that is not a positive integer.
 	ChunkSize int `json:"chunk_size,omitempty"`
 	// AllowSetCtx is the opt-in for ctx targets (set_ctx, set ctx.*) on a
 	// parallel or cursor loop (loop.spec.allow_set_ctx: true).

@@ -234,3 +234,33 @@ func TestBatchFailureModes(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchLastAttempt: on the batch delivery's last attempt an inline
+// iteration that fails with an error becomes a Cloud Task of its own (with
+// its own attempts and DLQ) instead of failing the delivery, which nothing
+// would retry.
+func TestBatchLastAttempt(t *testing.T) {
+	ctx := context.Background()
+	env, w := setup(t, nil, batchLoop("max_in_flight: 1, chunk_size: 10", "", "{kind: noop}"), batchItems(10))
+	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
+	hits := 0
+	t.Cleanup(faults.SetScript(func(p, _, _ string) string {
+		if p == faults.ExecuteAfterIterationEnd {
+			if hits++; hits == 5 {
+				return "error"
+			}
+		}
+		return ""
+	}))
+	cmd := take(t, env)
+	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), RetryCount: 4, MaxAttempts: 5}); err != nil {
+		t.Fatalf("the batch's last attempt failed: %v", err)
+	}
+	next := pending(env, isUnit)
+	if len(next) != 1 || next[0].Iteration == nil || *next[0].Iteration != 4 {
+		t.Fatalf("pending units %+v, want iteration 4's own task", next)
+	}
+	drain(t, env, w)
+	wantOK(t, env)
+	wantEachOnce(t, env, 10, types.EvLoopIterationDone)
+}

@@ -215,7 +215,7 @@ type LoopSpec struct {
 	MaxInFlight MaxInFlight `json:"max_in_flight,omitempty"`
 	// Allow ctx targets in set blocks of a parallel or cursor loop.
 	AllowSetCtx bool `json:"allow_set_ctx,omitempty"`
-	// Items per batch of a distributed loop (NoETL's chunk_size): a positive integer. Validated and recorded; this engine still runs one item per unit.
+	// Items per batch of a distributed loop (NoETL's chunk_size): a positive integer. One Cloud Task runs a lane's batch of items; without it the size is automatic from the tool kinds (noop 50, read-only 8, side-effecting 1).
 	ChunkSize int `json:"chunk_size,omitempty" jsonschema:"minimum=1"`
 	// Alias of chunk_size (give one of them).
 	Batch int `json:"batch,omitempty" jsonschema:"minimum=1"`
