@@ -90,7 +90,7 @@ func (w *Worker) runBatched(ctx context.Context, cmd types.Command, d Delivery) 
 		b.ran = append(b.ran, name)
 		// A retried delivery's iterations may have run before: they are
 		// leased, and an ended one is skipped (Delivery.recovering).
-		if ierr := w.runOnce(ctx, n, Delivery{TaskName: name, RetryCount: d.RetryCount, Holder: newHolder()}); ierr != nil {
+		if ierr := w.runOnce(ctx, n, Delivery{TaskName: name, RetryCount: d.RetryCount, Holder: newHolder(), inline: true}); ierr != nil {
 			if !d.Last() {
 				err = ierr
 				break

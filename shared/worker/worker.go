@@ -192,6 +192,8 @@ type Delivery struct {
 	// unknown, then no guard is armed): a failed delivery arms a guard
 	// that files the unit when no later attempt reached execute (guard).
 	MaxBackoff time.Duration
+	// inline marks an iteration run inline in a batch (batch.go).
+	inline bool
 }
 
 func (w *Worker) now() time.Time {
@@ -417,6 +419,10 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	// A side-effecting unit runs under a lease; so does any unit on a
 	// retried delivery, so that a watchdog covers it if it dies again.
 	u.leased = engine.StepSideEffecting(pb, step) || u.recovering
+	// An iteration run inline in a batch may have been started by a
+	// former delivery of its batch (batch.go): its side effects look for
+	// durable results first.
+	u.recovering = u.recovering || (d.inline && u.leased)
 	if cmd.Iteration != nil && cmd.ItemRef {
 		// The row is read for this execution (results by ownership).
 		item, err := w.Control.Item(results.WithReader(ctx, w.reader(st)), cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
