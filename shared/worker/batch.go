@@ -24,9 +24,10 @@ import (
 // goes on. An inline iteration that fails with an error fails the
 // delivery (its redelivery goes on from there) except on the delivery's
 // last attempt: the iteration then becomes an ordinary Cloud Task with
-// attempts, guard and DLQ of its own. A deferred retry (the iteration
-// hands itself off to a delayed task) or a spent budget leaves the next
-// iteration to an ordinary task, which runs to the end of its own batch.
+// attempts, guard and DLQ of its own. A deferred retry hands the
+// iteration to a delayed task (unit.handOff), whose delivery runs the rest
+// of the batch; a spent budget leaves the next iteration to an ordinary
+// task, which runs to the end of its own batch.
 
 // batchRun is the batched fan-out state of one invocation.
 type batchRun struct {

@@ -264,3 +264,45 @@ func TestBatchLastAttempt(t *testing.T) {
 	wantOK(t, env)
 	wantEachOnce(t, env, 10, types.EvLoopIterationDone)
 }
+
+// TestBatchDeferredRetry: an iteration whose retry is deferred hands
+// itself to a delayed Cloud Task; that task's delivery runs the rest of the
+// batch (no other task is created), and every item ends once.
+func TestBatchDeferredRetry(t *testing.T) {
+	failed := false
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		if req.Args["v"] == "i3" && !failed {
+			failed = true
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "python", Message: "later"}}
+		}
+		return ok(req, n)
+	}}
+	tool := `
+      kind: python
+      code: "f()"
+      input: {v: "{{ item }}"}
+      spec:
+        policy:
+          rules:
+            - when: "{{ outcome.status == 'error' }}"
+              then: {do: retry, attempts: 3, backoff: fixed, delay: 60}
+            - else:
+                then: {do: continue}`
+	env, w := setup(t, py, batchLoop("max_in_flight: 1, chunk_size: 10", "", tool), batchItems(10))
+	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
+	cmd := take(t, env)
+	deliver(t, w, cmd)
+	next := pending(env, isUnit)
+	if len(next) != 1 || next[0].Iteration == nil || *next[0].Iteration != 3 || !next[0].NotBefore.After(controltest.T0) {
+		t.Fatalf("pending units %+v, want iteration 3's delayed retry", next)
+	}
+	drain(t, env, w)
+	wantOK(t, env)
+	if got := iterationTasks(env); got != 2 {
+		t.Fatalf("%d iteration tasks, want 2 (the batch's and the delayed retry's)", got)
+	}
+	if got := py.calls(""); got != 11 {
+		t.Fatalf("%d tool runs, want 11", got)
+	}
+	wantEachOnce(t, env, 10, types.EvLoopIterationDone)
+}
