@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// A parallel loop runs at most max_in_flight iterations at once (each
-// iteration is its own Cloud Task), and really runs them in parallel.
+// A parallel loop runs at most max_in_flight iterations at once (one per
+// lane, batched or not), and really runs them in parallel.
 func TestParallelLoopHonoursMaxInFlight(t *testing.T) {
 	RequireStack(t)
 	// The fixture service's record endpoint counts the calls in flight

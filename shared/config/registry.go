@@ -463,7 +463,7 @@ var registry = []Knob{
 	rangeOf(Knob{Path: "engine.continue_units", Env: "NOETL_CONTINUE_UNITS", Kind: KindInt, Default: "16",
 		Doc: "step continuation: how many next units one execute invocation may run after its own, right after its commit, when a step's end releases exactly one unit (the invocation's own Cloud Task is the safety net of the run; a unit it gives up gets a net delayed by the lease); 0 disables it", Source: designV2, field: func(c *Config) any { return &c.ContinueUnits }}, 0, 10000),
 	rangeOf(Knob{Path: "engine.continue_budget_s", Env: "NOETL_CONTINUE_BUDGET_S", Kind: KindSeconds, Default: "60",
-		Doc: "step continuation: wall time after which an execute invocation starts no more continued units (shorter than `NOETL_DISPATCH_DEADLINE_S`), so one execution cannot hold an instance", Source: designV2, field: func(c *Config) any { return &c.ContinueBudget }}, 1, 1800),
+		Doc: "step continuation and batched fan-out: wall time after which an execute invocation starts no more continued units and no more inline iterations of its loop batch (the next one becomes a Cloud Task of its own; shorter than `NOETL_DISPATCH_DEADLINE_S`), so one execution cannot hold an instance", Source: designV2, field: func(c *Config) any { return &c.ContinueBudget }}, 1, 1800),
 	rangeOf(Knob{Path: "engine.execution_deadline_s", Env: "NOETL_EXECUTION_DEADLINE_S", Kind: KindSeconds, Default: "0",
 		Doc: "execution deadline when the playbook sets no `executor.spec.timeout_s` (0: none)", Source: issue7, field: func(c *Config) any { return &c.ExecutionDeadline }}, 0, 30*24*3600),
 	rangeOf(Knob{Path: "engine.default_max_in_flight", Env: "NOETL_DEFAULT_MAX_IN_FLIGHT", Kind: KindInt, Default: "10",

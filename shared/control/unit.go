@@ -75,6 +75,11 @@ type IterationEnd struct {
 	// it (the soak's fault point between the two); an error stops there
 	// (a redelivery carries out the rest).
 	AfterCommit func() error
+	// Inline, when set, is asked whether the caller runs the lane's next
+	// iteration itself when it is in this iteration's batch (batched
+	// fan-out, batch.go): true leaves it un-enqueued and hands it back
+	// (IterationEnded.Next).
+	Inline func() bool
 }
 
 // IterationEnded is what CompleteIteration did.
@@ -83,6 +88,9 @@ type IterationEnded struct {
 	First bool
 	// Canceled reports an iteration canceled before (nothing follows).
 	Canceled bool
+	// Next is the lane's next iteration, in the same batch, handed back
+	// for the caller to run (IterationEnd.Inline); nil otherwise.
+	Next *types.Command
 }
 
 // CompleteIteration ends a loop iteration with one store call
@@ -170,6 +178,9 @@ func (c *Control) CompleteIteration(ctx context.Context, e IterationEnd) (Iterat
 		return out, err
 	}
 	if n, ok := next(); ok {
+		if inlineNext(e, plan, rec.Index, &out, n) { // batched fan-out (batch.go)
+			return out, nil
+		}
 		return out, c.Enqueue(ctx, n, c.now())
 	}
 	return out, nil

@@ -94,6 +94,8 @@ func (l *loader) loop(n *yaml.Node, path string) *Loop {
 					setMode(se, sp)
 				case "max_in_flight":
 					l.maxInFlight(lp, se, sp)
+				case "chunk_size", "batch":
+					l.chunkSize(lp, m, se, sp)
 				case "allow_set_ctx":
 					lp.AllowSetCtx, _ = l.boolean(se.v, sp, "allow_set_ctx")
 				case "policy":

@@ -331,6 +331,11 @@ type Loop struct {
 	// (error kind "loop"). Empty when the value is a literal integer
 	// (MaxInFlight) or absent.
 	MaxInFlightTemplate string `json:"max_in_flight_template,omitempty"`
+	// ChunkSize is loop.spec.chunk_size (alias loop.spec.batch), NoETL's
+	// distributed-loop batch size: the number of items a batch may carry.
+	// 0 when not given (the engine then picks one, engine.BatchSize). The
+	// loader rejects a value that is not a positive integer.
+	ChunkSize int `json:"chunk_size,omitempty"`
 	// AllowSetCtx is the opt-in for ctx targets (set_ctx, set ctx.*) on a
 	// parallel or cursor loop (loop.spec.allow_set_ctx: true).
 	AllowSetCtx bool `json:"allow_set_ctx,omitempty"`
@@ -342,7 +347,7 @@ type Loop struct {
 	Exec string `json:"exec,omitempty"`
 	// Frame is loop.spec.frame (cursor loops; nil = defaults, see Frame).
 	Frame *Frame `json:"frame,omitempty"`
-	// Spec holds loop.spec keys other than mode, max_in_flight,
+	// Spec holds loop.spec keys other than mode, max_in_flight, chunk_size, batch,
 	// allow_set_ctx, policy and frame, verbatim.
 	Spec map[string]any `json:"spec,omitempty"`
 	// Line is the 1-based line of the loop mapping.

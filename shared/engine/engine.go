@@ -603,6 +603,7 @@ func (t *transition) startLoop(step *dsl.Step, ss *StepState, args map[string]an
 	}
 	plan := LoopPlan{Step: step.Name, Run: ss.Run, Total: total, Items: items, Iterator: l.Iterator, Mode: mode,
 		MaxInFlight: mif, FailureMode: fm, Args: args, StateVersion: st.Version}
+	plan.Batch = BatchSize(t.e.PB, step, total, plan.Lanes()) // batched fan-out (batch.go)
 	if isTable {
 		plan.ItemsRef = table
 	}

@@ -197,6 +197,10 @@ type LoopPlan struct {
 	// rows are not known in advance) and MaxInFlight is the number of
 	// cursor workers (lanes).
 	Cursor *CursorPlan `json:"cursor,omitempty"`
+	// Batch is the number of consecutive iterations of a lane one Cloud
+	// Task runs (batch.go): fixed when the plan is written. 0 (a plan
+	// written before batching) means 1.
+	Batch int `json:"batch,omitempty"`
 }
 
 // Key returns the loop run's document id "<step>.<run>".

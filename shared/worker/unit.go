@@ -655,7 +655,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		},
 		AfterCommit: func() error {
 			return faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
-		}})
+		},
+		Inline: u.inline(ctx)}) // batched fan-out: the batch's next iteration runs here (batch.go)
+	handNext(ctx, done)
 	if done.First || (err == nil && !done.Canceled) {
 		u.observeDone(ctx, ok, done.First, errv) // telemetry: server.dispatch, loop items
 	}

@@ -196,6 +196,8 @@ type Delivery struct {
 	// unknown, then no guard is armed): a failed delivery arms a guard
 	// that files the unit when no later attempt reached execute (guard).
 	MaxBackoff time.Duration
+	// inline marks an iteration run inline in a batch (batch.go).
+	inline bool
 }
 
 func (w *Worker) now() time.Time {
@@ -264,7 +266,7 @@ func newHolder() string {
 // (FailedPrecondition) when it must be redelivered later; another error
 // for infrastructure failures (redelivered too).
 func (w *Worker) Run(ctx context.Context, cmd types.Command, d Delivery) error {
-	return w.runChained(ctx, cmd, d) // step continuation (continue.go)
+	return w.runBatched(ctx, cmd, d) // batched fan-out (batch.go), step continuation (continue.go)
 }
 
 // runOnce is Run for one unit.
@@ -422,6 +424,10 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	// retried delivery, so that a watchdog covers it if it dies again.
 	u.leased = engine.StepSideEffecting(pb, step) || u.recovering || d.Leased
 	u.held = d.Leased && d.Holder != "" && cmd.Iteration == nil
+	// An iteration run inline in a batch may have been started by a
+	// former delivery of its batch (batch.go): its side effects look for
+	// durable results first.
+	u.recovering = u.recovering || (d.inline && u.leased)
 	if cmd.Iteration != nil && cmd.ItemRef {
 		// The row is read for this execution (results by ownership).
 		item, err := w.Control.Item(results.WithReader(ctx, w.reader(st)), cmd.ExecutionID, engine.LoopKey(cmd.Step, cmd.StepRun), *cmd.Iteration)
@@ -516,7 +522,7 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 			return true, nil
 		case rec != nil:
 			u.log.Info("iteration already ended, duplicate delivery")
-			return true, w.Control.IterationEnded(ctx, c, *rec)
+			return true, u.iterationEnded(ctx, *rec) // its batch goes on (batch.go)
 		}
 		u.observeLease(ctx, leaseAcquired)
 		return false, faults.InjectFor(faults.ExecuteAfterLease, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")

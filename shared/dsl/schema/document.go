@@ -203,7 +203,7 @@ type Loop struct {
 	Concurrency MaxInFlight `json:"concurrency,omitempty"`
 	// Deprecated: write spec.max_in_flight.
 	MaxInFlight MaxInFlight `json:"max_in_flight,omitempty"`
-	// The loop spec: mode, max_in_flight, allow_set_ctx, policy, frame.
+	// The loop spec: mode, max_in_flight, chunk_size, allow_set_ctx, policy, frame.
 	Spec *LoopSpec `json:"spec,omitempty" jsonschema:"nullable"`
 }
 
@@ -215,6 +215,10 @@ type LoopSpec struct {
 	MaxInFlight MaxInFlight `json:"max_in_flight,omitempty"`
 	// Allow ctx targets in set blocks of a parallel or cursor loop.
 	AllowSetCtx bool `json:"allow_set_ctx,omitempty"`
+	// Items per batch of a distributed loop (NoETL's chunk_size): a positive integer. One Cloud Task runs a lane's batch of items; without it the size is automatic from the tool kinds (noop 50, read-only 8, side-effecting 1).
+	ChunkSize int `json:"chunk_size,omitempty" jsonschema:"minimum=1"`
+	// Alias of chunk_size (give one of them).
+	Batch int `json:"batch,omitempty" jsonschema:"minimum=1"`
 	// NoETL's placement intent: exec distributed or local (other keys are ignored with a warning).
 	Policy *LoopPolicy `json:"policy,omitempty" jsonschema:"nullable"`
 	// A cursor loop's frame policy.
