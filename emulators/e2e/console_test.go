@@ -206,7 +206,10 @@ workflow:
 	if first != "requested" && first != "running" {
 		t.Fatalf("the page opened on a %q execution; the playbook should still be running", first)
 	}
-	waitJS(t, b, `document.querySelector('#live h1 .badge').textContent === 'ok' && !!document.querySelector('#events tr[data-type="playbook.finished"]')`, 3*time.Minute)
+	// The page follows until the log is complete: its batches land in
+	// any order (under delivery chaos an iteration's batch can land after
+	// playbook.finished's), so the end is when it stops following.
+	waitJS(t, b, `document.querySelector('#live h1 .badge').textContent === 'ok' && !!document.querySelector('#events tr[data-type="playbook.finished"]') && !document.querySelector('[data-follow]')`, 3*time.Minute)
 	if js[float64](t, b, `window.__console_loaded || 0`) == 0 || js[string](t, b, `document.documentElement.dataset.refreshed || ''`) == "" {
 		t.Error("the page was reloaded instead of updated in place")
 	}

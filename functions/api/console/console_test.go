@@ -393,7 +393,9 @@ workflow:
 	}
 	if status != types.StatusRunning {
 		st.FinishedAt = f.now
-		f.api.events[id] = append(f.api.events[id], e(22, types.EvPlaybookFinished, "", "", 0, -1, status, 10000, nil))
+		f.api.events[id] = append(f.api.events[id],
+			e(22, types.EvLoopIterationCanceled, "fan", "", 0, 2, types.StatusCanceled, 9000, nil),
+			e(23, types.EvPlaybookFinished, "", "", 0, -1, status, 10000, nil))
 	}
 	f.api.statuses[id] = st
 	f.api.cost = inspect.Cost{ExecutionID: id, Steps: 4, USDTotal: 0.000123, Lines: []meter.Line{{Service: "firestore", Kind: "read", Count: 10, USD: 0.000003}}}
@@ -463,6 +465,37 @@ func TestExecutionPage(t *testing.T) {
 		}
 		if strings.Contains(w.Body.String(), `id="cancel"`) {
 			t.Errorf("%s: an ended execution offers cancel while its page follows the log", path)
+		}
+	}
+	// Ended, its end in the log, but a batch of an ok loop's iteration
+	// still on its way (batches land in any order): still followed, for
+	// at most LogSettle after the end.
+	f.sampleExecution("x4", types.StatusOK)
+	f.api.statuses["x4"].Steps["fan"] = inspect.Step{Status: types.StatusOK, Run: 1, Runs: 1, Loop: &inspect.Loop{Total: 3, Done: 3, Mode: "parallel", MaxInFlight: 2}}
+	whole := f.api.events["x4"]
+	var partial []types.Event
+	for _, ev := range whole {
+		if ev.Iteration == nil || *ev.Iteration != 0 {
+			partial = append(partial, ev)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		evs    []types.Event
+		ended  time.Time
+		follow bool
+	}{
+		{"the whole log", whole, f.now, false},
+		{"iteration 0's batch missing", partial, f.now, true},
+		{"iteration 0's batch missing past LogSettle", partial, f.now.Add(-LogSettle - time.Second), false},
+	} {
+		f.api.events["x4"] = c.evs
+		f.api.statuses["x4"].FinishedAt = c.ended
+		for _, path := range []string{"/console/executions/x4", "/console/executions/x4/events"} {
+			w := f.do("GET", path, "", "Authorization: Bearer "+adminTok)
+			if got := strings.Contains(w.Body.String(), "data-follow"); got != c.follow {
+				t.Errorf("%s, %s: followed %v, want %v", c.name, path, got, c.follow)
+			}
 		}
 	}
 	// Unknown: the api's 404.

@@ -154,7 +154,7 @@ type eventsPageData struct {
 	Status *inspect.Status
 	Ended  bool
 	// Follow: the page refreshes itself until the execution has ended
-	// and its log holds playbook.finished.
+	// and its log is complete (see logComplete and LogSettle).
 	Follow bool
 	Events *eventsTable
 }
@@ -172,7 +172,7 @@ func (v *visit) eventsPage(id string) {
 		return
 	}
 	data := &eventsPageData{ID: id, Status: &st, Ended: ended(st.Status)}
-	data.Follow = !data.Ended || !logEnded(evs)
+	data.Follow = !data.Ended || followLog(evs, &st, v.h.cfg.Now())
 	data.Events = v.eventsTable(id, evs, data.Follow, v.base+"/executions/"+url.PathEscape(id)+"/events")
 	v.render(http.StatusOK, "events", "Events of "+id, data)
 }

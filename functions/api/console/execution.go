@@ -29,7 +29,7 @@ type executionPage struct {
 	// Ended: the execution has reached its final status (no cancel).
 	Ended bool
 	// Follow: the page refreshes itself: until the execution has ended
-	// and its log holds playbook.finished (the state lands first).
+	// and its log is complete (logComplete; the state lands first).
 	Follow   bool
 	Duration time.Duration
 	// Units counts step runs plus loop iterations; Detail says whether
@@ -195,9 +195,9 @@ func (v *visit) execution(id string) {
 		v.fail(evErr)
 		return
 	}
-	// The state ends before the batch with the last events lands: keep
-	// following until the log shows the end too.
-	data.Follow = !data.Ended || (data.Detail && !logEnded(evs))
+	// The state ends before the batches with the last events land, in
+	// any order: keep following until the log is complete too.
+	data.Follow = !data.Ended || (data.Detail && followLog(evs, &st, now))
 	data.EventCount = len(evs)
 	stats := inspect.AttemptStats(evs)
 	var tl *inspect.Timeline

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/auth"
+	"github.com/noetl/gcpengine/shared/inspect"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -222,15 +223,83 @@ func ended(s types.Status) bool {
 	return s == types.StatusOK || s == types.StatusFailed || s == types.StatusCanceled
 }
 
-// logEnded reports whether an execution's event log holds its
-// playbook.finished event: the state is written before the batch that
-// carries the last events lands, so a page that stopped following on the
-// state alone could show an ended execution without its end in the log.
-func logEnded(evs []types.Event) bool {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].EventType == types.EvPlaybookFinished {
-			return true
+// LogSettle bounds how long after an execution ended its pages keep
+// following an event log that is still incomplete (see logComplete): the
+// batches of one execution are projected in whatever order their
+// deliveries land, and a delivery held back by Pub/Sub's retry backoff
+// lands seconds after the end. Past it the page stops refreshing and
+// shows the log as it is.
+const LogSettle = 5 * time.Minute
+
+// logComplete reports whether an ended execution's event log is whole, so
+// a page may stop following it. The state is written before the batches
+// that carry the last events land, and batches land in any order (a
+// delivery retried after an error comes after later ones), so the end
+// being in the log is not enough:
+//   - the log holds playbook.finished;
+//   - every step run and loop iteration that started has its end
+//     (step.done|failed|canceled, loop.iteration.done|failed|canceled);
+//   - every loop whose latest run ended ok shows an end for each of its
+//     Total iterations (a failed or canceled loop need not have started
+//     them all).
+func logComplete(evs []types.Event, st *inspect.Status) bool {
+	type unit struct {
+		step string
+		run  int
+		it   int
+	}
+	finished := false
+	started, ended := map[unit]bool{}, map[unit]bool{}
+	for _, e := range evs {
+		it := -1
+		if e.Iteration != nil {
+			it = *e.Iteration
+		}
+		k := unit{e.Step, e.StepRun, it}
+		switch e.EventType {
+		case types.EvPlaybookFinished:
+			finished = true
+		case types.EvStepStarted, types.EvLoopIterationStarted:
+			started[k] = true
+		case types.EvStepDone, types.EvStepFailed, types.EvStepCanceled,
+			types.EvLoopIterationDone, types.EvLoopIterationFailed, types.EvLoopIterationCanceled:
+			ended[k] = true
 		}
 	}
-	return false
+	if !finished {
+		return false
+	}
+	for k := range started {
+		if !ended[k] {
+			return false
+		}
+	}
+	if st == nil {
+		return true
+	}
+	for name, s := range st.Steps {
+		if s.Loop == nil || s.Loop.Total == 0 || s.Status != types.StatusOK {
+			continue
+		}
+		n := 0
+		for k := range ended {
+			if k.step == name && k.run == s.Run && k.it >= 0 {
+				n++
+			}
+		}
+		if n < s.Loop.Total {
+			return false
+		}
+	}
+	return true
+}
+
+// followLog reports whether a page of an ended execution keeps following
+// its event log: until the log is complete (logComplete), for at most
+// LogSettle after the end.
+func followLog(evs []types.Event, st *inspect.Status, now time.Time) bool {
+	if logComplete(evs, st) {
+		return false
+	}
+	return st == nil || st.FinishedAt.IsZero() || now.Sub(st.FinishedAt) < LogSettle
 }
