@@ -763,8 +763,31 @@ func TestEventsFollow(t *testing.T) {
 			}
 		})
 	}
-	// An unknown id is reported at once.
+	// Ended, with playbook.finished in the log, but an ok loop's
+	// iteration batch lands after more than a settle without growth:
+	// still followed, and printed.
+	it := func(id, typ string, i int) map[string]any {
+		return map[string]any{"event_id": id, "event_type": typ, "step": "fan", "step_run": 1, "iteration": i, "timestamp": "2026-01-02T03:04:05.000Z"}
+	}
+	early := []any{it("s0", "loop.iteration.started", 0), it("d0", "loop.iteration.done", 0),
+		map[string]any{"event_id": "end", "event_type": "playbook.finished", "timestamp": "2026-01-02T03:04:05.000Z"}}
+	late := append(append([]any{}, early...), it("s1", "loop.iteration.started", 1), it("d1", "loop.iteration.done", 1))
 	f := newFake(t)
+	t1 := time.Now()
+	f.on("GET /executions/e1/events", func(w http.ResponseWriter, r *http.Request) {
+		p := early
+		if time.Since(t1) > 5*60*time.Millisecond {
+			p = late
+		}
+		writeFake(w, 200, map[string]any{"execution_id": "e1", "count": len(p), "events": p})
+	})
+	f.reply("GET /executions/e1", 200, map[string]any{"execution_id": "e1", "status": "ok",
+		"steps": map[string]any{"fan": map[string]any{"status": "ok", "run": 1, "loop": map[string]any{"total": 2, "done": 2}}}})
+	if r := f.cli("events", "e1", "--follow"); r.code != 0 || !strings.Contains(r.stdout, `"event_id":"d1"`) {
+		t.Errorf("stopped before the late iteration's batch: %+v", r)
+	}
+	// An unknown id is reported at once.
+	f = newFake(t)
 	f.reply("GET /executions/nope", 404, map[string]any{"error": "execution nope not found"})
 	f.reply("GET /executions/nope/events", 200, map[string]any{"events": []any{}})
 	t0 := time.Now()

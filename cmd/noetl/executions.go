@@ -275,9 +275,11 @@ those steps and of those types; a TYPE also matches the types it prefixes at a d
 events kept. Both apply to --follow too.
 
 --follow polls and prints each new event once (by event_id; json: one event object
-per line) until the execution has ended and its event list has stopped growing.
-Events are projected in any order: each poll prints the new ones in the api's order,
-never one twice. An unknown id exits 3 at once; an api that stops answering for
+per line) until the execution has ended, its log is complete (playbook.finished, the
+end of every started step run and iteration, every iteration of an ok loop) and the
+list has stopped growing for 2 s; a log still incomplete stops after 30 s without a
+new event. Events are projected in any order: each poll prints the new ones in the
+api's order, never one twice. An unknown id exits 3 at once; an api that stops answering for
 30 s exits 4.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -387,8 +389,16 @@ func eventLine(e types.Event) string {
 		e.Seq, ts, e.EventType, step, e.Task, iter, att, e.Status, dur), " ")
 }
 
-// followEvents prints new events until the execution has ended and the
-// list has not grown for a.settle.
+// SettleIncomplete is how many settles (2 s each) events --follow waits
+// for a new event of an ended execution whose log is not complete yet
+// before it stops: 30 s.
+const SettleIncomplete = 15
+
+// followEvents prints new events until the execution has ended, its log
+// is complete (inspect.LogComplete: batches are projected in any order,
+// so one can land after playbook.finished) and the list has not grown for
+// a.settle. A log that stays incomplete is given up once it has not grown
+// for SettleIncomplete settles.
 func (a *app) followEvents(id string, filter eventFilter) error {
 	// Status and events are polled apart: each must answer within the
 	// give-up window.
@@ -408,6 +418,7 @@ func (a *app) followEvents(id string, filter eventFilter) error {
 	printed := map[string]bool{}
 	asJSON := a.jsonOut()
 	var endedAt, grewAt time.Time
+	var ended *inspect.Status
 	lastLen := -1
 	for {
 		evs, _, err := a.fetchEvents(ep, id)
@@ -443,10 +454,11 @@ func (a *app) followEvents(id string, filter eventFilter) error {
 				return err
 			}
 			if st != nil && terminal(string(st.Status)) {
-				endedAt = time.Now()
+				endedAt, ended = time.Now(), st
 			}
 		}
-		if !endedAt.IsZero() && evs != nil && time.Since(grewAt) >= a.settle && time.Since(endedAt) >= a.settle {
+		if !endedAt.IsZero() && evs != nil && time.Since(grewAt) >= a.settle && time.Since(endedAt) >= a.settle &&
+			(inspect.LogComplete(ended, evs.events) || time.Since(grewAt) >= SettleIncomplete*a.settle) {
 			return nil
 		}
 		time.Sleep(a.interval)

@@ -30,7 +30,7 @@ const (
 )
 
 // eventsSettle bounds how long the summary waits for an ended execution's
-// events (its attempt counts) to be projected (eventsComplete).
+// events (its attempt counts) to be projected (inspect.LogComplete).
 const eventsSettle = 10 * time.Second
 
 // waitEnd polls execution id until it ends (progress on stderr unless
@@ -116,7 +116,7 @@ func (a *app) pollEndRaw(id string, timeout time.Duration, quiet, ended bool, ra
 }
 
 // settledStats returns the attempt counts of an ended execution's steps
-// once its events are projected (eventsComplete, and the list unchanged
+// once its events are projected (inspect.LogComplete, and the list unchanged
 // since the previous poll), or what is there after eventsSettle; nil when
 // the events cannot be read (the summary then shows no attempt counts).
 func (a *app) settledStats(st *inspect.Status) map[string]*inspect.StepStats {
@@ -127,50 +127,12 @@ func (a *app) settledStats(st *inspect.Status) map[string]*inspect.StepStats {
 		if err != nil {
 			return nil
 		}
-		if eventsComplete(st, l.events) && len(l.events) == prev || time.Now().After(until) {
+		if inspect.LogComplete(st, l.events) && len(l.events) == prev || time.Now().After(until) {
 			return inspect.AttemptStats(l.events)
 		}
 		prev = len(l.events)
 		time.Sleep(a.interval)
 	}
-}
-
-// eventsComplete reports whether evs hold every unit of the ended
-// execution st has: playbook.finished, as many ends of each step as its
-// runs, and as many iteration ends of each loop as its ended iterations.
-// Event batches are projected in any order; a unit's task attempt events
-// are published no later than its end (in the same batch, or before a
-// delayed retry), so a log holding every end holds, but for a late
-// projection of an earlier batch, every attempt.
-func eventsComplete(st *inspect.Status, evs []types.Event) bool {
-	seen := map[string]bool{}
-	finished := false
-	ends, iterations := map[string]int{}, map[string]int{}
-	for _, e := range evs {
-		if e.EventID != "" {
-			if seen[e.EventID] {
-				continue
-			}
-			seen[e.EventID] = true
-		}
-		switch e.EventType {
-		case types.EvPlaybookFinished:
-			finished = true
-		case types.EvStepDone, types.EvStepFailed, types.EvStepCanceled:
-			ends[e.Step]++
-		case types.EvLoopIterationDone, types.EvLoopIterationFailed, types.EvLoopIterationCanceled:
-			iterations[e.Step]++
-		}
-	}
-	if !finished {
-		return false
-	}
-	for name, s := range st.Steps {
-		if ends[name] < s.Runs || s.Loop != nil && iterations[name] < s.Loop.Done {
-			return false
-		}
-	}
-	return true
 }
 
 // writeSummary writes the summary of an ended execution: a headline

@@ -228,7 +228,7 @@ func TestEventsComplete(t *testing.T) {
 				t.Fatalf("%s.%s: %v", name, kind, err)
 			}
 		}
-		if !eventsComplete(&st, el.Events) {
+		if !inspect.LogComplete(&st, el.Events) {
 			t.Errorf("%s: the recorded log is not complete", name)
 		}
 		for _, drop := range []types.EventType{types.EvPlaybookFinished, types.EvStepDone, types.EvLoopIterationDone} {
@@ -244,7 +244,7 @@ func TestEventsComplete(t *testing.T) {
 			if !dropped {
 				t.Fatalf("%s: no %s", name, drop)
 			}
-			if eventsComplete(&st, less) {
+			if inspect.LogComplete(&st, less) {
 				t.Errorf("%s: complete without its last %s", name, drop)
 			}
 		}

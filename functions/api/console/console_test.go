@@ -472,7 +472,7 @@ func TestExecutionPage(t *testing.T) {
 	// at most LogSettle after the end.
 	f.sampleExecution("x4", types.StatusOK)
 	f.api.statuses["x4"].Steps["fan"] = inspect.Step{Status: types.StatusOK, Run: 1, Runs: 1, Loop: &inspect.Loop{Total: 3, Done: 3, Mode: "parallel", MaxInFlight: 2}}
-	whole := f.api.events["x4"]
+	whole := append(f.api.events["x4"], types.Event{EventID: "fan-done", EventType: types.EvStepDone, Step: "fan", StepRun: 1, Status: types.StatusOK})
 	var partial []types.Event
 	for _, ev := range whole {
 		if ev.Iteration == nil || *ev.Iteration != 0 {

@@ -154,7 +154,7 @@ type eventsPageData struct {
 	Status *inspect.Status
 	Ended  bool
 	// Follow: the page refreshes itself until the execution has ended
-	// and its log is complete (see logComplete and LogSettle).
+	// and its log is complete (see inspect.LogComplete and LogSettle).
 	Follow bool
 	Events *eventsTable
 }

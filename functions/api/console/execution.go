@@ -29,7 +29,7 @@ type executionPage struct {
 	// Ended: the execution has reached its final status (no cancel).
 	Ended bool
 	// Follow: the page refreshes itself: until the execution has ended
-	// and its log is complete (logComplete; the state lands first).
+	// and its log is complete (inspect.LogComplete; the state lands first).
 	Follow   bool
 	Duration time.Duration
 	// Units counts step runs plus loop iterations; Detail says whether

@@ -224,81 +224,18 @@ func ended(s types.Status) bool {
 }
 
 // LogSettle bounds how long after an execution ended its pages keep
-// following an event log that is still incomplete (see logComplete): the
+// following an event log that is still incomplete (see inspect.LogComplete): the
 // batches of one execution are projected in whatever order their
 // deliveries land, and a delivery held back by Pub/Sub's retry backoff
 // lands seconds after the end. Past it the page stops refreshing and
 // shows the log as it is.
 const LogSettle = 5 * time.Minute
 
-// logComplete reports whether an ended execution's event log is whole, so
-// a page may stop following it. The state is written before the batches
-// that carry the last events land, and batches land in any order (a
-// delivery retried after an error comes after later ones), so the end
-// being in the log is not enough:
-//   - the log holds playbook.finished;
-//   - every step run and loop iteration that started has its end
-//     (step.done|failed|canceled, loop.iteration.done|failed|canceled);
-//   - every loop whose latest run ended ok shows an end for each of its
-//     Total iterations (a failed or canceled loop need not have started
-//     them all).
-func logComplete(evs []types.Event, st *inspect.Status) bool {
-	type unit struct {
-		step string
-		run  int
-		it   int
-	}
-	finished := false
-	started, ended := map[unit]bool{}, map[unit]bool{}
-	for _, e := range evs {
-		it := -1
-		if e.Iteration != nil {
-			it = *e.Iteration
-		}
-		k := unit{e.Step, e.StepRun, it}
-		switch e.EventType {
-		case types.EvPlaybookFinished:
-			finished = true
-		case types.EvStepStarted, types.EvLoopIterationStarted:
-			started[k] = true
-		case types.EvStepDone, types.EvStepFailed, types.EvStepCanceled,
-			types.EvLoopIterationDone, types.EvLoopIterationFailed, types.EvLoopIterationCanceled:
-			ended[k] = true
-		}
-	}
-	if !finished {
-		return false
-	}
-	for k := range started {
-		if !ended[k] {
-			return false
-		}
-	}
-	if st == nil {
-		return true
-	}
-	for name, s := range st.Steps {
-		if s.Loop == nil || s.Loop.Total == 0 || s.Status != types.StatusOK {
-			continue
-		}
-		n := 0
-		for k := range ended {
-			if k.step == name && k.run == s.Run && k.it >= 0 {
-				n++
-			}
-		}
-		if n < s.Loop.Total {
-			return false
-		}
-	}
-	return true
-}
-
 // followLog reports whether a page of an ended execution keeps following
-// its event log: until the log is complete (logComplete), for at most
-// LogSettle after the end.
+// its event log: until the log is complete (inspect.LogComplete), for at
+// most LogSettle after the end.
 func followLog(evs []types.Event, st *inspect.Status, now time.Time) bool {
-	if logComplete(evs, st) {
+	if inspect.LogComplete(st, evs) {
 		return false
 	}
 	return st == nil || st.FinishedAt.IsZero() || now.Sub(st.FinishedAt) < LogSettle
