@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/noetl/gcpengine/shared/bus/pubsubbus"
+	"github.com/noetl/gcpengine/shared/inspect"
 	"github.com/noetl/gcpengine/shared/jsonx"
 	"github.com/noetl/gcpengine/shared/sign"
 	"github.com/noetl/gcpengine/shared/types"
@@ -152,9 +153,11 @@ func Run(t testing.TB, playbook string, workload string) RunResult {
 }
 
 // Events fetches an execution's projected events once they are all
-// projected: it waits for playbook.finished, then until the list stops
-// growing (batches are projected in any order, and under delivery chaos
-// some arrive after the final one).
+// projected: it waits until the log is complete (inspect.LogComplete:
+// playbook.finished, every started unit's end, an ok loop's every
+// iteration), then until the list stops growing (batches are projected
+// in any order, and under delivery chaos some arrive after the final
+// one).
 func Events(t testing.TB, id string) []map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -166,12 +169,13 @@ func Events(t testing.TB, id string) []map[string]any {
 	last := -1
 	for {
 		evs := fetchEvents(t, id)
-		finished := false
+		ended := false
 		for _, e := range evs {
 			if e["event_type"] == "playbook.finished" {
-				finished = true
+				ended = true
 			}
 		}
+		finished := ended && logComplete(t, id, evs)
 		if finished && finishedAt.IsZero() {
 			finishedAt = time.Now()
 		}
@@ -183,6 +187,9 @@ func Events(t testing.TB, id string) []map[string]any {
 		if time.Now().After(deadline) {
 			if finished {
 				return evs
+			}
+			if ended {
+				t.Fatalf("the log of %s holds playbook.finished but is not complete after 60 s (a started unit without its end, or an ok loop without an iteration's end; %d events)", id, len(evs))
 			}
 			t.Fatalf("playbook.finished of %s never projected (%d events)", id, len(evs))
 		}
@@ -249,6 +256,31 @@ func fetchEvents(t testing.TB, id string) []map[string]any {
 		}
 	}
 	return evs
+}
+
+// logComplete reports inspect.LogComplete of the execution's status and
+// evs (false when either does not decode).
+func logComplete(t testing.TB, id string, evs []map[string]any) bool {
+	t.Helper()
+	resp, err := http.Get(os.Getenv("NOETL_FUNCTIONS_URL") + "/api/executions/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var st inspect.Status
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &st) != nil {
+		return false
+	}
+	raw, err := json.Marshal(evs)
+	if err != nil {
+		return false
+	}
+	var typed []types.Event
+	if json.Unmarshal(raw, &typed) != nil {
+		return false
+	}
+	return inspect.LogComplete(&st, typed)
 }
 
 // Count counts events matching type and step ("" = any).

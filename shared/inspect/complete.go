@@ -15,7 +15,7 @@ import "github.com/noetl/gcpengine/shared/types"
 //   - each step has as many step ends as st counts runs;
 //   - each loop whose latest run ended ok has an iteration end for each
 //     of its Total iterations (a failed or canceled loop need not have
-//     started them all).
+//     started them all; a rerun's reused loop ran in another execution).
 //
 // A unit's task events are published no later than its end, so a log
 // holding every end holds, but for a late projection of an earlier
@@ -38,21 +38,25 @@ func LogComplete(st *Status, evs []types.Event) bool {
 			}
 			seen[e.EventID] = true
 		}
-		it := -1
+		// A step run's events key on the run (a loop's step.failed
+		// carries the iteration that failed it); an iteration's on it.
+		run := unit{e.Step, e.StepRun, -1}
+		it := run
 		if e.Iteration != nil {
-			it = *e.Iteration
+			it.it = *e.Iteration
 		}
-		k := unit{e.Step, e.StepRun, it}
 		switch e.EventType {
 		case types.EvPlaybookFinished:
 			finished = true
-		case types.EvStepStarted, types.EvLoopIterationStarted:
-			started[k] = true
+		case types.EvStepStarted:
+			started[run] = true
+		case types.EvLoopIterationStarted:
+			started[it] = true
 		case types.EvStepDone, types.EvStepFailed, types.EvStepCanceled:
-			ended[k] = true
+			ended[run] = true
 			stepEnds[e.Step]++
 		case types.EvLoopIterationDone, types.EvLoopIterationFailed, types.EvLoopIterationCanceled:
-			ended[k] = true
+			ended[it] = true
 		}
 	}
 	if !finished {
@@ -70,7 +74,7 @@ func LogComplete(st *Status, evs []types.Event) bool {
 		if stepEnds[name] < s.Runs {
 			return false
 		}
-		if s.Loop == nil || s.Loop.Total == 0 || s.Status != types.StatusOK {
+		if s.Loop == nil || s.Loop.Total == 0 || s.Status != types.StatusOK || s.ReusedFrom != "" {
 			continue
 		}
 		n := 0

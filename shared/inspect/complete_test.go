@@ -37,6 +37,9 @@ func TestLogComplete(t *testing.T) {
 		{"an ok loop's iteration end duplicated instead of another", okLoop, append(all[:len(all)-2:len(all)-2], iteration(1)...), false},
 		{"a started iteration without its end", failedLoop, all[:len(all)-1], false},
 		{"a failed loop that did not start them all", failedLoop, all[:len(all)-2], true},
+		{"a loop's step.failed carrying the iteration that failed it", failedLoop,
+			append(append([]types.Event{ev("fs", types.EvStepStarted, "fan", -1), ev("ff", types.EvStepFailed, "fan", 1), ev("end", types.EvPlaybookFinished, "", -1)}, iteration(0)...), iteration(1)...), true},
+		{"a rerun's reused loop", &Status{Steps: map[string]Step{"fan": {Status: types.StatusOK, Run: 1, Runs: 1, ReusedFrom: "x0", Loop: &Loop{Total: 3, Done: 3}}}}, base, true},
 		{"a step run without its end", nil, append([]types.Event{ev("fs2", types.EvStepStarted, "other", -1)}, base...), false},
 		{"fewer step ends than runs", &Status{Steps: map[string]Step{"fan": {Status: types.StatusOK, Run: 2, Runs: 2}}}, base, false},
 	} {
