@@ -37,6 +37,12 @@ type Continuation struct {
 	// released it (ApplyParams.ContinueLease); "" when none was taken (the
 	// unit runs without a lease, or takes it as a delivery does).
 	Holder string
+	// Base is the execution as the commit that released Cmd wrote it (its
+	// state, the caller's Source and Files, the written update time), for
+	// Cmd's run to start from instead of reading the document again; nil
+	// when the caller gave no Base. It is the caller's to mutate (a
+	// checkpoint's Base is).
+	Base *store.Execution
 
 	flush, publish, net func(context.Context) error
 }

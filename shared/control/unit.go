@@ -53,6 +53,9 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 		return nil, err
 	}
 	t.leased(res.NextLeased)
+	if t.next != nil && p.Base != nil && res.Checkpoint.State != nil {
+		t.next.Base = &store.Execution{State: res.Checkpoint.State, Source: p.Base.Source, Files: p.Base.Files, UpdateTime: res.Checkpoint.UpdateTime}
+	}
 	return t.next, nil
 }
 

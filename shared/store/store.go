@@ -155,6 +155,12 @@ type Checkpoint struct {
 	Output *engine.Output
 	// State is the state as written (or as read, when not applied).
 	State *engine.State
+	// UpdateTime is the execution document's update time as the commit
+	// wrote it (Applied only; zero when the driver does not know it): a
+	// Base of State with it is current until the document's next write,
+	// so the caller that goes on with the execution (a continued unit)
+	// checkpoints on it without reading the document again.
+	UpdateTime time.Time
 }
 
 // LeaseAcquireParams names a unit lease (executions/{id}/units/{unit}).

@@ -9,6 +9,7 @@ import (
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -375,4 +376,29 @@ func pendingOrCreated(env *controltest.Env, s string) types.Command {
 		return c
 	}
 	return types.Command{ExecutionID: "ex1", Kind: types.CmdRunStep, Step: s, StepRun: 1}
+}
+
+// TestContinuedUnitStartsFromTheCommit: a continued unit starts from the
+// state its predecessor's commit wrote (control.Continuation.Base) and
+// checkpoints on it: a 4-step chain run in one invocation reads the
+// execution document once, for its first unit.
+func TestContinuedUnitStartsFromTheCommit(t *testing.T) {
+	env, w := setup(t, nil, chain4, nil)
+	w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+	m := meter.New()
+	ctx := meter.With(context.Background(), m)
+	cmd := take(t, env)
+	before := len(env.Bus.Batches()) // the start's
+	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, env)
+	ops := m.Drain("ex1")
+	for _, b := range env.Bus.Batches()[before:] {
+		ops = meter.Merge(ops, b.Ops)
+	}
+	if r := ops[meter.FirestoreRead]; r != 1 {
+		t.Fatalf("%v Firestore reads for a 4-step chain in one invocation, want 1 (the first unit's)", r)
+	}
+	checkCausal(t, env, "ex1")
 }

@@ -198,6 +198,10 @@ type Delivery struct {
 	MaxBackoff time.Duration
 	// inline marks an iteration run inline in a batch (batch.go).
 	inline bool
+	// base is the execution as the commit that released a continued unit
+	// wrote it (control.Continuation.Base): the unit starts from it
+	// instead of reading the document again, and checkpoints on it.
+	base *store.Execution
 }
 
 func (w *Worker) now() time.Time {
@@ -336,6 +340,11 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if cmd.Iteration != nil {
 		// Read-only use: the cached record is shared by concurrent units.
 		rec = w.states.get(cmd.ExecutionID, w.now(), cmd.StateVersion)
+	} else if d.base != nil && d.base.State != nil && d.base.State.Version >= cmd.StateVersion {
+		// A continued unit: the state its predecessor's commit just wrote
+		// (a later write, say a cancel, is seen at the unit's first task
+		// boundary, and its own checkpoint then re-reads).
+		rec = d.base
 	}
 	if rec == nil {
 		var err error

@@ -152,7 +152,7 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p store.Checkpoint
 		also(b)
 	}
 	m.Write(float64(1 + len(writes)))
-	_, err = b.Commit(ctx)
+	res, err := b.Commit(ctx)
 	if err != nil {
 		if isCode(err, codes.FailedPrecondition) || isCode(err, codes.Aborted) {
 			return store.Checkpoint{}, false, nil
@@ -162,7 +162,11 @@ func (f *Firestore) checkpointOptimistic(ctx context.Context, p store.Checkpoint
 		}
 		return store.Checkpoint{}, true, errs.Wrap(errs.CodeOf(err), err, "store: checkpoint")
 	}
-	return store.Checkpoint{Applied: true, Output: out, State: p.Base.State}, true, nil
+	cp := store.Checkpoint{Applied: true, Output: out, State: p.Base.State}
+	if len(res) > 0 && res[0] != nil { // the execution document's update, the batch's first write
+		cp.UpdateTime = res[0].UpdateTime
+	}
+	return cp, true, nil
 }
 
 // OutboxGet implements store.Store.

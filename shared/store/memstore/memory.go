@@ -372,7 +372,7 @@ func (m *Memory) checkpointLocked(ctx context.Context, p store.CheckpointParams)
 		m.size("executions/"+p.ExecutionID+"/loops/"+k, pb)
 		e.loops[k] = pb
 	}
-	return store.Checkpoint{Applied: true, Output: out, State: rec.State}, nil
+	return store.Checkpoint{Applied: true, Output: out, State: rec.State, UpdateTime: revTime(e.rev)}, nil
 }
 
 // OutboxGet implements store.Store.

@@ -29,6 +29,7 @@ var checkpointCases = []testCase{
 	{"OptimisticStaleUsesFreshState", testCheckpointOptimisticStale},
 	{"OptimisticStaleNotApplicable", testCheckpointOptimisticStaleNotApplicable},
 	{"BaseWithoutUpdateTimeIsRead", testCheckpointBaseWithoutUpdateTime},
+	{"ReturnsTheWrittenUpdateTime", testCheckpointUpdateTime},
 }
 
 var outboxCases = []testCase{
@@ -482,6 +483,39 @@ func testCheckpointBaseWithoutUpdateTime(ctx context.Context, t *testing.T, s st
 		t.Fatalf("ctx.n stored %#v, returned %#v; want 6 (computed on the stored state)", got, cp.State.Ctx["n"])
 	}
 	mustEqual(t, "outbox", incOutput(id, 6), outbox(ctx, t, s, id, "ob"))
+}
+
+// testCheckpointUpdateTime: an applied checkpoint returns the update time
+// it wrote (what ExecutionGet then reads), and a Base of its State with
+// it is current: the next checkpoint on it reads nothing and is computed
+// on it. Once the document changed again, the same Base is stale: read.
+func testCheckpointUpdateTime(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	cp := checkpoint(ctx, t, s, store.CheckpointParams{ExecutionID: id, OutboxID: "ob1", Apply: increment("n", nil)})
+	stored := get(ctx, t, s, id)
+	if cp.UpdateTime.IsZero() || !cp.UpdateTime.Equal(stored.UpdateTime) {
+		t.Fatalf("Checkpoint.UpdateTime %v, the document's %v", cp.UpdateTime, stored.UpdateTime)
+	}
+	next := &store.Execution{State: cp.State, Source: stored.Source, UpdateTime: cp.UpdateTime}
+	next.State.Ctx["marker"] = "base" // only the Base has it: found stored only if computed on it
+	m := meter.New()
+	cp2 := checkpoint(meter.With(ctx, m), t, s, store.CheckpointParams{ExecutionID: id, OutboxID: "ob2", Base: next, Apply: increment("n", nil)})
+	if ops := m.Drain(id); ops[meter.FirestoreRead] != 0 {
+		t.Errorf("metered %v on the returned update time; want no read", ops)
+	}
+	after := get(ctx, t, s, id)
+	if after.State.Ctx["n"] != int64(2) || after.State.Ctx["marker"] != "base" {
+		t.Fatalf("stored ctx %v; want n 2 computed on the Base (marker)", after.State.Ctx)
+	}
+	if !cp2.UpdateTime.Equal(after.UpdateTime) || cp2.UpdateTime.Equal(cp.UpdateTime) {
+		t.Fatalf("second Checkpoint.UpdateTime %v, the document's %v, the first %v", cp2.UpdateTime, after.UpdateTime, cp.UpdateTime)
+	}
+	stale := &store.Execution{State: sampleState(id), Source: stored.Source, UpdateTime: cp.UpdateTime}
+	checkpoint(ctx, t, s, store.CheckpointParams{ExecutionID: id, OutboxID: "ob3", Base: stale, Apply: increment("n", nil)})
+	if got := get(ctx, t, s, id).State.Ctx["n"]; got != int64(3) {
+		t.Fatalf("ctx.n %#v after a checkpoint on a stale update time; want 3 (computed on the stored state)", got)
+	}
 }
 
 func testOutboxGet(ctx context.Context, t *testing.T, s store.Store) {
