@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/noetl/gcpengine/shared/bus"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
@@ -45,6 +46,10 @@ type Continuation struct {
 	Base *store.Execution
 
 	flush, publish, net func(context.Context) error
+	// events is the batch publish publishes (no events: ID empty);
+	// publishBatch publishes a batch (PublishTogether).
+	events       types.Batch
+	publishBatch func(context.Context, types.Batch) error
 }
 
 // Flush carries out the transition that released the continuation: Net
@@ -63,6 +68,28 @@ func (k *Continuation) Publish(ctx context.Context) error {
 		return nil
 	}
 	return k.publish(ctx)
+}
+
+// PublishTogether publishes the events of continuations ks (in their
+// order: the order of their transitions) as one batch
+// (bus.MergeBatches): what Publish of each would publish, in one message
+// and so one event-log document. A failure publishes nothing the caller
+// can count on: it must fail its delivery, whose redelivery replays the
+// transitions' outboxes (their own batches; the log dedups events by id).
+func PublishTogether(ctx context.Context, ks []*Continuation) error {
+	var bs []types.Batch
+	var pub func(context.Context, types.Batch) error
+	for _, k := range ks {
+		if k == nil || k.events.ID == "" {
+			continue
+		}
+		bs = append(bs, k.events)
+		pub = k.publishBatch
+	}
+	if len(bs) == 0 {
+		return nil
+	}
+	return pub(ctx, bus.MergeBatches(bs))
 }
 
 // CreateNet creates Net (the caller gives up on running the unit to its
@@ -101,9 +128,13 @@ func (t *transition) flushContinuing(out *engine.Output, next types.Command) {
 	events := *out
 	events.Commands = nil
 	t.next = &Continuation{Cmd: next, Net: out.Commands[0],
-		flush:   func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, out) },
-		publish: func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, &events) },
-		net:     func(ctx context.Context) error { return c.Dispatch(ctx, out.Commands...) }}
+		flush:        func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, out) },
+		publish:      func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, &events) },
+		net:          func(ctx context.Context) error { return c.Dispatch(ctx, out.Commands...) },
+		publishBatch: c.Bus.PublishBatch}
+	if len(out.Events) > 0 {
+		t.next.events = c.transitionBatch(p.ExecutionID, p.OutboxID, out.Events)
+	}
 }
 
 // ContinueLease is the lease a continued unit runs under, taken in the

@@ -370,12 +370,17 @@ func (c *Control) Flush(ctx context.Context, executionID, outboxID string, out *
 		return err
 	}
 	if len(out.Events) > 0 {
-		b := types.Batch{ID: types.DeriveID(executionID, "transition", outboxID), ExecutionID: executionID, Source: c.Source, Events: out.Events}
-		if err := c.Bus.PublishBatch(ctx, b); err != nil {
+		if err := c.Bus.PublishBatch(ctx, c.transitionBatch(executionID, outboxID, out.Events)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// transitionBatch is the batch of a transition's events (its id derived
+// from the outbox's: a replay publishes the same batch).
+func (c *Control) transitionBatch(executionID, outboxID string, evs []types.Event) types.Batch {
+	return types.Batch{ID: types.DeriveID(executionID, "transition", outboxID), ExecutionID: executionID, Source: c.Source, Events: evs}
 }
 
 // Dispatch turns units into Cloud Tasks: up to BulkFanOut directly, in

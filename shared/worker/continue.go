@@ -33,10 +33,18 @@ type chain struct {
 	// jobs are the continuations' event publications and safety-net
 	// creations, run one after the other (in the order of the transitions)
 	// beside the chain; tail is closed when the last one queued has ended.
-	jobs sync.WaitGroup
-	tail chan struct{}
-	mu   sync.Mutex
-	err  error // the first job that failed
+	jobs   sync.WaitGroup
+	tailMu sync.Mutex
+	tail   chan struct{}
+	mu     sync.Mutex
+	err    error // the first job that failed
+	// events are the continuations whose transitions' events wait to be
+	// published together (queueEvents); timer publishes them after
+	// ChainEventsLinger; closed: the chain has ended (wait).
+	evMu   sync.Mutex
+	events []*control.Continuation
+	timer  *time.Timer
+	closed bool
 	// ended are the deliveries that ended here handing a unit back (the
 	// invocation's own, then the continued units'): when a job fails, a
 	// later delivery of any of them on this instance is not dropped as
@@ -45,25 +53,91 @@ type chain struct {
 	ended []string
 }
 
+// ChainEventsLinger and ChainEventsMax bound how long and for how many
+// continued units a chain holds its transitions' events before it
+// publishes them together, as one message and one event-log document
+// (control.PublishTogether): a chain of short steps pays one projection
+// per group of steps instead of one per step. The log shows a step's end
+// at most this much later than the state does; the invocation answers
+// only once everything is published.
+const (
+	ChainEventsLinger = 50 * time.Millisecond
+	ChainEventsMax    = 16
+)
+
 // hand takes the continuation a unit's end handed back: it runs next, and
 // its transition's events are published meanwhile (off the critical
-// path: the commit already holds them); its net is created only if the
-// chain gives it up (abandon).
+// path: the commit already holds them), with those of the units
+// continued after it (queueEvents); its net is created only if the chain
+// gives it up (abandon).
 // unit names the delivery whose end released next (chain.ended).
 func (ch *chain) hand(ctx context.Context, next *control.Continuation, unit string) {
 	ch.next = next
 	ch.mu.Lock()
 	ch.ended = append(ch.ended, unit)
 	ch.mu.Unlock()
-	ch.after(func() error { return next.Publish(context.WithoutCancel(ctx)) })
+	ch.queueEvents(ctx, next)
+}
+
+// queueEvents holds k's events for publishing with the next ones: they go
+// out after ChainEventsLinger, at ChainEventsMax held, before a net the
+// chain creates, or when the chain ends, whichever comes first.
+func (ch *chain) queueEvents(ctx context.Context, k *control.Continuation) {
+	ch.evMu.Lock()
+	defer ch.evMu.Unlock()
+	if ch.closed {
+		ch.after(func() error { return k.Publish(context.WithoutCancel(ctx)) })
+		return
+	}
+	ch.events = append(ch.events, k)
+	if len(ch.events) >= ChainEventsMax {
+		ch.publishEventsLocked(ctx)
+		return
+	}
+	if ch.timer == nil {
+		ch.timer = time.AfterFunc(ChainEventsLinger, func() {
+			ch.evMu.Lock()
+			defer ch.evMu.Unlock()
+			ch.timer = nil
+			if !ch.closed {
+				ch.publishEventsLocked(ctx)
+			}
+		})
+	}
+}
+
+// publishEvents queues the publication of the events held (ch.evMu not
+// held); close also ends the holding (the chain has ended: wait).
+func (ch *chain) publishEvents(ctx context.Context, close bool) {
+	ch.evMu.Lock()
+	defer ch.evMu.Unlock()
+	ch.publishEventsLocked(ctx)
+	ch.closed = ch.closed || close
+}
+
+// publishEventsLocked queues the publication of the events held, in one
+// batch (ch.evMu held).
+func (ch *chain) publishEventsLocked(ctx context.Context) {
+	if ch.timer != nil {
+		ch.timer.Stop()
+		ch.timer = nil
+	}
+	ks := ch.events
+	ch.events = nil
+	if len(ks) == 0 {
+		return
+	}
+	ch.after(func() error { return control.PublishTogether(context.WithoutCancel(ctx), ks) })
 }
 
 // after queues job behind the ones queued before it; its error fails the
 // invocation (wait).
 func (ch *chain) after(job func() error) {
+	ch.tailMu.Lock()
 	prev, done := ch.tail, make(chan struct{})
 	ch.tail = done
 	ch.jobs.Add(1)
+	ch.tailMu.Unlock()
 	go func() {
 		defer ch.jobs.Done()
 		defer close(done)
@@ -84,11 +158,14 @@ func (ch *chain) after(job func() error) {
 // its end. A failure fails the invocation: its redelivery replays the
 // outbox, which creates the net.
 func (ch *chain) abandon(ctx context.Context, k *control.Continuation) {
+	ch.publishEvents(ctx, false) // the events of the transitions before the net's
 	ch.after(func() error { return k.CreateNet(context.WithoutCancel(ctx)) })
 }
 
-// wait waits for the queued jobs and returns the first flush error.
-func (ch *chain) wait() error {
+// wait publishes the events held, waits for the queued jobs and returns
+// the first flush error.
+func (ch *chain) wait(ctx context.Context) error {
+	ch.publishEvents(ctx, true)
 	ch.jobs.Wait()
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
@@ -185,7 +262,7 @@ func (w *Worker) runChained(ctx context.Context, cmd types.Command, d Delivery) 
 	// A transition's outbox not carried out (its events, an abandoned
 	// unit's net) fails the delivery: its redelivery replays the outbox,
 	// and the nets' deliveries replay those of the units continued.
-	if ferr := ch.wait(); ferr != nil {
+	if ferr := ch.wait(ctx); ferr != nil {
 		ch.mu.Lock()
 		for _, name := range ch.ended {
 			w.seen.forget(name)

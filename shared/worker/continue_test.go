@@ -402,3 +402,38 @@ func TestContinuedUnitStartsFromTheCommit(t *testing.T) {
 	}
 	checkCausal(t, env, "ex1")
 }
+
+// TestChainPublishesTogether: the transitions of the units a chain
+// continued publish their events together (ChainEventsLinger,
+// control.PublishTogether): a 4-step chain in one invocation is two
+// messages (the three continued transitions', then the last step's),
+// each event once.
+func TestChainPublishesTogether(t *testing.T) {
+	env, w := setup(t, nil, chain4, nil)
+	w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+	cmd := take(t, env)
+	before := len(env.Bus.Batches())
+	if err := w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, env)
+	bs := env.Bus.Batches()[before:]
+	if len(bs) != 2 {
+		t.Fatalf("%d batches published by the invocation, want 2", len(bs))
+	}
+	seen := map[string]int{}
+	for _, b := range bs {
+		for _, e := range b.Events {
+			seen[e.EventID]++
+		}
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("event %s published %d times", id, n)
+		}
+	}
+	if n := len(eventsOf(env, "ex1", types.EvStepDone)); n != 4 {
+		t.Fatalf("%d step.done events, want 4", n)
+	}
+	checkCausal(t, env, "ex1")
+}
