@@ -160,7 +160,11 @@ func TestRequestWithRetries_linear(t *testing.T) {
 			delay:       time.Millisecond * 500,
 			statusCodes: []int{200, 200}, // client will time out before first 200
 			retries:     5,
-			respDelay:   []time.Duration{time.Second, 0},
+			// Patch 2 (PATCHES.md): 1.25 s, not the client timeout's 1 s,
+			// which raced the timeout on a loaded machine; the handler
+			// still ends before the retry (at 1.5 s), which must find it
+			// counted.
+			respDelay: []time.Duration{1250 * time.Millisecond, 0},
 			wantResult: &RetriesResult{
 				Result:   NewResult(200, "%w", protocol.ResultACK),
 				Retries:  1,
