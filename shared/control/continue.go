@@ -17,9 +17,10 @@ import (
 // gives up on it.
 //
 // The transition's outbox is not carried out yet when the continuation is
-// handed back: the caller runs Publish (the transition's events) beside
-// the continued run, off the chain's critical path, and must see it
-// succeed before it answers its delivery. Net is created (CreateNet) only
+// handed back: the caller publishes the transition's events
+// (PublishTogether, with those of the transitions after it) beside the
+// continued run, off the chain's critical path, and must see that succeed
+// before it answers its delivery. Net is created (CreateNet) only
 // when the caller does not run the unit to its end: its run failed, or
 // was not started. A unit that ran to its end in the invocation needs no
 // net: while the invocation has not answered, its own Cloud Task is not
@@ -45,8 +46,8 @@ type Continuation struct {
 	// checkpoint's Base is).
 	Base *store.Execution
 
-	flush, publish, net func(context.Context) error
-	// events is the batch publish publishes (no events: ID empty);
+	flush, net func(context.Context) error
+	// events is the transition's event batch (no events: ID empty);
 	// publishBatch publishes a batch (PublishTogether).
 	events       types.Batch
 	publishBatch func(context.Context, types.Batch) error
@@ -61,19 +62,10 @@ func (k *Continuation) Flush(ctx context.Context) error {
 	return k.flush(ctx)
 }
 
-// Publish carries out the transition without Net: its events are
-// published.
-func (k *Continuation) Publish(ctx context.Context) error {
-	if k.publish == nil {
-		return nil
-	}
-	return k.publish(ctx)
-}
-
 // PublishTogether publishes the events of continuations ks (in their
 // order: the order of their transitions) as one batch
-// (bus.MergeBatches): what Publish of each would publish, in one message
-// and so one event-log document. A failure publishes nothing the caller
+// (bus.MergeBatches): what Flush of each would publish but for Net, in
+// one message and so one event-log document. A failure publishes nothing the caller
 // can count on: it must fail its delivery, whose redelivery replays the
 // transitions' outboxes (their own batches; the log dedups events by id).
 func PublishTogether(ctx context.Context, ks []*Continuation) error {
@@ -125,11 +117,8 @@ func (t *transition) markSafetyNet(out *engine.Output) {
 // out.Commands holds the safety net (markSafetyNet).
 func (t *transition) flushContinuing(out *engine.Output, next types.Command) {
 	c, p := t.c, t.p
-	events := *out
-	events.Commands = nil
 	t.next = &Continuation{Cmd: next, Net: out.Commands[0],
 		flush:        func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, out) },
-		publish:      func(ctx context.Context) error { return c.Flush(ctx, p.ExecutionID, p.OutboxID, &events) },
 		net:          func(ctx context.Context) error { return c.Dispatch(ctx, out.Commands...) },
 		publishBatch: c.Bus.PublishBatch}
 	if len(out.Events) > 0 {

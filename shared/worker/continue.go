@@ -40,11 +40,10 @@ type chain struct {
 	err    error // the first job that failed
 	// events are the continuations whose transitions' events wait to be
 	// published together (queueEvents); timer publishes them after
-	// ChainEventsLinger; closed: the chain has ended (wait).
+	// ChainEventsLinger.
 	evMu   sync.Mutex
 	events []*control.Continuation
 	timer  *time.Timer
-	closed bool
 	// ended are the deliveries that ended here handing a unit back (the
 	// invocation's own, then the continued units'): when a job fails, a
 	// later delivery of any of them on this instance is not dropped as
@@ -85,34 +84,27 @@ func (ch *chain) hand(ctx context.Context, next *control.Continuation, unit stri
 func (ch *chain) queueEvents(ctx context.Context, k *control.Continuation) {
 	ch.evMu.Lock()
 	defer ch.evMu.Unlock()
-	if ch.closed {
-		ch.after(func() error { return k.Publish(context.WithoutCancel(ctx)) })
-		return
-	}
 	ch.events = append(ch.events, k)
 	if len(ch.events) >= ChainEventsMax {
 		ch.publishEventsLocked(ctx)
 		return
 	}
 	if ch.timer == nil {
+		// A timer that fires after wait took the events finds none.
 		ch.timer = time.AfterFunc(ChainEventsLinger, func() {
 			ch.evMu.Lock()
 			defer ch.evMu.Unlock()
-			ch.timer = nil
-			if !ch.closed {
-				ch.publishEventsLocked(ctx)
-			}
+			ch.publishEventsLocked(ctx)
 		})
 	}
 }
 
 // publishEvents queues the publication of the events held (ch.evMu not
-// held); close also ends the holding (the chain has ended: wait).
-func (ch *chain) publishEvents(ctx context.Context, close bool) {
+// held).
+func (ch *chain) publishEvents(ctx context.Context) {
 	ch.evMu.Lock()
 	defer ch.evMu.Unlock()
 	ch.publishEventsLocked(ctx)
-	ch.closed = ch.closed || close
 }
 
 // publishEventsLocked queues the publication of the events held, in one
@@ -158,14 +150,14 @@ func (ch *chain) after(job func() error) {
 // its end. A failure fails the invocation: its redelivery replays the
 // outbox, which creates the net.
 func (ch *chain) abandon(ctx context.Context, k *control.Continuation) {
-	ch.publishEvents(ctx, false) // the events of the transitions before the net's
+	ch.publishEvents(ctx) // the events of the transitions before the net's
 	ch.after(func() error { return k.CreateNet(context.WithoutCancel(ctx)) })
 }
 
 // wait publishes the events held, waits for the queued jobs and returns
 // the first flush error.
 func (ch *chain) wait(ctx context.Context) error {
-	ch.publishEvents(ctx, true)
+	ch.publishEvents(ctx)
 	ch.jobs.Wait()
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
