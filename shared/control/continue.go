@@ -78,10 +78,20 @@ func PublishTogether(ctx context.Context, ks []*Continuation) error {
 		bs = append(bs, k.events)
 		pub = k.publishBatch
 	}
-	if len(bs) == 0 {
-		return nil
+	// A chain continues one execution's units; should batches of two
+	// executions ever meet here, each execution's go out apart (a merged
+	// batch belongs to one execution).
+	for len(bs) > 0 {
+		n := 1
+		for n < len(bs) && bs[n].ExecutionID == bs[0].ExecutionID {
+			n++
+		}
+		if err := pub(ctx, bus.MergeBatches(bs[:n])); err != nil {
+			return err
+		}
+		bs = bs[n:]
 	}
-	return pub(ctx, bus.MergeBatches(bs))
+	return nil
 }
 
 // CreateNet creates Net (the caller gives up on running the unit to its
