@@ -188,6 +188,12 @@ type IterationBeginParams struct {
 	// entry replayed in the same commit. A record parked under another
 	// entry is ErrParked.
 	Unpark string
+	// Grouped says the loop's ends may have been committed in group
+	// record documents (IterationCompletion.Group: its plan batches
+	// iterations, engine.LoopPlan.BatchOf > 1): the groups are looked up
+	// first (one query), and a record of Index found there is returned as
+	// ended with no lease taken.
+	Grouped bool
 }
 
 // IterationParkParams files a loop iteration in the DLQ and parks it
@@ -373,9 +379,14 @@ type Store interface {
 	// has not ended (it was handed off: a delayed retry, a child wait), so
 	// its continuation can take it at once.
 	IterationRelease(ctx context.Context, executionID, loopKey string, index int, holder string) error
-	// IterationList returns a loop run's ended iterations ordered by index.
+	// IterationList returns a loop run's ended iterations ordered by
+	// index, one per index: the records of their own documents and of
+	// group documents (IterationCompletion.Group); an index recorded in
+	// both (two deliveries of one batch) is given once, its own
+	// document's record first, else the group document first by id.
 	IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error)
-	// IterationCount counts a loop run's ended iterations.
+	// IterationCount counts a loop run's ended iterations, one per index
+	// as IterationList gives them.
 	IterationCount(ctx context.Context, executionID, loopKey string) (int, error)
 	// LaneDone marks a lane of a loop run done (idempotent).
 	LaneDone(ctx context.Context, executionID, loopKey string, lane int) error
@@ -404,8 +415,10 @@ type Store interface {
 	// when the unit holds none (never leased, released).
 	LeaseGet(ctx context.Context, executionID, unit string) (holder string, expires time.Time, err error)
 	// IterationGet reads an iteration's record document: its status
-	// (running while leased, ok|error once ended), holder and expiry;
-	// ErrNotFound when absent.
+	// (running while leased, ok|error once ended), holder and expiry.
+	// Without a document of its own, an index recorded in a group
+	// document (IterationCompletion.Group) gives that record's status
+	// (one more query); ErrNotFound when neither exists.
 	IterationGet(ctx context.Context, executionID, loopKey string, index int) (status types.Status, holder string, expires time.Time, err error)
 	// LeaseRelease drops the holder's lease (a lease taken over by another
 	// holder is left alone).

@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // UnitCompleter is the store call that ends one unit of work (a step
@@ -100,6 +103,53 @@ type IterationCompletion struct {
 	// in index order (loop.done); called only by the loop-done claim's
 	// owner. nil: the loop's end is left to the caller (LoopOwner).
 	LoopEnd func(recs []engine.IterationRecord) (*CheckpointParams, error)
+	// Group holds ended records of End's batch whose ends were not
+	// committed (batched fan-out: an unleased batch's ends are grouped,
+	// shared/control batch.go). With a Group, End and the Group are
+	// written together as one group record document, one write for them
+	// all (executions/{id}/loops/{key}/groups/{first index}-{last
+	// index}): End.Holder must be "", End.Record's status and every
+	// Group record's ok or error, each of the End's loop, no index twice.
+	// A group document already there (the same group committed before) is
+	// left as it is: First is false. The lane's marker (LaneDone) is
+	// written in the same commit.
+	Group []engine.IterationRecord
+}
+
+// GroupID is the id of the group record document holding recs (End's
+// record and IterationCompletion.Group): the first and last index, so
+// that the same group committed twice is one document and two
+// groupings of one batch (two deliveries) are two.
+func GroupID(recs []engine.IterationRecord) string {
+	lo, hi := recs[0].Index, recs[0].Index
+	for _, r := range recs[1:] {
+		lo, hi = min(lo, r.Index), max(hi, r.Index)
+	}
+	return fmt.Sprintf("%08d-%08d", lo, hi)
+}
+
+// GroupRecords is the whole group an IterationCompletion with a Group
+// commits: the Group's records and End's, ordered by index.
+func (it *IterationCompletion) GroupRecords() []engine.IterationRecord {
+	recs := append(append([]engine.IterationRecord{}, it.Group...), it.End.Record)
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Index < recs[j].Index })
+	return recs
+}
+
+// UniqueRecords keeps one record per index of recs, the first met, in
+// index order: IterationList's rule across an iteration's own document
+// and group documents (callers pass own documents' records first).
+func UniqueRecords(recs []engine.IterationRecord) []engine.IterationRecord {
+	seen := make(map[int]bool, len(recs))
+	out := make([]engine.IterationRecord, 0, len(recs))
+	for _, r := range recs {
+		if !seen[r.Index] {
+			seen[r.Index] = true
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
 }
 
 // UnitCompletion is what CompleteUnit did.
@@ -137,7 +187,33 @@ func CheckUnit(p CompleteUnitParams) error {
 		return errs.New(errs.InvalidArgument, "store: complete unit %s: a lane's end needs the loop's lane count", p.Unit)
 	}
 	if p.Iteration != nil {
-		return CheckEnded(p.Iteration.End.Record)
+		if err := CheckEnded(p.Iteration.End.Record); err != nil {
+			return err
+		}
+		return checkGroup(p)
+	}
+	return nil
+}
+
+// checkGroup rejects a Group that IterationCompletion.Group does not
+// allow.
+func checkGroup(p CompleteUnitParams) error {
+	it := p.Iteration
+	if len(it.Group) == 0 {
+		return nil
+	}
+	if it.End.Holder != "" {
+		return errs.New(errs.InvalidArgument, "store: complete unit %s: a group of ends is committed without a lease", p.Unit)
+	}
+	seen := map[int]bool{}
+	for _, r := range it.GroupRecords() {
+		if r.Status != types.StatusOK && r.Status != types.StatusError {
+			return errs.New(errs.InvalidArgument, "store: complete unit %s: iteration %d's record in a group has status %q, not ok or error", p.Unit, r.Index, r.Status)
+		}
+		if seen[r.Index] {
+			return errs.New(errs.InvalidArgument, "store: complete unit %s: iteration %d twice in a group", p.Unit, r.Index)
+		}
+		seen[r.Index] = true
 	}
 	return nil
 }

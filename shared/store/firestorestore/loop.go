@@ -57,6 +57,20 @@ func (f *Firestore) iteration(execID, loopKey string, idx int) *firestore.Docume
 func (f *Firestore) IterationBegin(ctx context.Context, p store.IterationBeginParams) (*engine.IterationRecord, error) {
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
 	m := meterOf(ctx, p.ExecutionID)
+	if p.Grouped {
+		// The group documents first: an index recorded there has ended
+		// (unless its own document says otherwise, read below).
+		r, err := f.groupedRecord(ctx, p.ExecutionID, p.LoopKey, p.Index)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			m.Read(1)
+			if _, err := ref.Get(ctx); isCode(err, codes.NotFound) {
+				return r, nil
+			}
+		}
+	}
 	m.Write(1)
 	running := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: p.Holder, Expires: p.Now.Add(p.TTL)}.withTTL(f.retention())
 	_, err := ref.Create(ctx, running)
@@ -212,9 +226,20 @@ func (f *Firestore) endedIterations(execID, loopKey string) firestore.Query {
 	return f.loop(execID, loopKey).Collection("iterations").Where("status", "in", []string{string(types.StatusOK), string(types.StatusError)})
 }
 
-// IterationCount implements store.Store (an aggregation: billed one read per
-// 1,000 index entries).
+// IterationCount implements store.Store: an aggregation (billed one read
+// per 1,000 index entries) when the loop has no group documents, else
+// the records IterationList gives (an index in two documents counts
+// once).
 func (f *Firestore) IterationCount(ctx context.Context, executionID, loopKey string) (int, error) {
+	g, err := count(ctx, f.groups(executionID, loopKey).Query)
+	meterOf(ctx, executionID).Read(1)
+	if err != nil {
+		return 0, errs.Wrap(errs.CodeOf(err), err, "store: count iteration groups")
+	}
+	if g > 0 {
+		recs, err := f.IterationList(ctx, executionID, loopKey)
+		return len(recs), err
+	}
 	n, err := count(ctx, f.endedIterations(executionID, loopKey))
 	meterOf(ctx, executionID).Read(float64(1 + n/1000))
 	if err != nil {
@@ -235,9 +260,16 @@ func (f *Firestore) IterationList(ctx context.Context, executionID, loopKey stri
 	if err != nil {
 		return nil, err
 	}
-	meterOf(ctx, executionID).Read(float64(max(1, len(out))))
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out, nil
+	grouped, groups, err := f.groupedRecords(ctx, executionID, loopKey)
+	if err != nil {
+		return nil, err
+	}
+	meterOf(ctx, executionID).Read(float64(max(1, len(out)+groups)))
+	if groups == 0 {
+		return out, nil
+	}
+	return store.UniqueRecords(append(out, grouped...)), nil
 }
 
 // IterationGet implements store.Store.
@@ -246,6 +278,13 @@ func (f *Firestore) IterationGet(ctx context.Context, executionID, loopKey strin
 	s, err := f.iteration(executionID, loopKey, index).Get(ctx)
 	if err != nil {
 		if isCode(err, codes.NotFound) {
+			r, gerr := f.groupedRecord(ctx, executionID, loopKey, index)
+			switch {
+			case gerr != nil:
+				return "", "", time.Time{}, gerr
+			case r != nil:
+				return r.Status, "", time.Time{}, nil
+			}
 			return "", "", time.Time{}, store.ErrNotFound
 		}
 		return "", "", time.Time{}, errs.Wrap(errs.CodeOf(err), err, "store: get iteration")

@@ -119,6 +119,9 @@ func (f *Firestore) laneRef(executionID, loopKey string, lane int) *firestore.Do
 // marker of a lane's last iteration in the same commit.
 func (f *Firestore) completeIteration(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
 	it := p.Iteration
+	if len(it.Group) > 0 {
+		return f.completeGroup(ctx, p)
+	}
 	end := it.End
 	ref := f.iteration(p.ExecutionID, end.LoopKey, end.Record.Index)
 	b, err := json.Marshal(end.Record)

@@ -44,15 +44,18 @@ type memExec struct {
 	rev int64 // bumped by every write of the execution document
 	// changed is closed (and replaced) by every write of the execution
 	// document (ExecutionWatch waits on it).
-	changed  chan struct{}
-	created  time.Time
-	updated  time.Time
-	state    []byte // nil: the execution document does not exist
-	source   string
-	files    map[string]store.ExecutionFile
-	outbox   map[string][]byte
-	loops    map[string][]byte
-	iters    map[string]map[int]*memIter
+	changed chan struct{}
+	created time.Time
+	updated time.Time
+	state   []byte // nil: the execution document does not exist
+	source  string
+	files   map[string]store.ExecutionFile
+	outbox  map[string][]byte
+	loops   map[string][]byte
+	iters   map[string]map[int]*memIter
+	// groups: loop key → group id (store.GroupID) → index → record JSON
+	// (executions/{id}/loops/{key}/groups/{group} in Firestore).
+	groups   map[string]map[string]map[int][]byte
 	lanes    map[string]map[int]bool
 	loopDone map[string]string
 	units    map[string]leaseDoc
@@ -125,7 +128,7 @@ func (m *Memory) doc(id string) *memExec {
 	e := m.execs[id]
 	if e == nil {
 		e = &memExec{outbox: map[string][]byte{}, loops: map[string][]byte{}, iters: map[string]map[int]*memIter{},
-			lanes: map[string]map[int]bool{}, loopDone: map[string]string{}, units: map[string]leaseDoc{}, batches: map[string]batchDoc{}}
+			groups: map[string]map[string]map[int][]byte{}, lanes: map[string]map[int]bool{}, loopDone: map[string]string{}, units: map[string]leaseDoc{}, batches: map[string]batchDoc{}}
 		m.execs[id] = e
 	}
 	return e
@@ -421,12 +424,38 @@ func decodeMemIter(it *memIter) (*engine.IterationRecord, error) {
 	return codec.Iteration(it.data)
 }
 
+// grouped returns index's record JSON in the loop's group documents,
+// the first group by id holding it (nil when none does).
+func (e *memExec) grouped(loopKey string, index int) []byte {
+	var ids []string
+	for id, g := range e.groups[loopKey] {
+		if g[index] != nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sort.Strings(ids)
+	return e.groups[loopKey][ids[0]][index]
+}
+
 // IterationBegin implements store.Store.
 func (m *Memory) IterationBegin(ctx context.Context, p store.IterationBeginParams) (*engine.IterationRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
-	its := m.doc(p.ExecutionID).iter(p.LoopKey)
+	e := m.doc(p.ExecutionID)
+	its := e.iter(p.LoopKey)
+	if p.Grouped {
+		// The group documents first (one query).
+		mt.Read(1)
+		if its[p.Index] == nil {
+			if b := e.grouped(p.LoopKey, p.Index); b != nil {
+				return codec.Iteration(b)
+			}
+		}
+	}
 	mt.Write(1)
 	cur := its[p.Index]
 	if cur != nil {
@@ -565,34 +594,62 @@ func (m *Memory) IterationRelease(ctx context.Context, executionID, loopKey stri
 func (m *Memory) IterationList(ctx context.Context, executionID, loopKey string) ([]engine.IterationRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := []engine.IterationRecord{}
-	for _, it := range m.doc(executionID).iters[loopKey] {
+	out, docs, err := m.endedLocked(executionID, loopKey)
+	if err != nil {
+		return nil, err
+	}
+	meterOf(ctx, executionID).Read(float64(max(1, docs)))
+	return out, nil
+}
+
+// endedLocked is IterationList's records and the number of documents
+// they come from (own documents and group documents).
+func (m *Memory) endedLocked(executionID, loopKey string) ([]engine.IterationRecord, int, error) {
+	e := m.execs[executionID]
+	if e == nil {
+		return []engine.IterationRecord{}, 0, nil
+	}
+	var recs []engine.IterationRecord
+	docs := 0
+	for _, it := range e.iters[loopKey] {
 		if !store.Completed(types.Status(it.status)) {
 			continue
 		}
 		r, err := decodeMemIter(it)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		out = append(out, *r)
+		recs = append(recs, *r)
+		docs++
 	}
-	meterOf(ctx, executionID).Read(float64(max(1, len(out))))
-	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out, nil
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Index < recs[j].Index })
+	ids := make([]string, 0, len(e.groups[loopKey]))
+	for id := range e.groups[loopKey] {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		docs++
+		for _, b := range e.groups[loopKey][id] {
+			r, err := codec.Iteration(b)
+			if err != nil {
+				return nil, 0, err
+			}
+			recs = append(recs, *r)
+		}
+	}
+	return store.UniqueRecords(recs), docs, nil
 }
 
 // IterationCount implements store.Store.
 func (m *Memory) IterationCount(ctx context.Context, executionID, loopKey string) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
-	if e := m.execs[executionID]; e != nil {
-		for _, it := range e.iters[loopKey] {
-			if store.Completed(types.Status(it.status)) {
-				n++
-			}
-		}
+	recs, _, err := m.endedLocked(executionID, loopKey)
+	if err != nil {
+		return 0, err
 	}
+	n := len(recs)
 	meterOf(ctx, executionID).Read(float64(1 + n/1000))
 	return n, nil
 }
@@ -920,8 +977,20 @@ func (m *Memory) IterationGet(ctx context.Context, executionID, loopKey string, 
 	defer m.mu.Unlock()
 	meterOf(ctx, executionID).Read(1)
 	e := m.execs[executionID]
-	if e == nil || e.iters[loopKey] == nil || e.iters[loopKey][index] == nil {
+	if e == nil {
 		return "", "", time.Time{}, store.ErrNotFound
+	}
+	if e.iters[loopKey] == nil || e.iters[loopKey][index] == nil {
+		meterOf(ctx, executionID).Read(1) // the group documents' query
+		b := e.grouped(loopKey, index)
+		if b == nil {
+			return "", "", time.Time{}, store.ErrNotFound
+		}
+		r, err := codec.Iteration(b)
+		if err != nil {
+			return "", "", time.Time{}, err
+		}
+		return r.Status, "", time.Time{}, nil
 	}
 	it := e.iters[loopKey][index]
 	return types.Status(it.status), it.holder, it.expires, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -75,6 +76,9 @@ func (m *Memory) completeIteration(ctx context.Context, p store.CompleteUnitPara
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
 	e := m.doc(p.ExecutionID)
+	if len(it.Group) > 0 {
+		return m.completeGroupLocked(p, e, mt)
+	}
 	its := e.iter(end.LoopKey)
 	cur := its[end.Record.Index]
 	if end.Holder != "" {
@@ -120,4 +124,41 @@ func (m *Memory) completeIteration(ctx context.Context, p store.CompleteUnitPara
 	}
 	lane()
 	return store.UnitCompletion{First: true}, nil
+}
+
+// completeGroupLocked commits End with its Group as one group document
+// (a Create: one already there is left as it is) and the lane's marker.
+func (m *Memory) completeGroupLocked(p store.CompleteUnitParams, e *memExec, mt meter.Scope) (store.UnitCompletion, error) {
+	it := p.Iteration
+	key := it.End.LoopKey
+	recs := it.GroupRecords()
+	id := store.GroupID(recs)
+	if e.groups[key] == nil {
+		e.groups[key] = map[string]map[int][]byte{}
+	}
+	var res store.UnitCompletion
+	if e.groups[key][id] == nil {
+		g := make(map[int][]byte, len(recs))
+		var all []byte
+		for _, r := range recs {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return store.UnitCompletion{}, fmt.Errorf("store: encode iteration: %w", err)
+			}
+			g[r.Index] = b
+			all = append(all, b...)
+		}
+		mt.Write(1)
+		m.size(fmt.Sprintf("executions/%s/loops/%s/groups/%s", p.ExecutionID, key, id), all)
+		e.groups[key][id] = g
+		res.First = true
+	}
+	if it.LaneDone {
+		mt.Write(1)
+		if e.lanes[key] == nil {
+			e.lanes[key] = map[int]bool{}
+		}
+		e.lanes[key][it.Lane] = true
+	}
+	return res, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/errs"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -25,6 +26,8 @@ var unitCases = []testCase{
 	{"IterationConcurrentExactlyOnce", testUnitIterationConcurrent},
 	{"IterationCanceledOrHeld", testUnitIterationCanceledHeld},
 	{"LoopDoneExactlyOnceConcurrent", testUnitLoopDoneConcurrent},
+	{"IterationGroupOneDocument", testUnitIterationGroup},
+	{"IterationGroupSeenByBeginAndGet", testUnitIterationGroupSeen},
 	{"InvalidArgument", testUnitInvalid},
 }
 
@@ -370,6 +373,12 @@ func testUnitInvalid(ctx context.Context, t *testing.T, s store.Store) {
 		"no unit":   {ExecutionID: id, Checkpoint: &store.CheckpointParams{Apply: applyOnce("x", nil)}},
 		"no lanes":  {ExecutionID: id, Unit: "u", Iteration: &store.IterationCompletion{End: store.IterationEndParams{LoopKey: "k", Record: engine.IterationRecord{Status: types.StatusOK}}, LaneDone: true}},
 		"bad state": {ExecutionID: id, Unit: "u", Iteration: &store.IterationCompletion{End: store.IterationEndParams{LoopKey: "k", Record: engine.IterationRecord{Status: types.StatusRunning}}}},
+		"leased group": {ExecutionID: id, Unit: "u", Iteration: &store.IterationCompletion{End: store.IterationEndParams{LoopKey: "k", Holder: "h", Record: engine.IterationRecord{Index: 1, Status: types.StatusOK}},
+			Group: []engine.IterationRecord{{Index: 0, Status: types.StatusOK}}}},
+		"canceled in a group": {ExecutionID: id, Unit: "u", Iteration: &store.IterationCompletion{End: store.IterationEndParams{LoopKey: "k", Record: engine.IterationRecord{Index: 1, Status: types.StatusOK}},
+			Group: []engine.IterationRecord{{Index: 0, Status: types.StatusCanceled}}}},
+		"index twice in a group": {ExecutionID: id, Unit: "u", Iteration: &store.IterationCompletion{End: store.IterationEndParams{LoopKey: "k", Record: engine.IterationRecord{Index: 1, Status: types.StatusOK}},
+			Group: []engine.IterationRecord{{Index: 1, Status: types.StatusOK}}}},
 	} {
 		if _, err := s.CompleteUnit(ctx, p); !errs.Is(err, errs.InvalidArgument) {
 			t.Errorf("%s: CompleteUnit = %v, want InvalidArgument", name, err)
@@ -451,4 +460,97 @@ func testUnitStepNextLeaseSkipped(ctx context.Context, t *testing.T, s store.Sto
 		t.Fatalf("duplicate CompleteUnit with Next = %+v, %v; want neither applied nor leased", res, err)
 	}
 	expectLease(ctx, t, s, id, "u4", "")
+}
+
+// groupEnd is iterEnd of idx with the records of group (earlier
+// iterations of its lane whose ends were not committed) in its commit.
+func groupEnd(id, key string, idx, lanes int, last bool, ends *int32Counter, group ...int) store.CompleteUnitParams {
+	p := iterEnd(id, key, idx, lanes, last, "", ends)
+	for _, g := range group {
+		p.Iteration.Group = append(p.Iteration.Group, engine.IterationRecord{Index: g, Status: types.StatusOK, Result: int64(g * 10), Clock: int64(g + 1)})
+	}
+	return p
+}
+
+// testUnitIterationGroup: a group of ends commits as one document (one
+// write, with its lane's marker), counts for the loop once per index
+// (a second grouping of the same iterations, and an index also ended in
+// its own document, add nothing), and the same group committed again is
+// not first.
+func testUnitIterationGroup(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	key := "fetch.1"
+	var ends int32Counter
+	// Two lanes of four iterations: lane 0 is 0, 2, 4, 6; lane 1 is 1, 3,
+	// 5, 7. Lane 0 ends in one group.
+	m := meter.New()
+	r := complete(meter.With(ctx, m), t, s, groupEnd(id, key, 6, 2, true, &ends, 0, 2, 4))
+	if !r.First || r.LoopOwner {
+		t.Fatalf("lane 0's group = %+v, want first, loop not done", r)
+	}
+	if got := m.Drain(id)[meter.FirestoreWrite]; got != 2 {
+		t.Errorf("a group of 4 ends with its lane's marker cost %v writes, want 2 (one document and the marker)", got)
+	}
+	if n, err := s.LaneCount(ctx, id, key); err != nil || n != 1 {
+		t.Fatalf("LaneCount = %d, %v after lane 0's group, want 1", n, err)
+	}
+	// The same group again (a redelivery committing what it committed):
+	// nothing changes, the marker stays.
+	if r := complete(ctx, t, s, groupEnd(id, key, 6, 2, true, &ends, 0, 2, 4)); r.First || r.LoopOwner {
+		t.Fatalf("the same group again = %+v, want not first", r)
+	}
+	// Lane 1 in two groups, the second over an index the first recorded
+	// and one ended in its own document (two deliveries of one batch).
+	complete(ctx, t, s, groupEnd(id, key, 3, 2, false, &ends, 1))
+	complete(ctx, t, s, iterEnd(id, key, 5, 2, false, "", &ends))
+	if n, err := s.IterationCount(ctx, id, key); err != nil || n != 7 {
+		t.Fatalf("IterationCount = %d, %v with 7 distinct iterations ended, want 7", n, err)
+	}
+	r = complete(ctx, t, s, groupEnd(id, key, 7, 2, true, &ends, 3, 5))
+	if !r.First || !r.LoopOwner || !r.Checkpoint.Applied || r.LoopRecords != 8 {
+		t.Fatalf("lane 1's last group = %+v, want first, loop owner, loop end applied over 8 records", r)
+	}
+	recs, err := s.IterationList(ctx, id, key)
+	if err != nil || len(recs) != 8 {
+		t.Fatalf("IterationList = %d records, %v; want 8", len(recs), err)
+	}
+	for i, rec := range recs {
+		if rec.Index != i || rec.Result != int64(i*10) || rec.Status != types.StatusOK {
+			t.Fatalf("IterationList[%d] = %+v, want iteration %d ok with result %d", i, rec, i, i*10)
+		}
+	}
+	if n, err := s.IterationCount(ctx, id, key); err != nil || n != 8 {
+		t.Fatalf("IterationCount = %d, %v; want 8", n, err)
+	}
+}
+
+// testUnitIterationGroupSeen: an iteration ended in a group is ended for
+// IterationBegin (Grouped: its record returned, no lease taken) and for
+// IterationGet; without Grouped, Begin leases it as before.
+func testUnitIterationGroupSeen(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	key := "fetch.1"
+	var ends int32Counter
+	complete(ctx, t, s, groupEnd(id, key, 2, 1, false, &ends, 0, 1))
+	now := time.Now()
+	rec, err := s.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: id, LoopKey: key, Index: 1, Holder: "h", TTL: time.Minute, Now: now, Grouped: true})
+	if err != nil || rec == nil || rec.Index != 1 || rec.Status != types.StatusOK || rec.Result != int64(10) {
+		t.Fatalf("IterationBegin(grouped iteration 1) = %+v, %v; want its ended record", rec, err)
+	}
+	status, holder, _, err := s.IterationGet(ctx, id, key, 1)
+	if err != nil || status != types.StatusOK || holder != "" {
+		t.Fatalf("IterationGet(grouped iteration 1) = %s %q, %v; want ok, no holder", status, holder, err)
+	}
+	if _, _, _, err := s.IterationGet(ctx, id, key, 3); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("IterationGet(iteration 3, never run) = %v, want ErrNotFound", err)
+	}
+	// Not grouped: an iteration not in a group is leased as before.
+	if rec, err := s.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: id, LoopKey: key, Index: 3, Holder: "h", TTL: time.Minute, Now: now, Grouped: true}); err != nil || rec != nil {
+		t.Fatalf("IterationBegin(grouped loop, iteration 3 not in a group) = %+v, %v; want the lease", rec, err)
+	}
+	if status, holder, _, err := s.IterationGet(ctx, id, key, 3); err != nil || status != types.StatusRunning || holder != "h" {
+		t.Fatalf("IterationGet(3) = %s %q, %v; want running, held by h", status, holder, err)
+	}
 }
