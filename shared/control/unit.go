@@ -83,6 +83,10 @@ type IterationEnd struct {
 	// fan-out, batch.go): true leaves it un-enqueued and hands it back
 	// (IterationEnded.Next).
 	Inline func() bool
+	// Group is the ended records of earlier iterations of this batch that
+	// were deferred (IterationEnded.Deferred): committed with this end,
+	// in one group record document (store.IterationCompletion.Group).
+	Group []engine.IterationRecord
 }
 
 // IterationEnded is what CompleteIteration did.
@@ -94,6 +98,11 @@ type IterationEnded struct {
 	// Next is the lane's next iteration, in the same batch, handed back
 	// for the caller to run (IterationEnd.Inline); nil otherwise.
 	Next *types.Command
+	// Deferred reports that the end was not committed (batch.go): the
+	// caller runs Next and passes this record in the next end's Group, or
+	// commits it with CommitGroup. First is then false; the group's
+	// commit tells (the First of the end that carries it).
+	Deferred bool
 }
 
 // CompleteIteration ends a loop iteration with one store call
@@ -151,9 +160,27 @@ func (c *Control) CompleteIteration(ctx context.Context, e IterationEnd) (Iterat
 			return n, true
 		}
 	}
+	if deferrable(e, plan, failStep, laneDone) {
+		if n, ok := next(); ok {
+			var out IterationEnded
+			if inlineNext(e, plan, rec.Index, &out, n) {
+				out.Deferred = true
+				return out, nil
+			}
+		}
+	}
+	group := e.Group
+	if len(group) > 0 && (e.Holder != "" || !store.Completed(rec.Status)) {
+		// This end cannot join the group's document: the group commits
+		// first.
+		if _, err := c.CommitGroup(ctx, cmd, group); err != nil {
+			return IterationEnded{}, err
+		}
+		group = nil
+	}
 	var loopEnd *transition
 	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: cmd.ExecutionID, Unit: cmd.UnitKey(),
-		Iteration: &store.IterationCompletion{
+		Iteration: &store.IterationCompletion{Group: group,
 			End:      store.IterationEndParams{LoopKey: key, Record: rec, Holder: e.Holder, Now: c.now(), Resolve: e.Resolve},
 			LaneDone: laneDone, Lane: plan.Lane(rec.Index), Lanes: plan.Lanes(),
 			LoopEnd: func(recs []engine.IterationRecord) (*store.CheckpointParams, error) {

@@ -38,6 +38,12 @@ type batchRun struct {
 	// batch's redelivery on this instance runs them (and what follows
 	// them) instead of dropping them as ended.
 	ran []string
+	// group is the deferred ends (control.IterationEnded.Deferred) the
+	// next end commits (control.IterationEnd.Group), or the batch's end
+	// (commitGroup); counted holds their loop item counts, made once the
+	// group is recorded.
+	group   []engine.IterationRecord
+	counted []func()
 }
 
 type batchKey struct{}
@@ -65,10 +71,61 @@ func handNext(ctx context.Context, done control.IterationEnded) {
 	}
 }
 
+// groupOf is the deferred ends the invocation's next iteration end
+// commits (nil outside a batch).
+func groupOf(ctx context.Context) []engine.IterationRecord {
+	if b := batchOf(ctx); b != nil {
+		return b.group
+	}
+	return nil
+}
+
+// settleGroup takes what an iteration end did with the batch's group: a
+// deferred end joins it (count is its loop item count, made once the
+// group is recorded); an end committed without error committed the group
+// with it (the group's counts are made when that commit recorded it).
+func settleGroup(ctx context.Context, done control.IterationEnded, err error, rec engine.IterationRecord, count func()) {
+	b := batchOf(ctx)
+	switch {
+	case b == nil || err != nil:
+	case done.Deferred:
+		b.group = append(b.group, rec)
+		b.counted = append(b.counted, count)
+	default:
+		b.settled(done.First)
+	}
+}
+
+// settled drops the group a commit took, making its counts when the
+// commit recorded it (first).
+func (b *batchRun) settled(first bool) {
+	if first {
+		for _, c := range b.counted {
+			c()
+		}
+	}
+	b.group, b.counted = nil, nil
+}
+
+// commitGroup commits the deferred ends no later end took (the batch
+// stopped after them: its budget, a failed or dropped iteration).
+func (w *Worker) commitGroup(ctx context.Context, cmd types.Command, b *batchRun) error {
+	if len(b.group) == 0 {
+		return nil
+	}
+	first, err := w.Control.CommitGroup(ctx, cmd, b.group)
+	if err != nil {
+		return err
+	}
+	b.settled(first)
+	return nil
+}
+
 // iterationEnded carries out again the end of an iteration that already
 // ended (a redelivery), handing its successor in the batch back.
 func (u *unit) iterationEnded(ctx context.Context, rec engine.IterationRecord) error {
-	done, err := u.w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: u.cmd, Record: rec, Inline: u.inline(ctx)})
+	done, err := u.w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: u.cmd, Record: rec, Inline: u.inline(ctx), Group: groupOf(ctx)})
+	settleGroup(ctx, done, err, rec, func() {})
 	if err == nil {
 		handNext(ctx, done)
 	}
@@ -99,6 +156,11 @@ func (w *Worker) runBatched(ctx context.Context, cmd types.Command, d Delivery) 
 			w.Log.Warn("an inline iteration failed on the batch's last attempt; it runs as a task of its own", "execution_id", n.ExecutionID, "step", n.Step, "task", name, "error", ierr.Error())
 			err = w.Control.Enqueue(context.WithoutCancel(ctx), n, w.now())
 		}
+	}
+	// Deferred ends no later end took are committed now; without a
+	// commit the delivery fails (its redelivery runs them again).
+	if gerr := w.commitGroup(context.WithoutCancel(ctx), cmd, b); gerr != nil && err == nil {
+		err = gerr
 	}
 	if err != nil {
 		for _, name := range b.ran {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/types"
 )
 
 // callStore counts the store calls a loop item makes.
@@ -125,4 +127,73 @@ workflow:
 		t.Errorf("%v Firestore writes for %d items in %d lanes, want %d to %d", w, items, lanes, items, items+lanes+4)
 	}
 	t.Logf("%d noop items: %v Firestore writes, %v reads", items, ops[meter.FirestoreWrite], ops[meter.FirestoreRead])
+}
+
+// TestBatchedLoopItemGroupsEnds: in a batched loop (chunk_size 10, the
+// invocation's budget running each batch inline) an unleased batch's
+// iteration ends commit together (control batch.go): one CompleteUnit
+// per batch, whose group record document is one write for its ten
+// records — at most 0.3 Firestore writes per item (README "Architecture",
+// the loop item's write target), against one per item ungrouped
+// (TestNoopLoopItemStoreOps). Every item still has its record and its
+// loop.iteration.done.
+func TestBatchedLoopItemGroupsEnds(t *testing.T) {
+	const items, lanes, chunk = 80, 4, 10
+	src := `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: items}
+workflow:
+  - step: each
+    loop:
+      in: "{{ workload.items }}"
+      iterator: item
+      spec: {mode: parallel, max_in_flight: 4, chunk_size: 10}
+    tool: {kind: noop}
+`
+	env := controltest.NewEnv()
+	cs := &callStore{Store: env.Memory}
+	env.Control = &control.Control{Store: cs, Bus: env.Bus, Tasks: env.Tasks, Now: env.Clock.Now, Source: "execute", Log: env.Log}
+	w := newWorker(env, nil, nil)
+	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
+	var list []any
+	for i := range items {
+		list = append(list, int64(i))
+	}
+	start(t, env, "ex1", src, map[string]any{"items": list})
+	m := meter.New()
+	ctx := meter.With(context.Background(), m)
+	before := len(env.Bus.Batches())
+	ran := 0
+	for range 10 * items {
+		cmd, ok := env.Tasks.Take(isUnit)
+		if !ok {
+			break
+		}
+		env.Clock.Set(cmd.NotBefore)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatalf("delivery of %s: %v", cmd.UnitKey(), err)
+		}
+		ran++
+	}
+	wantOK(t, env)
+	batches := items / chunk
+	if ran != batches {
+		t.Fatalf("%d deliveries ran, want the %d batches", ran, batches)
+	}
+	if got := cs.calls("CompleteUnit"); got != batches {
+		t.Errorf("CompleteUnit called %d times for %d batches of %d items, want one per batch", got, batches, chunk)
+	}
+	recs, err := env.Memory.IterationList(context.Background(), "ex1", engine.LoopKey("each", 1))
+	if err != nil || len(recs) != items {
+		t.Fatalf("IterationList: %d records, %v; want %d", len(recs), err, items)
+	}
+	wantEachOnce(t, env, items, types.EvLoopIterationDone)
+	ops := m.Drain("ex1")
+	for _, b := range env.Bus.Batches()[before:] {
+		ops = meter.Merge(ops, b.Ops)
+	}
+	if w := ops[meter.FirestoreWrite]; w > 0.3*items {
+		t.Errorf("%v Firestore writes for %d items in %d lanes, want at most %v (0.3 per item)", w, items, lanes, 0.3*items)
+	}
+	t.Logf("%d noop items in batches of %d: %v Firestore writes, %v reads", items, chunk, ops[meter.FirestoreWrite], ops[meter.FirestoreRead])
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/noetl/gcpengine/shared/redact"
 	"github.com/noetl/gcpengine/shared/results"
 	"github.com/noetl/gcpengine/shared/store"
+	"github.com/noetl/gcpengine/shared/telemetry"
 	"github.com/noetl/gcpengine/shared/template"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -656,7 +657,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		AfterCommit: func() error {
 			return faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 		},
-		Inline: u.inline(ctx)}) // batched fan-out: the batch's next iteration runs here (batch.go)
+		Inline: u.inline(ctx), // batched fan-out: the batch's next iteration runs here (batch.go)
+		Group:  groupOf(ctx)}) // the batch's deferred ends, committed with this one
+	settleGroup(ctx, done, err, rec, func() { telemetry.M.LoopItemCompleted(ctx, u.st.Playbook, c.Step, ok) })
 	handNext(ctx, done)
 	if done.First || (err == nil && !done.Canceled) {
 		u.observeDone(ctx, ok, done.First, errv) // telemetry: server.dispatch, loop items

@@ -515,8 +515,15 @@ func (u *unit) lease(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	if c.Iteration != nil {
+		key := engine.LoopKey(c.Step, c.StepRun)
+		// A batched loop's ends may be in group record documents
+		// (control batch.go): an iteration found there has ended.
+		plan, err := w.Control.Plan(ctx, c.ExecutionID, key)
+		if err != nil {
+			return false, err
+		}
 		rec, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: c.ExecutionID,
-			LoopKey: engine.LoopKey(c.Step, c.StepRun), Index: *c.Iteration, Holder: u.holder, TTL: w.ttl(), Now: now, Unpark: c.ReplayOf})
+			LoopKey: key, Index: *c.Iteration, Holder: u.holder, TTL: w.ttl(), Now: now, Unpark: c.ReplayOf, Grouped: plan.BatchOf() > 1})
 		switch {
 		case errors.Is(err, store.ErrLeaseHeld):
 			u.log.Info("iteration leased by another delivery, retry later")
