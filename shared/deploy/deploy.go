@@ -188,7 +188,7 @@ var Collections = []Collection{
 	{Group: "outbox", Path: "executions/{id}/outbox/{event_id}", TTLField: TTLField, LargeFields: []string{"data"}},
 	{Group: "loops", Path: "executions/{id}/loops/{step.run}", TTLField: TTLField, LargeFields: []string{"data"}},
 	{Group: "iterations", Path: "executions/{id}/loops/{step.run}/iterations/{index}", TTLField: TTLField, LargeFields: []string{"data"}},
-	{Group: "groups", Path: "executions/{id}/loops/{step.run}/groups/{first}-{last}", TTLField: TTLField, LargeFields: []string{"records"}},
+	{Group: "iteration_groups", Path: "executions/{id}/loops/{step.run}/iteration_groups/{first}-{last}", TTLField: TTLField, LargeFields: []string{"records"}},
 	{Group: "lanes", Path: "executions/{id}/loops/{step.run}/lanes/{lane}", TTLField: TTLField},
 	{Group: "loop_done", Path: "executions/{id}/loop_done/{step.run}", TTLField: TTLField},
 	{Group: "units", Path: "executions/{id}/units/{unit}", TTLField: TTLField},

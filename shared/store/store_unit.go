@@ -107,7 +107,7 @@ type IterationCompletion struct {
 	// committed (batched fan-out: an unleased batch's ends are grouped,
 	// shared/control batch.go). With a Group, End and the Group are
 	// written together as one group record document, one write for them
-	// all (executions/{id}/loops/{key}/groups/{first index}-{last
+	// all (executions/{id}/loops/{key}/iteration_groups/{first index}-{last
 	// index}): End.Holder must be "", End.Record's status and every
 	// Group record's ok or error, each of the End's loop, no index twice.
 	// A group document already there (the same group committed before) is

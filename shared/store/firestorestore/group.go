@@ -18,7 +18,7 @@ import (
 )
 
 // groupDoc is a group record document
-// (executions/{id}/loops/{key}/groups/{first}-{last}): the ended records
+// (executions/{id}/loops/{key}/iteration_groups/{first}-{last}): the ended records
 // of a batch's iterations committed together (store.IterationCompletion
 // Group), one write for them all.
 type groupDoc struct {
@@ -32,7 +32,7 @@ type groupDoc struct {
 }
 
 func (f *Firestore) groups(execID, loopKey string) *firestore.CollectionRef {
-	return f.loop(execID, loopKey).Collection("groups")
+	return f.loop(execID, loopKey).Collection("iteration_groups")
 }
 
 // completeGroup commits End with its Group as one group document (a

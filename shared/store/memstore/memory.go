@@ -54,7 +54,7 @@ type memExec struct {
 	loops   map[string][]byte
 	iters   map[string]map[int]*memIter
 	// groups: loop key → group id (store.GroupID) → index → record JSON
-	// (executions/{id}/loops/{key}/groups/{group} in Firestore).
+	// (executions/{id}/loops/{key}/iteration_groups/{group} in Firestore).
 	groups   map[string]map[string]map[int][]byte
 	lanes    map[string]map[int]bool
 	loopDone map[string]string

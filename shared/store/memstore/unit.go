@@ -149,7 +149,7 @@ func (m *Memory) completeGroupLocked(p store.CompleteUnitParams, e *memExec, mt 
 			all = append(all, b...)
 		}
 		mt.Write(1)
-		m.size(fmt.Sprintf("executions/%s/loops/%s/groups/%s", p.ExecutionID, key, id), all)
+		m.size(fmt.Sprintf("executions/%s/loops/%s/iteration_groups/%s", p.ExecutionID, key, id), all)
 		e.groups[key][id] = g
 		res.First = true
 	}
