@@ -416,6 +416,12 @@ func (s *soak) run(n, cancelEvery int, restartEvery time.Duration, concurrency i
 			r.OK++
 		case "failed":
 			r.Failed++
+			if ru.dlqStep == "" {
+				// Only a discarded DLQ entry fails an execution: every
+				// other fault is retried or recovered (end's check of
+				// the tally loop fails it when an item is lost or doubled).
+				r.Problems = append(r.Problems, fmt.Sprintf("execution %s failed without a DLQ step", ru.id))
+			}
 		case "canceled":
 			r.Canceled++
 		default:
