@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -367,6 +368,13 @@ func (s *Supervisor) upRunner(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
+	stale, err := clearStaleControlDirs(filepath.Join(work, "work"), c.RunnerUID)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range stale {
+		s.progress("removed %s: left by a runner of another uid range (another runner port: NOETL_RUNNER_UID follows it)", d)
+	}
 	cg, _, err := sandbox.Delegate("noetl-runner-"+strconv.Itoa(c.RunnerPort), c.RunnerUID)
 	if err != nil {
 		s.log.Warn("no control groups for the runner's tasks; rlimits only", "error", err.Error())
@@ -397,4 +405,36 @@ func (s *Supervisor) upRunner(ctx context.Context) (string, error) {
 func startProcAttr(name string, argv, env []string, dir, logPath string, attr *syscall.SysProcAttr) (*proc, error) {
 	attr.Setpgid = true
 	return startProcWith(name, argv, env, dir, logPath, attr)
+}
+
+// runnerControlDirs are the runner's own directories under its work
+// directory (the sandbox's control files and uid reservations: runner
+// main.go), which the runner requires to be owned by its uid 0.
+var runnerControlDirs = []string{".sandbox", ".uids"}
+
+// clearStaleControlDirs removes the runner's control directories under
+// dir that a runner of another uid range left (owned by another host uid
+// than uid, the host uid of this runner's uid 0): they hold nothing a new
+// runner needs, and it refuses to start beside them. It returns the
+// directories removed.
+func clearStaleControlDirs(dir string, uid int) ([]string, error) {
+	var removed []string
+	for _, name := range runnerControlDirs {
+		d := filepath.Join(dir, name)
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && fi.IsDir() {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return removed, fmt.Errorf("stack: remove the stale runner directory %s: %w", d, err)
+		}
+		removed = append(removed, d)
+	}
+	return removed, nil
 }
