@@ -273,6 +273,42 @@ func TestBatchLastAttempt(t *testing.T) {
 	wantEachOnce(t, env, 10, types.EvLoopIterationDone)
 }
 
+// TestBatchStopCommitsGroupedEnds: a first delivery that is also its
+// batch's last attempt runs its items without a lease, so their ends are
+// grouped; when its fifth item fails at its start, that item becomes a
+// task of its own and the four deferred ends before it are committed
+// before the delivery answers (control.CommitGroup) — never lost with
+// the delivery nothing retries.
+func TestBatchStopCommitsGroupedEnds(t *testing.T) {
+	ctx := context.Background()
+	env, w := setup(t, nil, batchLoop("max_in_flight: 1, chunk_size: 10", "", "{kind: noop}"), batchItems(10))
+	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
+	hits := 0
+	t.Cleanup(faults.SetScript(func(p, _, _ string) string {
+		if p == faults.ExecuteStart {
+			if hits++; hits == 5 {
+				return "error"
+			}
+		}
+		return ""
+	}))
+	cmd := take(t, env)
+	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), MaxAttempts: 1}); err != nil {
+		t.Fatalf("the batch's only attempt failed: %v", err)
+	}
+	recs, err := env.Memory.IterationList(ctx, "ex1", engine.LoopKey("each", 1))
+	if err != nil || len(recs) != 4 || recs[3].Index != 3 {
+		t.Fatalf("records after the delivery: %+v, %v; want iterations 0 to 3 (the deferred ends, committed)", recs, err)
+	}
+	next := pending(env, isUnit)
+	if len(next) != 1 || next[0].Iteration == nil || *next[0].Iteration != 4 {
+		t.Fatalf("pending units %+v, want iteration 4's own task", next)
+	}
+	drain(t, env, w)
+	wantOK(t, env)
+	wantEachOnce(t, env, 10, types.EvLoopIterationDone)
+}
+
 // TestBatchDeferredRetry: an iteration whose retry is deferred hands
 // itself to a delayed Cloud Task; that task's delivery runs the rest of the
 // batch (no other task is created), and every item ends once.

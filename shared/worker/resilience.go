@@ -378,7 +378,9 @@ func (w *Worker) DiscardUnit(ctx context.Context, cmd types.Command, dlqID, reas
 		if err == nil && status != types.StatusRunning {
 			// Ended: by this discard before (finish its work), or
 			// otherwise.
-			ended, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Index: *cmd.Iteration, Now: w.now()})
+			// (Grouped: a record ended in a group document is returned
+			// as it is, not leased over.)
+			ended, err := w.Store.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: cmd.ExecutionID, LoopKey: key, Index: *cmd.Iteration, Now: w.now(), Grouped: true})
 			if err != nil || ended == nil {
 				return err
 			}
