@@ -42,6 +42,18 @@ http_ok() {
 
 # stack_is_up succeeds if the supervisor runs, the stack is ready and the
 # functions server answers.
+# soak_owner prints the pid of a scripts/soak that owns the stack (its
+# .stack/soak.pid, while that process lives; not this shell's own soak:
+# NOETL_SOAK_PID), nothing otherwise. A stack a soak runs on is not to be
+# restarted under it by scripts/up (scripts/bench, a test run): the soak
+# would count the restart's lost executions as its own failures.
+soak_owner() {
+  local pid
+  pid="$(cat "$STACK_DIR/soak.pid" 2>/dev/null || true)"
+  [ -n "$pid" ] && [ "$pid" != "${NOETL_SOAK_PID:-}" ] && kill -0 "$pid" 2>/dev/null && printf '%s\n' "$pid"
+  return 0
+}
+
 stack_is_up() {
   supervisor_pid >/dev/null || return 1
   [ -f "$STACK_DIR/ready" ] || return 1

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestClearStaleControlDirs: the runner's control directories left by a
-// runner of another uid range (another port) are removed, its own kept,
-// and anything else in the work directory left alone.
-func TestClearStaleControlDirs(t *testing.T) {
+// TestClearStale: what a runner of another uid range (another port) left
+// in the runner's directory — its control directories, its tasks'
+// workspaces — is removed; what this runner's uid owns is kept.
+func TestClearStale(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("chown needs root (the stack starts the runner as root)")
 	}
@@ -25,26 +25,28 @@ func TestClearStaleControlDirs(t *testing.T) {
 		}
 		return d
 	}
-	stale := mk(".uids", other)
+	uids := mk(".uids", other)
+	tasks := mk("tasks", other)
 	own := mk(".sandbox", mine)
-	task := mk("task-1", other)
-	removed, err := clearStaleControlDirs(dir, mine)
+	removed, err := clearStale(dir, mine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(removed) != 1 || removed[0] != stale {
-		t.Fatalf("removed %v, want only %s", removed, stale)
+	if len(removed) != 2 {
+		t.Fatalf("removed %v, want %s and %s", removed, uids, tasks)
 	}
-	for _, d := range []string{own, task} {
-		if _, err := os.Stat(d); err != nil {
-			t.Errorf("%s: %v, want it kept", d, err)
+	for _, d := range []string{uids, tasks} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s still there (%v)", d, err)
 		}
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("%s still there (%v)", stale, err)
+	if _, err := os.Stat(own); err != nil {
+		t.Errorf("%s: %v, want it kept", own, err)
 	}
-	// Nothing to do the second time.
-	if removed, err := clearStaleControlDirs(dir, mine); err != nil || len(removed) != 0 {
+	if removed, err := clearStale(dir, mine); err != nil || len(removed) != 0 {
 		t.Fatalf("second call removed %v, %v", removed, err)
+	}
+	if removed, err := clearStale(filepath.Join(dir, "absent"), mine); err != nil || removed != nil {
+		t.Fatalf("a directory not there: %v, %v", removed, err)
 	}
 }

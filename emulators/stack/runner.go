@@ -368,12 +368,14 @@ func (s *Supervisor) upRunner(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	stale, err := clearStaleControlDirs(filepath.Join(work, "work"), c.RunnerUID)
-	if err != nil {
-		return "", err
-	}
-	for _, d := range stale {
-		s.progress("removed %s: left by a runner of another uid range (another runner port: NOETL_RUNNER_UID follows it)", d)
+	for _, d := range []string{filepath.Join(work, "tmp"), filepath.Join(work, "work")} {
+		stale, err := clearStale(d, c.RunnerUID)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range stale {
+			s.progress("removed %s: left by a runner of another uid range (another runner port: NOETL_RUNNER_UID follows it)", e)
+		}
 	}
 	cg, _, err := sandbox.Delegate("noetl-runner-"+strconv.Itoa(c.RunnerPort), c.RunnerUID)
 	if err != nil {
@@ -407,34 +409,35 @@ func startProcAttr(name string, argv, env []string, dir, logPath string, attr *s
 	return startProcWith(name, argv, env, dir, logPath, attr)
 }
 
-// runnerControlDirs are the runner's own directories under its work
-// directory (the sandbox's control files and uid reservations: runner
-// main.go), which the runner requires to be owned by its uid 0.
-var runnerControlDirs = []string{".sandbox", ".uids"}
-
-// clearStaleControlDirs removes the runner's control directories under
-// dir that a runner of another uid range left (owned by another host uid
-// than uid, the host uid of this runner's uid 0): they hold nothing a new
-// runner needs, and it refuses to start beside them. It returns the
-// directories removed.
-func clearStaleControlDirs(dir string, uid int) ([]string, error) {
+// clearStale removes what a runner of another uid range left in dir
+// (one of the runner's own directories: its tmp and work): every entry
+// not owned by uid, the host uid of this runner's uid 0 — its control
+// files and uid reservations, its tasks' workspaces. The runner is not
+// running yet, so nothing there is in use; it could neither use nor
+// remove them (they belong to uids it does not map: it would refuse to
+// start, or fail every task's workspace). It returns what it removed.
+func clearStale(dir string, uid int) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	var removed []string
-	for _, name := range runnerControlDirs {
-		d := filepath.Join(dir, name)
-		fi, err := os.Lstat(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
 		if err != nil {
 			return removed, err
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && fi.IsDir() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
 			continue
 		}
-		if err := os.RemoveAll(d); err != nil {
-			return removed, fmt.Errorf("stack: remove the stale runner directory %s: %w", d, err)
+		if err := os.RemoveAll(p); err != nil {
+			return removed, fmt.Errorf("stack: remove %s, left by a runner of another uid range: %w", p, err)
 		}
-		removed = append(removed, d)
+		removed = append(removed, p)
 	}
 	return removed, nil
 }
