@@ -125,6 +125,21 @@ func TestBatchedFanOut(t *testing.T) {
 	})
 }
 
+// faultOnHit makes the hit-th reach of fault point answer action (for the
+// test's duration) and returns the count of its reaches.
+func faultOnHit(t *testing.T, point string, hit int, action string) *int {
+	hits := new(int)
+	t.Cleanup(faults.SetScript(func(p, _, _ string) string {
+		if p == point {
+			if *hits++; *hits == hit {
+				return action
+			}
+		}
+		return ""
+	}))
+	return hits
+}
+
 // TestBatchCrashRecovered: a crash (or an error) in the middle of a batch
 // is recovered by the redelivery of the batch's own Cloud Task, which
 // skips the iterations that ended and goes on: no iteration is lost or
@@ -144,15 +159,7 @@ func TestBatchCrashRecovered(t *testing.T) {
 			t.Run(point+" "+action, func(t *testing.T) {
 				env, w := setup(t, nil, batchLoop("max_in_flight: 2, chunk_size: 10", "", "{kind: noop}"), batchItems(40))
 				w.ContinueUnits, w.ContinueBudget = 16, time.Minute
-				hits := 0
-				t.Cleanup(faults.SetScript(func(p, _, _ string) string {
-					if p == point {
-						if hits++; hits == at.hit {
-							return action
-						}
-					}
-					return ""
-				}))
+				hits := faultOnHit(t, point, at.hit, action)
 				cmd := take(t, env)
 				func() {
 					defer func() {
@@ -166,8 +173,8 @@ func TestBatchCrashRecovered(t *testing.T) {
 						t.Fatal("the batch's delivery answered although an iteration failed in it")
 					}
 				}()
-				if hits < at.hit {
-					t.Fatalf("fault point %s reached %d times, want %d", point, hits, at.hit)
+				if *hits < at.hit {
+					t.Fatalf("fault point %s reached %d times, want %d", point, *hits, at.hit)
 				}
 				again := w
 				if action == "crash" {
@@ -251,15 +258,7 @@ func TestBatchLastAttempt(t *testing.T) {
 	ctx := context.Background()
 	env, w := setup(t, nil, batchLoop("max_in_flight: 1, chunk_size: 10", "", "{kind: noop}"), batchItems(10))
 	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
-	hits := 0
-	t.Cleanup(faults.SetScript(func(p, _, _ string) string {
-		if p == faults.ExecuteAfterIterationEnd {
-			if hits++; hits == 5 {
-				return "error"
-			}
-		}
-		return ""
-	}))
+	faultOnHit(t, faults.ExecuteAfterIterationEnd, 5, "error")
 	cmd := take(t, env)
 	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), RetryCount: 4, MaxAttempts: 5}); err != nil {
 		t.Fatalf("the batch's last attempt failed: %v", err)
@@ -283,15 +282,7 @@ func TestBatchStopCommitsGroupedEnds(t *testing.T) {
 	ctx := context.Background()
 	env, w := setup(t, nil, batchLoop("max_in_flight: 1, chunk_size: 10", "", "{kind: noop}"), batchItems(10))
 	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
-	hits := 0
-	t.Cleanup(faults.SetScript(func(p, _, _ string) string {
-		if p == faults.ExecuteStart {
-			if hits++; hits == 5 {
-				return "error"
-			}
-		}
-		return ""
-	}))
+	faultOnHit(t, faults.ExecuteStart, 5, "error")
 	cmd := take(t, env)
 	if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), MaxAttempts: 1}); err != nil {
 		t.Fatalf("the batch's only attempt failed: %v", err)

@@ -61,29 +61,31 @@ func (s *callStore) IterationList(ctx context.Context, executionID, loopKey stri
 	return s.Store.IterationList(ctx, executionID, loopKey)
 }
 
-// TestNoopLoopItemStoreOps pins what a side-effect-free loop item costs the
-// store (docs/benchmarks.md "A loop item's Firestore operations"): no
-// lease record (no IterationBegin, no LeaseAcquire), one CompleteUnit (its
-// record: one document write) and the loop plan read once per instance
-// (the plan cache). Writes are counted on the in-memory driver's meter,
-// which counts what Firestore would bill.
-func TestNoopLoopItemStoreOps(t *testing.T) {
-	const items, lanes = 40, 4
+// itemLoop runs a parallel noop loop over items (its step "each",
+// max_in_flight 4, loop.spec extra), every delivery on one worker under a
+// meter, after batched fan-out's setting budget (0: one task per item).
+// It returns the store calls, the metered operations (with those the bus
+// drained into the batches it published) and the deliveries run.
+func itemLoop(t *testing.T, items int, extra string, budget time.Duration) (*controltest.Env, *callStore, map[string]float64, int) {
+	t.Helper()
 	src := `apiVersion: noetl.io/v2
 kind: Playbook
 metadata: {name: items}
 workflow:
-  - step: start
+  - step: each
     loop:
       in: "{{ workload.items }}"
       iterator: item
-      spec: {mode: parallel, max_in_flight: 4}
+      spec: {mode: parallel, max_in_flight: 4` + extra + `}
     tool: {kind: noop}
 `
 	env := controltest.NewEnv()
 	cs := &callStore{Store: env.Memory}
 	env.Control = &control.Control{Store: cs, Bus: env.Bus, Tasks: env.Tasks, Now: env.Clock.Now, Source: "execute", Log: env.Log}
 	w := newWorker(env, nil, nil)
+	if budget > 0 {
+		w.ContinueUnits, w.ContinueBudget = 16, budget
+	}
 	var list []any
 	for i := range items {
 		list = append(list, int64(i))
@@ -105,6 +107,23 @@ workflow:
 		ran++
 	}
 	wantOK(t, env)
+	// The bus drains the meter's counts into the batches it publishes.
+	ops := m.Drain("ex1")
+	for _, b := range env.Bus.Batches()[before:] {
+		ops = meter.Merge(ops, b.Ops)
+	}
+	return env, cs, ops, ran
+}
+
+// TestNoopLoopItemStoreOps pins what a side-effect-free loop item costs the
+// store (docs/benchmarks.md "A loop item's Firestore operations"): no
+// lease record (no IterationBegin, no LeaseAcquire), one CompleteUnit (its
+// record: one document write) and the loop plan read once per instance
+// (the plan cache). Writes are counted on the in-memory driver's meter,
+// which counts what Firestore would bill.
+func TestNoopLoopItemStoreOps(t *testing.T) {
+	const items, lanes = 40, 4
+	_, cs, ops, ran := itemLoop(t, items, "", 0)
 	if ran != items {
 		t.Fatalf("%d units ran, want the %d items", ran, items)
 	}
@@ -115,11 +134,6 @@ workflow:
 	}
 	if got := cs.calls("LoopGet"); got > 1 {
 		t.Errorf("LoopGet called %d times, want at most once (the plan cache)", got)
-	}
-	// The bus drains the meter's counts into the batches it publishes.
-	ops := m.Drain("ex1")
-	for _, b := range env.Bus.Batches()[before:] {
-		ops = meter.Merge(ops, b.Ops)
 	}
 	// One record per item; per lane its marker; the loop's end (claim,
 	// checkpoint with its outbox): a few.
@@ -139,43 +153,7 @@ workflow:
 // loop.iteration.done.
 func TestBatchedLoopItemGroupsEnds(t *testing.T) {
 	const items, lanes, chunk = 80, 4, 10
-	src := `apiVersion: noetl.io/v2
-kind: Playbook
-metadata: {name: items}
-workflow:
-  - step: each
-    loop:
-      in: "{{ workload.items }}"
-      iterator: item
-      spec: {mode: parallel, max_in_flight: 4, chunk_size: 10}
-    tool: {kind: noop}
-`
-	env := controltest.NewEnv()
-	cs := &callStore{Store: env.Memory}
-	env.Control = &control.Control{Store: cs, Bus: env.Bus, Tasks: env.Tasks, Now: env.Clock.Now, Source: "execute", Log: env.Log}
-	w := newWorker(env, nil, nil)
-	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
-	var list []any
-	for i := range items {
-		list = append(list, int64(i))
-	}
-	start(t, env, "ex1", src, map[string]any{"items": list})
-	m := meter.New()
-	ctx := meter.With(context.Background(), m)
-	before := len(env.Bus.Batches())
-	ran := 0
-	for range 10 * items {
-		cmd, ok := env.Tasks.Take(isUnit)
-		if !ok {
-			break
-		}
-		env.Clock.Set(cmd.NotBefore)
-		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
-			t.Fatalf("delivery of %s: %v", cmd.UnitKey(), err)
-		}
-		ran++
-	}
-	wantOK(t, env)
+	env, cs, ops, ran := itemLoop(t, items, ", chunk_size: 10", time.Minute)
 	batches := items / chunk
 	if ran != batches {
 		t.Fatalf("%d deliveries ran, want the %d batches", ran, batches)
@@ -188,10 +166,6 @@ workflow:
 		t.Fatalf("IterationList: %d records, %v; want %d", len(recs), err, items)
 	}
 	wantEachOnce(t, env, items, types.EvLoopIterationDone)
-	ops := m.Drain("ex1")
-	for _, b := range env.Bus.Batches()[before:] {
-		ops = meter.Merge(ops, b.Ops)
-	}
 	if w := ops[meter.FirestoreWrite]; w > 0.3*items {
 		t.Errorf("%v Firestore writes for %d items in %d lanes, want at most %v (0.3 per item)", w, items, lanes, 0.3*items)
 	}
