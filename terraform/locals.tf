@@ -36,19 +36,22 @@ locals {
 
   # Firestore collection groups whose documents carry expire_at (TTL).
   # Firestore TTL never deletes subcollections, so each one has its own.
-  ttl_collections = ["executions", "batches", "outbox", "loops", "iterations", "lanes", "loop_done", "units", "attempts", "dlq"]
+  ttl_collections = ["executions", "batches", "outbox", "loops", "iterations", "iteration_groups", "lanes", "loop_done", "units", "attempts", "dlq"]
 
   # Large JSON/YAML fields that are never queried: no single-field indexes.
   exempt_fields = {
-    executions    = ["state", "source"]
-    batches       = ["data"]
-    outbox        = ["data"]
-    loops         = ["data"]
-    iterations    = ["data"]
-    attempts      = ["data"]
-    dlq           = ["payload", "context_excerpt"]
-    versions      = ["source"]
-    subscriptions = ["source"]
+    executions = ["state", "source"]
+    batches    = ["data"]
+    outbox     = ["data"]
+    loops      = ["data"]
+    iterations = ["data"]
+    # A batch's ended records, one map entry per iteration (shared/control
+    # batch.go): never queried; "indexes" is (array-contains).
+    iteration_groups = ["records"]
+    attempts         = ["data"]
+    dlq              = ["payload", "context_excerpt"]
+    versions         = ["source"]
+    subscriptions    = ["source"]
   }
 
   # Composite indexes of the listings (GET /executions, dlq list).
