@@ -47,21 +47,49 @@ const (
 
 // deferrable reports that e's end may be deferred: an unleased ok end of
 // a batched (not cursor) loop that neither fails the step nor ends its
-// lane, and whose group stays within MaxGroup and MaxGroupBytes.
-func deferrable(e IterationEnd, plan *engine.LoopPlan, failStep, laneDone bool) bool {
-	if e.Inline == nil || e.Holder != "" || failStep || laneDone ||
-		plan.Cursor != nil || plan.BatchOf() <= 1 || e.Record.Status != types.StatusOK || len(e.Group)+1 >= MaxGroup {
+// lane, and whose group stays within MaxGroup and MaxGroupBytes. size is
+// the JSON size of e.Record in bytes (IterationEnded.Bytes; 0 when not
+// measured: an end not eligible, with no group): the group's is
+// e.GroupBytes, the caller's running sum, so that a batch's ends are each
+// encoded once here, not once per later end.
+func deferrable(e IterationEnd, plan *engine.LoopPlan, failStep, laneDone bool) (ok bool, size int) {
+	if e.Holder != "" || e.Record.Status != types.StatusOK {
+		return false, 0
+	}
+	eligible := e.Inline != nil && !failStep && !laneDone && plan.Cursor == nil && plan.BatchOf() > 1 && len(e.Group)+1 < MaxGroup
+	if !eligible && len(e.Group) == 0 {
+		return false, 0 // no group to fit in
+	}
+	b, err := json.Marshal(e.Record)
+	if err != nil {
+		return false, 0
+	}
+	return eligible && fitsGroup(e, len(b)), len(b)
+}
+
+// fitsGroup reports that e's record, of size bytes of JSON (0: not
+// measured), may be committed in its group's document: the group with
+// it stays within MaxGroup records and MaxGroupBytes.
+func fitsGroup(e IterationEnd, size int) bool {
+	if len(e.Group)+1 > MaxGroup {
 		return false
 	}
-	size := 0
-	for _, r := range append([]engine.IterationRecord{e.Record}, e.Group...) {
-		b, err := json.Marshal(r)
+	if size == 0 {
+		b, err := json.Marshal(e.Record)
 		if err != nil {
 			return false
 		}
-		size += len(b)
+		size = len(b)
 	}
-	return size <= MaxGroupBytes
+	group := e.GroupBytes
+	if group == 0 {
+		for _, r := range e.Group {
+			if b, err := json.Marshal(r); err == nil {
+				group += len(b)
+			}
+		}
+	}
+	return group+size <= MaxGroupBytes
 }
 
 // CommitGroup commits deferred ended records of cmd's loop run (recs:

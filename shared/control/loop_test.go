@@ -349,3 +349,48 @@ func TestLargeLoopItemsOffloaded(t *testing.T) {
 		t.Fatalf("iteration 2 body carries its large item")
 	}
 }
+
+// TestGroupFirst: an end carrying deferred ends reports whether its call
+// recorded them (IterationEnded.GroupFirst), whether they join its own
+// record's group document or, when it cannot join (a failed end), are
+// committed before it in one of their own; the same ends again report
+// false — the worker makes the group's loop item counts on it, once.
+func TestGroupFirst(t *testing.T) {
+	ctx := context.Background()
+	src := strings.Replace(loopPlaybook("parallel", 1, "best_effort"), "max_in_flight: 1}", "max_in_flight: 1, chunk_size: 10}", 1)
+	env := controltest.NewEnv()
+	launch(t, env, "ex1", "", src, map[string]any{"items": intItems(10)})
+	first := iterationTasks(env)[0]
+	at := func(i int) types.Command {
+		c := first
+		c.Iteration, c.Item = &i, int64(i*10)
+		return c
+	}
+	ok := func(i int) engine.IterationRecord {
+		return engine.IterationRecord{Index: i, Status: types.StatusOK, Result: int64(i), Clock: first.Clock + int64(i) + 1}
+	}
+	inline := func() bool { return true }
+	d, err := env.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: at(0), Record: ok(0), Inline: inline})
+	if err != nil || !d.Deferred || d.Bytes == 0 {
+		t.Fatalf("iteration 0's end: %+v, %v; want deferred with its size", d, err)
+	}
+	group := []engine.IterationRecord{ok(0)}
+	failed := engine.IterationRecord{Index: 1, Status: types.StatusError, Error: map[string]any{"message": "x"}, Clock: first.Clock + 2}
+	for round, want := range []bool{true, false} {
+		d, err := env.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: at(1), Record: failed, Inline: inline, Group: group, GroupBytes: d.Bytes})
+		if err != nil || d.Deferred || d.GroupFirst != want || d.First != want {
+			t.Fatalf("round %d: a failed end with a group: %+v, %v; want GroupFirst and First %v", round, d, err, want)
+		}
+	}
+	group = []engine.IterationRecord{ok(2), ok(3)}
+	for round, want := range []bool{true, false} {
+		d, err := env.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: at(4), Record: ok(4), Group: group})
+		if err != nil || d.Deferred || d.GroupFirst != want || d.First != want {
+			t.Fatalf("round %d: an ok end joining its group: %+v, %v; want GroupFirst and First %v", round, d, err, want)
+		}
+	}
+	recs, err := env.Memory.IterationList(ctx, "ex1", engine.LoopKey("start", 1))
+	if err != nil || len(recs) != 5 {
+		t.Fatalf("IterationList: %d records, %v; want 0 to 4", len(recs), err)
+	}
+}

@@ -87,6 +87,9 @@ type IterationEnd struct {
 	// were deferred (IterationEnded.Deferred): committed with this end,
 	// in one group record document (store.IterationCompletion.Group).
 	Group []engine.IterationRecord
+	// GroupBytes is the JSON size in bytes of Group's records, the sum of
+	// their IterationEnded.Bytes (0: measured here).
+	GroupBytes int
 }
 
 // IterationEnded is what CompleteIteration did.
@@ -103,6 +106,13 @@ type IterationEnded struct {
 	// commits it with CommitGroup. First is then false; the group's
 	// commit tells (the First of the end that carries it).
 	Deferred bool
+	// Bytes is a deferred record's JSON size in bytes, for the caller's
+	// IterationEnd.GroupBytes.
+	Bytes int
+	// GroupFirst reports that this call recorded IterationEnd.Group (with
+	// the end, or in a group commit of its own before it): false when the
+	// same group had been committed before, or there was none.
+	GroupFirst bool
 }
 
 // CompleteIteration ends a loop iteration with one store call
@@ -160,23 +170,26 @@ func (c *Control) CompleteIteration(ctx context.Context, e IterationEnd) (Iterat
 			return n, true
 		}
 	}
-	if deferrable(e, plan, failStep, laneDone) {
+	ok, size := deferrable(e, plan, failStep, laneDone)
+	if ok {
 		if n, ok := next(); ok {
 			var out IterationEnded
 			if inlineNext(e, plan, rec.Index, &out, n) {
-				out.Deferred = true
+				out.Deferred, out.Bytes = true, size
 				return out, nil
 			}
 		}
 	}
-	group := e.Group
-	if len(group) > 0 && (e.Holder != "" || !store.Completed(rec.Status)) {
-		// This end cannot join the group's document: the group commits
-		// first.
-		if _, err := c.CommitGroup(ctx, cmd, group); err != nil {
+	group, groupFirst := e.Group, false
+	if len(group) > 0 && (e.Holder != "" || !store.Completed(rec.Status) || !fitsGroup(e, size)) {
+		// This end cannot join the group's document (leased, not ended,
+		// or the group would pass MaxGroup or MaxGroupBytes with it): the
+		// group commits first.
+		first, err := c.CommitGroup(ctx, cmd, group)
+		if err != nil {
 			return IterationEnded{}, err
 		}
-		group = nil
+		group, groupFirst = nil, first
 	}
 	var loopEnd *transition
 	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: cmd.ExecutionID, Unit: cmd.UnitKey(),
@@ -191,7 +204,7 @@ func (c *Control) CompleteIteration(ctx context.Context, e IterationEnd) (Iterat
 				loopEnd = c.prepare(ctx, ApplyParams{ExecutionID: cmd.ExecutionID, Event: ev, OutboxID: EndOutboxID(cmd.ExecutionID, plan.Step, plan.Run), Events: []types.Event{ev}})
 				return &loopEnd.params, nil
 			}}})
-	out := IterationEnded{First: res.First, Canceled: res.Canceled}
+	out := IterationEnded{First: res.First, Canceled: res.Canceled, GroupFirst: groupFirst || (len(group) > 0 && res.First)}
 	if err != nil || res.Canceled || res.Held {
 		return out, err
 	}

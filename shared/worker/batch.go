@@ -40,10 +40,11 @@ type batchRun struct {
 	ran []string
 	// group is the deferred ends (control.IterationEnded.Deferred) the
 	// next end commits (control.IterationEnd.Group), or the batch's end
-	// (commitGroup); counted holds their loop item counts, made once the
-	// group is recorded.
-	group   []engine.IterationRecord
-	counted []func()
+	// (commitGroup), and groupBytes their JSON size; counted holds their
+	// loop item counts, made once the group is recorded.
+	group      []engine.IterationRecord
+	groupBytes int
+	counted    []func()
 }
 
 type batchKey struct{}
@@ -71,13 +72,13 @@ func handNext(ctx context.Context, done control.IterationEnded) {
 	}
 }
 
-// groupOf is the deferred ends the invocation's next iteration end
-// commits (nil outside a batch).
-func groupOf(ctx context.Context) []engine.IterationRecord {
+// withGroup sets e's Group and GroupBytes to the deferred ends the
+// invocation's next iteration end commits (none outside a batch).
+func withGroup(ctx context.Context, e control.IterationEnd) control.IterationEnd {
 	if b := batchOf(ctx); b != nil {
-		return b.group
+		e.Group, e.GroupBytes = b.group, b.groupBytes
 	}
-	return nil
+	return e
 }
 
 // settleGroup takes what an iteration end did with the batch's group: a
@@ -90,9 +91,10 @@ func settleGroup(ctx context.Context, done control.IterationEnded, err error, re
 	case b == nil || err != nil:
 	case done.Deferred:
 		b.group = append(b.group, rec)
+		b.groupBytes += done.Bytes
 		b.counted = append(b.counted, count)
 	default:
-		b.settled(done.First)
+		b.settled(done.GroupFirst)
 	}
 }
 
@@ -104,7 +106,7 @@ func (b *batchRun) settled(first bool) {
 			c()
 		}
 	}
-	b.group, b.counted = nil, nil
+	b.group, b.groupBytes, b.counted = nil, 0, nil
 }
 
 // commitGroup commits the deferred ends no later end took (the batch
@@ -124,7 +126,7 @@ func (w *Worker) commitGroup(ctx context.Context, cmd types.Command, b *batchRun
 // iterationEnded carries out again the end of an iteration that already
 // ended (a redelivery), handing its successor in the batch back.
 func (u *unit) iterationEnded(ctx context.Context, rec engine.IterationRecord) error {
-	done, err := u.w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: u.cmd, Record: rec, Inline: u.inline(ctx), Group: groupOf(ctx)})
+	done, err := u.w.Control.CompleteIteration(ctx, withGroup(ctx, control.IterationEnd{Cmd: u.cmd, Record: rec, Inline: u.inline(ctx)}))
 	settleGroup(ctx, done, err, rec, func() {})
 	if err == nil {
 		handNext(ctx, done)

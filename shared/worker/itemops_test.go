@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,8 @@ type callStore struct {
 	store.Store
 	mu sync.Mutex
 	n  map[string]int
+	// groupBytes is the JSON size of each group record document committed.
+	groupBytes []int
 }
 
 func (s *callStore) count(name string) {
@@ -53,6 +57,16 @@ func (s *callStore) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams
 
 func (s *callStore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
 	s.count("CompleteUnit")
+	if it := p.Iteration; it != nil && len(it.Group) > 0 {
+		size := 0
+		for _, r := range it.GroupRecords() {
+			b, _ := json.Marshal(r)
+			size += len(b)
+		}
+		s.mu.Lock()
+		s.groupBytes = append(s.groupBytes, size)
+		s.mu.Unlock()
+	}
 	return s.Store.CompleteUnit(ctx, p)
 }
 
@@ -68,6 +82,12 @@ func (s *callStore) IterationList(ctx context.Context, executionID, loopKey stri
 // drained into the batches it published) and the deliveries run.
 func itemLoop(t *testing.T, items int, extra string, budget time.Duration) (*controltest.Env, *callStore, map[string]float64, int) {
 	t.Helper()
+	return itemLoopOf(t, items, extra, "{kind: noop}", budget)
+}
+
+// itemLoopOf is itemLoop with the step's tool.
+func itemLoopOf(t *testing.T, items int, extra, tool string, budget time.Duration) (*controltest.Env, *callStore, map[string]float64, int) {
+	t.Helper()
 	src := `apiVersion: noetl.io/v2
 kind: Playbook
 metadata: {name: items}
@@ -77,7 +97,7 @@ workflow:
       in: "{{ workload.items }}"
       iterator: item
       spec: {mode: parallel, max_in_flight: 4` + extra + `}
-    tool: {kind: noop}
+    tool: ` + tool + `
 `
 	env := controltest.NewEnv()
 	cs := &callStore{Store: env.Memory}
@@ -170,4 +190,31 @@ func TestBatchedLoopItemGroupsEnds(t *testing.T) {
 		t.Errorf("%v Firestore writes for %d items in %d lanes, want at most %v (0.3 per item)", w, items, lanes, 0.3*items)
 	}
 	t.Logf("%d noop items in batches of %d: %v Firestore writes, %v reads", items, chunk, ops[meter.FirestoreWrite], ops[meter.FirestoreRead])
+}
+
+// TestBatchedLoopGroupBounded: a batched loop whose items return large
+// results still groups their ends, but no group record document exceeds
+// control.MaxGroupBytes of records (the worker sums the deferred records'
+// sizes as it goes): 40 items of 20 KiB each in batches of 20 commit in
+// groups of three at most, each item recorded once.
+func TestBatchedLoopGroupBounded(t *testing.T) {
+	const items = 40
+	big := strings.Repeat("x", 20<<10)
+	env, cs, _, _ := itemLoopOf(t, items, ", chunk_size: 20", "{kind: noop, result: "+big+"}", time.Minute)
+	if len(cs.groupBytes) == 0 {
+		t.Fatal("no group record document was committed")
+	}
+	for _, n := range cs.groupBytes {
+		if n > control.MaxGroupBytes {
+			t.Errorf("a group record document of %d bytes of records, over %d", n, control.MaxGroupBytes)
+		}
+	}
+	if got := cs.calls("CompleteUnit"); got < items/3 {
+		t.Errorf("CompleteUnit called %d times for %d items of 20 KiB, want at least %d (groups of at most three)", got, items, items/3)
+	}
+	recs, err := env.Memory.IterationList(context.Background(), "ex1", engine.LoopKey("each", 1))
+	if err != nil || len(recs) != items {
+		t.Fatalf("IterationList: %d records, %v; want %d", len(recs), err, items)
+	}
+	wantEachOnce(t, env, items, types.EvLoopIterationDone)
 }

@@ -645,7 +645,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 	// commit, then its follow-up (the lane's next iteration, the loop's
 	// end) is carried out.
 	b := u.nextBatch(u.seal())
-	done, err := u.w.Control.CompleteIteration(ctx, control.IterationEnd{Cmd: c, Record: rec, Holder: u.leaseHolder(), Batch: &b,
+	done, err := u.w.Control.CompleteIteration(ctx, withGroup(ctx, control.IterationEnd{Cmd: c, Record: rec, Holder: u.leaseHolder(), Batch: &b,
 		Resolve: func(id string) store.DLQResolution {
 			if id == c.ReplayOf {
 				return store.DLQResolution{Status: store.DLQReplayed}
@@ -657,8 +657,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		AfterCommit: func() error {
 			return faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 		},
-		Inline: u.inline(ctx), // batched fan-out: the batch's next iteration runs here (batch.go)
-		Group:  groupOf(ctx)}) // the batch's deferred ends, committed with this one
+		Inline: u.inline(ctx)})) // batched fan-out: the batch's next iteration runs here, with the batch's deferred ends (batch.go)
 	settleGroup(ctx, done, err, rec, func() { telemetry.M.LoopItemCompleted(ctx, u.st.Playbook, c.Step, ok) })
 	handNext(ctx, done)
 	if done.First || (err == nil && !done.Canceled) {
