@@ -118,6 +118,10 @@ type Config struct {
 	// which it starts no more.
 	ContinueUnits  int           // NOETL_CONTINUE_UNITS, default 16
 	ContinueBudget time.Duration // NOETL_CONTINUE_BUDGET_S, default 60s
+	// ContinueDefer is how many ends of units run without a lease one
+	// commit may carry inside a chain (deferred step ends; 0: each end
+	// commits on its own).
+	ContinueDefer int // NOETL_CONTINUE_DEFER, default 16
 	// ExecutionDeadline bounds an execution's wall-clock time when the
 	// playbook sets no executor.spec.timeout_s (0 = none).
 	ExecutionDeadline time.Duration // NOETL_EXECUTION_DEADLINE_S, default 0

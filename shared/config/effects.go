@@ -69,6 +69,7 @@ var effectTests = map[string][]effect{
 	"NOETL_EGRESS_PROFILE":            {{Test: depsWire}, {Test: "shared/egress.TestCheckAddr", Sets: "mustPolicy"}},
 	"NOETL_LEASE_TTL_S":               {{Test: depsWire}, {Test: "shared/worker.TestLeaseTTLMovesTheWatchdog", Sets: "LeaseTTL"}},
 	"NOETL_CONTINUE_UNITS":            {{Test: depsWire}, {Test: "shared/worker.TestStepContinuation", Sets: "ContinueUnits"}},
+	"NOETL_CONTINUE_DEFER":            {{Test: depsWire}, {Test: "shared/worker.TestDeferredStepEnds", Sets: "ContinueDefer"}},
 	"NOETL_CONTINUE_BUDGET_S":         {{Test: depsWire}, {Test: "shared/worker.TestStepContinuation", Sets: "ContinueBudget"}, {Test: "shared/worker.TestBatchedFanOut", Sets: "ContinueBudget"}},
 	"NOETL_HEARTBEAT_INTERVAL_S":      {{Test: depsWire}, {Test: "shared/worker.TestHeartbeatInterval", Sets: "HeartbeatInterval"}},
 	"NOETL_DISPATCH_DEADLINE_S":       {{Test: depsWire}, {Test: dispatcher}, {Test: "shared/worker.TestHandOffAfterSetting", Sets: "HandOffAfter"}},

@@ -45,6 +45,11 @@ type Continuation struct {
 	// when the caller gave no Base. It is the caller's to mutate (a
 	// checkpoint's Base is).
 	Base *store.Execution
+	// Deferred reports that the end that released Cmd is not committed
+	// yet (deferral.go): Base is the state in memory, and Net is not a
+	// task but the commit of the deferred ends, with Cmd due at once
+	// (CreateNet makes it).
+	Deferred bool
 
 	flush, net func(context.Context) error
 	// events is the transition's event batch (no events: ID empty);

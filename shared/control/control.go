@@ -151,6 +151,9 @@ type ApplyParams struct {
 // Errors: store errors (retry); an execution that does not exist is
 // NotFound.
 func (c *Control) Apply(ctx context.Context, p ApplyParams) (bool, error) {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return false, err
+	}
 	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
 		return false, err
 	}
@@ -350,6 +353,9 @@ func stepStatus(ss *engine.StepState) types.Status {
 // Replay flushes a transition's outbox if it is still there (a previous
 // flush did not finish).
 func (c *Control) Replay(ctx context.Context, executionID, outboxID string) error {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return err
+	}
 	out, err := c.Store.OutboxGet(ctx, executionID, outboxID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -426,6 +432,9 @@ func (c *Control) Dispatch(ctx context.Context, cmds ...types.Command) error {
 // replayed and the cleanup runs again (all of it is idempotent), so a
 // stop repeated after a crash finishes the first one's work.
 func (c *Control) Stop(ctx context.Context, executionID string, ev types.Event) (bool, error) {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return false, err
+	}
 	applied, err := c.Apply(ctx, ApplyParams{ExecutionID: executionID, Event: ev, OutboxID: StopOutboxID(executionID), Events: []types.Event{ev}})
 	if err != nil {
 		return false, err

@@ -182,6 +182,9 @@ func readerFor(ctx context.Context, executionID string) context.Context {
 // whose record is already stored (a redelivery that finds it ended, a
 // record ended by a watchdog): CompleteIteration with that record.
 func (c *Control) IterationEnded(ctx context.Context, cmd types.Command, rec engine.IterationRecord) error {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return err
+	}
 	_, err := c.CompleteIteration(ctx, IterationEnd{Cmd: cmd, Record: rec})
 	return err
 }

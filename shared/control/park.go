@@ -60,6 +60,9 @@ type FileOutcome struct {
 // FileUnit files a unit in the DLQ and parks it (see above). Errors are
 // store errors (retry).
 func (c *Control) FileUnit(ctx context.Context, p FileParams) (FileOutcome, error) {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return FileOutcome{}, err
+	}
 	cmd, e := p.Unit, p.Entry
 	e.MessageID = store.DLQID(e.MessageID)
 	e.Status = store.DLQPending
@@ -214,6 +217,9 @@ func IterationCanceledEvent(executionID, step string, run, index int, source, re
 // event is repaired by whoever finds it). A parked iteration's DLQ entry
 // is resolved done in the same commit.
 func (c *Control) CancelIteration(ctx context.Context, cmd types.Command, holder, reason string, clock int64) (*types.Event, error) {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return nil, err
+	}
 	key := engine.LoopKey(cmd.Step, cmd.StepRun)
 	rec := engine.IterationRecord{Index: *cmd.Iteration, Status: types.StatusCanceled, Clock: clock,
 		Error: map[string]any{"kind": string(types.ErrKindCanceled), "message": reason}}

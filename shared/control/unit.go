@@ -18,6 +18,9 @@ import (
 // now is the caller's clock (a delayed command's NotBefore is measured
 // from it).
 func (c *Control) Enqueue(ctx context.Context, cmd types.Command, now time.Time) error {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return err
+	}
 	_, err := c.Tasks.TaskCreate(ctx, cmd, now)
 	return err
 }
@@ -32,16 +35,42 @@ func (c *Control) Enqueue(ctx context.Context, cmd types.Command, now time.Time)
 // run has ended).
 //
 // With p.SafetyNet set, the one unit the transition releases may come back
-// as a Continuation for the caller to run next (nil otherwise).
+// as a Continuation for the caller to run next (nil otherwise). Under a
+// Deferral (ctx, WithDeferral) the end of a unit without a lease may be
+// deferred: the continuation then runs from the state in memory and the
+// end commits with a later one (deferral.go); an end that is not deferred
+// commits the ends deferred before it with its own.
 func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder string) (*Continuation, error) {
 	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
 		return nil, err
 	}
+	d := deferralOf(ctx)
+	if k, ok := c.deferEnd(ctx, d, p, unit, holder); ok {
+		return k, nil // committed with a later end (deferral.go)
+	}
 	t := c.prepare(ctx, p)
+	if d != nil {
+		if ends, base := d.take(); len(ends) > 0 {
+			if ends[0].p.ExecutionID != p.ExecutionID {
+				// Another execution's ends (a chain continues one): they
+				// commit first.
+				g := c.group(ctx, d, ends, base, nil)
+				cp, err := c.Store.ExecutionCheckpoint(ctx, g.params)
+				if err != nil {
+					return nil, err
+				}
+				if _, err := g.done(ctx, cp); err != nil {
+					return nil, err
+				}
+			} else {
+				t = c.group(ctx, d, ends, base, &p)
+			}
+		}
+	}
 	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, Checkpoint: &t.params,
 		Next: t.nextLease()}) // the continued unit's lease (continue.go)
-	if errors.Is(err, store.ErrLeaseLost) && len(p.Events) > 0 {
-		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "lease-lost", p.OutboxID, holder, p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: p.Events}
+	if errors.Is(err, store.ErrLeaseLost) && len(t.p.Events) > 0 {
+		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "lease-lost", t.p.OutboxID, holder, t.p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: t.p.Events}
 		if perr := c.Bus.PublishBatch(ctx, b); perr != nil {
 			return nil, perr
 		}
@@ -125,6 +154,9 @@ type IterationEnded struct {
 // iteration may call it again. Errors: store.ErrLeaseLost when the holder
 // lost the iteration; store, bus and tasks errors (retry).
 func (c *Control) CompleteIteration(ctx context.Context, e IterationEnd) (IterationEnded, error) {
+	if err := c.Settle(ctx); err != nil { // deferred ends first (deferral.go)
+		return IterationEnded{}, err
+	}
 	cmd := e.Cmd
 	if e.Batch != nil && len(e.Batch.Events) > 0 {
 		if err := c.Bus.PublishBatch(ctx, *e.Batch); err != nil {

@@ -310,7 +310,7 @@ func (d *Deps) Ensure(ctx context.Context, needs Needs) error {
 		d.Worker = &worker.Worker{Control: d.control("execute"), Store: d.Store, Bus: d.Bus, Results: d.Results, Catalog: d.Catalog, Credentials: d.granted, Log: d.Log,
 			LeaseTTL: cfg.LeaseTTL, HeartbeatInterval: cfg.HeartbeatInterval, HandOffAfter: cfg.DispatchDeadline * 4 / 5, ToolTimeout: cfg.Timeouts.ToolDefault, LoopItemTimeout: cfg.Timeouts.LoopItem,
 			SinkTimeout: cfg.Timeouts.SinkDefault, FileTaskFailures: cfg.DLQ.Enabled, HoldTaskFailures: cfg.DLQ.Hold, PGDSN: cfg.PGDSN,
-			BarrierKey: d.Signer.BarrierKey, ErrorMax: cfg.TaskErrorMaxBytes, ContinueUnits: cfg.ContinueUnits, ContinueBudget: cfg.ContinueBudget}
+			BarrierKey: d.Signer.BarrierKey, ErrorMax: cfg.TaskErrorMaxBytes, ContinueUnits: cfg.ContinueUnits, ContinueBudget: cfg.ContinueBudget, ContinueDefer: cfg.ContinueDefer}
 		d.built |= NeedWorker
 	}
 	if want&NeedExecutor != 0 {

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -50,6 +51,11 @@ type chain struct {
 	// ended, for the recovery replays their outboxes one after the other
 	// (the invocation's redelivery, then each net it creates).
 	ended []string
+	// ran are the units the chain continued (the invocation's own
+	// excepted): when deferred ends are lost (their commit failed, or
+	// met a changed execution: control.Deferral.Dropped) their units run
+	// again, so their deliveries must not be dropped as ended either.
+	ran []string
 }
 
 // ChainEventsLinger and ChainEventsMax bound how long and for how many
@@ -217,6 +223,9 @@ func (w *Worker) continueChain(ctx context.Context, ch *chain) {
 		ch.next = nil
 		ch.left--
 		cmd := k.Cmd
+		ch.mu.Lock()
+		ch.ran = append(ch.ran, cmd.TaskName())
+		ch.mu.Unlock()
 		log := w.Log.With("execution_id", cmd.ExecutionID, "step", cmd.Step, "task", cmd.TaskName())
 		if err := faults.Inject(faults.ExecuteBeforeContinue, cmd.ExecutionID); err != nil {
 			log.Warn("continuation not run; its safety net delivers it", "error", err.Error())
@@ -247,19 +256,34 @@ func (w *Worker) runChained(ctx context.Context, cmd types.Command, d Delivery) 
 	}
 	ch := &chain{left: w.ContinueUnits, deadline: w.now().Add(w.ContinueBudget)}
 	ctx = context.WithValue(ctx, chainKey{}, ch)
+	// Ends of units run without a lease may commit together
+	// (control.Deferral): what is still deferred commits before the
+	// delivery answers.
+	forget := func() {
+		ch.mu.Lock()
+		defer ch.mu.Unlock()
+		for _, name := range append(append([]string{cmd.TaskName()}, ch.ended...), ch.ran...) {
+			w.seen.forget(name)
+		}
+	}
+	// A commit that drops deferred ends makes their units run again: their
+	// deliveries are not duplicates of runs that ended (runOnce does not
+	// record the unit it is running as ended either).
+	dd := &control.Deferral{Max: w.ContinueDefer, OnDrop: forget}
+	ctx = control.WithDeferral(ctx, dd)
 	err := w.runOnce(ctx, cmd, d)
 	if err == nil {
 		w.continueChain(ctx, ch)
 	}
+	serr := w.Control.Settle(context.WithoutCancel(ctx))
+	if serr != nil {
+		w.Log.Warn("the chain's deferred step ends did not commit; the delivery fails and its redelivery runs them again", "execution_id", cmd.ExecutionID, "error", serr.Error())
+	}
 	// A transition's outbox not carried out (its events, an abandoned
 	// unit's net) fails the delivery: its redelivery replays the outbox,
 	// and the nets' deliveries replay those of the units continued.
-	if ferr := ch.wait(ctx); ferr != nil {
-		ch.mu.Lock()
-		for _, name := range ch.ended {
-			w.seen.forget(name)
-		}
-		ch.mu.Unlock()
+	if ferr := errors.Join(serr, ch.wait(ctx)); ferr != nil {
+		forget()
 		if err == nil {
 			return ferr
 		}

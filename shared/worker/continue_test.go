@@ -121,6 +121,7 @@ func TestStepContinuation(t *testing.T) {
 	t.Run("a crash before the continued run leaves the safety net", func(t *testing.T) {
 		env, w := setup(t, nil, chain4, nil)
 		w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+		w.ContinueDefer = 0 // each end commits (deferred ends: TestDeferredStepEnds)
 		t.Cleanup(faults.SetScript(func(point, _, _ string) string {
 			if point == faults.ExecuteBeforeContinue {
 				return "crash"
@@ -164,6 +165,7 @@ func TestContinuationReplayCreatesOneTask(t *testing.T) {
 	ctx := context.Background()
 	env, w := setup(t, nil, chain4, nil)
 	w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+	w.ContinueDefer = 0 // each end commits (deferred ends: TestDeferredStepEnds)
 	t.Cleanup(faults.SetScript(func(point, _, _ string) string {
 		if point == faults.ExecuteBeforeContinue {
 			return "error"
@@ -226,6 +228,7 @@ func TestContinuationGivenUp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env, w := setup(t, nil, chain4, nil)
 			w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+			w.ContinueDefer = 0 // each end commits (deferred ends: TestDeferredStepEnds)
 			calls := 0
 			t.Cleanup(faults.SetScript(func(point, _, _ string) string {
 				if point == tc.point {
@@ -406,34 +409,39 @@ func TestContinuedUnitStartsFromTheCommit(t *testing.T) {
 // TestChainPublishesTogether: the transitions of the units a chain
 // continued publish their events together (ChainEventsLinger,
 // control.PublishTogether): a 4-step chain in one invocation is two
-// messages (the three continued transitions', then the last step's),
-// each event once.
+// messages when each end commits (the three continued transitions', then
+// the last step's), and one when its read-only ends are deferred and
+// commit together (control.Deferral), each event once.
 func TestChainPublishesTogether(t *testing.T) {
-	env, w := setup(t, nil, chain4, nil)
-	w.ContinueUnits, w.ContinueBudget = 8, time.Minute
-	cmd := take(t, env)
-	before := len(env.Bus.Batches())
-	if err := w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
-		t.Fatal(err)
-	}
-	wantOK(t, env)
-	bs := env.Bus.Batches()[before:]
-	if len(bs) != 2 {
-		t.Fatalf("%d batches published by the invocation, want 2", len(bs))
-	}
-	seen := map[string]int{}
-	for _, b := range bs {
-		for _, e := range b.Events {
-			seen[e.EventID]++
+	for _, tc := range []struct {
+		deferred, batches int
+	}{{0, 2}, {16, 1}} {
+		env, w := setup(t, nil, chain4, nil)
+		w.ContinueUnits, w.ContinueBudget, w.ContinueDefer = 8, time.Minute, tc.deferred
+		cmd := take(t, env)
+		before := len(env.Bus.Batches())
+		if err := w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	for id, n := range seen {
-		if n != 1 {
-			t.Fatalf("event %s published %d times", id, n)
+		wantOK(t, env)
+		bs := env.Bus.Batches()[before:]
+		if len(bs) != tc.batches {
+			t.Fatalf("deferring %d ends: %d batches published by the invocation, want %d", tc.deferred, len(bs), tc.batches)
 		}
+		seen := map[string]int{}
+		for _, b := range bs {
+			for _, e := range b.Events {
+				seen[e.EventID]++
+			}
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("event %s published %d times", id, n)
+			}
+		}
+		if n := len(eventsOf(env, "ex1", types.EvStepDone)); n != 4 {
+			t.Fatalf("%d step.done events, want 4", n)
+		}
+		checkCausal(t, env, "ex1")
 	}
-	if n := len(eventsOf(env, "ex1", types.EvStepDone)); n != 4 {
-		t.Fatalf("%d step.done events, want 4", n)
-	}
-	checkCausal(t, env, "ex1")
 }

@@ -98,7 +98,7 @@ func newWorker(env *controltest.Env, python, http tools.Tool) *Worker {
 	if http == nil {
 		http = &fakeTool{}
 	}
-	return &Worker{Control: env.Control, Store: env.Control.Store, Bus: env.Bus, Log: env.Log, Now: env.Clock.Now,
+	return &Worker{Control: env.Control, Store: env.Control.Store, Bus: env.Bus, Log: env.Log, Now: env.Clock.Now, ContinueDefer: 16,
 		Tools: tools.Registry{"noop": tools.Adapt(noop.New()), "python": python, "http": http}}
 }
 
@@ -106,7 +106,7 @@ func newWorker(env *controltest.Env, python, http tools.Tool) *Worker {
 // Control and caches) over the same store, bus and queue.
 func otherInstance(env *controltest.Env, w *Worker) *Worker {
 	c := &control.Control{Store: env.Control.Store, Bus: env.Bus, Tasks: env.Tasks, Now: env.Clock.Now, Source: "execute", Log: env.Log}
-	return &Worker{Control: c, Store: c.Store, Bus: env.Bus, Log: env.Log, Now: env.Clock.Now, Tools: w.Tools}
+	return &Worker{Control: c, Store: c.Store, Bus: env.Bus, Log: env.Log, Now: env.Clock.Now, Tools: w.Tools, ContinueDefer: w.ContinueDefer}
 }
 
 func start(t *testing.T, env *controltest.Env, id, src string, wl map[string]any) {

@@ -218,3 +218,8 @@ func TestBatchedLoopGroupBounded(t *testing.T) {
 	}
 	wantEachOnce(t, env, items, types.EvLoopIterationDone)
 }
+
+func (s *callStore) ExecutionCheckpoint(ctx context.Context, p store.CheckpointParams) (store.Checkpoint, error) {
+	s.count("ExecutionCheckpoint")
+	return s.Store.ExecutionCheckpoint(ctx, p)
+}

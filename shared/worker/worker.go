@@ -116,7 +116,11 @@ type Worker struct {
 	// more (NOETL_CONTINUE_BUDGET_S; below the dispatch deadline).
 	ContinueUnits  int
 	ContinueBudget time.Duration
-	Now            func() time.Time
+	// ContinueDefer is how many ends of units run without a lease one
+	// commit may carry inside a chain (deferred step ends,
+	// control.Deferral; NOETL_CONTINUE_DEFER; 0: each end commits).
+	ContinueDefer int
+	Now           func() time.Time
 
 	pbs    sync.Map // sha256(source) → *dsl.Playbook
 	states stateCache
@@ -330,7 +334,9 @@ func (w *Worker) runOnce(ctx context.Context, cmd types.Command, d Delivery) err
 			err = nil
 		}
 	}
-	w.seen.end(name, err == nil, w.now())
+	// A unit whose deferred end a commit dropped runs again
+	// (control.Dropped): it has not ended.
+	w.seen.end(name, err == nil && !control.Dropped(ctx), w.now())
 	return err
 }
 

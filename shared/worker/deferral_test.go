@@ -1,0 +1,292 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/noetl/gcpengine/shared/control"
+	"github.com/noetl/gcpengine/shared/control/controltest"
+	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/meter"
+	"github.com/noetl/gcpengine/shared/tools"
+	"github.com/noetl/gcpengine/shared/types"
+)
+
+// chainSrc is an n-step chain s1 → … → sn whose step i runs kinds[i-1]
+// (a tool's YAML flow map; noop past the list).
+func chainSrc(n int, kinds ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: noetl.io/v2\nkind: Playbook\nmetadata: {name: chain, path: tests/chain}\nworkflow:\n")
+	for i := 1; i <= n; i++ {
+		tool := "{kind: noop}"
+		if i <= len(kinds) && kinds[i-1] != "" {
+			tool = kinds[i-1]
+		}
+		fmt.Fprintf(&b, "  - step: s%d\n    tool: %s\n", i, tool)
+		if i < n {
+			fmt.Fprintf(&b, "    next: {arcs: [{step: s%d}]}\n", i+1)
+		}
+	}
+	return b.String()
+}
+
+// deferEnv is a worker over a counting store with continuation and
+// deferred ends on (NOETL_CONTINUE_DEFER max).
+func deferEnv(t *testing.T, src string, max int, py tools.Tool) (*controltest.Env, *Worker, *callStore) {
+	t.Helper()
+	env := controltest.NewEnv()
+	cs := &callStore{Store: env.Memory}
+	env.Control = &control.Control{Store: cs, Bus: env.Bus, Tasks: env.Tasks, Now: env.Clock.Now, Source: "execute", Log: env.Log}
+	w := newWorker(env, py, nil)
+	w.ContinueUnits, w.ContinueBudget, w.ContinueDefer = 64, time.Minute, max
+	start(t, env, "ex1", src, nil)
+	return env, w, cs
+}
+
+// wantEachStepOnce fails the test unless ex1 ended ok with each of its n
+// steps' step.done in the log once, in a causal log.
+func wantEachStepOnce(t *testing.T, env *controltest.Env, n int) {
+	t.Helper()
+	wantOK(t, env)
+	got := map[string]int{}
+	for _, e := range env.Bus.Log("ex1") {
+		if e.EventType == types.EvStepDone {
+			got[e.Step]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		if s := fmt.Sprintf("s%d", i); got[s] != 1 {
+			t.Fatalf("step %s: %d step.done in the log, want 1 (%v)", s, got[s], got)
+		}
+	}
+	checkCausal(t, env, "ex1")
+}
+
+// TestDeferredStepEnds: inside a chain, the ends of read-only units whose
+// next unit is read-only too are applied in memory and committed together
+// (control.Deferral, NOETL_CONTINUE_DEFER): a 20-step noop chain in one
+// invocation commits twice with up to 16 ends a commit (once per end
+// with 0), and costs a fraction of the Firestore writes; every step's end
+// is in the log once.
+func TestDeferredStepEnds(t *testing.T) {
+	const steps = 20
+	for _, tc := range []struct {
+		max, commits int
+	}{{0, steps}, {16, 2}, {100, 1}} {
+		env, w, cs := deferEnv(t, chainSrc(steps), 0, nil)
+		w.ContinueDefer = tc.max // NOETL_CONTINUE_DEFER
+		m := meter.New()
+		ctx := meter.With(context.Background(), m)
+		before, launched := len(env.Bus.Batches()), cs.calls("CompleteUnit")+cs.calls("ExecutionCheckpoint")
+		cmd := take(t, env)
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(pending(env, isUnit)); n != 0 {
+			t.Fatalf("defer %d: %d units pending after the invocation, want none", tc.max, n)
+		}
+		commits := cs.calls("CompleteUnit") + cs.calls("ExecutionCheckpoint") - launched
+		if commits != tc.commits {
+			t.Errorf("defer %d: %d commits for a %d-step chain, want %d", tc.max, commits, steps, tc.commits)
+		}
+		ops := m.Drain("ex1")
+		for _, b := range env.Bus.Batches()[before:] {
+			ops = meter.Merge(ops, b.Ops)
+		}
+		t.Logf("defer %d: %d commits, %v Firestore writes for %d steps", tc.max, commits, ops[meter.FirestoreWrite], steps)
+		if tc.max > 0 && ops[meter.FirestoreWrite] > 0.5*steps {
+			t.Errorf("defer %d: %v Firestore writes for %d steps, want at most %v", tc.max, ops[meter.FirestoreWrite], steps, 0.5*steps)
+		}
+		wantEachStepOnce(t, env, steps)
+	}
+}
+
+// TestDeferredEndsCommitBeforeASideEffect: a side-effecting unit never
+// runs before the end that released it is committed: the python step of
+// noop → noop → python → noop finds s1's and s2's ends in the store when
+// it runs (committed with s2's end, under its lease), and the chain ends
+// ok.
+func TestDeferredEndsCommitBeforeASideEffect(t *testing.T) {
+	var env *controltest.Env
+	var seen string
+	py := &fakeTool{run: func(ctx context.Context, req tools.Request, n int) types.Outcome {
+		st := env.State(ctx, "ex1").State
+		seen = fmt.Sprint(st.Steps["s1"].Status, " ", st.Steps["s2"].Status)
+		return types.Outcome{Status: types.StatusOK, Result: int64(1)}
+	}}
+	env, w, _ := deferEnv(t, chainSrc(4, "", "", `{kind: python, code: "result = 1"}`), 16, py)
+	deliver(t, w, take(t, env))
+	drain(t, env, w)
+	if seen != "ok ok" {
+		t.Fatalf("the python step ran with s1, s2 %q in the store, want both committed ok", seen)
+	}
+	wantEachStepOnce(t, env, 4)
+}
+
+// TestDeferredEndsCrash: a crash anywhere in a chain of deferred ends
+// loses at most the ends not committed; the invocation's redelivery (on
+// another instance) runs their read-only units again from the last commit
+// and the execution ends ok, each step's end in the log once.
+func TestDeferredEndsCrash(t *testing.T) {
+	const steps = 9 // commits at s4's end, s8's and s9's (3 ends deferred a commit)
+	for _, tc := range []struct {
+		point string
+		at    int
+	}{
+		{faults.ExecuteBeforeContinue, 1},
+		{faults.ExecuteBeforeContinue, 5},
+		{faults.ExecuteAfterContinue, 3},
+		{"execute.before_commit", 4},
+		{"execute.after_commit", 1},
+		{"execute.after_commit", 2},
+	} {
+		t.Run(fmt.Sprintf("%s#%d", tc.point, tc.at), func(t *testing.T) {
+			env, w, _ := deferEnv(t, chainSrc(steps), 3, nil)
+			calls := 0
+			t.Cleanup(faults.SetScript(func(point, _, _ string) string {
+				if point == tc.point {
+					if calls++; calls == tc.at {
+						return "crash"
+					}
+				}
+				return ""
+			}))
+			cmd := take(t, env)
+			func() {
+				defer func() {
+					if _, ok := recover().(faults.Crashed); !ok {
+						t.Fatalf("no crash at %s call %d (%d calls)", tc.point, tc.at, calls)
+					}
+				}()
+				_ = w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()})
+			}()
+			faults.SetScript(nil)
+			if st := status(t, env, "ex1"); st.Status == engine.ExecOK {
+				t.Fatal("the chain ended although a crash stopped it")
+			}
+			w2 := otherInstance(env, w)
+			w2.ContinueUnits, w2.ContinueBudget = 64, time.Minute
+			if err := w2.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()}); err != nil { // its redelivery
+				t.Fatal(err)
+			}
+			for range 20 {
+				if len(pending(env, isUnit)) == 0 {
+					break
+				}
+				next := pending(env, isUnit)[0]
+				env.Clock.Set(next.NotBefore)
+				drain(t, env, w2)
+			}
+			wantEachStepOnce(t, env, steps)
+		})
+	}
+}
+
+// TestDeferredEndsMeetAChange: deferred ends commit against the state
+// they were applied to; when the execution changed meanwhile, they are
+// applied again to the fresh state. Another branch's commit in between
+// keeps the first end, whose unit runs again (both branches end, each
+// step's end in the log once); a cancellation in between drops the ends
+// and nothing runs after it.
+func TestDeferredEndsMeetAChange(t *testing.T) {
+	ctx := context.Background()
+	const fork = `apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: fork, path: tests/fork}
+workflow:
+  - step: start
+    tool: {kind: noop}
+    next: {spec: {mode: inclusive}, arcs: [{step: a1}, {step: b1}]}
+  - step: a1
+    tool: {kind: noop}
+    next: {arcs: [{step: a2}]}
+  - step: a2
+    tool: {kind: http, method: GET, url: "http://example.invalid/"}
+    next: {arcs: [{step: a3}]}
+  - step: a3
+    tool: {kind: noop}
+  - step: b1
+    tool: {kind: noop}
+    next: {arcs: [{step: b2}]}
+  - step: b2
+    tool: {kind: noop}
+`
+	t.Run("another branch commits", func(t *testing.T) {
+		env := controltest.NewEnv()
+		var other *Worker
+		var b1 types.Command
+		http := &fakeTool{run: func(_ context.Context, req tools.Request, n int) types.Outcome {
+			// Branch b runs to its end on another instance while a's
+			// ends wait in memory.
+			if err := other.Run(ctx, b1, Delivery{TaskName: b1.TaskName()}); err != nil {
+				t.Errorf("branch b: %v", err)
+			}
+			return types.Outcome{Status: types.StatusOK, Result: int64(n)}
+		}}
+		w := newWorker(env, nil, http)
+		w.ContinueUnits, w.ContinueBudget, w.ContinueDefer = 16, time.Minute, 16
+		other = otherInstance(env, w)
+		other.ContinueUnits, other.ContinueBudget = 16, time.Minute
+		start(t, env, "ex1", fork, nil)
+		deliver(t, w, take(t, env)) // start: a fan-out, two tasks
+		var ok bool
+		if b1, ok = env.Tasks.Take(func(c types.Command) bool { return c.Step == "b1" }); !ok {
+			t.Fatal("no task for b1")
+		}
+		a1, ok := env.Tasks.Take(func(c types.Command) bool { return c.Step == "a1" })
+		if !ok {
+			t.Fatal("no task for a1")
+		}
+		deliver(t, w, a1)
+		drain(t, env, w)
+		// a2's first run, deferred, was dropped at the commit that met
+		// branch b's: it ran again, from the fresh state.
+		if n := http.calls(""); n != 2 {
+			t.Fatalf("a2 ran %d times, want twice", n)
+		}
+		wantOK(t, env)
+		done := map[string]int{}
+		for _, e := range env.Bus.Log("ex1") {
+			if e.EventType == types.EvStepDone {
+				done[e.Step]++
+			}
+		}
+		st := status(t, env, "ex1")
+		for _, s := range []string{"start", "a1", "a2", "a3", "b1", "b2"} {
+			if st.Steps[s] == nil || st.Steps[s].Status != types.StatusOK || done[s] != 1 {
+				t.Fatalf("step %s: %+v, %d step.done in the log; want ok, once", s, st.Steps[s], done[s])
+			}
+		}
+		checkCausal(t, env, "ex1")
+	})
+	t.Run("the execution is canceled", func(t *testing.T) {
+		env := controltest.NewEnv()
+		http := &fakeTool{run: func(_ context.Context, req tools.Request, n int) types.Outcome {
+			if _, err := env.Control.Cancel(ctx, "ex1", "test", "test"); err != nil {
+				t.Errorf("cancel: %v", err)
+			}
+			return types.Outcome{Status: types.StatusOK, Result: int64(n)}
+		}}
+		w := newWorker(env, nil, http)
+		w.ContinueUnits, w.ContinueBudget, w.ContinueDefer = 16, time.Minute, 16
+		start(t, env, "ex1", chainSrc(5, "", `{kind: http, method: GET, url: "http://example.invalid/"}`), nil)
+		deliver(t, w, take(t, env))
+		drain(t, env, w)
+		st := status(t, env, "ex1")
+		if st.Status != engine.ExecCanceled {
+			t.Fatalf("execution %s, want canceled", st.Status)
+		}
+		for _, s := range []string{"s3", "s4", "s5"} {
+			if st.Steps[s] != nil && st.Steps[s].Status == types.StatusOK {
+				t.Fatalf("step %s ended ok after the cancellation", s)
+			}
+		}
+		if n := len(pending(env, isUnit)); n != 0 {
+			t.Fatalf("%d units pending after the cancellation, want none", n)
+		}
+	})
+}
