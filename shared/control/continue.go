@@ -117,7 +117,7 @@ func (t *transition) markSafetyNet(out *engine.Output) {
 	if t.p.SafetyNet <= 0 {
 		return
 	}
-	now := t.c.now()
+	now := t.now()
 	next := continuable(out, now)
 	if next == nil {
 		return
@@ -167,7 +167,7 @@ func (t *transition) nextLease() *store.NextLease {
 	if l == nil || t.p.SafetyNet <= 0 || l.Holder == "" || l.Leased == nil {
 		return nil
 	}
-	return &store.NextLease{Holder: l.Holder, TTL: l.TTL, Now: t.c.now(), Unit: func() string {
+	return &store.NextLease{Holder: l.Holder, TTL: l.TTL, Now: t.now(), Unit: func() string {
 		if t.cont == nil || !l.Leased(*t.cont) {
 			return ""
 		}

@@ -143,6 +143,10 @@ type ApplyParams struct {
 	// back (when it runs leased) in the transition's commit
 	// (store.CompleteUnitParams.Next): see ContinueLease.
 	ContinueLease *ContinueLease
+	// Now, when set, is the transition's time in place of the Control's
+	// clock: a deferred end (deferral.go) is committed later exactly as it
+	// was applied in memory, its events stamped as its next unit saw them.
+	Now time.Time
 }
 
 // Apply applies one transition and flushes its outbox. It returns
@@ -178,6 +182,14 @@ type transition struct {
 	cont *types.Command
 }
 
+// now is the transition's time (ApplyParams.Now, else the clock).
+func (t *transition) now() time.Time {
+	if !t.p.Now.IsZero() {
+		return t.p.Now
+	}
+	return t.c.now()
+}
+
 // prepare builds the checkpoint of transition p (Apply's commit, or the
 // one a unit's completion commits with its end: CompleteUnit).
 func (c *Control) prepare(ctx context.Context, p ApplyParams) *transition {
@@ -196,7 +208,7 @@ func (c *Control) prepare(ctx context.Context, p ApplyParams) *transition {
 			// Events made outside the execution's clock (a cancellation,
 			// a timer) are stamped after its last event.
 			event, evs := p.Event, append([]types.Event(nil), p.Events...)
-			base := types.HLC(st.Clock, c.now())
+			base := types.HLC(st.Clock, t.now())
 			for i := range evs {
 				if evs[i].Clock == 0 && evs[i].EventType != types.EvExecutionRequested {
 					base++
@@ -223,16 +235,16 @@ func (c *Control) prepare(ctx context.Context, p ApplyParams) *transition {
 				if st.Status != engine.ExecRequested {
 					return nil, nil
 				}
-				out, err = e.Start(st, c.now())
+				out, err = e.Start(st, t.now())
 				changed = err == nil
 			case types.EvCancelRequested:
 				p, _ := history.Decode[history.CancelRequested](event) // a malformed reason reads as none
-				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecCanceled, Kind: types.ErrKindCanceled, Message: "canceled: " + p.Reason}, c.now())
+				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecCanceled, Kind: types.ErrKindCanceled, Message: "canceled: " + p.Reason}, t.now())
 			case types.EvExecutionTimedOut:
 				p, _ := history.Decode[history.ExecutionTimedOut](event) // a malformed message reads as none
-				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecFailed, Kind: types.ErrKindTimeout, Message: p.Message}, c.now())
+				out, changed = e.Stop(st, event, engine.StopReason{Status: engine.ExecFailed, Kind: types.ErrKindTimeout, Message: p.Message}, t.now())
 			default:
-				out, changed, err = e.Apply(st, event, c.now())
+				out, changed, err = e.Apply(st, event, t.now())
 			}
 			if err != nil || !changed {
 				return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/jsonx"
@@ -19,9 +20,11 @@ import (
 // not commit on its own. Its transition is applied to the state in
 // memory, the next unit runs from that state, and the deferred ends are
 // committed together with a later end, in one commit: one write of the
-// execution document and one outbox for up to Deferral.Max ends instead
-// of one of each per end — as Temporal records the local activities a
-// workflow task ran with that task's completion.
+// execution document and one outbox for up to Deferral.Max ends, deferred
+// over at most MaxDeferAge, instead of one of each per end — as Temporal
+// records the local activities a workflow task ran with that task's
+// completion. A deferred end is committed later exactly as it was applied
+// (ApplyParams.Now: its events carry the clocks its next unit saw).
 //
 // The deferred ends are committed (settle) before the invocation takes
 // any other durable step for the execution (Enqueue, FileUnit, Apply,
@@ -59,9 +62,23 @@ type Deferral struct {
 	execID    string
 	committed *store.Execution
 	ends      []deferredEnd
+	// first is when the first of ends was deferred (MaxDeferAge).
+	first time.Time
 	// dropped: a commit dropped deferred ends (Dropped).
 	dropped bool
+	// closed: a Settle committed ends while their last unit still ran
+	// (its state in memory is now older than the document): nothing more
+	// is deferred; net is that unit's safety net, created if the caller
+	// gives it up.
+	closed bool
+	net    *Continuation
 }
+
+// MaxDeferAge bounds how long an end stays deferred: an end is not
+// deferred when the first of the ends waiting was deferred longer ago
+// (so the execution's state and log trail its units by about that much
+// at most, and a crash runs about that much work again).
+const MaxDeferAge = time.Second
 
 // deferredEnd is one deferred end: its transition, its unit, and the key
 // of the unit it released, run next in the invocation.
@@ -126,7 +143,7 @@ func (d *Deferral) take() ([]deferredEnd, *store.Execution) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ends, base := d.ends, d.committed
-	d.ends, d.committed, d.execID = nil, nil, ""
+	d.ends, d.committed, d.execID, d.first = nil, nil, "", time.Time{}
 	return ends, base
 }
 
@@ -155,12 +172,16 @@ func (c *Control) deferEnd(ctx context.Context, d *Deferral, p ApplyParams, unit
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.ends) >= d.Max || (len(d.ends) > 0 && d.execID != p.ExecutionID) || (len(d.ends) == 0 && p.Base.UpdateTime.IsZero()) {
+	if d.closed || len(d.ends) >= d.Max || (len(d.ends) > 0 && (d.execID != p.ExecutionID || c.now().Sub(d.first) > MaxDeferAge)) ||
+		(len(d.ends) == 0 && p.Base.UpdateTime.IsZero()) {
 		return nil, false
 	}
 	rec, err := cloneExecution(p.Base)
 	if err != nil {
 		return nil, false
+	}
+	if p.Now.IsZero() {
+		p.Now = c.now() // the commit applies it as of now (ApplyParams.Now)
 	}
 	t := c.prepare(ctx, p)
 	out, err := t.params.Apply(rec)
@@ -172,26 +193,30 @@ func (c *Control) deferEnd(ctx context.Context, d *Deferral, p ApplyParams, unit
 		if d.committed, err = cloneExecution(p.Base); err != nil {
 			return nil, false
 		}
-		d.execID = p.ExecutionID
+		d.execID, d.first = p.ExecutionID, c.now()
 	}
 	d.ends = append(d.ends, deferredEnd{p: p, unit: unit, next: t.cont.UnitKey()})
 	rec.File, rec.Resolve = nil, nil
 	return &Continuation{Cmd: *t.cont, Base: rec, Deferred: true,
-		net: func(ctx context.Context) error { return c.settle(ctx, d) }}, true
+		net: func(ctx context.Context) error { return c.giveUp(ctx, d) }}, true
 }
 
-// group is the transition that commits the deferred ends with last (nil:
-// the ends alone, their last released unit dispatched at once), applied
-// in order to base (see the top of this file).
-func (c *Control) group(ctx context.Context, d *Deferral, ends []deferredEnd, base *store.Execution, last *ApplyParams) *transition {
+// group is the transition that commits the deferred ends with last,
+// applied in order to base (see the top of this file). Without last, the
+// ends commit alone, and the unit the last of them released is released
+// due at once (release: the caller gives it up) or, as a continuing
+// commit releases it, as its safety net in the outbox while it runs.
+func (c *Control) group(ctx context.Context, d *Deferral, ends []deferredEnd, base *store.Execution, last *ApplyParams, release bool) *transition {
 	ts := make([]*transition, 0, len(ends)+1)
 	nexts := make([]string, 0, len(ends))
 	var evs []types.Event
 	for i, e := range ends {
 		p := e.p
 		if last == nil && i == len(ends)-1 {
-			// The chain gives its next unit up: released due now, no net.
-			p.SafetyNet, p.ContinueLease = 0, nil
+			if release {
+				// The chain gives its next unit up: released due now, no net.
+				p.SafetyNet, p.ContinueLease = 0, nil
+			}
 		} else {
 			nexts = append(nexts, e.next)
 		}
@@ -203,7 +228,7 @@ func (c *Control) group(ctx context.Context, d *Deferral, ends []deferredEnd, ba
 		ts = append(ts, c.prepare(ctx, *last))
 		evs = append(evs, last.Events...)
 		gp = *last
-	} else {
+	} else if release {
 		gp.SafetyNet, gp.ContinueLease = 0, nil
 	}
 	// alone is the first end by itself, its released unit due now: what a
@@ -289,14 +314,17 @@ func mergeOutput(m *engine.Output, out *engine.Output) {
 }
 
 // Settle commits the step ends deferred under ctx (WithDeferral), if any,
-// and carries the commit out: the unit the last of them released is
-// dispatched at once. Errors: the store's, bus's and tasks' (the caller
-// fails its delivery: its redelivery runs the ends' units again).
+// as a continuing commit does while the unit the last of them released
+// still runs: their events are published, and that unit's safety net is
+// in the outbox and is created only if the caller gives the unit up
+// (Continuation.CreateNet). Nothing is deferred under ctx after it has
+// committed ends. Every
+// other durable operation of the Control calls it first; the caller calls
+// it before it answers its delivery. Errors: the store's, bus's and tasks'
+// (the caller fails its delivery: its redelivery runs the ends' units
+// again).
 func (c *Control) Settle(ctx context.Context) error {
-	return c.settle(ctx, deferralOf(ctx))
-}
-
-func (c *Control) settle(ctx context.Context, d *Deferral) error {
+	d := deferralOf(ctx)
 	if d == nil {
 		return nil
 	}
@@ -304,7 +332,39 @@ func (c *Control) settle(ctx context.Context, d *Deferral) error {
 	if len(ends) == 0 {
 		return nil
 	}
-	g := c.group(ctx, d, ends, base, nil)
+	g := c.group(ctx, d, ends, base, nil, false)
+	cp, err := c.Store.ExecutionCheckpoint(ctx, g.params)
+	if err != nil {
+		return err
+	}
+	if _, err := g.done(ctx, cp); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.closed, d.net = true, g.next
+	d.mu.Unlock()
+	if g.next != nil {
+		return PublishTogether(ctx, []*Continuation{g.next})
+	}
+	return nil
+}
+
+// giveUp is a deferred continuation's CreateNet: the ends still deferred
+// commit with its unit released due at once; ends a Settle committed have
+// its net created.
+func (c *Control) giveUp(ctx context.Context, d *Deferral) error {
+	ends, base := d.take()
+	if len(ends) == 0 {
+		d.mu.Lock()
+		net := d.net
+		d.net = nil
+		d.mu.Unlock()
+		if net == nil {
+			return nil
+		}
+		return net.CreateNet(ctx)
+	}
+	g := c.group(ctx, d, ends, base, nil, true)
 	cp, err := c.Store.ExecutionCheckpoint(ctx, g.params)
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 			if ends[0].p.ExecutionID != p.ExecutionID {
 				// Another execution's ends (a chain continues one): they
 				// commit first.
-				g := c.group(ctx, d, ends, base, nil)
+				g := c.group(ctx, d, ends, base, nil, true)
 				cp, err := c.Store.ExecutionCheckpoint(ctx, g.params)
 				if err != nil {
 					return nil, err
@@ -63,7 +63,7 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 					return nil, err
 				}
 			} else {
-				t = c.group(ctx, d, ends, base, &p)
+				t = c.group(ctx, d, ends, base, &p, false)
 			}
 		}
 	}

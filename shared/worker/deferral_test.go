@@ -290,3 +290,80 @@ workflow:
 		}
 	})
 }
+
+// TestDeferredEndsBeforeAHandOff: a read-only unit continued after
+// deferred ends that retries with a delay (a hand-off, a Cloud Task of
+// its own) first commits those ends (control.Settle: the retry's delivery
+// finds its step run committed), and its safety net is not created (it
+// ran, and handed itself off): the chain ends ok with the flaky GET run
+// twice and each step's end in the log once.
+func TestDeferredEndsBeforeAHandOff(t *testing.T) {
+	get := `{kind: http, method: GET, url: "http://example.invalid/", spec: {policy: {rules: [{when: "{{ outcome.status == 'error' }}", then: {do: retry, attempts: 3, delay: 2}}]}}}`
+	http := &fakeTool{run: func(_ context.Context, req tools.Request, n int) types.Outcome {
+		if n == 1 {
+			return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "http", Message: "flaky", Retryable: true}}
+		}
+		return types.Outcome{Status: types.StatusOK, Result: int64(n)}
+	}}
+	env := controltest.NewEnv()
+	w := newWorker(env, nil, http)
+	w.ContinueUnits, w.ContinueBudget, w.ContinueDefer = 16, time.Minute, 16
+	start(t, env, "ex1", chainSrc(5, "", "", get), nil)
+	var atRetry string // s2's status in the store when s3's retry task was created
+	env.Tasks.FailCreate = func(c types.Command) error {
+		if c.Step == "s3" && c.Attempt == 2 {
+			if s2 := env.State(context.Background(), "ex1").State.Steps["s2"]; s2 != nil {
+				atRetry = string(s2.Status)
+			}
+		}
+		return nil
+	}
+	deliver(t, w, take(t, env))
+	if atRetry != string(types.StatusOK) {
+		t.Fatalf("s3's retry task was created with s2 %q in the store, want its end committed first", atRetry)
+	}
+	st := status(t, env, "ex1")
+	if st.Steps["s2"] == nil || st.Steps["s2"].Status != types.StatusOK || st.Steps["s3"] == nil {
+		t.Fatalf("after the hand-off: s2 %+v, s3 %+v; want s1 and s2's ends committed and s3 running", st.Steps["s2"], st.Steps["s3"])
+	}
+	next := pending(env, isUnit)
+	if len(next) != 1 || next[0].Step != "s3" || next[0].Attempt != 2 {
+		t.Fatalf("pending units %+v, want s3's retry alone (no safety net beside it)", next)
+	}
+	env.Clock.Set(next[0].NotBefore)
+	drain(t, env, w)
+	if n := http.calls(""); n != 2 {
+		t.Fatalf("the GET ran %d times, want twice", n)
+	}
+	wantEachStepOnce(t, env, 5)
+}
+
+// TestDeferredEndsAge: an end is deferred only while the first end
+// waiting is at most control.MaxDeferAge old, so slow read-only steps
+// still commit about once a second: six GETs of 400 ms each commit after
+// the fourth (1.2 s after the first deferral) and at the end, twice; the
+// same six taking no time commit once.
+func TestDeferredEndsAge(t *testing.T) {
+	get := `{kind: http, method: GET, url: "http://example.invalid/"}`
+	for _, tc := range []struct {
+		each    time.Duration
+		commits int
+	}{{0, 1}, {400 * time.Millisecond, 2}} {
+		env := controltest.NewEnv()
+		cs := &callStore{Store: env.Memory}
+		env.Control = &control.Control{Store: cs, Bus: env.Bus, Tasks: env.Tasks, Now: env.Clock.Now, Source: "execute", Log: env.Log}
+		http := &fakeTool{run: func(_ context.Context, req tools.Request, n int) types.Outcome {
+			env.Clock.Set(env.Clock.Now().Add(tc.each))
+			return types.Outcome{Status: types.StatusOK, Result: int64(n)}
+		}}
+		w := newWorker(env, nil, http)
+		w.ContinueUnits, w.ContinueBudget, w.ContinueDefer = 16, time.Minute, 16
+		start(t, env, "ex1", chainSrc(6, get, get, get, get, get, get), nil)
+		launched := cs.calls("CompleteUnit") + cs.calls("ExecutionCheckpoint")
+		deliver(t, w, take(t, env))
+		if got := cs.calls("CompleteUnit") + cs.calls("ExecutionCheckpoint") - launched; got != tc.commits {
+			t.Errorf("steps of %s: %d commits for 6 steps, want %d", tc.each, got, tc.commits)
+		}
+		wantEachStepOnce(t, env, 6)
+	}
+}
