@@ -129,14 +129,7 @@ func TestStepContinuation(t *testing.T) {
 			return ""
 		}))
 		cmd := take(t, env)
-		func() {
-			defer func() {
-				if _, ok := recover().(faults.Crashed); !ok {
-					t.Fatal("no crash at execute.before_continue")
-				}
-			}()
-			_ = w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()})
-		}()
+		mustCrash(t, w, cmd, "execute.before_continue")
 		faults.SetScript(nil)
 		w2 := otherInstance(env, w) // the crashed instance is gone
 		w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
@@ -349,14 +342,7 @@ func TestContinuationLeaseInCommit(t *testing.T) {
 			return ""
 		}))
 		cmd := take(t, env)
-		func() {
-			defer func() {
-				if _, ok := recover().(faults.Crashed); !ok {
-					t.Fatal("no crash at execute.before_continue")
-				}
-			}()
-			_ = w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()})
-		}()
+		mustCrash(t, w, cmd, "execute.before_continue")
 		faults.SetScript(nil)
 		s2 := pendingOrCreated(env, "s2")
 		if h, _, err := env.Memory.LeaseGet(ctx, "ex1", s2.UnitKey()); err != nil || h == "" {

@@ -156,14 +156,7 @@ func TestDeferredEndsCrash(t *testing.T) {
 				return ""
 			}))
 			cmd := take(t, env)
-			func() {
-				defer func() {
-					if _, ok := recover().(faults.Crashed); !ok {
-						t.Fatalf("no crash at %s call %d (%d calls)", tc.point, tc.at, calls)
-					}
-				}()
-				_ = w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()})
-			}()
+			mustCrash(t, w, cmd, fmt.Sprintf("%s call %d", tc.point, tc.at))
 			faults.SetScript(nil)
 			if st := status(t, env, "ex1"); st.Status == engine.ExecOK {
 				t.Fatal("the chain ended although a crash stopped it")

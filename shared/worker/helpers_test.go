@@ -101,3 +101,13 @@ func gated(g *gate) *fakeTool {
 		return ok(req, n)
 	}}
 }
+
+// mustCrash delivers cmd to w and fails the test unless the delivery
+// crashes (an armed fault, runCrashing); where names the fault for the
+// failure message.
+func mustCrash(t *testing.T, w *Worker, cmd types.Command, where string) {
+	t.Helper()
+	if crashed, _ := runCrashing(func() error { return w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()}) }); !crashed {
+		t.Fatalf("no crash at %s", where)
+	}
+}
