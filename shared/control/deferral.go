@@ -51,6 +51,9 @@ import (
 // concurrent use.
 type Deferral struct {
 	Max int
+	// op serializes the commits of deferred ends (Settle, giveUp): a
+	// give-up finds either the ends or the net of their commit.
+	op sync.Mutex
 	// OnDrop, when set, is called when a commit drops deferred ends
 	// (Dropped), inside that commit, before anything it releases is
 	// dispatched: the caller forgets that their units ended.
@@ -95,6 +98,12 @@ type deferralKey struct{}
 // it commits them first (Settle).
 func WithDeferral(ctx context.Context, d *Deferral) context.Context {
 	return context.WithValue(ctx, deferralKey{}, d)
+}
+
+// outside returns ctx without its Deferral: the commit of deferred ends
+// carries itself out (a Replay inside it must not settle again).
+func outside(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deferralKey{}, (*Deferral)(nil))
 }
 
 func deferralOf(ctx context.Context) *Deferral {
@@ -328,10 +337,13 @@ func (c *Control) Settle(ctx context.Context) error {
 	if d == nil {
 		return nil
 	}
+	d.op.Lock()
+	defer d.op.Unlock()
 	ends, base := d.take()
 	if len(ends) == 0 {
 		return nil
 	}
+	ctx = outside(ctx)
 	g := c.group(ctx, d, ends, base, nil, false)
 	cp, err := c.Store.ExecutionCheckpoint(ctx, g.params)
 	if err != nil {
@@ -353,6 +365,9 @@ func (c *Control) Settle(ctx context.Context) error {
 // commit with its unit released due at once; ends a Settle committed have
 // its net created.
 func (c *Control) giveUp(ctx context.Context, d *Deferral) error {
+	d.op.Lock()
+	defer d.op.Unlock()
+	ctx = outside(ctx)
 	ends, base := d.take()
 	if len(ends) == 0 {
 		d.mu.Lock()

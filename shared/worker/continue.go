@@ -275,14 +275,18 @@ func (w *Worker) runChained(ctx context.Context, cmd types.Command, d Delivery) 
 	if err == nil {
 		w.continueChain(ctx, ch)
 	}
+	// A transition's outbox not carried out (its events, an abandoned
+	// unit's net) fails the delivery: its redelivery replays the outbox,
+	// and the nets' deliveries replay those of the units continued. The
+	// jobs end first: a unit given up commits the deferred ends with it
+	// released at once (its job); what is deferred after them commits
+	// here.
+	werr := ch.wait(ctx)
 	serr := w.Control.Settle(context.WithoutCancel(ctx))
 	if serr != nil {
 		w.Log.Warn("the chain's deferred step ends did not commit; the delivery fails and its redelivery runs them again", "execution_id", cmd.ExecutionID, "error", serr.Error())
 	}
-	// A transition's outbox not carried out (its events, an abandoned
-	// unit's net) fails the delivery: its redelivery replays the outbox,
-	// and the nets' deliveries replay those of the units continued.
-	if ferr := errors.Join(serr, ch.wait(ctx)); ferr != nil {
+	if ferr := errors.Join(werr, serr); ferr != nil {
 		forget()
 		if err == nil {
 			return ferr

@@ -360,3 +360,67 @@ func TestDeferredEndsAge(t *testing.T) {
 		wantEachStepOnce(t, env, 6)
 	}
 }
+
+// TestDeferredContinuationGivenUp: a continued unit whose run fails after
+// deferred ends is given up: the ends commit and the unit is released due
+// at once (never lost between the chain's give-up and its final commit),
+// and its delivery finishes the chain.
+func TestDeferredContinuationGivenUp(t *testing.T) {
+	for round := range 20 { // the give-up and the invocation's final commit race
+		env, w, _ := deferEnv(t, chainSrc(4), 16, nil)
+		failed := false
+		t.Cleanup(faults.SetScript(func(point, _, step string) string {
+			if point == "execute.start" && !failed && strings.Contains(step, "s3") {
+				failed = true
+				return "error"
+			}
+			return ""
+		}))
+		deliver(t, w, take(t, env))
+		faults.SetScript(nil)
+		if !failed {
+			t.Fatal("s3's fault was never reached")
+		}
+		next := pending(env, isUnit)
+		if len(next) != 1 || next[0].Step != "s3" || next[0].NotBefore.After(env.Clock.Now()) {
+			t.Fatalf("round %d: pending units %+v, want s3's task due at once", round, next)
+		}
+		drain(t, env, w)
+		wantEachStepOnce(t, env, 4)
+	}
+}
+
+// TestDeferredEndsSettleAfterACancel: a continued unit that hands itself
+// off (a retry) after its execution was canceled commits the deferred
+// ends first (control.Settle), which no longer apply: the commit replays
+// the first end's outbox without settling again (no deadlock), and the
+// delivery answers.
+func TestDeferredEndsSettleAfterACancel(t *testing.T) {
+	ctx := context.Background()
+	get := `{kind: http, method: GET, url: "http://example.invalid/", spec: {policy: {rules: [{when: "{{ outcome.status == 'error' }}", then: {do: retry, attempts: 3, delay: 2}}]}}}`
+	env := controltest.NewEnv()
+	http := &fakeTool{run: func(_ context.Context, req tools.Request, n int) types.Outcome {
+		if _, err := env.Control.Cancel(ctx, "ex1", "test", "test"); err != nil {
+			t.Errorf("cancel: %v", err)
+		}
+		return types.Outcome{Status: types.StatusError, Error: &types.TaskError{Kind: "http", Message: "flaky", Retryable: true}}
+	}}
+	w := newWorker(env, nil, http)
+	w.ContinueUnits, w.ContinueBudget, w.ContinueDefer = 16, time.Minute, 16
+	start(t, env, "ex1", chainSrc(4, "", "", get), nil)
+	done := make(chan error, 1)
+	cmd := take(t, env)
+	go func() { done <- w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName()}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the delivery did not answer in 10 s (a settle inside a settle?)")
+	}
+	drain(t, env, w)
+	if st := status(t, env, "ex1"); st.Status != engine.ExecCanceled {
+		t.Fatalf("execution %s, want canceled", st.Status)
+	}
+}
