@@ -147,6 +147,13 @@ func Dropped(ctx context.Context) bool {
 	return d != nil && d.Dropped()
 }
 
+// holdsOther reports that d holds ends of an execution other than id.
+func (d *Deferral) holdsOther(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.ends) > 0 && d.execID != id
+}
+
 // take empties d, returning its ends and their base.
 func (d *Deferral) take() ([]deferredEnd, *store.Execution) {
 	d.mu.Lock()

@@ -50,21 +50,15 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 	}
 	t := c.prepare(ctx, p)
 	if d != nil {
-		if ends, base := d.take(); len(ends) > 0 {
-			if ends[0].p.ExecutionID != p.ExecutionID {
-				// Another execution's ends (a chain continues one): they
-				// commit first.
-				g := c.group(ctx, d, ends, base, nil, true)
-				cp, err := c.Store.ExecutionCheckpoint(ctx, g.params)
-				if err != nil {
-					return nil, err
-				}
-				if _, err := g.done(ctx, cp); err != nil {
-					return nil, err
-				}
-			} else {
-				t = c.group(ctx, d, ends, base, &p, false)
+		if d.holdsOther(p.ExecutionID) {
+			// Another execution's ends (a chain continues one): they
+			// commit first, as a give-up commits them.
+			if err := c.giveUp(ctx, d); err != nil {
+				return nil, err
 			}
+		}
+		if ends, base := d.take(); len(ends) > 0 {
+			t = c.group(ctx, d, ends, base, &p, false)
 		}
 	}
 	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, Checkpoint: &t.params,
