@@ -367,8 +367,9 @@ func toolOptions(cfg config.Config, sb *sandbox.Sandbox, policy *egress.Policy, 
 		DataRoots:   cfg.Sandbox.DataRoots,
 		// Python tasks take an interpreter started ahead of demand in a
 		// room and workspace of its own (NOETL_PYTHON_WARM_INTERPRETERS),
-		// one per task, replaced after NOETL_SANDBOX_WARM_MAX_AGE_S idle.
-		Python: python.Options{Sandbox: sb, TempDir: work, Warm: cfg.PythonWarm, WarmMaxAge: warmMaxAge, Workspaces: newWorkspace},
+		// one per task, replaced after NOETL_SANDBOX_WARM_MAX_AGE_S idle,
+		// forked from a zygote (NOETL_PYTHON_ZYGOTE).
+		Python: python.Options{Sandbox: sb, TempDir: work, Warm: cfg.PythonWarm, WarmMaxAge: warmMaxAge, Workspaces: newWorkspace, Zygote: cfg.PythonZygote},
 		Shell:  shell.Options{Sandbox: sb, TempDir: work},
 		// The engine's result buckets are out of the runner's reach (no
 		// role in GCP, another server on the stack: only signed URLs of

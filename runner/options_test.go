@@ -31,7 +31,9 @@ func parse(t *testing.T, env map[string]string) config.Config {
 // duckdb.Options.Warm, shown by TestWarmWorkers; NOETL_DUCKDB_THREADS:
 // duckdb.Options.Threads, shown by TestThreadsOption), the warm python
 // interpreters (NOETL_PYTHON_WARM_INTERPRETERS: python.Options.Warm,
-// shown by TestWarmInterpreterServesOneTask) and the warm sandboxes' max
+// shown by TestWarmInterpreterServesOneTask) forked from a zygote or not
+// (NOETL_PYTHON_ZYGOTE: python.Options.Zygote, shown by TestWarmZygote)
+// and the warm sandboxes' max
 // age (NOETL_SANDBOX_WARM_MAX_AGE_S: python's and duckdb's WarmMaxAge,
 // shown by TestPoolDiscardsDeadAndOld and TestWarmWorkerMaxAge) and the work
 // directory of their temporary files (NOETL_RUNNER_WORK_DIR: the
@@ -41,13 +43,13 @@ func parse(t *testing.T, env map[string]string) config.Config {
 // the settings.
 func TestToolOptionsFromSettings(t *testing.T) {
 	cfg := parse(t, map[string]string{"NOETL_PYTHON": "/opt/py/bin/python3", "NOETL_DUCKDB_MAX_TEMP_MB": "7", "NOETL_DUCKDB_WARM_WORKERS": "3",
-		"NOETL_DUCKDB_THREADS": "5", "NOETL_PYTHON_WARM_INTERPRETERS": "4", "NOETL_SANDBOX_WARM_MAX_AGE_S": "42", "NOETL_RUNNER_WORK_DIR": "/srv/runner-work", "NOETL_RUNNER_DATA_ROOTS": "/srv/data"})
+		"NOETL_DUCKDB_THREADS": "5", "NOETL_PYTHON_WARM_INTERPRETERS": "4", "NOETL_PYTHON_ZYGOTE": "false", "NOETL_SANDBOX_WARM_MAX_AGE_S": "42", "NOETL_RUNNER_WORK_DIR": "/srv/runner-work", "NOETL_RUNNER_DATA_ROOTS": "/srv/data"})
 	o := toolOptions(cfg, nil, nil, nil, nil)
 	if o.PythonBin != "/opt/py/bin/python3" || o.DuckDB.MaxTempBytes != 7<<20 || o.DuckDB.Warm != 3 || o.DuckDB.Threads != 5 {
 		t.Fatalf("options: python %q, duckdb max temp %d bytes, warm %d, threads %d; want /opt/py/bin/python3, %d, 3, 5", o.PythonBin, o.DuckDB.MaxTempBytes, o.DuckDB.Warm, o.DuckDB.Threads, 7<<20)
 	}
-	if o.Python.Warm != 4 || o.Python.WarmMaxAge != 42*time.Second || o.DuckDB.WarmMaxAge != 42*time.Second {
-		t.Fatalf("warm sandboxes: python %d interpreters, max age python %s, duckdb %s; want 4, 42s, 42s", o.Python.Warm, o.Python.WarmMaxAge, o.DuckDB.WarmMaxAge)
+	if o.Python.Warm != 4 || o.Python.WarmMaxAge != 42*time.Second || o.DuckDB.WarmMaxAge != 42*time.Second || o.Python.Zygote {
+		t.Fatalf("warm sandboxes: python %d interpreters (zygote %v), max age python %s, duckdb %s; want 4 (no zygote), 42s, 42s", o.Python.Warm, o.Python.Zygote, o.Python.WarmMaxAge, o.DuckDB.WarmMaxAge)
 	}
 	if o.Python.TempDir != "/srv/runner-work" || o.Shell.TempDir != "/srv/runner-work" || o.DuckDB.TempDir != "/srv/runner-work" {
 		t.Fatalf("temporary files: python %q, shell %q, duckdb %q; want /srv/runner-work", o.Python.TempDir, o.Shell.TempDir, o.DuckDB.TempDir)
@@ -57,7 +59,7 @@ func TestToolOptionsFromSettings(t *testing.T) {
 	}
 	d := toolOptions(parse(t, map[string]string{}), nil, nil, nil, nil)
 	if d.PythonBin == "/opt/py/bin/python3" || d.DuckDB.MaxTempBytes == 7<<20 || d.DuckDB.Warm == 3 || d.DuckDB.Threads == 5 || d.Python.TempDir == "/srv/runner-work" ||
-		d.Python.Warm == 4 || d.Python.WarmMaxAge == 42*time.Second {
+		d.Python.Warm == 4 || d.Python.WarmMaxAge == 42*time.Second || !d.Python.Zygote {
 		t.Fatalf("the defaults' options carry the test's settings: %+v", d.DuckDB)
 	}
 }

@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,19 +25,15 @@ func runIn(t *testing.T, s *Sandbox, dir, code string) (map[string]any, *Cmd, st
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := s.Command(ctx, python, "-c", code)
+	c := command(t, s, ctx, "-c", code)
 	c.Dir = dir
 	c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8"}
-	var out bytes.Buffer
-	c.Stdout, c.Stderr = &out, &out
-	if err := c.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	_ = c.Wait()
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	c.Stdin = devNull(t)
+	out, _ := startCaptured(t, c)()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var m map[string]any
 	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &m)
-	return m, c, out.String()
+	return m, c, out
 }
 
 func workdir(t *testing.T) string {

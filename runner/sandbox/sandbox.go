@@ -339,7 +339,9 @@ type Cmd struct {
 	// duckdb worker). Needs root of the process's user namespace.
 	NoNetwork bool
 
-	program string // an in-process program (Sandbox.Program)
+	program string  // an in-process program (Sandbox.Program)
+	zygote  *Zygote // a zygote's child runs it (Zygote.Command)
+	forked  *forked // started by a zygote's child
 
 	net   *taskNet
 	grp   *group
@@ -417,7 +419,7 @@ func (c *Cmd) Start() error {
 	c.tStart = time.Now()
 	s := c.s
 	path := c.name
-	if !strings.Contains(path, "/") {
+	if c.zygote == nil && !strings.Contains(path, "/") {
 		p, err := lookPath(path, c.Env)
 		if err != nil {
 			return err
@@ -456,6 +458,14 @@ func (c *Cmd) Start() error {
 		return err
 	}
 	c.tPrepared = time.Now()
+	if c.zygote != nil {
+		if err := c.startForked(&sp); err != nil {
+			c.finish()
+			return err
+		}
+		c.started = time.Now()
+		return nil
+	}
 	b, err := json.Marshal(sp)
 	if err != nil {
 		c.finish()
@@ -575,9 +585,14 @@ func (s *Sandbox) nsRefused() error {
 // every process of the uid) and frees its identity.
 func (c *Cmd) Wait() error {
 	c.tStarted = c.startedAt()
-	err := c.Cmd.Wait()
-	c.tExited = time.Now()
-	c.finish()
+	var err error
+	if c.forked != nil {
+		err = c.waitForked()
+	} else {
+		err = c.Cmd.Wait()
+		c.tExited = time.Now()
+		c.finish()
+	}
 	if c.s.log.Enabled(context.Background(), slog.LevelDebug) && !c.tPrepared.IsZero() {
 		ms := func(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1000 }
 		c.s.log.Debug("sandbox: command", "uid", c.uid, "prepare_ms", ms(c.tStart, c.tPrepared), "start_ms", ms(c.tPrepared, c.tStarted),
@@ -599,27 +614,45 @@ func (c *Cmd) startedAt() time.Time {
 // a PID namespace ignores SIGXCPU).
 func (c *Cmd) ExceededCPU() bool {
 	lim := c.s.opts.Limits.CPUSeconds
-	if c.ProcessState == nil || lim <= 0 {
-		return false
-	}
-	ws, ok := c.ProcessState.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() {
+	ws, cpu, ok := c.exitStatus()
+	if !ok || lim <= 0 || !ws.Signaled() {
 		return false
 	}
 	switch ws.Signal() {
 	case syscall.SIGXCPU:
 		return true
 	case syscall.SIGKILL:
-		return c.ProcessState.UserTime()+c.ProcessState.SystemTime() >= time.Duration(lim)*time.Second
+		return cpu >= time.Duration(lim)*time.Second
 	}
 	return false
+}
+
+// exitStatus is, after Wait, how the command ended and the CPU time it
+// used (user and system); ok is false before.
+func (c *Cmd) exitStatus() (ws syscall.WaitStatus, cpu time.Duration, ok bool) {
+	if c.forked != nil {
+		if e := c.forked.status; e != nil {
+			return e.status, e.cpu, true
+		}
+		return 0, 0, false
+	}
+	if c.ProcessState == nil {
+		return 0, 0, false
+	}
+	ws, ok = c.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, c.ProcessState.UserTime() + c.ProcessState.SystemTime(), ok
 }
 
 // finish kills leftovers and releases the uid slot, the network
 // namespace, the control group (after reading which limit the command
 // hit) and the control directory (idempotent).
 func (c *Cmd) finish() {
-	if c.Process != nil {
+	switch {
+	case c.forked != nil:
+		// Its zygote reaped it: not its process group by number (the
+		// number may be another's by now), its handle (a pidfd).
+		_ = c.Process.Kill()
+	case c.Process != nil:
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	}
 	if c.grp != nil {
@@ -723,10 +756,8 @@ func (c *Cmd) LimitHit() string {
 	if c.ExceededCPU() {
 		return "cpu"
 	}
-	if c.ProcessState != nil {
-		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
-			return "file size"
-		}
+	if ws, _, ok := c.exitStatus(); ok && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
+		return "file size"
 	}
 	return ""
 }

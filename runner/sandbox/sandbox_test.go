@@ -64,16 +64,122 @@ func run(t *testing.T, s *Sandbox, ctx context.Context, code string, args ...str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	c := s.Command(ctx, python, append([]string{"-c", code}, args...)...)
+	c := command(t, s, ctx, append([]string{"-c", code}, args...)...)
 	c.Dir = dir
 	c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8", "MARK=1"}
-	var out bytes.Buffer
-	c.Stdout, c.Stderr = &out, &out
+	c.Stdin = devNull(t)
+	wait := startCaptured(t, c)
+	return wait()
+}
+
+// zygoteMode makes command fork each command from a zygote of its sandbox
+// (TestZygoteConformance); zygotes are those zygotes.
+var (
+	zygoteMode bool
+	zygotes    = map[*Sandbox]*Zygote{}
+)
+
+// launcher is the program of the tests' zygotes: `python -c CODE ARGS...`
+// from its arguments.
+const launcher = `
+import sys
+code = sys.argv.pop(1)
+exec(compile(code, "<string>", "exec"), globals())
+`
+
+// command returns a command that runs python with args in s: through the
+// helper, or in zygoteMode as a child of s's zygote (the interpreter's
+// flags before -c dropped; a sandbox that cannot have a zygote runs its
+// commands through the helper, as the python tool does).
+func command(t *testing.T, s *Sandbox, ctx context.Context, args ...string) *Cmd {
+	t.Helper()
+	if !zygoteMode {
+		return s.Command(ctx, python, args...)
+	}
+	z, ok := zygotes[s]
+	if !ok {
+		var err error
+		z, err = s.NewZygote(ZygoteOptions{Interpreter: python, Program: launcher, Env: []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}})
+		if errors.Is(err, ErrNoZygote) {
+			t.Logf("no zygote for this sandbox (%+v): its commands run through the helper", s.Mode())
+		} else if err != nil {
+			t.Fatal(err)
+		} else {
+			t.Cleanup(func() {
+				z.Kill()
+				delete(zygotes, s)
+			})
+		}
+		zygotes[s] = z
+	}
+	if z == nil {
+		return s.Command(ctx, python, args...)
+	}
+	for len(args) > 0 && args[0] != "-c" {
+		args = args[1:]
+	}
+	return z.Command(ctx, args[1:]...)
+}
+
+// startCaptured starts c with its stdout and stderr on one pipe; wait
+// waits for it and returns what it wrote and Wait's error.
+func startCaptured(t *testing.T, c *Cmd) (wait func() (string, error)) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stdout, c.Stderr = w, w
 	if err := c.Start(); err != nil {
+		w.Close()
+		r.Close()
 		t.Fatalf("Start: %v", err)
 	}
-	err = c.Wait()
-	return out.String(), err
+	w.Close()
+	var out bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&out, r)
+		r.Close()
+		close(copied)
+	}()
+	return func() (string, error) {
+		err := c.Wait()
+		select {
+		case <-copied:
+		case <-time.After(5 * time.Second):
+			r.Close()
+			<-copied
+		}
+		return out.String(), err
+	}
+}
+
+// exited is how a command Wait reported an error for ended: its wait
+// status and CPU time (an exec'd command's *exec.ExitError, a zygote
+// child's *ExitError); ok is false for another error.
+func exited(err error) (ws syscall.WaitStatus, cpu time.Duration, ok bool) {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.Sys().(syscall.WaitStatus), ee.UserTime() + ee.SystemTime(), true
+	}
+	var ze *ExitError
+	if errors.As(err, &ze) {
+		return ze.Status, ze.CPU, true
+	}
+	return 0, 0, false
+}
+
+// devNull opens /dev/null for a command's standard descriptor (a zygote's
+// child is given files only).
+func devNull(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 func requireRoot(t *testing.T) {
@@ -212,8 +318,7 @@ func TestDescendantsDieWithTheCommand(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	s := newSandbox(t, Options{Limits: Limits{AddressSpaceBytes: 256 << 20}})
 	out, err := run(t, s, context.Background(), "x = bytearray(1 << 30)\nprint('allocated')")
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out, "MemoryError") || strings.Contains(out, "allocated") {
+	if ws, _, ok := exited(err); !ok || ws.ExitStatus() != 1 || !strings.Contains(out, "MemoryError") || strings.Contains(out, "allocated") {
 		t.Fatalf("1 GiB under a 256 MiB limit: err %v, output %q", err, out)
 	}
 	// Under the limit, memory is available.
@@ -228,15 +333,14 @@ func TestCPULimit(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := run(t, s, ctx, "while True: pass")
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
+	ws, cpu, ok := exited(err)
+	if !ok {
 		t.Fatalf("err = %v", err)
 	}
-	ws := ee.Sys().(syscall.WaitStatus)
 	if !ws.Signaled() || (ws.Signal() != syscall.SIGXCPU && ws.Signal() != syscall.SIGKILL) {
-		t.Fatalf("status %v: want killed by SIGXCPU (or SIGKILL at the hard limit)", ee)
+		t.Fatalf("status %v: want killed by SIGXCPU (or SIGKILL at the hard limit)", err)
 	}
-	if cpu := ee.UserTime() + ee.SystemTime(); cpu < time.Second || cpu > 5*time.Second {
+	if cpu < time.Second || cpu > 5*time.Second {
 		t.Errorf("used %s of CPU under a 1 s limit", cpu)
 	}
 	if ctx.Err() != nil {
@@ -283,23 +387,26 @@ except OSError as e:
 func TestPoolWaitsForAFreeIdentity(t *testing.T) {
 	requireRoot(t)
 	s := newSandbox(t, Options{PoolSize: 1})
-	c1 := s.Command(context.Background(), python, "-c", "import time; time.sleep(1)")
+	c1 := command(t, s, context.Background(), "-c", "import time; time.sleep(1)")
 	c1.Env = []string{"PATH=/usr/bin"}
+	c1.Stdin, c1.Stdout, c1.Stderr = devNull(t), devNull(t), devNull(t)
 	if err := c1.Start(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	c2 := s.Command(ctx, python, "-c", "pass")
+	c2 := command(t, s, ctx, "-c", "pass")
 	c2.Env = []string{"PATH=/usr/bin"}
+	c2.Stdin, c2.Stdout, c2.Stderr = devNull(t), devNull(t), devNull(t)
 	if err := c2.Start(); err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second Start with the only identity taken: %v", err)
 	}
 	if err := c1.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	c3 := s.Command(context.Background(), python, "-c", "pass")
+	c3 := command(t, s, context.Background(), "-c", "pass")
 	c3.Env = []string{"PATH=/usr/bin"}
+	c3.Stdin, c3.Stdout, c3.Stderr = devNull(t), devNull(t), devNull(t)
 	if err := c3.Start(); err != nil {
 		t.Fatalf("after the first ended: %v", err)
 	}
@@ -323,9 +430,10 @@ func TestWorkingDirectoryTakenBackBeforeUIDReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	c1 := s.Command(context.Background(), python, "-c", "import os; open('left', 'w').write('secret of task 1'); os.chmod('.', 0o777)")
+	c1 := command(t, s, context.Background(), "-c", "import os; open('left', 'w').write('secret of task 1'); os.chmod('.', 0o777)")
 	c1.Dir = dir
 	c1.Env = []string{"PATH=/usr/bin"}
+	c1.Stdin, c1.Stdout, c1.Stderr = devNull(t), devNull(t), devNull(t)
 	if err := c1.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -339,19 +447,15 @@ func TestWorkingDirectoryTakenBackBeforeUIDReuse(t *testing.T) {
 	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("after Wait the directory is uid %d mode %v, want uid %d mode 0700", st.Uid, fi.Mode().Perm(), os.Geteuid())
 	}
-	c2 := s.Command(context.Background(), python, "-c", "import sys; print(open(sys.argv[1]).read())", filepath.Join(dir, "left"))
+	c2 := command(t, s, context.Background(), "-c", "import sys; print(open(sys.argv[1]).read())", filepath.Join(dir, "left"))
 	c2.Env = []string{"PATH=/usr/bin"}
-	var out bytes.Buffer
-	c2.Stdout, c2.Stderr = &out, &out
-	if err := c2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	err = c2.Wait()
+	c2.Stdin = devNull(t)
+	out, err := startCaptured(t, c2)()
 	if c1.UID() != c2.UID() {
 		t.Fatalf("the pool of one did not reuse the uid: %d then %d", c1.UID(), c2.UID())
 	}
-	if err == nil || strings.Contains(out.String(), "secret of task 1") || !strings.Contains(out.String(), "Permission denied") {
-		t.Fatalf("the next command on uid %d read the previous one's file: err=%v output=%q", c2.UID(), err, out.String())
+	if err == nil || strings.Contains(out, "secret of task 1") || !strings.Contains(out, "Permission denied") {
+		t.Fatalf("the next command on uid %d read the previous one's file: err=%v output=%q", c2.UID(), err, out)
 	}
 }
 

@@ -132,6 +132,10 @@ type Config struct {
 	// PythonWarm is how many python interpreters the runner keeps
 	// started ahead of demand, each in a room of its own, never reused.
 	PythonWarm int // NOETL_PYTHON_WARM_INTERPRETERS, default 2
+	// PythonZygote forks the warm python interpreters from a zygote
+	// (an interpreter started once, runner/sandbox Zygote) instead of
+	// exec'ing each.
+	PythonZygote bool // NOETL_PYTHON_ZYGOTE, default true
 	// PGDSN is the default PostgreSQL connection for postgres tasks that
 	// name no connection (workload pg_dsn wins over it).
 	PGDSN string // NOETL_PG_DSN, default ""

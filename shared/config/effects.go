@@ -125,6 +125,7 @@ var effectTests = map[string][]effect{
 	"NOETL_SANDBOX_WARM_MAX_AGE_S": {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "runner/sandbox.TestPoolDiscardsDeadAndOld", Sets: "MaxAge"},
 		{Test: "runner/kinds/duckdb.TestWarmWorkerMaxAge", Sets: "WarmMaxAge"}},
 	"NOETL_PYTHON_WARM_INTERPRETERS": {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "runner/kinds/python.TestWarmInterpreterServesOneTask", Sets: "Warm"}},
+	"NOETL_PYTHON_ZYGOTE":            {{Test: "runner.TestToolOptionsFromSettings"}, {Test: "runner/kinds/python.TestWarmZygote", Sets: "Zygote"}},
 	"NOETL_DUCKDB_MEMORY_MB":         {{Test: "runner.TestDuckDBMemoryCap"}},
 
 	// The runner client of the control plane.

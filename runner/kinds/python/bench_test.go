@@ -63,3 +63,36 @@ func BenchmarkTask(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWarmStart measures starting one warm interpreter in the
+// runner's sandbox (isolated, own network, control group, workspace
+// tmpfs) and destroying it: exec'd through the helper, or forked from a
+// zygote (Options.Zygote): go test ./runner/kinds/python -run ^$ -bench
+// WarmStart.
+func BenchmarkWarmStart(b *testing.B) {
+	p, _ := egress.New("local", []string{"127.0.0.1:5432"}, nil)
+	for _, zygote := range []bool{false, true} {
+		b.Run(map[bool]string{false: "exec", true: "zygote"}[zygote], func(b *testing.B) {
+			o := sandbox.Options{Isolate: true, Network: p, Limits: sandbox.Limits{MemoryBytes: 1 << 30, Processes: 64, CPUs: 1},
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ControlDir: b.TempDir()}
+			sb, err := sandbox.New(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			root := b.TempDir()
+			tl := New(Options{Sandbox: sb, Interpreter: "/usr/bin/python3", Warm: 1, Zygote: zygote,
+				Workspaces: func() (*sandbox.Workspace, error) { return sandbox.NewWorkspace(root, 64<<20, false) }})
+			defer tl.Close()
+			for b.Loop() {
+				w, err := tl.startWarm(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				w.Destroy()
+			}
+			if zygote && tl.zyForked.Load() == 0 {
+				b.Fatal("no interpreter forked from a zygote")
+			}
+		})
+	}
+}

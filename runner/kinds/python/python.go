@@ -50,6 +50,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -110,6 +111,12 @@ type Options struct {
 	// Workspaces makes a warm interpreter's workspace (the runner's
 	// tmpfs); nil: a directory under TempDir.
 	Workspaces func() (*sandbox.Workspace, error)
+	// Zygote forks the warm interpreters from one interpreter started
+	// once with the modules imported (sandbox.Zygote; each child builds
+	// its own room before its task's code arrives) instead of exec'ing
+	// each through the sandbox's helper. A sandbox that cannot have a
+	// zygote (the engine is not root, or no PID namespace) execs them.
+	Zygote bool
 }
 
 // Tool is the python task kind. It is safe for concurrent use; every Exec
@@ -124,6 +131,15 @@ type Tool struct {
 	poolMu sync.Mutex
 	warm   *sandbox.Pool[*warmPy]
 	closed bool
+
+	zyMu sync.Mutex
+	zy   *sandbox.Zygote
+	// zyOff: no zygote (the sandbox cannot have one, or the tool closed);
+	// zyRetry: not before then, after a zygote failed to start.
+	zyOff   bool
+	zyRetry time.Time
+	// zyForked counts the warm interpreters forked from a zygote.
+	zyForked atomic.Int64
 	// retiring counts answered warm interpreters being torn down.
 	retiring sync.WaitGroup
 }

@@ -22,9 +22,9 @@ def _runner():
         sys.stdout.reconfigure(line_buffering=True)
     except Exception:
         pass
-    warm = sys.argv[1:] == ["warm"]
+    warm = sys.argv[1:2] == ["warm"]
     if warm:
-        _warm()
+        _warm(sys.argv[2:])
     payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     try:
         sys.stdin.close()
@@ -60,12 +60,15 @@ def _runner():
     chan.close()
 
 
-def _warm():
+def _warm(modules):
     # A warm interpreter, started ahead of its task: load the modules the
-    # runner uses for every task, say so on fd 4 (the engine hands the
+    # engine names (the runner's own and common ones; in a zygote's child
+    # they are loaded already), say so on fd 4 (the engine hands the
     # interpreter out only then), then wait on stdin for the task.
-    import ast, builtins, importlib, inspect, keyword, linecache, traceback  # noqa: F401,E401
-    import base64, dataclasses, collections.abc, datetime, decimal, math, re  # noqa: F401,E401
+    import importlib
+
+    for name in modules:
+        importlib.import_module(name)
     try:
         os.write(4, b"R")
         os.close(4)

@@ -2,8 +2,10 @@ package python
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -19,6 +21,22 @@ const DefaultWarmMaxAge = 10 * time.Minute
 
 // warmReadyTimeout bounds a warm interpreter's start (room, exec, imports).
 const warmReadyTimeout = 30 * time.Second
+
+// warmModules are the modules a warm interpreter has imported before its
+// task arrives (runner.py's `warm` mode imports its arguments; a zygote
+// imports them, and the runner's own, once for all its children).
+var warmModules = []string{"ast", "builtins", "importlib", "inspect", "keyword", "linecache", "traceback",
+	"base64", "dataclasses", "collections.abc", "datetime", "decimal", "math", "re"}
+
+// zygoteForks is how many warm interpreters one zygote forks before the
+// tool starts a new one: its children share its memory layout (address
+// space layout randomisation happens once per zygote), so that a task
+// that learns it learns it for a bounded number of later tasks only.
+const zygoteForks = 256
+
+// zygoteRetry is how long the tool execs warm interpreters after a
+// zygote failed to start before it tries another.
+const zygoteRetry = 30 * time.Second
 
 // proc is one attempt's interpreter: started for the attempt (cold) or
 // taken from the pool (warm), with the pipes of its protocol.
@@ -103,15 +121,60 @@ func (t *Tool) pool() *sandbox.Pool[*warmPy] {
 	return t.warm
 }
 
-// Close destroys the warm interpreters (the runner's shutdown). Attempts
-// under way are not affected; later ones start their own interpreter.
+// Close destroys the warm interpreters (the runner's shutdown) and
+// retires the zygote (it exits once its children have). Attempts under
+// way are not affected; later ones start their own interpreter.
 func (t *Tool) Close() {
 	t.poolMu.Lock()
 	t.closed = true
 	p := t.warm
 	t.poolMu.Unlock()
 	p.Close()
+	t.zyMu.Lock()
+	t.zyOff = true
+	if t.zy != nil {
+		t.zy.Close()
+		t.zy = nil
+	}
+	t.zyMu.Unlock()
 	t.retiring.Wait()
+}
+
+// zygote returns the zygote warm interpreters fork from, started on first
+// use, or nil: exec each (Options.Zygote off, a sandbox that cannot have
+// one, a zygote that failed to start less than zygoteRetry ago). A zygote
+// that exited, or that forked zygoteForks children, is retired and
+// replaced.
+func (t *Tool) zygote(sb *sandbox.Sandbox, interp string) *sandbox.Zygote {
+	if !t.opts.Zygote {
+		return nil
+	}
+	t.zyMu.Lock()
+	defer t.zyMu.Unlock()
+	if t.zyOff || time.Now().Before(t.zyRetry) {
+		return nil
+	}
+	if z := t.zy; z != nil && z.Alive() && z.Forks() < zygoteForks {
+		return z
+	}
+	if t.zy != nil {
+		t.zy.Close()
+		t.zy = nil
+	}
+	z, err := sb.NewZygote(sandbox.ZygoteOptions{Interpreter: interp, Program: runnerSource,
+		Preload: append([]string{"json"}, warmModules...), Env: t.env("/")})
+	switch {
+	case errors.Is(err, sandbox.ErrNoZygote):
+		t.zyOff = true
+		slog.Info("python: warm interpreters are exec'd, each through the sandbox's helper (no zygote: it needs root and a PID namespace)")
+		return nil
+	case err != nil:
+		t.zyRetry = time.Now().Add(zygoteRetry)
+		slog.Warn("python: the zygote did not start; warm interpreters are exec'd meanwhile", "error", err, "retry_in", zygoteRetry)
+		return nil
+	}
+	t.zy = z
+	return z
 }
 
 // answeredEarly waits for a warm interpreter's answer or its exit,
@@ -185,7 +248,14 @@ func (t *Tool) startWarm(ctx context.Context) (*warmPy, error) {
 		return nil, err
 	}
 	conns := &egress.TaskConns{}
-	cmd := sb.Command(egress.WithConns(ctx, conns), interp, "-s", "-c", runnerSource, "warm")
+	var cmd *sandbox.Cmd
+	args := append([]string{"warm"}, warmModules...)
+	if z := t.zygote(sb, interp); z != nil {
+		cmd = z.Command(egress.WithConns(ctx, conns), args...)
+		t.zyForked.Add(1)
+	} else {
+		cmd = sb.Command(egress.WithConns(ctx, conns), interp, append([]string{"-s", "-c", runnerSource}, args...)...)
+	}
 	cmd.Dir = ws.Dir
 	cmd.ReadOnly = installPrefix(interp)
 	cmd.Env = t.env(ws.Dir)

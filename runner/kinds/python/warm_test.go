@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,12 +24,117 @@ func warmTool(t *testing.T, o Options, l sandbox.Limits) *Tool {
 		t.Fatal(err)
 	}
 	o.Sandbox, o.TempDir = sb, t.TempDir()
+	o.Zygote = o.Zygote || warmZygote
 	tl := New(o)
 	if _, err := tl.Interpreter(); err != nil {
 		t.Fatalf("python3: %v", err)
 	}
 	t.Cleanup(tl.Close)
+	if warmZygote {
+		t.Cleanup(func() {
+			if tl.zyForked.Load() == 0 {
+				t.Error("no warm interpreter was forked from a zygote")
+			}
+		})
+	}
 	return tl
+}
+
+// warmZygote makes warmTool's tools fork their warm interpreters from a
+// zygote (TestWarmZygote).
+var warmZygote bool
+
+// TestWarmZygote runs the warm interpreter tests with the interpreters
+// forked from a zygote (Options.Zygote, the runner's default) instead of
+// exec'd: the same answers, isolation between tasks, cancellation,
+// limits, logs and shutdown.
+func TestWarmZygote(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a zygote needs root (the tests above cover the exec'd interpreters)")
+	}
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"ServesOneTask", TestWarmInterpreterServesOneTask},
+		{"DeadIsDiscarded", TestWarmInterpreterDeadIsDiscarded},
+		{"CanceledAndLimited", TestWarmInterpreterCanceledAndLimited},
+		{"PoolClosedKillsInterpreters", TestWarmPoolClosedKillsInterpreters},
+		{"Logs", TestWarmInterpreterLogs},
+		{"FreshRandomness", testWarmFreshRandomness},
+		{"ZygoteReplaced", testWarmZygoteReplaced},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			warmZygote = true
+			t.Cleanup(func() { warmZygote = false })
+			c.fn(t)
+		})
+	}
+	// Off (NOETL_PYTHON_ZYGOTE=false): every warm interpreter is exec'd.
+	tl := warmTool(t, Options{Warm: 1, Zygote: false}, sandbox.Limits{})
+	settleWarm(t, tl, 1)
+	mustOK(t, tl.Exec(context.Background(), nil, map[string]any{"code": "result = 1"}, 30))
+	settleWarm(t, tl, 1)
+	if n := tl.zyForked.Load(); n != 0 || tl.zy != nil {
+		t.Fatalf("Zygote off: %d interpreters forked from a zygote", n)
+	}
+}
+
+// testWarmFreshRandomness: interpreters forked from one zygote do not
+// share a random state: the random module, uuid4 and os.urandom give
+// each task its own values.
+func testWarmFreshRandomness(t *testing.T) {
+	tl := warmTool(t, Options{Warm: 2}, sandbox.Limits{})
+	seen := map[string]bool{}
+	for i := range 4 {
+		settleWarm(t, tl, 2)
+		o := tl.Exec(context.Background(), nil, map[string]any{"code": `
+import random, uuid, os
+result = "%d %s %s" % (random.getrandbits(64), uuid.uuid4(), os.urandom(8).hex())`}, 30)
+		r := fmt.Sprint(mustOK(t, o))
+		for _, f := range strings.Fields(r) {
+			if seen[f] {
+				t.Fatalf("task %d drew %s again: %s", i, f, r)
+			}
+			seen[f] = true
+		}
+	}
+}
+
+// testWarmZygoteReplaced: a zygote that died is replaced by the next warm
+// start; tasks go on running warm.
+func testWarmZygoteReplaced(t *testing.T) {
+	tl := warmTool(t, Options{Warm: 1}, sandbox.Limits{})
+	settleWarm(t, tl, 1)
+	tl.zyMu.Lock()
+	first := tl.zy
+	tl.zyMu.Unlock()
+	if first == nil {
+		t.Fatal("no zygote")
+	}
+	ready := tl.pool().Ready()
+	first.Kill()
+	// Its children die with it: the ready one is discarded, not handed out.
+	for _, w := range ready {
+		select {
+		case <-w.done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a warm interpreter outlived its zygote")
+		}
+	}
+	for i := range 3 {
+		o := tl.Exec(context.Background(), nil, map[string]any{"code": "result = 5"}, 30)
+		if fmt.Sprint(mustOK(t, o)) != "5" {
+			t.Fatalf("task %d: %v", i, o.Result)
+		}
+		settleWarm(t, tl, 1)
+	}
+	tl.zyMu.Lock()
+	second := tl.zy
+	tl.zyMu.Unlock()
+	if second == nil || second == first || !second.Alive() {
+		t.Fatalf("the dead zygote was not replaced: %v %v", first, second)
+	}
 }
 
 // settleWarm waits until the tool's pool holds n ready interpreters.
