@@ -437,6 +437,8 @@ func (c *Cmd) waitForked() error {
 	c.forked.status = &e
 	c.tExited = time.Now()
 	c.finish()
+	// Its pidfd now, not at the next garbage collection.
+	_ = c.Process.Release()
 	return e.err()
 }
 
