@@ -59,7 +59,7 @@ type ZygoteOptions struct {
 // program runs: the same uid, control group, network, namespaces, root,
 // limits, no_new_privs and seccomp filter as the helper gives a command
 // it execs (Cmd.Start). A command then costs a fork and its room (about
-// 2.5 ms of CPU) instead of a helper, an interpreter's start and its
+// 4.5 ms of CPU) instead of a helper, an interpreter's start and its
 // imports (about 35 ms). The zygote runs as root in the engine's
 // namespaces and never runs a program: a child leaves it (its socket,
 // its descriptors) before reading its spec, which arrives on a pipe of
@@ -463,6 +463,8 @@ type ExitError struct {
 	Lost bool
 }
 
+// Error is exec's text of the status: "exit status N" or "signal: NAME", with
+// " (the zygote exited)" when Lost.
 func (e *ExitError) Error() string {
 	s := "exit status " + strconv.Itoa(e.Status.ExitStatus())
 	if e.Status.Signaled() {
