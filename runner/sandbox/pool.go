@@ -93,8 +93,9 @@ func (p *Pool[W]) Size() int {
 // Take hands out a ready sandbox, removing it from the pool, and starts
 // its replacement. When none is ready it waits for one being started
 // (one more is started for each task waiting) until ctx ends; ok is
-// false then, when the pool is off or closed, or when a start failed
-// (the caller starts a sandbox of its own).
+// false then, when the pool is off or closed, or when the last start
+// failed and none has succeeded since (the caller starts a sandbox of its
+// own at once).
 func (p *Pool[W]) Take(ctx context.Context) (w W, ok bool) {
 	return p.take(ctx, false)
 }
@@ -153,7 +154,10 @@ func (p *Pool[W]) take(ctx context.Context, deferred bool) (w W, ok bool) {
 			}
 			return e.w, true
 		}
-		if p.failures > 0 && p.starting == 0 {
+		if p.failures > 0 {
+			// A failing pool delays no task: its next start may sleep
+			// in its backoff and fail again (the caller starts its own;
+			// the pool keeps trying, one start at a time).
 			return w, false
 		}
 		p.fillLocked()

@@ -175,6 +175,34 @@ func TestPoolSizeZeroAndClose(t *testing.T) {
 	if _, ok := f.Take(contextWithin(t, 5*time.Second)); ok {
 		t.Fatal("a pool whose starts fail handed out a sandbox")
 	}
+
+	// A failing pool whose next start is under way (in its backoff, or
+	// slow) does not make a task wait for it.
+	release := make(chan struct{})
+	var calls atomic.Int32
+	g := NewPool(PoolOptions{Size: 1}, func(ctx context.Context) (*fakeWarm, error) {
+		if calls.Add(1) == 1 {
+			return nil, errors.New("start refused")
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("start refused")
+	})
+	defer g.Close()
+	defer close(release)
+	for g.Stats().Starting != 0 || calls.Load() == 0 {
+		time.Sleep(time.Millisecond) // the first start failed
+	}
+	g.Sweep() // starts the next one: it waits for release
+	for g.Stats().Starting != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx := contextWithin(t, 3*time.Second)
+	if _, ok := g.Take(ctx); ok || ctx.Err() != nil {
+		t.Fatalf("a failing pool: Take ok=%v after its context ended (%v): it waited for a start under way", ok, ctx.Err())
+	}
 }
 
 // TestPoolDeferredReplacement: a sandbox handed out by TakeDeferred is

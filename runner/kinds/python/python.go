@@ -138,6 +138,8 @@ type Tool struct {
 	// zyRetry: not before then, after a zygote failed to start.
 	zyOff   bool
 	zyRetry time.Time
+	// zyFailed counts the current zygote's failed warm starts in a row.
+	zyFailed int
 	// zyForked counts the warm interpreters forked from a zygote.
 	zyForked atomic.Int64
 	// retiring counts answered warm interpreters being torn down.

@@ -35,8 +35,17 @@ var warmModules = []string{"ast", "builtins", "importlib", "inspect", "keyword",
 const zygoteForks = 256
 
 // zygoteRetry is how long the tool execs warm interpreters after a
-// zygote failed to start before it tries another.
+// zygote failed to start, or its children did zygoteFailures times in a
+// row, before it tries another.
 const zygoteRetry = 30 * time.Second
+
+// zygoteFailures is how many warm starts of a zygote's children may fail
+// in a row before the tool retires it (zygoteStarted).
+const zygoteFailures = 3
+
+// zygoteProgram is what a zygote's children run: the runner (tests
+// replace it to make the children fail).
+var zygoteProgram = runnerSource
 
 // proc is one attempt's interpreter: started for the attempt (cold) or
 // taken from the pool (warm), with the pipes of its protocol.
@@ -121,6 +130,30 @@ func (t *Tool) pool() *sandbox.Pool[*warmPy] {
 	return t.warm
 }
 
+// zygoteStarted counts the warm starts of z's children that failed in a
+// row (err; nil: one succeeded): at zygoteFailures the tool retires z and
+// execs warm interpreters for zygoteRetry. A zygote whose children cannot
+// build their rooms where the helper can (a kernel that refuses a step of
+// theirs) must not leave every task to a cold start.
+func (t *Tool) zygoteStarted(z *sandbox.Zygote, err error) {
+	t.zyMu.Lock()
+	defer t.zyMu.Unlock()
+	if t.zy != z {
+		return // retired already
+	}
+	if err == nil {
+		t.zyFailed = 0
+		return
+	}
+	if t.zyFailed++; t.zyFailed < zygoteFailures {
+		return
+	}
+	slog.Warn("python: the zygote's interpreters do not start; warm interpreters are exec'd meanwhile", "error", err, "retry_in", zygoteRetry)
+	t.zy.Close()
+	t.zy, t.zyFailed = nil, 0
+	t.zyRetry = time.Now().Add(zygoteRetry)
+}
+
 // Close destroys the warm interpreters (the runner's shutdown) and
 // retires the zygote (it exits once its children have). Attempts under
 // way are not affected; later ones start their own interpreter.
@@ -161,7 +194,7 @@ func (t *Tool) zygote(sb *sandbox.Sandbox, interp string) *sandbox.Zygote {
 		t.zy.Close()
 		t.zy = nil
 	}
-	z, err := sb.NewZygote(sandbox.ZygoteOptions{Interpreter: interp, Program: runnerSource,
+	z, err := sb.NewZygote(sandbox.ZygoteOptions{Interpreter: interp, Program: zygoteProgram,
 		Preload: append([]string{"json"}, warmModules...), Env: t.env("/")})
 	switch {
 	case errors.Is(err, sandbox.ErrNoZygote):
@@ -234,7 +267,7 @@ func (t *Tool) workspace() (*sandbox.Workspace, error) {
 // its task. Nothing of any task is in it: no code, args, context or
 // environment of one (its environment is the tool's fixed one, its
 // workspace and network its own).
-func (t *Tool) startWarm(ctx context.Context) (*warmPy, error) {
+func (t *Tool) startWarm(ctx context.Context) (_ *warmPy, err error) {
 	interp, err := t.Interpreter()
 	if err != nil {
 		return nil, err
@@ -253,6 +286,11 @@ func (t *Tool) startWarm(ctx context.Context) (*warmPy, error) {
 	if z := t.zygote(sb, interp); z != nil {
 		cmd = z.Command(egress.WithConns(ctx, conns), args...)
 		t.zyForked.Add(1)
+		defer func() {
+			if ctx.Err() == nil {
+				t.zygoteStarted(z, err)
+			}
+		}()
 	} else {
 		cmd = sb.Command(egress.WithConns(ctx, conns), interp, append([]string{"-s", "-c", runnerSource}, args...)...)
 	}

@@ -63,6 +63,7 @@ func TestWarmZygote(t *testing.T) {
 		{"Logs", TestWarmInterpreterLogs},
 		{"FreshRandomness", testWarmFreshRandomness},
 		{"ZygoteReplaced", testWarmZygoteReplaced},
+		{"ChildrenFail", testWarmZygoteChildrenFail},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			warmZygote = true
@@ -293,5 +294,47 @@ result = i`}, 30)
 	}
 	if st := tl.pool().Stats(); st.Handed != 3 {
 		t.Fatalf("pool %+v: want 3 handed out", st)
+	}
+}
+
+// testWarmZygoteChildrenFail: when a zygote's children fail to start
+// (here: their program exits at once), tasks still run, and after
+// zygoteFailures failed starts in a row the tool retires the zygote and
+// execs its warm interpreters.
+func testWarmZygoteChildrenFail(t *testing.T) {
+	zygoteProgram = "import sys\nsys.exit(3)\n"
+	t.Cleanup(func() { zygoteProgram = runnerSource })
+	tl := warmTool(t, Options{Warm: 1}, sandbox.Limits{})
+	retired := func() bool {
+		tl.zyMu.Lock()
+		defer tl.zyMu.Unlock()
+		return tl.zy == nil && time.Now().Before(tl.zyRetry)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; !retired(); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d tasks whose warm starts failed the zygote is not retired: pool %+v", i, tl.pool().Stats())
+		}
+		o := tl.Exec(context.Background(), nil, map[string]any{"code": "result = 2"}, 30)
+		if fmt.Sprint(mustOK(t, o)) != "2" {
+			t.Fatalf("task %d: %v", i, o.Result)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if tl.pool().Stats().Handed != 0 || tl.zyForked.Load() < zygoteFailures {
+		t.Fatalf("pool %+v, %d forked: want no warm task before the retirement and %d failed forks", tl.pool().Stats(), tl.zyForked.Load(), zygoteFailures)
+	}
+	// The pool recovers with exec'd interpreters: a later task runs warm
+	// (each task's Take starts the pool's next try).
+	deadline = time.Now().Add(30 * time.Second)
+	for tl.pool().Stats().Handed == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no task ran in an exec'd warm interpreter after the retirement: pool %+v", tl.pool().Stats())
+		}
+		o := tl.Exec(context.Background(), nil, map[string]any{"code": "result = 4"}, 30)
+		if fmt.Sprint(mustOK(t, o)) != "4" {
+			t.Fatalf("after the retirement: %v", o.Result)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
