@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/noetl/gcpengine/shared/errs"
 )
 
 // zygoteSource is the zygote's program (zygote.py): a fork server run by
@@ -31,8 +33,8 @@ var zygoteSource string
 // ErrNoZygote is NewZygote's error when the sandbox cannot fork commands
 // from a zygote: the engine is not root (a child's namespaces, mounts and
 // uid need it), or the kernel refuses the PID namespace. The caller starts
-// each command through the helper instead.
-var ErrNoZygote = errors.New("sandbox: no zygote (it needs root and a PID namespace)")
+// each command through the helper instead. Code FailedPrecondition.
+var ErrNoZygote = errs.Sentinel(errs.FailedPrecondition, "sandbox: no zygote (it needs root and a PID namespace)")
 
 // zygoteReadyTimeout bounds a zygote's start (its imports).
 const zygoteReadyTimeout = 30 * time.Second
