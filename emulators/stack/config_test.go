@@ -176,6 +176,7 @@ func TestRunnerEnv(t *testing.T) {
 	t.Setenv("NOETL_SANDBOX_CGROUP", "/from/supervisor")
 	t.Setenv("NOETL_PYTHON_WARM_INTERPRETERS", "3")
 	t.Setenv("NOETL_PYTHON_ZYGOTE", "false")
+	t.Setenv("NOETL_HTTP_ALLOW_LINK_LOCAL", "true")
 	c, err := LoadConfig(envFrom(map[string]string{"NOETL_REPO_ROOT": t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestRunnerEnv(t *testing.T) {
 			t.Errorf("the runner's environment has %s", bad)
 		}
 	}
-	for _, want := range []string{"NOETL_SANDBOX_MEMORY_MB=256", "NOETL_PYTHON_WARM_INTERPRETERS=3", "NOETL_PYTHON_ZYGOTE=false", "NOETL_SANDBOX_CGROUP=/sys/fs/cgroup/memory/delegated", "NOETL_RUNNER_AUDIENCE=" + c.RunnerURL(),
+	for _, want := range []string{"NOETL_SANDBOX_MEMORY_MB=256", "NOETL_PYTHON_WARM_INTERPRETERS=3", "NOETL_PYTHON_ZYGOTE=false", "NOETL_HTTP_ALLOW_LINK_LOCAL=true", "NOETL_SANDBOX_CGROUP=/sys/fs/cgroup/memory/delegated", "NOETL_RUNNER_AUDIENCE=" + c.RunnerURL(),
 		"NOETL_RUNNER_JWKS_FILE=" + c.RunnerJWKSFile(), "NOETL_EGRESS_PROFILE=local", ownerEnv + "=" + c.StackDir} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the runner's environment lacks %s", want)

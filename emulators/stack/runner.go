@@ -140,7 +140,7 @@ func (c Config) EgressDeny() []string {
 
 // passEnv are the supervisor's variables (prefixes ending in _) passed on
 // to the runner: its own knobs, never anything else.
-var passEnv = []string{"NOETL_SANDBOX_", "NOETL_DUCKDB_", "NOETL_RUNNER_DATA_ROOTS", "NOETL_PYTHON", "NOETL_PYTHON_WARM_INTERPRETERS", "NOETL_PYTHON_ZYGOTE", "NOETL_LOGGING_", "NOETL_LOG_LEVEL", "NOETL_TIMEOUTS_",
+var passEnv = []string{"NOETL_SANDBOX_", "NOETL_DUCKDB_", "NOETL_RUNNER_DATA_ROOTS", "NOETL_PYTHON", "NOETL_PYTHON_WARM_INTERPRETERS", "NOETL_PYTHON_ZYGOTE", "NOETL_HTTP_ALLOW_LINK_LOCAL", "NOETL_LOGGING_", "NOETL_LOG_LEVEL", "NOETL_TIMEOUTS_",
 	// The connection quotas.
 	"NOETL_RUNNER_TASK_CONNECTIONS", "NOETL_RUNNER_EXECUTION_CONNECTIONS",
 	// The cell map: the runner refuses its buckets by name.
