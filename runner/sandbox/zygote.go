@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/base64"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -78,7 +80,11 @@ type Zygote struct {
 	// fork serializes requests: replies arrive in order.
 	fork    sync.Mutex
 	replies chan forkReply
-	forks   int
+	forks   atomic.Int64
+
+	filterOnce sync.Once
+	filterB64  string
+	filterErr  error
 
 	mu     sync.Mutex
 	exits  map[int]chan forkExit // by pid: the child's waiter
@@ -161,7 +167,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
 	for {
-		i := strings.IndexByte(string(w.buf), '\n')
+		i := bytes.IndexByte(w.buf, '\n')
 		if i < 0 {
 			break
 		}
@@ -241,11 +247,7 @@ func (z *Zygote) Alive() bool {
 }
 
 // Forks returns how many children the zygote has forked.
-func (z *Zygote) Forks() int {
-	z.fork.Lock()
-	defer z.fork.Unlock()
-	return z.forks
-}
+func (z *Zygote) Forks() int { return int(z.forks.Load()) }
 
 // Close stops the zygote from forking: it exits once its children have
 // (commands under way finish undisturbed). Idempotent.
@@ -341,17 +343,11 @@ func (c *Cmd) startForked(sp *spec) error {
 		fs.Limits.NProc = l.Processes
 	}
 	if sp.Seccomp {
-		f, err := compileFilter()
+		f, err := z.filter()
 		if err != nil {
 			return err
 		}
-		raw := make([]byte, 0, 8*len(f.filters))
-		for _, in := range f.filters {
-			raw = binary.LittleEndian.AppendUint16(raw, in.Code)
-			raw = append(raw, in.Jt, in.Jf)
-			raw = binary.LittleEndian.AppendUint32(raw, in.K)
-		}
-		fs.Seccomp = base64.StdEncoding.EncodeToString(raw)
+		fs.Seccomp = f
 	}
 	b, err := json.Marshal(fs)
 	if err != nil {
@@ -372,6 +368,26 @@ func (c *Cmd) startForked(sp *spec) error {
 	c.forked = &forked{exit: exit}
 	c.forked.stop = context.AfterFunc(c.ctx, func() { _ = p.Kill() })
 	return nil
+}
+
+// filter returns the seccomp filter as a child installs it (forkSpec
+// Seccomp), assembled once per zygote.
+func (z *Zygote) filter() (string, error) {
+	z.filterOnce.Do(func() {
+		f, err := compileFilter()
+		if err != nil {
+			z.filterErr = err
+			return
+		}
+		raw := make([]byte, 0, 8*len(f.filters))
+		for _, in := range f.filters {
+			raw = binary.LittleEndian.AppendUint16(raw, in.Code)
+			raw = append(raw, in.Jt, in.Jf)
+			raw = binary.LittleEndian.AppendUint32(raw, in.K)
+		}
+		z.filterB64 = base64.StdEncoding.EncodeToString(raw)
+	})
+	return z.filterB64, z.filterErr
 }
 
 // forkChild asks the zygote for a child that reads spec and gets files as
@@ -414,7 +430,7 @@ func (z *Zygote) forkChild(spec []byte, files []*os.File) (int, chan forkExit, e
 	if r.err != nil {
 		return 0, nil, r.err
 	}
-	z.forks++
+	z.forks.Add(1)
 	ch := make(chan forkExit, 1)
 	z.mu.Lock()
 	if e, ok := z.early[r.pid]; ok {

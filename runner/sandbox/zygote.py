@@ -25,6 +25,7 @@ import sys
 import json
 import socket
 import signal
+import stat
 import select
 import ctypes
 import fcntl
@@ -366,8 +367,6 @@ def _bind(root, src, dst, ro):
     except FileNotFoundError:
         return
     target = root + dst
-    import stat
-
     if stat.S_ISLNK(st.st_mode):
         os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
         if not os.path.lexists(target):
