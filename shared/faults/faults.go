@@ -36,7 +36,9 @@ const (
 	ExecuteAfterLease = "execute.after_lease"
 	// ExecuteAfterTool: a side-effecting task's tool returned (its side
 	// effect happened) and its outcome was recorded (the side-effect
-	// barrier); the unit has not ended and the delivery is not acked.
+	// barrier; an attempt that ends its unit, whose end's commit carries
+	// its outcome, is recorded apart when this point fires); the unit has
+	// not ended and the delivery is not acked.
 	ExecuteAfterTool = "execute.after_tool"
 	// ExecuteAfterIterationEnd: a loop iteration's end is recorded, what
 	// follows it (the lane's next iteration, the loop's completion) is
@@ -139,8 +141,9 @@ func SetScript(fn func(point, executionID, step string) string) (restore func())
 	}
 }
 
-// scripted draws from the script when one is set (ok=false otherwise).
-func scripted(point, executionID, step string) (ok bool, err error) {
+// scripted draws from the script when one is set (ok=false otherwise;
+// f nil: nothing fires).
+func scripted(point, executionID, step string) (ok bool, f *Fault) {
 	mu.Lock()
 	fn := script
 	mu.Unlock()
@@ -151,15 +154,42 @@ func scripted(point, executionID, step string) (ok bool, err error) {
 	if action == "" {
 		return true, nil
 	}
+	return true, &Fault{point: point, executionID: executionID, action: action, scope: "script"}
+}
+
+// Fault is a fault drawn at a point and not yet injected (Draw, DrawFor):
+// a caller that must finish something before the point's state holds
+// (execute.after_tool's recorded outcome) draws first, finishes it only
+// when a fault fires, then injects.
+type Fault struct {
+	point, executionID, action string
+	scope                      string // "script", "workload", "" (NOETL_FAULTS)
+}
+
+// Inject carries the fault out: a crash exits the process with ExitCode
+// (under SetScript it panics with Crashed), an error returns Injected. It
+// is counted (Counts) and logged with event "fault_injected". A nil Fault
+// injects nothing and returns nil.
+func (f *Fault) Inject() error {
+	if f == nil {
+		return nil
+	}
 	mu.Lock()
-	counts[point+"."+action]++
+	counts[f.point+"."+f.action]++
 	l := logger()
 	mu.Unlock()
-	l.Warn("fault injected", "event", "fault_injected", "point", point, "action", action, "execution_id", executionID, "scope", "script")
-	if action == "crash" {
-		panic(Crashed{Point: point})
+	attrs := []any{"event", "fault_injected", "point", f.point, "action", f.action, "execution_id", f.executionID}
+	if f.scope != "" {
+		attrs = append(attrs, "scope", f.scope)
 	}
-	return true, Injected{Point: point}
+	l.Warn("fault injected", attrs...)
+	if f.action == "crash" {
+		if f.scope == "script" {
+			panic(Crashed{Point: f.point})
+		}
+		exit(ExitCode)
+	}
+	return Injected{Point: f.point}
 }
 
 // Parse parses a NOETL_FAULTS value.
@@ -246,24 +276,23 @@ func (e Injected) Error() string { return "injected fault at " + e.Point }
 // Inject draws at point: it crashes the process, returns an Injected
 // error, or returns nil (the usual case, and always when disabled).
 func Inject(point, executionID string) error {
-	if ok, err := scripted(point, executionID, ""); ok {
-		return err
+	return Draw(point, executionID).Inject()
+}
+
+// Draw draws at point as Inject does, without injecting: nil when nothing
+// fires (always when disabled), else the fault for the caller's Inject.
+func Draw(point, executionID string) *Fault {
+	if ok, f := scripted(point, executionID, ""); ok {
+		return f
 	}
 	mu.Lock()
+	defer mu.Unlock()
 	load()
 	r, ok := rules[point]
 	if !ok || rng.Float64() >= r.p {
-		mu.Unlock()
 		return nil
 	}
-	counts[point+"."+r.action]++
-	l := logger()
-	mu.Unlock()
-	l.Warn("fault injected", "event", "fault_injected", "point", point, "action", r.action, "execution_id", executionID)
-	if r.action == "crash" {
-		exit(ExitCode)
-	}
-	return Injected{Point: point}
+	return &Fault{point: point, executionID: executionID, action: r.action}
 }
 
 // Counts returns the faults injected by this process, by "point.action".
@@ -296,8 +325,13 @@ const WorkloadEnv = "NOETL_FAULTS_WORKLOAD"
 // enabled; a key "point@step" limits a fault to one step's units; replay
 // reports a replayed unit (exempt from workload faults).
 func InjectFor(point, executionID, step string, workload map[string]any, replay bool) error {
-	if ok, err := scripted(point, executionID, step); ok {
-		return err
+	return DrawFor(point, executionID, step, workload, replay).Inject()
+}
+
+// DrawFor draws at point as InjectFor does, without injecting (Draw).
+func DrawFor(point, executionID, step string, workload map[string]any, replay bool) *Fault {
+	if ok, f := scripted(point, executionID, step); ok {
+		return f
 	}
 	if !replay && os.Getenv(WorkloadEnv) == "1" {
 		if m, ok := workload[WorkloadKey].(map[string]any); ok {
@@ -313,21 +347,13 @@ func InjectFor(point, executionID, step string, workload map[string]any, replay 
 						rng = rand.New(rand.NewPCG(rand.Uint64(), 1))
 					}
 					hit := rng.Float64() < rr.p
-					if hit {
-						counts[point+"."+rr.action]++
-					}
-					l := logger()
 					mu.Unlock()
 					if hit {
-						l.Warn("fault injected", "event", "fault_injected", "point", point, "action", rr.action, "execution_id", executionID, "scope", "workload")
-						if rr.action == "crash" {
-							exit(ExitCode)
-						}
-						return Injected{Point: point}
+						return &Fault{point: point, executionID: executionID, action: rr.action, scope: "workload"}
 					}
 				}
 			}
 		}
 	}
-	return Inject(point, executionID)
+	return Draw(point, executionID)
 }

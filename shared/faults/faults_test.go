@@ -181,3 +181,44 @@ func TestInjectFor(t *testing.T) {
 		}
 	})
 }
+
+// TestDrawThenInject: a drawn fault does nothing until its Inject (the
+// caller finishes the point's state first), which counts and carries it
+// out; nothing drawn injects nothing.
+func TestDrawThenInject(t *testing.T) {
+	exits := configure(t, ExecuteAfterTool+"=crash:1,"+ExecuteStart+"=error:1")
+	f := DrawFor(ExecuteAfterTool, "ex1", "s", nil, false)
+	if f == nil {
+		t.Fatal("crash:1 drew nothing")
+	}
+	if len(*exits) != 0 || len(Counts()) != 0 {
+		t.Fatalf("a drawn fault acted before its Inject: exits %v, counts %v", *exits, Counts())
+	}
+	_ = f.Inject() // the test's exit returns: what follows it is moot
+	if len(*exits) != 1 || Counts()[ExecuteAfterTool+".crash"] != 1 {
+		t.Fatalf("Inject: exits %v, counts %v; want one crash", *exits, Counts())
+	}
+	var inj Injected
+	if err := Draw(ExecuteStart, "ex1").Inject(); !errors.As(err, &inj) {
+		t.Fatalf("error:1: %v, want Injected", err)
+	}
+	if f := Draw(ExecuteAfterCommit, "ex1"); f != nil {
+		t.Fatal("an unconfigured point drew a fault")
+	}
+	if err := (*Fault)(nil).Inject(); err != nil {
+		t.Fatalf("nil Fault: %v", err)
+	}
+	restore := SetScript(func(point, _, _ string) string { return "crash" })
+	defer restore()
+	sf := DrawFor(ExecuteBeforeCommit, "ex1", "s", nil, false)
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Fatal("a scripted crash did not panic with Crashed")
+			} else if _, ok := r.(Crashed); !ok {
+				panic(r)
+			}
+		}()
+		_ = sf.Inject()
+	}()
+}

@@ -304,11 +304,18 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 			rec.Result = ref
 		}
 	}
-	if err := u.w.Store.AttemptPut(ctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec); err != nil {
-		return types.Outcome{}, err
-	}
-	if err := faults.InjectFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0 || u.cmd.ReplayOf != ""); err != nil {
-		return types.Outcome{}, err
+	// The record waits for the attempt's move (inflight.go): the end of
+	// its unit carries the outcome itself, any other move writes it first.
+	rctx := context.WithoutCancel(ctx)
+	u.record = func() error { return u.w.Store.AttemptPut(rctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec) }
+	if f := faults.DrawFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0 || u.cmd.ReplayOf != ""); f != nil {
+		// The point's state: the outcome recorded, the unit not ended.
+		if err := u.settle(false); err != nil {
+			return types.Outcome{}, err
+		}
+		if err := f.Inject(); err != nil {
+			return types.Outcome{}, err
+		}
 	}
 	return out, nil
 }

@@ -92,6 +92,10 @@ type unit struct {
 	// inputs are the rendered inputs the running attempt records, when
 	// its result may be re-derived (runTool; history.TaskAttempt.Inputs).
 	inputs *history.TaskInputs
+	// inflight is store work started and not waited for yet, record a
+	// side-effecting attempt's record not written yet (inflight.go).
+	inflight []*inflight
+	record   func() error
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }
@@ -382,7 +386,16 @@ func (u *unit) run(ctx context.Context) error {
 			}
 			u.taskEndAt(mv.TaskEnd, task, out, em, attempt)
 		}
-		if why := taskDLQReason(d, mv); why != "" {
+		why := taskDLQReason(d, mv)
+		if mv.Kind != engine.MoveFinish || why != "" {
+			// Only the unit's end commits with the attempt's record in
+			// flight (inflight.go): a retry, the next task, a hand-off or
+			// a filing waits for it.
+			if err := u.settle(false); err != nil {
+				return err
+			}
+		}
+		if why != "" {
 			// An exhausted or fatal task failure goes to the DLQ; held, its
 			// unit waits there for an operator (taskdlq.go).
 			held, err := u.fileTaskFailure(ctx, task, out, why, attempt)
@@ -625,8 +638,10 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		next, err := u.w.Control.CompleteStep(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf,
 			SafetyNet: u.safetyNet(ctx), ContinueLease: u.continueLease(ctx)}, c.UnitKey(), u.leaseHolder())
-		if err != nil {
-			return err
+		// The attempt's record and the watchdog, in flight meanwhile: moot
+		// once the end committed, awaited before a failed end returns.
+		if serr := u.settle(err == nil); err != nil {
+			return errors.Join(err, serr)
 		}
 		if ch := chainOf(ctx); ch != nil && next != nil {
 			ch.hand(ctx, next, c.TaskName()) // run by this invocation next (continue.go)
@@ -658,6 +673,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			return faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 		},
 		Inline: u.inline(ctx)})) // batched fan-out: the batch's next iteration runs here, with the batch's deferred ends (batch.go)
+	if serr := u.settle(err == nil); err != nil { // as a step's end (above)
+		err = errors.Join(err, serr)
+	}
 	settleGroup(ctx, done, err, rec, func() { telemetry.M.LoopItemCompleted(ctx, u.st.Playbook, c.Step, ok) })
 	handNext(ctx, done)
 	if done.First || (err == nil && !done.Canceled) {

@@ -456,10 +456,15 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	if u.leased {
 		done, err := u.lease(ctx)
 		if err != nil || done {
-			return err
+			return errors.Join(err, u.settle(err == nil))
 		}
 	}
 	err = u.runLeased(ctx)
+	// Nothing the unit started is left in flight (inflight.go); a failed
+	// delivery's record is durable before its lease expires for the retry.
+	if serr := u.settle(err == nil); err != nil {
+		err = errors.Join(err, serr)
+	}
 	if err != nil && u.leased {
 		// Cloud Tasks retries a failed delivery: its lease expires now, so
 		// the retry (another holder) takes the unit over at once instead
@@ -514,10 +519,18 @@ func (w *Worker) releaseLease(ctx context.Context, cmd types.Command, holder str
 // holder and stops, never a lease without a watchdog — later deliveries
 // would find it held and leave the unit to a holder that is gone, and
 // nothing would ever finish it (the soak wedged executions that way).
+// A continued unit (held) is the exception: its lease was taken in the
+// commit that released it, so its watchdog is armed while it runs
+// (inflight.go); the invocation's Cloud Task, which replays that commit's
+// outbox after a crash, is its safety net meanwhile.
 func (u *unit) lease(ctx context.Context) (done bool, err error) {
 	c, w := u.cmd, u.w
 	now := w.now()
-	if err := u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace)); err != nil {
+	if u.held {
+		// Its lease was taken in the commit that released it: the
+		// watchdog is armed while it runs (inflight.go).
+		u.goStore(ctx, "watchdog", func(ctx context.Context) error { return u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace)) })
+	} else if err := u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace)); err != nil {
 		return false, err
 	}
 	if c.Iteration != nil {
