@@ -639,9 +639,12 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf,
 			SafetyNet: u.safetyNet(ctx), ContinueLease: u.continueLease(ctx)}, c.UnitKey(), u.leaseHolder())
 		// The attempt's record and the watchdog, in flight meanwhile: moot
-		// once the end committed, awaited before a failed end returns.
-		if serr := u.settle(err == nil); err != nil {
-			return errors.Join(err, serr)
+		// once the end committed, awaited before a failed end returns. An
+		// end without a lease may be deferred (committed with a later one):
+		// a record is written then (side-effecting units are leased, so
+		// none is expected).
+		if err = errors.Join(err, u.settle(err == nil && u.leaseHolder() != "")); err != nil {
+			return err
 		}
 		if ch := chainOf(ctx); ch != nil && next != nil {
 			ch.hand(ctx, next, c.TaskName()) // run by this invocation next (continue.go)
@@ -673,9 +676,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 			return faults.InjectFor(faults.ExecuteAfterIterationEnd, c.ExecutionID, c.Step, u.st.Workload, c.Replay > 0 || c.ReplayOf != "")
 		},
 		Inline: u.inline(ctx)})) // batched fan-out: the batch's next iteration runs here, with the batch's deferred ends (batch.go)
-	if serr := u.settle(err == nil); err != nil { // as a step's end (above)
-		err = errors.Join(err, serr)
-	}
+	err = errors.Join(err, u.settle(err == nil && !done.Deferred)) // as a step's end (above)
 	settleGroup(ctx, done, err, rec, func() { telemetry.M.LoopItemCompleted(ctx, u.st.Playbook, c.Step, ok) })
 	handNext(ctx, done)
 	if done.First || (err == nil && !done.Canceled) {

@@ -462,9 +462,7 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	err = u.runLeased(ctx)
 	// Nothing the unit started is left in flight (inflight.go); a failed
 	// delivery's record is durable before its lease expires for the retry.
-	if serr := u.settle(err == nil); err != nil {
-		err = errors.Join(err, serr)
-	}
+	err = errors.Join(err, u.settle(err == nil))
 	if err != nil && u.leased {
 		// Cloud Tasks retries a failed delivery: its lease expires now, so
 		// the retry (another holder) takes the unit over at once instead
