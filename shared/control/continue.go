@@ -39,6 +39,9 @@ type Continuation struct {
 	// released it (ApplyParams.ContinueLease); "" when none was taken (the
 	// unit runs without a lease, or takes it as a delivery does).
 	Holder string
+	// LeaseVersion is that lease's version (store.UnitCompletion
+	// .NextLeaseVersion), for Cmd's end (Lease.Version); "" when unknown.
+	LeaseVersion string
 	// Base is the execution as the commit that released Cmd wrote it (its
 	// state, the caller's Source and Files, the written update time), for
 	// Cmd's run to start from instead of reading the document again; nil
@@ -177,8 +180,9 @@ func (t *transition) nextLease() *store.NextLease {
 
 // leased records on the continuation handed back that its lease was taken
 // in the commit.
-func (t *transition) leased(taken bool) {
+// version is the lease's version (store.UnitCompletion.NextLeaseVersion).
+func (t *transition) leased(taken bool, version string) {
 	if taken && t.next != nil {
-		t.next.Holder = t.p.ContinueLease.Holder
+		t.next.Holder, t.next.LeaseVersion = t.p.ContinueLease.Holder, version
 	}
 }

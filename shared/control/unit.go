@@ -40,7 +40,12 @@ func (c *Control) Enqueue(ctx context.Context, cmd types.Command, now time.Time)
 // deferred: the continuation then runs from the state in memory and the
 // end commits with a later one (deferral.go); an end that is not deferred
 // commits the ends deferred before it with its own.
-func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder string) (*Continuation, error) {
+//
+// lease is the unit's lease: its holder ("" when it ran without one) and,
+// when known, its version (Continuation.LeaseVersion), which spares the
+// store the lease's read.
+func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit string, lease Lease) (*Continuation, error) {
+	holder := lease.Holder
 	if err := faults.Inject(c.Source+".before_commit", p.ExecutionID); err != nil {
 		return nil, err
 	}
@@ -61,8 +66,8 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 			t = c.group(ctx, d, ends, base, &p, false)
 		}
 	}
-	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, Checkpoint: &t.params,
-		Next: t.nextLease()}) // the continued unit's lease (continue.go)
+	res, err := c.Store.CompleteUnit(ctx, store.CompleteUnitParams{ExecutionID: p.ExecutionID, Unit: unit, Holder: holder, LeaseVersion: lease.Version,
+		Checkpoint: &t.params, Next: t.nextLease()}) // the continued unit's lease (continue.go)
 	if errors.Is(err, store.ErrLeaseLost) && len(t.p.Events) > 0 {
 		b := types.Batch{ID: types.DeriveID(p.ExecutionID, "lease-lost", t.p.OutboxID, holder, t.p.Events[0].EventID), ExecutionID: p.ExecutionID, Source: c.Source, Events: t.p.Events}
 		if perr := c.Bus.PublishBatch(ctx, b); perr != nil {
@@ -75,11 +80,22 @@ func (c *Control) CompleteStep(ctx context.Context, p ApplyParams, unit, holder 
 	if _, err := t.done(ctx, res.Checkpoint); err != nil {
 		return nil, err
 	}
-	t.leased(res.NextLeased)
+	t.leased(res.NextLeased, res.NextLeaseVersion)
 	if t.next != nil && p.Base != nil && res.Checkpoint.State != nil {
 		t.next.Base = &store.Execution{State: res.Checkpoint.State, Source: p.Base.Source, Files: p.Base.Files, UpdateTime: res.Checkpoint.UpdateTime}
 	}
 	return t.next, nil
+}
+
+// Lease is a unit's lease as its holder knows it (CompleteStep).
+type Lease struct {
+	// Holder is the lease's holder ("" : the unit ran without one).
+	Holder string
+	// Version is the lease's version when the commit that took it
+	// returned it and the holder has not renewed it since
+	// (Continuation.LeaseVersion, store.CompleteUnitParams.LeaseVersion);
+	// "" when unknown.
+	Version string
 }
 
 // IterationEnd is the end of one loop iteration (CompleteIteration).

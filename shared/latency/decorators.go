@@ -482,7 +482,7 @@ func (l latentTool) Run(ctx context.Context, req tools.Request) types.Outcome {
 //
 //   - a step unit: one Commit (the state, the outbox, the lease's delete
 //     and the continued unit's lease, p.Next, in one request), after a
-//     read of the unit's lease when it ran leased and of the execution
+//     read of the unit's lease when it ran leased without its version and of the execution
 //     when the caller gave no Base; an end that did not apply deletes the
 //     lease alone (a commit after the call);
 //   - an iteration: its record's Create (a commit), or a compare-and-set
@@ -492,7 +492,7 @@ func (l latentTool) Run(ctx context.Context, req tools.Request) types.Outcome {
 //     loop's checkpoint (a read and a commit), after the call.
 func (l *latentStore) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
 	if p.Iteration == nil {
-		if p.Holder != "" || p.Checkpoint == nil || p.Checkpoint.Base == nil || p.Checkpoint.Base.UpdateTime.IsZero() {
+		if (p.Holder != "" && p.LeaseVersion == "") || p.Checkpoint == nil || p.Checkpoint.Base == nil || p.Checkpoint.Base.UpdateTime.IsZero() {
 			if err := l.read(ctx); err != nil {
 				return store.UnitCompletion{}, err
 			}

@@ -54,6 +54,14 @@ type CompleteUnitParams struct {
 	// Holder is the step unit's lease holder ("" when it ran without a
 	// lease: nothing is checked or released).
 	Holder string
+	// LeaseVersion is the version of Holder's lease as the commit that took
+	// it returned it (UnitCompletion.NextLeaseVersion), when the holder has
+	// not renewed it since; "" when unknown. With it the driver checks the
+	// lease by the commit's precondition instead of reading it first (one
+	// read fewer on a continued unit's end); a version that is no longer
+	// the lease's (renewed, taken over, released) only costs the read
+	// after all, never a different answer.
+	LeaseVersion string
 	// Checkpoint is a step run's boundary transition (required without
 	// Iteration; ExecutionID is taken from the params above).
 	Checkpoint *CheckpointParams
@@ -172,6 +180,10 @@ type UnitCompletion struct {
 	// NextLeased reports that p.Next's lease was taken in the end's
 	// commit: the caller holds it as p.Next.Holder.
 	NextLeased bool
+	// NextLeaseVersion is that lease's version (opaque: Firestore's update
+	// time, the in-memory driver's counter), for the continued unit's own
+	// end (CompleteUnitParams.LeaseVersion); "" when not taken or unknown.
+	NextLeaseVersion string
 }
 
 // CheckUnit rejects a CompleteUnitParams that names neither kind of unit.

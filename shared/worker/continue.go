@@ -234,7 +234,7 @@ func (w *Worker) continueChain(ctx context.Context, ch *chain) {
 		}
 		// Holder's lease, when taken, was taken in the commit that
 		// released the unit (continueLease): the run does not take it again.
-		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), Holder: k.Holder, Leased: k.Holder != "", base: k.Base}); err != nil {
+		if err := w.Run(ctx, cmd, Delivery{TaskName: cmd.TaskName(), Holder: k.Holder, Leased: k.Holder != "", base: k.Base, leaseVersion: k.LeaseVersion}); err != nil {
 			log.Warn("the continued unit failed; its safety net delivers it again", "error", err.Error())
 			ch.abandon(ctx, k)
 			giveUp()

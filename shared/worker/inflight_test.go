@@ -5,8 +5,10 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/noetl/gcpengine/shared/control/controltest"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -94,4 +96,66 @@ func TestAFailedEndWritesTheRecord(t *testing.T) {
 	if !adopted(env) {
 		t.Fatal("no attempt adopted the recorded outcome")
 	}
+}
+
+const pythonChain = `
+apiVersion: noetl.io/v2
+kind: Playbook
+metadata: {name: pythonchain, path: tests/pythonchain}
+workflow:
+  - step: s1
+    tool: {kind: python, code: "result = 1"}
+    next: {arcs: [{step: s2}]}
+  - step: s2
+    tool: {kind: python, code: "result = 2"}
+    next: {arcs: [{step: s3}]}
+  - step: s3
+    tool: {kind: python, code: "result = 3"}
+`
+
+// TestAContinuedEndKnowsItsLease: in a chain of side-effecting steps run
+// in one invocation, each continued unit's end passes the version of the
+// lease the commit that released it took, so its lease is checked by the
+// end's commit without a read of its own: the whole chain reads the
+// lease once (the first unit's, taken by a LeaseAcquire). Each continued
+// unit's watchdog is armed all the same.
+func TestAContinuedEndKnowsItsLease(t *testing.T) {
+	env, w := setup(t, nil, pythonChain, nil)
+	w.ContinueUnits, w.ContinueBudget = 8, time.Minute
+	// reads runs the chain on env and w and returns the Firestore reads
+	// it metered (the unit's own and those its batches carry).
+	reads := func(env *controltest.Env, w *Worker) float64 {
+		t.Helper()
+		m := meter.New()
+		cmd := take(t, env)
+		before := len(env.Bus.Batches())
+		if err := w.Run(meter.With(context.Background(), m), cmd, Delivery{TaskName: cmd.TaskName()}); err != nil {
+			t.Fatal(err)
+		}
+		wantOK(t, env)
+		ops := m.Drain("ex1")
+		for _, b := range env.Bus.Batches()[before:] {
+			ops = meter.Merge(ops, b.Ops)
+		}
+		return ops[meter.FirestoreRead]
+	}
+	withVersion := reads(env, w)
+	env2, w2 := setup(t, nil, pythonChain, nil)
+	w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
+	env2.Control.Store = versionless{env2.Memory}
+	without := reads(env2, w2)
+	if without-withVersion != 2 {
+		t.Fatalf("the chain read %v documents with the lease versions, %v without; want 2 fewer (s2's and s3's lease)", withVersion, without)
+	}
+	if n := len(pending(env, isLeaseCheck)); n != 3 {
+		t.Fatalf("%d watchdogs armed, want 3 (one per unit, the continued ones while they ran)", n)
+	}
+}
+
+// versionless is a store whose ends never know their lease's version.
+type versionless struct{ store.Store }
+
+func (v versionless) CompleteUnit(ctx context.Context, p store.CompleteUnitParams) (store.UnitCompletion, error) {
+	p.LeaseVersion = ""
+	return v.Store.CompleteUnit(ctx, p)
 }

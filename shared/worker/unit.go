@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/noetl/gcpengine/shared/control"
@@ -61,6 +62,9 @@ type unit struct {
 	holder string
 	leased bool
 	held   bool // its lease was taken in the commit that released it (Delivery.Leased)
+	// leaseVersion is that lease's version while the heartbeat has not
+	// renewed it (nil: unknown; control.Lease.Version).
+	leaseVersion atomic.Pointer[string]
 	// dispatched is the command as delivered (a reclaim re-dispatches it);
 	// recovering reports that the unit may have run before (retried
 	// delivery, reclaim, replay): side-effecting tasks then adopt their
@@ -637,7 +641,7 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		// transition (control.CompleteStep).
 		next, err := u.w.Control.CompleteStep(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf,
-			SafetyNet: u.safetyNet(ctx), ContinueLease: u.continueLease(ctx)}, c.UnitKey(), u.leaseHolder())
+			SafetyNet: u.safetyNet(ctx), ContinueLease: u.continueLease(ctx)}, c.UnitKey(), u.endLease())
 		// The attempt's record and the watchdog, in flight meanwhile: moot
 		// once the end committed, awaited before a failed end returns. An
 		// end without a lease may be deferred (committed with a later one):
@@ -683,6 +687,16 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		u.observeDone(ctx, ok, done.First, errv) // telemetry: server.dispatch, loop items
 	}
 	return err
+}
+
+// endLease is the delivery's lease for its end's commit: its holder
+// (leaseHolder) and, when known, its version.
+func (u *unit) endLease() control.Lease {
+	l := control.Lease{Holder: u.leaseHolder()}
+	if v := u.leaseVersion.Load(); v != nil && l.Holder != "" {
+		l.Version = *v
+	}
+	return l
 }
 
 // leaseHolder is the delivery's lease holder, "" when the unit runs

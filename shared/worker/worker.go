@@ -206,6 +206,9 @@ type Delivery struct {
 	// wrote it (control.Continuation.Base): the unit starts from it
 	// instead of reading the document again, and checkpoints on it.
 	base *store.Execution
+	// leaseVersion is the version of the lease taken for it in that
+	// commit (control.Continuation.LeaseVersion; "" unknown).
+	leaseVersion string
 }
 
 func (w *Worker) now() time.Time {
@@ -439,6 +442,9 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 	// retried delivery, so that a watchdog covers it if it dies again.
 	u.leased = engine.StepSideEffecting(pb, step) || u.recovering || d.Leased
 	u.held = d.Leased && d.Holder != "" && cmd.Iteration == nil
+	if u.held && d.leaseVersion != "" {
+		u.leaseVersion.Store(&d.leaseVersion)
+	}
 	// An iteration run inline in a batch may have been started by a
 	// former delivery of its batch (batch.go): its side effects look for
 	// durable results first.
@@ -623,6 +629,9 @@ func (u *unit) heartbeat(ctx context.Context, stop <-chan struct{}, cancel conte
 				err = store.ErrLeaseLost
 			}
 		} else {
+			// A renewal (even one that reports an error) may change the
+			// lease's version: the end reads the lease then.
+			u.leaseVersion.Store(nil)
 			err = u.w.Store.LeaseRenew(ctx, store.LeaseAcquireParams{ExecutionID: c.ExecutionID, Unit: c.UnitKey(), Holder: u.holder, TTL: u.w.ttl(), Now: u.w.now()})
 		}
 		if errors.Is(err, store.ErrLeaseLost) {

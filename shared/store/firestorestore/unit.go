@@ -3,6 +3,7 @@ package firestorestore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,9 +18,12 @@ import (
 // CompleteUnit implements Store. A step unit's end is one Commit request:
 // the state under its update-time precondition, the outbox, and the
 // lease's delete under the precondition of its read (one read of the
-// lease; none without a lease) and, with p.Next, the continued unit's
-// lease as a Create (a lease already there fails that commit, which is
-// then made again without it). An iteration's end is one Commit too: the
+// lease; none without a lease, nor when p.LeaseVersion, the update time
+// the commit that took it returned, is still the lease's: that time is
+// the precondition, and a commit it fails is made again after a read)
+// and, with p.Next, the continued unit's lease as a Create (a lease
+// already there fails that commit, which is then made again without it;
+// its version, UnitCompletion.NextLeaseVersion, is the commit's time). An iteration's end is one Commit too: the
 // record (a Create, or a compare-and-set of a leased record) and, for its
 // lane's last iteration, the lane's marker. Like the rest of the driver it
 // uses preconditions, not a locking transaction (cas.go: a
@@ -51,10 +55,23 @@ func (f *Firestore) completeStep(ctx context.Context, p store.CompleteUnitParams
 	// next is the continued unit whose lease the last commit created
 	// (p.Next); skipNext drops it after a commit it failed.
 	next, skipNext := "", false
+	// known is the lease's update time the caller gave (LeaseVersion):
+	// the first commit's precondition on it stands for the read; any later
+	// attempt reads the lease.
+	known, _ := time.Parse(time.RFC3339Nano, p.LeaseVersion)
+	unread := false // the last attempt did not read the lease
 	before := func() (func(*firestore.WriteBatch), error) {
 		next = ""
 		var release func(*firestore.WriteBatch)
-		if p.Holder != "" {
+		unread = false
+		if p.Holder != "" && !known.IsZero() {
+			at := known
+			known, leaseAt, unread = time.Time{}, at, true
+			release = func(b *firestore.WriteBatch) {
+				m.Delete(1)
+				b.Delete(ref, firestore.LastUpdateTime(at))
+			}
+		} else if p.Holder != "" {
 			m.Read(1)
 			s, err := ref.Get(ctx)
 			if isCode(err, codes.NotFound) {
@@ -90,7 +107,13 @@ func (f *Firestore) completeStep(ctx context.Context, p store.CompleteUnitParams
 			}
 		}, nil
 	}
+	tried := !known.IsZero()
 	res, err := f.checkpoint(ctx, cp, before)
+	if tried && errors.Is(err, store.ErrNotFound) {
+		// The lease's precondition on a lease gone may answer NotFound:
+		// again, reading it.
+		res, err = f.checkpoint(ctx, cp, before)
+	}
 	if err != nil && next != "" && (isCode(err, codes.AlreadyExists) || errs.CodeOf(err) == errs.AlreadyExists) {
 		// The continued unit has a lease already (its Create failed the
 		// commit, so nothing was written): commit the end without it.
@@ -100,6 +123,25 @@ func (f *Firestore) completeStep(ctx context.Context, p store.CompleteUnitParams
 	if err != nil {
 		return store.UnitCompletion{}, err
 	}
+	if !res.Applied && p.Holder != "" && unread {
+		// Nothing was committed, so nothing checked the lease: read it.
+		m.Read(1)
+		s, err := ref.Get(ctx)
+		if isCode(err, codes.NotFound) {
+			return store.UnitCompletion{}, store.ErrLeaseLost
+		}
+		if err != nil {
+			return store.UnitCompletion{}, errs.Wrap(errs.CodeOf(err), err, "store: complete unit: read lease")
+		}
+		var d leaseDoc
+		if err := s.DataTo(&d); err != nil {
+			return store.UnitCompletion{}, err
+		}
+		if d.Holder != p.Holder {
+			return store.UnitCompletion{}, store.ErrLeaseLost
+		}
+		leaseAt = s.UpdateTime
+	}
 	if !res.Applied && p.Holder != "" {
 		// Nothing was committed (a duplicate end): the lease still goes.
 		m.Delete(1)
@@ -107,7 +149,13 @@ func (f *Firestore) completeStep(ctx context.Context, p store.CompleteUnitParams
 			return store.UnitCompletion{}, errs.Wrap(errs.CodeOf(err), err, "store: complete unit: release lease")
 		}
 	}
-	return store.UnitCompletion{Checkpoint: res, NextLeased: res.Applied && next != ""}, nil
+	out := store.UnitCompletion{Checkpoint: res, NextLeased: res.Applied && next != ""}
+	if out.NextLeased && !res.UpdateTime.IsZero() {
+		// Every document of a commit gets the commit's time as its update
+		// time: the new lease's is the execution document's.
+		out.NextLeaseVersion = res.UpdateTime.UTC().Format(time.RFC3339Nano)
+	}
+	return out, nil
 }
 
 // laneRef is a loop run's lane marker document.

@@ -26,14 +26,15 @@ import (
 // It is for unit tests and fast in-process end-to-end runs; it passes the
 // same conformance suite (storetest) as Firestore.
 type Memory struct {
-	mu         sync.Mutex
-	execs      map[string]*memExec
-	dlq        map[string]store.DLQEntry
-	playbooks  map[string]*memPlaybook
-	subs       map[string]store.Subscription // subscription.go
-	closed     bool
-	sizeHook   func(path string, size int)
-	checkpoint func() // test hook run inside ExecutionCheckpoint, before the write
+	mu            sync.Mutex
+	leaseVersions int64 // the last lease version given (newLease)
+	execs         map[string]*memExec
+	dlq           map[string]store.DLQEntry
+	playbooks     map[string]*memPlaybook
+	subs          map[string]store.Subscription // subscription.go
+	closed        bool
+	sizeHook      func(path string, size int)
+	checkpoint    func() // test hook run inside ExecutionCheckpoint, before the write
 }
 
 // memExec is an execution document with its subcollections. Like
@@ -74,10 +75,13 @@ type memIter struct {
 type leaseDoc struct {
 	Holder  string
 	Expires time.Time
+	Version int64 // a new one at every write (store.CompleteUnitParams.LeaseVersion)
 }
 
-func newLease(p store.LeaseAcquireParams) leaseDoc {
-	return leaseDoc{Holder: p.Holder, Expires: p.Now.Add(p.TTL)}
+// newLease is the lease p takes, with a new version (m.mu held).
+func (m *Memory) newLease(p store.LeaseAcquireParams) leaseDoc {
+	m.leaseVersions++
+	return leaseDoc{Holder: p.Holder, Expires: p.Now.Add(p.TTL), Version: m.leaseVersions}
 }
 
 // batchDoc is a projected event batch: its events as JSON (as Firestore
@@ -708,7 +712,7 @@ func (m *Memory) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) e
 		}
 		mt.Write(1)
 	}
-	e.units[p.Unit] = newLease(p)
+	e.units[p.Unit] = m.newLease(p)
 	return nil
 }
 
@@ -724,7 +728,7 @@ func (m *Memory) LeaseRenew(ctx context.Context, p store.LeaseAcquireParams) err
 		return store.ErrLeaseLost
 	}
 	mt.Write(1)
-	e.units[p.Unit] = newLease(p)
+	e.units[p.Unit] = m.newLease(p)
 	return nil
 }
 

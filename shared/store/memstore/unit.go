@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/store"
@@ -34,8 +35,13 @@ func (m *Memory) completeStep(ctx context.Context, p store.CompleteUnitParams) (
 	mt := meterOf(ctx, p.ExecutionID)
 	e := m.doc(p.ExecutionID)
 	if p.Holder != "" {
-		mt.Read(1)
-		if d, ok := e.units[p.Unit]; !ok || d.Holder != p.Holder {
+		d, ok := e.units[p.Unit]
+		if !ok || p.LeaseVersion != strconv.FormatInt(d.Version, 10) {
+			// Firestore reads the lease unless the caller's version is
+			// still the lease's (its commit's precondition checks it).
+			mt.Read(1)
+		}
+		if !ok || d.Holder != p.Holder {
 			return store.UnitCompletion{}, store.ErrLeaseLost
 		}
 	}
@@ -55,8 +61,9 @@ func (m *Memory) completeStep(ctx context.Context, p store.CompleteUnitParams) (
 		if next := n.Unit(); next != "" {
 			if _, held := e.units[next]; !held {
 				mt.Write(1)
-				e.units[next] = newLease(n.Params(p.ExecutionID, next))
-				out.NextLeased = true
+				l := m.newLease(n.Params(p.ExecutionID, next))
+				e.units[next] = l
+				out.NextLeased, out.NextLeaseVersion = true, strconv.FormatInt(l.Version, 10)
 			}
 		}
 	}

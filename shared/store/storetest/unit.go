@@ -21,6 +21,7 @@ var unitCases = []testCase{
 	{"StepConcurrentExactlyOnce", testUnitStepConcurrent},
 	{"StepTakesNextLease", testUnitStepNextLease},
 	{"StepNextLeaseHeldOrNotApplied", testUnitStepNextLeaseSkipped},
+	{"StepLeaseVersion", testUnitStepLeaseVersion},
 	{"IterationEndsAndCountsLane", testUnitIterationLane},
 	{"IterationLeaseLost", testUnitIterationLeaseLost},
 	{"IterationConcurrentExactlyOnce", testUnitIterationConcurrent},
@@ -553,4 +554,84 @@ func testUnitIterationGroupSeen(ctx context.Context, t *testing.T, s store.Store
 	if status, holder, _, err := s.IterationGet(ctx, id, key, 3); err != nil || status != types.StatusRunning || holder != "h" {
 		t.Fatalf("IterationGet(3) = %s %q, %v; want running, held by h", status, holder, err)
 	}
+}
+
+// testUnitStepLeaseVersion: the version of a lease taken with an end
+// (NextLeaseVersion) ends its unit as its holder's lease
+// (CompleteUnitParams.LeaseVersion), releasing it; a version no longer
+// the lease's (renewed since, or a garbage one) gives the same answer as
+// none, and one of a lease taken over is ErrLeaseLost; an end that does
+// not apply still checks and releases the lease.
+func testUnitStepLeaseVersion(ctx context.Context, t *testing.T, s store.Store) {
+	id := uniqueID(t)
+	create(ctx, t, s, sampleState(id))
+	// chain ends unit with holder at version, taking next's lease for
+	// nextHolder; it returns next's version.
+	// reads is the Firestore reads the last end metered: the execution
+	// document's (no Base), and the lease's unless its version stood for it.
+	reads := 0.0
+	chain := func(name, unit, holder, version, next, nextHolder string) string {
+		t.Helper()
+		p := withNext(stepEnd(id, unit, holder, "done."+unit), next, nextHolder)
+		p.LeaseVersion = version
+		m := meter.New()
+		res, err := s.CompleteUnit(meter.With(ctx, m), p)
+		reads = m.Drain(id)[meter.FirestoreRead]
+		if err != nil || !res.Checkpoint.Applied || !res.NextLeased || res.NextLeaseVersion == "" {
+			t.Fatalf("%s: CompleteUnit = %+v, %v; want applied, the next lease taken with its version", name, res, err)
+		}
+		expectLease(ctx, t, s, id, unit, "")
+		expectLease(ctx, t, s, id, next, nextHolder)
+		return res.NextLeaseVersion
+	}
+	v := chain("the first end", "u0", "", "", "u1", "a")
+	v = chain("the lease's own version", "u1", "a", v, "u2", "b")
+	if reads != 1 {
+		t.Fatalf("the end with its lease's version metered %v reads, want 1 (the execution document; the lease not read)", reads)
+	}
+	if err := s.LeaseRenew(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u2", Holder: "b", TTL: time.Minute, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	v = chain("a version renewed since", "u2", "b", v, "u3", "c")
+	v3 := v
+	chain("a garbage version", "u3", "c", "not-a-version", "u4", "d")
+	if reads != 2 {
+		t.Fatalf("the end with a garbage version metered %v reads, want 2 (the execution document and the lease)", reads)
+	}
+	// u4's lease expires and another holder takes it over: its first
+	// holder's version is refused.
+	if err := s.LeaseRenew(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u4", Holder: "d", TTL: time.Millisecond, Now: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u4", Holder: "e", TTL: time.Minute, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	p := stepEnd(id, "u4", "d", "done.u4")
+	p.LeaseVersion = v3
+	if _, err := s.CompleteUnit(ctx, p); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("CompleteUnit by a holder whose lease was taken over = %v, want ErrLeaseLost", err)
+	}
+	expectLease(ctx, t, s, id, "u4", "e")
+	// A duplicate end with the lease's version: not applied, the lease
+	// released; with another holder's lease, ErrLeaseLost.
+	if err := s.LeaseAcquire(ctx, store.LeaseAcquireParams{ExecutionID: id, Unit: "u5", Holder: "f", TTL: time.Minute, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	p = stepEnd(id, "u5", "g", "done.u5")
+	p.LeaseVersion = v3
+	if _, err := s.CompleteUnit(ctx, p); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("duplicate CompleteUnit by a holder without the lease = %v, want ErrLeaseLost", err)
+	}
+	expectLease(ctx, t, s, id, "u5", "f")
+	p = withNext(stepEnd(id, "u9", "", "done.u9"), "u6", "h")
+	res, err := s.CompleteUnit(ctx, p)
+	if err != nil || !res.NextLeased {
+		t.Fatalf("CompleteUnit = %+v, %v", res, err)
+	}
+	p = stepEnd(id, "u6", "h", "done.u1") // applied before: a duplicate
+	p.LeaseVersion = res.NextLeaseVersion
+	if res, err := s.CompleteUnit(ctx, p); err != nil || res.Checkpoint.Applied {
+		t.Fatalf("duplicate CompleteUnit with the lease's version = %+v, %v; want not applied", res, err)
+	}
+	expectLease(ctx, t, s, id, "u6", "")
 }
