@@ -292,22 +292,25 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	}
 	rec := u.maskOutcome(out) // the attempt record holds no secret (redact.go)
 	rec.Logs = ""
-	if u.w.Results != nil {
-		// A large result goes to the results tier; the record keeps the
-		// reference (resolved again when adopted).
-		ref, err := u.w.Results.Offload(ctx, types.ResultCoords{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step + "." + task.Name + "." + itoa(u.cur.Jumps),
-			Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}, rec.Result)
-		if err != nil {
-			return types.Outcome{}, fmt.Errorf("worker: store the result of %s: %w", task.Name, err)
-		}
-		if ref != nil {
-			rec.Result = ref
-		}
-	}
+	coords := types.ResultCoords{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step + "." + task.Name + "." + itoa(u.cur.Jumps),
+		Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}
 	// The record waits for the attempt's move (inflight.go): the end of
 	// its unit carries the outcome itself, any other move writes it first.
 	rctx := context.WithoutCancel(ctx)
-	u.record = func() error { return u.w.Store.AttemptPut(rctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec) }
+	u.record = func() error {
+		if u.w.Results != nil {
+			// A large result goes to the results tier; the record keeps
+			// the reference (resolved again when adopted).
+			ref, err := u.w.Results.Offload(rctx, coords, rec.Result)
+			if err != nil {
+				return fmt.Errorf("worker: store the result of %s: %w", task.Name, err)
+			}
+			if ref != nil {
+				rec.Result = ref
+			}
+		}
+		return u.w.Store.AttemptPut(rctx, u.cmd.ExecutionID, u.cmd.UnitKey(), key, rec)
+	}
 	if f := faults.DrawFor(faults.ExecuteAfterTool, u.cmd.ExecutionID, u.cmd.Step, u.st.Workload, u.cmd.Replay > 0 || u.cmd.ReplayOf != ""); f != nil {
 		// The point's state: the outcome recorded, the unit not ended.
 		if err := u.settle(false); err != nil {

@@ -173,7 +173,7 @@ workflow:
 				if _, err := rs.Resolve(reader, made); !errors.Is(err, results.ErrLost) {
 					t.Fatalf("after a refused repair: %v, want still lost", err)
 				}
-				if keys := scratchKeys(t, rs); len(keys) != 0 {
+				if keys := scratchKeys(t, rs, false); len(keys) != 0 {
 					t.Fatalf("scratch objects left after a refused repair: %v", keys)
 				}
 				return
@@ -192,7 +192,7 @@ workflow:
 			if ver, err := rs.Verify(ctx, made, ""); err != nil || !ver.Repaired || ver.Check != results.ReadCheckSHA256 {
 				t.Fatalf("verify of the repaired result: %+v %v", ver, err)
 			}
-			if keys := scratchKeys(t, rs); len(keys) != 0 {
+			if keys := scratchKeys(t, rs, true); len(keys) != 0 {
 				t.Fatalf("scratch objects left after the repair: %v", keys)
 			}
 			// A second repair: intact now.
@@ -204,8 +204,11 @@ workflow:
 }
 
 // scratchKeys lists the tier's repair scratch objects (a version
-// repair-<generation> of the result's coordinates).
-func scratchKeys(t *testing.T, rs *results.Store) []string {
+// repair-<generation> of the result's coordinates). some says the tier
+// holds objects (the repaired one): a listing of none fails the test. (A
+// refused repair may leave the tier empty: the lost results are gone,
+// and a side-effecting step that ends its unit stores no attempt record.)
+func scratchKeys(t *testing.T, rs *results.Store, some bool) []string {
 	t.Helper()
 	var out []string
 	all := 0
@@ -218,7 +221,7 @@ func scratchKeys(t *testing.T, rs *results.Store) []string {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if all == 0 {
+	if some && all == 0 {
 		t.Fatal("the tier lists no object at all")
 	}
 	return out
