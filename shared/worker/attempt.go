@@ -294,7 +294,7 @@ func (u *unit) runBarriered(ctx context.Context, task *dsl.Task) (types.Outcome,
 	rec.Logs = ""
 	coords := types.ResultCoords{ExecutionID: u.cmd.ExecutionID, Step: u.cmd.Step + "." + task.Name + "." + itoa(u.cur.Jumps),
 		Frame: u.cmd.StepRun, Row: iterOr0(u.cmd.Iteration), Attempt: u.cur.Attempt}
-	// The record waits for the attempt's move (inflight.go): the end of
+	// The record waits for the attempt's move (pending.go): the end of
 	// its unit carries the outcome itself, any other move writes it first.
 	rctx := context.WithoutCancel(ctx)
 	u.record = func() error {

@@ -382,10 +382,7 @@ func TestContinuedUnitStartsFromTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOK(t, env)
-	ops := m.Drain("ex1")
-	for _, b := range env.Bus.Batches()[before:] {
-		ops = meter.Merge(ops, b.Ops)
-	}
+	ops := opsSince(env, m, before)
 	if r := ops[meter.FirestoreRead]; r != 1 {
 		t.Fatalf("%v Firestore reads for a 4-step chain in one invocation, want 1 (the first unit's)", r)
 	}

@@ -93,10 +93,7 @@ func TestDeferredStepEnds(t *testing.T) {
 		if commits != tc.commits {
 			t.Errorf("defer %d: %d commits for a %d-step chain, want %d", tc.max, commits, steps, tc.commits)
 		}
-		ops := m.Drain("ex1")
-		for _, b := range env.Bus.Batches()[before:] {
-			ops = meter.Merge(ops, b.Ops)
-		}
+		ops := opsSince(env, m, before)
 		t.Logf("defer %d: %d commits, %v Firestore writes for %d steps", tc.max, commits, ops[meter.FirestoreWrite], steps)
 		if tc.max > 0 && ops[meter.FirestoreWrite] > 0.5*steps {
 			t.Errorf("defer %d: %v Firestore writes for %d steps, want at most %v", tc.max, ops[meter.FirestoreWrite], steps, 0.5*steps)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
+	"github.com/noetl/gcpengine/shared/meter"
 	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
@@ -110,4 +111,15 @@ func mustCrash(t *testing.T, w *Worker, cmd types.Command, where string) {
 	if crashed, _ := runCrashing(func() error { return w.Run(context.Background(), cmd, Delivery{TaskName: cmd.TaskName()}) }); !crashed {
 		t.Fatalf("no crash at %s", where)
 	}
+}
+
+// opsSince returns the operations execution ex1 metered on m, with those
+// the bus drained into the batches published after the first before
+// ones (the bus moves a unit's counts into its batches).
+func opsSince(env *controltest.Env, m *meter.Meter, before int) map[string]float64 {
+	ops := m.Drain("ex1")
+	for _, b := range env.Bus.Batches()[before:] {
+		ops = meter.Merge(ops, b.Ops)
+	}
+	return ops
 }

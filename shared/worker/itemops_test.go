@@ -128,11 +128,7 @@ workflow:
 	}
 	wantOK(t, env)
 	// The bus drains the meter's counts into the batches it publishes.
-	ops := m.Drain("ex1")
-	for _, b := range env.Bus.Batches()[before:] {
-		ops = meter.Merge(ops, b.Ops)
-	}
-	return env, cs, ops, ran
+	return env, cs, opsSince(env, m, before), ran
 }
 
 // TestNoopLoopItemStoreOps pins what a side-effect-free loop item costs the

@@ -96,10 +96,10 @@ type unit struct {
 	// inputs are the rendered inputs the running attempt records, when
 	// its result may be re-derived (runTool; history.TaskAttempt.Inputs).
 	inputs *history.TaskInputs
-	// inflight is store work started and not waited for yet, record a
-	// side-effecting attempt's record not written yet (inflight.go).
-	inflight []*inflight
-	record   func() error
+	// record writes a side-effecting attempt's record not written yet;
+	// arming is the watchdog's arm under way (pending.go).
+	record func() error
+	arming chan error
 }
 
 func itoa(i int) string { return types.DeriveIDPart(i) }
@@ -392,9 +392,9 @@ func (u *unit) run(ctx context.Context) error {
 		}
 		why := taskDLQReason(d, mv)
 		if mv.Kind != engine.MoveFinish || why != "" {
-			// Only the unit's end commits with the attempt's record in
-			// flight (inflight.go): a retry, the next task, a hand-off or
-			// a filing waits for it.
+			// Only the unit's end carries the attempt's outcome without
+			// its record (pending.go): a retry, the next task, a hand-off
+			// or a filing writes it first.
 			if err := u.settle(false); err != nil {
 				return err
 			}
@@ -642,8 +642,9 @@ func (u *unit) finish(ctx context.Context, ok bool, result any, errv map[string]
 		next, err := u.w.Control.CompleteStep(ctx, control.ApplyParams{ExecutionID: c.ExecutionID, Event: boundary,
 			OutboxID: control.EndOutboxID(c.ExecutionID, c.Step, c.StepRun), Events: evs, Base: u.rec, ReplayOf: c.ReplayOf,
 			SafetyNet: u.safetyNet(ctx), ContinueLease: u.continueLease(ctx)}, c.UnitKey(), u.endLease())
-		// The attempt's record and the watchdog, in flight meanwhile: moot
-		// once the end committed, awaited before a failed end returns. An
+		// The attempt's record and the watchdog's arm, pending meanwhile:
+		// moot once the end committed, carried out before a failed end
+		// returns (pending.go). An
 		// end without a lease may be deferred (committed with a later one):
 		// a record is written then (side-effecting units are leased, so
 		// none is expected).

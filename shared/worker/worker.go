@@ -466,7 +466,7 @@ func (w *Worker) run(ctx context.Context, cmd types.Command, d Delivery) error {
 		}
 	}
 	err = u.runLeased(ctx)
-	// Nothing the unit started is left in flight (inflight.go); a failed
+	// Nothing the unit left pending is left undone (pending.go); a failed
 	// delivery's record is durable before its lease expires for the retry.
 	err = errors.Join(err, u.settle(err == nil))
 	if err != nil && u.leased {
@@ -525,15 +525,16 @@ func (w *Worker) releaseLease(ctx context.Context, cmd types.Command, holder str
 // nothing would ever finish it (the soak wedged executions that way).
 // A continued unit (held) is the exception: its lease was taken in the
 // commit that released it, so its watchdog is armed while it runs
-// (inflight.go); the invocation's Cloud Task, which replays that commit's
+// (pending.go); the invocation's Cloud Task, which replays that commit's
 // outbox after a crash, is its safety net meanwhile.
 func (u *unit) lease(ctx context.Context) (done bool, err error) {
 	c, w := u.cmd, u.w
 	now := w.now()
 	if u.held {
 		// Its lease was taken in the commit that released it: the
-		// watchdog is armed while it runs (inflight.go).
-		u.goStore(ctx, "watchdog", func(ctx context.Context) error { return u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace)) })
+		// watchdog is armed while it runs (pending.go).
+		actx := context.WithoutCancel(ctx) // it ends on its own; settle waits for it
+		u.armBeside(func() error { return u.armWatchdog(actx, 0, now.Add(w.ttl()+WatchdogGrace)) })
 	} else if err := u.armWatchdog(ctx, 0, now.Add(w.ttl()+WatchdogGrace)); err != nil {
 		return false, err
 	}

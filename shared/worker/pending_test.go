@@ -98,21 +98,6 @@ func TestAFailedEndWritesTheRecord(t *testing.T) {
 	}
 }
 
-const pythonChain = `
-apiVersion: noetl.io/v2
-kind: Playbook
-metadata: {name: pythonchain, path: tests/pythonchain}
-workflow:
-  - step: s1
-    tool: {kind: python, code: "result = 1"}
-    next: {arcs: [{step: s2}]}
-  - step: s2
-    tool: {kind: python, code: "result = 2"}
-    next: {arcs: [{step: s3}]}
-  - step: s3
-    tool: {kind: python, code: "result = 3"}
-`
-
 // TestAContinuedEndKnowsItsLease: in a chain of side-effecting steps run
 // in one invocation, each continued unit's end passes the version of the
 // lease the commit that released it took, so its lease is checked by the
@@ -120,7 +105,7 @@ workflow:
 // lease once (the first unit's, taken by a LeaseAcquire). Each continued
 // unit's watchdog is armed all the same.
 func TestAContinuedEndKnowsItsLease(t *testing.T) {
-	env, w := setup(t, nil, pythonChain, nil)
+	env, w := setup(t, nil, pychain3, nil)
 	w.ContinueUnits, w.ContinueBudget = 8, time.Minute
 	// reads runs the chain on env and w and returns the Firestore reads
 	// it metered (the unit's own and those its batches carry).
@@ -133,14 +118,10 @@ func TestAContinuedEndKnowsItsLease(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantOK(t, env)
-		ops := m.Drain("ex1")
-		for _, b := range env.Bus.Batches()[before:] {
-			ops = meter.Merge(ops, b.Ops)
-		}
-		return ops[meter.FirestoreRead]
+		return opsSince(env, m, before)[meter.FirestoreRead]
 	}
 	withVersion := reads(env, w)
-	env2, w2 := setup(t, nil, pythonChain, nil)
+	env2, w2 := setup(t, nil, pychain3, nil)
 	w2.ContinueUnits, w2.ContinueBudget = 8, time.Minute
 	env2.Control.Store = versionless{env2.Memory}
 	without := reads(env2, w2)
