@@ -88,8 +88,15 @@ func (c *Control) FileUnit(ctx context.Context, p FileParams) (FileOutcome, erro
 		return FileOutcome{Ended: true, Reason: why}, nil
 	}
 	if cmd.Iteration != nil {
+		key := engine.LoopKey(cmd.Step, cmd.StepRun)
+		// A batched loop's ends may be in group record documents (batch.go):
+		// an iteration ended there is not filed.
+		plan, err := c.Plan(ctx, cmd.ExecutionID, key)
+		if err != nil {
+			return FileOutcome{}, err
+		}
 		ended, err := c.Store.IterationPark(ctx, store.IterationParkParams{ExecutionID: cmd.ExecutionID,
-			LoopKey: engine.LoopKey(cmd.Step, cmd.StepRun), Index: *cmd.Iteration, Holder: p.Holder, Entry: e, Now: c.now()})
+			LoopKey: key, Index: *cmd.Iteration, Holder: p.Holder, Entry: e, Now: c.now(), Grouped: plan.BatchOf() > 1})
 		switch {
 		case errors.Is(err, store.ErrLeaseHeld):
 			return FileOutcome{Reason: "another delivery holds its lease"}, nil

@@ -209,6 +209,11 @@ type IterationParkParams struct {
 	// pending.
 	Entry DLQEntry
 	Now   time.Time
+	// Grouped says the loop's ends may have been committed in group
+	// record documents, as IterationBeginParams.Grouped: a record of Index
+	// found there (and none of its own) is returned as ended, and nothing
+	// is filed.
+	Grouped bool
 }
 
 // IterationEndParams records an iteration's end.

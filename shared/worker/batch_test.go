@@ -9,6 +9,7 @@ import (
 	"github.com/noetl/gcpengine/shared/control/controltest"
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/faults"
+	"github.com/noetl/gcpengine/shared/store"
 	"github.com/noetl/gcpengine/shared/tools"
 	"github.com/noetl/gcpengine/shared/types"
 )
@@ -390,4 +391,35 @@ func TestCancelStopsABatch(t *testing.T) {
 			t.Fatalf("iteration %d started and has %d ends, want 1", i, ended[i])
 		}
 	}
+}
+
+// TestBatchLateLastAttemptOfAGroupedEnd: a late duplicate delivery of an
+// iteration whose end was committed in its batch's group record, failing
+// on its queue's last attempt while the loop still runs, finds the
+// iteration ended: nothing is filed in the DLQ and nothing parked (soak
+// seed 24257 filed one, and the operator's discard failed the execution).
+func TestBatchLateLastAttemptOfAGroupedEnd(t *testing.T) {
+	ctx := context.Background()
+	env, w := setup(t, nil, batchLoop("max_in_flight: 1, chunk_size: 10", "", "{kind: noop}"), batchItems(20))
+	w.ContinueUnits, w.ContinueBudget = 16, time.Minute
+	first := take(t, env)
+	deliver(t, w, first) // items 0-9; the second batch's task is pending
+	if n := len(pending(env, isUnit)); n != 1 {
+		t.Fatalf("%d units pending after the first batch, want its successor's", n)
+	}
+	faultOnHit(t, faults.ExecuteStart, 1, "error")
+	// Another instance: this one remembers the task as ended here.
+	if err := otherInstance(env, w).Run(ctx, first, Delivery{TaskName: first.TaskName(), RetryCount: 4, MaxAttempts: 5}); err != nil {
+		t.Fatalf("the late last attempt: %v, want it answered (nothing to file)", err)
+	}
+	entries, err := env.Memory.DLQList(ctx, store.DLQPending, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Fatalf("DLQ entries %+v, want none (the iteration ended in its batch's group)", entries)
+	}
+	drain(t, env, w)
+	wantOK(t, env)
+	wantEachOnce(t, env, 20, types.EvLoopIterationDone)
 }

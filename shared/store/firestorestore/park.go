@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
 
 	"github.com/noetl/gcpengine/shared/engine"
 	"github.com/noetl/gcpengine/shared/store"
@@ -21,6 +22,19 @@ func (f *Firestore) IterationPark(ctx context.Context, p store.IterationParkPara
 	parked := iterDoc{Index: p.Index, Status: string(types.StatusRunning), Holder: park}.withTTL(f.retention())
 	file := func(b *firestore.WriteBatch) { f.dlqFile(b, e) }
 	ref := f.iteration(p.ExecutionID, p.LoopKey, p.Index)
+	if p.Grouped {
+		// An end committed in a group document has ended (as IterationBegin).
+		r, err := f.groupedRecord(ctx, p.ExecutionID, p.LoopKey, p.Index)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			meterOf(ctx, p.ExecutionID).Read(1)
+			if _, err := ref.Get(ctx); isCode(err, codes.NotFound) {
+				return r, nil
+			}
+		}
+	}
 	var done *engine.IterationRecord
 	err := f.cas(ctx, meterOf(ctx, p.ExecutionID), ref, "store: park iteration", func(s *firestore.DocumentSnapshot) (casWrite, error) {
 		done = nil

@@ -533,8 +533,15 @@ func (m *Memory) IterationPark(ctx context.Context, p store.IterationParkParams)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := meterOf(ctx, p.ExecutionID)
-	its := m.doc(p.ExecutionID).iter(p.LoopKey)
+	d := m.doc(p.ExecutionID)
+	its := d.iter(p.LoopKey)
 	mt.Read(1)
+	if p.Grouped && its[p.Index] == nil {
+		// An end committed in a group document has ended (as IterationBegin).
+		if b := d.grouped(p.LoopKey, p.Index); b != nil {
+			return codec.Iteration(b)
+		}
+	}
 	park := store.ParkHolder(e.MessageID)
 	if cur := its[p.Index]; cur != nil {
 		if cur.status != string(types.StatusRunning) {

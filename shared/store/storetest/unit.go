@@ -547,6 +547,19 @@ func testUnitIterationGroupSeen(ctx context.Context, t *testing.T, s store.Store
 	if _, _, _, err := s.IterationGet(ctx, id, key, 3); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("IterationGet(iteration 3, never run) = %v, want ErrNotFound", err)
 	}
+	// Filing an iteration ended in a group finds it ended: nothing is
+	// filed, nothing parked (a late delivery's last attempt).
+	e := store.DLQEntry{MessageID: "park-grouped-" + id, ExecutionID: id, StepID: "fetch", LoopKey: key, Kind: store.DLQUnit, Source: "execute"}
+	rec, err = s.IterationPark(ctx, store.IterationParkParams{ExecutionID: id, LoopKey: key, Index: 0, Entry: e, Now: now, Grouped: true})
+	if err != nil || rec == nil || rec.Index != 0 || rec.Status != types.StatusOK {
+		t.Fatalf("IterationPark(grouped iteration 0) = %+v, %v; want its ended record", rec, err)
+	}
+	if _, err := s.DLQGet(ctx, store.DLQID(e.MessageID)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("DLQGet after filing an iteration ended in a group = %v, want ErrNotFound (nothing filed)", err)
+	}
+	if status, _, _, err := s.IterationGet(ctx, id, key, 0); err != nil || status != types.StatusOK {
+		t.Fatalf("IterationGet(0) after the filing = %s, %v; want ok (not parked)", status, err)
+	}
 	// Not grouped: an iteration not in a group is leased as before.
 	if rec, err := s.IterationBegin(ctx, store.IterationBeginParams{ExecutionID: id, LoopKey: key, Index: 3, Holder: "h", TTL: time.Minute, Now: now, Grouped: true}); err != nil || rec != nil {
 		t.Fatalf("IterationBegin(grouped loop, iteration 3 not in a group) = %+v, %v; want the lease", rec, err)
